@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+// Prepares the TidbCluster CRD's openAPIV3Schema for the run-time validator
+// (src/spec/crd-schema.ts).
+//
+// Why: parsing the ~34k-line CRD YAML takes ~0.6 s and compiling it with a
+// general JSON-schema library several seconds, far over the CLI's start-up
+// budget. So we do the expensive part here, once, and commit the result:
+//   * keep only the keywords validation needs (descriptions, defaults and
+//     list/map-type hints are dropped);
+//   * hash-cons identical subtrees (the CRD inlines Affinity, Container,
+//     Volume, ... dozens of times) into a node table where child schemas are
+//     node indexes, which shrinks the file by an order of magnitude.
+// Output is deterministic: the same CRD always gives a byte-identical file.
+//
+// Usage: node scripts/gen-crd-schema.mjs [crd.yaml] [out.json]
+
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DEFAULT_CRD = path.resolve(REPO_ROOT, '../shared/schemas/pingcap.com_tidbclusters.yaml');
+const DEFAULT_OUT = path.join(REPO_ROOT, 'src/spec/generated/tidbcluster.schema.json');
+
+// Keywords whose values are plain data, copied as-is.
+const VALUE_KEYWORDS = new Set([
+  'type', 'required', 'pattern', 'format', 'enum', 'nullable',
+  'minimum', 'maximum', 'minLength', 'maxLength',
+  'x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields',
+]);
+// Keywords whose values are schemas (or maps/lists of schemas).
+const SCHEMA_KEYWORDS = new Set(['properties', 'items', 'additionalProperties', 'anyOf']);
+// Keywords that do not affect validation.
+const DROPPED_KEYWORDS = new Set([
+  'description', 'default', 'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type',
+]);
+
+/** Code-unit order, so sorting never depends on the machine's locale. */
+function compareStrings(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function readCrd(file) {
+  const docs = YAML.parseAllDocuments(readFileSync(file, 'utf8'));
+  for (const doc of docs) {
+    if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0].message}`);
+    const value = doc.toJS();
+    if (value && value.kind === 'CustomResourceDefinition') return value;
+  }
+  throw new Error(`${file}: no CustomResourceDefinition document found`);
+}
+
+/**
+ * Fails on keywords the run-time validator does not understand, so a CRD
+ * upgrade that adds e.g. CEL rules cannot silently weaken validation.
+ */
+function checkKeywords(schema, where) {
+  const unknown = Object.keys(schema).filter(
+    (k) => !VALUE_KEYWORDS.has(k) && !SCHEMA_KEYWORDS.has(k) && !DROPPED_KEYWORDS.has(k),
+  );
+  if (unknown.length > 0) {
+    throw new Error(
+      `unsupported schema keyword(s) ${unknown.join(', ')} at ${where || '(root)'}; ` +
+        'teach scripts/gen-crd-schema.mjs and src/spec/crd-schema.ts about them',
+    );
+  }
+}
+
+/** Interns schemas into a table; identical subtrees share one index. */
+class NodeTable {
+  nodes = [];
+  #index = new Map();
+
+  intern(schema, where) {
+    checkKeywords(schema, where);
+    const node = {};
+    for (const key of Object.keys(schema).sort(compareStrings)) {
+      if (VALUE_KEYWORDS.has(key)) node[key] = this.#value(key, schema[key]);
+      else if (SCHEMA_KEYWORDS.has(key)) node[key] = this.#children(key, schema[key], where);
+    }
+    return this.#add(node);
+  }
+
+  #value(key, value) {
+    // required is a set; sorting makes equal sets hash-cons together.
+    return key === 'required' ? [...value].sort(compareStrings) : value;
+  }
+
+  #children(key, value, where) {
+    switch (key) {
+      case 'properties': {
+        const out = {};
+        for (const name of Object.keys(value).sort(compareStrings)) {
+          out[name] = this.intern(value[name], `${where}.${name}`);
+        }
+        return out;
+      }
+      case 'anyOf':
+        return value.map((s, i) => this.intern(s, `${where}.anyOf[${i}]`));
+      case 'additionalProperties':
+        return typeof value === 'boolean' ? value : this.intern(value, `${where}.*`);
+      default: // items
+        return this.intern(value, `${where}[]`);
+    }
+  }
+
+  #add(node) {
+    const key = JSON.stringify(node);
+    let id = this.#index.get(key);
+    if (id === undefined) {
+      id = this.nodes.length;
+      this.nodes.push(node);
+      this.#index.set(key, id);
+    }
+    return id;
+  }
+}
+
+/** One node per line: compact, yet diffs of the committed file stay readable. */
+function render(header, root, nodes) {
+  const head = JSON.stringify({ ...header, root }, null, 2).replace(/\n}$/, '');
+  const body = nodes.map((n) => '    ' + JSON.stringify(n)).join(',\n');
+  return `${head},\n  "nodes": [\n${body}\n  ]\n}\n`;
+}
+
+function main() {
+  const crdFile = path.resolve(process.argv[2] ?? DEFAULT_CRD);
+  const outFile = path.resolve(process.argv[3] ?? DEFAULT_OUT);
+  const source = readFileSync(crdFile);
+  const crd = readCrd(crdFile);
+  const version = crd.spec.versions[0];
+  const table = new NodeTable();
+  const root = table.intern(version.schema.openAPIV3Schema, '');
+  const header = {
+    generatedBy: 'node scripts/gen-crd-schema.mjs',
+    // Basename only: an absolute path would differ between machines.
+    source: path.basename(crdFile),
+    sourceSha256: createHash('sha256').update(source).digest('hex'),
+    group: crd.spec.group,
+    version: version.name,
+    kind: crd.spec.names.kind,
+  };
+  const text = render(header, root, table.nodes);
+  mkdirSync(path.dirname(outFile), { recursive: true });
+  writeFileSync(outFile, text);
+  const rel = path.relative(process.cwd(), outFile) || outFile;
+  console.log(`wrote ${rel}: ${table.nodes.length} nodes, ${Buffer.byteLength(text)} bytes`);
+}
+
+main();

@@ -1,0 +1,42 @@
+import { Chart } from 'cdk8s';
+import type { Construct } from 'constructs';
+import { PdComponent } from './render/pd';
+import { TidbComponent } from './render/tidb';
+import { TikvComponent } from './render/tikv';
+import { checkTidbCluster } from './spec/check';
+import type { ResolvedCluster } from './spec/resolve';
+import type { TidbCluster } from './spec/types';
+
+export interface TidbClusterChartProps {
+  /**
+   * The TidbCluster to render (the same structure as its YAML). It is validated against the CRD and
+   * this project's support rules; problems throw a SpecError listing every one of them.
+   * Exactly one of `cluster` and `resolved` is given.
+   */
+  readonly cluster?: TidbCluster;
+  /** An already validated and resolved cluster (what `loadTidbClusters` returns). */
+  readonly resolved?: ResolvedCluster;
+  /** Namespace for a cluster whose metadata has none. @default none: objects carry no namespace */
+  readonly namespace?: string;
+}
+
+/**
+ * All objects of one TidbCluster: per component (PD, TiKV, TiDB) its ConfigMap, Services and
+ * StatefulSet, as tidb-operator v1 would create them, minus the fields the controller owns.
+ */
+export class TidbClusterChart extends Chart {
+  /** The cluster after defaults were applied. */
+  readonly resolved: ResolvedCluster;
+
+  constructor(scope: Construct, id: string, props: TidbClusterChartProps) {
+    super(scope, id, { disableResourceNameHashes: true });
+    if ((props.cluster === undefined) === (props.resolved === undefined)) {
+      throw new Error('TidbClusterChart: give exactly one of `cluster` and `resolved`');
+    }
+    this.resolved = props.resolved ?? checkTidbCluster(props.cluster, { namespace: props.namespace });
+    const c = this.resolved;
+    if (c.pd) new PdComponent(this, 'pd', { cluster: c });
+    if (c.tikv) new TikvComponent(this, 'tikv', { cluster: c });
+    if (c.tidb) new TidbComponent(this, 'tidb', { cluster: c });
+  }
+}

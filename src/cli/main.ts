@@ -1,0 +1,101 @@
+/** The `tidb-gitops` command line: argument parsing and dispatch only. */
+import { readFileSync } from 'node:fs';
+import { version } from '../../package.json';
+import { renderCommand, type Io } from './render';
+
+const USAGE = `Usage: tidb-gitops <command> [options]
+
+Commands:
+  render [PATH...|-]   Render TidbCluster documents into Kubernetes manifests.
+                       PATH is a file, a directory (searched recursively for
+                       *.yaml and *.yml) or - for standard input. Documents of
+                       other kinds are skipped with a note on stderr.
+
+Options for render:
+  -o, --output DIR     Write one file per cluster into DIR
+                       (<name>.k8s.yaml, or <namespace>.<name>.k8s.yaml) instead
+                       of printing one YAML stream. All files or none are written.
+  -n, --namespace NS   Namespace for clusters whose metadata has none.
+
+  -h, --help           Show this help.
+  -v, --version        Show the version.
+
+Manifests go to stdout only; notes and errors go to stderr.
+Exit status: 0 rendered, 1 invalid input or output failure, 2 usage error.
+`;
+
+export function main(argv: readonly string[], io: Io): number {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    (command === undefined ? io.stderr : io.stdout)(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '-v' || command === '--version') {
+    io.stdout(`${version}\n`);
+    return 0;
+  }
+  if (command !== 'render') return usageError(io, `unknown command ${JSON.stringify(command)}`);
+  const parsed = parseRenderArgs(rest);
+  if (typeof parsed === 'string') return usageError(io, parsed);
+  if (parsed.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  return renderCommand(parsed, io);
+}
+
+interface ParsedRenderArgs {
+  paths: string[];
+  outDir?: string;
+  namespace?: string;
+  help?: boolean;
+}
+
+/** Returns the parsed options, or an error message. */
+export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | string {
+  const out: ParsedRenderArgs = { paths: [] };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = () => inline ?? args[++i];
+    switch (flag) {
+      case '-o':
+      case '--output': {
+        const v = value();
+        if (!v) return `${flag} needs a directory`;
+        out.outDir = v;
+        break;
+      }
+      case '-n':
+      case '--namespace': {
+        const v = value();
+        if (!v) return `${flag} needs a namespace`;
+        out.namespace = v;
+        break;
+      }
+      case '-h':
+      case '--help':
+        out.help = true;
+        break;
+      default:
+        if (arg.startsWith('-') && arg !== '-') return `unknown option ${JSON.stringify(arg)}`;
+        out.paths.push(arg);
+    }
+  }
+  if (out.paths.length === 0 && !out.help) return 'render needs at least one PATH (a file, a directory, or - for stdin)';
+  return out;
+}
+
+function usageError(io: Io, message: string): number {
+  io.stderr(`tidb-gitops: ${message}\nRun 'tidb-gitops --help' for usage.\n`);
+  return 2;
+}
+
+/** Process entry: real stdio, exit code through process.exitCode so stdout is flushed. */
+export function run(): void {
+  process.exitCode = main(process.argv.slice(2), {
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+    readStdin: () => readFileSync(0, 'utf8'),
+  });
+}

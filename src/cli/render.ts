@@ -1,0 +1,74 @@
+/** `tidb-gitops render [PATH...|-] [-o DIR] [-n NAMESPACE]` */
+import { loadTidbClusters, type LoadedCluster } from '../spec/load';
+import { clusterId, renderClusters } from '../render/render';
+import { readInputs } from './inputs';
+import { writeFilesAtomically } from './write';
+
+export interface RenderOptions {
+  readonly paths: readonly string[];
+  readonly outDir?: string;
+  readonly namespace?: string;
+}
+
+export interface Io {
+  readonly stdout: (s: string) => void;
+  readonly stderr: (s: string) => void;
+  readonly readStdin: () => string;
+}
+
+/** Returns the exit code: 0 rendered, 1 bad input or output. Manifests go to stdout only. */
+export function renderCommand(opts: RenderOptions, io: Io): number {
+  const { inputs, errors } = readInputs(opts.paths, io.readStdin);
+  const messages: string[] = [...errors];
+  const clusters: LoadedCluster[] = [];
+  for (const input of inputs) {
+    const result = loadTidbClusters(input.text, input.file, { namespace: opts.namespace });
+    for (const line of result.skipped) io.stderr(`${line}\n`);
+    messages.push(...result.errors.map((e) => e.message));
+    clusters.push(...result.clusters);
+    if (input.explicit && result.clusters.length === 0 && result.errors.length === 0) {
+      messages.push(`${input.file}: no TidbCluster document in this file`);
+    }
+  }
+  messages.push(...duplicateMessages(clusters));
+  if (messages.length === 0 && clusters.length === 0) messages.push('no TidbCluster document found in the inputs');
+  if (messages.length > 0) {
+    io.stderr(`${messages.join('\n')}\n`);
+    io.stderr(`${countProblems(messages)} found; nothing was rendered\n`);
+    return 1;
+  }
+  const rendered = renderClusters(clusters.map((c) => c.resolved));
+  if (opts.outDir === undefined) {
+    io.stdout(rendered.map((r) => r.yaml).join(''));
+    return 0;
+  }
+  try {
+    writeFilesAtomically(opts.outDir, rendered.map((r) => ({ name: r.fileName, content: r.yaml })));
+  } catch (e) {
+    io.stderr(`${(e as Error).message}\nnothing was written\n`);
+    return 1;
+  }
+  for (const r of rendered) io.stderr(`wrote ${opts.outDir.replace(/\/$/, '')}/${r.fileName} (${r.objects.length} objects)\n`);
+  return 0;
+}
+
+function duplicateMessages(clusters: readonly LoadedCluster[]): string[] {
+  const seen = new Map<string, LoadedCluster>();
+  const out: string[] = [];
+  for (const c of clusters) {
+    const id = clusterId(c.resolved);
+    const first = seen.get(id);
+    if (first) {
+      const where = (s: LoadedCluster) => `${s.source.file}: document ${s.source.document}`;
+      out.push(`${where(c)}: metadata.name: duplicate cluster ${JSON.stringify(id)}, also defined at ${where(first)}`);
+    } else {
+      seen.set(id, c);
+    }
+  }
+  return out;
+}
+
+function countProblems(messages: readonly string[]): string {
+  const n = messages.reduce((sum, m) => sum + m.split('\n').length, 0);
+  return n === 1 ? '1 problem' : `${n} problems`;
+}

@@ -1,0 +1,13 @@
+export { TidbClusterChart, type TidbClusterChartProps } from './chart';
+export { PdComponent, type PdComponentProps } from './render/pd';
+export { TikvComponent, type TikvComponentProps } from './render/tikv';
+export { TidbComponent, type TidbComponentProps } from './render/tidb';
+export { renderClusters, type RenderedCluster } from './render/render';
+export { toYamlStream } from './render/output';
+export { checkTidbCluster } from './spec/check';
+export { loadTidbClusters, type LoadedCluster, type LoadResult } from './spec/load';
+export { resolveCluster, type ResolvedCluster, type ResolveOptions } from './spec/resolve';
+export { SpecError, formatIssue, type SpecIssue, type SourceRef } from './spec/errors';
+export { DEFAULTS, DEFAULTS_TABLE } from './spec/defaults';
+export { ANNOTATION, LABEL, names, selectorLabels } from './spec/names';
+export type * from './spec/types';

@@ -1,0 +1,17 @@
+/**
+ * The cdk8s app behind `cdk8s synth`: renders every TidbCluster under examples/ into the output
+ * directory (dist/), one file per cluster, exactly as `tidb-gitops render examples -o dist` does.
+ */
+import { renderCommand } from './cli/render';
+
+const outDir = process.env.CDK8S_OUTDIR ?? 'dist';
+const inputs = process.env.TIDB_GITOPS_EXAMPLES ?? 'examples';
+
+process.exitCode = renderCommand(
+  { paths: [inputs], outDir },
+  {
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+    readStdin: () => '',
+  },
+);

@@ -1,0 +1,29 @@
+/**
+ * Serialising rendered objects: one YAML stream per cluster, in a stable order (ConfigMaps, then
+ * Services, then StatefulSets, each in component order), scripts and TOML as `|` blocks.
+ */
+import { Document } from 'yaml';
+import type { Chart } from 'cdk8s';
+
+const KIND_ORDER = ['ConfigMap', 'Service', 'StatefulSet'];
+
+function kindRank(kind: unknown): number {
+  const i = KIND_ORDER.indexOf(String(kind));
+  return i < 0 ? KIND_ORDER.length : i;
+}
+
+/** The chart's objects as plain JSON, in output order (the sort is stable: construct order within a kind). */
+export function chartObjects(chart: Chart): Record<string, unknown>[] {
+  const objects = chart.toJson() as Record<string, unknown>[];
+  return objects
+    .map((o, i) => ({ o, i }))
+    .sort((a, b) => kindRank(a.o.kind) - kindRank(b.o.kind) || a.i - b.i)
+    .map(({ o }) => o);
+}
+
+/** A multi-document YAML stream (`---` before every document). */
+export function toYamlStream(objects: readonly unknown[]): string {
+  return objects
+    .map((o) => `---\n${new Document(o).toString({ lineWidth: 0, blockQuote: 'literal', indentSeq: true })}`)
+    .join('');
+}

@@ -1,0 +1,140 @@
+import { Construct } from 'constructs';
+import type { Container, Service, VolumeMount } from '../../imports/k8s';
+import type { ResolvedCluster, ResolvedPD } from '../spec/resolve';
+import { LABEL, names, PORT, selectorLabels } from '../spec/names';
+import {
+  ANNOTATIONS_MOUNT,
+  ANNOTATIONS_VOLUME,
+  basePodSpec,
+  configVolumes,
+  fieldRefEnv,
+  finishPodSpec,
+  hasResources,
+  mergeContainers,
+  mergeEnv,
+  namespaced,
+  podAnnotations,
+  statefulSet,
+  storageVolumeClaims,
+  volumeClaimTemplate,
+} from './component';
+import { pdConfig } from './config/components';
+import { componentConfigMap } from './configmap';
+import { kubeObject } from './kube';
+import { pdStartScript } from './scripts';
+import { pdScriptContext } from './script-context';
+import { dualStack } from './service';
+
+export interface PdComponentProps {
+  /** The resolved cluster; `cluster.pd` must be set. */
+  readonly cluster: ResolvedCluster;
+}
+
+/**
+ * PD: ConfigMap (TOML + start script), client Service `<cluster>-pd`, headless `<cluster>-pd-peer`,
+ * and StatefulSet `<cluster>-pd` with data volume `pd`.
+ */
+export class PdComponent extends Construct {
+  constructor(scope: Construct, id: string, props: PdComponentProps) {
+    super(scope, id);
+    const { cluster } = props;
+    const pd = cluster.pd!;
+    const configMap = componentConfigMap(cluster, pd, {
+      'config-file': pdConfig(pd),
+      'startup-script': pdStartScript(pdScriptContext(cluster, pd)),
+    });
+    kubeObject(this, 'config', configMap);
+    kubeObject(this, 'service', pdService(cluster, pd));
+    kubeObject(this, 'peer', pdPeerService(cluster));
+    kubeObject(this, 'statefulset', pdStatefulSet(cluster, pd, configMap.metadata!.name!));
+  }
+}
+
+export function pdService(cluster: ResolvedCluster, pd: ResolvedPD): Service {
+  const svc = pd.service;
+  const selector = selectorLabels(cluster.instance, 'pd');
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: namespaced(cluster, names.service(cluster.name, 'pd'), { ...svc.labels, ...selector, [LABEL.usedBy]: 'end-user' }, svc.annotations),
+    spec: {
+      type: svc.type,
+      ...(svc.clusterIP && { clusterIP: svc.clusterIP }),
+      ...(svc.loadBalancerIP && { loadBalancerIP: svc.loadBalancerIP }),
+      ports: [{ name: svc.portName, port: PORT.pdClient, targetPort: PORT.pdClient, protocol: 'TCP' }],
+      selector,
+      ...dualStack(cluster),
+    },
+  };
+}
+
+export function pdPeerService(cluster: ResolvedCluster): Service {
+  const selector = selectorLabels(cluster.instance, 'pd');
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: namespaced(cluster, names.peerService(cluster.name, 'pd'), { ...selector, [LABEL.usedBy]: 'peer' }),
+    spec: {
+      clusterIP: 'None',
+      ports: [
+        { name: `tcp-peer-${PORT.pdPeer}`, port: PORT.pdPeer, targetPort: PORT.pdPeer, protocol: 'TCP' },
+        { name: `tcp-peer-${PORT.pdClient}`, port: PORT.pdClient, targetPort: PORT.pdClient, protocol: 'TCP' },
+      ],
+      selector,
+      publishNotReadyAddresses: true,
+      ...dualStack(cluster),
+    },
+  };
+}
+
+export function pdStatefulSet(cluster: ResolvedCluster, pd: ResolvedPD, configMapName: string) {
+  const storage = storageVolumeClaims(pd);
+  const mounts: VolumeMount[] = [
+    ANNOTATIONS_MOUNT,
+    { name: 'config', mountPath: '/etc/pd', readOnly: true },
+    { name: 'startup-script', mountPath: '/usr/local/bin', readOnly: true },
+    { name: names.dataVolume('pd'), mountPath: '/var/lib/pd' },
+    ...storage.mounts,
+    ...pd.additionalVolumeMounts,
+  ];
+  const env = mergeEnv(
+    [
+      fieldRefEnv('NAMESPACE', 'metadata.namespace'),
+      { name: 'PEER_SERVICE_NAME', value: names.peerService(cluster.name, 'pd') },
+      { name: 'SERVICE_NAME', value: names.service(cluster.name, 'pd') },
+      { name: 'SET_NAME', value: names.statefulSet(cluster.name, 'pd') },
+      { name: 'TZ', value: cluster.timezone },
+      ...(pd.pod.hostNetwork ? [fieldRefEnv('POD_NAME', 'metadata.name')] : []),
+    ],
+    pd.env,
+  );
+  const container: Container = {
+    name: 'pd',
+    image: pd.image,
+    imagePullPolicy: pd.imagePullPolicy as Container['imagePullPolicy'],
+    command: ['/bin/sh', '/usr/local/bin/pd_start_script.sh'],
+    ports: [
+      { name: 'server', containerPort: PORT.pdPeer, protocol: 'TCP' },
+      { name: 'client', containerPort: PORT.pdClient, protocol: 'TCP' },
+    ],
+    env,
+    ...(pd.envFrom.length > 0 && { envFrom: pd.envFrom }),
+    volumeMounts: mounts,
+    ...(hasResources(pd) && { resources: pd.resources }),
+    ...(pd.securityContext && { securityContext: pd.securityContext }),
+    ...(pd.readinessProbe && {
+      readinessProbe: {
+        tcpSocket: { port: PORT.pdClient },
+        initialDelaySeconds: pd.readinessProbe.initialDelaySeconds,
+        ...(pd.readinessProbe.periodSeconds !== undefined && { periodSeconds: pd.readinessProbe.periodSeconds }),
+      },
+    }),
+  };
+  const podSpec = finishPodSpec(basePodSpec(cluster, pd), mergeContainers([container], pd.additionalContainers), [
+    ANNOTATIONS_VOLUME,
+    ...configVolumes(configMapName, 'pd.toml', 'pd_start_script.sh'),
+    ...pd.additionalVolumes,
+  ]);
+  const claims = [volumeClaimTemplate(names.dataVolume('pd'), pd.storageRequest, pd.storageClassName), ...storage.claims];
+  return statefulSet(cluster, pd, podSpec, claims, podAnnotations(pd, PORT.pdClient));
+}

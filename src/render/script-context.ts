@@ -1,0 +1,47 @@
+/** Resolved spec -> start-script contexts (the scripts themselves are pure functions in `scripts/`). */
+import type { ResolvedCluster, ResolvedPD, ResolvedTiDB, ResolvedTiKV } from '../spec/resolve';
+import type { PdScriptContext, ScriptContext, TidbScriptContext, TikvScriptContext } from './scripts';
+
+function baseContext(cluster: ResolvedCluster): ScriptContext {
+  return {
+    clusterName: cluster.name,
+    namespace: cluster.namespace,
+    clusterDomain: cluster.clusterDomain,
+    scheme: cluster.scheme,
+    acrossK8s: false,
+    version: cluster.startScriptVersion,
+    featureFlags: cluster.featureFlags,
+    pdAddresses: [],
+    discoveryMtls: false,
+    preferIPv6: cluster.preferIPv6,
+  };
+}
+
+export function pdScriptContext(cluster: ResolvedCluster, pd: ResolvedPD): PdScriptContext {
+  return {
+    ...baseContext(cluster),
+    dataSubDir: pd.dataSubDir,
+    startTimeout: pd.startTimeout,
+    initWaitTime: pd.initWaitTime,
+    startUpScriptVersion: pd.startUpScriptVersion,
+  };
+}
+
+export function tikvScriptContext(cluster: ResolvedCluster, tikv: ResolvedTiKV): TikvScriptContext {
+  return {
+    ...baseContext(cluster),
+    dataSubDir: tikv.dataSubDir,
+    enableDynamicConfiguration: cluster.enableDynamicConfiguration,
+    startTimeout: tikv.startTimeout,
+  };
+}
+
+/** The slow-log file is read from `$SLOW_LOG_FILE` at run time, so it is not part of the context. */
+export function tidbScriptContext(cluster: ResolvedCluster, tidb: ResolvedTiDB): TidbScriptContext {
+  return {
+    ...baseContext(cluster),
+    binlogEnabled: tidb.binlogEnabled,
+    plugins: tidb.plugins,
+    arguments: tidb.arguments,
+  };
+}

@@ -1,0 +1,237 @@
+/**
+ * What a start script needs to know, already resolved from the TidbCluster spec (defaults applied by
+ * `spec/`, never here). The script functions are pure: the same context gives the same text.
+ *
+ * Values that end up inside the script text are checked (`*ContextErrors` below), so that a name can
+ * never break out of the shell word it is placed in.
+ */
+
+/** `spec.startScriptVersion`; any value other than `v2` means `v1`, as in the operator. */
+export type StartScriptVersion = 'v1' | 'v2';
+
+/** `https` when `spec.tlsCluster.enabled`, else `http`. */
+export type Scheme = 'http' | 'https';
+
+/**
+ * `spec.startScriptV2FeatureFlags` as booleans. Only v2 scripts read them. `BashShebang` has no field:
+ * these scripts are POSIX sh and always start with `#!/bin/sh` (the container runs `/bin/sh <file>`
+ * anyway, so the operator's flag only changed the first line's text).
+ */
+export interface StartScriptV2FeatureFlags {
+  /**
+   * `WaitForDnsNameIpMatch`: PD and TiKV wait until their own DNS name resolves to one of the pod's
+   * IPs, so that they never advertise a name still pointing at a previous pod.
+   * @default false
+   */
+  readonly waitForDnsNameIpMatch: boolean;
+  /**
+   * `PreferPDAddressesOverDiscovery`: when {@link ScriptContext.pdAddresses} is non-empty, PD joins
+   * those addresses and TiKV/TiDB use them as PD endpoints, instead of asking discovery.
+   * @default false
+   */
+  readonly preferPdAddressesOverDiscovery: boolean;
+  /** `NoWaitDNS`: PD starts without waiting for its own DNS name to resolve. @default false */
+  readonly noWaitDns: boolean;
+}
+
+/** No v2 feature flag set (`spec.startScriptV2FeatureFlags` empty). */
+export const NO_FEATURE_FLAGS: StartScriptV2FeatureFlags = Object.freeze({
+  waitForDnsNameIpMatch: false,
+  preferPdAddressesOverDiscovery: false,
+  noWaitDns: false,
+});
+
+/** The PD of another TidbCluster (`spec.cluster`), used when this cluster has no PD of its own. */
+export interface RemotePdRef {
+  /**
+   * `spec.cluster.name`. Scripts address its PD as `<name>-pd:2379`, a short name, exactly as the
+   * operator does: it resolves from the same namespace (or through DNS search domains) only.
+   * `spec.cluster.namespace` / `clusterDomain` play no part in the start scripts.
+   */
+  readonly name: string;
+}
+
+/** Fields every start script reads. */
+export interface ScriptContext {
+  /** `metadata.name` of the TidbCluster. Required. */
+  readonly clusterName: string;
+  /**
+   * `metadata.namespace`. Required for v2 scripts, which bake it in; v1 scripts read `$NAMESPACE`
+   * from the pod's environment at run time and ignore this field.
+   * @default undefined
+   */
+  readonly namespace?: string;
+  /** `spec.clusterDomain`; `''` or undefined means none (names end in `.svc`). @default '' */
+  readonly clusterDomain?: string;
+  /** URL scheme of PD's own URLs: `https` when `spec.tlsCluster.enabled`. @default 'http' */
+  readonly scheme: Scheme;
+  /** `spec.acrossK8s`: PD is named by its FQDN; TiKV/TiDB ask discovery `/verify` for PD endpoints. @default false */
+  readonly acrossK8s: boolean;
+  /** `spec.startScriptVersion`. @default 'v1' */
+  readonly version: StartScriptVersion;
+  /** `spec.startScriptV2FeatureFlags`; ignored by v1 scripts. @default NO_FEATURE_FLAGS */
+  readonly featureFlags: StartScriptV2FeatureFlags;
+  /**
+   * `spec.pdAddresses` (http/https URLs). Scripts read them only with the v2 flag
+   * `preferPdAddressesOverDiscovery`; otherwise discovery hands them out.
+   * @default []
+   */
+  readonly pdAddresses: readonly string[];
+  /**
+   * `spec.tlsCluster.enabled && spec.tlsCluster.enableDiscoveryMTLS`: discovery is called over HTTPS
+   * with `curl` and the component's cluster certificate (wget does not present client certs).
+   * @default false
+   */
+  readonly discoveryMtls: boolean;
+  /**
+   * `spec.cluster`, set only when this cluster has no PD of its own (`spec.pd` unset): TiKV and TiDB
+   * then use the other cluster's PD. `acrossK8s` and the `preferPdAddressesOverDiscovery` flag win.
+   * @default undefined
+   */
+  readonly remotePd?: RemotePdRef;
+  /** `spec.preferIPv6`: TiKV listens on `[::]` instead of `0.0.0.0`. @default false */
+  readonly preferIPv6: boolean;
+}
+
+/** PD start script context. */
+export interface PdScriptContext extends ScriptContext {
+  /** `spec.pd.dataSubDir`: data dir is `/var/lib/pd/<dataSubDir>`. @default '' */
+  readonly dataSubDir: string;
+  /**
+   * `spec.pd.startTimeout`, seconds to wait for the pod's DNS name (an integer >= 1; the operator
+   * treats 0 as unset, so the resolver passes 30 for 0).
+   * @default 30
+   */
+  readonly startTimeout: number;
+  /**
+   * `spec.pd.initWaitTime`, seconds the v2 DNS/IP-match wait sleeps before its first lookup.
+   * @default 0
+   */
+  readonly initWaitTime: number;
+  /** `spec.pd.startUpScriptVersion`: `v1` makes the v1 script wait with `dig` instead of `nslookup`. @default '' */
+  readonly startUpScriptVersion: '' | 'v1';
+  /**
+   * `spec.pd.mode === 'ms'` with `spec.pdms` set: PD runs as the micro-service API server
+   * (`services api`). The operator then always uses the v2 script, and waits for the DNS/IP match
+   * unless `noWaitDns`.
+   * @default false
+   */
+  readonly microserviceMode?: boolean;
+}
+
+/** TiKV start script context. */
+export interface TikvScriptContext extends ScriptContext {
+  /** `spec.tikv.dataSubDir`: data dir is `/var/lib/tikv/<dataSubDir>`. @default '' */
+  readonly dataSubDir: string;
+  /** `spec.enableDynamicConfiguration`: adds `--advertise-status-addr`. @default false */
+  readonly enableDynamicConfiguration: boolean;
+  /**
+   * `spec.pd.startTimeout` (yes, PD's), the limit of the v2 DNS/IP-match wait, an integer >= 1.
+   * @default 30
+   */
+  readonly startTimeout: number;
+}
+
+/**
+ * TiDB start script context. The slow-log file is not here: both versions read `$SLOW_LOG_FILE` from
+ * the pod's environment at run time.
+ */
+export interface TidbScriptContext extends ScriptContext {
+  /**
+   * `spec.tidb.binlogEnabled`, or `spec.pump` set when that is unset. v2 decides `--enable-binlog` at
+   * render time from this; v1 reads `$BINLOG_ENABLED` at run time and ignores it.
+   * @default false
+   */
+  readonly binlogEnabled: boolean;
+  /** `spec.tidb.plugins`: loaded from `/plugins`. @default [] */
+  readonly plugins: readonly string[];
+  /**
+   * `spec.tidb.arguments`: shell words appended verbatim to the v1 exec line (so the shell expands
+   * them). v2 ignores them, as the operator does.
+   * @default []
+   */
+  readonly arguments: readonly string[];
+}
+
+/** A Kubernetes object name or namespace (RFC 1123 label). */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A DNS domain such as `cluster.local`. */
+const DNS_DOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** A relative path without shell metacharacters. */
+const SUB_DIR = /^[A-Za-z0-9._/-]*$/;
+const PLUGIN = /^[A-Za-z0-9._-]+$/;
+/**
+ * What may not appear in a value placed inside a double-quoted shell string: it would end the string
+ * or run a command. `${VAR}` stays allowed (the operator's own tests use `${PD_DOMAIN}` in pdAddresses).
+ */
+const BREAKS_DOUBLE_QUOTES = /["`\\\s]|\$\(/;
+
+function checkPattern(errors: string[], field: string, value: string, pattern: RegExp, hint: string): void {
+  if (!pattern.test(value)) errors.push(`${field}: ${JSON.stringify(value)} is not ${hint}`);
+}
+
+function checkInteger(errors: string[], field: string, value: number, min: number): void {
+  if (!Number.isInteger(value) || value < min) {
+    errors.push(`${field}: expected an integer >= ${min}, got ${JSON.stringify(value)}`);
+  }
+}
+
+function commonErrors(ctx: ScriptContext): string[] {
+  const errors: string[] = [];
+  checkPattern(errors, 'clusterName', ctx.clusterName, DNS_LABEL, 'a DNS label (lowercase letters, digits, -)');
+  if (ctx.namespace !== undefined) {
+    checkPattern(errors, 'namespace', ctx.namespace, DNS_LABEL, 'a DNS label (lowercase letters, digits, -)');
+  } else if (ctx.version === 'v2') {
+    errors.push('namespace: required for start script v2, which bakes it into the script');
+  }
+  if (ctx.clusterDomain) {
+    checkPattern(errors, 'clusterDomain', ctx.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local');
+  }
+  if (ctx.remotePd) {
+    checkPattern(errors, 'remotePd.name', ctx.remotePd.name, DNS_LABEL, 'a DNS label (lowercase letters, digits, -)');
+  }
+  ctx.pdAddresses.forEach((a, i) => {
+    if (a === '' || BREAKS_DOUBLE_QUOTES.test(a)) {
+      errors.push(`pdAddresses[${i}]: ${JSON.stringify(a)} is not a URL usable in a script (no quotes, backslashes, spaces or $( )`);
+    }
+  });
+  return errors;
+}
+
+function dataSubDirErrors(field: string, value: string): string[] {
+  const errors: string[] = [];
+  checkPattern(errors, field, value, SUB_DIR, 'a relative path of letters, digits, ., _, / and -');
+  return errors;
+}
+
+/** Every problem with a PD context; empty when it can be rendered. */
+export function pdContextErrors(ctx: PdScriptContext): string[] {
+  const errors = [...commonErrors(ctx), ...dataSubDirErrors('dataSubDir', ctx.dataSubDir)];
+  checkInteger(errors, 'startTimeout', ctx.startTimeout, 1);
+  checkInteger(errors, 'initWaitTime', ctx.initWaitTime, 0);
+  return errors;
+}
+
+/** Every problem with a TiKV context; empty when it can be rendered. */
+export function tikvContextErrors(ctx: TikvScriptContext): string[] {
+  const errors = [...commonErrors(ctx), ...dataSubDirErrors('dataSubDir', ctx.dataSubDir)];
+  checkInteger(errors, 'startTimeout', ctx.startTimeout, 1);
+  return errors;
+}
+
+/** Every problem with a TiDB context; empty when it can be rendered. */
+export function tidbContextErrors(ctx: TidbScriptContext): string[] {
+  const errors = commonErrors(ctx);
+  ctx.plugins.forEach((p, i) => checkPattern(errors, `plugins[${i}]`, p, PLUGIN, 'a plugin name (letters, digits, ., _, -)'));
+  ctx.arguments.forEach((a, i) => {
+    if (/[\r\n]/.test(a)) errors.push(`arguments[${i}]: ${JSON.stringify(a)} contains a line break`);
+  });
+  return errors;
+}
+
+/** Throws one error listing every problem, so a caller fixes them all at once. */
+export function assertValid(component: string, errors: readonly string[]): void {
+  if (errors.length > 0) {
+    throw new Error(`${component} start script: invalid context:\n  ${errors.join('\n  ')}`);
+  }
+}

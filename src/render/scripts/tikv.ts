@@ -1,0 +1,125 @@
+/**
+ * TiKV start script (`tikv_start_script.sh`): works out the PD endpoints and the advertised address,
+ * then execs tikv-server. v1 addresses PD with a scheme, v2 without one (both work with tikv-server).
+ */
+import { PORT, names } from '../../spec/names';
+import {
+  CERT_DIR,
+  argsLines,
+  dataDir,
+  discoveryHelpers,
+  domainSuffix,
+  execServer,
+  header,
+  ipMatchCheck,
+  lines,
+  pdClientEndpoints,
+  preferredPdHosts,
+  randomHelper,
+  renderScript,
+  verifyPdEndpoints,
+  waitLoop,
+} from './common';
+import { type TikvScriptContext, assertValid, tikvContextErrors } from './context';
+
+const DATA_ROOT = '/var/lib/tikv';
+
+/** Renders the TiKV start script. */
+export function tikvStartScript(ctx: TikvScriptContext): string {
+  assertValid('tikv', tikvContextErrors(ctx));
+  return ctx.version === 'v2' ? tikvV2(ctx) : tikvV1(ctx);
+}
+
+/** v1 reads CLUSTER_NAME, HEADLESS_SERVICE_NAME, NAMESPACE and CAPACITY from the pod environment. */
+function tikvV1(ctx: TikvScriptContext): string {
+  const pdScheme = `${ctx.scheme}://`;
+  const pd = ctx.acrossK8s
+    ? '${result}'
+    : `${pdScheme}${ctx.remotePd ? names.service(ctx.remotePd.name, 'pd') : '${CLUSTER_NAME}-pd'}:${PORT.pdClient}`;
+  const advertiseHost = `\${POD_NAME}.\${HEADLESS_SERVICE_NAME}.\${NAMESPACE}.svc${domainSuffix(ctx)}`;
+  const listen = listenHost(ctx);
+  return renderScript([
+    header('tikv-server', 'v1'),
+    ctx.acrossK8s && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tikv)),
+    ['POD_NAME=${POD_NAME:-$HOSTNAME}'],
+    ctx.acrossK8s &&
+      verifyPdEndpoints(
+        `${pdScheme}\${CLUSTER_NAME}-pd:${PORT.pdClient}`,
+        `\${CLUSTER_NAME}-discovery.\${NAMESPACE}:${PORT.discovery}`,
+        false,
+      ),
+    argsLines(
+      lines(
+        `--pd=${pd}`,
+        `--advertise-addr=${advertiseHost}:${PORT.tikvServer}`,
+        `--addr=${listen}:${PORT.tikvServer}`,
+        `--status-addr=${listen}:${PORT.tikvStatus}`,
+        ctx.enableDynamicConfiguration && `--advertise-status-addr=${advertiseHost}:${PORT.tikvStatus}`,
+        `--data-dir=${dataDir(DATA_ROOT, ctx.dataSubDir)}`,
+        '--capacity=${CAPACITY}',
+        '--config=/etc/tikv/tikv.toml',
+      ),
+    ),
+    storeLabels(),
+    startServer(),
+  ]);
+}
+
+/** v2 bakes the cluster name and namespace in. */
+function tikvV2(ctx: TikvScriptContext): string {
+  const namespace = ctx.namespace as string;
+  const hosts = preferredPdHosts(ctx);
+  const across = !hosts && ctx.acrossK8s;
+  const pd = hosts
+    ? pdClientEndpoints(hosts)
+    : across
+      ? '${result}'
+      : `${names.service(ctx.remotePd?.name ?? ctx.clusterName, 'pd')}:${PORT.pdClient}`;
+  const listen = listenHost(ctx);
+  return renderScript([
+    header('tikv-server', 'v2'),
+    across && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tikv)),
+    [
+      'TIKV_POD_NAME=${POD_NAME:-$HOSTNAME}',
+      `TIKV_DOMAIN=\${TIKV_POD_NAME}.${names.peerService(ctx.clusterName, 'tikv')}.${namespace}.svc${domainSuffix(ctx)}`,
+    ],
+    ctx.featureFlags.waitForDnsNameIpMatch &&
+      lines(
+        '# WaitForDnsNameIpMatch: wait until the DNS name resolves to this pod, not to a previous one.',
+        waitLoop(ctx.startTimeout, 'waiting for cluster ready timeout', ipMatchCheck('TIKV_DOMAIN', 'getent')),
+      ),
+    across &&
+      verifyPdEndpoints(
+        `${names.service(ctx.clusterName, 'pd')}:${PORT.pdClient}`,
+        `${names.discovery(ctx.clusterName)}.${namespace}:${PORT.discovery}`,
+        true,
+      ),
+    argsLines(
+      lines(
+        `--pd=${pd}`,
+        `--advertise-addr=\${TIKV_DOMAIN}:${PORT.tikvServer}`,
+        `--addr=${listen}:${PORT.tikvServer}`,
+        `--status-addr=${listen}:${PORT.tikvStatus}`,
+        `--data-dir=${dataDir(DATA_ROOT, ctx.dataSubDir)}`,
+        '--capacity=${CAPACITY}',
+        '--config=/etc/tikv/tikv.toml',
+        ctx.enableDynamicConfiguration && `--advertise-status-addr=\${TIKV_DOMAIN}:${PORT.tikvStatus}`,
+      ),
+    ),
+    storeLabels(),
+    startServer(),
+  ]);
+}
+
+function listenHost(ctx: TikvScriptContext): string {
+  return ctx.preferIPv6 ? '[::]' : '0.0.0.0';
+}
+
+/** STORE_LABELS is never set by the renderer; a user's `env` may set it. Words are split on purpose. */
+function storeLabels(): string[] {
+  return ['if [ -n "${STORE_LABELS:-}" ]; then', '    ARGS="${ARGS} --labels ${STORE_LABELS}"', 'fi'];
+}
+
+function startServer(): string[] {
+  return lines('echo "starting tikv-server ..."', execServer('/tikv-server'));
+}

@@ -1,0 +1,224 @@
+import { Construct } from 'constructs';
+import type { Container, Probe, Service, ServicePort, Volume, VolumeMount } from '../../imports/k8s';
+import type { ResolvedCluster, ResolvedTiDB, ResolvedTiDBService } from '../spec/resolve';
+import { DEFAULTS } from '../spec/defaults';
+import { LABEL, names, PORT, selectorLabels } from '../spec/names';
+import {
+  ANNOTATIONS_MOUNT,
+  ANNOTATIONS_VOLUME,
+  basePodSpec,
+  configVolumes,
+  fieldRefEnv,
+  finishPodSpec,
+  hasResources,
+  mergeContainers,
+  mergeEnv,
+  namespaced,
+  podAnnotations,
+  statefulSet,
+  storageVolumeClaims,
+} from './component';
+import { TIDB_AUTH_TOKEN_DIR, TIDB_BOOTSTRAP_DIR, tidbConfig } from './config/components';
+import { componentConfigMap } from './configmap';
+import { kubeObject } from './kube';
+import { logTailerContainer, logVolume } from './log-tailer';
+import { tidbStartScript } from './scripts';
+import { tidbScriptContext } from './script-context';
+import { dualStack } from './service';
+
+export interface TidbComponentProps {
+  /** The resolved cluster; `cluster.tidb` must be set. */
+  readonly cluster: ResolvedCluster;
+}
+
+/**
+ * TiDB: ConfigMap, headless `<cluster>-tidb-peer`, the client Service `<cluster>-tidb` when
+ * `spec.tidb.service` is set, and StatefulSet `<cluster>-tidb` (no data volume).
+ */
+export class TidbComponent extends Construct {
+  constructor(scope: Construct, id: string, props: TidbComponentProps) {
+    super(scope, id);
+    const { cluster } = props;
+    const tidb = cluster.tidb!;
+    const slowLog = slowLogPlacement(tidb);
+    const configMap = componentConfigMap(cluster, tidb, {
+      'config-file': tidbConfig(tidb),
+      'startup-script': tidbStartScript(tidbScriptContext(cluster, tidb)),
+    });
+    kubeObject(this, 'config', configMap);
+    kubeObject(this, 'peer', tidbPeerService(cluster));
+    if (tidb.service) kubeObject(this, 'service', tidbService(cluster, tidb.service));
+    kubeObject(this, 'statefulset', tidbStatefulSet(cluster, tidb, configMap.metadata!.name!, slowLog));
+  }
+}
+
+export function tidbPeerService(cluster: ResolvedCluster): Service {
+  const selector = selectorLabels(cluster.instance, 'tidb');
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: namespaced(cluster, names.peerService(cluster.name, 'tidb'), { ...selector, [LABEL.usedBy]: 'peer' }),
+    spec: {
+      clusterIP: 'None',
+      ports: [{ name: 'status', port: PORT.tidbStatus, targetPort: PORT.tidbStatus, protocol: 'TCP' }],
+      selector,
+      publishNotReadyAddresses: true,
+      ...dualStack(cluster),
+    },
+  };
+}
+
+export function tidbService(cluster: ResolvedCluster, svc: ResolvedTiDBService): Service {
+  const selector = selectorLabels(cluster.instance, 'tidb');
+  const ports: ServicePort[] = [
+    {
+      name: svc.portName,
+      port: svc.port,
+      targetPort: PORT.tidbServer,
+      protocol: 'TCP',
+      ...(svc.mysqlNodePort && { nodePort: svc.mysqlNodePort }),
+    },
+    ...svc.additionalPorts,
+    ...(svc.exposeStatus
+      ? [{ name: 'status', port: PORT.tidbStatus, targetPort: PORT.tidbStatus, protocol: 'TCP', ...(svc.statusNodePort && { nodePort: svc.statusNodePort }) }]
+      : []),
+  ];
+  const lb = svc.type === 'LoadBalancer';
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: namespaced(cluster, names.service(cluster.name, 'tidb'), { ...svc.labels, ...selector, [LABEL.usedBy]: 'end-user' }, svc.annotations),
+    spec: {
+      type: svc.type,
+      ...(svc.clusterIP && { clusterIP: svc.clusterIP }),
+      ...(lb && svc.loadBalancerIP && { loadBalancerIP: svc.loadBalancerIP }),
+      ...(lb && svc.loadBalancerSourceRanges && { loadBalancerSourceRanges: svc.loadBalancerSourceRanges }),
+      ...(lb && svc.loadBalancerClass && { loadBalancerClass: svc.loadBalancerClass }),
+      ...(svc.externalTrafficPolicy && { externalTrafficPolicy: svc.externalTrafficPolicy }),
+      ports,
+      selector,
+      ...dualStack(cluster),
+    },
+  };
+}
+
+/** Where the slow log goes: the `slowlog` emptyDir, or a named storage volume / additional mount. */
+export interface SlowLogPlacement {
+  /** `SLOW_LOG_FILE`; "" when the slow log is not separated. */
+  readonly file: string;
+  readonly mount?: VolumeMount;
+  /** The emptyDir to add when the default place is used. */
+  readonly volume?: Volume;
+}
+
+export function slowLogPlacement(tidb: ResolvedTiDB): SlowLogPlacement {
+  if (!tidb.separateSlowLog) return { file: '' };
+  if (!tidb.slowLogVolumeName) {
+    const dir = DEFAULTS.tidbSlowLogFile.slice(0, DEFAULTS.tidbSlowLogFile.lastIndexOf('/'));
+    return { file: DEFAULTS.tidbSlowLogFile, mount: { name: 'slowlog', mountPath: dir }, volume: { name: 'slowlog', emptyDir: {} } };
+  }
+  const storageMounts = storageVolumeClaims(tidb).mounts;
+  const fallback = { name: 'slowlog', mountPath: '' };
+  const mount = logVolume(tidb.slowLogVolumeName, (n) => names.storageVolume('tidb', n), storageMounts, tidb.additionalVolumeMounts, fallback)!;
+  return { file: `${mount.mountPath.replace(/\/$/, '')}/${tidb.slowLogVolumeName}`, mount };
+}
+
+const STARTUP_PROBE_DIR = '/var/lib/customized-startup-probe';
+
+export function tidbStatefulSet(cluster: ResolvedCluster, tidb: ResolvedTiDB, configMapName: string, slowLog: SlowLogPlacement) {
+  const storage = storageVolumeClaims(tidb);
+  const probe = tidb.customizedStartupProbe;
+  const mounts: VolumeMount[] = [
+    ANNOTATIONS_MOUNT,
+    { name: 'config', mountPath: '/etc/tidb', readOnly: true },
+    { name: 'startup-script', mountPath: '/usr/local/bin', readOnly: true },
+    ...(tidb.tokenBasedAuthEnabled ? [{ name: 'tidb-auth-token', mountPath: TIDB_AUTH_TOKEN_DIR, readOnly: true }] : []),
+    ...(tidb.bootstrapSQLConfigMapName ? [{ name: 'tidb-bootstrap-sql', mountPath: TIDB_BOOTSTRAP_DIR, readOnly: true }] : []),
+    ...storage.mounts,
+    ...tidb.additionalVolumeMounts,
+    ...(slowLog.volume && slowLog.mount ? [slowLog.mount] : []),
+    ...(probe ? [{ name: probe.binaryName, mountPath: STARTUP_PROBE_DIR }] : []),
+  ];
+  const volumes: Volume[] = [
+    ANNOTATIONS_VOLUME,
+    ...configVolumes(configMapName, 'tidb.toml', 'tidb_start_script.sh'),
+    ...(tidb.tokenBasedAuthEnabled
+      ? [{ name: 'tidb-auth-token', secret: { secretName: `${cluster.name}-tidb-auth-token-jwks-secret` } }]
+      : []),
+    ...(tidb.bootstrapSQLConfigMapName
+      ? [{ name: 'tidb-bootstrap-sql', configMap: { name: tidb.bootstrapSQLConfigMapName, items: [{ key: 'bootstrap-sql', path: 'bootstrap.sql' }] } }]
+      : []),
+    ...(slowLog.volume ? [slowLog.volume] : []),
+    ...(probe ? [{ name: probe.binaryName, emptyDir: {} }] : []),
+    ...tidb.additionalVolumes,
+  ];
+  const env = mergeEnv(
+    [
+      { name: 'CLUSTER_NAME', value: cluster.name },
+      { name: 'TZ', value: cluster.timezone },
+      { name: 'BINLOG_ENABLED', value: String(tidb.binlogEnabled) },
+      { name: 'SLOW_LOG_FILE', value: slowLog.file },
+      fieldRefEnv('POD_NAME', 'metadata.name'),
+      fieldRefEnv('NAMESPACE', 'metadata.namespace'),
+      { name: 'HEADLESS_SERVICE_NAME', value: names.peerService(cluster.name, 'tidb') },
+    ],
+    tidb.env,
+  );
+  const container: Container = {
+    name: 'tidb',
+    image: tidb.image,
+    imagePullPolicy: tidb.imagePullPolicy as Container['imagePullPolicy'],
+    command: ['/bin/sh', '/usr/local/bin/tidb_start_script.sh'],
+    ports: [
+      { name: 'server', containerPort: PORT.tidbServer, protocol: 'TCP' },
+      { name: 'status', containerPort: PORT.tidbStatus, protocol: 'TCP' },
+    ],
+    volumeMounts: mounts,
+    ...(hasResources(tidb) && { resources: tidb.resources }),
+    env,
+    ...(tidb.envFrom.length > 0 && { envFrom: tidb.envFrom }),
+    ...(tidb.securityContext && { securityContext: tidb.securityContext }),
+    readinessProbe: tidbReadinessProbe(cluster, tidb),
+    ...(tidb.lifecycle && { lifecycle: tidb.lifecycle }),
+    ...(probe && { startupProbe: customizedStartupProbe(probe) }),
+  };
+  const base = basePodSpec(cluster, tidb);
+  if (probe) {
+    base.initContainers.push({
+      name: probe.binaryName,
+      image: probe.image,
+      imagePullPolicy: 'IfNotPresent',
+      command: ['/bin/sh', '-c'],
+      args: [`cp /${probe.binaryName} ${STARTUP_PROBE_DIR}/${probe.binaryName}; echo '${probe.binaryName} copy finished'`],
+      volumeMounts: [{ name: probe.binaryName, mountPath: STARTUP_PROBE_DIR }],
+      ...(tidb.securityContext && { securityContext: tidb.securityContext }),
+    });
+  }
+  const sidecars = slowLog.mount ? [logTailerContainer('slowlog', slowLog.file, slowLog.mount, tidb.slowLogTailer)] : [];
+  const podSpec = finishPodSpec(base, mergeContainers([...sidecars, container], tidb.additionalContainers), volumes);
+  return statefulSet(cluster, tidb, podSpec, storage.claims, podAnnotations(tidb, PORT.tidbStatus));
+}
+
+function tidbReadinessProbe(cluster: ResolvedCluster, tidb: ResolvedTiDB): Probe {
+  const p = tidb.readinessProbe;
+  const handler: Probe =
+    p?.type === 'command'
+      ? { exec: { command: ['curl', `${cluster.scheme}://127.0.0.1:${PORT.tidbStatus}/status`, '--fail', '--location'] } }
+      : { tcpSocket: { port: PORT.tidbServer } };
+  return {
+    ...handler,
+    initialDelaySeconds: p?.initialDelaySeconds ?? DEFAULTS.probeInitialDelaySeconds,
+    ...(p?.periodSeconds !== undefined && { periodSeconds: p.periodSeconds }),
+  };
+}
+
+function customizedStartupProbe(p: NonNullable<ResolvedTiDB['customizedStartupProbe']>): Probe {
+  const positive = (n: number | undefined) => (n !== undefined && n >= 1 ? n : undefined);
+  return {
+    exec: { command: [`${STARTUP_PROBE_DIR}/${p.binaryName}`, ...(p.args ?? [])] },
+    successThreshold: 1,
+    ...(positive(p.timeoutSeconds) && { timeoutSeconds: p.timeoutSeconds }),
+    ...(positive(p.periodSeconds) && { periodSeconds: p.periodSeconds }),
+    ...(positive(p.failureThreshold) && { failureThreshold: p.failureThreshold }),
+  };
+}

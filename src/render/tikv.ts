@@ -1,0 +1,132 @@
+import { Construct } from 'constructs';
+import type { Container, Service, VolumeMount } from '../../imports/k8s';
+import type { ResolvedCluster, ResolvedTiKV } from '../spec/resolve';
+import { LABEL, names, PORT, selectorLabels } from '../spec/names';
+import { imageVersionBelow } from '../spec/version';
+import {
+  ANNOTATIONS_MOUNT,
+  ANNOTATIONS_VOLUME,
+  basePodSpec,
+  configVolumes,
+  fieldRefEnv,
+  finishPodSpec,
+  hasResources,
+  mergeContainers,
+  mergeEnv,
+  namespaced,
+  podAnnotations,
+  statefulSet,
+  storageVolumeClaims,
+  volumeClaimTemplate,
+} from './component';
+import { tikvConfig } from './config/components';
+import { componentConfigMap } from './configmap';
+import { kubeObject } from './kube';
+import { logTailerContainer, logVolume } from './log-tailer';
+import { tikvStartScript } from './scripts';
+import { tikvScriptContext } from './script-context';
+import { dualStack } from './service';
+
+export interface TikvComponentProps {
+  /** The resolved cluster; `cluster.tikv` must be set. */
+  readonly cluster: ResolvedCluster;
+}
+
+/** TiKV: ConfigMap, headless `<cluster>-tikv-peer` and StatefulSet `<cluster>-tikv` with volume `tikv`. */
+export class TikvComponent extends Construct {
+  constructor(scope: Construct, id: string, props: TikvComponentProps) {
+    super(scope, id);
+    const { cluster } = props;
+    const tikv = cluster.tikv!;
+    const configMap = componentConfigMap(cluster, tikv, {
+      'config-file': tikvConfig(tikv),
+      'startup-script': tikvStartScript(tikvScriptContext(cluster, tikv)),
+    });
+    kubeObject(this, 'config', configMap);
+    kubeObject(this, 'peer', tikvPeerService(cluster));
+    kubeObject(this, 'statefulset', tikvStatefulSet(cluster, tikv, configMap.metadata!.name!));
+  }
+}
+
+export function tikvPeerService(cluster: ResolvedCluster): Service {
+  const selector = selectorLabels(cluster.instance, 'tikv');
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: namespaced(cluster, names.peerService(cluster.name, 'tikv'), { ...selector, [LABEL.usedBy]: 'peer' }),
+    spec: {
+      clusterIP: 'None',
+      ports: [{ name: 'peer', port: PORT.tikvServer, targetPort: PORT.tikvServer, protocol: 'TCP' }],
+      selector,
+      publishNotReadyAddresses: true,
+      ...dualStack(cluster),
+    },
+  };
+}
+
+export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, configMapName: string) {
+  const storage = storageVolumeClaims(tikv);
+  const dataMount: VolumeMount = { name: names.dataVolume('tikv'), mountPath: '/var/lib/tikv' };
+  const mounts: VolumeMount[] = [
+    ANNOTATIONS_MOUNT,
+    dataMount,
+    { name: 'config', mountPath: '/etc/tikv', readOnly: true },
+    { name: 'startup-script', mountPath: '/usr/local/bin', readOnly: true },
+    ...tikv.additionalVolumeMounts,
+    ...storage.mounts,
+  ];
+  const env = mergeEnv(
+    [
+      fieldRefEnv('NAMESPACE', 'metadata.namespace'),
+      { name: 'CLUSTER_NAME', value: cluster.name },
+      { name: 'HEADLESS_SERVICE_NAME', value: names.peerService(cluster.name, 'tikv') },
+      { name: 'CAPACITY', value: tikv.capacity },
+      { name: 'TZ', value: cluster.timezone },
+      ...(tikv.pod.hostNetwork ? [fieldRefEnv('POD_NAME', 'metadata.name')] : []),
+    ],
+    tikv.env,
+  );
+  const container: Container = {
+    name: 'tikv',
+    image: tikv.image,
+    imagePullPolicy: tikv.imagePullPolicy as Container['imagePullPolicy'],
+    command: ['/bin/sh', '/usr/local/bin/tikv_start_script.sh'],
+    securityContext: tikv.securityContext ?? { privileged: tikv.privileged },
+    ports: [
+      { name: 'server', containerPort: PORT.tikvServer, protocol: 'TCP' },
+      ...(tikv.enableNamedStatusPort ? [{ name: 'status', containerPort: PORT.tikvStatus, protocol: 'TCP' }] : []),
+    ],
+    env,
+    ...(tikv.envFrom.length > 0 && { envFrom: tikv.envFrom }),
+    volumeMounts: mounts,
+    ...(hasResources(tikv) && { resources: tikv.resources }),
+    ...(tikv.readinessProbe && {
+      readinessProbe: {
+        tcpSocket: { port: PORT.tikvServer },
+        initialDelaySeconds: tikv.readinessProbe.initialDelaySeconds,
+        ...(tikv.readinessProbe.periodSeconds !== undefined && { periodSeconds: tikv.readinessProbe.periodSeconds }),
+      },
+    }),
+  };
+  const podSpec = finishPodSpec(
+    basePodSpec(cluster, tikv),
+    mergeContainers([...tikvLogTailers(tikv, dataMount, storage.mounts), container], tikv.additionalContainers),
+    [ANNOTATIONS_VOLUME, ...configVolumes(configMapName, 'tikv.toml', 'tikv_start_script.sh'), ...tikv.additionalVolumes],
+  );
+  const claims = [volumeClaimTemplate(names.dataVolume('tikv'), tikv.storageRequest, tikv.storageClassName), ...storage.claims];
+  return statefulSet(cluster, tikv, podSpec, claims, podAnnotations(tikv, PORT.tikvStatus));
+}
+
+/** `rocksdblog` / `raftlog` sidecars, placed before `tikv`. TiKV before v5.0 wrote these logs elsewhere. */
+function tikvLogTailers(tikv: ResolvedTiKV, dataMount: VolumeMount, storageMounts: VolumeMount[]): Container[] {
+  const old = imageVersionBelow(tikv.image, '5.0.0');
+  const tailers: Container[] = [];
+  const add = (name: string, log: { volumeName?: string } | undefined, file: string) => {
+    if (!log) return;
+    const mount = logVolume(log.volumeName, (n) => names.storageVolume('tikv', n), storageMounts, tikv.additionalVolumeMounts, dataMount)!;
+    tailers.push(logTailerContainer(name, `${mount.mountPath.replace(/\/$/, '')}/${file}`, mount, tikv.logTailer));
+  };
+  add('rocksdblog', tikv.rocksDBLog, old ? 'db/LOG' : 'rocksdb.info');
+  add('raftlog', tikv.raftLog, old ? 'raft/LOG' : 'raftdb.info');
+  return tailers;
+}

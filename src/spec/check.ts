@@ -1,0 +1,95 @@
+/**
+ * Everything a TidbCluster document must pass before rendering, in one place: the CRD schema, this
+ * project's support rules, the rules the schema cannot express, and resolution. Every problem is
+ * collected; none stops the others from being found.
+ */
+import { validateTidbClusterSchema } from './crd-schema';
+import { SpecError, type SpecIssue } from './errors';
+import { COMPONENTS } from './names';
+import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
+import { unsupportedFields } from './support';
+import type { TidbCluster } from './types';
+
+/** Validates and resolves one document; throws SpecError with every issue found. */
+export function checkTidbCluster(doc: unknown, options: ResolveOptions = {}): ResolvedCluster {
+  const issues = documentIssues(doc);
+  if (issues.length > 0) throw new SpecError(issues);
+  return resolveCluster(doc as TidbCluster, options);
+}
+
+/** Issues found before resolution (schema, support, names, references). */
+export function documentIssues(doc: unknown): SpecIssue[] {
+  const issues: SpecIssue[] = [...validateTidbClusterSchema(doc)];
+  if (!isObject(doc)) return issues;
+  issues.push(...metadataIssues(doc.metadata));
+  if (isObject(doc.spec)) {
+    issues.push(...unsupportedFields(doc as { spec: Record<string, unknown> }));
+    issues.push(...referenceIssues(doc.spec));
+  }
+  return issues;
+}
+
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/**
+ * Pods get a `controller-revision-hash` label of `<statefulset>-<up to 10 chars>`, and label values
+ * stop at 63 characters, so the longest StatefulSet name, `<cluster>-tikv`, leaves 47 for the cluster.
+ */
+const MAX_NAME = 63 - 11 - Math.max(...COMPONENTS.map((c) => c.length + 1));
+
+function metadataIssues(metadata: unknown): SpecIssue[] {
+  if (!isObject(metadata)) return [{ path: 'metadata', message: 'required field is missing: a TidbCluster needs metadata.name' }];
+  const issues: SpecIssue[] = [];
+  const { name, namespace } = metadata;
+  if (name === undefined) {
+    issues.push({ path: 'metadata.name', message: 'required field is missing' });
+  } else if (typeof name !== 'string') {
+    issues.push({ path: 'metadata.name', message: `expected a string, got ${JSON.stringify(name)}` });
+  } else if (!DNS1035_LABEL.test(name)) {
+    issues.push({
+      path: 'metadata.name',
+      message: `invalid name ${JSON.stringify(name)}: expected lowercase letters, digits and '-', starting with a letter and ending with a letter or digit (it becomes part of Service names)`,
+    });
+  } else if (name.length > MAX_NAME) {
+    issues.push({ path: 'metadata.name', message: `name too long (${name.length} characters): at most ${MAX_NAME}, so that every derived object and Pod name fits Kubernetes limits` });
+  }
+  if (namespace !== undefined && (typeof namespace !== 'string' || !DNS1123_LABEL.test(namespace) || namespace.length > 63)) {
+    issues.push({ path: 'metadata.namespace', message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')` });
+  }
+  return issues;
+}
+
+/** Log volumes named by TiKV and TiDB must exist as a storage volume or an additional mount. */
+function referenceIssues(spec: Record<string, unknown>): SpecIssue[] {
+  const issues: SpecIssue[] = [];
+  // [component, field, the switch that makes the field count, that switch's default]
+  const refs: [string, string, string, boolean][] = [
+    ['tikv', 'rocksDBLogVolumeName', 'separateRocksDBLog', false],
+    ['tikv', 'raftLogVolumeName', 'separateRaftLog', false],
+    ['tidb', 'slowLogVolumeName', 'separateSlowLog', true],
+  ];
+  for (const [comp, field, enabledBy, enabledByDefault] of refs) {
+    const c = spec[comp];
+    if (!isObject(c) || typeof c[field] !== 'string' || c[field] === '') continue;
+    if (!(c[enabledBy] ?? enabledByDefault)) continue;
+    const wanted = c[field] as string;
+    const storage = listOfNames(c.storageVolumes, 'name');
+    const mounts = listOfNames(c.additionalVolumeMounts, 'name');
+    if (!storage.includes(wanted) && !mounts.includes(wanted)) {
+      const known = [...storage, ...mounts];
+      issues.push({
+        path: `spec.${comp}.${field}`,
+        message: `no storage volume or additional volume mount is named ${JSON.stringify(wanted)}${known.length ? ` (have: ${known.join(', ')})` : ''}`,
+      });
+    }
+  }
+  return issues;
+}
+
+function listOfNames(list: unknown, key: string): string[] {
+  return Array.isArray(list) ? list.filter(isObject).map((x) => String(x[key])) : [];
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,68 @@
+/**
+ * Every default the renderer applies, in one table (tidb-operator v1's values). `resolve.ts` is the
+ * only reader; the README's defaults table is generated from it (`npm run docs`).
+ */
+export interface DefaultEntry {
+  /** Field path in the TidbCluster, `<component>` standing for pd, tikv and tidb. */
+  readonly field: string;
+  readonly value: string | number | boolean;
+  readonly note?: string;
+}
+
+export const DEFAULTS = {
+  imagePullPolicy: 'IfNotPresent',
+  helperImage: 'busybox:1.26.2',
+  baseImage: { pd: 'pingcap/pd', tikv: 'pingcap/tikv', tidb: 'pingcap/tidb' },
+  configUpdateStrategy: 'InPlace',
+  statefulSetUpdateStrategy: 'RollingUpdate',
+  podManagementPolicy: 'Parallel',
+  startScriptVersion: 'v1',
+  timezone: '',
+  clusterDomain: '',
+  pvReclaimPolicy: 'Retain',
+  maxFailoverCount: 3,
+  topologyMaxSkew: 1,
+  probeInitialDelaySeconds: 10,
+  pdStartTimeout: 30,
+  pdInitWaitTime: 0,
+  pdSpareVolReplaceReplicas: 1,
+  tikvEvictLeaderTimeout: '1500m',
+  tikvWaitLeaderTransferBackTimeout: '400s',
+  tikvScaleParallelism: 1,
+  tidbSeparateSlowLog: true,
+  tidbSlowLogFile: '/var/log/tidb/slowlog',
+  tidbExposeStatus: true,
+  tidbServicePortName: 'mysql-client',
+  pdServicePortName: 'client',
+  tidbLogMaxBackups: 3,
+} as const;
+
+/** The same defaults, keyed by the field they fill, for the documentation. */
+export const DEFAULTS_TABLE: readonly DefaultEntry[] = [
+  { field: 'spec.imagePullPolicy', value: DEFAULTS.imagePullPolicy },
+  { field: 'spec.helper.image', value: DEFAULTS.helperImage, note: 'log tailers and init containers' },
+  { field: 'spec.pd.baseImage', value: DEFAULTS.baseImage.pd },
+  { field: 'spec.tikv.baseImage', value: DEFAULTS.baseImage.tikv },
+  { field: 'spec.tidb.baseImage', value: DEFAULTS.baseImage.tidb },
+  { field: 'spec.<component>.version', value: 'spec.version', note: 'no tag when neither is set' },
+  { field: 'spec.configUpdateStrategy', value: DEFAULTS.configUpdateStrategy },
+  { field: 'spec.statefulSetUpdateStrategy', value: DEFAULTS.statefulSetUpdateStrategy },
+  { field: 'spec.podManagementPolicy', value: DEFAULTS.podManagementPolicy, note: 'only OrderedReady is honoured' },
+  { field: 'spec.startScriptVersion', value: DEFAULTS.startScriptVersion },
+  { field: 'spec.timezone', value: '""', note: 'TZ of PD, TiKV and TiDB' },
+  { field: 'spec.clusterDomain', value: '""' },
+  { field: 'spec.pvReclaimPolicy', value: DEFAULTS.pvReclaimPolicy, note: 'read by the controller' },
+  { field: 'spec.<component>.maxFailoverCount', value: DEFAULTS.maxFailoverCount, note: 'read by the controller' },
+  { field: 'spec.<component>.topologySpreadConstraints[].maxSkew', value: DEFAULTS.topologyMaxSkew },
+  { field: 'spec.<component>.readinessProbe.initialDelaySeconds', value: DEFAULTS.probeInitialDelaySeconds },
+  { field: 'spec.pd.startTimeout', value: DEFAULTS.pdStartTimeout, note: 'seconds of DNS wait in the start script' },
+  { field: 'spec.pd.initWaitTime', value: DEFAULTS.pdInitWaitTime },
+  { field: 'spec.tikv.evictLeaderTimeout', value: DEFAULTS.tikvEvictLeaderTimeout, note: 'read by the controller' },
+  { field: 'spec.tikv.waitLeaderTransferBackTimeout', value: DEFAULTS.tikvWaitLeaderTransferBackTimeout, note: 'read by the controller' },
+  { field: 'spec.tidb.separateSlowLog', value: DEFAULTS.tidbSeparateSlowLog },
+  { field: 'spec.tidb.service.exposeStatus', value: DEFAULTS.tidbExposeStatus },
+  { field: 'spec.tidb.service.portName', value: DEFAULTS.tidbServicePortName },
+  { field: 'spec.pd.service.portName', value: DEFAULTS.pdServicePortName },
+  { field: 'spec.tidb.config log.file.max-backups', value: DEFAULTS.tidbLogMaxBackups, note: 'only when unset' },
+  { field: 'spec.tidb.binlogEnabled', value: false, note: 'true when spec.pump is set' },
+];

@@ -1,0 +1,39 @@
+/** A problem in one place of one input document. */
+export interface SpecIssue {
+  /** Path in the document, e.g. `spec.tikv.replica`. */
+  readonly path: string;
+  readonly message: string;
+  /** 1-based line in the source file, when the document came from a file. */
+  readonly line?: number;
+}
+
+/** Where an input document came from, for messages. */
+export interface SourceRef {
+  /** File path as the user gave it, or `<stdin>`. */
+  readonly file: string;
+  /** 1-based index of the document in a multi-document file. */
+  readonly document: number;
+}
+
+/** One or more problems with a TidbCluster; its message lists them all, one per line. */
+export class SpecError extends Error {
+  constructor(
+    readonly issues: readonly SpecIssue[],
+    readonly source?: SourceRef,
+  ) {
+    super(issues.map((i) => formatIssue(i, source)).join('\n'));
+    this.name = 'SpecError';
+  }
+
+  /** The same issues, attributed to a file and document. */
+  at(source: SourceRef): SpecError {
+    return new SpecError(this.issues, source);
+  }
+}
+
+/** `file: document N: path (line L): message` — the form every input error takes. */
+export function formatIssue(issue: SpecIssue, source?: SourceRef): string {
+  const where = source ? `${source.file}: document ${source.document}: ` : '';
+  const line = issue.line !== undefined ? ` (line ${issue.line})` : '';
+  return `${where}${issue.path}${line}: ${issue.message}`;
+}

@@ -1,0 +1,120 @@
+/**
+ * Reading TidbCluster documents from YAML text: multi-document streams, other kinds skipped, every
+ * problem reported with file, document index, path and line. No file system access here.
+ */
+import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { tomlFloat } from '../render/config/toml';
+import { documentIssues } from './check';
+import { SpecError, type SourceRef, type SpecIssue } from './errors';
+import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
+import { KIND, type TidbCluster } from './types';
+
+export interface LoadedCluster {
+  readonly source: SourceRef;
+  readonly resolved: ResolvedCluster;
+}
+
+export interface LoadResult {
+  readonly clusters: LoadedCluster[];
+  /** Problems, each already attributed to its file and document. */
+  readonly errors: SpecError[];
+  /** One line per document skipped because it is not a TidbCluster. */
+  readonly skipped: string[];
+}
+
+/** Parses and checks every document of one YAML text. */
+export function loadTidbClusters(text: string, file: string, options: ResolveOptions = {}): LoadResult {
+  const lines = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const result: LoadResult = { clusters: [], errors: [], skipped: [] };
+  if (!Array.isArray(docs)) return result; // an empty stream
+  docs.forEach((doc, i) => loadDocument(doc, { file, document: i + 1 }, lines, options, result));
+  return result;
+}
+
+function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounter, options: ResolveOptions, out: LoadResult): void {
+  if (doc.errors.length > 0) {
+    out.errors.push(
+      new SpecError(
+        doc.errors.map((e) => ({ path: '(yaml)', line: lines.linePos(e.pos[0]).line, message: `not valid YAML: ${firstLine(e.message)}` })),
+        source,
+      ),
+    );
+    return;
+  }
+  if (doc.contents === null) return; // an empty document between `---` markers
+  const value = toPlain(doc.contents);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    out.errors.push(new SpecError([{ path: '(document)', line: lineOf(doc, lines, ''), message: 'expected a mapping (a Kubernetes object)' }], source));
+    return;
+  }
+  const obj = value as Record<string, unknown>;
+  if (obj.kind !== KIND) {
+    out.skipped.push(`${source.file}: document ${source.document}: skipped ${describe(obj)}: not a ${KIND}`);
+    return;
+  }
+  const withLines = (issues: readonly SpecIssue[]) => issues.map((i) => ({ ...i, line: i.line ?? lineOf(doc, lines, i.path) }));
+  const issues = documentIssues(obj);
+  if (issues.length > 0) {
+    out.errors.push(new SpecError(withLines(issues), source));
+    return;
+  }
+  try {
+    out.clusters.push({ source, resolved: resolveCluster(obj as unknown as TidbCluster, options) });
+  } catch (e) {
+    if (!(e instanceof SpecError)) throw e;
+    out.errors.push(new SpecError(withLines(e.issues), source));
+  }
+}
+
+function describe(obj: Record<string, unknown>): string {
+  const kind = typeof obj.kind === 'string' ? obj.kind : '(no kind)';
+  const name = (obj.metadata as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' ? `${kind} ${name}` : kind;
+}
+
+/** The JS value of a node; floats written with a fraction or exponent stay floats for TOML. */
+function toPlain(node: unknown): unknown {
+  if (isMap(node)) {
+    const out: Record<string, unknown> = {};
+    for (const pair of node.items) out[String(isScalar(pair.key) ? pair.key.value : pair.key)] = toPlain(pair.value);
+    return out;
+  }
+  if (isSeq(node)) return node.items.map(toPlain);
+  if (isScalar(node)) {
+    const v = node.value;
+    if (typeof v === 'number' && Number.isInteger(v) && isFloatLiteral(node.source)) return tomlFloat(v);
+    return v;
+  }
+  return node === undefined ? null : node;
+}
+
+function isFloatLiteral(source: unknown): boolean {
+  return typeof source === 'string' && /^[-+]?(\d[\d_]*)?\.\d|[eE]/.test(source) && !/^0x/i.test(source);
+}
+
+/** Line of the deepest node the path reaches (the path itself may name a missing key). */
+function lineOf(doc: Document.Parsed, lines: LineCounter, path: string): number | undefined {
+  const segments = parsePath(path);
+  for (let n = segments.length; n >= 0; n--) {
+    const node = (n === 0 ? doc.contents : doc.getIn(segments.slice(0, n), true)) as Node | undefined;
+    if (node && node.range) return lines.linePos(node.range[0]).line;
+  }
+  return undefined;
+}
+
+/** `spec.tidb.env[0]["app.kubernetes.io/name"]` -> ['spec', 'tidb', 'env', 0, 'app.kubernetes.io/name'] */
+export function parsePath(path: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  const re = /([^.[\]]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]/g;
+  for (let m = re.exec(path); m; m = re.exec(path)) {
+    if (m[1] !== undefined) out.push(m[1]);
+    else if (m[2] !== undefined) out.push(Number(m[2]));
+    else out.push(JSON.parse(`"${m[3]}"`) as string);
+  }
+  return out;
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0];
+}

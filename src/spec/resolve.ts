@@ -1,0 +1,581 @@
+/**
+ * `resolve(spec) -> ResolvedCluster`: applies every default once (from `defaults.ts`) and the
+ * operator's cluster-vs-component precedence rules, so constructs never re-default.
+ */
+import type {
+  Affinity,
+  Container,
+  EnvFromSource,
+  EnvVar,
+  Lifecycle,
+  LocalObjectReference,
+  PodDNSConfig,
+  PodSecurityContext,
+  ResourceRequirements,
+  SecurityContext,
+  Toleration,
+  TopologySpreadConstraint,
+  Volume,
+  VolumeMount,
+} from '../../imports/k8s';
+import { isTomlTable, parseToml, type TomlTable, type TomlValue } from '../render/config/toml';
+import { DEFAULTS } from './defaults';
+import { SpecError, type SpecIssue } from './errors';
+import { LABEL, LABEL_VALUE, type ComponentKind } from './names';
+import { quantityToBytes } from './quantity';
+import type {
+  ComponentConfig,
+  ComponentSpec,
+  LogTailerSpec,
+  PodSettings,
+  ResourceList,
+  ServiceSpec,
+  TiDBServiceSpec,
+  TidbCluster,
+  TidbClusterSpec,
+} from './types';
+
+export interface ResolveOptions {
+  /** Namespace for a cluster whose metadata has none. @default none (objects carry no namespace) */
+  readonly namespace?: string;
+}
+
+/** v2 start-script switches (`spec.startScriptV2FeatureFlags`). */
+export interface ScriptFeatureFlags {
+  readonly waitForDnsNameIpMatch: boolean;
+  readonly preferPdAddressesOverDiscovery: boolean;
+  readonly noWaitDns: boolean;
+}
+
+export interface ResolvedCluster {
+  readonly name: string;
+  readonly namespace?: string;
+  /** Value of the `app.kubernetes.io/instance` label: the TidbCluster's own such label, else its name. */
+  readonly instance: string;
+  readonly clusterDomain: string;
+  readonly scheme: 'http' | 'https';
+  readonly timezone: string;
+  readonly startScriptVersion: 'v1' | 'v2';
+  readonly featureFlags: ScriptFeatureFlags;
+  readonly enableDynamicConfiguration: boolean;
+  readonly preferIPv6: boolean;
+  readonly helper: { readonly image: string; readonly imagePullPolicy: string };
+  /** Cluster-wide settings for the controller. */
+  readonly settings: { readonly paused: boolean; readonly pvReclaimPolicy: string; readonly enablePVReclaim: boolean };
+  readonly pd?: ResolvedPD;
+  readonly tikv?: ResolvedTiKV;
+  readonly tidb?: ResolvedTiDB;
+}
+
+/** Pod-level settings after the cluster/component precedence rules. */
+export interface ResolvedPod {
+  readonly schedulerName?: string;
+  readonly affinity?: Affinity;
+  readonly priorityClassName?: string;
+  readonly nodeSelector: Record<string, string>;
+  readonly annotations: Record<string, string>;
+  readonly labels: Record<string, string>;
+  readonly tolerations: Toleration[];
+  readonly dnsConfig?: PodDNSConfig;
+  readonly dnsPolicy: string;
+  readonly hostNetwork: boolean;
+  readonly imagePullSecrets: LocalObjectReference[];
+  readonly securityContext?: PodSecurityContext;
+  readonly topologySpreadConstraints: TopologySpreadConstraint[];
+  readonly terminationGracePeriodSeconds?: number;
+  readonly automountServiceAccountToken?: boolean;
+  readonly serviceAccountName?: string;
+}
+
+export interface ResolvedStorageVolume {
+  readonly name: string;
+  readonly storageClassName?: string;
+  readonly storageSize: string;
+  readonly mountPath?: string;
+}
+
+export interface ResolvedProbe {
+  readonly type: 'tcp' | 'command';
+  readonly initialDelaySeconds: number;
+  readonly periodSeconds?: number;
+}
+
+export interface ResolvedLogTailer {
+  readonly image: string;
+  readonly imagePullPolicy: string;
+  readonly resources: ResourceRequirements;
+  readonly securityContext?: SecurityContext;
+}
+
+export interface ResolvedComponent {
+  readonly kind: ComponentKind;
+  readonly replicas: number;
+  readonly image: string;
+  readonly imagePullPolicy: string;
+  readonly pod: ResolvedPod;
+  readonly configUpdateStrategy: 'InPlace' | 'RollingUpdate';
+  readonly statefulSetUpdateStrategy: 'RollingUpdate' | 'OnDelete';
+  readonly podManagementPolicy: 'Parallel' | 'OrderedReady';
+  readonly env: EnvVar[];
+  readonly envFrom: EnvFromSource[];
+  readonly initContainers: Container[];
+  readonly additionalContainers: Container[];
+  readonly additionalVolumes: Volume[];
+  readonly additionalVolumeMounts: VolumeMount[];
+  readonly securityContext?: SecurityContext;
+  readonly readinessProbe?: ResolvedProbe;
+  /** Container resources: requests/limits without `storage`. */
+  readonly resources: ResourceRequirements;
+  /** Size of the data volume (`requests.storage`). */
+  readonly storageRequest?: string;
+  readonly storageClassName?: string;
+  readonly storageVolumes: ResolvedStorageVolume[];
+  /** The user's config as a TOML table (before the keys the renderer owns are overlaid). */
+  readonly config: TomlTable;
+  /** Operation settings for the controller, written as JSON into an annotation. */
+  readonly settings: Record<string, unknown>;
+}
+
+export interface ResolvedService {
+  readonly type: string;
+  readonly annotations: Record<string, string>;
+  readonly labels: Record<string, string>;
+  readonly portName: string;
+  readonly loadBalancerIP?: string;
+  readonly clusterIP?: string;
+  readonly loadBalancerSourceRanges?: string[];
+  readonly loadBalancerClass?: string;
+}
+
+export interface ResolvedPD extends ResolvedComponent {
+  readonly kind: 'pd';
+  readonly service: ResolvedService;
+  readonly dataSubDir: string;
+  readonly startTimeout: number;
+  readonly initWaitTime: number;
+  readonly startUpScriptVersion: '' | 'v1';
+  readonly enableDashboardInternalProxy?: boolean;
+}
+
+export interface ResolvedTiKV extends ResolvedComponent {
+  readonly kind: 'tikv';
+  readonly dataSubDir: string;
+  /** `CAPACITY` env: `0`, `<n>GB` or `<n>MB` from `limits.storage`. */
+  readonly capacity: string;
+  readonly privileged: boolean;
+  readonly enableNamedStatusPort: boolean;
+  /** PD start timeout, also used by the TiKV v2 script's optional DNS wait. */
+  readonly startTimeout: number;
+  readonly rocksDBLog?: { readonly volumeName?: string };
+  readonly raftLog?: { readonly volumeName?: string };
+  readonly logTailer: ResolvedLogTailer;
+}
+
+export interface ResolvedTiDBService extends ResolvedService {
+  readonly port: number;
+  readonly externalTrafficPolicy?: string;
+  readonly exposeStatus: boolean;
+  readonly mysqlNodePort?: number;
+  readonly statusNodePort?: number;
+  readonly additionalPorts: NonNullable<TiDBServiceSpec['additionalPorts']>;
+}
+
+export interface ResolvedTiDB extends ResolvedComponent {
+  readonly kind: 'tidb';
+  readonly service?: ResolvedTiDBService;
+  readonly binlogEnabled: boolean;
+  readonly separateSlowLog: boolean;
+  readonly slowLogVolumeName?: string;
+  readonly slowLogTailer: ResolvedLogTailer;
+  readonly tokenBasedAuthEnabled: boolean;
+  readonly bootstrapSQLConfigMapName?: string;
+  readonly plugins: string[];
+  readonly arguments: string[];
+  readonly lifecycle?: Lifecycle;
+  readonly customizedStartupProbe?: NonNullable<import('./types').TiDBSpec['customizedStartupProbe']>;
+}
+
+const FEATURE_FLAGS: Record<string, keyof ScriptFeatureFlags> = {
+  WaitForDnsNameIpMatch: 'waitForDnsNameIpMatch',
+  PreferPDAddressesOverDiscovery: 'preferPdAddressesOverDiscovery',
+  NoWaitDNS: 'noWaitDns',
+};
+
+/**
+ * Resolves a schema-valid TidbCluster. Throws SpecError listing every problem found (bad TOML,
+ * contradictory settings) with its path.
+ */
+export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): ResolvedCluster {
+  const issues: SpecIssue[] = [];
+  const spec = tc.spec ?? {};
+  const namespace = tc.metadata.namespace ?? options.namespace;
+  const startScriptVersion = spec.startScriptVersion === 'v2' ? 'v2' : 'v1';
+  const featureFlags = resolveFeatureFlags(spec, issues);
+  if (startScriptVersion === 'v2' && !namespace) {
+    issues.push({
+      path: 'metadata.namespace',
+      message: 'required with startScriptVersion v2, whose scripts name the namespace; set it here or pass --namespace',
+    });
+  }
+  const imagePullPolicy = spec.imagePullPolicy ?? DEFAULTS.imagePullPolicy;
+  const helper = {
+    image: spec.helper?.image ?? spec.tidb?.slowLogTailer?.image ?? DEFAULTS.helperImage,
+    imagePullPolicy: spec.helper?.imagePullPolicy ?? spec.tidb?.slowLogTailer?.imagePullPolicy ?? imagePullPolicy,
+  };
+  const ctx: Ctx = { tc, spec, issues, helper };
+  const cluster: ResolvedCluster = {
+    name: tc.metadata.name,
+    namespace,
+    instance: tc.metadata.labels?.[LABEL.instance] ?? tc.metadata.name,
+    clusterDomain: spec.clusterDomain ?? DEFAULTS.clusterDomain,
+    scheme: 'http',
+    timezone: spec.timezone ?? DEFAULTS.timezone,
+    startScriptVersion,
+    featureFlags,
+    enableDynamicConfiguration: spec.enableDynamicConfiguration ?? false,
+    preferIPv6: spec.preferIPv6 ?? false,
+    helper,
+    settings: clusterSettings(spec),
+    pd: spec.pd && resolvePD(ctx),
+    tikv: spec.tikv && resolveTiKV(ctx),
+    tidb: spec.tidb && resolveTiDB(ctx),
+  };
+  if (!cluster.pd && !cluster.tikv && !cluster.tidb) {
+    issues.push({ path: 'spec', message: 'no component to render: set at least one of pd, tikv, tidb' });
+  } else if (!cluster.pd) {
+    issues.push({ path: 'spec.pd', message: 'required field is missing: a cluster needs its own PD (joining another cluster is not supported yet)' });
+  }
+  if (issues.length > 0) throw new SpecError(issues);
+  return cluster;
+}
+
+interface Ctx {
+  readonly tc: TidbCluster;
+  readonly spec: TidbClusterSpec;
+  readonly issues: SpecIssue[];
+  readonly helper: { readonly image: string; readonly imagePullPolicy: string };
+}
+
+function resolveFeatureFlags(spec: TidbClusterSpec, issues: SpecIssue[]): ScriptFeatureFlags {
+  const flags = { waitForDnsNameIpMatch: false, preferPdAddressesOverDiscovery: false, noWaitDns: false };
+  (spec.startScriptV2FeatureFlags ?? []).forEach((flag, i) => {
+    const key = FEATURE_FLAGS[flag];
+    if (key) flags[key] = true;
+    else if (flag === 'BashShebang') {
+      // Our scripts are POSIX sh and run under /bin/sh either way; the shebang changes nothing.
+    } else {
+      issues.push({
+        path: `spec.startScriptV2FeatureFlags[${i}]`,
+        message: `expected one of ${[...Object.keys(FEATURE_FLAGS), 'BashShebang'].join(', ')}, got ${JSON.stringify(flag)}`,
+      });
+    }
+  });
+  return flags;
+}
+
+function resolvePD(ctx: Ctx): ResolvedPD {
+  const pd = ctx.spec.pd!;
+  const base = resolveComponent(ctx, 'pd', pd);
+  const legacyType = ctx.spec.services?.find((s) => s.name === 'pd')?.type;
+  return {
+    ...base,
+    kind: 'pd',
+    service: resolveService(pd.service, DEFAULTS.pdServicePortName, pd.service?.type ?? legacyServiceType(legacyType)),
+    dataSubDir: pd.dataSubDir ?? '',
+    // 0 counts as unset, as in the operator.
+    startTimeout: pd.startTimeout || DEFAULTS.pdStartTimeout,
+    initWaitTime: pd.initWaitTime ?? DEFAULTS.pdInitWaitTime,
+    startUpScriptVersion: pd.startUpScriptVersion ?? '',
+    enableDashboardInternalProxy: pd.enableDashboardInternalProxy,
+    settings: {
+      ...base.settings,
+      spareVolReplaceReplicas: pd.spareVolReplaceReplicas ?? DEFAULTS.pdSpareVolReplaceReplicas,
+    },
+  };
+}
+
+/** The deprecated `spec.services` entry knows NodePort and LoadBalancer; anything else is ClusterIP. */
+function legacyServiceType(type: string | undefined): string {
+  return type === 'NodePort' || type === 'LoadBalancer' ? type : 'ClusterIP';
+}
+
+function resolveTiKV(ctx: Ctx): ResolvedTiKV {
+  const tikv = ctx.spec.tikv!;
+  const base = resolveComponent(ctx, 'tikv', tikv);
+  return {
+    ...base,
+    kind: 'tikv',
+    dataSubDir: tikv.dataSubDir ?? '',
+    capacity: tikvCapacity(tikv.limits?.storage, ctx.issues),
+    privileged: tikv.privileged ?? false,
+    enableNamedStatusPort: tikv.enableNamedStatusPort ?? false,
+    startTimeout: ctx.spec.pd?.startTimeout || DEFAULTS.pdStartTimeout,
+    rocksDBLog: tikv.separateRocksDBLog ? { volumeName: tikv.rocksDBLogVolumeName } : undefined,
+    raftLog: tikv.separateRaftLog ? { volumeName: tikv.raftLogVolumeName } : undefined,
+    logTailer: resolveLogTailer(ctx, tikv.logTailer),
+    settings: {
+      ...base.settings,
+      evictLeaderTimeout: tikv.evictLeaderTimeout ?? DEFAULTS.tikvEvictLeaderTimeout,
+      waitLeaderTransferBackTimeout: tikv.waitLeaderTransferBackTimeout ?? DEFAULTS.tikvWaitLeaderTransferBackTimeout,
+      recoverFailover: tikv.recoverFailover ?? false,
+      recoverByUID: tikv.failover?.recoverByUID,
+      storeLabels: tikv.storeLabels ?? [],
+      scaleInParallelism: tikv.scalePolicy?.scaleInParallelism ?? DEFAULTS.tikvScaleParallelism,
+      scaleOutParallelism: tikv.scalePolicy?.scaleOutParallelism ?? DEFAULTS.tikvScaleParallelism,
+      spareVolReplaceReplicas: tikv.spareVolReplaceReplicas ?? DEFAULTS.pdSpareVolReplaceReplicas,
+    },
+  };
+}
+
+function resolveTiDB(ctx: Ctx): ResolvedTiDB {
+  const tidb = ctx.spec.tidb!;
+  const base = resolveComponent(ctx, 'tidb', tidb);
+  const config = { ...base.config };
+  const log = asTable(config.log);
+  const file = asTable(log.file);
+  if (file['max-backups'] === undefined) {
+    config.log = { ...log, file: { ...file, 'max-backups': DEFAULTS.tidbLogMaxBackups } };
+  }
+  return {
+    ...base,
+    kind: 'tidb',
+    config,
+    service: tidb.service && resolveTiDBService(tidb.service),
+    binlogEnabled: tidb.binlogEnabled ?? false,
+    separateSlowLog: tidb.separateSlowLog ?? DEFAULTS.tidbSeparateSlowLog,
+    slowLogVolumeName: tidb.slowLogVolumeName || undefined,
+    slowLogTailer: resolveLogTailer(ctx, tidb.slowLogTailer),
+    tokenBasedAuthEnabled: tidb.tokenBasedAuthEnabled ?? false,
+    bootstrapSQLConfigMapName: tidb.bootstrapSQLConfigMapName || undefined,
+    plugins: tidb.plugins ?? [],
+    arguments: tidb.arguments ?? [],
+    lifecycle: tidb.lifecycle,
+    customizedStartupProbe: tidb.customizedStartupProbe,
+    settings: {
+      ...base.settings,
+      scaleInParallelism: tidb.scalePolicy?.scaleInParallelism ?? DEFAULTS.tikvScaleParallelism,
+      scaleOutParallelism: tidb.scalePolicy?.scaleOutParallelism ?? DEFAULTS.tikvScaleParallelism,
+      serverLabels: tidb.serverLabels ?? {},
+    },
+  };
+}
+
+function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentSpec): ResolvedComponent {
+  const { spec, tc } = ctx;
+  const path = `spec.${kind}`;
+  const hostNetwork = comp.hostNetwork ?? spec.hostNetwork ?? false;
+  const { resources, storage } = splitResources(comp.requests, comp.limits, (comp as { claims?: unknown[] }).claims);
+  return {
+    kind,
+    replicas: comp.replicas,
+    image: resolveImage(kind, comp, spec.version),
+    imagePullPolicy: comp.imagePullPolicy ?? spec.imagePullPolicy ?? DEFAULTS.imagePullPolicy,
+    pod: {
+      schedulerName: comp.schedulerName ?? spec.schedulerName,
+      affinity: comp.affinity ?? spec.affinity,
+      priorityClassName: comp.priorityClassName ?? spec.priorityClassName,
+      nodeSelector: { ...spec.nodeSelector, ...comp.nodeSelector },
+      annotations: { ...spec.annotations, ...comp.annotations },
+      labels: { ...spec.labels, ...comp.labels },
+      tolerations: nonEmpty(comp.tolerations) ?? spec.tolerations ?? [],
+      dnsConfig: comp.dnsConfig ?? spec.dnsConfig,
+      dnsPolicy: comp.dnsPolicy ?? spec.dnsPolicy ?? (hostNetwork ? 'ClusterFirstWithHostNet' : 'ClusterFirst'),
+      hostNetwork,
+      imagePullSecrets: nonEmpty(comp.imagePullSecrets) ?? spec.imagePullSecrets ?? [],
+      securityContext: comp.podSecurityContext ?? spec.podSecurityContext,
+      topologySpreadConstraints: topologySpread(
+        nonEmpty(comp.topologySpreadConstraints) ?? spec.topologySpreadConstraints ?? [],
+        kind,
+        tc.metadata.name,
+      ),
+      terminationGracePeriodSeconds: comp.terminationGracePeriodSeconds,
+      automountServiceAccountToken: comp.automountServiceAccountToken,
+      serviceAccountName: comp.serviceAccount ?? spec.serviceAccount,
+    },
+    configUpdateStrategy: comp.configUpdateStrategy ?? spec.configUpdateStrategy ?? (DEFAULTS.configUpdateStrategy as 'InPlace'),
+    statefulSetUpdateStrategy:
+      comp.statefulSetUpdateStrategy ?? spec.statefulSetUpdateStrategy ?? (DEFAULTS.statefulSetUpdateStrategy as 'RollingUpdate'),
+    podManagementPolicy: (comp.podManagementPolicy ?? spec.podManagementPolicy) === 'OrderedReady' ? 'OrderedReady' : 'Parallel',
+    env: comp.env ?? [],
+    envFrom: comp.envFrom ?? [],
+    initContainers: comp.initContainers ?? [],
+    additionalContainers: comp.additionalContainers ?? [],
+    additionalVolumes: comp.additionalVolumes ?? [],
+    additionalVolumeMounts: comp.additionalVolumeMounts ?? [],
+    securityContext: comp.securityContext,
+    readinessProbe: comp.readinessProbe && {
+      type: comp.readinessProbe.type ?? 'tcp',
+      initialDelaySeconds: comp.readinessProbe.initialDelaySeconds ?? DEFAULTS.probeInitialDelaySeconds,
+      periodSeconds: comp.readinessProbe.periodSeconds,
+    },
+    resources,
+    storageRequest: storage,
+    storageClassName: comp.storageClassName,
+    storageVolumes: (comp.storageVolumes ?? []).map((v) => ({
+      name: v.name,
+      storageClassName: v.storageClassName || comp.storageClassName,
+      storageSize: String(v.storageSize),
+      mountPath: v.mountPath || undefined,
+    })),
+    config: configTable(comp.config, `${path}.config`, ctx.issues),
+    settings: {
+      ...clusterSettings(spec),
+      maxFailoverCount: comp.maxFailoverCount ?? DEFAULTS.maxFailoverCount,
+    },
+  };
+}
+
+/** Cluster-wide operation settings; every component's settings annotation carries them too. */
+function clusterSettings(spec: TidbClusterSpec): ResolvedCluster['settings'] {
+  return {
+    paused: spec.paused ?? false,
+    pvReclaimPolicy: spec.pvReclaimPolicy ?? DEFAULTS.pvReclaimPolicy,
+    enablePVReclaim: spec.enablePVReclaim ?? false,
+  };
+}
+
+/** `baseImage[:version]`; the CRD fills baseImage by default, so `image` counts only when it is "". */
+function resolveImage(kind: ComponentKind, comp: ComponentSpec, clusterVersion: string | undefined): string {
+  const base = comp.baseImage ?? DEFAULTS.baseImage[kind];
+  if (base === '' && comp.image) return comp.image;
+  const version = comp.version ?? clusterVersion;
+  return version ? `${base}:${version}` : base;
+}
+
+function resolveService(svc: ServiceSpec | undefined, defaultPortName: string, type: string): ResolvedService {
+  return {
+    type,
+    annotations: svc?.annotations ?? {},
+    labels: svc?.labels ?? {},
+    portName: svc?.portName ?? defaultPortName,
+    loadBalancerIP: svc?.loadBalancerIP,
+    clusterIP: svc?.clusterIP,
+    loadBalancerSourceRanges: svc?.loadBalancerSourceRanges,
+    loadBalancerClass: svc?.loadBalancerClass,
+  };
+}
+
+function resolveTiDBService(svc: TiDBServiceSpec): ResolvedTiDBService {
+  return {
+    ...resolveService(svc, DEFAULTS.tidbServicePortName, svc.type || 'ClusterIP'),
+    port: svc.port ?? 4000,
+    externalTrafficPolicy: svc.externalTrafficPolicy,
+    exposeStatus: svc.exposeStatus ?? DEFAULTS.tidbExposeStatus,
+    mysqlNodePort: svc.mysqlNodePort || undefined,
+    statusNodePort: svc.statusNodePort || undefined,
+    additionalPorts: svc.additionalPorts ?? [],
+  };
+}
+
+function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined): ResolvedLogTailer {
+  return {
+    image: ctx.helper.image,
+    imagePullPolicy: ctx.helper.imagePullPolicy,
+    resources: splitResources(tailer?.requests, tailer?.limits, undefined).resources,
+    securityContext: tailer?.securityContext,
+  };
+}
+
+/** Container resources never carry `storage`: that key sizes the PVC (requests) or TiKV (limits). */
+function splitResources(
+  requests: ResourceList | undefined,
+  limits: ResourceList | undefined,
+  claims: unknown[] | undefined,
+): { resources: ResourceRequirements; storage?: string } {
+  const strip = (list: ResourceList | undefined) => {
+    if (!list) return undefined;
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(list)) if (k !== 'storage') out[k] = String(v);
+    return Object.keys(out).length > 0 ? out : undefined;
+  };
+  const resources: ResourceRequirements = {};
+  const req = strip(requests);
+  const lim = strip(limits);
+  if (lim) resources.limits = lim;
+  if (req) resources.requests = req;
+  if (claims && claims.length > 0) resources.claims = claims as ResourceRequirements['claims'];
+  const storage = requests?.storage;
+  return { resources, storage: storage === undefined ? undefined : String(storage) };
+}
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+/** TiKV's `--capacity`: whole GiB as `<n>GB`, else whole MiB as `<n>MB`; `0` means the disk size. */
+function tikvCapacity(limit: string | number | undefined, issues: SpecIssue[]): string {
+  if (limit === undefined) return '0';
+  const bytes = quantityToBytes(limit);
+  if (bytes === undefined) {
+    issues.push({ path: 'spec.tikv.limits.storage', message: `expected a Kubernetes quantity such as 100Gi, got ${JSON.stringify(limit)}` });
+    return '0';
+  }
+  return bytes % GiB === 0 ? `${bytes / GiB}GB` : `${Math.floor(bytes / MiB)}MB`;
+}
+
+function topologySpread(
+  entries: NonNullable<PodSettings['topologySpreadConstraints']>,
+  kind: ComponentKind,
+  clusterName: string,
+): TopologySpreadConstraint[] {
+  return entries.map((e) => ({
+    maxSkew: e.maxSkew ?? DEFAULTS.topologyMaxSkew,
+    topologyKey: e.topologyKey,
+    whenUnsatisfiable: 'DoNotSchedule',
+    ...(e.minDomains !== undefined && { minDomains: e.minDomains }),
+    ...(e.nodeAffinityPolicy !== undefined && { nodeAffinityPolicy: e.nodeAffinityPolicy }),
+    labelSelector: {
+      matchLabels: {
+        [LABEL.name]: LABEL_VALUE.name,
+        [LABEL.managedBy]: LABEL_VALUE.managedBy,
+        [LABEL.component]: kind,
+        [LABEL.instance]: clusterName,
+        ...e.matchLabels,
+      },
+    },
+  }));
+}
+
+/** A TOML string is parsed; a mapping is taken as the same table. Bad input becomes an issue. */
+function configTable(config: ComponentConfig | undefined, path: string, issues: SpecIssue[]): TomlTable {
+  if (config === undefined || config === null) return {};
+  if (typeof config === 'string') {
+    try {
+      return parseToml(config);
+    } catch (e) {
+      issues.push({ path, message: `invalid TOML: ${(e as Error).message}` });
+      return {};
+    }
+  }
+  return toTable(config, path, issues);
+}
+
+function toTable(obj: Record<string, unknown>, path: string, issues: SpecIssue[]): TomlTable {
+  const out: TomlTable = {};
+  for (const [key, value] of Object.entries(obj)) {
+    const v = toTomlValue(value, `${path}.${key}`, issues);
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+function toTomlValue(value: unknown, path: string, issues: SpecIssue[]): TomlValue | undefined {
+  if (value === null || value === undefined) {
+    issues.push({ path, message: 'a config value cannot be empty (null); remove the key or give it a value' });
+    return undefined;
+  }
+  if (Array.isArray(value)) {
+    return value.map((v, i) => toTomlValue(v, `${path}[${i}]`, issues)).filter((v): v is TomlValue => v !== undefined);
+  }
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return toTable(value as Record<string, unknown>, path, issues);
+  }
+  return value as TomlValue;
+}
+
+function asTable(value: TomlValue | undefined): TomlTable {
+  return isTomlTable(value) ? value : {};
+}
+
+function nonEmpty<T>(list: T[] | undefined): T[] | undefined {
+  return list && list.length > 0 ? list : undefined;
+}

@@ -1,0 +1,31 @@
+/**
+ * Component versions for feature checks, read from the image tag as the operator reads them: the text
+ * after the last `:` (`latest` when there is none). `latest`, `nightly`, `master` and their `-suffix`
+ * forms count as newer than every release; pre-release suffixes are ignored.
+ */
+
+const NEWEST = /^(latest|nightly|master)(-.*)?$/;
+const SEMVER = /^v?(\d+)\.(\d+)\.(\d+)/;
+
+export function imageTag(image: string): string {
+  const slash = image.lastIndexOf('/');
+  const colon = image.lastIndexOf(':');
+  return colon > slash ? image.slice(colon + 1) : 'latest';
+}
+
+/**
+ * True when the image's version is a release below `version` (`x.y.z`). Tags that are neither a
+ * release nor a newest-alias are not below anything, so version-gated legacy behaviour stays off.
+ */
+export function imageVersionBelow(image: string, version: string): boolean {
+  const tag = imageTag(image);
+  if (NEWEST.test(tag)) return false;
+  const have = SEMVER.exec(tag);
+  const want = SEMVER.exec(version);
+  if (!have || !want) return false;
+  for (let i = 1; i <= 3; i++) {
+    const d = Number(have[i]) - Number(want[i]);
+    if (d !== 0) return d < 0;
+  }
+  return false;
+}
