@@ -62,6 +62,8 @@ export function describeFsError(e: unknown): string {
       return 'is a directory';
     case 'ENOTDIR':
       return 'a part of the path is not a directory';
+    case 'EEXIST':
+      return 'exists and is not a directory';
     default:
       return err.message;
   }

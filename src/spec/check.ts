@@ -23,7 +23,9 @@ export function documentIssues(doc: unknown): SpecIssue[] {
   if (!isObject(doc)) return issues;
   issues.push(...metadataIssues(doc.metadata));
   if (isObject(doc.spec)) {
-    issues.push(...unsupportedFields(doc as { spec: Record<string, unknown> }));
+    // A typo is an unknown field already; saying "not supported yet" about it too would double-count.
+    const reported = new Set(issues.map((i) => i.path));
+    issues.push(...unsupportedFields(doc as { spec: Record<string, unknown> }).filter((i) => !reported.has(i.path)));
     issues.push(...referenceIssues(doc.spec));
   }
   return issues;

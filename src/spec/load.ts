@@ -2,7 +2,7 @@
  * Reading TidbCluster documents from YAML text: multi-document streams, other kinds skipped, every
  * problem reported with file, document index, path and line. No file system access here.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import { tomlFloat } from '../render/config/toml';
 import { documentIssues } from './check';
 import { SpecError, type SourceRef, type SpecIssue } from './errors';
@@ -42,8 +42,9 @@ function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounte
     );
     return;
   }
-  if (doc.contents === null) return; // an empty document between `---` markers
-  const value = toPlain(doc.contents);
+  // An empty document (a trailing `---`) parses as a null scalar: nothing to render, nothing wrong.
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
+  const value = toPlain(doc.contents, doc);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     out.errors.push(new SpecError([{ path: '(document)', line: lineOf(doc, lines, ''), message: 'expected a mapping (a Kubernetes object)' }], source));
     return;
@@ -74,13 +75,23 @@ function describe(obj: Record<string, unknown>): string {
 }
 
 /** The JS value of a node; floats written with a fraction or exponent stay floats for TOML. */
-function toPlain(node: unknown): unknown {
+function toPlain(node: unknown, doc: Document.Parsed): unknown {
+  if (isAlias(node)) return toPlain(node.resolve(doc), doc);
   if (isMap(node)) {
     const out: Record<string, unknown> = {};
-    for (const pair of node.items) out[String(isScalar(pair.key) ? pair.key.value : pair.key)] = toPlain(pair.value);
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? pair.key.value : pair.key;
+      // `<<: *anchor` merges the anchored mapping's keys under the explicit ones.
+      if (key === '<<' && (isAlias(pair.value) || isMap(pair.value))) {
+        const merged = toPlain(pair.value, doc);
+        if (merged && typeof merged === 'object') for (const [k, v] of Object.entries(merged)) if (!(k in out)) out[k] = v;
+        continue;
+      }
+      out[String(key)] = toPlain(pair.value, doc);
+    }
     return out;
   }
-  if (isSeq(node)) return node.items.map(toPlain);
+  if (isSeq(node)) return node.items.map((item) => toPlain(item, doc));
   if (isScalar(node)) {
     const v = node.value;
     if (typeof v === 'number' && Number.isInteger(v) && isFloatLiteral(node.source)) return tomlFloat(v);

@@ -18,7 +18,7 @@ import type {
   Volume,
   VolumeMount,
 } from '../../imports/k8s';
-import { isTomlTable, parseToml, type TomlTable, type TomlValue } from '../render/config/toml';
+import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from '../render/config/toml';
 import { DEFAULTS } from './defaults';
 import { SpecError, type SpecIssue } from './errors';
 import { LABEL, LABEL_VALUE, type ComponentKind } from './names';
@@ -542,7 +542,12 @@ function configTable(config: ComponentConfig | undefined, path: string, issues: 
     try {
       return parseToml(config);
     } catch (e) {
-      issues.push({ path, message: `invalid TOML: ${(e as Error).message}` });
+      // One line per problem: the parser's own message carries a code excerpt.
+      const message =
+        e instanceof TomlSyntaxError
+          ? `invalid TOML at line ${e.line}, column ${e.column} of the config: ${e.reason}`
+          : `invalid TOML: ${(e as Error).message.split('\n')[0]}`;
+      issues.push({ path, message });
       return {};
     }
   }

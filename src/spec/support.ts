@@ -21,7 +21,7 @@ const COMPONENT_COMMON = [
   'serviceAccount', 'storageClassName', 'storageVolumes', 'maxFailoverCount',
 ];
 
-const SUPPORTED: Record<string, readonly string[]> = {
+export const SUPPORTED: Record<string, readonly string[]> = {
   spec: [
     ...POD_SETTINGS,
     'version', 'timezone', 'helper', 'serviceAccount', 'enableDynamicConfiguration', 'clusterDomain',
@@ -46,7 +46,7 @@ const SUPPORTED: Record<string, readonly string[]> = {
 };
 
 /** Fields accepted only at the value that means "off". */
-const OFF_VALUES: Record<string, readonly unknown[]> = {
+export const OFF_VALUES: Record<string, readonly unknown[]> = {
   'spec.tlsCluster': [{}, { enabled: false }],
   'spec.acrossK8s': [false],
   'spec.recoveryMode': [false],

@@ -79,6 +79,18 @@ export function preferredPdHosts(ctx: ScriptContext): string[] | undefined {
 /** Where each component's cluster certificate is mounted; it is also its discovery client cert. */
 export const CERT_DIR = { pd: '/var/lib/pd-tls', tikv: '/var/lib/tikv-tls', tidb: '/var/lib/tidb-tls' } as const;
 
+/**
+ * `<variable>=<pod name>`. Kubernetes sets HOSTNAME to the pod name; with hostNetwork it is the
+ * node's name instead, and the StatefulSet then sets POD_NAME.
+ */
+export function podNameLine(variable: string): string[] {
+  return [
+    '# POD_NAME is set with hostNetwork (HOSTNAME is then the node name); else HOSTNAME is the pod name.',
+    '# shellcheck disable=SC3028',
+    `${variable}=\${POD_NAME:-$HOSTNAME}`,
+  ];
+}
+
 /** Shebang, shell options, and the annotations / debug-mode gate every script starts with. */
 export function header(server: string, version: string): string[] {
   return [

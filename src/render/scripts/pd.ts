@@ -17,6 +17,7 @@ import {
   indent,
   ipMatchCheck,
   lines,
+  podNameLine,
   preferredPdHosts,
   randomHelper,
   renderScript,
@@ -38,7 +39,7 @@ export function pdStartScript(ctx: PdScriptContext): string {
 function pdV1(ctx: PdScriptContext): string {
   const podNames = lines(
     '# Names come from the pod environment: PEER_SERVICE_NAME=<cluster>-pd-peer, NAMESPACE.',
-    'POD_NAME=${POD_NAME:-$HOSTNAME}',
+    podNameLine('POD_NAME'),
     'cluster_name=${PEER_SERVICE_NAME%-pd-peer}',
     `domain="\${POD_NAME}.\${PEER_SERVICE_NAME}.\${NAMESPACE}.svc${domainSuffix(ctx)}"`,
     `discovery_url="\${cluster_name}-discovery.\${NAMESPACE}.svc:${PORT.discovery}"`,
@@ -75,7 +76,7 @@ function pdV2(ctx: PdScriptContext): string {
     header('pd-server', 'v2'),
     lines(randomHelper(), !hosts && discoveryHelpers(ctx, CERT_DIR.pd)),
     [
-      'PD_POD_NAME=${POD_NAME:-$HOSTNAME}',
+      ...podNameLine('PD_POD_NAME'),
       `PD_DOMAIN=\${PD_POD_NAME}.${peer}.${namespace}.svc${domainSuffix(ctx)}`,
       `PD_DATA_DIR=${dataDir(DATA_ROOT, ctx.dataSubDir)}`,
     ],

@@ -11,6 +11,7 @@ import {
   execServer,
   header,
   lines,
+  podNameLine,
   pdClientEndpoints,
   preferredPdHosts,
   randomHelper,
@@ -41,7 +42,7 @@ function tidbV1(ctx: TidbScriptContext): string {
   return renderScript([
     header('tidb-server', 'v1'),
     ctx.acrossK8s && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tidb)),
-    ['POD_NAME=${POD_NAME:-$HOSTNAME}'],
+    podNameLine('POD_NAME'),
     ctx.acrossK8s &&
       verifyPdEndpoints(
         `\${CLUSTER_NAME}-pd:${PORT.pdClient}`,
@@ -58,7 +59,7 @@ function tidbV1(ctx: TidbScriptContext): string {
     ['if [ "${BINLOG_ENABLED:-}" = true ]; then', '    ARGS="${ARGS} --enable-binlog=true"', 'fi'],
     slowLog(),
     plugins,
-    startServer(ctx.arguments.join(' ')),
+    startServer(),
   ]);
 }
 
@@ -76,7 +77,7 @@ function tidbV2(ctx: TidbScriptContext): string {
   return renderScript([
     header('tidb-server', 'v2'),
     across && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tidb)),
-    ['TIDB_POD_NAME=${POD_NAME:-$HOSTNAME}'],
+    podNameLine('TIDB_POD_NAME'),
     across &&
       verifyPdEndpoints(
         `${names.service(ctx.clusterName, 'pd')}:${PORT.pdClient}`,

@@ -13,6 +13,7 @@ import {
   header,
   ipMatchCheck,
   lines,
+  podNameLine,
   pdClientEndpoints,
   preferredPdHosts,
   randomHelper,
@@ -41,7 +42,7 @@ function tikvV1(ctx: TikvScriptContext): string {
   return renderScript([
     header('tikv-server', 'v1'),
     ctx.acrossK8s && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tikv)),
-    ['POD_NAME=${POD_NAME:-$HOSTNAME}'],
+    podNameLine('POD_NAME'),
     ctx.acrossK8s &&
       verifyPdEndpoints(
         `${pdScheme}\${CLUSTER_NAME}-pd:${PORT.pdClient}`,
@@ -80,7 +81,7 @@ function tikvV2(ctx: TikvScriptContext): string {
     header('tikv-server', 'v2'),
     across && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tikv)),
     [
-      'TIKV_POD_NAME=${POD_NAME:-$HOSTNAME}',
+      ...podNameLine('TIKV_POD_NAME'),
       `TIKV_DOMAIN=\${TIKV_POD_NAME}.${names.peerService(ctx.clusterName, 'tikv')}.${namespace}.svc${domainSuffix(ctx)}`,
     ],
     ctx.featureFlags.waitForDnsNameIpMatch &&

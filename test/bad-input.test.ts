@@ -1,0 +1,763 @@
+/**
+ * Bad input, end to end: the BUILT CLI (bin/tidb-gitops.js -> lib/tidb-gitops.js) runs as a child
+ * process on small inline YAML written to a temp dir. Every case checks the exit code, that stdout
+ * is empty, the exact message fragments on stderr (file, document, path, line, message) and, for
+ * cases run with `-o $D/out`, that nothing at all was written.
+ *
+ * In every string of a case, `$D` stands for that case's own temp dir.
+ * `npm test` builds first; to run this file alone: `npm run build && npx jest test/bad-input.test.ts`.
+ */
+import { spawnSync } from 'child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { dirname, join, resolve } from 'path';
+
+const ROOT = resolve(__dirname, '..');
+const BIN = join(ROOT, 'bin', 'tidb-gitops.js');
+const BUNDLE = join(ROOT, 'lib', 'tidb-gitops.js');
+
+/** Inline YAML: drops the first newline and the common indentation, so line 1 is the first line written. */
+function y(strings: TemplateStringsArray, ...values: unknown[]): string {
+  const text = String.raw({ raw: strings }, ...values).replace(/^\n/, '').replace(/[ \t]+$/, '');
+  const indents = text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => /^ */.exec(l)![0].length);
+  const cut = Math.min(...indents);
+  return text
+    .split('\n')
+    .map((l) => l.slice(cut))
+    .join('\n');
+}
+
+/** A cluster that renders (lines 1-11). */
+const DEMO = y`
+  apiVersion: pingcap.com/v1alpha1
+  kind: TidbCluster
+  metadata:
+    name: demo
+  spec:
+    pd:
+      replicas: 1
+    tikv:
+      replicas: 3
+    tidb:
+      replicas: 1
+`;
+
+interface Case {
+  name: string;
+  /** Files to create under $D (sub-directories are created; a Buffer is written as it is). */
+  files?: Record<string, string | Buffer>;
+  /** Arguments after `node bin/tidb-gitops.js`; `$D` is replaced. */
+  args: string[];
+  stdin?: string;
+  exit: 1 | 2;
+  /** Each must occur in stderr. */
+  stderr: string[];
+  /** None may occur in stderr. */
+  notStderr?: string[];
+  /** The last stderr line must be `<n> problem(s) found; nothing was rendered`, and n error lines precede it. */
+  problems?: number;
+  /** Also pass `-o $D/out` and check that $D/out holds no file afterwards. */
+  out?: boolean;
+  /** Files (relative to $D) created before the run whose bytes must be unchanged after it. */
+  keep?: Record<string, string>;
+}
+
+const CASES: Case[] = [
+  // ---- schema: types, unknown fields, quantities -------------------------------------------------
+  {
+    name: 'wrong type: replicas: "three"',
+    files: { 'bad.yaml': DEMO.replace('replicas: 3', 'replicas: "three"') },
+    args: ['render', '$D/bad.yaml'],
+    exit: 1,
+    stderr: ['$D/bad.yaml: document 1: spec.tikv.replicas (line 9): expected an integer, got "three"'],
+    problems: 1,
+  },
+  {
+    name: 'unknown field with a did-you-mean: spec.tikv.replica (with -o)',
+    files: {
+      'typo.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          pd:
+            replicas: 1
+          tikv:
+            replicas: 3
+            requests:
+              storage: 10Gi
+            replica: 3
+      `,
+    },
+    args: ['render', '$D/typo.yaml'],
+    out: true,
+    exit: 1,
+    stderr: ['$D/typo.yaml: document 1: spec.tikv.replica (line 12): unknown field; did you mean replicas?'],
+  },
+  {
+    name: 'unknown field deep inside a Kubernetes type: additionalContainers[0].imagee',
+    files: {
+      'deep.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          pd:
+            replicas: 1
+          tidb:
+            replicas: 1
+            additionalContainers:
+              - name: sidecar
+                imagee: busybox
+      `,
+    },
+    args: ['render', '$D/deep.yaml'],
+    exit: 1,
+    stderr: ['$D/deep.yaml: document 1: spec.tidb.additionalContainers[0].imagee (line 12): unknown field; did you mean image?'],
+    problems: 1,
+  },
+  {
+    name: 'unknown top-level spec field with no close match',
+    files: {
+      'unknown.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          frobnicate: true
+          pd:
+            replicas: 1
+      `,
+    },
+    args: ['render', '$D/unknown.yaml'],
+    exit: 1,
+    stderr: ['$D/unknown.yaml: document 1: spec.frobnicate (line 6): unknown field\n'],
+    notStderr: ['did you mean'],
+  },
+  {
+    name: 'bad quantity: requests.storage: ten',
+    files: {
+      'quantity.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          pd:
+            replicas: 1
+            requests:
+              storage: ten
+      `,
+    },
+    args: ['render', '$D/quantity.yaml'],
+    exit: 1,
+    stderr: ['$D/quantity.yaml: document 1: spec.pd.requests.storage (line 9): expected a Kubernetes quantity such as 10Gi or 500m, got "ten"'],
+    problems: 1,
+  },
+  {
+    name: 'required field missing: spec.pd.replicas',
+    files: {
+      'noreplicas.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          pd:
+            baseImage: pingcap/pd
+          tikv:
+            replicas: 3
+      `,
+    },
+    args: ['render', '$D/noreplicas.yaml'],
+    exit: 1,
+    // The line is that of the pd mapping's first key (the mapping node), not the `pd:` key.
+    stderr: ['$D/noreplicas.yaml: document 1: spec.pd.replicas (line 7): required field is missing'],
+    problems: 1,
+  },
+  {
+    name: 'wrong apiVersion with kind TidbCluster',
+    files: { 'v1.yaml': DEMO.replace('pingcap.com/v1alpha1', 'pingcap.com/v1') },
+    args: ['render', '$D/v1.yaml'],
+    exit: 1,
+    stderr: ['$D/v1.yaml: document 1: apiVersion (line 1): expected pingcap.com/v1alpha1, got "pingcap.com/v1"'],
+    problems: 1,
+  },
+
+  // ---- metadata ----------------------------------------------------------------------------------
+  {
+    name: 'missing metadata.name',
+    files: { 'noname.yaml': DEMO.replace('  name: demo', '  namespace: prod') },
+    args: ['render', '$D/noname.yaml'],
+    exit: 1,
+    stderr: ['$D/noname.yaml: document 1: metadata.name (line 4): required field is missing'],
+    problems: 1,
+  },
+  {
+    name: 'invalid name: uppercase',
+    files: { 'upper.yaml': DEMO.replace('name: demo', 'name: Demo') },
+    args: ['render', '$D/upper.yaml'],
+    exit: 1,
+    stderr: ['$D/upper.yaml: document 1: metadata.name (line 4): invalid name "Demo": expected lowercase letters, digits and \'-\''],
+    problems: 1,
+  },
+  {
+    name: 'invalid name: underscore',
+    files: { 'underscore.yaml': DEMO.replace('name: demo', 'name: my_db') },
+    args: ['render', '$D/underscore.yaml'],
+    exit: 1,
+    stderr: ['$D/underscore.yaml: document 1: metadata.name (line 4): invalid name "my_db": expected lowercase letters'],
+    problems: 1,
+  },
+  {
+    name: 'name too long (48 characters; 47 is the limit)',
+    files: { 'long.yaml': DEMO.replace('name: demo', `name: ${'a'.repeat(48)}`) },
+    args: ['render', '$D/long.yaml'],
+    exit: 1,
+    stderr: ['$D/long.yaml: document 1: metadata.name (line 4): name too long (48 characters): at most 47'],
+    problems: 1,
+  },
+
+  // ---- files that are not TidbCluster YAML -------------------------------------------------------
+  {
+    name: 'an empty file given explicitly',
+    files: { 'empty.yaml': '' },
+    args: ['render', '$D/empty.yaml'],
+    exit: 1,
+    stderr: ['$D/empty.yaml: no TidbCluster document in this file'],
+    problems: 1,
+  },
+  {
+    name: 'broken YAML: a: [b',
+    files: { 'broken.yaml': 'a: [b\n' },
+    args: ['render', '$D/broken.yaml'],
+    exit: 1,
+    stderr: ['$D/broken.yaml: document 1: (yaml) (line 2): not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
+    problems: 1,
+  },
+  {
+    name: 'binary-ish file (a zip header)',
+    files: { 'blob.yaml': Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]) },
+    args: ['render', '$D/blob.yaml'],
+    exit: 1,
+    stderr: ['$D/blob.yaml: document 1: (document) (line 1): expected a mapping (a Kubernetes object)'],
+    problems: 1,
+  },
+  {
+    name: 'duplicate key in a mapping (not valid YAML)',
+    files: { 'dupkey.yaml': DEMO.replace('    replicas: 1\n', '    replicas: 1\n    replicas: 2\n') },
+    args: ['render', '$D/dupkey.yaml'],
+    exit: 1,
+    stderr: ['$D/dupkey.yaml: document 1: (yaml) (line 8): not valid YAML: Map keys must be unique'],
+    problems: 1,
+  },
+  {
+    name: 'a YAML list, not a mapping',
+    files: { 'list.yaml': '- apiVersion: pingcap.com/v1alpha1\n  kind: TidbCluster\n' },
+    args: ['render', '$D/list.yaml'],
+    exit: 1,
+    stderr: ['$D/list.yaml: document 1: (document) (line 1): expected a mapping (a Kubernetes object)'],
+    problems: 1,
+  },
+  {
+    name: 'a directory with only other kinds: each is skipped with a note, then an error',
+    files: {
+      'manifests/a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n',
+      'manifests/sub/b.yml': 'apiVersion: v1\nkind: Secret\n',
+      'manifests/notes.txt': 'kind: TidbCluster\n',
+    },
+    args: ['render', '$D/manifests'],
+    out: true,
+    exit: 1,
+    stderr: [
+      '$D/manifests/a.yaml: document 1: skipped ConfigMap settings: not a TidbCluster\n',
+      '$D/manifests/a.yaml: document 2: skipped Service web: not a TidbCluster\n',
+      '$D/manifests/sub/b.yml: document 1: skipped Secret: not a TidbCluster\n',
+      'no TidbCluster document found in the inputs\n',
+    ],
+    notStderr: ['notes.txt'],
+    problems: 1,
+  },
+  {
+    name: 'a directory with no .yaml file',
+    files: { 'nothing/readme.txt': 'hello\n' },
+    args: ['render', '$D/nothing'],
+    exit: 1,
+    stderr: ['$D/nothing: no .yaml or .yml file in this directory'],
+    problems: 1,
+  },
+  {
+    name: 'a missing input path',
+    args: ['render', '$D/missing.yaml'],
+    out: true,
+    exit: 1,
+    stderr: ['$D/missing.yaml: no such file or directory'],
+    problems: 1,
+  },
+
+  // ---- duplicates --------------------------------------------------------------------------------
+  {
+    name: 'duplicate cluster names in one file',
+    files: { 'two.yaml': `${DEMO}---\n${DEMO}` },
+    args: ['render', '$D/two.yaml'],
+    exit: 1,
+    stderr: ['$D/two.yaml: document 2: metadata.name: duplicate cluster "demo", also defined at $D/two.yaml: document 1'],
+    problems: 1,
+  },
+  {
+    name: 'duplicate cluster names across two files (with -o)',
+    files: { 'a.yaml': DEMO, 'b.yaml': DEMO },
+    args: ['render', '$D/a.yaml', '$D/b.yaml'],
+    out: true,
+    exit: 1,
+    stderr: ['$D/b.yaml: document 1: metadata.name: duplicate cluster "demo", also defined at $D/a.yaml: document 1'],
+    problems: 1,
+  },
+
+  // ---- what this project does not render (yet) ---------------------------------------------------
+  {
+    name: 'a cluster without PD',
+    files: {
+      'nopd.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          tikv:
+            replicas: 3
+          tidb:
+            replicas: 1
+      `,
+    },
+    args: ['render', '$D/nopd.yaml'],
+    exit: 1,
+    stderr: ['$D/nopd.yaml: document 1: spec.pd (line 6): required field is missing: a cluster needs its own PD'],
+    problems: 1,
+  },
+  {
+    name: 'not supported yet: spec.tiflash',
+    files: {
+      'tiflash.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          pd:
+            replicas: 1
+          tiflash:
+            replicas: 1
+            storageClaims:
+              - resources:
+                  requests:
+                    storage: 10Gi
+      `,
+    },
+    args: ['render', '$D/tiflash.yaml'],
+    exit: 1,
+    stderr: ['$D/tiflash.yaml: document 1: spec.tiflash (line 9): not supported yet: remove it, or render this cluster another way until it is'],
+    problems: 1,
+  },
+  {
+    name: 'not supported yet: tlsCluster.enabled: true, acrossK8s: true, pd.volumeAttributesClassName (with -o)',
+    files: {
+      'tls.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          tlsCluster:
+            enabled: true
+          acrossK8s: true
+          pd:
+            replicas: 1
+            volumeAttributesClassName: fast
+      `,
+    },
+    args: ['render', '$D/tls.yaml'],
+    out: true,
+    exit: 1,
+    stderr: [
+      '$D/tls.yaml: document 1: spec.tlsCluster (line 7): not supported yet: only its default (off) value is accepted for now',
+      '$D/tls.yaml: document 1: spec.acrossK8s (line 8): not supported yet: only its default (off) value is accepted for now',
+      '$D/tls.yaml: document 1: spec.pd.volumeAttributesClassName (line 11): not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer',
+    ],
+    problems: 3,
+  },
+
+  // ---- config, references, namespaces -------------------------------------------------------------
+  {
+    name: 'invalid TOML in a spec.tikv.config string',
+    files: {
+      'toml.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          pd:
+            replicas: 1
+          tikv:
+            replicas: 3
+            config: |
+              [storage]
+              reserve-space = "0MB"
+              this is not toml
+      `,
+    },
+    args: ['render', '$D/toml.yaml'],
+    exit: 1,
+    // `line 3` is the line inside the TOML string; (line 10) is the `config: |` line of the file.
+    stderr: ['$D/toml.yaml: document 1: spec.tikv.config (line 10): invalid TOML at line 3, column'],
+    problems: 1,
+  },
+  {
+    name: 'null as a config map value',
+    files: {
+      'null.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          pd:
+            replicas: 1
+          tikv:
+            replicas: 3
+            config:
+              storage:
+                reserve-space:
+      `,
+    },
+    args: ['render', '$D/null.yaml'],
+    exit: 1,
+    stderr: ['$D/null.yaml: document 1: spec.tikv.config.storage.reserve-space (line 12): a config value cannot be empty (null); remove the key or give it a value'],
+    problems: 1,
+  },
+  {
+    name: 'startScriptVersion v2 without a namespace',
+    files: { 'v2.yaml': DEMO.replace('spec:\n', 'spec:\n  startScriptVersion: v2\n') },
+    args: ['render', '$D/v2.yaml'],
+    exit: 1,
+    stderr: ['$D/v2.yaml: document 1: metadata.namespace (line 4): required with startScriptVersion v2, whose scripts name the namespace; set it here or pass --namespace'],
+    problems: 1,
+  },
+  {
+    name: 'slowLogVolumeName that names no volume',
+    files: {
+      'slowlog.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          pd:
+            replicas: 1
+          tidb:
+            replicas: 1
+            slowLogVolumeName: slowlog
+            storageVolumes:
+              - name: data
+                storageSize: 1Gi
+                mountPath: /data
+      `,
+    },
+    args: ['render', '$D/slowlog.yaml'],
+    exit: 1,
+    stderr: ['$D/slowlog.yaml: document 1: spec.tidb.slowLogVolumeName (line 10): no storage volume or additional volume mount is named "slowlog" (have: data)'],
+    problems: 1,
+  },
+
+  // ---- several problems at once ------------------------------------------------------------------
+  {
+    name: 'several errors in one document are all reported together',
+    files: {
+      'many.yaml': y`
+        apiVersion: pingcap.com/v1
+        kind: TidbCluster
+        metadata:
+          name: Many_Errors
+        spec:
+          pd:
+            replicas: 1
+            requests:
+              storage: lots
+          tikv:
+            replicas: "three"
+      `,
+    },
+    args: ['render', '$D/many.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/many.yaml: document 1: apiVersion (line 1): expected pingcap.com/v1alpha1, got "pingcap.com/v1"',
+      '$D/many.yaml: document 1: spec.pd.requests.storage (line 9): expected a Kubernetes quantity such as 10Gi or 500m, got "lots"',
+      '$D/many.yaml: document 1: spec.tikv.replicas (line 11): expected an integer, got "three"',
+      '$D/many.yaml: document 1: metadata.name (line 4): invalid name "Many_Errors"',
+    ],
+    problems: 4,
+  },
+  {
+    name: 'errors from two files and two documents are all reported (with -o)',
+    files: {
+      'one.yaml': DEMO.replace('replicas: 3', 'replicas: "three"'),
+      'other.yaml': `${DEMO.replace('name: demo', 'name: ok')}---\n${DEMO.replace('name: demo', 'name: other').replace('pingcap.com/v1alpha1', 'v1')}`,
+    },
+    args: ['render', '$D/one.yaml', '$D/other.yaml'],
+    out: true,
+    exit: 1,
+    stderr: [
+      '$D/one.yaml: document 1: spec.tikv.replicas (line 9): expected an integer, got "three"',
+      '$D/other.yaml: document 2: apiVersion (line 13): expected pingcap.com/v1alpha1, got "v1"',
+    ],
+    problems: 2,
+  },
+  {
+    name: 'bad input on stdin',
+    args: ['render', '-'],
+    stdin: DEMO.replace('replicas: 3', 'replicas: "three"'),
+    exit: 1,
+    stderr: ['<stdin>: document 1: spec.tikv.replicas (line 9): expected an integer, got "three"'],
+    problems: 1,
+  },
+
+  // ---- a good file together with a bad one -------------------------------------------------------
+  {
+    name: 'a good file and a bad file: nothing rendered',
+    files: { 'good.yaml': DEMO, 'bad.yaml': DEMO.replace('name: demo', 'name: bad').replace('replicas: 3', 'replicas: -1') },
+    args: ['render', '$D/good.yaml', '$D/bad.yaml'],
+    exit: 1,
+    stderr: ['$D/bad.yaml: document 1: spec.tikv.replicas (line 9): must be at least 0, got -1'],
+    notStderr: ['good.yaml'],
+    problems: 1,
+  },
+  {
+    name: 'a good file and a bad file with -o: nothing written, a file already there is untouched',
+    files: { 'good.yaml': DEMO, 'bad.yaml': DEMO.replace('name: demo', 'name: bad').replace('replicas: 3', 'replicas: "three"') },
+    keep: { 'out/demo.k8s.yaml': '# an older render, kept as it is\n' },
+    args: ['render', '$D/good.yaml', '$D/bad.yaml'],
+    out: true,
+    exit: 1,
+    stderr: ['$D/bad.yaml: document 1: spec.tikv.replicas (line 9): expected an integer, got "three"'],
+    problems: 1,
+  },
+
+  // ---- output failures ---------------------------------------------------------------------------
+  {
+    name: '-o under a regular file: nothing written',
+    files: { 'good.yaml': DEMO },
+    keep: { file: 'a regular file, not a directory\n' },
+    args: ['render', '$D/good.yaml', '-o', '$D/file/out'],
+    exit: 1,
+    stderr: ['$D/file/out: cannot create the output directory: a part of the path is not a directory\nnothing was written\n'],
+    notStderr: ['wrote', 'problem'],
+  },
+
+  // ---- usage errors ------------------------------------------------------------------------------
+  {
+    name: 'usage: render without PATH',
+    args: ['render'],
+    exit: 2,
+    stderr: ["tidb-gitops: render needs at least one PATH (a file, a directory, or - for stdin)\nRun 'tidb-gitops --help' for usage.\n"],
+  },
+  {
+    name: 'usage: unknown option',
+    files: { 'good.yaml': DEMO },
+    args: ['render', '--frobnicate', '$D/good.yaml'],
+    exit: 2,
+    stderr: ['tidb-gitops: unknown option "--frobnicate"\n', "Run 'tidb-gitops --help' for usage."],
+  },
+  {
+    name: 'usage: unknown command',
+    files: { 'good.yaml': DEMO },
+    args: ['rendr', '$D/good.yaml'],
+    exit: 2,
+    stderr: ['tidb-gitops: unknown command "rendr"\n', "Run 'tidb-gitops --help' for usage."],
+  },
+  {
+    name: 'usage: -o without a directory',
+    files: { 'good.yaml': DEMO },
+    args: ['render', '$D/good.yaml', '-o'],
+    exit: 2,
+    stderr: ['tidb-gitops: -o needs a directory\n'],
+  },
+  {
+    name: 'usage: no command at all',
+    args: [],
+    exit: 2,
+    stderr: ['Usage: tidb-gitops <command> [options]'],
+  },
+];
+
+// ---------------------------------------------------------------------------------------------------
+
+let TMP = '';
+
+beforeAll(() => {
+  if (!existsSync(BUNDLE)) {
+    throw new Error(`${BUNDLE} is missing: these tests run the built CLI; run \`npm run build\` first (\`npm test\` does).`);
+  }
+  TMP = mkdtempSync(join(tmpdir(), 'tidb-gitops-bad-'));
+});
+
+afterAll(() => {
+  if (TMP) rmSync(TMP, { recursive: true, force: true });
+});
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: readonly string[], stdin = ''): Run {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, input: stdin, encoding: 'utf8', timeout: 30_000 });
+  if (r.error) throw r.error;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Every file under dir, relative, sorted (hidden and temporary files included); [] when dir is absent. */
+function listFiles(dir: string, prefix = ''): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) out.push(...listFiles(join(dir, e.name), join(prefix, e.name)));
+    else out.push(join(prefix, e.name));
+  }
+  return out.sort();
+}
+
+function writeTree(root: string, files: Record<string, string | Buffer>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    const full = join(root, rel);
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, content);
+  }
+}
+
+function problemLine(n: number): string {
+  return `${n} ${n === 1 ? 'problem' : 'problems'} found; nothing was rendered`;
+}
+
+test('the case table is big enough and every case name is unique', () => {
+  expect(CASES.length).toBeGreaterThanOrEqual(24);
+  expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length);
+});
+
+test.each(CASES.map((c, i) => [c.name, i, c] as const))('%s', (_name, index, c) => {
+  const D = join(TMP, `case-${String(index).padStart(2, '0')}`);
+  mkdirSync(D, { recursive: true });
+  const sub = (s: string) => s.split('$D').join(D);
+  writeTree(D, c.files ?? {});
+  writeTree(D, c.keep ?? {});
+  const outDir = join(D, 'out');
+  const args = [...c.args.map(sub), ...(c.out ? ['-o', outDir] : [])];
+
+  const r = runCli(args, c.stdin);
+
+  const context = `$ node bin/tidb-gitops.js ${args.join(' ')}\n--- stderr ---\n${r.stderr}--- stdout ---\n${r.stdout}`;
+  expect({ exit: r.status, context }).toEqual({ exit: c.exit, context });
+  expect(r.stdout).toBe('');
+  for (const fragment of c.stderr) expect(r.stderr).toContain(sub(fragment));
+  for (const fragment of c.notStderr ?? []) expect(r.stderr).not.toContain(sub(fragment));
+  if (c.problems !== undefined) {
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines[lines.length - 1]).toBe(problemLine(c.problems));
+    // One line per problem: every error line names a file (skip notes are not problems).
+    const errorLines = lines.slice(0, -1).filter((l) => !/: skipped .*: not a TidbCluster$/.test(l));
+    expect(errorLines).toHaveLength(c.problems);
+  }
+  // Nothing written anywhere in the case dir except the inputs and the files kept on purpose.
+  const expected = [...Object.keys(c.files ?? {}), ...Object.keys(c.keep ?? {})].map((f) => join(f)).sort();
+  expect(listFiles(D)).toEqual(expected);
+  for (const [rel, content] of Object.entries(c.keep ?? {})) expect(readFileSync(join(D, rel)).equals(Buffer.from(content))).toBe(true);
+  if (c.out) expect(listFiles(outDir)).toEqual(Object.keys(c.keep ?? {}).filter((k) => k.startsWith('out/')).map((k) => k.slice(4)));
+});
+
+// ---------------------------------------------------------------------------------------------------
+// The same inputs where they are good: proves the cases above fail for the reason they claim.
+
+describe('controls', () => {
+  test('DEMO renders (exit 0, manifests on stdout, stderr empty)', () => {
+    const D = join(TMP, 'control-demo');
+    writeTree(D, { 'demo.yaml': DEMO });
+    const r = runCli(['render', join(D, 'demo.yaml')]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('kind: StatefulSet');
+  });
+
+  test('startScriptVersion v2 passes with -n ns', () => {
+    const D = join(TMP, 'control-v2');
+    writeTree(D, { 'v2.yaml': DEMO.replace('spec:\n', 'spec:\n  startScriptVersion: v2\n') });
+    const r = runCli(['render', join(D, 'v2.yaml'), '-n', 'ns']);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('namespace: ns');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Bugs found by this suite and fixed; kept so they stay fixed.
+
+describe('fixed CLI bugs (regressions)', () => {
+  test('an empty document (a trailing `---`) is skipped, not an error', () => {
+    const D = join(TMP, 'bug-trailing');
+    writeTree(D, { 'demo.yaml': `${DEMO}---\n` });
+    const r = runCli(['render', join(D, 'demo.yaml')]);
+    // Today: "demo.yaml: document 2: (document) (line 12): expected a mapping (a Kubernetes object)", exit 1.
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  test('YAML aliases are resolved', () => {
+    const D = join(TMP, 'bug-alias');
+    writeTree(D, {
+      'alias.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          pd:
+            replicas: 1
+            requests: &storage
+              storage: 1Gi
+          tikv:
+            replicas: 3
+            requests: *storage
+      `,
+    });
+    const r = runCli(['render', join(D, 'alias.yaml')]);
+    // Today: "spec.tikv.requests (line 12): expected a mapping, got a value of type object", exit 1.
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  test('one invalid TOML string counts as one problem', () => {
+    const D = join(TMP, 'bug-toml-count');
+    writeTree(D, { 'toml.yaml': DEMO.replace('replicas: 3\n', 'replicas: 3\n    config: |\n      this is not toml\n') });
+    const r = runCli(['render', join(D, 'toml.yaml')]);
+    // Today the TOML error's snippet and caret lines are printed too and counted: "3 problems found".
+    expect(r.stderr).toMatch(/invalid TOML/);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([expect.stringContaining('spec.tikv.config (line 10): invalid TOML'), problemLine(1)]);
+  });
+
+  test('-o is all-or-nothing when a rename fails (a directory sits where a file goes)', () => {
+    const D = join(TMP, 'bug-rename');
+    writeTree(D, { 'demo.yaml': DEMO, 'zeta.yaml': DEMO.replace('name: demo', 'name: zeta') });
+    mkdirSync(join(D, 'out', 'zeta.k8s.yaml'), { recursive: true });
+    const r = runCli(['render', join(D, 'demo.yaml'), join(D, 'zeta.yaml'), '-o', join(D, 'out')]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('nothing was written');
+    // Today: out/demo.k8s.yaml IS written and out/.zeta.k8s.yaml.<pid>.tmp is left behind.
+    expect(listFiles(join(D, 'out'))).toEqual([]);
+  });
+});

@@ -1,0 +1,43 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { renderClusters } from '../src/render/render';
+import { loadTidbClusters } from '../src/spec/load';
+import { assertValidK8sObjects } from './support/k8s-schema';
+
+const root = join(__dirname, '..');
+const STALE = 'is stale: run `npm run golden` and review the diff';
+
+function renderFile(path: string): { fileName: string; yaml: string }[] {
+  const loaded = loadTidbClusters(readFileSync(path, 'utf8'), path);
+  expect(loaded.errors.map((e) => e.message)).toEqual([]);
+  return renderClusters(loaded.clusters.map((c) => c.resolved));
+}
+
+function expectSame(actual: string, goldenPath: string): void {
+  const golden = readFileSync(goldenPath, 'utf8');
+  if (actual !== golden) throw new Error(`${goldenPath.slice(root.length + 1)} ${STALE}`);
+}
+
+describe('golden files', () => {
+  const inputs = readdirSync(join(root, 'test/golden/inputs')).filter((f) => f.endsWith('.yaml')).sort();
+
+  test.each(inputs)('%s renders exactly its golden file, every object valid', (file) => {
+    const [rendered] = renderFile(join(root, 'test/golden/inputs', file));
+    expectSame(rendered.yaml, join(root, 'test/golden', file.replace(/\.yaml$/, '.k8s.yaml')));
+    assertValidK8sObjects(parseAllDocuments(rendered.yaml).map((d) => d.toJS()));
+  });
+});
+
+describe('dist/ (cdk8s synth of examples/)', () => {
+  const examples = readdirSync(join(root, 'examples'), { recursive: true, encoding: 'utf8' }).filter((f) => /\.ya?ml$/.test(f)).sort();
+
+  test('holds one file per example cluster and nothing else, each current', () => {
+    const rendered = examples.flatMap((f) => renderFile(join(root, 'examples', f)));
+    expect(readdirSync(join(root, 'dist')).sort()).toEqual(rendered.map((r) => r.fileName).sort());
+    for (const r of rendered) {
+      expectSame(r.yaml, join(root, 'dist', r.fileName));
+      assertValidK8sObjects(parseAllDocuments(r.yaml).map((d) => d.toJS()));
+    }
+  });
+});
