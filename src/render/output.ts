@@ -2,8 +2,8 @@
  * Serialising rendered objects: one YAML stream per cluster, in a stable order (ConfigMaps, then
  * Services, then StatefulSets, each in component order), scripts and TOML as `|` blocks.
  */
-import { Document } from 'yaml';
 import type { Chart } from 'cdk8s';
+import { emitYaml } from './yaml';
 
 const KIND_ORDER = ['ConfigMap', 'Service', 'StatefulSet'];
 
@@ -23,7 +23,5 @@ export function chartObjects(chart: Chart): Record<string, unknown>[] {
 
 /** A multi-document YAML stream (`---` before every document). */
 export function toYamlStream(objects: readonly unknown[]): string {
-  return objects
-    .map((o) => `---\n${new Document(o).toString({ lineWidth: 0, blockQuote: 'literal', indentSeq: true })}`)
-    .join('');
+  return objects.map((o) => `---\n${emitYaml(o)}`).join('');
 }

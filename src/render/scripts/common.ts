@@ -150,16 +150,16 @@ export function randomHelper(): string[] {
  * callers retry); `discovery_encode <text>` is the path form discovery expects.
  */
 export function discoveryHelpers(ctx: ScriptContext, certDir: string): string[] {
-  const get = ctx.discoveryMtls
-    ? [
-        '# Discovery requires a client certificate: curl presents ours (wget may not).',
-        'discovery_get() {',
-        `    curl -sS --fail --max-time 3 --cacert ${certDir}/ca.crt --cert ${certDir}/tls.crt --key ${certDir}/tls.key "https://$1" 2>/dev/null`,
-        '}',
-      ]
-    : ['discovery_get() {', '    wget -qO- -T 3 "http://$1" 2>/dev/null', '}'];
+  const certs = `--cacert ${certDir}/ca.crt --cert ${certDir}/tls.crt --key ${certDir}/tls.key`;
+  const fetch = ctx.discoveryMtls
+    ? `curl -sS --fail --max-time 3 ${certs} "https://$1" 2>/dev/null`
+    : 'wget -qO- -T 3 "http://$1" 2>/dev/null';
   return lines(
-    get,
+    '# GETs <host:port/path> from discovery: prints the answer, fails on any error (callers retry).',
+    ctx.discoveryMtls && '# Discovery requires a client certificate: curl presents ours (wget may not).',
+    'discovery_get() {',
+    `    ${fetch}`,
+    '}',
     '# Discovery takes base64 of the text plus a newline (as echo prints it), without line wrapping.',
     'discovery_encode() {',
     '    printf \'%s\\n\' "$1" | base64 | tr -d \'\\n \'',

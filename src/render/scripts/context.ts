@@ -192,7 +192,8 @@ function commonErrors(ctx: ScriptContext): string[] {
   }
   ctx.pdAddresses.forEach((a, i) => {
     if (a === '' || BREAKS_DOUBLE_QUOTES.test(a)) {
-      errors.push(`pdAddresses[${i}]: ${JSON.stringify(a)} is not a URL usable in a script (no quotes, backslashes, spaces or $( )`);
+      const hint = 'is not a URL usable in a script (no quotes, backslashes, spaces or $( )';
+      errors.push(`pdAddresses[${i}]: ${JSON.stringify(a)} ${hint}`);
     }
   });
   return errors;
@@ -222,7 +223,9 @@ export function tikvContextErrors(ctx: TikvScriptContext): string[] {
 /** Every problem with a TiDB context; empty when it can be rendered. */
 export function tidbContextErrors(ctx: TidbScriptContext): string[] {
   const errors = commonErrors(ctx);
-  ctx.plugins.forEach((p, i) => checkPattern(errors, `plugins[${i}]`, p, PLUGIN, 'a plugin name (letters, digits, ., _, -)'));
+  ctx.plugins.forEach((p, i) =>
+    checkPattern(errors, `plugins[${i}]`, p, PLUGIN, 'a plugin name (letters, digits, ., _, -)'),
+  );
   ctx.arguments.forEach((a, i) => {
     if (/[\r\n]/.test(a)) errors.push(`arguments[${i}]: ${JSON.stringify(a)} contains a line break`);
   });

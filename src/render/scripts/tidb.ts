@@ -59,7 +59,7 @@ function tidbV1(ctx: TidbScriptContext): string {
     ['if [ "${BINLOG_ENABLED:-}" = true ]; then', '    ARGS="${ARGS} --enable-binlog=true"', 'fi'],
     slowLog(),
     plugins,
-    startServer(),
+    startServer(ctx.arguments.join(' ')),
   ]);
 }
 

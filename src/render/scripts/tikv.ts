@@ -77,12 +77,13 @@ function tikvV2(ctx: TikvScriptContext): string {
       ? '${result}'
       : `${names.service(ctx.remotePd?.name ?? ctx.clusterName, 'pd')}:${PORT.pdClient}`;
   const listen = listenHost(ctx);
+  const peer = names.peerService(ctx.clusterName, 'tikv');
   return renderScript([
     header('tikv-server', 'v2'),
     across && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tikv)),
     [
       ...podNameLine('TIKV_POD_NAME'),
-      `TIKV_DOMAIN=\${TIKV_POD_NAME}.${names.peerService(ctx.clusterName, 'tikv')}.${namespace}.svc${domainSuffix(ctx)}`,
+      `TIKV_DOMAIN=\${TIKV_POD_NAME}.${peer}.${namespace}.svc${domainSuffix(ctx)}`,
     ],
     ctx.featureFlags.waitForDnsNameIpMatch &&
       lines(

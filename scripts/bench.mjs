@@ -1,0 +1,394 @@
+// Benchmark: cold CLI start, in-process throughput, peak memory. Prints a report and writes the figures
+// to .bench/results.json for the README. It reports rather than tests: a missed target still exits 0,
+// but a failed render exits 1, because figures measured on a broken renderer mean nothing.
+//
+// Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node]   (npm run bench builds first)
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(ROOT, 'bin/tidb-gitops.js');
+const LIBRARY = join(ROOT, 'lib/src/index.js');
+const BUNDLE = join(ROOT, 'lib/tidb-gitops.js');
+const COLD_INPUT = 'examples/basic';
+const BENCH_INPUT = 'bench/cluster-3-3-2.yaml';
+const RESULTS = join(ROOT, '.bench/results.json');
+
+const TARGET_RATIO = 3.0;
+const TARGET_RATE = 500;
+const WARMUP_RUNS = 3;
+// RSS hardly varies between runs; a few runs only guard against one odd sample.
+const RSS_RUNS = 5;
+const THROUGHPUT_SECONDS = 2;
+// Long enough for V8 to optimise the hot paths, so the figure is steady-state rather than JIT start-up.
+const WARMUP_SECONDS = 0.5;
+const RENDER_ONLY_SECONDS = 1;
+
+class RenderFailure extends Error {}
+
+const options = parseArgs(process.argv.slice(2));
+if (!existsSync(BUNDLE) || !existsSync(LIBRARY)) {
+  console.error('bench: lib/ is not built; run `npm run bench` (which builds first) or `npm run build`');
+  process.exit(1);
+}
+
+try {
+  process.exitCode = main();
+} catch (e) {
+  if (!(e instanceof RenderFailure)) throw e;
+  console.error(`\nbench: ${e.message}`);
+  process.exitCode = 1;
+}
+
+function main() {
+  const env = environment();
+  out(`tidb-gitops benchmark   node ${env.node}, ${env.platform}, ${env.cpus} CPU${env.cpus === 1 ? '' : 's'} (${env.cpuModel})`);
+
+  // Before the cold-start loop so a broken CLI or input fails in a second, not after 30 runs.
+  runCli(['render', COLD_INPUT]);
+  runCli(['render', BENCH_INPUT]);
+  const cold = coldStart(options.runs);
+  const rss = peakRss(options.rssVia);
+  // Last, so the library's heap does not sit in this process while children are being timed.
+  const throughput = inProcess();
+  rss.inProcessKiB = process.resourceUsage().maxRSS;
+
+  printCold(cold);
+  printThroughput(throughput);
+  printRss(rss);
+  const results = { date: new Date().toISOString(), environment: env, coldStart: cold, throughput, peakRss: rss };
+  printSummary(results);
+
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+  out(`\nFigures written to ${RESULTS.slice(ROOT.length + 1)}`);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// (a) Cold CLI start
+
+function coldStart(runs) {
+  const render = [];
+  const bare = [];
+  // Interleaved so that load changes on the machine (other jobs, CPU frequency) hit both series alike;
+  // the ratio of the two is what is compared, and it stays meaningful on a noisy machine.
+  for (let i = 0; i < WARMUP_RUNS + runs; i++) {
+    progress(`cold start: run ${i + 1}/${WARMUP_RUNS + runs} (first ${WARMUP_RUNS} are warm-up)`);
+    const a = timed(() => runCli(['render', COLD_INPUT]));
+    const b = timed(() => runNode(['-e', '0']));
+    if (i >= WARMUP_RUNS) {
+      render.push(a);
+      bare.push(b);
+    }
+  }
+  progress('');
+  const renderStats = stats(render);
+  const bareStats = stats(bare);
+  const ratio = renderStats.medianMs / bareStats.medianMs;
+  return {
+    command: `node bin/tidb-gitops.js render ${COLD_INPUT}`,
+    baseline: 'node -e 0',
+    runs,
+    warmupRuns: WARMUP_RUNS,
+    render: renderStats,
+    bareNode: bareStats,
+    ratio: round(ratio, 2),
+    target: `<= ${TARGET_RATIO.toFixed(1)}`,
+    pass: ratio <= TARGET_RATIO,
+  };
+}
+
+function timed(fn) {
+  const start = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function runCli(args) {
+  const r = runNode([BIN, ...args]);
+  if (r.status !== 0) throw new RenderFailure(`render failed: tidb-gitops ${args.join(' ')} exited ${r.status ?? r.signal}\n${r.stderr}`);
+  return r;
+}
+
+function runNode(args, extra = {}) {
+  // The same node binary that runs this script, and the same stdio for both series: a different
+  // binary or a pipe on one side only would skew the ratio.
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', ...extra });
+  if (r.error) throw r.error;
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// (b) In-process throughput
+
+function inProcess() {
+  const require = createRequire(import.meta.url);
+  const { loadTidbClusters, renderClusters } = require(LIBRARY);
+  const text = readFileSync(join(ROOT, BENCH_INPUT), 'utf8');
+
+  const load = () => {
+    const result = loadTidbClusters(text, BENCH_INPUT);
+    if (result.errors.length > 0 || result.clusters.length !== 1) {
+      const why = result.errors.map((e) => e.message).join('\n') || `${result.clusters.length} clusters loaded, expected 1`;
+      throw new RenderFailure(`${BENCH_INPUT} does not load:\n${why}`);
+    }
+    return result.clusters.map((c) => c.resolved);
+  };
+  const resolved = load();
+  const first = renderClusters(resolved);
+  const expected = first[0].yaml;
+  // Each result is compared with the first: state leaking from one render into the next would make
+  // the loop measure something other than a fresh render, and the output would drift.
+  const check = (rendered) => {
+    if (rendered.length !== 1 || rendered[0].yaml !== expected) throw new RenderFailure(`rendering ${BENCH_INPUT} again gave different output`);
+  };
+  const pipeline = () => check(renderClusters(load()));
+  const renderOnly = () => check(renderClusters(resolved));
+
+  progress('in-process: warm-up');
+  rate(pipeline, WARMUP_SECONDS);
+  progress(`in-process: load + render for ${THROUGHPUT_SECONDS} s`);
+  const full = rate(pipeline, THROUGHPUT_SECONDS);
+  progress(`in-process: render only for ${RENDER_ONLY_SECONDS} s`);
+  rate(renderOnly, WARMUP_SECONDS / 2);
+  const only = rate(renderOnly, RENDER_ONLY_SECONDS);
+  progress('');
+
+  return {
+    input: BENCH_INPUT,
+    // From the resolved spec rather than the file name, so an edited input is described as it is.
+    shape: Object.entries({ pd: 'PD', tikv: 'TiKV', tidb: 'TiDB' })
+      .map(([key, label]) => `${resolved[0][key]?.replicas ?? 0} ${label}`)
+      .join(', '),
+    objects: first[0].objects.length,
+    yamlBytes: Buffer.byteLength(expected),
+    loadAndRender: { ...full, target: `>= ${TARGET_RATE}`, pass: full.perSecond >= TARGET_RATE },
+    renderOnly: only,
+  };
+}
+
+function rate(fn, seconds) {
+  const start = process.hrtime.bigint();
+  const end = start + BigInt(Math.round(seconds * 1e9));
+  let iterations = 0;
+  let now;
+  do {
+    fn();
+    iterations++;
+    now = process.hrtime.bigint();
+  } while (now < end);
+  const elapsed = Number(now - start) / 1e9;
+  return { iterations, seconds: round(elapsed, 3), perSecond: round(iterations / elapsed, 1), msEach: round((elapsed * 1000) / iterations, 3) };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// (c) Peak RSS
+
+function peakRss(via) {
+  const method = via ?? (timeWorks() ? 'time' : 'node');
+  const measure = method === 'time' ? rssWithTime : rssWithHook;
+  const cli = [];
+  const bare = [];
+  for (let i = 0; i < RSS_RUNS; i++) {
+    progress(`peak RSS: run ${i + 1}/${RSS_RUNS}`);
+    cli.push(measure(true));
+    bare.push(measure(false));
+  }
+  progress('');
+  return {
+    method: method === 'time' ? '/usr/bin/time -v' : 'process.resourceUsage().maxRSS in the child',
+    runs: RSS_RUNS,
+    cliRenderKiB: median(cli),
+    bareNodeKiB: median(bare),
+    inProcessKiB: 0,
+  };
+}
+
+function timeWorks() {
+  if (!existsSync('/usr/bin/time')) return false;
+  // busybox and BSD `time` take other flags or print other text; only GNU time's -v line is parsed.
+  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, '-e', '0'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  return r.status === 0 && parseTimeRss(r.stderr) !== undefined;
+}
+
+function parseTimeRss(stderr) {
+  const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
+function rssWithTime(cli) {
+  const args = cli ? ['-v', process.execPath, BIN, 'render', COLD_INPUT] : ['-v', process.execPath, '-e', '0'];
+  const r = spawnSync('/usr/bin/time', args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new RenderFailure(`render failed under /usr/bin/time (exit ${r.status})\n${r.stderr}`);
+  const kib = parseTimeRss(r.stderr);
+  if (kib === undefined) throw new Error('bench: no "Maximum resident set size" in the output of /usr/bin/time -v');
+  return kib;
+}
+
+function rssWithHook(cli) {
+  // fd 3 keeps the figure apart from the CLI's own stderr. `node -e` leaves no script path in argv,
+  // so one is put back for the CLI's argv.slice(2).
+  const hook = "process.on('exit',()=>require('fs').writeSync(3,String(process.resourceUsage().maxRSS)));";
+  const code = cli ? `${hook}process.argv.splice(1,0,${JSON.stringify(BIN)});require(${JSON.stringify(BIN)});` : hook;
+  const args = cli ? ['-e', code, 'render', COLD_INPUT] : ['-e', code];
+  const r = runNode(args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new RenderFailure(`render failed in the RSS wrapper (exit ${r.status ?? r.signal})\n${r.stderr}`);
+  const kib = Number(r.output[3]);
+  if (!Number.isFinite(kib) || kib <= 0) throw new Error(`bench: the RSS wrapper reported ${JSON.stringify(r.output[3])}`);
+  return kib;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Report
+
+function printCold(c) {
+  out(`\n(a) Cold CLI start: wall time of one process, from spawn to exit`);
+  out(`    ${c.runs} runs each, render and bare node alternated, after ${c.warmupRuns} warm-up runs each`);
+  out(table([
+    ['', 'median', 'min', 'p90', 'max'],
+    [c.command, ...msCols(c.render)],
+    [`${c.baseline}  (baseline)`, ...msCols(c.bareNode)],
+  ], '    '));
+  out(`    ratio of medians: ${c.ratio.toFixed(2)}x   target ${c.target}x   ${verdict(c.pass)}`);
+}
+
+function printThroughput(t) {
+  out(`\n(b) In-process throughput: ${t.input} (${t.shape}; ${t.objects} objects, ${kb(t.yamlBytes)} of YAML)`);
+  const row = (label, r) => [label, `${fmt(r.perSecond, 0)} renders/s`, `${r.msEach.toFixed(2)} ms each`, `${r.iterations} in ${r.seconds.toFixed(2)} s`];
+  out(table([
+    row('loadTidbClusters + renderClusters (parse, validate, resolve, render, YAML)', t.loadAndRender),
+    row('renderClusters alone (input already resolved; for information)', t.renderOnly),
+  ], '    '));
+  out(`    load + render: target ${t.loadAndRender.target} renders/s   ${verdict(t.loadAndRender.pass)}`);
+}
+
+function printRss(r) {
+  out(`\n(c) Peak RSS (resident memory), median of ${r.runs} runs, measured with ${r.method}`);
+  out(table([
+    [`cold CLI render of ${COLD_INPUT}`, mib(r.cliRenderKiB)],
+    ['bare node -e 0  (baseline)', mib(r.bareNodeKiB)],
+    ['this process after the in-process benchmark (b)', mib(r.inProcessKiB)],
+  ], '    '));
+}
+
+function printSummary(r) {
+  const c = r.coldStart;
+  const t = r.throughput.loadAndRender;
+  const m = r.peakRss;
+  out('\nSummary');
+  out(table([
+    ['measure', 'result', 'target', ''],
+    ['cold render / bare node start (medians)', `${c.ratio.toFixed(2)}x  (${c.render.medianMs.toFixed(0)} / ${c.bareNode.medianMs.toFixed(0)} ms)`, `${c.target}x`, verdict(c.pass)],
+    ['load + render throughput, bench cluster', `${fmt(t.perSecond, 0)} renders/s`, `${t.target}/s`, verdict(t.pass)],
+    ['render-only throughput, bench cluster', `${fmt(r.throughput.renderOnly.perSecond, 0)} renders/s`, '-', ''],
+    ['peak RSS, cold CLI render', `${mib(m.cliRenderKiB)}  (bare node ${mib(m.bareNodeKiB)})`, '-', ''],
+    ['peak RSS, in-process benchmark', mib(m.inProcessKiB), '-', ''],
+  ], '  '));
+}
+
+function verdict(pass) {
+  return pass ? 'PASS' : 'FAIL';
+}
+
+function msCols(s) {
+  return [s.medianMs, s.minMs, s.p90Ms, s.maxMs].map((v) => `${v.toFixed(1)} ms`);
+}
+
+function table(rows, indent) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => String(row[i] ?? '').length)));
+  return rows
+    .map((row) => indent + row.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('   ').trimEnd())
+    .join('\n');
+}
+
+function mib(kib) {
+  return `${(kib / 1024).toFixed(1)} MiB`;
+}
+
+function kb(bytes) {
+  return `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+function fmt(n, digits) {
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+function out(line) {
+  process.stdout.write(`${line}\n`);
+}
+
+// Only on a terminal: in a log or a pipe, the carriage-return progress line would be noise.
+function progress(text) {
+  if (!process.stderr.isTTY) return;
+  process.stderr.write(`\r\x1b[K${text ? `  ${text}` : ''}`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Helpers
+
+function stats(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    medianMs: round(median(sorted), 2),
+    minMs: round(sorted[0], 2),
+    // Nearest-rank percentile: with 30 samples, the 27th.
+    p90Ms: round(sorted[Math.ceil(0.9 * sorted.length) - 1], 2),
+    maxMs: round(sorted[sorted.length - 1], 2),
+    samplesMs: samples.map((v) => round(v, 2)),
+  };
+}
+
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+function round(n, digits) {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+function environment() {
+  const cpu = cpus();
+  return {
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpus: cpu.length,
+    cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+  };
+}
+
+function parseArgs(args) {
+  const opts = { runs: 30, rssVia: undefined };
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].includes('=') ? args[i].split(/=(.*)/s) : [args[i], undefined];
+    const value = () => inline ?? args[++i];
+    if (flag === '--runs') {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < 1) usage('--runs needs a whole number >= 1');
+      opts.runs = n;
+    } else if (flag === '--rss-via') {
+      const v = value();
+      if (v !== 'time' && v !== 'node') usage('--rss-via is `time` (/usr/bin/time -v) or `node` (maxRSS hook in the child)');
+      opts.rssVia = v;
+    } else if (flag === '-h' || flag === '--help') {
+      process.stdout.write('Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node]\n');
+      process.exit(0);
+    } else {
+      usage(`unknown option ${JSON.stringify(args[i])}`);
+    }
+  }
+  return opts;
+}
+
+function usage(message) {
+  process.stderr.write(`bench: ${message}\nUsage: node scripts/bench.mjs [--runs N] [--rss-via time|node]\n`);
+  process.exit(2);
+}

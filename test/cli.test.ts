@@ -1,0 +1,68 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { version } from '../package.json';
+
+const root = join(__dirname, '..');
+const cli = (args: string[], input = '') =>
+  spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd: root, input, encoding: 'utf8' });
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-cli-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const basic = readFileSync(join(root, 'examples/basic/tidb-cluster.yaml'), 'utf8');
+
+describe('tidb-gitops render', () => {
+  test('prints only manifests on stdout, byte-identical across runs', () => {
+    const a = cli(['render', 'examples/basic']);
+    const b = cli(['render', 'examples/basic/tidb-cluster.yaml']);
+    expect(a.status).toBe(0);
+    expect(a.stderr).toBe('');
+    expect(a.stdout).toBe(b.stdout);
+    const docs = parseAllDocuments(a.stdout).map((d) => d.toJS());
+    expect(docs).toHaveLength(11);
+    expect(docs.every((d) => typeof d.apiVersion === 'string' && typeof d.kind === 'string')).toBe(true);
+  });
+
+  test('reads stdin with -', () => {
+    const r = cli(['render', '-'], basic);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(cli(['render', 'examples/basic']).stdout);
+  });
+
+  test('walks directories recursively in sorted order and notes skipped kinds on stderr', () => {
+    const tree = join(dir, 'tree');
+    mkdirSync(join(tree, 'b'), { recursive: true });
+    writeFileSync(join(tree, 'b', 'one.yml'), basic.replace('name: basic', 'name: one'));
+    writeFileSync(join(tree, 'a.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\n${basic.replace('name: basic', 'name: two')}\n---\n`);
+    writeFileSync(join(tree, 'notes.txt'), 'not yaml at all: [');
+    const r = cli(['render', tree]);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe(`${join(tree, 'a.yaml')}: document 1: skipped ConfigMap x: not a TidbCluster\n`);
+    const names = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter((d) => d.kind === 'StatefulSet').map((d) => d.metadata.name);
+    expect(names).toEqual(['two-pd', 'two-tikv', 'two-tidb', 'one-pd', 'one-tikv', 'one-tidb']);
+  });
+
+  test('-o writes one file per cluster with the same content as stdout, and reports on stderr', () => {
+    const out = join(dir, 'out');
+    const r = cli(['render', 'examples/basic', '-o', out, '-n', 'db']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`wrote ${out}/db.basic.k8s.yaml (11 objects)\n`);
+    expect(readdirSync(out)).toEqual(['db.basic.k8s.yaml']);
+    expect(readFileSync(join(out, 'db.basic.k8s.yaml'), 'utf8')).toBe(cli(['render', 'examples/basic', '--namespace=db']).stdout);
+  });
+
+  test('--version and --help', () => {
+    expect(cli(['--version']).stdout).toBe(`${version}\n`);
+    const help = cli(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('render [PATH...|-]');
+    expect(cli(['render', '--help']).stdout).toContain('--output DIR');
+  });
+});

@@ -1,0 +1,44 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { emitYaml } from '../src/render/yaml';
+
+/** Both readers must get the input back: YAML 1.2 (this project) and 1.1 (Go's yaml.v2 lineage in kubectl). */
+function roundTrip(value: unknown): void {
+  const text = emitYaml(value);
+  expect(parse(text)).toEqual(value);
+  expect(parse(text, { version: '1.1' })).toEqual(value);
+}
+
+describe('emitYaml', () => {
+  test.each([
+    ['strings another type could claim', ['true', 'yes', 'No', 'on', 'OFF', 'y', 'null', '~', '123', '-1', '0x1F', '0o17', '017', '1_000', '1.5', '.5', '1e3', '.inf', '-.Inf', '.nan', '190:20:30', '2026-11-20', '=', '<<']],
+    ['strings with indicators', ['', ' lead', 'trail ', '-', '- item', '--fail', '-c', ':x', 'a: b', 'a #b', 'end:', '#c', '&a', '*a', '!t', '|', '>', "'q", '"q', '%d', '@x', '`x', '?', '[a]', '{a}', ',', 'a,b', 'http://x:1/y', 'pingcap/pd:v8.5.7']],
+    ['control and unicode characters', ['tab\there', 'bell\u0007', 'nul\u0000', '\u2028', 'é ü 漢字', '\ud83d\ude00', 'cr\r\nlf']],
+    ['multi-line strings', ['a\nb\n', 'a\nb', 'a\n\n', '\n', '\n\nx\n', '  indented\nx\n', 'x\n  indented\n', 'trailing space \nx\n', 'tab\tin\nblock\n', '#!/bin/sh\nset -u\n\necho "$x" >&2\n']],
+    ['numbers and booleans', [0, -0.5, 1e21, 3, true, false, null]],
+  ])('%s survive a round trip', (_name, values) => {
+    for (const v of values as unknown[]) roundTrip({ v, list: [v], nested: { [String(v)]: v } });
+  });
+
+  test('empty collections, nesting, sequences of mappings and of sequences', () => {
+    roundTrip({ a: {}, b: [], c: [{ x: 1, y: [1, 2] }, [], [[1], ['a']], {}], d: { e: { f: [{ g: { h: 'i' } }] } } });
+    roundTrip([1, 'two', { three: 3 }]);
+  });
+
+  test('scripts and TOML are literal blocks', () => {
+    expect(emitYaml({ data: { 'startup-script': '#!/bin/sh\necho hi\n' } })).toBe('data:\n  startup-script: |\n    #!/bin/sh\n    echo hi\n');
+  });
+
+  test('every golden file and dist/ file parses back to the objects it was emitted from', () => {
+    const root = join(__dirname, '..');
+    const files = [
+      ...readdirSync(join(root, 'test/golden')).filter((f) => f.endsWith('.k8s.yaml')).map((f) => join(root, 'test/golden', f)),
+      ...readdirSync(join(root, 'dist')).map((f) => join(root, 'dist', f)),
+    ];
+    expect(files.length).toBeGreaterThan(2);
+    for (const file of files) {
+      for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) roundTrip(doc.toJS());
+    }
+  });
+});
