@@ -83,7 +83,8 @@ function canBeLiteral(s: string): boolean {
 
 /** `|`, `|-` or `|+` by trailing newlines; an indentation indicator when the text starts with a space. */
 function literal(s: string, indent: string): string {
-  const trailing = /\n*$/.exec(s)![0].length;
+  let trailing = 0;
+  while (trailing < s.length && s.charCodeAt(s.length - 1 - trailing) === 10) trailing++;
   const chomp = trailing === 0 ? '-' : trailing === 1 ? '' : '+';
   const body = trailing > 0 ? s.slice(0, s.length - 1) : s;
   const indicator = /^\n*[ \t]/.test(s) ? '2' : '';
@@ -99,7 +100,11 @@ const NUMERIC =
 // Dates and timestamps (YAML 1.1 timestamp type).
 const TIMESTAMP = /^\d{4}-\d\d?-\d\d?([Tt ]|$)/;
 
+// Most keys and values (names, paths, images) are like this: plain, unless they are a reserved word.
+const SAFE = /^[A-Za-z][A-Za-z0-9_./-]*$/;
+
 function needsQuotes(s: string): boolean {
+  if (SAFE.test(s)) return RESERVED.test(s);
   if (s === '' || NON_PRINTABLE.test(s) || /[\n\r\t]/.test(s)) return true;
   if (s[0] === ' ' || s[s.length - 1] === ' ') return true;
   if ('?:,[]{}#&*!|>\'"%@`'.includes(s[0])) return true;

@@ -5,6 +5,7 @@
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import { tomlFloat } from '../render/config/toml';
 import { documentIssues } from './check';
+import { fastLoadAll } from './fast-yaml';
 import { SpecError, type SourceRef, type SpecIssue } from './errors';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { KIND, type TidbCluster } from './types';
@@ -24,6 +25,42 @@ export interface LoadResult {
 
 /** Parses and checks every document of one YAML text. */
 export function loadTidbClusters(text: string, file: string, options: ResolveOptions = {}): LoadResult {
+  return fastLoad(text, file, options) ?? slowLoad(text, file, options);
+}
+
+/** Clean input only: undefined as soon as anything would need a message with a line number. */
+function fastLoad(text: string, file: string, options: ResolveOptions): LoadResult | undefined {
+  const docs = fastLoadAll(text);
+  if (!docs) return undefined;
+  const result: LoadResult = { clusters: [], errors: [], skipped: [] };
+  for (let i = 0; i < docs.length; i++) {
+    const value = docs[i];
+    const source = { file, document: i + 1 };
+    if (value === null || value === undefined) continue;
+    if (typeof value !== 'object' || Array.isArray(value)) return undefined;
+    const obj = value as Record<string, unknown>;
+    if (obj.kind !== KIND) {
+      result.skipped.push(skippedLine(source, obj));
+      continue;
+    }
+    if (documentIssues(obj).length > 0) return undefined;
+    try {
+      result.clusters.push({ source, resolved: resolveCluster(obj as unknown as TidbCluster, options) });
+    } catch (e) {
+      if (e instanceof SpecError) return undefined;
+      throw e;
+    }
+  }
+  return result;
+}
+
+/** The plain values of every document as the full parser reads them (for tests of the fast path). */
+export function slowLoadAll(text: string): unknown[] {
+  const docs = parseAllDocuments(text);
+  return (Array.isArray(docs) ? docs : []).map((doc) => (doc.contents === null ? null : toPlain(doc.contents, doc)));
+}
+
+function slowLoad(text: string, file: string, options: ResolveOptions): LoadResult {
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const result: LoadResult = { clusters: [], errors: [], skipped: [] };
@@ -51,7 +88,7 @@ function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounte
   }
   const obj = value as Record<string, unknown>;
   if (obj.kind !== KIND) {
-    out.skipped.push(`${source.file}: document ${source.document}: skipped ${describe(obj)}: not a ${KIND}`);
+    out.skipped.push(skippedLine(source, obj));
     return;
   }
   const withLines = (issues: readonly SpecIssue[]) => issues.map((i) => ({ ...i, line: i.line ?? lineOf(doc, lines, i.path) }));
@@ -66,6 +103,10 @@ function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounte
     if (!(e instanceof SpecError)) throw e;
     out.errors.push(new SpecError(withLines(e.issues), source));
   }
+}
+
+function skippedLine(source: SourceRef, obj: Record<string, unknown>): string {
+  return `${source.file}: document ${source.document}: skipped ${describe(obj)}: not a ${KIND}`;
 }
 
 function describe(obj: Record<string, unknown>): string {
