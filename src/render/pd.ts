@@ -23,7 +23,7 @@ import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
 import { pdStartScript } from './scripts';
 import { pdScriptContext } from './script-context';
-import { dualStack } from './service';
+import { dualStack, peerService } from './service';
 
 export interface PdComponentProps {
   /** The resolved cluster; `cluster.pd` must be set. */
@@ -69,22 +69,10 @@ export function pdService(cluster: ResolvedCluster, pd: ResolvedPD): Service {
 }
 
 export function pdPeerService(cluster: ResolvedCluster): Service {
-  const selector = selectorLabels(cluster.instance, 'pd');
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: namespaced(cluster, names.peerService(cluster.name, 'pd'), { ...selector, [LABEL.usedBy]: 'peer' }),
-    spec: {
-      clusterIP: 'None',
-      ports: [
-        { name: `tcp-peer-${PORT.pdPeer}`, port: PORT.pdPeer, targetPort: PORT.pdPeer, protocol: 'TCP' },
-        { name: `tcp-peer-${PORT.pdClient}`, port: PORT.pdClient, targetPort: PORT.pdClient, protocol: 'TCP' },
-      ],
-      selector,
-      publishNotReadyAddresses: true,
-      ...dualStack(cluster),
-    },
-  };
+  return peerService(cluster, 'pd', [
+    { name: `tcp-peer-${PORT.pdPeer}`, port: PORT.pdPeer, targetPort: PORT.pdPeer, protocol: 'TCP' },
+    { name: `tcp-peer-${PORT.pdClient}`, port: PORT.pdClient, targetPort: PORT.pdClient, protocol: 'TCP' },
+  ]);
 }
 
 export function pdStatefulSet(cluster: ResolvedCluster, pd: ResolvedPD, configMapName: string) {

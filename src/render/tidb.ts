@@ -24,7 +24,7 @@ import { kubeObject } from './kube';
 import { logTailerContainer, logVolume } from './log-tailer';
 import { tidbStartScript } from './scripts';
 import { tidbScriptContext } from './script-context';
-import { dualStack } from './service';
+import { dualStack, peerService } from './service';
 
 export interface TidbComponentProps {
   /** The resolved cluster; `cluster.tidb` must be set. */
@@ -53,19 +53,7 @@ export class TidbComponent extends Construct {
 }
 
 export function tidbPeerService(cluster: ResolvedCluster): Service {
-  const selector = selectorLabels(cluster.instance, 'tidb');
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: namespaced(cluster, names.peerService(cluster.name, 'tidb'), { ...selector, [LABEL.usedBy]: 'peer' }),
-    spec: {
-      clusterIP: 'None',
-      ports: [{ name: 'status', port: PORT.tidbStatus, targetPort: PORT.tidbStatus, protocol: 'TCP' }],
-      selector,
-      publishNotReadyAddresses: true,
-      ...dualStack(cluster),
-    },
-  };
+  return peerService(cluster, 'tidb', [{ name: 'status', port: PORT.tidbStatus, targetPort: PORT.tidbStatus, protocol: 'TCP' }]);
 }
 
 export function tidbService(cluster: ResolvedCluster, svc: ResolvedTiDBService): Service {

@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
 import type { Container, Service, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedTiKV } from '../spec/resolve';
-import { LABEL, names, PORT, selectorLabels } from '../spec/names';
+import { names, PORT } from '../spec/names';
 import { imageVersionBelow } from '../spec/version';
 import {
   ANNOTATIONS_MOUNT,
@@ -13,7 +13,6 @@ import {
   hasResources,
   mergeContainers,
   mergeEnv,
-  namespaced,
   podAnnotations,
   statefulSet,
   storageVolumeClaims,
@@ -25,7 +24,7 @@ import { kubeObject } from './kube';
 import { logTailerContainer, logVolume } from './log-tailer';
 import { tikvStartScript } from './scripts';
 import { tikvScriptContext } from './script-context';
-import { dualStack } from './service';
+import { peerService } from './service';
 
 export interface TikvComponentProps {
   /** The resolved cluster; `cluster.tikv` must be set. */
@@ -49,19 +48,7 @@ export class TikvComponent extends Construct {
 }
 
 export function tikvPeerService(cluster: ResolvedCluster): Service {
-  const selector = selectorLabels(cluster.instance, 'tikv');
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: namespaced(cluster, names.peerService(cluster.name, 'tikv'), { ...selector, [LABEL.usedBy]: 'peer' }),
-    spec: {
-      clusterIP: 'None',
-      ports: [{ name: 'peer', port: PORT.tikvServer, targetPort: PORT.tikvServer, protocol: 'TCP' }],
-      selector,
-      publishNotReadyAddresses: true,
-      ...dualStack(cluster),
-    },
-  };
+  return peerService(cluster, 'tikv', [{ name: 'peer', port: PORT.tikvServer, targetPort: PORT.tikvServer, protocol: 'TCP' }]);
 }
 
 export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, configMapName: string) {
