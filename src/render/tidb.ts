@@ -40,7 +40,8 @@ export class TidbComponent extends Construct {
     super(scope, id);
     const { cluster } = props;
     const tidb = cluster.tidb!;
-    const slowLog = slowLogPlacement(tidb);
+    const storage = storageVolumeClaims(tidb);
+    const slowLog = slowLogPlacement(tidb, storage.mounts);
     const configMap = componentConfigMap(cluster, tidb, {
       'config-file': tidbConfig(tidb),
       'startup-script': tidbStartScript(tidbScriptContext(cluster, tidb)),
@@ -48,7 +49,7 @@ export class TidbComponent extends Construct {
     kubeObject(this, 'config', configMap);
     kubeObject(this, 'peer', tidbPeerService(cluster));
     if (tidb.service) kubeObject(this, 'service', tidbService(cluster, tidb.service));
-    kubeObject(this, 'statefulset', tidbStatefulSet(cluster, tidb, configMap.metadata!.name!, slowLog));
+    kubeObject(this, 'statefulset', tidbStatefulSet(cluster, tidb, configMap.metadata!.name!, slowLog, storage));
   }
 }
 
@@ -99,13 +100,12 @@ export interface SlowLogPlacement {
   readonly volume?: Volume;
 }
 
-export function slowLogPlacement(tidb: ResolvedTiDB): SlowLogPlacement {
+export function slowLogPlacement(tidb: ResolvedTiDB, storageMounts: VolumeMount[]): SlowLogPlacement {
   if (!tidb.separateSlowLog) return { file: '' };
   if (!tidb.slowLogVolumeName) {
     const dir = DEFAULTS.tidbSlowLogFile.slice(0, DEFAULTS.tidbSlowLogFile.lastIndexOf('/'));
     return { file: DEFAULTS.tidbSlowLogFile, mount: { name: 'slowlog', mountPath: dir }, volume: { name: 'slowlog', emptyDir: {} } };
   }
-  const storageMounts = storageVolumeClaims(tidb).mounts;
   const fallback = { name: 'slowlog', mountPath: '' };
   const mount = logVolume(tidb.slowLogVolumeName, (n) => names.storageVolume('tidb', n), storageMounts, tidb.additionalVolumeMounts, fallback)!;
   return { file: `${mount.mountPath.replace(/\/$/, '')}/${tidb.slowLogVolumeName}`, mount };
@@ -113,8 +113,13 @@ export function slowLogPlacement(tidb: ResolvedTiDB): SlowLogPlacement {
 
 const STARTUP_PROBE_DIR = '/var/lib/customized-startup-probe';
 
-export function tidbStatefulSet(cluster: ResolvedCluster, tidb: ResolvedTiDB, configMapName: string, slowLog: SlowLogPlacement) {
-  const storage = storageVolumeClaims(tidb);
+export function tidbStatefulSet(
+  cluster: ResolvedCluster,
+  tidb: ResolvedTiDB,
+  configMapName: string,
+  slowLog: SlowLogPlacement,
+  storage: ReturnType<typeof storageVolumeClaims>,
+) {
   const probe = tidb.customizedStartupProbe;
   const mounts: VolumeMount[] = [
     ANNOTATIONS_MOUNT,

@@ -60,8 +60,6 @@ export interface ResolvedCluster {
   readonly enableDynamicConfiguration: boolean;
   readonly preferIPv6: boolean;
   readonly helper: { readonly image: string; readonly imagePullPolicy: string };
-  /** Cluster-wide settings for the controller. */
-  readonly settings: { readonly paused: boolean; readonly pvReclaimPolicy: string; readonly enablePVReclaim: boolean };
   readonly pd?: ResolvedPD;
   readonly tikv?: ResolvedTiKV;
   readonly tidb?: ResolvedTiDB;
@@ -235,7 +233,6 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
     enableDynamicConfiguration: spec.enableDynamicConfiguration ?? false,
     preferIPv6: spec.preferIPv6 ?? false,
     helper,
-    settings: clusterSettings(spec),
     pd: spec.pd && resolvePD(ctx),
     tikv: spec.tikv && resolveTiKV(ctx),
     tidb: spec.tidb && resolveTiDB(ctx),
@@ -426,7 +423,7 @@ function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentSpec): R
 }
 
 /** Cluster-wide operation settings; every component's settings annotation carries them too. */
-function clusterSettings(spec: TidbClusterSpec): ResolvedCluster['settings'] {
+function clusterSettings(spec: TidbClusterSpec): { paused: boolean; pvReclaimPolicy: string; enablePVReclaim: boolean } {
   return {
     paused: spec.paused ?? false,
     pvReclaimPolicy: spec.pvReclaimPolicy ?? DEFAULTS.pvReclaimPolicy,
