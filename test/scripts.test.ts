@@ -1,16 +1,7 @@
 /**
- * Start scripts: structure (the argv each server gets), lint (dash -n, shellcheck when installed) and
- * behaviour (scripts RUN with dash against stub commands in a temp dir).
- *
- * Each run works on a copy of the script whose absolute paths (/etc/podinfo/annotations, /var/lib/pd,
- * /pd-server, ...) point into a temp dir; stubs for wget, curl, nslookup, dig, getent, hostname,
- * sleep and tail come first on PATH and log their calls. The fake servers write their argv, one
- * argument per line.
+ * Start scripts of PD, TiKV and TiDB: structure (the argv each server gets), lint (dash -n, shellcheck
+ * when installed) and behaviour (scripts RUN with dash against stub commands, `support/sandbox.ts`).
  */
-import { spawnSync } from 'child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
-import { tmpdir } from 'os';
-import { join } from 'path';
 import {
   NO_FEATURE_FLAGS,
   type PdScriptContext,
@@ -22,7 +13,17 @@ import {
   tidbStartScript,
   tikvStartScript,
 } from '../src/render/scripts';
+import { spawnSync } from 'child_process';
 import { pdAddressHosts } from '../src/render/scripts/common';
+import {
+  ANNOTATIONS_NORMAL,
+  callsOf,
+  decodeTail,
+  lastWord,
+  ScriptSandbox,
+  type RunOptions as SandboxRunOptions,
+  type RunResult,
+} from './support/sandbox';
 
 // ---------------------------------------------------------------------------------------------
 // Contexts
@@ -59,51 +60,6 @@ const PREFER_PD = flags({ preferPdAddressesOverDiscovery: true });
 // ---------------------------------------------------------------------------------------------
 // Sandbox: stubs, path rewriting, running
 
-const STUB_PRELUDE = `#!/bin/sh
-name=\${0##*/}
-{ printf '%s' "$name"; for a in "$@"; do printf ' %s' "$a"; done; echo; } >>"$STUB_LOG"
-# Fails the first N calls of this stub, N read from the variable named $1 ("always": every call).
-fail_first() {
-    eval "limit=\\\${$1:-0}"
-    n=$(cat "$STUB_DIR/$name.count" 2>/dev/null || echo 0)
-    n=$((n + 1))
-    echo "$n" >"$STUB_DIR/$name.count"
-    if [ "$limit" = always ] || [ "$n" -le "$limit" ]; then exit 1; fi
-}
-`;
-
-const STUBS: Record<string, string> = {
-  wget: 'fail_first DISCOVERY_FAILS\nprintf \'%s\\n\' "$DISCOVERY_ANSWER"',
-  curl: 'fail_first DISCOVERY_FAILS\nprintf \'%s\\n\' "$DISCOVERY_ANSWER"',
-  nslookup: 'fail_first NSLOOKUP_FAILS\necho "Name: $1"\necho "Address: 10.0.0.5"',
-  dig: 'fail_first DIG_FAILS\nif [ -n "$DIG_ANSWER" ]; then printf \'%s\\n\' "$DIG_ANSWER"; fi',
-  getent: [
-    'fail_first GETENT_FAILS',
-    '[ -n "$GETENT_IPS" ] || exit 2',
-    'for ip in $GETENT_IPS; do',
-    '    printf \'%s       STREAM %s\\n%s       DGRAM\\n%s       RAW\\n\' "$ip" "$2" "$ip" "$ip"',
-    'done',
-  ].join('\n'),
-  hostname: 'if [ "${1:-}" = -I ]; then echo "$HOST_IPS "; else echo stub-host; fi',
-  sleep: ':',
-  tail: ':',
-  'pd-server': 'printf \'%s\\n\' "$@" >"$ARGV_FILE"',
-  'tikv-server': 'printf \'%s\\n\' "$@" >"$ARGV_FILE"',
-  'tidb-server': 'printf \'%s\\n\' "$@" >"$ARGV_FILE"',
-};
-
-/** Stub behaviour unless a test says otherwise: every lookup and discovery call succeeds. */
-const STUB_DEFAULTS: Record<string, string> = {
-  DISCOVERY_FAILS: '0',
-  DISCOVERY_ANSWER: '',
-  NSLOOKUP_FAILS: '0',
-  DIG_FAILS: '0',
-  DIG_ANSWER: '10.0.0.5',
-  GETENT_FAILS: '0',
-  GETENT_IPS: '10.0.0.5',
-  HOST_IPS: '10.0.0.5 fd00::5',
-};
-
 /** What the pod environment holds (tidb-operator's StatefulSet env), per component. */
 const POD_ENV: Record<'pd' | 'tikv' | 'tidb', Record<string, string>> = {
   pd: { POD_NAME: 'demo-pd-0', NAMESPACE: 'ns', PEER_SERVICE_NAME: 'demo-pd-peer', SERVICE_NAME: 'demo-pd', TZ: '' },
@@ -126,105 +82,18 @@ const POD_ENV: Record<'pd' | 'tikv' | 'tidb', Record<string, string>> = {
   },
 };
 
-const ANNOTATIONS_NORMAL = 'prometheus.io/path="/metrics"\nprometheus.io/port="2379"\nprometheus.io/scrape="true"\n';
+const sandbox = new ScriptSandbox({ dirs: ['/var/lib/pd', '/var/lib/tikv'], servers: ['/pd-server', '/tikv-server', '/tidb-server'] });
+beforeAll(() => sandbox.setup());
+afterAll(() => sandbox.cleanup());
 
-let sandboxRoot: string;
-let binDir: string;
-let runCount = 0;
-
-beforeAll(() => {
-  sandboxRoot = mkdtempSync(join(tmpdir(), 'start-scripts-'));
-  binDir = join(sandboxRoot, 'bin');
-  mkdirSync(binDir);
-  for (const [name, body] of Object.entries(STUBS)) {
-    const file = join(binDir, name);
-    writeFileSync(file, `${STUB_PRELUDE}${body}\n`);
-    chmodSync(file, 0o755);
-  }
-});
-
-afterAll(() => {
-  rmSync(sandboxRoot, { recursive: true, force: true });
-});
-
-interface RunOptions {
+interface RunOptions extends SandboxRunOptions {
   component: 'pd' | 'tikv' | 'tidb';
-  /** Annotations file content; `null` = no file. */
-  annotations?: string | null;
-  env?: Record<string, string>;
-  /** Files to create, relative to the sandbox root (e.g. `var/lib/pd/join`). */
-  files?: Record<string, string>;
-  dirs?: string[];
-  shell?: 'dash' | 'bash';
-}
-
-interface RunResult {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-  /** The server's argv, or undefined when it was not started. Sandbox paths are mapped back. */
-  argv: string[] | undefined;
-  /** Stub calls, `name arg arg ...`. */
-  calls: string[];
-  /** The script copy that ran. */
-  script: string;
-}
-
-/** The script with its absolute paths moved into `root` (and the servers replaced by stubs). */
-function sandboxCopy(script: string, root: string): string {
-  return script
-    .replace(/\/etc\/podinfo\/annotations/g, `${root}/podinfo/annotations`)
-    .replace(/\/var\/lib\/(pd|tikv)(?![\w-])/g, `${root}/var/lib/$1`)
-    .replace(/(^|[\s"])\/(pd|tikv|tidb)-server(?=[\s"]|$)/gm, `$1${binDir}/$2-server`);
 }
 
 function run(script: string, opts: RunOptions): RunResult {
-  const root = join(sandboxRoot, `run-${++runCount}`);
-  const state = join(root, 'state');
-  mkdirSync(join(root, 'podinfo'), { recursive: true });
-  mkdirSync(state);
-  if (opts.annotations !== null) {
-    writeFileSync(join(root, 'podinfo/annotations'), opts.annotations ?? ANNOTATIONS_NORMAL);
-  }
-  for (const d of opts.dirs ?? []) mkdirSync(join(root, d), { recursive: true });
-  for (const [f, content] of Object.entries(opts.files ?? {})) {
-    mkdirSync(join(root, f, '..'), { recursive: true });
-    writeFileSync(join(root, f), content);
-  }
-  const copy = sandboxCopy(script, root);
-  const file = join(root, 'start.sh');
-  writeFileSync(file, copy);
-  const argvFile = join(state, 'argv');
-  const log = join(state, 'calls');
-  const env = {
-    PATH: `${binDir}:/usr/bin:/bin`,
-    STUB_LOG: log,
-    STUB_DIR: state,
-    ARGV_FILE: argvFile,
-    ...STUB_DEFAULTS,
-    ...POD_ENV[opts.component],
-    ...opts.env,
-  };
-  const args = opts.shell === 'bash' ? ['--posix', file] : [file];
-  const res = spawnSync(opts.shell === 'bash' ? 'bash' : '/usr/bin/dash', args, {
-    env,
-    encoding: 'utf8',
-    timeout: 10_000,
-  });
-  const unmap = (s: string) => s.split(root).join('');
-  return {
-    status: res.status,
-    stdout: res.stdout,
-    stderr: res.stderr,
-    argv: existsSync(argvFile) ? unmap(readFileSync(argvFile, 'utf8')).split('\n').slice(0, -1) : undefined,
-    calls: existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [],
-    script: copy,
-  };
+  const { component, ...rest } = opts;
+  return sandbox.run(script, { ...rest, env: { ...POD_ENV[component], ...opts.env } });
 }
-
-const callsOf = (r: RunResult, name: string) => r.calls.filter((c) => c.split(' ')[0] === name);
-const lastWord = (call: string) => call.split(' ').pop() as string;
-const decodeTail = (url: string) => Buffer.from(url.split('/').pop() as string, 'base64').toString('utf8');
 
 /** Runs and insists the server started, for tests that look at its argv. */
 function argvOf(script: string, opts: RunOptions): string[] {
