@@ -8,19 +8,45 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 
+const COMPONENT_MODULES = ['tiflash', 'ticdc', 'pump', 'tiproxy'];
+
 export function generatedSections() {
   const { DEFAULTS_TABLE } = require(join(root, 'lib/src/spec/defaults.js'));
   const { SUPPORTED, OFF_VALUES } = require(join(root, 'lib/src/spec/support.js'));
+  // Each component module keeps its own defaults next to its resolver.
+  const componentDefaults = COMPONENT_MODULES.flatMap((c) => {
+    const mod = require(join(root, `lib/src/spec/${c}.js`));
+    return Object.entries(mod).filter(([k]) => k.endsWith('_DEFAULTS_TABLE')).flatMap(([, table]) => table);
+  });
   const defaults = [
     '| field | default | note |',
     '| --- | --- | --- |',
-    ...DEFAULTS_TABLE.map((d) => `| \`${d.field}\` | \`${d.value}\` | ${d.note ?? ''} |`),
+    ...[...DEFAULTS_TABLE, ...componentDefaults].map((d) => `| \`${d.field}\` | \`${d.value}\` | ${d.note ?? ''} |`),
   ].join('\n');
+  const refused = refusedFields(SUPPORTED, OFF_VALUES);
   const supported = [
     ...Object.entries(SUPPORTED).map(([path, fields]) => `- \`${path}\`: ${[...fields].sort().map((f) => `\`${f}\``).join(', ')}`),
     `- accepted only when off: ${Object.entries(OFF_VALUES).map(([path, values]) => `\`${path}\` (${values.map((v) => `\`${JSON.stringify(v)}\``).join(' or ')})`).join(', ')}`,
   ].join('\n');
-  return { defaults, supported };
+  return { defaults, supported, refused };
+}
+
+/** CRD fields of `spec` and of each component that are neither rendered nor accepted when off. */
+function refusedFields(SUPPORTED, OFF_VALUES) {
+  const { refusalReason } = require(join(root, 'lib/src/spec/support.js'));
+  const schema = JSON.parse(readFileSync(join(root, 'src/spec/generated/tidbcluster.schema.json'), 'utf8'));
+  const node = (i) => schema.nodes[i];
+  const specNode = node(node(schema.root).properties.spec);
+  const rows = [];
+  for (const path of Object.keys(SUPPORTED)) {
+    const n = path === 'spec' ? specNode : node(specNode.properties[path.slice('spec.'.length)]);
+    for (const key of Object.keys(n.properties ?? {}).sort()) {
+      if (SUPPORTED[path].includes(key) || `${path}.${key}` in OFF_VALUES || key === 'image') continue;
+      const reason = refusalReason(`${path}.${key}`);
+      rows.push(`- \`${path}.${key}\`${reason ? `: ${reason}` : ''}`);
+    }
+  }
+  return rows.join('\n');
 }
 
 export function applySections(readme, sections) {

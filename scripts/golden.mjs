@@ -1,19 +1,27 @@
-// Regenerates the golden files: test/golden/inputs/<name>.yaml -> test/golden/<name>.k8s.yaml, with
-// the built CLI, exactly as a user would render them. Review the diff before committing.
+// Regenerates the golden files with the built CLI, exactly as a user would render them:
+// test/golden/inputs/<name>.yaml -> test/golden/<name>.k8s.yaml, and the operator's example clusters
+// test/fixtures/examples/<name>/tidb-cluster.yaml -> test/golden/examples/<name>.k8s.yaml, rendered
+// into namespace `tidb` (`-n tidb`: the examples name none, and TiFlash needs one).
+// Review the diff before committing.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const inputs = join(root, 'test/golden/inputs');
-for (const file of readdirSync(inputs).filter((f) => f.endsWith('.yaml')).sort()) {
-  const r = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', join(inputs, file)], { encoding: 'utf8' });
+const examples = join(root, 'test/fixtures/examples');
+const jobs = [
+  ...readdirSync(inputs).filter((f) => f.endsWith('.yaml')).sort().map((f) => [[join(inputs, f)], join(root, 'test/golden', f.replace(/\.yaml$/, '.k8s.yaml'))]),
+  ...readdirSync(examples).sort().map((name) => [[join(examples, name, 'tidb-cluster.yaml'), '-n', 'tidb'], join(root, 'test/golden/examples', `${name}.k8s.yaml`)]),
+];
+mkdirSync(join(root, 'test/golden/examples'), { recursive: true });
+for (const [args, out] of jobs) {
+  const r = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', ...args], { encoding: 'utf8' });
   if (r.status !== 0) {
     process.stderr.write(r.stderr);
     process.exit(1);
   }
-  const out = join(root, 'test/golden', file.replace(/\.yaml$/, '.k8s.yaml'));
   writeFileSync(out, r.stdout);
   console.log(`wrote ${out.slice(root.length + 1)}`);
 }

@@ -1,8 +1,12 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { PdComponent } from './render/pd';
+import { PumpComponent } from './render/pump';
+import { TiCDCComponent } from './render/ticdc';
 import { TidbComponent } from './render/tidb';
+import { TiFlashComponent } from './render/tiflash';
 import { TikvComponent } from './render/tikv';
+import { TiProxyComponent } from './render/tiproxy';
 import { checkTidbCluster } from './spec/check';
 import type { ResolvedCluster } from './spec/resolve';
 import type { TidbCluster } from './spec/types';
@@ -21,7 +25,7 @@ export interface TidbClusterChartProps {
 }
 
 /**
- * All objects of one TidbCluster: per component (PD, TiKV, TiDB) its ConfigMap, Services and
+ * All objects of one TidbCluster: per component (PD, TiKV, TiDB, TiFlash, TiCDC, Pump, TiProxy) its ConfigMap, Services and
  * StatefulSet, as tidb-operator v1 would create them, minus the fields the controller owns.
  */
 export class TidbClusterChart extends Chart {
@@ -36,7 +40,11 @@ export class TidbClusterChart extends Chart {
     this.resolved = props.resolved ?? checkTidbCluster(props.cluster, { namespace: props.namespace });
     const c = this.resolved;
     if (c.pd) new PdComponent(this, 'pd', { cluster: c });
+    if (c.tiproxy) new TiProxyComponent(this, 'tiproxy', { cluster: c });
+    if (c.tiflash) new TiFlashComponent(this, 'tiflash', { cluster: c });
     if (c.tikv) new TikvComponent(this, 'tikv', { cluster: c });
+    if (c.pump) new PumpComponent(this, 'pump', { cluster: c });
     if (c.tidb) new TidbComponent(this, 'tidb', { cluster: c });
+    if (c.ticdc) new TiCDCComponent(this, 'ticdc', { cluster: c });
   }
 }

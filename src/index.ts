@@ -2,6 +2,10 @@ export { TidbClusterChart, type TidbClusterChartProps } from './chart';
 export { PdComponent, type PdComponentProps } from './render/pd';
 export { TikvComponent, type TikvComponentProps } from './render/tikv';
 export { TidbComponent, type TidbComponentProps } from './render/tidb';
+export { TiFlashComponent, type TiFlashComponentProps } from './render/tiflash';
+export { TiCDCComponent, type TiCDCComponentProps } from './render/ticdc';
+export { PumpComponent, type PumpComponentProps } from './render/pump';
+export { TiProxyComponent, type TiProxyComponentProps } from './render/tiproxy';
 export { renderClusters, type RenderedCluster } from './render/render';
 export { toYamlStream } from './render/output';
 export { checkTidbCluster } from './spec/check';
@@ -11,3 +15,7 @@ export { SpecError, formatIssue, type SpecIssue, type SourceRef } from './spec/e
 export { DEFAULTS, DEFAULTS_TABLE } from './spec/defaults';
 export { ANNOTATION, LABEL, names, selectorLabels } from './spec/names';
 export type * from './spec/types';
+export type { TiFlashSpec } from './spec/tiflash';
+export type { TiCDCSpec } from './spec/ticdc';
+export type { PumpSpec } from './spec/pump';
+export type { TiProxySpec } from './spec/tiproxy';

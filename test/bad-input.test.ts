@@ -322,29 +322,9 @@ const CASES: Case[] = [
 
   // ---- what this project does not render (yet) ---------------------------------------------------
   {
-    name: 'a cluster without PD',
+    name: 'not supported yet: spec.pdms',
     files: {
-      'nopd.yaml': y`
-        apiVersion: pingcap.com/v1alpha1
-        kind: TidbCluster
-        metadata:
-          name: demo
-        spec:
-          tikv:
-            replicas: 3
-          tidb:
-            replicas: 1
-      `,
-    },
-    args: ['render', '$D/nopd.yaml'],
-    exit: 1,
-    stderr: ['$D/nopd.yaml: document 1: spec.pd (line 6): required field is missing: a cluster needs its own PD'],
-    problems: 1,
-  },
-  {
-    name: 'not supported yet: spec.tiflash',
-    files: {
-      'tiflash.yaml': y`
+      'pdms.yaml': y`
         apiVersion: pingcap.com/v1alpha1
         kind: TidbCluster
         metadata:
@@ -352,43 +332,43 @@ const CASES: Case[] = [
         spec:
           pd:
             replicas: 1
-          tiflash:
-            replicas: 1
-            storageClaims:
-              - resources:
-                  requests:
-                    storage: 10Gi
+          pdms:
+            - name: tso
+              replicas: 1
       `,
     },
-    args: ['render', '$D/tiflash.yaml'],
+    args: ['render', '$D/pdms.yaml'],
     exit: 1,
-    stderr: ['$D/tiflash.yaml: document 1: spec.tiflash (line 9): not supported yet: remove it, or render this cluster another way until it is'],
+    stderr: ['$D/pdms.yaml: document 1: spec.pdms (line 9): not supported yet: PD micro-services (tso, scheduling) are not rendered; run PD in its default mode'],
     problems: 1,
   },
   {
-    name: 'not supported yet: tlsCluster.enabled: true, acrossK8s: true, pd.volumeAttributesClassName (with -o)',
+    name: 'not supported yet: suspendAction, tidb.initializer, pd.volumeAttributesClassName (with -o)',
     files: {
-      'tls.yaml': y`
+      'unsupported.yaml': y`
         apiVersion: pingcap.com/v1alpha1
         kind: TidbCluster
         metadata:
           name: demo
         spec:
-          tlsCluster:
-            enabled: true
-          acrossK8s: true
+          suspendAction:
+            suspendStatefulSet: true
           pd:
             replicas: 1
             volumeAttributesClassName: fast
+          tidb:
+            replicas: 1
+            initializer:
+              createPassword: true
       `,
     },
-    args: ['render', '$D/tls.yaml'],
+    args: ['render', '$D/unsupported.yaml'],
     out: true,
     exit: 1,
     stderr: [
-      '$D/tls.yaml: document 1: spec.tlsCluster (line 7): not supported yet: only its default (off) value is accepted for now',
-      '$D/tls.yaml: document 1: spec.acrossK8s (line 8): not supported yet: only its default (off) value is accepted for now',
-      '$D/tls.yaml: document 1: spec.pd.volumeAttributesClassName (line 11): not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer',
+      '$D/unsupported.yaml: document 1: spec.suspendAction (line 7): not supported yet: to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
+      '$D/unsupported.yaml: document 1: spec.pd.volumeAttributesClassName (line 10): not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer',
+      '$D/unsupported.yaml: document 1: spec.tidb.initializer (line 14): not supported yet: create the root password yourself (a Secret and a one-off Job); it is not part of the rendered cluster',
     ],
     problems: 3,
   },
@@ -692,6 +672,30 @@ describe('controls', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('kind: StatefulSet');
+  });
+
+  test('a cluster without PD renders (the operator takes it too) with a warning naming where PD must answer', () => {
+    const D = join(TMP, 'control-nopd');
+    writeTree(D, {
+      'nopd.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          tikv:
+            replicas: 3
+          tidb:
+            replicas: 1
+      `,
+    });
+    const r = runCli(['render', join(D, 'nopd.yaml')]);
+    expect(r.stderr).toBe(
+      `${join(D, 'nopd.yaml')}: document 1: warning: spec.pd is not set, so the components look for PD at demo-pd:2379; set spec.pd, or spec.cluster to join another TidbCluster's PD\n`,
+    );
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('name: demo-tikv');
+    expect(r.stdout).not.toContain('name: demo-pd');
   });
 
   test('startScriptVersion v2 passes with -n ns', () => {

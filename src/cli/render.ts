@@ -37,6 +37,10 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
     io.stderr(`${countProblems(messages)} found; nothing was rendered\n`);
     return 1;
   }
+  for (const c of clusters) {
+    const w = pdWarning(c);
+    if (w) io.stderr(`${w}\n`);
+  }
   const rendered = renderClusters(clusters.map((c) => c.resolved));
   if (opts.outDir === undefined) {
     io.stdout(rendered.map((r) => r.yaml).join(''));
@@ -50,6 +54,19 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   }
   for (const r of rendered) io.stderr(`wrote ${opts.outDir.replace(/\/$/, '')}/${r.fileName} (${r.objects.length} objects)\n`);
   return 0;
+}
+
+/**
+ * A cluster without PD and without `spec.cluster` is valid (the operator takes it too), but its
+ * components can only work if a PD answers at `<cluster>-pd:2379`: say so instead of failing.
+ */
+export function pdWarning(c: LoadedCluster): string | undefined {
+  const r = c.resolved;
+  if (r.pd || r.joinCluster) return undefined;
+  return (
+    `${c.source.file}: document ${c.source.document}: warning: spec.pd is not set, so the components look for PD at ` +
+    `${r.name}-pd:2379; set spec.pd, or spec.cluster to join another TidbCluster's PD`
+  );
 }
 
 function duplicateMessages(clusters: readonly LoadedCluster[]): string[] {

@@ -42,18 +42,32 @@ export function podAnnotations(comp: ResolvedComponent, metricsPort: number, met
 
 const SYSCTL_INIT = 'tidb.pingcap.com/sysctl-init';
 
+export interface BasePodSpecOptions {
+  /**
+   * Name of the privileged init container that sets sysctls with the `sysctl-init` annotation, or
+   * false where the operator has none (TiCDC, Pump, TiProxy: their sysctls stay in the pod security
+   * context). @default 'init'
+   */
+  readonly sysctlInit?: string | false;
+}
+
 /**
  * Pod-level fields from the resolved settings. With the `sysctl-init` annotation, sysctls move from the
  * pod security context into a privileged init container (unsafe sysctls need no kubelet allow-list then).
  */
-export function basePodSpec(cluster: ResolvedCluster, comp: ResolvedComponent): Omit<PodSpec, 'containers'> & { initContainers: Container[] } {
+export function basePodSpec(
+  cluster: ResolvedCluster,
+  comp: ResolvedComponent,
+  options: BasePodSpecOptions = {},
+): Omit<PodSpec, 'containers'> & { initContainers: Container[] } {
   const p = comp.pod;
+  const sysctlInit = options.sysctlInit ?? 'init';
   const initContainers: Container[] = [];
   let securityContext = p.securityContext;
   const sysctls = securityContext?.sysctls ?? [];
-  if (p.annotations[SYSCTL_INIT] === 'true' && sysctls.length > 0) {
+  if (sysctlInit && p.annotations[SYSCTL_INIT] === 'true' && sysctls.length > 0) {
     initContainers.push({
-      name: 'init',
+      name: sysctlInit,
       image: cluster.helper.image,
       imagePullPolicy: cluster.helper.imagePullPolicy as Container['imagePullPolicy'],
       command: ['sh', '-c', `sysctl -w ${sysctls.map((s) => `${s.name}=${s.value}`).join(' ')}`],

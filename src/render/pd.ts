@@ -18,12 +18,13 @@ import {
   storageVolumeClaims,
   volumeClaimTemplate,
 } from './component';
-import { pdConfig } from './config/components';
+import { pdConfig, pdDashboardUsesTidbTls } from './config/components';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
 import { pdStartScript } from './scripts';
 import { pdScriptContext } from './script-context';
 import { dualStack, peerService } from './service';
+import { secretMount, TLS_DIR, type SecretMount } from './tls';
 
 export interface PdComponentProps {
   /** The resolved cluster; `cluster.pd` must be set. */
@@ -40,7 +41,7 @@ export class PdComponent extends Construct {
     const { cluster } = props;
     const pd = cluster.pd!;
     const configMap = componentConfigMap(cluster, pd, {
-      'config-file': pdConfig(pd),
+      'config-file': pdConfig(cluster, pd),
       'startup-script': pdStartScript(pdScriptContext(cluster, pd)),
     });
     kubeObject(this, 'config', configMap);
@@ -75,13 +76,28 @@ export function pdPeerService(cluster: ResolvedCluster): Service {
   ]);
 }
 
+/** PD's certificates: its cluster certificate, the cluster client one if asked, the dashboard's towards TiDB. */
+export function pdSecrets(cluster: ResolvedCluster, pd: ResolvedPD): SecretMount[] {
+  const secrets: SecretMount[] = [];
+  if (cluster.tlsCluster) {
+    secrets.push(secretMount('pd-tls', names.clusterSecret(cluster.name, 'pd'), TLS_DIR.pd));
+    if (pd.mountClusterClientSecret) {
+      secrets.push(secretMount('cluster-client-tls', names.clusterClientSecret(cluster.name), TLS_DIR.clusterClient));
+    }
+  }
+  if (pdDashboardUsesTidbTls(cluster, pd)) secrets.push(secretMount('tidb-client-tls', pd.tlsClientSecretName, TLS_DIR.tidbClient));
+  return secrets;
+}
+
 export function pdStatefulSet(cluster: ResolvedCluster, pd: ResolvedPD, configMapName: string) {
   const storage = storageVolumeClaims(pd);
+  const secrets = pdSecrets(cluster, pd);
   const mounts: VolumeMount[] = [
     ANNOTATIONS_MOUNT,
     { name: 'config', mountPath: '/etc/pd', readOnly: true },
     { name: 'startup-script', mountPath: '/usr/local/bin', readOnly: true },
     { name: names.dataVolume('pd'), mountPath: '/var/lib/pd' },
+    ...secrets.map((s) => s.mount),
     ...storage.mounts,
     ...pd.additionalVolumeMounts,
   ];
@@ -121,6 +137,7 @@ export function pdStatefulSet(cluster: ResolvedCluster, pd: ResolvedPD, configMa
   const podSpec = finishPodSpec(basePodSpec(cluster, pd), mergeContainers([container], pd.additionalContainers), [
     ANNOTATIONS_VOLUME,
     ...configVolumes(configMapName, 'pd.toml', 'pd_start_script.sh'),
+    ...secrets.map((s) => s.volume),
     ...pd.additionalVolumes,
   ]);
   const claims = [volumeClaimTemplate(names.dataVolume('pd'), pd.storageRequest, pd.storageClassName), ...storage.claims];

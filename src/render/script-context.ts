@@ -2,17 +2,20 @@
 import type { ResolvedCluster, ResolvedPD, ResolvedTiDB, ResolvedTiKV } from '../spec/resolve';
 import type { PdScriptContext, ScriptContext, TidbScriptContext, TikvScriptContext } from './scripts';
 
-function baseContext(cluster: ResolvedCluster): ScriptContext {
+/** The fields every component's script context shares. */
+export function baseContext(cluster: ResolvedCluster): ScriptContext {
   return {
     clusterName: cluster.name,
     namespace: cluster.namespace,
     clusterDomain: cluster.clusterDomain,
     scheme: cluster.scheme,
-    acrossK8s: false,
+    acrossK8s: cluster.acrossK8s,
     version: cluster.startScriptVersion,
     featureFlags: cluster.featureFlags,
-    pdAddresses: [],
-    discoveryMtls: false,
+    pdAddresses: cluster.pdAddresses,
+    discoveryMtls: cluster.discoveryMtls,
+    // Another cluster's PD only stands in when this one has none.
+    ...(!cluster.pd && cluster.joinCluster && { remotePd: { name: cluster.joinCluster.name } }),
     preferIPv6: cluster.preferIPv6,
   };
 }

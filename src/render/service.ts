@@ -8,13 +8,17 @@ export function dualStack(cluster: ResolvedCluster): Pick<ServiceSpec, 'ipFamily
   return cluster.preferIPv6 ? { ipFamilyPolicy: 'PreferDualStack' } : {};
 }
 
-/** `<cluster>-<component>-peer`: headless, and publishing Pods before they are ready so peers can find each other. */
-export function peerService(cluster: ResolvedCluster, kind: ComponentKind, ports: ServicePort[]): Service {
+/**
+ * `<cluster>-<component>-peer`: headless, and publishing Pods before they are ready so peers can find
+ * each other. The `used-by: peer` label is the operator's on PD, TiKV, TiDB and TiProxy only.
+ */
+export function peerService(cluster: ResolvedCluster, kind: ComponentKind, ports: ServicePort[], options: { usedBy?: boolean } = {}): Service {
   const selector = selectorLabels(cluster.instance, kind);
+  const labels = options.usedBy === false ? selector : { ...selector, [LABEL.usedBy]: 'peer' };
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: namespaced(cluster, names.peerService(cluster.name, kind), { ...selector, [LABEL.usedBy]: 'peer' }),
+    metadata: namespaced(cluster, names.peerService(cluster.name, kind), labels),
     spec: {
       clusterIP: 'None',
       ports,

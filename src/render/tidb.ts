@@ -25,6 +25,7 @@ import { logTailerContainer, logVolume } from './log-tailer';
 import { tidbStartScript } from './scripts';
 import { tidbScriptContext } from './script-context';
 import { dualStack, peerService } from './service';
+import { secretMount, TLS_DIR, tlsFile, type SecretMount } from './tls';
 
 export interface TidbComponentProps {
   /** The resolved cluster; `cluster.tidb` must be set. */
@@ -43,7 +44,7 @@ export class TidbComponent extends Construct {
     const storage = storageVolumeClaims(tidb);
     const slowLog = slowLogPlacement(tidb, storage.mounts);
     const configMap = componentConfigMap(cluster, tidb, {
-      'config-file': tidbConfig(tidb),
+      'config-file': tidbConfig(cluster, tidb),
       'startup-script': tidbStartScript(tidbScriptContext(cluster, tidb)),
     });
     kubeObject(this, 'config', configMap);
@@ -121,11 +122,13 @@ export function tidbStatefulSet(
   storage: ReturnType<typeof storageVolumeClaims>,
 ) {
   const probe = tidb.customizedStartupProbe;
+  const secrets = tidbSecrets(cluster);
   const mounts: VolumeMount[] = [
     ANNOTATIONS_MOUNT,
     { name: 'config', mountPath: '/etc/tidb', readOnly: true },
     { name: 'startup-script', mountPath: '/usr/local/bin', readOnly: true },
     ...(tidb.tokenBasedAuthEnabled ? [{ name: 'tidb-auth-token', mountPath: TIDB_AUTH_TOKEN_DIR, readOnly: true }] : []),
+    ...secrets.map((s) => s.mount),
     ...(tidb.bootstrapSQLConfigMapName ? [{ name: 'tidb-bootstrap-sql', mountPath: TIDB_BOOTSTRAP_DIR, readOnly: true }] : []),
     ...storage.mounts,
     ...tidb.additionalVolumeMounts,
@@ -141,6 +144,7 @@ export function tidbStatefulSet(
     ...(tidb.bootstrapSQLConfigMapName
       ? [{ name: 'tidb-bootstrap-sql', configMap: { name: tidb.bootstrapSQLConfigMapName, items: [{ key: 'bootstrap-sql', path: 'bootstrap.sql' }] } }]
       : []),
+    ...secrets.map((s) => s.volume),
     ...(slowLog.volume ? [slowLog.volume] : []),
     ...(probe ? [{ name: probe.binaryName, emptyDir: {} }] : []),
     ...tidb.additionalVolumes,
@@ -192,11 +196,22 @@ export function tidbStatefulSet(
   return statefulSet(cluster, tidb, podSpec, storage.claims, podAnnotations(tidb, PORT.tidbStatus));
 }
 
+/** TiDB's certificates: its cluster certificate, and the SQL server one with `tlsClient`. */
+export function tidbSecrets(cluster: ResolvedCluster): SecretMount[] {
+  return [
+    ...(cluster.tlsCluster ? [secretMount('tidb-tls', names.clusterSecret(cluster.name, 'tidb'), TLS_DIR.tidb)] : []),
+    ...(cluster.sqlTls ? [secretMount('tidb-server-tls', names.tidbServerSecret(cluster.name), TLS_DIR.tidbServer)] : []),
+  ];
+}
+
 function tidbReadinessProbe(cluster: ResolvedCluster, tidb: ResolvedTiDB): Probe {
   const p = tidb.readinessProbe;
+  const certs = cluster.tlsCluster
+    ? ['--cacert', tlsFile(TLS_DIR.tidb, 'ca'), '--cert', tlsFile(TLS_DIR.tidb, 'cert'), '--key', tlsFile(TLS_DIR.tidb, 'key')]
+    : [];
   const handler: Probe =
     p?.type === 'command'
-      ? { exec: { command: ['curl', `${cluster.scheme}://127.0.0.1:${PORT.tidbStatus}/status`, '--fail', '--location'] } }
+      ? { exec: { command: ['curl', `${cluster.scheme}://127.0.0.1:${PORT.tidbStatus}/status`, '--fail', '--location', ...certs] } }
       : { tcpSocket: { port: PORT.tidbServer } };
   return {
     ...handler,

@@ -25,6 +25,7 @@ import { logTailerContainer, logVolume } from './log-tailer';
 import { tikvStartScript } from './scripts';
 import { tikvScriptContext } from './script-context';
 import { peerService } from './service';
+import { secretMount, TLS_DIR, type SecretMount } from './tls';
 
 export interface TikvComponentProps {
   /** The resolved cluster; `cluster.tikv` must be set. */
@@ -38,7 +39,7 @@ export class TikvComponent extends Construct {
     const { cluster } = props;
     const tikv = cluster.tikv!;
     const configMap = componentConfigMap(cluster, tikv, {
-      'config-file': tikvConfig(tikv),
+      'config-file': tikvConfig(cluster, tikv),
       'startup-script': tikvStartScript(tikvScriptContext(cluster, tikv)),
     });
     kubeObject(this, 'config', configMap);
@@ -51,8 +52,18 @@ export function tikvPeerService(cluster: ResolvedCluster): Service {
   return peerService(cluster, 'tikv', [{ name: 'peer', port: PORT.tikvServer, targetPort: PORT.tikvServer, protocol: 'TCP' }]);
 }
 
+/** TiKV's certificates: its cluster certificate and, if asked, the cluster client one. */
+export function tikvSecrets(cluster: ResolvedCluster, tikv: ResolvedTiKV): SecretMount[] {
+  if (!cluster.tlsCluster) return [];
+  return [
+    secretMount('tikv-tls', names.clusterSecret(cluster.name, 'tikv'), TLS_DIR.tikv),
+    ...(tikv.mountClusterClientSecret ? [secretMount('cluster-client-tls', names.clusterClientSecret(cluster.name), TLS_DIR.clusterClient)] : []),
+  ];
+}
+
 export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, configMapName: string) {
   const storage = storageVolumeClaims(tikv);
+  const secrets = tikvSecrets(cluster, tikv);
   const dataMount: VolumeMount = { name: names.dataVolume('tikv'), mountPath: '/var/lib/tikv' };
   const mounts: VolumeMount[] = [
     ANNOTATIONS_MOUNT,
@@ -60,6 +71,7 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
     { name: 'config', mountPath: '/etc/tikv', readOnly: true },
     { name: 'startup-script', mountPath: '/usr/local/bin', readOnly: true },
     ...tikv.additionalVolumeMounts,
+    ...secrets.map((s) => s.mount),
     ...storage.mounts,
   ];
   const env = mergeEnv(
@@ -98,7 +110,12 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
   const podSpec = finishPodSpec(
     basePodSpec(cluster, tikv),
     mergeContainers([...tikvLogTailers(tikv, dataMount, storage.mounts), container], tikv.additionalContainers),
-    [ANNOTATIONS_VOLUME, ...configVolumes(configMapName, 'tikv.toml', 'tikv_start_script.sh'), ...tikv.additionalVolumes],
+    [
+      ANNOTATIONS_VOLUME,
+      ...configVolumes(configMapName, 'tikv.toml', 'tikv_start_script.sh'),
+      ...secrets.map((s) => s.volume),
+      ...tikv.additionalVolumes,
+    ],
   );
   const claims = [volumeClaimTemplate(names.dataVolume('tikv'), tikv.storageRequest, tikv.storageClassName), ...storage.claims];
   return statefulSet(cluster, tikv, podSpec, claims, podAnnotations(tikv, PORT.tikvStatus));

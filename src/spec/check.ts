@@ -21,7 +21,7 @@ export function checkTidbCluster(doc: unknown, options: ResolveOptions = {}): Re
 export function documentIssues(doc: unknown): SpecIssue[] {
   const issues: SpecIssue[] = [...validateTidbClusterSchema(doc)];
   if (!isObject(doc)) return issues;
-  issues.push(...metadataIssues(doc.metadata));
+  issues.push(...metadataIssues(doc.metadata, isObject(doc.spec) ? doc.spec : {}));
   if (isObject(doc.spec)) {
     // A typo is an unknown field already; saying "not supported yet" about it too would double-count.
     const reported = new Set(issues.map((i) => i.path));
@@ -35,11 +35,16 @@ const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /**
  * Pods get a `controller-revision-hash` label of `<statefulset>-<up to 10 chars>`, and label values
- * stop at 63 characters, so the longest StatefulSet name, `<cluster>-tikv`, leaves 47 for the cluster.
+ * stop at 63 characters, so the longest StatefulSet name the cluster has, such as `<cluster>-tikv`
+ * (47 left for the cluster) or `<cluster>-tiflash` (44 left), bounds the cluster's name.
  */
-const MAX_NAME = 63 - 11 - Math.max(...COMPONENTS.map((c) => c.length + 1));
+function maxName(spec: Record<string, unknown>): number {
+  const present = COMPONENTS.filter((c) => spec[c] !== undefined && spec[c] !== null);
+  return 63 - 11 - Math.max(...(present.length > 0 ? present : ['tikv']).map((c) => c.length + 1));
+}
 
-function metadataIssues(metadata: unknown): SpecIssue[] {
+function metadataIssues(metadata: unknown, spec: Record<string, unknown>): SpecIssue[] {
+  const MAX_NAME = maxName(spec);
   if (!isObject(metadata)) return [{ path: 'metadata', message: 'required field is missing: a TidbCluster needs metadata.name' }];
   const issues: SpecIssue[] = [];
   const { name, namespace } = metadata;

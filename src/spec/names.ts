@@ -5,7 +5,7 @@
  */
 
 /** Components rendered as StatefulSets, in the order the operator reconciles them. */
-export const COMPONENTS = ['pd', 'tikv', 'tidb'] as const;
+export const COMPONENTS = ['pd', 'tiproxy', 'tiflash', 'tikv', 'pump', 'tidb', 'ticdc'] as const;
 export type ComponentKind = (typeof COMPONENTS)[number];
 
 /** Label keys (`app.kubernetes.io/*`) and the fixed values the operator uses. */
@@ -48,8 +48,11 @@ export function selectorLabels(instance: string, component: ComponentKind | 'dis
 
 export const names = {
   statefulSet: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
-  /** Headless Service that gives Pods stable DNS names (`serviceName` of the StatefulSet). */
-  peerService: (cluster: string, c: ComponentKind) => `${cluster}-${c}-peer`,
+  /**
+   * Headless Service that gives Pods stable DNS names (`serviceName` of the StatefulSet). Pump's has no
+   * `-peer` suffix, as with the operator.
+   */
+  peerService: (cluster: string, c: ComponentKind) => (c === 'pump' ? `${cluster}-pump` : `${cluster}-${c}-peer`),
   /** Client Service (PD always, TiDB when `spec.tidb.service` is set). */
   service: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
   /** ConfigMap base name; `configUpdateStrategy: RollingUpdate` appends `-<hash>`. */
@@ -58,6 +61,14 @@ export const names = {
   pod: (cluster: string, c: ComponentKind, ordinal: number) => `${cluster}-${c}-${ordinal}`,
   /** volumeClaimTemplate name of the main data volume (PD `pd`, TiKV `tikv`; TiDB has none). */
   dataVolume: (c: 'pd' | 'tikv') => c,
+  /** Secret holding a component's cluster certificate (`ca.crt`, `tls.crt`, `tls.key`) with `tlsCluster`. */
+  clusterSecret: (cluster: string, c: ComponentKind) => `${cluster}-${c}-cluster-secret`,
+  /** Client certificate for talking to the cluster's components (`mountClusterClientSecret`, TiCDC). */
+  clusterClientSecret: (cluster: string) => `${cluster}-cluster-client-secret`,
+  /** TiDB's SQL server certificate (`spec.tidb.tlsClient.enabled`). */
+  tidbServerSecret: (cluster: string) => `${cluster}-tidb-server-secret`,
+  /** Client certificate for internal SQL clients (PD dashboard, TiProxy) with `tlsClient`. */
+  tidbClientSecret: (cluster: string) => `${cluster}-tidb-client-secret`,
   /** volumeClaimTemplate name of an extra storage volume, e.g. `tikv-raft`. */
   storageVolume: (c: ComponentKind, volume: string) => `${c}-${volume}`,
   pvc: (claimTemplate: string, statefulSet: string, ordinal: number) => `${claimTemplate}-${statefulSet}-${ordinal}`,
@@ -71,5 +82,17 @@ export const PORT = {
   tikvStatus: 20180,
   tidbServer: 4000,
   tidbStatus: 10080,
+  tiflashFlash: 3930,
+  tiflashProxy: 20170,
+  tiflashMetrics: 8234,
+  tiflashProxyStatus: 20292,
+  tiflashTcp: 9000,
+  tiflashHttp: 8123,
+  tiflashInternal: 9009,
+  ticdc: 8301,
+  pump: 8250,
+  tiproxySql: 6000,
+  tiproxyApi: 3080,
+  tiproxyPeer: 3081,
   discovery: 10261,
 } as const;

@@ -21,7 +21,11 @@ import type {
 import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from '../render/config/toml';
 import { DEFAULTS } from './defaults';
 import { SpecError, type SpecIssue } from './errors';
-import { LABEL, LABEL_VALUE, type ComponentKind } from './names';
+import { LABEL, LABEL_VALUE, names, type ComponentKind } from './names';
+import { resolvePump, type ResolvedPump } from './pump';
+import { resolveTiCDC, type ResolvedTiCDC } from './ticdc';
+import { resolveTiFlash, type ResolvedTiFlash } from './tiflash';
+import { resolveTiProxy, type ResolvedTiProxy } from './tiproxy';
 import { quantityToBytes } from './quantity';
 import type {
   ComponentConfig,
@@ -60,9 +64,38 @@ export interface ResolvedCluster {
   readonly enableDynamicConfiguration: boolean;
   readonly preferIPv6: boolean;
   readonly helper: { readonly image: string; readonly imagePullPolicy: string };
+  /** `spec.tlsCluster.enabled`: every component mounts its cluster certificate and speaks https. */
+  readonly tlsCluster: boolean;
+  /** `spec.tlsCluster.enableDiscoveryMTLS` (only counts with tlsCluster). */
+  readonly discoveryMtls: boolean;
+  /** `spec.acrossK8s`. */
+  readonly acrossK8s: boolean;
+  /** `spec.pdAddresses`, checked to be http(s) URLs. */
+  readonly pdAddresses: readonly string[];
+  /** `spec.cluster`: the TidbCluster whose PD this one joins (namespace defaulted to this one's). */
+  readonly joinCluster?: ResolvedClusterRef;
+  /** `spec.tidb.tlsClient` when enabled: TLS for MySQL clients. */
+  readonly sqlTls?: ResolvedSqlTls;
+  /** The TidbCluster's own annotations (a few operator switches live there). */
+  readonly annotations: Readonly<Record<string, string>>;
   readonly pd?: ResolvedPD;
   readonly tikv?: ResolvedTiKV;
   readonly tidb?: ResolvedTiDB;
+  readonly tiflash?: ResolvedTiFlash;
+  readonly ticdc?: ResolvedTiCDC;
+  readonly pump?: ResolvedPump;
+  readonly tiproxy?: ResolvedTiProxy;
+}
+
+export interface ResolvedClusterRef {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly clusterDomain: string;
+}
+
+export interface ResolvedSqlTls {
+  readonly disableClientAuthn: boolean;
+  readonly skipInternalClientCA: boolean;
 }
 
 /** Pod-level settings after the cluster/component precedence rules. */
@@ -153,6 +186,10 @@ export interface ResolvedPD extends ResolvedComponent {
   readonly initWaitTime: number;
   readonly startUpScriptVersion: '' | 'v1';
   readonly enableDashboardInternalProxy?: boolean;
+  /** Mount `<cluster>-cluster-client-secret` (only with tlsCluster). */
+  readonly mountClusterClientSecret: boolean;
+  /** Secret of the dashboard's client certificate towards TiDB (with `tidb.tlsClient`). */
+  readonly tlsClientSecretName: string;
 }
 
 export interface ResolvedTiKV extends ResolvedComponent {
@@ -167,6 +204,8 @@ export interface ResolvedTiKV extends ResolvedComponent {
   readonly rocksDBLog?: { readonly volumeName?: string };
   readonly raftLog?: { readonly volumeName?: string };
   readonly logTailer: ResolvedLogTailer;
+  /** Mount `<cluster>-cluster-client-secret` (only with tlsCluster). */
+  readonly mountClusterClientSecret: boolean;
 }
 
 export interface ResolvedTiDBService extends ResolvedService {
@@ -193,6 +232,18 @@ export interface ResolvedTiDB extends ResolvedComponent {
   readonly customizedStartupProbe?: NonNullable<import('./types').TiDBSpec['customizedStartupProbe']>;
 }
 
+const COMPONENT_FIELDS = ['pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy'] as const;
+
+/** `spec.pdAddresses` become script words and discovery answers: only plain http(s) URLs are taken. */
+function resolvePdAddresses(addresses: string[], issues: SpecIssue[]): string[] {
+  addresses.forEach((a, i) => {
+    if (!/^https?:\/\/[A-Za-z0-9.\-\[\]:]+\/?$/.test(a)) {
+      issues.push({ path: `spec.pdAddresses[${i}]`, message: `expected a PD client URL such as http://pd.example.com:2379, got ${JSON.stringify(a)}` });
+    }
+  });
+  return addresses;
+}
+
 const FEATURE_FLAGS: Record<string, keyof ScriptFeatureFlags> = {
   WaitForDnsNameIpMatch: 'waitForDnsNameIpMatch',
   PreferPDAddressesOverDiscovery: 'preferPdAddressesOverDiscovery',
@@ -215,38 +266,64 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
       message: 'required with startScriptVersion v2, whose scripts name the namespace; set it here or pass --namespace',
     });
   }
+  if (spec.tiflash && !namespace) {
+    issues.push({
+      path: 'metadata.namespace',
+      message: "required with spec.tiflash, whose config names the namespace (PD, TiDB and the Pods' own addresses); set it here or pass --namespace",
+    });
+  }
   const imagePullPolicy = spec.imagePullPolicy ?? DEFAULTS.imagePullPolicy;
   const helper = {
     image: spec.helper?.image ?? spec.tidb?.slowLogTailer?.image ?? DEFAULTS.helperImage,
     imagePullPolicy: spec.helper?.imagePullPolicy ?? spec.tidb?.slowLogTailer?.imagePullPolicy ?? imagePullPolicy,
   };
   const ctx: Ctx = { tc, spec, issues, helper };
+  const tlsCluster = spec.tlsCluster?.enabled ?? false;
   const cluster: ResolvedCluster = {
     name: tc.metadata.name,
     namespace,
     instance: tc.metadata.labels?.[LABEL.instance] ?? tc.metadata.name,
     clusterDomain: spec.clusterDomain ?? DEFAULTS.clusterDomain,
-    scheme: 'http',
+    scheme: tlsCluster ? 'https' : 'http',
     timezone: spec.timezone ?? DEFAULTS.timezone,
     startScriptVersion,
     featureFlags,
     enableDynamicConfiguration: spec.enableDynamicConfiguration ?? false,
     preferIPv6: spec.preferIPv6 ?? false,
     helper,
+    tlsCluster,
+    discoveryMtls: tlsCluster && (spec.tlsCluster?.enableDiscoveryMTLS ?? false),
+    acrossK8s: spec.acrossK8s ?? false,
+    pdAddresses: resolvePdAddresses(spec.pdAddresses ?? [], issues),
+    joinCluster: spec.cluster && {
+      name: spec.cluster.name,
+      namespace: spec.cluster.namespace || namespace,
+      clusterDomain: spec.cluster.clusterDomain ?? '',
+    },
+    sqlTls: spec.tidb?.tlsClient?.enabled
+      ? {
+          disableClientAuthn: spec.tidb.tlsClient.disableClientAuthn ?? false,
+          skipInternalClientCA: spec.tidb.tlsClient.skipInternalClientCA ?? false,
+        }
+      : undefined,
+    annotations: tc.metadata.annotations ?? {},
     pd: spec.pd && resolvePD(ctx),
     tikv: spec.tikv && resolveTiKV(ctx),
     tidb: spec.tidb && resolveTiDB(ctx),
+    tiflash: spec.tiflash && resolveTiFlash(ctx),
+    ticdc: spec.ticdc && resolveTiCDC(ctx),
+    pump: spec.pump && resolvePump(ctx),
+    tiproxy: spec.tiproxy && resolveTiProxy(ctx),
   };
-  if (!cluster.pd && !cluster.tikv && !cluster.tidb) {
-    issues.push({ path: 'spec', message: 'no component to render: set at least one of pd, tikv, tidb' });
-  } else if (!cluster.pd) {
-    issues.push({ path: 'spec.pd', message: 'required field is missing: a cluster needs its own PD (joining another cluster is not supported yet)' });
+  const rendered = COMPONENT_FIELDS.filter((c) => spec[c]);
+  if (rendered.length === 0) {
+    issues.push({ path: 'spec', message: `no component to render: set at least one of ${COMPONENT_FIELDS.join(', ')}` });
   }
   if (issues.length > 0) throw new SpecError(issues);
   return cluster;
 }
 
-interface Ctx {
+export interface Ctx {
   readonly tc: TidbCluster;
   readonly spec: TidbClusterSpec;
   readonly issues: SpecIssue[];
@@ -284,6 +361,8 @@ function resolvePD(ctx: Ctx): ResolvedPD {
     initWaitTime: pd.initWaitTime ?? DEFAULTS.pdInitWaitTime,
     startUpScriptVersion: pd.startUpScriptVersion ?? '',
     enableDashboardInternalProxy: pd.enableDashboardInternalProxy,
+    mountClusterClientSecret: pd.mountClusterClientSecret ?? false,
+    tlsClientSecretName: pd.tlsClientSecretName || names.tidbClientSecret(ctx.tc.metadata.name),
     settings: {
       ...base.settings,
       spareVolReplaceReplicas: pd.spareVolReplaceReplicas ?? DEFAULTS.pdSpareVolReplaceReplicas,
@@ -303,7 +382,8 @@ function resolveTiKV(ctx: Ctx): ResolvedTiKV {
     ...base,
     kind: 'tikv',
     dataSubDir: tikv.dataSubDir ?? '',
-    capacity: tikvCapacity(tikv.limits?.storage, ctx.issues),
+    capacity: storageCapacity(tikv.limits?.storage, 'spec.tikv.limits.storage', ctx.issues),
+    mountClusterClientSecret: tikv.mountClusterClientSecret ?? false,
     privileged: tikv.privileged ?? false,
     enableNamedStatusPort: tikv.enableNamedStatusPort ?? false,
     startTimeout: ctx.spec.pd?.startTimeout || DEFAULTS.pdStartTimeout,
@@ -338,7 +418,7 @@ function resolveTiDB(ctx: Ctx): ResolvedTiDB {
     kind: 'tidb',
     config,
     service: tidb.service && resolveTiDBService(tidb.service),
-    binlogEnabled: tidb.binlogEnabled ?? false,
+    binlogEnabled: tidb.binlogEnabled ?? ctx.spec.pump !== undefined,
     separateSlowLog: tidb.separateSlowLog ?? DEFAULTS.tidbSeparateSlowLog,
     slowLogVolumeName: tidb.slowLogVolumeName || undefined,
     slowLogTailer: resolveLogTailer(ctx, tidb.slowLogTailer),
@@ -357,11 +437,19 @@ function resolveTiDB(ctx: Ctx): ResolvedTiDB {
   };
 }
 
-function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentSpec): ResolvedComponent {
+export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentSpec): ResolvedComponent {
   const { spec, tc } = ctx;
   const path = `spec.${kind}`;
   const hostNetwork = comp.hostNetwork ?? spec.hostNetwork ?? false;
   const { resources, storage } = splitResources(comp.requests, comp.limits, (comp as { claims?: unknown[] }).claims);
+  (comp.storageVolumes ?? []).forEach((v, i) => {
+    if ((v as { volumeAttributesClassName?: string }).volumeAttributesClassName !== undefined) {
+      ctx.issues.push({
+        path: `${path}.storageVolumes[${i}].volumeAttributesClassName`,
+        message: 'not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer; the rendered manifests target 1.27',
+      });
+    }
+  });
   return {
     kind,
     replicas: comp.replicas,
@@ -464,7 +552,7 @@ function resolveTiDBService(svc: TiDBServiceSpec): ResolvedTiDBService {
   };
 }
 
-function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined): ResolvedLogTailer {
+export function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined): ResolvedLogTailer {
   return {
     image: ctx.helper.image,
     imagePullPolicy: ctx.helper.imagePullPolicy,
@@ -498,12 +586,15 @@ function splitResources(
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
-/** TiKV's `--capacity`: whole GiB as `<n>GB`, else whole MiB as `<n>MB`; `0` means the disk size. */
-function tikvCapacity(limit: string | number | undefined, issues: SpecIssue[]): string {
+/**
+ * `CAPACITY` of TiKV and TiFlash from `limits.storage`: whole GiB as `<n>GB`, else whole MiB as
+ * `<n>MB`; `0` means the disk size.
+ */
+export function storageCapacity(limit: string | number | undefined, path: string, issues: SpecIssue[]): string {
   if (limit === undefined) return '0';
   const bytes = quantityToBytes(limit);
   if (bytes === undefined) {
-    issues.push({ path: 'spec.tikv.limits.storage', message: `expected a Kubernetes quantity such as 100Gi, got ${JSON.stringify(limit)}` });
+    issues.push({ path, message: `expected a Kubernetes quantity such as 100Gi, got ${JSON.stringify(limit)}` });
     return '0';
   }
   return bytes % GiB === 0 ? `${bytes / GiB}GB` : `${Math.floor(bytes / MiB)}MB`;
@@ -574,7 +665,7 @@ function toTomlValue(value: unknown, path: string, issues: SpecIssue[]): TomlVal
   return value as TomlValue;
 }
 
-function asTable(value: TomlValue | undefined): TomlTable {
+export function asTable(value: TomlValue | undefined): TomlTable {
   return isTomlTable(value) ? value : {};
 }
 

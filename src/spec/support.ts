@@ -5,6 +5,22 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { SchemaIssue } from './crd-schema';
+import { PUMP_FIELDS } from './pump';
+import { TICDC_FIELDS } from './ticdc';
+import { TIFLASH_FIELDS } from './tiflash';
+import { TIPROXY_FIELDS } from './tiproxy';
+
+/**
+ * What a component module declares about its fields: the ones it adds to the common set, the common
+ * ones it does not take, and fields accepted only at their "off" value (paths below `spec.<component>`).
+ */
+export interface ComponentFields {
+  readonly extra: readonly string[];
+  readonly except?: readonly string[];
+  readonly offValues?: Readonly<Record<string, readonly unknown[]>>;
+  /** Why a field is refused, by field name. */
+  readonly reasons?: Readonly<Record<string, string>>;
+}
 
 /** Pod-level settings taken at cluster level and per component. */
 const POD_SETTINGS = [
@@ -26,7 +42,8 @@ export const SUPPORTED: Record<string, readonly string[]> = {
     ...POD_SETTINGS,
     'version', 'timezone', 'helper', 'serviceAccount', 'enableDynamicConfiguration', 'clusterDomain',
     'startScriptVersion', 'startScriptV2FeatureFlags', 'preferIPv6', 'services', 'paused', 'pvReclaimPolicy',
-    'enablePVReclaim', 'discovery', 'pd', 'tikv', 'tidb',
+    'enablePVReclaim', 'discovery', 'tlsCluster', 'acrossK8s', 'cluster', 'pdAddresses',
+    'pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy',
   ],
   'spec.pd': [
     ...COMPONENT_COMMON, 'service', 'dataSubDir', 'startTimeout', 'initWaitTime', 'startUpScriptVersion',
@@ -41,22 +58,42 @@ export const SUPPORTED: Record<string, readonly string[]> = {
   'spec.tidb': [
     ...COMPONENT_COMMON, 'service', 'binlogEnabled', 'separateSlowLog', 'slowLogVolumeName', 'slowLogTailer',
     'tokenBasedAuthEnabled', 'bootstrapSQLConfigMapName', 'plugins', 'arguments', 'lifecycle',
-    'customizedStartupProbe', 'serverLabels', 'scalePolicy',
+    'customizedStartupProbe', 'serverLabels', 'scalePolicy', 'tlsClient',
   ],
+  ...componentEntries({ tiflash: TIFLASH_FIELDS, ticdc: TICDC_FIELDS, pump: PUMP_FIELDS, tiproxy: TIPROXY_FIELDS }),
 };
 
+function componentEntries(fields: Record<string, ComponentFields>): Record<string, readonly string[]> {
+  return Object.fromEntries(
+    Object.entries(fields).map(([comp, f]) => [`spec.${comp}`, [...COMPONENT_COMMON.filter((k) => !f.except?.includes(k)), ...f.extra]]),
+  );
+}
+
+const COMPONENT_OFF_VALUES: Record<string, readonly unknown[]> = Object.fromEntries(
+  Object.entries({ tiflash: TIFLASH_FIELDS, ticdc: TICDC_FIELDS, pump: PUMP_FIELDS, tiproxy: TIPROXY_FIELDS }).flatMap(([comp, f]) =>
+    Object.entries(f.offValues ?? {}).map(([path, values]) => [`spec.${comp}.${path}`, values]),
+  ),
+);
+
+/** Component reasons, keyed by full path (`spec.pump.readinessProbe`): the same field may differ per component. */
+const COMPONENT_REASONS: Record<string, string> = Object.fromEntries(
+  Object.entries({ tiflash: TIFLASH_FIELDS, ticdc: TICDC_FIELDS, pump: PUMP_FIELDS, tiproxy: TIPROXY_FIELDS }).flatMap(([comp, f]) =>
+    Object.entries(f.reasons ?? {}).map(([key, reason]) => [`spec.${comp}.${key}`, reason]),
+  ),
+);
+
 /** Fields accepted only at the value that means "off". */
+const SUSPEND_OFF = [{}, { suspendStatefulSet: false }];
+
 export const OFF_VALUES: Record<string, readonly unknown[]> = {
-  'spec.tlsCluster': [{}, { enabled: false }],
-  'spec.acrossK8s': [false],
+  ...Object.fromEntries(['spec', ...['pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy'].map((c) => `spec.${c}`)].map((p) => [`${p}.suspendAction`, SUSPEND_OFF])),
   'spec.recoveryMode': [false],
   'spec.enablePVCReplace': [false],
-  'spec.pdAddresses': [[]],
   'spec.discovery': [{}],
   'spec.pd.mode': [''],
-  'spec.tidb.tlsClient': [{}, { enabled: false }],
   'spec.tikv.logTailer.useSidecar': [false],
   'spec.tidb.slowLogTailer.useSidecar': [false],
+  ...COMPONENT_OFF_VALUES,
 };
 
 /** Why a field is refused, where there is more to say than "not supported yet". */
@@ -65,7 +102,16 @@ const REASONS: Record<string, string> = {
   useSidecar: 'native sidecars need Kubernetes 1.28 or newer; the rendered manifests target 1.27',
   image: 'the deprecated image field is ignored by the CRD default baseImage; set baseImage and version instead',
   discovery: 'only `discovery: {}` is accepted for now',
+  pdms: 'PD micro-services (tso, scheduling) are not rendered; run PD in its default mode',
+  tici: 'TiCI is not rendered',
+  suspendAction: 'to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
+  initializer: 'create the root password yourself (a Secret and a one-off Job); it is not part of the rendered cluster',
 };
+
+/** Why the field at `path` is refused, or undefined for the generic message. */
+export function refusalReason(path: string): string | undefined {
+  return COMPONENT_REASONS[path] ?? REASONS[path.slice(path.lastIndexOf('.') + 1)];
+}
 
 /** Returns an issue for every field present that this project does not render yet. */
 export function unsupportedFields(doc: { spec?: Record<string, unknown> }): SchemaIssue[] {
@@ -73,15 +119,18 @@ export function unsupportedFields(doc: { spec?: Record<string, unknown> }): Sche
   const spec = doc.spec;
   if (!spec || typeof spec !== 'object') return issues;
   checkObject('spec', spec, issues);
-  for (const comp of ['pd', 'tikv', 'tidb']) {
+  for (const comp of ['pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy']) {
     const value = spec[comp];
     if (value && typeof value === 'object') checkObject(`spec.${comp}`, value as Record<string, unknown>, issues);
   }
-  for (const parent of ['spec.tikv.logTailer', 'spec.tidb.slowLogTailer']) {
+  // Deeper "off only" fields (checkObject sees the top two levels).
+  for (const path of Object.keys(OFF_VALUES)) {
+    const cut = path.lastIndexOf('.');
+    const parent = path.slice(0, cut);
+    if (parent === 'spec' || parent in SUPPORTED) continue;
     const value = getPath(doc, parent);
-    if (value && typeof value === 'object' && 'useSidecar' in value) {
-      checkOff(`${parent}.useSidecar`, (value as Record<string, unknown>).useSidecar, issues);
-    }
+    const key = path.slice(cut + 1);
+    if (value && typeof value === 'object' && key in value) checkOff(path, (value as Record<string, unknown>)[key], issues);
   }
   return issues;
 }
@@ -94,15 +143,14 @@ function checkObject(path: string, obj: Record<string, unknown>, issues: SchemaI
       checkOff(full, value, issues);
     } else if (!allowed.includes(key) || (key === 'image' && obj.baseImage !== '')) {
       // `image` only counts where baseImage is explicitly empty; otherwise the CRD default wins over it.
-      issues.push({ path: full, message: `not supported yet: ${REASONS[key] ?? 'remove it, or render this cluster another way until it is'}` });
+      issues.push({ path: full, message: `not supported yet: ${refusalReason(full) ?? 'remove it, or render this cluster another way until it is'}` });
     }
   }
 }
 
 function checkOff(path: string, value: unknown, issues: SchemaIssue[]): void {
   if (OFF_VALUES[path].some((off) => isDeepStrictEqual(off, value))) return;
-  const key = path.slice(path.lastIndexOf('.') + 1);
-  issues.push({ path, message: `not supported yet: ${REASONS[key] ?? 'only its default (off) value is accepted for now'}` });
+  issues.push({ path, message: `not supported yet: ${refusalReason(path) ?? 'only its default (off) value is accepted for now'}` });
 }
 
 function getPath(root: unknown, path: string): unknown {

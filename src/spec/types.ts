@@ -3,6 +3,10 @@
  * it. Only the fields this project acts on are typed here; the CRD schema decides what else is valid,
  * and `support.ts` decides which valid fields are not supported yet.
  */
+import type { TiCDCSpec } from './ticdc';
+import type { TiFlashSpec } from './tiflash';
+import type { TiProxySpec } from './tiproxy';
+import type { PumpSpec } from './pump';
 import type {
   Affinity,
   Container,
@@ -116,9 +120,52 @@ export interface TidbClusterSpec extends PodSettings {
   enablePVReclaim?: boolean;
   /** The discovery/controller Deployment; only `{}` is accepted for now. @default {} */
   discovery?: Record<string, never>;
+  /** TLS between components, certificates from `<cluster>-<component>-cluster-secret`. @default off */
+  tlsCluster?: TLSClusterSpec;
+  /**
+   * The cluster spans several Kubernetes clusters: PD members are named by FQDN and TiKV, TiDB and the
+   * others ask discovery (`/verify`) for PD endpoints. @default false
+   */
+  acrossK8s?: boolean;
+  /** Heterogeneous cluster: join the PD of this other TidbCluster (used when `spec.pd` is not set). @default none */
+  cluster?: TidbClusterRef;
+  /**
+   * PD client URLs of an existing cluster to join (`http(s)://host:port`). Handed out by discovery,
+   * or used directly by v2 scripts with the `PreferPDAddressesOverDiscovery` flag. @default []
+   */
+  pdAddresses?: string[];
   pd?: PDSpec;
   tikv?: TiKVSpec;
   tidb?: TiDBSpec;
+  tiflash?: TiFlashSpec;
+  ticdc?: TiCDCSpec;
+  pump?: PumpSpec;
+  tiproxy?: TiProxySpec;
+}
+
+export interface TLSClusterSpec {
+  /** @default false */
+  enabled?: boolean;
+  /** Scripts call discovery over HTTPS with client certificates (only with `enabled`). @default false */
+  enableDiscoveryMTLS?: boolean;
+}
+
+export interface TidbClusterRef {
+  name: string;
+  /** @default this cluster's namespace */
+  namespace?: string;
+  /** @default "" */
+  clusterDomain?: string;
+}
+
+/** `spec.tidb.tlsClient`: TLS for MySQL clients. */
+export interface TiDBTLSClient {
+  /** Mounts `<cluster>-tidb-server-secret` and sets TiDB's `security.ssl-*`. @default false */
+  enabled?: boolean;
+  /** No `security.ssl-ca`: clients are not asked for certificates. @default false */
+  disableClientAuthn?: boolean;
+  /** Internal SQL clients (PD dashboard, TiProxy) do not verify TiDB's certificate. @default false */
+  skipInternalClientCA?: boolean;
 }
 
 export interface StorageVolume {
@@ -206,8 +253,10 @@ export interface PDSpec extends ComponentSpec {
   enableDashboardInternalProxy?: boolean;
   /** For the controller. @default 1 */
   spareVolReplaceReplicas?: number;
-  /** Mounts the cluster client secret; only with TLS. @default false */
+  /** Mounts `<cluster>-cluster-client-secret` at `/var/lib/cluster-client-tls`; only with TLS. @default false */
   mountClusterClientSecret?: boolean;
+  /** Client certificate PD's dashboard uses towards TiDB with `tidb.tlsClient`. @default <cluster>-tidb-client-secret */
+  tlsClientSecretName?: string;
 }
 
 export interface LogTailerSpec {
@@ -244,6 +293,7 @@ export interface TiKVSpec extends ComponentSpec {
   storeLabels?: string[];
   scalePolicy?: { scaleInParallelism?: number; scaleOutParallelism?: number };
   spareVolReplaceReplicas?: number;
+  /** Mounts `<cluster>-cluster-client-secret` at `/var/lib/cluster-client-tls`; only with TLS. @default false */
   mountClusterClientSecret?: boolean;
 }
 
@@ -287,4 +337,6 @@ export interface TiDBSpec extends ComponentSpec {
   };
   serverLabels?: Record<string, string>;
   scalePolicy?: { scaleInParallelism?: number; scaleOutParallelism?: number };
+  /** TLS for MySQL clients. @default off */
+  tlsClient?: TiDBTLSClient;
 }

@@ -77,7 +77,6 @@ export function preferredPdHosts(ctx: ScriptContext): string[] | undefined {
 }
 
 /** Where each component's cluster certificate is mounted; it is also its discovery client cert. */
-export const CERT_DIR = { pd: '/var/lib/pd-tls', tikv: '/var/lib/tikv-tls', tidb: '/var/lib/tidb-tls' } as const;
 
 /**
  * `<variable>=<pod name>`. Kubernetes sets HOSTNAME to the pod name; with hostNetwork it is the

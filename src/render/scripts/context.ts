@@ -176,7 +176,8 @@ function checkInteger(errors: string[], field: string, value: number, min: numbe
   }
 }
 
-function commonErrors(ctx: ScriptContext): string[] {
+/** Problems with the fields every script context shares; component checks add their own. */
+export function commonErrors(ctx: ScriptContext): string[] {
   const errors: string[] = [];
   checkPattern(errors, 'clusterName', ctx.clusterName, DNS_LABEL, 'a DNS label (lowercase letters, digits, -)');
   if (ctx.namespace !== undefined) {

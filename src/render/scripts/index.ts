@@ -1,6 +1,10 @@
 export { pdStartScript } from './pd';
 export { tikvStartScript } from './tikv';
 export { tidbStartScript } from './tidb';
+export { tiflashInitScript, tiflashStartScript, tiflashContextErrors, type TiFlashScriptContext } from './tiflash';
+export { ticdcStartScript, ticdcContextErrors, type TiCDCScriptContext } from './ticdc';
+export { pumpStartScript, pumpContextErrors, type PumpScriptContext } from './pump';
+export { tiproxyStartScript, tiproxyContextErrors, type TiProxyScriptContext } from './tiproxy';
 export {
   NO_FEATURE_FLAGS,
   pdContextErrors,

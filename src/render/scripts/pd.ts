@@ -6,7 +6,6 @@
  */
 import { PORT, names } from '../../spec/names';
 import {
-  CERT_DIR,
   argsLines,
   dataDir,
   digCheck,
@@ -23,6 +22,7 @@ import {
   renderScript,
   waitLoop,
 } from './common';
+import { TLS_DIR } from '../tls';
 import { type PdScriptContext, assertValid, pdContextErrors } from './context';
 
 const DATA_ROOT = '/var/lib/pd';
@@ -52,7 +52,7 @@ function pdV1(ctx: PdScriptContext): string {
   );
   return renderScript([
     header('pd-server', 'v1'),
-    lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.pd)),
+    lines(randomHelper(), discoveryHelpers(ctx, TLS_DIR.pd)),
     podNames,
     dnsWait,
     argsLines(pdFlags(ctx, '${domain}', '${POD_NAME}')),
@@ -74,7 +74,7 @@ function pdV2(ctx: PdScriptContext): string {
     : joinOrDiscover('${PD_DOMAIN}', `${names.discovery(ctx.clusterName)}.${namespace}:${PORT.discovery}`);
   return renderScript([
     header('pd-server', 'v2'),
-    lines(randomHelper(), !hosts && discoveryHelpers(ctx, CERT_DIR.pd)),
+    lines(randomHelper(), !hosts && discoveryHelpers(ctx, TLS_DIR.pd)),
     [
       ...podNameLine('PD_POD_NAME'),
       `PD_DOMAIN=\${PD_POD_NAME}.${peer}.${namespace}.svc${domainSuffix(ctx)}`,

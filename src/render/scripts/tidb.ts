@@ -4,7 +4,6 @@
  */
 import { PORT, names } from '../../spec/names';
 import {
-  CERT_DIR,
   argsLines,
   discoveryHelpers,
   domainSuffix,
@@ -18,6 +17,7 @@ import {
   renderScript,
   verifyPdEndpoints,
 } from './common';
+import { TLS_DIR } from '../tls';
 import { type TidbScriptContext, assertValid, tidbContextErrors } from './context';
 
 const PLUGIN_DIR = '/plugins';
@@ -41,7 +41,7 @@ function tidbV1(ctx: TidbScriptContext): string {
   ];
   return renderScript([
     header('tidb-server', 'v1'),
-    ctx.acrossK8s && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tidb)),
+    ctx.acrossK8s && lines(randomHelper(), discoveryHelpers(ctx, TLS_DIR.tidb)),
     podNameLine('POD_NAME'),
     ctx.acrossK8s &&
       verifyPdEndpoints(
@@ -76,7 +76,7 @@ function tidbV2(ctx: TidbScriptContext): string {
   const peer = names.peerService(ctx.clusterName, 'tidb');
   return renderScript([
     header('tidb-server', 'v2'),
-    across && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tidb)),
+    across && lines(randomHelper(), discoveryHelpers(ctx, TLS_DIR.tidb)),
     podNameLine('TIDB_POD_NAME'),
     across &&
       verifyPdEndpoints(

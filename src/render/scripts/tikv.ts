@@ -4,7 +4,6 @@
  */
 import { PORT, names } from '../../spec/names';
 import {
-  CERT_DIR,
   argsLines,
   dataDir,
   discoveryHelpers,
@@ -21,6 +20,7 @@ import {
   verifyPdEndpoints,
   waitLoop,
 } from './common';
+import { TLS_DIR } from '../tls';
 import { type TikvScriptContext, assertValid, tikvContextErrors } from './context';
 
 const DATA_ROOT = '/var/lib/tikv';
@@ -41,7 +41,7 @@ function tikvV1(ctx: TikvScriptContext): string {
   const listen = listenHost(ctx);
   return renderScript([
     header('tikv-server', 'v1'),
-    ctx.acrossK8s && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tikv)),
+    ctx.acrossK8s && lines(randomHelper(), discoveryHelpers(ctx, TLS_DIR.tikv)),
     podNameLine('POD_NAME'),
     ctx.acrossK8s &&
       verifyPdEndpoints(
@@ -80,7 +80,7 @@ function tikvV2(ctx: TikvScriptContext): string {
   const peer = names.peerService(ctx.clusterName, 'tikv');
   return renderScript([
     header('tikv-server', 'v2'),
-    across && lines(randomHelper(), discoveryHelpers(ctx, CERT_DIR.tikv)),
+    across && lines(randomHelper(), discoveryHelpers(ctx, TLS_DIR.tikv)),
     [
       ...podNameLine('TIKV_POD_NAME'),
       `TIKV_DOMAIN=\${TIKV_POD_NAME}.${peer}.${namespace}.svc${domainSuffix(ctx)}`,

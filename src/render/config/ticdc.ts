@@ -1,0 +1,7 @@
+/** TiCDC's `ticdc.toml`: the user's whole config, the four flag keys included (as the operator writes it). */
+import type { ResolvedTiCDC } from '../../spec/ticdc';
+import { encodeToml } from './toml';
+
+export function ticdcConfig(ticdc: ResolvedTiCDC): string {
+  return encodeToml(ticdc.config);
+}

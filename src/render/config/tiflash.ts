@@ -1,0 +1,271 @@
+/**
+ * TiFlash's two config templates: `config_templ.toml` (TiFlash itself) and `proxy_templ.toml` (its
+ * Raft proxy). The user's tables with the keys the renderer owns filled in where the user left them
+ * unset (TLS keys always). The literal `POD_NUM` stands for the pod ordinal: the init container
+ * replaces it (init mode); in mount-cm mode the per-pod addresses come as command-line flags instead.
+ *
+ * Two layouts, by TiFlash version (see `ResolvedTiFlash.configLayout`): from v5.4.0 only the paths,
+ * addresses and ports; before it also the ClickHouse-era defaults (users, quotas, profiles...).
+ */
+import type { ResolvedCluster } from '../../spec/resolve';
+import type { ResolvedTiFlash } from '../../spec/tiflash';
+import { names, PORT } from '../../spec/names';
+import { TLS_DIR, tlsFile } from '../tls';
+import { cloneTomlValue, encodeToml, isTomlTable, type TomlTable, type TomlValue } from './toml';
+
+/** Where the init container writes the per-pod files (init mode). */
+export const TIFLASH_INIT_CONFIG = '/data0/config.toml';
+export const TIFLASH_INIT_PROXY_CONFIG = '/data0/proxy.toml';
+/** Where the ConfigMap is mounted (init container, or tiflash itself in mount-cm mode). */
+export const TIFLASH_CONFIG_DIR = '/etc/tiflash';
+export const TIFLASH_CONFIG_KEY = 'config_templ.toml';
+export const TIFLASH_PROXY_KEY = 'proxy_templ.toml';
+/** Placeholder the init script replaces with the pod ordinal. */
+export const POD_NUM = 'POD_NUM';
+/** Placeholder (acrossK8s) the init script replaces with the PD endpoints discovery verified. */
+export const PD_ADDR = 'PD_ADDR';
+
+/**
+ * Tables the renderer writes keys into, per file. The resolver checks that a user's config has no
+ * other value in their place.
+ */
+export const TIFLASH_CONFIG_TABLES = {
+  config: [
+    'flash.flash_cluster', 'flash.proxy', 'logger', 'raft', 'storage.main', 'storage.raft', 'security', 'status',
+    'application', 'quotas.default.interval', 'users.readonly.networks', 'users.default.networks',
+    'profiles.readonly', 'profiles.default',
+  ],
+  proxy: ['server', 'security'],
+} as const;
+
+/** The ConfigMap data: both templates. */
+export function tiflashConfigData(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): Record<string, string> {
+  return {
+    [TIFLASH_CONFIG_KEY]: encodeToml(tiflashCommonConfig(cluster, tiflash)),
+    [TIFLASH_PROXY_KEY]: encodeToml(tiflashProxyConfig(cluster, tiflash)),
+  };
+}
+
+/** A copy of a table edited by dotted key paths (no key the renderer writes contains a dot). */
+class Editor {
+  readonly table: TomlTable;
+
+  constructor(table: TomlTable) {
+    this.table = cloneTomlValue(table);
+  }
+
+  get(key: string): TomlValue | undefined {
+    return lookup(this.table, key);
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  set(key: string, value: TomlValue): void {
+    const keys = key.split('.');
+    let cur = this.table;
+    for (const k of keys.slice(0, -1)) {
+      if (cur[k] === undefined) cur[k] = {};
+      const next = cur[k];
+      // The resolver refuses non-tables here (TIFLASH_CONFIG_TABLES); this guards the invariant.
+      if (!isTomlTable(next)) throw new Error(`TiFlash config: ${k} in ${key} is not a table`);
+      cur = next;
+    }
+    cur[keys[keys.length - 1]] = value;
+  }
+
+  /** Sets the key unless the user gave it (the operator's SetIfNil). */
+  default(key: string, value: TomlValue): void {
+    if (!this.has(key)) this.set(key, value);
+  }
+
+  delete(key: string): void {
+    const keys = key.split('.');
+    const parent = keys.length === 1 ? this.table : this.get(keys.slice(0, -1).join('.'));
+    if (isTomlTable(parent)) delete parent[keys[keys.length - 1]];
+  }
+}
+
+/** The value at a dotted key path, or undefined. */
+function lookup(table: TomlTable, key: string): TomlValue | undefined {
+  let cur: TomlValue | undefined = table;
+  for (const k of key.split('.')) cur = isTomlTable(cur) && Object.prototype.hasOwnProperty.call(cur, k) ? cur[k] : undefined;
+  return cur;
+}
+
+/** Addresses and switches both files need. */
+interface Addresses {
+  readonly listen: string;
+  /** `<cluster>-tiflash-POD_NUM.<cluster>-tiflash-peer.<ns>.svc[.<domain>]`: this pod's FQDN in the templates. */
+  readonly podHost: string;
+  readonly tidbStatus: string;
+  readonly pd: string;
+}
+
+function addresses(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): Addresses {
+  const ns = cluster.namespace as string;
+  const name = cluster.name;
+  const domain = (d: string) => (d ? `.${d}` : '');
+  const ref = cluster.joinCluster;
+  const refHost = (service: string) => `${service}.${ref!.namespace}.svc${domain(ref!.clusterDomain)}`;
+  let tidbStatus = `${names.service(name, 'tidb')}.${ns}.svc:${PORT.tidbStatus}`;
+  if (!cluster.tidb && ref) {
+    // Without a TiDB of its own, TiFlash asks the joined cluster's (its headless Service across Kubernetes clusters).
+    const service = cluster.acrossK8s ? names.peerService(ref.name, 'tidb') : names.service(ref.name, 'tidb');
+    tidbStatus = `${refHost(service)}:${PORT.tidbStatus}`;
+  }
+  let pd = `${names.service(name, 'pd')}.${ns}.svc:${PORT.pdClient}`;
+  if (cluster.acrossK8s) pd = PD_ADDR;
+  else if (!cluster.pd && ref) pd = `${refHost(names.service(ref.name, 'pd'))}:${PORT.pdClient}`;
+  if (tiflash.configLayout === 'current' && preferPdAddresses(cluster)) pd = cluster.pdAddresses.join(',');
+  return {
+    listen: cluster.preferIPv6 ? '[::]' : '0.0.0.0',
+    podHost: `${names.statefulSet(name, 'tiflash')}-${POD_NUM}.${names.peerService(name, 'tiflash')}.${ns}.svc${domain(cluster.clusterDomain)}`,
+    tidbStatus,
+    pd,
+  };
+}
+
+/**
+ * v2 scripts with `PreferPDAddressesOverDiscovery` use `spec.pdAddresses` directly. (The operator also
+ * does this with an empty list, which leaves TiFlash without any PD; we keep the default then.)
+ */
+export function preferPdAddresses(cluster: ResolvedCluster): boolean {
+  return cluster.startScriptVersion === 'v2' && cluster.featureFlags.preferPdAddressesOverDiscovery && cluster.pdAddresses.length > 0;
+}
+
+
+/** `config_templ.toml`. */
+export function tiflashCommonConfig(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): TomlTable {
+  const c = new Editor(tiflash.commonConfig);
+  const a = addresses(cluster, tiflash);
+  if (tiflash.configLayout === 'legacy') legacyCommonDefaults(c, cluster, tiflash, a);
+  else currentCommonDefaults(c, tiflash, a);
+  if (cluster.tlsCluster) {
+    c.set('security.ca_path', tlsFile(TLS_DIR.tiflash, 'ca'));
+    c.set('security.cert_path', tlsFile(TLS_DIR.tiflash, 'cert'));
+    c.set('security.key_path', tlsFile(TLS_DIR.tiflash, 'key'));
+    if (tiflash.configLayout === 'current' && tiflash.keepPorts) {
+      c.default('tcp_port_secure', PORT.tiflashTcp);
+      c.default('https_port', PORT.tiflashHttp);
+    }
+    c.delete('http_port');
+    c.delete('tcp_port');
+  } else if (tiflash.configLayout === 'legacy') {
+    c.delete('https_port');
+    c.delete('tcp_port_secure');
+  }
+  return c.table;
+}
+
+function currentCommonDefaults(c: Editor, tiflash: ResolvedTiFlash, a: Addresses): void {
+  // An old-style `path` or an explicit raft.kvstore_path means the user laid out the disks already.
+  if (!c.has('path') && !c.has('storage.main.dir')) {
+    c.set('storage.main.dir', tiflash.storageClaims.map((_, i) => `/data${i}/db`));
+  }
+  if (!c.has('raft.kvstore_path')) c.default('storage.raft.dir', ['/data0/kvstore']);
+  c.default('tmp_path', '/data0/tmp');
+  if (tiflash.keepPorts) {
+    c.default('tcp_port', PORT.tiflashTcp);
+    c.default('http_port', PORT.tiflashHttp);
+  }
+  c.default('flash.tidb_status_addr', a.tidbStatus);
+  if (!tiflash.mountConfigMap) c.default('flash.service_addr', `${a.listen}:${PORT.tiflashFlash}`);
+  c.default('flash.flash_cluster.log', tiflash.logFiles.cluster);
+  c.default('flash.proxy.addr', `${a.listen}:${PORT.tiflashProxy}`);
+  if (!tiflash.mountConfigMap) c.default('flash.proxy.advertise-addr', `${a.podHost}:${PORT.tiflashProxy}`);
+  c.default('flash.proxy.data-dir', '/data0/proxy');
+  c.default('flash.proxy.config', tiflash.mountConfigMap ? `${TIFLASH_CONFIG_DIR}/${TIFLASH_PROXY_KEY}` : TIFLASH_INIT_PROXY_CONFIG);
+  c.default('logger.errorlog', tiflash.logFiles.error);
+  c.default('logger.log', tiflash.logFiles.server);
+  // TiFlash before v7.1.0 needs some key in [raft] even when the address comes as a flag.
+  c.default('raft.pd_addr', a.pd);
+  if (a.listen === '[::]') {
+    c.default('listen_host', '::');
+    c.default('status.metrics_port', PORT.tiflashMetrics);
+  }
+}
+
+/** Before v5.4.0 TiFlash needed its ClickHouse-era settings spelled out. */
+function legacyCommonDefaults(c: Editor, cluster: ResolvedCluster, tiflash: ResolvedTiFlash, a: Addresses): void {
+  if (!c.has('path')) c.set('path', tiflash.storageClaims.map((_, i) => `/data${i}/db`).join(','));
+  const defaults: [string, TomlValue][] = [
+    ['tmp_path', '/data0/tmp'],
+    ['display_name', 'TiFlash'],
+    ['default_profile', 'default'],
+    ['path_realtime_mode', false],
+    ['mark_cache_size', 5368709120],
+    ['minmax_index_cache_size', 5368709120],
+    ['tcp_port', PORT.tiflashTcp],
+    ['tcp_port_secure', PORT.tiflashTcp],
+    ['https_port', PORT.tiflashHttp],
+    ['http_port', PORT.tiflashHttp],
+    ['interserver_http_port', PORT.tiflashInternal],
+    ['flash.tidb_status_addr', a.tidbStatus],
+    ['flash.service_addr', `${a.listen}:${PORT.tiflashFlash}`],
+    ['flash.overlap_threshold', 0.6],
+    ['flash.compact_log_min_period', 200],
+    ['flash.flash_cluster.cluster_manager_path', '/tiflash/flash_cluster_manager'],
+    ['flash.flash_cluster.log', tiflash.logFiles.cluster],
+    ['flash.flash_cluster.refresh_interval', 20],
+    ['flash.flash_cluster.update_rule_interval', 10],
+    ['flash.flash_cluster.master_ttl', 60],
+    ['flash.proxy.addr', `${a.listen}:${PORT.tiflashProxy}`],
+    ['flash.proxy.advertise-addr', `${a.podHost}:${PORT.tiflashProxy}`],
+    ['flash.proxy.data-dir', '/data0/proxy'],
+    ['flash.proxy.config', TIFLASH_INIT_PROXY_CONFIG],
+    ['logger.errorlog', tiflash.logFiles.error],
+    ['logger.size', '100M'],
+    ['logger.log', tiflash.logFiles.server],
+    ['logger.level', 'information'],
+    ['logger.count', 10],
+    ['application.runAsDaemon', true],
+    ['raft.kvstore_path', '/data0/kvstore'],
+    ['raft.storage_engine', 'dt'],
+    ['raft.pd_addr', a.pd],
+    // TiFlash wants the bare IPv6 wildcard here, not the bracketed form of addresses.
+    ['listen_host', cluster.preferIPv6 ? '::' : a.listen],
+    ['status.metrics_port', PORT.tiflashMetrics],
+    ['quotas.default.interval.duration', 3600],
+    ['quotas.default.interval.queries', 0],
+    ['quotas.default.interval.errors', 0],
+    ['quotas.default.interval.result_rows', 0],
+    ['quotas.default.interval.read_rows', 0],
+    ['quotas.default.interval.execution_time', 0],
+    ['users.readonly.profile', 'readonly'],
+    ['users.readonly.quota', 'default'],
+    ['users.readonly.networks.ip', '::/0'],
+    ['users.readonly.password', ''],
+    ['users.default.profile', 'default'],
+    ['users.default.quota', 'default'],
+    ['users.default.networks.ip', '::/0'],
+    ['users.default.password', ''],
+    ['profiles.readonly.readonly', 1],
+    ['profiles.default.max_memory_usage', 10000000000],
+    ['profiles.default.load_balancing', 'random'],
+    ['profiles.default.use_uncompressed_cache', 0],
+  ];
+  for (const [key, value] of defaults) c.default(key, value);
+}
+
+/** `proxy_templ.toml`. */
+export function tiflashProxyConfig(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): TomlTable {
+  const p = new Editor(tiflash.proxyConfig);
+  const a = addresses(cluster, tiflash);
+  // The legacy layout advertises per-pod addresses in mount-cm mode too (flags override them there).
+  const perPod = tiflash.configLayout === 'legacy' || !tiflash.mountConfigMap;
+  p.default('log-level', 'info');
+  if (perPod) p.default('server.engine-addr', `${a.podHost}:${PORT.tiflashFlash}`);
+  p.default('server.status-addr', `${a.listen}:${PORT.tiflashProxyStatus}`);
+  if (perPod) p.default('server.advertise-status-addr', `${a.podHost}:${PORT.tiflashProxyStatus}`);
+  if (cluster.tlsCluster) {
+    p.set('security.ca-path', tlsFile(TLS_DIR.tiflash, 'ca'));
+    p.set('security.cert-path', tlsFile(TLS_DIR.tiflash, 'cert'));
+    p.set('security.key-path', tlsFile(TLS_DIR.tiflash, 'key'));
+    // TiFlash spells it cert_allowed_cn, the proxy cert-allowed-cn; one setting serves both.
+    const allowed = lookup(tiflash.commonConfig, 'security.cert_allowed_cn');
+    if (allowed !== undefined && !p.has('security.cert-allowed-cn')) p.set('security.cert-allowed-cn', allowed);
+  }
+  return p.table;
+}

@@ -1,0 +1,105 @@
+import { Construct } from 'constructs';
+import type { ConfigMap, Container, EnvVar, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
+import type { ResolvedPump } from '../spec/pump';
+import type { ResolvedCluster } from '../spec/resolve';
+import { names, PORT } from '../spec/names';
+import {
+  basePodSpec,
+  ANNOTATIONS_MOUNT,
+  ANNOTATIONS_VOLUME,
+  fieldRefEnv,
+  finishPodSpec,
+  hasResources,
+  mergeContainers,
+  mergeEnv,
+  podAnnotations,
+  statefulSet,
+  volumeClaimTemplate,
+} from './component';
+import { pumpConfig } from './config/pump';
+import { componentConfigMap } from './configmap';
+import { kubeObject } from './kube';
+import { baseContext } from './script-context';
+import { pumpScriptNamesNamespace, pumpStartScript, type PumpScriptContext } from './scripts/pump';
+import { peerService } from './service';
+import { secretMount, TLS_DIR } from './tls';
+
+export interface PumpComponentProps {
+  /** The resolved cluster; `cluster.pump` must be set. */
+  readonly cluster: ResolvedCluster;
+}
+
+/** volumeClaimTemplate of Pump's data: PVCs `data-<cluster>-pump-<N>`. */
+export const PUMP_DATA_VOLUME = 'data';
+
+/**
+ * Pump (TiDB binlog): ConfigMap `pump-config`, headless `<cluster>-pump` (no `-peer` suffix) and
+ * StatefulSet `<cluster>-pump` with volume `data`; the start command is inline.
+ */
+export class PumpComponent extends Construct {
+  constructor(scope: Construct, id: string, props: PumpComponentProps) {
+    super(scope, id);
+    const { cluster } = props;
+    const pump = cluster.pump!;
+    const configMap = pumpConfigMap(cluster, pump);
+    kubeObject(this, 'config', configMap);
+    kubeObject(this, 'peer', pumpPeerService(cluster));
+    kubeObject(this, 'statefulset', pumpStatefulSet(cluster, pump, configMap.metadata!.name!));
+  }
+}
+
+export function pumpConfigMap(cluster: ResolvedCluster, pump: ResolvedPump): ConfigMap {
+  return componentConfigMap(cluster, pump, { 'pump-config': pumpConfig(cluster, pump) });
+}
+
+export function pumpPeerService(cluster: ResolvedCluster): Service {
+  return peerService(cluster, 'pump', [{ name: 'pump', port: PORT.pump, targetPort: PORT.pump, protocol: 'TCP' }], { usedBy: false });
+}
+
+export function pumpScriptContext(cluster: ResolvedCluster, pump: ResolvedPump): PumpScriptContext {
+  return { ...baseContext(cluster), logLevel: pump.logLevel };
+}
+
+/**
+ * No additional volumes or mounts (refused in `spec/pump.ts`: the operator never applied them), a fixed
+ * TCP readiness probe, and the update strategy without partition tidb-operator gives Pump.
+ */
+export function pumpStatefulSet(cluster: ResolvedCluster, pump: ResolvedPump, configMapName: string): StatefulSet {
+  const v2 = cluster.startScriptVersion === 'v2';
+  const tls = cluster.tlsCluster ? secretMount('pump-tls', names.clusterSecret(cluster.name, 'pump'), TLS_DIR.pump) : undefined;
+  const mounts: VolumeMount[] = [
+    { name: PUMP_DATA_VOLUME, mountPath: '/data' },
+    { name: 'config', mountPath: '/etc/pump' },
+    ...(tls ? [tls.mount] : []),
+    ...(v2 ? [ANNOTATIONS_MOUNT] : []),
+  ];
+  const volumes: Volume[] = [
+    { name: 'config', configMap: { name: configMapName, items: [{ key: 'pump-config', path: 'pump.toml' }] } },
+    ...(tls ? [tls.volume] : []),
+    ...(v2 ? [ANNOTATIONS_VOLUME] : []),
+  ];
+  const own: EnvVar[] = [
+    ...(pump.timezone !== undefined ? [{ name: 'TZ', value: pump.timezone }] : []),
+    // With hostNetwork HOSTNAME would be the node's name; the script advertises $HOSTNAME.
+    ...(pump.pod.hostNetwork ? [fieldRefEnv('HOSTNAME', 'metadata.name')] : []),
+    // Rendered without a namespace, a v1 script that names it reads it at run time.
+    ...(cluster.namespace === undefined && pumpScriptNamesNamespace(cluster) ? [fieldRefEnv('NAMESPACE', 'metadata.namespace')] : []),
+  ];
+  const env = mergeEnv(own, pump.env);
+  const container: Container = {
+    name: 'pump',
+    image: pump.image,
+    imagePullPolicy: pump.imagePullPolicy as Container['imagePullPolicy'],
+    command: ['/bin/sh', '-c', pumpStartScript(pumpScriptContext(cluster, pump))],
+    ports: [{ name: 'pump', containerPort: PORT.pump }],
+    ...(env.length > 0 && { env }),
+    ...(pump.envFrom.length > 0 && { envFrom: pump.envFrom }),
+    volumeMounts: mounts,
+    readinessProbe: { tcpSocket: { port: PORT.pump } },
+    ...(hasResources(pump) && { resources: pump.resources }),
+    ...(pump.securityContext && { securityContext: pump.securityContext }),
+  };
+  const podSpec = finishPodSpec(basePodSpec(cluster, pump, { sysctlInit: false }), mergeContainers([container], pump.additionalContainers), volumes);
+  const claims = [volumeClaimTemplate(PUMP_DATA_VOLUME, pump.storageRequest, pump.storageClassName)];
+  return statefulSet(cluster, pump, podSpec, claims, podAnnotations(pump, PORT.pump));
+}

@@ -1,0 +1,125 @@
+import { Construct } from 'constructs';
+import type { ConfigMap, Container, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
+import type { ResolvedCluster } from '../spec/resolve';
+import type { ResolvedTiCDC } from '../spec/ticdc';
+import { names, PORT } from '../spec/names';
+import {
+  ANNOTATIONS_MOUNT,
+  ANNOTATIONS_VOLUME,
+  basePodSpec,
+  fieldRefEnv,
+  finishPodSpec,
+  hasResources,
+  mergeContainers,
+  mergeEnv,
+  podAnnotations,
+  statefulSet,
+  storageVolumeClaims,
+} from './component';
+import { ticdcConfig } from './config/ticdc';
+import { componentConfigMap } from './configmap';
+import { kubeObject } from './kube';
+import { baseContext } from './script-context';
+import { ticdcStartScript, type TiCDCScriptContext } from './scripts/ticdc';
+import { peerService } from './service';
+import { secretMount, TLS_DIR } from './tls';
+
+export interface TiCDCComponentProps {
+  /** The resolved cluster; `cluster.ticdc` must be set. */
+  readonly cluster: ResolvedCluster;
+}
+
+/** Sink client certificates are mounted below this directory, one sub-directory per secret. */
+export const SINK_TLS_DIR = '/var/lib/sink-tls';
+
+/**
+ * TiCDC: headless `<cluster>-ticdc-peer`, StatefulSet `<cluster>-ticdc` (no data volume; the start
+ * command is inline), and a ConfigMap only when the config holds more than the keys that become flags.
+ */
+export class TiCDCComponent extends Construct {
+  constructor(scope: Construct, id: string, props: TiCDCComponentProps) {
+    super(scope, id);
+    const { cluster } = props;
+    const ticdc = cluster.ticdc!;
+    const configMap = ticdcConfigMap(cluster, ticdc);
+    if (configMap) kubeObject(this, 'config', configMap);
+    kubeObject(this, 'peer', ticdcPeerService(cluster));
+    kubeObject(this, 'statefulset', ticdcStatefulSet(cluster, ticdc, configMap?.metadata?.name));
+  }
+}
+
+export function ticdcConfigMap(cluster: ResolvedCluster, ticdc: ResolvedTiCDC): ConfigMap | undefined {
+  return ticdc.configFile ? componentConfigMap(cluster, ticdc, { 'config-file': ticdcConfig(ticdc) }) : undefined;
+}
+
+/** The operator's TiCDC and Pump headless Services carry no `used-by` label. */
+export function ticdcPeerService(cluster: ResolvedCluster): Service {
+  return peerService(cluster, 'ticdc', [{ name: 'ticdc', port: PORT.ticdc, targetPort: PORT.ticdc, protocol: 'TCP' }], { usedBy: false });
+}
+
+export function ticdcScriptContext(cluster: ResolvedCluster, ticdc: ResolvedTiCDC): TiCDCScriptContext {
+  return {
+    ...baseContext(cluster),
+    gcTTL: ticdc.gcTTL,
+    logLevel: ticdc.logLevel,
+    logFile: ticdc.logFile,
+    configFile: ticdc.configFile,
+  };
+}
+
+export function ticdcStatefulSet(cluster: ResolvedCluster, ticdc: ResolvedTiCDC, configMapName: string | undefined): StatefulSet {
+  const v2 = cluster.startScriptVersion === 'v2';
+  const tls = cluster.tlsCluster
+    ? [
+        secretMount('ticdc-tls', names.clusterSecret(cluster.name, 'ticdc'), TLS_DIR.ticdc),
+        secretMount('cluster-client-tls', names.clusterClientSecret(cluster.name), TLS_DIR.clusterClient),
+      ]
+    : [];
+  const sinks = ticdc.tlsClientSecretNames.map((name) => secretMount(name, name, `${SINK_TLS_DIR}/${name}`));
+  const storage = storageVolumeClaims(ticdc);
+  const config: { volume: Volume; mount: VolumeMount } | undefined = configMapName
+    ? {
+        volume: { name: 'config', configMap: { name: configMapName, items: [{ key: 'config-file', path: 'ticdc.toml' }] } },
+        mount: { name: 'config', mountPath: '/etc/ticdc', readOnly: true },
+      }
+    : undefined;
+  // Order as the operator has it: mounts and volumes are lists, and a reorder is a new pod template.
+  const mounts: VolumeMount[] = [
+    ...(v2 ? [ANNOTATIONS_MOUNT] : []),
+    ...tls.map((t) => t.mount),
+    ...storage.mounts,
+    ...ticdc.additionalVolumeMounts,
+    ...(config ? [config.mount] : []),
+    ...sinks.map((s) => s.mount),
+  ];
+  const volumes: Volume[] = [
+    ...(v2 ? [ANNOTATIONS_VOLUME] : []),
+    ...tls.map((t) => t.volume),
+    ...ticdc.additionalVolumes,
+    ...sinks.map((s) => s.volume),
+    ...(config ? [config.volume] : []),
+  ];
+  const env = mergeEnv(
+    [
+      fieldRefEnv('POD_NAME', 'metadata.name'),
+      fieldRefEnv('NAMESPACE', 'metadata.namespace'),
+      { name: 'HEADLESS_SERVICE_NAME', value: names.peerService(cluster.name, 'ticdc') },
+      { name: 'TZ', value: ticdc.timezone },
+    ],
+    ticdc.env,
+  );
+  const container: Container = {
+    name: 'ticdc',
+    image: ticdc.image,
+    imagePullPolicy: ticdc.imagePullPolicy as Container['imagePullPolicy'],
+    command: ['/bin/sh', '-c', ticdcStartScript(ticdcScriptContext(cluster, ticdc))],
+    ports: [{ name: 'ticdc', containerPort: PORT.ticdc, protocol: 'TCP' }],
+    env,
+    ...(ticdc.envFrom.length > 0 && { envFrom: ticdc.envFrom }),
+    volumeMounts: mounts,
+    ...(hasResources(ticdc) && { resources: ticdc.resources }),
+    ...(ticdc.securityContext && { securityContext: ticdc.securityContext }),
+  };
+  const podSpec = finishPodSpec(basePodSpec(cluster, ticdc, { sysctlInit: false }), mergeContainers([container], ticdc.additionalContainers), volumes);
+  return statefulSet(cluster, ticdc, podSpec, storage.claims, podAnnotations(ticdc, PORT.ticdc));
+}

@@ -1,0 +1,201 @@
+import { Construct } from 'constructs';
+import type { Container, PersistentVolumeClaim, Service, Volume, VolumeMount } from '../../imports/k8s';
+import { names, PORT } from '../spec/names';
+import type { ResolvedCluster, ResolvedLogTailer } from '../spec/resolve';
+import type { ResolvedTiFlash } from '../spec/tiflash';
+import {
+  ANNOTATIONS_MOUNT,
+  ANNOTATIONS_VOLUME,
+  basePodSpec,
+  fieldRefEnv,
+  finishPodSpec,
+  hasResources,
+  mergeContainers,
+  mergeEnv,
+  podAnnotations,
+  statefulSet,
+} from './component';
+import { TIFLASH_CONFIG_DIR, tiflashConfigData } from './config/tiflash';
+import { componentConfigMap } from './configmap';
+import { kubeObject } from './kube';
+import { logTailerContainer } from './log-tailer';
+import { baseContext } from './script-context';
+import { tiflashInitScript, tiflashStartScript, type TiFlashScriptContext } from './scripts/tiflash';
+import { peerService } from './service';
+import { secretMount, TLS_DIR, type SecretMount } from './tls';
+
+export interface TiFlashComponentProps {
+  /** The resolved cluster; `cluster.tiflash` must be set. */
+  readonly cluster: ResolvedCluster;
+}
+
+/**
+ * TiFlash: ConfigMap (`config_templ.toml`, `proxy_templ.toml`), headless `<cluster>-tiflash-peer`, and
+ * StatefulSet `<cluster>-tiflash` with one volume `data<i>` per storage claim.
+ */
+export class TiFlashComponent extends Construct {
+  constructor(scope: Construct, id: string, props: TiFlashComponentProps) {
+    super(scope, id);
+    const { cluster } = props;
+    const tiflash = cluster.tiflash!;
+    const configMap = componentConfigMap(cluster, tiflash, tiflashConfigData(cluster, tiflash));
+    kubeObject(this, 'config', configMap);
+    kubeObject(this, 'peer', tiflashPeerService(cluster));
+    kubeObject(this, 'statefulset', tiflashStatefulSet(cluster, tiflash, configMap.metadata!.name!));
+  }
+}
+
+/** Unlike the other peer Services, TiFlash's carries no `used-by` label. */
+export function tiflashPeerService(cluster: ResolvedCluster): Service {
+  const port = (name: string, n: number) => ({ name, port: n, targetPort: n, protocol: 'TCP' });
+  return peerService(
+    cluster,
+    'tiflash',
+    [
+      port('tiflash', PORT.tiflashFlash),
+      port('proxy', PORT.tiflashProxy),
+      port('metrics', PORT.tiflashMetrics),
+      port('proxy-metrics', PORT.tiflashProxyStatus),
+    ],
+    { usedBy: false },
+  );
+}
+
+export function tiflashScriptContext(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): TiFlashScriptContext {
+  return {
+    ...baseContext(cluster),
+    mountConfigMap: tiflash.mountConfigMap,
+    enableDynamicConfiguration: cluster.enableDynamicConfiguration,
+  };
+}
+
+/** Volume claim template and mount name of storage claim `i`. */
+export const tiflashDataVolume = (i: number) => `data${i}`;
+
+const CONFIG_MOUNT: VolumeMount = { name: 'config', mountPath: TIFLASH_CONFIG_DIR, readOnly: true };
+
+export function tiflashStatefulSet(cluster: ResolvedCluster, tiflash: ResolvedTiFlash, configMapName: string) {
+  const ctx = tiflashScriptContext(cluster, tiflash);
+  const tls = cluster.tlsCluster ? secretMount('tiflash-tls', names.clusterSecret(cluster.name, 'tiflash'), TLS_DIR.tiflash) : undefined;
+  const dataMounts: VolumeMount[] = tiflash.storageClaims.map((_, i) => ({ name: tiflashDataVolume(i), mountPath: `/data${i}` }));
+  const env = mergeEnv(
+    [
+      fieldRefEnv('NAMESPACE', 'metadata.namespace'),
+      { name: 'CLUSTER_NAME', value: cluster.name },
+      { name: 'HEADLESS_SERVICE_NAME', value: names.peerService(cluster.name, 'tiflash') },
+      { name: 'CAPACITY', value: tiflash.capacity },
+      { name: 'TZ', value: tiflash.timezone },
+      ...(tiflash.pod.hostNetwork ? [fieldRefEnv('POD_NAME', 'metadata.name')] : []),
+    ],
+    tiflash.env,
+  );
+  const port = (name: string, containerPort: number) => ({ name, containerPort, protocol: 'TCP' });
+  const container: Container = {
+    name: 'tiflash',
+    image: tiflash.image,
+    imagePullPolicy: tiflash.imagePullPolicy as Container['imagePullPolicy'],
+    command: ['/bin/sh', '-c', tiflashStartScript(ctx)],
+    securityContext: tiflash.securityContext ?? { privileged: tiflash.privileged },
+    ports: [
+      port('tiflash', PORT.tiflashFlash),
+      port('proxy', PORT.tiflashProxy),
+      port('tcp', PORT.tiflashTcp),
+      port('http', PORT.tiflashHttp),
+      port('internal', PORT.tiflashInternal),
+      port('metrics', PORT.tiflashMetrics),
+    ],
+    env,
+    ...(tiflash.envFrom.length > 0 && { envFrom: tiflash.envFrom }),
+    volumeMounts: [
+      ANNOTATIONS_MOUNT,
+      ...dataMounts,
+      ...tiflash.additionalVolumeMounts,
+      ...(tls ? [tls.mount] : []),
+      ...(tiflash.mountConfigMap ? [CONFIG_MOUNT] : []),
+    ],
+    ...(hasResources(tiflash) && { resources: tiflash.resources }),
+  };
+  const volumes: Volume[] = [
+    ANNOTATIONS_VOLUME,
+    // The whole ConfigMap: the init container (or tiflash in mount-cm mode) reads both templates.
+    { name: 'config', configMap: { name: configMapName } },
+    ...(tls ? [tls.volume] : []),
+    ...tiflash.additionalVolumes,
+  ];
+  const podSpec = finishPodSpec(
+    tiflashInitContainers(cluster, tiflash, ctx, tls),
+    mergeContainers([container, ...tiflashLogTailers(tiflash)], tiflash.additionalContainers),
+    volumes,
+  );
+  const annotations = {
+    ...podAnnotations(tiflash, PORT.tiflashMetrics),
+    // The proxy's metrics port, for Prometheus scrape configs that look for it; the user cannot override it.
+    'tiflash.proxy.prometheus.io/port': String(PORT.tiflashProxyStatus),
+  };
+  return statefulSet(cluster, tiflash, podSpec, tiflashClaims(tiflash), annotations);
+}
+
+/**
+ * Init containers in the operator's order: `sysctl` (with the sysctl-init annotation), `init` (init
+ * mode), then the user's.
+ */
+function tiflashInitContainers(
+  cluster: ResolvedCluster,
+  tiflash: ResolvedTiFlash,
+  ctx: TiFlashScriptContext,
+  tls: SecretMount | undefined,
+): ReturnType<typeof basePodSpec> {
+  const base = basePodSpec(cluster, tiflash, { sysctlInit: 'sysctl' });
+  // basePodSpec lists its sysctl container (if any) first, then the user's.
+  const ownCount = base.initContainers.length - tiflash.initContainers.length;
+  const init: Container[] = [];
+  if (!tiflash.mountConfigMap) {
+    init.push({
+      name: 'init',
+      image: cluster.helper.image,
+      imagePullPolicy: cluster.helper.imagePullPolicy as Container['imagePullPolicy'],
+      command: ['sh', '-c', tiflashInitScript(ctx)],
+      env: [fieldRefEnv('POD_NAME', 'metadata.name')],
+      volumeMounts: [
+        { name: tiflashDataVolume(0), mountPath: '/data0' },
+        CONFIG_MOUNT,
+        // Asking discovery over mTLS needs the certificate here too (the operator does not mount it).
+        ...(tls && ctx.acrossK8s && ctx.discoveryMtls ? [tls.mount] : []),
+      ],
+      ...(hasResources(tiflash.initializer) && { resources: tiflash.initializer.resources }),
+      ...(tiflash.initializer.securityContext && { securityContext: tiflash.initializer.securityContext }),
+    });
+  }
+  const { initContainers } = base;
+  return { ...base, initContainers: [...initContainers.slice(0, ownCount), ...init, ...initContainers.slice(ownCount)] };
+}
+
+/** serverlog, errorlog and clusterlog follow TiFlash's three log files; placed after `tiflash`. */
+function tiflashLogTailers(tiflash: ResolvedTiFlash): Container[] {
+  const { server, error, cluster } = tiflash.logFiles;
+  return [
+    tailer('serverlog', server, tiflash.logTailer),
+    tailer('errorlog', error, tiflash.logTailer),
+    tailer('clusterlog', cluster, tiflash.logTailer),
+  ];
+}
+
+/** The sidecar mounts the volume named by the file's first directory there (`/data0/logs/x` -> data0 at /data0). */
+function tailer(name: string, file: string, spec: ResolvedLogTailer): Container {
+  const volume = file.split('/')[1];
+  return logTailerContainer(name, file, { name: volume, mountPath: `/${volume}` }, spec);
+}
+
+/** `data0`, `data1`...; an explicit `storageClassName: ""` is kept (it asks for no class). */
+function tiflashClaims(tiflash: ResolvedTiFlash): PersistentVolumeClaim[] {
+  return tiflash.storageClaims.map((claim, i) => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: tiflashDataVolume(i) },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      ...(claim.storageClassName !== undefined && { storageClassName: claim.storageClassName }),
+      resources: { requests: { storage: claim.storage } },
+    },
+  }));
+}

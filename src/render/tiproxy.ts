@@ -1,0 +1,184 @@
+import { Construct } from 'constructs';
+import type { Container, Probe, Service, ServicePort, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
+import type { ResolvedCluster } from '../spec/resolve';
+import type { ResolvedTiProxy } from '../spec/tiproxy';
+import { LABEL, names, PORT, selectorLabels } from '../spec/names';
+import {
+  ANNOTATIONS_MOUNT,
+  ANNOTATIONS_VOLUME,
+  basePodSpec,
+  fieldRefEnv,
+  finishPodSpec,
+  hasResources,
+  mergeContainers,
+  mergeEnv,
+  namespaced,
+  podAnnotations,
+  statefulSet,
+  storageVolumeClaims,
+} from './component';
+import { TIPROXY_TLS_DIR, tiproxyConfig, tiproxyTls } from './config/tiproxy';
+import { componentConfigMap } from './configmap';
+import { kubeObject } from './kube';
+import { baseContext } from './script-context';
+import { tiproxyStartScript, type TiProxyScriptContext } from './scripts/tiproxy';
+import { dualStack, peerService } from './service';
+import { secretMount, tlsFile, type SecretMount } from './tls';
+
+export interface TiProxyComponentProps {
+  /** The resolved cluster; `cluster.tiproxy` must be set. */
+  readonly cluster: ResolvedCluster;
+}
+
+/** Where the ConfigMap is mounted; the container runs `start.sh` from there. */
+const CONFIG_DIR = '/etc/proxy';
+
+/**
+ * TiProxy: ConfigMap `<cluster>-tiproxy` (always updated in place), the NodePort Service
+ * `<cluster>-tiproxy`, headless `<cluster>-tiproxy-peer`, and StatefulSet `<cluster>-tiproxy` (no data
+ * volume of its own).
+ */
+export class TiProxyComponent extends Construct {
+  constructor(scope: Construct, id: string, props: TiProxyComponentProps) {
+    super(scope, id);
+    const { cluster } = props;
+    const tiproxy = cluster.tiproxy!;
+    const configMap = componentConfigMap(cluster, tiproxy, {
+      'config-file': tiproxyConfig(cluster, tiproxy),
+      'startup-script': tiproxyStartScript(tiproxyScriptContext(cluster)),
+    });
+    kubeObject(this, 'config', configMap);
+    kubeObject(this, 'service', tiproxyService(cluster));
+    kubeObject(this, 'peer', tiproxyPeerService(cluster));
+    kubeObject(this, 'statefulset', tiproxyStatefulSet(cluster, tiproxy, configMap.metadata!.name!));
+  }
+}
+
+export function tiproxyScriptContext(cluster: ResolvedCluster): TiProxyScriptContext {
+  const { clusterName, namespace, clusterDomain } = baseContext(cluster);
+  return { clusterName, namespace, clusterDomain };
+}
+
+const API_PORT: ServicePort = { name: 'tiproxy-api', port: PORT.tiproxyApi, targetPort: PORT.tiproxyApi, protocol: 'TCP' };
+
+/**
+ * `<cluster>-tiproxy`: the operator makes it a NodePort Service with no way to change that (TiProxy's
+ * spec has no `service` field), and publishes Pods before they are ready.
+ */
+export function tiproxyService(cluster: ResolvedCluster): Service {
+  const selector = selectorLabels(cluster.instance, 'tiproxy');
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: namespaced(cluster, names.service(cluster.name, 'tiproxy'), { ...selector, [LABEL.usedBy]: 'end-user' }),
+    spec: {
+      type: 'NodePort',
+      ports: [API_PORT, { name: 'tiproxy-sql', port: PORT.tiproxySql, targetPort: PORT.tiproxySql, protocol: 'TCP' }],
+      selector,
+      publishNotReadyAddresses: true,
+      ...dualStack(cluster),
+    },
+  };
+}
+
+export function tiproxyPeerService(cluster: ResolvedCluster): Service {
+  const svc = peerService(cluster, 'tiproxy', [
+    API_PORT,
+    { name: 'tiproxy-peer', port: PORT.tiproxyPeer, targetPort: PORT.tiproxyPeer, protocol: 'TCP' },
+  ]);
+  // The operator spells the headless Service's type out.
+  return { ...svc, spec: { type: 'ClusterIP', ...svc.spec } };
+}
+
+/** The certificate Secrets the Pod mounts, per certificate layout. */
+export function tiproxyTlsMounts(cluster: ResolvedCluster, tiproxy: ResolvedTiProxy): SecretMount[] {
+  const tls = tiproxyTls(cluster, tiproxy);
+  const dir = TIPROXY_TLS_DIR;
+  const clusterClient = secretMount('cluster-client-tls', names.clusterClientSecret(cluster.name), dir.clusterClient);
+  const tidbServer = secretMount('tidb-server-tls', names.tidbServerSecret(cluster.name), dir.server);
+  const own = (mountDir: string) => secretMount('tiproxy-tls', names.clusterSecret(cluster.name, 'tiproxy'), mountDir);
+  const out: SecretMount[] = [];
+  if (tiproxy.certLayout === 'v1') {
+    // The cluster-client certificate is not in the config; it serves the readiness probe and debugging.
+    if (tls.cluster) out.push(clusterClient, own(dir.cluster));
+    if (tls.tidb) out.push(tidbServer);
+    return out;
+  }
+  if (tls.cluster) out.push(clusterClient);
+  if (tls.tidb) {
+    out.push(tidbServer);
+    if (tls.toTiDB) out.push(secretMount('tidb-client-tls', tiproxy.tlsClientSecretName, dir.sql));
+  }
+  if (tls.cluster && !tls.tidb) out.push(own(dir.httpServer));
+  return out;
+}
+
+export function tiproxyStatefulSet(cluster: ResolvedCluster, tiproxy: ResolvedTiProxy, configMapName: string): StatefulSet {
+  const storage = storageVolumeClaims(tiproxy);
+  const tls = tiproxyTlsMounts(cluster, tiproxy);
+  const mounts: VolumeMount[] = [
+    { name: 'config', mountPath: CONFIG_DIR, readOnly: true },
+    ANNOTATIONS_MOUNT,
+    ...tls.map((t) => t.mount),
+    ...storage.mounts,
+    ...tiproxy.additionalVolumeMounts,
+  ];
+  const volumes: Volume[] = [
+    {
+      name: 'config',
+      configMap: {
+        name: configMapName,
+        items: [
+          { key: 'config-file', path: 'proxy.toml' },
+          { key: 'startup-script', path: 'start.sh' },
+        ],
+      },
+    },
+    ANNOTATIONS_VOLUME,
+    ...tls.map((t) => t.volume),
+    ...tiproxy.additionalVolumes,
+  ];
+  const env = mergeEnv(
+    [
+      fieldRefEnv('POD_NAME', 'metadata.name'),
+      fieldRefEnv('NAMESPACE', 'metadata.namespace'),
+      { name: 'HEADLESS_SERVICE_NAME', value: names.peerService(cluster.name, 'tiproxy') },
+    ],
+    tiproxy.env,
+  );
+  const probe = tiproxyReadinessProbe(cluster, tiproxy);
+  const container: Container = {
+    name: 'tiproxy',
+    image: tiproxy.image,
+    imagePullPolicy: tiproxy.imagePullPolicy as Container['imagePullPolicy'],
+    command: ['/bin/sh', `${CONFIG_DIR}/start.sh`],
+    ports: [
+      { name: 'tiproxy', containerPort: PORT.tiproxySql, protocol: 'TCP' },
+      { name: 'tiproxy-api', containerPort: PORT.tiproxyApi, protocol: 'TCP' },
+      { name: 'tiproxy-peer', containerPort: PORT.tiproxyPeer, protocol: 'TCP' },
+    ],
+    volumeMounts: mounts,
+    ...(hasResources(tiproxy) && { resources: tiproxy.resources }),
+    ...(tiproxy.securityContext && { securityContext: tiproxy.securityContext }),
+    env,
+    ...(tiproxy.envFrom.length > 0 && { envFrom: tiproxy.envFrom }),
+    ...(probe && { readinessProbe: probe }),
+  };
+  const base = basePodSpec(cluster, tiproxy, { sysctlInit: false });
+  const podSpec = finishPodSpec(base, mergeContainers([container], tiproxy.additionalContainers), volumes);
+  return statefulSet(cluster, tiproxy, podSpec, storage.claims, podAnnotations(tiproxy, PORT.tiproxyApi, '/api/metrics'));
+}
+
+/** Only when `readinessProbe.type` is set; `command` asks the API for health, with client certs under TLS. */
+export function tiproxyReadinessProbe(cluster: ResolvedCluster, tiproxy: ResolvedTiProxy): Probe | undefined {
+  const p = tiproxy.readinessProbe;
+  if (!p) return undefined;
+  const certs = cluster.tlsCluster
+    ? (['ca', 'cert', 'key'] as const).flatMap((w) => [w === 'ca' ? '--cacert' : `--${w}`, tlsFile(TIPROXY_TLS_DIR.clusterClient, w)])
+    : [];
+  const handler: Probe =
+    p.type === 'command'
+      ? { exec: { command: ['curl', `${cluster.scheme}://127.0.0.1:${PORT.tiproxyApi}/api/debug/health`, '--fail', '--location', ...certs] } }
+      : { tcpSocket: { port: PORT.tiproxySql } };
+  return { ...handler, initialDelaySeconds: p.initialDelaySeconds, ...(p.periodSeconds !== undefined && { periodSeconds: p.periodSeconds }) };
+}
