@@ -16,6 +16,8 @@ const LIBRARY = join(ROOT, 'lib/src/index.js');
 const BUNDLE = join(ROOT, 'lib/tidb-gitops.js');
 const COLD_INPUT = 'examples/basic';
 const BENCH_INPUT = 'bench/cluster-3-3-2.yaml';
+/** Every component, with TLS: for information, the cost of the whole feature set. */
+const FULL_INPUT = 'test/golden/inputs/tls-all-components.yaml';
 const RESULTS = join(ROOT, '.bench/results.json');
 
 const TARGET_RATIO = 3.0;
@@ -126,16 +128,16 @@ function runNode(args, extra = {}) {
 // ---------------------------------------------------------------------------------------------------
 // (b) In-process throughput
 
-function inProcess() {
+/** Load + render of one input, each result checked against the first. */
+function pipelineOf(input) {
   const require = createRequire(import.meta.url);
   const { loadTidbClusters, renderClusters } = require(LIBRARY);
-  const text = readFileSync(join(ROOT, BENCH_INPUT), 'utf8');
-
+  const text = readFileSync(join(ROOT, input), 'utf8');
   const load = () => {
-    const result = loadTidbClusters(text, BENCH_INPUT);
+    const result = loadTidbClusters(text, input);
     if (result.errors.length > 0 || result.clusters.length !== 1) {
       const why = result.errors.map((e) => e.message).join('\n') || `${result.clusters.length} clusters loaded, expected 1`;
-      throw new RenderFailure(`${BENCH_INPUT} does not load:\n${why}`);
+      throw new RenderFailure(`${input} does not load:\n${why}`);
     }
     return result.clusters.map((c) => c.resolved);
   };
@@ -145,10 +147,14 @@ function inProcess() {
   // Each result is compared with the first: state leaking from one render into the next would make
   // the loop measure something other than a fresh render, and the output would drift.
   const check = (rendered) => {
-    if (rendered.length !== 1 || rendered[0].yaml !== expected) throw new RenderFailure(`rendering ${BENCH_INPUT} again gave different output`);
+    if (rendered.length !== 1 || rendered[0].yaml !== expected) throw new RenderFailure(`rendering ${input} again gave different output`);
   };
-  const pipeline = () => check(renderClusters(load()));
-  const renderOnly = () => check(renderClusters(resolved));
+  return { resolved, first, expected, pipeline: () => check(renderClusters(load())), renderOnly: () => check(renderClusters(resolved)) };
+}
+
+function inProcess() {
+  const { resolved, first, expected, pipeline, renderOnly } = pipelineOf(BENCH_INPUT);
+  const all = pipelineOf(FULL_INPUT);
 
   progress('in-process: warm-up');
   rate(pipeline, WARMUP_SECONDS);
@@ -157,6 +163,9 @@ function inProcess() {
   progress(`in-process: render only for ${RENDER_ONLY_SECONDS} s`);
   rate(renderOnly, WARMUP_SECONDS / 2);
   const only = rate(renderOnly, RENDER_ONLY_SECONDS);
+  progress(`in-process: every component with TLS for ${RENDER_ONLY_SECONDS} s`);
+  rate(all.pipeline, WARMUP_SECONDS / 2);
+  const allComponents = rate(all.pipeline, RENDER_ONLY_SECONDS);
   progress('');
 
   return {
@@ -169,6 +178,7 @@ function inProcess() {
     yamlBytes: Buffer.byteLength(expected),
     loadAndRender: { ...full, target: `>= ${TARGET_RATE}`, pass: full.perSecond >= TARGET_RATE },
     renderOnly: only,
+    allComponents: { ...allComponents, input: FULL_INPUT, objects: all.first[0].objects.length },
   };
 }
 
@@ -264,6 +274,7 @@ function printThroughput(t) {
   out(table([
     row('loadTidbClusters + renderClusters (parse, validate, resolve, render, YAML)', t.loadAndRender),
     row('renderClusters alone (input already resolved; for information)', t.renderOnly),
+    row(`load + render of ${t.allComponents.input} (all 7 components, TLS; ${t.allComponents.objects} objects)`, t.allComponents),
   ], '    '));
   out(`    load + render: target ${t.loadAndRender.target} renders/s   ${verdict(t.loadAndRender.pass)}`);
 }
@@ -287,6 +298,7 @@ function printSummary(r) {
     ['cold render / bare node start (medians)', `${c.ratio.toFixed(2)}x  (${c.render.medianMs.toFixed(0)} / ${c.bareNode.medianMs.toFixed(0)} ms)`, `${c.target}x`, verdict(c.pass)],
     ['load + render throughput, bench cluster', `${fmt(t.perSecond, 0)} renders/s`, `${t.target}/s`, verdict(t.pass)],
     ['render-only throughput, bench cluster', `${fmt(r.throughput.renderOnly.perSecond, 0)} renders/s`, '-', ''],
+    ['load + render throughput, every component with TLS', `${fmt(r.throughput.allComponents.perSecond, 0)} renders/s`, '-', ''],
     ['peak RSS, cold CLI render', `${mib(m.cliRenderKiB)}  (bare node ${mib(m.bareNodeKiB)})`, '-', ''],
     ['peak RSS, in-process benchmark', mib(m.inProcessKiB), '-', ''],
   ], '  '));

@@ -3,10 +3,9 @@
  * config and TLS, refused input, and the inline start command RUN under dash (`support/sandbox.ts`).
  */
 import { spawnSync } from 'child_process';
-import { NO_FEATURE_FLAGS } from '../src/render/scripts';
 import { pumpStartScript, type PumpScriptContext } from '../src/render/scripts/pump';
 import { parseToml } from '../src/render/config/toml';
-import { callsOf, decodeTail, lastWord, ScriptSandbox, type RunOptions } from './support/sandbox';
+import { BASE_CONTEXT, callsOf, decodeTail, lastWord, ScriptSandbox, type RunOptions } from './support/sandbox';
 import { cluster, container, env, find, render, renderErrors, type Obj } from './support/render';
 
 const withPump = (pump: Obj = {}, spec: Obj = {}, metadata: Obj = {}) =>
@@ -276,16 +275,7 @@ describe('Pump start command, run under dash', () => {
 
 describe('Pump start command: lint', () => {
   const base: PumpScriptContext = {
-    clusterName: 'demo',
-    namespace: 'ns',
-    clusterDomain: '',
-    scheme: 'http',
-    acrossK8s: false,
-    version: 'v1',
-    featureFlags: NO_FEATURE_FLAGS,
-    pdAddresses: [],
-    discoveryMtls: false,
-    preferIPv6: false,
+    ...BASE_CONTEXT,
     logLevel: 'info',
   };
   const hasShellcheck = spawnSync('shellcheck', ['--version']).status === 0;

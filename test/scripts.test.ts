@@ -17,6 +17,7 @@ import { spawnSync } from 'child_process';
 import { pdAddressHosts } from '../src/render/scripts/common';
 import {
   ANNOTATIONS_NORMAL,
+  BASE_CONTEXT,
   callsOf,
   decodeTail,
   lastWord,
@@ -28,18 +29,7 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Contexts
 
-const base: ScriptContext = {
-  clusterName: 'demo',
-  namespace: 'ns',
-  clusterDomain: '',
-  scheme: 'http',
-  acrossK8s: false,
-  version: 'v1',
-  featureFlags: NO_FEATURE_FLAGS,
-  pdAddresses: [],
-  discoveryMtls: false,
-  preferIPv6: false,
-};
+const base = BASE_CONTEXT;
 
 function pdCtx(o: Partial<PdScriptContext> = {}): PdScriptContext {
   return { ...base, dataSubDir: '', startTimeout: 30, initWaitTime: 0, startUpScriptVersion: '', ...o };

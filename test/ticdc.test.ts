@@ -3,10 +3,9 @@
  * sink secrets, refused input, and the inline start command RUN under dash (`support/sandbox.ts`).
  */
 import { spawnSync } from 'child_process';
-import { NO_FEATURE_FLAGS } from '../src/render/scripts';
 import { ticdcStartScript, type TiCDCScriptContext } from '../src/render/scripts/ticdc';
 import { parseToml } from '../src/render/config/toml';
-import { callsOf, decodeTail, lastWord, ScriptSandbox, type RunOptions } from './support/sandbox';
+import { BASE_CONTEXT, callsOf, decodeTail, lastWord, ScriptSandbox, type RunOptions } from './support/sandbox';
 import { cluster, container, env, find, render, renderErrors, type Obj } from './support/render';
 
 const withCdc = (ticdc: Obj = {}, spec: Obj = {}, metadata: Obj = {}) => cluster({ ticdc: { replicas: 2, ...ticdc }, ...spec }, metadata);
@@ -327,16 +326,7 @@ describe('TiCDC start command, run under dash', () => {
 
 describe('TiCDC start command: context checks and lint', () => {
   const base: TiCDCScriptContext = {
-    clusterName: 'demo',
-    namespace: 'ns',
-    clusterDomain: '',
-    scheme: 'http',
-    acrossK8s: false,
-    version: 'v1',
-    featureFlags: NO_FEATURE_FLAGS,
-    pdAddresses: [],
-    discoveryMtls: false,
-    preferIPv6: false,
+    ...BASE_CONTEXT,
     gcTTL: 86400,
     logLevel: 'info',
     logFile: '',

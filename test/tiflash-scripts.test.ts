@@ -8,19 +8,10 @@ import { NO_FEATURE_FLAGS } from '../src/render/scripts';
 import { tiflashInitScript, tiflashStartScript, type TiFlashScriptContext } from '../src/render/scripts/tiflash';
 import { parseToml } from '../src/render/config/toml';
 import { cluster, container, find, render } from './support/render';
-import { callsOf, decodeTail, lastWord, ScriptSandbox, type RunOptions, type RunResult } from './support/sandbox';
+import { BASE_CONTEXT, callsOf, decodeTail, lastWord, ScriptSandbox, type RunOptions, type RunResult } from './support/sandbox';
 
 const base: TiFlashScriptContext = {
-  clusterName: 'demo',
-  namespace: 'ns',
-  clusterDomain: '',
-  scheme: 'http',
-  acrossK8s: false,
-  version: 'v1',
-  featureFlags: NO_FEATURE_FLAGS,
-  pdAddresses: [],
-  discoveryMtls: false,
-  preferIPv6: false,
+  ...BASE_CONTEXT,
   mountConfigMap: false,
   enableDynamicConfiguration: false,
 };

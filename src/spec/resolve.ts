@@ -626,20 +626,23 @@ function topologySpread(
 /** A TOML string is parsed; a mapping is taken as the same table. Bad input becomes an issue. */
 function configTable(config: ComponentConfig | undefined, path: string, issues: SpecIssue[]): TomlTable {
   if (config === undefined || config === null) return {};
-  if (typeof config === 'string') {
-    try {
-      return parseToml(config);
-    } catch (e) {
-      // One line per problem: the parser's own message carries a code excerpt.
-      const message =
-        e instanceof TomlSyntaxError
-          ? `invalid TOML at line ${e.line}, column ${e.column} of the config: ${e.reason}`
-          : `invalid TOML: ${(e as Error).message.split('\n')[0]}`;
-      issues.push({ path, message });
-      return {};
-    }
-  }
+  if (typeof config === 'string') return parseConfigToml(config, path, issues);
   return toTable(config, path, issues);
+}
+
+/** A config given as TOML text; a syntax error becomes an issue at `path` and the table is empty. */
+export function parseConfigToml(text: string, path: string, issues: SpecIssue[]): TomlTable {
+  try {
+    return parseToml(text);
+  } catch (e) {
+    // One line per problem: the parser's own message carries a code excerpt.
+    const message =
+      e instanceof TomlSyntaxError
+        ? `invalid TOML at line ${e.line}, column ${e.column} of the config: ${e.reason}`
+        : `invalid TOML: ${(e as Error).message.split('\n')[0]}`;
+    issues.push({ path, message });
+    return {};
+  }
 }
 
 function toTable(obj: Record<string, unknown>, path: string, issues: SpecIssue[]): TomlTable {

@@ -1,10 +1,11 @@
 /** `spec.tiflash`: spec type, resolution and the fields this project renders. */
 import type { ResourceRequirements, SecurityContext } from '../../imports/k8s';
-import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from '../render/config/toml';
+import { isTomlTable, type TomlTable, type TomlValue } from '../render/config/toml';
 import { TIFLASH_CONFIG_TABLES } from '../render/config/tiflash';
 import type { DefaultEntry } from './defaults';
 import type { SpecIssue } from './errors';
 import {
+  parseConfigToml,
   resolveComponent,
   resolveLogTailer,
   storageCapacity,
@@ -200,18 +201,7 @@ export function resolveTiFlash(ctx: Ctx): ResolvedTiFlash {
 function subConfig(value: TomlValue | undefined, path: string, issues: SpecIssue[]): TomlTable {
   if (value === undefined) return {};
   if (isTomlTable(value)) return value;
-  if (typeof value === 'string') {
-    try {
-      return parseToml(value);
-    } catch (e) {
-      const message =
-        e instanceof TomlSyntaxError
-          ? `invalid TOML at line ${e.line}, column ${e.column} of the config: ${e.reason}`
-          : `invalid TOML: ${(e as Error).message.split('\n')[0]}`;
-      issues.push({ path, message });
-      return {};
-    }
-  }
+  if (typeof value === 'string') return parseConfigToml(value, path, issues);
   issues.push({ path, message: `expected a TOML document (a string) or a mapping, got ${JSON.stringify(value)}` });
   return {};
 }

@@ -10,6 +10,7 @@ import { spawnSync } from 'child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
+import { NO_FEATURE_FLAGS, type ScriptContext } from '../../src/render/scripts';
 
 const STUB_PRELUDE = `#!/bin/sh
 name=\${0##*/}
@@ -181,3 +182,17 @@ function escape(s: string): string {
 export const callsOf = (r: RunResult, name: string) => r.calls.filter((c) => c.split(' ')[0] === name);
 export const lastWord = (call: string) => call.split(' ').pop() as string;
 export const decodeTail = (url: string) => Buffer.from(url.split('/').pop() as string, 'base64').toString('utf8');
+
+/** The script context of cluster `demo` in namespace `ns` with every switch off; tests override fields. */
+export const BASE_CONTEXT: ScriptContext = {
+  clusterName: 'demo',
+  namespace: 'ns',
+  clusterDomain: '',
+  scheme: 'http',
+  acrossK8s: false,
+  version: 'v1',
+  featureFlags: NO_FEATURE_FLAGS,
+  pdAddresses: [],
+  discoveryMtls: false,
+  preferIPv6: false,
+};
