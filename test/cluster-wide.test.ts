@@ -174,3 +174,11 @@ describe('acrossK8s, clusterDomain, spec.cluster, pdAddresses', () => {
     );
   });
 });
+
+describe('storage classes', () => {
+  test('an explicit storageClassName "" is kept: it asks for no class, unlike an unset one', () => {
+    const objects = render(cluster({ pd: { replicas: 1, requests: { storage: '1Gi' }, storageClassName: '' } }));
+    expect(find(objects, 'StatefulSet', 'demo-pd').spec.volumeClaimTemplates[0].spec.storageClassName).toBe('');
+    expect(find(objects, 'StatefulSet', 'demo-tikv').spec.volumeClaimTemplates[0].spec).not.toHaveProperty('storageClassName');
+  });
+});

@@ -172,6 +172,7 @@ export function configVolumes(configMapName: string, configFile: string, scriptF
   ];
 }
 
+/** A ReadWriteOnce claim template; an explicit `storageClassName: ""` is kept (it asks for no class). */
 export function volumeClaimTemplate(name: string, storage: string | undefined, storageClassName: string | undefined): PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
@@ -179,7 +180,7 @@ export function volumeClaimTemplate(name: string, storage: string | undefined, s
     metadata: { name },
     spec: {
       accessModes: ['ReadWriteOnce'],
-      ...(storageClassName && { storageClassName }),
+      ...(storageClassName !== undefined && { storageClassName }),
       ...(storage !== undefined && { resources: { requests: { storage } } }),
     },
   };

@@ -14,6 +14,7 @@ import {
   mergeEnv,
   podAnnotations,
   statefulSet,
+  volumeClaimTemplate,
 } from './component';
 import { TIFLASH_CONFIG_DIR, tiflashConfigData } from './config/tiflash';
 import { componentConfigMap } from './configmap';
@@ -186,16 +187,7 @@ function tailer(name: string, file: string, spec: ResolvedLogTailer): Container 
   return logTailerContainer(name, file, { name: volume, mountPath: `/${volume}` }, spec);
 }
 
-/** `data0`, `data1`...; an explicit `storageClassName: ""` is kept (it asks for no class). */
+/** `data0`, `data1`..., one per `storageClaims` entry. */
 function tiflashClaims(tiflash: ResolvedTiFlash): PersistentVolumeClaim[] {
-  return tiflash.storageClaims.map((claim, i) => ({
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name: tiflashDataVolume(i) },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      ...(claim.storageClassName !== undefined && { storageClassName: claim.storageClassName }),
-      resources: { requests: { storage: claim.storage } },
-    },
-  }));
+  return tiflash.storageClaims.map((claim, i) => volumeClaimTemplate(tiflashDataVolume(i), claim.storage, claim.storageClassName));
 }
