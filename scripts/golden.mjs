@@ -1,7 +1,7 @@
 // Regenerates the golden files with the built CLI, exactly as a user would render them:
 // test/golden/inputs/<name>.yaml -> test/golden/<name>.k8s.yaml, and the operator's example clusters
-// test/fixtures/examples/<name>/tidb-cluster.yaml -> test/golden/examples/<name>.k8s.yaml, rendered
-// into namespace `tidb` (`-n tidb`: the examples name none, and TiFlash needs one).
+// test/fixtures/examples/<name>/tidb-cluster.yaml -> test/golden/examples/<name>.k8s.yaml, as given
+// (they name no namespace).
 // Review the diff before committing.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ const inputs = join(root, 'test/golden/inputs');
 const examples = join(root, 'test/fixtures/examples');
 const jobs = [
   ...readdirSync(inputs).filter((f) => f.endsWith('.yaml')).sort().map((f) => [[join(inputs, f)], join(root, 'test/golden', f.replace(/\.yaml$/, '.k8s.yaml'))]),
-  ...readdirSync(examples).sort().map((name) => [[join(examples, name, 'tidb-cluster.yaml'), '-n', 'tidb'], join(root, 'test/golden/examples', `${name}.k8s.yaml`)]),
+  ...readdirSync(examples).sort().map((name) => [[join(examples, name, 'tidb-cluster.yaml')], join(root, 'test/golden/examples', `${name}.k8s.yaml`)]),
 ];
 mkdirSync(join(root, 'test/golden/examples'), { recursive: true });
 for (const [args, out] of jobs) {

@@ -8,8 +8,8 @@ import { assertValidK8sObjects } from './support/k8s-schema';
 const root = join(__dirname, '..');
 const STALE = 'is stale: run `npm run golden` and review the diff';
 
-function renderFile(path: string, namespace?: string): { fileName: string; yaml: string }[] {
-  const loaded = loadTidbClusters(readFileSync(path, 'utf8'), path, { namespace });
+function renderFile(path: string): { fileName: string; yaml: string }[] {
+  const loaded = loadTidbClusters(readFileSync(path, 'utf8'), path);
   expect(loaded.errors.map((e) => e.message)).toEqual([]);
   return renderClusters(loaded.clusters.map((c) => c.resolved));
 }
@@ -29,11 +29,11 @@ describe('golden files', () => {
   });
 });
 
-describe('the operator\'s example clusters (test/fixtures/examples), in namespace tidb', () => {
+describe('the operator\'s example clusters (test/fixtures/examples), as given', () => {
   const examples = readdirSync(join(root, 'test/fixtures/examples')).sort();
 
   test.each(examples)('%s renders exactly its golden file, every object valid', (name) => {
-    const [rendered] = renderFile(join(root, 'test/fixtures/examples', name, 'tidb-cluster.yaml'), 'tidb');
+    const [rendered] = renderFile(join(root, 'test/fixtures/examples', name, 'tidb-cluster.yaml'));
     expectSame(rendered.yaml, join(root, 'test/golden/examples', `${name}.k8s.yaml`));
     assertValidK8sObjects(parseAllDocuments(rendered.yaml).map((d) => d.toJS()));
   });

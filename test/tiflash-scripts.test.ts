@@ -66,6 +66,17 @@ describe('init script (init mode)', () => {
     expect(r.calls).toEqual([]);
   });
 
+  test('without a namespace in the cluster, the pod\'s own NAMESPACE fills POD_NAMESPACE', () => {
+    const files = {
+      'etc/tiflash/config_templ.toml': '[flash]\n  tidb_status_addr = "demo-tidb.POD_NAMESPACE.svc:10080"\n',
+      'etc/tiflash/proxy_templ.toml': '[server]\n  engine-addr = "demo-tiflash-POD_NUM.demo-tiflash-peer.POD_NAMESPACE.svc:3930"\n',
+    };
+    const r = runInit(tiflashInitScript(ctx({ namespace: undefined })), 'demo-tiflash-1', { files, env: { NAMESPACE: 'prod' } });
+    expect(r.status).toBe(0);
+    expect(r.config).toBe('[flash]\n  tidb_status_addr = "demo-tidb.prod.svc:10080"\n');
+    expect(r.proxy).toBe('[server]\n  engine-addr = "demo-tiflash-1.demo-tiflash-peer.prod.svc:3930"\n');
+  });
+
   test('a multi-digit ordinal (the last field of the pod name)', () => {
     const r = runInit(tiflashInitScript(ctx()), 'my-cluster-tiflash-12');
     expect(r.config).toContain('demo-tiflash-12.demo-tiflash-peer');

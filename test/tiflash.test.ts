@@ -553,8 +553,16 @@ describe('TiFlash input it refuses', () => {
     );
   });
 
-  test('a namespace is required: the config names it', () => {
-    expect(() => render(withFlash({}, {}, { namespace: undefined }))).toThrow(/metadata.namespace \(line 4\): required with spec.tiflash/);
-    expect(() => render(withFlash({}, {}, { namespace: undefined }), { namespace: 'given' })).not.toThrow();
+  test('without a namespace the templates leave it to the init container; mount-cm mode and acrossK8s need one', () => {
+    const objects = render(withFlash({}, {}, { namespace: undefined }));
+    const templ = find(objects, 'ConfigMap', /^demo-tiflash/).data['config_templ.toml'];
+    expect(templ).toContain('tidb_status_addr = "demo-tidb.POD_NAMESPACE.svc:10080"');
+    const init = container(find(objects, 'StatefulSet', 'demo-tiflash'), 'init');
+    expect(init.env).toContainEqual({ name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
+    expect(() => render(withFlash({ annotations: MOUNT_CM }, {}, { namespace: undefined }))).toThrow(
+      /metadata.namespace \(line 4\): required with spec.tiflash in mount-cm mode/,
+    );
+    expect(() => render(withFlash({}, { acrossK8s: true }, { namespace: undefined }))).toThrow(/required with spec.tiflash and acrossK8s/);
+    expect(() => render(withFlash({ annotations: MOUNT_CM }, {}, { namespace: undefined }), { namespace: 'given' })).not.toThrow();
   });
 });

@@ -156,7 +156,7 @@ function tiflashInitContainers(
       image: cluster.helper.image,
       imagePullPolicy: cluster.helper.imagePullPolicy as Container['imagePullPolicy'],
       command: ['sh', '-c', tiflashInitScript(ctx)],
-      env: [fieldRefEnv('POD_NAME', 'metadata.name')],
+      env: [fieldRefEnv('POD_NAME', 'metadata.name'), ...(cluster.namespace === undefined ? [fieldRefEnv('NAMESPACE', 'metadata.namespace')] : [])],
       volumeMounts: [
         { name: tiflashDataVolume(0), mountPath: '/data0' },
         CONFIG_MOUNT,

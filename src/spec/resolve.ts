@@ -266,18 +266,12 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
       message: 'required with startScriptVersion v2, whose scripts name the namespace; set it here or pass --namespace',
     });
   }
-  if (spec.tiflash && !namespace) {
-    issues.push({
-      path: 'metadata.namespace',
-      message: "required with spec.tiflash, whose config names the namespace (PD, TiDB and the Pods' own addresses); set it here or pass --namespace",
-    });
-  }
   const imagePullPolicy = spec.imagePullPolicy ?? DEFAULTS.imagePullPolicy;
   const helper = {
     image: spec.helper?.image ?? spec.tidb?.slowLogTailer?.image ?? DEFAULTS.helperImage,
     imagePullPolicy: spec.helper?.imagePullPolicy ?? spec.tidb?.slowLogTailer?.imagePullPolicy ?? imagePullPolicy,
   };
-  const ctx: Ctx = { tc, spec, issues, helper };
+  const ctx: Ctx = { tc, spec, issues, helper, namespace };
   const tlsCluster = spec.tlsCluster?.enabled ?? false;
   const cluster: ResolvedCluster = {
     name: tc.metadata.name,
@@ -326,6 +320,8 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
 export interface Ctx {
   readonly tc: TidbCluster;
   readonly spec: TidbClusterSpec;
+  /** The cluster's namespace: its own, else the one given with `--namespace`. */
+  readonly namespace?: string;
   readonly issues: SpecIssue[];
   readonly helper: { readonly image: string; readonly imagePullPolicy: string };
 }

@@ -162,6 +162,14 @@ export function resolveTiFlash(ctx: Ctx): ResolvedTiFlash {
   const version = tiflashVersion(base.image);
   // Read from the component's own annotations only, not the cluster-wide ones (as the operator does).
   const mountConfigMap = spec.annotations?.[TIFLASH_MOUNT_CM_ANNOTATION] === 'true';
+  // The config names the namespace. Without one the init container fills it in at start (it knows its
+  // own); mount-cm mode and the acrossK8s discovery call have no such step.
+  if (ctx.namespace === undefined && (mountConfigMap || ctx.spec.acrossK8s)) {
+    ctx.issues.push({
+      path: 'metadata.namespace',
+      message: `required with spec.tiflash ${mountConfigMap ? 'in mount-cm mode' : 'and acrossK8s'}, whose config names the namespace; set it here or pass --namespace`,
+    });
+  }
   if (mountConfigMap && !version.atLeast540) {
     ctx.issues.push({
       path: `spec.tiflash.annotations["${TIFLASH_MOUNT_CM_ANNOTATION}"]`,

@@ -22,6 +22,8 @@ export const TIFLASH_CONFIG_KEY = 'config_templ.toml';
 export const TIFLASH_PROXY_KEY = 'proxy_templ.toml';
 /** Placeholder the init script replaces with the pod ordinal. */
 export const POD_NUM = 'POD_NUM';
+/** Placeholder the init script replaces with the pod's namespace, when the cluster names none. */
+export const POD_NAMESPACE = 'POD_NAMESPACE';
 /** Placeholder (acrossK8s) the init script replaces with the PD endpoints discovery verified. */
 export const PD_ADDR = 'PD_ADDR';
 
@@ -104,7 +106,7 @@ interface Addresses {
 }
 
 function addresses(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): Addresses {
-  const ns = cluster.namespace as string;
+  const ns = cluster.namespace ?? POD_NAMESPACE;
   const name = cluster.name;
   const domain = (d: string) => (d ? `.${d}` : '');
   const ref = cluster.joinCluster;

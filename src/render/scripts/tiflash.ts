@@ -37,13 +37,11 @@ export interface TiFlashScriptContext extends ScriptContext {
   readonly enableDynamicConfiguration: boolean;
 }
 
-/** TiFlash's cluster certificate is also its client certificate towards discovery. */
 const BINARY = '/tiflash/tiflash';
 const CONFIG_DIR = '/etc/tiflash';
 
 /** Every problem with a TiFlash context; empty when it can be rendered. */
 export function tiflashContextErrors(ctx: TiFlashScriptContext): string[] {
-  // The checks every script context gets (TiDB's own fields are left empty, so only those run).
   const errors = commonErrors(ctx);
   // The v1 init script names the discovery Service with its namespace too.
   if (ctx.version === 'v1' && ctx.acrossK8s && !ctx.mountConfigMap && ctx.namespace === undefined) {
@@ -77,8 +75,16 @@ export function tiflashInitScript(ctx: TiFlashScriptContext): string {
       '        exit 1',
       '        ;;',
       'esac',
-      `sed "s/POD_NUM/\${ordinal}/g" ${CONFIG_DIR}/config_templ.toml >/data0/config.toml`,
-      `sed "s/POD_NUM/\${ordinal}/g" ${CONFIG_DIR}/proxy_templ.toml >/data0/proxy.toml`,
+      ...(ctx.namespace === undefined
+        ? [
+            '# The cluster names no namespace: the templates leave it to the pod (NAMESPACE from the downward API).',
+            `sed -e "s/POD_NUM/\${ordinal}/g" -e "s/POD_NAMESPACE/\${NAMESPACE}/g" ${CONFIG_DIR}/config_templ.toml >/data0/config.toml`,
+            `sed -e "s/POD_NUM/\${ordinal}/g" -e "s/POD_NAMESPACE/\${NAMESPACE}/g" ${CONFIG_DIR}/proxy_templ.toml >/data0/proxy.toml`,
+          ]
+        : [
+            `sed "s/POD_NUM/\${ordinal}/g" ${CONFIG_DIR}/config_templ.toml >/data0/config.toml`,
+            `sed "s/POD_NUM/\${ordinal}/g" ${CONFIG_DIR}/proxy_templ.toml >/data0/proxy.toml`,
+          ]),
     ],
     // (With the v2 PreferPDAddressesOverDiscovery flag the template may hold no PD_ADDR; sed is a no-op then.)
     ctx.acrossK8s &&
