@@ -373,6 +373,46 @@ const CASES: Case[] = [
     problems: 3,
   },
 
+  {
+    name: 'new components and cluster-wide fields: every problem at once (with -o)',
+    files: {
+      'components.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          acrossK8s: true
+          pdAddresses:
+            - pd-0:2379
+          pd:
+            replicas: 1
+          tiflash:
+            replicas: 1
+            storageClaims: []
+          tiproxy:
+            replicas: 1
+            certLayout: v2
+          pump:
+            replicas: 1
+            requests:
+              cpu: "1"
+      `,
+    },
+    args: ['render', '$D/components.yaml'],
+    out: true,
+    exit: 1,
+    stderr: [
+      '$D/components.yaml: document 1: spec.pdAddresses[0] (line 8): expected a PD client URL such as http://pd.example.com:2379, got "pd-0:2379"',
+      '$D/components.yaml: document 1: spec.tiflash.storageClaims (line 13): at least one storage claim is required',
+      '$D/components.yaml: document 1: metadata.namespace (line 4): required with spec.tiflash and acrossK8s',
+      '$D/components.yaml: document 1: spec.pump.requests.storage (line 20): required field is missing',
+      '$D/components.yaml: document 1: spec.tiproxy (line 15): TiProxy cannot be rendered with spec.acrossK8s',
+      '$D/components.yaml: document 1: spec.tiproxy.certLayout (line 16): expected "" (legacy) or "v1", got "v2"',
+    ],
+    problems: 6,
+  },
+
   // ---- config, references, namespaces -------------------------------------------------------------
   {
     name: 'invalid TOML in a spec.tikv.config string',
