@@ -26,7 +26,7 @@ export function generatedSections() {
   const refused = refusedFields(SUPPORTED, OFF_VALUES);
   const supported = [
     ...Object.entries(SUPPORTED).map(([path, fields]) => `- \`${path}\`: ${[...fields].sort().map((f) => `\`${f}\``).join(', ')}`),
-    `- accepted only when off: ${Object.entries(OFF_VALUES).map(([path, values]) => `\`${path}\` (${values.map((v) => `\`${JSON.stringify(v)}\``).join(' or ')})`).join(', ')}`,
+    `- accepted only when off: ${Object.entries(OFF_VALUES).filter(([, values]) => values.length > 0).map(([path, values]) => `\`${path}\` (${values.map((v) => `\`${JSON.stringify(v)}\``).join(' or ')})`).join(', ')}`,
   ].join('\n');
   return { defaults, supported, refused };
 }
@@ -45,6 +45,10 @@ function refusedFields(SUPPORTED, OFF_VALUES) {
       const reason = refusalReason(`${path}.${key}`);
       rows.push(`- \`${path}.${key}\`${reason ? `: ${reason}` : ''}`);
     }
+  }
+  // Deeper fields refused outright are declared as having no "off" value.
+  for (const [path, values] of Object.entries(OFF_VALUES)) {
+    if (values.length === 0) rows.push(`- \`${path}\`${refusalReason(path) ? `: ${refusalReason(path)}` : ''}`);
   }
   return rows.join('\n');
 }

@@ -166,6 +166,9 @@ describe('acrossK8s, clusterDomain, spec.cluster, pdAddresses', () => {
   });
 
   test('bad values are refused with their path', () => {
+    expect(renderErrors(cluster({ tikv: { replicas: 1, logTailer: { sleepTimeSeconds: 5 } } }))).toContain(
+      'spec.tikv.logTailer.sleepTimeSeconds (line 15): not supported yet: it only applies to native sidecars',
+    );
     expect(renderErrors(cluster({ tikv: { replicas: 1, storageVolumes: [{ name: 'raft', storageSize: '1Gi', volumeAttributesClassName: 'fast' }] } }))).toContain(
       'spec.tikv.storageVolumes[0].volumeAttributesClassName (line 17): not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer',
     );

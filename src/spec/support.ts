@@ -5,6 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { SchemaIssue } from './crd-schema';
+import { COMPONENTS } from './names';
 import { PUMP_FIELDS } from './pump';
 import { TICDC_FIELDS } from './ticdc';
 import { TIFLASH_FIELDS } from './tiflash';
@@ -18,9 +19,12 @@ export interface ComponentFields {
   readonly extra: readonly string[];
   readonly except?: readonly string[];
   readonly offValues?: Readonly<Record<string, readonly unknown[]>>;
-  /** Why a field is refused, by field name. */
+  /** Why a field is refused, keyed by its path below `spec.<component>`. */
   readonly reasons?: Readonly<Record<string, string>>;
 }
+
+/** The component modules beyond PD, TiKV and TiDB, each declaring its own fields. */
+const COMPONENT_MODULES: Record<string, ComponentFields> = { tiflash: TIFLASH_FIELDS, ticdc: TICDC_FIELDS, pump: PUMP_FIELDS, tiproxy: TIPROXY_FIELDS };
 
 /** Pod-level settings taken at cluster level and per component. */
 const POD_SETTINGS = [
@@ -60,39 +64,38 @@ export const SUPPORTED: Record<string, readonly string[]> = {
     'tokenBasedAuthEnabled', 'bootstrapSQLConfigMapName', 'plugins', 'arguments', 'lifecycle',
     'customizedStartupProbe', 'serverLabels', 'scalePolicy', 'tlsClient',
   ],
-  ...componentEntries({ tiflash: TIFLASH_FIELDS, ticdc: TICDC_FIELDS, pump: PUMP_FIELDS, tiproxy: TIPROXY_FIELDS }),
+  ...Object.fromEntries(
+    Object.entries(COMPONENT_MODULES).map(([comp, f]) => [`spec.${comp}`, [...COMPONENT_COMMON.filter((k) => !f.except?.includes(k)), ...f.extra]]),
+  ),
 };
 
-function componentEntries(fields: Record<string, ComponentFields>): Record<string, readonly string[]> {
-  return Object.fromEntries(
-    Object.entries(fields).map(([comp, f]) => [`spec.${comp}`, [...COMPONENT_COMMON.filter((k) => !f.except?.includes(k)), ...f.extra]]),
-  );
-}
-
 const COMPONENT_OFF_VALUES: Record<string, readonly unknown[]> = Object.fromEntries(
-  Object.entries({ tiflash: TIFLASH_FIELDS, ticdc: TICDC_FIELDS, pump: PUMP_FIELDS, tiproxy: TIPROXY_FIELDS }).flatMap(([comp, f]) =>
+  Object.entries(COMPONENT_MODULES).flatMap(([comp, f]) =>
     Object.entries(f.offValues ?? {}).map(([path, values]) => [`spec.${comp}.${path}`, values]),
   ),
 );
 
 /** Component reasons, keyed by full path (`spec.pump.readinessProbe`): the same field may differ per component. */
 const COMPONENT_REASONS: Record<string, string> = Object.fromEntries(
-  Object.entries({ tiflash: TIFLASH_FIELDS, ticdc: TICDC_FIELDS, pump: PUMP_FIELDS, tiproxy: TIPROXY_FIELDS }).flatMap(([comp, f]) =>
+  Object.entries(COMPONENT_MODULES).flatMap(([comp, f]) =>
     Object.entries(f.reasons ?? {}).map(([key, reason]) => [`spec.${comp}.${key}`, reason]),
   ),
 );
 
-/** Fields accepted only at the value that means "off". */
 const SUSPEND_OFF = [{}, { suspendStatefulSet: false }];
 
+/** Fields accepted only at the value that means "off". */
 export const OFF_VALUES: Record<string, readonly unknown[]> = {
-  ...Object.fromEntries(['spec', ...['pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy'].map((c) => `spec.${c}`)].map((p) => [`${p}.suspendAction`, SUSPEND_OFF])),
+  ...Object.fromEntries(['spec', ...COMPONENTS.map((c) => `spec.${c}`)].map((p) => [`${p}.suspendAction`, SUSPEND_OFF])),
   'spec.recoveryMode': [false],
   'spec.enablePVCReplace': [false],
   'spec.discovery': [{}],
   'spec.pd.mode': [''],
   'spec.tikv.logTailer.useSidecar': [false],
   'spec.tidb.slowLogTailer.useSidecar': [false],
+  // Refused outright: only native sidecars read it.
+  'spec.tikv.logTailer.sleepTimeSeconds': [],
+  'spec.tidb.slowLogTailer.sleepTimeSeconds': [],
   ...COMPONENT_OFF_VALUES,
 };
 
@@ -100,6 +103,7 @@ export const OFF_VALUES: Record<string, readonly unknown[]> = {
 const REASONS: Record<string, string> = {
   volumeAttributesClassName: 'volumeAttributesClassName needs Kubernetes 1.29 or newer; the rendered manifests target 1.27',
   useSidecar: 'native sidecars need Kubernetes 1.28 or newer; the rendered manifests target 1.27',
+  sleepTimeSeconds: 'it only applies to native sidecars (useSidecar), which need Kubernetes 1.28 or newer',
   image: 'the deprecated image field is ignored by the CRD default baseImage; set baseImage and version instead',
   discovery: 'only `discovery: {}` is accepted for now',
   pdms: 'PD micro-services (tso, scheduling) are not rendered; run PD in its default mode',
@@ -119,7 +123,7 @@ export function unsupportedFields(doc: { spec?: Record<string, unknown> }): Sche
   const spec = doc.spec;
   if (!spec || typeof spec !== 'object') return issues;
   checkObject('spec', spec, issues);
-  for (const comp of ['pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy']) {
+  for (const comp of COMPONENTS) {
     const value = spec[comp];
     if (value && typeof value === 'object') checkObject(`spec.${comp}`, value as Record<string, unknown>, issues);
   }
