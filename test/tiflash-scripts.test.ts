@@ -2,13 +2,12 @@
  * TiFlash scripts, RUN under dash against stub commands (`support/sandbox.ts`): the init script really
  * writes the per-pod config files; the start script's argv is what tiflash gets. Plus lint.
  */
-import { spawnSync } from 'child_process';
 import { readFileSync } from 'fs';
 import { NO_FEATURE_FLAGS } from '../src/render/scripts';
 import { tiflashInitScript, tiflashStartScript, type TiFlashScriptContext } from '../src/render/scripts/tiflash';
 import { parseToml } from '../src/render/config/toml';
 import { cluster, container, find, render } from './support/render';
-import { BASE_CONTEXT, callsOf, decodeTail, lastWord, ScriptSandbox, type RunOptions, type RunResult } from './support/sandbox';
+import { BASE_CONTEXT, callsOf, decodeTail, expectShellLintClean, lastWord, ScriptSandbox, type RunOptions, type RunResult } from './support/sandbox';
 
 const base: TiFlashScriptContext = {
   ...BASE_CONTEXT,
@@ -257,16 +256,9 @@ describe('lint', () => {
     }
   }
   variants.push(['mount-cm v2 prefer PD', tiflashStartScript(mountCm({ version: 'v2', featureFlags: PREFER_PD, pdAddresses: ['http://a:2379'] }))]);
-  const hasShellcheck = spawnSync('shellcheck', ['--version']).status === 0;
 
   test.each(variants)('%s passes dash -n (and shellcheck -s sh when installed)', (_name, script) => {
-    const dash = spawnSync('/usr/bin/dash', ['-n'], { input: script, encoding: 'utf8', timeout: 5000 });
-    expect(dash.stderr).toBe('');
-    expect(dash.status).toBe(0);
-    if (hasShellcheck) {
-      const sc = spawnSync('shellcheck', ['-s', 'sh', '-'], { input: script, encoding: 'utf8', timeout: 20_000 });
-      expect(sc.stdout).toBe('');
-    }
+    expectShellLintClean(script);
   });
 
   test('no line ends in whitespace', () => {

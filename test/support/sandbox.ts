@@ -196,3 +196,17 @@ export const BASE_CONTEXT: ScriptContext = {
   discoveryMtls: false,
   preferIPv6: false,
 };
+
+const HAS_SHELLCHECK = spawnSync('shellcheck', ['--version']).status === 0;
+
+/** The script parses under `dash -n` and, when shellcheck is installed (CI installs it), passes `shellcheck -s sh`. */
+export function expectShellLintClean(script: string): void {
+  const dash = spawnSync('/usr/bin/dash', ['-n'], { input: script, encoding: 'utf8', timeout: 5000 });
+  expect(dash.stderr).toBe('');
+  expect(dash.status).toBe(0);
+  if (HAS_SHELLCHECK) {
+    const sc = spawnSync('shellcheck', ['-s', 'sh', '-'], { input: script, encoding: 'utf8', timeout: 20_000 });
+    expect(sc.stdout).toBe('');
+    expect(sc.status).toBe(0);
+  }
+}

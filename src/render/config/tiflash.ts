@@ -11,7 +11,7 @@ import type { ResolvedCluster } from '../../spec/resolve';
 import type { ResolvedTiFlash } from '../../spec/tiflash';
 import { names, PORT } from '../../spec/names';
 import { TLS_DIR, tlsFile } from '../tls';
-import { cloneTomlValue, encodeToml, isTomlTable, type TomlTable, type TomlValue } from './toml';
+import { encodeToml, getPath, TomlEditor, type TomlTable, type TomlValue } from './toml';
 
 /** Where the init container writes the per-pod files (init mode). */
 export const TIFLASH_INIT_CONFIG = '/data0/config.toml';
@@ -46,54 +46,6 @@ export function tiflashConfigData(cluster: ResolvedCluster, tiflash: ResolvedTiF
     [TIFLASH_CONFIG_KEY]: encodeToml(tiflashCommonConfig(cluster, tiflash)),
     [TIFLASH_PROXY_KEY]: encodeToml(tiflashProxyConfig(cluster, tiflash)),
   };
-}
-
-/** A copy of a table edited by dotted key paths (no key the renderer writes contains a dot). */
-class Editor {
-  readonly table: TomlTable;
-
-  constructor(table: TomlTable) {
-    this.table = cloneTomlValue(table);
-  }
-
-  get(key: string): TomlValue | undefined {
-    return lookup(this.table, key);
-  }
-
-  has(key: string): boolean {
-    return this.get(key) !== undefined;
-  }
-
-  set(key: string, value: TomlValue): void {
-    const keys = key.split('.');
-    let cur = this.table;
-    for (const k of keys.slice(0, -1)) {
-      if (cur[k] === undefined) cur[k] = {};
-      const next = cur[k];
-      // The resolver refuses non-tables here (TIFLASH_CONFIG_TABLES); this guards the invariant.
-      if (!isTomlTable(next)) throw new Error(`TiFlash config: ${k} in ${key} is not a table`);
-      cur = next;
-    }
-    cur[keys[keys.length - 1]] = value;
-  }
-
-  /** Sets the key unless the user gave it (the operator's SetIfNil). */
-  default(key: string, value: TomlValue): void {
-    if (!this.has(key)) this.set(key, value);
-  }
-
-  delete(key: string): void {
-    const keys = key.split('.');
-    const parent = keys.length === 1 ? this.table : this.get(keys.slice(0, -1).join('.'));
-    if (isTomlTable(parent)) delete parent[keys[keys.length - 1]];
-  }
-}
-
-/** The value at a dotted key path, or undefined. */
-function lookup(table: TomlTable, key: string): TomlValue | undefined {
-  let cur: TomlValue | undefined = table;
-  for (const k of key.split('.')) cur = isTomlTable(cur) && Object.prototype.hasOwnProperty.call(cur, k) ? cur[k] : undefined;
-  return cur;
 }
 
 /** Addresses and switches both files need. */
@@ -140,7 +92,7 @@ export function preferPdAddresses(cluster: ResolvedCluster): boolean {
 
 /** `config_templ.toml`. */
 export function tiflashCommonConfig(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): TomlTable {
-  const c = new Editor(tiflash.commonConfig);
+  const c = new TomlEditor(tiflash.commonConfig);
   const a = addresses(cluster, tiflash);
   if (tiflash.configLayout === 'legacy') legacyCommonDefaults(c, cluster, tiflash, a);
   else currentCommonDefaults(c, tiflash, a);
@@ -149,8 +101,8 @@ export function tiflashCommonConfig(cluster: ResolvedCluster, tiflash: ResolvedT
     c.set('security.cert_path', tlsFile(TLS_DIR.tiflash, 'cert'));
     c.set('security.key_path', tlsFile(TLS_DIR.tiflash, 'key'));
     if (tiflash.configLayout === 'current' && tiflash.keepPorts) {
-      c.default('tcp_port_secure', PORT.tiflashTcp);
-      c.default('https_port', PORT.tiflashHttp);
+      c.setDefault('tcp_port_secure', PORT.tiflashTcp);
+      c.setDefault('https_port', PORT.tiflashHttp);
     }
     c.delete('http_port');
     c.delete('tcp_port');
@@ -161,36 +113,36 @@ export function tiflashCommonConfig(cluster: ResolvedCluster, tiflash: ResolvedT
   return c.table;
 }
 
-function currentCommonDefaults(c: Editor, tiflash: ResolvedTiFlash, a: Addresses): void {
+function currentCommonDefaults(c: TomlEditor, tiflash: ResolvedTiFlash, a: Addresses): void {
   // An old-style `path` or an explicit raft.kvstore_path means the user laid out the disks already.
   if (!c.has('path') && !c.has('storage.main.dir')) {
     c.set('storage.main.dir', tiflash.storageClaims.map((_, i) => `/data${i}/db`));
   }
-  if (!c.has('raft.kvstore_path')) c.default('storage.raft.dir', ['/data0/kvstore']);
-  c.default('tmp_path', '/data0/tmp');
+  if (!c.has('raft.kvstore_path')) c.setDefault('storage.raft.dir', ['/data0/kvstore']);
+  c.setDefault('tmp_path', '/data0/tmp');
   if (tiflash.keepPorts) {
-    c.default('tcp_port', PORT.tiflashTcp);
-    c.default('http_port', PORT.tiflashHttp);
+    c.setDefault('tcp_port', PORT.tiflashTcp);
+    c.setDefault('http_port', PORT.tiflashHttp);
   }
-  c.default('flash.tidb_status_addr', a.tidbStatus);
-  if (!tiflash.mountConfigMap) c.default('flash.service_addr', `${a.listen}:${PORT.tiflashFlash}`);
-  c.default('flash.flash_cluster.log', tiflash.logFiles.cluster);
-  c.default('flash.proxy.addr', `${a.listen}:${PORT.tiflashProxy}`);
-  if (!tiflash.mountConfigMap) c.default('flash.proxy.advertise-addr', `${a.podHost}:${PORT.tiflashProxy}`);
-  c.default('flash.proxy.data-dir', '/data0/proxy');
-  c.default('flash.proxy.config', tiflash.mountConfigMap ? `${TIFLASH_CONFIG_DIR}/${TIFLASH_PROXY_KEY}` : TIFLASH_INIT_PROXY_CONFIG);
-  c.default('logger.errorlog', tiflash.logFiles.error);
-  c.default('logger.log', tiflash.logFiles.server);
+  c.setDefault('flash.tidb_status_addr', a.tidbStatus);
+  if (!tiflash.mountConfigMap) c.setDefault('flash.service_addr', `${a.listen}:${PORT.tiflashFlash}`);
+  c.setDefault('flash.flash_cluster.log', tiflash.logFiles.cluster);
+  c.setDefault('flash.proxy.addr', `${a.listen}:${PORT.tiflashProxy}`);
+  if (!tiflash.mountConfigMap) c.setDefault('flash.proxy.advertise-addr', `${a.podHost}:${PORT.tiflashProxy}`);
+  c.setDefault('flash.proxy.data-dir', '/data0/proxy');
+  c.setDefault('flash.proxy.config', tiflash.mountConfigMap ? `${TIFLASH_CONFIG_DIR}/${TIFLASH_PROXY_KEY}` : TIFLASH_INIT_PROXY_CONFIG);
+  c.setDefault('logger.errorlog', tiflash.logFiles.error);
+  c.setDefault('logger.log', tiflash.logFiles.server);
   // TiFlash before v7.1.0 needs some key in [raft] even when the address comes as a flag.
-  c.default('raft.pd_addr', a.pd);
+  c.setDefault('raft.pd_addr', a.pd);
   if (a.listen === '[::]') {
-    c.default('listen_host', '::');
-    c.default('status.metrics_port', PORT.tiflashMetrics);
+    c.setDefault('listen_host', '::');
+    c.setDefault('status.metrics_port', PORT.tiflashMetrics);
   }
 }
 
 /** Before v5.4.0 TiFlash needed its ClickHouse-era settings spelled out. */
-function legacyCommonDefaults(c: Editor, cluster: ResolvedCluster, tiflash: ResolvedTiFlash, a: Addresses): void {
+function legacyCommonDefaults(c: TomlEditor, cluster: ResolvedCluster, tiflash: ResolvedTiFlash, a: Addresses): void {
   if (!c.has('path')) c.set('path', tiflash.storageClaims.map((_, i) => `/data${i}/db`).join(','));
   const defaults: [string, TomlValue][] = [
     ['tmp_path', '/data0/tmp'],
@@ -248,25 +200,25 @@ function legacyCommonDefaults(c: Editor, cluster: ResolvedCluster, tiflash: Reso
     ['profiles.default.load_balancing', 'random'],
     ['profiles.default.use_uncompressed_cache', 0],
   ];
-  for (const [key, value] of defaults) c.default(key, value);
+  for (const [key, value] of defaults) c.setDefault(key, value);
 }
 
 /** `proxy_templ.toml`. */
 export function tiflashProxyConfig(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): TomlTable {
-  const p = new Editor(tiflash.proxyConfig);
+  const p = new TomlEditor(tiflash.proxyConfig);
   const a = addresses(cluster, tiflash);
   // The legacy layout advertises per-pod addresses in mount-cm mode too (flags override them there).
   const perPod = tiflash.configLayout === 'legacy' || !tiflash.mountConfigMap;
-  p.default('log-level', 'info');
-  if (perPod) p.default('server.engine-addr', `${a.podHost}:${PORT.tiflashFlash}`);
-  p.default('server.status-addr', `${a.listen}:${PORT.tiflashProxyStatus}`);
-  if (perPod) p.default('server.advertise-status-addr', `${a.podHost}:${PORT.tiflashProxyStatus}`);
+  p.setDefault('log-level', 'info');
+  if (perPod) p.setDefault('server.engine-addr', `${a.podHost}:${PORT.tiflashFlash}`);
+  p.setDefault('server.status-addr', `${a.listen}:${PORT.tiflashProxyStatus}`);
+  if (perPod) p.setDefault('server.advertise-status-addr', `${a.podHost}:${PORT.tiflashProxyStatus}`);
   if (cluster.tlsCluster) {
     p.set('security.ca-path', tlsFile(TLS_DIR.tiflash, 'ca'));
     p.set('security.cert-path', tlsFile(TLS_DIR.tiflash, 'cert'));
     p.set('security.key-path', tlsFile(TLS_DIR.tiflash, 'key'));
     // TiFlash spells it cert_allowed_cn, the proxy cert-allowed-cn; one setting serves both.
-    const allowed = lookup(tiflash.commonConfig, 'security.cert_allowed_cn');
+    const allowed = getPath(tiflash.commonConfig, ['security', 'cert_allowed_cn']);
     if (allowed !== undefined && !p.has('security.cert-allowed-cn')) p.set('security.cert-allowed-cn', allowed);
   }
   return p.table;

@@ -8,7 +8,7 @@ import { TIPROXY_CLUSTER_TLS_DIR, type ResolvedTiProxy } from '../../spec/tiprox
 import { names, PORT } from '../../spec/names';
 import { TLS_DIR, tlsFile } from '../tls';
 import { SKIP_TLS_TO_TIDB } from './components';
-import { encodeToml, hasPath, setPath, type TomlTable, type TomlValue } from './toml';
+import { encodeToml, TomlEditor } from './toml';
 
 /** Certificate directories in the TiProxy container. */
 export const TIPROXY_TLS_DIR = {
@@ -58,30 +58,13 @@ export function tiproxyPdAddress(cluster: ResolvedCluster): string {
   return `${names.service(owner, 'pd')}:${PORT.pdClient}`;
 }
 
-/** A config under construction: `set` always writes, `setDefault` only where the user wrote nothing. */
-class Overlay {
-  constructor(public table: TomlTable) {}
-
-  set(path: string, value: TomlValue): void {
-    this.table = setPath(this.table, path.split('.'), value);
-  }
-
-  setDefault(path: string, value: TomlValue): void {
-    if (!this.isSet(path)) this.set(path, value);
-  }
-
-  isSet(path: string): boolean {
-    return hasPath(this.table, path.split('.'));
-  }
-
-  /** `<prefix>.ca`, `.key`, `.cert` from the certificate directory `dir`. */
-  certs(prefix: string, dir: string, which: readonly ('ca' | 'key' | 'cert')[] = ['ca', 'key', 'cert']): void {
-    for (const w of which) this.set(`${prefix}.${w}`, tlsFile(dir, w));
-  }
+/** `<prefix>.ca`, `.key`, `.cert` from the certificate directory `dir`. */
+function setCerts(config: TomlEditor, prefix: string, dir: string, which: readonly ('ca' | 'key' | 'cert')[] = ['ca', 'key', 'cert']): void {
+  for (const w of which) config.set(`${prefix}.${w}`, tlsFile(dir, w));
 }
 
 export function tiproxyConfig(cluster: ResolvedCluster, tiproxy: ResolvedTiProxy): string {
-  const config = new Overlay(tiproxy.config);
+  const config = new TomlEditor(tiproxy.config);
   config.set('workdir', TIPROXY_WORK_DIR);
   config.set('proxy.pd-addrs', tiproxyPdAddress(cluster));
   config.setDefault('proxy.require-backend-tls', false);
@@ -92,39 +75,39 @@ export function tiproxyConfig(cluster: ResolvedCluster, tiproxy: ResolvedTiProxy
 }
 
 /** TiProxy -> TiDB: the CA check follows `skipInternalClientCA` unless the user decided `skip-ca`. */
-function sqlTlsCa(config: Overlay, tls: TiProxyTls, caDir: string): void {
-  if (!config.isSet('security.sql-tls.skip-ca') && tls.skipInternalClientCA) config.set('security.sql-tls.skip-ca', true);
+function sqlTlsCa(config: TomlEditor, tls: TiProxyTls, caDir: string): void {
+  if (!config.has('security.sql-tls.skip-ca') && tls.skipInternalClientCA) config.set('security.sql-tls.skip-ca', true);
   else config.set('security.sql-tls.ca', tlsFile(caDir, 'ca'));
 }
 
-function tlsLegacy(config: Overlay, tls: TiProxyTls): void {
+function tlsLegacy(config: TomlEditor, tls: TiProxyTls): void {
   const dir = TIPROXY_TLS_DIR;
-  if (tls.cluster) config.certs('security.cluster-tls', dir.clusterClient);
+  if (tls.cluster) setCerts(config, 'security.cluster-tls', dir.clusterClient);
   if (tls.tidb) {
-    config.certs('security.server-tls', dir.server);
+    setCerts(config, 'security.server-tls', dir.server);
     config.setDefault('security.server-tls.skip-ca', true);
     if (tls.toTiDB) {
       sqlTlsCa(config, tls, dir.sql);
-      if (!tls.disableClientAuthn) config.certs('security.sql-tls', dir.sql, ['key', 'cert']);
+      if (!tls.disableClientAuthn) setCerts(config, 'security.sql-tls', dir.sql, ['key', 'cert']);
     }
   }
   // The operator also secures the API with TiDB's server certificate when only TiDB TLS is on.
   if (tls.cluster || tls.tidb) {
-    config.certs('security.server-http-tls', tls.tidb ? dir.server : dir.httpServer);
+    setCerts(config, 'security.server-http-tls', tls.tidb ? dir.server : dir.httpServer);
     config.set('security.server-http-tls.skip-ca', true);
   }
 }
 
-function tlsV1(config: Overlay, tls: TiProxyTls): void {
+function tlsV1(config: TomlEditor, tls: TiProxyTls): void {
   const dir = TIPROXY_TLS_DIR;
-  if (tls.cluster) config.certs('security.cluster-tls', dir.cluster);
+  if (tls.cluster) setCerts(config, 'security.cluster-tls', dir.cluster);
   if (tls.tidb) {
-    config.certs('security.server-tls', dir.server, ['key', 'cert']);
+    setCerts(config, 'security.server-tls', dir.server, ['key', 'cert']);
     config.setDefault('security.server-tls.skip-ca', true);
     // No client certificate towards TiDB in this layout: TiDB's own CA verifies its server certificate.
     if (tls.toTiDB) sqlTlsCa(config, tls, dir.server);
   }
   // Set whatever TLS is on (the resolver refuses v1 when nothing is mounted there).
-  config.certs('security.server-http-tls', dir.cluster);
+  setCerts(config, 'security.server-http-tls', dir.cluster);
   config.set('security.server-http-tls.skip-ca', true);
 }

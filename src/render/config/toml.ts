@@ -538,6 +538,41 @@ export function deletePath(table: TomlTable, path: readonly string[]): TomlTable
   return out;
 }
 
+/**
+ * A copy of a table edited in place by dotted key paths (`security.ssl-ca`; no key the renderer writes
+ * contains a dot). `set` always writes, `setDefault` only where the user wrote nothing.
+ */
+export class TomlEditor {
+  readonly table: TomlTable;
+
+  constructor(table: TomlTable) {
+    this.table = cloneTomlValue(table);
+  }
+
+  get(key: string): TomlValue | undefined {
+    return getPath(this.table, key.split('.'));
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  set(key: string, value: TomlValue): void {
+    const path = key.split('.');
+    setOwn(ensureParentTables(this.table, path), path[path.length - 1], value);
+  }
+
+  setDefault(key: string, value: TomlValue): void {
+    if (!this.has(key)) this.set(key, value);
+  }
+
+  delete(key: string): void {
+    const path = key.split('.');
+    const parent = getPath(this.table, path.slice(0, -1));
+    if (isTomlTable(parent)) delete parent[path[path.length - 1]];
+  }
+}
+
 /** Walks to the table that will hold the last key, refusing to overwrite non-tables. */
 function ensureParentTables(root: TomlTable, path: readonly string[]): TomlTable {
   let current = root;
