@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 
-const COMPONENT_MODULES = ['tiflash', 'ticdc', 'pump', 'tiproxy'];
+const COMPONENT_MODULES = ['tiflash', 'ticdc', 'pump', 'tiproxy', 'discovery'];
 
 export function generatedSections() {
   const { DEFAULTS_TABLE } = require(join(root, 'lib/src/spec/defaults.js'));

@@ -1,5 +1,6 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
+import { DiscoveryComponent } from './render/discovery';
 import { PdComponent } from './render/pd';
 import { PumpComponent } from './render/pump';
 import { TiCDCComponent } from './render/ticdc';
@@ -22,11 +23,19 @@ export interface TidbClusterChartProps {
   readonly resolved?: ResolvedCluster;
   /** Namespace for a cluster whose metadata has none. @default none: objects carry no namespace */
   readonly namespace?: string;
+  /**
+   * Image of the discovery Deployment (the tidb-gitops controller) when `spec.discovery` names none.
+   * Only with `cluster`: a `resolved` cluster has its image already (`loadTidbClusters` takes the option).
+   * @default ghcr.io/tidb-gitops/tidb-gitops:<this release>
+   */
+  readonly controllerImage?: string;
 }
 
 /**
- * All objects of one TidbCluster: per component (PD, TiKV, TiDB, TiFlash, TiCDC, Pump, TiProxy) its ConfigMap, Services and
- * StatefulSet, as tidb-operator v1 would create them, minus the fields the controller owns.
+ * All objects of one TidbCluster: the discovery Deployment running the companion controller (with its
+ * Service and namespace-scoped RBAC), and per component (PD, TiKV, TiDB, TiFlash, TiCDC, Pump, TiProxy)
+ * its ConfigMap, Services and StatefulSet, as tidb-operator v1 would create them, minus the fields the
+ * controller owns.
  */
 export class TidbClusterChart extends Chart {
   /** The cluster after defaults were applied. */
@@ -37,8 +46,14 @@ export class TidbClusterChart extends Chart {
     if ((props.cluster === undefined) === (props.resolved === undefined)) {
       throw new Error('TidbClusterChart: give exactly one of `cluster` and `resolved`');
     }
-    this.resolved = props.resolved ?? checkTidbCluster(props.cluster, { namespace: props.namespace });
+    if (props.resolved && props.controllerImage !== undefined) {
+      throw new Error('TidbClusterChart: `controllerImage` applies when resolving; pass it to loadTidbClusters or checkTidbCluster instead');
+    }
+    this.resolved =
+      props.resolved ?? checkTidbCluster(props.cluster, { namespace: props.namespace, controllerImage: props.controllerImage });
     const c = this.resolved;
+    // Always: even without PD, the controller sets the StatefulSets' replicas and partitions.
+    new DiscoveryComponent(this, 'discovery', { cluster: c });
     if (c.pd) new PdComponent(this, 'pd', { cluster: c });
     if (c.tiproxy) new TiProxyComponent(this, 'tiproxy', { cluster: c });
     if (c.tiflash) new TiFlashComponent(this, 'tiflash', { cluster: c });

@@ -1,4 +1,5 @@
 export { TidbClusterChart, type TidbClusterChartProps } from './chart';
+export { DiscoveryComponent, type DiscoveryComponentProps } from './render/discovery';
 export { PdComponent, type PdComponentProps } from './render/pd';
 export { TikvComponent, type TikvComponentProps } from './render/tikv';
 export { TidbComponent, type TidbComponentProps } from './render/tidb';
@@ -13,9 +14,10 @@ export { loadTidbClusters, type LoadedCluster, type LoadResult } from './spec/lo
 export { resolveCluster, type ResolvedCluster, type ResolveOptions } from './spec/resolve';
 export { SpecError, formatIssue, type SpecIssue, type SourceRef } from './spec/errors';
 export { DEFAULTS, DEFAULTS_TABLE } from './spec/defaults';
-export { ANNOTATION, LABEL, names, selectorLabels } from './spec/names';
+export { ANNOTATION, CONTROLLER_ENV, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ControllerClusterInfo } from './spec/names';
 export type * from './spec/types';
 export type { TiFlashSpec } from './spec/tiflash';
 export type { TiCDCSpec } from './spec/ticdc';
 export type { PumpSpec } from './spec/pump';
 export type { TiProxySpec } from './spec/tiproxy';
+export type { DiscoverySpec } from './spec/discovery';

@@ -25,7 +25,7 @@ describe('tidb-gitops render', () => {
     expect(a.stderr).toBe('');
     expect(a.stdout).toBe(b.stdout);
     const docs = parseAllDocuments(a.stdout).map((d) => d.toJS());
-    expect(docs).toHaveLength(11);
+    expect(docs).toHaveLength(16);
     expect(docs.every((d) => typeof d.apiVersion === 'string' && typeof d.kind === 'string')).toBe(true);
   });
 
@@ -53,9 +53,22 @@ describe('tidb-gitops render', () => {
     const r = cli(['render', 'examples/basic', '-o', out, '-n', 'db']);
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`wrote ${out}/db.basic.k8s.yaml (11 objects)\n`);
+    expect(r.stderr).toBe(`wrote ${out}/db.basic.k8s.yaml (16 objects)\n`);
     expect(readdirSync(out)).toEqual(['db.basic.k8s.yaml']);
     expect(readFileSync(join(out, 'db.basic.k8s.yaml'), 'utf8')).toBe(cli(['render', 'examples/basic', '--namespace=db']).stdout);
+  });
+
+  test('--controller-image sets the discovery image of clusters that name none', () => {
+    const image = (args: string[]) =>
+      parseAllDocuments(cli(['render', 'examples/basic', ...args]).stdout)
+        .map((d) => d.toJS())
+        .find((d) => d.kind === 'Deployment').spec.template.spec.containers[0].image;
+    expect(image(['--controller-image', 'registry.local/tidb-gitops:dev'])).toBe('registry.local/tidb-gitops:dev');
+    expect(image(['--controller-image=registry.local/tidb-gitops:dev'])).toBe('registry.local/tidb-gitops:dev');
+    expect(image([])).toBe(`ghcr.io/tidb-gitops/tidb-gitops:${version}`);
+    const r = cli(['render', 'examples/basic', '--controller-image']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--controller-image needs an image');
   });
 
   test('--version and --help', () => {

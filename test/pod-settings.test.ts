@@ -116,19 +116,24 @@ describe('pod settings: cluster level as defaults, component level wins', () => 
     for (const svc of objects.filter((o) => o.kind === 'Service')) expect(svc.spec.ipFamilyPolicy).toBe('PreferDualStack');
   });
 
-  test('output is deterministic and ordered ConfigMaps, Services, StatefulSets', () => {
+  test('output is deterministic and ordered by kind (RBAC and ConfigMaps, Services, workloads), discovery first', () => {
     const a = render(cluster({ tidb: { replicas: 1, service: { type: 'ClusterIP' } } }));
     const b = render(cluster({ tidb: { replicas: 1, service: { type: 'ClusterIP' } } }));
     expect(JSON.stringify(a)).toBe(JSON.stringify(b));
     expect(a.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'ServiceAccount/demo-discovery',
       'ConfigMap/demo-pd',
       'ConfigMap/demo-tikv',
       'ConfigMap/demo-tidb',
+      'Role/demo-discovery',
+      'RoleBinding/demo-discovery',
+      'Service/demo-discovery',
       'Service/demo-pd',
       'Service/demo-pd-peer',
       'Service/demo-tikv-peer',
       'Service/demo-tidb-peer',
       'Service/demo-tidb',
+      'Deployment/demo-discovery',
       'StatefulSet/demo-pd',
       'StatefulSet/demo-tikv',
       'StatefulSet/demo-tidb',

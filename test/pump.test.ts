@@ -78,7 +78,7 @@ describe('Pump objects', () => {
       { name: 'config', mountPath: '/etc/pump' },
     ]);
     expect(c.env).toBeUndefined();
-    expect(JSON.parse(set.metadata.annotations['tidb-gitops.io/settings'])).toEqual({ enablePVReclaim: false, paused: false, pvReclaimPolicy: 'Retain' });
+    expect(JSON.parse(set.metadata.annotations['tidb-gitops.io/settings'])).toEqual({ enablePVReclaim: false, forceUpgrade: false, paused: false, pvReclaimPolicy: 'Retain' });
   });
 
   test('TiDB gets binlog on when Pump is there', () => {

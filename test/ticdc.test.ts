@@ -154,7 +154,7 @@ describe('TiCDC objects', () => {
 
   test('gracefulShutdownTimeout is the controller\'s (settings annotation), not terminationGracePeriodSeconds', () => {
     const settings = (objects: Obj[]) => JSON.parse(sts(objects).metadata.annotations['tidb-gitops.io/settings']);
-    expect(settings(render(withCdc()))).toEqual({ enablePVReclaim: false, paused: false, pvReclaimPolicy: 'Retain', gracefulShutdownTimeout: '10m' });
+    expect(settings(render(withCdc()))).toEqual({ enablePVReclaim: false, forceUpgrade: false, paused: false, pvReclaimPolicy: 'Retain', gracefulShutdownTimeout: '10m' });
     const objects = render(withCdc({ gracefulShutdownTimeout: '1h30m' }));
     expect(settings(objects).gracefulShutdownTimeout).toBe('1h30m');
     expect(sts(objects).spec.template.spec.terminationGracePeriodSeconds).toBeUndefined();

@@ -69,7 +69,7 @@ describe('TiProxy objects', () => {
     expect(s.spec.volumeClaimTemplates).toBeUndefined();
     expect(s.metadata.annotations[ANNOTATION.replicas]).toBe('2');
     const settings = JSON.parse(s.metadata.annotations[ANNOTATION.settings]);
-    expect(settings).toEqual({ paused: false, pvReclaimPolicy: 'Retain', enablePVReclaim: false, serverLabels: {} });
+    expect(settings).toEqual({ paused: false, pvReclaimPolicy: 'Retain', enablePVReclaim: false, forceUpgrade: false, serverLabels: {} });
     expect(s.spec.template.metadata.annotations).toEqual({
       'prometheus.io/scrape': 'true',
       'prometheus.io/path': '/api/metrics',

@@ -1,5 +1,6 @@
 /** The `tidb-gitops` command line: argument parsing and dispatch only. */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { version } from '../../package.json';
 import { renderCommand, type Io } from './render';
 
@@ -10,12 +11,19 @@ Commands:
                        PATH is a file, a directory (searched recursively for
                        *.yaml and *.yml) or - for standard input. Documents of
                        other kinds are skipped with a note on stderr.
+  controller [options] Run the companion controller of one cluster (what the
+                       rendered <cluster>-discovery Deployment runs). See
+                       'tidb-gitops controller --help'.
 
 Options for render:
   -o, --output DIR     Write one file per cluster into DIR
                        (<name>.k8s.yaml, or <namespace>.<name>.k8s.yaml) instead
                        of printing one YAML stream. All files or none are written.
   -n, --namespace NS   Namespace for clusters whose metadata has none.
+      --controller-image IMAGE
+                       Image of the <cluster>-discovery Deployment (the
+                       tidb-gitops controller) for clusters whose
+                       spec.discovery names none.
 
   -h, --help           Show this help.
   -v, --version        Show the version.
@@ -48,6 +56,7 @@ interface ParsedRenderArgs {
   paths: string[];
   outDir?: string;
   namespace?: string;
+  controllerImage?: string;
   help?: boolean;
 }
 
@@ -73,6 +82,12 @@ export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | str
         out.namespace = v;
         break;
       }
+      case '--controller-image': {
+        const v = value();
+        if (!v) return `${flag} needs an image`;
+        out.controllerImage = v;
+        break;
+      }
       case '-h':
       case '--help':
         out.help = true;
@@ -93,6 +108,13 @@ function usageError(io: Io, message: string): number {
 
 /** Process entry: real stdio, exit code through process.exitCode so stdout is flushed. */
 export function run(): void {
+  const argv = process.argv.slice(2);
+  if (argv[0] === 'controller') {
+    // A bundle of its own (with the Kubernetes client), loaded only here so rendering stays fast.
+    const controller = require(join(__dirname, 'tidb-gitops-controller.js')) as { run(args: readonly string[]): void };
+    controller.run(argv.slice(1));
+    return;
+  }
   process.exitCode = main(process.argv.slice(2), {
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),

@@ -1,4 +1,4 @@
-/** `tidb-gitops render [PATH...|-] [-o DIR] [-n NAMESPACE]` */
+/** `tidb-gitops render [PATH...|-] [-o DIR] [-n NAMESPACE] [--controller-image IMAGE]` */
 import { loadTidbClusters, type LoadedCluster } from '../spec/load';
 import { clusterId, renderClusters } from '../render/render';
 import { readInputs } from './inputs';
@@ -8,6 +8,8 @@ export interface RenderOptions {
   readonly paths: readonly string[];
   readonly outDir?: string;
   readonly namespace?: string;
+  /** Image of the discovery Deployment where `spec.discovery` names none. @default this release's image */
+  readonly controllerImage?: string;
 }
 
 export interface Io {
@@ -22,7 +24,7 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   const messages: string[] = [...errors];
   const clusters: LoadedCluster[] = [];
   for (const input of inputs) {
-    const result = loadTidbClusters(input.text, input.file, { namespace: opts.namespace });
+    const result = loadTidbClusters(input.text, input.file, { namespace: opts.namespace, controllerImage: opts.controllerImage });
     for (const line of result.skipped) io.stderr(`${line}\n`);
     messages.push(...result.errors.map((e) => e.message));
     clusters.push(...result.clusters);

@@ -12,8 +12,8 @@ import type {
   Volume,
   VolumeMount,
 } from '../../imports/k8s';
-import type { ResolvedCluster, ResolvedComponent } from '../spec/resolve';
-import { ANNOTATION, names, selectorLabels, type Labels } from '../spec/names';
+import type { ResolvedCluster, ResolvedComponent, ResolvedPod } from '../spec/resolve';
+import { ANNOTATION, names, selectorLabels, type ComponentKind, type Labels } from '../spec/names';
 
 /** `metadata.namespace` when the cluster has one. */
 export function namespaced(cluster: ResolvedCluster, name: string, labels?: Labels, annotations?: Record<string, string>) {
@@ -26,7 +26,7 @@ export function namespaced(cluster: ResolvedCluster, name: string, labels?: Labe
 }
 
 /** Pod labels: the user's, with the four selector labels winning on a clash. */
-export function podLabels(cluster: ResolvedCluster, comp: ResolvedComponent): Labels {
+export function podLabels(cluster: ResolvedCluster, comp: { readonly kind: ComponentKind | 'discovery'; readonly pod: ResolvedPod }): Labels {
   return { ...comp.pod.labels, ...selectorLabels(cluster.instance, comp.kind) };
 }
 
@@ -57,7 +57,7 @@ export interface BasePodSpecOptions {
  */
 export function basePodSpec(
   cluster: ResolvedCluster,
-  comp: ResolvedComponent,
+  comp: Pick<ResolvedComponent, 'pod' | 'initContainers' | 'resources'>,
   options: BasePodSpecOptions = {},
 ): Omit<PodSpec, 'containers'> & { initContainers: Container[] } {
   const p = comp.pod;

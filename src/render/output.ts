@@ -1,11 +1,13 @@
 /**
- * Serialising rendered objects: one YAML stream per cluster, in a stable order (ConfigMaps, then
- * Services, then StatefulSets, each in component order), scripts and TOML as `|` blocks.
+ * Serialising rendered objects: one YAML stream per cluster, in a stable order (by kind, in the order
+ * Helm installs kinds, then in construct order: discovery first, then the components), scripts and TOML
+ * as `|` blocks.
  */
 import type { Chart } from 'cdk8s';
 import { emitYaml } from './yaml';
 
-const KIND_ORDER = ['ConfigMap', 'Service', 'StatefulSet'];
+/** What a Pod needs exists before the workload that starts it (Helm's install order). */
+const KIND_ORDER = ['ServiceAccount', 'ConfigMap', 'Role', 'RoleBinding', 'Service', 'Deployment', 'StatefulSet'];
 
 function kindRank(kind: unknown): number {
   const i = KIND_ORDER.indexOf(String(kind));

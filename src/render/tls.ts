@@ -14,7 +14,10 @@ export const TLS_DIR = {
   pump: '/var/lib/pump-tls',
   tidbServer: '/var/lib/tidb-server-tls',
   tidbClient: '/var/lib/tidb-client-tls',
+  /** `<cluster>-cluster-client-secret`: components' client certificate, and the controller's towards PD. */
   clusterClient: '/var/lib/cluster-client-tls',
+  /** `<cluster>-discovery-cluster-secret`: what discovery serves with `enableDiscoveryMTLS`. */
+  discovery: '/var/lib/discovery-tls',
 } as const;
 
 const FILE = { ca: 'ca.crt', cert: 'tls.crt', key: 'tls.key' } as const;

@@ -2,6 +2,11 @@
  * Every default the renderer applies, in one table (tidb-operator v1's values). `resolve.ts` is the
  * only reader; the README's defaults table is generated from it (`npm run docs`).
  */
+import { version } from '../../package.json';
+
+/** Where the tidb-gitops image (the CLI, whose `controller` command the discovery Deployment runs) is published. */
+export const CONTROLLER_REPOSITORY = 'ghcr.io/tidb-gitops/tidb-gitops';
+
 export interface DefaultEntry {
   /** Field path in the TidbCluster, `<component>` standing for pd, tikv and tidb. */
   readonly field: string;
@@ -12,6 +17,8 @@ export interface DefaultEntry {
 export const DEFAULTS = {
   imagePullPolicy: 'IfNotPresent',
   helperImage: 'busybox:1.26.2',
+  /** The image of the discovery Deployment: this release of tidb-gitops. */
+  controllerImage: `${CONTROLLER_REPOSITORY}:${version}`,
   baseImage: {
     pd: 'pingcap/pd',
     tikv: 'pingcap/tikv',

@@ -57,7 +57,14 @@ export const names = {
   service: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
   /** ConfigMap base name; `configUpdateStrategy: RollingUpdate` appends `-<hash>`. */
   configMap: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
+  /** The companion controller's Deployment, Service, ServiceAccount, Role and RoleBinding. */
   discovery: (cluster: string) => `${cluster}-discovery`,
+  /** The Lease the controller holds while it acts on the cluster (one writer at a time). */
+  lease: (cluster: string) => `${cluster}-discovery`,
+  /** ConfigMap where the controller keeps its state across restarts. */
+  status: (cluster: string) => `${cluster}-status`,
+  /** The certificate discovery serves with `enableDiscoveryMTLS` (`ca.crt`, `tls.crt`, `tls.key`). */
+  discoverySecret: (cluster: string) => `${cluster}-discovery-cluster-secret`,
   pod: (cluster: string, c: ComponentKind, ordinal: number) => `${cluster}-${c}-${ordinal}`,
   /** volumeClaimTemplate name of the main data volume (PD `pd`, TiKV `tikv`; TiDB has none). */
   dataVolume: (c: 'pd' | 'tikv') => c,
@@ -73,6 +80,9 @@ export const names = {
   storageVolume: (c: ComponentKind, volume: string) => `${c}-${volume}`,
   pvc: (claimTemplate: string, statefulSet: string, ordinal: number) => `${claimTemplate}-${statefulSet}-${ordinal}`,
 } as const;
+
+/** TidbCluster (or StatefulSet) annotation with which the controller restarts Pods without health checks. */
+export const FORCE_UPGRADE_ANNOTATION = 'tidb.pingcap.com/force-upgrade';
 
 /** Fixed ports (tidb-operator v1 defaults). */
 export const PORT = {
@@ -95,4 +105,52 @@ export const PORT = {
   tiproxyApi: 3080,
   tiproxyPeer: 3081,
   discovery: 10261,
+  /** The controller's health checks (`/readyz`, `/healthz`) and metrics. */
+  discoveryMetrics: 10263,
 } as const;
+
+/** HTTP paths the controller serves on `PORT.discoveryMetrics`; the rendered probes call them. */
+export const CONTROLLER_HTTP = {
+  ready: '/readyz',
+  live: '/healthz',
+} as const;
+
+/** Environment variables of the controller container, in the order they are rendered. */
+export const CONTROLLER_ENV = {
+  /** The Pod's namespace (downward API): where the cluster's objects live. */
+  podNamespace: 'MY_POD_NAMESPACE',
+  /** The Pod's name (downward API): the Lease holder identity. */
+  podName: 'MY_POD_NAME',
+  /** `spec.timezone`, or `UTC`. */
+  timezone: 'TZ',
+  /** The TidbCluster's name (as with tidb-operator's discovery). */
+  clusterName: 'TC_NAME',
+  /** JSON of {@link ControllerClusterInfo}. */
+  cluster: 'TIDB_GITOPS_CLUSTER',
+} as const;
+
+/**
+ * What the controller knows about its cluster beyond the objects it reads: the JSON of the
+ * `TIDB_GITOPS_CLUSTER` env var (keys sorted, no whitespace).
+ */
+export interface ControllerClusterInfo {
+  /** `metadata.name`. */
+  readonly name: string;
+  /** `spec.clusterDomain`, "" when unset. */
+  readonly clusterDomain: string;
+  /** `spec.acrossK8s`. */
+  readonly acrossK8s: boolean;
+  /** `spec.tlsCluster.enabled`: PD speaks https; the client certificate is mounted. */
+  readonly tls: boolean;
+  /** `spec.tlsCluster.enableDiscoveryMTLS` (with tls only): discovery serves https with client certificates. */
+  readonly discoveryMtls: boolean;
+  /** `spec.pdAddresses`. */
+  readonly pdAddresses: readonly string[];
+  /**
+   * `spec.cluster`, the TidbCluster whose PD this one joins, or null. An empty namespace means the
+   * controller's own.
+   */
+  readonly cluster: { readonly name: string; readonly namespace: string; readonly clusterDomain: string } | null;
+  /** The component StatefulSets rendered for this cluster, in reconcile order (a subset of COMPONENTS). */
+  readonly components: readonly ComponentKind[];
+}

@@ -21,7 +21,8 @@ import type {
 import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from '../render/config/toml';
 import { DEFAULTS } from './defaults';
 import { SpecError, type SpecIssue } from './errors';
-import { LABEL, LABEL_VALUE, names, type ComponentKind } from './names';
+import { FORCE_UPGRADE_ANNOTATION, LABEL, LABEL_VALUE, names, type ComponentKind } from './names';
+import { resolveDiscovery, type ResolvedDiscovery } from './discovery';
 import { resolvePump, type ResolvedPump } from './pump';
 import { resolveTiCDC, type ResolvedTiCDC } from './ticdc';
 import { resolveTiFlash, type ResolvedTiFlash } from './tiflash';
@@ -42,6 +43,11 @@ import type {
 export interface ResolveOptions {
   /** Namespace for a cluster whose metadata has none. @default none (objects carry no namespace) */
   readonly namespace?: string;
+  /**
+   * Image of the discovery Deployment (the tidb-gitops controller) when `spec.discovery` names none.
+   * @default ghcr.io/tidb-gitops/tidb-gitops:<this release>
+   */
+  readonly controllerImage?: string;
 }
 
 /** v2 start-script switches (`spec.startScriptV2FeatureFlags`). */
@@ -85,6 +91,8 @@ export interface ResolvedCluster {
   readonly ticdc?: ResolvedTiCDC;
   readonly pump?: ResolvedPump;
   readonly tiproxy?: ResolvedTiProxy;
+  /** The discovery Deployment running the companion controller: rendered for every cluster. */
+  readonly discovery: ResolvedDiscovery;
 }
 
 export interface ResolvedClusterRef {
@@ -271,7 +279,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
     image: spec.helper?.image ?? spec.tidb?.slowLogTailer?.image ?? DEFAULTS.helperImage,
     imagePullPolicy: spec.helper?.imagePullPolicy ?? spec.tidb?.slowLogTailer?.imagePullPolicy ?? imagePullPolicy,
   };
-  const ctx: Ctx = { tc, spec, issues, helper, namespace };
+  const ctx: Ctx = { tc, spec, issues, helper, namespace, controllerImage: options.controllerImage };
   const tlsCluster = spec.tlsCluster?.enabled ?? false;
   const cluster: ResolvedCluster = {
     name: tc.metadata.name,
@@ -308,6 +316,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
     ticdc: spec.ticdc && resolveTiCDC(ctx),
     pump: spec.pump && resolvePump(ctx),
     tiproxy: spec.tiproxy && resolveTiProxy(ctx),
+    discovery: resolveDiscovery(ctx),
   };
   const rendered = COMPONENT_FIELDS.filter((c) => spec[c]);
   if (rendered.length === 0) {
@@ -324,6 +333,8 @@ export interface Ctx {
   readonly namespace?: string;
   readonly issues: SpecIssue[];
   readonly helper: { readonly image: string; readonly imagePullPolicy: string };
+  /** `--controller-image`: the discovery image when `spec.discovery` names none. */
+  readonly controllerImage?: string;
 }
 
 function resolveFeatureFlags(spec: TidbClusterSpec, issues: SpecIssue[]): ScriptFeatureFlags {
@@ -434,9 +445,8 @@ function resolveTiDB(ctx: Ctx): ResolvedTiDB {
 }
 
 export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentSpec): ResolvedComponent {
-  const { spec, tc } = ctx;
+  const { spec } = ctx;
   const path = `spec.${kind}`;
-  const hostNetwork = comp.hostNetwork ?? spec.hostNetwork ?? false;
   const { resources, storage } = splitResources(comp.requests, comp.limits, (comp as { claims?: unknown[] }).claims);
   (comp.storageVolumes ?? []).forEach((v, i) => {
     if ((v as { volumeAttributesClassName?: string }).volumeAttributesClassName !== undefined) {
@@ -450,29 +460,8 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
     kind,
     replicas: comp.replicas,
     image: resolveImage(kind, comp, spec.version),
-    imagePullPolicy: comp.imagePullPolicy ?? spec.imagePullPolicy ?? DEFAULTS.imagePullPolicy,
-    pod: {
-      schedulerName: comp.schedulerName ?? spec.schedulerName,
-      affinity: comp.affinity ?? spec.affinity,
-      priorityClassName: comp.priorityClassName ?? spec.priorityClassName,
-      nodeSelector: { ...spec.nodeSelector, ...comp.nodeSelector },
-      annotations: { ...spec.annotations, ...comp.annotations },
-      labels: { ...spec.labels, ...comp.labels },
-      tolerations: nonEmpty(comp.tolerations) ?? spec.tolerations ?? [],
-      dnsConfig: comp.dnsConfig ?? spec.dnsConfig,
-      dnsPolicy: comp.dnsPolicy ?? spec.dnsPolicy ?? (hostNetwork ? 'ClusterFirstWithHostNet' : 'ClusterFirst'),
-      hostNetwork,
-      imagePullSecrets: nonEmpty(comp.imagePullSecrets) ?? spec.imagePullSecrets ?? [],
-      securityContext: comp.podSecurityContext ?? spec.podSecurityContext,
-      topologySpreadConstraints: topologySpread(
-        nonEmpty(comp.topologySpreadConstraints) ?? spec.topologySpreadConstraints ?? [],
-        kind,
-        tc.metadata.name,
-      ),
-      terminationGracePeriodSeconds: comp.terminationGracePeriodSeconds,
-      automountServiceAccountToken: comp.automountServiceAccountToken,
-      serviceAccountName: comp.serviceAccount ?? spec.serviceAccount,
-    },
+    imagePullPolicy: resolvePullPolicy(ctx, comp),
+    pod: resolvePod(ctx, kind, comp),
     configUpdateStrategy: comp.configUpdateStrategy ?? spec.configUpdateStrategy ?? (DEFAULTS.configUpdateStrategy as 'InPlace'),
     statefulSetUpdateStrategy:
       comp.statefulSetUpdateStrategy ?? spec.statefulSetUpdateStrategy ?? (DEFAULTS.statefulSetUpdateStrategy as 'RollingUpdate'),
@@ -500,18 +489,60 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
     })),
     config: configTable(comp.config, `${path}.config`, ctx.issues),
     settings: {
-      ...clusterSettings(spec),
+      ...clusterSettings(ctx.tc),
       maxFailoverCount: comp.maxFailoverCount ?? DEFAULTS.maxFailoverCount,
     },
   };
 }
 
+/** The pod-level fields a component takes from the cluster-wide ones (`PodSettings`) and a few of its own. */
+export interface PodFields extends PodSettings {
+  terminationGracePeriodSeconds?: number;
+  automountServiceAccountToken?: boolean;
+  serviceAccount?: string;
+}
+
+/** Pod-level settings with the operator's cluster-vs-component precedence (maps merged, lists and objects replaced). */
+export function resolvePod(ctx: Ctx, kind: ComponentKind | 'discovery', comp: PodFields): ResolvedPod {
+  const { spec, tc } = ctx;
+  const hostNetwork = comp.hostNetwork ?? spec.hostNetwork ?? false;
+  return {
+    schedulerName: comp.schedulerName ?? spec.schedulerName,
+    affinity: comp.affinity ?? spec.affinity,
+    priorityClassName: comp.priorityClassName ?? spec.priorityClassName,
+    nodeSelector: { ...spec.nodeSelector, ...comp.nodeSelector },
+    annotations: { ...spec.annotations, ...comp.annotations },
+    labels: { ...spec.labels, ...comp.labels },
+    tolerations: nonEmpty(comp.tolerations) ?? spec.tolerations ?? [],
+    dnsConfig: comp.dnsConfig ?? spec.dnsConfig,
+    dnsPolicy: comp.dnsPolicy ?? spec.dnsPolicy ?? (hostNetwork ? 'ClusterFirstWithHostNet' : 'ClusterFirst'),
+    hostNetwork,
+    imagePullSecrets: nonEmpty(comp.imagePullSecrets) ?? spec.imagePullSecrets ?? [],
+    securityContext: comp.podSecurityContext ?? spec.podSecurityContext,
+    topologySpreadConstraints: topologySpread(
+      nonEmpty(comp.topologySpreadConstraints) ?? spec.topologySpreadConstraints ?? [],
+      kind,
+      tc.metadata.name,
+    ),
+    terminationGracePeriodSeconds: comp.terminationGracePeriodSeconds,
+    automountServiceAccountToken: comp.automountServiceAccountToken,
+    serviceAccountName: comp.serviceAccount ?? spec.serviceAccount,
+  };
+}
+
+/** Component, else cluster, else `IfNotPresent`. */
+export function resolvePullPolicy(ctx: Ctx, comp: Pick<PodSettings, 'imagePullPolicy'>): string {
+  return comp.imagePullPolicy ?? ctx.spec.imagePullPolicy ?? DEFAULTS.imagePullPolicy;
+}
+
 /** Cluster-wide operation settings; every component's settings annotation carries them too. */
-function clusterSettings(spec: TidbClusterSpec): { paused: boolean; pvReclaimPolicy: string; enablePVReclaim: boolean } {
+function clusterSettings(tc: TidbCluster): { paused: boolean; pvReclaimPolicy: string; enablePVReclaim: boolean; forceUpgrade: boolean } {
+  const spec = tc.spec ?? {};
   return {
     paused: spec.paused ?? false,
     pvReclaimPolicy: spec.pvReclaimPolicy ?? DEFAULTS.pvReclaimPolicy,
     enablePVReclaim: spec.enablePVReclaim ?? false,
+    forceUpgrade: tc.metadata.annotations?.[FORCE_UPGRADE_ANNOTATION] === 'true',
   };
 }
 
@@ -558,7 +589,7 @@ export function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined): R
 }
 
 /** Container resources never carry `storage`: that key sizes the PVC (requests) or TiKV (limits). */
-function splitResources(
+export function splitResources(
   requests: ResourceList | undefined,
   limits: ResourceList | undefined,
   claims: unknown[] | undefined,
@@ -598,7 +629,7 @@ export function storageCapacity(limit: string | number | undefined, path: string
 
 function topologySpread(
   entries: NonNullable<PodSettings['topologySpreadConstraints']>,
-  kind: ComponentKind,
+  kind: ComponentKind | 'discovery',
   clusterName: string,
 ): TopologySpreadConstraint[] {
   return entries.map((e) => ({

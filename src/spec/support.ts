@@ -5,6 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { SchemaIssue } from './crd-schema';
+import { DISCOVERY_FIELDS } from './discovery';
 import { COMPONENTS } from './names';
 import { PUMP_FIELDS } from './pump';
 import { TICDC_FIELDS } from './ticdc';
@@ -23,8 +24,14 @@ export interface ComponentFields {
   readonly reasons?: Readonly<Record<string, string>>;
 }
 
-/** The component modules beyond PD, TiKV and TiDB, each declaring its own fields. */
-const COMPONENT_MODULES: Record<string, ComponentFields> = { tiflash: TIFLASH_FIELDS, ticdc: TICDC_FIELDS, pump: PUMP_FIELDS, tiproxy: TIPROXY_FIELDS };
+/** The component modules beyond PD, TiKV and TiDB (and discovery), each declaring its own fields. */
+const COMPONENT_MODULES: Record<string, ComponentFields> = {
+  tiflash: TIFLASH_FIELDS,
+  ticdc: TICDC_FIELDS,
+  pump: PUMP_FIELDS,
+  tiproxy: TIPROXY_FIELDS,
+  discovery: DISCOVERY_FIELDS,
+};
 
 /** Pod-level settings taken at cluster level and per component. */
 const POD_SETTINGS = [
@@ -89,7 +96,6 @@ export const OFF_VALUES: Record<string, readonly unknown[]> = {
   ...Object.fromEntries(['spec', ...COMPONENTS.map((c) => `spec.${c}`)].map((p) => [`${p}.suspendAction`, SUSPEND_OFF])),
   'spec.recoveryMode': [false],
   'spec.enablePVCReplace': [false],
-  'spec.discovery': [{}],
   'spec.pd.mode': [''],
   'spec.tikv.logTailer.useSidecar': [false],
   'spec.tidb.slowLogTailer.useSidecar': [false],
@@ -105,7 +111,6 @@ const REASONS: Record<string, string> = {
   useSidecar: 'native sidecars need Kubernetes 1.28 or newer; the rendered manifests target 1.27',
   sleepTimeSeconds: 'it only applies to native sidecars (useSidecar), which need Kubernetes 1.28 or newer',
   image: 'the deprecated image field is ignored by the CRD default baseImage; set baseImage and version instead',
-  discovery: 'only `discovery: {}` is accepted for now',
   pdms: 'PD micro-services (tso, scheduling) are not rendered; run PD in its default mode',
   tici: 'TiCI is not rendered',
   suspendAction: 'to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
@@ -123,9 +128,9 @@ export function unsupportedFields(doc: { spec?: Record<string, unknown> }): Sche
   const spec = doc.spec;
   if (!spec || typeof spec !== 'object') return issues;
   checkObject('spec', spec, issues);
-  for (const comp of COMPONENTS) {
-    const value = spec[comp];
-    if (value && typeof value === 'object') checkObject(`spec.${comp}`, value as Record<string, unknown>, issues);
+  for (const path of Object.keys(SUPPORTED)) {
+    const value = path === 'spec' ? undefined : spec[path.slice('spec.'.length)];
+    if (value && typeof value === 'object') checkObject(path, value as Record<string, unknown>, issues);
   }
   // Deeper "off only" fields (checkObject sees the top two levels).
   for (const path of Object.keys(OFF_VALUES)) {
@@ -145,8 +150,8 @@ function checkObject(path: string, obj: Record<string, unknown>, issues: SchemaI
     const full = `${path}.${key}`;
     if (full in OFF_VALUES) {
       checkOff(full, value, issues);
-    } else if (!allowed.includes(key) || (key === 'image' && obj.baseImage !== '')) {
-      // `image` only counts where baseImage is explicitly empty; otherwise the CRD default wins over it.
+    } else if (!allowed.includes(key) || (key === 'image' && allowed.includes('baseImage') && obj.baseImage !== '')) {
+      // A component's `image` only counts where baseImage is explicitly empty; otherwise the CRD default wins over it.
       issues.push({ path: full, message: `not supported yet: ${refusalReason(full) ?? 'remove it, or render this cluster another way until it is'}` });
     }
   }

@@ -3,6 +3,7 @@
  * it. Only the fields this project acts on are typed here; the CRD schema decides what else is valid,
  * and `support.ts` decides which valid fields are not supported yet.
  */
+import type { DiscoverySpec } from './discovery';
 import type { TiCDCSpec } from './ticdc';
 import type { TiFlashSpec } from './tiflash';
 import type { TiProxySpec } from './tiproxy';
@@ -92,9 +93,9 @@ export interface TopologySpreadConstraintSpec {
 }
 
 export interface TidbClusterSpec extends PodSettings {
-  /** Image tag of every component that sets none. @default none (images untagged) */
+  /** Image tag of every component that sets none (not of discovery, the controller). @default none (images untagged) */
   version?: string;
-  /** `TZ` of PD, TiKV and TiDB. @default "" */
+  /** `TZ` of PD, TiKV and TiDB; also of the controller, which takes `UTC` when it is empty. @default "" */
   timezone?: string;
   /** Image for log tailers and init containers. */
   helper?: { /** @default busybox:1.26.2 */ image?: string; /** @default spec.imagePullPolicy */ imagePullPolicy?: string };
@@ -118,8 +119,8 @@ export interface TidbClusterSpec extends PodSettings {
   pvReclaimPolicy?: 'Retain' | 'Delete' | 'Recycle';
   /** For the controller: delete deferred PVCs once their Pod is gone. @default false */
   enablePVReclaim?: boolean;
-  /** The discovery/controller Deployment; only `{}` is accepted for now. @default {} */
-  discovery?: Record<string, never>;
+  /** The Deployment `<cluster>-discovery` running the companion controller (always rendered). @default {} */
+  discovery?: DiscoverySpec;
   /** TLS between components, certificates from `<cluster>-<component>-cluster-secret`. @default off */
   tlsCluster?: TLSClusterSpec;
   /**

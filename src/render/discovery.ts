@@ -1,0 +1,238 @@
+import { Construct } from 'constructs';
+import type {
+  Container,
+  Deployment,
+  PolicyRule,
+  Probe,
+  Role,
+  RoleBinding,
+  Service,
+  ServiceAccount,
+  Volume,
+  VolumeMount,
+} from '../../imports/k8s';
+import type { ResolvedDiscoveryProbe } from '../spec/discovery';
+import type { ResolvedCluster } from '../spec/resolve';
+import {
+  COMPONENTS,
+  CONTROLLER_ENV,
+  CONTROLLER_HTTP,
+  names,
+  PORT,
+  selectorLabels,
+  type ControllerClusterInfo,
+} from '../spec/names';
+import { basePodSpec, fieldRefEnv, finishPodSpec, hasResources, mergeContainers, mergeEnv, namespaced, podLabels, stableJson } from './component';
+import { kubeObject } from './kube';
+import { dualStack } from './service';
+import { secretMount, TLS_DIR, type SecretMount } from './tls';
+
+export interface DiscoveryComponentProps {
+  /** The resolved cluster (`cluster.discovery` is always set). */
+  readonly cluster: ResolvedCluster;
+}
+
+/**
+ * The companion controller of one cluster, all named `<cluster>-discovery`: ServiceAccount, Role and
+ * RoleBinding (namespace-scoped, the verbs the controller uses and no more), the Service where PD
+ * bootstrap discovery answers (10261, as tidb-operator's discovery did), and the Deployment running
+ * `tidb-gitops controller`.
+ */
+export class DiscoveryComponent extends Construct {
+  constructor(scope: Construct, id: string, props: DiscoveryComponentProps) {
+    super(scope, id);
+    const { cluster } = props;
+    kubeObject(this, 'service-account', discoveryServiceAccount(cluster));
+    kubeObject(this, 'role', discoveryRole(cluster));
+    kubeObject(this, 'role-binding', discoveryRoleBinding(cluster));
+    kubeObject(this, 'service', discoveryService(cluster));
+    kubeObject(this, 'deployment', discoveryDeployment(cluster));
+  }
+}
+
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+function meta(cluster: ResolvedCluster) {
+  return namespaced(cluster, names.discovery(cluster.name), selectorLabels(cluster.instance, 'discovery'));
+}
+
+export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccount {
+  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(cluster) };
+}
+
+/**
+ * What the controller does, and no more: read and patch StatefulSets (replicas, partition) and Pods,
+ * keep its state ConfigMap and its Lease, and record Events. `create` has rules of its own because
+ * Kubernetes cannot restrict it by resource name; everything else on ConfigMaps and Leases is limited
+ * to the controller's two objects.
+ */
+export function discoveryRules(cluster: ResolvedCluster): PolicyRule[] {
+  return [
+    { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.status(cluster.name)], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [names.lease(cluster.name)], verbs: ['get', 'update'] },
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  ];
+}
+
+export function discoveryRole(cluster: ResolvedCluster): Role {
+  return { apiVersion: `${RBAC_GROUP}/v1`, kind: 'Role', metadata: meta(cluster), rules: discoveryRules(cluster) };
+}
+
+/**
+ * Without a namespace the subject names none either: Kubernetes takes a RoleBinding's ServiceAccount
+ * subject without one as being in the RoleBinding's own namespace, wherever the objects are applied.
+ */
+export function discoveryRoleBinding(cluster: ResolvedCluster): RoleBinding {
+  const name = names.discovery(cluster.name);
+  return {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'RoleBinding',
+    metadata: meta(cluster),
+    subjects: [{ kind: 'ServiceAccount', name, ...(cluster.namespace !== undefined && { namespace: cluster.namespace }) }],
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name },
+  };
+}
+
+/** Selects the Deployment's pod template labels (user labels included), as tidb-operator's did. */
+export function discoveryService(cluster: ResolvedCluster): Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta(cluster),
+    spec: {
+      type: 'ClusterIP',
+      ports: [
+        { name: 'discovery', port: PORT.discovery, targetPort: PORT.discovery, protocol: 'TCP' },
+        { name: 'metrics', port: PORT.discoveryMetrics, targetPort: PORT.discoveryMetrics, protocol: 'TCP' },
+      ],
+      selector: discoveryPodLabels(cluster),
+      ...dualStack(cluster),
+    },
+  };
+}
+
+function discoveryPodLabels(cluster: ResolvedCluster) {
+  return podLabels(cluster, { kind: 'discovery', pod: cluster.discovery.pod });
+}
+
+/** The `TIDB_GITOPS_CLUSTER` env var: what the controller needs to know that no object it reads says. */
+export function controllerClusterInfo(cluster: ResolvedCluster): ControllerClusterInfo {
+  const ref = cluster.joinCluster;
+  return {
+    name: cluster.name,
+    clusterDomain: cluster.clusterDomain,
+    acrossK8s: cluster.acrossK8s,
+    tls: cluster.tlsCluster,
+    discoveryMtls: cluster.discoveryMtls,
+    pdAddresses: [...cluster.pdAddresses],
+    cluster: ref ? { name: ref.name, namespace: ref.namespace ?? '', clusterDomain: ref.clusterDomain } : null,
+    components: COMPONENTS.filter((c) => cluster[c] !== undefined),
+  };
+}
+
+/** The controller's own certificates: its PD client one with tlsCluster, the one discovery serves with mTLS. */
+export function discoverySecrets(cluster: ResolvedCluster): SecretMount[] {
+  const secrets: SecretMount[] = [];
+  if (cluster.tlsCluster) secrets.push(secretMount('cluster-client-tls', names.clusterClientSecret(cluster.name), TLS_DIR.clusterClient));
+  if (cluster.discoveryMtls) secrets.push(secretMount('discovery-tls', names.discoverySecret(cluster.name), TLS_DIR.discovery));
+  return secrets;
+}
+
+/**
+ * With `automountServiceAccountToken: false` the controller still needs the API: the same token,
+ * CA and namespace files Kubernetes would mount, projected into its container only (tidb-operator's
+ * `kube-api-access` volume).
+ */
+export const KUBE_API_ACCESS_VOLUME: Volume = {
+  name: 'kube-api-access',
+  projected: {
+    sources: [
+      { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+      { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+      { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+    ],
+  },
+};
+export const KUBE_API_ACCESS_MOUNT: VolumeMount = {
+  name: 'kube-api-access',
+  mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
+  readOnly: true,
+};
+
+/** The root filesystem is read-only; the controller writes nothing but temporary files. */
+const TMP_VOLUME: Volume = { name: 'tmp', emptyDir: {} };
+const TMP_MOUNT: VolumeMount = { name: 'tmp', mountPath: '/tmp' };
+
+/** Health checks are plain HTTP on the metrics port, also when discovery itself serves mTLS. */
+function httpProbe(path: string, p: ResolvedDiscoveryProbe): Probe {
+  return {
+    httpGet: { path, port: 'metrics' },
+    ...(p.initialDelaySeconds !== undefined && { initialDelaySeconds: p.initialDelaySeconds }),
+    periodSeconds: p.periodSeconds,
+    failureThreshold: p.failureThreshold,
+  };
+}
+
+/**
+ * One Pod (`Recreate`: never two controllers at once). `replicas: 1` is the renderer's; the controller
+ * owns no field of this object.
+ */
+export function discoveryDeployment(cluster: ResolvedCluster): Deployment {
+  const d = cluster.discovery;
+  const selector = selectorLabels(cluster.instance, 'discovery');
+  const secrets = discoverySecrets(cluster);
+  const apiAccess = d.pod.automountServiceAccountToken === false;
+  const env = mergeEnv(
+    [
+      fieldRefEnv(CONTROLLER_ENV.podNamespace, 'metadata.namespace'),
+      fieldRefEnv(CONTROLLER_ENV.podName, 'metadata.name'),
+      { name: CONTROLLER_ENV.timezone, value: cluster.timezone || 'UTC' },
+      { name: CONTROLLER_ENV.clusterName, value: cluster.name },
+      { name: CONTROLLER_ENV.cluster, value: stableJson(controllerClusterInfo(cluster)) },
+    ],
+    d.env,
+  );
+  const container: Container = {
+    name: 'discovery',
+    image: d.image,
+    imagePullPolicy: d.imagePullPolicy as Container['imagePullPolicy'],
+    // The image puts the CLI on PATH.
+    command: ['tidb-gitops', 'controller'],
+    ports: [
+      { name: 'discovery', containerPort: PORT.discovery, protocol: 'TCP' },
+      { name: 'metrics', containerPort: PORT.discoveryMetrics, protocol: 'TCP' },
+    ],
+    env,
+    ...(d.envFrom.length > 0 && { envFrom: d.envFrom }),
+    readinessProbe: httpProbe(CONTROLLER_HTTP.ready, d.readinessProbe),
+    livenessProbe: httpProbe(CONTROLLER_HTTP.live, d.livenessProbe),
+    ...(hasResources(d) && { resources: d.resources }),
+    securityContext: d.securityContext,
+    volumeMounts: [TMP_MOUNT, ...secrets.map((s) => s.mount), ...(apiAccess ? [KUBE_API_ACCESS_MOUNT] : []), ...d.additionalVolumeMounts],
+  };
+  const podSpec = finishPodSpec(basePodSpec(cluster, d, { sysctlInit: false }), mergeContainers([container], d.additionalContainers), [
+    TMP_VOLUME,
+    ...secrets.map((s) => s.volume),
+    ...(apiAccess ? [KUBE_API_ACCESS_VOLUME] : []),
+    ...d.additionalVolumes,
+  ]);
+  const annotations = d.pod.annotations;
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: meta(cluster),
+    spec: {
+      replicas: 1,
+      strategy: { type: 'Recreate' },
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: discoveryPodLabels(cluster), ...(Object.keys(annotations).length > 0 && { annotations }) },
+        spec: podSpec,
+      },
+    },
+  };
+}

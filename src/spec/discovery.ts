@@ -1,0 +1,237 @@
+/**
+ * `spec.discovery`: the Deployment `<cluster>-discovery` that runs the companion controller (PD
+ * bootstrap discovery on 10261, partition stepping). Spec type, resolution and the fields accepted.
+ */
+import type {
+  Container,
+  EnvFromSource,
+  EnvVar,
+  PodSecurityContext,
+  ResourceClaim,
+  ResourceRequirements,
+  SecurityContext,
+  Volume,
+  VolumeMount,
+} from '../../imports/k8s';
+import { CONTROLLER_REPOSITORY, DEFAULTS, type DefaultEntry } from './defaults';
+import { names } from './names';
+import { resolvePod, resolvePullPolicy, splitResources, type Ctx, type ResolvedPod } from './resolve';
+import type { ComponentFields } from './support';
+import type { PodSettings, ResourceList } from './types';
+
+/** The operator's discovery probe settings; the controller's probes are HTTP checks on its metrics port. */
+export interface DiscoveryProbeSpec {
+  /** Only `tcp`, the one kind tidb-operator's discovery has; it does not change our HTTP check. @default tcp */
+  type?: 'tcp';
+  /** @default readiness: 0, liveness: 10 */
+  initialDelaySeconds?: number;
+  /** @default readiness: 5, liveness: 10 */
+  periodSeconds?: number;
+}
+
+/**
+ * `spec.discovery`. Pod-level settings fall back to the cluster's as for every component; the ones
+ * that only mean something for a StatefulSet are refused.
+ */
+export interface DiscoverySpec extends Omit<PodSettings, 'statefulSetUpdateStrategy' | 'podManagementPolicy' | 'configUpdateStrategy'> {
+  /**
+   * Full image of the controller (a tidb-gitops image: the container runs `tidb-gitops controller`).
+   * tidb-operator ignored this field; an operator image here is an error.
+   * @default the render option `controllerImage` (`--controller-image`), else ghcr.io/tidb-gitops/tidb-gitops:<this release>
+   */
+  image?: string;
+  /** Tag of the default repository, when `image` is unset (not `spec.version`: that is TiDB's). @default this release */
+  version?: string;
+  /**
+   * Given `requests` or `limits`, both are taken as they are; the defaults apply only when neither is set.
+   * @default {cpu: 50m, memory: 96Mi}
+   */
+  requests?: ResourceList;
+  /** @default {memory: 256Mi} (only when requests is unset too) */
+  limits?: ResourceList;
+  /** Dynamic resource claims of the container. @default [] */
+  claims?: ResourceClaim[];
+  /** Appended after the controller's env; its names cannot be overridden. @default [] */
+  env?: EnvVar[];
+  /** @default [] */
+  envFrom?: EnvFromSource[];
+  /** @default [] */
+  initContainers?: Container[];
+  /** Appended after the `discovery` container; one named `discovery` is merged into it. @default [] */
+  additionalContainers?: Container[];
+  /** @default [] */
+  additionalVolumes?: Volume[];
+  /** Mounted into the `discovery` container. @default [] */
+  additionalVolumeMounts?: VolumeMount[];
+  /** @default Kubernetes default (30) */
+  terminationGracePeriodSeconds?: number;
+  /**
+   * Container security context.
+   * @default {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: {drop: [ALL]}}
+   */
+  securityContext?: SecurityContext;
+  /**
+   * Pod security context (falls back to `spec.podSecurityContext`).
+   * @default {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
+   */
+  podSecurityContext?: PodSecurityContext;
+  /** Timing of the readiness check (`GET /readyz` on port 10263). @default {periodSeconds: 5} */
+  readinessProbe?: DiscoveryProbeSpec;
+  /** Timing of the liveness check (`GET /healthz` on port 10263). @default {initialDelaySeconds: 10, periodSeconds: 10} */
+  livenessProbe?: DiscoveryProbeSpec;
+  /**
+   * `false` keeps the token out of every container but the controller's, which gets a projected
+   * `kube-api-access` volume (it needs the API), as tidb-operator does. @default Kubernetes default (true)
+   */
+  automountServiceAccountToken?: boolean;
+  /** Accepted only when it suspends nothing: there is no StatefulSet to suspend. @default {} */
+  suspendAction?: { suspendStatefulSet?: false };
+}
+
+/** The controller's HTTP probe timing after the user's overrides. */
+export interface ResolvedDiscoveryProbe {
+  readonly initialDelaySeconds?: number;
+  readonly periodSeconds: number;
+  readonly failureThreshold: number;
+}
+
+export interface ResolvedDiscovery {
+  readonly image: string;
+  readonly imagePullPolicy: string;
+  /** `serviceAccountName` is always `<cluster>-discovery`; `securityContext` is never empty. */
+  readonly pod: ResolvedPod;
+  readonly resources: ResourceRequirements;
+  readonly securityContext: SecurityContext;
+  readonly env: EnvVar[];
+  readonly envFrom: EnvFromSource[];
+  readonly initContainers: Container[];
+  readonly additionalContainers: Container[];
+  readonly additionalVolumes: Volume[];
+  readonly additionalVolumeMounts: VolumeMount[];
+  readonly readinessProbe: ResolvedDiscoveryProbe;
+  readonly livenessProbe: ResolvedDiscoveryProbe;
+}
+
+const POD_SECURITY_CONTEXT: PodSecurityContext = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  runAsGroup: 65532,
+  fsGroup: 65532,
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+const SECURITY_CONTEXT: SecurityContext = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ['ALL'] },
+};
+
+/** Defaults of the discovery Deployment (this project's: the operator set none). */
+export const DISCOVERY_DEFAULTS = {
+  requests: { cpu: '50m', memory: '96Mi' },
+  limits: { memory: '256Mi' },
+  /** 65532 is the user the controller image runs as. */
+  podSecurityContext: POD_SECURITY_CONTEXT,
+  securityContext: SECURITY_CONTEXT,
+  readinessProbe: { periodSeconds: 5, failureThreshold: 3 },
+  livenessProbe: { initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
+} as const;
+
+export const DISCOVERY_DEFAULTS_TABLE: readonly DefaultEntry[] = [
+  { field: 'spec.discovery.image', value: DEFAULTS.controllerImage, note: '`--controller-image` when given; `spec.discovery.version` sets the tag' },
+  { field: 'spec.discovery.requests', value: '{cpu: 50m, memory: 96Mi}', note: 'only when requests and limits are both unset' },
+  { field: 'spec.discovery.limits', value: '{memory: 256Mi}', note: 'only when requests and limits are both unset' },
+  {
+    field: 'spec.discovery.podSecurityContext',
+    value: 'non-root 65532, RuntimeDefault seccomp',
+    note: 'when neither it nor spec.podSecurityContext is set',
+  },
+  { field: 'spec.discovery.securityContext', value: 'no privilege escalation, read-only root, no capabilities' },
+  { field: 'spec.discovery.readinessProbe', value: 'GET /readyz :10263 every 5s', note: 'initialDelaySeconds and periodSeconds override' },
+  { field: 'spec.discovery.livenessProbe', value: 'GET /healthz :10263 every 10s after 10s', note: 'initialDelaySeconds and periodSeconds override' },
+];
+
+const STATEFULSET_ONLY = 'discovery runs as a Deployment, which has no such setting (tidb-operator ignored it too); remove it';
+
+/** Fields of `spec.discovery`: the common component ones it has in the CRD, and the refused ones (see `support.ts`). */
+export const DISCOVERY_FIELDS: ComponentFields = {
+  extra: ['livenessProbe'],
+  // Not in the CRD's discovery spec (the schema check names them as unknown) or refused below.
+  except: [
+    'replicas', 'baseImage', 'config', 'serviceAccount', 'storageClassName', 'storageVolumes', 'maxFailoverCount',
+    'statefulSetUpdateStrategy', 'podManagementPolicy', 'configUpdateStrategy',
+  ],
+  offValues: {
+    suspendAction: [{}, { suspendStatefulSet: false }],
+    'readinessProbe.type': ['tcp'],
+    'livenessProbe.type': ['tcp'],
+  },
+  reasons: {
+    statefulSetUpdateStrategy: STATEFULSET_ONLY,
+    podManagementPolicy: STATEFULSET_ONLY,
+    configUpdateStrategy: 'discovery has no ConfigMap (tidb-operator ignored this field too); remove it',
+    suspendAction: 'discovery runs as a Deployment, which suspendStatefulSet does not stop; remove it',
+    'readinessProbe.type': 'the controller is checked over HTTP (/readyz); only initialDelaySeconds and periodSeconds are taken',
+    'livenessProbe.type': 'the controller is checked over HTTP (/healthz); only initialDelaySeconds and periodSeconds are taken',
+  },
+};
+
+/** An image of tidb-operator itself: its discovery binary is not the tidb-gitops controller. */
+const OPERATOR_IMAGE = /(^|\/)tidb-operator(:|@|$)/;
+
+export function resolveDiscovery(ctx: Ctx): ResolvedDiscovery {
+  const spec: DiscoverySpec = ctx.spec.discovery ?? {};
+  const path = 'spec.discovery';
+  const pod = resolvePod(ctx, 'discovery', spec);
+  if (spec.image && OPERATOR_IMAGE.test(spec.image)) {
+    ctx.issues.push({
+      path: `${path}.image`,
+      message:
+        `${JSON.stringify(spec.image)} is a tidb-operator image, which does not contain the tidb-gitops controller ` +
+        '(tidb-operator ignored this field); remove it to use the tidb-gitops image, or name a tidb-gitops image',
+    });
+  }
+  for (const list of ['requests', 'limits'] as const) {
+    if (spec[list]?.storage !== undefined) {
+      ctx.issues.push({ path: `${path}.${list}.storage`, message: 'discovery has no volume for storage to size; remove it' });
+    }
+  }
+  const given = spec.requests !== undefined || spec.limits !== undefined;
+  const { resources } = splitResources(
+    given ? spec.requests : DISCOVERY_DEFAULTS.requests,
+    given ? spec.limits : DISCOVERY_DEFAULTS.limits,
+    spec.claims,
+  );
+  return {
+    image: spec.image || (spec.version ? `${CONTROLLER_REPOSITORY}:${spec.version}` : (ctx.controllerImage ?? DEFAULTS.controllerImage)),
+    imagePullPolicy: resolvePullPolicy(ctx, spec),
+    pod: {
+      ...pod,
+      securityContext: pod.securityContext ?? structuredClone(DISCOVERY_DEFAULTS.podSecurityContext),
+      serviceAccountName: names.discovery(ctx.tc.metadata.name),
+    },
+    resources,
+    securityContext: spec.securityContext ?? structuredClone(DISCOVERY_DEFAULTS.securityContext),
+    env: spec.env ?? [],
+    envFrom: spec.envFrom ?? [],
+    initContainers: spec.initContainers ?? [],
+    additionalContainers: spec.additionalContainers ?? [],
+    additionalVolumes: spec.additionalVolumes ?? [],
+    additionalVolumeMounts: spec.additionalVolumeMounts ?? [],
+    readinessProbe: resolveProbe(spec.readinessProbe, DISCOVERY_DEFAULTS.readinessProbe),
+    livenessProbe: resolveProbe(spec.livenessProbe, DISCOVERY_DEFAULTS.livenessProbe),
+  };
+}
+
+function resolveProbe(
+  probe: DiscoveryProbeSpec | undefined,
+  defaults: { readonly initialDelaySeconds?: number; readonly periodSeconds: number; readonly failureThreshold: number },
+): ResolvedDiscoveryProbe {
+  const initialDelaySeconds = probe?.initialDelaySeconds ?? defaults.initialDelaySeconds;
+  return {
+    ...(initialDelaySeconds !== undefined && { initialDelaySeconds }),
+    periodSeconds: probe?.periodSeconds ?? defaults.periodSeconds,
+    failureThreshold: defaults.failureThreshold,
+  };
+}
