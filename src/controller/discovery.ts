@@ -1,0 +1,184 @@
+/**
+ * PD bootstrap discovery, answering the calls the rendered start scripts make, where tidb-operator's
+ * discovery service answered them:
+ *
+ * - `GET /new/<base64("<pod>.<cluster>-pd-peer.<ns>.svc[.<domain>]:2380\n")>[/pd]`: PD start arguments
+ *   for a PD Pod that has no data. Once every desired PD Pod has asked and no PD cluster answers, the
+ *   last caller bootstraps a one-member cluster (`--initial-cluster`); every other caller joins the
+ *   running members (`--join`). A member that lost its data is removed from PD before it rejoins under
+ *   the same name. Until it can answer, it returns 500 and the script asks again.
+ * - `GET /verify/<base64(pd url)>` (acrossK8s): the PD endpoints to use, the given one first.
+ *
+ * Callers must be Pods of this cluster: the name in the request must be one of its PD Pods, and the
+ * request must come from that Pod's address (or, for `/verify`, any of the cluster's Pods).
+ */
+import { LABEL } from '../spec/names';
+import { isTerminating, type ClusterInfo, type Pod } from './model';
+import { PdClient, type PdMember } from './pd-client';
+
+export interface DiscoveryAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+export interface DiscoveryDeps {
+  readonly cluster: ClusterInfo;
+  /** The cluster's Pods (informer cache). */
+  pods(): readonly Pod[];
+  /** Desired PD replicas (the PD StatefulSet's annotation), undefined while it is not known. */
+  pdReplicas(): number | undefined;
+  /** PD clients to ask for members, in order: the local PD, a referenced cluster's PD, `pdAddresses`. */
+  readonly pdClients: readonly PdClient[];
+  /** Reject callers whose address is not their Pod's. @default true */
+  readonly checkSource: boolean;
+  /** Notes what discovery did (stale member removed...), for logs and events. */
+  note(kind: 'bootstrap' | 'join' | 'stale-member', message: string, pod: string): void;
+}
+
+const answer = (status: number, body: string): DiscoveryAnswer => ({ status, body: body.endsWith('\n') || status === 200 ? body : `${body}\n` });
+
+export class Discovery {
+  /** PD Pods that asked since the desired replica count last changed (reset on change, like the operator). */
+  private readonly callers = new Set<string>();
+  private seenReplicas: number | undefined;
+
+  constructor(private readonly deps: DiscoveryDeps) {}
+
+  async handle(method: string, url: string, remoteAddress: string | undefined): Promise<DiscoveryAnswer> {
+    if (method !== 'GET') return answer(405, 'only GET is served');
+    const parts = url.split('?')[0].split('/').filter(Boolean);
+    if (parts[0] === 'new' && (parts.length === 2 || parts.length === 3)) return this.newMember(parts[1], parts[2] ?? 'pd', remoteAddress);
+    if (parts[0] === 'verify' && parts.length === 2) return this.verify(parts[1], remoteAddress);
+    return answer(404, `unknown path ${url}; discovery serves /new/<base64 peer address> and /verify/<base64 PD URL>`);
+  }
+
+  private async newMember(encoded: string, registerType: string, remote: string | undefined): Promise<DiscoveryAnswer> {
+    const { cluster } = this.deps;
+    if (registerType !== 'pd') return answer(400, `register type ${JSON.stringify(registerType)} is not served; only pd`);
+    const peer = decode(encoded);
+    if (peer === undefined) return answer(400, 'the address is not base64');
+    const host = peer.trim().replace(/:\d+$/, '');
+    const labels = host.split('.');
+    if (labels.length < 4 || labels[3] !== 'svc' || !labels[1].endsWith('-pd-peer')) {
+      return answer(400, `${JSON.stringify(host)} is not a PD peer address (<pod>.<cluster>-pd-peer.<namespace>.svc[.<domain>])`);
+    }
+    const [podName, service, namespace] = labels;
+    const tcName = service.slice(0, -'-pd-peer'.length);
+    if (tcName !== cluster.name || namespace !== cluster.namespace) {
+      return answer(403, `${host} belongs to cluster ${namespace}/${tcName}; this discovery serves ${cluster.namespace}/${cluster.name}`);
+    }
+    const pod = this.deps
+      .pods()
+      .find((p) => p.metadata.name === podName && p.metadata.labels?.[LABEL.component] === 'pd' && p.metadata.labels?.[LABEL.instance] === cluster.name);
+    if (!pod || isTerminating(pod)) return answer(403, `${podName} is not a running PD Pod of cluster ${cluster.name}`);
+    if (this.deps.checkSource && !fromPod(pod, remote)) return answer(403, `the request does not come from Pod ${podName}'s address`);
+
+    const replicas = this.deps.pdReplicas();
+    if (replicas === undefined) return answer(503, 'the PD StatefulSet is not known yet');
+    if (replicas !== this.seenReplicas) {
+      this.callers.clear();
+      this.seenReplicas = replicas;
+    }
+    this.callers.add(podName);
+
+    const found = await this.members();
+    const members = found?.members;
+    if (found === undefined || members === undefined || members.length === 0) {
+      if (cluster.cluster !== null) return answer(500, `no PD of cluster ${cluster.cluster.name} answers yet`);
+      if (this.callers.size < replicas) return answer(500, `waiting for all ${replicas} PD Pods to ask (${this.callers.size} so far)`);
+      this.callers.delete(podName);
+      if (cluster.pdAddresses.length > 0) {
+        this.deps.note('join', `${podName} joins the PD cluster at ${cluster.pdAddresses.join(',')}`, podName);
+        return answer(200, `--join=${cluster.pdAddresses.join(',')}`);
+      }
+      const scheme = cluster.tls ? 'https' : 'http';
+      const name = cluster.acrossK8s || cluster.clusterDomain ? host : podName;
+      this.deps.note('bootstrap', `${podName} bootstraps a new PD cluster`, podName);
+      return answer(200, `--initial-cluster=${name}=${scheme}://${host}:2380`);
+    }
+
+    // A member under the caller's name is stale: the caller asks only when it has no data.
+    const stale = members.filter((m) => m.name === podName || m.name === host);
+    for (const m of stale) {
+      try {
+        await found.client.deleteMemberByName(m.name);
+        this.deps.note('stale-member', `removed PD member ${m.name}, whose data is gone, so that ${podName} can join again`, podName);
+      } catch (err) {
+        return answer(500, `cannot remove the stale PD member ${m.name}: ${(err as Error).message}`);
+      }
+    }
+    const peers = await this.peerUrls();
+    if (peers === undefined) return answer(500, 'PD members could not be read');
+    const urls = [...peers]
+      .filter(([name]) => name !== podName && name !== host)
+      .flatMap(([, urls]) => urls.map((u) => u.replace(/:2380$/, ':2379')));
+    if (urls.length === 0) return answer(500, 'no other PD member to join yet');
+    this.callers.delete(podName);
+    this.deps.note('join', `${podName} joins PD through ${urls.join(',')}`, podName);
+    return answer(200, `--join=${urls.join(',')}`);
+  }
+
+  private async verify(encoded: string, remote: string | undefined): Promise<DiscoveryAnswer> {
+    const pdUrl = decode(encoded)?.trim();
+    if (pdUrl === undefined) return answer(400, 'the URL is not base64');
+    if (this.deps.checkSource && !this.deps.pods().some((p) => fromPod(p, remote))) {
+      return answer(403, 'the request does not come from a Pod of this cluster');
+    }
+    const hasScheme = /^https?:\/\//.test(pdUrl);
+    for (const client of this.deps.pdClients) {
+      try {
+        const members = await client.health();
+        const urls = members
+          .filter((m) => m.healthy)
+          .flatMap((m) => m.clientUrls.slice(0, 1))
+          .map((u) => (hasScheme ? u : u.replace(/^https?:\/\//, '')))
+          .filter((u) => u !== pdUrl);
+        return answer(200, [pdUrl, ...urls].join(','));
+      } catch {
+        // Try the next PD.
+      }
+    }
+    return answer(200, pdUrl);
+  }
+
+  private async members(): Promise<{ client: PdClient; members: PdMember[] } | undefined> {
+    for (const client of this.deps.pdClients) {
+      try {
+        return { client, members: await client.members() };
+      } catch {
+        // Try the next PD.
+      }
+    }
+    return undefined;
+  }
+
+  private async peerUrls(): Promise<Map<string, string[]> | undefined> {
+    for (const client of this.deps.pdClients) {
+      try {
+        return await client.memberPeerUrls();
+      } catch {
+        // Try the next PD.
+      }
+    }
+    return undefined;
+  }
+}
+
+function decode(text: string): string | undefined {
+  let b64: string;
+  try {
+    b64 = decodeURIComponent(text).replace(/-/g, '+').replace(/_/g, '/');
+  } catch {
+    return undefined;
+  }
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) return undefined;
+  return Buffer.from(b64, 'base64').toString('utf8');
+}
+
+const bare = (ip: string): string => ip.replace(/^::ffff:/, '');
+
+function fromPod(pod: Pod, remote: string | undefined): boolean {
+  if (!remote) return false;
+  const ips = [pod.status?.podIP, ...(pod.status?.podIPs ?? []).map((p) => p.ip)].filter((x): x is string => Boolean(x));
+  return ips.some((ip) => bare(ip) === bare(remote));
+}

@@ -1,0 +1,321 @@
+/**
+ * Kubernetes access for the controller, through @kubernetes/client-node: informers for the cluster's
+ * StatefulSets and Pods, and the few writes the controller makes, each naming its field manager and
+ * retried on conflicts, throttling and server errors. The only module that loads the client library.
+ */
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  KubeConfig,
+  makeInformer,
+  PatchStrategy,
+  setHeaderOptions,
+  type Informer,
+  type ObjectCache,
+  type V1Pod,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
+import { LABEL, LABEL_VALUE } from '../spec/names';
+import type { LeaseRecord, LeaseStore } from './leader';
+import type { Logger } from './log';
+import type { Pod, StatefulSet } from './model';
+
+/** The field manager of every write the controller makes. */
+export const FIELD_MANAGER = 'tidb-gitops-controller';
+
+
+export interface EventTarget {
+  readonly kind: 'Pod' | 'StatefulSet';
+  readonly name: string;
+  readonly uid?: string;
+}
+
+/** Kubernetes answered with an HTTP status the caller has to handle (e.g. 409 on a Lease). */
+export class KubeError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+const RETRYABLE = (code: number): boolean => code === 409 || code === 429 || code >= 500 || code === 0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+
+export class KubeAccess implements LeaseStore {
+  private readonly kc = new KubeConfig();
+  private readonly apps: AppsV1Api;
+  private readonly core: CoreV1Api;
+  private readonly coordination: CoordinationV1Api;
+  private stsInformer?: Informer<V1StatefulSet> & ObjectCache<V1StatefulSet>;
+  private podInformer?: Informer<V1Pod> & ObjectCache<V1Pod>;
+  private readonly syncedSet = new Set<string>();
+  private stopped = false;
+  /** Called after every API request the controller makes itself (not the informers), for metrics. */
+  onRequest: (verb: string, code: number) => void = () => {};
+
+  constructor(
+    readonly namespace: string,
+    readonly cluster: string,
+    private readonly log: Logger,
+    kubeconfigPath?: string,
+  ) {
+    if (kubeconfigPath) this.kc.loadFromFile(kubeconfigPath);
+    else this.kc.loadFromDefault();
+    this.apps = this.kc.makeApiClient(AppsV1Api);
+    this.core = this.kc.makeApiClient(CoreV1Api);
+    this.coordination = this.kc.makeApiClient(CoordinationV1Api);
+  }
+
+  /** Label selector of everything the cluster's components run. */
+  get selector(): string {
+    return `${LABEL.instance}=${this.cluster},${LABEL.managedBy}=${LABEL_VALUE.managedBy}`;
+  }
+
+  /** Starts watching StatefulSets and Pods; `onChange` runs on every add, update and delete. */
+  async startInformers(onChange: (what: string) => void): Promise<void> {
+    const ns = this.namespace;
+    const selector = this.selector;
+    // The cache holds a list's items as soon as the list call resolves: that is when a resource is synced.
+    const listed = <T>(name: string, list: Promise<T>): Promise<T> =>
+      list.then((r) => {
+        setImmediate(() => {
+          this.syncedSet.add(name);
+          onChange(name);
+        });
+        return r;
+      });
+    this.stsInformer = makeInformer<V1StatefulSet>(
+      this.kc,
+      `/apis/apps/v1/namespaces/${ns}/statefulsets`,
+      () => listed('statefulsets', this.apps.listNamespacedStatefulSet({ namespace: ns, labelSelector: selector })),
+      selector,
+    );
+    this.podInformer = makeInformer<V1Pod>(
+      this.kc,
+      `/api/v1/namespaces/${ns}/pods`,
+      () => listed('pods', this.core.listNamespacedPod({ namespace: ns, labelSelector: selector })),
+      selector,
+    );
+    for (const [name, inf] of [
+      ['statefulsets', this.stsInformer],
+      ['pods', this.podInformer],
+    ] as const) {
+      const informer = inf as Informer<V1StatefulSet | V1Pod>;
+      informer.on('change', () => onChange(name));
+      informer.on('error', (err: unknown) => {
+        if (this.stopped) return;
+        this.syncedSet.delete(name);
+        this.log.warn('watch failed; restarting', { resource: name, error: describe(err) });
+        setTimeout(() => {
+          if (!this.stopped) informer.start().catch(() => {});
+        }, 1000);
+      });
+    }
+    await Promise.all([this.stsInformer.start(), this.podInformer.start()]);
+  }
+
+  /** Both informers have listed at least once and are watching. */
+  synced(): boolean {
+    return this.syncedSet.size === 2;
+  }
+
+  statefulSets(): StatefulSet[] {
+    return (this.stsInformer?.list(this.namespace) ?? []) as unknown as StatefulSet[];
+  }
+
+  pods(): Pod[] {
+    return (this.podInformer?.list(this.namespace) ?? []) as unknown as Pod[];
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([this.stsInformer?.stop(), this.podInformer?.stop()]);
+  }
+
+  /** Runs a request, retrying what Kubernetes says may succeed later (409, 429, 5xx, no answer). */
+  private async call<T>(verb: string, fn: () => Promise<T>, retry = true): Promise<T> {
+    let delay = 100;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const out = await fn();
+        this.onRequest(verb, 200);
+        return out;
+      } catch (err) {
+        const code = codeOf(err);
+        this.onRequest(verb, code);
+        if (!retry || !RETRYABLE(code) || attempt >= 6 || this.stopped) throw new KubeError(`${verb}: ${describe(err)}`, code);
+        const after = retryAfterMs(err);
+        this.log.debug('retrying Kubernetes request', { verb, code, attempt });
+        await sleep(after ?? delay);
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  /**
+   * Sets replicas and partition by server-side apply. Both fields always travel together: a field
+   * left out of an apply would be released by the controller's field manager.
+   */
+  async applyStatefulSet(name: string, replicas: number, partition: number | undefined): Promise<void> {
+    const body = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name, namespace: this.namespace },
+      spec: {
+        replicas,
+        ...(partition === undefined ? {} : { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition } } }),
+      },
+    };
+    await this.call(`apply statefulset ${name}`, () =>
+      this.apps.patchNamespacedStatefulSet(
+        { name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER, force: true },
+        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+      ),
+    );
+  }
+
+  /** Sets (string) or removes (null) Pod annotations with a merge patch. */
+  async annotatePod(name: string, annotations: Record<string, string | null>): Promise<void> {
+    await this.call(`annotate pod ${name}`, () =>
+      this.core.patchNamespacedPod(
+        { name, namespace: this.namespace, body: { metadata: { annotations } }, fieldManager: FIELD_MANAGER },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+  }
+
+  /** Creates or updates a ConfigMap's data by server-side apply. */
+  async applyConfigMap(name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: this.namespace, labels }, data };
+    await this.call(`apply configmap ${name}`, () =>
+      this.core.patchNamespacedConfigMap(
+        { name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER, force: true },
+        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+      ),
+    );
+  }
+
+  /** A ConfigMap's data, or undefined when it does not exist. */
+  async getConfigMapData(name: string): Promise<Record<string, string> | undefined> {
+    try {
+      const cm = await this.call(`get configmap ${name}`, () => this.core.readNamespacedConfigMap({ name, namespace: this.namespace }));
+      return cm.data ?? {};
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Records a Kubernetes Event on a Pod or StatefulSet; failures are logged, never fatal. */
+  async event(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string, now: number): Promise<void> {
+    const time = new Date(now);
+    const suffix = `${now.toString(16)}${Math.floor(Math.random() * 0x10000).toString(16)}`;
+    try {
+      await this.call(
+        'create event',
+        () =>
+          this.core.createNamespacedEvent({
+            namespace: this.namespace,
+            body: {
+              metadata: { name: `${target.name}.${suffix}`, namespace: this.namespace },
+              involvedObject: {
+                apiVersion: target.kind === 'Pod' ? 'v1' : 'apps/v1',
+                kind: target.kind,
+                name: target.name,
+                namespace: this.namespace,
+                uid: target.uid,
+              },
+              type,
+              reason,
+              message,
+              count: 1,
+              firstTimestamp: time,
+              lastTimestamp: time,
+              source: { component: FIELD_MANAGER },
+              reportingComponent: FIELD_MANAGER,
+              reportingInstance: process.env.MY_POD_NAME ?? FIELD_MANAGER,
+            },
+            fieldManager: FIELD_MANAGER,
+          }),
+        true,
+      );
+    } catch (err) {
+      this.log.warn('could not record an event', { reason, error: describe(err) });
+    }
+  }
+
+  async getLease(name: string): Promise<LeaseRecord | undefined> {
+    try {
+      const l = await this.call('get lease', () => this.coordination.readNamespacedLease({ name, namespace: this.namespace }), false);
+      return {
+        holder: l.spec?.holderIdentity ?? '',
+        durationSeconds: l.spec?.leaseDurationSeconds ?? 0,
+        acquireTime: l.spec?.acquireTime as unknown as string | undefined,
+        renewTime: l.spec?.renewTime as unknown as string | undefined,
+        transitions: l.spec?.leaseTransitions ?? 0,
+        resourceVersion: l.metadata?.resourceVersion ?? '',
+      };
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Creates the Lease (no `resourceVersion`) or replaces it (optimistic: a 409 means someone else
+   * wrote it first, and is not retried). Returns the new resourceVersion.
+   */
+  async writeLease(name: string, lease: Omit<LeaseRecord, 'resourceVersion'>, resourceVersion?: string): Promise<string> {
+    const body = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name, namespace: this.namespace, ...(resourceVersion ? { resourceVersion } : {}) },
+      spec: {
+        holderIdentity: lease.holder,
+        leaseDurationSeconds: lease.durationSeconds,
+        acquireTime: lease.acquireTime as unknown as Date,
+        renewTime: lease.renewTime as unknown as Date,
+        leaseTransitions: lease.transitions,
+      },
+    };
+    const out = resourceVersion
+      ? await this.call('update lease', () => this.coordination.replaceNamespacedLease({ name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER }), false)
+      : await this.call('create lease', () => this.coordination.createNamespacedLease({ namespace: this.namespace, body, fieldManager: FIELD_MANAGER }), false);
+    return out.metadata?.resourceVersion ?? '';
+  }
+}
+
+function codeOf(err: unknown): number {
+  const e = err as { code?: unknown; statusCode?: unknown };
+  if (typeof e?.code === 'number') return e.code;
+  if (typeof e?.statusCode === 'number') return e.statusCode;
+  return 0;
+}
+
+function retryAfterMs(err: unknown): number | undefined {
+  const h = (err as { headers?: Record<string, string> })?.headers;
+  const v = h?.['retry-after'] ?? h?.['Retry-After'];
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) * 1000 : undefined;
+}
+
+export function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const body = (err as { body?: unknown }).body;
+    const msg = typeof body === 'string' ? safeStatusMessage(body) : (body as { message?: string } | undefined)?.message;
+    const code = codeOf(err);
+    return msg ? `HTTP ${code}: ${msg}` : err.message.split('\n')[0];
+  }
+  return String(err);
+}
+
+function safeStatusMessage(body: string): string | undefined {
+  try {
+    return (JSON.parse(body) as { message?: string }).message;
+  } catch {
+    return body.slice(0, 200) || undefined;
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The controller's view of the objects it reads, as plain data: only the fields it uses, so the
+ * decision code needs neither the Kubernetes client nor a cluster to be exercised.
+ */
+import { COMPONENTS, type ComponentKind } from '../spec/names';
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** A Date from the client library, a string on the wire. */
+  deletionTimestamp?: Date | string;
+  creationTimestamp?: Date | string;
+}
+
+export interface StatefulSet {
+  metadata: ObjectMeta;
+  spec?: {
+    replicas?: number;
+    updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
+  };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    currentReplicas?: number;
+    updatedReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+  };
+}
+
+export interface PodCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: Date | string;
+}
+
+export interface Pod {
+  metadata: ObjectMeta;
+  status?: { phase?: string; podIP?: string; podIPs?: { ip: string }[]; conditions?: PodCondition[] };
+}
+
+/** What the renderer tells the controller about the cluster (the `TIDB_GITOPS_CLUSTER` JSON). */
+export interface ClusterInfo {
+  readonly name: string;
+  readonly namespace: string;
+  /** Kubernetes cluster domain for FQDNs, "" when unset. */
+  readonly clusterDomain: string;
+  readonly acrossK8s: boolean;
+  /** `tlsCluster.enabled`: components (PD included) speak HTTPS with client certificates. */
+  readonly tls: boolean;
+  /** Discovery itself is served over HTTPS with client-certificate checks. */
+  readonly discoveryMtls: boolean;
+  readonly pdAddresses: readonly string[];
+  /** Heterogeneous cluster: the cluster whose PD this one uses. */
+  readonly cluster: { name: string; namespace?: string; clusterDomain?: string } | null;
+  /** Rendered components, in reconcile order. */
+  readonly components: readonly ComponentKind[];
+}
+
+/** Operation settings from a StatefulSet's `tidb-gitops.io/settings` annotation (renderer-written). */
+export interface ComponentSettings {
+  /** @default false */
+  paused?: boolean;
+  /** Skip the health checks and let the StatefulSet roll every Pod. @default false */
+  forceUpgrade?: boolean;
+  /** TiKV: how long to wait for region leaders to leave a store before restarting it anyway. @default "1500m" */
+  evictLeaderTimeout?: string;
+  /** TiKV: how long to wait for leaders to come back to an upgraded store. @default "400s" */
+  waitLeaderTransferBackTimeout?: string;
+  [key: string]: unknown;
+}
+
+/** Parses and checks the cluster JSON; errors say which key is wrong. */
+export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (e) {
+    throw new Error(`TIDB_GITOPS_CLUSTER is not JSON: ${(e as Error).message}`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error('TIDB_GITOPS_CLUSTER must be a JSON object');
+  const o = raw as Record<string, unknown>;
+  const str = (k: string, dflt?: string): string => {
+    const v = o[k] ?? dflt;
+    if (typeof v !== 'string') throw new Error(`TIDB_GITOPS_CLUSTER.${k}: expected a string`);
+    return v;
+  };
+  const bool = (k: string): boolean => {
+    const v = o[k] ?? false;
+    if (typeof v !== 'boolean') throw new Error(`TIDB_GITOPS_CLUSTER.${k}: expected true or false`);
+    return v;
+  };
+  const components = (o.components ?? []) as unknown[];
+  if (!Array.isArray(components) || components.some((c) => !(COMPONENTS as readonly unknown[]).includes(c))) {
+    throw new Error(`TIDB_GITOPS_CLUSTER.components: expected a list of ${COMPONENTS.join(', ')}`);
+  }
+  const pdAddresses = (o.pdAddresses ?? []) as unknown[];
+  if (!Array.isArray(pdAddresses) || pdAddresses.some((a) => typeof a !== 'string')) {
+    throw new Error('TIDB_GITOPS_CLUSTER.pdAddresses: expected a list of URLs');
+  }
+  const ref = o.cluster;
+  if (ref !== undefined && ref !== null && (typeof ref !== 'object' || typeof (ref as { name?: unknown }).name !== 'string')) {
+    throw new Error('TIDB_GITOPS_CLUSTER.cluster: expected null or {name, namespace, clusterDomain}');
+  }
+  return {
+    name: str('name'),
+    namespace,
+    clusterDomain: str('clusterDomain', ''),
+    acrossK8s: bool('acrossK8s'),
+    tls: bool('tls'),
+    discoveryMtls: bool('discoveryMtls'),
+    pdAddresses: pdAddresses as string[],
+    cluster: (ref as ClusterInfo['cluster']) ?? null,
+    // Keep the reconcile order whatever order the list came in.
+    components: COMPONENTS.filter((c) => components.includes(c)),
+  };
+}
+
+export const isReady = (pod: Pod): boolean =>
+  !pod.metadata.deletionTimestamp && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+export const isTerminating = (pod: Pod): boolean => Boolean(pod.metadata.deletionTimestamp);
+
+/** The StatefulSet revision a Pod was made from. */
+export const podRevision = (pod: Pod): string | undefined => pod.metadata.labels?.['controller-revision-hash'];
+
+/** Ordinal of `<statefulset>-<n>`, or undefined for a name of another shape. */
+export function ordinalOf(podName: string, stsName: string): number | undefined {
+  if (!podName.startsWith(`${stsName}-`)) return undefined;
+  const rest = podName.slice(stsName.length + 1);
+  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+}
+
+/**
+ * Go duration (`1500m`, `400s`, `1h30m`, `250ms`) in milliseconds; undefined when it does not parse.
+ */
+export function parseDuration(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  const unit: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
+  let total = 0;
+  let m: RegExpExecArray | null;
+  let consumed = 0;
+  while ((m = re.exec(text)) !== null) {
+    total += Number(m[1]) * unit[m[2]];
+    consumed = re.lastIndex;
+  }
+  return consumed === text.length && consumed > 0 ? total : undefined;
+}
+
+export function toMillis(t: Date | string | undefined): number | undefined {
+  if (t === undefined) return undefined;
+  const ms = t instanceof Date ? t.getTime() : Date.parse(t);
+  return Number.isNaN(ms) ? undefined : ms;
+}

@@ -1,0 +1,141 @@
+/**
+ * Options of `tidb-gitops controller`: everything comes from the Deployment the renderer writes
+ * (environment) and can be overridden with flags.
+ */
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { PORT } from '../spec/names';
+import type { ControllerOptions } from './controller';
+import { DEFAULT_TIMING } from './leader';
+import { isLevel, type Level } from './log';
+import { parseClusterInfo, parseDuration, type ClusterInfo } from './model';
+import { tlsFromDir } from './pd-client';
+
+export const CONTROLLER_USAGE = `Usage: tidb-gitops controller [options]
+
+Runs the companion controller of one cluster: PD discovery on --discovery-port,
+replicas and rolling-upgrade stepping of the cluster's StatefulSets, health and
+Prometheus metrics on --metrics-port. The rendered <cluster>-discovery
+Deployment runs it with everything set through its environment.
+
+Options (environment variable in brackets):
+  --cluster-json JSON      What the renderer says about the cluster [TIDB_GITOPS_CLUSTER]
+  --namespace NS           The cluster's namespace [MY_POD_NAMESPACE]
+  --identity NAME          This replica's name in the leader Lease [MY_POD_NAME, else the host name]
+  --kubeconfig FILE        Kubeconfig to use [KUBECONFIG, else the in-cluster service account]
+  --pd-url URL             PD client URL (default: <scheme>://<cluster>-pd.<namespace>:2379)
+  --pd-tls-dir DIR         ca.crt, tls.crt, tls.key for PD over TLS (default /var/lib/cluster-client-tls)
+  --discovery-tls-dir DIR  Serve discovery over mTLS with these files (default /var/lib/discovery-tls when enabled)
+  --listen-address ADDR    Address to bind (default 0.0.0.0)
+  --discovery-port N       Discovery port (default ${PORT.discovery})
+  --metrics-port N         /metrics, /healthz and /readyz port (default ${PORT.discoveryMetrics})
+  --resync DURATION        How often an idle cluster is looked at again (default 30s)
+  --requeue DURATION       How often a cluster with an operation under way is looked at (default 2s)
+  --lease-duration D       Leader Lease duration (default 15s)
+  --lease-renew D          Lease renewal period (default 5s)
+  --renew-deadline D       A leader that cannot renew for this long steps down (default 10s)
+  --no-source-check        Do not require discovery callers to come from their Pod's address
+  --log-level LEVEL        debug, info, warn or error (default info)
+`;
+
+export interface ParsedControllerArgs {
+  readonly options?: Omit<ControllerOptions, 'log'> & { logLevel: Level };
+  readonly help?: boolean;
+  readonly error?: string;
+}
+
+/** Reads flags and environment; returns options or the error to print. */
+export function parseControllerArgs(args: readonly string[], env: NodeJS.ProcessEnv): ParsedControllerArgs {
+  const flags = new Map<string, string>();
+  const booleans = new Set(['--no-source-check', '--help', '-h']);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (booleans.has(arg)) {
+      flags.set(arg, 'true');
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const [flag, value] = arg.startsWith('--') && eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, args[++i]];
+    if (!CONTROLLER_USAGE.includes(`  ${flag} `)) return { error: `unknown option ${JSON.stringify(flag)}` };
+    if (value === undefined) return { error: `${flag} needs a value` };
+    flags.set(flag, value);
+  }
+  if (flags.has('--help') || flags.has('-h')) return { help: true };
+
+  const namespace = flags.get('--namespace') ?? env.MY_POD_NAMESPACE;
+  if (!namespace) return { error: 'the namespace is not known: set --namespace or MY_POD_NAMESPACE' };
+  const json = flags.get('--cluster-json') ?? env.TIDB_GITOPS_CLUSTER;
+  if (!json) return { error: 'the cluster is not known: set --cluster-json or TIDB_GITOPS_CLUSTER (the rendered Deployment sets it)' };
+  let cluster: ClusterInfo;
+  try {
+    cluster = parseClusterInfo(json, namespace);
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+  const durations: Record<string, number> = {};
+  for (const [flag, dflt] of [
+    ['--resync', '30s'],
+    ['--requeue', '2s'],
+    ['--lease-duration', `${DEFAULT_TIMING.leaseMs}ms`],
+    ['--lease-renew', `${DEFAULT_TIMING.renewMs}ms`],
+    ['--renew-deadline', `${DEFAULT_TIMING.renewDeadlineMs}ms`],
+  ] as const) {
+    const text = flags.get(flag) ?? dflt;
+    const ms = parseDuration(text);
+    if (ms === undefined || ms <= 0) return { error: `${flag}: ${JSON.stringify(text)} is not a duration such as 500ms, 30s or 1m` };
+    durations[flag] = ms;
+  }
+  const ports: Record<string, number> = {};
+  for (const [flag, dflt] of [
+    ['--discovery-port', PORT.discovery],
+    ['--metrics-port', PORT.discoveryMetrics],
+  ] as const) {
+    const text = flags.get(flag) ?? String(dflt);
+    if (!/^\d+$/.test(text) || Number(text) > 65535) return { error: `${flag}: ${JSON.stringify(text)} is not a port number` };
+    ports[flag] = Number(text);
+  }
+  const logLevel = flags.get('--log-level') ?? 'info';
+  if (!isLevel(logLevel)) return { error: `--log-level: expected debug, info, warn or error, got ${JSON.stringify(logLevel)}` };
+
+  const tlsDir = flags.get('--pd-tls-dir') ?? '/var/lib/cluster-client-tls';
+  const discoveryTlsDir = flags.get('--discovery-tls-dir') ?? (cluster.discoveryMtls ? '/var/lib/discovery-tls' : undefined);
+  let pdTls: ControllerOptions['pdTls'];
+  let discoveryTls: ControllerOptions['discoveryTls'];
+  try {
+    if (cluster.tls && existsSync(tlsDir)) pdTls = tlsFromDir(tlsDir);
+    if (discoveryTlsDir) discoveryTls = tlsFromDir(discoveryTlsDir);
+  } catch (err) {
+    return { error: `cannot read TLS files: ${(err as Error).message}` };
+  }
+  return {
+    options: {
+      cluster,
+      identity: flags.get('--identity') ?? env.MY_POD_NAME ?? hostname(),
+      kubeconfig: flags.get('--kubeconfig'),
+      pdUrls: flags.has('--pd-url') ? [flags.get('--pd-url')!] : defaultPdUrls(cluster),
+      pdTls,
+      discoveryTls,
+      host: flags.get('--listen-address') ?? '0.0.0.0',
+      discoveryPort: ports['--discovery-port'],
+      metricsPort: ports['--metrics-port'],
+      resyncMs: durations['--resync'],
+      busyRequeueMs: durations['--requeue'],
+      election: { leaseMs: durations['--lease-duration'], renewMs: durations['--lease-renew'], renewDeadlineMs: durations['--renew-deadline'] },
+      checkSource: !flags.has('--no-source-check'),
+      logLevel,
+    },
+  };
+}
+
+/** Where PD answers, as the operator addresses it: the local PD Service, a referenced cluster's, then pdAddresses. */
+export function defaultPdUrls(c: ClusterInfo): string[] {
+  const scheme = c.tls ? 'https' : 'http';
+  const suffix = (ns: string, domain: string) => (domain ? `${ns}.svc.${domain}` : ns);
+  const urls: string[] = [];
+  if (c.components.includes('pd')) urls.push(`${scheme}://${c.name}-pd.${suffix(c.namespace, c.clusterDomain)}:2379`);
+  if (c.cluster) urls.push(`${scheme}://${c.cluster.name}-pd.${suffix(c.cluster.namespace || c.namespace, c.cluster.clusterDomain ?? '')}:2379`);
+  urls.push(...c.pdAddresses);
+  if (urls.length === 0) urls.push(`${scheme}://${c.name}-pd.${suffix(c.namespace, c.clusterDomain)}:2379`);
+  return urls;
+}
+

@@ -1,0 +1,409 @@
+/**
+ * What the controller does next for each component, decided from a snapshot of the StatefulSets,
+ * their Pods and PD. Pure: no clock (the time is an input), no I/O. The caller carries out at most one
+ * action per component, then plans again from fresh state, so every step is safe to repeat after a
+ * crash: the state that matters lives in the cluster (partition, Pod revisions, Pod annotations, PD
+ * schedulers), never only in memory.
+ */
+import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, type ComponentKind } from '../spec/names';
+import {
+  isReady,
+  isTerminating,
+  ordinalOf,
+  parseDuration,
+  podRevision,
+  toMillis,
+  type ClusterInfo,
+  type ComponentSettings,
+  type Pod,
+  type StatefulSet,
+} from './model';
+import type { PdMember, PdStore } from './pd-client';
+
+/** Pod annotation (the operator's literal key): when leader eviction began for this Pod's upgrade. */
+export const EVICT_BEGIN_ANNOTATION = 'evictLeaderBeginTime';
+/** Pod annotation (the operator's key): when the upgraded store's evict-leader scheduler was removed. */
+export const EVICT_END_ANNOTATION = 'tidb.pingcap.com/tikv-evict-leader-end-at';
+/** Pod annotations by which a user asks for leader eviction; the controller leaves such schedulers alone. */
+const USER_EVICT_ANNOTATIONS = ['tidb.pingcap.com/evict-leader', 'tidb.pingcap.com/evict-leader-for-resize'];
+
+/** Below this even share of leaders per store, an upgraded store is not waited for. */
+const LEADERS_BACK_MIN_SHARE = 200;
+
+/**
+ * Which components must be neither upgrading nor scaling before a component may step (tidb-operator's
+ * upgrade admission rules).
+ */
+export const BLOCKED_BY: Readonly<Record<ComponentKind, readonly ComponentKind[]>> = {
+  pd: [],
+  tiproxy: [],
+  tiflash: ['pd'],
+  tikv: ['pd', 'tiflash'],
+  pump: ['pd', 'tiflash', 'tikv'],
+  tidb: ['pd', 'tikv', 'tiflash', 'pump'],
+  ticdc: ['pd', 'tikv', 'tiflash', 'pump', 'tidb'],
+};
+
+/** Components whose Pods hold no data: replicas may go down without a safe scale-in procedure. */
+const STATELESS: readonly ComponentKind[] = ['tidb', 'tiproxy'];
+
+export type Phase = 'Normal' | 'Upgrading' | 'Scaling';
+
+export interface PdState {
+  readonly members: readonly PdMember[];
+  readonly leader: string | undefined;
+  readonly stores: readonly PdStore[];
+  /** Store ids with an evict-leader scheduler. */
+  readonly evicting: ReadonlySet<number>;
+}
+
+export interface ComponentState {
+  readonly kind: ComponentKind;
+  readonly sts: StatefulSet;
+  readonly pods: readonly Pod[];
+}
+
+export interface PlanInput {
+  readonly cluster: ClusterInfo;
+  /** Components present, in reconcile order. */
+  readonly components: readonly ComponentState[];
+  /** PD's view, an error text when PD could not be read, or undefined when not needed. */
+  readonly pd: PdState | { readonly error: string } | undefined;
+  readonly now: number;
+}
+
+export type Action =
+  /** Server-side apply of the two fields the controller owns (partition absent for OnDelete). */
+  | { readonly type: 'apply'; readonly replicas: number; readonly partition: number | undefined }
+  | { readonly type: 'transfer-leader'; readonly pod: string; readonly from: string; readonly to: string }
+  /** Add the evict-leader scheduler for the Pod's store and note the time on the Pod. */
+  | { readonly type: 'evict-begin'; readonly pod: string; readonly storeId: number }
+  /** Remove the scheduler from an upgraded store and note the time on the Pod. */
+  | { readonly type: 'evict-end'; readonly pod: string; readonly storeId: number }
+  /** Remove evict-leader schedulers left on stores once no upgrade runs. */
+  | { readonly type: 'evict-cleanup'; readonly storeIds: readonly number[] };
+
+export interface PlanEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+  /** The Pod the event is about; the StatefulSet when absent. */
+  readonly pod?: string;
+}
+
+export interface ComponentPlan {
+  readonly kind: ComponentKind;
+  readonly phase: Phase;
+  /** Replicas asked for by the rendered annotation (undefined when it is missing or not a number). */
+  readonly desired: number | undefined;
+  readonly action?: Action;
+  /** Why the component is where it is: what the action does, or what it waits for. */
+  readonly reason: string;
+  /** True when the controller should look again soon (an operation is under way). */
+  readonly busy: boolean;
+  readonly event?: PlanEvent;
+}
+
+/** Parses the settings annotation; a bad one counts as none (the renderer always writes valid JSON). */
+export function settingsOf(sts: StatefulSet): ComponentSettings {
+  const text = sts.metadata.annotations?.[ANNOTATION.settings];
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as ComponentSettings) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function desiredReplicas(sts: StatefulSet): number | undefined {
+  const text = sts.metadata.annotations?.[ANNOTATION.replicas];
+  return text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+export const stsName = (cluster: string, kind: ComponentKind): string => `${cluster}-${kind}`;
+
+/** Pods of a StatefulSet by ordinal (Pods of other shapes are ignored). */
+export function podsByOrdinal(cluster: string, kind: ComponentKind, pods: readonly Pod[]): Map<number, Pod> {
+  const out = new Map<number, Pod>();
+  for (const p of pods) {
+    const ord = ordinalOf(p.metadata.name ?? '', stsName(cluster, kind));
+    if (ord !== undefined) out.set(ord, p);
+  }
+  return out;
+}
+
+const replicasOf = (sts: StatefulSet): number => sts.spec?.replicas ?? 1;
+const isRolling = (sts: StatefulSet): boolean => (sts.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
+const partitionOf = (sts: StatefulSet): number => sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
+const statusCurrent = (sts: StatefulSet): boolean =>
+  sts.status?.observedGeneration === undefined || sts.metadata.generation === undefined || sts.status.observedGeneration >= sts.metadata.generation;
+
+/** A rolling upgrade is pending: the StatefulSet's revisions differ or a Pod is not at the update revision. */
+export function isUpgrading(sts: StatefulSet, pods: readonly Pod[]): boolean {
+  const update = sts.status?.updateRevision;
+  if (!update) return false;
+  return sts.status?.currentRevision !== update || pods.some((p) => podRevision(p) !== update);
+}
+
+/** The PD member that runs in a Pod: named after the Pod, or after its FQDN (acrossK8s, clusterDomain). */
+export const memberOfPod = (members: readonly PdMember[], pod: string): PdMember | undefined =>
+  members.find((m) => m.name === pod || m.name.startsWith(`${pod}.`));
+
+/** The store a TiKV or TiFlash Pod serves, matched on its advertised address. */
+export function storeOfPod(stores: readonly PdStore[], cluster: string, kind: ComponentKind, pod: string): PdStore | undefined {
+  const prefix = `${pod}.${cluster}-${kind}-peer.`;
+  return stores.find((s) => s.address.startsWith(prefix) && s.state !== 'Tombstone');
+}
+
+type Step = { ok: true; event?: PlanEvent } | { ok: false; reason: string; action?: Action; event?: PlanEvent };
+const OK: Step = { ok: true };
+const wait = (reason: string): Step => ({ ok: false, reason });
+
+/** Decides the next action of every component. */
+export function plan(input: PlanInput): ComponentPlan[] {
+  const phases = new Map<ComponentKind, Phase>();
+  for (const c of input.components) phases.set(c.kind, phaseOf(c));
+  return input.components.map((c) => planComponent(input, c, phases));
+}
+
+function phaseOf(c: ComponentState): Phase {
+  const desired = desiredReplicas(c.sts);
+  const replicas = replicasOf(c.sts);
+  const scalingAllowed = desired !== undefined && (desired > replicas || STATELESS.includes(c.kind));
+  if ((scalingAllowed && desired !== replicas) || (c.sts.status?.replicas ?? replicas) !== replicas) return 'Scaling';
+  if (isRolling(c.sts) && isUpgrading(c.sts, c.pods)) return 'Upgrading';
+  return 'Normal';
+}
+
+function planComponent(input: PlanInput, c: ComponentState, phases: Map<ComponentKind, Phase>): ComponentPlan {
+  const { sts } = c;
+  const phase = phases.get(c.kind)!;
+  const desired = desiredReplicas(sts);
+  const settings = settingsOf(sts);
+  const base = { kind: c.kind, phase, desired };
+  const result = (reason: string, busy: boolean, action?: Action, event?: PlanEvent): ComponentPlan => ({ ...base, reason, busy, action, event });
+
+  if (desired === undefined) return result(`annotation ${ANNOTATION.replicas} is missing or not a number: nothing to do`, false);
+  if (settings.paused) return result('paused (spec.paused): no replicas or partition change', false);
+
+  const replicas = replicasOf(sts);
+  const rolling = isRolling(sts);
+  const partition = rolling ? partitionOf(sts) : undefined;
+  const apply = (r: number, p: number | undefined): Action => ({ type: 'apply', replicas: r, partition: rolling ? p : undefined });
+
+  // Replicas first, as the operator scales before it upgrades.
+  let target = replicas;
+  let scaleNote = '';
+  if (desired > replicas || (desired < replicas && STATELESS.includes(c.kind))) {
+    target = desired;
+  } else if (desired < replicas) {
+    scaleNote = `; scale-in from ${replicas} to ${desired} needs the safe scale-in steps, not available yet: replicas stay ${replicas}`;
+  }
+  const upgrading = rolling && isUpgrading(sts, c.pods);
+  if (target !== replicas) {
+    // Growing: partition follows replicas, so new Pods start from the current template.
+    const p = upgrading ? Math.min(partition!, target) : target;
+    return result(`scaling from ${replicas} to ${target} replicas`, true, apply(target, p), {
+      type: 'Normal',
+      reason: 'Scale',
+      message: `${stsName(input.cluster.name, c.kind)}: replicas ${replicas} -> ${target}`,
+    });
+  }
+  if (!upgrading) {
+    if (rolling && partition !== replicas) return result(`holding partition at ${replicas}${scaleNote}`, false, apply(replicas, replicas));
+    const cleanup = c.kind === 'tikv' ? leftoverSchedulers(input, c) : [];
+    if (cleanup.length > 0) return result('removing evict-leader schedulers left from an upgrade', true, { type: 'evict-cleanup', storeIds: cleanup });
+    return result(rolling ? `up to date${scaleNote}` : `updateStrategy OnDelete: Pods update when deleted${scaleNote}`, false);
+  }
+  if (!statusCurrent(sts)) return result('waiting for the StatefulSet controller to observe the new spec', true);
+
+  const blockers = BLOCKED_BY[c.kind].filter((k) => phases.get(k) !== undefined && phases.get(k) !== 'Normal');
+  if (phase === 'Scaling' || blockers.length > 0) {
+    const who = phase === 'Scaling' ? [c.kind] : blockers;
+    return result(`upgrade waits until ${who.map((k) => `${k} (${phases.get(k)})`).join(', ')} is done`, true);
+  }
+
+  const force = settings.forceUpgrade === true || sts.metadata.annotations?.[FORCE_UPGRADE_ANNOTATION] === 'true';
+  if (force) {
+    if (partition === 0) return result('force-upgrade: the StatefulSet rolls every Pod without checks', true);
+    return result('force-upgrade: partition 0, no health checks', true, apply(replicas, 0), {
+      type: 'Warning',
+      reason: 'ForceUpgrade',
+      message: `${stsName(input.cluster.name, c.kind)}: force-upgrade set, every Pod restarts without health checks`,
+    });
+  }
+
+  const update = sts.status!.updateRevision!;
+  const pods = podsByOrdinal(input.cluster.name, c.kind, c.pods);
+
+  // A stepped Pod is back at the new revision: raise the partition again, so that a template arriving
+  // from Git in the middle of the upgrade restarts nothing until the controller steps again.
+  if (partition! < replicas) {
+    let allStepped = pods.has(partition!);
+    for (let ord = partition!; ord < replicas && allStepped; ord++) {
+      const p = pods.get(ord);
+      allStepped = p !== undefined && !isTerminating(p) && podRevision(p) === update;
+    }
+    if (allStepped) return result(`Pods from ordinal ${partition} are updated; holding partition at ${replicas}`, true, apply(replicas, replicas));
+  }
+
+  for (let ord = replicas - 1; ord >= 0; ord--) {
+    const pod = pods.get(ord);
+    const name = `${stsName(input.cluster.name, c.kind)}-${ord}`;
+    if (!pod || isTerminating(pod)) return result(`waiting for Pod ${name} to be recreated`, true);
+    if (podRevision(pod) === update) {
+      const s = checkUpgraded(input, c, pod, settings);
+      if (!s.ok) return result(s.reason, true, s.action, s.event);
+      continue;
+    }
+    if (partition! <= ord) return result(`waiting for Pod ${name} to restart at the new revision`, true);
+    const s = prepare(input, c, pod, settings);
+    if (!s.ok) return result(s.reason, true, s.action, s.event);
+    return result(`upgrading ${name}`, true, apply(replicas, ord), s.event ?? {
+      type: 'Normal',
+      reason: 'UpgradeStep',
+      message: `restarting ${name} with the new revision ${update}`,
+      pod: name,
+    });
+  }
+  return result('every Pod is at the new revision; waiting for the StatefulSet status', true, partition !== replicas ? apply(replicas, replicas) : undefined);
+}
+
+function pdOf(input: PlanInput): PdState | string {
+  if (input.pd === undefined) return 'PD state was not read';
+  if ('error' in input.pd) return `PD API unavailable: ${input.pd.error}`;
+  return input.pd;
+}
+
+/** Is a Pod that already runs the new revision healthy enough to go on to the next one? */
+function checkUpgraded(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings): Step {
+  const name = pod.metadata.name!;
+  if (!isReady(pod)) return wait(`waiting for upgraded Pod ${name} to be Ready`);
+  if (c.kind === 'pd') {
+    const pd = pdOf(input);
+    if (typeof pd === 'string') return wait(pd);
+    const member = memberOfPod(pd.members, name);
+    if (!member?.healthy) return wait(`waiting for PD member ${name} to be healthy`);
+    return OK;
+  }
+  if (c.kind === 'tikv' || c.kind === 'tiflash') {
+    const pd = pdOf(input);
+    if (typeof pd === 'string') return wait(pd);
+    const store = storeOfPod(pd.stores, input.cluster.name, c.kind, name);
+    if (!store) return wait(`waiting for the store of ${name} to register with PD`);
+    if (store.state !== 'Up') return wait(`waiting for store ${store.id} (${name}) to be Up, it is ${store.state}`);
+    if (c.kind === 'tiflash') return OK;
+    if (pd.evicting.has(store.id) && !userEvicting(pod)) {
+      return {
+        ok: false,
+        reason: `store ${store.id} (${name}) is upgraded: removing its evict-leader scheduler`,
+        action: { type: 'evict-end', pod: name, storeId: store.id },
+        event: { type: 'Normal', reason: 'EvictLeaderEnd', message: `removing the evict-leader scheduler of store ${store.id}`, pod: name },
+      };
+    }
+    const endAt = toMillis(pod.metadata.annotations?.[EVICT_END_ANNOTATION]);
+    if (endAt !== undefined) {
+      const up = pd.stores.filter((s) => s.state === 'Up' && s.labels.engine !== 'tiflash');
+      const share = up.reduce((n, s) => n + s.leaderCount, 0) / Math.max(1, up.length);
+      const timeout = parseDuration(settings.waitLeaderTransferBackTimeout) ?? 400_000;
+      if (share >= LEADERS_BACK_MIN_SHARE && store.leaderCount < (2 * share) / 3 && input.now < endAt + timeout) {
+        return wait(`waiting for region leaders to come back to store ${store.id} (${name}): ${store.leaderCount} of about ${Math.round(share)}`);
+      }
+    }
+    return OK;
+  }
+  return OK;
+}
+
+/** What must happen before a Pod may restart: PD leadership moved away, TiKV leaders evicted. */
+function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings): Step {
+  const name = pod.metadata.name!;
+  if (c.kind === 'pd') {
+    const pd = pdOf(input);
+    if (typeof pd === 'string') return wait(pd);
+    const member = memberOfPod(pd.members, name);
+    const others = pd.members.filter((m) => m !== member);
+    if (member && others.length > 0 && others.filter((m) => m.healthy).length <= pd.members.length / 2) {
+      return wait(`restarting ${name} now would leave PD without a healthy majority`);
+    }
+    if (member && pd.leader === member.name) {
+      const target = transferTarget(input, c, pd, name);
+      if (target) {
+        return {
+          ok: false,
+          reason: `moving PD leadership from ${member.name} to ${target} before restarting ${name}`,
+          action: { type: 'transfer-leader', pod: name, from: member.name, to: target },
+          event: { type: 'Normal', reason: 'PDLeaderTransfer', message: `transferring PD leadership from ${member.name} to ${target}`, pod: name },
+        };
+      }
+    }
+    return OK;
+  }
+  if (c.kind === 'tikv') {
+    const pd = pdOf(input);
+    if (typeof pd === 'string') return wait(pd);
+    const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', name);
+    if (!store) return OK;
+    const peers = pd.stores.filter((s) => s !== store && s.state === 'Up' && s.labels.engine !== 'tiflash');
+    if (peers.length === 0) return OK; // Nowhere to move leaders to.
+    const begin = toMillis(pod.metadata.annotations?.[EVICT_BEGIN_ANNOTATION]);
+    const timeout = parseDuration(settings.evictLeaderTimeout) ?? 1500 * 60_000;
+    if (begin !== undefined && input.now >= begin + timeout && store.leaderCount > 0) {
+      return {
+        ok: true,
+        event: {
+          type: 'Warning',
+          reason: 'EvictLeaderTimeout',
+          message: `store ${store.id} still has ${store.leaderCount} region leaders after evictLeaderTimeout ${settings.evictLeaderTimeout ?? '1500m'}; restarting ${name} anyway`,
+          pod: name,
+        },
+      };
+    }
+    // (Re)adds the scheduler: the first time, or when it went missing (a PD restart, a manual removal).
+    if (begin === undefined || !pd.evicting.has(store.id)) {
+      return {
+        ok: false,
+        reason: `evicting region leaders from store ${store.id} (${name})`,
+        action: { type: 'evict-begin', pod: name, storeId: store.id },
+        event: { type: 'Normal', reason: 'EvictLeaderBegin', message: `evicting region leaders from store ${store.id} before the restart`, pod: name },
+      };
+    }
+    if (store.leaderCount === 0) return OK;
+    return wait(`waiting for region leaders to leave store ${store.id} (${name}): ${store.leaderCount} left`);
+  }
+  return OK;
+}
+
+/** Leader transfer target as the operator picks it: the highest healthy ordinal above, else the lowest below. */
+function transferTarget(input: PlanInput, c: ComponentState, pd: PdState, pod: string): string | undefined {
+  const sts = stsName(input.cluster.name, 'pd');
+  const self = ordinalOf(pod, sts)!;
+  const healthy = new Map<number, string>();
+  for (const m of pd.members) {
+    if (!m.healthy) continue;
+    const ord = ordinalOf(m.name.split('.')[0], sts);
+    if (ord !== undefined && ord !== self && ord < replicasOf(c.sts)) healthy.set(ord, m.name);
+  }
+  const above = [...healthy.keys()].filter((o) => o > self).sort((a, b) => b - a);
+  const below = [...healthy.keys()].filter((o) => o < self).sort((a, b) => a - b);
+  const ord = above[0] ?? below[0];
+  if (ord !== undefined) return healthy.get(ord);
+  // Peer members of another Kubernetes cluster (acrossK8s, heterogeneous).
+  return pd.members.find((m) => m.healthy && !m.name.startsWith(`${pod}`) && ordinalOf(m.name.split('.')[0], sts) === undefined)?.name;
+}
+
+/** Stores of this cluster's TiKV Pods with an evict-leader scheduler nobody asked for any more. */
+function leftoverSchedulers(input: PlanInput, c: ComponentState): number[] {
+  if (input.pd === undefined || 'error' in input.pd) return [];
+  const pd = input.pd;
+  const ids: number[] = [];
+  for (const pod of c.pods) {
+    if (userEvicting(pod)) continue;
+    const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', pod.metadata.name!);
+    if (store && pd.evicting.has(store.id)) ids.push(store.id);
+  }
+  return ids;
+}
+
+const userEvicting = (pod: Pod): boolean => USER_EVICT_ANNOTATIONS.some((k) => pod.metadata.annotations?.[k] !== undefined);

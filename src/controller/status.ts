@@ -1,0 +1,110 @@
+/**
+ * The `<cluster>-status` ConfigMap: what the controller sees and does, per component, as JSON under
+ * the key `status.json`, for people (`kubectl get cm <cluster>-status -o jsonpath=...`) and tools.
+ */
+import type { ComponentKind } from '../spec/names';
+import { isReady, podRevision, type Pod } from './model';
+import { memberOfPod, podsByOrdinal, storeOfPod, type ComponentPlan, type ComponentState, type PdState } from './plan';
+
+export const STATUS_KEY = 'status.json';
+
+export interface LastOperation {
+  readonly action: string;
+  readonly reason: string;
+  readonly pod?: string;
+  readonly time: string;
+}
+
+export interface ComponentStatus {
+  readonly phase: string;
+  readonly desiredReplicas: number | null;
+  readonly replicas: number;
+  readonly readyReplicas: number;
+  readonly partition: number | null;
+  readonly currentRevision: string | null;
+  readonly updateRevision: string | null;
+  /** What the controller does or waits for now. */
+  readonly reason: string;
+  readonly pods: { name: string; ready: boolean; revision: string | null }[];
+  readonly members?: { name: string; pod: string | null; health: boolean; leader: boolean }[];
+  readonly stores?: { id: number; pod: string | null; state: string; leaderCount: number; evictingLeaders: boolean }[];
+  readonly lastOperation: LastOperation | null;
+}
+
+export interface ClusterStatus {
+  readonly cluster: string;
+  readonly pd: { readonly reachable: boolean; readonly error?: string } | null;
+  readonly components: Partial<Record<ComponentKind, ComponentStatus>>;
+}
+
+export function buildStatus(
+  cluster: string,
+  components: readonly ComponentState[],
+  plans: readonly ComponentPlan[],
+  pd: PdState | { error: string } | undefined,
+  lastOps: ReadonlyMap<ComponentKind, LastOperation>,
+): ClusterStatus {
+  const out: Partial<Record<ComponentKind, ComponentStatus>> = {};
+  const pdState = pd && !('error' in pd) ? pd : undefined;
+  for (const c of components) {
+    const p = plans.find((x) => x.kind === c.kind)!;
+    const byOrd = [...podsByOrdinal(cluster, c.kind, c.pods).entries()].sort(([a], [b]) => a - b).map(([, pod]) => pod);
+    const podNames = byOrd.map((x) => x.metadata.name!);
+    const s: ComponentStatus = {
+      phase: p.phase,
+      desiredReplicas: p.desired ?? null,
+      replicas: c.sts.spec?.replicas ?? 1,
+      readyReplicas: c.sts.status?.readyReplicas ?? 0,
+      partition: c.sts.spec?.updateStrategy?.type === 'OnDelete' ? null : (c.sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0),
+      currentRevision: c.sts.status?.currentRevision ?? null,
+      updateRevision: c.sts.status?.updateRevision ?? null,
+      reason: p.reason,
+      pods: byOrd.map((pod: Pod) => ({ name: pod.metadata.name!, ready: isReady(pod), revision: podRevision(pod) ?? null })),
+      lastOperation: lastOps.get(c.kind) ?? null,
+      ...(c.kind === 'pd' && pdState
+        ? {
+            members: pdState.members.map((m) => ({
+              name: m.name,
+              pod: podNames.find((n) => memberOfPod([m], n)) ?? null,
+              health: m.healthy,
+              leader: pdState.leader === m.name,
+            })),
+          }
+        : {}),
+      ...((c.kind === 'tikv' || c.kind === 'tiflash') && pdState
+        ? {
+            stores: pdState.stores
+              .filter((st) => st.address.includes(`.${cluster}-${c.kind}-peer.`))
+              .map((st) => ({
+                id: st.id,
+                pod: podNames.find((n) => storeOfPod([st], cluster, c.kind, n)) ?? null,
+                state: st.state,
+                leaderCount: st.leaderCount,
+                evictingLeaders: pdState.evicting.has(st.id),
+              })),
+          }
+        : {}),
+    };
+    out[c.kind] = s;
+  }
+  return {
+    cluster,
+    pd: pd === undefined ? null : 'error' in pd ? { reachable: false, error: pd.error } : { reachable: true },
+    components: out,
+  };
+}
+
+/** Reads back the last operations from a status document written before (a restart keeps them). */
+export function lastOperationsOf(json: string | undefined): Map<ComponentKind, LastOperation> {
+  const out = new Map<ComponentKind, LastOperation>();
+  if (!json) return out;
+  try {
+    const doc = JSON.parse(json) as ClusterStatus;
+    for (const [kind, s] of Object.entries(doc.components ?? {})) {
+      if (s?.lastOperation) out.set(kind as ComponentKind, s.lastOperation);
+    }
+  } catch {
+    // A status written by hand or damaged: start afresh.
+  }
+  return out;
+}

@@ -1,0 +1,182 @@
+import { Discovery, type DiscoveryDeps } from '../src/controller/discovery';
+import { LeaderElector, type LeaseRecord, type LeaseStore } from '../src/controller/leader';
+import { Logger } from '../src/controller/log';
+import { Metrics } from '../src/controller/metrics';
+import { defaultPdUrls, parseControllerArgs } from '../src/controller/options';
+import { parseClusterInfo, parseDuration, type ClusterInfo } from '../src/controller/model';
+import { PdClient } from '../src/controller/pd-client';
+import { WorkQueue } from '../src/controller/queue';
+
+const quiet = new Logger('error', {}, () => {});
+const CLUSTER_JSON = JSON.stringify({ name: 'c', clusterDomain: '', acrossK8s: false, tls: false, discoveryMtls: false, pdAddresses: [], cluster: null, components: ['tidb', 'pd', 'tikv'] });
+
+describe('parseDuration', () => {
+  it.each([
+    ['1500m', 90_000_000],
+    ['400s', 400_000],
+    ['1h30m', 5_400_000],
+    ['250ms', 250],
+    ['1.5s', 1500],
+  ])('%s', (text, ms) => expect(parseDuration(text)).toBe(ms));
+  it.each(['', '10', 'ten seconds', '5s junk'])('rejects %j', (text) => expect(parseDuration(text)).toBeUndefined());
+});
+
+describe('controller arguments', () => {
+  const env = { MY_POD_NAMESPACE: 'ns', TIDB_GITOPS_CLUSTER: CLUSTER_JSON, MY_POD_NAME: 'c-discovery-abc' };
+
+  it('takes the cluster from the environment the Deployment sets', () => {
+    const { options } = parseControllerArgs([], env);
+    expect(options).toMatchObject({ identity: 'c-discovery-abc', discoveryPort: 10261, metricsPort: 10263, resyncMs: 30_000, checkSource: true });
+    expect(options!.cluster.components).toEqual(['pd', 'tikv', 'tidb']);
+    expect(options!.pdUrls).toEqual(['http://c-pd.ns:2379']);
+  });
+
+  it('says what is wrong', () => {
+    expect(parseControllerArgs([], {}).error).toMatch(/namespace is not known/);
+    expect(parseControllerArgs([], { MY_POD_NAMESPACE: 'ns' }).error).toMatch(/TIDB_GITOPS_CLUSTER/);
+    expect(parseControllerArgs(['--resync', 'soon'], env).error).toBe('--resync: "soon" is not a duration such as 500ms, 30s or 1m');
+    expect(parseControllerArgs(['--bogus', '1'], env).error).toBe('unknown option "--bogus"');
+    expect(parseControllerArgs(['--metrics-port=99999'], env).error).toMatch(/not a port number/);
+    expect(parseControllerArgs([], { ...env, TIDB_GITOPS_CLUSTER: '{"name":"c","tls":"yes"}' }).error).toBe('TIDB_GITOPS_CLUSTER.tls: expected true or false');
+  });
+
+  it('addresses PD as the operator does', () => {
+    const base = parseClusterInfo(CLUSTER_JSON, 'ns');
+    expect(defaultPdUrls({ ...base, tls: true, clusterDomain: 'cluster.local' })).toEqual(['https://c-pd.ns.svc.cluster.local:2379']);
+    const hetero: ClusterInfo = { ...base, components: ['tikv'], cluster: { name: 'main', namespace: 'db' }, pdAddresses: ['http://pd.example:2379'] };
+    expect(defaultPdUrls(hetero)).toEqual(['http://main-pd.db:2379', 'http://pd.example:2379']);
+  });
+});
+
+describe('WorkQueue', () => {
+  it('holds a key once and re-runs a key added while it was processed', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('a');
+    expect(q.length).toBe(1);
+    expect(await q.get()).toBe('a');
+    q.add('a'); // while processing
+    expect(q.length).toBe(0);
+    q.done('a');
+    expect(q.length).toBe(1);
+    q.shutDown();
+    expect(await q.get()).toBeUndefined();
+  });
+
+  it('keeps the earliest of several delayed adds', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 5000);
+    q.addAfter('a', 10);
+    const started = Date.now();
+    expect(await q.get()).toBe('a');
+    expect(Date.now() - started).toBeLessThan(4000);
+    q.shutDown();
+  });
+});
+
+describe('Metrics', () => {
+  it('renders the Prometheus text format', () => {
+    const m = new Metrics();
+    m.declare('x_total', 'counter', 'Things.');
+    m.inc('x_total', { kind: 'a"b' });
+    m.inc('x_total', { kind: 'a"b' }, 2);
+    expect(m.render()).toBe('# HELP x_total Things.\n# TYPE x_total counter\nx_total{kind="a\\"b"} 3\n');
+    expect(() => m.inc('y_total')).toThrow(/not declared/);
+  });
+});
+
+/** A Lease kept in memory with Kubernetes' optimistic concurrency. */
+class MemoryLeases implements LeaseStore {
+  lease?: LeaseRecord;
+  private rv = 0;
+  async getLease(): Promise<LeaseRecord | undefined> {
+    return this.lease;
+  }
+  async writeLease(_name: string, l: Omit<LeaseRecord, 'resourceVersion'>, rv?: string): Promise<string> {
+    if ((rv === undefined) !== (this.lease === undefined) || (rv !== undefined && rv !== this.lease!.resourceVersion)) {
+      throw Object.assign(new Error('conflict'), { code: 409 });
+    }
+    this.lease = { ...l, resourceVersion: String(++this.rv) };
+    return this.lease.resourceVersion;
+  }
+}
+
+describe('LeaderElector', () => {
+  const timing = { leaseMs: 1000, renewMs: 40, renewDeadlineMs: 500 };
+  const until = async (pred: () => boolean) => {
+    for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(pred()).toBe(true);
+  };
+
+  it('lets one candidate lead, and the other take over once the leader releases', async () => {
+    const store = new MemoryLeases();
+    const a = new LeaderElector(store, 'l', 'a', timing, quiet, () => {});
+    const b = new LeaderElector(store, 'l', 'b', timing, quiet, () => {});
+    a.start();
+    await until(() => a.isLeader);
+    b.start();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(b.isLeader).toBe(false);
+    expect(store.lease!.holder).toBe('a');
+    await a.stop();
+    expect(store.lease!.holder).toBe('');
+    await until(() => b.isLeader);
+    expect(store.lease!.transitions).toBe(1);
+    await b.stop();
+  });
+
+  it('takes over a Lease whose holder stopped renewing, after its duration', async () => {
+    const store = new MemoryLeases();
+    await store.writeLease('l', { holder: 'gone', durationSeconds: 1, transitions: 0 });
+    const b = new LeaderElector(store, 'l', 'b', timing, quiet, () => {});
+    const started = Date.now();
+    b.start();
+    await until(() => b.isLeader);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    await b.stop();
+  });
+});
+
+describe('Discovery', () => {
+  const pod = (name: string, ip = '10.0.0.1') => ({
+    metadata: { name, labels: { 'app.kubernetes.io/component': 'pd', 'app.kubernetes.io/instance': 'c' } },
+    status: { podIP: ip },
+  });
+  const deps = (over: Partial<DiscoveryDeps> = {}): DiscoveryDeps => ({
+    cluster: parseClusterInfo(CLUSTER_JSON, 'ns'),
+    pods: () => [pod('c-pd-0', '10.0.0.1'), pod('c-pd-1', '10.0.0.2')],
+    pdReplicas: () => 2,
+    // Nothing listens on port 9: PD does not answer yet.
+    pdClients: [new PdClient('http://127.0.0.1:9', undefined, 500)],
+    checkSource: true,
+    note: () => {},
+    ...over,
+  });
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+  it('bootstraps from the last of the desired PD Pods to ask, when no PD answers', async () => {
+    const d = new Discovery(deps());
+    const first = await d.handle('GET', `/new/${b64('c-pd-0.c-pd-peer.ns.svc:2380\n')}`, '10.0.0.1');
+    expect(first.status).toBe(500);
+    expect(first.body).toMatch(/waiting for all 2 PD Pods to ask \(1 so far\)/);
+    const second = await d.handle('GET', `/new/${b64('c-pd-1.c-pd-peer.ns.svc:2380\n')}/pd`, '::ffff:10.0.0.2');
+    expect(second).toEqual({ status: 200, body: '--initial-cluster=c-pd-1=http://c-pd-1.c-pd-peer.ns.svc:2380' });
+  });
+
+  it('names members by FQDN with a cluster domain, and joins pdAddresses when given', async () => {
+    const cluster = { ...parseClusterInfo(CLUSTER_JSON, 'ns'), clusterDomain: 'cluster.local', tls: true };
+    const d = new Discovery(deps({ cluster, pdReplicas: () => 1 }));
+    const host = 'c-pd-0.c-pd-peer.ns.svc.cluster.local';
+    expect((await d.handle('GET', `/new/${b64(`${host}:2380\n`)}`, '10.0.0.1')).body).toBe(`--initial-cluster=${host}=https://${host}:2380`);
+    const j = new Discovery(deps({ cluster: { ...cluster, pdAddresses: ['http://a:2379', 'http://b:2379'] }, pdReplicas: () => 1 }));
+    expect((await j.handle('GET', `/new/${b64(`${host}:2380\n`)}`, '10.0.0.1')).body).toBe('--join=http://a:2379,http://b:2379');
+  });
+
+  it('refuses other paths, methods and register types', async () => {
+    const d = new Discovery(deps());
+    expect((await d.handle('POST', '/new/x', '10.0.0.1')).status).toBe(405);
+    expect((await d.handle('GET', '/other', '10.0.0.1')).status).toBe(404);
+    expect((await d.handle('GET', `/new/${b64('c-pd-0.c-pd-peer.ns.svc:2380')}/dm`, '10.0.0.1')).status).toBe(400);
+    expect((await d.handle('GET', '/new/%%%', '10.0.0.1')).status).toBe(400);
+  });
+});

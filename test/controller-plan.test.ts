@@ -1,0 +1,294 @@
+import { ANNOTATION, type ComponentKind } from '../src/spec/names';
+import type { ClusterInfo, Pod, StatefulSet } from '../src/controller/model';
+import type { PdMember, PdStore } from '../src/controller/pd-client';
+import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, plan, type ComponentState, type PdState } from '../src/controller/plan';
+
+const CLUSTER: ClusterInfo = {
+  name: 'c',
+  namespace: 'ns',
+  clusterDomain: '',
+  acrossK8s: false,
+  tls: false,
+  discoveryMtls: false,
+  pdAddresses: [],
+  cluster: null,
+  components: ['pd', 'tikv', 'tidb'],
+};
+const NOW = Date.parse('2026-01-01T00:00:00Z');
+
+interface StsOpts {
+  desired?: number;
+  replicas?: number;
+  partition?: number;
+  current?: string;
+  update?: string;
+  settings?: Record<string, unknown>;
+  onDelete?: boolean;
+  annotations?: Record<string, string>;
+}
+
+function sts(kind: ComponentKind, o: StsOpts = {}): StatefulSet {
+  const replicas = o.replicas ?? 3;
+  return {
+    metadata: {
+      name: `c-${kind}`,
+      generation: 1,
+      annotations: { [ANNOTATION.replicas]: String(o.desired ?? replicas), [ANNOTATION.settings]: JSON.stringify(o.settings ?? {}), ...o.annotations },
+    },
+    spec: {
+      replicas,
+      updateStrategy: o.onDelete ? { type: 'OnDelete' } : { type: 'RollingUpdate', rollingUpdate: { partition: o.partition ?? replicas } },
+    },
+    status: { observedGeneration: 1, replicas, currentRevision: o.current ?? 'r1', updateRevision: o.update ?? o.current ?? 'r1' },
+  };
+}
+
+function pod(kind: ComponentKind, ord: number, rev = 'r1', o: { ready?: boolean; annotations?: Record<string, string>; terminating?: boolean } = {}): Pod {
+  return {
+    metadata: {
+      name: `c-${kind}-${ord}`,
+      labels: { 'controller-revision-hash': rev, 'app.kubernetes.io/component': kind },
+      annotations: o.annotations,
+      deletionTimestamp: o.terminating ? new Date(NOW) : undefined,
+    },
+    status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
+  };
+}
+
+const pods = (kind: ComponentKind, revs: string[]) => revs.map((r, i) => pod(kind, i, r));
+const member = (ord: number, healthy = true): PdMember => ({ name: `c-pd-${ord}`, memberId: String(100 + ord), clientUrls: [], healthy });
+const store = (ord: number, leaders: number, state = 'Up'): PdStore => ({
+  id: ord + 1,
+  address: `c-tikv-${ord}.c-tikv-peer.ns.svc:20160`,
+  state,
+  leaderCount: leaders,
+  labels: {},
+});
+const pdState = (o: Partial<PdState> = {}): PdState => ({
+  members: [member(0), member(1), member(2)],
+  leader: 'c-pd-0',
+  stores: [store(0, 100), store(1, 100), store(2, 100)],
+  evicting: new Set(),
+  ...o,
+});
+
+function planOne(c: ComponentState, pd: PdState | { error: string } | undefined = pdState(), others: ComponentState[] = []) {
+  const all = [...others, c];
+  return plan({ cluster: CLUSTER, components: all, pd, now: NOW }).find((p) => p.kind === c.kind)!;
+}
+
+describe('replicas and partition when nothing is upgrading', () => {
+  it('sets replicas from the annotation and holds partition at replicas', () => {
+    const p = planOne({ kind: 'tidb', sts: sts('tidb', { replicas: 1, partition: 0, desired: 2 }), pods: [pod('tidb', 0)] });
+    expect(p.action).toEqual({ type: 'apply', replicas: 2, partition: 2 });
+    expect(p.phase).toBe('Scaling');
+  });
+
+  it('raises a partition below replicas back to replicas', () => {
+    const p = planOne({ kind: 'pd', sts: sts('pd', { partition: 0 }), pods: pods('pd', ['r1', 'r1', 'r1']) });
+    expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 3 });
+    expect(p.phase).toBe('Normal');
+    expect(p.busy).toBe(false);
+  });
+
+  it('does nothing when replicas and partition already match', () => {
+    const p = planOne({ kind: 'pd', sts: sts('pd'), pods: pods('pd', ['r1', 'r1', 'r1']) });
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toBe('up to date');
+  });
+
+  it('refuses to scale a stateful component in, and says why', () => {
+    const p = planOne({ kind: 'tikv', sts: sts('tikv', { desired: 2 }), pods: pods('tikv', ['r1', 'r1', 'r1']) });
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/scale-in from 3 to 2 .*not available yet/);
+  });
+
+  it('scales a stateless component in', () => {
+    const p = planOne({ kind: 'tidb', sts: sts('tidb', { desired: 1 }), pods: pods('tidb', ['r1', 'r1', 'r1']) });
+    expect(p.action).toEqual({ type: 'apply', replicas: 1, partition: 1 });
+  });
+
+  it('leaves the partition out for OnDelete', () => {
+    const p = planOne({ kind: 'tidb', sts: sts('tidb', { replicas: 1, desired: 2, onDelete: true }), pods: [pod('tidb', 0)] });
+    expect(p.action).toEqual({ type: 'apply', replicas: 2, partition: undefined });
+  });
+
+  it('touches nothing while paused', () => {
+    const p = planOne({ kind: 'tidb', sts: sts('tidb', { replicas: 1, partition: 0, desired: 3, settings: { paused: true } }), pods: [pod('tidb', 0)] });
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/paused/);
+  });
+});
+
+describe('rolling upgrade stepping', () => {
+  const upgrading = (kind: ComponentKind, revs: string[], o: StsOpts = {}): ComponentState => ({
+    kind,
+    sts: sts(kind, { current: 'r1', update: 'r2', ...o }),
+    pods: pods(kind, revs),
+  });
+
+  it('steps the highest ordinal first', () => {
+    const p = planOne(upgrading('tidb', ['r1', 'r1', 'r1']));
+    expect(p.phase).toBe('Upgrading');
+    expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+    expect(p.event?.reason).toBe('UpgradeStep');
+  });
+
+  it('raises the partition again once the stepped Pod runs the new revision', () => {
+    const p = planOne(upgrading('tidb', ['r1', 'r1', 'r2'], { partition: 2 }));
+    expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 3 });
+  });
+
+  it('waits for the upgraded Pod to be Ready before the next step', () => {
+    const c = upgrading('tidb', ['r1', 'r1', 'r2']);
+    c.pods[2].status!.conditions![0].status = 'False';
+    const p = planOne(c);
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/c-tidb-2 to be Ready/);
+  });
+
+  it('steps the next Pod down once the previous one is healthy', () => {
+    expect(planOne(upgrading('tidb', ['r1', 'r1', 'r2'])).action).toEqual({ type: 'apply', replicas: 3, partition: 1 });
+  });
+
+  it('waits while a stepped Pod restarts', () => {
+    const c = upgrading('tidb', ['r1', 'r1', 'r1'], { partition: 2 });
+    expect(planOne(c).action).toBeUndefined();
+    (c.pods as Pod[])[2] = pod('tidb', 2, 'r1', { terminating: true });
+    expect(planOne(c).reason).toMatch(/c-tidb-2 to be recreated/);
+  });
+
+  it('restarts Pods of an intermediate revision when a newer template arrives', () => {
+    const p = planOne(upgrading('tidb', ['r1', 'r2', 'r2'], { update: 'r3' }));
+    expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+  });
+
+  it('holds partition at replicas when every Pod is updated', () => {
+    const p = planOne(upgrading('tidb', ['r2', 'r2', 'r2'], { partition: 0 }));
+    expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 3 });
+  });
+
+  it('waits for earlier components (TiDB after TiKV)', () => {
+    const tikv = upgrading('tikv', ['r1', 'r1', 'r1']);
+    const p = planOne(upgrading('tidb', ['r1', 'r1', 'r1']), pdState(), [tikv]);
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/waits until tikv \(Upgrading\)/);
+  });
+
+  it('force-upgrade sets partition 0 without checks', () => {
+    const p = planOne(upgrading('pd', ['r1', 'r1', 'r1'], { settings: { forceUpgrade: true } }), { error: 'down' });
+    expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 0 });
+    expect(p.event?.type).toBe('Warning');
+    const q = planOne(upgrading('pd', ['r1', 'r1', 'r1'], { annotations: { 'tidb.pingcap.com/force-upgrade': 'true' } }), { error: 'down' });
+    expect(q.action).toEqual({ type: 'apply', replicas: 3, partition: 0 });
+  });
+
+  it('does not step while the StatefulSet controller has not seen the new spec', () => {
+    const c = upgrading('tidb', ['r1', 'r1', 'r1']);
+    c.sts.metadata.generation = 2;
+    expect(planOne(c).action).toBeUndefined();
+  });
+});
+
+describe('PD', () => {
+  const pdUp = (revs: string[]) => ({ kind: 'pd' as const, sts: sts('pd', { current: 'r1', update: 'r2' }), pods: pods('pd', revs) });
+
+  it('moves leadership to the highest healthy ordinal above before restarting the leader', () => {
+    const p = planOne(pdUp(['r1', 'r1', 'r2']), pdState({ leader: 'c-pd-1' }));
+    expect(p.action).toEqual({ type: 'transfer-leader', pod: 'c-pd-1', from: 'c-pd-1', to: 'c-pd-2' });
+  });
+
+  it('moves leadership to the lowest ordinal below when the leader has the highest ordinal', () => {
+    const p = planOne(pdUp(['r1', 'r1', 'r1']), pdState({ leader: 'c-pd-2' }));
+    expect(p.action).toEqual({ type: 'transfer-leader', pod: 'c-pd-2', from: 'c-pd-2', to: 'c-pd-0' });
+  });
+
+  it('steps a follower without a transfer', () => {
+    expect(planOne(pdUp(['r1', 'r1', 'r1']), pdState({ leader: 'c-pd-0' })).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+  });
+
+  it('matches members named by FQDN', () => {
+    const members = [0, 1, 2].map((o) => ({ ...member(o), name: `c-pd-${o}.c-pd-peer.ns.svc.cluster.local` }));
+    const p = planOne(pdUp(['r1', 'r1', 'r1']), pdState({ members, leader: members[2].name }));
+    expect(p.action).toMatchObject({ type: 'transfer-leader', to: members[0].name });
+  });
+
+  it('waits for an upgraded member to be healthy', () => {
+    const p = planOne(pdUp(['r1', 'r1', 'r2']), pdState({ members: [member(0), member(1), member(2, false)] }));
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/PD member c-pd-2 to be healthy/);
+  });
+
+  it('never restarts a member when the others lack a healthy majority', () => {
+    const p = planOne(pdUp(['r1', 'r1', 'r1']), pdState({ members: [member(0, false), member(1, false), member(2)], leader: 'c-pd-2' }));
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/healthy majority/);
+  });
+
+  it('does nothing destructive while the PD API is unreachable', () => {
+    const p = planOne(pdUp(['r1', 'r1', 'r1']), { error: 'connect ECONNREFUSED' });
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/PD API unavailable: connect ECONNREFUSED/);
+  });
+});
+
+describe('TiKV leader eviction', () => {
+  const at = (ms: number) => new Date(NOW - ms).toISOString();
+  const tikvUp = (revs: string[], annotations?: Record<number, Record<string, string>>, settings = { evictLeaderTimeout: '10m' }) => ({
+    kind: 'tikv' as const,
+    sts: sts('tikv', { current: 'r1', update: 'r2', settings }),
+    pods: revs.map((r, i) => pod('tikv', i, r, { annotations: annotations?.[i] })),
+  });
+
+  it('begins eviction on the store of the Pod to restart', () => {
+    const p = planOne(tikvUp(['r1', 'r1', 'r1']));
+    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3 });
+  });
+
+  it('waits while leaders remain, then steps when none are left', () => {
+    const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } });
+    expect(planOne(c, pdState({ evicting: new Set([3]) })).reason).toMatch(/100 left/);
+    const stores = [store(0, 150), store(1, 150), store(2, 0)];
+    expect(planOne(c, pdState({ stores, evicting: new Set([3]) })).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+  });
+
+  it('re-adds a scheduler that went missing', () => {
+    const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } });
+    expect(planOne(c, pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)] })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3 });
+  });
+
+  it('steps anyway after evictLeaderTimeout, with a warning', () => {
+    const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(11 * 60_000) } });
+    const p = planOne(c, pdState({ evicting: new Set([3]) }));
+    expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+    expect(p.event).toMatchObject({ type: 'Warning', reason: 'EvictLeaderTimeout' });
+  });
+
+  it('removes the scheduler from an upgraded store once it is Up', () => {
+    const p = planOne(tikvUp(['r1', 'r1', 'r2']), pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)], evicting: new Set([3]) }));
+    expect(p.action).toEqual({ type: 'evict-end', pod: 'c-tikv-2', storeId: 3 });
+  });
+
+  it('waits for leaders to come back to an upgraded store in a large cluster', () => {
+    const c = tikvUp(['r1', 'r1', 'r2'], { 2: { [EVICT_END_ANNOTATION]: at(1000) } });
+    const stores = [store(0, 1400), store(1, 1400), store(2, 200)];
+    expect(planOne(c, pdState({ stores })).reason).toMatch(/come back to store 3/);
+    const back = [store(0, 1100), store(1, 1100), store(2, 800)];
+    expect(planOne(c, pdState({ stores: back })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2 });
+  });
+
+  it('removes schedulers left behind once no upgrade runs', () => {
+    const p = planOne({ kind: 'tikv', sts: sts('tikv'), pods: pods('tikv', ['r1', 'r1', 'r1']) }, pdState({ evicting: new Set([1, 99]) }));
+    expect(p.action).toEqual({ type: 'evict-cleanup', storeIds: [1] });
+  });
+
+  it('leaves a user-asked eviction alone', () => {
+    const c = { kind: 'tikv' as const, sts: sts('tikv'), pods: [pod('tikv', 0, 'r1', { annotations: { 'tidb.pingcap.com/evict-leader': 'none' } })] };
+    expect(planOne(c, pdState({ evicting: new Set([1]) })).action).toBeUndefined();
+  });
+
+  it('restarts a store without eviction when there is no other store', () => {
+    const c = { kind: 'tikv' as const, sts: sts('tikv', { replicas: 1, current: 'r1', update: 'r2' }), pods: [pod('tikv', 0)] };
+    expect(planOne(c, pdState({ stores: [store(0, 300)] })).action).toEqual({ type: 'apply', replicas: 1, partition: 0 });
+  });
+});

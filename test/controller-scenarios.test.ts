@@ -1,0 +1,253 @@
+/**
+ * The controller as a real process against the simulated cluster (Kubernetes API + PD), one scenario
+ * per test. These need the bundle (`npm run build`), which `npm test` makes first.
+ */
+import { World, simCluster, type ControllerProcess } from './sim/world';
+
+jest.setTimeout(90_000);
+
+const FIELD_MANAGER = 'tidb-gitops-controller';
+const upgraded = (spec: Record<string, unknown> = {}) => simCluster({ version: 'v8.5.1', ...spec });
+
+let world: World | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+/** Brings a fresh cluster up with one controller and waits until every component is settled. */
+async function running(spec: Record<string, unknown> = {}, pd = {}): Promise<{ w: World; ctl: ControllerProcess }> {
+  const w = await World.start({ cluster: simCluster(spec), pd });
+  world = w;
+  const ctl = await w.startController();
+  await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
+  await w.waitFor(() => ['pd', 'tikv', 'tidb'].every((c) => w.status()?.components[c]?.phase === 'Normal'), 10_000, 'the status to say Normal');
+  return { w, ctl };
+}
+
+/** Pod names in the order they were stopped, per component. */
+const stopsOf = (w: World, component: string) => w.stops.filter((s) => s.component === component).map((s) => s.pod);
+
+/** Every write the controller made names its field manager. */
+function expectOwnFieldManager(w: World): void {
+  const writes = w.kube.requests.filter((r) => r.method !== 'GET' && r.status < 400);
+  expect(writes.length).toBeGreaterThan(0);
+  expect(writes.filter((r) => r.fieldManager !== FIELD_MANAGER).map((r) => `${r.method} ${r.path}`)).toEqual([]);
+}
+
+/** The upgrade ran one Pod at a time, highest ordinal first, PD then TiKV then TiDB, and broke no rule. */
+function expectSafeUpgrade(w: World, opts: { tikvTimeouts?: string[] } = {}): void {
+  expect(stopsOf(w, 'pd')).toEqual(['c-pd-2', 'c-pd-1', 'c-pd-0']);
+  expect(stopsOf(w, 'tikv')).toEqual(['c-tikv-2', 'c-tikv-1', 'c-tikv-0']);
+  expect(stopsOf(w, 'tidb')).toEqual(['c-tidb-1', 'c-tidb-0']);
+  const last = (c: string) => Math.max(...w.stops.filter((s) => s.component === c).map((s) => s.time));
+  const first = (c: string) => Math.min(...w.stops.filter((s) => s.component === c).map((s) => s.time));
+  expect(first('tikv')).toBeGreaterThan(last('pd'));
+  expect(first('tidb')).toBeGreaterThan(last('tikv'));
+  for (const c of ['pd', 'tikv', 'tidb']) expect(w.kube.maxUnavailable(`c-${c}`)).toBeLessThanOrEqual(1);
+  expect(w.pd.stopsWhileLeader).toEqual([]);
+  expect(w.pd.stopsWithLeaders.map((s) => s.pod)).toEqual(opts.tikvTimeouts ?? []);
+  expect(w.pd.splitBrain).toEqual([]);
+  expectOwnFieldManager(w);
+}
+
+const settledAll = (w: World) => () => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2);
+
+describe('PD bootstrap through discovery', () => {
+  it('bootstraps one member and joins the others', async () => {
+    const { w, ctl } = await running();
+    const members = w.pd.members();
+    expect(members.map((m) => m.name).sort()).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2']);
+    expect(members.every((m) => m.running)).toBe(true);
+    expect(w.pd.splitBrain).toEqual([]);
+    expect(w.events('PDBootstrap')).toHaveLength(1);
+    // PD's view reaches the status on the next pass.
+    await w.waitFor(
+      () => w.status()!.components.pd.members.filter((m: { health: boolean }) => m.health).length === 3 && w.status()!.components.tikv.stores.length === 3,
+      5000,
+      'three healthy members and three stores in the status',
+    );
+    const status = w.status()!;
+    expect(status.components.pd.phase).toBe('Normal');
+    expect(status.components.tikv.stores.map((s: { state: string }) => s.state)).toEqual(['Up', 'Up', 'Up']);
+    expect((await ctl.get('/readyz')).status).toBe(200);
+    const metrics = (await ctl.get('/metrics')).body;
+    expect(metrics).toMatch(/^tidb_gitops_leader 1$/m);
+    expect(metrics).toMatch(/tidb_gitops_discovery_requests_total\{path="new",code="200"\} 3/);
+    expectOwnFieldManager(w);
+  });
+
+  it('rejects callers that are not the cluster\'s own PD Pods', async () => {
+    const { w } = await running();
+    const ask = async (host: string) => (await fetch(`${w.pd.discoveryUrl}/new/${Buffer.from(`${host}:2380\n`).toString('base64')}`)).status;
+    expect(await ask('c-pd-7.c-pd-peer.ns.svc')).toBe(403); // no such Pod
+    expect(await ask('x-pd-0.x-pd-peer.ns.svc')).toBe(403); // another cluster
+    expect(await ask('c-pd-0.c-pd-peer.other.svc')).toBe(403); // another namespace
+    expect(await ask('not-a-peer-address')).toBe(400);
+    // A Pod of the cluster, but the request comes from another address.
+    const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/pods/c-pd-1/status`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ status: { podIP: '10.9.9.9', podIPs: [{ ip: '10.9.9.9' }] } }),
+    });
+    expect(res.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await ask('c-pd-1.c-pd-peer.ns.svc')).toBe(403);
+    expect(w.pd.members()).toHaveLength(3);
+  });
+
+  it('lets a member that lost its data join again, and restarts with data need nothing', async () => {
+    const { w } = await running();
+    const before = w.pd.members().find((m) => m.name === 'c-pd-1')!.memberId;
+    w.pd.wipeData('c-pd-1');
+    w.kube.delete('Pod', 'ns', 'c-pd-1');
+    await w.waitFor(() => w.pd.members().find((m) => m.name === 'c-pd-1')?.memberId !== before && w.settled('pd', 3), 20_000, 'c-pd-1 to rejoin');
+    expect(w.events('PDStaleMember')).toHaveLength(1);
+    const joins = w.pd.processFailures.length;
+    w.kube.delete('Pod', 'ns', 'c-pd-2');
+    await w.waitFor(() => w.stops.some((s) => s.pod === 'c-pd-2') && w.settled('pd', 3), 20_000, 'c-pd-2 to restart');
+    expect(w.pd.processFailures.length).toBe(joins);
+    expect(w.pd.members()).toHaveLength(3);
+  });
+});
+
+describe('rolling upgrade', () => {
+  it('upgrades PD, TiKV and TiDB one Pod at a time without restarting a leader', async () => {
+    const { w } = await running();
+    const stopsBefore = w.stops.length;
+    await w.applyCluster(upgraded());
+    await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish');
+    expect(w.stops.length - stopsBefore).toBe(8);
+    expectSafeUpgrade(w);
+    expect(w.events('EvictLeaderBegin')).toHaveLength(3);
+    expect(w.pd.evictSchedulers()).toEqual([]);
+    expect(w.status()!.components.tidb.lastOperation.action).toBe('UpgradeStep');
+  });
+
+  it('a new template from Git restarts nothing until the controller steps', async () => {
+    const { w, ctl } = await running();
+    ctl.kill('SIGKILL');
+    await ctl.exited;
+    await w.applyCluster(upgraded());
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(w.stops).toEqual([]);
+    expect(w.sts('pd').status.updateRevision).not.toBe(w.sts('pd').status.currentRevision);
+  });
+
+  it.each([
+    ['highest', 'c-pd-2', 'c-pd-0'],
+    ['lowest', 'c-pd-0', 'c-pd-2'],
+  ])('moves PD leadership away first when the leader has the %s ordinal', async (_where, leader, expectedTarget) => {
+    const { w } = await running();
+    if (w.pd.leader() !== leader) {
+      await fetch(`${w.pd.url}/pd/api/v1/leader/transfer/${leader}`, { method: 'POST' });
+      await w.waitFor(() => w.pd.leader() === leader, 5000, `${leader} to lead`);
+    }
+    const setup = w.pd.transfers.length;
+    await w.applyCluster(upgraded());
+    await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish');
+    expectSafeUpgrade(w);
+    expect(w.pd.transfers[setup]).toMatchObject({ from: leader, to: expectedTarget });
+    expect(w.events('PDLeaderTransfer').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('restarts a TiKV store after evictLeaderTimeout when its leaders do not leave', async () => {
+    const { w } = await running({ tikv: { replicas: 3, requests: { storage: '1Gi' }, evictLeaderTimeout: '1s' } });
+    w.pd.setEvictionStuck(w.pd.store('c-tikv-2')!.id);
+    await w.applyCluster(upgraded({ tikv: { replicas: 3, requests: { storage: '1Gi' }, evictLeaderTimeout: '1s' } }));
+    await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish');
+    expectSafeUpgrade(w, { tikvTimeouts: ['c-tikv-2'] });
+    const begin = w.pd.schedulerLog.find((s) => s.op === 'add' && s.storeId === w.pd.store('c-tikv-2')!.id)!.time;
+    expect(w.pd.stopsWithLeaders[0].time - begin).toBeGreaterThanOrEqual(1000);
+    expect(w.events('EvictLeaderTimeout')).toHaveLength(1);
+  });
+
+  it('takes a newer template arriving mid-upgrade safely to the end', async () => {
+    const { w } = await running();
+    await w.applyCluster(upgraded());
+    await w.waitFor(() => w.stops.some((s) => s.pod === 'c-tikv-2'), 30_000, 'the TiKV upgrade to start');
+    await w.applyCluster(simCluster({ version: 'v8.5.2' }));
+    await w.waitFor(settledAll(w), 60_000, 'the second upgrade to finish');
+    for (const c of ['pd', 'tikv', 'tidb']) expect(w.kube.maxUnavailable(`c-${c}`)).toBeLessThanOrEqual(1);
+    expect(w.pd.stopsWhileLeader).toEqual([]);
+    expect(w.pd.stopsWithLeaders).toEqual([]);
+    expect(w.pods('tikv').every((p) => p.spec.containers[0].image === 'pingcap/tikv:v8.5.2')).toBe(true);
+    expectOwnFieldManager(w);
+  });
+
+  it('resumes after the controller is killed mid-upgrade, without a double step', async () => {
+    const { w, ctl } = await running();
+    await w.applyCluster(upgraded());
+    await w.waitFor(() => w.pd.schedulerLog.some((s) => s.op === 'add'), 30_000, 'TiKV leader eviction to begin');
+    ctl.kill('SIGKILL');
+    await ctl.exited;
+    await w.startController([], 'c-discovery-restarted');
+    await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish after the restart');
+    expectSafeUpgrade(w);
+    // Each Pod restarted exactly once.
+    const counts = new Map<string, number>();
+    for (const s of w.stops) counts.set(s.pod, (counts.get(s.pod) ?? 0) + 1);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('spec.paused stops all stepping', async () => {
+    const { w } = await running();
+    await w.applyCluster(upgraded({ paused: true }));
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(w.stops).toEqual([]);
+    expect(w.status()!.components.pd.reason).toMatch(/paused/);
+    await w.applyCluster(upgraded());
+    await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish once unpaused');
+    expectSafeUpgrade(w);
+  });
+});
+
+describe('failures around the controller', () => {
+  it('does nothing destructive while PD is unreachable or erroring, and goes on once it answers', async () => {
+    const { w } = await running();
+    w.pd.down = true;
+    await w.applyCluster(upgraded());
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(w.stops).toEqual([]);
+    expect(w.status()!.pd.reachable).toBe(false);
+    expect(w.sts('pd').spec.updateStrategy.rollingUpdate.partition).toBe(3);
+    w.pd.down = false;
+    w.pd.failNext(/GET \/pd\/api\/v1\/(health|stores)/, 500, 20);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(w.stops).toEqual([]);
+    await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish once PD answers');
+    expectSafeUpgrade(w);
+  });
+
+  it('retries Kubernetes API answers 409, 429 and 500', async () => {
+    const { w } = await running();
+    const patchSts = (r: { method: string; path: string }) => r.method === 'PATCH' && r.path.includes('/statefulsets/');
+    w.kube.fail(patchSts, 500, 2);
+    w.kube.fail(patchSts, 429, 2);
+    w.kube.fail(patchSts, 409, 1);
+    w.kube.fail((r) => r.method === 'PATCH' && r.path.includes('/pods/'), 500, 1);
+    await w.applyCluster(upgraded());
+    await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish');
+    const statuses = new Set(w.kube.requests.filter((r) => r.method === 'PATCH').map((r) => r.status));
+    for (const code of [409, 429, 500, 200]) expect(statuses.has(code)).toBe(true);
+    expectSafeUpgrade(w);
+  });
+});
+
+describe('controller process', () => {
+  it('lets only one of two replicas act, and hands over on SIGTERM', async () => {
+    const { w, ctl } = await running();
+    const second = await w.startController([], 'c-discovery-second');
+    await new Promise((r) => setTimeout(r, 800));
+    expect((await second.get('/readyz')).status).toBe(503);
+    expect(w.kube.get('Lease', 'ns', 'c-discovery')!.spec.holderIdentity).toBe(ctl.identity);
+    ctl.kill('SIGTERM');
+    expect(await ctl.exited).toEqual({ code: 0, signal: null });
+    expect(ctl.logs.some((l) => l.msg === 'released the lease')).toBe(true);
+    await w.waitFor(async () => (await second.get('/readyz')).status === 200, 5000, 'the second replica to lead');
+    await w.applyCluster(upgraded());
+    await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish under the new leader');
+    expectSafeUpgrade(w);
+    expect(ctl.logs.every((l) => typeof l.time === 'string' && typeof l.level === 'string')).toBe(true);
+  });
+});

@@ -1,0 +1,724 @@
+/**
+ * Tests of the simulated Kubernetes API server (test/sim/kube-api.ts), through plain HTTP the way
+ * client-node talks to it, and of its StatefulSet controller and kubelet.
+ */
+import { KubeSim, type KubeObject } from './sim/kube-api';
+import { planStatefulSet, type PodView, type StatefulSetState } from './sim/kube-statefulset';
+
+const NS = 'db';
+const FAST = { podStartMs: 20, podReadyMs: 10, podStopMs: 20 };
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** One HTTP call to the simulator; JSON in and out. */
+async function call(sim: KubeSim, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer> {
+  const init: RequestInit = { method, headers: { Accept: 'application/json' } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    init.headers = { ...init.headers, 'Content-Type': contentType };
+  }
+  const res = await fetch(sim.url + path, init);
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+interface WatchEvent {
+  type: string;
+  object: any;
+}
+
+/** Reads a watch stream line by line. */
+class WatchReader {
+  static async open(sim: KubeSim, path: string): Promise<WatchReader> {
+    const abort = new AbortController();
+    const res = await fetch(sim.url + path, { signal: abort.signal });
+    expect(res.status).toBe(200);
+    return new WatchReader(res.body!.getReader(), abort);
+  }
+
+  private buffer = '';
+  private readonly decoder = new TextDecoder();
+
+  private constructor(
+    private readonly reader: ReadableStreamDefaultReader<Uint8Array>,
+    private readonly abort: AbortController,
+  ) {}
+
+  /** The next event, or `'end'` when the server ended the stream. */
+  async next(timeoutMs = 2000): Promise<WatchEvent | 'end'> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const nl = this.buffer.indexOf('\n');
+      if (nl >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        return JSON.parse(line) as WatchEvent;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no watch event in time')), Math.max(0, deadline - Date.now()));
+      });
+      try {
+        const { done, value } = await Promise.race([this.reader.read(), timeout]);
+        if (done) return 'end';
+        this.buffer += this.decoder.decode(value, { stream: true });
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  }
+
+  /** The next `n` events as `TYPE name` strings. */
+  async take(n: number): Promise<string[]> {
+    const out: string[] = [];
+    while (out.length < n) {
+      const e = await this.next();
+      if (e === 'end') throw new Error(`stream ended after ${out.join(', ')}`);
+      out.push(`${e.type} ${e.object.metadata?.name ?? ''}`.trim());
+    }
+    return out;
+  }
+
+  close(): void {
+    this.abort.abort();
+    this.reader.cancel().catch(() => undefined);
+  }
+}
+
+function configMap(name: string, labels: Record<string, string> = {}, data: Record<string, string> = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels }, data };
+}
+
+interface StsOptions {
+  replicas?: number;
+  image?: string;
+  policy?: 'Parallel' | 'OrderedReady';
+  partition?: number;
+  labels?: Record<string, string>;
+}
+
+/** A StatefulSet manifest like the renderer's (no replicas unless given, strategy type only). */
+function statefulSet(name: string, o: StsOptions = {}): KubeObject {
+  const selector = { app: name };
+  const spec: Record<string, any> = {
+    selector: { matchLabels: selector },
+    serviceName: `${name}-peer`,
+    podManagementPolicy: o.policy ?? 'Parallel',
+    updateStrategy: o.partition === undefined ? { type: 'RollingUpdate' } : { type: 'RollingUpdate', rollingUpdate: { partition: o.partition } },
+    template: {
+      metadata: { labels: { ...selector, ...(o.labels ?? {}) } },
+      spec: { containers: [{ name: 'main', image: o.image ?? 'img:v1' }] },
+    },
+    volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+  };
+  if (o.replicas !== undefined) spec.replicas = o.replicas;
+  return { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: NS, labels: { app: name } }, spec };
+}
+
+const STS_PATH = `/apis/apps/v1/namespaces/${NS}/statefulsets`;
+const CM_PATH = `/api/v1/namespaces/${NS}/configmaps`;
+
+function readyPods(sim: KubeSim, sts: string): KubeObject[] {
+  return sim
+    .list('Pod', NS)
+    .filter((p) => p.metadata.name.startsWith(`${sts}-`) && !p.metadata.deletionTimestamp)
+    .filter((p) => p.status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True'));
+}
+
+async function waitReady(sim: KubeSim, sts: string, n: number): Promise<void> {
+  await sim.waitFor(
+    () => sim.get('StatefulSet', NS, sts)?.status?.readyReplicas === n && readyPods(sim, sts).length === n,
+    3000,
+    `${sts}: ${n} Ready Pods`,
+  );
+}
+
+/** Resolves after `ms`, to show that something does not happen. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+let sim: KubeSim;
+
+beforeEach(async () => {
+  sim = await KubeSim.start(FAST);
+});
+
+afterEach(async () => {
+  await sim.close();
+});
+
+describe('KubeSim REST basics', () => {
+  it('creates, reads, replaces and deletes with Kubernetes metadata and Status errors', async () => {
+    const created = await call(sim, 'POST', CM_PATH, configMap('a', {}, { k: 'v' }));
+    expect(created.status).toBe(201);
+    expect(created.body.metadata).toMatchObject({ name: 'a', namespace: NS, generation: 1 });
+    expect(created.body.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(created.body.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const rv = Number(created.body.metadata.resourceVersion);
+
+    expect((await call(sim, 'GET', `${CM_PATH}/a`)).body.data).toEqual({ k: 'v' });
+
+    const again = await call(sim, 'POST', CM_PATH, configMap('a'));
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'AlreadyExists', code: 409 });
+
+    const stale = { ...created.body, data: { k: 'w' }, metadata: { ...created.body.metadata, resourceVersion: String(rv - 1) } };
+    const conflict = await call(sim, 'PUT', `${CM_PATH}/a`, stale);
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.reason).toBe('Conflict');
+
+    const replaced = await call(sim, 'PUT', `${CM_PATH}/a`, { ...created.body, data: { k: 'w' } });
+    expect(replaced.status).toBe(200);
+    expect(Number(replaced.body.metadata.resourceVersion)).toBeGreaterThan(rv);
+    expect(replaced.body.metadata.uid).toBe(created.body.metadata.uid);
+    expect(sim.get('ConfigMap', NS, 'a')!.data).toEqual({ k: 'w' });
+
+    expect((await call(sim, 'DELETE', `${CM_PATH}/a`)).status).toBe(200);
+    const gone = await call(sim, 'GET', `${CM_PATH}/a`);
+    expect(gone.status).toBe(404);
+    expect(gone.body).toMatchObject({ kind: 'Status', reason: 'NotFound', code: 404, message: 'configmaps "a" not found' });
+    expect((await call(sim, 'DELETE', `${CM_PATH}/a`)).status).toBe(404);
+  });
+
+  it('answers unknown paths and unserved resources with a 404 Status', async () => {
+    for (const path of ['/nope', `/api/v1/namespaces/${NS}/widgets`, '/apis/example.com/v1/namespaces/x/things/y']) {
+      const r = await call(sim, 'GET', path);
+      expect(r.status).toBe(404);
+      expect(r.body).toMatchObject({ kind: 'Status', code: 404 });
+    }
+  });
+
+  it('lists with the List kind and resourceVersion, items without apiVersion and kind', async () => {
+    sim.apply(configMap('a'));
+    sim.apply(configMap('b'));
+    const r = await call(sim, 'GET', CM_PATH);
+    expect(r.body).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: expect.any(String) } });
+    expect(r.body.items.map((i: KubeObject) => i.metadata.name)).toEqual(['a', 'b']);
+    expect(r.body.items[0].kind).toBeUndefined();
+  });
+
+  it('gives a kubeconfig that client-node accepts for a plain-http server', () => {
+    const text = sim.kubeconfig();
+    expect(text).toContain(`server: ${sim.url}`);
+    expect(text).toContain('insecure-skip-tls-verify: true');
+    expect(text).toContain('current-context: sim');
+    expect(text).not.toContain('namespace:');
+  });
+
+  it('stores core and events.k8s.io Events, naming them from generateName', async () => {
+    const core = await call(sim, 'POST', `/api/v1/namespaces/${NS}/events`, { metadata: { generateName: 'pd.' }, reason: 'Scaled', message: 'm' });
+    expect(core.status).toBe(201);
+    expect(core.body.metadata.name).toMatch(/^pd\.[a-z0-9]{5}$/);
+    const modern = await call(sim, 'POST', `/apis/events.k8s.io/v1/namespaces/${NS}/events`, { metadata: { name: 'e2' }, reason: 'Scaled', note: 'n' });
+    expect(modern.body).toMatchObject({ apiVersion: 'events.k8s.io/v1', kind: 'Event' });
+    expect(sim.list('Event', NS).map((e) => e.apiVersion)).toEqual(['v1', 'events.k8s.io/v1']);
+  });
+
+  it('serves discovery for KubernetesObjectApi', async () => {
+    const apps = await call(sim, 'GET', '/apis/apps/v1');
+    expect(apps.body.resources).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'statefulsets', kind: 'StatefulSet', namespaced: true })]),
+    );
+    const core = await call(sim, 'GET', '/api/v1');
+    expect(core.body.resources.map((r: { name: string }) => r.name)).toContain('pods');
+  });
+
+  it('filters lists by label selector and field selector', async () => {
+    sim.apply(configMap('a', { app: 'x', tier: 'db' }));
+    sim.apply(configMap('b', { app: 'x' }));
+    sim.apply(configMap('c', { app: 'y', tier: 'web' }));
+    const names = async (q: string) =>
+      (await call(sim, 'GET', `${CM_PATH}?${q}`)).body.items.map((i: KubeObject) => i.metadata.name);
+    expect(await names(`labelSelector=${encodeURIComponent('app=x')}`)).toEqual(['a', 'b']);
+    expect(await names(`labelSelector=${encodeURIComponent('app!=x')}`)).toEqual(['c']);
+    expect(await names(`labelSelector=tier`)).toEqual(['a', 'c']);
+    expect(await names(`labelSelector=${encodeURIComponent('!tier')}`)).toEqual(['b']);
+    expect(await names(`labelSelector=${encodeURIComponent('app=x,tier')}`)).toEqual(['a']);
+    expect(await names(`labelSelector=${encodeURIComponent('tier in (db,web),app!=y')}`)).toEqual(['a']);
+    expect(await names(`fieldSelector=${encodeURIComponent('metadata.name=b')}`)).toEqual(['b']);
+  });
+});
+
+describe('KubeSim watch', () => {
+  it('streams the changes after a resourceVersion, in order', async () => {
+    sim.apply(configMap('before'));
+    const rv = (await call(sim, 'GET', CM_PATH)).body.metadata.resourceVersion;
+    const watch = await WatchReader.open(sim, `${CM_PATH}?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true`);
+    try {
+      sim.apply(configMap('a'));
+      sim.apply(configMap('a', { changed: 'yes' }));
+      sim.delete('ConfigMap', NS, 'a');
+      expect(await watch.take(3)).toEqual(['ADDED a', 'MODIFIED a', 'DELETED a']);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it('replays what happened between the list and the watch', async () => {
+    const rv = (await call(sim, 'GET', CM_PATH)).body.metadata.resourceVersion;
+    sim.apply(configMap('early'));
+    const watch = await WatchReader.open(sim, `${CM_PATH}?watch=1&resourceVersion=${rv}`);
+    try {
+      expect(await watch.take(1)).toEqual(['ADDED early']);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it('starts with ADDED for every object when no resourceVersion is given', async () => {
+    sim.apply(configMap('a'));
+    const watch = await WatchReader.open(sim, `${CM_PATH}?watch=true`);
+    try {
+      expect(await watch.take(1)).toEqual(['ADDED a']);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it('reports an object leaving a label selector as DELETED', async () => {
+    sim.apply(configMap('a', { team: 'x' }));
+    const rv = sim.get('ConfigMap', NS, 'a')!.metadata.resourceVersion;
+    const watch = await WatchReader.open(sim, `${CM_PATH}?watch=true&resourceVersion=${rv}&labelSelector=team%3Dx`);
+    try {
+      sim.apply(configMap('a', { team: 'y' }));
+      sim.apply(configMap('a', { team: 'x' }));
+      expect(await watch.take(2)).toEqual(['DELETED a', 'ADDED a']);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it('answers an ERROR event with a 410 Status for a resourceVersion older than the history', async () => {
+    const watch = await WatchReader.open(sim, `${CM_PATH}?watch=true&resourceVersion=1`);
+    const e = await watch.next();
+    expect(e).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
+    expect(await watch.next()).toBe('end');
+  });
+
+  it('forgets events beyond watchHistory, so resuming from before them is 410', async () => {
+    await sim.close();
+    sim = await KubeSim.start({ ...FAST, watchHistory: 2 });
+    sim.apply(configMap('a'));
+    const rv = sim.get('ConfigMap', NS, 'a')!.metadata.resourceVersion;
+    for (const n of ['b', 'c', 'd']) sim.apply(configMap(n));
+    const watch = await WatchReader.open(sim, `${CM_PATH}?watch=true&resourceVersion=${rv}`);
+    expect(await watch.next()).toMatchObject({ type: 'ERROR', object: { code: 410 } });
+  });
+
+  it('ends the stream after timeoutSeconds, with a BOOKMARK when bookmarks are allowed', async () => {
+    const rv = (await call(sim, 'GET', CM_PATH)).body.metadata.resourceVersion;
+    const watch = await WatchReader.open(sim, `${CM_PATH}?watch=true&resourceVersion=${rv}&timeoutSeconds=0.05&allowWatchBookmarks=true`);
+    const e = await watch.next();
+    expect(e).toMatchObject({ type: 'BOOKMARK', object: { kind: 'ConfigMap', metadata: { resourceVersion: rv } } });
+    expect(await watch.next()).toBe('end');
+  });
+
+  it('ends open watches on close', async () => {
+    const watch = await WatchReader.open(sim, `${CM_PATH}?watch=true`);
+    await sim.close();
+    expect(await watch.next()).toBe('end');
+  });
+});
+
+describe('KubeSim patches', () => {
+  const cmUrl = `${CM_PATH}/a`;
+
+  it('applies a JSON merge patch (null deletes a key)', async () => {
+    sim.apply(configMap('a', { x: '1' }, { k: 'v', drop: 'me' }));
+    const r = await call(sim, 'PATCH', cmUrl, { metadata: { labels: { y: '2' } }, data: { drop: null } }, 'application/merge-patch+json');
+    expect(r.status).toBe(200);
+    expect(r.body.metadata.labels).toEqual({ x: '1', y: '2' });
+    expect(r.body.data).toEqual({ k: 'v' });
+  });
+
+  it('applies a strategic merge patch, merging containers by name', async () => {
+    const pod: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: NS },
+      spec: { containers: [{ name: 'a', image: 'a:1' }, { name: 'b', image: 'b:1' }] },
+    };
+    sim.apply(pod);
+    const r = await call(
+      sim,
+      'PATCH',
+      `/api/v1/namespaces/${NS}/pods/p`,
+      { spec: { containers: [{ name: 'b', image: 'b:2' }] } },
+      'application/strategic-merge-patch+json',
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.spec.containers).toEqual([{ name: 'a', image: 'a:1' }, { name: 'b', image: 'b:2' }]);
+  });
+
+  it('applies a JSON patch, and rejects it whole when a test op fails', async () => {
+    sim.apply(configMap('a', {}, { k: 'v' }));
+    const ok = await call(
+      sim,
+      'PATCH',
+      cmUrl,
+      [
+        { op: 'test', path: '/data/k', value: 'v' },
+        { op: 'replace', path: '/data/k', value: 'w' },
+        { op: 'add', path: '/data/n', value: 'x' },
+      ],
+      'application/json-patch+json',
+    );
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toEqual({ k: 'w', n: 'x' });
+    const bad = await call(
+      sim,
+      'PATCH',
+      cmUrl,
+      [
+        { op: 'remove', path: '/data/n' },
+        { op: 'test', path: '/data/k', value: 'v' },
+      ],
+      'application/json-patch+json',
+    );
+    expect(bad.status).toBe(422);
+    expect(bad.body.kind).toBe('Status');
+    expect(sim.get('ConfigMap', NS, 'a')!.data).toEqual({ k: 'w', n: 'x' });
+  });
+
+  it('creates with server-side apply, records the field manager, and drops fields the manager stops applying', async () => {
+    const first = await call(
+      sim,
+      'PATCH',
+      `${cmUrl}?fieldManager=tidb-ctl&force=true`,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: { k: 'v', old: 'x' } },
+      'application/apply-patch+yaml',
+    );
+    expect(first.status).toBe(201);
+    expect(first.body.metadata.namespace).toBe(NS);
+    const second = await call(
+      sim,
+      'PATCH',
+      `${cmUrl}?fieldManager=tidb-ctl&force=true`,
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: w\n',
+      'application/apply-patch+yaml',
+    );
+    expect(second.status).toBe(200);
+    expect(second.body.data).toEqual({ k: 'w' });
+    const writes = sim.requests.filter((r) => r.method === 'PATCH');
+    expect(writes.map((r) => [r.fieldManager, r.contentType, r.status])).toEqual([
+      ['tidb-ctl', 'application/apply-patch+yaml', 201],
+      ['tidb-ctl', 'application/apply-patch+yaml', 200],
+    ]);
+  });
+
+  it('fails server-side apply without a field manager, and non-apply patches of missing objects', async () => {
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } };
+    expect((await call(sim, 'PATCH', cmUrl, body, 'application/apply-patch+yaml')).status).toBe(400);
+    expect((await call(sim, 'PATCH', cmUrl, { data: {} }, 'application/merge-patch+json')).status).toBe(404);
+  });
+
+  it('conflicts when a patch carries a stale resourceVersion', async () => {
+    sim.apply(configMap('a'));
+    const r = await call(sim, 'PATCH', cmUrl, { metadata: { resourceVersion: '1' }, data: { k: 'v' } }, 'application/merge-patch+json');
+    expect(r.status).toBe(409);
+  });
+
+  it('does not bump resourceVersion for a write that changes nothing', async () => {
+    sim.apply(configMap('a', {}, { k: 'v' }));
+    const rv = sim.get('ConfigMap', NS, 'a')!.metadata.resourceVersion;
+    const r = await call(sim, 'PATCH', cmUrl, { data: { k: 'v' } }, 'application/merge-patch+json');
+    expect(r.body.metadata.resourceVersion).toBe(rv);
+  });
+});
+
+describe('KubeSim fault injection', () => {
+  it('answers the next matching requests with the given status, then serves again', async () => {
+    sim.apply(configMap('a'));
+    sim.fail((r) => r.method === 'GET' && r.path === `${CM_PATH}/a`, 500, 2);
+    sim.fail((r) => r.method === 'PUT', 429, 1);
+    const first = await call(sim, 'GET', `${CM_PATH}/a`);
+    expect(first.status).toBe(500);
+    expect(first.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'InternalError', code: 500 });
+    expect((await call(sim, 'GET', `${CM_PATH}/a`)).status).toBe(500);
+    expect((await call(sim, 'GET', `${CM_PATH}/a`)).status).toBe(200);
+
+    const throttled = await call(sim, 'PUT', `${CM_PATH}/a`, configMap('a'));
+    expect(throttled.status).toBe(429);
+    expect(throttled.headers.get('retry-after')).toBe('0');
+    expect(throttled.body.reason).toBe('TooManyRequests');
+    expect(sim.requests.map((r) => r.status)).toEqual([500, 500, 200, 429]);
+  });
+
+  it('words an injected 409 as a Conflict on the object', async () => {
+    sim.fail((r) => r.method === 'PATCH', 409, 1);
+    const r = await call(sim, 'PATCH', `${STS_PATH}/tikv`, {}, 'application/merge-patch+json');
+    expect(r.body).toMatchObject({ reason: 'Conflict', details: { name: 'tikv', group: 'apps', kind: 'statefulsets' } });
+  });
+});
+
+describe('KubeSim StatefulSet controller', () => {
+  it('creates the Pods of a new StatefulSet, Ready, labelled with the revision', async () => {
+    const created = await call(sim, 'POST', STS_PATH, statefulSet('pd', { replicas: 3 }));
+    expect(created.status).toBe(201);
+    expect(created.body.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 0 } });
+    await waitReady(sim, 'pd', 3);
+
+    const sts = sim.get('StatefulSet', NS, 'pd')!;
+    expect(sts.status).toMatchObject({ replicas: 3, readyReplicas: 3, availableReplicas: 3, currentReplicas: 3, updatedReplicas: 3, observedGeneration: 1 });
+    expect(sts.status.currentRevision).toBe(sts.status.updateRevision);
+    expect(sts.status.updateRevision).toMatch(/^pd-[a-z0-9]+$/);
+
+    const pod = sim.get('Pod', NS, 'pd-1')!;
+    expect(pod.metadata.labels).toEqual({
+      app: 'pd',
+      'controller-revision-hash': sts.status.updateRevision,
+      'statefulset.kubernetes.io/pod-name': 'pd-1',
+      'apps.kubernetes.io/pod-index': '1',
+    });
+    expect(pod.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'StatefulSet', name: 'pd', uid: sts.metadata.uid, controller: true })]);
+    expect(pod.spec).toMatchObject({ hostname: 'pd-1', subdomain: 'pd-peer' });
+    expect(pod.spec.volumes).toEqual([{ name: 'data', persistentVolumeClaim: { claimName: 'data-pd-1' } }]);
+    expect(pod.status).toMatchObject({ phase: 'Running', podIP: '127.0.0.1' });
+    expect(sim.get('PersistentVolumeClaim', NS, 'data-pd-1')!.status.phase).toBe('Bound');
+  });
+
+  it('fires the Pod hooks in lifecycle order', async () => {
+    const seen: string[] = [];
+    for (const e of ['podCreated', 'podStarted', 'podReady', 'podStopped', 'podGone'] as const) {
+      sim.on(e, (pod) => {
+        if (pod.metadata.name === 'pd-0') seen.push(e);
+      });
+    }
+    sim.apply(statefulSet('pd', { replicas: 1 }));
+    await waitReady(sim, 'pd', 1);
+    const uid = sim.get('Pod', NS, 'pd-0')!.metadata.uid;
+    sim.delete('Pod', NS, 'pd-0');
+    expect(sim.get('Pod', NS, 'pd-0')!.metadata.deletionTimestamp).toBeDefined();
+    await sim.waitFor(() => seen.filter((e) => e === 'podReady').length === 2, 3000, 'pd-0 back');
+    expect(seen).toEqual(['podCreated', 'podStarted', 'podReady', 'podStopped', 'podGone', 'podCreated', 'podStarted', 'podReady']);
+    expect(sim.get('Pod', NS, 'pd-0')!.metadata.uid).not.toBe(uid);
+  });
+
+  it('keeps Pods not Ready until the readiness gate passes', async () => {
+    let open = false;
+    sim.readinessGate = (pod) => open || pod.metadata.name !== 'pd-1';
+    sim.apply(statefulSet('pd', { replicas: 2 }));
+    await sim.waitFor(() => readyPods(sim, 'pd').length === 1, 3000, 'pd-0 Ready');
+    await pause(100);
+    expect(sim.get('Pod', NS, 'pd-1')!.status.phase).toBe('Running');
+    expect(readyPods(sim, 'pd').map((p) => p.metadata.name)).toEqual(['pd-0']);
+    open = true;
+    await waitReady(sim, 'pd', 2);
+  });
+
+  it('with the partition at replicas, a template change moves updateRevision but deletes nothing', async () => {
+    sim.apply(statefulSet('tikv', { replicas: 3 }));
+    await waitReady(sim, 'tikv', 3);
+    const before = sim.get('StatefulSet', NS, 'tikv')!.status;
+    const stopped: string[] = [];
+    sim.on('podStopped', (p) => stopped.push(p.metadata.name));
+
+    sim.apply(statefulSet('tikv', { replicas: 3, partition: 3 }));
+    sim.apply(statefulSet('tikv', { replicas: 3, partition: 3, image: 'img:v2' }));
+    await sim.waitFor(() => sim.get('StatefulSet', NS, 'tikv')!.status.updateRevision !== before.updateRevision, 2000, 'new updateRevision');
+    await pause(150);
+    const sts = sim.get('StatefulSet', NS, 'tikv')!;
+    expect(stopped).toEqual([]);
+    expect(sts.status).toMatchObject({ currentRevision: before.currentRevision, currentReplicas: 3, observedGeneration: sts.metadata.generation });
+    expect(sts.status.updatedReplicas).toBeUndefined();
+  });
+
+  it('rolls Pods at or above the partition, highest first, one at a time', async () => {
+    sim.apply(statefulSet('tikv', { replicas: 3, partition: 3 }));
+    await waitReady(sim, 'tikv', 3);
+    const oldRevision = sim.get('StatefulSet', NS, 'tikv')!.status.currentRevision;
+    const stopped: string[] = [];
+    sim.on('podStopped', (p) => stopped.push(p.metadata.name));
+
+    sim.apply(statefulSet('tikv', { replicas: 3, partition: 3, image: 'img:v2' }));
+    const newRevision = () => sim.get('StatefulSet', NS, 'tikv')!.status.updateRevision;
+    await sim.waitFor(() => newRevision() !== oldRevision, 2000, 'new updateRevision');
+    const atNew = () => sim.list('Pod', NS).filter((p) => p.metadata.labels['controller-revision-hash'] === newRevision() && !p.metadata.deletionTimestamp);
+
+    sim.apply(statefulSet('tikv', { replicas: 3, partition: 1, image: 'img:v2' }));
+    await sim.waitFor(() => atNew().length === 2 && readyPods(sim, 'tikv').length === 3, 3000, 'tikv-2 and tikv-1 updated');
+    expect(stopped).toEqual(['tikv-2', 'tikv-1']);
+    expect(sim.get('Pod', NS, 'tikv-0')!.metadata.labels['controller-revision-hash']).toBe(oldRevision);
+    let sts = sim.get('StatefulSet', NS, 'tikv')!;
+    expect(sts.status).toMatchObject({ currentRevision: oldRevision, currentReplicas: 1, updatedReplicas: 2 });
+    expect(sim.maxUnavailable('tikv')).toBe(1);
+
+    sim.apply(statefulSet('tikv', { replicas: 3, partition: 0, image: 'img:v2' }));
+    await sim.waitFor(() => sim.get('StatefulSet', NS, 'tikv')!.status.currentRevision === newRevision(), 3000, 'rollout complete');
+    sts = sim.get('StatefulSet', NS, 'tikv')!;
+    expect(stopped).toEqual(['tikv-2', 'tikv-1', 'tikv-0']);
+    expect(sts.status).toMatchObject({ readyReplicas: 3, currentReplicas: 3, updatedReplicas: 3 });
+    expect(sim.get('Pod', NS, 'tikv-0')!.spec.containers[0].image).toBe('img:v2');
+    expect(sim.maxUnavailable('tikv')).toBe(1);
+  });
+
+  it('recreates a Pod below the partition from the current revision', async () => {
+    sim.apply(statefulSet('tikv', { replicas: 2, partition: 2 }));
+    await waitReady(sim, 'tikv', 2);
+    const oldRevision = sim.get('StatefulSet', NS, 'tikv')!.status.currentRevision;
+    sim.apply(statefulSet('tikv', { replicas: 2, partition: 2, image: 'img:v2' }));
+    await sim.waitFor(() => sim.get('StatefulSet', NS, 'tikv')!.status.updateRevision !== oldRevision, 2000, 'new updateRevision');
+    const uid = sim.get('Pod', NS, 'tikv-0')!.metadata.uid;
+    sim.delete('Pod', NS, 'tikv-0');
+    await sim.waitFor(() => sim.get('Pod', NS, 'tikv-0')?.metadata.uid !== uid && readyPods(sim, 'tikv').length === 2, 3000, 'tikv-0 back');
+    const pod = sim.get('Pod', NS, 'tikv-0')!;
+    expect(pod.metadata.labels['controller-revision-hash']).toBe(oldRevision);
+    expect(pod.spec.containers[0].image).toBe('img:v1');
+  });
+
+  it('scales down from the highest ordinal, one at a time with OrderedReady', async () => {
+    const order: string[] = [];
+    sim.on('podReady', (p) => order.push(`ready ${p.metadata.name}`));
+    sim.on('podCreated', (p) => order.push(`created ${p.metadata.name}`));
+    sim.on('podStopped', (p) => order.push(`stopped ${p.metadata.name}`));
+    sim.on('podGone', (p) => order.push(`gone ${p.metadata.name}`));
+    sim.apply(statefulSet('pd', { replicas: 3, policy: 'OrderedReady' }));
+    await waitReady(sim, 'pd', 3);
+    expect(order).toEqual(['created pd-0', 'ready pd-0', 'created pd-1', 'ready pd-1', 'created pd-2', 'ready pd-2']);
+
+    order.length = 0;
+    sim.apply(statefulSet('pd', { replicas: 1, policy: 'OrderedReady' }));
+    await sim.waitFor(() => sim.list('Pod', NS).length === 1 && sim.get('StatefulSet', NS, 'pd')!.status.replicas === 1, 3000, 'scaled to 1');
+    expect(order).toEqual(['stopped pd-2', 'gone pd-2', 'stopped pd-1', 'gone pd-1']);
+    expect(sim.get('Pod', NS, 'pd-0')).toBeDefined();
+    expect(sim.get('PersistentVolumeClaim', NS, 'data-pd-2')).toBeDefined();
+  });
+
+  it('scales a Parallel set down all at once', async () => {
+    sim.apply(statefulSet('tidb', { replicas: 3 }));
+    await waitReady(sim, 'tidb', 3);
+    const stopped: string[] = [];
+    sim.on('podStopped', (p) => stopped.push(p.metadata.name));
+    await call(sim, 'PATCH', `${STS_PATH}/tidb`, { spec: { replicas: 1 } }, 'application/merge-patch+json');
+    await sim.waitFor(() => stopped.length === 2, 2000, 'two Pods stopping');
+    expect(stopped).toEqual(['tidb-2', 'tidb-1']);
+    expect(sim.get('Pod', NS, 'tidb-1')!.metadata.deletionTimestamp).toBeDefined();
+  });
+
+  it('apply() keeps the replicas and partition a controller set, and updates what the manifest gives', async () => {
+    sim.apply(statefulSet('tikv', { labels: { extra: 'a' } }));
+    expect(sim.get('StatefulSet', NS, 'tikv')!.spec.replicas).toBe(1);
+    const patch = await call(
+      sim,
+      'PATCH',
+      `${STS_PATH}/tikv?fieldManager=tidb-gitops-controller`,
+      [
+        { op: 'replace', path: '/spec/replicas', value: 3 },
+        { op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: 2 },
+      ],
+      'application/json-patch+json',
+    );
+    expect(patch.status).toBe(200);
+    expect(sim.requests.at(-1)!.fieldManager).toBe('tidb-gitops-controller');
+    const generation = sim.get('StatefulSet', NS, 'tikv')!.metadata.generation;
+
+    const applied = sim.apply(statefulSet('tikv', { image: 'img:v2' }));
+    expect(applied.spec.replicas).toBe(3);
+    expect(applied.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
+    expect(applied.spec.template.metadata.labels).toEqual({ app: 'tikv' });
+    expect(applied.spec.template.spec.containers[0].image).toBe('img:v2');
+    expect(applied.metadata.generation).toBe(generation + 1);
+
+    const rv = applied.metadata.resourceVersion;
+    expect(sim.apply(statefulSet('tikv', { image: 'img:v2' })).metadata.resourceVersion).toBe(rv);
+  });
+
+  it('rejects changes to immutable StatefulSet fields', async () => {
+    sim.apply(statefulSet('pd', { replicas: 1 }));
+    const changed = statefulSet('pd', { replicas: 1 });
+    changed.spec.serviceName = 'other';
+    expect(() => sim.apply(changed)).toThrow(/spec: Forbidden: updates to statefulset spec/);
+    const r = await call(sim, 'PATCH', `${STS_PATH}/pd`, { spec: { serviceName: 'other' } }, 'application/merge-patch+json');
+    expect(r.status).toBe(422);
+    expect(r.body.reason).toBe('Invalid');
+  });
+
+  it('serves the status subresource and does not let main-resource writes change status', async () => {
+    sim.apply(statefulSet('pd', { replicas: 1 }));
+    await waitReady(sim, 'pd', 1);
+    const status = await call(sim, 'GET', `${STS_PATH}/pd/status`);
+    expect(status.body.status.readyReplicas).toBe(1);
+    const r = await call(sim, 'PATCH', `${STS_PATH}/pd`, { status: { readyReplicas: 7 } }, 'application/merge-patch+json');
+    expect(r.body.status.readyReplicas).toBe(1);
+  });
+
+  it('deletes the Pods of a deleted StatefulSet', async () => {
+    sim.apply(statefulSet('pd', { replicas: 2 }));
+    await waitReady(sim, 'pd', 2);
+    expect((await call(sim, 'DELETE', `${STS_PATH}/pd`)).status).toBe(200);
+    await sim.waitFor(() => sim.list('Pod', NS).length === 0, 2000, 'Pods gone');
+  });
+
+  it('orphans Pods on DELETE with propagationPolicy Orphan, and a recreated set adopts them', async () => {
+    sim.apply(statefulSet('pd', { replicas: 2 }));
+    await waitReady(sim, 'pd', 2);
+    const uids = sim.list('Pod', NS).map((p) => p.metadata.uid);
+    const r = await call(sim, 'DELETE', `${STS_PATH}/pd`, { propagationPolicy: 'Orphan' });
+    expect(r.status).toBe(200);
+    expect(sim.list('Pod', NS).map((p) => p.metadata.ownerReferences)).toEqual([undefined, undefined]);
+
+    const recreated = sim.apply(statefulSet('pd', { replicas: 2 }));
+    await sim.waitFor(
+      () => sim.list('Pod', NS).every((p) => p.metadata.ownerReferences?.[0]?.uid === recreated.metadata.uid),
+      2000,
+      'Pods adopted',
+    );
+    await waitReady(sim, 'pd', 2);
+    expect(sim.list('Pod', NS).map((p) => p.metadata.uid)).toEqual(uids);
+  });
+
+  it('rejects waitFor after the timeout with the message', async () => {
+    await expect(sim.waitFor(() => false, 30, 'never')).rejects.toThrow('never');
+  });
+});
+
+describe('planStatefulSet', () => {
+  const pod = (ordinal: number, revision = 'r1', ready = true, terminating = false): PodView => ({
+    name: `s-${ordinal}`,
+    ordinal,
+    revision,
+    ready,
+    terminating,
+  });
+  const state = (over: Partial<StatefulSetState>): StatefulSetState => ({
+    replicas: 3,
+    partition: 0,
+    strategy: 'RollingUpdate',
+    parallel: false,
+    currentRevision: 'r1',
+    updateRevision: 'r1',
+    pods: [pod(0), pod(1), pod(2)],
+    ...over,
+  });
+
+  it.each<[string, Partial<StatefulSetState>, { create: Array<{ ordinal: number; revision: string }>; delete: string[] }]>([
+    ['does nothing when settled', {}, { create: [], delete: [] }],
+    ['OrderedReady creates the lowest missing Pod only', { pods: [] }, { create: [{ ordinal: 0, revision: 'r1' }], delete: [] }],
+    ['OrderedReady waits for a lower Pod to be Ready', { pods: [pod(0, 'r1', false)] }, { create: [], delete: [] }],
+    [
+      'Parallel creates every missing Pod',
+      { parallel: true, pods: [pod(1)] },
+      { create: [{ ordinal: 0, revision: 'r1' }, { ordinal: 2, revision: 'r1' }], delete: [] },
+    ],
+    [
+      'creates below the partition at the current revision',
+      { parallel: true, partition: 2, updateRevision: 'r2', pods: [pod(2, 'r2')] },
+      { create: [{ ordinal: 0, revision: 'r1' }, { ordinal: 1, revision: 'r1' }], delete: [] },
+    ],
+    ['rolls the highest outdated Pod at or above the partition', { updateRevision: 'r2', partition: 1 }, { create: [], delete: ['s-2'] }],
+    ['skips updated Pods', { updateRevision: 'r2', pods: [pod(0), pod(1), pod(2, 'r2')] }, { create: [], delete: ['s-1'] }],
+    ['never rolls below the partition', { updateRevision: 'r2', partition: 3 }, { create: [], delete: [] }],
+    ['waits while a Pod is not Ready', { parallel: true, updateRevision: 'r2', pods: [pod(0, 'r1', false), pod(1), pod(2)] }, { create: [], delete: [] }],
+    ['waits while a Pod terminates', { parallel: true, updateRevision: 'r2', pods: [pod(0), pod(1), pod(2, 'r1', false, true)] }, { create: [], delete: [] }],
+    ['OnDelete never deletes for updates', { strategy: 'OnDelete', updateRevision: 'r2' }, { create: [], delete: [] }],
+    ['OrderedReady scales down the highest first', { replicas: 1 }, { create: [], delete: ['s-2'] }],
+    ['Parallel scales down all at once', { replicas: 1, parallel: true }, { create: [], delete: ['s-2', 's-1'] }],
+  ])('%s', (_name, over, expected) => {
+    expect(planStatefulSet(state(over))).toEqual(expected);
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * The kubelet part of the simulation: each Pod goes Pending -> Running (after `startMs`) -> Ready
+ * (after `readyMs` more, once the readiness gate passes), and on deletion terminates (not Ready at
+ * once) and disappears after `stopMs`. Pod statuses look like a kubelet's, with conditions and
+ * container statuses, so clients that inspect them see familiar shapes.
+ */
+import type { KubeObject } from './kube-api';
+import { clone, rfc3339 } from './kube-util';
+
+/** Pod lifecycle moments, in the order they happen to one Pod. */
+export type PodEvent = 'podCreated' | 'podStarted' | 'podReady' | 'podStopped' | 'podGone';
+
+/** What the kubelet needs from the API server around it. */
+export interface KubeletHost {
+  /** The stored Pod, if any. */
+  getPod(namespace: string, name: string): KubeObject | undefined;
+  /** Writes a new status for the Pod; returns the stored Pod. */
+  writeStatus(pod: KubeObject, status: Record<string, any>): KubeObject;
+  /** Removes the Pod object for good; returns its last state. */
+  removePod(pod: KubeObject): KubeObject | undefined;
+  /** The readiness gate: may a started Pod become Ready? */
+  readinessGate(pod: KubeObject): boolean;
+  /** Reports a lifecycle moment. */
+  emit(event: PodEvent, pod: KubeObject): void;
+}
+
+/** Timings of the simulated kubelet. */
+export interface KubeletTimings {
+  startMs: number;
+  readyMs: number;
+  stopMs: number;
+}
+
+type Phase = 'pending' | 'running' | 'ready' | 'terminating';
+
+interface PodRun {
+  namespace: string;
+  name: string;
+  uid: string;
+  phase: Phase;
+  /** Set once `readyMs` has passed since the containers started. */
+  readyDue: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string;
+}
+
+function condition(type: string, ok: boolean, now: number): Condition {
+  return { type, status: ok ? 'True' : 'False', lastTransitionTime: rfc3339(now) };
+}
+
+function containerStatuses(pod: KubeObject, state: 'waiting' | 'running', ready: boolean, startedAt: number): unknown[] {
+  return (pod.spec?.containers ?? []).map((c: { name: string; image?: string }) => ({
+    name: c.name,
+    image: c.image ?? '',
+    imageID: '',
+    ready,
+    started: state === 'running',
+    restartCount: 0,
+    state: state === 'running' ? { running: { startedAt: rfc3339(startedAt) } } : { waiting: { reason: 'ContainerCreating' } },
+  }));
+}
+
+/** The status a new Pod is stored with: scheduled, Pending, not Ready. */
+export function pendingPodStatus(pod: KubeObject, podIP: string, now: number): Record<string, any> {
+  return {
+    phase: 'Pending',
+    conditions: [
+      condition('PodScheduled', true, now),
+      condition('Initialized', true, now),
+      condition('ContainersReady', false, now),
+      condition('Ready', false, now),
+    ],
+    hostIP: podIP,
+    hostIPs: [{ ip: podIP }],
+    podIP,
+    podIPs: [{ ip: podIP }],
+    startTime: rfc3339(now),
+    qosClass: 'BestEffort',
+    containerStatuses: containerStatuses(pod, 'waiting', false, now),
+  };
+}
+
+/** Sets the Ready and ContainersReady conditions (keeping their transition time if unchanged). */
+function withReadiness(status: Record<string, any>, ready: boolean, now: number): Record<string, any> {
+  const next = clone(status);
+  next.conditions = (next.conditions ?? []).map((c: Condition) =>
+    (c.type === 'Ready' || c.type === 'ContainersReady') && c.status !== (ready ? 'True' : 'False') ? condition(c.type, ready, now) : c,
+  );
+  next.containerStatuses = (next.containerStatuses ?? []).map((c: Record<string, unknown>) => ({ ...c, ready }));
+  return next;
+}
+
+/** The status of a Pod whose deletion just began: no longer Ready. */
+export function terminatingPodStatus(status: Record<string, any> | undefined, now: number): Record<string, any> {
+  return withReadiness(status ?? {}, false, now);
+}
+
+/** Drives every Pod through its lifecycle on timers. */
+export class Kubelet {
+  private readonly runs = new Map<string, PodRun>();
+
+  constructor(
+    private readonly host: KubeletHost,
+    private readonly timings: KubeletTimings,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Takes on a newly created Pod (already stored with a Pending status). */
+  admit(pod: KubeObject): void {
+    const run: PodRun = { namespace: pod.metadata.namespace!, name: pod.metadata.name, uid: pod.metadata.uid, phase: 'pending', readyDue: false };
+    this.runs.set(run.uid, run);
+    this.host.emit('podCreated', pod);
+    run.timer = this.after(this.timings.startMs, () => this.start(run));
+  }
+
+  /**
+   * Carries out a deletion that already stored the Pod with a deletionTimestamp and a not-Ready
+   * status: reports `podStopped`, then removes the Pod after `stopMs` (at once if `immediate`).
+   */
+  terminate(pod: KubeObject, immediate: boolean): void {
+    let run = this.runs.get(pod.metadata.uid);
+    if (!run) {
+      run = { namespace: pod.metadata.namespace!, name: pod.metadata.name, uid: pod.metadata.uid, phase: 'pending', readyDue: false };
+      this.runs.set(run.uid, run);
+    }
+    if (run.timer) clearTimeout(run.timer);
+    const wasTerminating = run.phase === 'terminating';
+    run.phase = 'terminating';
+    if (!wasTerminating) this.host.emit('podStopped', pod);
+    if (immediate) this.remove(run);
+    else if (!wasTerminating) run.timer = this.after(this.timings.stopMs, () => this.remove(run!));
+  }
+
+  /** Polls the readiness gate of started Pods (called on the simulator's ticker). */
+  tick(): void {
+    for (const run of this.runs.values()) if (run.phase === 'running') this.tryReady(run);
+  }
+
+  /** Stops every timer. */
+  stop(): void {
+    for (const run of this.runs.values()) if (run.timer) clearTimeout(run.timer);
+    this.runs.clear();
+  }
+
+  /** The current stored Pod of a run, unless it was replaced or removed meanwhile. */
+  private current(run: PodRun): KubeObject | undefined {
+    const pod = this.host.getPod(run.namespace, run.name);
+    return pod && pod.metadata.uid === run.uid ? pod : undefined;
+  }
+
+  private start(run: PodRun): void {
+    run.timer = undefined;
+    const pod = this.current(run);
+    if (!pod || run.phase !== 'pending') return;
+    const now = this.now();
+    run.phase = 'running';
+    const status = clone(pod.status ?? {});
+    status.phase = 'Running';
+    status.containerStatuses = containerStatuses(pod, 'running', false, now);
+    this.host.emit('podStarted', this.host.writeStatus(pod, status));
+    run.timer = this.after(this.timings.readyMs, () => {
+      run.timer = undefined;
+      run.readyDue = true;
+      this.tryReady(run);
+    });
+  }
+
+  private tryReady(run: PodRun): void {
+    const pod = this.current(run);
+    if (!pod || run.phase !== 'running' || !run.readyDue) return;
+    if (!this.host.readinessGate(pod)) return;
+    run.phase = 'ready';
+    this.host.emit('podReady', this.host.writeStatus(pod, withReadiness(pod.status ?? {}, true, this.now())));
+  }
+
+  private remove(run: PodRun): void {
+    run.timer = undefined;
+    this.runs.delete(run.uid);
+    const pod = this.current(run);
+    if (!pod) return;
+    const last = this.host.removePod(pod);
+    if (last) this.host.emit('podGone', last);
+  }
+
+  private after(ms: number, fn: () => void): NodeJS.Timeout {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return t;
+  }
+}

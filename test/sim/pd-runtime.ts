@@ -1,0 +1,109 @@
+/**
+ * What the parts of the PD simulator share: the records a scenario test reads afterwards (violations
+ * and logs) and one owner of every timer, so that closing the simulator stops all of its activity.
+ */
+
+/** A PD pod stopped while its member was the PD leader (the controller should transfer first). */
+export interface StopWhileLeader {
+  pod: string;
+  time: number;
+}
+
+/** A TiKV pod stopped while its store still held region leaders (eviction should come first). */
+export interface StopWithLeaders {
+  pod: string;
+  storeId: number;
+  leaderCount: number;
+  time: number;
+}
+
+/** A PD leader transfer that took effect. */
+export interface LeaderTransfer {
+  from: string;
+  to: string;
+  time: number;
+}
+
+/** An evict-leader scheduler added or removed through the API. */
+export interface SchedulerChange {
+  op: 'add' | 'remove';
+  storeId: number;
+  time: number;
+}
+
+/** One answered API request (requests dropped while the simulator is `down` are not listed). */
+export interface RequestRecord {
+  method: string;
+  path: string;
+  status: number;
+  time: number;
+}
+
+/** A process that could not start or had to exit: failed join, removed member, tombstoned store... */
+export interface ProcessFailure {
+  pod: string;
+  reason: string;
+  time: number;
+}
+
+/** The records, kept as plain arrays the tests read directly. */
+export class SimRecords {
+  readonly stopsWhileLeader: StopWhileLeader[] = [];
+  readonly stopsWithLeaders: StopWithLeaders[] = [];
+  /** One line per PD pod that bootstrapped a second cluster. */
+  readonly splitBrain: string[] = [];
+  readonly transfers: LeaderTransfer[] = [];
+  readonly schedulerLog: SchedulerChange[] = [];
+  readonly requests: RequestRecord[] = [];
+  readonly processFailures: ProcessFailure[] = [];
+
+  processFailure(pod: string, reason: string): void {
+    this.processFailures.push({ pod, reason, time: Date.now() });
+  }
+}
+
+/**
+ * Owns the simulator's timers. Timers are unref'd so a test that forgets `close()` does not hold the
+ * process open; after `close()` nothing new is scheduled and callbacks already queued do not run.
+ */
+export class Timers {
+  private readonly pending = new Set<NodeJS.Timeout>();
+  private isClosed = false;
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  after(ms: number, fn: () => void): NodeJS.Timeout | undefined {
+    if (this.isClosed) return undefined;
+    const timer = setTimeout(() => {
+      this.pending.delete(timer);
+      if (!this.isClosed) fn();
+    }, ms);
+    timer.unref();
+    this.pending.add(timer);
+    return timer;
+  }
+
+  every(ms: number, fn: () => void): NodeJS.Timeout | undefined {
+    if (this.isClosed) return undefined;
+    const timer = setInterval(() => {
+      if (!this.isClosed) fn();
+    }, ms);
+    timer.unref();
+    this.pending.add(timer);
+    return timer;
+  }
+
+  cancel(timer: NodeJS.Timeout | undefined): void {
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.pending.delete(timer);
+  }
+
+  close(): void {
+    this.isClosed = true;
+    for (const timer of this.pending) clearTimeout(timer);
+    this.pending.clear();
+  }
+}

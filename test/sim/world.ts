@@ -1,0 +1,264 @@
+/**
+ * A simulated cluster for controller scenarios: the Kubernetes API simulator runs the rendered
+ * manifests (StatefulSets roll Pods as kube-controller-manager would), the PD simulator plays PD and
+ * TiKV processes inside those Pods, and the real controller runs as a separate Node process
+ * (lib/tidb-gitops-controller.js, the shipped bundle) talking to both over HTTP.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { render, type Obj } from '../support/render';
+import { KubeSim, type KubeObject, type KubeSimOptions } from './kube-api';
+import { PdSim, type PdSimOptions } from './pd-api';
+
+export const CONTROLLER_BUNDLE = join(__dirname, '../../lib/tidb-gitops-controller.js');
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  [k: string]: unknown;
+}
+
+/** One controller process. */
+export class ControllerProcess {
+  readonly logs: LogLine[] = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private buffer = '';
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly identity: string,
+    readonly metricsPort: number,
+  ) {
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      let nl: number;
+      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        this.stderr.push(line);
+        try {
+          this.logs.push(JSON.parse(line) as LogLine);
+        } catch {
+          // Not a log line (a crash trace): kept in stderr.
+        }
+      }
+    });
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  async get(path: string): Promise<{ status: number; body: string }> {
+    const res = await fetch(`http://127.0.0.1:${this.metricsPort}${path}`);
+    return { status: res.status, body: await res.text() };
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGTERM'): void {
+    this.child.kill(signal);
+  }
+}
+
+export interface WorldOptions {
+  /** The TidbCluster to render (spec overrides on a 3 PD / 3 TiKV / 2 TiDB cluster named `c`). */
+  readonly cluster: Obj;
+  readonly kube?: KubeSimOptions;
+  readonly pd?: Partial<PdSimOptions>;
+}
+
+export class World {
+  readonly namespace: string;
+  readonly name: string;
+  /** Every Pod stop, in order: which Pod and when. */
+  readonly stops: { pod: string; component: string; time: number }[] = [];
+  private readonly controllers: ControllerProcess[] = [];
+  private readonly dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-world-'));
+  discoveryPort = 0;
+
+  private constructor(
+    readonly kube: KubeSim,
+    readonly pd: PdSim,
+    readonly objects: Obj[],
+  ) {
+    const deployment = objects.find((o) => o.kind === 'Deployment')!;
+    this.namespace = deployment.metadata.namespace;
+    this.name = deployment.metadata.name.replace(/-discovery$/, '');
+  }
+
+  static async start(opts: WorldOptions): Promise<World> {
+    const objects = render(opts.cluster);
+    const deployment = objects.find((o) => o.kind === 'Deployment');
+    if (!deployment) throw new Error('the rendered cluster has no controller Deployment');
+    const kube = await KubeSim.start({ podStartMs: 60, podReadyMs: 20, podStopMs: 40, ...opts.kube });
+    const pd = await PdSim.start({ cluster: opts.cluster.metadata.name, namespace: deployment.metadata.namespace, ...opts.pd });
+    const world = new World(kube, pd, objects);
+    world.discoveryPort = await freePort();
+    pd.discoveryUrl = `http://127.0.0.1:${world.discoveryPort}`;
+    world.wire();
+    for (const o of objects) kube.apply(o as KubeObject);
+    return world;
+  }
+
+  /** The PD and TiKV processes follow their Pods; a Pod is Ready when its process serves. */
+  private wire(): void {
+    const comp = (pod: KubeObject): string => pod.metadata.labels?.['app.kubernetes.io/component'] ?? '';
+    this.kube.on('podStarted', (pod) => {
+      if (comp(pod) === 'pd') this.pd.pdStart(pod.metadata.name);
+      if (comp(pod) === 'tikv') this.pd.tikvStart(pod.metadata.name);
+    });
+    this.kube.on('podStopped', (pod) => {
+      this.stops.push({ pod: pod.metadata.name, component: comp(pod), time: Date.now() });
+      if (comp(pod) === 'pd') this.pd.pdStop(pod.metadata.name);
+      if (comp(pod) === 'tikv') this.pd.tikvStop(pod.metadata.name);
+    });
+    this.kube.readinessGate = (pod) => {
+      if (comp(pod) === 'pd') return this.pd.pdState(pod.metadata.name) === 'running';
+      if (comp(pod) === 'tikv') return this.pd.store(pod.metadata.name)?.state === 'Up';
+      return true;
+    };
+  }
+
+  /** Starts a controller process with the rendered Deployment's environment. */
+  async startController(extraArgs: string[] = [], identity = `c-discovery-${this.controllers.length}`): Promise<ControllerProcess> {
+    const kubeconfig = join(this.dir, 'kubeconfig');
+    writeFileSync(kubeconfig, this.kube.kubeconfig());
+    const deployment = this.objects.find((o) => o.kind === 'Deployment')!;
+    const env: Record<string, string> = {};
+    for (const e of deployment.spec.template.spec.containers[0].env ?? []) if (typeof e.value === 'string') env[e.name] = e.value;
+    const metricsPort = await freePort();
+    // Replicas run in separate Pods; here they share a host, so a second live one needs its own port.
+    const live = this.controllers.some((c) => c.child.exitCode === null && c.child.signalCode === null);
+    const discoveryPort = live ? await freePort() : this.discoveryPort;
+    const child = spawn(
+      process.execPath,
+      [
+        CONTROLLER_BUNDLE,
+        '--kubeconfig', kubeconfig,
+        '--pd-url', this.pd.url,
+        '--listen-address', '127.0.0.1',
+        '--discovery-port', String(discoveryPort),
+        '--metrics-port', String(metricsPort),
+        '--requeue', '50ms',
+        '--resync', '1s',
+        '--lease-duration', '2s',
+        '--lease-renew', '300ms',
+        '--renew-deadline', '1500ms',
+        ...extraArgs,
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '', ...env, MY_POD_NAMESPACE: this.namespace, MY_POD_NAME: identity },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    const proc = new ControllerProcess(child, identity, metricsPort);
+    this.controllers.push(proc);
+    await this.waitFor(async () => (await proc.get('/healthz').catch(() => ({ status: 0 }))).status === 200, 10_000, 'controller to serve /healthz', proc);
+    return proc;
+  }
+
+  /**
+   * Re-renders with changed spec and applies it, as a GitOps tool would; resolves once the
+   * StatefulSet controller has seen every change (so a new revision shows in the status).
+   */
+  async applyCluster(cluster: Obj): Promise<void> {
+    for (const o of render(cluster)) this.kube.apply(o as KubeObject);
+    await this.waitFor(
+      () => this.kube.list('StatefulSet', this.namespace).every((s) => (s.status?.observedGeneration ?? 0) >= (s.metadata.generation ?? 0)),
+      5000,
+      'the StatefulSet controller to observe the change',
+    );
+  }
+
+  sts(component: string): KubeObject {
+    return this.kube.get('StatefulSet', this.namespace, `${this.name}-${component}`)!;
+  }
+
+  pods(component: string): KubeObject[] {
+    return this.kube
+      .list('Pod', this.namespace)
+      .filter((p) => p.metadata.labels?.['app.kubernetes.io/component'] === component)
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  }
+
+  /** Every Pod of the component exists, is Ready and runs the StatefulSet's update revision; partition holds at replicas. */
+  settled(component: string, replicas: number): boolean {
+    const sts = this.sts(component);
+    const rev = sts.status?.updateRevision;
+    const pods = this.pods(component);
+    return (
+      sts.spec.replicas === replicas &&
+      sts.spec.updateStrategy?.rollingUpdate?.partition === replicas &&
+      sts.status?.currentRevision === rev &&
+      pods.length === replicas &&
+      pods.every(
+        (p) =>
+          p.metadata.labels?.['controller-revision-hash'] === rev &&
+          !p.metadata.deletionTimestamp &&
+          (p.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True'),
+      )
+    );
+  }
+
+  status(): Obj | undefined {
+    const cm = this.kube.get('ConfigMap', this.namespace, `${this.name}-status`);
+    return cm ? JSON.parse(cm.data['status.json']) : undefined;
+  }
+
+  events(reason?: string): KubeObject[] {
+    return this.kube.list('Event', this.namespace).filter((e) => reason === undefined || e.reason === reason);
+  }
+
+  /** Polls an async or sync condition; on timeout the error carries the simulators' state and the controller's last log lines. */
+  async waitFor(pred: () => boolean | Promise<boolean>, timeoutMs: number, what: string, proc?: ControllerProcess): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (await pred()) return;
+      if (Date.now() > deadline) {
+        const logs = (proc ?? this.controllers[this.controllers.length - 1])?.stderr.slice(-15).join('\n') ?? '';
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n--- PD ---\n${this.pd.describe()}\n--- status ---\n${JSON.stringify(this.status()?.components ?? {}, null, 1).slice(0, 3000)}\n--- controller ---\n${logs}`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.controllers) {
+      if (c.child.exitCode === null && c.child.signalCode === null) {
+        c.kill('SIGKILL');
+        await c.exited;
+      }
+    }
+    await this.pd.close();
+    await this.kube.close();
+  }
+}
+
+/** A 3 PD / 3 TiKV / 2 TiDB cluster `c` in namespace `ns`, with `spec` overrides. */
+export function simCluster(spec: Obj = {}, metadata: Obj = {}): Obj {
+  return {
+    apiVersion: 'pingcap.com/v1alpha1',
+    kind: 'TidbCluster',
+    metadata: { name: 'c', namespace: 'ns', ...metadata },
+    spec: {
+      version: 'v8.5.0',
+      pd: { replicas: 3, requests: { storage: '1Gi' } },
+      tikv: { replicas: 3, requests: { storage: '1Gi' } },
+      tidb: { replicas: 2 },
+      ...spec,
+    },
+  };
+}
