@@ -2,7 +2,11 @@
 // to .bench/results.json for the README. It reports rather than tests: a missed target still exits 0,
 // but a failed render exits 1, because figures measured on a broken renderer mean nothing.
 //
-// Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node]   (npm run bench builds first)
+// The controller section runs the controller bundle against the simulated Kubernetes and PD servers
+// (scripts/bench-controller.ts): overhead per upgraded Pod, API requests per idle minute, peak RSS.
+//
+// Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller]
+//        (npm run bench builds first)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -29,6 +33,8 @@ const THROUGHPUT_SECONDS = 2;
 // Long enough for V8 to optimise the hot paths, so the figure is steady-state rather than JIT start-up.
 const WARMUP_SECONDS = 0.5;
 const RENDER_ONLY_SECONDS = 1;
+const TARGET_OVERHEAD_MS = 1000;
+const TARGET_CONTROLLER_RSS_MIB = 80;
 
 class RenderFailure extends Error {}
 
@@ -39,14 +45,14 @@ if (!existsSync(BUNDLE) || !existsSync(LIBRARY)) {
 }
 
 try {
-  process.exitCode = main();
+  process.exitCode = await main();
 } catch (e) {
   if (!(e instanceof RenderFailure)) throw e;
   console.error(`\nbench: ${e.message}`);
   process.exitCode = 1;
 }
 
-function main() {
+async function main() {
   const env = environment();
   out(`tidb-gitops benchmark   node ${env.node}, ${env.platform}, ${env.cpus} CPU${env.cpus === 1 ? '' : 's'} (${env.cpuModel})`);
 
@@ -58,11 +64,13 @@ function main() {
   // Last, so the library's heap does not sit in this process while children are being timed.
   const throughput = inProcess();
   rss.inProcessKiB = process.resourceUsage().maxRSS;
+  const controller = options.controller ? await controllerBench(options.idleSeconds) : undefined;
 
   printCold(cold);
   printThroughput(throughput);
   printRss(rss);
-  const results = { date: new Date().toISOString(), environment: env, coldStart: cold, throughput, peakRss: rss };
+  if (controller) printController(controller);
+  const results = { date: new Date().toISOString(), environment: env, coldStart: cold, throughput, peakRss: rss, controller };
   printSummary(results);
 
   mkdirSync(dirname(RESULTS), { recursive: true });
@@ -301,6 +309,50 @@ function printSummary(r) {
     ['load + render throughput, every component with TLS', `${fmt(r.throughput.allComponents.perSecond, 0)} renders/s`, '-', ''],
     ['peak RSS, cold CLI render', `${mib(m.cliRenderKiB)}  (bare node ${mib(m.bareNodeKiB)})`, '-', ''],
     ['peak RSS, in-process benchmark', mib(m.inProcessKiB), '-', ''],
+    ...(r.controller
+      ? [
+          ['controller overhead per upgraded Pod', `${r.controller.upgrade.overheadPerPodMs} ms`, `${r.controller.overheadTargetMs} ms`, verdict(r.controller.overheadPass)],
+          ['controller API requests per idle minute', String(r.controller.idle.perMinute), '-', ''],
+          ['controller peak RSS', r.controller.rssKiB === undefined ? 'n/a' : mib(r.controller.rssKiB), `${r.controller.rssTargetMiB} MiB`, verdict(r.controller.rssPass)],
+        ]
+      : []),
+  ], '  '));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// (d) Controller: a 3 PD / 3 TiKV / 2 TiDB upgrade in the simulated cluster, then an idle window
+
+async function controllerBench(idleSeconds) {
+  const { build } = await import('esbuild');
+  const outfile = join(ROOT, '.bench/bench-controller.js');
+  await build({ entryPoints: [join(ROOT, 'scripts/bench-controller.ts')], outfile, bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' });
+  const run = spawnSync(process.execPath, [outfile], {
+    cwd: ROOT,
+    env: { ...process.env, TIDB_GITOPS_ROOT: ROOT, BENCH_IDLE_SECONDS: String(idleSeconds) },
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
+  if (run.status !== 0) throw new RenderFailure(`controller benchmark failed:\n${run.stderr}`);
+  const r = JSON.parse(run.stdout.trim().split('\n').pop());
+  if (r.violations.stopsWhileLeader + r.violations.stopsWithLeaders > 0) throw new RenderFailure(`the upgrade broke a safety rule: ${JSON.stringify(r.violations)}`);
+  return {
+    ...r,
+    overheadTargetMs: TARGET_OVERHEAD_MS,
+    overheadPass: r.upgrade.overheadPerPodMs <= TARGET_OVERHEAD_MS,
+    rssTargetMiB: TARGET_CONTROLLER_RSS_MIB,
+    rssPass: r.rssKiB !== undefined && r.rssKiB / 1024 <= TARGET_CONTROLLER_RSS_MIB,
+  };
+}
+
+function printController(c) {
+  out('\nController (simulated cluster, default timings)');
+  out(table([
+    ['measure', 'result'],
+    ['upgrade of 3 PD / 3 TiKV / 2 TiDB, wall time', `${(c.upgrade.totalMs / 1000).toFixed(1)} s`],
+    ['  of which the Pods restarting (stop to Ready)', `${(c.upgrade.podRestartMs / 1000).toFixed(1)} s`],
+    ['  controller overhead per upgraded Pod', `${c.upgrade.overheadPerPodMs} ms`],
+    [`Kubernetes API requests over ${c.idle.seconds} s idle`, `${c.idle.requests}  (${Object.entries(c.idle.byKind).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'})`],
+    ['peak RSS of the controller process', c.rssKiB === undefined ? 'n/a' : mib(c.rssKiB)],
   ], '  '));
 }
 
@@ -378,7 +430,7 @@ function environment() {
 }
 
 function parseArgs(args) {
-  const opts = { runs: 30, rssVia: undefined };
+  const opts = { runs: 30, rssVia: undefined, idleSeconds: 60, controller: true };
   for (let i = 0; i < args.length; i++) {
     const [flag, inline] = args[i].includes('=') ? args[i].split(/=(.*)/s) : [args[i], undefined];
     const value = () => inline ?? args[++i];
@@ -390,8 +442,14 @@ function parseArgs(args) {
       const v = value();
       if (v !== 'time' && v !== 'node') usage('--rss-via is `time` (/usr/bin/time -v) or `node` (maxRSS hook in the child)');
       opts.rssVia = v;
+    } else if (flag === '--idle-seconds') {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < 1) usage('--idle-seconds needs a whole number >= 1');
+      opts.idleSeconds = n;
+    } else if (flag === '--no-controller') {
+      opts.controller = false;
     } else if (flag === '-h' || flag === '--help') {
-      process.stdout.write('Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node]\n');
+      process.stdout.write('Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller]\n');
       process.exit(0);
     } else {
       usage(`unknown option ${JSON.stringify(args[i])}`);
@@ -401,6 +459,6 @@ function parseArgs(args) {
 }
 
 function usage(message) {
-  process.stderr.write(`bench: ${message}\nUsage: node scripts/bench.mjs [--runs N] [--rss-via time|node]\n`);
+  process.stderr.write(`bench: ${message}\nUsage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller]\n`);
   process.exit(2);
 }

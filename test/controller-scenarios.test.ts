@@ -2,6 +2,7 @@
  * The controller as a real process against the simulated cluster (Kubernetes API + PD), one scenario
  * per test. These need the bundle (`npm run build`), which `npm test` makes first.
  */
+import { render } from './support/render';
 import { World, simCluster, type ControllerProcess } from './sim/world';
 
 jest.setTimeout(90_000);
@@ -17,7 +18,7 @@ afterEach(async () => {
 
 /** Brings a fresh cluster up with one controller and waits until every component is settled. */
 async function running(spec: Record<string, unknown> = {}, pd = {}): Promise<{ w: World; ctl: ControllerProcess }> {
-  const w = await World.start({ cluster: simCluster(spec), pd });
+  const w = await World.start({ cluster: simCluster(spec), pd, render });
   world = w;
   const ctl = await w.startController();
   await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');

@@ -33,13 +33,20 @@ export interface ControllerOptions {
   readonly metricsPort: number;
   /** How often an idle cluster is looked at again. @default 30000 */
   readonly resyncMs: number;
-  /** How soon a cluster with an operation under way is looked at again. @default 2000 */
+  /**
+   * How soon, at most, a cluster with an operation under way is looked at again. Right after an
+   * action the controller looks again within 100 ms and backs off to this while nothing changes.
+   * @default 2000
+   */
   readonly busyRequeueMs: number;
   readonly election: ElectionTiming;
   /** Check that discovery callers come from their Pod's address. @default true */
   readonly checkSource: boolean;
   readonly log: Logger;
 }
+
+/** RFC 3339 with milliseconds (Go's RFC 3339 parser, the operator's, accepts the fraction). */
+const FIRST_BUSY_DELAY_MS = 100;
 
 /** RFC 3339 with milliseconds (Go's RFC 3339 parser, the operator's, accepts the fraction). */
 const rfc3339 = (ms: number): string => new Date(ms).toISOString();
@@ -61,6 +68,9 @@ export class Controller {
   private stopping = false;
   private worker?: Promise<void>;
   private readonly key: string;
+  /** Delay before the next pass while an operation is under way: short after an action, growing while waiting. */
+  private busyDelay = FIRST_BUSY_DELAY_MS;
+  private actedThisPass = false;
 
   constructor(private readonly opts: ControllerOptions) {
     const c = opts.cluster;
@@ -160,7 +170,7 @@ export class Controller {
         const busy = await this.reconcile();
         this.queue.forget(key);
         this.metrics.inc('tidb_gitops_reconciles_total', { result: busy === undefined ? 'skipped' : busy ? 'busy' : 'idle' });
-        if (busy !== undefined) this.queue.addAfter(key, busy ? this.opts.busyRequeueMs : this.opts.resyncMs);
+        if (busy !== undefined) this.queue.addAfter(key, busy ? this.nextBusyDelay() : this.opts.resyncMs);
       } catch (err) {
         this.metrics.inc('tidb_gitops_reconciles_total', { result: 'error' });
         this.log.error('reconcile failed', { error: describe(err) });
@@ -170,6 +180,11 @@ export class Controller {
         this.queue.done(key);
       }
     }
+  }
+
+  private nextBusyDelay(): number {
+    this.busyDelay = this.actedThisPass ? FIRST_BUSY_DELAY_MS : Math.min(this.busyDelay * 2, this.opts.busyRequeueMs);
+    return Math.min(this.busyDelay, this.opts.busyRequeueMs);
   }
 
   /** One pass; returns whether an operation is under way, or undefined when nothing could be done. */
@@ -195,6 +210,7 @@ export class Controller {
     const plans = plan({ cluster: c, components, pd, now });
 
     let busy = false;
+    this.actedThisPass = false;
     for (const p of plans) {
       busy ||= p.busy;
       for (const phase of ['Normal', 'Upgrading', 'Scaling']) {
@@ -203,6 +219,7 @@ export class Controller {
       if (!p.action) continue;
       if (!this.elector.isLeader || this.stopping) return undefined;
       const done = await this.execute(p, p.action, allPods, now);
+      this.actedThisPass ||= done;
       if (done && p.event) {
         await this.event(p.event.pod ?? stsName(c.name, p.kind), p.event.type, p.event.reason, p.event.message, p.event.pod === undefined);
       }

@@ -85,8 +85,23 @@ export class LeaderElector {
 
   /** One round: true when this process holds the Lease afterwards. */
   private async tryAcquireOrRenew(now: number): Promise<boolean> {
-    const current = await this.store.getLease(this.name);
     const durationSeconds = Math.max(1, Math.round(this.timing.leaseMs / 1000));
+    // A leader renews on the version it wrote last: one request per renewal, a conflict means a re-read.
+    if (this.leading && this.observed) {
+      const mine = this.observed.record;
+      try {
+        const rv = await this.store.writeLease(
+          this.name,
+          { holder: this.identity, durationSeconds, acquireTime: mine.acquireTime, renewTime: microTime(now), transitions: mine.transitions },
+          this.observed.rv,
+        );
+        this.observed = { rv, at: now, record: { ...mine, resourceVersion: rv } };
+        return true;
+      } catch (err) {
+        if ((err as { code?: number }).code !== 409) throw err;
+      }
+    }
+    const current = await this.store.getLease(this.name);
     if (!current) {
       const rv = await this.store.writeLease(this.name, {
         holder: this.identity,
@@ -95,7 +110,7 @@ export class LeaderElector {
         renewTime: microTime(now),
         transitions: 0,
       });
-      this.observed = { rv, at: now, record: { holder: this.identity, durationSeconds, transitions: 0, resourceVersion: rv } };
+      this.observed = { rv, at: now, record: { holder: this.identity, durationSeconds, acquireTime: microTime(now), transitions: 0, resourceVersion: rv } };
       return true;
     }
     if (this.observed?.rv !== current.resourceVersion) this.observed = { rv: current.resourceVersion, at: now, record: current };
@@ -114,7 +129,8 @@ export class LeaderElector {
         },
         current.resourceVersion,
       );
-      this.observed = { rv, at: now, record: { ...current, holder: this.identity, resourceVersion: rv } };
+      const acquireTime = mine ? current.acquireTime : microTime(now);
+      this.observed = { rv, at: now, record: { ...current, holder: this.identity, acquireTime, transitions: mine ? current.transitions : current.transitions + 1, resourceVersion: rv } };
       return true;
     } catch (err) {
       if ((err as { code?: number }).code === 409) return false;

@@ -30,7 +30,9 @@ Options (environment variable in brackets):
   --discovery-port N       Discovery port (default ${PORT.discovery})
   --metrics-port N         /metrics, /healthz and /readyz port (default ${PORT.discoveryMetrics})
   --resync DURATION        How often an idle cluster is looked at again (default 30s)
-  --requeue DURATION       How often a cluster with an operation under way is looked at (default 2s)
+  --requeue DURATION       Longest wait between passes while an operation is under
+                           way; right after an action the next pass comes within
+                           100ms (default 2s)
   --lease-duration D       Leader Lease duration (default 15s)
   --lease-renew D          Lease renewal period (default 5s)
   --renew-deadline D       A leader that cannot renew for this long steps down (default 10s)

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { render, type Obj } from '../support/render';
+type Obj = Record<string, any>;
 import { KubeSim, type KubeObject, type KubeSimOptions } from './kube-api';
 import { PdSim, type PdSimOptions } from './pd-api';
 
@@ -76,6 +76,10 @@ export class ControllerProcess {
 export interface WorldOptions {
   /** The TidbCluster to render (spec overrides on a 3 PD / 3 TiKV / 2 TiDB cluster named `c`). */
   readonly cluster: Obj;
+  /** Renders a TidbCluster into objects (tests pass the strict-checking helper of test/support). */
+  readonly render: (cluster: Obj) => Obj[];
+  /** The controller bundle to run. @default lib/tidb-gitops-controller.js */
+  readonly bundle?: string;
   readonly kube?: KubeSimOptions;
   readonly pd?: Partial<PdSimOptions>;
 }
@@ -93,6 +97,7 @@ export class World {
     readonly kube: KubeSim,
     readonly pd: PdSim,
     readonly objects: Obj[],
+    private readonly opts: WorldOptions,
   ) {
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
     this.namespace = deployment.metadata.namespace;
@@ -100,12 +105,12 @@ export class World {
   }
 
   static async start(opts: WorldOptions): Promise<World> {
-    const objects = render(opts.cluster);
+    const objects = opts.render(opts.cluster);
     const deployment = objects.find((o) => o.kind === 'Deployment');
     if (!deployment) throw new Error('the rendered cluster has no controller Deployment');
     const kube = await KubeSim.start({ podStartMs: 60, podReadyMs: 20, podStopMs: 40, ...opts.kube });
     const pd = await PdSim.start({ cluster: opts.cluster.metadata.name, namespace: deployment.metadata.namespace, ...opts.pd });
-    const world = new World(kube, pd, objects);
+    const world = new World(kube, pd, objects, opts);
     world.discoveryPort = await freePort();
     pd.discoveryUrl = `http://127.0.0.1:${world.discoveryPort}`;
     world.wire();
@@ -132,8 +137,11 @@ export class World {
     };
   }
 
-  /** Starts a controller process with the rendered Deployment's environment. */
-  async startController(extraArgs: string[] = [], identity = `c-discovery-${this.controllers.length}`): Promise<ControllerProcess> {
+  /**
+   * Starts a controller process with the rendered Deployment's environment. `fast` shortens the
+   * requeue and Lease timings for tests; without it the controller runs with its defaults.
+   */
+  async startController(extraArgs: string[] = [], identity = `c-discovery-${this.controllers.length}`, fast = true): Promise<ControllerProcess> {
     const kubeconfig = join(this.dir, 'kubeconfig');
     writeFileSync(kubeconfig, this.kube.kubeconfig());
     const deployment = this.objects.find((o) => o.kind === 'Deployment')!;
@@ -146,17 +154,13 @@ export class World {
     const child = spawn(
       process.execPath,
       [
-        CONTROLLER_BUNDLE,
+        this.opts.bundle ?? CONTROLLER_BUNDLE,
         '--kubeconfig', kubeconfig,
         '--pd-url', this.pd.url,
         '--listen-address', '127.0.0.1',
         '--discovery-port', String(discoveryPort),
         '--metrics-port', String(metricsPort),
-        '--requeue', '50ms',
-        '--resync', '1s',
-        '--lease-duration', '2s',
-        '--lease-renew', '300ms',
-        '--renew-deadline', '1500ms',
+        ...(fast ? ['--requeue', '50ms', '--resync', '1s', '--lease-duration', '2s', '--lease-renew', '300ms', '--renew-deadline', '1500ms'] : []),
         ...extraArgs,
       ],
       {
@@ -175,7 +179,7 @@ export class World {
    * StatefulSet controller has seen every change (so a new revision shows in the status).
    */
   async applyCluster(cluster: Obj): Promise<void> {
-    for (const o of render(cluster)) this.kube.apply(o as KubeObject);
+    for (const o of this.opts.render(cluster)) this.kube.apply(o as KubeObject);
     await this.waitFor(
       () => this.kube.list('StatefulSet', this.namespace).every((s) => (s.status?.observedGeneration ?? 0) >= (s.metadata.generation ?? 0)),
       5000,
