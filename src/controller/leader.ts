@@ -41,6 +41,8 @@ export class LeaderElector {
   private observed?: { rv: string; at: number; record: LeaseRecord };
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  /** The round in progress, which `stop` lets finish so its write cannot overtake the release. */
+  private inflight?: Promise<void>;
 
   constructor(
     private readonly store: LeaseStore,
@@ -56,12 +58,16 @@ export class LeaderElector {
   }
 
   start(): void {
-    void this.tick();
+    this.run();
+  }
+
+  private run(): void {
+    this.inflight = this.tick().finally(() => (this.inflight = undefined));
   }
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick(), this.timing.renewMs);
+    this.timer = setTimeout(() => this.run(), this.timing.renewMs);
   }
 
   private async tick(): Promise<void> {
@@ -142,6 +148,7 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    await this.inflight;
     if (!this.leading || !this.observed) return;
     this.leading = false;
     try {

@@ -160,7 +160,7 @@ export class World {
         '--listen-address', '127.0.0.1',
         '--discovery-port', String(discoveryPort),
         '--metrics-port', String(metricsPort),
-        ...(fast ? ['--requeue', '50ms', '--resync', '1s', '--lease-duration', '2s', '--lease-renew', '300ms', '--renew-deadline', '1500ms'] : []),
+        ...(fast ? ['--requeue', '50ms', '--resync', '1s', '--lease-duration', '3s', '--lease-renew', '300ms', '--renew-deadline', '2500ms'] : []),
         ...extraArgs,
       ],
       {
