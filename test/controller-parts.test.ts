@@ -43,7 +43,7 @@ describe('controller arguments', () => {
   it('addresses PD as the operator does', () => {
     const base = parseClusterInfo(CLUSTER_JSON, 'ns');
     expect(defaultPdUrls({ ...base, tls: true, clusterDomain: 'cluster.local' })).toEqual(['https://c-pd.ns.svc.cluster.local:2379']);
-    const hetero: ClusterInfo = { ...base, components: ['tikv'], cluster: { name: 'main', namespace: 'db' }, pdAddresses: ['http://pd.example:2379'] };
+    const hetero: ClusterInfo = { ...base, components: ['tikv'], cluster: { name: 'main', namespace: 'db', clusterDomain: '' }, pdAddresses: ['http://pd.example:2379'] };
     expect(defaultPdUrls(hetero)).toEqual(['http://main-pd.db:2379', 'http://pd.example:2379']);
   });
 });

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { LABEL, names, selectorLabels, type ComponentKind } from '../spec/names';
+import { CONTROLLER_HTTP, LABEL, names, selectorLabels, type ComponentKind } from '../spec/names';
 import { Discovery } from './discovery';
 import { describe, KubeAccess } from './kube';
 import { LeaderElector, type ElectionTiming } from './leader';
@@ -14,7 +14,7 @@ import type { Logger } from './log';
 import { Metrics } from './metrics';
 import type { ClusterInfo, Pod } from './model';
 import { PdClient } from './pd-client';
-import { desiredReplicas, plan, stsName, type Action, type ComponentPlan, type ComponentState, type PdState } from './plan';
+import { desiredReplicas, EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, plan, type Action, type ComponentPlan, type ComponentState, type PdState } from './plan';
 import { buildStatus, lastOperationsOf, STATUS_KEY, type LastOperation } from './status';
 import { WorkQueue } from './queue';
 
@@ -96,7 +96,7 @@ export class Controller {
       cluster: c,
       pods: () => this.kube.pods(),
       pdReplicas: () => {
-        const sts = this.kube.statefulSets().find((s) => s.metadata.name === stsName(c.name, 'pd'));
+        const sts = this.kube.statefulSets().find((s) => s.metadata.name === names.statefulSet(c.name, 'pd'));
         return sts && desiredReplicas(sts);
       },
       pdClients: clients,
@@ -199,7 +199,7 @@ export class Controller {
     const allPods = this.kube.pods();
     const components: ComponentState[] = [];
     for (const kind of c.components) {
-      const sts = this.kube.statefulSets().find((s) => s.metadata.name === stsName(c.name, kind));
+      const sts = this.kube.statefulSets().find((s) => s.metadata.name === names.statefulSet(c.name, kind));
       if (!sts) continue;
       const pods = allPods.filter((p) => p.metadata.labels?.[LABEL.component] === kind);
       components.push({ kind, sts, pods });
@@ -221,7 +221,7 @@ export class Controller {
       const done = await this.execute(p, p.action, allPods, now);
       this.actedThisPass ||= done;
       if (done && p.event) {
-        await this.event(p.event.pod ?? stsName(c.name, p.kind), p.event.type, p.event.reason, p.event.message, p.event.pod === undefined);
+        await this.event(p.event.pod ?? names.statefulSet(c.name, p.kind), p.event.type, p.event.reason, p.event.message, p.event.pod === undefined);
       }
       if (done && (p.action.type !== 'apply' || p.event)) {
         this.lastOps.set(p.kind, { action: p.event?.reason ?? p.action.type, reason: p.reason, pod: p.event?.pod, time: rfc3339(now) });
@@ -257,7 +257,7 @@ export class Controller {
     try {
       switch (action.type) {
         case 'apply':
-          await this.kube.applyStatefulSet(stsName(c.name, p.kind), action.replicas, action.partition);
+          await this.kube.applyStatefulSet(names.statefulSet(c.name, p.kind), action.replicas, action.partition);
           log.info(p.reason, { replicas: action.replicas, partition: action.partition });
           break;
         case 'transfer-leader': {
@@ -271,16 +271,14 @@ export class Controller {
         case 'evict-begin': {
           await this.pd.addEvictLeader(action.storeId);
           const pod = pods.find((x) => x.metadata.name === action.pod);
-          if (!pod?.metadata.annotations?.evictLeaderBeginTime) await this.kube.annotatePod(action.pod, { evictLeaderBeginTime: rfc3339(now) });
+          if (!pod?.metadata.annotations?.[EVICT_BEGIN_ANNOTATION]) await this.kube.annotatePod(action.pod, { [EVICT_BEGIN_ANNOTATION]: rfc3339(now) });
           log.info(p.reason, { pod: action.pod, store: action.storeId });
           break;
         }
         case 'evict-end': {
           await this.pd.removeEvictLeader(action.storeId);
           const pod = pods.find((x) => x.metadata.name === action.pod);
-          if (!pod?.metadata.annotations?.['tidb.pingcap.com/tikv-evict-leader-end-at']) {
-            await this.kube.annotatePod(action.pod, { 'tidb.pingcap.com/tikv-evict-leader-end-at': rfc3339(now) });
-          }
+          if (!pod?.metadata.annotations?.[EVICT_END_ANNOTATION]) await this.kube.annotatePod(action.pod, { [EVICT_END_ANNOTATION]: rfc3339(now) });
           log.info(p.reason, { pod: action.pod, store: action.storeId });
           break;
         }
@@ -315,8 +313,8 @@ export class Controller {
       this.metrics.set('process_resident_memory_bytes', {}, process.memoryUsage().rss);
       return send(200, this.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
     }
-    if (path === '/healthz') return this.stopping ? send(503, 'stopping\n') : send(200, 'ok\n');
-    if (path === '/readyz') {
+    if (path === CONTROLLER_HTTP.live) return this.stopping ? send(503, 'stopping\n') : send(200, 'ok\n');
+    if (path === CONTROLLER_HTTP.ready) {
       if (this.stopping) return send(503, 'stopping\n');
       if (!this.kube.synced()) return send(503, 'caches not synced\n');
       if (!this.elector.isLeader) return send(503, 'not the leader\n');

@@ -14,7 +14,7 @@
  */
 import { LABEL } from '../spec/names';
 import { isTerminating, type ClusterInfo, type Pod } from './model';
-import { PdClient, type PdMember } from './pd-client';
+import { PdClient, type PdListedMember } from './pd-client';
 
 export interface DiscoveryAnswer {
   readonly status: number;
@@ -107,11 +107,9 @@ export class Discovery {
         return answer(500, `cannot remove the stale PD member ${m.name}: ${(err as Error).message}`);
       }
     }
-    const peers = await this.peerUrls();
-    if (peers === undefined) return answer(500, 'PD members could not be read');
-    const urls = [...peers]
-      .filter(([name]) => name !== podName && name !== host)
-      .flatMap(([, urls]) => urls.map((u) => u.replace(/:2380$/, ':2379')));
+    const urls = members
+      .filter((m) => !stale.includes(m))
+      .flatMap((m) => m.peerUrls.map((u) => u.replace(/:2380$/, ':2379')));
     if (urls.length === 0) return answer(500, 'no other PD member to join yet');
     this.callers.delete(podName);
     this.deps.note('join', `${podName} joins PD through ${urls.join(',')}`, podName);
@@ -141,7 +139,7 @@ export class Discovery {
     return answer(200, pdUrl);
   }
 
-  private async members(): Promise<{ client: PdClient; members: PdMember[] } | undefined> {
+  private async members(): Promise<{ client: PdClient; members: PdListedMember[] } | undefined> {
     for (const client of this.deps.pdClients) {
       try {
         return { client, members: await client.members() };
@@ -152,16 +150,6 @@ export class Discovery {
     return undefined;
   }
 
-  private async peerUrls(): Promise<Map<string, string[]> | undefined> {
-    for (const client of this.deps.pdClients) {
-      try {
-        return await client.memberPeerUrls();
-      } catch {
-        // Try the next PD.
-      }
-    }
-    return undefined;
-  }
 }
 
 function decode(text: string): string | undefined {

@@ -16,7 +16,7 @@ import {
   type V1Pod,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
-import { LABEL, LABEL_VALUE } from '../spec/names';
+import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../spec/names';
 import type { LeaseRecord, LeaseStore } from './leader';
 import type { Logger } from './log';
 import type { Pod, StatefulSet } from './model';
@@ -237,7 +237,7 @@ export class KubeAccess implements LeaseStore {
               lastTimestamp: time,
               source: { component: FIELD_MANAGER },
               reportingComponent: FIELD_MANAGER,
-              reportingInstance: process.env.MY_POD_NAME ?? FIELD_MANAGER,
+              reportingInstance: process.env[CONTROLLER_ENV.podName] ?? FIELD_MANAGER,
             },
             fieldManager: FIELD_MANAGER,
           }),

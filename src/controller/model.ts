@@ -2,7 +2,7 @@
  * The controller's view of the objects it reads, as plain data: only the fields it uses, so the
  * decision code needs neither the Kubernetes client nor a cluster to be exercised.
  */
-import { COMPONENTS, type ComponentKind } from '../spec/names';
+import { COMPONENTS, type ControllerClusterInfo } from '../spec/names';
 
 export interface ObjectMeta {
   name?: string;
@@ -45,22 +45,12 @@ export interface Pod {
   status?: { phase?: string; podIP?: string; podIPs?: { ip: string }[]; conditions?: PodCondition[] };
 }
 
-/** What the renderer tells the controller about the cluster (the `TIDB_GITOPS_CLUSTER` JSON). */
-export interface ClusterInfo {
-  readonly name: string;
+/**
+ * What the renderer tells the controller about the cluster (the `TIDB_GITOPS_CLUSTER` JSON), plus the
+ * namespace the controller runs in.
+ */
+export interface ClusterInfo extends ControllerClusterInfo {
   readonly namespace: string;
-  /** Kubernetes cluster domain for FQDNs, "" when unset. */
-  readonly clusterDomain: string;
-  readonly acrossK8s: boolean;
-  /** `tlsCluster.enabled`: components (PD included) speak HTTPS with client certificates. */
-  readonly tls: boolean;
-  /** Discovery itself is served over HTTPS with client-certificate checks. */
-  readonly discoveryMtls: boolean;
-  readonly pdAddresses: readonly string[];
-  /** Heterogeneous cluster: the cluster whose PD this one uses. */
-  readonly cluster: { name: string; namespace?: string; clusterDomain?: string } | null;
-  /** Rendered components, in reconcile order. */
-  readonly components: readonly ComponentKind[];
 }
 
 /** Operation settings from a StatefulSet's `tidb-gitops.io/settings` annotation (renderer-written). */
@@ -104,8 +94,8 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
   if (!Array.isArray(pdAddresses) || pdAddresses.some((a) => typeof a !== 'string')) {
     throw new Error('TIDB_GITOPS_CLUSTER.pdAddresses: expected a list of URLs');
   }
-  const ref = o.cluster;
-  if (ref !== undefined && ref !== null && (typeof ref !== 'object' || typeof (ref as { name?: unknown }).name !== 'string')) {
+  const ref = o.cluster as { name?: unknown; namespace?: unknown; clusterDomain?: unknown } | null | undefined;
+  if (ref !== undefined && ref !== null && (typeof ref !== 'object' || typeof ref.name !== 'string')) {
     throw new Error('TIDB_GITOPS_CLUSTER.cluster: expected null or {name, namespace, clusterDomain}');
   }
   return {
@@ -116,7 +106,7 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
     tls: bool('tls'),
     discoveryMtls: bool('discoveryMtls'),
     pdAddresses: pdAddresses as string[],
-    cluster: (ref as ClusterInfo['cluster']) ?? null,
+    cluster: ref ? { name: ref.name as string, namespace: String(ref.namespace ?? ''), clusterDomain: String(ref.clusterDomain ?? '') } : null,
     // Keep the reconcile order whatever order the list came in.
     components: COMPONENTS.filter((c) => components.includes(c)),
   };

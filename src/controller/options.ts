@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { PORT } from '../spec/names';
+import { CONTROLLER_ENV, PORT } from '../spec/names';
 import type { ControllerOptions } from './controller';
 import { DEFAULT_TIMING } from './leader';
 import { isLevel, type Level } from './log';
@@ -64,9 +64,9 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
   }
   if (flags.has('--help') || flags.has('-h')) return { help: true };
 
-  const namespace = flags.get('--namespace') ?? env.MY_POD_NAMESPACE;
+  const namespace = flags.get('--namespace') ?? env[CONTROLLER_ENV.podNamespace];
   if (!namespace) return { error: 'the namespace is not known: set --namespace or MY_POD_NAMESPACE' };
-  const json = flags.get('--cluster-json') ?? env.TIDB_GITOPS_CLUSTER;
+  const json = flags.get('--cluster-json') ?? env[CONTROLLER_ENV.cluster];
   if (!json) return { error: 'the cluster is not known: set --cluster-json or TIDB_GITOPS_CLUSTER (the rendered Deployment sets it)' };
   let cluster: ClusterInfo;
   try {
@@ -112,7 +112,7 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
   return {
     options: {
       cluster,
-      identity: flags.get('--identity') ?? env.MY_POD_NAME ?? hostname(),
+      identity: flags.get('--identity') ?? env[CONTROLLER_ENV.podName] ?? hostname(),
       kubeconfig: flags.get('--kubeconfig'),
       pdUrls: flags.has('--pd-url') ? [flags.get('--pd-url')!] : defaultPdUrls(cluster),
       pdTls,
@@ -135,7 +135,7 @@ export function defaultPdUrls(c: ClusterInfo): string[] {
   const suffix = (ns: string, domain: string) => (domain ? `${ns}.svc.${domain}` : ns);
   const urls: string[] = [];
   if (c.components.includes('pd')) urls.push(`${scheme}://${c.name}-pd.${suffix(c.namespace, c.clusterDomain)}:2379`);
-  if (c.cluster) urls.push(`${scheme}://${c.cluster.name}-pd.${suffix(c.cluster.namespace || c.namespace, c.cluster.clusterDomain ?? '')}:2379`);
+  if (c.cluster) urls.push(`${scheme}://${c.cluster.name}-pd.${suffix(c.cluster.namespace || c.namespace, c.cluster.clusterDomain)}:2379`);
   urls.push(...c.pdAddresses);
   if (urls.length === 0) urls.push(`${scheme}://${c.name}-pd.${suffix(c.namespace, c.clusterDomain)}:2379`);
   return urls;

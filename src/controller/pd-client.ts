@@ -14,6 +14,13 @@ export interface PdMember {
   readonly healthy: boolean;
 }
 
+/** A member as `/pd/api/v1/members` lists it: with peer URLs, without health. */
+export interface PdListedMember {
+  readonly name: string;
+  readonly memberId: string;
+  readonly peerUrls: readonly string[];
+}
+
 export interface PdStore {
   readonly id: number;
   readonly address: string;
@@ -113,18 +120,10 @@ export class PdClient {
     return list.map((m) => ({ name: m.name, memberId: String(m.member_id), clientUrls: m.client_urls ?? [], healthy: m.health === true }));
   }
 
-  /** Members as PD lists them (`/pd/api/v1/members`); health unknown (false). */
-  async members(): Promise<PdMember[]> {
-    const r = await this.json<{ members?: { name: string; member_id: number | string; client_urls?: string[]; peer_urls?: string[] }[] }>(
-      '/pd/api/v1/members',
-    );
-    return (r.members ?? []).map((m) => ({ name: m.name, memberId: String(m.member_id), clientUrls: m.client_urls ?? [], healthy: false }));
-  }
-
-  /** Peer URLs of the members, keyed by member name. */
-  async memberPeerUrls(): Promise<Map<string, string[]>> {
-    const r = await this.json<{ members?: { name: string; peer_urls?: string[] }[] }>('/pd/api/v1/members');
-    return new Map((r.members ?? []).map((m) => [m.name, m.peer_urls ?? []]));
+  /** Members as PD lists them (`/pd/api/v1/members`). */
+  async members(): Promise<PdListedMember[]> {
+    const r = await this.json<{ members?: { name: string; member_id: number | string; peer_urls?: string[] }[] }>('/pd/api/v1/members');
+    return (r.members ?? []).map((m) => ({ name: m.name, memberId: String(m.member_id), peerUrls: m.peer_urls ?? [] }));
   }
 
   async leader(): Promise<string | undefined> {

@@ -5,7 +5,7 @@
  * crash: the state that matters lives in the cluster (partition, Pod revisions, Pod annotations, PD
  * schedulers), never only in memory.
  */
-import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, type ComponentKind } from '../spec/names';
+import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../spec/names';
 import {
   isReady,
   isTerminating,
@@ -121,13 +121,11 @@ export function desiredReplicas(sts: StatefulSet): number | undefined {
   return text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
 }
 
-export const stsName = (cluster: string, kind: ComponentKind): string => `${cluster}-${kind}`;
-
 /** Pods of a StatefulSet by ordinal (Pods of other shapes are ignored). */
 export function podsByOrdinal(cluster: string, kind: ComponentKind, pods: readonly Pod[]): Map<number, Pod> {
   const out = new Map<number, Pod>();
   for (const p of pods) {
-    const ord = ordinalOf(p.metadata.name ?? '', stsName(cluster, kind));
+    const ord = ordinalOf(p.metadata.name ?? '', names.statefulSet(cluster, kind));
     if (ord !== undefined) out.set(ord, p);
   }
   return out;
@@ -207,7 +205,7 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
     return result(`scaling from ${replicas} to ${target} replicas`, true, apply(target, p), {
       type: 'Normal',
       reason: 'Scale',
-      message: `${stsName(input.cluster.name, c.kind)}: replicas ${replicas} -> ${target}`,
+      message: `${names.statefulSet(input.cluster.name, c.kind)}: replicas ${replicas} -> ${target}`,
     });
   }
   if (!upgrading) {
@@ -230,7 +228,7 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
     return result('force-upgrade: partition 0, no health checks', true, apply(replicas, 0), {
       type: 'Warning',
       reason: 'ForceUpgrade',
-      message: `${stsName(input.cluster.name, c.kind)}: force-upgrade set, every Pod restarts without health checks`,
+      message: `${names.statefulSet(input.cluster.name, c.kind)}: force-upgrade set, every Pod restarts without health checks`,
     });
   }
 
@@ -250,7 +248,7 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
 
   for (let ord = replicas - 1; ord >= 0; ord--) {
     const pod = pods.get(ord);
-    const name = `${stsName(input.cluster.name, c.kind)}-${ord}`;
+    const name = names.pod(input.cluster.name, c.kind, ord);
     if (!pod || isTerminating(pod)) return result(`waiting for Pod ${name} to be recreated`, true);
     if (podRevision(pod) === update) {
       const s = checkUpgraded(input, c, pod, settings);
@@ -377,7 +375,7 @@ function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: Compon
 
 /** Leader transfer target as the operator picks it: the highest healthy ordinal above, else the lowest below. */
 function transferTarget(input: PlanInput, c: ComponentState, pd: PdState, pod: string): string | undefined {
-  const sts = stsName(input.cluster.name, 'pd');
+  const sts = names.statefulSet(input.cluster.name, 'pd');
   const self = ordinalOf(pod, sts)!;
   const healthy = new Map<number, string>();
   for (const m of pd.members) {
