@@ -511,6 +511,86 @@ describe('KubeSim StatefulSet controller', () => {
     await waitReady(sim, 'pd', 2);
   });
 
+  it('turns a Ready Pod not Ready when its readiness gate fails, and Ready again when it passes', async () => {
+    const events: string[] = [];
+    for (const e of ['podReady', 'podUnready', 'podStopped'] as const) sim.on(e, (pod) => events.push(`${e} ${pod.metadata.name}`));
+    let failing = false;
+    sim.readinessGate = (pod) => !(failing && pod.metadata.name === 'pd-1');
+    sim.apply(statefulSet('pd', { replicas: 3 }));
+    await waitReady(sim, 'pd', 3);
+    const readyAt = sim.get('Pod', NS, 'pd-1')!.status.conditions.find((c: any) => c.type === 'Ready').lastTransitionTime;
+    const rv = sim.get('Pod', NS, 'pd-1')!.metadata.resourceVersion;
+    const watch = await WatchReader.open(sim, `/api/v1/namespaces/${NS}/pods?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dpd-1`);
+    try {
+      events.length = 0;
+      const before = Math.floor(Date.now() / 1000) * 1000;
+      failing = true;
+      await sim.waitFor(() => readyPods(sim, 'pd').length === 2 && sim.get('StatefulSet', NS, 'pd')!.status.readyReplicas === 2, 2000, 'pd-1 not Ready');
+      expect(events).toEqual(['podUnready pd-1']);
+      const pod = sim.get('Pod', NS, 'pd-1')!;
+      expect(pod.status.phase).toBe('Running');
+      expect(pod.metadata.deletionTimestamp).toBeUndefined();
+      const cond = (type: string) => pod.status.conditions.find((c: any) => c.type === type);
+      expect(cond('Ready').status).toBe('False');
+      expect(cond('ContainersReady').status).toBe('False');
+      expect(cond('PodScheduled').status).toBe('True');
+      expect(Date.parse(cond('Ready').lastTransitionTime)).toBeGreaterThanOrEqual(Math.max(before, Date.parse(readyAt)));
+      expect(pod.status.containerStatuses.map((c: any) => c.ready)).toEqual([false]);
+      // Watches see the change as a status write like any other.
+      const e = await watch.next();
+      expect(e).toMatchObject({ type: 'MODIFIED', object: { metadata: { name: 'pd-1' } } });
+      expect((e as any).object.status.conditions.find((c: any) => c.type === 'Ready').status).toBe('False');
+      expect(sim.maxUnavailable('pd')).toBe(1);
+
+      await pause(100);
+      expect(events).toEqual(['podUnready pd-1']);
+      failing = false;
+      await waitReady(sim, 'pd', 3);
+      expect(events).toEqual(['podUnready pd-1', 'podReady pd-1']);
+      expect(sim.maxUnavailable('pd')).toBe(1);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it('does not ask the readiness gate about terminating Pods', async () => {
+    await sim.close();
+    sim = await KubeSim.start({ ...FAST, podStopMs: 400 });
+    const unready: string[] = [];
+    sim.on('podUnready', (pod) => unready.push(pod.metadata.name));
+    const asked: string[] = [];
+    let failing = false;
+    sim.readinessGate = (pod) => {
+      if (failing) asked.push(pod.metadata.name);
+      return !failing;
+    };
+    sim.apply(statefulSet('pd', { replicas: 1 }));
+    await waitReady(sim, 'pd', 1);
+    sim.delete('Pod', NS, 'pd-0');
+    failing = true;
+    await pause(150);
+    expect(sim.get('Pod', NS, 'pd-0')!.metadata.deletionTimestamp).toBeDefined();
+    expect(asked).toEqual([]);
+    expect(unready).toEqual([]);
+  });
+
+  it("a rolling update waits while a Pod's readiness gate fails", async () => {
+    sim.apply(statefulSet('tikv', { replicas: 3, partition: 3 }));
+    await waitReady(sim, 'tikv', 3);
+    let failing = false;
+    sim.readinessGate = (pod) => !(failing && pod.metadata.name === 'tikv-0');
+    const stopped: string[] = [];
+    sim.on('podStopped', (p) => stopped.push(p.metadata.name));
+    failing = true;
+    await sim.waitFor(() => readyPods(sim, 'tikv').length === 2, 2000, 'tikv-0 not Ready');
+    sim.apply(statefulSet('tikv', { replicas: 3, partition: 0, image: 'img:v2' }));
+    await pause(200);
+    expect(stopped).toEqual([]);
+    failing = false;
+    await sim.waitFor(() => stopped.length === 3 && readyPods(sim, 'tikv').length === 3, 3000, 'the rollout');
+    expect(stopped).toEqual(['tikv-2', 'tikv-1', 'tikv-0']);
+  });
+
   it('with the partition at replicas, a template change moves updateRevision but deletes nothing', async () => {
     sim.apply(statefulSet('tikv', { replicas: 3 }));
     await waitReady(sim, 'tikv', 3);
@@ -670,6 +750,71 @@ describe('KubeSim StatefulSet controller', () => {
     );
     await waitReady(sim, 'pd', 2);
     expect(sim.list('Pod', NS).map((p) => p.metadata.uid)).toEqual(uids);
+  });
+
+  it('onDeleted reports objects of a kind as they leave the store, however they are deleted', async () => {
+    const claims: string[] = [];
+    const pods: string[] = [];
+    sim.onDeleted('PersistentVolumeClaim', (pvc) => claims.push(`${pvc.metadata.name} ${pvc.status?.phase}`));
+    sim.onDeleted('Pod', (pod) => pods.push(`${pod.metadata.name} ${pod.metadata.deletionTimestamp ? 'terminated' : 'live'}`));
+    expect(() => sim.onDeleted('Widget', () => undefined)).toThrow(/unknown kind "Widget"/);
+    sim.apply(statefulSet('pd', { replicas: 3 }));
+    await waitReady(sim, 'pd', 3);
+
+    expect((await call(sim, 'DELETE', `/api/v1/namespaces/${NS}/persistentvolumeclaims/data-pd-2`)).status).toBe(200);
+    expect(claims).toEqual(['data-pd-2 Bound']);
+    sim.delete('PersistentVolumeClaim', NS, 'data-pd-1');
+    expect(claims).toEqual(['data-pd-2 Bound', 'data-pd-1 Bound']);
+    sim.apply(configMap('a'));
+    sim.delete('ConfigMap', NS, 'a');
+    expect(claims).toHaveLength(2);
+
+    // A Pod counts once its termination ends, not when its deletion begins.
+    sim.delete('Pod', NS, 'pd-0');
+    expect(pods).toEqual([]);
+    await sim.waitFor(() => pods.length === 1, 2000, 'pd-0 gone');
+    expect(pods).toEqual(['pd-0 terminated']);
+
+    // Objects collected with their owner count too.
+    const owner = sim.apply(configMap('owner'));
+    const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }];
+    sim.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'owned', namespace: NS, ownerReferences }, spec: {} });
+    sim.delete('ConfigMap', NS, 'owner');
+    expect(claims.at(-1)).toBe('owned undefined');
+  });
+
+  it('honours DeleteOptions preconditions: a uid or resourceVersion mismatch is a 409 Conflict', async () => {
+    const deleted: string[] = [];
+    sim.onDeleted('PersistentVolumeClaim', (pvc) => deleted.push(pvc.metadata.uid));
+    sim.apply(statefulSet('pd', { replicas: 1 }));
+    await waitReady(sim, 'pd', 1);
+    const pvc = sim.get('PersistentVolumeClaim', NS, 'data-pd-0')!;
+    const url = `/api/v1/namespaces/${NS}/persistentvolumeclaims/data-pd-0`;
+    const wrongUid = await call(sim, 'DELETE', url, { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: 'not-the-uid' } });
+    expect(wrongUid.status).toBe(409);
+    expect(wrongUid.body).toMatchObject({
+      kind: 'Status',
+      status: 'Failure',
+      reason: 'Conflict',
+      code: 409,
+      details: { name: 'data-pd-0', group: '', kind: 'persistentvolumeclaims' },
+      message: `Operation cannot be fulfilled on persistentvolumeclaims "data-pd-0": Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${pvc.metadata.uid}`,
+    });
+    const staleRv = await call(sim, 'DELETE', url, { preconditions: { uid: pvc.metadata.uid, resourceVersion: '1' } });
+    expect(staleRv.status).toBe(409);
+    expect(staleRv.body.message).toMatch(/Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: \d+$/);
+    // Pods too: a failed precondition leaves them running.
+    const podUrl = `/api/v1/namespaces/${NS}/pods/pd-0`;
+    expect((await call(sim, 'DELETE', podUrl, { preconditions: { uid: 'x' } })).status).toBe(409);
+    expect(sim.get('Pod', NS, 'pd-0')!.metadata.deletionTimestamp).toBeUndefined();
+    expect(sim.get('PersistentVolumeClaim', NS, 'data-pd-0')).toBeDefined();
+    expect(deleted).toEqual([]);
+
+    const right = await call(sim, 'DELETE', url, { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: pvc.metadata.uid } });
+    expect(right.status).toBe(200);
+    expect(right.body).toMatchObject({ kind: 'Status', status: 'Success', details: { uid: pvc.metadata.uid } });
+    expect(deleted).toEqual([pvc.metadata.uid]);
+    expect((await call(sim, 'DELETE', url, { preconditions: { uid: pvc.metadata.uid } })).status).toBe(404);
   });
 
   it('rejects waitFor after the timeout with the message', async () => {

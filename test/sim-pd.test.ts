@@ -2,6 +2,8 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PdSim, type PdSimOptions } from './sim/pd-api';
 import { DUPLICATED_JOIN } from './sim/pd-members';
+import { World, simCluster } from './sim/world';
+import { render } from './support/render';
 
 // ---- helpers: an HTTP client, a discovery stub, cleanup ----
 
@@ -387,6 +389,199 @@ describe('TiKV stores', () => {
     expect(list.filter((s: string) => s.startsWith('evict-leader'))).toEqual(['evict-leader-scheduler']);
     const config = (await call('GET', `${sim.url}/pd/api/v1/scheduler-config/evict-leader-scheduler/list`)).body;
     expect(Object.keys(config['store-id-ranges'])).toEqual(['1', '3']);
+  });
+});
+
+// ---- TiKV data ----
+
+describe('TiKV data', () => {
+  const tombstoneStore4 = async (sim: PdSim) => {
+    expect((await call('DELETE', `${sim.url}/pd/api/v1/store/4`)).status).toBe(200);
+    ticks(sim, 20);
+    expect(sim.store('demo-tikv-3')?.state).toBe('Tombstone');
+  };
+
+  test('a TiKV remembers its store: restarts on its data resume it, Offline ones stay Offline', async () => {
+    const sim = await withStores();
+    expect(['demo-tikv-0', 'demo-tikv-1', 'demo-tikv-2'].map((p) => sim.tikvDataStoreId(p))).toEqual([1, 2, 3]);
+    expect(sim.tikvState('demo-tikv-2')).toBe('running');
+    sim.tikvStop('demo-tikv-2');
+    expect(sim.tikvState('demo-tikv-2')).toBe('stopped');
+    expect(sim.tikvDataStoreId('demo-tikv-2')).toBe(3);
+    sim.tikvStart('demo-tikv-2');
+    expect(sim.store('demo-tikv-2')).toMatchObject({ id: 3, state: 'Up' });
+
+    // Three stores for three replicas: an Offline one cannot drain, and a restart keeps it Offline.
+    await call('DELETE', `${sim.url}/pd/api/v1/store/3`);
+    sim.tikvStop('demo-tikv-2');
+    sim.tikvStart('demo-tikv-2');
+    ticks(sim, 5);
+    expect(sim.store('demo-tikv-2')).toMatchObject({ id: 3, state: 'Offline' });
+    expect(sim.tikvState('demo-tikv-2')).toBe('running');
+    expect(sim.stores()).toHaveLength(3);
+    expect(sim.processFailures).toEqual([]);
+  });
+
+  test('a TiKV on the data of a Tombstone store exits, until the data is wiped', async () => {
+    const sim = await withStores({}, 4);
+    await tombstoneStore4(sim);
+    // The running tikv-server exits as its store turns Tombstone.
+    expect(sim.tikvState('demo-tikv-3')).toBe('failed');
+    expect(sim.processFailures.map((f) => [f.pod, f.reason])).toEqual([['demo-tikv-3', 'tikv-server exited: store 4 is tombstone']]);
+
+    sim.tikvStop('demo-tikv-3');
+    sim.tikvStart('demo-tikv-3');
+    expect(sim.tikvState('demo-tikv-3')).toBe('failed');
+    expect(sim.processFailures).toHaveLength(2);
+    expect(sim.processFailures[1]).toMatchObject({ pod: 'demo-tikv-3', reason: 'tikv-server exited: store 4 is tombstone' });
+    // The container keeps restarting it; the same failure is recorded once.
+    ticks(sim, 5);
+    expect(sim.processFailures).toHaveLength(2);
+    expect(sim.stores().map((s) => [s.id, s.state])).toEqual([
+      [1, 'Up'],
+      [2, 'Up'],
+      [3, 'Up'],
+      [4, 'Tombstone'],
+    ]);
+    expect(sim.store('demo-tikv-3')).toMatchObject({ id: 4, state: 'Tombstone' });
+
+    // The volume is lost: the next restart registers a new store.
+    sim.tikvWipe('demo-tikv-3');
+    expect(sim.tikvDataStoreId('demo-tikv-3')).toBeUndefined();
+    sim.tick();
+    expect(sim.tikvState('demo-tikv-3')).toBe('running');
+    expect(sim.store('demo-tikv-3')).toMatchObject({ id: 5, state: 'Up', address: sim.tikvAddress('demo-tikv-3') });
+    expect(sim.tikvDataStoreId('demo-tikv-3')).toBe(5);
+    ticks(sim, 50);
+    expect(sum(leaders(sim))).toBe(300);
+    expect(sim.store('demo-tikv-3')!.leaderCount).toBe(75);
+    expect(sim.processFailures).toHaveLength(2);
+  });
+
+  test('a wiped TiKV started again registers a new store once its old store is Tombstone', async () => {
+    const sim = await withStores({}, 4);
+    await tombstoneStore4(sim);
+    sim.tikvStop('demo-tikv-3');
+    sim.tikvWipe('demo-tikv-3');
+    sim.tikvStart('demo-tikv-3');
+    expect(sim.tikvState('demo-tikv-3')).toBe('running');
+    expect(sim.store('demo-tikv-3')).toMatchObject({ id: 5, state: 'Up' });
+    expect(sim.processFailures).toHaveLength(1);
+  });
+
+  test('PD refuses a TiKV without data whose address a store that is not Tombstone still holds', async () => {
+    const sim = await withStores({}, 4);
+    sim.tikvStop('demo-tikv-3');
+    sim.tikvWipe('demo-tikv-3');
+    sim.tikvStart('demo-tikv-3');
+    expect(sim.tikvState('demo-tikv-3')).toBe('failed');
+    expect(sim.processFailures.map((f) => f.reason)).toEqual([
+      `tikv-server exited: duplicated store address: ${sim.tikvAddress('demo-tikv-3')}, already registered by store 4`,
+    ]);
+    expect(sim.store('demo-tikv-3')).toMatchObject({ id: 4, state: 'Disconnected' });
+
+    // Once the old store is deleted and drained, the restarting container gets a store of its own.
+    expect((await call('DELETE', `${sim.url}/pd/api/v1/store/4`)).status).toBe(200);
+    ticks(sim, 20);
+    expect(sim.stores().map((s) => [s.id, s.state])).toEqual([
+      [1, 'Up'],
+      [2, 'Up'],
+      [3, 'Up'],
+      [4, 'Tombstone'],
+      [5, 'Up'],
+    ]);
+    expect(sim.store('demo-tikv-3')?.id).toBe(5);
+    expect(sim.processFailures).toHaveLength(1);
+  });
+
+  test('a wipe does not stop a running TiKV', async () => {
+    const sim = await withStores();
+    sim.tikvWipe('demo-tikv-0');
+    ticks(sim, 5);
+    expect(sim.tikvState('demo-tikv-0')).toBe('running');
+    expect(sim.store('demo-tikv-0')).toMatchObject({ id: 1, state: 'Up', leaderCount: 100 });
+    sim.tikvStop('demo-tikv-0');
+    expect(sim.stopsWithLeaders.map((s) => s.storeId)).toEqual([1]);
+  });
+});
+
+// ---- the world: both simulators around rendered manifests ----
+
+describe('World', () => {
+  /** A world with one Pod per component (no controller sets replicas), PD formed through a stub discovery. */
+  async function startWorld(): Promise<World> {
+    const w = await World.start({ cluster: simCluster(), render, pd: { electionMs: 20, discoveryRetryMs: 10 } });
+    cleanups.push(() => w.close());
+    const discovery = await startDiscovery(operatorLikeDiscovery(w.pd, 'c-pd-0'));
+    cleanups.push(() => discovery.close());
+    w.pd.discoveryUrl = discovery.url;
+    await w.waitFor(() => ['pd', 'tikv', 'tidb'].every((c) => w.pods(c).length === 1 && ready(w.pods(c)[0])), 10_000, 'one Ready Pod per component');
+    return w;
+  }
+  const ready = (pod: Record<string, any>): boolean =>
+    (pod.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+  const podReady = (w: World, name: string) => ready(w.kube.get('Pod', 'ns', name)!);
+
+  test('stopping a process inside its Pod turns the Pod not Ready; starting it again, Ready', async () => {
+    const w = await startWorld();
+    const unready: string[] = [];
+    w.kube.on('podUnready', (p) => unready.push(p.metadata.name));
+    const uid = w.kube.get('Pod', 'ns', 'c-tikv-0')!.metadata.uid;
+
+    w.stopTikv('c-tikv-0');
+    await w.waitFor(() => !podReady(w, 'c-tikv-0'), 2000, 'c-tikv-0 not Ready');
+    expect(w.pd.store('c-tikv-0')?.state).toBe('Disconnected');
+    expect(w.kube.get('Pod', 'ns', 'c-tikv-0')).toMatchObject({ metadata: { uid }, status: { phase: 'Running' } });
+    w.startTikv('c-tikv-0');
+    await w.waitFor(() => podReady(w, 'c-tikv-0'), 2000, 'c-tikv-0 Ready again');
+    expect(w.pd.store('c-tikv-0')).toMatchObject({ id: 1, state: 'Up' });
+
+    w.stopPd('c-pd-0');
+    await w.waitFor(() => !podReady(w, 'c-pd-0'), 2000, 'c-pd-0 not Ready');
+    w.startPd('c-pd-0');
+    await w.waitFor(() => podReady(w, 'c-pd-0') && w.pd.leader() === 'c-pd-0', 2000, 'c-pd-0 Ready again');
+    expect(unready).toEqual(['c-tikv-0', 'c-pd-0']);
+    expect(w.stops).toEqual([]);
+
+    expect(() => w.stopPd('c-tikv-0')).toThrow('Pod c-tikv-0 is not a pd Pod');
+    expect(() => w.stopTikv('c-tikv-9')).toThrow('no Pod ns/c-tikv-9');
+  });
+
+  test('lists claims per component; a deleted claim wipes the data of its Pod', async () => {
+    const w = await startWorld();
+    expect(w.pvcs('pd').map((c) => c.metadata.name)).toEqual(['pd-c-pd-0']);
+    expect(w.pvcs('tikv').map((c) => c.metadata.name)).toEqual(['tikv-c-tikv-0']);
+    expect(w.pvcs('tidb')).toEqual([]);
+    expect(w.pd.tikvDataStoreId('c-tikv-0')).toBe(1);
+    expect(w.pd.members()[0].hasData).toBe(true);
+
+    // Another cluster's claim with a similar name wipes nothing.
+    w.kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'tikv-cc-tikv-0', namespace: 'ns' }, spec: {} });
+    expect(w.pvcs('tikv').map((c) => c.metadata.name)).toEqual(['tikv-c-tikv-0']);
+    w.kube.delete('PersistentVolumeClaim', 'ns', 'tikv-cc-tikv-0');
+    expect(w.pd.tikvDataStoreId('c-tikv-0')).toBe(1);
+
+    const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/persistentvolumeclaims/tikv-c-tikv-0`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    expect(w.pd.tikvDataStoreId('c-tikv-0')).toBeUndefined();
+    w.kube.delete('PersistentVolumeClaim', 'ns', 'pd-c-pd-0');
+    expect(w.pd.members()[0].hasData).toBe(false);
+  });
+
+  test('records a Pod created while a claim of its is marked for deletion', async () => {
+    const w = await startWorld();
+    const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/persistentvolumeclaims/tikv-c-tikv-0`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ metadata: { annotations: { 'tidb.pingcap.com/pvc-defer-deleting': '2024-01-01T00:00:00Z' } } }),
+    });
+    expect(res.status).toBe(200);
+    expect(w.violations).toEqual([]);
+    w.kube.delete('Pod', 'ns', 'c-tikv-0');
+    await w.waitFor(() => w.violations.length > 0, 3000, 'a violation');
+    expect(w.violations).toEqual([
+      'Pod c-tikv-0 was created on PersistentVolumeClaim tikv-c-tikv-0, which is marked for deletion (tidb.pingcap.com/pvc-defer-deleting: "2024-01-01T00:00:00Z")',
+    ]);
   });
 });
 

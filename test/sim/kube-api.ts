@@ -69,8 +69,11 @@ export type KubeObject = {
   [k: string]: any;
 };
 
-/** Lifecycle hook names, in the order they happen to one Pod. */
-export type PodHookEvent = 'podCreated' | 'podStarted' | 'podReady' | 'podStopped' | 'podGone';
+/**
+ * Lifecycle hook names, in the order they happen to one Pod; while it runs, `podUnready` and
+ * `podReady` may alternate (the readiness gate failed, then passed again).
+ */
+export type PodHookEvent = 'podCreated' | 'podStarted' | 'podReady' | 'podUnready' | 'podStopped' | 'podGone';
 
 /** How often the controllers resync, readiness gates are polled and `waitFor` predicates are checked. */
 const TICK_MS = 20;
@@ -110,7 +113,11 @@ export class KubeSim {
   readonly url: string;
   /** Every HTTP request served, in order of arrival (watch requests too). */
   readonly requests: RequestRecord[] = [];
-  /** Readiness gate: a started Pod becomes Ready only when this returns true (polled every 20 ms). @default () => true */
+  /**
+   * Readiness gate, polled every 20 ms for every running Pod, as a readiness probe: a started Pod becomes
+   * Ready only when this returns true, and a Ready Pod turns not Ready again (`podUnready`) when it
+   * returns false. Terminating Pods are not asked. @default () => true
+   */
   readinessGate: (pod: KubeObject) => boolean = () => true;
 
   private readonly store: ObjectStore;
@@ -120,6 +127,7 @@ export class KubeSim {
   private readonly statefulSets: StatefulSetController;
   private readonly availability: AvailabilityTracker;
   private readonly hooks = new Map<PodHookEvent, Array<(pod: KubeObject) => void>>();
+  private readonly deletionHooks: Array<{ kind: string; fn: (obj: KubeObject) => void }> = [];
   private readonly faults: Fault[] = [];
   private readonly waiters = new Set<Waiter>();
   /** The first error a hook or the readiness gate threw; fails every `waitFor` from then on. */
@@ -156,6 +164,9 @@ export class KubeSim {
       if (e.rt.kind === 'Pod' || e.rt.kind === 'StatefulSet') {
         this.availability.observe(e.object);
         this.scheduleSync();
+      }
+      if (e.type === 'DELETED') {
+        for (const h of this.deletionHooks) if (h.kind === e.rt.kind) this.guard(`onDeleted(${h.kind})`, () => h.fn(clone(e.object)));
       }
       this.checkWaiters();
     });
@@ -251,14 +262,28 @@ export class KubeSim {
   /**
    * Lifecycle hooks, in the order they happen for one Pod: created (object exists, not running) ->
    * started (containers run) -> ready -> stopped (termination began; the Pod is no longer Ready) ->
-   * gone (object removed). A Pod deleted early skips the steps it never reached. Hooks run
-   * synchronously with the change and get a copy of the Pod; an error thrown by a hook fails every
-   * later `waitFor`.
+   * gone (object removed). A Pod deleted early skips the steps it never reached. While the Pod runs,
+   * unready (its readiness gate failed: Ready and ContainersReady turned False) and ready again may
+   * follow each other any number of times; a Pod that turns unready and then terminates gets no
+   * second ready. Hooks run synchronously with the change and get a copy of the Pod; an error thrown
+   * by a hook fails every later `waitFor`.
    */
   on(event: PodHookEvent, fn: (pod: KubeObject) => void): void {
     const list = this.hooks.get(event) ?? [];
     list.push(fn);
     this.hooks.set(event, list);
+  }
+
+  /**
+   * Calls `fn` whenever an object of `kind` ('PersistentVolumeClaim', 'ConfigMap', 'Pod'...) is
+   * actually removed from the store: by an API DELETE, by `delete`, by garbage collection of
+   * dependents, or, for Pods, at the end of their termination (not when it begins). `fn` runs
+   * synchronously with the removal and gets a copy of the object's last state; an error it throws fails
+   * every later `waitFor`. Throws for a kind the simulator does not serve.
+   */
+  onDeleted(kind: string, fn: (obj: KubeObject) => void): void {
+    this.typesOf(kind);
+    this.deletionHooks.push({ kind, fn });
   }
 
   /**

@@ -102,12 +102,15 @@ export function alreadyExists(group: string, resource: string, name: string): Ku
   );
 }
 
-/** 409 Conflict: a write based on a stale resourceVersion (or a failed precondition). */
-export function conflict(group: string, resource: string, name: string): KubeApiError {
+/**
+ * 409 Conflict: a write based on a stale resourceVersion, or (with `cause`) a failed precondition,
+ * whose words follow `Operation cannot be fulfilled on <resource> "<name>": `.
+ */
+export function conflict(group: string, resource: string, name: string, cause?: string): KubeApiError {
   return new KubeApiError(
     409,
     `Operation cannot be fulfilled on ${qualifiedResource(group, resource)} "${name}": ` +
-      'the object has been modified; please apply your changes to the latest version and try again',
+      (cause ?? 'the object has been modified; please apply your changes to the latest version and try again'),
     'Conflict',
     { name, group, kind: resource },
   );

@@ -1,14 +1,19 @@
 /**
  * The kubelet part of the simulation: each Pod goes Pending -> Running (after `startMs`) -> Ready
  * (after `readyMs` more, once the readiness gate passes), and on deletion terminates (not Ready at
- * once) and disappears after `stopMs`. Pod statuses look like a kubelet's, with conditions and
- * container statuses, so clients that inspect them see familiar shapes.
+ * once) and disappears after `stopMs`. Readiness follows the gate for as long as the Pod runs, as a
+ * readiness probe does: a Ready Pod whose gate fails turns not Ready, and Ready again once it passes.
+ * Pod statuses look like a kubelet's, with conditions and container statuses, so clients that inspect
+ * them see familiar shapes.
  */
 import type { KubeObject } from './kube-api';
 import { clone, rfc3339 } from './kube-util';
 
-/** Pod lifecycle moments, in the order they happen to one Pod. */
-export type PodEvent = 'podCreated' | 'podStarted' | 'podReady' | 'podStopped' | 'podGone';
+/**
+ * Pod lifecycle moments, in the order they happen to one Pod; `podUnready` (a running Pod's readiness
+ * gate failed) and `podReady` may then alternate while the Pod runs.
+ */
+export type PodEvent = 'podCreated' | 'podStarted' | 'podReady' | 'podUnready' | 'podStopped' | 'podGone';
 
 /** What the kubelet needs from the API server around it. */
 export interface KubeletHost {
@@ -18,7 +23,7 @@ export interface KubeletHost {
   writeStatus(pod: KubeObject, status: Record<string, any>): KubeObject;
   /** Removes the Pod object for good; returns its last state. */
   removePod(pod: KubeObject): KubeObject | undefined;
-  /** The readiness gate: may a started Pod become Ready? */
+  /** The readiness gate: may a started Pod be Ready (asked again and again while it runs)? */
   readinessGate(pod: KubeObject): boolean;
   /** Reports a lifecycle moment. */
   emit(event: PodEvent, pod: KubeObject): void;
@@ -31,6 +36,7 @@ export interface KubeletTimings {
   stopMs: number;
 }
 
+/** `running`: containers run, not Ready (not yet, or no longer); `ready`: Ready. */
 type Phase = 'pending' | 'running' | 'ready' | 'terminating';
 
 interface PodRun {
@@ -38,7 +44,7 @@ interface PodRun {
   name: string;
   uid: string;
   phase: Phase;
-  /** Set once `readyMs` has passed since the containers started. */
+  /** Set once `readyMs` has passed since the containers started (stays set while the Pod runs). */
   readyDue: boolean;
   timer?: NodeJS.Timeout;
 }
@@ -136,9 +142,15 @@ export class Kubelet {
     else if (!wasTerminating) run.timer = this.after(this.timings.stopMs, () => this.remove(run!));
   }
 
-  /** Polls the readiness gate of started Pods (called on the simulator's ticker). */
+  /**
+   * Polls the readiness gate of running Pods (called on the simulator's ticker): a not-Ready Pod whose
+   * gate passes turns Ready, a Ready one whose gate fails turns not Ready. Terminating Pods are left alone.
+   */
   tick(): void {
-    for (const run of this.runs.values()) if (run.phase === 'running') this.tryReady(run);
+    for (const run of [...this.runs.values()]) {
+      if (run.phase === 'running') this.tryReady(run);
+      else if (run.phase === 'ready') this.checkReady(run);
+    }
   }
 
   /** Stops every timer. */
@@ -176,6 +188,18 @@ export class Kubelet {
     if (!this.host.readinessGate(pod)) return;
     run.phase = 'ready';
     this.host.emit('podReady', this.host.writeStatus(pod, withReadiness(pod.status ?? {}, true, this.now())));
+  }
+
+  /** A Ready Pod whose gate fails turns not Ready (Ready and ContainersReady False, containers not ready). */
+  private checkReady(run: PodRun): void {
+    const pod = this.current(run);
+    if (!pod || run.phase !== 'ready') return;
+    if (this.host.readinessGate(pod)) return;
+    // The gate may have deleted or replaced the Pod (a hook's doing): act only on the same running Pod.
+    const still = this.current(run);
+    if (!still || run.phase !== 'ready') return;
+    run.phase = 'running';
+    this.host.emit('podUnready', this.host.writeStatus(still, withReadiness(still.status ?? {}, false, this.now())));
   }
 
   private remove(run: PodRun): void {

@@ -166,9 +166,18 @@ export class Registry {
    */
   delete(rt: ResourceType, namespace: string, name: string, opts: DeleteOptions = {}): unknown {
     const old = this.get(rt, namespace, name);
+    // DeleteOptions.preconditions, worded as the API server's storage layer words a failed one.
     const pre = opts.preconditions ?? {};
-    if ((pre.uid && pre.uid !== old.metadata.uid) || (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion)) {
-      throw conflict(rt.group, rt.resource, name);
+    if (pre.uid && pre.uid !== old.metadata.uid) {
+      throw conflict(rt.group, rt.resource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
+    }
+    if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
+      throw conflict(
+        rt.group,
+        rt.resource,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
+      );
     }
     if (opts.dryRun) return old;
     if (rt === PODS) {

@@ -24,9 +24,20 @@ import {
   type StopWhileLeader,
   type StopWithLeaders,
 } from './pd-runtime';
-import { TikvStores, type TikvStore } from './pd-stores';
+import { TikvStores, type TikvProcessState, type TikvStore } from './pd-stores';
 
-export type { LeaderTransfer, PdMember, PdPodState, ProcessFailure, RequestRecord, SchedulerChange, StopWhileLeader, StopWithLeaders, TikvStore };
+export type {
+  LeaderTransfer,
+  PdMember,
+  PdPodState,
+  ProcessFailure,
+  RequestRecord,
+  SchedulerChange,
+  StopWhileLeader,
+  StopWithLeaders,
+  TikvProcessState,
+  TikvStore,
+};
 export type { StoreState } from './pd-stores';
 
 export interface PdSimOptions {
@@ -220,9 +231,22 @@ export class PdSim {
     return this.model.stores.list();
   }
 
-  /** The pod's current store, if its TiKV ever registered. */
+  /**
+   * The pod's current store, if its TiKV ever registered: the store its tikv-server serves, else the
+   * one its data belongs to, else the newest one registered at its address.
+   */
   store(podName: string): TikvStore | undefined {
     return this.model.stores.forPod(podName);
+  }
+
+  /** What the pod's TiKV process is doing: `stopped`, `running`, or `failed` (tikv-server exited). */
+  tikvState(podName: string): TikvProcessState {
+    return this.model.stores.processState(podName);
+  }
+
+  /** The store id kept in the TiKV pod's data directory, if it has data. */
+  tikvDataStoreId(podName: string): number | undefined {
+    return this.model.stores.dataStoreId(podName);
   }
 
   /** Store ids with an evict-leader scheduler. */
@@ -252,17 +276,33 @@ export class PdSim {
     this.model.processes.stop(podName);
   }
 
-  /** The PD pod's volume is gone: its next start goes through discovery. */
+  /** The PD pod's volume is gone: its next start goes through discovery. (`tikvWipe` for TiKV pods.) */
   wipeData(podName: string): void {
     this.model.processes.wipe(podName);
   }
 
-  /** A TiKV container started: registers a store (or brings its store Up) once PD has a leader. */
+  /**
+   * A TiKV container started; once PD has a leader its tikv-server meets PD with its data:
+   * - data of a store that is not Tombstone: resumes that store (Up again, or still Offline);
+   * - data of a Tombstone store: exits ("store is tombstone"): `processFailures` gets a line, the store
+   *   stays Tombstone, and the container keeps restarting it (every round) until `tikvStop`, or until
+   *   `tikvWipe` takes the data away;
+   * - no data (first start, or wiped): registers a new store, which it remembers in its data; PD refuses
+   *   it ("duplicated store address") while a store that is not Tombstone has the same address.
+   */
   tikvStart(podName: string, address = this.tikvAddress(podName)): void {
     this.model.stores.start(podName, address);
   }
 
-  /** A TiKV container stopped; leaders it still held are recorded in `stopsWithLeaders`, then moved. */
+  /**
+   * The TiKV pod's volume is lost: the next start registers a new store. A tikv-server that runs keeps
+   * serving its store until it stops.
+   */
+  tikvWipe(podName: string): void {
+    this.model.stores.wipe(podName);
+  }
+
+  /** A TiKV container stopped (its data stays); leaders it still held are recorded in `stopsWithLeaders`, then moved. */
   tikvStop(podName: string): void {
     this.model.stores.stop(podName);
   }
@@ -291,7 +331,9 @@ export class PdSim {
     const members = this.model.members.list().map(
       (m) => `  member ${m.name} id=${m.memberId} ${m.running ? 'running' : 'stopped'}${m.hasData ? '' : ' no-data'} pod=${m.pod}:${this.pdState(m.pod)}`,
     );
-    const stores = this.stores().map((s) => `  store ${s.id} ${s.pod} ${s.state} leaders=${s.leaderCount} regions=${s.regionCount}`);
+    const stores = this.stores().map(
+      (s) => `  store ${s.id} ${s.pod}${this.store(s.pod)?.id === s.id ? `:${this.tikvState(s.pod)}` : ''} ${s.state} leaders=${s.leaderCount} regions=${s.regionCount}`,
+    );
     return [
       `PD cluster ${this.clusterId() ?? '(not bootstrapped)'}, leader ${this.leader() ?? '(none)'}`,
       ...members,

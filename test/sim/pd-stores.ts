@@ -8,13 +8,27 @@
  * count derived from the number of stores, except on an Offline store, which drains them at
  * `evictRate` per tick (only while `maxReplicas` other stores are Up to take them) and then turns
  * Tombstone. Nothing is scheduled while PD has no leader.
+ *
+ * A TiKV process keeps its store id in its data directory (the Pod's volume), as TiKV does: started on
+ * that data it resumes its store; started on the data of a Tombstone store it exits ("store is
+ * tombstone"); started without data it registers a new store, which PD refuses while a store that is
+ * not Tombstone holds the same address ("duplicated store address"). An exited process stays in its
+ * container, which restarts it every scheduling round (a crash loop) until it is stopped.
  */
 import type { SimRecords } from './pd-runtime';
 
 export type StoreState = 'Up' | 'Disconnected' | 'Down' | 'Offline' | 'Tombstone';
 
+/**
+ * - `stopped`: no container runs (never started, or `tikvStop`);
+ * - `running`: tikv-server runs (it serves its store once PD has a leader to register with);
+ * - `failed`: tikv-server exited (store is tombstone, duplicated store address) and its container
+ *   keeps restarting it, every scheduling round, until `tikvStop`.
+ */
+export type TikvProcessState = 'stopped' | 'running' | 'failed';
+
 export interface TikvStore {
-  /** Assigned from 1 when an address first registers (again after its store turned Tombstone). */
+  /** Assigned from 1 when a TiKV without data registers (its data then keeps the id). */
   id: number;
   pod: string;
   /** `<pod>.<cluster>-tikv-peer.<ns>.svc:20160` */
@@ -49,7 +63,12 @@ interface StoreRecord extends Omit<TikvStore, 'regionCount'> {
 
 interface TikvProcess {
   address: string;
+  /** The container runs: started, not stopped since (tikv-server itself may have exited: `failure`). */
   running: boolean;
+  /** The store this run of tikv-server serves, once it registered or resumed one. */
+  storeId?: number;
+  /** Why tikv-server exited; the container restarts it every round. */
+  failure?: string;
 }
 
 /** Why `addEvictScheduler` or `delete` refused, in PD's words where PD has them. */
@@ -58,6 +77,8 @@ export type StoreRefusal = 'store not found' | 'scheduler existed' | 'store has 
 export class TikvStores {
   private readonly stores: StoreRecord[] = [];
   private readonly processes = new Map<string, TikvProcess>();
+  /** The store id each pod's data directory holds (set when its TiKV first registers; gone on wipe). */
+  private readonly data = new Map<string, number>();
   /** Store ids with an evict-leader scheduler, in the order they were added. */
   private readonly evicting = new Set<number>();
   /** Leaders whose regions found no Up store yet. */
@@ -83,11 +104,35 @@ export class TikvStores {
     return s === undefined ? undefined : this.snapshot(s);
   }
 
-  /** The pod's current store: the newest one registered from the pod's address. */
+  /**
+   * The pod's current store: the one its running tikv-server serves, else the one its data belongs to,
+   * else (wiped or never registered) the newest one registered from the pod's address.
+   */
   forPod(pod: string): TikvStore | undefined {
-    const address = this.processes.get(pod)?.address;
-    const s = address === undefined ? undefined : this.latest(address);
+    const proc = this.processes.get(pod);
+    const id = proc?.storeId ?? this.data.get(pod);
+    const s = id !== undefined ? this.byId(id) : proc === undefined ? undefined : this.latest(proc.address);
     return s === undefined ? undefined : this.snapshot(s);
+  }
+
+  /** What the pod's TiKV process is doing. */
+  processState(pod: string): TikvProcessState {
+    const proc = this.processes.get(pod);
+    if (proc === undefined || !proc.running) return 'stopped';
+    return proc.failure === undefined ? 'running' : 'failed';
+  }
+
+  /** The store id in the pod's data directory, if it has one. */
+  dataStoreId(pod: string): number | undefined {
+    return this.data.get(pod);
+  }
+
+  /**
+   * The pod's volume is lost: its next start (or, if its tikv-server exited, its next restart) has no
+   * data and registers a new store. A tikv-server that runs keeps serving its store until it stops.
+   */
+  wipe(pod: string): void {
+    this.data.delete(pod);
   }
 
   evictSchedulers(): number[] {
@@ -104,7 +149,9 @@ export class TikvStores {
     const proc = this.processes.get(pod);
     if (proc === undefined || !proc.running) return;
     proc.running = false;
-    const s = this.latest(proc.address);
+    proc.failure = undefined;
+    const s = proc.storeId === undefined ? undefined : this.byId(proc.storeId);
+    proc.storeId = undefined;
     if (s === undefined || !s.running) return;
     s.running = false;
     s.stoppedAt = Date.now();
@@ -169,14 +216,31 @@ export class TikvStores {
     this.balance();
   }
 
-  /** Registers a running TiKV with PD, or marks its known store Up again. */
+  /**
+   * A running TiKV (or the restart of one that exited) meets PD: with data it resumes its store (Up
+   * again unless Offline) or exits if that store is Tombstone; without data it registers a new store,
+   * unless a store that is not Tombstone has its address.
+   */
   private connect(pod: string): void {
     const proc = this.processes.get(pod);
     if (proc === undefined || !proc.running) return;
-    let s = this.latest(proc.address);
-    if (s !== undefined && s.running) return;
+    if (proc.storeId !== undefined && this.byId(proc.storeId)?.running) return;
     const now = Date.now();
-    if (s === undefined || s.state === 'Tombstone') {
+    const dataId = this.data.get(pod);
+    let s: StoreRecord | undefined;
+    if (dataId !== undefined) {
+      s = this.byId(dataId);
+      if (s === undefined) throw new Error(`tikv ${pod}: its data names store ${dataId}, which PD never had`);
+      if (s.state === 'Tombstone') return this.exit(pod, proc, `store ${s.id} is tombstone`);
+      if (s.address !== proc.address) {
+        // TiKV started on its data at a new address updates its store's address.
+        s.address = proc.address;
+        s.statusAddress = proc.address.replace(/:\d+$/, ':20180');
+      }
+      if (s.state !== 'Offline') s.state = 'Up';
+    } else {
+      const holder = this.stores.find((x) => x.address === proc.address && x.state !== 'Tombstone');
+      if (holder !== undefined) return this.exit(pod, proc, `duplicated store address: ${proc.address}, already registered by store ${holder.id}`);
       s = {
         id: this.nextId++,
         pod,
@@ -190,9 +254,10 @@ export class TikvStores {
         running: true,
       };
       this.stores.push(s);
-    } else if (s.state !== 'Offline') {
-      s.state = 'Up';
+      this.data.set(pod, s.id);
     }
+    proc.storeId = s.id;
+    proc.failure = undefined;
     Object.assign(s, { pod, running: true, stoppedAt: undefined, lastHeartbeat: now, startTime: now });
     if (this.unplaced > 0) {
       const n = this.unplaced;
@@ -227,13 +292,21 @@ export class TikvStores {
     }
   }
 
-  /** A Tombstone store's TiKV refuses to keep running. */
+  /** A Tombstone store's TiKV refuses to keep running: tikv-server exits. */
   private tombstone(s: StoreRecord): void {
     s.state = 'Tombstone';
     s.running = false;
     s.offlineRegions = undefined;
     const proc = this.processes.get(s.pod);
-    if (proc !== undefined && proc.address === s.address) proc.running = false;
+    if (proc !== undefined && proc.running && proc.storeId === s.id) this.exit(s.pod, proc, `store ${s.id} is tombstone`);
+  }
+
+  /** tikv-server exits; recorded once per reason while its container keeps restarting it. */
+  private exit(pod: string, proc: TikvProcess, reason: string): void {
+    proc.storeId = undefined;
+    if (proc.failure === reason) return;
+    proc.failure = reason;
+    this.records.processFailure(pod, `tikv-server exited: ${reason}`);
   }
 
   private balance(): void {

@@ -15,6 +15,9 @@ import { PdSim, type PdSimOptions } from './pd-api';
 
 export const CONTROLLER_BUNDLE = join(__dirname, '../../lib/tidb-gitops-controller.js');
 
+/** The annotation that marks a PersistentVolumeClaim for deferred deletion (tidb-operator's name). */
+export const PVC_DEFER_DELETING = 'tidb.pingcap.com/pvc-defer-deleting';
+
 /** A free TCP port on 127.0.0.1. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -89,6 +92,12 @@ export class World {
   readonly name: string;
   /** Every Pod stop, in order: which Pod and when. */
   readonly stops: { pod: string; component: string; time: number }[] = [];
+  /**
+   * Broken rules the world saw itself, one readable line each: a Pod created while one of its
+   * PersistentVolumeClaims carries the deferred-deletion annotation (it would start on a volume that is
+   * about to be deleted).
+   */
+  readonly violations: string[] = [];
   private readonly controllers: ControllerProcess[] = [];
   private readonly dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-world-'));
   discoveryPort = 0;
@@ -118,9 +127,31 @@ export class World {
     return world;
   }
 
-  /** The PD and TiKV processes follow their Pods; a Pod is Ready when its process serves. */
+  /**
+   * The PD and TiKV processes follow their Pods, and their data follows the Pods' claims; a Pod is
+   * Ready while its process serves (PD: its member runs; TiKV: tikv-server runs and its store is Up or
+   * Offline, i.e. still serving while it drains).
+   */
   private wire(): void {
     const comp = (pod: KubeObject): string => pod.metadata.labels?.['app.kubernetes.io/component'] ?? '';
+    this.kube.on('podCreated', (pod) => {
+      for (const pvc of this.kube.list('PersistentVolumeClaim', pod.metadata.namespace)) {
+        if (!pvc.metadata.name.endsWith(`-${pod.metadata.name}`)) continue;
+        const mark = pvc.metadata.annotations?.[PVC_DEFER_DELETING];
+        if (mark === undefined) continue;
+        this.violations.push(
+          `Pod ${pod.metadata.name} was created on PersistentVolumeClaim ${pvc.metadata.name}, which is marked for deletion (${PVC_DEFER_DELETING}: ${JSON.stringify(mark)})`,
+        );
+      }
+    });
+    // A deleted claim takes the volume with it: `<template>-<cluster>-<pd|tikv>-<n>`.
+    const claimOf = new RegExp(`-(${this.name.replace(/[.]/g, '\\.')}-(pd|tikv)-\\d+)$`);
+    this.kube.onDeleted('PersistentVolumeClaim', (pvc) => {
+      if (pvc.metadata.namespace !== this.namespace) return;
+      const m = claimOf.exec(pvc.metadata.name);
+      if (m?.[2] === 'pd') this.pd.wipeData(m[1]);
+      if (m?.[2] === 'tikv') this.pd.tikvWipe(m[1]);
+    });
     this.kube.on('podStarted', (pod) => {
       if (comp(pod) === 'pd') this.pd.pdStart(pod.metadata.name);
       if (comp(pod) === 'tikv') this.pd.tikvStart(pod.metadata.name);
@@ -131,10 +162,56 @@ export class World {
       if (comp(pod) === 'tikv') this.pd.tikvStop(pod.metadata.name);
     });
     this.kube.readinessGate = (pod) => {
-      if (comp(pod) === 'pd') return this.pd.pdState(pod.metadata.name) === 'running';
-      if (comp(pod) === 'tikv') return this.pd.store(pod.metadata.name)?.state === 'Up';
+      const name = pod.metadata.name;
+      if (comp(pod) === 'pd') return this.pd.pdState(name) === 'running';
+      if (comp(pod) === 'tikv') {
+        const state = this.pd.store(name)?.state;
+        return this.pd.tikvState(name) === 'running' && (state === 'Up' || state === 'Offline');
+      }
       return true;
     };
+  }
+
+  /**
+   * The process fails while its Pod lives on: stops the PD process inside the running Pod (as a crash
+   * would, without the Pod being deleted). The Pod object stays and turns not Ready. Throws unless the
+   * Pod is a started, non-terminating PD Pod.
+   */
+  stopPd(pod: string): void {
+    this.livePod(pod, 'pd');
+    this.pd.pdStop(pod);
+  }
+
+  /** Starts the PD process again inside its running Pod (after `stopPd`); the Pod turns Ready once it serves. */
+  startPd(pod: string): void {
+    this.livePod(pod, 'pd');
+    this.pd.pdStart(pod);
+  }
+
+  /**
+   * The process fails while its Pod lives on: stops the TiKV process inside the running Pod (its store
+   * turns Disconnected, then Down). The Pod object stays and turns not Ready. Throws unless the Pod is
+   * a started, non-terminating TiKV Pod.
+   */
+  stopTikv(pod: string): void {
+    this.livePod(pod, 'tikv');
+    this.pd.tikvStop(pod);
+  }
+
+  /** Starts the TiKV process again inside its running Pod (after `stopTikv`), on the data it has. */
+  startTikv(pod: string): void {
+    this.livePod(pod, 'tikv');
+    this.pd.tikvStart(pod);
+  }
+
+  /** The Pod, which must be of the component, started (phase Running) and not terminating. */
+  private livePod(name: string, component: string): KubeObject {
+    const pod = this.kube.get('Pod', this.namespace, name);
+    if (!pod) throw new Error(`no Pod ${this.namespace}/${name}`);
+    if (pod.metadata.labels?.['app.kubernetes.io/component'] !== component) throw new Error(`Pod ${name} is not a ${component} Pod`);
+    if (pod.metadata.deletionTimestamp) throw new Error(`Pod ${name} is terminating`);
+    if (pod.status?.phase !== 'Running') throw new Error(`Pod ${name} has not started (phase ${pod.status?.phase})`);
+    return pod;
   }
 
   /**
@@ -187,6 +264,13 @@ export class World {
     );
   }
 
+  /** The controller process started last. */
+  controller(): ControllerProcess {
+    const last = this.controllers[this.controllers.length - 1];
+    if (!last) throw new Error('no controller was started');
+    return last;
+  }
+
   sts(component: string): KubeObject {
     return this.kube.get('StatefulSet', this.namespace, `${this.name}-${component}`)!;
   }
@@ -195,6 +279,21 @@ export class World {
     return this.kube
       .list('Pod', this.namespace)
       .filter((p) => p.metadata.labels?.['app.kubernetes.io/component'] === component)
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  }
+
+  /**
+   * The PersistentVolumeClaims of a component, sorted by name: those labelled with it
+   * (app.kubernetes.io/component), and unlabelled ones named `<template>-<cluster>-<component>-<n>`.
+   */
+  pvcs(component: string): KubeObject[] {
+    const named = new RegExp(`-${this.name.replace(/[.]/g, '\\.')}-${component}-\\d+$`);
+    return this.kube
+      .list('PersistentVolumeClaim', this.namespace)
+      .filter((c) => {
+        const label = c.metadata.labels?.['app.kubernetes.io/component'];
+        return label !== undefined ? label === component : named.test(c.metadata.name);
+      })
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   }
 
