@@ -322,6 +322,27 @@ const CASES: Case[] = [
 
   // ---- what this project does not render (yet) ---------------------------------------------------
   {
+    name: 'not supported yet: spec.enablePVReclaim (false is accepted)',
+    files: {
+      'reclaim.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+        spec:
+          enablePVReclaim: true
+          pd:
+            replicas: 1
+      `,
+    },
+    args: ['render', '$D/reclaim.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/reclaim.yaml: document 1: spec.enablePVReclaim (line 6): not supported yet: claims of scaled-in Pods are kept, annotated tidb.pingcap.com/pvc-defer-deleting, until their ordinal comes back; delete them yourself to free the volumes',
+    ],
+    problems: 1,
+  },
+  {
     name: 'not supported yet: spec.pdms',
     files: {
       'pdms.yaml': y`

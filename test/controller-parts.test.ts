@@ -40,6 +40,16 @@ describe('controller arguments', () => {
     expect(parseControllerArgs([], { ...env, TIDB_GITOPS_CLUSTER: '{"name":"c","tls":"yes"}' }).error).toBe('TIDB_GITOPS_CLUSTER.tls: expected true or false');
   });
 
+  it('takes failover settings from flags, or from TIDB_GITOPS_<OPTION> variables', () => {
+    expect(parseControllerArgs([], env).options).toMatchObject({ autoFailover: true, failoverPeriodMs: { pd: 300_000, tikv: 300_000, tiflash: 300_000, tidb: 300_000 } });
+    const fromEnv = parseControllerArgs(['--tidb-failover-period', '30s'], { ...env, TIDB_GITOPS_PD_FAILOVER_PERIOD: '10m', TIDB_GITOPS_TIDB_FAILOVER_PERIOD: '1h' });
+    expect(fromEnv.options?.failoverPeriodMs).toMatchObject({ pd: 600_000, tidb: 30_000 });
+    expect(parseControllerArgs([], { ...env, TIDB_GITOPS_AUTO_FAILOVER: 'false' }).options?.autoFailover).toBe(false);
+    expect(parseControllerArgs([], { ...env, TIDB_GITOPS_NO_SOURCE_CHECK: 'true' }).options?.checkSource).toBe(false);
+    expect(parseControllerArgs([], { ...env, TIDB_GITOPS_FAILOVER: '1' }).error).toBe('TIDB_GITOPS_FAILOVER: there is no option --failover');
+    expect(parseControllerArgs(['--auto-failover', 'maybe'], env).error).toBe('--auto-failover: expected true or false, got "maybe"');
+  });
+
   it('addresses PD as the operator does', () => {
     const base = parseClusterInfo(CLUSTER_JSON, 'ns');
     expect(defaultPdUrls({ ...base, tls: true, clusterDomain: 'cluster.local' })).toEqual(['https://c-pd.ns.svc.cluster.local:2379']);

@@ -1,81 +1,8 @@
-import { ANNOTATION, type ComponentKind } from '../src/spec/names';
-import type { ClusterInfo, Pod, StatefulSet } from '../src/controller/model';
-import type { PdMember, PdStore } from '../src/controller/pd-client';
-import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, plan, type ComponentState, type PdState } from '../src/controller/plan';
-
-const CLUSTER: ClusterInfo = {
-  name: 'c',
-  namespace: 'ns',
-  clusterDomain: '',
-  acrossK8s: false,
-  tls: false,
-  discoveryMtls: false,
-  pdAddresses: [],
-  cluster: null,
-  components: ['pd', 'tikv', 'tidb'],
-};
-const NOW = Date.parse('2026-01-01T00:00:00Z');
-
-interface StsOpts {
-  desired?: number;
-  replicas?: number;
-  partition?: number;
-  current?: string;
-  update?: string;
-  settings?: Record<string, unknown>;
-  onDelete?: boolean;
-  annotations?: Record<string, string>;
-}
-
-function sts(kind: ComponentKind, o: StsOpts = {}): StatefulSet {
-  const replicas = o.replicas ?? 3;
-  return {
-    metadata: {
-      name: `c-${kind}`,
-      generation: 1,
-      annotations: { [ANNOTATION.replicas]: String(o.desired ?? replicas), [ANNOTATION.settings]: JSON.stringify(o.settings ?? {}), ...o.annotations },
-    },
-    spec: {
-      replicas,
-      updateStrategy: o.onDelete ? { type: 'OnDelete' } : { type: 'RollingUpdate', rollingUpdate: { partition: o.partition ?? replicas } },
-    },
-    status: { observedGeneration: 1, replicas, currentRevision: o.current ?? 'r1', updateRevision: o.update ?? o.current ?? 'r1' },
-  };
-}
-
-function pod(kind: ComponentKind, ord: number, rev = 'r1', o: { ready?: boolean; annotations?: Record<string, string>; terminating?: boolean } = {}): Pod {
-  return {
-    metadata: {
-      name: `c-${kind}-${ord}`,
-      labels: { 'controller-revision-hash': rev, 'app.kubernetes.io/component': kind },
-      annotations: o.annotations,
-      deletionTimestamp: o.terminating ? new Date(NOW) : undefined,
-    },
-    status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
-  };
-}
-
-const pods = (kind: ComponentKind, revs: string[]) => revs.map((r, i) => pod(kind, i, r));
-const member = (ord: number, healthy = true): PdMember => ({ name: `c-pd-${ord}`, memberId: String(100 + ord), clientUrls: [], healthy });
-const store = (ord: number, leaders: number, state = 'Up'): PdStore => ({
-  id: ord + 1,
-  address: `c-tikv-${ord}.c-tikv-peer.ns.svc:20160`,
-  state,
-  leaderCount: leaders,
-  labels: {},
-});
-const pdState = (o: Partial<PdState> = {}): PdState => ({
-  members: [member(0), member(1), member(2)],
-  leader: 'c-pd-0',
-  stores: [store(0, 100), store(1, 100), store(2, 100)],
-  evicting: new Set(),
-  ...o,
-});
-
-function planOne(c: ComponentState, pd: PdState | { error: string } | undefined = pdState(), others: ComponentState[] = []) {
-  const all = [...others, c];
-  return plan({ cluster: CLUSTER, components: all, pd, now: NOW }).find((p) => p.kind === c.kind)!;
-}
+import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION } from '../src/controller/plan';
+import type { Pod } from '../src/controller/model';
+import type { ComponentState } from '../src/controller/plan';
+import type { ComponentKind } from '../src/spec/names';
+import { member, NOW, pdState, planOne, pod, pods, store, sts, type StsOpts } from './support/plan-fixtures';
 
 describe('replicas and partition when nothing is upgrading', () => {
   it('sets replicas from the annotation and holds partition at replicas', () => {
@@ -97,15 +24,10 @@ describe('replicas and partition when nothing is upgrading', () => {
     expect(p.reason).toBe('up to date');
   });
 
-  it('refuses to scale a stateful component in, and says why', () => {
-    const p = planOne({ kind: 'tikv', sts: sts('tikv', { desired: 2 }), pods: pods('tikv', ['r1', 'r1', 'r1']) });
-    expect(p.action).toBeUndefined();
-    expect(p.reason).toMatch(/scale-in from 3 to 2 .*not available yet/);
-  });
-
-  it('scales a stateless component in', () => {
+  it('scales a stateless component in one Pod at a time', () => {
     const p = planOne({ kind: 'tidb', sts: sts('tidb', { desired: 1 }), pods: pods('tidb', ['r1', 'r1', 'r1']) });
-    expect(p.action).toEqual({ type: 'apply', replicas: 1, partition: 1 });
+    expect(p.action).toEqual({ type: 'apply', replicas: 2, partition: 2 });
+    expect(p.phase).toBe('Scaling');
   });
 
   it('leaves the partition out for OnDelete', () => {
@@ -242,7 +164,7 @@ describe('TiKV leader eviction', () => {
 
   it('begins eviction on the store of the Pod to restart', () => {
     const p = planOne(tikvUp(['r1', 'r1', 'r1']));
-    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3 });
+    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3, annotation: EVICT_BEGIN_ANNOTATION });
   });
 
   it('waits while leaders remain, then steps when none are left', () => {
@@ -254,7 +176,7 @@ describe('TiKV leader eviction', () => {
 
   it('re-adds a scheduler that went missing', () => {
     const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } });
-    expect(planOne(c, pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)] })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3 });
+    expect(planOne(c, pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)] })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3, annotation: EVICT_BEGIN_ANNOTATION });
   });
 
   it('steps anyway after evictLeaderTimeout, with a warning', () => {
@@ -274,7 +196,7 @@ describe('TiKV leader eviction', () => {
     const stores = [store(0, 1400), store(1, 1400), store(2, 200)];
     expect(planOne(c, pdState({ stores })).reason).toMatch(/come back to store 3/);
     const back = [store(0, 1100), store(1, 1100), store(2, 800)];
-    expect(planOne(c, pdState({ stores: back })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2 });
+    expect(planOne(c, pdState({ stores: back })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, annotation: EVICT_BEGIN_ANNOTATION });
   });
 
   it('removes schedulers left behind once no upgrade runs', () => {

@@ -2,18 +2,28 @@
  * The controller as a real process against the simulated cluster (Kubernetes API + PD), one scenario
  * per test. These need the bundle (`npm run build`), which `npm test` makes first.
  */
+import { worldViolations } from './support/rbac';
 import { render } from './support/render';
 import { World, simCluster, type ControllerProcess } from './sim/world';
 
 jest.setTimeout(90_000);
 
 const FIELD_MANAGER = 'tidb-gitops-controller';
+/** The field manager of the writes a scenario makes itself, as a user or the kubelet would. */
+const TEST_MANAGER = 'scenario';
 const upgraded = (spec: Record<string, unknown> = {}) => simCluster({ version: 'v8.5.1', ...spec });
 
 let world: World | undefined;
 afterEach(async () => {
-  await world?.close();
+  const w = world;
   world = undefined;
+  if (!w) return;
+  try {
+    // Whatever the scenario did, the rendered Role allowed every request the controller made.
+    expect(worldViolations(w, TEST_MANAGER)).toEqual([]);
+  } finally {
+    await w.close();
+  }
 });
 
 /** Brings a fresh cluster up with one controller and waits until every component is settled. */
@@ -86,7 +96,7 @@ describe('PD bootstrap through discovery', () => {
     expect(await ask('c-pd-0.c-pd-peer.other.svc')).toBe(403); // another namespace
     expect(await ask('not-a-peer-address')).toBe(400);
     // A Pod of the cluster, but the request comes from another address.
-    const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/pods/c-pd-1/status`, {
+    const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/pods/c-pd-1/status?fieldManager=${TEST_MANAGER}`, {
       method: 'PATCH',
       headers: { 'content-type': 'application/merge-patch+json' },
       body: JSON.stringify({ status: { podIP: '10.9.9.9', podIPs: [{ ip: '10.9.9.9' }] } }),

@@ -35,7 +35,8 @@ describe('discovery objects', () => {
   test('Role: exactly the verbs the controller uses, state ConfigMap and Lease by name', () => {
     expect(find(objects, 'Role', 'demo-discovery').rules).toEqual([
       { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
+      { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['demo-status'], verbs: ['get', 'patch', 'update'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },

@@ -6,15 +6,29 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { CONTROLLER_HTTP, LABEL, names, selectorLabels, type ComponentKind } from '../spec/names';
+import { randomUUID } from 'node:crypto';
+import { CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ComponentKind } from '../spec/names';
 import { Discovery } from './discovery';
+import { extraReplicas, failoverOf, NO_FAILOVER, trackHealth, type FailoverKind, type FailoverState } from './failover';
+import { drainCapture, takePumpOffline } from './graceful';
 import { describe, KubeAccess } from './kube';
 import { LeaderElector, type ElectionTiming } from './leader';
 import type { Logger } from './log';
 import { Metrics } from './metrics';
-import type { ClusterInfo, Pod } from './model';
+import { isReady, type ClusterInfo, type Pod } from './model';
 import { PdClient } from './pd-client';
-import { desiredReplicas, EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, plan, type Action, type ComponentPlan, type ComponentState, type PdState } from './plan';
+import {
+  DEFER_DELETING_ANNOTATION,
+  desiredReplicas,
+  EVICT_END_ANNOTATION,
+  plan,
+  RETIRED_ANNOTATION,
+  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
+  type Action,
+  type ComponentPlan,
+  type ComponentState,
+  type PdState,
+} from './plan';
 import { buildStatus, lastOperationsOf, STATUS_KEY, type LastOperation } from './status';
 import { WorkQueue } from './queue';
 
@@ -42,10 +56,14 @@ export interface ControllerOptions {
   readonly election: ElectionTiming;
   /** Check that discovery callers come from their Pod's address. @default true */
   readonly checkSource: boolean;
+  /** Add failover replicas for failed members, stores and Pods. @default true */
+  readonly autoFailover: boolean;
+  /** How long a PD member, store or TiDB Pod is unhealthy before failover, per component. @default 5m each */
+  readonly failoverPeriodMs: Readonly<Partial<Record<ComponentKind, number>>>;
   readonly log: Logger;
 }
 
-/** RFC 3339 with milliseconds (Go's RFC 3339 parser, the operator's, accepts the fraction). */
+/** The next pass after an action comes this soon. */
 const FIRST_BUSY_DELAY_MS = 100;
 
 /** RFC 3339 with milliseconds (Go's RFC 3339 parser, the operator's, accepts the fraction). */
@@ -62,6 +80,9 @@ export class Controller {
   private readonly log: Logger;
   private lastStatus?: string;
   private lastOps = new Map<ComponentKind, LastOperation>();
+  private failover: FailoverState = NO_FAILOVER;
+  /** The last event of each component planned without an action, so that a standing refusal is reported once. */
+  private readonly standingEvents = new Map<ComponentKind, string>();
   private restored = false;
   /** When a leader transfer away from a Pod was last asked for, so PD is not asked on every pass. */
   private readonly transfers = new Map<string, number>();
@@ -120,6 +141,9 @@ export class Controller {
     m.declare('tidb_gitops_pd_requests_total', 'counter', 'PD API requests, by outcome (HTTP status or error).');
     m.declare('tidb_gitops_kube_requests_total', 'counter', 'Kubernetes API requests made by the controller (informers excluded), by verb and code.');
     m.declare('tidb_gitops_component_phase', 'gauge', '1 for the phase each component is in.');
+    m.declare('tidb_gitops_failures_recorded_total', 'counter', 'Failure records made (failed PD members, Down stores, unready TiDB Pods), by component.');
+    m.declare('tidb_gitops_failover_replicas', 'gauge', 'Replicas running beyond the desired count because of failover, by component.');
+    m.declare('tidb_gitops_failover_replicas_added_total', 'counter', 'Replicas added because of failover, by component.');
     m.declare('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.');
   }
 
@@ -193,7 +217,9 @@ export class Controller {
     const c = this.opts.cluster;
     const statusName = names.status(c.name);
     if (!this.restored) {
-      this.lastOps = lastOperationsOf((await this.kube.getConfigMapData(statusName))?.[STATUS_KEY]);
+      const text = (await this.kube.getConfigMapData(statusName))?.[STATUS_KEY];
+      this.lastOps = lastOperationsOf(text);
+      this.failover = failoverOf(parseJson(text));
       this.restored = true;
     }
     const allPods = this.kube.pods();
@@ -204,21 +230,36 @@ export class Controller {
       const pods = allPods.filter((p) => p.metadata.labels?.[LABEL.component] === kind);
       components.push({ kind, sts, pods });
     }
-    const needsPd = components.some((x) => x.kind === 'pd' || x.kind === 'tikv' || x.kind === 'tiflash');
-    const pd = needsPd ? await this.readPd(components.some((x) => x.kind === 'tikv' || x.kind === 'tiflash')) : undefined;
+    const storeKinds = components.filter((x) => x.kind === 'tikv' || x.kind === 'tiflash');
+    const needsPd = storeKinds.length > 0 || components.some((x) => x.kind === 'pd');
+    // Tombstones and max-replicas matter only while a store component has more replicas than it should.
+    const scalingIn = storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (desiredReplicas(x.sts) ?? Infinity) + extraReplicas(x.kind, this.failover));
+    const pd = needsPd ? await this.readPd(storeKinds.length > 0, scalingIn) : undefined;
     const now = Date.now();
-    const plans = plan({ cluster: c, components, pd, now });
+    const options = { autoFailover: this.opts.autoFailover, failoverPeriodMs: this.opts.failoverPeriodMs, resyncMs: this.opts.resyncMs, newFailoverUid: randomUUID() };
+    const base = { cluster: c, components, pd, now, volumes: this.kube.volumes(), options };
+    this.failover = { ...this.failover, unhealthySince: trackHealth(this.failover.unhealthySince, { ...base, failover: this.failover }) };
+    const plans = plan({ ...base, failover: this.failover });
 
     let busy = false;
     this.actedThisPass = false;
     for (const p of plans) {
       busy ||= p.busy;
-      for (const phase of ['Normal', 'Upgrading', 'Scaling']) {
+      for (const phase of ['Normal', 'Upgrading', 'Scaling', 'Failover']) {
         this.metrics.set('tidb_gitops_component_phase', { component: p.kind, phase }, p.phase === phase ? 1 : 0);
       }
-      if (!p.action) continue;
+      this.metrics.set('tidb_gitops_failover_replicas', { component: p.kind }, extraReplicas(p.kind, this.failover));
+      if (!p.action) {
+        // A refusal or warning without an action is reported once, not on every pass.
+        if (p.event && this.standingEvents.get(p.kind) !== p.event.message) {
+          await this.event(p.event.pod ?? names.statefulSet(c.name, p.kind), p.event.type, p.event.reason, p.event.message, p.event.pod === undefined);
+        }
+        this.standingEvents.set(p.kind, p.event?.message ?? '');
+        continue;
+      }
+      this.standingEvents.delete(p.kind);
       if (!this.elector.isLeader || this.stopping) return undefined;
-      const done = await this.execute(p, p.action, allPods, now);
+      const done = await this.execute(p, p.action, allPods, now, () => this.writeStatus(components, plans, pd));
       this.actedThisPass ||= done;
       if (done && p.event) {
         await this.event(p.event.pod ?? names.statefulSet(c.name, p.kind), p.event.type, p.event.reason, p.event.message, p.event.pod === undefined);
@@ -226,32 +267,49 @@ export class Controller {
       if (done && (p.action.type !== 'apply' || p.event)) {
         this.lastOps.set(p.kind, { action: p.event?.reason ?? p.action.type, reason: p.reason, pod: p.event?.pod, time: rfc3339(now) });
       }
+      if (done && p.action.type === 'apply' && p.phase === 'Failover' && p.action.replicas > this.replicasBefore(components, p.kind)) {
+        this.metrics.inc('tidb_gitops_failover_replicas_added_total', { component: p.kind });
+      }
     }
-    const status = JSON.stringify(buildStatus(c.name, components, plans, pd, this.lastOps), null, 2);
-    if (status !== this.lastStatus) {
-      await this.kube.applyConfigMap(statusName, selectorLabels(c.name, 'discovery'), { [STATUS_KEY]: status });
-      this.lastStatus = status;
-    }
+    await this.writeStatus(components, plans, pd);
     this.metrics.set('process_resident_memory_bytes', {}, process.memoryUsage().rss);
     return busy;
   }
 
-  private async readPd(stores: boolean): Promise<PdState | { error: string }> {
+  private replicasBefore(components: readonly ComponentState[], kind: ComponentKind): number {
+    return components.find((x) => x.kind === kind)?.sts.spec?.replicas ?? 1;
+  }
+
+  /** Writes the status ConfigMap when its content changed. */
+  private async writeStatus(components: readonly ComponentState[], plans: readonly ComponentPlan[], pd: PdState | { error: string } | undefined): Promise<void> {
+    const c = this.opts.cluster;
+    const status = JSON.stringify(buildStatus(c.name, components, plans, pd, this.lastOps, this.failover), null, 2);
+    if (status === this.lastStatus) return;
+    await this.kube.applyConfigMap(names.status(c.name), selectorLabels(c.name, 'discovery'), { [STATUS_KEY]: status });
+    this.lastStatus = status;
+  }
+
+  private async readPd(stores: boolean, scalingIn: boolean): Promise<PdState | { error: string }> {
     try {
-      const [members, leader, storeList, evicting] = await Promise.all([
+      const [members, leader, storeList, evicting, tombstones, maxReplicas] = await Promise.all([
         this.pd.health(),
         this.pd.leader(),
         stores ? this.pd.stores() : Promise.resolve([]),
         stores ? this.pd.evictingStores() : Promise.resolve(new Set<number>()),
+        scalingIn ? this.pd.tombstones() : Promise.resolve(undefined),
+        scalingIn ? this.pd.maxReplicas() : Promise.resolve(undefined),
       ]);
-      return { members, leader, stores: storeList, evicting };
+      return { members, leader, stores: storeList, evicting, tombstones, maxReplicas };
     } catch (err) {
       return { error: (err as Error).message };
     }
   }
 
-  /** Carries out one action; false when it failed (logged, retried on the next pass). */
-  private async execute(p: ComponentPlan, action: Action, pods: readonly Pod[], now: number): Promise<boolean> {
+  /**
+   * Carries out one action; false when it failed (logged, retried on the next pass) or is still
+   * under way. `persist` writes the status, where failure records must be before anything acts on them.
+   */
+  private async execute(p: ComponentPlan, action: Action, pods: readonly Pod[], now: number, persist: () => Promise<void>): Promise<boolean> {
     const c = this.opts.cluster;
     const log = this.log.with({ component: p.kind, action: action.type });
     try {
@@ -271,7 +329,7 @@ export class Controller {
         case 'evict-begin': {
           await this.pd.addEvictLeader(action.storeId);
           const pod = pods.find((x) => x.metadata.name === action.pod);
-          if (!pod?.metadata.annotations?.[EVICT_BEGIN_ANNOTATION]) await this.kube.annotatePod(action.pod, { [EVICT_BEGIN_ANNOTATION]: rfc3339(now) });
+          if (!pod?.metadata.annotations?.[action.annotation]) await this.kube.annotatePod(action.pod, { [action.annotation]: rfc3339(now) });
           log.info(p.reason, { pod: action.pod, store: action.storeId });
           break;
         }
@@ -286,6 +344,39 @@ export class Controller {
           for (const id of action.storeIds) await this.pd.removeEvictLeader(id);
           log.info(p.reason, { stores: action.storeIds });
           break;
+        case 'delete-volumes':
+          for (const v of action.volumes) await this.kube.deleteIfSame('pvc', v.name, v.uid);
+          log.info(p.reason, { volumes: action.volumes.map((v) => v.name) });
+          break;
+        case 'mark-volumes':
+          for (const v of action.volumes) await this.kube.annotateVolume(v, { [DEFER_DELETING_ANNOTATION]: rfc3339(now) });
+          log.info(p.reason, { volumes: action.volumes });
+          break;
+        case 'delete-member':
+          await this.pd.deleteMemberByName(action.member);
+          log.info(p.reason, { member: action.member });
+          break;
+        case 'delete-store':
+          await this.pd.deleteStore(action.storeId);
+          log.info(p.reason, { store: action.storeId });
+          break;
+        case 'retire':
+          if (!(await this.retire(action.pod, action.how, pods, now, log))) return false;
+          break;
+        case 'failover-set':
+          await this.setFailover(p.kind, action.failover, persist);
+          log.info(p.reason, { records: Object.keys(action.failover?.records ?? {}) });
+          break;
+        case 'failover-delete': {
+          const r = action.record;
+          if (r.memberId) await this.pd.deleteMemberById(r.memberId);
+          await this.kube.deleteIfSame('pod', r.pod, r.podUid);
+          for (const v of r.volumes ?? []) await this.kube.deleteIfSame('pvc', v.name, v.uid);
+          const current = this.failover.components[p.kind as FailoverKind];
+          await this.setFailover(p.kind, { ...current, records: { ...current?.records, [action.key]: { ...r, memberDeleted: true } } }, persist);
+          log.warn(p.reason, { member: action.key, pod: r.pod, volumes: (r.volumes ?? []).map((v) => v.name) });
+          break;
+        }
       }
       this.metrics.inc('tidb_gitops_actions_total', { component: p.kind, action: action.type });
       return true;
@@ -294,6 +385,53 @@ export class Controller {
       log.warn('action failed; it is tried again on the next pass', { error: describe(err) });
       return false;
     }
+  }
+
+  /** Replaces a component's failure records and stores them; on a failed write the old records stay. */
+  private async setFailover(kind: ComponentKind, next: FailoverState['components'][FailoverKind], persist: () => Promise<void>): Promise<void> {
+    const previous = this.failover;
+    const before = Object.keys(previous.components[kind as FailoverKind]?.records ?? {}).length;
+    const components = { ...previous.components };
+    if (next) components[kind as FailoverKind] = next;
+    else delete components[kind as FailoverKind];
+    this.failover = { ...previous, components };
+    try {
+      await persist();
+    } catch (err) {
+      this.failover = previous;
+      throw err;
+    }
+    const added = Object.keys(next?.records ?? {}).length - before;
+    if (added > 0) this.metrics.inc('tidb_gitops_failures_recorded_total', { component: kind }, added);
+  }
+
+  /**
+   * One step of retiring a TiCDC capture or Pump node; true when it is done and the Pod is marked
+   * so. A step still under way is not a failure: false, and the next pass asks again.
+   */
+  private async retire(podName: string, how: 'ticdc' | 'pump', pods: readonly Pod[], now: number, log: Logger): Promise<boolean> {
+    const c = this.opts.cluster;
+    const scheme = c.tls ? 'https' : 'http';
+    const pod = pods.find((x) => x.metadata.name === podName);
+    const svcZone = c.clusterDomain ? `.${c.namespace}.svc.${c.clusterDomain}` : `.${c.namespace}.svc`;
+    let outcome: { done: boolean; detail: string };
+    if (how === 'ticdc') {
+      if (!pod?.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]) await this.kube.annotatePod(podName, { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: rfc3339(now) });
+      const host = `${podName}.${names.peerService(c.name, 'ticdc')}.${c.namespace}`;
+      outcome = await drainCapture(`${scheme}://${host}${c.clusterDomain ? `.svc.${c.clusterDomain}` : ''}:${PORT.ticdc}`, { tls: this.opts.pdTls, captureAddress: host });
+    } else {
+      const peer = names.peerService(c.name, 'pump');
+      const advertised = `${podName}.${peer}${c.clusterDomain ? `.${c.namespace}.svc.${c.clusterDomain}` : c.acrossK8s ? `.${c.namespace}.svc` : ''}:${PORT.pump}`;
+      const base = (name: string) => `${scheme}://${name}.${peer}${svcZone}:${PORT.pump}`;
+      const peers = pods.map((x) => x.metadata.name!).filter((n) => n !== podName && n.startsWith(`${names.statefulSet(c.name, 'pump')}-`));
+      const created = pod?.metadata.creationTimestamp === undefined ? undefined : Date.parse(String(pod.metadata.creationTimestamp));
+      const neverJoined = pod !== undefined && !isReady(pod) && created !== undefined && now >= created + 5 * this.opts.resyncMs;
+      outcome = await takePumpOffline(base(podName), [base(podName), ...peers.map(base)], advertised, { tls: this.opts.pdTls, unregisteredIsDone: neverJoined });
+    }
+    log.info(outcome.detail, { pod: podName, done: outcome.done });
+    if (!outcome.done) return false;
+    await this.kube.annotatePod(podName, { [RETIRED_ANNOTATION]: rfc3339(now) });
+    return true;
   }
 
   private async event(name: string, type: 'Normal' | 'Warning', reason: string, message: string, onStatefulSet = false): Promise<void> {
@@ -341,5 +479,14 @@ export class Controller {
     else this.log.info('discovery answered', { path, answer: body });
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(body);
+  }
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }

@@ -13,13 +13,14 @@ import {
   setHeaderOptions,
   type Informer,
   type ObjectCache,
+  type V1PersistentVolumeClaim,
   type V1Pod,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../spec/names';
 import type { LeaseRecord, LeaseStore } from './leader';
 import type { Logger } from './log';
-import type { Pod, StatefulSet } from './model';
+import type { Pod, Pvc, StatefulSet } from './model';
 
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'tidb-gitops-controller';
@@ -52,6 +53,7 @@ export class KubeAccess implements LeaseStore {
   private readonly coordination: CoordinationV1Api;
   private stsInformer?: Informer<V1StatefulSet> & ObjectCache<V1StatefulSet>;
   private podInformer?: Informer<V1Pod> & ObjectCache<V1Pod>;
+  private pvcInformer?: Informer<V1PersistentVolumeClaim> & ObjectCache<V1PersistentVolumeClaim>;
   private readonly syncedSet = new Set<string>();
   private stopped = false;
   /** Called after every API request the controller makes itself (not the informers), for metrics. */
@@ -75,7 +77,7 @@ export class KubeAccess implements LeaseStore {
     return `${LABEL.instance}=${this.cluster},${LABEL.managedBy}=${LABEL_VALUE.managedBy}`;
   }
 
-  /** Starts watching StatefulSets and Pods; `onChange` runs on every add, update and delete. */
+  /** Starts watching StatefulSets, Pods and claims; `onChange` runs on every add, update and delete. */
   async startInformers(onChange: (what: string) => void): Promise<void> {
     const ns = this.namespace;
     const selector = this.selector;
@@ -100,11 +102,19 @@ export class KubeAccess implements LeaseStore {
       () => listed('pods', this.core.listNamespacedPod({ namespace: ns, labelSelector: selector })),
       selector,
     );
+    // Claims made from a StatefulSet's templates carry its selector labels, so the same selector finds them.
+    this.pvcInformer = makeInformer<V1PersistentVolumeClaim>(
+      this.kc,
+      `/api/v1/namespaces/${ns}/persistentvolumeclaims`,
+      () => listed('persistentvolumeclaims', this.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: selector })),
+      selector,
+    );
     for (const [name, inf] of [
       ['statefulsets', this.stsInformer],
       ['pods', this.podInformer],
+      ['persistentvolumeclaims', this.pvcInformer],
     ] as const) {
-      const informer = inf as Informer<V1StatefulSet | V1Pod>;
+      const informer = inf as Informer<V1StatefulSet | V1Pod | V1PersistentVolumeClaim>;
       informer.on('change', () => onChange(name));
       informer.on('error', (err: unknown) => {
         if (this.stopped) return;
@@ -115,12 +125,16 @@ export class KubeAccess implements LeaseStore {
         }, 1000);
       });
     }
-    await Promise.all([this.stsInformer.start(), this.podInformer.start()]);
+    await Promise.all([this.stsInformer.start(), this.podInformer.start(), this.pvcInformer.start()]);
   }
 
-  /** Both informers have listed at least once and are watching. */
+  /** Every informer has listed at least once and is watching. */
   synced(): boolean {
-    return this.syncedSet.size === 2;
+    return this.syncedSet.size === 3;
+  }
+
+  volumes(): Pvc[] {
+    return (this.pvcInformer?.list(this.namespace) ?? []) as unknown as Pvc[];
   }
 
   statefulSets(): StatefulSet[] {
@@ -133,7 +147,7 @@ export class KubeAccess implements LeaseStore {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([this.stsInformer?.stop(), this.podInformer?.stop()]);
+    await Promise.all([this.stsInformer?.stop(), this.podInformer?.stop(), this.pvcInformer?.stop()]);
   }
 
   /** Runs a request, retrying what Kubernetes says may succeed later (409, 429, 5xx, no answer). */
@@ -186,6 +200,32 @@ export class KubeAccess implements LeaseStore {
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
     );
+  }
+
+  /** Sets PVC annotations with a merge patch. */
+  async annotateVolume(name: string, annotations: Record<string, string>): Promise<void> {
+    await this.call(`annotate pvc ${name}`, () =>
+      this.core.patchNamespacedPersistentVolumeClaim(
+        { name, namespace: this.namespace, body: { metadata: { annotations } }, fieldManager: FIELD_MANAGER },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+  }
+
+  /**
+   * Deletes a Pod or claim, only if it still is the object of that UID: a successor with the same
+   * name is left alone. Gone, or replaced, counts as done.
+   */
+  async deleteIfSame(kind: 'pod' | 'pvc', name: string, uid: string | undefined): Promise<void> {
+    const body = uid ? { preconditions: { uid } } : {};
+    try {
+      const args = { name, namespace: this.namespace, body };
+      if (kind === 'pod') await this.call(`delete pod ${name}`, () => this.core.deleteNamespacedPod(args), false);
+      else await this.call(`delete pvc ${name}`, () => this.core.deleteNamespacedPersistentVolumeClaim(args), false);
+    } catch (err) {
+      if (err instanceof KubeError && (err.code === 404 || (err.code === 409 && uid))) return;
+      throw err;
+    }
   }
 
   /** Creates or updates a ConfigMap's data by server-side apply. */

@@ -22,6 +22,8 @@ export interface StatefulSet {
   spec?: {
     replicas?: number;
     updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
+    /** Only the names matter: a Pod's claims are `<template>-<pod>`. */
+    volumeClaimTemplates?: { metadata?: { name?: string } }[];
   };
   status?: {
     observedGeneration?: number;
@@ -45,6 +47,11 @@ export interface Pod {
   status?: { phase?: string; podIP?: string; podIPs?: { ip: string }[]; conditions?: PodCondition[] };
 }
 
+/** A PersistentVolumeClaim: only its identity and annotations matter to the controller. */
+export interface Pvc {
+  metadata: ObjectMeta;
+}
+
 /**
  * What the renderer tells the controller about the cluster (the `TIDB_GITOPS_CLUSTER` JSON), plus the
  * namespace the controller runs in.
@@ -63,6 +70,14 @@ export interface ComponentSettings {
   evictLeaderTimeout?: string;
   /** TiKV: how long to wait for leaders to come back to an upgraded store. @default "400s" */
   waitLeaderTransferBackTimeout?: string;
+  /** PD, TiKV, TiFlash, TiDB: failure records (extra replicas) at most; 0 turns failover off. @default 3 */
+  maxFailoverCount?: number;
+  /** TiKV, TiFlash: remove the failover replicas once every failed store is Up again. @default false */
+  recoverFailover?: boolean;
+  /** TiKV, TiFlash: remove the failover replicas once, when this equals the recorded failover UID. */
+  recoverByUID?: string;
+  /** TiCDC: how long a capture may take to hand its tables over before it is removed anyway. @default "10m" */
+  gracefulShutdownTimeout?: string;
   [key: string]: unknown;
 }
 

@@ -18,7 +18,10 @@ replicas and rolling-upgrade stepping of the cluster's StatefulSets, health and
 Prometheus metrics on --metrics-port. The rendered <cluster>-discovery
 Deployment runs it with everything set through its environment.
 
-Options (environment variable in brackets):
+Every option may also come from the environment as TIDB_GITOPS_<OPTION>, e.g.
+TIDB_GITOPS_PD_FAILOVER_PERIOD=10m (set it in spec.discovery.env); a flag wins.
+
+Options (other environment variables in brackets):
   --cluster-json JSON      What the renderer says about the cluster [TIDB_GITOPS_CLUSTER]
   --namespace NS           The cluster's namespace [MY_POD_NAMESPACE]
   --identity NAME          This replica's name in the leader Lease [MY_POD_NAME, else the host name]
@@ -37,6 +40,12 @@ Options (environment variable in brackets):
   --lease-renew D          Lease renewal period (default 5s)
   --renew-deadline D       A leader that cannot renew for this long steps down (default 10s)
   --no-source-check        Do not require discovery callers to come from their Pod's address
+  --auto-failover BOOL     Add failover replicas for failed PD members, TiKV and
+                           TiFlash stores and TiDB Pods (default true)
+  --pd-failover-period D   How long a PD member is unhealthy before failover (default 5m)
+  --tikv-failover-period D    ... a TiKV store is Down (default 5m)
+  --tiflash-failover-period D ... a TiFlash store is Down (default 5m)
+  --tidb-failover-period D    ... a TiDB Pod is not Ready (default 5m)
   --log-level LEVEL        debug, info, warn or error (default info)
 `;
 
@@ -63,6 +72,15 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
     flags.set(flag, value);
   }
   if (flags.has('--help') || flags.has('-h')) return { help: true };
+  // TIDB_GITOPS_<FLAG> stands in for a flag not given (TIDB_GITOPS_CLUSTER is the cluster, not a flag).
+  for (const [key, value] of Object.entries(env)) {
+    const m = /^TIDB_GITOPS_([A-Z0-9_]+)$/.exec(key);
+    if (!m || value === undefined || key === CONTROLLER_ENV.cluster) continue;
+    const flag = `--${m[1].toLowerCase().replace(/_/g, '-')}`;
+    if (!CONTROLLER_USAGE.includes(`  ${flag} `)) return { error: `${key}: there is no option ${flag}` };
+    if (!flags.has(flag)) flags.set(flag, booleans.has(flag) ? String(value === 'true' || value === '1') : value);
+  }
+  if (flags.get('--no-source-check') === 'false') flags.delete('--no-source-check');
 
   const namespace = flags.get('--namespace') ?? env[CONTROLLER_ENV.podNamespace];
   if (!namespace) return { error: 'the namespace is not known: set --namespace or MY_POD_NAMESPACE' };
@@ -81,6 +99,10 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
     ['--lease-duration', `${DEFAULT_TIMING.leaseMs}ms`],
     ['--lease-renew', `${DEFAULT_TIMING.renewMs}ms`],
     ['--renew-deadline', `${DEFAULT_TIMING.renewDeadlineMs}ms`],
+    ['--pd-failover-period', '5m'],
+    ['--tikv-failover-period', '5m'],
+    ['--tiflash-failover-period', '5m'],
+    ['--tidb-failover-period', '5m'],
   ] as const) {
     const text = flags.get(flag) ?? dflt;
     const ms = parseDuration(text);
@@ -96,6 +118,8 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
     if (!/^\d+$/.test(text) || Number(text) > 65535) return { error: `${flag}: ${JSON.stringify(text)} is not a port number` };
     ports[flag] = Number(text);
   }
+  const autoFailover = flags.get('--auto-failover') ?? 'true';
+  if (autoFailover !== 'true' && autoFailover !== 'false') return { error: `--auto-failover: expected true or false, got ${JSON.stringify(autoFailover)}` };
   const logLevel = flags.get('--log-level') ?? 'info';
   if (!isLevel(logLevel)) return { error: `--log-level: expected debug, info, warn or error, got ${JSON.stringify(logLevel)}` };
 
@@ -124,6 +148,13 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
       busyRequeueMs: durations['--requeue'],
       election: { leaseMs: durations['--lease-duration'], renewMs: durations['--lease-renew'], renewDeadlineMs: durations['--renew-deadline'] },
       checkSource: !flags.has('--no-source-check'),
+      autoFailover: autoFailover === 'true',
+      failoverPeriodMs: {
+        pd: durations['--pd-failover-period'],
+        tikv: durations['--tikv-failover-period'],
+        tiflash: durations['--tiflash-failover-period'],
+        tidb: durations['--tidb-failover-period'],
+      },
       logLevel,
     },
   };

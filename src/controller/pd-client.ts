@@ -27,6 +27,9 @@ export interface PdStore {
   /** Up, Disconnected, Down, Offline or Tombstone. */
   readonly state: string;
   readonly leaderCount: number;
+  readonly regionCount: number;
+  /** Epoch milliseconds of PD's last heartbeat from the store; undefined when PD does not say. */
+  readonly lastHeartbeat?: number;
   readonly labels: Readonly<Record<string, string>>;
 }
 
@@ -139,18 +142,51 @@ export class PdClient {
     await this.call('DELETE', `/pd/api/v1/members/name/${encodeURIComponent(name)}`, undefined, [200, 404]);
   }
 
+  async deleteMemberById(memberId: string): Promise<void> {
+    await this.call('DELETE', `/pd/api/v1/members/id/${encodeURIComponent(memberId)}`, undefined, [200, 404]);
+  }
+
   /** Up, Disconnected, Down and Offline stores. */
   async stores(): Promise<PdStore[]> {
+    return this.storeList('/pd/api/v1/stores');
+  }
+
+  /** Tombstone stores (metapb state 2), which PD leaves out of the plain list. */
+  async tombstones(): Promise<PdStore[]> {
+    return (await this.storeList('/pd/api/v1/stores?state=2')).map((s) => ({ ...s, state: 'Tombstone' }));
+  }
+
+  private async storeList(path: string): Promise<PdStore[]> {
     const r = await this.json<{
-      stores?: { store: { id: number; address: string; state_name?: string; labels?: { key: string; value: string }[] }; status?: { leader_count?: number } }[];
-    }>('/pd/api/v1/stores');
-    return (r.stores ?? []).map((s) => ({
-      id: Number(s.store.id),
-      address: s.store.address,
-      state: s.store.state_name ?? 'Up',
-      leaderCount: s.status?.leader_count ?? 0,
-      labels: Object.fromEntries((s.store.labels ?? []).map((l) => [l.key, l.value])),
-    }));
+      stores?: {
+        store: { id: number; address: string; state_name?: string; labels?: { key: string; value: string }[] };
+        status?: { leader_count?: number; region_count?: number; last_heartbeat_ts?: string };
+      }[];
+    }>(path);
+    return (r.stores ?? []).map((s) => {
+      const heartbeat = s.status?.last_heartbeat_ts === undefined ? NaN : Date.parse(s.status.last_heartbeat_ts);
+      return {
+        id: Number(s.store.id),
+        address: s.store.address,
+        state: s.store.state_name ?? 'Up',
+        leaderCount: s.status?.leader_count ?? 0,
+        regionCount: s.status?.region_count ?? 0,
+        lastHeartbeat: Number.isNaN(heartbeat) ? undefined : heartbeat,
+        labels: Object.fromEntries((s.store.labels ?? []).map((l) => [l.key, l.value])),
+      };
+    });
+  }
+
+  /** Takes a store offline; PD moves its regions away and then marks it Tombstone. Gone already counts as done. */
+  async deleteStore(storeId: number): Promise<void> {
+    await this.call('DELETE', `/pd/api/v1/store/${storeId}`, undefined, [200, 404, 410]);
+  }
+
+  /** `replication.max-replicas`: how many copies PD keeps of each region. */
+  async maxReplicas(): Promise<number> {
+    const r = await this.json<{ 'max-replicas'?: number }>('/pd/api/v1/config/replicate');
+    if (typeof r['max-replicas'] !== 'number') throw new PdError(`GET ${this.baseUrl}/pd/api/v1/config/replicate: no max-replicas in the answer`);
+    return r['max-replicas'];
   }
 
   /** Names of the schedulers running in PD. */

@@ -2,23 +2,33 @@
  * What the controller does next for each component, decided from a snapshot of the StatefulSets,
  * their Pods and PD. Pure: no clock (the time is an input), no I/O. The caller carries out at most one
  * action per component, then plans again from fresh state, so every step is safe to repeat after a
- * crash: the state that matters lives in the cluster (partition, Pod revisions, Pod annotations, PD
- * schedulers), never only in memory.
+ * crash: the state that matters lives in the cluster (partition, Pod revisions, Pod and claim
+ * annotations, PD members, stores and schedulers, failure records in the status ConfigMap), never only
+ * in memory. Failover (`failover.ts`) comes first, then scaling (`scale.ts`), then upgrading.
  */
 import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../spec/names';
+import { extraReplicas, failoverStep, hasRecords } from './failover';
+import { isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, type ComponentSettings, type Pod, type StatefulSet } from './model';
+import { scaleStep } from './scale';
 import {
-  isReady,
-  isTerminating,
-  ordinalOf,
-  parseDuration,
-  podRevision,
-  toMillis,
-  type ClusterInfo,
-  type ComponentSettings,
-  type Pod,
-  type StatefulSet,
-} from './model';
-import type { PdMember, PdStore } from './pd-client';
+  desiredReplicas,
+  memberOfPod,
+  OK,
+  pdOf,
+  podsByOrdinal,
+  replicasOf,
+  settingsOf,
+  storeOfPod,
+  wait,
+  type Action,
+  type ComponentState,
+  type PdState,
+  type PlanEvent,
+  type PlanInput,
+  type Step,
+} from './steps';
+
+export * from './steps';
 
 /** Pod annotation (the operator's literal key): when leader eviction began for this Pod's upgrade. */
 export const EVICT_BEGIN_ANNOTATION = 'evictLeaderBeginTime';
@@ -44,52 +54,7 @@ export const BLOCKED_BY: Readonly<Record<ComponentKind, readonly ComponentKind[]
   ticdc: ['pd', 'tikv', 'tiflash', 'pump', 'tidb'],
 };
 
-/** Components whose Pods hold no data: replicas may go down without a safe scale-in procedure. */
-const STATELESS: readonly ComponentKind[] = ['tidb', 'tiproxy'];
-
-export type Phase = 'Normal' | 'Upgrading' | 'Scaling';
-
-export interface PdState {
-  readonly members: readonly PdMember[];
-  readonly leader: string | undefined;
-  readonly stores: readonly PdStore[];
-  /** Store ids with an evict-leader scheduler. */
-  readonly evicting: ReadonlySet<number>;
-}
-
-export interface ComponentState {
-  readonly kind: ComponentKind;
-  readonly sts: StatefulSet;
-  readonly pods: readonly Pod[];
-}
-
-export interface PlanInput {
-  readonly cluster: ClusterInfo;
-  /** Components present, in reconcile order. */
-  readonly components: readonly ComponentState[];
-  /** PD's view, an error text when PD could not be read, or undefined when not needed. */
-  readonly pd: PdState | { readonly error: string } | undefined;
-  readonly now: number;
-}
-
-export type Action =
-  /** Server-side apply of the two fields the controller owns (partition absent for OnDelete). */
-  | { readonly type: 'apply'; readonly replicas: number; readonly partition: number | undefined }
-  | { readonly type: 'transfer-leader'; readonly pod: string; readonly from: string; readonly to: string }
-  /** Add the evict-leader scheduler for the Pod's store and note the time on the Pod. */
-  | { readonly type: 'evict-begin'; readonly pod: string; readonly storeId: number }
-  /** Remove the scheduler from an upgraded store and note the time on the Pod. */
-  | { readonly type: 'evict-end'; readonly pod: string; readonly storeId: number }
-  /** Remove evict-leader schedulers left on stores once no upgrade runs. */
-  | { readonly type: 'evict-cleanup'; readonly storeIds: readonly number[] };
-
-export interface PlanEvent {
-  readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
-  readonly message: string;
-  /** The Pod the event is about; the StatefulSet when absent. */
-  readonly pod?: string;
-}
+export type Phase = 'Normal' | 'Upgrading' | 'Scaling' | 'Failover';
 
 export interface ComponentPlan {
   readonly kind: ComponentKind;
@@ -104,34 +69,6 @@ export interface ComponentPlan {
   readonly event?: PlanEvent;
 }
 
-/** Parses the settings annotation; a bad one counts as none (the renderer always writes valid JSON). */
-export function settingsOf(sts: StatefulSet): ComponentSettings {
-  const text = sts.metadata.annotations?.[ANNOTATION.settings];
-  if (!text) return {};
-  try {
-    const v = JSON.parse(text) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as ComponentSettings) : {};
-  } catch {
-    return {};
-  }
-}
-
-export function desiredReplicas(sts: StatefulSet): number | undefined {
-  const text = sts.metadata.annotations?.[ANNOTATION.replicas];
-  return text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
-}
-
-/** Pods of a StatefulSet by ordinal (Pods of other shapes are ignored). */
-export function podsByOrdinal(cluster: string, kind: ComponentKind, pods: readonly Pod[]): Map<number, Pod> {
-  const out = new Map<number, Pod>();
-  for (const p of pods) {
-    const ord = ordinalOf(p.metadata.name ?? '', names.statefulSet(cluster, kind));
-    if (ord !== undefined) out.set(ord, p);
-  }
-  return out;
-}
-
-const replicasOf = (sts: StatefulSet): number => sts.spec?.replicas ?? 1;
 const isRolling = (sts: StatefulSet): boolean => (sts.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
 const partitionOf = (sts: StatefulSet): number => sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
 const statusCurrent = (sts: StatefulSet): boolean =>
@@ -144,37 +81,36 @@ export function isUpgrading(sts: StatefulSet, pods: readonly Pod[]): boolean {
   return sts.status?.currentRevision !== update || pods.some((p) => podRevision(p) !== update);
 }
 
-/** The PD member that runs in a Pod: named after the Pod, or after its FQDN (acrossK8s, clusterDomain). */
-export const memberOfPod = (members: readonly PdMember[], pod: string): PdMember | undefined =>
-  members.find((m) => m.name === pod || m.name.startsWith(`${pod}.`));
-
-/** The store a TiKV or TiFlash Pod serves, matched on its advertised address. */
-export function storeOfPod(stores: readonly PdStore[], cluster: string, kind: ComponentKind, pod: string): PdStore | undefined {
-  const prefix = `${pod}.${cluster}-${kind}-peer.`;
-  return stores.find((s) => s.address.startsWith(prefix) && s.state !== 'Tombstone');
-}
-
-type Step = { ok: true; event?: PlanEvent } | { ok: false; reason: string; action?: Action; event?: PlanEvent };
-const OK: Step = { ok: true };
-const wait = (reason: string): Step => ({ ok: false, reason });
-
 /** Decides the next action of every component. */
 export function plan(input: PlanInput): ComponentPlan[] {
   const phases = new Map<ComponentKind, Phase>();
-  for (const c of input.components) phases.set(c.kind, phaseOf(c));
-  return input.components.map((c) => planComponent(input, c, phases));
+  const moving = new Set<ComponentKind>();
+  for (const c of input.components) {
+    const target = targetReplicas(input, c);
+    const replicas = replicasOf(c.sts);
+    if ((target !== undefined && target !== replicas) || (c.sts.status?.replicas ?? replicas) !== replicas) moving.add(c.kind);
+    phases.set(c.kind, phaseOf(input, c, moving.has(c.kind)));
+  }
+  // Upgrading and scaling hold back the components that wait for them; so does a failover that is
+  // still changing replicas, but not one whose extra replicas are in place.
+  const holding = new Set([...phases].filter(([k, p]) => p === 'Upgrading' || p === 'Scaling' || (p === 'Failover' && moving.has(k))).map(([k]) => k));
+  return input.components.map((c) => planComponent(input, c, phases, holding));
 }
 
-function phaseOf(c: ComponentState): Phase {
+/** Desired replicas plus failover replicas; undefined when the annotation is missing. */
+function targetReplicas(input: PlanInput, c: ComponentState): number | undefined {
   const desired = desiredReplicas(c.sts);
-  const replicas = replicasOf(c.sts);
-  const scalingAllowed = desired !== undefined && (desired > replicas || STATELESS.includes(c.kind));
-  if ((scalingAllowed && desired !== replicas) || (c.sts.status?.replicas ?? replicas) !== replicas) return 'Scaling';
-  if (isRolling(c.sts) && isUpgrading(c.sts, c.pods)) return 'Upgrading';
-  return 'Normal';
+  return desired === undefined ? undefined : desired + extraReplicas(c.kind, input.failover);
 }
 
-function planComponent(input: PlanInput, c: ComponentState, phases: Map<ComponentKind, Phase>): ComponentPlan {
+function phaseOf(input: PlanInput, c: ComponentState, moving: boolean): Phase {
+  const records = hasRecords(c.kind, input.failover);
+  if (moving) return records ? 'Failover' : 'Scaling';
+  if (isRolling(c.sts) && isUpgrading(c.sts, c.pods)) return 'Upgrading';
+  return records ? 'Failover' : 'Normal';
+}
+
+function planComponent(input: PlanInput, c: ComponentState, phases: Map<ComponentKind, Phase>, holding: ReadonlySet<ComponentKind>): ComponentPlan {
   const { sts } = c;
   const phase = phases.get(c.kind)!;
   const desired = desiredReplicas(sts);
@@ -190,35 +126,30 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
   const partition = rolling ? partitionOf(sts) : undefined;
   const apply = (r: number, p: number | undefined): Action => ({ type: 'apply', replicas: r, partition: rolling ? p : undefined });
 
-  // Replicas first, as the operator scales before it upgrades.
-  let target = replicas;
-  let scaleNote = '';
-  if (desired > replicas || (desired < replicas && STATELESS.includes(c.kind))) {
-    target = desired;
-  } else if (desired < replicas) {
-    scaleNote = `; scale-in from ${replicas} to ${desired} needs the safe scale-in steps, not available yet: replicas stay ${replicas}`;
-  }
+  // Failover first, then scaling, then upgrading, in the operator's order.
+  const failover = failoverStep(input, c, settings, desired);
+  if (failover?.action) return result(failover.reason, true, failover.action, failover.event);
+  const note = failover ? `; ${failover.reason}` : '';
+  const noted = (reason: string, busy: boolean, action?: Action, event?: PlanEvent) => result(`${reason}${note}`, busy, action, event ?? failover?.event);
+
+  const target = desired + extraReplicas(c.kind, input.failover);
   const upgrading = rolling && isUpgrading(sts, c.pods);
   if (target !== replicas) {
-    // Growing: partition follows replicas, so new Pods start from the current template.
-    const p = upgrading ? Math.min(partition!, target) : target;
-    return result(`scaling from ${replicas} to ${target} replicas`, true, apply(target, p), {
-      type: 'Normal',
-      reason: 'Scale',
-      message: `${names.statefulSet(input.cluster.name, c.kind)}: replicas ${replicas} -> ${target}`,
-    });
+    const s = scaleStep(input, c, settings, replicas, target, partition, upgrading);
+    return noted(s.reason, true, s.action, s.event);
   }
   if (!upgrading) {
-    if (rolling && partition !== replicas) return result(`holding partition at ${replicas}${scaleNote}`, false, apply(replicas, replicas));
+    if (rolling && partition !== replicas) return noted(`holding partition at ${replicas}`, false, apply(replicas, replicas));
     const cleanup = c.kind === 'tikv' ? leftoverSchedulers(input, c) : [];
     if (cleanup.length > 0) return result('removing evict-leader schedulers left from an upgrade', true, { type: 'evict-cleanup', storeIds: cleanup });
-    return result(rolling ? `up to date${scaleNote}` : `updateStrategy OnDelete: Pods update when deleted${scaleNote}`, false);
+    return noted(rolling ? 'up to date' : 'updateStrategy OnDelete: Pods update when deleted', failover?.waiting === true);
   }
   if (!statusCurrent(sts)) return result('waiting for the StatefulSet controller to observe the new spec', true);
 
-  const blockers = BLOCKED_BY[c.kind].filter((k) => phases.get(k) !== undefined && phases.get(k) !== 'Normal');
-  if (phase === 'Scaling' || blockers.length > 0) {
-    const who = phase === 'Scaling' ? [c.kind] : blockers;
+  const self = phase === 'Scaling' || (phase === 'Failover' && holding.has(c.kind)) ? [c.kind] : [];
+  const blockers = [...self, ...BLOCKED_BY[c.kind].filter((k) => holding.has(k))];
+  if (blockers.length > 0) {
+    const who = blockers;
     return result(`upgrade waits until ${who.map((k) => `${k} (${phases.get(k)})`).join(', ')} is done`, true);
   }
 
@@ -266,12 +197,6 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
     });
   }
   return result('every Pod is at the new revision; waiting for the StatefulSet status', true, partition !== replicas ? apply(replicas, replicas) : undefined);
-}
-
-function pdOf(input: PlanInput): PdState | string {
-  if (input.pd === undefined) return 'PD state was not read';
-  if ('error' in input.pd) return `PD API unavailable: ${input.pd.error}`;
-  return input.pd;
 }
 
 /** Is a Pod that already runs the new revision healthy enough to go on to the next one? */
@@ -363,7 +288,7 @@ function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: Compon
       return {
         ok: false,
         reason: `evicting region leaders from store ${store.id} (${name})`,
-        action: { type: 'evict-begin', pod: name, storeId: store.id },
+        action: { type: 'evict-begin', pod: name, storeId: store.id, annotation: EVICT_BEGIN_ANNOTATION },
         event: { type: 'Normal', reason: 'EvictLeaderBegin', message: `evicting region leaders from store ${store.id} before the restart`, pod: name },
       };
     }

@@ -3,8 +3,10 @@
  * the key `status.json`, for people (`kubectl get cm <cluster>-status -o jsonpath=...`) and tools.
  */
 import type { ComponentKind } from '../spec/names';
+import type { FailoverState } from './failover';
 import { isReady, podRevision, type Pod } from './model';
-import { memberOfPod, podsByOrdinal, storeOfPod, type ComponentPlan, type ComponentState, type PdState } from './plan';
+import type { ComponentPlan } from './plan';
+import { memberOfPod, podsByOrdinal, storeOfPod, type ComponentState, type PdState } from './steps';
 
 export const STATUS_KEY = 'status.json';
 
@@ -27,7 +29,7 @@ export interface ComponentStatus {
   readonly reason: string;
   readonly pods: { name: string; ready: boolean; revision: string | null }[];
   readonly members?: { name: string; pod: string | null; health: boolean; leader: boolean }[];
-  readonly stores?: { id: number; pod: string | null; state: string; leaderCount: number; evictingLeaders: boolean }[];
+  readonly stores?: { id: number; pod: string | null; state: string; leaderCount: number; regionCount: number; evictingLeaders: boolean }[];
   readonly lastOperation: LastOperation | null;
 }
 
@@ -35,6 +37,11 @@ export interface ClusterStatus {
   readonly cluster: string;
   readonly pd: { readonly reachable: boolean; readonly error?: string } | null;
   readonly components: Partial<Record<ComponentKind, ComponentStatus>>;
+  /**
+   * Failure records per component (each one an extra replica) and since when members, stores and
+   * Pods are seen unhealthy. The controller reads this back when it starts.
+   */
+  readonly failover: FailoverState;
 }
 
 export function buildStatus(
@@ -43,6 +50,7 @@ export function buildStatus(
   plans: readonly ComponentPlan[],
   pd: PdState | { error: string } | undefined,
   lastOps: ReadonlyMap<ComponentKind, LastOperation>,
+  failover: FailoverState = { components: {}, unhealthySince: {} },
 ): ClusterStatus {
   const out: Partial<Record<ComponentKind, ComponentStatus>> = {};
   const pdState = pd && !('error' in pd) ? pd : undefined;
@@ -80,6 +88,7 @@ export function buildStatus(
                 pod: podNames.find((n) => storeOfPod([st], cluster, c.kind, n)) ?? null,
                 state: st.state,
                 leaderCount: st.leaderCount,
+                regionCount: st.regionCount,
                 evictingLeaders: pdState.evicting.has(st.id),
               })),
           }
@@ -91,6 +100,7 @@ export function buildStatus(
     cluster,
     pd: pd === undefined ? null : 'error' in pd ? { reachable: false, error: pd.error } : { reachable: true },
     components: out,
+    failover,
   };
 }
 

@@ -69,7 +69,8 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
 export function discoveryRules(cluster: ResolvedCluster): PolicyRule[] {
   return [
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch'] },
-    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.status(cluster.name)], verbs: ['get', 'patch', 'update'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },

@@ -70,7 +70,7 @@ export const DEFAULTS_TABLE: readonly DefaultEntry[] = [
   { field: 'spec.startScriptVersion', value: DEFAULTS.startScriptVersion },
   { field: 'spec.timezone', value: '""', note: 'TZ of PD, TiKV and TiDB' },
   { field: 'spec.clusterDomain', value: '""' },
-  { field: 'spec.pvReclaimPolicy', value: DEFAULTS.pvReclaimPolicy, note: 'read by the controller' },
+  { field: 'spec.pvReclaimPolicy', value: DEFAULTS.pvReclaimPolicy, note: 'not applied yet: PVs keep their StorageClass reclaim policy' },
   { field: 'spec.<component>.maxFailoverCount', value: DEFAULTS.maxFailoverCount, note: 'read by the controller' },
   { field: 'spec.<component>.topologySpreadConstraints[].maxSkew', value: DEFAULTS.topologyMaxSkew },
   { field: 'spec.<component>.readinessProbe.initialDelaySeconds', value: DEFAULTS.probeInitialDelaySeconds },

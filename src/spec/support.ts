@@ -96,6 +96,7 @@ export const OFF_VALUES: Record<string, readonly unknown[]> = {
   ...Object.fromEntries(['spec', ...COMPONENTS.map((c) => `spec.${c}`)].map((p) => [`${p}.suspendAction`, SUSPEND_OFF])),
   'spec.recoveryMode': [false],
   'spec.enablePVCReplace': [false],
+  'spec.enablePVReclaim': [false],
   'spec.pd.mode': [''],
   'spec.tikv.logTailer.useSidecar': [false],
   'spec.tidb.slowLogTailer.useSidecar': [false],
@@ -114,6 +115,8 @@ const REASONS: Record<string, string> = {
   pdms: 'PD micro-services (tso, scheduling) are not rendered; run PD in its default mode',
   tici: 'TiCI is not rendered',
   suspendAction: 'to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
+  enablePVReclaim:
+    'claims of scaled-in Pods are kept, annotated tidb.pingcap.com/pvc-defer-deleting, until their ordinal comes back; delete them yourself to free the volumes',
   initializer: 'create the root password yourself (a Secret and a one-off Job); it is not part of the rendered cluster',
 };
 

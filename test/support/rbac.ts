@@ -235,3 +235,16 @@ export function rbacViolations(role: RbacRole | RbacRole[], requests: readonly A
     return `not allowed: ${what} (${example.method} ${example.path}${q ? `?${q}` : ''}${times})`;
   });
 }
+
+/**
+ * The requests of a simulated world that its rendered Role does not allow, leaving out the writes a
+ * test made itself under `ownManager` (as a user or the kubelet would).
+ */
+export function worldViolations(
+  world: { objects: readonly Record<string, any>[]; kube: { requests: readonly (ApiRequestLike & { fieldManager?: string })[] } },
+  ownManager?: string,
+): string[] {
+  const role = world.objects.find((o) => o.kind === 'Role') as RbacRole | undefined;
+  if (!role) return ['the rendered objects have no Role'];
+  return rbacViolations(role, world.kube.requests.filter((r) => ownManager === undefined || r.fieldManager !== ownManager));
+}

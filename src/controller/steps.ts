@@ -1,0 +1,165 @@
+/**
+ * What the planner's parts share: the snapshot it decides from, the actions it may ask for, and
+ * the lookups every part needs (a Pod's PD member, store and volumes). Pure, like the planner.
+ */
+import { ANNOTATION, names, type ComponentKind } from '../spec/names';
+import { ordinalOf, type ClusterInfo, type ComponentSettings, type Pod, type Pvc, type StatefulSet } from './model';
+import type { PdMember, PdStore } from './pd-client';
+import type { FailoverState, FailureRecord, ComponentFailover } from './failover';
+
+/** PVC annotation (the operator's key): the claim's Pod was scaled in; the claim is kept until the ordinal comes back. */
+export const DEFER_DELETING_ANNOTATION = 'tidb.pingcap.com/pvc-defer-deleting';
+/** Pod annotation (the operator's key): when the safe scale-in of this Pod began. */
+export const SCALE_IN_TIME_ANNOTATION = 'tidb.pingcap.com/scale-in-time';
+/** Pod annotation (the operator's key): when a TiCDC capture began to hand its tables over. */
+export const TICDC_SHUTDOWN_BEGIN_ANNOTATION = 'tidb.pingcap.com/ticdc-graceful-shutdown-begin-time';
+/** Pod annotation: the TiCDC capture or Pump node of this Pod was retired (drained, offline) and may go. */
+export const RETIRED_ANNOTATION = 'tidb-gitops.io/retired-at';
+
+export interface PdState {
+  readonly members: readonly PdMember[];
+  readonly leader: string | undefined;
+  /** Up, Disconnected, Down and Offline stores. */
+  readonly stores: readonly PdStore[];
+  /** Store ids with an evict-leader scheduler. */
+  readonly evicting: ReadonlySet<number>;
+  /** Tombstone stores; read only while a TiKV or TiFlash scale-in is under way. */
+  readonly tombstones?: readonly PdStore[];
+  /** PD's `replication.max-replicas`; read only while a TiKV scale-in is under way. */
+  readonly maxReplicas?: number;
+}
+
+export interface ComponentState {
+  readonly kind: ComponentKind;
+  readonly sts: StatefulSet;
+  readonly pods: readonly Pod[];
+}
+
+/** Settings of the controller process (flags), not of the cluster. */
+export interface PlanOptions {
+  /** Failover at all (`--auto-failover`). @default true */
+  readonly autoFailover: boolean;
+  /** How long a member, store or Pod must be unhealthy before failover, per component. @default 5m each */
+  readonly failoverPeriodMs: Readonly<Partial<Record<ComponentKind, number>>>;
+  /** The resync period: a TiKV Pod whose store never registers is removed 5 periods after its creation. @default 30s */
+  readonly resyncMs: number;
+  /** The UID a component's first failure record of a failover gets (the caller makes one per pass). */
+  readonly newFailoverUid: string;
+}
+
+export const DEFAULT_FAILOVER_PERIOD_MS = 5 * 60_000;
+
+export const DEFAULT_PLAN_OPTIONS: PlanOptions = { autoFailover: true, failoverPeriodMs: {}, resyncMs: 30_000, newFailoverUid: '' };
+
+export interface PlanInput {
+  readonly cluster: ClusterInfo;
+  /** Components present, in reconcile order. */
+  readonly components: readonly ComponentState[];
+  /** PD's view, an error text when PD could not be read, or undefined when not needed. */
+  readonly pd: PdState | { readonly error: string } | undefined;
+  readonly now: number;
+  /** The cluster's PersistentVolumeClaims. @default [] */
+  readonly volumes?: readonly Pvc[];
+  /** Failure records and health history, as last written to the status ConfigMap. @default none */
+  readonly failover?: FailoverState;
+  /** @default DEFAULT_PLAN_OPTIONS */
+  readonly options?: PlanOptions;
+}
+
+export interface VolumeRef {
+  readonly name: string;
+  readonly uid: string;
+}
+
+export type Action =
+  /** Server-side apply of the two fields the controller owns (partition absent for OnDelete). */
+  | { readonly type: 'apply'; readonly replicas: number; readonly partition: number | undefined }
+  | { readonly type: 'transfer-leader'; readonly pod: string; readonly from: string; readonly to: string }
+  /** Add the evict-leader scheduler for the Pod's store and note the time on the Pod (`annotation`, once). */
+  | { readonly type: 'evict-begin'; readonly pod: string; readonly storeId: number; readonly annotation: string }
+  /** Remove the scheduler from an upgraded store and note the time on the Pod. */
+  | { readonly type: 'evict-end'; readonly pod: string; readonly storeId: number }
+  /** Remove evict-leader schedulers left on stores once no upgrade or scale-in needs them. */
+  | { readonly type: 'evict-cleanup'; readonly storeIds: readonly number[] }
+  /** Delete claims marked for deferred deletion before their ordinal is created again. */
+  | { readonly type: 'delete-volumes'; readonly pod: string; readonly volumes: readonly VolumeRef[] }
+  /** Mark the claims of a Pod being scaled in for deferred deletion. */
+  | { readonly type: 'mark-volumes'; readonly pod: string; readonly volumes: readonly string[] }
+  | { readonly type: 'delete-member'; readonly pod: string; readonly member: string }
+  /** Take a store offline in PD (`DELETE /pd/api/v1/store/{id}`); PD moves its regions away. */
+  | { readonly type: 'delete-store'; readonly pod: string; readonly storeId: number }
+  /** One step of retiring a TiCDC capture or Pump node; the Pod is annotated once it is done. */
+  | { readonly type: 'retire'; readonly pod: string; readonly how: 'ticdc' | 'pump' }
+  /** Replace the component's failure records (undefined clears them); written to the status at once. */
+  | { readonly type: 'failover-set'; readonly failover: ComponentFailover | undefined }
+  /** PD failover: delete the failed member, its Pod and its claims, then mark the record done. */
+  | { readonly type: 'failover-delete'; readonly key: string; readonly record: FailureRecord };
+
+export interface PlanEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+  /** The Pod the event is about; the StatefulSet when absent. */
+  readonly pod?: string;
+}
+
+/** One part's answer: `ok` lets the planner go on; otherwise what to do or wait for. */
+export type Step = { ok: true; event?: PlanEvent } | { ok: false; reason: string; action?: Action; event?: PlanEvent };
+export const OK: Step = { ok: true };
+export const wait = (reason: string, event?: PlanEvent): Step => ({ ok: false, reason, event });
+export const act = (reason: string, action: Action, event?: PlanEvent): Step => ({ ok: false, reason, action, event });
+
+/** Parses the settings annotation; a bad one counts as none (the renderer always writes valid JSON). */
+export function settingsOf(sts: StatefulSet): ComponentSettings {
+  const text = sts.metadata.annotations?.[ANNOTATION.settings];
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as ComponentSettings) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function desiredReplicas(sts: StatefulSet): number | undefined {
+  const text = sts.metadata.annotations?.[ANNOTATION.replicas];
+  return text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+export const replicasOf = (sts: StatefulSet): number => sts.spec?.replicas ?? 1;
+
+/** Pods of a StatefulSet by ordinal (Pods of other shapes are ignored). */
+export function podsByOrdinal(cluster: string, kind: ComponentKind, pods: readonly Pod[]): Map<number, Pod> {
+  const out = new Map<number, Pod>();
+  for (const p of pods) {
+    const ord = ordinalOf(p.metadata.name ?? '', names.statefulSet(cluster, kind));
+    if (ord !== undefined) out.set(ord, p);
+  }
+  return out;
+}
+
+/** The PD member that runs in a Pod: named after the Pod, or after its FQDN (acrossK8s, clusterDomain). */
+export const memberOfPod = (members: readonly PdMember[], pod: string): PdMember | undefined =>
+  members.find((m) => m.name === pod || m.name.startsWith(`${pod}.`));
+
+/** The store a TiKV or TiFlash Pod serves, matched on its advertised address. */
+export function storeOfPod(stores: readonly PdStore[], cluster: string, kind: ComponentKind, pod: string): PdStore | undefined {
+  const prefix = `${pod}.${cluster}-${kind}-peer.`;
+  return stores.find((s) => s.address.startsWith(prefix) && s.state !== 'Tombstone');
+}
+
+/** Stores of this cluster's component (addresses under its peer Service). */
+export const storesOf = (stores: readonly PdStore[], cluster: string, kind: ComponentKind): PdStore[] =>
+  stores.filter((s) => s.address.includes(`.${cluster}-${kind}-peer.`));
+
+/** The claims a Pod has, or will have: `<template>-<pod>` for each claim template of its StatefulSet. */
+export function volumesOfPod(volumes: readonly Pvc[], sts: StatefulSet, pod: string): Pvc[] {
+  const wanted = new Set((sts.spec?.volumeClaimTemplates ?? []).map((t) => `${t.metadata?.name}-${pod}`));
+  return volumes.filter((v) => wanted.has(v.metadata.name ?? ''));
+}
+
+export function pdOf(input: PlanInput): PdState | string {
+  if (input.pd === undefined) return 'PD state was not read';
+  if ('error' in input.pd) return `PD API unavailable: ${input.pd.error}`;
+  return input.pd;
+}

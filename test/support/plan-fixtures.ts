@@ -1,0 +1,90 @@
+/**
+ * Snapshots for planner tests: a cluster `c` in `ns`, StatefulSets with the rendered annotations,
+ * Pods, PD members and stores, and a one-call planner.
+ */
+import { ANNOTATION, type ComponentKind } from '../../src/spec/names';
+import type { ClusterInfo, Pod, StatefulSet } from '../../src/controller/model';
+import type { PdMember, PdStore } from '../../src/controller/pd-client';
+import { plan, type ComponentState, type PdState, type PlanInput } from '../../src/controller/plan';
+
+export const CLUSTER: ClusterInfo = {
+  name: 'c',
+  namespace: 'ns',
+  clusterDomain: '',
+  acrossK8s: false,
+  tls: false,
+  discoveryMtls: false,
+  pdAddresses: [],
+  cluster: null,
+  components: ['pd', 'tikv', 'tidb'],
+};
+export const NOW = Date.parse('2026-01-01T00:00:00Z');
+
+export interface StsOpts {
+  desired?: number;
+  replicas?: number;
+  partition?: number;
+  current?: string;
+  update?: string;
+  settings?: Record<string, unknown>;
+  onDelete?: boolean;
+  annotations?: Record<string, string>;
+}
+
+export function sts(kind: ComponentKind, o: StsOpts = {}): StatefulSet {
+  const replicas = o.replicas ?? 3;
+  return {
+    metadata: {
+      name: `c-${kind}`,
+      generation: 1,
+      annotations: { [ANNOTATION.replicas]: String(o.desired ?? replicas), [ANNOTATION.settings]: JSON.stringify(o.settings ?? {}), ...o.annotations },
+    },
+    spec: {
+      replicas,
+      updateStrategy: o.onDelete ? { type: 'OnDelete' } : { type: 'RollingUpdate', rollingUpdate: { partition: o.partition ?? replicas } },
+    },
+    status: { observedGeneration: 1, replicas, currentRevision: o.current ?? 'r1', updateRevision: o.update ?? o.current ?? 'r1' },
+  };
+}
+
+export function pod(kind: ComponentKind, ord: number, rev = 'r1', o: { ready?: boolean; annotations?: Record<string, string>; terminating?: boolean } = {}): Pod {
+  return {
+    metadata: {
+      name: `c-${kind}-${ord}`,
+      labels: { 'controller-revision-hash': rev, 'app.kubernetes.io/component': kind },
+      annotations: o.annotations,
+      deletionTimestamp: o.terminating ? new Date(NOW) : undefined,
+    },
+    status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
+  };
+}
+
+export const pods = (kind: ComponentKind, revs: string[]) => revs.map((r, i) => pod(kind, i, r));
+export const member = (ord: number, healthy = true): PdMember => ({ name: `c-pd-${ord}`, memberId: String(100 + ord), clientUrls: [], healthy });
+export const store = (ord: number, leaders: number, state = 'Up'): PdStore => ({
+  id: ord + 1,
+  address: `c-tikv-${ord}.c-tikv-peer.ns.svc:20160`,
+  state,
+  leaderCount: leaders,
+  regionCount: 0,
+  labels: {},
+});
+export const pdState = (o: Partial<PdState> = {}): PdState => ({
+  members: [member(0), member(1), member(2)],
+  leader: 'c-pd-0',
+  stores: [store(0, 100), store(1, 100), store(2, 100)],
+  evicting: new Set(),
+  ...o,
+});
+
+/** Plans a cluster of `others` and `c`, and returns the plan of `c`. */
+export function planOne(
+  c: ComponentState,
+  pd: PdState | { error: string } | undefined = pdState(),
+  others: ComponentState[] = [],
+  extra: Partial<Pick<PlanInput, 'volumes' | 'failover' | 'options' | 'now'>> = {},
+) {
+  const all = [...others, c];
+  return plan({ cluster: CLUSTER, components: all, pd, now: NOW, ...extra }).find((p) => p.kind === c.kind)!;
+}
+
