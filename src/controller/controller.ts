@@ -15,21 +15,22 @@ import { describe, KubeAccess } from './kube';
 import { LeaderElector, type ElectionTiming } from './leader';
 import type { Logger } from './log';
 import { Metrics } from './metrics';
-import { isReady, type ClusterInfo, type Pod } from './model';
-import { PdClient } from './pd-client';
+import type { ClusterInfo, Pod } from './model';
+import { PdClient, type ClientTls } from './pd-client';
 import {
   DEFER_DELETING_ANNOTATION,
   desiredReplicas,
   EVICT_END_ANNOTATION,
   plan,
   RETIRED_ANNOTATION,
+  targetReplicas,
   TICDC_SHUTDOWN_BEGIN_ANNOTATION,
   type Action,
   type ComponentPlan,
   type ComponentState,
   type PdState,
 } from './plan';
-import { buildStatus, lastOperationsOf, STATUS_KEY, type LastOperation } from './status';
+import { buildStatus, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './status';
 import { WorkQueue } from './queue';
 
 export interface ControllerOptions {
@@ -39,9 +40,9 @@ export interface ControllerOptions {
   readonly kubeconfig?: string;
   /** PD client URLs, first the one the controller uses for its own work. */
   readonly pdUrls: readonly string[];
-  readonly pdTls?: { ca: Buffer; cert: Buffer; key: Buffer };
+  readonly pdTls?: ClientTls;
   /** Serve discovery over HTTPS and require client certificates signed by this CA. */
-  readonly discoveryTls?: { ca: Buffer; cert: Buffer; key: Buffer };
+  readonly discoveryTls?: ClientTls;
   readonly host: string;
   readonly discoveryPort: number;
   readonly metricsPort: number;
@@ -217,9 +218,9 @@ export class Controller {
     const c = this.opts.cluster;
     const statusName = names.status(c.name);
     if (!this.restored) {
-      const text = (await this.kube.getConfigMapData(statusName))?.[STATUS_KEY];
-      this.lastOps = lastOperationsOf(text);
-      this.failover = failoverOf(parseJson(text));
+      const doc = parseStatus((await this.kube.getConfigMapData(statusName))?.[STATUS_KEY]);
+      this.lastOps = lastOperationsOf(doc);
+      this.failover = failoverOf(doc);
       this.restored = true;
     }
     const allPods = this.kube.pods();
@@ -233,7 +234,7 @@ export class Controller {
     const storeKinds = components.filter((x) => x.kind === 'tikv' || x.kind === 'tiflash');
     const needsPd = storeKinds.length > 0 || components.some((x) => x.kind === 'pd');
     // Tombstones and max-replicas matter only while a store component has more replicas than it should.
-    const scalingIn = storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (desiredReplicas(x.sts) ?? Infinity) + extraReplicas(x.kind, this.failover));
+    const scalingIn = storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (targetReplicas({ failover: this.failover }, x) ?? Infinity));
     const pd = needsPd ? await this.readPd(storeKinds.length > 0, scalingIn) : undefined;
     const now = Date.now();
     const options = { autoFailover: this.opts.autoFailover, failoverPeriodMs: this.opts.failoverPeriodMs, resyncMs: this.opts.resyncMs, newFailoverUid: randomUUID() };
@@ -361,7 +362,7 @@ export class Controller {
           log.info(p.reason, { store: action.storeId });
           break;
         case 'retire':
-          if (!(await this.retire(action.pod, action.how, pods, now, log))) return false;
+          if (!(await this.retire(action, pods, now, log))) return false;
           break;
         case 'failover-set':
           await this.setFailover(p.kind, action.failover, persist);
@@ -409,24 +410,22 @@ export class Controller {
    * One step of retiring a TiCDC capture or Pump node; true when it is done and the Pod is marked
    * so. A step still under way is not a failure: false, and the next pass asks again.
    */
-  private async retire(podName: string, how: 'ticdc' | 'pump', pods: readonly Pod[], now: number, log: Logger): Promise<boolean> {
+  private async retire(action: Extract<Action, { type: 'retire' }>, pods: readonly Pod[], now: number, log: Logger): Promise<boolean> {
     const c = this.opts.cluster;
+    const podName = action.pod;
     const scheme = c.tls ? 'https' : 'http';
-    const pod = pods.find((x) => x.metadata.name === podName);
-    const svcZone = c.clusterDomain ? `.${c.namespace}.svc.${c.clusterDomain}` : `.${c.namespace}.svc`;
     let outcome: { done: boolean; detail: string };
-    if (how === 'ticdc') {
+    if (action.how === 'ticdc') {
+      const pod = pods.find((x) => x.metadata.name === podName);
       if (!pod?.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]) await this.kube.annotatePod(podName, { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: rfc3339(now) });
       const host = `${podName}.${names.peerService(c.name, 'ticdc')}.${c.namespace}`;
       outcome = await drainCapture(`${scheme}://${host}${c.clusterDomain ? `.svc.${c.clusterDomain}` : ''}:${PORT.ticdc}`, { tls: this.opts.pdTls, captureAddress: host });
     } else {
       const peer = names.peerService(c.name, 'pump');
-      const advertised = `${podName}.${peer}${c.clusterDomain ? `.${c.namespace}.svc.${c.clusterDomain}` : c.acrossK8s ? `.${c.namespace}.svc` : ''}:${PORT.pump}`;
-      const base = (name: string) => `${scheme}://${name}.${peer}${svcZone}:${PORT.pump}`;
+      const advertised = `${podName}.${peer}${names.pumpAdvertiseZone(c.namespace, c.clusterDomain, c.acrossK8s)}:${PORT.pump}`;
+      const base = (name: string) => `${scheme}://${name}.${peer}.${c.namespace}.svc${c.clusterDomain ? `.${c.clusterDomain}` : ''}:${PORT.pump}`;
       const peers = pods.map((x) => x.metadata.name!).filter((n) => n !== podName && n.startsWith(`${names.statefulSet(c.name, 'pump')}-`));
-      const created = pod?.metadata.creationTimestamp === undefined ? undefined : Date.parse(String(pod.metadata.creationTimestamp));
-      const neverJoined = pod !== undefined && !isReady(pod) && created !== undefined && now >= created + 5 * this.opts.resyncMs;
-      outcome = await takePumpOffline(base(podName), [base(podName), ...peers.map(base)], advertised, { tls: this.opts.pdTls, unregisteredIsDone: neverJoined });
+      outcome = await takePumpOffline(base(podName), [podName, ...peers].map(base), advertised, { tls: this.opts.pdTls, unregisteredIsDone: action.unregisteredIsDone });
     }
     log.info(outcome.detail, { pod: podName, done: outcome.done });
     if (!outcome.done) return false;
@@ -479,14 +478,5 @@ export class Controller {
     else this.log.info('discovery answered', { path, answer: body });
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(body);
-  }
-}
-
-function parseJson(text: string | undefined): unknown {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

@@ -161,7 +161,8 @@ function unhealthyFor(ctx: Ctx, key: string): number | undefined {
   return Number.isNaN(t) ? undefined : ctx.input.now - t;
 }
 
-const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
+/** `5m`, or `90s` when not whole minutes. */
+const durationText = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
 
 function limitNote(ctx: Ctx, what: string): FailoverStep {
   const max = ctx.settings.maxFailoverCount ?? 0;
@@ -218,7 +219,7 @@ function pdFailover(ctx: Ctx): FailoverStep {
     const age = unhealthyFor(ctx, `pd/${m.name}`);
     if (age !== undefined && age >= ctx.periodMs) {
       candidate ??= { key: m.name, pod, memberId: m.memberId };
-    } else waiting ??= `PD member ${m.name} is unhealthy; failover after ${minutes(ctx.periodMs)}`;
+    } else waiting ??= `PD member ${m.name} is unhealthy; failover after ${durationText(ctx.periodMs)}`;
   }
   if (!candidate) return waiting ? { reason: waiting, waiting: true } : undefined;
   const deleted = keys.filter((k) => records[k].memberDeleted).length;
@@ -237,10 +238,10 @@ function pdFailover(ctx: Ctx): FailoverStep {
     volumes: volumesOfPod(ctx.input.volumes ?? [], ctx.c.sts, name).map((v) => ({ name: v.metadata.name!, uid: v.metadata.uid ?? '' })),
     memberDeleted: false,
   };
-  return step(`PD member ${candidate.key} unhealthy for ${minutes(ctx.periodMs)} or more: recording the failure`, setRecords(ctx, { ...records, [candidate.key]: record }), {
+  return step(`PD member ${candidate.key} unhealthy for ${durationText(ctx.periodMs)} or more: recording the failure`, setRecords(ctx, { ...records, [candidate.key]: record }), {
     type: 'Warning',
     reason: 'FailoverRecorded',
-    message: `PD member ${candidate.key} has been unhealthy for over ${minutes(ctx.periodMs)}; it will be replaced`,
+    message: `PD member ${candidate.key} has been unhealthy for over ${durationText(ctx.periodMs)}; it will be replaced`,
     pod: name,
   });
 }
@@ -285,16 +286,16 @@ function storeFailover(ctx: Ctx): FailoverStep {
     if (!s || s.state !== 'Down' || records[String(s.id)]) continue;
     const age = unhealthyFor(ctx, `${ctx.kind}/${s.id}`);
     if (age !== undefined && age >= ctx.periodMs) candidate ??= { id: s.id, pod };
-    else waiting ??= `store ${s.id} (${pod}) is Down; failover after ${minutes(ctx.periodMs)}`;
+    else waiting ??= `store ${s.id} (${pod}) is Down; failover after ${durationText(ctx.periodMs)}`;
   }
   if (!candidate) return waiting ? { reason: waiting, waiting: true } : note ? step(note) : undefined;
   if (keys.length >= (ctx.settings.maxFailoverCount ?? 0)) return limitNote(ctx, `store ${candidate.id} (${candidate.pod}) is Down`);
   const record: FailureRecord = { pod: candidate.pod, createdAt: new Date(ctx.input.now).toISOString(), storeId: candidate.id };
   const uid = ctx.failover.failoverUID ?? (ctx.input.options ?? DEFAULT_PLAN_OPTIONS).newFailoverUid;
-  return step(`store ${candidate.id} (${candidate.pod}) Down for ${minutes(ctx.periodMs)} or more: adding a failover replica`, setRecords(ctx, { ...records, [String(candidate.id)]: record }, uid), {
+  return step(`store ${candidate.id} (${candidate.pod}) Down for ${durationText(ctx.periodMs)} or more: adding a failover replica`, setRecords(ctx, { ...records, [String(candidate.id)]: record }, uid), {
     type: 'Warning',
     reason: 'FailoverRecorded',
-    message: `store ${candidate.id} has been Down for over ${minutes(ctx.periodMs)}; adding a replica to ${sts(ctx)}`,
+    message: `store ${candidate.id} has been Down for over ${durationText(ctx.periodMs)}; adding a replica to ${sts(ctx)}`,
     pod: candidate.pod,
   });
 }
@@ -321,14 +322,14 @@ function tidbFailover(ctx: Ctx): FailoverStep {
     if (!pod || isReady(pod) || isTerminating(pod) || records[pod.metadata.name!]) continue;
     const age = unhealthyFor(ctx, `tidb/${pod.metadata.name}`);
     if (age !== undefined && age >= ctx.periodMs) candidate ??= pod.metadata.name!;
-    else waiting ??= `${pod.metadata.name} is not Ready; failover after ${minutes(ctx.periodMs)}`;
+    else waiting ??= `${pod.metadata.name} is not Ready; failover after ${durationText(ctx.periodMs)}`;
   }
   if (!candidate) return waiting ? { reason: waiting, waiting: true } : undefined;
   if (Object.keys(records).length >= (ctx.settings.maxFailoverCount ?? 0)) return limitNote(ctx, `${candidate} is not Ready`);
-  return step(`${candidate} not Ready for ${minutes(ctx.periodMs)} or more: adding a failover replica`, setRecords(ctx, { ...records, [candidate]: { pod: candidate, createdAt: new Date(ctx.input.now).toISOString() } }), {
+  return step(`${candidate} not Ready for ${durationText(ctx.periodMs)} or more: adding a failover replica`, setRecords(ctx, { ...records, [candidate]: { pod: candidate, createdAt: new Date(ctx.input.now).toISOString() } }), {
     type: 'Warning',
     reason: 'FailoverRecorded',
-    message: `${candidate} has not been Ready for over ${minutes(ctx.periodMs)}; adding a replica to ${sts(ctx)}`,
+    message: `${candidate} has not been Ready for over ${durationText(ctx.periodMs)}; adding a replica to ${sts(ctx)}`,
     pod: candidate,
   });
 }

@@ -12,14 +12,7 @@
  * outcome with `done: false`; a server that cannot be reached or answers something unexpected is a
  * thrown {@link GracefulError} naming the URL and what was expected.
  */
-import { httpRequest, type HttpResult } from './pd-client';
-
-/** Client certificate for HTTPS (same shape as the PD client's). */
-export interface Tls {
-  ca: Buffer;
-  cert: Buffer;
-  key: Buffer;
-}
+import { httpRequest, type ClientTls, type HttpResult } from './pd-client';
 
 export interface StepOutcome {
   /** True when the node holds nothing any more and may be removed. */
@@ -41,7 +34,7 @@ export class GracefulError extends Error {
 
 export interface RequestOptions {
   /** Client certificate, used with `https:` bases. */
-  readonly tls?: Tls;
+  readonly tls?: ClientTls;
   /** Per request. @default 5000 */
   readonly timeoutMs?: number;
 }

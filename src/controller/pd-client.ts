@@ -42,8 +42,15 @@ export class PdError extends Error {
   }
 }
 
+/** A CA to trust and a client certificate with its key, PEM. */
+export interface ClientTls {
+  readonly ca: Buffer;
+  readonly cert: Buffer;
+  readonly key: Buffer;
+}
+
 /** The certificate files of a TLS client: `ca.crt`, `tls.crt`, `tls.key` in one directory. */
-export function tlsFromDir(dir: string): { ca: Buffer; cert: Buffer; key: Buffer } {
+export function tlsFromDir(dir: string): ClientTls {
   return { ca: readFileSync(join(dir, 'ca.crt')), cert: readFileSync(join(dir, 'tls.crt')), key: readFileSync(join(dir, 'tls.key')) };
 }
 
@@ -55,7 +62,7 @@ export interface HttpResult {
 /** One HTTP request; resolves with any status, rejects on connection errors and timeouts. */
 export function httpRequest(
   url: string,
-  opts: { method?: string; body?: string; timeoutMs?: number; tls?: { ca: Buffer; cert: Buffer; key: Buffer } } = {},
+  opts: { method?: string; body?: string; timeoutMs?: number; tls?: ClientTls } = {},
 ): Promise<HttpResult> {
   const u = new URL(url);
   const mod = u.protocol === 'https:' ? https : http;
@@ -88,7 +95,7 @@ export class PdClient {
 
   constructor(
     readonly baseUrl: string,
-    private readonly tls?: { ca: Buffer; cert: Buffer; key: Buffer },
+    private readonly tls?: ClientTls,
     private readonly timeoutMs = 5000,
   ) {}
 

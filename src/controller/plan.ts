@@ -98,7 +98,7 @@ export function plan(input: PlanInput): ComponentPlan[] {
 }
 
 /** Desired replicas plus failover replicas; undefined when the annotation is missing. */
-function targetReplicas(input: PlanInput, c: ComponentState): number | undefined {
+export function targetReplicas(input: Pick<PlanInput, 'failover'>, c: ComponentState): number | undefined {
   const desired = desiredReplicas(c.sts);
   return desired === undefined ? undefined : desired + extraReplicas(c.kind, input.failover);
 }
@@ -132,7 +132,7 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
   const note = failover ? `; ${failover.reason}` : '';
   const noted = (reason: string, busy: boolean, action?: Action, event?: PlanEvent) => result(`${reason}${note}`, busy, action, event ?? failover?.event);
 
-  const target = desired + extraReplicas(c.kind, input.failover);
+  const target = targetReplicas(input, c)!;
   const upgrading = rolling && isUpgrading(sts, c.pods);
   if (target !== replicas) {
     const s = scaleStep(input, c, settings, replicas, target, partition, upgrading);

@@ -211,9 +211,17 @@ function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, 
   if (!pod) return OK;
   if (isReady(pod)) return wait(`waiting for the store of ${podName} to register with PD before removing it`);
   const everRegistered = storesOf([...pd.stores, ...(pd.tombstones ?? [])], cluster, c.kind).length > 0;
-  const graceMs = 5 * (input.options ?? DEFAULT_PLAN_OPTIONS).resyncMs;
-  if (!everRegistered || (created !== undefined && input.now >= created + graceMs)) return OK;
-  return wait(`${podName} has no store and is not Ready; it is removed ${Math.round(graceMs / 1000)}s after its creation`);
+  if (!everRegistered || neverJoined(input, pod)) return OK;
+  return wait(`${podName} has no store and is not Ready; it is removed ${Math.round(joinGraceMs(input) / 1000)}s after its creation`);
+}
+
+/** How long a Pod may take to join before it counts as never joined: 5 resync periods, as the operator waits. */
+const joinGraceMs = (input: PlanInput): number => 5 * (input.options ?? DEFAULT_PLAN_OPTIONS).resyncMs;
+
+/** The Pod is not Ready and was created longer than the join grace ago. */
+function neverJoined(input: PlanInput, pod: Pod): boolean {
+  const created = toMillis(pod.metadata.creationTimestamp);
+  return !isReady(pod) && created !== undefined && input.now >= created + joinGraceMs(input);
 }
 
 function retireNode(input: PlanInput, c: ComponentState, settings: ComponentSettings, pod: Pod | undefined, podName: string): Step {
@@ -235,5 +243,10 @@ function retireNode(input: PlanInput, c: ComponentState, settings: ComponentSett
     return act(`draining the TiCDC capture of ${podName} before removing it`, { type: 'retire', pod: podName, how: 'ticdc' });
   }
   if ((c.sts.status?.replicas ?? c.sts.spec?.replicas) !== c.sts.spec?.replicas) return wait('waiting for the Pump StatefulSet to settle before the next scale-in');
-  return act(`taking the Pump node of ${podName} offline before removing it`, { type: 'retire', pod: podName, how: 'pump' });
+  return act(`taking the Pump node of ${podName} offline before removing it`, {
+    type: 'retire',
+    pod: podName,
+    how: 'pump',
+    ...(neverJoined(input, pod) && { unregisteredIsDone: true as const }),
+  });
 }

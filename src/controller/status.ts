@@ -6,7 +6,7 @@ import type { ComponentKind } from '../spec/names';
 import type { FailoverState } from './failover';
 import { isReady, podRevision, type Pod } from './model';
 import type { ComponentPlan } from './plan';
-import { memberOfPod, podsByOrdinal, storeOfPod, type ComponentState, type PdState } from './steps';
+import { memberOfPod, podsByOrdinal, storeOfPod, storesOf, type ComponentState, type PdState } from './steps';
 
 export const STATUS_KEY = 'status.json';
 
@@ -81,8 +81,7 @@ export function buildStatus(
         : {}),
       ...((c.kind === 'tikv' || c.kind === 'tiflash') && pdState
         ? {
-            stores: pdState.stores
-              .filter((st) => st.address.includes(`.${cluster}-${c.kind}-peer.`))
+            stores: storesOf(pdState.stores, cluster, c.kind)
               .map((st) => ({
                 id: st.id,
                 pod: podNames.find((n) => storeOfPod([st], cluster, c.kind, n)) ?? null,
@@ -104,17 +103,23 @@ export function buildStatus(
   };
 }
 
-/** Reads back the last operations from a status document written before (a restart keeps them). */
-export function lastOperationsOf(json: string | undefined): Map<ComponentKind, LastOperation> {
-  const out = new Map<ComponentKind, LastOperation>();
-  if (!json) return out;
+/** A status document written before, or undefined when there is none or it is not JSON (start afresh). */
+export function parseStatus(json: string | undefined): unknown {
+  if (!json) return undefined;
   try {
-    const doc = JSON.parse(json) as ClusterStatus;
-    for (const [kind, s] of Object.entries(doc.components ?? {})) {
-      if (s?.lastOperation) out.set(kind as ComponentKind, s.lastOperation);
-    }
+    return JSON.parse(json);
   } catch {
-    // A status written by hand or damaged: start afresh.
+    return undefined;
+  }
+}
+
+/** Reads back the last operations from a status document written before (a restart keeps them). */
+export function lastOperationsOf(doc: unknown): Map<ComponentKind, LastOperation> {
+  const out = new Map<ComponentKind, LastOperation>();
+  const components = (doc as Partial<ClusterStatus> | undefined)?.components;
+  if (typeof components !== 'object' || components === null) return out;
+  for (const [kind, s] of Object.entries(components)) {
+    if (s?.lastOperation) out.set(kind as ComponentKind, s.lastOperation);
   }
   return out;
 }

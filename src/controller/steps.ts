@@ -88,8 +88,12 @@ export type Action =
   | { readonly type: 'delete-member'; readonly pod: string; readonly member: string }
   /** Take a store offline in PD (`DELETE /pd/api/v1/store/{id}`); PD moves its regions away. */
   | { readonly type: 'delete-store'; readonly pod: string; readonly storeId: number }
-  /** One step of retiring a TiCDC capture or Pump node; the Pod is annotated once it is done. */
-  | { readonly type: 'retire'; readonly pod: string; readonly how: 'ticdc' | 'pump' }
+  /**
+   * One step of retiring a TiCDC capture or Pump node; the Pod is annotated once it is done.
+   * `unregisteredIsDone`: the Pod never joined (not Ready, older than 5 resync periods), so a node
+   * missing from Pump's list counts as gone.
+   */
+  | { readonly type: 'retire'; readonly pod: string; readonly how: 'ticdc' | 'pump'; readonly unregisteredIsDone?: true }
   /** Replace the component's failure records (undefined clears them); written to the status at once. */
   | { readonly type: 'failover-set'; readonly failover: ComponentFailover | undefined }
   /** PD failover: delete the failed member, its Pod and its claims, then mark the record done. */

@@ -53,6 +53,12 @@ export const names = {
    * `-peer` suffix, as with the operator.
    */
   peerService: (cluster: string, c: ComponentKind) => (c === 'pump' ? `${cluster}-pump` : `${cluster}-${c}-peer`),
+  /**
+   * What follows `<pod>.<peer service>` in the address a Pump advertises: the namespace only when
+   * another Kubernetes cluster must resolve it (acrossK8s) or a cluster domain is set.
+   */
+  pumpAdvertiseZone: (namespace: string, clusterDomain: string, acrossK8s: boolean) =>
+    clusterDomain ? `.${namespace}.svc.${clusterDomain}` : acrossK8s ? `.${namespace}.svc` : '',
   /** Client Service (PD always, TiDB when `spec.tidb.service` is set). */
   service: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
   /** ConfigMap base name; `configUpdateStrategy: RollingUpdate` appends `-<hash>`. */

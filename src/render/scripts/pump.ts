@@ -48,8 +48,7 @@ function ns(ctx: PumpScriptContext): string {
 
 /** `.<ns>.svc.<domain>` with a cluster domain, `.<ns>.svc` across Kubernetes clusters, else nothing. */
 function zone(ctx: PumpScriptContext): string {
-  if (ctx.clusterDomain) return `.${ns(ctx)}.svc.${ctx.clusterDomain}`;
-  return ctx.acrossK8s ? `.${ns(ctx)}.svc` : '';
+  return names.pumpAdvertiseZone(ns(ctx), ctx.clusterDomain ?? '', ctx.acrossK8s);
 }
 
 function pdUrl(ctx: PumpScriptContext): string {
