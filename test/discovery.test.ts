@@ -37,7 +37,7 @@ describe('discovery objects', () => {
       { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
-      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'list', 'delete'] },
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['demo-status'], verbs: ['get', 'patch', 'update'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['demo-discovery'], verbs: ['get', 'update'] },

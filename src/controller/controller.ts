@@ -7,7 +7,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ComponentKind } from '../spec/names';
+import { COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ComponentKind } from '../spec/names';
+import { staleConfigMaps } from './configmaps';
 import { Discovery } from './discovery';
 import { extraReplicas, failoverOf, NO_FAILOVER, trackHealth, type FailoverKind, type FailoverState } from './failover';
 import { drainCapture, takePumpOffline } from './graceful';
@@ -61,6 +62,11 @@ export interface ControllerOptions {
   readonly autoFailover: boolean;
   /** How long a PD member, store or TiDB Pod is unhealthy before failover, per component. @default 5m each */
   readonly failoverPeriodMs: Readonly<Partial<Record<ComponentKind, number>>>;
+  /**
+   * How long an unused hash-named ConfigMap newer than the one in use is kept (Git may be applying
+   * it). @default 3600000
+   */
+  readonly configGraceMs?: number;
   readonly log: Logger;
 }
 
@@ -93,6 +99,9 @@ export class Controller {
   /** Delay before the next pass while an operation is under way: short after an action, growing while waiting. */
   private busyDelay = FIRST_BUSY_DELAY_MS;
   private actedThisPass = false;
+  /** StatefulSet specs and revisions at the last config collection; a change means a new look. */
+  private configFingerprint?: string;
+  private configRecheckAt?: number;
 
   constructor(private readonly opts: ControllerOptions) {
     const c = opts.cluster;
@@ -145,6 +154,7 @@ export class Controller {
     m.declare('tidb_gitops_failures_recorded_total', 'counter', 'Failure records made (failed PD members, Down stores, unready TiDB Pods), by component.');
     m.declare('tidb_gitops_failover_replicas', 'gauge', 'Replicas running beyond the desired count because of failover, by component.');
     m.declare('tidb_gitops_failover_replicas_added_total', 'counter', 'Replicas added because of failover, by component.');
+    m.declare('tidb_gitops_configmaps_deleted_total', 'counter', 'Old config revisions (hash-named ConfigMaps) deleted once no Pod or revision used them, by component.');
     m.declare('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.');
   }
 
@@ -273,8 +283,46 @@ export class Controller {
       }
     }
     await this.writeStatus(components, plans, pd);
+    if (!busy) await this.collectConfigs(now);
     this.metrics.set('process_resident_memory_bytes', {}, process.memoryUsage().rss);
     return busy;
+  }
+
+  /**
+   * Deletes the config revisions nothing needs any more (see configmaps.ts). It lists ConfigMaps only
+   * when a StatefulSet's spec or revisions moved since the last look, or when a kept one's grace
+   * period ends, so an idle cluster costs no requests.
+   */
+  private async collectConfigs(now: number): Promise<void> {
+    const statefulSets = this.kube.statefulSets();
+    const fingerprint = JSON.stringify(
+      statefulSets.map((s) => [s.metadata.name, s.metadata.generation, s.status?.observedGeneration, s.status?.currentRevision, s.status?.updateRevision]).sort(),
+    );
+    if (fingerprint === this.configFingerprint && !(this.configRecheckAt !== undefined && now >= this.configRecheckAt)) return;
+    const result = staleConfigMaps({
+      cluster: this.opts.cluster,
+      statefulSets,
+      pods: this.kube.pods(),
+      configMaps: await this.kube.listConfigMaps(),
+      now,
+      graceMs: this.opts.configGraceMs,
+    });
+    for (const cm of result.stale) {
+      const name = cm.metadata.name!;
+      if (!this.elector.isLeader || this.stopping) return;
+      if (!(await this.kube.deleteConfigMap(name, cm.metadata.uid, cm.metadata.resourceVersion))) continue;
+      const kind = cm.metadata.labels?.[LABEL.component] ?? '';
+      this.log.info('deleted an old config revision', { configMap: name, component: kind });
+      this.metrics.inc('tidb_gitops_configmaps_deleted_total', { component: kind });
+      const sts = COMPONENTS.includes(kind as ComponentKind) ? names.statefulSet(this.opts.cluster.name, kind as ComponentKind) : undefined;
+      if (sts && statefulSets.some((s) => s.metadata.name === sts)) {
+        await this.event(sts, 'Normal', 'ConfigMapDeleted', `Deleted ConfigMap ${name}: no Pod, StatefulSet revision or current spec uses it`, true);
+      }
+    }
+    // A rollout under way is looked at again when it ends, which changes the fingerprint; a revision
+    // kept for its grace period, on the first idle pass after the period.
+    this.configFingerprint = fingerprint;
+    this.configRecheckAt = result.recheckAt;
   }
 
   private replicasBefore(components: readonly ComponentState[], kind: ComponentKind): number {

@@ -20,7 +20,7 @@ import {
 import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../spec/names';
 import type { LeaseRecord, LeaseStore } from './leader';
 import type { Logger } from './log';
-import type { Pod, Pvc, StatefulSet } from './model';
+import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from './model';
 
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'tidb-gitops-controller';
@@ -224,6 +224,27 @@ export class KubeAccess implements LeaseStore {
       else await this.call(`delete pvc ${name}`, () => this.core.deleteNamespacedPersistentVolumeClaim(args), false);
     } catch (err) {
       if (err instanceof KubeError && (err.code === 404 || (err.code === 409 && uid))) return;
+      throw err;
+    }
+  }
+
+  /** The cluster's ConfigMaps (metadata only is used), by the components' selector. */
+  async listConfigMaps(): Promise<ConfigMapMeta[]> {
+    const list = await this.call('list configmaps', () => this.core.listNamespacedConfigMap({ namespace: this.namespace, labelSelector: this.selector }));
+    return list.items as unknown as ConfigMapMeta[];
+  }
+
+  /**
+   * Deletes a ConfigMap only if it still is the object of that UID and resourceVersion: one that Git
+   * re-applied or re-created meanwhile is left alone. Gone, or changed, counts as done.
+   */
+  async deleteConfigMap(name: string, uid: string | undefined, resourceVersion: string | undefined): Promise<boolean> {
+    try {
+      const body = { preconditions: { uid, resourceVersion } };
+      await this.call(`delete configmap ${name}`, () => this.core.deleteNamespacedConfigMap({ name, namespace: this.namespace, body }), false);
+      return true;
+    } catch (err) {
+      if (err instanceof KubeError && (err.code === 404 || err.code === 409)) return false;
       throw err;
     }
   }

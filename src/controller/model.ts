@@ -17,10 +17,18 @@ export interface ObjectMeta {
   creationTimestamp?: Date | string;
 }
 
+/** A Pod volume: only the ConfigMaps it mounts matter (directly or through a projection). */
+export interface Volume {
+  name?: string;
+  configMap?: { name?: string };
+  projected?: { sources?: { configMap?: { name?: string } }[] };
+}
+
 export interface StatefulSet {
   metadata: ObjectMeta;
   spec?: {
     replicas?: number;
+    template?: { spec?: { volumes?: Volume[] } };
     updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
     /** Only the names matter: a Pod's claims are `<template>-<pod>`. */
     volumeClaimTemplates?: { metadata?: { name?: string } }[];
@@ -44,7 +52,13 @@ export interface PodCondition {
 
 export interface Pod {
   metadata: ObjectMeta;
+  spec?: { volumes?: Volume[] };
   status?: { phase?: string; podIP?: string; podIPs?: { ip: string }[]; conditions?: PodCondition[] };
+}
+
+/** A ConfigMap as the garbage collection of old config revisions sees it: identity and labels. */
+export interface ConfigMapMeta {
+  metadata: ObjectMeta;
 }
 
 /** A PersistentVolumeClaim: only its identity and annotations matter to the controller. */

@@ -46,6 +46,9 @@ Options (other environment variables in brackets):
   --tikv-failover-period D    ... a TiKV store is Down (default 5m)
   --tiflash-failover-period D ... a TiFlash store is Down (default 5m)
   --tidb-failover-period D    ... a TiDB Pod is not Ready (default 5m)
+  --config-grace D         Keep an unused config revision (hash-named ConfigMap) newer
+                           than the one in use this long, as Git may be applying it
+                           (default 1h)
   --log-level LEVEL        debug, info, warn or error (default info)
 `;
 
@@ -103,6 +106,7 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
     ['--tikv-failover-period', '5m'],
     ['--tiflash-failover-period', '5m'],
     ['--tidb-failover-period', '5m'],
+    ['--config-grace', '1h'],
   ] as const) {
     const text = flags.get(flag) ?? dflt;
     const ms = parseDuration(text);
@@ -155,6 +159,7 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
         tiflash: durations['--tiflash-failover-period'],
         tidb: durations['--tidb-failover-period'],
       },
+      configGraceMs: durations['--config-grace'],
       logLevel,
     },
   };

@@ -11,11 +11,24 @@ import { configMapHash } from './config/hash';
  */
 export function componentConfigMap(cluster: ResolvedCluster, comp: ResolvedComponent, data: Record<string, string>): ConfigMap {
   const base = names.configMap(cluster.name, comp.kind);
-  const name = comp.configUpdateStrategy === 'RollingUpdate' ? `${base}-${configMapHash(data)}` : base;
+  const rolling = comp.configUpdateStrategy === 'RollingUpdate';
+  const name = rolling ? `${base}-${configMapHash(data)}` : base;
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: namespaced(cluster, name, selectorLabels(cluster.instance, comp.kind)),
+    metadata: namespaced(cluster, name, selectorLabels(cluster.instance, comp.kind), rolling ? KEEP_AFTER_REMOVAL : undefined),
     data,
   };
 }
+
+/**
+ * A config revision's ConfigMap must outlive its removal from Git: Pods of the old revision mount it
+ * until the rollout has replaced them, and the StatefulSet re-creates a failed old Pod from it. These
+ * annotations tell Argo CD and Flux not to prune it, and Argo CD not to count it as out of sync once
+ * Git no longer has it; the companion controller deletes it when nothing uses it any more.
+ */
+export const KEEP_AFTER_REMOVAL: Readonly<Record<string, string>> = {
+  'argocd.argoproj.io/sync-options': 'Prune=false',
+  'argocd.argoproj.io/compare-options': 'IgnoreExtraneous',
+  'kustomize.toolkit.fluxcd.io/prune': 'disabled',
+};

@@ -62,16 +62,18 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
 
 /**
  * What the controller does, and no more: read and patch StatefulSets (replicas, partition) and Pods,
- * keep its state ConfigMap and its Lease, and record Events. `create` has rules of its own because
- * Kubernetes cannot restrict it by resource name; everything else on ConfigMaps and Leases is limited
- * to the controller's two objects.
+ * keep its state ConfigMap and its Lease, delete old config revisions, and record Events. `create`
+ * has rules of its own because Kubernetes cannot restrict it by resource name; so do `list` and
+ * `delete` on ConfigMaps, whose old revisions have names known only once rendered. Reading and
+ * writing ConfigMaps and Leases is otherwise limited to the controller's two objects.
  */
 export function discoveryRules(cluster: ResolvedCluster): PolicyRule[] {
   return [
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
-    { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+    // list and delete: old config revisions have hash names no resourceNames rule can list ahead.
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'list', 'delete'] },
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.status(cluster.name)], verbs: ['get', 'patch', 'update'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [names.lease(cluster.name)], verbs: ['get', 'update'] },

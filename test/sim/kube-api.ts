@@ -22,7 +22,7 @@ import { failureStatus, notFound, reasonFor } from './kube-errors';
 import { isWatch, parseRoute, sendJson, serveApi } from './kube-http';
 import { Kubelet, type PodEvent } from './kube-kubelet';
 import { Registry } from './kube-registry';
-import { RESOURCE_TYPES, type ResourceType, typeByApiVersionKind, typesByKind } from './kube-resources';
+import { RESOURCE_TYPES, type ResourceType, typeByApiVersionKind, typeKey, typesByKind } from './kube-resources';
 import { ObjectStore } from './kube-store';
 import { clone } from './kube-util';
 import { WatchHub } from './kube-watch';
@@ -79,6 +79,17 @@ export type PodHookEvent = 'podCreated' | 'podStarted' | 'podReady' | 'podUnread
 const TICK_MS = 20;
 
 const PODS = typeByApiVersionKind('v1', 'Pod')!;
+const CONFIG_MAPS = typeByApiVersionKind('v1', 'ConfigMap')!;
+
+/** The ConfigMaps a Pod needs to start: every non-optional one its volumes name. */
+function mountedConfigMaps(pod: KubeObject): string[] {
+  const out: string[] = [];
+  for (const v of pod.spec?.volumes ?? []) {
+    if (v.configMap?.name && !v.configMap.optional) out.push(v.configMap.name);
+    for (const src of v.projected?.sources ?? []) if (src.configMap?.name && !src.configMap.optional) out.push(src.configMap.name);
+  }
+  return out;
+}
 
 interface Fault {
   match: (r: { method: string; path: string; query: Record<string, string> }) => boolean;
@@ -119,6 +130,8 @@ export class KubeSim {
    * returns false. Terminating Pods are not asked. @default () => true
    */
   readinessGate: (pod: KubeObject) => boolean = () => true;
+  /** Pods that could not start because a ConfigMap they mount did not exist, each time it happened. */
+  readonly mountFailures: { pod: string; configMaps: string[] }[] = [];
 
   private readonly store: ObjectStore;
   private readonly registry: Registry;
@@ -149,6 +162,8 @@ export class KubeSim {
         getPod: (ns, name) => this.store.get(PODS, ns, name),
         writeStatus: (pod, status) => this.registry.commit(PODS, pod, { ...pod, status }, { subresource: 'status' }),
         removePod: (pod) => this.registry.removeNow(PODS, pod.metadata.namespace!, pod.metadata.name),
+        missingConfigMaps: (pod) => mountedConfigMaps(pod).filter((n) => !this.store.get(CONFIG_MAPS, pod.metadata.namespace!, n)),
+        mountFailed: (pod, missing) => this.mountFailures.push({ pod: pod.metadata.name, configMaps: missing }),
         readinessGate: (pod) => this.guard('readinessGate', () => this.readinessGate(clone(pod))) === true,
         emit: (event, pod) => this.emit(event, pod),
       },
@@ -227,6 +242,24 @@ export class KubeSim {
    */
   apply(obj: KubeObject): KubeObject {
     return clone(this.registry.applyManifest(obj));
+  }
+
+  /**
+   * Server-side apply of a manifest by a field manager (as Flux, or Argo CD with ServerSideApply=true,
+   * send it): the manager then owns exactly the manifest's fields; `force` takes over fields other
+   * managers own. Throws the API error (409 on conflicts without force). Not recorded in `requests`.
+   */
+  serverSideApply(obj: KubeObject, fieldManager: string, force = true): KubeObject {
+    const rt = typeByApiVersionKind(obj.apiVersion, obj.kind);
+    if (!rt) throw new Error(`cannot apply ${obj.apiVersion} ${obj.kind}: not a served type`);
+    const namespace = obj.metadata.namespace ?? 'default';
+    return clone(this.registry.patch(rt, namespace, obj.metadata.name, 'application/apply-patch+yaml', JSON.stringify(obj), { fieldManager, force }).object);
+  }
+
+  /** The fields each field manager owns on an object (what `metadata.managedFields` says). */
+  fieldOwners(kind: string, namespace: string, name: string): Record<string, string[]> {
+    const rt = this.typesOf(kind)[0];
+    return this.registry.fields.of(`${typeKey(rt)}/${namespace}/${name}`);
   }
 
   /** A copy of the object, or undefined. `kind` as in manifests: 'StatefulSet', 'Pod', 'Lease'... */

@@ -140,16 +140,17 @@ function dispatch(b: HttpBackend, req: ApiRequest, res: ServerResponse): void {
     }
     case 'POST':
       if (name !== undefined || namespace === undefined) throw methodNotAllowed();
-      return sendJson(res, 201, b.registry.create(rt, namespace, parseJson(req.body), { dryRun }));
+      return sendJson(res, 201, b.registry.create(rt, namespace, parseJson(req.body), { dryRun, fieldManager: q.fieldManager }));
     case 'PUT':
       if (name === undefined) throw methodNotAllowed();
-      return sendJson(res, 200, b.registry.replace(rt, namespace!, name, parseJson(req.body), { subresource, dryRun }));
+      return sendJson(res, 200, b.registry.replace(rt, namespace!, name, parseJson(req.body), { subresource, dryRun, fieldManager: q.fieldManager }));
     case 'PATCH': {
       if (name === undefined) throw methodNotAllowed();
       const { object, created } = b.registry.patch(rt, namespace!, name, req.contentType ?? '', req.body, {
         subresource,
         dryRun,
         fieldManager: q.fieldManager,
+        force: q.force === 'true',
       });
       return sendJson(res, created ? 201 : 200, object);
     }

@@ -1,5 +1,6 @@
 /**
- * The kubelet part of the simulation: each Pod goes Pending -> Running (after `startMs`) -> Ready
+ * The kubelet part of the simulation: each Pod goes Pending -> Running (after `startMs`, once every
+ * ConfigMap it mounts exists) -> Ready
  * (after `readyMs` more, once the readiness gate passes), and on deletion terminates (not Ready at
  * once) and disappears after `stopMs`. Readiness follows the gate for as long as the Pod runs, as a
  * readiness probe does: a Ready Pod whose gate fails turns not Ready, and Ready again once it passes.
@@ -23,6 +24,13 @@ export interface KubeletHost {
   writeStatus(pod: KubeObject, status: Record<string, any>): KubeObject;
   /** Removes the Pod object for good; returns its last state. */
   removePod(pod: KubeObject): KubeObject | undefined;
+  /**
+   * The ConfigMaps the Pod mounts (not optional) that do not exist: its containers cannot start
+   * until they do (the kubelet's "MountVolume.SetUp failed ... not found").
+   */
+  missingConfigMaps(pod: KubeObject): string[];
+  /** Reports that a Pod could not start for missing ConfigMaps (it is tried again later). */
+  mountFailed(pod: KubeObject, missing: string[]): void;
   /** The readiness gate: may a started Pod be Ready (asked again and again while it runs)? */
   readinessGate(pod: KubeObject): boolean;
   /** Reports a lifecycle moment. */
@@ -169,6 +177,12 @@ export class Kubelet {
     run.timer = undefined;
     const pod = this.current(run);
     if (!pod || run.phase !== 'pending') return;
+    const missing = this.host.missingConfigMaps(pod);
+    if (missing.length > 0) {
+      this.host.mountFailed(pod, missing);
+      run.timer = this.after(this.timings.startMs, () => this.start(run));
+      return;
+    }
     const now = this.now();
     run.phase = 'running';
     const status = clone(pod.status ?? {});

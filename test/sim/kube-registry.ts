@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from './kube-api';
 import { alreadyExists, badRequest, conflict, invalid, KubeApiError, notFound } from './kube-errors';
+import { FieldOwnership } from './kube-fields';
 import { pendingPodStatus, terminatingPodStatus } from './kube-kubelet';
 import { jsonPatch, mergePatch, strategicMergePatch, threeWayMerge } from './kube-patch';
 import { apiVersionOf, RESOURCE_TYPES, type ResourceType, typeByApiVersionKind, typeKey } from './kube-resources';
@@ -35,12 +36,16 @@ export interface RegistryListener {
 export interface WriteOptions {
   /** `dryRun=All`: validate and answer, store nothing. */
   dryRun?: boolean;
+  /** Who writes: the field manager that owns what the write sets. @default "unknown" */
+  fieldManager?: string;
 }
 
 /** Options of replace and patch. */
 export interface UpdateOptions extends WriteOptions {
   /** Write the `/status` subresource: only `.status` changes. */
   subresource?: 'status';
+  /** Server-side apply: take over fields other managers own instead of failing with a conflict. */
+  force?: boolean;
 }
 
 /** Options of DELETE (query parameters or a DeleteOptions body). */
@@ -53,12 +58,15 @@ export interface DeleteOptions extends WriteOptions {
 
 const PODS = typeByApiVersionKind('v1', 'Pod')!;
 
+/** The field manager `kubectl apply` (client-side) writes as. */
+export const CLIENT_SIDE_APPLY = 'kubectl-client-side-apply';
+
 /** The API server's write paths over one store. */
 export class Registry {
   /** Last manifest given to `applyManifest`, per object (kubectl keeps it in an annotation). */
   private readonly lastApplied = new Map<string, unknown>();
-  /** Last server-side apply body per field manager, per object. */
-  private readonly appliedBy = new Map<string, Map<string, unknown>>();
+  /** Which field manager owns which field of each object (`metadata.managedFields`). */
+  readonly fields = new FieldOwnership();
   private nextClusterIP = 10;
 
   constructor(
@@ -102,6 +110,7 @@ export class Registry {
     this.defaultAndValidate(rt, obj);
     if (opts.dryRun) return obj;
     const stored = this.store.put(rt, obj);
+    this.fields.recordUpdate(objectKey(rt, namespace, meta.name), opts.fieldManager ?? 'unknown', undefined, stored);
     if (rt === PODS) this.listener.podCreated(stored);
     return stored;
   }
@@ -121,7 +130,7 @@ export class Registry {
     if (meta.resourceVersion !== undefined && meta.resourceVersion !== '' && meta.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(rt.group, rt.resource, name);
     }
-    return this.commit(rt, old, next, opts);
+    return this.updated(rt, old, this.commit(rt, old, next, opts), opts);
   }
 
   /**
@@ -156,7 +165,13 @@ export class Registry {
     }
     if (!isObject(next)) throw new KubeApiError(422, 'the patched object is not a JSON object', 'Invalid');
     this.checkPatchedIdentity(rt, old, next);
-    return { object: this.commit(rt, old, next as KubeObject, opts), created: false };
+    return { object: this.updated(rt, old, this.commit(rt, old, next as KubeObject, opts), opts), created: false };
+  }
+
+  /** Records who changed what in an update that was stored. */
+  private updated(rt: ResourceType, old: KubeObject, stored: KubeObject, opts: UpdateOptions): KubeObject {
+    if (!opts.dryRun) this.fields.recordUpdate(objectKey(rt, old.metadata.namespace!, old.metadata.name), opts.fieldManager ?? 'unknown', old, stored);
+    return stored;
   }
 
   /**
@@ -210,7 +225,7 @@ export class Registry {
     if (!removed) return undefined;
     const k = objectKey(rt, namespace, name);
     this.lastApplied.delete(k);
-    this.appliedBy.delete(k);
+    this.fields.forget(k);
     this.collectDependents(removed, propagationPolicy === 'Orphan');
     return removed;
   }
@@ -232,7 +247,10 @@ export class Registry {
     desired.metadata.namespace = namespace;
     const k = objectKey(rt, namespace, desired.metadata.name);
     const old = this.store.get(rt, namespace, desired.metadata.name);
-    const result = old ? this.commit(rt, old, threeWayMerge(this.lastApplied.get(k), desired, old)) : this.create(rt, namespace, desired);
+    const opts = { fieldManager: CLIENT_SIDE_APPLY };
+    const result = old
+      ? this.updated(rt, old, this.commit(rt, old, threeWayMerge(this.lastApplied.get(k), desired, old)), opts)
+      : this.create(rt, namespace, desired, opts);
     this.lastApplied.set(k, desired);
     return result;
   }
@@ -288,19 +306,18 @@ export class Registry {
     }
     const k = objectKey(rt, namespace, name);
     const old = this.store.get(rt, namespace, name);
+    const applied = { ...body, metadata: { ...(body.metadata ?? {}), name } };
+    const { next, commit } = this.fields.apply(k, manager, old, applied, opts.force === true, { name, group: rt.group, kind: rt.resource });
     let object: KubeObject;
     if (!old) {
       if (opts.subresource) throw notFound(rt.group, rt.resource, name);
-      object = this.create(rt, namespace, { ...body, metadata: { ...(body.metadata ?? {}), name } }, opts);
+      object = this.create(rt, namespace, next, opts);
     } else {
-      const next = threeWayMerge(this.appliedBy.get(k)?.get(manager), body, old);
       this.checkPatchedIdentity(rt, old, next);
-      object = this.commit(rt, old, next, opts);
+      object = this.commit(rt, old, next as KubeObject, opts);
     }
-    if (!opts.dryRun) {
-      if (!this.appliedBy.has(k)) this.appliedBy.set(k, new Map());
-      this.appliedBy.get(k)!.set(manager, clone(body));
-    }
+    // Apply owns exactly what it applied (a new object's defaulted fields stay unowned).
+    if (!opts.dryRun) commit();
     return { object, created: !old };
   }
 

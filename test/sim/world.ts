@@ -85,6 +85,15 @@ export interface WorldOptions {
   readonly bundle?: string;
   readonly kube?: KubeSimOptions;
   readonly pd?: Partial<PdSimOptions>;
+  /**
+   * Puts rendered objects into the cluster, at the start and on every `applyCluster` (a GitOps tool
+   * syncing, say). @default `kubectl apply` of each object (client-side)
+   */
+  readonly apply?: (kube: KubeSim, objects: Obj[]) => void;
+}
+
+function applyEach(kube: KubeSim, objects: Obj[]): void {
+  for (const o of objects) kube.apply(o as KubeObject);
 }
 
 export class World {
@@ -123,7 +132,7 @@ export class World {
     world.discoveryPort = await freePort();
     pd.discoveryUrl = `http://127.0.0.1:${world.discoveryPort}`;
     world.wire();
-    for (const o of objects) kube.apply(o as KubeObject);
+    (opts.apply ?? applyEach)(kube, objects);
     return world;
   }
 
@@ -256,7 +265,7 @@ export class World {
    * StatefulSet controller has seen every change (so a new revision shows in the status).
    */
   async applyCluster(cluster: Obj): Promise<void> {
-    for (const o of this.opts.render(cluster)) this.kube.apply(o as KubeObject);
+    (this.opts.apply ?? applyEach)(this.kube, this.opts.render(cluster));
     await this.waitFor(
       () => this.kube.list('StatefulSet', this.namespace).every((s) => (s.status?.observedGeneration ?? 0) >= (s.metadata.generation ?? 0)),
       5000,
