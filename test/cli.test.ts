@@ -58,6 +58,33 @@ describe('tidb-gitops render', () => {
     expect(readFileSync(join(out, 'db.basic.k8s.yaml'), 'utf8')).toBe(cli(['render', 'examples/basic', '--namespace=db']).stdout);
   });
 
+  test('--check compares DIR with what the inputs render and writes nothing; --prune covers removed clusters', () => {
+    const out = join(dir, 'check');
+    const check = (...extra: string[]) => cli(['render', 'examples/basic', '-o', out, '-n', 'db', '--check', ...extra]);
+    let r = check();
+    expect([r.status, r.stderr]).toEqual([3, `${out}/db.basic.k8s.yaml: missing\n${out} is out of date: render it again and commit the result\n`]);
+    expect(() => readdirSync(out)).toThrow();
+    expect(cli(['render', 'examples/basic', '-o', out, '-n', 'db']).status).toBe(0);
+    r = check();
+    expect([r.status, r.stdout, r.stderr]).toEqual([0, '', `${out} is up to date (1 file)\n`]);
+    writeFileSync(join(out, 'db.basic.k8s.yaml'), readFileSync(join(out, 'db.basic.k8s.yaml'), 'utf8').replace('v8.5', 'v8.4'));
+    expect(check().stderr).toContain(`${out}/db.basic.k8s.yaml: differs from what the inputs render`);
+    expect(check().status).toBe(3);
+    // A cluster no longer in the inputs: stale only when --prune says DIR holds nothing else rendered.
+    expect(cli(['render', 'examples/basic', '-o', out, '-n', 'db']).status).toBe(0);
+    writeFileSync(join(out, 'db.gone.k8s.yaml'), 'kind: ConfigMap\n');
+    writeFileSync(join(out, 'kustomization.yaml'), 'resources: []\n');
+    expect(check().status).toBe(0);
+    r = check('--prune');
+    expect([r.status, r.stderr.split('\n')[0]]).toEqual([3, `${out}/db.gone.k8s.yaml: no input renders it any more`]);
+    r = cli(['render', 'examples/basic', '-o', out, '-n', 'db', '--prune']);
+    expect(r.stderr).toBe(`wrote ${out}/db.basic.k8s.yaml (16 objects)\ndeleted ${out}/db.gone.k8s.yaml (no input renders it any more)\n`);
+    expect(readdirSync(out).sort()).toEqual(['db.basic.k8s.yaml', 'kustomization.yaml']);
+    expect(check('--prune').status).toBe(0);
+    r = cli(['render', 'examples/basic', '--check']);
+    expect([r.status, r.stderr.split('\n')[0]]).toEqual([2, 'tidb-gitops: --check needs -o DIR']);
+  });
+
   test('--controller-image sets the discovery image of clusters that name none', () => {
     const image = (args: string[]) =>
       parseAllDocuments(cli(['render', 'examples/basic', ...args]).stdout)

@@ -43,6 +43,8 @@ export function readInputs(paths: readonly string[], readStdin: () => string): I
 function yamlFilesUnder(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    // Hidden directories (.git, .github workflows...) hold no inputs.
+    if (entry.isDirectory() && entry.name.startsWith('.')) continue;
     const full = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...yamlFilesUnder(full));
     else if (YAML_FILE.test(entry.name)) out.push(full);

@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { version } from '../../package.json';
+import { argocdMain } from './argocd';
+import { diffMain } from './diff';
 import { renderCommand, type Io } from './render';
 
 const USAGE = `Usage: tidb-gitops <command> [options]
@@ -9,11 +11,16 @@ const USAGE = `Usage: tidb-gitops <command> [options]
 Commands:
   render [PATH...|-]   Render TidbCluster documents into Kubernetes manifests.
                        PATH is a file, a directory (searched recursively for
-                       *.yaml and *.yml) or - for standard input. Documents of
-                       other kinds are skipped with a note on stderr.
+                       *.yaml and *.yml, hidden directories skipped) or - for
+                       standard input. Documents of other kinds are skipped
+                       with a note on stderr.
   controller [options] Run the companion controller of one cluster (what the
                        rendered <cluster>-discovery Deployment runs). See
                        'tidb-gitops controller --help'.
+  diff OLD NEW         What merging a change would do to the clusters, as a
+                       Markdown report. See 'tidb-gitops diff --help'.
+  argocd ...           The Argo CD config-management plugin's commands. See
+                       'tidb-gitops argocd --help'.
 
 Options for render:
   -o, --output DIR     Write one file per cluster into DIR
@@ -24,13 +31,25 @@ Options for render:
                        Image of the <cluster>-discovery Deployment (the
                        tidb-gitops controller) for clusters whose
                        spec.discovery names none.
+      --prune          With -o: also delete DIR/*.k8s.yaml files that no
+                       input renders any more (a removed cluster).
+      --check          With -o: write nothing; exit 3 when DIR differs from
+                       what the inputs render (for CI: committed output
+                       is stale).
 
   -h, --help           Show this help.
   -v, --version        Show the version.
 
 Manifests go to stdout only; notes and errors go to stderr.
-Exit status: 0 rendered, 1 invalid input or output failure, 2 usage error.
+Exit status: 0 rendered, 1 invalid input or output failure, 2 usage error,
+3 (render --check) output out of date.
 `;
+
+/** Commands that parse their own arguments; each returns the exit code. */
+const SUBCOMMANDS: Record<string, (args: readonly string[], io: Io) => number> = {
+  diff: diffMain,
+  argocd: argocdMain,
+};
 
 export function main(argv: readonly string[], io: Io): number {
   const [command, ...rest] = argv;
@@ -42,6 +61,7 @@ export function main(argv: readonly string[], io: Io): number {
     io.stdout(`${version}\n`);
     return 0;
   }
+  if (Object.hasOwn(SUBCOMMANDS, command)) return SUBCOMMANDS[command](rest, io);
   if (command !== 'render') return usageError(io, `unknown command ${JSON.stringify(command)}`);
   const parsed = parseRenderArgs(rest);
   if (typeof parsed === 'string') return usageError(io, parsed);
@@ -57,6 +77,8 @@ interface ParsedRenderArgs {
   outDir?: string;
   namespace?: string;
   controllerImage?: string;
+  prune?: boolean;
+  check?: boolean;
   help?: boolean;
 }
 
@@ -88,6 +110,12 @@ export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | str
         out.controllerImage = v;
         break;
       }
+      case '--prune':
+        out.prune = true;
+        break;
+      case '--check':
+        out.check = true;
+        break;
       case '-h':
       case '--help':
         out.help = true;
@@ -98,6 +126,7 @@ export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | str
     }
   }
   if (out.paths.length === 0 && !out.help) return 'render needs at least one PATH (a file, a directory, or - for stdin)';
+  if ((out.prune || out.check) && out.outDir === undefined) return `${out.check ? '--check' : '--prune'} needs -o DIR`;
   return out;
 }
 
@@ -119,5 +148,6 @@ export function run(): void {
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
     readStdin: () => readFileSync(0, 'utf8'),
+    env: process.env,
   });
 }

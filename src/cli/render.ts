@@ -2,7 +2,7 @@
 import { loadTidbClusters, type LoadedCluster } from '../spec/load';
 import { clusterId, renderClusters } from '../render/render';
 import { readInputs } from './inputs';
-import { writeFilesAtomically } from './write';
+import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
 
 export interface RenderOptions {
   readonly paths: readonly string[];
@@ -10,12 +10,21 @@ export interface RenderOptions {
   readonly namespace?: string;
   /** Image of the discovery Deployment where `spec.discovery` names none. @default this release's image */
   readonly controllerImage?: string;
+  /** With `outDir`: also delete `*.k8s.yaml` files there that no input renders any more. @default false */
+  readonly prune?: boolean;
+  /** With `outDir`: write nothing; exit 3 if the files there differ from what would be written. @default false */
+  readonly check?: boolean;
 }
+
+/** Exit status of `render --check` when the output directory is not what the inputs render. */
+export const EXIT_STALE = 3;
 
 export interface Io {
   readonly stdout: (s: string) => void;
   readonly stderr: (s: string) => void;
   readonly readStdin: () => string;
+  /** The process environment, for commands that take settings from it. @default {} */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Returns the exit code: 0 rendered, 1 bad input or output. Manifests go to stdout only. */
@@ -48,13 +57,31 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
     io.stdout(rendered.map((r) => r.yaml).join(''));
     return 0;
   }
+  const dir = opts.outDir.replace(/\/$/, '');
+  const files = rendered.map((r) => ({ name: r.fileName, content: r.yaml }));
+  const leftovers = opts.prune ? leftoverFiles(opts.outDir, files.map((f) => f.name)) : [];
+  if (opts.check) {
+    const stale = staleFiles(opts.outDir, files, leftovers);
+    const lines = [
+      ...stale.changed.map((f) => `${dir}/${f}: differs from what the inputs render`),
+      ...stale.missing.map((f) => `${dir}/${f}: missing`),
+      ...stale.extra.map((f) => `${dir}/${f}: no input renders it any more`),
+    ];
+    if (lines.length === 0) {
+      io.stderr(`${dir} is up to date (${files.length} file${files.length === 1 ? '' : 's'})\n`);
+      return 0;
+    }
+    io.stderr(`${lines.join('\n')}\n${dir} is out of date: render it again and commit the result\n`);
+    return EXIT_STALE;
+  }
   try {
-    writeFilesAtomically(opts.outDir, rendered.map((r) => ({ name: r.fileName, content: r.yaml })));
+    writeFilesAtomically(opts.outDir, files, leftovers);
   } catch (e) {
     io.stderr(`${(e as Error).message}\nnothing was written\n`);
     return 1;
   }
-  for (const r of rendered) io.stderr(`wrote ${opts.outDir.replace(/\/$/, '')}/${r.fileName} (${r.objects.length} objects)\n`);
+  for (const r of rendered) io.stderr(`wrote ${dir}/${r.fileName} (${r.objects.length} objects)\n`);
+  for (const f of leftovers) io.stderr(`deleted ${dir}/${f} (no input renders it any more)\n`);
   return 0;
 }
 
@@ -71,7 +98,8 @@ export function pdWarning(c: LoadedCluster): string | undefined {
   );
 }
 
-function duplicateMessages(clusters: readonly LoadedCluster[]): string[] {
+/** One message per cluster defined twice (same namespace and name), naming both places. */
+export function duplicateMessages(clusters: readonly LoadedCluster[]): string[] {
   const seen = new Map<string, LoadedCluster>();
   const out: string[] = [];
   for (const c of clusters) {

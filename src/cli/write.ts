@@ -2,7 +2,7 @@
  * Writing rendered files all-or-nothing: every file is staged under a temporary name first; then each
  * is swapped in, the previous file kept aside until all swaps succeeded, so a failure restores them.
  */
-import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeFsError } from './inputs';
 
@@ -19,8 +19,35 @@ interface Slot {
   swapped: boolean;
 }
 
-/** Throws an Error naming the directory or file when anything cannot be written; then nothing was changed. */
-export function writeFilesAtomically(dir: string, files: readonly OutputFile[]): void {
+/** A file name rendered output uses: `<cluster>.k8s.yaml` or `<namespace>.<cluster>.k8s.yaml`. */
+export const RENDERED_FILE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\.k8s\.yaml$/;
+
+/** Rendered files in `dir` that are not among `keep` (a cluster no longer in the inputs). */
+export function leftoverFiles(dir: string, keep: readonly string[]): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && RENDERED_FILE.test(e.name) && !keep.includes(e.name))
+    .map((e) => e.name)
+    .sort();
+}
+
+/** How the files in `dir` differ from what would be written. */
+export function staleFiles(dir: string, files: readonly OutputFile[], remove: readonly string[] = []): { changed: string[]; missing: string[]; extra: string[] } {
+  const changed: string[] = [];
+  const missing: string[] = [];
+  for (const f of files) {
+    const path = join(dir, f.name);
+    if (!existsSync(path)) missing.push(f.name);
+    else if (readFileSync(path, 'utf8') !== f.content) changed.push(f.name);
+  }
+  return { changed, missing, extra: [...remove] };
+}
+
+/**
+ * Writes `files` into `dir` and deletes the files named in `remove`, all or nothing. Throws an Error
+ * naming the directory or file when anything cannot be written; then nothing was changed.
+ */
+export function writeFilesAtomically(dir: string, files: readonly OutputFile[], remove: readonly string[] = []): void {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (e) {
@@ -47,6 +74,11 @@ export function writeFilesAtomically(dir: string, files: readonly OutputFile[]):
       if (s.hadOld) renameSync(s.final, s.backup);
       renameSync(s.tmp, s.final);
       s.swapped = true;
+    }
+    for (const name of remove) {
+      const r: Slot = { final: join(dir, name), tmp: '', backup: join(dir, `.${name}.${process.pid}.old`), hadOld: true, swapped: false };
+      slots.push(r);
+      renameSync(r.final, r.backup);
     }
   } catch (e) {
     rollBack(slots, staged);

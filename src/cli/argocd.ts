@@ -1,0 +1,466 @@
+/**
+ * `tidb-gitops argocd ...`: the commands behind the Argo CD config-management plugin (CMP v2, a sidecar
+ * of argocd-repo-server, configured by argocd/plugin.yaml) and the patch that installs it.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, normalize } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { version } from '../../package.json';
+import { CONTROLLER_REPOSITORY } from '../spec/defaults';
+import { renderCommand, type Io } from './render';
+
+/** The plugin sidecar's image: this release's image with the CLI and plugin.yaml, built by the Dockerfile's `argocd-cmp` stage. */
+export const PLUGIN_IMAGE = `${CONTROLLER_REPOSITORY}:${version}-argocd-cmp`;
+/** Where the plugin's files live in the package, relative to its root. */
+export const PLUGIN_CONFIG_FILE = 'argocd/plugin.yaml';
+export const HEALTH_LUA_FILE = 'argocd/health/statefulset.lua';
+/** The argocd-cm key that replaces Argo CD's built-in StatefulSet health check. */
+export const HEALTH_KEY = 'resource.customizations.health.apps_StatefulSet';
+
+export const ARGOCD_USAGE = `Usage: tidb-gitops argocd <command> [options]
+
+The commands behind the Argo CD config-management plugin (argocd/plugin.yaml).
+
+Commands:
+  generate         Render every TidbCluster under the current directory (the
+                   Application's source path) to stdout, as 'render .' does.
+                   Argo CD runs it; settings come from the environment.
+  discover         Print the path of the first file holding a TidbCluster
+                   document, or nothing. Always exits 0. Argo CD runs it.
+  install-patch    Print the Kustomize patches that install the plugin into an
+                   Argo CD installation.
+
+Settings of generate (the Application's spec.source.plugin):
+  parameter         env entry         meaning
+  controller-image  CONTROLLER_IMAGE  image of each <cluster>-discovery Deployment,
+                                      for clusters whose spec.discovery names none
+                                      (default: ${CONTROLLER_REPOSITORY}:${version})
+  namespace         NAMESPACE         namespace for clusters whose metadata has
+                                      none (default: ARGOCD_APP_NAMESPACE, the
+                                      Application's destination namespace)
+  paths             PATHS             space-separated files or directories inside
+                                      the source directory (default: .)
+  Argo CD passes a parameter as PARAM_<NAME> and an env entry as
+  ARGOCD_ENV_<NAME>. A parameter wins over an env entry; an empty value counts
+  as unset. Unknown PARAM_* and ARGOCD_ENV_* names are noted on stderr.
+
+Options for install-patch:
+      --image IMAGE    Image of the plugin sidecar
+                       (default: ${PLUGIN_IMAGE})
+  -n, --namespace NS   Namespace of the Argo CD installation (default: argocd).
+                       An empty NS leaves the namespace out of the patches:
+                       Kustomize applies patches before its own 'namespace:'
+                       setting and matches a patch's namespace exactly, so a
+                       kustomization that sets 'namespace:' over Argo CD's
+                       install.yaml needs patches without one.
+      --only PART      Print one patch only: repo-server or argocd-cm
+  -h, --help           Show this help.
+
+Manifests and patches go to stdout only; notes and errors go to stderr.
+Exit status: 0 done, 1 nothing rendered (invalid input, no TidbCluster), 2 usage error.
+`;
+
+const COMMANDS: Record<string, (args: readonly string[], io: Io) => number> = {
+  generate,
+  discover,
+  'install-patch': installPatch,
+};
+
+export function argocdMain(args: readonly string[], io: Io): number {
+  const [command, ...rest] = args;
+  if (command === '-h' || command === '--help' || command === 'help') {
+    io.stdout(ARGOCD_USAGE);
+    return 0;
+  }
+  if (command === undefined) return usageError(io, 'argocd needs a command: generate, discover or install-patch');
+  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!run) return usageError(io, `unknown argocd command ${JSON.stringify(command)}; expected generate, discover or install-patch`);
+  if (rest.length === 1 && (rest[0] === '-h' || rest[0] === '--help')) {
+    io.stdout(ARGOCD_USAGE);
+    return 0;
+  }
+  return run(rest, io);
+}
+
+function usageError(io: Io, message: string): number {
+  io.stderr(`tidb-gitops: ${message}\nRun 'tidb-gitops argocd --help' for usage.\n`);
+  return 2;
+}
+
+// ---------------------------------------------------------------------------
+// generate
+
+/** The settings of `generate`, by the name shared by the env entry and the escaped parameter name. */
+export const SETTING_NAMES = ['CONTROLLER_IMAGE', 'NAMESPACE', 'PATHS'] as const;
+type SettingName = (typeof SETTING_NAMES)[number];
+
+export interface GenerateSettings {
+  /** @default the renderer's default, this release's controller image */
+  readonly controllerImage?: string;
+  /** @default ARGOCD_APP_NAMESPACE, else none (the objects carry no namespace) */
+  readonly namespace?: string;
+  /** @default ['.'] */
+  readonly paths: readonly string[];
+}
+
+export interface SettingsResult {
+  readonly settings: GenerateSettings;
+  /** Unknown names, reported but not fatal. */
+  readonly notes: string[];
+  readonly errors: string[];
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Argo CD's escaping of a parameter name into its `PARAM_` variable: upper case, non-alphanumerics as `_`. */
+export function paramVariable(name: string): string {
+  return `PARAM_${name.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}`;
+}
+
+const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
+
+/**
+ * Reads the settings from Argo CD's environment: a parameter (`PARAM_<NAME>`) wins over an env entry
+ * (`ARGOCD_ENV_<NAME>`), as the parameter is the more specific, UI-visible way to set it; the namespace
+ * falls back to the Application's destination namespace. Empty values count as unset, since Argo CD
+ * passes env entries that are set to "".
+ */
+export function readSettings(env: Env): SettingsResult {
+  const notes = unknownNames(env);
+  const errors: string[] = [];
+  const pick = (name: SettingName): { value: string; from: string } | undefined => {
+    for (const from of [`PARAM_${name}`, `ARGOCD_ENV_${name}`]) {
+      const value = env[from];
+      if (present(value)) return { value: value.trim(), from };
+    }
+    return undefined;
+  };
+  const namespace = pick('NAMESPACE') ?? (present(env.ARGOCD_APP_NAMESPACE) ? { value: env.ARGOCD_APP_NAMESPACE.trim(), from: 'ARGOCD_APP_NAMESPACE' } : undefined);
+  const paths = pickPaths(env, pick('PATHS'));
+  for (const p of paths.list) {
+    const problem = pathProblem(p);
+    if (problem) errors.push(`${paths.from}: ${JSON.stringify(p)} ${problem}`);
+  }
+  return {
+    settings: { controllerImage: pick('CONTROLLER_IMAGE')?.value, namespace: namespace?.value, paths: paths.list },
+    notes,
+    errors,
+  };
+}
+
+/** `paths` as a string parameter or env entry (space-separated), or as an array parameter (`PARAM_PATHS_<i>`). */
+function pickPaths(env: Env, text: { value: string; from: string } | undefined): { list: string[]; from: string } {
+  const fromParam = text?.from === 'PARAM_PATHS';
+  const items = Object.keys(env)
+    .map((k) => /^PARAM_PATHS_(\d+)$/.exec(k))
+    .filter((m): m is RegExpExecArray => m !== null && present(env[m[0]]))
+    .sort((a, b) => Number(a[1]) - Number(b[1]))
+    .map((m) => env[m[0]]!.trim());
+  if (!fromParam && items.length > 0) return { list: items, from: 'PARAM_PATHS_<n>' };
+  if (text) return { list: text.value.split(/\s+/), from: text.from };
+  return { list: ['.'], from: 'PATHS' };
+}
+
+/** Paths stay inside the source directory: Argo CD hands the plugin a copy of the repository, nothing more. */
+function pathProblem(p: string): string | undefined {
+  if (p === '-') return 'is standard input, which the plugin does not read; name a file or directory';
+  if (isAbsolute(p)) return 'is an absolute path; give a path relative to the source directory';
+  const n = normalize(p);
+  if (n === '..' || n.startsWith('../')) return 'leaves the source directory; give a path inside it';
+  return undefined;
+}
+
+const KNOWN_VARIABLES = new Set(SETTING_NAMES.flatMap((n) => [`PARAM_${n}`, `ARGOCD_ENV_${n}`]));
+
+/** A note for each `PARAM_*` or `ARGOCD_ENV_*` name that is no setting, so that a typo does not go unseen. */
+function unknownNames(env: Env): string[] {
+  const notes: string[] = [];
+  for (const key of Object.keys(env).sort()) {
+    const prefix = key.startsWith('PARAM_') ? 'PARAM_' : key.startsWith('ARGOCD_ENV_') ? 'ARGOCD_ENV_' : undefined;
+    if (!prefix || KNOWN_VARIABLES.has(key) || /^PARAM_PATHS_\d+$/.test(key)) continue;
+    const name = key.slice(prefix.length);
+    const hint = closest(name, SETTING_NAMES);
+    const what = prefix === 'PARAM_' ? 'plugin parameter' : 'plugin env entry';
+    notes.push(
+      `note: ${key}: ${what} ${JSON.stringify(name)} is not a setting of tidb-gitops and was ignored` +
+        (hint ? `; did you mean ${prefix}${hint}?` : ` (settings: ${SETTING_NAMES.join(', ')})`),
+    );
+  }
+  return notes;
+}
+
+/** The candidate within a small edit distance of `word`, if any. */
+function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: { c: string; d: number } | undefined;
+  for (const c of candidates) {
+    const d = editDistance(word, c);
+    if (d <= Math.max(2, Math.floor(c.length / 4)) && (!best || d < best.d)) best = { c, d };
+  }
+  return best?.c;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/**
+ * Renders in the current directory, as Argo CD's CMP server runs it. Output is held until rendering
+ * succeeded, so a failure never leaves part of a stream on stdout, and success never leaves it empty
+ * (Argo CD would prune everything the Application had).
+ */
+function generate(args: readonly string[], io: Io): number {
+  if (args.length > 0) return usageError(io, `argocd generate takes no arguments (got ${JSON.stringify(args[0])}); its settings come from the environment`);
+  const { settings, notes, errors } = readSettings(io.env ?? {});
+  for (const n of notes) io.stderr(`${n}\n`);
+  if (errors.length > 0) {
+    io.stderr(`${errors.join('\n')}\nnothing was rendered\n`);
+    return 1;
+  }
+  let out = '';
+  const code = renderCommand(
+    { paths: settings.paths, namespace: settings.namespace, controllerImage: settings.controllerImage },
+    { stdout: (s) => (out += s), stderr: io.stderr, readStdin: () => '', env: io.env },
+  );
+  if (code !== 0) return code;
+  if (out.trim() === '') {
+    io.stderr('no manifests were rendered; nothing was printed\n');
+    return 1;
+  }
+  io.stdout(out);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// discover
+
+const YAML_FILE = /\.ya?ml$/i;
+/** A top-level `kind: TidbCluster` line: at column 0, so neither commented out nor nested in another object. */
+const TIDB_CLUSTER_KIND = /^kind:[ \t]*(["']?)TidbCluster\1[ \t]*(#.*)?\r?$/m;
+
+/** Prints the first file (in the order `render .` reads them) with a TidbCluster document; exits 0 either way. */
+function discover(args: readonly string[], io: Io): number {
+  if (args.length > 0) return usageError(io, `argocd discover takes no arguments (got ${JSON.stringify(args[0])})`);
+  const found = firstTidbClusterFile('.');
+  if (found !== undefined) io.stdout(`${found}\n`);
+  return 0;
+}
+
+/** The same walk as `render DIR` (sorted, recursive, *.yaml and *.yml); unreadable entries are passed over. */
+export function firstTidbClusterFile(dir: string): string | undefined {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    const path = dir === '.' ? entry.name : join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const found = firstTidbClusterFile(path);
+      if (found !== undefined) return found;
+    } else if (YAML_FILE.test(entry.name) && holdsTidbCluster(path)) {
+      return path;
+    }
+  }
+  return undefined;
+}
+
+function holdsTidbCluster(file: string): boolean {
+  try {
+    return TIDB_CLUSTER_KIND.test(readFileSync(file, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// install-patch
+
+export type PatchPart = 'repo-server' | 'argocd-cm';
+const PARTS: readonly PatchPart[] = ['repo-server', 'argocd-cm'];
+
+export interface InstallPatchOptions {
+  /** @default PLUGIN_IMAGE */
+  readonly image?: string;
+  /** Empty: no namespace in the patches. @default 'argocd' */
+  readonly namespace?: string;
+  /** @default both parts */
+  readonly only?: PatchPart;
+}
+
+function installPatch(args: readonly string[], io: Io): number {
+  const parsed = parseInstallPatchArgs(args);
+  if (typeof parsed === 'string') return usageError(io, parsed);
+  let files: { pluginName: string; healthLua: string };
+  try {
+    files = { pluginName: pluginName(readPackageFile(PLUGIN_CONFIG_FILE)), healthLua: readPackageFile(HEALTH_LUA_FILE) };
+  } catch (e) {
+    io.stderr(`tidb-gitops: ${(e as Error).message}\n`);
+    return 1;
+  }
+  io.stdout(installPatchYaml(parsed, files.pluginName, files.healthLua));
+  return 0;
+}
+
+/** Returns the options, or an error message. */
+export function parseInstallPatchArgs(args: readonly string[]): InstallPatchOptions | string {
+  const out: { image?: string; namespace?: string; only?: PatchPart } = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const [flag, inline] = eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
+    const value = () => inline ?? args[++i];
+    switch (flag) {
+      case '--image': {
+        const v = value();
+        if (!v) return '--image needs an image';
+        out.image = v;
+        break;
+      }
+      case '-n':
+      case '--namespace': {
+        const v = value();
+        if (v === undefined) return `${flag} needs a namespace (or '' for none)`;
+        out.namespace = v;
+        break;
+      }
+      case '--only': {
+        const v = value();
+        if (!PARTS.includes(v as PatchPart)) return `--only needs repo-server or argocd-cm${v ? `, got ${JSON.stringify(v)}` : ''}`;
+        out.only = v as PatchPart;
+        break;
+      }
+      default:
+        return arg.startsWith('-') ? `unknown option ${JSON.stringify(arg)} for argocd install-patch` : `argocd install-patch takes no arguments (got ${JSON.stringify(arg)})`;
+    }
+  }
+  return out;
+}
+
+/** The patch documents as one YAML stream, led by a comment that says what each part is for. */
+export function installPatchYaml(opts: InstallPatchOptions, plugin: string, healthLua: string): string {
+  const namespace = opts.namespace ?? 'argocd';
+  const docs: object[] = [];
+  if (opts.only !== 'argocd-cm') docs.push(repoServerPatch(opts.image ?? PLUGIN_IMAGE, namespace, plugin));
+  if (opts.only !== 'repo-server') docs.push(argocdCmPatch(namespace, healthLua));
+  // The comment leads the first document instead of standing alone before a `---`, so that no reader
+  // sees an empty document.
+  return installPatchHeader(plugin, opts.only) + docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
+}
+
+function installPatchHeader(plugin: string, only: PatchPart | undefined): string {
+  const intro = `# Installs the ${plugin} config-management plugin (tidb-gitops ${version}) into Argo CD. Each document is a
+# strategic merge patch; list this file under \`patches:\` in a Kustomize overlay of the Argo CD install.
+# Kustomize matches a patch's namespace exactly, before applying its own \`namespace:\` setting: over
+# Argo CD's install.yaml in a kustomization that sets \`namespace:\`, print it with --namespace ''.
+`;
+  const repoServer = `#
+# argocd-repo-server: a sidecar running Argo CD's argocd-cmp-server (shared by the repo-server through
+# the var-files volume) next to the tidb-gitops CLI. Its image holds the plugin's configuration, so no
+# ConfigMap is needed. Applications use it with spec.source.plugin.name: ${plugin}, or with
+# spec.source.plugin: {} to match by discovery (a TidbCluster document in the source directory).
+`;
+  const argocdCm = `#
+# argocd-cm:
+# - ${HEALTH_KEY}: a StatefulSet counts as healthy only once
+#   every Pod runs the update revision. The tidb-gitops controller holds the partition at the replica
+#   count and lowers it one Pod at a time; Argo CD's built-in check would call such a rollout healthy
+#   before any Pod was updated. It applies to every StatefulSet this Argo CD manages.
+# - application.resourceTrackingMethod: annotation. With the default label tracking, Argo CD treats
+#   every object labelled app.kubernetes.io/instance=<app name> as part of the app. The rendered
+#   objects carry app.kubernetes.io/instance=<cluster name>, so when the Application is named like the
+#   cluster, objects made in the cluster (the controller's <cluster>-status ConfigMap, the
+#   StatefulSets' PVCs) would be shown as extra and pruned. Argo CD 3.0 and later track by annotation
+#   by default; the setting keeps 2.x installs safe too.
+`;
+  return intro + (only === 'argocd-cm' ? '' : repoServer) + (only === 'repo-server' ? '' : argocdCm);
+}
+
+/** The sidecar and its scratch volume, merged by name into Argo CD's argocd-repo-server Deployment. */
+export function repoServerPatch(image: string, namespace: string, plugin: string): object {
+  const tmp = `${plugin}-tmp`;
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: patchMetadata('argocd-repo-server', namespace),
+    spec: {
+      template: {
+        spec: {
+          containers: [
+            {
+              name: plugin,
+              image,
+              // Argo CD's CMP server, copied into var-files by the repo-server's init container; it
+              // reads /home/argocd/cmp-server/config/plugin.yaml (baked into the image) and runs the CLI.
+              command: ['/var/run/argocd/argocd-cmp-server'],
+              env: [{ name: 'HOME', value: '/tmp' }],
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: 999,
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+                seccompProfile: { type: 'RuntimeDefault' },
+              },
+              resources: {
+                requests: { cpu: '50m', memory: '128Mi' },
+                limits: { cpu: '1', memory: '512Mi' },
+              },
+              volumeMounts: [
+                { name: 'var-files', mountPath: '/var/run/argocd' },
+                { name: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' },
+                // Its own /tmp, not the repo-server's: the CMP server unpacks each repository there.
+                { name: tmp, mountPath: '/tmp' },
+              ],
+            },
+          ],
+          volumes: [{ name: tmp, emptyDir: {} }],
+        },
+      },
+    },
+  };
+}
+
+/** The health check and the tracking method, merged into Argo CD's argocd-cm ConfigMap. */
+export function argocdCmPatch(namespace: string, healthLua: string): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: patchMetadata('argocd-cm', namespace),
+    data: {
+      [HEALTH_KEY]: healthLua,
+      'application.resourceTrackingMethod': 'annotation',
+    },
+  };
+}
+
+/** Kustomize finds a patch's target by kind, name and namespace; an empty namespace is left out. */
+function patchMetadata(name: string, namespace: string): { name: string; namespace?: string } {
+  return namespace === '' ? { name } : { name, namespace };
+}
+
+/** The plugin's name from plugin.yaml: the sidecar container is named after it. */
+function pluginName(configText: string): string {
+  const name = (parse(configText) as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+  if (typeof name !== 'string' || name === '') throw new Error(`${PLUGIN_CONFIG_FILE}: metadata.name is missing; the package is damaged`);
+  return name;
+}
+
+/**
+ * A file shipped with the package. The CLI runs from lib/ (bundled) or src/cli/ (tests), and lib/ holds
+ * a package.json of its own, so the root is found by the file itself, searching upwards.
+ */
+export function readPackageFile(relative: string): string {
+  for (let dir = __dirname; ; dir = dirname(dir)) {
+    const candidate = join(dir, relative);
+    if (existsSync(candidate)) return readFileSync(candidate, 'utf8');
+    if (dirname(dir) === dir) break;
+  }
+  throw new Error(`cannot find ${relative} in the tidb-gitops package (searched upwards from ${__dirname}); reinstall the package`);
+}

@@ -1,0 +1,130 @@
+/** `tidb-gitops diff OLD NEW`: the impact report of a change, as Markdown for a pull request. */
+import { buildModel } from '../diff/model';
+import { compareModels, exitCodeFor } from '../diff/compare';
+import { loadManifests } from '../diff/load';
+import { toMarkdown } from '../diff/markdown';
+import { readSide } from '../diff/sources';
+import type { Io } from './render';
+
+export const DIFF_USAGE = `Usage: tidb-gitops diff [options] OLD NEW
+
+Compare what two versions of the inputs render to, and print a Markdown
+report: per cluster and component, rolling restarts (and the Pod template
+fields that cause them), scaling, config keys, images, objects added, removed
+or changed, and the risks a reviewer should weigh.
+
+OLD and NEW are each
+  PATH                 a file or a directory (searched recursively for *.yaml
+                       and *.yml), or - for standard input;
+  REV:PATH             PATH as it is in git revision REV, e.g.
+                       origin/main:clusters or HEAD~1:./examples (./ is
+                       relative to the current directory, as in git). A PATH
+                       missing in REV counts as empty: everything is added.
+An argument that exists on disk is a path. Documents may be TidbClusters
+(rendered as 'render' does) or already rendered manifests, mixed.
+
+Options:
+  -n, --namespace NS   Namespace for clusters whose metadata has none.
+      --controller-image IMAGE
+                       Image of the <cluster>-discovery Deployment for
+                       clusters whose spec.discovery names none.
+      --exit-code      Exit 0 when nothing changes, 3 when something changes
+                       without risks, 4 when there is at least one risk.
+  -h, --help           Show this help.
+
+The report goes to stdout; notes and errors go to stderr.
+Exit status: 0 report printed, 1 invalid input, unreadable path or git
+failure (nothing on stdout), 2 usage error; with --exit-code 0, 3 or 4 as
+above instead of 0.
+`;
+
+export interface DiffOptions {
+  readonly old: string;
+  readonly new: string;
+  /** Namespace for TidbClusters whose metadata has none. @default none */
+  readonly namespace?: string;
+  /** Image of the discovery Deployment where `spec.discovery` names none. @default this release's image */
+  readonly controllerImage?: string;
+  /** Exit 0 / 3 / 4 for no change / changes / changes with risks. @default false (exit 0 once the report is printed) */
+  readonly exitCode?: boolean;
+}
+
+export function diffMain(args: readonly string[], io: Io): number {
+  const parsed = parseDiffArgs(args);
+  if (parsed === 'help') {
+    io.stdout(DIFF_USAGE);
+    return 0;
+  }
+  if (typeof parsed === 'string') {
+    io.stderr(`tidb-gitops diff: ${parsed}\nRun 'tidb-gitops diff --help' for usage.\n`);
+    return 2;
+  }
+  return diffCommand(parsed, io);
+}
+
+/** Returns the parsed options, `help`, or an error message. */
+export function parseDiffArgs(args: readonly string[]): DiffOptions | 'help' | string {
+  const paths: string[] = [];
+  let namespace: string | undefined;
+  let controllerImage: string | undefined;
+  let exitCode = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--') {
+      paths.push(...args.slice(i + 1));
+      break;
+    }
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const value = () => (eq > 0 ? arg.slice(eq + 1) : args[++i]);
+    switch (flag) {
+      case '-n':
+      case '--namespace':
+        namespace = value();
+        if (!namespace) return `${flag} needs a namespace`;
+        break;
+      case '--controller-image':
+        controllerImage = value();
+        if (!controllerImage) return `${flag} needs an image`;
+        break;
+      case '--exit-code':
+        if (eq > 0) return `${flag} takes no value`;
+        exitCode = true;
+        break;
+      case '-h':
+      case '--help':
+        return 'help';
+      default:
+        if (arg.startsWith('-') && arg !== '-') return `unknown option ${JSON.stringify(arg)}`;
+        paths.push(arg);
+    }
+  }
+  if (paths.length !== 2) return `diff needs two arguments, OLD and NEW, got ${paths.length}`;
+  if (paths[0] === '-' && paths[1] === '-') return 'only one of OLD and NEW can be - (standard input)';
+  return { old: paths[0], new: paths[1], namespace, controllerImage, exitCode };
+}
+
+/** Prints the report; returns the exit status (see DIFF_USAGE). */
+export function diffCommand(opts: DiffOptions, io: Io): number {
+  const sides = [
+    { role: 'OLD', arg: opts.old },
+    { role: 'NEW', arg: opts.new },
+  ].map(({ role, arg }) => readSide(arg, { role, readStdin: io.readStdin, env: io.env ?? process.env }));
+  const errors = sides.flatMap((s) => s.errors);
+  const notes = sides.flatMap((s) => s.notes);
+  const resolve = { namespace: opts.namespace, controllerImage: opts.controllerImage };
+  const loaded = errors.length > 0 ? [] : sides.map((s) => loadManifests(s.texts, resolve));
+  for (const l of loaded) {
+    errors.push(...l.errors);
+    notes.push(...l.notes);
+  }
+  for (const n of notes) io.stderr(`${n}\n`);
+  if (errors.length > 0) {
+    const count = errors.reduce((sum, m) => sum + m.split('\n').length, 0);
+    io.stderr(`${errors.join('\n')}\n${count === 1 ? '1 problem' : `${count} problems`} found; no report was made\n`);
+    return 1;
+  }
+  const report = compareModels(buildModel(loaded[0].objects), buildModel(loaded[1].objects));
+  io.stdout(toMarkdown(report));
+  return opts.exitCode ? exitCodeFor(report) : 0;
+}

@@ -1,0 +1,266 @@
+/**
+ * Two models (old and new manifests) -> the structured report: per cluster, per component, what
+ * restarts, scales, changes config or image, which objects come and go, and the risks.
+ */
+import { ANNOTATION } from '../spec/names';
+import { diffConfigData } from './config';
+import {
+  annotationsOf,
+  compareComponents,
+  kindOf,
+  nameOf,
+  namespaceOf,
+  type ClusterModel,
+  type ComponentModel,
+  type ConfigMapFacts,
+  type KubeObject,
+  type Model,
+} from './model';
+import type { ChangeKind, ClusterDiff, ComponentDiff, ConfigChange, DiffReport, FieldChange, ImageChange, ObjectChange, Restart } from './report';
+import { clusterRisks } from './risks';
+import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type PathStep, type ValueChange } from './values';
+
+/** Compares the manifests before and after a change. */
+export function compareModels(before: Model, after: Model): DiffReport {
+  const ids = [...new Set([...before.clusters.keys(), ...after.clusters.keys()])];
+  const clusterOf = (id: string) => (after.clusters.get(id) ?? before.clusters.get(id))!;
+  ids.sort((a, b) => {
+    const x = clusterOf(a);
+    const y = clusterOf(b);
+    return Number(x.name === '') - Number(y.name === '') || cmp(x.namespace, y.namespace) || cmp(x.name, y.name);
+  });
+  const clusters: ClusterDiff[] = [];
+  for (const id of ids) {
+    const diff = compareCluster(before.clusters.get(id), after.clusters.get(id));
+    if (diff) clusters.push(diff);
+  }
+  return { clusters, changed: clusters.length > 0, riskCount: clusters.reduce((n, c) => n + c.risks.length, 0) };
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The exit status for `--exit-code`: 0 no change, 3 changes without risks, 4 changes with a risk. */
+export function exitCodeFor(report: DiffReport): 0 | 3 | 4 {
+  if (!report.changed) return 0;
+  return report.riskCount > 0 ? 4 : 3;
+}
+
+function compareCluster(before: ClusterModel | undefined, after: ClusterModel | undefined): ClusterDiff | undefined {
+  const base = (after ?? before)!;
+  const names = [...new Set([...(before?.components.keys() ?? []), ...(after?.components.keys() ?? [])])].sort(compareComponents);
+  const components: ComponentDiff[] = [];
+  for (const c of names) {
+    const d = compareComponent(c, before?.components.get(c), after?.components.get(c));
+    if (d) components.push(d);
+  }
+  const objects = objectChanges(before, after, components);
+  if (objects.length === 0 && components.length === 0) return undefined;
+  const change: ChangeKind = !before ? 'added' : !after ? 'removed' : 'changed';
+  return { id: base.id, namespace: base.namespace, name: base.name, change, components, objects, risks: clusterRisks(before, after, components) };
+}
+
+// ---------------------------------------------------------------------------
+// Components
+// ---------------------------------------------------------------------------
+
+function compareComponent(component: string, old: ComponentModel | undefined, neu: ComponentModel | undefined): ComponentDiff | undefined {
+  const a = old?.workload;
+  const b = neu?.workload;
+  const change: ChangeKind = a && !b ? 'removed' : !a && b ? 'added' : 'changed';
+  const workload = b ?? a;
+  const restart = a && b && kindOf(a) === kindOf(b) ? restartOf(a, b) : undefined;
+  const from = a ? old!.replicas : undefined;
+  const to = b ? neu!.replicas : undefined;
+  const replicas = from !== to ? { ...(from !== undefined && { from }), ...(to !== undefined && { to }) } : undefined;
+  const images = change === 'removed' ? [] : imageChanges(old?.images ?? {}, neu?.images ?? {});
+  const appliedBy = change === 'added' ? 'new-pods' : restart ? 'rolling-restart' : 'next-restart';
+  const config = change === 'removed' ? [] : configChanges(old, neu, appliedBy);
+  const settings = change === 'changed' && a && b ? settingsChanges(a, b) : [];
+  if (change === 'changed' && !restart && !replicas && images.length === 0 && config.length === 0 && settings.length === 0) return undefined;
+  return {
+    component,
+    change,
+    ...(workload && { workload: `${kindOf(workload)} ${nameOf(workload)}` }),
+    ...(restart && { restart }),
+    ...(replicas && { replicas }),
+    images,
+    config,
+    settings,
+  };
+}
+
+function fieldChange(c: ValueChange, path: string): FieldChange {
+  const change: ChangeKind = c.from === undefined ? 'added' : c.to === undefined ? 'removed' : 'changed';
+  const from = shortValue(c.from);
+  const to = shortValue(c.to);
+  return { path, change, ...(from !== undefined && { from }), ...(to !== undefined && { to }) };
+}
+
+function templateOf(workload: KubeObject): unknown {
+  return isPlainObject(workload.spec) ? workload.spec.template : undefined;
+}
+
+function restartOf(a: KubeObject, b: KubeObject): Restart | undefined {
+  const changes = diffValues(templateOf(a), templateOf(b));
+  if (changes.length === 0) return undefined;
+  // Paths read relative to the Pod spec (`containers[pd].image`); template metadata keeps its prefix.
+  const causes = changes.flatMap((c) => {
+    const path = formatPath(c.path[0]?.kind === 'key' && c.path[0].name === 'spec' ? c.path.slice(1) : c.path);
+    const a = jsonObject(c.from);
+    const b = jsonObject(c.to);
+    // A JSON document in an env var (the controller's cluster info) reads better key by key.
+    if (a && b) return diffValues(a, b).map((x) => fieldChange(x, `${path} > ${formatPath(x.path)}`));
+    return [fieldChange(c, path)];
+  });
+  const by = kindOf(b) === 'Deployment' ? 'deployment' : annotationsOf(b)[ANNOTATION.replicas] !== undefined ? 'controller' : 'statefulset';
+  return { by, causes };
+}
+
+function jsonObject(v: unknown): Record<string, unknown> | undefined {
+  if (typeof v !== 'string' || !v.startsWith('{')) return undefined;
+  const parsed = parseJson(v);
+  return isPlainObject(parsed) ? parsed : undefined;
+}
+
+function imageChanges(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): ImageChange[] {
+  const out: ImageChange[] = [];
+  for (const container of [...Object.keys(b), ...Object.keys(a).filter((k) => !(k in b))]) {
+    if (a[container] === b[container]) continue;
+    out.push({ container, ...(a[container] !== undefined && { from: a[container] }), ...(b[container] !== undefined && { to: b[container] }) });
+  }
+  return out;
+}
+
+function settingsChanges(a: KubeObject, b: KubeObject): FieldChange[] {
+  const sa = annotationsOf(a)[ANNOTATION.settings];
+  const sb = annotationsOf(b)[ANNOTATION.settings];
+  if (sa === sb) return [];
+  const ja = parseJson(sa);
+  const jb = parseJson(sb);
+  if (ja === undefined || jb === undefined) return [fieldChange({ path: [], from: sa, to: sb }, ANNOTATION.settings)];
+  return diffValues(ja, jb).map((c) => fieldChange(c, formatPath(c.path)));
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined) return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// ConfigMaps
+// ---------------------------------------------------------------------------
+
+type Pair = readonly [ConfigMapFacts | undefined, ConfigMapFacts | undefined];
+
+/**
+ * Old and new ConfigMap of a component, matched through the workload volume that mounts them (with
+ * RollingUpdate their names differ), then by name without the hash for ConfigMaps no volume mounts.
+ */
+export function configPairs(old: ComponentModel | undefined, neu: ComponentModel | undefined): Pair[] {
+  const pairs: Pair[] = [];
+  const seen = new Set<string>();
+  const usedOld = new Set<string>();
+  const usedNew = new Set<string>();
+  const add = (a: ConfigMapFacts | undefined, b: ConfigMapFacts | undefined) => {
+    const key = `${a?.name ?? ''}\n${b?.name ?? ''}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    pairs.push([a, b]);
+    if (a) usedOld.add(a.name);
+    if (b) usedNew.add(b.name);
+  };
+  const va = old?.configVolumes ?? {};
+  const vb = neu?.configVolumes ?? {};
+  for (const volume of [...Object.keys(vb), ...Object.keys(va).filter((v) => !(v in vb))]) {
+    const a = va[volume] === undefined ? undefined : old?.configMaps.get(va[volume]);
+    const b = vb[volume] === undefined ? undefined : neu?.configMaps.get(vb[volume]);
+    if (a || b) add(a, b);
+  }
+  const restOld = [...(old?.configMaps.values() ?? [])].filter((c) => !usedOld.has(c.name));
+  const restNew = [...(neu?.configMaps.values() ?? [])].filter((c) => !usedNew.has(c.name));
+  for (const b of restNew) {
+    const a = restOld.find((x) => !usedOld.has(x.name) && baseName(x) === baseName(b));
+    add(a, b);
+  }
+  for (const a of restOld) if (!usedOld.has(a.name)) add(a, undefined);
+  return pairs;
+}
+
+function baseName(c: ConfigMapFacts): string {
+  return c.strategy === 'RollingUpdate' ? c.name.replace(/-[0-9a-f]+$/, '') : c.name;
+}
+
+function configChanges(old: ComponentModel | undefined, neu: ComponentModel | undefined, appliedBy: ConfigChange['appliedBy']): ConfigChange[] {
+  const out: ConfigChange[] = [];
+  for (const [a, b] of configPairs(old, neu)) {
+    if (a && b && a.name === b.name && deepEqual(a.data, b.data)) continue;
+    const data = diffConfigData(a?.data ?? {}, b?.data ?? {});
+    out.push({
+      ...(a && { from: a.name }),
+      ...(b && { to: b.name }),
+      strategy: (b ?? a)!.strategy,
+      appliedBy,
+      keys: data.keys,
+      scripts: data.scripts,
+      otherData: data.otherData,
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Objects
+// ---------------------------------------------------------------------------
+
+/** Fields of a component's workload that the component sections already cover. */
+function coveredByComponent(path: readonly PathStep[]): boolean {
+  const [first, second, third] = path;
+  if (first?.name === 'spec' && second?.name === 'template') return true;
+  if (first?.name === 'metadata' && second?.name === 'annotations') return third?.name === ANNOTATION.replicas || third?.name === ANNOTATION.settings;
+  return false;
+}
+
+function objectChanges(before: ClusterModel | undefined, after: ClusterModel | undefined, components: readonly ComponentDiff[]): ObjectChange[] {
+  const a = before?.objects ?? new Map<string, KubeObject>();
+  const b = after?.objects ?? new Map<string, KubeObject>();
+  const workloads = new Set(components.map((c) => c.workload).filter((w): w is string => w !== undefined));
+  const replaced = new Map<string, string>();
+  for (const c of components) {
+    for (const cfg of c.config) if (cfg.from && cfg.to && cfg.from !== cfg.to) replaced.set(cfg.from, cfg.to);
+  }
+  const out: ObjectChange[] = [];
+  for (const key of new Set([...a.keys(), ...b.keys()])) {
+    const x = a.get(key);
+    const y = b.get(key);
+    const o = (y ?? x)!;
+    const ref = { kind: kindOf(o), name: nameOf(o), namespace: namespaceOf(o) };
+    if (x && y) {
+      if (deepEqual(x, y)) continue;
+      const covered = workloads.has(`${ref.kind} ${ref.name}`);
+      const paths = diffValues(x, y)
+        .map((c) => c.path)
+        .filter((p) => !covered || !coveredByComponent(p))
+        .map((p) => formatPath(p.slice(0, 2)));
+      if (paths.length > 0) out.push({ ...ref, change: 'changed', fields: [...new Set(paths)] });
+    } else if (x) {
+      const by = ref.kind === 'ConfigMap' ? replaced.get(ref.name) : undefined;
+      if (by !== undefined && !a.has(`ConfigMap/${ref.namespace}/${by}`) && b.has(`ConfigMap/${ref.namespace}/${by}`)) {
+        out.push({ ...ref, change: 'replaced', replacedBy: by });
+      } else {
+        out.push({ ...ref, change: 'removed' });
+      }
+    } else {
+      out.push({ ...ref, change: 'added' });
+    }
+  }
+  const replacements = new Set(out.filter((o) => o.change === 'replaced').map((o) => o.replacedBy));
+  return out
+    .filter((o) => !(o.change === 'added' && o.kind === 'ConfigMap' && replacements.has(o.name)))
+    .sort((p, q) => cmp(p.kind, q.kind) || cmp(p.name, q.name));
+}

@@ -1,0 +1,94 @@
+/**
+ * YAML texts -> the Kubernetes objects they stand for: TidbCluster documents are rendered exactly as
+ * `render` renders them, every other Kubernetes object (an already rendered `dist/`, say) is taken as
+ * it is. No file system access here.
+ */
+import { duplicateMessages } from '../cli/render';
+import { renderClusters } from '../render/render';
+import { fastLoadAll } from '../spec/fast-yaml';
+import { loadTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../spec/load';
+import type { ResolveOptions } from '../spec/resolve';
+import { KIND } from '../spec/types';
+import { kindOf, nameOf, namespaceOf, objectKey, type KubeObject } from './model';
+import { isPlainObject } from './values';
+
+/** One YAML text and where it came from. */
+export interface ManifestText {
+  /** The file as messages name it: a path, `<stdin>`, or `REV:path` for a git revision. */
+  readonly file: string;
+  readonly text: string;
+  /** The user named this file (rather than a directory holding it). */
+  readonly explicit: boolean;
+}
+
+export interface LoadedManifests {
+  /** Rendered and given objects, in input order. */
+  readonly objects: KubeObject[];
+  /** Problems that make the input unusable, each naming its file. */
+  readonly errors: string[];
+  /** Things worth saying that do not stop the report. */
+  readonly notes: string[];
+}
+
+/** Reads every text, renders its TidbClusters and collects every problem before giving up. */
+export function loadManifests(texts: readonly ManifestText[], options: ResolveOptions = {}): LoadedManifests {
+  const errors: string[] = [];
+  const notes: string[] = [];
+  const given: { object: KubeObject; origin: string }[] = [];
+  const clusters: LoadedCluster[] = [];
+  for (const t of texts) {
+    let docs = fastLoadAll(t.text);
+    let loaded: LoadResult | undefined;
+    if (!docs) {
+      // Only the full parser knows line numbers: let it say what is wrong.
+      loaded = loadTidbClusters(t.text, t.file, options);
+      if (loaded.errors.length > 0) {
+        errors.push(...loaded.errors.map((e) => e.message));
+        continue;
+      }
+      docs = slowLoadAll(t.text);
+    }
+    if (docs.some((d) => isPlainObject(d) && d.kind === KIND)) {
+      loaded ??= loadTidbClusters(t.text, t.file, options);
+      errors.push(...loaded.errors.map((e) => e.message));
+      clusters.push(...loaded.clusters);
+    }
+    let count = 0;
+    docs.forEach((doc, i) => {
+      if (doc === null || doc === undefined) return;
+      count++;
+      const where = `${t.file}: document ${i + 1}`;
+      if (!isPlainObject(doc) || typeof doc.apiVersion !== 'string' || typeof doc.kind !== 'string') {
+        notes.push(`${where}: skipped: not a Kubernetes object (no apiVersion and kind)`);
+        return;
+      }
+      // Through JSON so that numbers read from YAML compare equal to rendered ones.
+      if (doc.kind !== KIND) given.push({ object: JSON.parse(JSON.stringify(doc)) as KubeObject, origin: where });
+    });
+    if (count === 0 && t.explicit) notes.push(`${t.file}: no document in this file`);
+  }
+  errors.push(...duplicateMessages(clusters));
+  if (errors.length > 0) return { objects: [], errors, notes };
+  const rendered = renderClusters(clusters.map((c) => c.resolved)).flatMap((r, i) =>
+    r.objects.map((object) => ({ object, origin: `rendered from ${clusters[i].source.file}: document ${clusters[i].source.document}` })),
+  );
+  const all = [...rendered, ...given];
+  errors.push(...duplicateObjects(all));
+  return { objects: errors.length > 0 ? [] : all.map((o) => o.object), errors, notes };
+}
+
+function duplicateObjects(objects: readonly { object: KubeObject; origin: string }[]): string[] {
+  const seen = new Map<string, string>();
+  const out: string[] = [];
+  for (const { object, origin } of objects) {
+    const key = objectKey(object);
+    const first = seen.get(key);
+    if (first === undefined) {
+      seen.set(key, origin);
+      continue;
+    }
+    const ns = namespaceOf(object) ? ` in namespace ${namespaceOf(object)}` : '';
+    out.push(`${origin}: duplicate object ${kindOf(object)} ${nameOf(object)}${ns}, also ${first.startsWith('rendered') ? first : `in ${first}`}`);
+  }
+  return out;
+}

@@ -1,0 +1,142 @@
+/**
+ * The structured result of comparing two sets of rendered manifests: what changes per cluster and per
+ * component, and the risks a reviewer should weigh. The Markdown report is one view of it.
+ */
+import type { RiskId } from './risks';
+
+/** How something changed between the old and the new manifests. */
+export type ChangeKind = 'added' | 'removed' | 'changed';
+
+/** One changed field, with old and new values where they are short enough to show. */
+export interface FieldChange {
+  /** Readable path, e.g. `containers[pd].image` (relative to the Pod template for restarts). */
+  readonly path: string;
+  readonly change: ChangeKind;
+  /** The old value as one line; absent when the field is new or the value is too long to show. */
+  readonly from?: string;
+  /** The new value as one line; absent when the field is gone or the value is too long to show. */
+  readonly to?: string;
+}
+
+/** A Pod restart that the change causes. */
+export interface Restart {
+  /**
+   * Who restarts the Pods: `controller` (a rendered StatefulSet: the companion controller steps it one
+   * Pod at a time), `statefulset` (a StatefulSet without the controller's annotations: Kubernetes rolls
+   * it per its updateStrategy) or `deployment` (the Deployment replaces its Pods).
+   */
+  readonly by: 'controller' | 'statefulset' | 'deployment';
+  /** The Pod template fields that changed. */
+  readonly causes: readonly FieldChange[];
+}
+
+/** A container's image before and after; one side is absent for an added or removed container. */
+export interface ImageChange {
+  readonly container: string;
+  readonly from?: string;
+  readonly to?: string;
+}
+
+/** One dotted key of a TOML file in a component ConfigMap. */
+export interface ConfigKeyChange {
+  /** The ConfigMap data key holding the TOML, e.g. `config-file` or `proxy_templ.toml`. */
+  readonly file: string;
+  /** Dotted TOML key, e.g. `storage.block-cache.capacity-ratio`. */
+  readonly key: string;
+  readonly change: ChangeKind;
+  /** The old value in TOML notation; absent for an added key or a value too long to show. */
+  readonly from?: string;
+  /** The new value in TOML notation; absent for a removed key or a value too long to show. */
+  readonly to?: string;
+}
+
+/**
+ * How a ConfigMap is updated: `RollingUpdate` names it `<cluster>-<component>-<hash>` (a change is a new
+ * name, so a new Pod template), `InPlace` keeps `<cluster>-<component>`, `other` is any other name.
+ */
+export type ConfigStrategy = 'RollingUpdate' | 'InPlace' | 'other';
+
+/** The change of one ConfigMap a component mounts. */
+export interface ConfigChange {
+  /** The old ConfigMap's name; absent when there was none. */
+  readonly from?: string;
+  /** The new ConfigMap's name; absent when there is none any more. */
+  readonly to?: string;
+  /** Strategy of the new ConfigMap (of the old one when it is removed). */
+  readonly strategy: ConfigStrategy;
+  /**
+   * When the running processes get the new config: `rolling-restart` (the component restarts in this
+   * change), `next-restart` (in place: Pods see the new file but the processes read it only when they
+   * next start) or `new-pods` (the component is new).
+   */
+  readonly appliedBy: 'rolling-restart' | 'next-restart' | 'new-pods';
+  readonly keys: readonly ConfigKeyChange[];
+  /** Data keys holding scripts (e.g. `startup-script`) whose text changed. */
+  readonly scripts: readonly string[];
+  /** Other data keys that changed and are not TOML. */
+  readonly otherData: readonly string[];
+}
+
+/** Everything that changes for one component of a cluster. */
+export interface ComponentDiff {
+  /** The `app.kubernetes.io/component` label: pd, tikv, tiflash, tidb, ticdc, pump, tiproxy, discovery. */
+  readonly component: string;
+  readonly change: ChangeKind;
+  /** The component's StatefulSet (Deployment for discovery), as `Kind name`; absent when it has none. */
+  readonly workload?: string;
+  /** Set when the Pod template changes while the workload stays. */
+  readonly restart?: Restart;
+  /** Set when the desired replica count differs (and for added or removed components). */
+  readonly replicas?: { readonly from?: number; readonly to?: number };
+  readonly images: readonly ImageChange[];
+  readonly config: readonly ConfigChange[];
+  /** Keys of the controller settings annotation (`tidb-gitops.io/settings`) that changed. */
+  readonly settings: readonly FieldChange[];
+}
+
+/** An object added, removed, replaced (a hash-named ConfigMap by its successor) or changed otherwise. */
+export interface ObjectChange {
+  readonly kind: string;
+  readonly name: string;
+  /** "" for objects without a namespace. */
+  readonly namespace: string;
+  readonly change: ChangeKind | 'replaced';
+  /** For `replaced`: the name of the object that takes its place. */
+  readonly replacedBy?: string;
+  /** For `changed`: the top-level fields that differ, e.g. `spec.ports`. */
+  readonly fields?: readonly string[];
+}
+
+/** Something a reviewer should weigh before merging, in one sentence or two. */
+export interface Risk {
+  /** Stable kind of risk, for tests and tools. */
+  readonly id: RiskId;
+  /** The component it is about, when it is about one. */
+  readonly component?: string;
+  readonly message: string;
+}
+
+/** Everything that changes for one cluster. */
+export interface ClusterDiff {
+  /** `namespace/name`, or `name` without a namespace; "" for objects that belong to no cluster. */
+  readonly id: string;
+  /** "" when the objects have no namespace. */
+  readonly namespace: string;
+  /** The `app.kubernetes.io/instance` label; "" for objects that belong to no cluster. */
+  readonly name: string;
+  readonly change: ChangeKind;
+  /** Components in the order pd, tikv, tiflash, tidb, ticdc, pump, tiproxy, discovery, then others by name. */
+  readonly components: readonly ComponentDiff[];
+  readonly objects: readonly ObjectChange[];
+  readonly risks: readonly Risk[];
+}
+
+/** The whole comparison; `clusters` holds only clusters where something differs. */
+export interface DiffReport {
+  /** Ordered by namespace, then name; objects of no cluster last. */
+  readonly clusters: readonly ClusterDiff[];
+  /** True when any rendered object differs. */
+  readonly changed: boolean;
+  /** Number of risks over all clusters. */
+  readonly riskCount: number;
+}

@@ -1,0 +1,303 @@
+/**
+ * Every kind of risk the report knows, each with a stable id, and the one place that detects them.
+ * A risk is something that fails on apply, stops Pods, moves data, or leaves the cluster weaker than
+ * a reviewer might assume.
+ */
+import { parseToml } from '../render/config/toml';
+import { compareComponents, componentTitle, kindOf, mountedConfigMaps, nameOf, type ClusterModel, type ComponentModel, type KubeObject } from './model';
+import type { ComponentDiff, Risk } from './report';
+import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type ValueChange } from './values';
+import { compareVersions, formatVersion, imageVersion, type SemVer } from './version';
+
+export const RISK = {
+  /** A StatefulSet's `spec.volumeClaimTemplates` changes: Kubernetes refuses the update. */
+  pvcTemplate: 'pvc-template',
+  /** A StatefulSet's or Deployment's `spec.selector` changes: Kubernetes refuses the update. */
+  selector: 'selector',
+  /** A StatefulSet's `spec.serviceName` changes: Kubernetes refuses the update. */
+  serviceName: 'service-name',
+  /** Another StatefulSet field Kubernetes does not let change (`spec.podManagementPolicy`). */
+  immutableField: 'immutable-field',
+  /** PD's replica count becomes even. */
+  pdEven: 'pd-even',
+  /** PD's replica count becomes lower than 3 (and is not even). */
+  pdFew: 'pd-few',
+  /** TiKV's replica count is below PD's `replication.max-replicas`. */
+  tikvMaxReplicas: 'tikv-max-replicas',
+  /** PD, TiKV or TiFlash scale in: members are removed, data moves. */
+  scaleIn: 'scale-in',
+  /** A component's workload is removed from a cluster that stays. */
+  componentRemoved: 'component-removed',
+  /** A whole cluster is removed. */
+  clusterRemoved: 'cluster-removed',
+  /** A container image moves to a lower version. */
+  downgrade: 'downgrade',
+  /** PD, TiKV and TiDB run different versions after the change. */
+  versionSkew: 'version-skew',
+} as const;
+
+export type RiskId = (typeof RISK)[keyof typeof RISK];
+
+/** PD's `replication.max-replicas` when its config does not set it. */
+export const DEFAULT_MAX_REPLICAS = 3;
+
+/** The risks of one cluster's change, in component order; `components` is what compare found. */
+export function clusterRisks(before: ClusterModel | undefined, after: ClusterModel | undefined, components: readonly ComponentDiff[]): Risk[] {
+  if (!after || after.components.size === 0) {
+    return before && before.components.size > 0 ? [clusterRemoved(before)] : [];
+  }
+  const out: Risk[] = [];
+  // Every component, not only those with a section of their own: a claim template change alone does not restart anything.
+  const names = [...new Set([...(before?.components.keys() ?? []), ...after.components.keys()])].sort(compareComponents);
+  for (const c of names) {
+    const old = before?.components.get(c);
+    const neu = after.components.get(c);
+    if (old?.workload && neu?.workload) out.push(...immutableFieldRisks(c, old.workload, neu.workload));
+    if (old?.workload && !neu?.workload) out.push(componentRemoved(c, old.workload));
+    const diff = components.find((d) => d.component === c);
+    if (!diff) continue;
+    out.push(...replicaRisks(diff, old, neu, before, after));
+    out.push(...downgradeRisks(diff));
+  }
+  const skew = versionSkew(before, after);
+  if (skew) out.push(skew);
+  return out;
+}
+
+function risk(id: RiskId, component: string | undefined, message: string): Risk {
+  return component === undefined ? { id, message } : { id, component, message };
+}
+
+function clusterRemoved(before: ClusterModel): Risk {
+  const sets = [...before.components.values()].filter((c) => c.workload && kindOf(c.workload) === 'StatefulSet').map((c) => nameOf(c.workload!));
+  return risk(
+    RISK.clusterRemoved,
+    undefined,
+    `The cluster ${before.id} is removed: its StatefulSets (${sets.join(', ') || 'none'}) are deleted and all its Pods stop. ` +
+      'PersistentVolumeClaims are kept, with their data, until someone deletes them.',
+  );
+}
+
+function componentRemoved(component: string, workload: KubeObject): Risk {
+  const title = componentTitle(component);
+  const what = `${kindOf(workload)} ${nameOf(workload)}`;
+  if (component === 'discovery') {
+    return risk(
+      RISK.componentRemoved,
+      component,
+      `${what} is removed: the companion controller stops, so nothing performs rolling upgrades, scaling or failover, and new PD Pods find no discovery service.`,
+    );
+  }
+  return risk(
+    RISK.componentRemoved,
+    component,
+    `${title} is removed: ${what} is deleted and its Pods stop. Its PersistentVolumeClaims are kept, with their data, until someone deletes them.`,
+  );
+}
+
+// ---------------------------------------------------------------------------
+// Fields Kubernetes does not let change
+// ---------------------------------------------------------------------------
+
+function specOf(o: KubeObject): Record<string, unknown> {
+  return isPlainObject(o.spec) ? o.spec : {};
+}
+
+function immutableFieldRisks(component: string, old: KubeObject, neu: KubeObject): Risk[] {
+  if (kindOf(old) !== kindOf(neu)) return [];
+  const what = `${kindOf(neu)} ${nameOf(neu)}`;
+  const a = specOf(old);
+  const b = specOf(neu);
+  const recreate =
+    `Kubernetes refuses to update this field, so applying fails until the ${kindOf(neu)} is deleted with ` +
+    `\`kubectl delete ${kindOf(neu).toLowerCase()} ${nameOf(neu)} --cascade=orphan\` (its Pods and PersistentVolumeClaims stay) and applied again.`;
+  const out: Risk[] = [];
+  if (!deepEqual(a.selector, b.selector)) {
+    out.push(risk(RISK.selector, component, `${what}: spec.selector changes. ${recreate} Pods the new selector does not match are left behind.`));
+  }
+  if (kindOf(neu) !== 'StatefulSet') return out;
+  if (!deepEqual(a.serviceName, b.serviceName)) {
+    out.push(risk(RISK.serviceName, component, `${what}: spec.serviceName changes (${show(a.serviceName)} -> ${show(b.serviceName)}). ${recreate}`));
+  }
+  if (!deepEqual(a.volumeClaimTemplates, b.volumeClaimTemplates)) {
+    const changes = diffValues(a.volumeClaimTemplates ?? [], b.volumeClaimTemplates ?? []);
+    out.push(
+      risk(
+        RISK.pvcTemplate,
+        component,
+        `${what}: volumeClaimTemplates change (${describeClaimChanges(changes)}). ${recreate} ` +
+          'The templates only shape PersistentVolumeClaims created later: to grow existing volumes, resize each PVC ' +
+          '(its StorageClass must allow volume expansion).',
+      ),
+    );
+  }
+  if (!deepEqual(a.podManagementPolicy, b.podManagementPolicy)) {
+    out.push(
+      risk(RISK.immutableField, component, `${what}: spec.podManagementPolicy changes (${show(a.podManagementPolicy)} -> ${show(b.podManagementPolicy)}). ${recreate}`),
+    );
+  }
+  return out;
+}
+
+function show(v: unknown): string {
+  return v === undefined ? '(none)' : (shortValue(v) ?? '(long value)');
+}
+
+/** `tikv: spec.resources.requests.storage 100Gi -> 200Gi`, at most three of them. */
+function describeClaimChanges(changes: readonly ValueChange[]): string {
+  const parts = changes.slice(0, 3).map((c) => {
+    const [first, ...rest] = c.path;
+    const claim = first ? first.name : 'templates';
+    if (rest.length === 0) return `${claim} ${c.from === undefined ? 'added' : c.to === undefined ? 'removed' : 'changed'}`;
+    return `${claim}: ${formatPath(rest)} ${show(c.from)} -> ${show(c.to)}`;
+  });
+  if (changes.length > 3) parts.push(`${changes.length - 3} more`);
+  return parts.join('; ');
+}
+
+// ---------------------------------------------------------------------------
+// Replica counts
+// ---------------------------------------------------------------------------
+
+function replicaRisks(
+  diff: ComponentDiff,
+  old: ComponentModel | undefined,
+  neu: ComponentModel | undefined,
+  before: ClusterModel | undefined,
+  after: ClusterModel,
+): Risk[] {
+  const out: Risk[] = [];
+  const from = old?.workload ? old.replicas : undefined;
+  const to = neu?.workload ? neu.replicas : undefined;
+  const c = diff.component;
+  const change = from === undefined ? `${to}` : `${from} -> ${to}`;
+  if (c === 'pd' && to !== undefined && to !== from) {
+    if (to === 0) out.push(risk(RISK.pdFew, c, `PD ${change}: with no PD member nothing in the cluster works.`));
+    else if (to % 2 === 0) {
+      out.push(
+        risk(
+          RISK.pdEven,
+          c,
+          `PD ${change}: an even number of PD members tolerates no more failures than one member fewer ` +
+            `(${to} members survive ${(to - 1) >> 1} failure${(to - 1) >> 1 === 1 ? '' : 's'}, as ${to - 1} do${to - 1 === 1 ? 'es' : ''}); prefer an odd count.`,
+        ),
+      );
+    } else if (to < 3) {
+      out.push(risk(RISK.pdFew, c, `PD ${change}: fewer than 3 PD members; losing the one PD Pod stops the whole cluster.`));
+    }
+  }
+  if (from !== undefined && to !== undefined && to < from) {
+    if (c === 'pd') {
+      out.push(
+        risk(
+          RISK.scaleIn,
+          c,
+          `PD scales in ${change}: the controller removes one member at a time, highest ordinal first ` +
+            '(leadership moves away first, then the member is deleted through PD, then its Pod).',
+        ),
+      );
+    } else if (c === 'tikv' || c === 'tiflash') {
+      out.push(
+        risk(
+          RISK.scaleIn,
+          c,
+          `${componentTitle(c)} scales in ${change}: each removed store is taken offline first and PD moves its regions to the ` +
+            'remaining stores; the controller does this one store at a time, highest ordinal first. With much data this takes ' +
+            'hours, and the remaining stores need room for it.',
+        ),
+      );
+    }
+  }
+  if (c === 'tikv' && to !== undefined) {
+    const maxAfter = pdMaxReplicas(after);
+    const maxBefore = before ? pdMaxReplicas(before) : undefined;
+    if (maxAfter !== undefined && to < maxAfter && (to !== from || maxAfter !== maxBefore)) {
+      out.push(
+        from !== undefined && to < from
+          ? risk(
+              RISK.tikvMaxReplicas,
+              c,
+              `TiKV ${change} is below PD's replication.max-replicas (${maxAfter}): the controller refuses this scale-in ` +
+                `(event FailedScaleIn) while it would leave fewer stores than copies of each region, so TiKV stays at ${Math.min(from, maxAfter)}.`,
+            )
+          : risk(
+              RISK.tikvMaxReplicas,
+              c,
+              `TiKV ${change} is below PD's replication.max-replicas (${maxAfter}): regions cannot get all ${maxAfter} copies, ` +
+                'so PD keeps reporting them as under-replicated and one lost store can lose data.',
+            ),
+      );
+    }
+  }
+  return out;
+}
+
+/** PD's `replication.max-replicas` from its config file; undefined when the cluster renders no PD. */
+export function pdMaxReplicas(cluster: ClusterModel): number | undefined {
+  const pd = cluster.components.get('pd');
+  if (!pd?.workload) return undefined;
+  for (const cm of mountedConfigMaps(pd)) {
+    const text = cm.data['config-file'];
+    if (text === undefined) continue;
+    try {
+      const replication = parseToml(text).replication;
+      const max = isPlainObject(replication) ? Number(replication['max-replicas']) : NaN;
+      if (Number.isInteger(max) && max > 0) return max;
+    } catch {
+      // A config PD cannot read fails at PD's start; this report only falls back to the default.
+    }
+  }
+  return DEFAULT_MAX_REPLICAS;
+}
+
+// ---------------------------------------------------------------------------
+// Versions
+// ---------------------------------------------------------------------------
+
+function downgradeRisks(diff: ComponentDiff): Risk[] {
+  const out: Risk[] = [];
+  for (const img of diff.images) {
+    if (!img.from || !img.to) continue;
+    const a = imageVersion(img.from);
+    const b = imageVersion(img.to);
+    if (a && b && compareVersions(b, a) < 0) {
+      out.push(
+        risk(
+          RISK.downgrade,
+          diff.component,
+          `${componentTitle(diff.component)} container ${img.container} goes down from ${formatVersion(a)} to ${formatVersion(b)} ` +
+            `(${img.from} -> ${img.to}). TiDB does not support downgrades in general: data written by the newer version may not be readable; check the release notes.`,
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+const SKEW_COMPONENTS = ['pd', 'tikv', 'tidb'] as const;
+
+function coreVersions(cluster: ClusterModel | undefined): Map<string, SemVer> {
+  const out = new Map<string, SemVer>();
+  for (const c of SKEW_COMPONENTS) {
+    const image = cluster?.components.get(c)?.mainImage;
+    const v = image === undefined ? undefined : imageVersion(image);
+    if (v) out.set(c, v);
+  }
+  return out;
+}
+
+function versionSkew(before: ClusterModel | undefined, after: ClusterModel): Risk | undefined {
+  const now = coreVersions(after);
+  const distinct = new Set([...now.values()].map(formatVersion));
+  if (distinct.size < 2) return undefined;
+  const was = coreVersions(before);
+  const unchanged = [...now].every(([c, v]) => was.has(c) && formatVersion(was.get(c)!) === formatVersion(v)) && was.size === now.size;
+  if (unchanged) return undefined;
+  const list = [...now].map(([c, v]) => `${componentTitle(c)} ${formatVersion(v)}`).join(', ');
+  return risk(
+    RISK.versionSkew,
+    undefined,
+    `After this change the versions differ (${list}). PD, TiKV and TiDB are meant to run the same version; ` +
+      'a difference is expected only while an upgrade is under way.',
+  );
+}

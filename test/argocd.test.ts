@@ -1,0 +1,560 @@
+/**
+ * The Argo CD plugin end to end: argocd/plugin.yaml's commands run the way Argo CD's CMP server runs
+ * them (the command line as written, the app's source directory as working directory, a clean
+ * environment with Argo CD's variables, no stdin, a read-only copy of the sources), and the install
+ * patch applied to a minimal Argo CD install.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { version } from '../package.json';
+import { paramVariable, readSettings, SETTING_NAMES } from '../src/cli/argocd';
+import { strategicMergePatch } from './sim/kube-patch';
+import { assertValidK8sObjects } from './support/k8s-schema';
+
+const root = join(__dirname, '..');
+const basic = readFileSync(join(root, 'examples/basic/tidb-cluster.yaml'), 'utf8');
+const pluginConfig = parse(readFileSync(join(root, 'argocd/plugin.yaml'), 'utf8'));
+const UNRELATED = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-settings\ndata:\n  kind: TidbCluster\n';
+
+let work: string;
+let toolDir: string;
+let npmMarker: string;
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'tidb-gitops-argocd-'));
+  // What the plugin image puts on PATH: the CLI as `tidb-gitops`, and node for its #! line. npm and npx
+  // stubs come first so that any use of them shows.
+  toolDir = join(work, 'tools');
+  mkdirSync(toolDir);
+  symlinkSync(join(root, 'bin/tidb-gitops.js'), join(toolDir, 'tidb-gitops'));
+  npmMarker = join(work, 'npm-was-run');
+  for (const tool of ['npm', 'npx']) {
+    writeFileSync(join(toolDir, tool), `#!/bin/sh\necho "$0 $*" >> '${npmMarker}'\nexit 1\n`, { mode: 0o755 });
+  }
+});
+
+afterAll(() => {
+  makeWritable(work);
+  rmSync(work, { recursive: true, force: true });
+});
+
+function makeWritable(path: string): void {
+  if (!existsSync(path) || lstatSync(path).isSymbolicLink()) return;
+  if (lstatSync(path).isDirectory()) {
+    chmodSync(path, 0o755);
+    for (const e of readdirSync(path)) makeWritable(join(path, e));
+  } else {
+    chmodSync(path, 0o644);
+  }
+}
+
+let dirCount = 0;
+/** A fresh application source directory holding `files`, made read-only as Argo CD's copy may be. */
+function appDir(files: Record<string, string>): string {
+  const dir = join(work, `app-${++dirCount}`);
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  mkdirSync(dir, { recursive: true });
+  makeReadOnly(dir);
+  return dir;
+}
+
+function makeReadOnly(path: string): void {
+  if (lstatSync(path).isDirectory()) {
+    for (const e of readdirSync(path)) makeReadOnly(join(path, e));
+    chmodSync(path, 0o555);
+  } else {
+    chmodSync(path, 0o444);
+  }
+}
+
+/** Every path with its mode, mtime and content hash: tests may run as root, where read-only modes do not stop writes. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (p: string) => {
+    const st = lstatSync(p);
+    const key = p.slice(dir.length) || '/';
+    if (st.isDirectory()) {
+      out[key] = `dir ${st.mode.toString(8)} ${st.mtimeMs}`;
+      for (const e of readdirSync(p).sort()) walk(join(p, e));
+    } else {
+      out[key] = `file ${st.mode.toString(8)} ${st.mtimeMs} ${createHash('sha256').update(readFileSync(p)).digest('hex')}`;
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+interface RunResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Argo CD's build environment for an Application `basic` with destination namespace `tidb`. */
+function argoEnv(home: string, extra: Record<string, string>): Record<string, string> {
+  return {
+    PATH: `${toolDir}:${dirname(process.execPath)}`,
+    HOME: home,
+    ARGOCD_APP_NAME: 'basic',
+    ARGOCD_APP_NAMESPACE: 'tidb',
+    ARGOCD_APP_REVISION: '0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c',
+    ARGOCD_APP_REVISION_SHORT: '0f1e2d3',
+    ARGOCD_APP_SOURCE_PATH: 'clusters/basic',
+    ARGOCD_APP_SOURCE_REPO_URL: 'https://git.example.com/platform/databases.git',
+    ARGOCD_APP_SOURCE_TARGET_REVISION: 'main',
+    KUBE_VERSION: '1.27.3',
+    KUBE_API_VERSIONS: 'v1,apps/v1,batch/v1,policy/v1,rbac.authorization.k8s.io/v1,storage.k8s.io/v1',
+    ...extra,
+  };
+}
+
+/** Runs one of plugin.yaml's commands exactly as written, in `cwd`, checking it changed nothing. */
+function runPluginCommand(command: { command: string[]; args?: string[] }, cwd: string, extraEnv: Record<string, string> = {}): RunResult {
+  const home = mkdtempSync(join(work, 'home-'));
+  const before = snapshot(cwd);
+  const [exe, ...rest] = command.command;
+  const r = spawnSync(exe, [...rest, ...(command.args ?? [])], {
+    cwd,
+    env: argoEnv(home, extraEnv),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (r.error) throw r.error;
+  expect(snapshot(cwd)).toEqual(before);
+  expect(readdirSync(home)).toEqual([]);
+  expect(existsSync(npmMarker)).toBe(false);
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const generate = (cwd: string, env: Record<string, string> = {}) => runPluginCommand(pluginConfig.spec.generate, cwd, env);
+const discover = (cwd: string, env: Record<string, string> = {}) => runPluginCommand(pluginConfig.spec.discover.find, cwd, env);
+
+const cli = (args: string[]) => spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd: root, encoding: 'utf8' });
+
+/** Parses a manifest stream strictly: every document a Kubernetes object, nothing else. */
+function manifests(stdout: string): any[] {
+  const objects = parseAllDocuments(stdout).map((d) => {
+    expect(d.errors).toEqual([]);
+    return d.toJS();
+  });
+  for (const o of objects) {
+    expect(o).toEqual(expect.objectContaining({ apiVersion: expect.any(String), kind: expect.any(String), metadata: expect.objectContaining({ name: expect.any(String) }) }));
+  }
+  assertValidK8sObjects(objects);
+  return objects;
+}
+
+const find = (objects: any[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+const discoveryImage = (objects: any[]) => find(objects, 'Deployment', 'basic-discovery').spec.template.spec.containers[0].image;
+
+describe('plugin.yaml', () => {
+  test('is a CMP v2 sidecar configuration named tidb-gitops, without a version', () => {
+    expect(pluginConfig.apiVersion).toBe('argoproj.io/v1alpha1');
+    expect(pluginConfig.kind).toBe('ConfigManagementPlugin');
+    expect(pluginConfig.metadata).toEqual({ name: 'tidb-gitops' });
+    // Left out so Applications can name the plugin `tidb-gitops` across upgrades (see the file's comment).
+    expect(pluginConfig.spec.version).toBeUndefined();
+    expect(Object.keys(pluginConfig.spec).sort()).toEqual(['discover', 'generate', 'parameters', 'preserveFileMode']);
+    expect(pluginConfig.spec.preserveFileMode).toBe(false);
+  });
+
+  test('runs the precompiled CLI, never npm, npx or a shell', () => {
+    expect(pluginConfig.spec.generate).toEqual({ command: ['tidb-gitops', 'argocd', 'generate'] });
+    expect(pluginConfig.spec.discover).toEqual({ find: { command: ['tidb-gitops', 'argocd', 'discover'] } });
+  });
+
+  test('announces one parameter per setting, with the fields Argo CD knows', () => {
+    const params: Record<string, unknown>[] = pluginConfig.spec.parameters.static;
+    expect(params.map((p) => paramVariable(String(p.name)))).toEqual(SETTING_NAMES.map((n) => `PARAM_${n}`));
+    const known = ['name', 'title', 'tooltip', 'required', 'itemType', 'collectionType', 'string', 'array', 'map'];
+    for (const p of params) {
+      expect(Object.keys(p).filter((k) => !known.includes(k))).toEqual([]);
+      expect(typeof p.title).toBe('string');
+    }
+    // The announced default is what generate does without the parameter.
+    expect(params.find((p) => p.name === 'paths')?.string).toBe('.');
+  });
+
+  test('ships in the npm package', () => {
+    expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).files).toContain('argocd');
+  });
+});
+
+describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
+  test('renders every TidbCluster of a read-only source directory to stdout and changes nothing', () => {
+    const dir = appDir({ 'tidb-cluster.yaml': basic, 'app-settings.yaml': UNRELATED });
+    const r = generate(dir, { ARGOCD_ENV_CONTROLLER_IMAGE: 'registry.example.com/tidb-gitops:0.1.0' });
+    expect(r.stderr).toBe('app-settings.yaml: document 1: skipped ConfigMap app-settings: not a TidbCluster\n');
+    expect(r.status).toBe(0);
+    const objects = manifests(r.stdout);
+    expect(objects).toHaveLength(16);
+    expect(discoveryImage(objects)).toBe('registry.example.com/tidb-gitops:0.1.0');
+    // No NAMESPACE setting: the Application's destination namespace.
+    expect(new Set(objects.map((o) => o.metadata.namespace))).toEqual(new Set(['tidb']));
+    // The same stream `render` prints for these settings.
+    const render = cli(['render', join(root, 'examples/basic'), '-n', 'tidb', '--controller-image', 'registry.example.com/tidb-gitops:0.1.0']);
+    expect(r.stdout).toBe(render.stdout);
+  });
+
+  test('a NAMESPACE env entry beats the destination namespace; a namespace in the TidbCluster beats both', () => {
+    const own = basic.replace('name: basic', 'name: other\n  namespace: own');
+    const dir = appDir({ 'a.yaml': basic, 'b.yaml': own });
+    const r = generate(dir, { ARGOCD_ENV_NAMESPACE: 'databases' });
+    expect(r.status).toBe(0);
+    const objects = manifests(r.stdout);
+    expect(find(objects, 'StatefulSet', 'basic-pd').metadata.namespace).toBe('databases');
+    expect(find(objects, 'StatefulSet', 'other-pd').metadata.namespace).toBe('own');
+  });
+
+  test('a parameter beats the env entry of the same setting', () => {
+    const dir = appDir({ 'tidb-cluster.yaml': basic });
+    const r = generate(dir, {
+      ARGOCD_ENV_CONTROLLER_IMAGE: 'from-env/tidb-gitops:1',
+      PARAM_CONTROLLER_IMAGE: 'from-param/tidb-gitops:2',
+      ARGOCD_ENV_NAMESPACE: 'from-env',
+      PARAM_NAMESPACE: 'from-param',
+      ARGOCD_APP_PARAMETERS: JSON.stringify([
+        { name: 'controller-image', string: 'from-param/tidb-gitops:2' },
+        { name: 'namespace', string: 'from-param' },
+      ]),
+    });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+    const objects = manifests(r.stdout);
+    expect(discoveryImage(objects)).toBe('from-param/tidb-gitops:2');
+    expect(find(objects, 'Service', 'basic-pd').metadata.namespace).toBe('from-param');
+  });
+
+  test('empty values count as unset', () => {
+    const dir = appDir({ 'tidb-cluster.yaml': basic });
+    const r = generate(dir, { PARAM_NAMESPACE: '', ARGOCD_ENV_CONTROLLER_IMAGE: '', ARGOCD_ENV_PATHS: ' ' });
+    expect(r.status).toBe(0);
+    const objects = manifests(r.stdout);
+    expect(find(objects, 'Service', 'basic-pd').metadata.namespace).toBe('tidb');
+    expect(discoveryImage(objects)).toBe(`ghcr.io/tidb-gitops/tidb-gitops:${version}`);
+  });
+
+  test('PATHS limits rendering to some subpaths, as a string or an array parameter', () => {
+    const dir = appDir({
+      'prod/a.yaml': basic.replace('name: basic', 'name: prod-a'),
+      'prod/b.yaml': basic.replace('name: basic', 'name: prod-b'),
+      'staging/c.yaml': basic.replace('name: basic', 'name: staging-c'),
+    });
+    const clusters = (r: RunResult) => manifests(r.stdout).filter((o) => o.kind === 'StatefulSet' && o.metadata.name.endsWith('-pd')).map((o) => o.metadata.name);
+    expect(clusters(generate(dir))).toEqual(['prod-a-pd', 'prod-b-pd', 'staging-c-pd']);
+    expect(clusters(generate(dir, { ARGOCD_ENV_PATHS: 'staging  prod/a.yaml' }))).toEqual(['staging-c-pd', 'prod-a-pd']);
+    expect(clusters(generate(dir, { PARAM_PATHS: 'prod/b.yaml', ARGOCD_ENV_PATHS: 'staging' }))).toEqual(['prod-b-pd']);
+    expect(clusters(generate(dir, { PARAM_PATHS_0: 'staging', PARAM_PATHS_1: 'prod/b.yaml' }))).toEqual(['staging-c-pd', 'prod-b-pd']);
+  });
+
+  test('fails on paths outside the source directory', () => {
+    const dir = appDir({ 'tidb-cluster.yaml': basic });
+    for (const [paths, problem] of [
+      ['../other', '"../other" leaves the source directory'],
+      ['/etc', '"/etc" is an absolute path'],
+      ['-', '"-" is standard input'],
+    ]) {
+      const r = generate(dir, { ARGOCD_ENV_PATHS: `. ${paths}` });
+      expect(r.status).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`ARGOCD_ENV_PATHS: ${problem}`);
+    }
+  });
+
+  test('notes unknown PARAM_* and ARGOCD_ENV_* names on stderr and still renders', () => {
+    const dir = appDir({ 'tidb-cluster.yaml': basic });
+    const r = generate(dir, { ARGOCD_ENV_NAMESPCE: 'x', PARAM_CONTROLLER_IMAGES: 'y', ARGOCD_ENV_LOG_LEVEL: 'debug' });
+    expect(r.status).toBe(0);
+    expect(manifests(r.stdout)).toHaveLength(16);
+    expect(r.stderr.split('\n').filter(Boolean)).toEqual([
+      'note: ARGOCD_ENV_LOG_LEVEL: plugin env entry "LOG_LEVEL" is not a setting of tidb-gitops and was ignored (settings: CONTROLLER_IMAGE, NAMESPACE, PATHS)',
+      'note: ARGOCD_ENV_NAMESPCE: plugin env entry "NAMESPCE" is not a setting of tidb-gitops and was ignored; did you mean ARGOCD_ENV_NAMESPACE?',
+      'note: PARAM_CONTROLLER_IMAGES: plugin parameter "CONTROLLER_IMAGES" is not a setting of tidb-gitops and was ignored; did you mean PARAM_CONTROLLER_IMAGE?',
+    ]);
+  });
+
+  test('fails on a broken TidbCluster with nothing on stdout and the file and field on stderr', () => {
+    const broken = basic.replace(/replicas: 1/, 'replicas: three');
+    const dir = appDir({ 'clusters/basic.yaml': broken, 'app-settings.yaml': UNRELATED });
+    const r = generate(dir);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('clusters/basic.yaml: document 1: spec.pd.replicas (line 20): expected an integer, got "three"');
+    expect(r.stderr).toContain('nothing was rendered');
+  });
+
+  test('fails when no TidbCluster is found, rather than print an empty stream Argo CD would prune by', () => {
+    const others = generate(appDir({ 'app-settings.yaml': UNRELATED, 'README.md': '# kind: TidbCluster\n' }));
+    expect(others.status).toBe(1);
+    expect(others.stdout).toBe('');
+    expect(others.stderr).toContain('no TidbCluster document found');
+    const empty = generate(appDir({}));
+    expect(empty.status).toBe(1);
+    expect(empty.stdout).toBe('');
+    expect(empty.stderr).toContain('no .yaml or .yml file');
+  });
+
+  test('takes no arguments', () => {
+    const r = cli(['argocd', 'generate', '.']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('argocd generate takes no arguments');
+  });
+});
+
+describe('tidb-gitops argocd discover, run as the CMP server runs it', () => {
+  test('prints the first file with a TidbCluster document, also a nested one', () => {
+    const top = discover(appDir({ 'b.yaml': basic, 'a.yaml': UNRELATED }));
+    expect(top).toEqual({ status: 0, stdout: 'b.yaml\n', stderr: '' });
+    const nested = discover(appDir({ 'a.yaml': UNRELATED, 'clusters/prod/main.yml': `${UNRELATED}---\n${basic}` }));
+    expect(nested).toEqual({ status: 0, stdout: 'clusters/prod/main.yml\n', stderr: '' });
+    const quoted = discover(appDir({ 'c.yaml': 'apiVersion: pingcap.com/v1alpha1\nkind: "TidbCluster"  # the cluster\nmetadata: {name: c}\n' }));
+    expect(quoted.stdout).toBe('c.yaml\n');
+  });
+
+  test('prints nothing, and exits 0, for other YAML, commented-out or nested kinds', () => {
+    const cases: Record<string, string>[] = [
+      {},
+      { 'app-settings.yaml': UNRELATED },
+      { 'old.yaml': basic.replace('kind: TidbCluster', '# kind: TidbCluster') },
+      { 'list.yaml': 'apiVersion: v1\nkind: List\nitems:\n  - apiVersion: pingcap.com/v1alpha1\n    kind: TidbCluster\n' },
+      { 'notes.txt': basic, 'cluster.json': basic },
+      { 'other.yaml': basic.replace('kind: TidbCluster', 'kind: TidbClusterAutoScaler') },
+    ];
+    for (const files of cases) expect(discover(appDir(files))).toEqual({ status: 0, stdout: '', stderr: '' });
+  });
+});
+
+/** argocd-repo-server and argocd-cm as Argo CD's install.yaml has them, cut to what matters here. */
+const ARGOCD_BASE: any[] = [
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'argocd-repo-server',
+      namespace: 'argocd',
+      labels: { 'app.kubernetes.io/component': 'repo-server', 'app.kubernetes.io/name': 'argocd-repo-server', 'app.kubernetes.io/part-of': 'argocd' },
+    },
+    spec: {
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'argocd-repo-server' } },
+      template: {
+        metadata: { labels: { 'app.kubernetes.io/name': 'argocd-repo-server' } },
+        spec: {
+          automountServiceAccountToken: false,
+          serviceAccountName: 'argocd-repo-server',
+          initContainers: [
+            {
+              name: 'copyutil',
+              image: 'quay.io/argoproj/argocd:v2.13.3',
+              command: ['/bin/cp', '-n', '/usr/local/bin/argocd', '/var/run/argocd/argocd-cmp-server'],
+              securityContext: { runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+              volumeMounts: [{ name: 'var-files', mountPath: '/var/run/argocd' }],
+            },
+          ],
+          containers: [
+            {
+              name: 'argocd-repo-server',
+              image: 'quay.io/argoproj/argocd:v2.13.3',
+              args: ['/usr/local/bin/argocd-repo-server'],
+              ports: [{ containerPort: 8081 }, { containerPort: 8084 }],
+              securityContext: { runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+              volumeMounts: [
+                { name: 'tmp', mountPath: '/tmp' },
+                { name: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' },
+                { name: 'var-files', mountPath: '/var/run/argocd' },
+              ],
+            },
+          ],
+          volumes: [
+            { name: 'var-files', emptyDir: {} },
+            { name: 'plugins', emptyDir: {} },
+            { name: 'tmp', emptyDir: {} },
+          ],
+        },
+      },
+    },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'argocd-cm', namespace: 'argocd', labels: { 'app.kubernetes.io/name': 'argocd-cm', 'app.kubernetes.io/part-of': 'argocd' } },
+    data: { 'timeout.reconciliation': '180s' },
+  },
+];
+
+function applyPatches(stdout: string, base: any[] = ARGOCD_BASE): any[] {
+  const patches = parseAllDocuments(stdout).map((d) => d.toJS());
+  return patches.map((patch) => {
+    const target = base.find((b) => b.kind === patch.kind && b.metadata.name === patch.metadata.name && b.metadata.namespace === patch.metadata.namespace);
+    expect(target).toBeDefined();
+    return strategicMergePatch(target, patch);
+  });
+}
+
+describe('tidb-gitops argocd install-patch', () => {
+  test('patches argocd-repo-server and argocd-cm into valid objects', () => {
+    const r = cli(['argocd', 'install-patch']);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^# Installs the tidb-gitops config-management plugin/);
+    expect(r.stdout).toContain('application.resourceTrackingMethod: annotation. With the default label tracking');
+    const patched = applyPatches(r.stdout);
+    expect(patched.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Deployment/argocd-repo-server', 'ConfigMap/argocd-cm']);
+    assertValidK8sObjects(patched);
+
+    const [deployment, cm] = patched;
+    const pod = deployment.spec.template.spec;
+    expect(pod.containers.map((c: any) => c.name)).toEqual(['argocd-repo-server', 'tidb-gitops']);
+    expect(pod.containers[0]).toEqual(ARGOCD_BASE[0].spec.template.spec.containers[0]);
+    expect(pod.initContainers).toEqual(ARGOCD_BASE[0].spec.template.spec.initContainers);
+    const sidecar = pod.containers[1];
+    expect(sidecar.image).toBe(`ghcr.io/tidb-gitops/tidb-gitops:${version}-argocd-cmp`);
+    expect(sidecar.command).toEqual(['/var/run/argocd/argocd-cmp-server']);
+    expect(sidecar.args).toBeUndefined();
+    expect(sidecar.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 999,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(sidecar.env).toEqual([{ name: 'HOME', value: '/tmp' }]);
+    expect(sidecar.volumeMounts).toEqual([
+      { name: 'var-files', mountPath: '/var/run/argocd' },
+      { name: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' },
+      { name: 'tidb-gitops-tmp', mountPath: '/tmp' },
+    ]);
+    expect(sidecar.resources.requests).toBeDefined();
+    expect(sidecar.resources.limits.memory).toBeDefined();
+    expect(pod.volumes.map((v: any) => v.name)).toEqual(['var-files', 'plugins', 'tmp', 'tidb-gitops-tmp']);
+    expect(pod.volumes[3]).toEqual({ name: 'tidb-gitops-tmp', emptyDir: {} });
+    // Every mount has its volume, and the sidecar's /tmp is not the repo-server's.
+    for (const m of sidecar.volumeMounts) expect(pod.volumes.map((v: any) => v.name)).toContain(m.name);
+    expect(JSON.stringify(sidecar)).not.toMatch(/\bnp[mx]\b/);
+
+    expect(cm.data['timeout.reconciliation']).toBe('180s');
+    expect(cm.data['application.resourceTrackingMethod']).toBe('annotation');
+    expect(cm.data['resource.customizations.health.apps_StatefulSet']).toBe(readFileSync(join(root, 'argocd/health/statefulset.lua'), 'utf8'));
+  });
+
+  test('--only prints one patch; --image and --namespace change the image and the namespace', () => {
+    const repo = cli(['argocd', 'install-patch', '--only', 'repo-server', '--image=registry.example.com/tidb-gitops:dev-argocd-cmp']);
+    expect(repo.status).toBe(0);
+    const [deployment] = parseAllDocuments(repo.stdout).map((d) => d.toJS());
+    expect(parseAllDocuments(repo.stdout)).toHaveLength(1);
+    expect(deployment.kind).toBe('Deployment');
+    expect(deployment.spec.template.spec.containers[0].image).toBe('registry.example.com/tidb-gitops:dev-argocd-cmp');
+
+    const cm = cli(['argocd', 'install-patch', '--only=argocd-cm', '--namespace', 'gitops']);
+    expect(cm.status).toBe(0);
+    const docs = parseAllDocuments(cm.stdout).map((d) => d.toJS());
+    expect(docs.map((d) => `${d.kind}/${d.metadata.namespace}/${d.metadata.name}`)).toEqual(['ConfigMap/gitops/argocd-cm']);
+    const base = ARGOCD_BASE.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: 'gitops' } }));
+    assertValidK8sObjects(applyPatches(cm.stdout, base));
+  });
+
+  test("--namespace '' leaves the namespace out, for a kustomization that sets namespace: over install.yaml", () => {
+    const r = cli(['argocd', 'install-patch', '--namespace', '']);
+    expect(r.status).toBe(0);
+    const docs = parseAllDocuments(r.stdout).map((d) => d.toJS());
+    expect(docs.map((d) => d.metadata)).toEqual([{ name: 'argocd-repo-server' }, { name: 'argocd-cm' }]);
+    const base = ARGOCD_BASE.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: undefined } }));
+    assertValidK8sObjects(applyPatches(r.stdout, base));
+  });
+
+  test('fails with exit 2 on bad flags', () => {
+    for (const [args, message] of [
+      [['--only', 'server'], '--only needs repo-server or argocd-cm, got "server"'],
+      [['--only'], '--only needs repo-server or argocd-cm'],
+      [['--image'], '--image needs an image'],
+      [['--namespace'], "--namespace needs a namespace (or '' for none)"],
+      [['--force'], 'unknown option "--force" for argocd install-patch'],
+      [['argocd-cm'], 'argocd install-patch takes no arguments (got "argocd-cm")'],
+    ] as const) {
+      const r = cli(['argocd', 'install-patch', ...args]);
+      expect(r.status).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`tidb-gitops: ${message}\n`);
+    }
+  });
+});
+
+describe('tidb-gitops argocd', () => {
+  test('--help prints the usage; a missing or unknown command is a usage error', () => {
+    const help = cli(['argocd', '--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('install-patch');
+    expect(help.stdout).toContain('A parameter wins over an env entry');
+    expect(cli(['argocd', 'install-patch', '--help']).stdout).toBe(help.stdout);
+    const none = cli(['argocd']);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain('argocd needs a command');
+    for (const name of ['sync', 'constructor']) {
+      const unknown = cli(['argocd', name]);
+      expect(unknown.status).toBe(2);
+      expect(unknown.stderr).toContain(`unknown argocd command "${name}"`);
+    }
+  });
+
+  test('readSettings: parameter over env entry over the destination namespace', () => {
+    const { settings, notes, errors } = readSettings({ ARGOCD_APP_NAMESPACE: 'dest', ARGOCD_ENV_NAMESPACE: 'env', PARAM_NAMESPACE: 'param' });
+    expect(settings).toEqual({ controllerImage: undefined, namespace: 'param', paths: ['.'] });
+    expect([notes, errors]).toEqual([[], []]);
+    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'dest', ARGOCD_ENV_NAMESPACE: 'env' }).settings.namespace).toBe('env');
+    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'dest' }).settings.namespace).toBe('dest');
+    expect(readSettings({}).settings.namespace).toBeUndefined();
+  });
+});
+
+describe('Dockerfile', () => {
+  const text = readFileSync(join(root, 'Dockerfile'), 'utf8');
+  /** Stages by name (the unnamed last one as `final`), each with its FROM line and instructions. */
+  const stages = text
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.trim().startsWith('#'))
+    .reduce<{ name: string; from: string; lines: string[] }[]>((acc, line) => {
+      const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
+      if (from) acc.push({ name: from[2] ?? 'final', from: from[1], lines: [] });
+      else acc[acc.length - 1].lines.push(line);
+      return acc;
+    }, []);
+  const stage = (name: string) => stages.find((s) => s.name === name)!;
+  /** A stage's instructions with those of the stages it is built FROM. */
+  const chain = (name: string): string[] => {
+    const s = stage(name);
+    return [...(stages.some((b) => b.name === s.from) ? chain(s.from) : []), ...s.lines];
+  };
+
+  test('has an argocd-cmp stage that runs as 999 with HOME=/tmp and plugin.yaml where the CMP server reads it', () => {
+    const cmp = chain('argocd-cmp');
+    expect(cmp).toContain('COPY argocd/plugin.yaml /home/argocd/cmp-server/config/plugin.yaml');
+    expect(cmp).toContain('ENV HOME=/tmp');
+    expect(cmp.filter((l) => l.startsWith('USER '))).toEqual(['USER 999:999']);
+    expect(cmp).toContain('RUN ln -s /app/bin/tidb-gitops.js /usr/local/bin/tidb-gitops');
+  });
+
+  test('builds once: the plugin image copies the build stage output and runs no npm', () => {
+    expect(stages.filter((s) => s.lines.some((l) => /npm run build/.test(l))).map((s) => s.name)).toEqual(['build']);
+    expect(chain('argocd-cmp').filter((l) => /^RUN\b.*\bnp[mx]\b/.test(l))).toEqual([]);
+    expect(chain('argocd-cmp').filter((l) => l.startsWith('COPY --from=')).every((l) => l.startsWith('COPY --from=build '))).toBe(true);
+  });
+
+  test('keeps the controller image as the default (last) stage', () => {
+    const last = stages[stages.length - 1];
+    expect(last.name).toBe('final');
+    const controller = chain('final');
+    expect(controller).toContain('USER 65532:65532');
+    expect(controller).toContain('ENTRYPOINT ["tidb-gitops"]');
+    expect(controller).toContain('CMD ["controller"]');
+    expect(controller.join('\n')).not.toContain('argocd');
+    expect(stages.findIndex((s) => s.name === 'argocd-cmp')).toBeLessThan(stages.length - 1);
+  });
+});
