@@ -1,7 +1,8 @@
 // Regenerates the golden files with the built CLI, exactly as a user would render them:
 // test/golden/inputs/<name>.yaml -> test/golden/<name>.k8s.yaml, and the operator's example clusters
 // test/fixtures/examples/<name>/tidb-cluster.yaml -> test/golden/examples/<name>.k8s.yaml, as given
-// (they name no namespace).
+// (they name no namespace), and examples/gitops/clusters -> examples/gitops/dist. `npm run golden` then
+// runs `cdk8s synth` for dist/.
 // Review the diff before committing.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -25,3 +26,10 @@ for (const [args, out] of jobs) {
   writeFileSync(out, r.stdout);
   console.log(`wrote ${out.slice(root.length + 1)}`);
 }
+// The GitOps example's committed output, as its CI workflow renders it.
+const gitops = spawnSync(
+  process.execPath,
+  [join(root, 'bin/tidb-gitops.js'), 'render', 'clusters', '--output', 'dist', '--prune'],
+  { cwd: join(root, 'examples/gitops'), encoding: 'utf8', stdio: ['ignore', 'inherit', 'inherit'] },
+);
+if (gitops.status !== 0) process.exit(1);

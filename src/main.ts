@@ -1,11 +1,11 @@
 /**
- * The cdk8s app behind `cdk8s synth`: renders every TidbCluster under examples/ into the output
- * directory (dist/), one file per cluster, exactly as `tidb-gitops render examples -o dist` does.
+ * The cdk8s app behind `cdk8s synth`: renders the bundled example cluster (examples/basic) into the
+ * output directory (dist/), exactly as `tidb-gitops render examples/basic -o dist` does.
  */
 import { renderCommand } from './cli/render';
 
 const outDir = process.env.CDK8S_OUTDIR ?? 'dist';
-const inputs = process.env.TIDB_GITOPS_EXAMPLES ?? 'examples';
+const inputs = process.env.TIDB_GITOPS_EXAMPLES ?? 'examples/basic';
 
 process.exitCode = renderCommand(
   { paths: [inputs], outDir },

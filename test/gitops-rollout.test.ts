@@ -99,7 +99,12 @@ describe.each<SyncStyle>(['argocd', 'flux'])('%s sync of a config change with co
       return p !== undefined && p.metadata.uid !== oldPod.metadata.uid;
     }, 10_000, 'c-tidb-0 to be re-created');
 
-    await w.waitFor(() => w.settled('tidb', 2) && !w.kube.get('ConfigMap', 'ns', before.tidb), 30_000, 'the rollout to finish and the old ConfigMap to go');
+    // The event follows the deletion.
+    await w.waitFor(
+      () => w.settled('tidb', 2) && !w.kube.get('ConfigMap', 'ns', before.tidb) && w.events('ConfigMapDeleted').length > 0,
+      30_000,
+      'the rollout to finish and the old ConfigMap to go',
+    );
     expect(deleted).toEqual([before.tidb]);
     expect(unsafe).toEqual([]);
     expect(w.kube.mountFailures).toEqual([]);

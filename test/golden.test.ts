@@ -39,14 +39,17 @@ describe('the operator\'s example clusters (test/fixtures/examples), as given', 
   });
 });
 
-describe('dist/ (cdk8s synth of examples/)', () => {
-  const examples = readdirSync(join(root, 'examples'), { recursive: true, encoding: 'utf8' }).filter((f) => /\.ya?ml$/.test(f)).sort();
-
-  test('holds one file per example cluster and nothing else, each current', () => {
-    const rendered = examples.flatMap((f) => renderFile(join(root, 'examples', f)));
-    expect(readdirSync(join(root, 'dist')).sort()).toEqual(rendered.map((r) => r.fileName).sort());
+describe.each([
+  ['dist/ (cdk8s synth of examples/basic)', 'examples/basic', 'dist'],
+  ['the GitOps example\'s dist/', 'examples/gitops/clusters', 'examples/gitops/dist'],
+])('%s', (_title, inputs, out) => {
+  test('holds one file per cluster and nothing else, each current and valid', () => {
+    const files = readdirSync(join(root, inputs), { recursive: true, encoding: 'utf8' }).filter((f) => /\.ya?ml$/.test(f)).sort();
+    const rendered = files.flatMap((f) => renderFile(join(root, inputs, f)));
+    expect(rendered.length).toBeGreaterThan(0);
+    expect(readdirSync(join(root, out)).sort()).toEqual(rendered.map((r) => r.fileName).sort());
     for (const r of rendered) {
-      expectSame(r.yaml, join(root, 'dist', r.fileName));
+      expectSame(r.yaml, join(root, out, r.fileName));
       assertValidK8sObjects(parseAllDocuments(r.yaml).map((d) => d.toJS()));
     }
   });
