@@ -112,7 +112,12 @@ describe('PD bootstrap through discovery', () => {
     const before = w.pd.members().find((m) => m.name === 'c-pd-1')!.memberId;
     w.pd.wipeData('c-pd-1');
     w.kube.delete('Pod', 'ns', 'c-pd-1');
-    await w.waitFor(() => w.pd.members().find((m) => m.name === 'c-pd-1')?.memberId !== before && w.settled('pd', 3), 20_000, 'c-pd-1 to rejoin');
+    // The event is sent alongside the discovery answer, so it may land after the Pod rejoined.
+    await w.waitFor(
+      () => w.pd.members().find((m) => m.name === 'c-pd-1')?.memberId !== before && w.settled('pd', 3) && w.events('PDStaleMember').length > 0,
+      20_000,
+      'c-pd-1 to rejoin',
+    );
     expect(w.events('PDStaleMember')).toHaveLength(1);
     const joins = w.pd.processFailures.length;
     w.kube.delete('Pod', 'ns', 'c-pd-2');
