@@ -2,11 +2,12 @@
  * `tidb-gitops argocd ...`: the commands behind the Argo CD config-management plugin (CMP v2, a sidecar
  * of argocd-repo-server, configured by argocd/plugin.yaml) and the patch that installs it.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { version } from '../../package.json';
 import { CONTROLLER_REPOSITORY } from '../spec/defaults';
+import { yamlFilesUnder } from './inputs';
 import { renderCommand, type Io } from './render';
 
 /** The plugin sidecar's image: this release's image with the CLI and plugin.yaml, built by the Dockerfile's `argocd-cmp` stage. */
@@ -239,7 +240,6 @@ function generate(args: readonly string[], io: Io): number {
 // ---------------------------------------------------------------------------
 // discover
 
-const YAML_FILE = /\.ya?ml$/i;
 /** A top-level `kind: TidbCluster` line: at column 0, so neither commented out nor nested in another object. */
 const TIDB_CLUSTER_KIND = /^kind:[ \t]*(["']?)TidbCluster\1[ \t]*(#.*)?\r?$/m;
 
@@ -251,24 +251,15 @@ function discover(args: readonly string[], io: Io): number {
   return 0;
 }
 
-/** The same walk as `render DIR` (sorted, recursive, *.yaml and *.yml); unreadable entries are passed over. */
+/** The first file `render DIR` would read that holds a TidbCluster document; none if DIR cannot be walked. */
 export function firstTidbClusterFile(dir: string): string | undefined {
-  let entries;
+  let files: string[];
   try {
-    entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    files = yamlFilesUnder(dir);
   } catch {
     return undefined;
   }
-  for (const entry of entries) {
-    const path = dir === '.' ? entry.name : join(dir, entry.name);
-    if (entry.isDirectory()) {
-      const found = firstTidbClusterFile(path);
-      if (found !== undefined) return found;
-    } else if (YAML_FILE.test(entry.name) && holdsTidbCluster(path)) {
-      return path;
-    }
-  }
-  return undefined;
+  return files.find(holdsTidbCluster);
 }
 
 function holdsTidbCluster(file: string): boolean {

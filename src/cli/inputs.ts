@@ -40,7 +40,8 @@ export function readInputs(paths: readonly string[], readStdin: () => string): I
   return { inputs, errors };
 }
 
-function yamlFilesUnder(dir: string): string[] {
+/** The YAML files under `dir`, recursively, sorted, hidden directories skipped: what `render DIR` reads. */
+export function yamlFilesUnder(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     // Hidden directories (.git, .github workflows...) hold no inputs.

@@ -1,6 +1,6 @@
 /** `tidb-gitops render [PATH...|-] [-o DIR] [-n NAMESPACE] [--controller-image IMAGE]` */
 import { loadTidbClusters, type LoadedCluster } from '../spec/load';
-import { clusterId, renderClusters } from '../render/render';
+import { duplicateMessages, renderClusters } from '../render/render';
 import { readInputs } from './inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
 
@@ -96,23 +96,6 @@ export function pdWarning(c: LoadedCluster): string | undefined {
     `${c.source.file}: document ${c.source.document}: warning: spec.pd is not set, so the components look for PD at ` +
     `${r.name}-pd:2379; set spec.pd, or spec.cluster to join another TidbCluster's PD`
   );
-}
-
-/** One message per cluster defined twice (same namespace and name), naming both places. */
-export function duplicateMessages(clusters: readonly LoadedCluster[]): string[] {
-  const seen = new Map<string, LoadedCluster>();
-  const out: string[] = [];
-  for (const c of clusters) {
-    const id = clusterId(c.resolved);
-    const first = seen.get(id);
-    if (first) {
-      const where = (s: LoadedCluster) => `${s.source.file}: document ${s.source.document}`;
-      out.push(`${where(c)}: metadata.name: duplicate cluster ${JSON.stringify(id)}, also defined at ${where(first)}`);
-    } else {
-      seen.set(id, c);
-    }
-  }
-  return out;
 }
 
 function countProblems(messages: readonly string[]): string {

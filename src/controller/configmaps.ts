@@ -5,7 +5,7 @@
  * revision, and Pods the StatefulSet re-creates from it, mount it until the rollout is done. This
  * module decides which of them nothing can need any more; the controller deletes those.
  */
-import { names, type ComponentKind } from '../spec/names';
+import { isConfigRevision, names, type ComponentKind } from '../spec/names';
 import type { ClusterInfo, ConfigMapMeta, Pod, StatefulSet, Volume } from './model';
 import { toMillis } from './model';
 
@@ -61,11 +61,6 @@ export function rolloutDone(sts: StatefulSet): boolean {
   return (st.updatedReplicas ?? 0) >= (sts.spec?.replicas ?? 1);
 }
 
-/** `<cluster>-<component>-<hash>` (the hash in hex, up to 8 digits): the names `configUpdateStrategy: RollingUpdate` gives. */
-function hashNamePattern(cluster: string, kind: ComponentKind): RegExp {
-  return new RegExp(`^${names.configMap(cluster, kind).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{1,8}$`);
-}
-
 /**
  * The hash-named component ConfigMaps that no Pod mounts, no StatefulSet template names, and that are
  * not a revision Git may be bringing in. A component in the middle of a rollout is left alone whole.
@@ -82,8 +77,7 @@ export function staleConfigMaps(input: StaleConfigInput): StaleConfigResult {
   const rollingOut: ComponentKind[] = [];
   let recheckAt: number | undefined;
   for (const kind of c.components) {
-    const pattern = hashNamePattern(c.name, kind);
-    const mine = input.configMaps.filter((cm) => pattern.test(cm.metadata.name ?? '') && !cm.metadata.deletionTimestamp);
+    const mine = input.configMaps.filter((cm) => isConfigRevision(c.name, kind, cm.metadata.name ?? '') && !cm.metadata.deletionTimestamp);
     if (mine.length === 0) continue;
     const sts = input.statefulSets.find((s) => s.metadata.name === names.statefulSet(c.name, kind));
     if (sts && !rolloutDone(sts)) {
@@ -91,7 +85,8 @@ export function staleConfigMaps(input: StaleConfigInput): StaleConfigResult {
       continue;
     }
     // The revision in use: what the StatefulSet's template mounts. Older unused ones are history.
-    const inUse = sts ? mine.filter((cm) => configMapsOf(sts.spec?.template?.spec?.volumes).includes(cm.metadata.name!)) : [];
+    const mounted = configMapsOf(sts?.spec?.template?.spec?.volumes);
+    const inUse = mine.filter((cm) => mounted.includes(cm.metadata.name!));
     const inUseSince = inUse.length > 0 ? Math.min(...inUse.map(created)) : undefined;
     for (const cm of mine) {
       if (used.has(cm.metadata.name!)) continue;

@@ -3,8 +3,7 @@
  * `render` renders them, every other Kubernetes object (an already rendered `dist/`, say) is taken as
  * it is. No file system access here.
  */
-import { duplicateMessages } from '../cli/render';
-import { renderClusters } from '../render/render';
+import { duplicateMessages, renderClusters } from '../render/render';
 import { fastLoadAll } from '../spec/fast-yaml';
 import { loadTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../spec/load';
 import type { ResolveOptions } from '../spec/resolve';

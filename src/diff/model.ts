@@ -4,7 +4,7 @@
  * label, components by the `app.kubernetes.io/component` label, so foreign manifests that follow the
  * operator's labels are understood too.
  */
-import { ANNOTATION, LABEL } from '../spec/names';
+import { ANNOTATION, isConfigRevision, LABEL } from '../spec/names';
 import type { ConfigStrategy } from './report';
 import { isPlainObject } from './values';
 
@@ -167,14 +167,10 @@ function componentModel(instance: string, component: string, objects: readonly K
   };
 }
 
-const HASHED_NAME = /^-[0-9a-f]{5,16}$/;
-
 /** What a ConfigMap's name says about its update strategy (see `componentConfigMap`). */
 export function configStrategy(instance: string, component: string, name: string): ConfigStrategy {
-  const base = `${instance}-${component}`;
-  if (name === base) return 'InPlace';
-  if (name.startsWith(base) && HASHED_NAME.test(name.slice(base.length))) return 'RollingUpdate';
-  return 'other';
+  if (name === `${instance}-${component}`) return 'InPlace';
+  return isConfigRevision(instance, component, name) ? 'RollingUpdate' : 'other';
 }
 
 function list(v: unknown): unknown[] {

@@ -12,7 +12,7 @@ import { configMapHash } from './config/hash';
 export function componentConfigMap(cluster: ResolvedCluster, comp: ResolvedComponent, data: Record<string, string>): ConfigMap {
   const base = names.configMap(cluster.name, comp.kind);
   const rolling = comp.configUpdateStrategy === 'RollingUpdate';
-  const name = rolling ? `${base}-${configMapHash(data)}` : base;
+  const name = rolling ? names.configRevision(cluster.name, comp.kind, configMapHash(data)) : base;
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',

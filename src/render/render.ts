@@ -1,5 +1,6 @@
 import { App } from 'cdk8s';
 import { TidbClusterChart } from '../chart';
+import type { LoadedCluster } from '../spec/load';
 import type { ResolvedCluster } from '../spec/resolve';
 import { chartObjects, toYamlStream } from './output';
 
@@ -23,4 +24,21 @@ export function renderClusters(clusters: readonly ResolvedCluster[]): RenderedCl
     const objects = chartObjects(chart);
     return { fileName: `${clusterId(resolved)}.k8s.yaml`, objects, yaml: toYamlStream(objects) };
   });
+}
+
+/** One message per cluster defined twice (same namespace and name), naming both places. */
+export function duplicateMessages(clusters: readonly LoadedCluster[]): string[] {
+  const seen = new Map<string, LoadedCluster>();
+  const out: string[] = [];
+  for (const c of clusters) {
+    const id = clusterId(c.resolved);
+    const first = seen.get(id);
+    if (first) {
+      const where = (s: LoadedCluster) => `${s.source.file}: document ${s.source.document}`;
+      out.push(`${where(c)}: metadata.name: duplicate cluster ${JSON.stringify(id)}, also defined at ${where(first)}`);
+    } else {
+      seen.set(id, c);
+    }
+  }
+  return out;
 }

@@ -46,6 +46,15 @@ export function selectorLabels(instance: string, component: ComponentKind | 'dis
   };
 }
 
+/** The hash suffix of a config revision's name: hex, as this project (7 digits) and the operator write it. */
+const CONFIG_REVISION_SUFFIX = /^-[0-9a-f]{5,16}$/;
+
+/** Whether `name` is a config revision of the component (`names.configRevision`), for any hash. */
+export function isConfigRevision(cluster: string, c: string, name: string): boolean {
+  const base = `${cluster}-${c}`;
+  return name.startsWith(base) && CONFIG_REVISION_SUFFIX.test(name.slice(base.length));
+}
+
 export const names = {
   statefulSet: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
   /**
@@ -61,8 +70,10 @@ export const names = {
     clusterDomain ? `.${namespace}.svc.${clusterDomain}` : acrossK8s ? `.${namespace}.svc` : '',
   /** Client Service (PD always, TiDB when `spec.tidb.service` is set). */
   service: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
-  /** ConfigMap base name; `configUpdateStrategy: RollingUpdate` appends `-<hash>`. */
+  /** ConfigMap base name; `configUpdateStrategy: RollingUpdate` appends `-<hash>` (see `configRevision`). */
   configMap: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
+  /** A config revision's ConfigMap (`configUpdateStrategy: RollingUpdate`): the base name and a hex hash of the data. */
+  configRevision: (cluster: string, c: ComponentKind, hash: string) => `${cluster}-${c}-${hash}`,
   /** The companion controller's Deployment, Service, ServiceAccount, Role and RoleBinding. */
   discovery: (cluster: string) => `${cluster}-discovery`,
   /** The Lease the controller holds while it acts on the cluster (one writer at a time). */
