@@ -7,6 +7,22 @@ import { parseClusterInfo, parseDuration, type ClusterInfo } from '../src/contro
 import { PdClient } from '../src/controller/pd-client';
 import { WorkQueue } from '../src/controller/queue';
 
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseJsonExact } from '../src/controller/json';
+
+describe('JSON from PD', () => {
+  it('reads 64-bit ids exactly, as decimal strings, and leaves everything else alone', () => {
+    const text = '{"header":{"cluster_id":7301234567890123456},"members":[{"name":"a\\"1234567890123456789","member_id":10276657743932975437,"n":-9223372036854775807,"small":42,"f":1.5e300}]}';
+    expect(parseJsonExact(text)).toEqual({
+      header: { cluster_id: '7301234567890123456' },
+      members: [{ name: 'a"1234567890123456789', member_id: '10276657743932975437', n: '-9223372036854775807', small: 42, f: 1.5e300 }],
+    });
+    expect(JSON.parse(text).members[0].member_id).not.toBe(10276657743932975437n.toString());
+  });
+});
+
 const quiet = new Logger('error', {}, () => {});
 const CLUSTER_JSON = JSON.stringify({ name: 'c', clusterDomain: '', acrossK8s: false, tls: false, discoveryMtls: false, pdAddresses: [], cluster: null, components: ['tidb', 'pd', 'tikv'] });
 
@@ -48,6 +64,18 @@ describe('controller arguments', () => {
     expect(parseControllerArgs([], { ...env, TIDB_GITOPS_NO_SOURCE_CHECK: 'true' }).options?.checkSource).toBe(false);
     expect(parseControllerArgs([], { ...env, TIDB_GITOPS_FAILOVER: '1' }).error).toBe('TIDB_GITOPS_FAILOVER: there is no option --failover');
     expect(parseControllerArgs(['--auto-failover', 'maybe'], env).error).toBe('--auto-failover: expected true or false, got "maybe"');
+  });
+
+  it('refuses to start with cluster TLS on and no client certificate, saying what to mount', () => {
+    const tlsEnv = { ...env, TIDB_GITOPS_CLUSTER: JSON.stringify({ ...JSON.parse(CLUSTER_JSON), tls: true }) };
+    const missing = parseControllerArgs(['--pd-tls-dir', '/nonexistent/tls'], tlsEnv);
+    expect(missing.options).toBeUndefined();
+    expect(missing.startError).toBe(
+      'cluster TLS is on (spec.tlsCluster.enabled), but the directory does not exist in /nonexistent/tls: the controller needs the client certificate of the Secret c-cluster-client-secret there (the rendered Deployment mounts it; check that the Secret exists and has ca.crt, tls.crt and tls.key), or another directory named with --pd-tls-dir',
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'tls-'));
+    writeFileSync(join(dir, 'ca.crt'), 'x');
+    expect(parseControllerArgs(['--pd-tls-dir', dir], tlsEnv).startError).toMatch(/but tls.crt, tls.key are missing in /);
   });
 
   it('addresses PD as the operator does', () => {

@@ -42,6 +42,42 @@ describe('replicas and partition when nothing is upgrading', () => {
   });
 });
 
+describe('update strategy', () => {
+  it('switches to OnDelete from Git in one write that lets the partition go', () => {
+    const c = { kind: 'tidb' as const, sts: sts('tidb', { replicas: 2, settings: { updateStrategy: 'OnDelete' } }), pods: pods('tidb', ['r1', 'r1']) };
+    const p = planOne(c);
+    expect(p.action).toEqual({ type: 'apply', replicas: 2, partition: undefined });
+    expect(p.event).toMatchObject({ reason: 'UpdateStrategy', message: 'c-tidb: updateStrategy RollingUpdate -> OnDelete' });
+  });
+
+  it('switches back to RollingUpdate with the partition at replicas in the same write, so no Pod rolls by itself', () => {
+    const live = sts('tidb', { replicas: 2, current: 'r1', update: 'r2' });
+    live.spec!.updateStrategy = { type: 'OnDelete' };
+    const p = planOne({ kind: 'tidb', sts: live, pods: pods('tidb', ['r1', 'r2']) });
+    expect(p.action).toEqual({ type: 'apply', replicas: 2, partition: 2 });
+  });
+
+  it('reads a StatefulSet without a partition as partition 0 and holds it at replicas', () => {
+    const live = sts('tidb', { replicas: 2 });
+    live.spec!.updateStrategy = { type: 'RollingUpdate' };
+    expect(planOne({ kind: 'tidb', sts: live, pods: pods('tidb', ['r1', 'r1']) }).action).toEqual({ type: 'apply', replicas: 2, partition: 2 });
+  });
+});
+
+describe('Pods that are not Ready', () => {
+  it('restarts no Pod while another Pod of the component is not Ready, and says why', () => {
+    const c = { kind: 'tidb' as const, sts: sts('tidb', { replicas: 2, current: 'r1', update: 'r2' }), pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1, 'r1')] };
+    const p = planOne(c);
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toBe('upgrade waits: Pod c-tidb-0 is not Ready; c-tidb-1 restarts once every other Pod is Ready');
+  });
+
+  it('says which Pods are not Ready when there is nothing to do', () => {
+    const c = { kind: 'tidb' as const, sts: sts('tidb', { replicas: 2 }), pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1, 'r1', { ready: false })] };
+    expect(planOne(c).reason).toBe('up to date; Pods c-tidb-0, c-tidb-1 are not Ready');
+  });
+});
+
 describe('rolling upgrade stepping', () => {
   const upgrading = (kind: ComponentKind, revs: string[], o: StsOpts = {}): ComponentState => ({
     kind,
@@ -115,6 +151,20 @@ describe('rolling upgrade stepping', () => {
 describe('PD', () => {
   const pdUp = (revs: string[]) => ({ kind: 'pd' as const, sts: sts('pd', { current: 'r1', update: 'r2' }), pods: pods('pd', revs) });
 
+  it('waits until an upgraded member says it is ready (/pd/api/v2/ready), then goes on', () => {
+    const notYet = planOne(pdUp(['r1', 'r1', 'r2']), pdState(), [], { probes: { pdReady: { 'c-pd-2': { ok: false, detail: 'regions not loaded yet (HTTP 500)' } } } });
+    expect(notYet.action).toBeUndefined();
+    expect(notYet.reason).toBe('waiting for PD member c-pd-2 to be ready: regions not loaded yet (HTTP 500)');
+    const unasked = planOne(pdUp(['r1', 'r1', 'r2']), pdState(), [], { probes: {} });
+    expect(unasked.reason).toMatch(/checking whether PD member c-pd-2 is ready/);
+    expect(planOne(pdUp(['r1', 'r1', 'r2'])).action).toEqual({ type: 'apply', replicas: 3, partition: 1 });
+  });
+
+  it('goes on with PD when stores cannot be read, and before TiKV bootstraps', () => {
+    expect(planOne(pdUp(['r1', 'r1', 'r2']), pdState({ stores: [], storesError: 'HTTP 500' })).action).toEqual({ type: 'apply', replicas: 3, partition: 1 });
+    expect(planOne(pdUp(['r1', 'r1', 'r2']), pdState({ stores: [], bootstrapped: false })).action).toEqual({ type: 'apply', replicas: 3, partition: 1 });
+  });
+
   it('moves leadership to the highest healthy ordinal above before restarting the leader', () => {
     const p = planOne(pdUp(['r1', 'r1', 'r2']), pdState({ leader: 'c-pd-1' }));
     expect(p.action).toEqual({ type: 'transfer-leader', pod: 'c-pd-1', from: 'c-pd-1', to: 'c-pd-2' });
@@ -162,8 +212,15 @@ describe('TiKV leader eviction', () => {
     pods: revs.map((r, i) => pod('tikv', i, r, { annotations: annotations?.[i] })),
   });
 
-  it('begins eviction on the store of the Pod to restart', () => {
+  const ours = (pod: string, why: 'upgrade' | 'scale-in' = 'upgrade') => ({ pod, for: why, since: new Date(NOW).toISOString() });
+
+  it('begins eviction on the store of the Pod to restart, recording the scheduler as its own', () => {
     const p = planOne(tikvUp(['r1', 'r1', 'r1']));
+    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3, annotation: EVICT_BEGIN_ANNOTATION, record: ours('c-tikv-2') });
+  });
+
+  it('does not record a scheduler an administrator added before the upgrade reached the store', () => {
+    const p = planOne(tikvUp(['r1', 'r1', 'r1']), pdState({ evicting: new Set([3]) }));
     expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3, annotation: EVICT_BEGIN_ANNOTATION });
   });
 
@@ -176,7 +233,13 @@ describe('TiKV leader eviction', () => {
 
   it('re-adds a scheduler that went missing', () => {
     const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } });
-    expect(planOne(c, pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)] })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3, annotation: EVICT_BEGIN_ANNOTATION });
+    const evictions = { 3: ours('c-tikv-2') };
+    expect(planOne(c, pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)] }), [], { evictions }).action).toEqual({
+      type: 'evict-begin',
+      pod: 'c-tikv-2',
+      storeId: 3,
+      annotation: EVICT_BEGIN_ANNOTATION,
+    });
   });
 
   it('steps anyway after evictLeaderTimeout, with a warning', () => {
@@ -186,9 +249,15 @@ describe('TiKV leader eviction', () => {
     expect(p.event).toMatchObject({ type: 'Warning', reason: 'EvictLeaderTimeout' });
   });
 
-  it('removes the scheduler from an upgraded store once it is Up', () => {
-    const p = planOne(tikvUp(['r1', 'r1', 'r2']), pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)], evicting: new Set([3]) }));
-    expect(p.action).toEqual({ type: 'evict-end', pod: 'c-tikv-2', storeId: 3 });
+  it('removes its own scheduler from an upgraded store once it is Up', () => {
+    const up = pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)], evicting: new Set([3]) });
+    const p = planOne(tikvUp(['r1', 'r1', 'r2']), up, [], { evictions: { 3: ours('c-tikv-2') } });
+    expect(p.action).toEqual({ type: 'evict-end', pod: 'c-tikv-2', storeId: 3, remove: true });
+  });
+
+  it('leaves a scheduler it did not add on an upgraded store, and goes on', () => {
+    const up = pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)], evicting: new Set([3]) });
+    expect(planOne(tikvUp(['r1', 'r1', 'r2']), up).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, annotation: EVICT_BEGIN_ANNOTATION, record: ours('c-tikv-1') });
   });
 
   it('waits for leaders to come back to an upgraded store in a large cluster', () => {
@@ -196,17 +265,31 @@ describe('TiKV leader eviction', () => {
     const stores = [store(0, 1400), store(1, 1400), store(2, 200)];
     expect(planOne(c, pdState({ stores })).reason).toMatch(/come back to store 3/);
     const back = [store(0, 1100), store(1, 1100), store(2, 800)];
-    expect(planOne(c, pdState({ stores: back })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, annotation: EVICT_BEGIN_ANNOTATION });
+    expect(planOne(c, pdState({ stores: back })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, annotation: EVICT_BEGIN_ANNOTATION, record: ours('c-tikv-1') });
   });
 
-  it('removes schedulers left behind once no upgrade runs', () => {
-    const p = planOne({ kind: 'tikv', sts: sts('tikv'), pods: pods('tikv', ['r1', 'r1', 'r1']) }, pdState({ evicting: new Set([1, 99]) }));
+  it('removes only its own schedulers left behind once no upgrade runs', () => {
+    const idle = { kind: 'tikv' as const, sts: sts('tikv'), pods: pods('tikv', ['r1', 'r1', 'r1']) };
+    const p = planOne(idle, pdState({ evicting: new Set([1, 2, 99]) }), [], { evictions: { 1: ours('c-tikv-0') } });
     expect(p.action).toEqual({ type: 'evict-cleanup', storeIds: [1] });
+  });
+
+  it('never removes a scheduler an administrator added with pd-ctl', () => {
+    const idle = { kind: 'tikv' as const, sts: sts('tikv'), pods: pods('tikv', ['r1', 'r1', 'r1']) };
+    const p = planOne(idle, pdState({ evicting: new Set([1, 2]) }));
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toBe('up to date');
   });
 
   it('leaves a user-asked eviction alone', () => {
     const c = { kind: 'tikv' as const, sts: sts('tikv'), pods: [pod('tikv', 0, 'r1', { annotations: { 'tidb.pingcap.com/evict-leader': 'none' } })] };
     expect(planOne(c, pdState({ evicting: new Set([1]) })).action).toBeUndefined();
+  });
+
+  it('waits while stores cannot be read', () => {
+    const p = planOne(tikvUp(['r1', 'r1', 'r1']), pdState({ stores: [], evicting: new Set(), storesError: 'GET /pd/api/v1/stores: HTTP 500' }));
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toBe('PD stores unavailable: GET /pd/api/v1/stores: HTTP 500');
   });
 
   it('restarts a store without eviction when there is no other store', () => {

@@ -108,7 +108,13 @@ describe('scale-in of TiKV', () => {
 
   it('evicts leaders first, noting the scale-in time', () => {
     const p = planOne(tikv4, pdState({ stores: four(), maxReplicas: 3, tombstones: [] }));
-    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-3', storeId: 4, annotation: SCALE_IN_TIME_ANNOTATION });
+    expect(p.action).toEqual({
+      type: 'evict-begin',
+      pod: 'c-tikv-3',
+      storeId: 4,
+      annotation: SCALE_IN_TIME_ANNOTATION,
+      record: { pod: 'c-tikv-3', for: 'scale-in', since: iso(NOW) },
+    });
   });
 
   it('waits for leaders to leave, then takes the store offline', () => {
@@ -135,7 +141,10 @@ describe('scale-in of TiKV', () => {
   it('once Tombstone: removes its scheduler, marks the claims, lowers replicas', () => {
     const tomb = { ...store(3, 0, 'Tombstone'), lastHeartbeat: NOW };
     const base = { stores: four().slice(0, 3), maxReplicas: 3, tombstones: [tomb] };
-    expect(planOne(tikv4, pdState({ ...base, evicting: new Set([4]) })).action).toEqual({ type: 'evict-cleanup', storeIds: [4] });
+    const evictions = { 4: { pod: 'c-tikv-3', for: 'scale-in' as const, since: iso(NOW) } };
+    expect(planOne(tikv4, pdState({ ...base, evicting: new Set([4]) }), [], { evictions }).action).toEqual({ type: 'evict-cleanup', storeIds: [4] });
+    // A scheduler the controller did not add stays.
+    expect(planOne(tikv4, pdState({ ...base, evicting: new Set([4]) }), [], { volumes: [pvc('tikv-c-tikv-3')] }).action).toMatchObject({ type: 'mark-volumes' });
     expect(planOne(tikv4, pdState(base), [], { volumes: [pvc('tikv-c-tikv-3')] }).action).toEqual({ type: 'mark-volumes', pod: 'c-tikv-3', volumes: ['tikv-c-tikv-3'] });
     const marked = [pvc('tikv-c-tikv-3', { [DEFER_DELETING_ANNOTATION]: iso(NOW) })];
     expect(planOne(tikv4, pdState(base), [], { volumes: marked }).action).toEqual({ type: 'apply', replicas: 3, partition: 3 });
@@ -231,6 +240,30 @@ describe('PD failover', () => {
     expect(p.phase).toBe('Failover');
   });
 
+  it('deletes the claims before the Pod, and adds the replica only once member, Pod and claims are gone', () => {
+    const record = { pod: 'c-pd-1', createdAt: iso(NOW), memberId: '101', podUid: 'pod-1', volumes: [{ name: 'pd-c-pd-1', uid: 'uid-pd-c-pd-1' }], memberDeleted: false };
+    const records = failover({ pd: { records: { 'c-pd-1': record } } });
+    const withPod1 = (uid: string): ComponentState => ({ ...pd3, pods: pd3.pods.map((p, i) => (i === 1 ? { ...p, metadata: { ...p.metadata, uid } } : p)) });
+    const gone = pdState({ members: [member(0), member(2)] });
+    // Member gone, but the old Pod and its claim are still there: delete again (claims first, see the executor).
+    expect(planOne(withPod1('pod-1'), gone, [], { options, failover: records, volumes: [pvc('pd-c-pd-1')] }).action).toEqual({ type: 'failover-delete', key: 'c-pd-1', record });
+    // The Pod is gone and its claim is Terminating (kubernetes.io/pvc-protection held it until then): wait for it.
+    const terminating = { ...pvc('pd-c-pd-1'), metadata: { ...pvc('pd-c-pd-1').metadata, deletionTimestamp: iso(NOW) } };
+    const waiting = planOne(withPod1('pod-1b'), gone, [], { options, failover: records, volumes: [terminating] });
+    expect(waiting.action).toBeUndefined();
+    expect(waiting.reason).toMatch(/waiting for volumes pd-c-pd-1 of failed PD member c-pd-1 to be deleted/);
+    // All gone (a successor Pod may already exist, on a fresh claim): now the record counts as a replica.
+    const done = planOne(withPod1('pod-1b'), gone, [], { options, failover: records, volumes: [pvc('pd-c-pd-1', undefined, 'uid-new')] });
+    expect(done.action).toEqual({ type: 'failover-set', failover: { records: { 'c-pd-1': { ...record, memberDeleted: true } } } });
+  });
+
+  it('does not fail over a member while no other PD Pod is Ready', () => {
+    const c: ComponentState = { ...pd3, pods: [pod('pd', 0, 'r1', { ready: false }), pod('pd', 1), pod('pd', 2, 'r1', { ready: false })] };
+    const p = planOne(c, pdState({ members: sick }), [], { options, failover: failover({}, { 'pd/c-pd-1': iso(NOW - MIN) }) });
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/Pods c-pd-0, c-pd-2 are not Ready too: with no Pod of the component Ready, this is a node or control-plane fault/);
+  });
+
   it('stops at maxFailoverCount', () => {
     const done = { pod: 'c-pd-0', createdAt: iso(NOW), memberId: '1', memberDeleted: true };
     const c = { ...comp('pd', { replicas: 4, desired: 3, settings: { maxFailoverCount: 1 } }) };
@@ -315,6 +348,35 @@ describe('TiDB failover', () => {
     const c3 = comp('tidb', { replicas: 3, desired: 2, settings: SETTINGS });
     const back = planOne(c3, undefined, [], { options, failover: failover({ tidb: { records: { 'c-tidb-1': { pod: 'c-tidb-1', createdAt: iso(NOW) } } } }) });
     expect(back.action).toEqual({ type: 'failover-set', failover: undefined });
+  });
+});
+
+describe('failover while readiness is lost everywhere', () => {
+  it('adds no TiDB replica when every TiDB Pod turned not Ready at once (a node or control-plane fault)', () => {
+    const c: ComponentState = { ...comp('tidb', { replicas: 2, settings: SETTINGS }), pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1, 'r1', { ready: false })] };
+    const since = { 'tidb/c-tidb-0': iso(NOW - MIN), 'tidb/c-tidb-1': iso(NOW - MIN) };
+    const p = planOne(c, undefined, [], { options, failover: failover({}, since) });
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/c-tidb-0 is not Ready, but Pod c-tidb-1 is not Ready either/);
+  });
+
+  it('adds no TiKV replica for a Down store while no TiKV Pod is Ready, and one while another is', () => {
+    const unready = (ords: number[]): ComponentState => ({ ...comp('tikv', { settings: SETTINGS }), pods: [0, 1, 2].map((o) => pod('tikv', o, 'r1', { ready: !ords.includes(o) })) });
+    const pd = pdState({ stores: [store(0, 100), store(1, 0, 'Down'), store(2, 100)] });
+    const p = planOne(unready([0, 1, 2]), pd, [], { options, failover: failover({}, { 'tikv/2': iso(NOW - MIN) }) });
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/store 2 \(c-tikv-1\) is Down, but Pods c-tikv-0, c-tikv-2 are not Ready too/);
+    expect(planOne(unready([0, 1]), pd, [], { options, failover: failover({}, { 'tikv/2': iso(NOW - MIN) }) }).action).toMatchObject({ type: 'failover-set' });
+  });
+});
+
+describe('scale-in while Pods are not Ready', () => {
+  it('removes no TiDB Pod while a remaining one is not Ready, and says why', () => {
+    const c: ComponentState = { ...comp('tidb', { replicas: 3, desired: 2 }), pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1), pod('tidb', 2)] };
+    const p = planOne(c);
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toBe('scale-in waits: Pod c-tidb-0 is not Ready; c-tidb-2 is removed once every remaining Pod is Ready');
+    expect(planOne({ ...c, pods: pods('tidb', ['r1', 'r1', 'r1']) }).action).toEqual({ type: 'apply', replicas: 2, partition: 2 });
   });
 });
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { captureMatches, drainCapture, GracefulError, takePumpOffline } from '../src/controller/graceful';
+import { captureAddressPrefix, captureMatches, drainCapture, GracefulError, takePumpOffline } from '../src/controller/graceful';
 
 /** A request as the fake server saw it. */
 interface Seen {
@@ -177,8 +177,13 @@ describe('drainCapture', () => {
     expect(calls(f)).toEqual(['GET /api/v1/captures']);
   });
 
+  test('a captures list answered 500 (no owner elected yet, as after a resign) is a wait', async () => {
+    const f = await ticdc({ captures: { status: 500, body: { error_msg: 'election: no leader', error_code: '' } } });
+    expect(await drainCapture(f.base, { captureAddress: SELF })).toEqual({ done: false, detail: `${f.base} cannot list captures yet (HTTP 500 election: no leader); retrying` });
+  });
+
   test('an unexpected captures answer is an error naming the URL', async () => {
-    const f = await ticdc({ captures: { status: 500, body: { error_msg: 'etcd unavailable' } } });
+    const f = await ticdc({ captures: { status: 400, body: { error_msg: 'bad request' } } });
     await expect(drainCapture(f.base, { captureAddress: SELF })).rejects.toThrow(`GET ${f.base}/api/v1/captures: expected HTTP 200`);
   });
 
@@ -208,6 +213,14 @@ describe('drainCapture', () => {
     expect(captureMatches('demo-ticdc-1.demo-ticdc-peer.ns:8301', 'demo-ticdc-1.demo-ticdc-peer.ns')).toBe(true);
     expect(captureMatches('demo-ticdc-10.demo-ticdc-peer.ns.svc:8301', 'demo-ticdc-1')).toBe(false);
     expect(captureMatches('demo-ticdc-1.demo-ticdc-peer.nsx.svc:8301', 'demo-ticdc-1.demo-ticdc-peer.ns')).toBe(false);
+  });
+
+  test('across Kubernetes clusters, a cluster domain tells a capture from its namesake in the other cluster', () => {
+    const here = captureAddressPrefix({ name: 'demo', namespace: 'ns', clusterDomain: 'east.local' }, 'demo-ticdc-1');
+    expect(here).toBe('demo-ticdc-1.demo-ticdc-peer.ns.svc.east.local');
+    expect(captureMatches('demo-ticdc-1.demo-ticdc-peer.ns.svc.west.local:8301', here)).toBe(false);
+    expect(captureMatches('demo-ticdc-1.demo-ticdc-peer.ns.svc.east.local:8301', here)).toBe(true);
+    expect(captureAddressPrefix({ name: 'demo', namespace: 'ns', clusterDomain: '' }, 'demo-ticdc-1')).toBe('demo-ticdc-1.demo-ticdc-peer.ns');
   });
 });
 
@@ -292,10 +305,15 @@ describe('takePumpOffline', () => {
   });
 
   test('a refused close (code not 200) is not done and says why', async () => {
-    const p = await pump([node('demo-pump-1:8250', HOST, 'online')], { status: 200, body: { message: "this pump's state is closing, apply close failed!", code: 3, data: null } });
+    const p = await pump([node('demo-pump-1:8250', HOST, 'online')], { status: 200, body: { message: 'invalide nodeID demo-pump-1:8250, this pump\'s nodeID is x:8250', code: 3, data: null } });
     const out = await takePumpOffline(p.base, [p.base], HOST);
     expect(out.done).toBe(false);
-    expect(out.detail).toMatch(/refused.*code 3.*state is closing/);
+    expect(out.detail).toMatch(/refused to close node demo-pump-1:8250 \(code 3\): invalide nodeID/);
+  });
+
+  test('a close already under way (code 3, state is closing) is a wait', async () => {
+    const p = await pump([node('demo-pump-1:8250', HOST, 'online')], { status: 200, body: { message: "this pump's state is closing, apply close failed!", code: 3, data: null } });
+    expect(await takePumpOffline(p.base, [p.base], HOST)).toEqual({ done: false, detail: 'pump node demo-pump-1:8250 is closing; waiting for it to go offline' });
   });
 
   test('a close answered with an HTTP error is a GracefulError naming the URL', async () => {

@@ -21,19 +21,22 @@ describe('PD', () => {
   test('leaves replicas and partition to the controller and states the desired count in an annotation', () => {
     const sts = find(render(cluster()), 'StatefulSet', 'demo-pd');
     expect(sts.spec.replicas).toBeUndefined();
-    expect(sts.spec.updateStrategy).toEqual({ type: 'RollingUpdate' });
+    // The controller owns updateStrategy (written with its partition); Git says which in the settings.
+    expect(sts.spec.updateStrategy).toBeUndefined();
+    expect(JSON.parse(sts.metadata.annotations['tidb-gitops.io/settings']).updateStrategy).toBe('RollingUpdate');
     expect(sts.metadata.annotations[ANNOTATION.replicas]).toBe('3');
     expect(JSON.parse(sts.metadata.annotations[ANNOTATION.settings])).toMatchObject({ maxFailoverCount: 3, paused: false });
   });
 
-  test('data volume claim template carries apiVersion/kind, size and class', () => {
+  test('data volume claim template carries apiVersion/kind, size and class, and what the API server stores with them', () => {
     const sts = find(render(cluster({ pd: { replicas: 1, requests: { storage: '5Gi', cpu: '1' }, storageClassName: 'fast' } })), 'StatefulSet', 'demo-pd');
     expect(sts.spec.volumeClaimTemplates).toEqual([
       {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
-        metadata: { name: 'pd' },
-        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '5Gi' } }, storageClassName: 'fast' },
+        metadata: { name: 'pd', creationTimestamp: null },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '5Gi' } }, storageClassName: 'fast', volumeMode: 'Filesystem' },
+        status: { phase: 'Pending' },
       },
     ]);
     expect(container(sts, 'pd').resources).toEqual({ requests: { cpu: '1' } });

@@ -74,7 +74,9 @@ describe('pod settings: cluster level as defaults, component level wins', () => 
 
   test('update strategy, pod management policy and pull policy', () => {
     const objects = render(cluster({ statefulSetUpdateStrategy: 'OnDelete', podManagementPolicy: 'OrderedReady', imagePullPolicy: 'Always', tidb: { replicas: 1, podManagementPolicy: 'Whatever' } }));
-    expect(find(objects, 'StatefulSet', 'demo-pd').spec).toMatchObject({ updateStrategy: { type: 'OnDelete' }, podManagementPolicy: 'OrderedReady' });
+    const pd = find(objects, 'StatefulSet', 'demo-pd');
+    expect(pd.spec).toMatchObject({ podManagementPolicy: 'OrderedReady' });
+    expect(JSON.parse(pd.metadata.annotations['tidb-gitops.io/settings']).updateStrategy).toBe('OnDelete');
     expect(find(objects, 'StatefulSet', 'demo-tidb').spec.podManagementPolicy).toBe('Parallel');
     expect(container(find(objects, 'StatefulSet', 'demo-tidb'), 'tidb').imagePullPolicy).toBe('Always');
   });

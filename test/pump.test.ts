@@ -60,11 +60,18 @@ describe('Pump objects', () => {
     const set = sts(objects);
     expect(set.spec.serviceName).toBe('demo-pump');
     expect(set.spec.podManagementPolicy).toBe('OrderedReady');
-    expect(set.spec.updateStrategy).toEqual({ type: 'RollingUpdate' });
+    expect(set.spec.updateStrategy).toBeUndefined();
+    expect(JSON.parse(set.metadata.annotations['tidb-gitops.io/settings']).updateStrategy).toBe('RollingUpdate');
     expect(set.spec.replicas).toBeUndefined();
     expect(set.metadata.annotations['tidb-gitops.io/replicas']).toBe('3');
     expect(set.spec.volumeClaimTemplates).toEqual([
-      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local', resources: { requests: { storage: '20Gi' } } } },
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'data', creationTimestamp: null },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local', resources: { requests: { storage: '20Gi' } }, volumeMode: 'Filesystem' },
+        status: { phase: 'Pending' },
+      },
     ]);
     expect(set.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/path': '/metrics', 'prometheus.io/port': '8250' });
     expect(set.spec.template.spec.volumes).toEqual([{ name: 'config', configMap: { name: 'demo-pump', items: [{ key: 'pump-config', path: 'pump.toml' }] } }]);
@@ -78,7 +85,7 @@ describe('Pump objects', () => {
       { name: 'config', mountPath: '/etc/pump' },
     ]);
     expect(c.env).toBeUndefined();
-    expect(JSON.parse(set.metadata.annotations['tidb-gitops.io/settings'])).toEqual({ enablePVReclaim: false, forceUpgrade: false, paused: false, pvReclaimPolicy: 'Retain' });
+    expect(JSON.parse(set.metadata.annotations['tidb-gitops.io/settings'])).toEqual({ enablePVReclaim: false, forceUpgrade: false, paused: false, pvReclaimPolicy: 'Retain', updateStrategy: 'RollingUpdate' });
   });
 
   test('TiDB gets binlog on when Pump is there', () => {
@@ -97,7 +104,7 @@ describe('Pump objects', () => {
   });
 
   test('OnDelete update strategy is taken as it is', () => {
-    expect(sts(render(withPump({ statefulSetUpdateStrategy: 'OnDelete' }))).spec.updateStrategy).toEqual({ type: 'OnDelete' });
+    expect(JSON.parse(sts(render(withPump({ statefulSetUpdateStrategy: 'OnDelete' }))).metadata.annotations['tidb-gitops.io/settings']).updateStrategy).toBe('OnDelete');
   });
 
   test('setTimeZone sets TZ to spec.timezone; hostNetwork sets HOSTNAME to the pod name', () => {
@@ -198,7 +205,7 @@ describe('Pump refused input', () => {
 
   test('without requests at all the claim has no size, as with the operator', () => {
     const set = sts(render(cluster({ pump: { replicas: 1 } })));
-    expect(set.spec.volumeClaimTemplates[0].spec).toEqual({ accessModes: ['ReadWriteOnce'] });
+    expect(set.spec.volumeClaimTemplates[0].spec).toEqual({ accessModes: ['ReadWriteOnce'], volumeMode: 'Filesystem' });
   });
 
   test('v1 rendered without a namespace reads it from the pod when the address names it (else no NAMESPACE env)', () => {

@@ -3,6 +3,7 @@
  * client-node talks to it, and of its StatefulSet controller and kubelet.
  */
 import { KubeSim, type KubeObject } from './sim/kube-api';
+import { forbiddenStatus, requestAttributes } from './sim/kube-authz';
 import { planStatefulSet, type PodView, type StatefulSetState } from './sim/kube-statefulset';
 
 const NS = 'db';
@@ -460,7 +461,7 @@ describe('KubeSim StatefulSet controller', () => {
   it('creates the Pods of a new StatefulSet, Ready, labelled with the revision', async () => {
     const created = await call(sim, 'POST', STS_PATH, statefulSet('pd', { replicas: 3 }));
     expect(created.status).toBe(201);
-    expect(created.body.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 0 } });
+    expect(created.body.spec.updateStrategy).toEqual({ type: 'RollingUpdate' });
     await waitReady(sim, 'pd', 3);
 
     const sts = sim.get('StatefulSet', NS, 'pd')!;
@@ -689,7 +690,7 @@ describe('KubeSim StatefulSet controller', () => {
       `${STS_PATH}/tikv?fieldManager=tidb-gitops-controller`,
       [
         { op: 'replace', path: '/spec/replicas', value: 3 },
-        { op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: 2 },
+        { op: 'add', path: '/spec/updateStrategy/rollingUpdate', value: { partition: 2 } },
       ],
       'application/json-patch+json',
     );
@@ -760,10 +761,17 @@ describe('KubeSim StatefulSet controller', () => {
     expect(() => sim.onDeleted('Widget', () => undefined)).toThrow(/unknown kind "Widget"/);
     sim.apply(statefulSet('pd', { replicas: 3 }));
     await waitReady(sim, 'pd', 3);
+    // Claims that no Pod uses go once the pvc-protection controller lets them (it runs within a tick).
+    sim.apply(statefulSet('pd', { replicas: 1 }));
+    await sim.waitFor(() => sim.list('Pod', NS).length === 1, 2000, 'pd-1 and pd-2 gone');
+    expect([...pods].sort()).toEqual(['pd-1 terminated', 'pd-2 terminated']);
+    pods.splice(0);
 
     expect((await call(sim, 'DELETE', `/api/v1/namespaces/${NS}/persistentvolumeclaims/data-pd-2`)).status).toBe(200);
+    await sim.waitFor(() => claims.length === 1, 1000, 'data-pd-2 gone');
     expect(claims).toEqual(['data-pd-2 Bound']);
     sim.delete('PersistentVolumeClaim', NS, 'data-pd-1');
+    await sim.waitFor(() => claims.length === 2, 1000, 'data-pd-1 gone');
     expect(claims).toEqual(['data-pd-2 Bound', 'data-pd-1 Bound']);
     sim.apply(configMap('a'));
     sim.delete('ConfigMap', NS, 'a');
@@ -780,6 +788,7 @@ describe('KubeSim StatefulSet controller', () => {
     const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }];
     sim.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'owned', namespace: NS, ownerReferences }, spec: {} });
     sim.delete('ConfigMap', NS, 'owner');
+    await sim.waitFor(() => claims.length === 3, 1000, 'owned gone');
     expect(claims.at(-1)).toBe('owned undefined');
   });
 
@@ -810,15 +819,303 @@ describe('KubeSim StatefulSet controller', () => {
     expect(sim.get('PersistentVolumeClaim', NS, 'data-pd-0')).toBeDefined();
     expect(deleted).toEqual([]);
 
+    // The claim's finalizer keeps it while pd-0 uses it: the answer is the claim, marked for deletion.
     const right = await call(sim, 'DELETE', url, { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: pvc.metadata.uid } });
     expect(right.status).toBe(200);
-    expect(right.body).toMatchObject({ kind: 'Status', status: 'Success', details: { uid: pvc.metadata.uid } });
+    expect(right.body).toMatchObject({ kind: 'PersistentVolumeClaim', metadata: { uid: pvc.metadata.uid, deletionGracePeriodSeconds: 0 } });
+    expect(right.body.metadata.deletionTimestamp).toBeDefined();
+    sim.delete('StatefulSet', NS, 'pd');
+    await sim.waitFor(() => deleted.length === 1, 2000, 'data-pd-0 gone with pd-0');
     expect(deleted).toEqual([pvc.metadata.uid]);
     expect((await call(sim, 'DELETE', url, { preconditions: { uid: pvc.metadata.uid } })).status).toBe(404);
+
+    // Without finalizers an object goes at once, and the answer is a Success Status.
+    const cm = sim.apply(configMap('plain'));
+    const plain = await call(sim, 'DELETE', `${CM_PATH}/plain`, { preconditions: { uid: cm.metadata.uid } });
+    expect(plain.body).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'plain', kind: 'configmaps', uid: cm.metadata.uid } });
   });
 
   it('rejects waitFor after the timeout with the message', async () => {
     await expect(sim.waitFor(() => false, 30, 'never')).rejects.toThrow('never');
+  });
+});
+
+describe('KubeSim StatefulSet defaults (apps/v1 SetDefaults_StatefulSet, Kubernetes 1.32)', () => {
+  /** What the server stores for a StatefulSet written with these spec fields. */
+  async function stored(name: string, fields: Record<string, unknown>): Promise<Record<string, any>> {
+    const manifest = statefulSet(name, { replicas: 0 });
+    delete manifest.spec.updateStrategy;
+    delete manifest.spec.podManagementPolicy;
+    delete manifest.spec.replicas;
+    Object.assign(manifest.spec, fields);
+    const r = await call(sim, 'POST', STS_PATH, manifest);
+    expect(r.status).toBe(201);
+    const { template: _t, selector: _s, serviceName: _n, volumeClaimTemplates: _v, ...rest } = r.body.spec;
+    return rest;
+  }
+
+  it('invents no rollingUpdate: partition 0 only inside a rollingUpdate that is there, or when the type was empty', async () => {
+    const others = { podManagementPolicy: 'OrderedReady', replicas: 1, revisionHistoryLimit: 10, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' } };
+    // Each answer below is what a v1.32.13 kube-apiserver stored for the same input.
+    expect(await stored('a', { updateStrategy: { type: 'RollingUpdate' } })).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate' } });
+    expect(await stored('b', { updateStrategy: {} })).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } } });
+    expect(await stored('c', {})).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } } });
+    expect(await stored('d', { updateStrategy: { type: 'OnDelete' } })).toEqual({ ...others, updateStrategy: { type: 'OnDelete' } });
+    expect(await stored('e', { updateStrategy: { type: 'RollingUpdate', rollingUpdate: {} } })).toEqual({
+      ...others,
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } },
+    });
+    // maxUnavailable needs the MaxUnavailableStatefulSet gate (alpha, off): dropped, not defaulted.
+    // The retention policy is defaulted field by field.
+    expect(
+      await stored('f', { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } }, persistentVolumeClaimRetentionPolicy: { whenScaled: 'Delete' } }),
+    ).toEqual({
+      ...others,
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
+    });
+    // Validation does not ask for a partition that is not there; one that is must be >= 0.
+    const bad = statefulSet('g', { partition: -1 });
+    const r = await call(sim, 'POST', STS_PATH, bad);
+    expect(r.status).toBe(422);
+    expect(r.body.message).toContain('spec.updateStrategy.rollingUpdate.partition: Invalid value: -1');
+  });
+
+  it('rolls every Pod of a set stored without rollingUpdate, reading the missing partition as 0', async () => {
+    sim.apply(statefulSet('tikv', { replicas: 3 }));
+    await waitReady(sim, 'tikv', 3);
+    const v1 = sim.get('StatefulSet', NS, 'tikv')!.status.currentRevision;
+    sim.apply(statefulSet('tikv', { replicas: 3, image: 'img:v2' }));
+    const sts = sim.get('StatefulSet', NS, 'tikv')!;
+    expect(sts.spec.updateStrategy).toEqual({ type: 'RollingUpdate' });
+    await sim.waitFor(
+      () => {
+        const s = sim.get('StatefulSet', NS, 'tikv')!.status;
+        return s.updateRevision !== v1 && s.currentRevision === s.updateRevision && s.updatedReplicas === 3 && s.readyReplicas === 3;
+      },
+      5000,
+      'every Pod rolled',
+    );
+    expect(sim.list('Pod', NS).map((p) => p.spec.containers[0].image)).toEqual(['img:v2', 'img:v2', 'img:v2']);
+  });
+});
+
+describe('KubeSim PVC protection', () => {
+  const PVC_PATH = `/api/v1/namespaces/${NS}/persistentvolumeclaims`;
+
+  it('puts the pvc-protection finalizer on every new claim, and keeps a deleted claim while a Pod uses it', async () => {
+    const gone: string[] = [];
+    sim.onDeleted('PersistentVolumeClaim', (pvc) => gone.push(pvc.metadata.name));
+    sim.apply(statefulSet('pd', { replicas: 1 }));
+    await waitReady(sim, 'pd', 1);
+    expect(sim.get('PersistentVolumeClaim', NS, 'data-pd-0')!.metadata.finalizers).toEqual(['kubernetes.io/pvc-protection']);
+    const own = await call(sim, 'POST', PVC_PATH, { metadata: { name: 'own', finalizers: ['example.com/x'] }, spec: {} });
+    expect(own.body.metadata.finalizers).toEqual(['example.com/x', 'kubernetes.io/pvc-protection']);
+
+    // Deleting only marks the claim: it is the answer, with deletionTimestamp and a grace period of 0.
+    const r = await call(sim, 'DELETE', `${PVC_PATH}/data-pd-0`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ kind: 'PersistentVolumeClaim', metadata: { name: 'data-pd-0', deletionGracePeriodSeconds: 0, finalizers: ['kubernetes.io/pvc-protection'] } });
+    await pause(150);
+    expect(sim.get('PersistentVolumeClaim', NS, 'data-pd-0')!.metadata.deletionTimestamp).toBe(r.body.metadata.deletionTimestamp);
+    expect(gone).toEqual([]);
+    // A second DELETE changes nothing; no finalizer may be added to an object being deleted.
+    expect((await call(sim, 'DELETE', `${PVC_PATH}/data-pd-0`)).body.metadata.resourceVersion).toBe(r.body.metadata.resourceVersion);
+    const add = await call(sim, 'PATCH', `${PVC_PATH}/data-pd-0`, { metadata: { finalizers: ['kubernetes.io/pvc-protection', 'example.com/y'] } }, 'application/merge-patch+json');
+    expect(add.status).toBe(422);
+    expect(add.body.message).toBe(
+      'PersistentVolumeClaim "data-pd-0" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/y"}',
+    );
+
+    // The controller puts the finalizer back on a live claim that lost it.
+    await call(sim, 'PATCH', `${PVC_PATH}/own`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+    await sim.waitFor(() => sim.get('PersistentVolumeClaim', NS, 'own')!.metadata.finalizers?.[0] === 'kubernetes.io/pvc-protection', 1000, 'finalizer back');
+
+    // Once the Pod is gone (its set deleted), the claim goes.
+    sim.delete('StatefulSet', NS, 'pd');
+    await sim.waitFor(() => gone.length === 1, 2000, 'data-pd-0 gone');
+    expect(sim.get('Pod', NS, 'pd-0')).toBeUndefined();
+    expect(gone).toEqual(['data-pd-0']);
+  });
+
+  it('a terminating Pod still holds its claim: onDeleted fires only once the Pod object is gone', async () => {
+    const slow = await KubeSim.start({ ...FAST, podStopMs: 300 });
+    try {
+      const log: string[] = [];
+      slow.onDeleted('Pod', (pod) => log.push(`pod ${pod.metadata.name}`));
+      slow.onDeleted('PersistentVolumeClaim', (pvc) => log.push(`claim ${pvc.metadata.name} ${pvc.metadata.deletionTimestamp ? 'deleting' : 'live'}`));
+      slow.apply(statefulSet('pd', { replicas: 1 }));
+      await slow.waitFor(() => slow.get('StatefulSet', NS, 'pd')?.status?.readyReplicas === 1, 3000, 'pd-0 Ready');
+      slow.delete('PersistentVolumeClaim', NS, 'data-pd-0');
+      slow.delete('Pod', NS, 'pd-0');
+      await pause(150);
+      expect(slow.get('Pod', NS, 'pd-0')!.metadata.deletionTimestamp).toBeDefined();
+      expect(slow.get('PersistentVolumeClaim', NS, 'data-pd-0')).toBeDefined();
+      expect(log).toEqual([]);
+      await slow.waitFor(() => log.length === 2, 2000, 'pd-0 and its claim gone');
+      expect(log).toEqual(['pod pd-0', 'claim data-pd-0 deleting']);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('the StatefulSet controller creates no Pod on a claim being deleted: FailedCreate, then a fresh claim once it is gone', async () => {
+    sim.apply(statefulSet('pd', { replicas: 1 }));
+    await waitReady(sim, 'pd', 1);
+    const old = sim.get('PersistentVolumeClaim', NS, 'data-pd-0')!;
+    // Another finalizer keeps the claim after its Pod is gone.
+    await call(sim, 'PATCH', `${PVC_PATH}/data-pd-0`, { metadata: { finalizers: ['kubernetes.io/pvc-protection', 'example.com/hold'] } }, 'application/merge-patch+json');
+    sim.delete('PersistentVolumeClaim', NS, 'data-pd-0');
+    sim.delete('Pod', NS, 'pd-0');
+    const failures = () => sim.list('Event', NS).filter((e) => e.reason === 'FailedCreate');
+    await sim.waitFor(() => failures().length > 0 && failures()[0].count > 1, 2000, 'FailedCreate');
+    await pause(100);
+    expect(sim.get('Pod', NS, 'pd-0')).toBeUndefined();
+    expect(sim.get('PersistentVolumeClaim', NS, 'data-pd-0')!.metadata.finalizers).toEqual(['example.com/hold']);
+    // One Event, counted (the event recorder's correlation), shaped as the real statefulset-controller's.
+    const sts = sim.get('StatefulSet', NS, 'pd')!;
+    expect(failures()).toHaveLength(1);
+    expect(failures()[0]).toMatchObject({
+      type: 'Warning',
+      reason: 'FailedCreate',
+      message: 'create Pod pd-0 in StatefulSet pd failed error: pvc data-pd-0 is being deleted',
+      involvedObject: { kind: 'StatefulSet', apiVersion: 'apps/v1', namespace: NS, name: 'pd', uid: sts.metadata.uid },
+      source: { component: 'statefulset-controller' },
+      reportingComponent: 'statefulset-controller',
+    });
+    expect(failures()[0].metadata.name).toMatch(/^pd\.[0-9a-f]+$/);
+    // The spam filter (25 at once per object) bounds the writes of a controller that retries every sync.
+    expect(failures()[0].count).toBeLessThanOrEqual(25);
+
+    await call(sim, 'PATCH', `${PVC_PATH}/data-pd-0`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+    await waitReady(sim, 'pd', 1);
+    const fresh = sim.get('PersistentVolumeClaim', NS, 'data-pd-0')!;
+    expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
+    expect(fresh.metadata.deletionTimestamp).toBeUndefined();
+  });
+});
+
+describe('KubeSim restart', () => {
+  it('goes down (watches cut, connections reset), answers 403 Forbidden until its RBAC caches fill, then serves the kept state', async () => {
+    sim.apply(configMap('a'));
+    const list = await call(sim, 'GET', CM_PATH);
+    const rv = list.body.metadata.resourceVersion;
+    const watch = await WatchReader.open(sim, `${CM_PATH}?watch=true&resourceVersion=${rv}`);
+    const restarted = sim.restart({ downMs: 300, forbiddenMs: 400 });
+
+    expect(await watch.next().catch(() => 'cut')).toMatch(/^(cut|end)$/);
+    await expect(fetch(`${sim.url}${CM_PATH}`)).rejects.toThrow();
+    // Direct calls are not HTTP: a change made during the outage is there afterwards, in order.
+    sim.apply(configMap('b'));
+    // The simulated controllers make no progress while the server is out.
+    sim.apply(statefulSet('pd', { replicas: 1 }));
+
+    await sim.waitFor(() => sim.restarts[0].upAt !== undefined, 1000, 'server up');
+    const denied = await call(sim, 'GET', `${CM_PATH}/a`);
+    expect(denied.status).toBe(403);
+    expect(denied.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(JSON.stringify(denied.body)).toBe(
+      JSON.stringify({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `configmaps "a" is forbidden: User "system:serviceaccount:${NS}:unknown" cannot get resource "configmaps" in API group "" in the namespace "${NS}"`,
+        reason: 'Forbidden',
+        details: { name: 'a', kind: 'configmaps' },
+        code: 403,
+      }),
+    );
+    expect((await call(sim, 'GET', `${STS_PATH}?watch=true`)).body.message).toBe(
+      `statefulsets.apps is forbidden: User "system:serviceaccount:${NS}:unknown" cannot watch resource "statefulsets" in API group "apps" in the namespace "${NS}"`,
+    );
+    expect((await call(sim, 'GET', '/api')).body).toMatchObject({ message: 'forbidden: User "system:serviceaccount:default:unknown" cannot get path "/api"', details: {} });
+    expect(sim.requests.at(-1)).toMatchObject({ path: '/api', status: 403 });
+    expect(sim.list('Pod', NS)).toEqual([]);
+
+    await restarted;
+    const [w] = sim.restarts;
+    expect(w.downAt).toBeLessThan(w.upAt!);
+    expect(w.upAt! - w.downAt).toBeGreaterThanOrEqual(290);
+    expect(w.authorizedAt! - w.upAt!).toBeGreaterThanOrEqual(390);
+    // etcd kept everything: the old resourceVersion still resumes a watch, which sees what happened meanwhile.
+    expect((await call(sim, 'GET', `${CM_PATH}/a`)).status).toBe(200);
+    const again = await WatchReader.open(sim, `${CM_PATH}?watch=true&resourceVersion=${rv}`);
+    try {
+      expect(await again.take(1)).toEqual(['ADDED b']);
+    } finally {
+      again.close();
+    }
+    await waitReady(sim, 'pd', 1);
+    await expect(sim.restart()).resolves.toBeUndefined();
+    expect(sim.restarts).toHaveLength(2);
+  });
+
+  it('names the user given, and refuses a second restart while one is under way', async () => {
+    const restarted = sim.restart({ downMs: 10, forbiddenMs: 300, user: 'system:serviceaccount:db:c-discovery' });
+    await expect(sim.restart()).rejects.toThrow('already restarting');
+    await sim.waitFor(() => sim.restarts[0].upAt !== undefined, 1000, 'server up');
+    const r = await call(sim, 'PATCH', `${STS_PATH}/c-pd/status`, {}, 'application/merge-patch+json');
+    expect(r.body.message).toBe(
+      'statefulsets.apps "c-pd" is forbidden: User "system:serviceaccount:db:c-discovery" cannot patch resource "statefulsets/status" in API group "apps" in the namespace "db"',
+    );
+    expect(r.body.details).toEqual({ name: 'c-pd', group: 'apps', kind: 'statefulsets' });
+    await restarted;
+  });
+
+  it.each<[string, string, string, string]>([
+    // Each message is what a v1.32.13 kube-apiserver answered the same request, as the same user.
+    ['GET', '/api/v1/namespaces/ns/pods', '', 'pods is forbidden: User "u" cannot list resource "pods" in API group "" in the namespace "ns"'],
+    ['GET', '/api/v1/namespaces/ns/pods/x', '', 'pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in the namespace "ns"'],
+    ['GET', '/api/v1/namespaces/ns/pods', 'watch=true', 'pods is forbidden: User "u" cannot watch resource "pods" in API group "" in the namespace "ns"'],
+    ['GET', '/api/v1/namespaces/ns/pods', 'fieldSelector=metadata.name%3Dfoo', 'pods "foo" is forbidden: User "u" cannot list resource "pods" in API group "" in the namespace "ns"'],
+    ['GET', '/apis/apps/v1/namespaces/ns/statefulsets/s/status', '', 'statefulsets.apps "s" is forbidden: User "u" cannot get resource "statefulsets/status" in API group "apps" in the namespace "ns"'],
+    ['GET', '/api/v1/pods', '', 'pods is forbidden: User "u" cannot list resource "pods" in API group "" at the cluster scope'],
+    ['DELETE', '/api/v1/namespaces/ns/pods', '', 'pods is forbidden: User "u" cannot deletecollection resource "pods" in API group "" in the namespace "ns"'],
+    ['POST', '/apis/coordination.k8s.io/v1/namespaces/ns/leases', '', 'leases.coordination.k8s.io is forbidden: User "u" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "ns"'],
+    ['PUT', '/api/v1/namespaces/ns/configmaps/c', '', 'configmaps "c" is forbidden: User "u" cannot update resource "configmaps" in API group "" in the namespace "ns"'],
+    ['GET', '/metrics', '', 'forbidden: User "u" cannot get path "/metrics"'],
+    ['GET', '/apis/apps/v1', '', 'forbidden: User "u" cannot get path "/apis/apps/v1"'],
+  ])('words a denied %s %s?%s as kube-apiserver does', (method, path, q, message) => {
+    const query = Object.fromEntries(new URLSearchParams(q));
+    expect(forbiddenStatus('u', requestAttributes(method, path, query)).message).toBe(message);
+  });
+});
+
+describe('KubeSim Pod IPs', () => {
+  it('gives a Pod no podIP until it starts (no sandbox yet), then the node address by default', async () => {
+    const pending: unknown[] = [];
+    sim.on('podCreated', (pod) => pending.push(pod.status.podIP));
+    sim.apply(statefulSet('pd', { replicas: 2 }));
+    await waitReady(sim, 'pd', 2);
+    expect(pending).toEqual([undefined, undefined]);
+    const pod = sim.get('Pod', NS, 'pd-0')!;
+    expect(pod.status).toMatchObject({ hostIP: '127.0.0.1', podIP: '127.0.0.1', podIPs: [{ ip: '127.0.0.1' }] });
+    expect(sim.podIPOf(NS, 'pd-1')).toBe('127.0.0.1');
+    expect(sim.podIPOf(NS, 'nope')).toBeUndefined();
+  });
+
+  it('with uniquePodIPs, gives each Pod its own loopback address of the Jest worker\'s block when it starts', async () => {
+    const own = await KubeSim.start({ ...FAST, uniquePodIPs: true });
+    try {
+      const started: string[] = [];
+      own.on('podCreated', (pod) => expect(pod.status.podIP).toBeUndefined());
+      own.on('podStarted', (pod) => started.push(pod.status.podIP));
+      own.apply(statefulSet('pd', { replicas: 3 }));
+      await own.waitFor(() => own.get('StatefulSet', NS, 'pd')?.status?.readyReplicas === 3, 3000, '3 Ready');
+      const block = 20 + ((Number(process.env.JEST_WORKER_ID) || 0) % 200);
+      const ips = ['pd-0', 'pd-1', 'pd-2'].map((n) => own.podIPOf(NS, n)!);
+      expect(new Set(ips).size).toBe(3);
+      for (const ip of ips) expect(ip).toMatch(new RegExp(`^127\\.${block}\\.\\d+\\.([1-9]\\d*)$`));
+      expect([...started].sort()).toEqual([...ips].sort());
+      expect(own.get('Pod', NS, 'pd-0')!.status).toMatchObject({ hostIP: '127.0.0.1', podIPs: [{ ip: ips[0] }] });
+      // A replacement Pod gets a new address.
+      own.delete('Pod', NS, 'pd-1');
+      await own.waitFor(() => (own.podIPOf(NS, 'pd-1') ?? ips[1]) !== ips[1], 3000, 'pd-1 back');
+      expect(ips).not.toContain(own.podIPOf(NS, 'pd-1'));
+    } finally {
+      await own.close();
+    }
   });
 });
 

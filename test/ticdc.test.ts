@@ -88,7 +88,7 @@ describe('TiCDC objects', () => {
   test('start script v2 mounts the pod annotations', () => {
     const set = sts(render(withCdc({}, { startScriptVersion: 'v2' })));
     expect(set.spec.template.spec.volumes).toEqual([
-      { name: 'annotations', downwardAPI: { items: [{ path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } }] } },
+      { name: 'annotations', downwardAPI: { items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }] } },
     ]);
     expect(container(set, 'ticdc').volumeMounts).toEqual([{ name: 'annotations', mountPath: '/etc/podinfo', readOnly: true }]);
   });
@@ -154,7 +154,7 @@ describe('TiCDC objects', () => {
 
   test('gracefulShutdownTimeout is the controller\'s (settings annotation), not terminationGracePeriodSeconds', () => {
     const settings = (objects: Obj[]) => JSON.parse(sts(objects).metadata.annotations['tidb-gitops.io/settings']);
-    expect(settings(render(withCdc()))).toEqual({ enablePVReclaim: false, forceUpgrade: false, paused: false, pvReclaimPolicy: 'Retain', gracefulShutdownTimeout: '10m' });
+    expect(settings(render(withCdc()))).toEqual({ enablePVReclaim: false, forceUpgrade: false, paused: false, pvReclaimPolicy: 'Retain', gracefulShutdownTimeout: '10m', updateStrategy: 'RollingUpdate' });
     const objects = render(withCdc({ gracefulShutdownTimeout: '1h30m' }));
     expect(settings(objects).gracefulShutdownTimeout).toBe('1h30m');
     expect(sts(objects).spec.template.spec.terminationGracePeriodSeconds).toBeUndefined();

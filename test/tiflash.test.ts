@@ -79,14 +79,16 @@ describe('TiFlash objects', () => {
     const { sts, pod, main } = flash(withFlash({ storageClaims: [claim('100Gi', { storageClassName: 'local-storage' })] }));
     expect(sts.spec.serviceName).toBe('demo-tiflash-peer');
     expect(sts.spec.replicas).toBeUndefined();
-    expect(sts.spec.updateStrategy).toEqual({ type: 'RollingUpdate' });
+    expect(sts.spec.updateStrategy).toBeUndefined();
+    expect(JSON.parse(sts.metadata.annotations['tidb-gitops.io/settings']).updateStrategy).toBe('RollingUpdate');
     expect(sts.metadata.annotations['tidb-gitops.io/replicas']).toBe('2');
     expect(sts.spec.volumeClaimTemplates).toEqual([
       {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
-        metadata: { name: 'data0' },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local-storage', resources: { requests: { storage: '100Gi' } } },
+        metadata: { name: 'data0', creationTimestamp: null },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local-storage', resources: { requests: { storage: '100Gi' } }, volumeMode: 'Filesystem' },
+        status: { phase: 'Pending' },
       },
     ]);
     expect(pod.containers.map((c: Obj) => c.name)).toEqual(['tiflash', 'serverlog', 'errorlog', 'clusterlog']);
@@ -364,8 +366,10 @@ describe('TiFlash config (v5.4.0 and newer)', () => {
     const across = flash(withFlash({}, { acrossK8s: true }));
     expect(across.config.raft).toEqual({ pd_addr: 'PD_ADDR' });
     expect(across.pod.initContainers[0].command[2]).toContain('sed -i "s|PD_ADDR|${result}|g" /data0/config.toml');
-    const mtls = flash(withFlash({}, { acrossK8s: true, tlsCluster: { enabled: true, enableDiscoveryMTLS: true } }));
+    // The busybox helper has no curl: the call over mTLS needs a helper image that has it.
+    const mtls = flash(withFlash({}, { acrossK8s: true, helper: { image: 'curlimages/curl:8.11.0' }, tlsCluster: { enabled: true, enableDiscoveryMTLS: true } }));
     const init = mtls.pod.initContainers[0];
+    expect(init.image).toBe('curlimages/curl:8.11.0');
     expect(init.volumeMounts).toContainEqual({ name: 'tiflash-tls', mountPath: '/var/lib/tiflash-tls', readOnly: true });
     expect(init.command[2]).toContain('--cert /var/lib/tiflash-tls/tls.crt');
     expect(init.command[2]).toContain('pd_url="https://demo-pd:2379"');
@@ -545,6 +549,17 @@ describe('TiFlash input it refuses', () => {
     expect(errorsOf(withFlash({ config: { config: { logger: { log: '/server.log' } } } }))).toBe(
       'spec.tiflash.config.config.logger.log: expected a file in a directory on a volume, such as /data0/logs/server.log, got "/server.log"',
     );
+  });
+
+  test('acrossK8s with discovery mTLS in init mode, whose busybox helper has no curl: says what to change', () => {
+    const across = { acrossK8s: true, tlsCluster: { enabled: true, enableDiscoveryMTLS: true } };
+    expect(errorsOf(withFlash({}, across))).toBe(
+      "spec.tlsCluster.enableDiscoveryMTLS: with acrossK8s, TiFlash's init container asks discovery over mTLS with curl, which the helper image busybox:1.26.2 does not have; " +
+        'set spec.tiflash.annotations["tiflash.tidb.pingcap.com/mount-cm-in-tiflash-container"]: "true" (TiFlash v5.4.0+ then asks from its own container), or spec.helper.image to an image with sh and curl',
+    );
+    // Either way out renders: mount-cm mode, or a helper image with curl.
+    expect(render(withFlash({ annotations: MOUNT_CM }, across)).length).toBeGreaterThan(0);
+    expect(render(withFlash({}, { ...across, helper: { image: 'registry.example.com/tools:1' } })).length).toBeGreaterThan(0);
   });
 
   test('mount-cm mode needs TiFlash v5.4.0 or newer', () => {

@@ -64,12 +64,13 @@ describe('TiProxy objects', () => {
     expect(s.spec.selector.matchLabels).toEqual(LABELS);
     expect(s.spec.serviceName).toBe('demo-tiproxy-peer');
     expect(s.spec.replicas).toBeUndefined();
-    expect(s.spec.updateStrategy).toEqual({ type: 'RollingUpdate' });
+    expect(s.spec.updateStrategy).toBeUndefined();
+    expect(JSON.parse(s.metadata.annotations['tidb-gitops.io/settings']).updateStrategy).toBe('RollingUpdate');
     expect(s.spec.podManagementPolicy).toBe('Parallel');
     expect(s.spec.volumeClaimTemplates).toBeUndefined();
     expect(s.metadata.annotations[ANNOTATION.replicas]).toBe('2');
     const settings = JSON.parse(s.metadata.annotations[ANNOTATION.settings]);
-    expect(settings).toEqual({ paused: false, pvReclaimPolicy: 'Retain', enablePVReclaim: false, forceUpgrade: false, serverLabels: {} });
+    expect(settings).toEqual({ paused: false, pvReclaimPolicy: 'Retain', enablePVReclaim: false, forceUpgrade: false, serverLabels: {}, updateStrategy: 'RollingUpdate' });
     expect(s.spec.template.metadata.annotations).toEqual({
       'prometheus.io/scrape': 'true',
       'prometheus.io/path': '/api/metrics',
@@ -108,7 +109,7 @@ describe('TiProxy objects', () => {
           ],
         },
       },
-      { name: 'annotations', downwardAPI: { items: [{ path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } }] } },
+      { name: 'annotations', downwardAPI: { items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }] } },
     ]);
   });
 
@@ -201,7 +202,7 @@ describe('TiProxy objects', () => {
 
   test('OnDelete and OrderedReady are taken from the spec', () => {
     const s = sts(renderWith({ tiproxy: tiproxy({ statefulSetUpdateStrategy: 'OnDelete', podManagementPolicy: 'OrderedReady' }) }));
-    expect(s.spec.updateStrategy).toEqual({ type: 'OnDelete' });
+    expect(JSON.parse(s.metadata.annotations['tidb-gitops.io/settings']).updateStrategy).toBe('OnDelete');
     expect(s.spec.podManagementPolicy).toBe('OrderedReady');
   });
 });

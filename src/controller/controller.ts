@@ -11,27 +11,33 @@ import { COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type C
 import { staleConfigMaps } from './configmaps';
 import { Discovery } from './discovery';
 import { extraReplicas, failoverOf, NO_FAILOVER, trackHealth, type FailoverKind, type FailoverState } from './failover';
-import { drainCapture, takePumpOffline } from './graceful';
+import { captureAddressPrefix, drainCapture, takePumpOffline } from './graceful';
 import { describe, KubeAccess } from './kube';
 import { LeaderElector, type ElectionTiming } from './leader';
 import type { Logger } from './log';
 import { Metrics } from './metrics';
 import type { ClusterInfo, Pod } from './model';
-import { PdClient, type ClientTls } from './pd-client';
+import { PdClient, PdError, type ClientTls } from './pd-client';
 import {
   DEFER_DELETING_ANNOTATION,
   desiredReplicas,
   EVICT_END_ANNOTATION,
+  memberOfPod,
   plan,
+  probesWanted,
   RETIRED_ANNOTATION,
   targetReplicas,
   TICDC_SHUTDOWN_BEGIN_ANNOTATION,
   type Action,
   type ComponentPlan,
   type ComponentState,
+  type EvictionRecord,
   type PdState,
+  type ProbeResult,
+  type Probes,
 } from './plan';
-import { buildStatus, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './status';
+import { buildStatus, evictionsOf, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './status';
+import { tiflashStatusUrl, tiflashStoreStatus } from './probes';
 import { WorkQueue } from './queue';
 
 export interface ControllerOptions {
@@ -73,6 +79,9 @@ export interface ControllerOptions {
 /** The next pass after an action comes this soon. */
 const FIRST_BUSY_DELAY_MS = 100;
 
+const withoutKeys = <T>(o: Readonly<Record<string, T>>, keys: readonly string[]): Record<string, T> =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+
 /** RFC 3339 with milliseconds (Go's RFC 3339 parser, the operator's, accepts the fraction). */
 const rfc3339 = (ms: number): string => new Date(ms).toISOString();
 
@@ -88,6 +97,8 @@ export class Controller {
   private lastStatus?: string;
   private lastOps = new Map<ComponentKind, LastOperation>();
   private failover: FailoverState = NO_FAILOVER;
+  /** The evict-leader schedulers this controller added (persisted in the status before PD is asked). */
+  private evictions: Record<string, EvictionRecord> = {};
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
   private readonly standingEvents = new Map<ComponentKind, string>();
   private restored = false;
@@ -231,6 +242,7 @@ export class Controller {
       const doc = parseStatus((await this.kube.getConfigMapData(statusName))?.[STATUS_KEY]);
       this.lastOps = lastOperationsOf(doc);
       this.failover = failoverOf(doc);
+      this.evictions = evictionsOf(doc);
       this.restored = true;
     }
     const allPods = this.kube.pods();
@@ -246,9 +258,10 @@ export class Controller {
     // Tombstones and max-replicas matter only while a store component has more replicas than it should.
     const scalingIn = storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (targetReplicas({ failover: this.failover }, x) ?? Infinity));
     const pd = needsPd ? await this.readPd(storeKinds.length > 0, scalingIn) : undefined;
+    const probes = await this.probe(components, pd);
     const now = Date.now();
     const options = { autoFailover: this.opts.autoFailover, failoverPeriodMs: this.opts.failoverPeriodMs, resyncMs: this.opts.resyncMs, newFailoverUid: randomUUID() };
-    const base = { cluster: c, components, pd, now, volumes: this.kube.volumes(), options };
+    const base = { cluster: c, components, pd, now, volumes: this.kube.volumes(), options, probes, evictions: this.evictions };
     this.failover = { ...this.failover, unhealthySince: trackHealth(this.failover.unhealthySince, { ...base, failover: this.failover }) };
     const plans = plan({ ...base, failover: this.failover });
 
@@ -332,26 +345,64 @@ export class Controller {
   /** Writes the status ConfigMap when its content changed. */
   private async writeStatus(components: readonly ComponentState[], plans: readonly ComponentPlan[], pd: PdState | { error: string } | undefined): Promise<void> {
     const c = this.opts.cluster;
-    const status = JSON.stringify(buildStatus(c.name, components, plans, pd, this.lastOps, this.failover), null, 2);
+    const status = JSON.stringify(buildStatus(c.name, components, plans, pd, this.lastOps, this.failover, this.evictions), null, 2);
     if (status === this.lastStatus) return;
     await this.kube.applyConfigMap(names.status(c.name), selectorLabels(c.name, 'discovery'), { [STATUS_KEY]: status });
     this.lastStatus = status;
   }
 
+  /**
+   * PD's view. Members, health and leader answer as soon as PD runs; stores and schedulers only once
+   * TiKV has bootstrapped the cluster (until then PD answers 500 ErrNotBootstrapped, which means no
+   * stores yet), so the two are read and judged apart: PD upgrades and failover need not wait on TiKV.
+   */
   private async readPd(stores: boolean, scalingIn: boolean): Promise<PdState | { error: string }> {
-    try {
-      const [members, leader, storeList, evicting, tombstones, maxReplicas] = await Promise.all([
-        this.pd.health(),
-        this.pd.leader(),
-        stores ? this.pd.stores() : Promise.resolve([]),
-        stores ? this.pd.evictingStores() : Promise.resolve(new Set<number>()),
-        scalingIn ? this.pd.tombstones() : Promise.resolve(undefined),
-        scalingIn ? this.pd.maxReplicas() : Promise.resolve(undefined),
-      ]);
+    const storesPart = stores
+      ? Promise.all([
+          this.pd.stores(),
+          this.pd.evictingStores(),
+          scalingIn ? this.pd.tombstones() : Promise.resolve(undefined),
+          scalingIn ? this.pd.maxReplicas() : Promise.resolve(undefined),
+        ])
+      : Promise.resolve([[], new Set<number>(), undefined, undefined] as const);
+    const [membersPart, storesRead] = await Promise.allSettled([Promise.all([this.pd.health(), this.pd.leader()]), storesPart]);
+    if (membersPart.status === 'rejected') return { error: (membersPart.reason as Error).message };
+    const [members, leader] = membersPart.value;
+    if (storesRead.status === 'fulfilled') {
+      const [storeList, evicting, tombstones, maxReplicas] = storesRead.value;
       return { members, leader, stores: storeList, evicting, tombstones, maxReplicas };
-    } catch (err) {
-      return { error: (err as Error).message };
     }
+    const err = storesRead.reason as Error;
+    if (err instanceof PdError && err.notBootstrapped) return { members, leader, stores: [], evicting: new Set(), tombstones: [], bootstrapped: false };
+    return { members, leader, stores: [], evicting: new Set(), storesError: err.message };
+  }
+
+  /**
+   * Asks the servers the planner will ask about (see `probesWanted`): each upgraded PD member's
+   * `/pd/api/v2/ready` at its own client URL, each upgraded TiFlash's `/tiflash/store-status`.
+   */
+  private async probe(components: readonly ComponentState[], pd: PdState | { error: string } | undefined): Promise<Probes> {
+    const wanted = probesWanted(components);
+    if (wanted.pdReady.length === 0 && wanted.tiflashStatus.length === 0) return {};
+    const c = this.opts.cluster;
+    const members = pd && !('error' in pd) ? pd.members : [];
+    const pdReady: Record<string, ProbeResult> = {};
+    const tiflashStatus: Record<string, ProbeResult> = {};
+    await Promise.all([
+      ...wanted.pdReady.map(async (pod) => {
+        const url = memberOfPod(members, pod)?.clientUrls[0];
+        if (!url) return;
+        pdReady[pod] = await this.pd
+          .forMember(url)
+          .ready()
+          .then((ok) => ({ ok, detail: ok ? 'ready' : 'regions not loaded yet (HTTP 500)' }))
+          .catch((e: Error) => ({ ok: false, detail: e.message }));
+      }),
+      ...wanted.tiflashStatus.map(async (pod) => {
+        tiflashStatus[pod] = await tiflashStoreStatus(tiflashStatusUrl(c, pod), this.opts.pdTls);
+      }),
+    ]);
+    return { pdReady, tiflashStatus };
   }
 
   /**
@@ -376,6 +427,8 @@ export class Controller {
           break;
         }
         case 'evict-begin': {
+          // The record comes first: a crash after PD added the scheduler must not leave it unowned.
+          if (action.record) await this.setEvictions({ ...this.evictions, [String(action.storeId)]: action.record }, persist);
           await this.pd.addEvictLeader(action.storeId);
           const pod = pods.find((x) => x.metadata.name === action.pod);
           if (!pod?.metadata.annotations?.[action.annotation]) await this.kube.annotatePod(action.pod, { [action.annotation]: rfc3339(now) });
@@ -383,7 +436,10 @@ export class Controller {
           break;
         }
         case 'evict-end': {
-          await this.pd.removeEvictLeader(action.storeId);
+          if (action.remove) {
+            await this.pd.removeEvictLeader(action.storeId);
+            await this.setEvictions(withoutKeys(this.evictions, [String(action.storeId)]), persist);
+          }
           const pod = pods.find((x) => x.metadata.name === action.pod);
           if (!pod?.metadata.annotations?.[EVICT_END_ANNOTATION]) await this.kube.annotatePod(action.pod, { [EVICT_END_ANNOTATION]: rfc3339(now) });
           log.info(p.reason, { pod: action.pod, store: action.storeId });
@@ -391,6 +447,7 @@ export class Controller {
         }
         case 'evict-cleanup':
           for (const id of action.storeIds) await this.pd.removeEvictLeader(id);
+          await this.setEvictions(withoutKeys(this.evictions, action.storeIds.map(String)), persist);
           log.info(p.reason, { stores: action.storeIds });
           break;
         case 'delete-volumes':
@@ -417,12 +474,11 @@ export class Controller {
           log.info(p.reason, { records: Object.keys(action.failover?.records ?? {}) });
           break;
         case 'failover-delete': {
+          // Claims before their Pod (see failover.ts); the planner marks the record once all are gone.
           const r = action.record;
           if (r.memberId) await this.pd.deleteMemberById(r.memberId);
-          await this.kube.deleteIfSame('pod', r.pod, r.podUid);
           for (const v of r.volumes ?? []) await this.kube.deleteIfSame('pvc', v.name, v.uid);
-          const current = this.failover.components[p.kind as FailoverKind];
-          await this.setFailover(p.kind, { ...current, records: { ...current?.records, [action.key]: { ...r, memberDeleted: true } } }, persist);
+          await this.kube.deleteIfSame('pod', r.pod, r.podUid);
           log.warn(p.reason, { member: action.key, pod: r.pod, volumes: (r.volumes ?? []).map((v) => v.name) });
           break;
         }
@@ -454,6 +510,18 @@ export class Controller {
     if (added > 0) this.metrics.inc('tidb_gitops_failures_recorded_total', { component: kind }, added);
   }
 
+  /** Replaces the eviction records and stores them; on a failed write the old records stay. */
+  private async setEvictions(next: Record<string, EvictionRecord>, persist: () => Promise<void>): Promise<void> {
+    const previous = this.evictions;
+    this.evictions = next;
+    try {
+      await persist();
+    } catch (err) {
+      this.evictions = previous;
+      throw err;
+    }
+  }
+
   /**
    * One step of retiring a TiCDC capture or Pump node; true when it is done and the Pod is marked
    * so. A step still under way is not a failure: false, and the next pass asks again.
@@ -466,8 +534,8 @@ export class Controller {
     if (action.how === 'ticdc') {
       const pod = pods.find((x) => x.metadata.name === podName);
       if (!pod?.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]) await this.kube.annotatePod(podName, { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: rfc3339(now) });
-      const host = `${podName}.${names.peerService(c.name, 'ticdc')}.${c.namespace}`;
-      outcome = await drainCapture(`${scheme}://${host}${c.clusterDomain ? `.svc.${c.clusterDomain}` : ''}:${PORT.ticdc}`, { tls: this.opts.pdTls, captureAddress: host });
+      const host = captureAddressPrefix(c, podName);
+      outcome = await drainCapture(`${scheme}://${host}:${PORT.ticdc}`, { tls: this.opts.pdTls, captureAddress: host });
     } else {
       const peer = names.peerService(c.name, 'pump');
       const advertised = `${podName}.${peer}${names.pumpAdvertiseZone(c.namespace, c.clusterDomain, c.acrossK8s)}:${PORT.pump}`;

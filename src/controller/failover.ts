@@ -12,9 +12,12 @@ import {
   DEFAULT_PLAN_OPTIONS,
   memberOfPod,
   pdOf,
+  pdStoresOf,
+  podList,
   podsByOrdinal,
   storeOfPod,
   storesOf,
+  unreadyPods,
   volumesOfPod,
   type Action,
   type ComponentState,
@@ -83,7 +86,7 @@ export function trackHealth(prev: Readonly<Record<string, string>>, input: PlanI
       for (const p of c.pods) if (!isReady(p) && !isTerminating(p)) note(`tidb/${p.metadata.name}`);
       continue;
     }
-    if (typeof pd === 'string') {
+    if (typeof pd === 'string' || (c.kind !== 'pd' && pd.storesError !== undefined)) {
       for (const [k, v] of Object.entries(prev)) if (k.startsWith(`${c.kind}/`)) out[k] = v;
       continue;
     }
@@ -200,6 +203,20 @@ function pdFailover(ctx: Ctx): FailoverStep {
       });
     }
     if (m !== undefined && !hasQuorum(pd)) return { reason: `PD member ${key} waits for replacement until a majority of PD is healthy`, waiting: true };
+    const unready = othersDown(ctx, record.pod);
+    if (m !== undefined && unready) return { reason: `PD member ${key} waits for replacement: ${podList(unready)} not Ready`, waiting: true };
+    // The claims go first and their Pod after: a claim in use stays (kubernetes.io/pvc-protection)
+    // until its Pod is gone, and the StatefulSet controller does not re-create a Pod while its claim
+    // is being deleted, so the replacement can only start on a fresh volume. The record turns into a
+    // replica only once member, Pod and claims are all gone.
+    const podLeft = ctx.c.pods.some((p) => p.metadata.uid !== undefined && p.metadata.uid === record.podUid);
+    const claimsLeft = (ctx.input.volumes ?? []).filter((v) => (record.volumes ?? []).some((r) => r.uid === v.metadata.uid));
+    if (m === undefined && !podLeft && claimsLeft.length === 0) {
+      return step(`failed PD member ${key}, its Pod and its volumes are gone: adding a replica in its place`, setRecords(ctx, { ...records, [key]: { ...record, memberDeleted: true } }));
+    }
+    if (m === undefined && !podLeft && claimsLeft.every((v) => v.metadata.deletionTimestamp)) {
+      return { reason: `waiting for volumes ${claimsLeft.map((v) => v.metadata.name).join(', ')} of failed PD member ${key} to be deleted`, waiting: true };
+    }
     return step(`replacing failed PD member ${key}: deleting the member, Pod ${record.pod} and its volumes`, { type: 'failover-delete', key, record }, {
       type: 'Warning',
       reason: 'PDFailover',
@@ -230,6 +247,8 @@ function pdFailover(ctx: Ctx): FailoverStep {
     return step(reason, undefined, { type: 'Warning', reason: 'FailoverNoQuorum', message: reason });
   }
   const name = candidate.pod.metadata.name!;
+  const others = othersDown(ctx, name);
+  if (others) return { reason: `PD member ${candidate.key} failed, but ${podList(others)} not Ready too: ${NOT_A_MEMBER_FAILURE}`, waiting: true };
   const record: FailureRecord = {
     pod: name,
     createdAt: new Date(ctx.input.now).toISOString(),
@@ -249,7 +268,7 @@ function pdFailover(ctx: Ctx): FailoverStep {
 const hasQuorum = (pd: PdState): boolean => pd.members.filter((m) => m.healthy).length > pd.members.length / 2;
 
 function storeFailover(ctx: Ctx): FailoverStep {
-  const pd = pdOf(ctx.input);
+  const pd = pdStoresOf(ctx.input);
   if (typeof pd === 'string') return undefined;
   const cluster = ctx.input.cluster.name;
   const records = ctx.failover.records;
@@ -290,6 +309,8 @@ function storeFailover(ctx: Ctx): FailoverStep {
   }
   if (!candidate) return waiting ? { reason: waiting, waiting: true } : note ? step(note) : undefined;
   if (keys.length >= (ctx.settings.maxFailoverCount ?? 0)) return limitNote(ctx, `store ${candidate.id} (${candidate.pod}) is Down`);
+  const others = othersDown(ctx, candidate.pod);
+  if (others) return { reason: `store ${candidate.id} (${candidate.pod}) is Down, but ${podList(others)} not Ready too: ${NOT_A_MEMBER_FAILURE}`, waiting: true };
   const record: FailureRecord = { pod: candidate.pod, createdAt: new Date(ctx.input.now).toISOString(), storeId: candidate.id };
   const uid = ctx.failover.failoverUID ?? (ctx.input.options ?? DEFAULT_PLAN_OPTIONS).newFailoverUid;
   return step(`store ${candidate.id} (${candidate.pod}) Down for ${durationText(ctx.periodMs)} or more: adding a failover replica`, setRecords(ctx, { ...records, [String(candidate.id)]: record }, uid), {
@@ -326,6 +347,8 @@ function tidbFailover(ctx: Ctx): FailoverStep {
   }
   if (!candidate) return waiting ? { reason: waiting, waiting: true } : undefined;
   if (Object.keys(records).length >= (ctx.settings.maxFailoverCount ?? 0)) return limitNote(ctx, `${candidate} is not Ready`);
+  const others = othersDown(ctx, candidate);
+  if (others) return { reason: `${candidate} is not Ready, but ${podList(others)} not Ready either: ${NOT_A_MEMBER_FAILURE}`, waiting: true };
   return step(`${candidate} not Ready for ${durationText(ctx.periodMs)} or more: adding a failover replica`, setRecords(ctx, { ...records, [candidate]: { pod: candidate, createdAt: new Date(ctx.input.now).toISOString() } }), {
     type: 'Warning',
     reason: 'FailoverRecorded',
@@ -335,6 +358,19 @@ function tidbFailover(ctx: Ctx): FailoverStep {
 }
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+const NOT_A_MEMBER_FAILURE = 'with no Pod of the component Ready, this is a node or control-plane fault, not a failed member: no failover';
+
+/**
+ * The other desired Pods of the component when none of them is Ready, else undefined. Every Pod not
+ * Ready at once (the node-lifecycle controller marks them so when a node or the control plane is
+ * lost) is the cluster's trouble: a replica added then would not help, and a record made then would
+ * outlive the outage.
+ */
+function othersDown(ctx: Ctx, pod: string): string[] | undefined {
+  const others = unreadyPods(ctx.input, ctx.c, ctx.desired, ordinalOf(pod, sts(ctx)));
+  return ctx.desired > 1 && others.length === ctx.desired - 1 ? others : undefined;
+}
 
 /** Reads failure records back from a status document written before. */
 export function failoverOf(doc: unknown): FailoverState {

@@ -12,6 +12,8 @@
  * outcome with `done: false`; a server that cannot be reached or answers something unexpected is a
  * thrown {@link GracefulError} naming the URL and what was expected.
  */
+import { names } from '../spec/names';
+import type { ClusterInfo } from './model';
 import { httpRequest, type ClientTls, type HttpResult } from './pd-client';
 
 export interface StepOutcome {
@@ -90,6 +92,16 @@ export interface Capture {
 }
 
 /**
+ * How the capture of a TiCDC Pod advertises itself, up to the port: `<pod>.<cluster>-ticdc-peer.<ns>`,
+ * with `.svc.<clusterDomain>` when a cluster domain is set, which tells it from a namesake in another
+ * Kubernetes cluster (tidb-operator `ticdc_control.go` getCaptureAdvertiseAddressPrefix).
+ */
+export function captureAddressPrefix(c: Pick<ClusterInfo, 'name' | 'namespace' | 'clusterDomain'>, pod: string): string {
+  const host = `${pod}.${names.peerService(c.name, 'ticdc')}.${c.namespace}`;
+  return c.clusterDomain ? `${host}.svc.${c.clusterDomain}` : host;
+}
+
+/**
  * Is `address` the capture advertised by the Pod whose address starts with `prefix`? The operator
  * tests `strings.Contains(address, "<pod>.<peer>.<ns>[.svc.<domain>]")`; here the prefix must start
  * the address and end at a label or port boundary, so `demo-ticdc-1` never matches `demo-ticdc-10`.
@@ -102,12 +114,16 @@ export function captureMatches(address: string, prefix: string): boolean {
 
 type CaptureList = { kind: 'list'; captures: Capture[] } | { kind: 'unsupported' } | { kind: 'unavailable'; text: string };
 
-/** `GET <base>/api/v1/captures`: 404 means a TiCDC without the API, 503 a server not ready yet. */
+/**
+ * `GET <base>/api/v1/captures`: 404 means a TiCDC without the API; 503 a server not ready yet; 500
+ * what the capture answers while no owner is elected (`election: no leader`, as after a resign), since
+ * it forwards the list to the owner (tiflow `cdc/api/middleware` ForwardToOwnerMiddleware).
+ */
 async function listCaptures(base: string, opts: RequestOptions): Promise<CaptureList> {
   const url = `${base}/api/v1/captures`;
   const res = await send('GET', url, opts);
   if (res.status === 404) return { kind: 'unsupported' };
-  if (res.status === 503) return { kind: 'unavailable', text: cdcErrorText(res.body) };
+  if (res.status === 503 || res.status === 500) return { kind: 'unavailable', text: `HTTP ${res.status} ${cdcErrorText(res.body)}` };
   if (res.status !== 200) {
     throw new GracefulError(`GET ${url}: expected HTTP 200 with the capture list, got HTTP ${res.status} ${cdcErrorText(res.body)}`, url, res.status);
   }
@@ -181,7 +197,7 @@ export async function drainCapture(base: string, opts: RequestOptions & { readon
   const prefix = opts.captureAddress ?? new URL(root).hostname;
   const list = await listCaptures(root, opts);
   if (list.kind === 'unsupported') return { done: true, detail: `${root} has no captures API (HTTP 404); nothing to drain` };
-  if (list.kind === 'unavailable') return { done: false, detail: `${root} is not ready (HTTP 503 ${list.text}); retrying` };
+  if (list.kind === 'unavailable') return { done: false, detail: `${root} cannot list captures yet (${list.text}); retrying` };
   const { captures } = list;
   if (captures.length === 0) return { done: true, detail: `${root} lists no captures; nothing to drain` };
   if (captures.length === 1) return { done: true, detail: `capture ${captures[0].id} (${captures[0].address}) is the only one; no other capture can take its tables` };
@@ -270,7 +286,12 @@ async function closePump(podBase: string, node: PumpNode, opts: RequestOptions):
   }
   const v = parseJson('PUT', url, res, '{"code": 200, "message": …}');
   if (!isObject(v) || typeof v.code !== 'number') throw new GracefulError(`PUT ${url}: expected {"code": 200, "message": …}, got "${snippet(res.body)}"`, url, res.status);
-  return v.code === 200 ? undefined : `pump refused to close node ${node.nodeId} (code ${v.code}): ${typeof v.message === 'string' ? v.message : ''}`;
+  if (v.code === 200) return undefined;
+  const message = typeof v.message === 'string' ? v.message : '';
+  // A close already under way: the peers list the node online until the pump writes offline
+  // (tidb-binlog `pump/server.go` ApplyAction: "this pump's state is closing, apply close failed!").
+  if (/state is closing/.test(message)) return `pump node ${node.nodeId} is closing; waiting for it to go offline`;
+  return `pump refused to close node ${node.nodeId} (code ${v.code}): ${message}`;
 }
 
 /**
@@ -312,7 +333,14 @@ export async function takePumpOffline(
   const words: string[] = [];
   for (const n of pending) {
     if (n.state === 'online') {
-      const refused = await closePump(root, n, opts);
+      let refused: string | undefined;
+      try {
+        refused = await closePump(root, n, opts);
+      } catch (e) {
+        // The pump writes offline and exits, closing its listener: a close sent then finds nobody.
+        if (!(e instanceof GracefulError) || e.status !== undefined) throw e;
+        refused = `pump node ${n.nodeId} did not answer the close (${e.message}); it may be going offline; asking again`;
+      }
       words.push(refused ?? `asked pump node ${n.nodeId} (${advertiseAddr}) to close; waiting for it to go offline`);
     } else {
       const hint = n.state === 'paused' || n.state === 'pausing' ? ' (only an online node accepts close)' : '';

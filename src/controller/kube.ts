@@ -22,6 +22,9 @@ import type { LeaseRecord, LeaseStore } from './leader';
 import type { Logger } from './log';
 import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from './model';
 
+type InformerName = 'statefulsets' | 'pods' | 'persistentvolumeclaims';
+type AnyObject = V1StatefulSet | V1Pod | V1PersistentVolumeClaim;
+
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'tidb-gitops-controller';
 
@@ -51,9 +54,8 @@ export class KubeAccess implements LeaseStore {
   private readonly apps: AppsV1Api;
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
-  private stsInformer?: Informer<V1StatefulSet> & ObjectCache<V1StatefulSet>;
-  private podInformer?: Informer<V1Pod> & ObjectCache<V1Pod>;
-  private pvcInformer?: Informer<V1PersistentVolumeClaim> & ObjectCache<V1PersistentVolumeClaim>;
+  /** The informer whose cache answers lookups, per resource (replaced by a fresh one after a failure). */
+  private readonly informers = new Map<InformerName, Informer<AnyObject> & ObjectCache<AnyObject>>();
   private readonly syncedSet = new Set<string>();
   private stopped = false;
   /** Called after every API request the controller makes itself (not the informers), for metrics. */
@@ -77,55 +79,61 @@ export class KubeAccess implements LeaseStore {
     return `${LABEL.instance}=${this.cluster},${LABEL.managedBy}=${LABEL_VALUE.managedBy}`;
   }
 
-  /** Starts watching StatefulSets, Pods and claims; `onChange` runs on every add, update and delete. */
+  /**
+   * Starts watching StatefulSets, Pods and claims; `onChange` runs on every add, update and delete.
+   * A watch that fails is replaced by a new informer that lists afresh (with backoff while it keeps
+   * failing, as it does for a few seconds after an API server restart, whose RBAC caches answer 403):
+   * the client library's own restart resumes from the old resourceVersion without a list, and a failed
+   * restart of it is never tried again. Until the new one has listed the resource counts as not synced,
+   * and the old cache answers lookups.
+   */
   async startInformers(onChange: (what: string) => void): Promise<void> {
     const ns = this.namespace;
     const selector = this.selector;
-    // The cache holds a list's items as soon as the list call resolves: that is when a resource is synced.
-    const listed = <T>(name: string, list: Promise<T>): Promise<T> =>
-      list.then((r) => {
-        setImmediate(() => {
-          this.syncedSet.add(name);
-          onChange(name);
-        });
-        return r;
-      });
-    this.stsInformer = makeInformer<V1StatefulSet>(
-      this.kc,
-      `/apis/apps/v1/namespaces/${ns}/statefulsets`,
-      () => listed('statefulsets', this.apps.listNamespacedStatefulSet({ namespace: ns, labelSelector: selector })),
-      selector,
-    );
-    this.podInformer = makeInformer<V1Pod>(
-      this.kc,
-      `/api/v1/namespaces/${ns}/pods`,
-      () => listed('pods', this.core.listNamespacedPod({ namespace: ns, labelSelector: selector })),
-      selector,
-    );
-    // Claims made from a StatefulSet's templates carry its selector labels, so the same selector finds them.
-    this.pvcInformer = makeInformer<V1PersistentVolumeClaim>(
-      this.kc,
-      `/api/v1/namespaces/${ns}/persistentvolumeclaims`,
-      () => listed('persistentvolumeclaims', this.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: selector })),
-      selector,
-    );
-    for (const [name, inf] of [
-      ['statefulsets', this.stsInformer],
-      ['pods', this.podInformer],
-      ['persistentvolumeclaims', this.pvcInformer],
-    ] as const) {
-      const informer = inf as Informer<V1StatefulSet | V1Pod | V1PersistentVolumeClaim>;
-      informer.on('change', () => onChange(name));
-      informer.on('error', (err: unknown) => {
-        if (this.stopped) return;
-        this.syncedSet.delete(name);
-        this.log.warn('watch failed; restarting', { resource: name, error: describe(err) });
+    const resources: { name: InformerName; path: string; list: () => Promise<any> }[] = [
+      { name: 'statefulsets', path: `/apis/apps/v1/namespaces/${ns}/statefulsets`, list: () => this.apps.listNamespacedStatefulSet({ namespace: ns, labelSelector: selector }) },
+      { name: 'pods', path: `/api/v1/namespaces/${ns}/pods`, list: () => this.core.listNamespacedPod({ namespace: ns, labelSelector: selector }) },
+      // Claims made from a StatefulSet's templates carry its selector labels, so the same selector finds them.
+      { name: 'persistentvolumeclaims', path: `/api/v1/namespaces/${ns}/persistentvolumeclaims`, list: () => this.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: selector }) },
+    ];
+    const run = (r: (typeof resources)[number], retryMs: number): Promise<void> => {
+      let failed = false;
+      let listed = false;
+      // The cache holds a list's items as soon as the list call resolves: that is when a resource is synced.
+      const informer = makeInformer<AnyObject>(
+        this.kc,
+        r.path,
+        () =>
+          r.list().then((out) => {
+            setImmediate(() => {
+              if (failed || this.stopped) return;
+              listed = true;
+              this.informers.set(r.name, informer);
+              this.syncedSet.add(r.name);
+              onChange(r.name);
+            });
+            return out;
+          }),
+        selector,
+      );
+      const fail = (err: unknown) => {
+        if (failed || this.stopped) return;
+        failed = true;
+        this.syncedSet.delete(r.name);
+        void informer.stop().catch(() => {});
+        // Back off while it keeps failing; one that had listed starts again at 1 s.
+        const delay = listed ? 1000 : retryMs;
+        this.log.warn('watch failed; listing again', { resource: r.name, error: describe(err), inMs: delay });
         setTimeout(() => {
-          if (!this.stopped) informer.start().catch(() => {});
-        }, 1000);
-      });
-    }
-    await Promise.all([this.stsInformer.start(), this.podInformer.start(), this.pvcInformer.start()]);
+          if (!this.stopped) void run(r, Math.min(delay * 2, 30_000));
+        }, delay);
+      };
+      informer.on('change', () => onChange(r.name));
+      informer.on('error', fail);
+      if (!this.informers.has(r.name)) this.informers.set(r.name, informer);
+      return informer.start().catch(fail);
+    };
+    await Promise.all(resources.map((r) => run(r, 1000)));
   }
 
   /** Every informer has listed at least once and is watching. */
@@ -134,20 +142,24 @@ export class KubeAccess implements LeaseStore {
   }
 
   volumes(): Pvc[] {
-    return (this.pvcInformer?.list(this.namespace) ?? []) as unknown as Pvc[];
+    return this.cached('persistentvolumeclaims') as Pvc[];
   }
 
   statefulSets(): StatefulSet[] {
-    return (this.stsInformer?.list(this.namespace) ?? []) as unknown as StatefulSet[];
+    return this.cached('statefulsets') as StatefulSet[];
   }
 
   pods(): Pod[] {
-    return (this.podInformer?.list(this.namespace) ?? []) as unknown as Pod[];
+    return this.cached('pods') as Pod[];
+  }
+
+  private cached(name: InformerName): unknown[] {
+    return [...(this.informers.get(name)?.list(this.namespace) ?? [])];
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([this.stsInformer?.stop(), this.podInformer?.stop(), this.pvcInformer?.stop()]);
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
   }
 
   /** Runs a request, retrying what Kubernetes says may succeed later (409, 429, 5xx, no answer). */
@@ -171,8 +183,11 @@ export class KubeAccess implements LeaseStore {
   }
 
   /**
-   * Sets replicas and partition by server-side apply. Both fields always travel together: a field
-   * left out of an apply would be released by the controller's field manager.
+   * Sets replicas and the update strategy by server-side apply: `RollingUpdate` with the partition,
+   * or `OnDelete` (undefined partition), which lets the partition go. The fields travel together in
+   * every write: a field left out of an apply is released by the controller's field manager, and the
+   * strategy and its partition must change in one request (the API refuses a partition under
+   * OnDelete, and a RollingUpdate without one rolls every Pod).
    */
   async applyStatefulSet(name: string, replicas: number, partition: number | undefined): Promise<void> {
     const body = {
@@ -181,7 +196,7 @@ export class KubeAccess implements LeaseStore {
       metadata: { name, namespace: this.namespace },
       spec: {
         replicas,
-        ...(partition === undefined ? {} : { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition } } }),
+        updateStrategy: partition === undefined ? { type: 'OnDelete' } : { type: 'RollingUpdate', rollingUpdate: { partition } },
       },
     };
     await this.call(`apply statefulset ${name}`, () =>

@@ -13,6 +13,10 @@ export async function controllerMain(args: readonly string[]): Promise<number> {
     process.stdout.write(CONTROLLER_USAGE);
     return 0;
   }
+  if (parsed.startError) {
+    process.stderr.write(`tidb-gitops controller: ${parsed.startError}\n`);
+    return 1;
+  }
   if (!parsed.options) {
     process.stderr.write(`tidb-gitops controller: ${parsed.error}\n\n${CONTROLLER_USAGE}`);
     return 2;

@@ -28,7 +28,7 @@ export interface StatefulSet {
   metadata: ObjectMeta;
   spec?: {
     replicas?: number;
-    template?: { spec?: { volumes?: Volume[] } };
+    template?: { spec?: { volumes?: Volume[]; containers?: { name?: string; image?: string }[] } };
     updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
     /** Only the names matter: a Pod's claims are `<template>-<pod>`. */
     volumeClaimTemplates?: { metadata?: { name?: string } }[];
@@ -78,6 +78,12 @@ export interface ClusterInfo extends ControllerClusterInfo {
 export interface ComponentSettings {
   /** @default false */
   paused?: boolean;
+  /**
+   * How Pods pick up a new template (`spec.<component>.statefulSetUpdateStrategy`). The controller
+   * owns the StatefulSet's `spec.updateStrategy` and writes this type with the partition in one
+   * request, so a switch either way restarts nothing by itself. @default "RollingUpdate"
+   */
+  updateStrategy?: 'RollingUpdate' | 'OnDelete';
   /** Skip the health checks and let the StatefulSet roll every Pod. @default false */
   forceUpgrade?: boolean;
   /** TiKV: how long to wait for region leaders to leave a store before restarting it anyway. @default "1500m" */
@@ -171,6 +177,31 @@ export function parseDuration(text: string | undefined): number | undefined {
     consumed = re.lastIndex;
   }
   return consumed === text.length && consumed > 0 ? total : undefined;
+}
+
+/** The tag of the image of a StatefulSet's container (`pingcap/tiflash:v8.5.0` -> `v8.5.0`), if any. */
+export function imageTag(sts: StatefulSet, container: string): string | undefined {
+  const image = sts.spec?.template?.spec?.containers?.find((c) => c.name === container)?.image;
+  const name = image?.split('@')[0];
+  const colon = name?.lastIndexOf(':') ?? -1;
+  return name !== undefined && colon > name.lastIndexOf('/') ? name.slice(colon + 1) : undefined;
+}
+
+/**
+ * Whether a version tag is at least `min`, the way tidb-operator compares them (`pkg/util/cmpver`):
+ * `latest`, `nightly` and `master` are newer than any release, a pre-release suffix is ignored, and a
+ * tag that is no version gives undefined (the operator then skips the check).
+ */
+export function versionAtLeast(tag: string | undefined, min: string): boolean | undefined {
+  if (tag === undefined) return undefined;
+  const t = tag.replace(/^-/, '');
+  if (/^(latest|nightly|master)$/.test(t)) return true;
+  const parse = (v: string) => /^v?(\d+)\.(\d+)\.(\d+)/.exec(v)?.slice(1, 4).map(Number);
+  const a = parse(t);
+  const b = parse(min);
+  if (!a || !b) return undefined;
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] > b[i];
+  return true;
 }
 
 export function toMillis(t: Date | string | undefined): number | undefined {

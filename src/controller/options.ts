@@ -4,6 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { CONTROLLER_ENV, PORT } from '../spec/names';
 import type { ControllerOptions } from './controller';
 import { DEFAULT_TIMING } from './leader';
@@ -55,7 +56,17 @@ Options (other environment variables in brackets):
 export interface ParsedControllerArgs {
   readonly options?: Omit<ControllerOptions, 'log'> & { logLevel: Level };
   readonly help?: boolean;
+  /** A usage error: the flags or environment are wrong. */
   readonly error?: string;
+  /** The options are fine but the controller cannot run here (files it needs are missing). */
+  readonly startError?: string;
+}
+
+/** Which of a TLS directory's files are missing, in words, or undefined when all three are there. */
+function tlsFilesMissing(dir: string): string | undefined {
+  if (!existsSync(dir)) return 'the directory does not exist';
+  const missing = ['ca.crt', 'tls.crt', 'tls.key'].filter((f) => !existsSync(join(dir, f)));
+  return missing.length === 0 ? undefined : `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing`;
 }
 
 /** Reads flags and environment; returns options or the error to print. */
@@ -131,11 +142,20 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
   const discoveryTlsDir = flags.get('--discovery-tls-dir') ?? (cluster.discoveryMtls ? '/var/lib/discovery-tls' : undefined);
   let pdTls: ControllerOptions['pdTls'];
   let discoveryTls: ControllerOptions['discoveryTls'];
+  // Without its certificate every PD call would fail its TLS handshake: say so once, at start-up.
+  if (cluster.tls) {
+    const missing = tlsFilesMissing(tlsDir);
+    if (missing) return { startError: `cluster TLS is on (spec.tlsCluster.enabled), but ${missing} in ${tlsDir}: the controller needs the client certificate of the Secret ${cluster.name}-cluster-client-secret there (the rendered Deployment mounts it; check that the Secret exists and has ca.crt, tls.crt and tls.key), or another directory named with --pd-tls-dir` };
+  }
+  if (discoveryTlsDir) {
+    const missing = tlsFilesMissing(discoveryTlsDir);
+    if (missing) return { startError: `discovery mTLS is on (spec.tlsCluster.enableDiscoveryMTLS), but ${missing} in ${discoveryTlsDir}: the controller serves discovery with the Secret ${cluster.name}-discovery-cluster-secret mounted there, or the directory named with --discovery-tls-dir` };
+  }
   try {
-    if (cluster.tls && existsSync(tlsDir)) pdTls = tlsFromDir(tlsDir);
+    if (cluster.tls) pdTls = tlsFromDir(tlsDir);
     if (discoveryTlsDir) discoveryTls = tlsFromDir(discoveryTlsDir);
   } catch (err) {
-    return { error: `cannot read TLS files: ${(err as Error).message}` };
+    return { startError: `cannot read TLS files: ${(err as Error).message}` };
   }
   return {
     options: {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
+import { parseJsonExact } from './json';
 
 export interface PdMember {
   readonly name: string;
@@ -37,8 +38,20 @@ export class PdError extends Error {
   constructor(
     message: string,
     readonly status?: number,
+    /** The answer's text (PD writes errors as JSON strings; this is the string). */
+    readonly detail = '',
   ) {
     super(message);
+  }
+
+  /**
+   * PD answers 500 `[PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV
+   * first` for stores and schedulers until the first TiKV store bootstraps the cluster (tikv/pd
+   * `server/api/middleware.go` clusterMiddleware; the scheduler handlers likewise, 406 for
+   * scheduler-config).
+   */
+  get notBootstrapped(): boolean {
+    return (this.status === 500 || this.status === 406) && /ErrNotBootstrapped|not bootstrapped/.test(this.detail);
   }
 }
 
@@ -89,6 +102,27 @@ export function httpRequest(
   });
 }
 
+/** The text of a PD answer: PD writes messages as JSON strings (`"The store is set as Offline."`). */
+function answerText(body: string): string {
+  const trimmed = body.trim();
+  if (trimmed.startsWith('"')) {
+    try {
+      const v = JSON.parse(trimmed) as unknown;
+      if (typeof v === 'string') return v;
+    } catch {
+      // not one JSON string: keep the raw text
+    }
+  }
+  return trimmed;
+}
+
+/** A store id from PD's JSON: a uint64, small in practice; refused when a double cannot hold it. */
+function storeIdOf(raw: unknown, url: string): number {
+  const id = typeof raw === 'string' ? Number(raw) : raw;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new PdError(`GET ${url}: store id ${String(raw)} is not an integer below 2^53`);
+  return id;
+}
+
 export class PdClient {
   /** Called after every request with its outcome ("200", "500", "error"), for metrics. */
   onRequest: (outcome: string) => void = () => {};
@@ -99,18 +133,30 @@ export class PdClient {
     private readonly timeoutMs = 5000,
   ) {}
 
-  private async call(method: string, path: string, body?: unknown, okStatus: readonly number[] = [200]): Promise<string> {
+  /** A client for one member, at its own client URL (for per-member checks such as readiness). */
+  forMember(clientUrl: string): PdClient {
+    const client = new PdClient(clientUrl.replace(/\/+$/, ''), this.tls, this.timeoutMs);
+    client.onRequest = this.onRequest;
+    return client;
+  }
+
+  private async send(method: string, path: string, body?: unknown): Promise<HttpResult> {
     const url = `${this.baseUrl}${path}`;
-    let res: HttpResult;
     try {
-      res = await httpRequest(url, { method, body: body === undefined ? undefined : JSON.stringify(body), timeoutMs: this.timeoutMs, tls: this.tls });
+      const res = await httpRequest(url, { method, body: body === undefined ? undefined : JSON.stringify(body), timeoutMs: this.timeoutMs, tls: this.tls });
+      this.onRequest(String(res.status));
+      return res;
     } catch (e) {
       this.onRequest('error');
       throw new PdError(`${method} ${url}: ${(e as Error).message}`);
     }
-    this.onRequest(String(res.status));
+  }
+
+  private async call(method: string, path: string, body?: unknown, okStatus: readonly number[] = [200]): Promise<string> {
+    const res = await this.send(method, path, body);
     if (!okStatus.includes(res.status)) {
-      throw new PdError(`${method} ${url}: HTTP ${res.status} ${res.body.trim().slice(0, 200)}`, res.status);
+      const text = answerText(res.body);
+      throw new PdError(`${method} ${this.baseUrl}${path}: HTTP ${res.status} ${text.slice(0, 200)}`, res.status, text);
     }
     return res.body;
   }
@@ -118,42 +164,56 @@ export class PdClient {
   private async json<T>(path: string): Promise<T> {
     const text = await this.call('GET', path);
     try {
-      return JSON.parse(text) as T;
+      return parseJsonExact(text) as T;
     } catch {
       throw new PdError(`GET ${this.baseUrl}${path}: answer is not JSON`);
     }
   }
 
-  /** Members with their health (`/pd/api/v1/health`). */
+  /** Members with their health (`/pd/api/v1/health`); ids as decimal strings, exactly. */
   async health(): Promise<PdMember[]> {
-    const list = await this.json<{ name: string; member_id: number | string; client_urls?: string[]; health: boolean }[]>('/pd/api/v1/health');
+    const list = await this.json<{ name: string; member_id: number | string; client_urls?: string[] | null; health: boolean }[]>('/pd/api/v1/health');
     return list.map((m) => ({ name: m.name, memberId: String(m.member_id), clientUrls: m.client_urls ?? [], healthy: m.health === true }));
   }
 
-  /** Members as PD lists them (`/pd/api/v1/members`). */
+  /** Members as PD lists them (`/pd/api/v1/members`); ids as decimal strings, exactly. */
   async members(): Promise<PdListedMember[]> {
-    const r = await this.json<{ members?: { name: string; member_id: number | string; peer_urls?: string[] }[] }>('/pd/api/v1/members');
-    return (r.members ?? []).map((m) => ({ name: m.name, memberId: String(m.member_id), peerUrls: m.peer_urls ?? [] }));
+    const r = await this.json<{ members?: { name?: string; member_id?: number | string; peer_urls?: string[] }[] }>('/pd/api/v1/members');
+    return (r.members ?? []).map((m) => ({ name: m.name ?? '', memberId: String(m.member_id ?? '0'), peerUrls: m.peer_urls ?? [] }));
   }
 
   async leader(): Promise<string | undefined> {
-    const r = await this.json<{ name?: string }>('/pd/api/v1/leader');
-    return r.name || undefined;
+    const r = await this.json<{ name?: string } | null>('/pd/api/v1/leader');
+    return r?.name || undefined;
   }
 
   async transferLeader(to: string): Promise<void> {
     await this.call('POST', `/pd/api/v1/leader/transfer/${encodeURIComponent(to)}`, undefined, [200, 404]);
   }
 
+  /** Removes a member by name; PD answers 404 for a name it does not know, which counts as done. */
   async deleteMemberByName(name: string): Promise<void> {
     await this.call('DELETE', `/pd/api/v1/members/name/${encodeURIComponent(name)}`, undefined, [200, 404]);
   }
 
-  async deleteMemberById(memberId: string): Promise<void> {
-    await this.call('DELETE', `/pd/api/v1/members/id/${encodeURIComponent(memberId)}`, undefined, [200, 404]);
+  /**
+   * Removes a member by id. PD answers 500 (not 404) for an id it does not know (tikv/pd
+   * `server/api/member.go` DeleteMemberByID: etcd's "member not found"), so, as tidb-operator's
+   * `pdapi.DeleteMemberByID` does, the members are listed first and an absent member counts as done:
+   * a retry after a crash between the delete and what follows it then succeeds.
+   */
+  async deleteMemberById(memberId: string): Promise<'deleted' | 'absent'> {
+    if (!(await this.members()).some((m) => m.memberId === memberId)) return 'absent';
+    try {
+      await this.call('DELETE', `/pd/api/v1/members/id/${memberId}`, undefined, [200, 404]);
+      return 'deleted';
+    } catch (e) {
+      if (e instanceof PdError && e.status === 500 && /member not found/.test(e.detail)) return 'absent';
+      throw e;
+    }
   }
 
-  /** Up, Disconnected, Down and Offline stores. */
+  /** Up, Disconnected, Down and Offline stores; throws a PdError with `notBootstrapped` before TiKV bootstraps. */
   async stores(): Promise<PdStore[]> {
     return this.storeList('/pd/api/v1/stores');
   }
@@ -166,14 +226,14 @@ export class PdClient {
   private async storeList(path: string): Promise<PdStore[]> {
     const r = await this.json<{
       stores?: {
-        store: { id: number; address: string; state_name?: string; labels?: { key: string; value: string }[] };
+        store: { id: number | string; address: string; state_name?: string; labels?: { key: string; value: string }[] };
         status?: { leader_count?: number; region_count?: number; last_heartbeat_ts?: string };
       }[];
     }>(path);
     return (r.stores ?? []).map((s) => {
       const heartbeat = s.status?.last_heartbeat_ts === undefined ? NaN : Date.parse(s.status.last_heartbeat_ts);
       return {
-        id: Number(s.store.id),
+        id: storeIdOf(s.store.id, `${this.baseUrl}${path}`),
         address: s.store.address,
         state: s.store.state_name ?? 'Up',
         leaderCount: s.status?.leader_count ?? 0,
@@ -184,7 +244,11 @@ export class PdClient {
     });
   }
 
-  /** Takes a store offline; PD moves its regions away and then marks it Tombstone. Gone already counts as done. */
+  /**
+   * Takes a store offline; PD moves its regions away and then marks it Tombstone. Unknown (404) and
+   * already Tombstone (410) count as done; PD refuses with 400 a removal that would leave fewer Up
+   * stores than max-replicas (tikv/pd `server/api/store.go` DeleteStore, `responseStoreErr`).
+   */
   async deleteStore(storeId: number): Promise<void> {
     await this.call('DELETE', `/pd/api/v1/store/${storeId}`, undefined, [200, 404, 410]);
   }
@@ -202,8 +266,9 @@ export class PdClient {
   }
 
   /**
-   * Stores with an evict-leader scheduler. PD before v6 lists one scheduler per store; later versions
-   * list a single `evict-leader-scheduler` whose config names the stores.
+   * Stores with an evict-leader scheduler. PD since v3.1 runs one merged `evict-leader-scheduler`
+   * whose config lists the stores (`/scheduler-config/evict-leader-scheduler/list`, 404 once it is
+   * gone); PD v3.0 ran one `evict-leader-scheduler-<id>` per store.
    */
   async evictingStores(): Promise<Set<number>> {
     const names = await this.schedulers();
@@ -213,24 +278,53 @@ export class PdClient {
       if (m) ids.add(Number(m[1]));
     }
     if (names.includes('evict-leader-scheduler')) {
-      const cfg = await this.json<{ 'store-id-ranges'?: Record<string, unknown> }>('/pd/api/v1/scheduler-config/evict-leader-scheduler/list');
-      for (const id of Object.keys(cfg['store-id-ranges'] ?? {})) ids.add(Number(id));
+      const path = '/pd/api/v1/scheduler-config/evict-leader-scheduler/list';
+      const res = await this.send('GET', path);
+      if (res.status === 404) return ids; // removed since the list was read
+      if (res.status !== 200) {
+        const text = answerText(res.body);
+        throw new PdError(`GET ${this.baseUrl}${path}: HTTP ${res.status} ${text.slice(0, 200)}`, res.status, text);
+      }
+      const cfg = parseJsonExact(res.body) as { 'store-id-ranges'?: Record<string, unknown> };
+      for (const id of Object.keys(cfg['store-id-ranges'] ?? {})) ids.add(storeIdOf(id, `${this.baseUrl}${path}`));
     }
     return ids;
   }
 
-  /** Adds the evict-leader scheduler for a store; an existing one counts as success. */
+  /**
+   * Adds the evict-leader scheduler for a store. PD answers 200 when the scheduler already exists
+   * (it adds the store); older versions answered an error, so on any error the schedulers are read
+   * again and a scheduler in place counts as success (tidb-operator `pdapi.BeginEvictLeader`).
+   */
   async addEvictLeader(storeId: number): Promise<void> {
     try {
       await this.call('POST', '/pd/api/v1/schedulers', { name: 'evict-leader-scheduler', store_id: storeId });
     } catch (e) {
-      if (e instanceof PdError && e.status === 500 && /exist/i.test(e.message)) return;
+      if (e instanceof PdError && e.status !== undefined && (await this.evictingStores().catch(() => new Set<number>())).has(storeId)) return;
       throw e;
     }
   }
 
+  /** Removes a store's evict-leader scheduler; not there (404) counts as done. */
   async removeEvictLeader(storeId: number): Promise<void> {
-    await this.call('DELETE', `/pd/api/v1/schedulers/${evictSchedulerName(storeId)}`, undefined, [200, 404]);
+    try {
+      await this.call('DELETE', `/pd/api/v1/schedulers/${evictSchedulerName(storeId)}`, undefined, [200, 404]);
+    } catch (e) {
+      if (e instanceof PdError && e.status !== undefined && !(await this.evictingStores().catch(() => new Set([storeId]))).has(storeId)) return;
+      throw e;
+    }
+  }
+
+  /**
+   * Whether this member has loaded its regions (`GET /pd/api/v2/ready`, PD v8.5.2+: 200 ready, 500
+   * not yet). Older PD has no such route and answers 404, which counts as ready, as tidb-operator's
+   * `pdapi.GetReady` does. Ask a client made with `forMember`: the route is answered by the member asked.
+   */
+  async ready(): Promise<boolean> {
+    const res = await this.send('GET', '/pd/api/v2/ready');
+    if (res.status === 200 || res.status === 404) return true;
+    if (res.status === 500) return false;
+    throw new PdError(`GET ${this.baseUrl}/pd/api/v2/ready: HTTP ${res.status} ${answerText(res.body).slice(0, 200)}`, res.status);
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../spec/names';
 import { extraReplicas, failoverStep, hasRecords } from './failover';
-import { isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, type ComponentSettings, type Pod, type StatefulSet } from './model';
+import { imageTag, isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, versionAtLeast, type ComponentSettings, type Pod, type StatefulSet } from './model';
 import { scaleStep } from './scale';
 import {
   desiredReplicas,
@@ -18,7 +18,12 @@ import {
   podsByOrdinal,
   replicasOf,
   settingsOf,
+  evictBegin,
+  ownsEviction,
+  pdStoresOf,
+  podList,
   storeOfPod,
+  unreadyPods,
   wait,
   type Action,
   type ComponentState,
@@ -69,7 +74,12 @@ export interface ComponentPlan {
   readonly event?: PlanEvent;
 }
 
-const isRolling = (sts: StatefulSet): boolean => (sts.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
+/** The update strategy Git asks for (the settings annotation; RollingUpdate when it names none). */
+export const desiredStrategy = (sts: StatefulSet): 'RollingUpdate' | 'OnDelete' => (settingsOf(sts).updateStrategy === 'OnDelete' ? 'OnDelete' : 'RollingUpdate');
+const isRolling = (sts: StatefulSet): boolean => desiredStrategy(sts) === 'RollingUpdate';
+/** The strategy the StatefulSet has now (the API server defaults it to RollingUpdate). */
+const liveStrategy = (sts: StatefulSet): string => sts.spec?.updateStrategy?.type ?? 'RollingUpdate';
+/** The partition in effect: the StatefulSet controller reads a missing one as 0. */
 const partitionOf = (sts: StatefulSet): number => sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
 const statusCurrent = (sts: StatefulSet): boolean =>
   sts.status?.observedGeneration === undefined || sts.metadata.generation === undefined || sts.status.observedGeneration >= sts.metadata.generation;
@@ -122,9 +132,20 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
   if (settings.paused) return result('paused (spec.paused): no replicas or partition change', false);
 
   const replicas = replicasOf(sts);
-  const rolling = isRolling(sts);
+  const strategy = desiredStrategy(sts);
+  const rolling = strategy === 'RollingUpdate';
   const partition = rolling ? partitionOf(sts) : undefined;
   const apply = (r: number, p: number | undefined): Action => ({ type: 'apply', replicas: r, partition: rolling ? p : undefined });
+
+  // The strategy and the partition change in one write: switching to RollingUpdate holds every Pod
+  // at once, switching to OnDelete lets the partition go.
+  if (liveStrategy(sts) !== strategy) {
+    return result(`switching updateStrategy to ${strategy}${rolling ? `, partition ${replicas}` : ''}`, true, apply(replicas, replicas), {
+      type: 'Normal',
+      reason: 'UpdateStrategy',
+      message: `${names.statefulSet(input.cluster.name, c.kind)}: updateStrategy ${liveStrategy(sts)} -> ${strategy}${rolling ? ` (partition ${replicas}: no Pod restarts until the controller steps it)` : ''}`,
+    });
+  }
 
   // Failover first, then scaling, then upgrading, in the operator's order.
   const failover = failoverStep(input, c, settings, desired);
@@ -140,9 +161,11 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
   }
   if (!upgrading) {
     if (rolling && partition !== replicas) return noted(`holding partition at ${replicas}`, false, apply(replicas, replicas));
-    const cleanup = c.kind === 'tikv' ? leftoverSchedulers(input, c) : [];
-    if (cleanup.length > 0) return result('removing evict-leader schedulers left from an upgrade', true, { type: 'evict-cleanup', storeIds: cleanup });
-    return noted(rolling ? 'up to date' : 'updateStrategy OnDelete: Pods update when deleted', failover?.waiting === true);
+    const cleanup = leftoverEvictions(input, c);
+    if (cleanup.length > 0) return result('removing the evict-leader schedulers the controller added, now that no operation needs them', true, { type: 'evict-cleanup', storeIds: cleanup });
+    const unready = unreadyPods(input, c, replicas);
+    const idle = rolling ? 'up to date' : 'updateStrategy OnDelete: Pods update when deleted';
+    return noted(unready.length > 0 ? `${idle}; ${podList(unready)} not Ready` : idle, failover?.waiting === true);
   }
   if (!statusCurrent(sts)) return result('waiting for the StatefulSet controller to observe the new spec', true);
 
@@ -187,6 +210,9 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
       continue;
     }
     if (partition! <= ord) return result(`waiting for Pod ${name} to restart at the new revision`, true);
+    // Restarting one more Pod while another is not Ready would take two down at once.
+    const unready = unreadyPods(input, c, replicas, ord);
+    if (unready.length > 0) return result(`upgrade waits: ${podList(unready)} not Ready; ${name} restarts once every other Pod is Ready`, true);
     const s = prepare(input, c, pod, settings);
     if (!s.ok) return result(s.reason, true, s.action, s.event);
     return result(`upgrading ${name}`, true, apply(replicas, ord), s.event ?? {
@@ -208,20 +234,29 @@ function checkUpgraded(input: PlanInput, c: ComponentState, pod: Pod, settings: 
     if (typeof pd === 'string') return wait(pd);
     const member = memberOfPod(pd.members, name);
     if (!member?.healthy) return wait(`waiting for PD member ${name} to be healthy`);
+    // PD v8.5.2+ says when a member has loaded its regions (older PD answers 404: ready).
+    const ready = input.probes?.pdReady?.[name];
+    if (!ready) return wait(`checking whether PD member ${member.name} is ready (/pd/api/v2/ready)`);
+    if (!ready.ok) return wait(`waiting for PD member ${member.name} to be ready: ${ready.detail}`);
     return OK;
   }
   if (c.kind === 'tikv' || c.kind === 'tiflash') {
-    const pd = pdOf(input);
+    const pd = pdStoresOf(input);
     if (typeof pd === 'string') return wait(pd);
     const store = storeOfPod(pd.stores, input.cluster.name, c.kind, name);
     if (!store) return wait(`waiting for the store of ${name} to register with PD`);
     if (store.state !== 'Up') return wait(`waiting for store ${store.id} (${name}) to be Up, it is ${store.state}`);
-    if (c.kind === 'tiflash') return OK;
-    if (pd.evicting.has(store.id) && !userEvicting(pod)) {
+    if (c.kind === 'tiflash') {
+      if (!tiflashStatusChecked(c.sts)) return OK;
+      const status = input.probes?.tiflashStatus?.[name];
+      if (!status) return wait(`checking the TiFlash store status of ${name} (/tiflash/store-status)`);
+      return status.ok ? OK : wait(`waiting for TiFlash ${name} to serve: ${status.detail}`);
+    }
+    if (pd.evicting.has(store.id) && ownsEviction(input, store.id) && !userEvicting(pod)) {
       return {
         ok: false,
         reason: `store ${store.id} (${name}) is upgraded: removing its evict-leader scheduler`,
-        action: { type: 'evict-end', pod: name, storeId: store.id },
+        action: { type: 'evict-end', pod: name, storeId: store.id, remove: true },
         event: { type: 'Normal', reason: 'EvictLeaderEnd', message: `removing the evict-leader scheduler of store ${store.id}`, pod: name },
       };
     }
@@ -237,6 +272,25 @@ function checkUpgraded(input: PlanInput, c: ComponentState, pod: Pod, settings: 
     return OK;
   }
   return OK;
+}
+
+/** TiFlash serves `/tiflash/store-status` from v5.1.2; the operator checks it from that version on (`tiflash_upgrader.go`). */
+export const tiflashStatusChecked = (sts: StatefulSet): boolean => versionAtLeast(imageTag(sts, 'tiflash'), 'v5.1.2') === true;
+
+/**
+ * The Pods whose servers the controller asks before planning: every Ready Pod at the update
+ * revision of an upgrading PD (its `/pd/api/v2/ready`) or TiFlash (its `/tiflash/store-status`).
+ */
+export function probesWanted(components: readonly ComponentState[]): { pdReady: string[]; tiflashStatus: string[] } {
+  const out = { pdReady: [] as string[], tiflashStatus: [] as string[] };
+  for (const c of components) {
+    if (c.kind !== 'pd' && !(c.kind === 'tiflash' && tiflashStatusChecked(c.sts))) continue;
+    if (!isRolling(c.sts) || !isUpgrading(c.sts, c.pods)) continue;
+    const update = c.sts.status?.updateRevision;
+    const pods = c.pods.filter((p) => podRevision(p) === update && isReady(p)).map((p) => p.metadata.name!);
+    (c.kind === 'pd' ? out.pdReady : out.tiflashStatus).push(...pods);
+  }
+  return out;
 }
 
 /** What must happen before a Pod may restart: PD leadership moved away, TiKV leaders evicted. */
@@ -264,7 +318,7 @@ function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: Compon
     return OK;
   }
   if (c.kind === 'tikv') {
-    const pd = pdOf(input);
+    const pd = pdStoresOf(input);
     if (typeof pd === 'string') return wait(pd);
     const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', name);
     if (!store) return OK;
@@ -288,7 +342,7 @@ function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: Compon
       return {
         ok: false,
         reason: `evicting region leaders from store ${store.id} (${name})`,
-        action: { type: 'evict-begin', pod: name, storeId: store.id, annotation: EVICT_BEGIN_ANNOTATION },
+        action: evictBegin(input, pd, name, store.id, EVICT_BEGIN_ANNOTATION, 'upgrade'),
         event: { type: 'Normal', reason: 'EvictLeaderBegin', message: `evicting region leaders from store ${store.id} before the restart`, pod: name },
       };
     }
@@ -316,17 +370,16 @@ function transferTarget(input: PlanInput, c: ComponentState, pd: PdState, pod: s
   return pd.members.find((m) => m.healthy && !m.name.startsWith(`${pod}`) && ordinalOf(m.name.split('.')[0], sts) === undefined)?.name;
 }
 
-/** Stores of this cluster's TiKV Pods with an evict-leader scheduler nobody asked for any more. */
-function leftoverSchedulers(input: PlanInput, c: ComponentState): number[] {
-  if (input.pd === undefined || 'error' in input.pd) return [];
-  const pd = input.pd;
-  const ids: number[] = [];
-  for (const pod of c.pods) {
-    if (userEvicting(pod)) continue;
-    const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', pod.metadata.name!);
-    if (store && pd.evicting.has(store.id)) ids.push(store.id);
-  }
-  return ids;
+/**
+ * The controller's own eviction records of this component, once nothing needs them: the component
+ * is neither upgrading nor scaling (the caller's condition). Schedulers anyone else added are never
+ * recorded, so never removed.
+ */
+function leftoverEvictions(input: PlanInput, c: ComponentState): number[] {
+  const sts = names.statefulSet(input.cluster.name, c.kind);
+  return Object.entries(input.evictions ?? {})
+    .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined)
+    .map(([id]) => Number(id));
 }
 
 const userEvicting = (pod: Pod): boolean => USER_EVICT_ANNOTATIONS.some((k) => pod.metadata.annotations?.[k] !== undefined);

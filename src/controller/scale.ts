@@ -11,15 +11,20 @@ import {
   act,
   DEFAULT_PLAN_OPTIONS,
   DEFER_DELETING_ANNOTATION,
+  evictBegin,
   memberOfPod,
   OK,
+  ownsEviction,
   pdOf,
+  pdStoresOf,
+  podList,
   podsByOrdinal,
   RETIRED_ANNOTATION,
   SCALE_IN_TIME_ANNOTATION,
   storeOfPod,
   storesOf,
   TICDC_SHUTDOWN_BEGIN_ANNOTATION,
+  unreadyPods,
   volumesOfPod,
   wait,
   type Action,
@@ -85,6 +90,9 @@ export function scaleStep(
   const ord = replicas - 1;
   const podName = names.pod(cluster, c.kind, ord);
   const pod = podsByOrdinal(cluster, c.kind, c.pods).get(ord);
+  // Taking one Pod away while another is not Ready (a failing node, say) would leave too little.
+  const unready = unreadyPods(input, c, ord);
+  if (unready.length > 0) return { reason: `scale-in waits: ${podList(unready)} not Ready; ${podName} is removed once every remaining Pod is Ready` };
   const s = retire(input, c, settings, pod, podName, target);
   if (!s.ok) return { reason: s.reason, action: s.action, event: s.event };
   const unmarked = volumesOfPod(input.volumes ?? [], c.sts, podName).filter(
@@ -160,7 +168,7 @@ function leaderTarget(input: PlanInput, pd: PdState, podName: string): string | 
 }
 
 function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, podName: string): Step {
-  const pd = pdOf(input);
+  const pd = pdStoresOf(input);
   if (typeof pd === 'string') return wait(pd);
   const cluster = input.cluster.name;
   const store = storeOfPod(pd.stores, cluster, c.kind, podName);
@@ -180,12 +188,10 @@ function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, 
       const begin = toMillis(pod?.metadata.annotations?.[SCALE_IN_TIME_ANNOTATION]);
       if (begin === undefined || input.now < begin + SCALE_IN_EVICT_TIMEOUT_MS) {
         if (begin === undefined || !pd.evicting.has(store.id)) {
-          return act(`evicting region leaders from store ${store.id} (${podName}) before taking it offline`, {
-            type: 'evict-begin',
-            pod: podName,
-            storeId: store.id,
-            annotation: SCALE_IN_TIME_ANNOTATION,
-          });
+          return act(
+            `evicting region leaders from store ${store.id} (${podName}) before taking it offline`,
+            evictBegin(input, pd, podName, store.id, SCALE_IN_TIME_ANNOTATION, 'scale-in'),
+          );
         }
         return wait(`waiting for region leaders to leave store ${store.id} (${podName}): ${store.leaderCount} left`);
       }
@@ -203,7 +209,7 @@ function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, 
     (s) => s.address.startsWith(prefix) && (created === undefined || s.lastHeartbeat === undefined || s.lastHeartbeat >= created),
   );
   if (tombstone) {
-    if (pd.evicting.has(tombstone.id)) {
+    if (ownsEviction(input, tombstone.id)) {
       return act(`removing the evict-leader scheduler of Tombstone store ${tombstone.id}`, { type: 'evict-cleanup', storeIds: [tombstone.id] });
     }
     return OK;

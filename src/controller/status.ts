@@ -6,7 +6,7 @@ import type { ComponentKind } from '../spec/names';
 import type { FailoverState } from './failover';
 import { isReady, podRevision, type Pod } from './model';
 import type { ComponentPlan } from './plan';
-import { memberOfPod, podsByOrdinal, storeOfPod, storesOf, type ComponentState, type PdState } from './steps';
+import { memberOfPod, podsByOrdinal, storeOfPod, storesOf, type ComponentState, type EvictionRecord, type PdState } from './steps';
 
 export const STATUS_KEY = 'status.json';
 
@@ -35,13 +35,16 @@ export interface ComponentStatus {
 
 export interface ClusterStatus {
   readonly cluster: string;
-  readonly pd: { readonly reachable: boolean; readonly error?: string } | null;
+  /** Whether PD answered; `bootstrapped: false` until TiKV bootstraps it; `storesError` when stores could not be read. */
+  readonly pd: { readonly reachable: boolean; readonly error?: string; readonly bootstrapped?: false; readonly storesError?: string } | null;
   readonly components: Partial<Record<ComponentKind, ComponentStatus>>;
   /**
    * Failure records per component (each one an extra replica) and since when members, stores and
    * Pods are seen unhealthy. The controller reads this back when it starts.
    */
   readonly failover: FailoverState;
+  /** The evict-leader schedulers this controller added, by store id; read back when it starts. */
+  readonly evictions: Readonly<Record<string, EvictionRecord>>;
 }
 
 export function buildStatus(
@@ -51,9 +54,11 @@ export function buildStatus(
   pd: PdState | { error: string } | undefined,
   lastOps: ReadonlyMap<ComponentKind, LastOperation>,
   failover: FailoverState = { components: {}, unhealthySince: {} },
+  evictions: Readonly<Record<string, EvictionRecord>> = {},
 ): ClusterStatus {
   const out: Partial<Record<ComponentKind, ComponentStatus>> = {};
   const pdState = pd && !('error' in pd) ? pd : undefined;
+  const storeState = pdState?.storesError === undefined ? pdState : undefined;
   for (const c of components) {
     const p = plans.find((x) => x.kind === c.kind)!;
     const byOrd = [...podsByOrdinal(cluster, c.kind, c.pods).entries()].sort(([a], [b]) => a - b).map(([, pod]) => pod);
@@ -79,16 +84,16 @@ export function buildStatus(
             })),
           }
         : {}),
-      ...((c.kind === 'tikv' || c.kind === 'tiflash') && pdState
+      ...((c.kind === 'tikv' || c.kind === 'tiflash') && storeState
         ? {
-            stores: storesOf(pdState.stores, cluster, c.kind)
+            stores: storesOf(storeState.stores, cluster, c.kind)
               .map((st) => ({
                 id: st.id,
                 pod: podNames.find((n) => storeOfPod([st], cluster, c.kind, n)) ?? null,
                 state: st.state,
                 leaderCount: st.leaderCount,
                 regionCount: st.regionCount,
-                evictingLeaders: pdState.evicting.has(st.id),
+                evictingLeaders: storeState.evicting.has(st.id),
               })),
           }
         : {}),
@@ -97,9 +102,15 @@ export function buildStatus(
   }
   return {
     cluster,
-    pd: pd === undefined ? null : 'error' in pd ? { reachable: false, error: pd.error } : { reachable: true },
+    pd:
+      pd === undefined
+        ? null
+        : 'error' in pd
+          ? { reachable: false, error: pd.error }
+          : { reachable: true, ...(pd.bootstrapped === false && { bootstrapped: false }), ...(pd.storesError !== undefined && { storesError: pd.storesError }) },
     components: out,
     failover,
+    evictions,
   };
 }
 
@@ -120,6 +131,17 @@ export function lastOperationsOf(doc: unknown): Map<ComponentKind, LastOperation
   if (typeof components !== 'object' || components === null) return out;
   for (const [kind, s] of Object.entries(components)) {
     if (s?.lastOperation) out.set(kind as ComponentKind, s.lastOperation);
+  }
+  return out;
+}
+
+/** Reads back the eviction records from a status document written before. */
+export function evictionsOf(doc: unknown): Record<string, EvictionRecord> {
+  const e = (doc as { evictions?: unknown } | undefined)?.evictions;
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) return {};
+  const out: Record<string, EvictionRecord> = {};
+  for (const [id, r] of Object.entries(e as Record<string, Partial<EvictionRecord>>)) {
+    if (/^\d+$/.test(id) && typeof r?.pod === 'string') out[id] = { pod: r.pod, for: r.for === 'scale-in' ? 'scale-in' : 'upgrade', since: String(r.since ?? '') };
   }
   return out;
 }

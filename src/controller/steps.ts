@@ -3,7 +3,7 @@
  * the lookups every part needs (a Pod's PD member, store and volumes). Pure, like the planner.
  */
 import { ANNOTATION, names, type ComponentKind } from '../spec/names';
-import { ordinalOf, type ClusterInfo, type ComponentSettings, type Pod, type Pvc, type StatefulSet } from './model';
+import { isReady, ordinalOf, type ClusterInfo, type ComponentSettings, type Pod, type Pvc, type StatefulSet } from './model';
 import type { PdMember, PdStore } from './pd-client';
 import type { FailoverState, FailureRecord, ComponentFailover } from './failover';
 
@@ -27,6 +27,39 @@ export interface PdState {
   readonly tombstones?: readonly PdStore[];
   /** PD's `replication.max-replicas`; read only while a TiKV scale-in is under way. */
   readonly maxReplicas?: number;
+  /**
+   * Why stores and schedulers could not be read, while members and the leader could (they are
+   * separate PD endpoints). Undefined when they were read, and before TiKV bootstraps the cluster,
+   * when PD simply has no stores (`bootstrapped` is then false).
+   */
+  readonly storesError?: string;
+  /** False until the first TiKV store bootstraps the cluster; PD lists no stores and no schedulers before. @default true */
+  readonly bootstrapped?: boolean;
+}
+
+/** What a probe of one Pod's server answered: `ok`, or what it said instead. */
+export interface ProbeResult {
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+/**
+ * Per-Pod checks the controller makes before the planner runs, for the Pods the planner will ask
+ * about (see `probesWanted`): PD's `/pd/api/v2/ready` of each upgraded member, TiFlash's
+ * `/tiflash/store-status` of each upgraded store. Absent means not probed.
+ */
+export interface Probes {
+  readonly pdReady?: Readonly<Record<string, ProbeResult>>;
+  readonly tiflashStatus?: Readonly<Record<string, ProbeResult>>;
+}
+
+/** An evict-leader scheduler this controller added (kept in the status ConfigMap, so it can tell its own from an administrator's). */
+export interface EvictionRecord {
+  readonly pod: string;
+  /** Why it was added. */
+  readonly for: 'upgrade' | 'scale-in';
+  /** When (RFC 3339). */
+  readonly since: string;
 }
 
 export interface ComponentState {
@@ -64,6 +97,10 @@ export interface PlanInput {
   readonly failover?: FailoverState;
   /** @default DEFAULT_PLAN_OPTIONS */
   readonly options?: PlanOptions;
+  /** Results of the per-Pod probes. @default none */
+  readonly probes?: Probes;
+  /** The evict-leader schedulers this controller added, by store id. @default none */
+  readonly evictions?: Readonly<Record<string, EvictionRecord>>;
 }
 
 export interface VolumeRef {
@@ -75,11 +112,15 @@ export type Action =
   /** Server-side apply of the two fields the controller owns (partition absent for OnDelete). */
   | { readonly type: 'apply'; readonly replicas: number; readonly partition: number | undefined }
   | { readonly type: 'transfer-leader'; readonly pod: string; readonly from: string; readonly to: string }
-  /** Add the evict-leader scheduler for the Pod's store and note the time on the Pod (`annotation`, once). */
-  | { readonly type: 'evict-begin'; readonly pod: string; readonly storeId: number; readonly annotation: string }
-  /** Remove the scheduler from an upgraded store and note the time on the Pod. */
-  | { readonly type: 'evict-end'; readonly pod: string; readonly storeId: number }
-  /** Remove evict-leader schedulers left on stores once no upgrade or scale-in needs them. */
+  /**
+   * Add the evict-leader scheduler for the Pod's store and note the time on the Pod (`annotation`,
+   * once). `record`: the store had no scheduler, so this one is the controller's own: it is recorded
+   * (before PD is asked) and removed when the operation is over.
+   */
+  | { readonly type: 'evict-begin'; readonly pod: string; readonly storeId: number; readonly annotation: string; readonly record?: EvictionRecord }
+  /** Note on the upgraded Pod that its eviction is over; remove the scheduler when it is the controller's own (`remove`). */
+  | { readonly type: 'evict-end'; readonly pod: string; readonly storeId: number; readonly remove: boolean }
+  /** Remove the controller's own evict-leader schedulers once no upgrade or scale-in needs them, and forget their records. */
   | { readonly type: 'evict-cleanup'; readonly storeIds: readonly number[] }
   /** Delete claims marked for deferred deletion before their ordinal is created again. */
   | { readonly type: 'delete-volumes'; readonly pod: string; readonly volumes: readonly VolumeRef[] }
@@ -162,8 +203,50 @@ export function volumesOfPod(volumes: readonly Pvc[], sts: StatefulSet, pod: str
   return volumes.filter((v) => wanted.has(v.metadata.name ?? ''));
 }
 
+/** PD's view of its members and leader, or why it is not known. */
 export function pdOf(input: PlanInput): PdState | string {
   if (input.pd === undefined) return 'PD state was not read';
   if ('error' in input.pd) return `PD API unavailable: ${input.pd.error}`;
   return input.pd;
+}
+
+/** PD's view for decisions about stores: as `pdOf`, and also unknown when stores could not be read. */
+export function pdStoresOf(input: PlanInput): PdState | string {
+  const pd = pdOf(input);
+  if (typeof pd === 'string') return pd;
+  return pd.storesError === undefined ? pd : `PD stores unavailable: ${pd.storesError}`;
+}
+
+/** Whether the evict-leader scheduler of a store is one this controller added. */
+export const ownsEviction = (input: PlanInput, storeId: number): boolean => input.evictions?.[String(storeId)] !== undefined;
+
+/** Pods of the component at ordinals below `replicas`, other than `except`, that are not Ready (missing ones count). */
+export function unreadyPods(input: PlanInput, c: ComponentState, replicas: number, except?: number): string[] {
+  const pods = podsByOrdinal(input.cluster.name, c.kind, c.pods);
+  const out: string[] = [];
+  for (let ord = 0; ord < replicas; ord++) {
+    if (ord === except) continue;
+    const pod = pods.get(ord);
+    if (!pod || !isReady(pod)) out.push(names.pod(input.cluster.name, c.kind, ord));
+  }
+  return out;
+}
+
+/** "Pod a is" / "Pods a, b are", for reasons. */
+export const podList = (pods: readonly string[]): string => (pods.length === 1 ? `Pod ${pods[0]} is` : `Pods ${pods.join(', ')} are`);
+
+/**
+ * Adds a store's evict-leader scheduler. One the controller did not add (an administrator's, with
+ * pd-ctl) is already there: it stays unrecorded, so the controller never removes it.
+ */
+export function evictBegin(input: PlanInput, pd: PdState, pod: string, storeId: number, annotation: string, why: EvictionRecord['for']): Action {
+  const recorded = ownsEviction(input, storeId);
+  const theirs = pd.evicting.has(storeId) && !recorded;
+  return {
+    type: 'evict-begin',
+    pod,
+    storeId,
+    annotation,
+    ...(!theirs && !recorded && { record: { pod, for: why, since: new Date(input.now).toISOString() } }),
+  };
 }

@@ -114,8 +114,16 @@ function restartOf(a: KubeObject, b: KubeObject): Restart | undefined {
     if (a && b) return diffValues(a, b).map((x) => fieldChange(x, `${path} > ${formatPath(x.path)}`));
     return [fieldChange(c, path)];
   });
-  const by = kindOf(b) === 'Deployment' ? 'deployment' : annotationsOf(b)[ANNOTATION.replicas] !== undefined ? 'controller' : 'statefulset';
-  return { by, causes };
+  return { by: restartedBy(b), causes };
+}
+
+/** Who restarts a workload's Pods for a new template (see `Restart.by`). */
+function restartedBy(o: KubeObject): Restart['by'] {
+  if (kindOf(o) === 'Deployment') return 'deployment';
+  const annotations = annotationsOf(o);
+  if (annotations[ANNOTATION.replicas] === undefined) return 'statefulset';
+  const settings = parseJson(annotations[ANNOTATION.settings] ?? '');
+  return isPlainObject(settings) && settings.updateStrategy === 'OnDelete' ? 'on-delete' : 'controller';
 }
 
 function jsonObject(v: unknown): Record<string, unknown> | undefined {

@@ -127,6 +127,8 @@ function restartSentence(c: ClusterDiff, d: ComponentDiff): string {
       );
     case 'statefulset':
       return '**Rolling restart** by Kubernetes, as the StatefulSet updateStrategy says.';
+    case 'on-delete':
+      return '**No restart by itself** (updateStrategy OnDelete): each Pod takes the new template when it is deleted.';
     case 'deployment':
       return d.component === 'discovery'
         ? '**Restart**: the Deployment replaces its Pod; the companion controller and PD discovery pause for a few seconds, no database Pod restarts.'

@@ -23,9 +23,10 @@ export interface Restart {
   /**
    * Who restarts the Pods: `controller` (a rendered StatefulSet: the companion controller steps it one
    * Pod at a time), `statefulset` (a StatefulSet without the controller's annotations: Kubernetes rolls
-   * it per its updateStrategy) or `deployment` (the Deployment replaces its Pods).
+   * it per its updateStrategy), `on-delete` (a rendered StatefulSet with updateStrategy OnDelete: a
+   * Pod takes the new template only when it is deleted) or `deployment` (the Deployment replaces its Pods).
    */
-  readonly by: 'controller' | 'statefulset' | 'deployment';
+  readonly by: 'controller' | 'statefulset' | 'on-delete' | 'deployment';
   /** The Pod template fields that changed. */
   readonly causes: readonly FieldChange[];
 }

@@ -3,6 +3,7 @@
  * container merging, volume claim templates, and the StatefulSet itself. Pure functions of the
  * resolved spec; the component constructs assemble them.
  */
+import { KEEP_NULL } from './kube';
 import type {
   Container,
   EnvVar,
@@ -160,7 +161,9 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** The downward-API volume the start scripts read (`/etc/podinfo/annotations`). */
 export const ANNOTATIONS_VOLUME: Volume = {
   name: 'annotations',
-  downwardAPI: { items: [{ path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } }] },
+  // The items are an atomic list: the `apiVersion` the server would default is given, so a
+  // client-side apply finds nothing to change.
+  downwardAPI: { items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }] },
 };
 export const ANNOTATIONS_MOUNT: VolumeMount = { name: 'annotations', mountPath: '/etc/podinfo', readOnly: true };
 
@@ -172,17 +175,24 @@ export function configVolumes(configMapName: string, configFile: string, scriptF
   ];
 }
 
-/** A ReadWriteOnce claim template; an explicit `storageClassName: ""` is kept (it asks for no class). */
+/**
+ * A ReadWriteOnce claim template; an explicit `storageClassName: ""` is kept (it asks for no class).
+ * It carries what the API server fills in and stores (`volumeMode`, `status.phase`, and the
+ * `creationTimestamp: null` of Go's empty time): claim templates are one atomic list, so without
+ * them every client-side apply would see a difference and send the list again.
+ */
 export function volumeClaimTemplate(name: string, storage: string | undefined, storageClassName: string | undefined): PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name },
+    metadata: { name, creationTimestamp: KEEP_NULL as unknown as string },
     spec: {
       accessModes: ['ReadWriteOnce'],
       ...(storageClassName !== undefined && { storageClassName }),
       ...(storage !== undefined && { resources: { requests: { storage } } }),
+      volumeMode: 'Filesystem',
     },
+    status: { phase: 'Pending' },
   };
 }
 
@@ -199,8 +209,9 @@ export function storageVolumeClaims(comp: ResolvedComponent): { claims: Persiste
 }
 
 /**
- * The component StatefulSet. By the ownership contract it carries neither `spec.replicas` nor a
- * partition: the desired count travels in an annotation and the controller owns both fields.
+ * The component StatefulSet. By the ownership contract it carries neither `spec.replicas` nor
+ * `spec.updateStrategy`: the desired count and strategy travel in annotations, and the controller
+ * owns those fields, writing the strategy together with its partition.
  */
 export function statefulSet(
   cluster: ResolvedCluster,
@@ -221,7 +232,6 @@ export function statefulSet(
       selector: { matchLabels: labels },
       serviceName: names.peerService(cluster.name, comp.kind),
       podManagementPolicy: comp.podManagementPolicy,
-      updateStrategy: { type: comp.statefulSetUpdateStrategy },
       template: {
         metadata: { labels: podLabels(cluster, comp), annotations },
         spec: podSpec,
@@ -243,8 +253,18 @@ export function finishPodSpec(base: ReturnType<typeof basePodSpec>, containers: 
   const { initContainers, ...rest } = base;
   return {
     ...rest,
-    ...(initContainers.length > 0 && { initContainers }),
-    containers,
+    ...(initContainers.length > 0 && { initContainers: initContainers.map(storedEnv) }),
+    containers: containers.map(storedEnv),
     volumes,
   };
+}
+
+/**
+ * The container's env as the API server stores it: an empty `value` is dropped (EnvVar.value is
+ * `omitempty`), which means the same empty variable; rendered as stored, a client-side apply finds
+ * nothing to change.
+ */
+function storedEnv(c: Container): Container {
+  if (!c.env?.some((e) => e.value === '')) return c;
+  return { ...c, env: c.env.map(({ value, ...rest }) => (value === '' ? rest : { ...rest, value })) };
 }

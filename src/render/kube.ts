@@ -29,7 +29,14 @@ export class KubeObject extends ApiObject {
   }
 }
 
+/**
+ * A value that stays `null` in the output, where null and undefined are otherwise dropped: for the
+ * few fields whose stored form is an explicit null (Go's empty time, `creationTimestamp: null`).
+ */
+export const KEEP_NULL = Object.freeze({ keepNull: true }) as unknown as null;
+
 function sorted(value: unknown): unknown {
+  if (value === KEEP_NULL) return null;
   if (Array.isArray(value)) {
     const out: unknown[] = [];
     for (const v of value) if (v !== null && v !== undefined) out.push(sorted(v));

@@ -456,6 +456,7 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
       });
     }
   });
+  const updateStrategy = comp.statefulSetUpdateStrategy ?? spec.statefulSetUpdateStrategy ?? (DEFAULTS.statefulSetUpdateStrategy as 'RollingUpdate');
   return {
     kind,
     replicas: comp.replicas,
@@ -463,8 +464,7 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
     imagePullPolicy: resolvePullPolicy(ctx, comp),
     pod: resolvePod(ctx, kind, comp),
     configUpdateStrategy: comp.configUpdateStrategy ?? spec.configUpdateStrategy ?? (DEFAULTS.configUpdateStrategy as 'InPlace'),
-    statefulSetUpdateStrategy:
-      comp.statefulSetUpdateStrategy ?? spec.statefulSetUpdateStrategy ?? (DEFAULTS.statefulSetUpdateStrategy as 'RollingUpdate'),
+    statefulSetUpdateStrategy: updateStrategy,
     podManagementPolicy: (comp.podManagementPolicy ?? spec.podManagementPolicy) === 'OrderedReady' ? 'OrderedReady' : 'Parallel',
     env: comp.env ?? [],
     envFrom: comp.envFrom ?? [],
@@ -491,6 +491,8 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
     settings: {
       ...clusterSettings(ctx.tc),
       maxFailoverCount: comp.maxFailoverCount ?? DEFAULTS.maxFailoverCount,
+      // The controller owns the StatefulSet's updateStrategy and writes it with the partition.
+      updateStrategy,
     },
   };
 }

@@ -170,6 +170,16 @@ export function resolveTiFlash(ctx: Ctx): ResolvedTiFlash {
       message: `required with spec.tiflash ${mountConfigMap ? 'in mount-cm mode' : 'and acrossK8s'}, whose config names the namespace; set it here or pass --namespace`,
     });
   }
+  // The init container asks discovery which PD endpoints to use; over mTLS it does so with curl,
+  // which the busybox helper image does not have: the Pod would wait in Init for ever.
+  if (!mountConfigMap && ctx.spec.acrossK8s && ctx.spec.tlsCluster?.enabled && ctx.spec.tlsCluster.enableDiscoveryMTLS && /(^|\/)busybox(:|@|$)/.test(ctx.helper.image)) {
+    ctx.issues.push({
+      path: 'spec.tlsCluster.enableDiscoveryMTLS',
+      message:
+        `with acrossK8s, TiFlash's init container asks discovery over mTLS with curl, which the helper image ${ctx.helper.image} does not have; ` +
+        `set spec.tiflash.annotations["${TIFLASH_MOUNT_CM_ANNOTATION}"]: "true" (TiFlash v5.4.0+ then asks from its own container), or spec.helper.image to an image with sh and curl`,
+    });
+  }
   if (mountConfigMap && !version.atLeast540) {
     ctx.issues.push({
       path: `spec.tiflash.annotations["${TIFLASH_MOUNT_CM_ANNOTATION}"]`,

@@ -1,9 +1,11 @@
 /**
  * A simulated Kubernetes API server for scenario tests. It speaks the REST protocol that
  * @kubernetes/client-node uses (GET/LIST/WATCH, create, replace, the four PATCH types, delete) over
- * plain HTTP on 127.0.0.1, and runs the two pieces of a cluster that StatefulSet-driven code depends
- * on: the StatefulSet controller (revisions, partitions, ordered or parallel Pod management) and a
- * kubelet that starts, readies and stops Pods on timers.
+ * plain HTTP on 127.0.0.1, and runs the pieces of a cluster that StatefulSet-driven code depends on:
+ * the StatefulSet controller (revisions, partitions, ordered or parallel Pod management), the
+ * pvc-protection controller (with the admission plugin that puts its finalizer on every claim, a claim
+ * stays while a Pod uses it) and a kubelet that starts, readies and stops Pods on timers. `restart()`
+ * takes the API server down and brings it back as a real restart does.
  *
  * It runs inside the test process. Tests reach its state directly (`get`, `list`, `apply`, hooks,
  * `waitFor`); a process under test reaches it through `kubeconfig()`.
@@ -17,8 +19,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AvailabilityTracker, StatefulSetController } from './kube-controllers';
+import { forbiddenStatus, requestAttributes } from './kube-authz';
+import { AvailabilityTracker, PvcProtectionController, StatefulSetController } from './kube-controllers';
 import { failureStatus, notFound, reasonFor } from './kube-errors';
+import { EventRecorder } from './kube-events';
 import { isWatch, parseRoute, sendJson, serveApi } from './kube-http';
 import { Kubelet, type PodEvent } from './kube-kubelet';
 import { Registry } from './kube-registry';
@@ -35,8 +39,18 @@ export interface KubeSimOptions {
   podReadyMs?: number;
   /** Time a deleted Pod spends terminating before it disappears (`podStopped` fires when termination begins). @default 100 */
   podStopMs?: number;
-  /** podIP given to every simulated Pod. @default '127.0.0.1' */
+  /**
+   * The node's address (every Pod's hostIP) and, unless `uniquePodIPs`, the podIP every Pod gets when it
+   * starts. @default '127.0.0.1'
+   */
   podIP?: string;
+  /**
+   * Give each Pod its own loopback address when it starts, as a CNI plugin does:
+   * `127.<20 + JEST_WORKER_ID % 200>.<x>.<y>` from a counter shared by the simulators of one process
+   * (so parallel Jest workers and simulators never hand out the same address). Off: every Pod gets
+   * `podIP`. @default false
+   */
+  uniquePodIPs?: boolean;
   /**
    * How many change events the server keeps for watches that resume from a resourceVersion; a watch
    * from an older resourceVersion gets a 410 Expired ERROR event. @default 10000
@@ -61,6 +75,29 @@ export interface RequestRecord {
   watch: boolean;
 }
 
+/** Options of `KubeSim.restart`. */
+export interface RestartOptions {
+  /** How long the server answers nothing: connections are reset, open watches cut. @default 1000 */
+  downMs?: number;
+  /** How long it then answers every request 403 Forbidden, before its RBAC caches fill. @default 2000 */
+  forbiddenMs?: number;
+  /**
+   * The user the 403 answers name. The simulator authenticates nobody: by default
+   * `system:serviceaccount:<namespace of the request, or default>:unknown`.
+   */
+  user?: string;
+}
+
+/** One restart of the API server, times in epoch milliseconds, each set when it happened. */
+export interface RestartRecord {
+  /** The server stopped answering. */
+  downAt: number;
+  /** It answered again, 403 Forbidden to every request. */
+  upAt?: number;
+  /** It served normally again. */
+  authorizedAt?: number;
+}
+
 /** Any Kubernetes object. */
 export type KubeObject = {
   apiVersion: string;
@@ -80,6 +117,22 @@ const TICK_MS = 20;
 
 const PODS = typeByApiVersionKind('v1', 'Pod')!;
 const CONFIG_MAPS = typeByApiVersionKind('v1', 'ConfigMap')!;
+
+/** The last unique Pod address handed out in this process (see `nextPodIP`). */
+let podIPCounter = 0;
+
+/**
+ * The next loopback address for a Pod: `127.<20 + JEST_WORKER_ID % 200>.<x>.<y>`, each Jest worker its
+ * own /16 of 127/8 (all of which Linux routes to `lo`), skipping `.0` and `.255` last octets.
+ */
+function nextPodIP(): string {
+  const block = 20 + ((Number(process.env.JEST_WORKER_ID) || 0) % 200);
+  for (;;) {
+    podIPCounter = (podIPCounter % 65535) + 1;
+    const [x, y] = [podIPCounter >> 8, podIPCounter & 255];
+    if (y !== 0 && y !== 255) return `127.${block}.${x}.${y}`;
+  }
+}
 
 /** The ConfigMaps a Pod needs to start: every non-optional one its volumes name. */
 function mountedConfigMaps(pod: KubeObject): string[] {
@@ -132,12 +185,15 @@ export class KubeSim {
   readinessGate: (pod: KubeObject) => boolean = () => true;
   /** Pods that could not start because a ConfigMap they mount did not exist, each time it happened. */
   readonly mountFailures: { pod: string; configMaps: string[] }[] = [];
+  /** Every `restart()`, in order, with the times its outage began and ended. */
+  readonly restarts: RestartRecord[] = [];
 
   private readonly store: ObjectStore;
   private readonly registry: Registry;
   private readonly watches: WatchHub;
   private readonly kubelet: Kubelet;
   private readonly statefulSets: StatefulSetController;
+  private readonly pvcProtection: PvcProtectionController;
   private readonly availability: AvailabilityTracker;
   private readonly hooks = new Map<PodHookEvent, Array<(pod: KubeObject) => void>>();
   private readonly deletionHooks: Array<{ kind: string; fn: (obj: KubeObject) => void }> = [];
@@ -148,20 +204,25 @@ export class KubeSim {
   private readonly ticker: NodeJS.Timeout;
   private syncQueued = false;
   private closed = false;
+  /** During a restart: `down` (nothing answers) or `forbidden` (every request 403), with its user. */
+  private outage?: { phase: 'down' | 'forbidden'; user?: string };
+  /** Ends the wait of a restart in progress at once (on close). */
+  private outageWake?: () => void;
 
   private constructor(
     private readonly server: Server,
     opts: KubeSimOptions,
   ) {
     this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const podIP = opts.podIP ?? '127.0.0.1';
+    const hostIP = opts.podIP ?? '127.0.0.1';
     this.store = new ObjectStore(opts.watchHistory ?? 10000);
     this.watches = new WatchHub(this.store);
     this.kubelet = new Kubelet(
       {
         getPod: (ns, name) => this.store.get(PODS, ns, name),
         writeStatus: (pod, status) => this.registry.commit(PODS, pod, { ...pod, status }, { subresource: 'status' }),
-        removePod: (pod) => this.registry.removeNow(PODS, pod.metadata.namespace!, pod.metadata.name),
+        removePod: (pod) => void this.registry.finishDeletion(PODS, pod.metadata.namespace!, pod.metadata.name),
+        podIP: () => (opts.uniquePodIPs ? nextPodIP() : hostIP),
         missingConfigMaps: (pod) => mountedConfigMaps(pod).filter((n) => !this.store.get(CONFIG_MAPS, pod.metadata.namespace!, n)),
         mountFailed: (pod, missing) => this.mountFailures.push({ pod: pod.metadata.name, configMaps: missing }),
         readinessGate: (pod) => this.guard('readinessGate', () => this.readinessGate(clone(pod))) === true,
@@ -169,23 +230,28 @@ export class KubeSim {
       },
       { startMs: opts.podStartMs ?? 150, readyMs: opts.podReadyMs ?? 50, stopMs: opts.podStopMs ?? 100 },
     );
-    this.registry = new Registry(this.store, podIP, {
+    this.registry = new Registry(this.store, hostIP, {
       podCreated: (pod) => this.kubelet.admit(pod),
       podDeleting: (pod, immediate) => this.kubelet.terminate(pod, immediate),
     });
-    this.statefulSets = new StatefulSetController(this.store, this.registry);
+    this.statefulSets = new StatefulSetController(this.store, this.registry, new EventRecorder(this.store, this.registry, 'statefulset-controller'));
+    this.pvcProtection = new PvcProtectionController(this.store, this.registry);
     this.availability = new AvailabilityTracker(this.store);
     this.store.onEvent((e) => {
-      if (e.rt.kind === 'Pod' || e.rt.kind === 'StatefulSet') {
-        this.availability.observe(e.object);
-        this.scheduleSync();
-      }
+      if (e.rt.kind === 'Pod' || e.rt.kind === 'StatefulSet') this.availability.observe(e.object);
+      if (e.rt.kind === 'Pod' || e.rt.kind === 'StatefulSet' || e.rt.kind === 'PersistentVolumeClaim') this.scheduleSync();
       if (e.type === 'DELETED') {
         for (const h of this.deletionHooks) if (h.kind === e.rt.kind) this.guard(`onDeleted(${h.kind})`, () => h.fn(clone(e.object)));
+        // A Pod is gone when its object is, wherever that happens (the kubelet, or a finalizer's removal).
+        if (e.rt === PODS) this.emit('podGone', e.object);
       }
       this.checkWaiters();
     });
     server.on('request', (req, res) => void this.onRequest(req, res));
+    // While the server is down, a connection that reaches the port is reset at once.
+    server.on('connection', (socket) => {
+      if (this.outage?.phase === 'down') socket.resetAndDestroy();
+    });
     this.ticker = setInterval(() => this.tick(), TICK_MS);
     this.ticker.unref();
   }
@@ -221,6 +287,7 @@ export class KubeSim {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.outageWake?.();
     clearInterval(this.ticker);
     this.kubelet.stop();
     this.watches.closeAll();
@@ -319,6 +386,56 @@ export class KubeSim {
     this.deletionHooks.push({ kind, fn });
   }
 
+  /** The Pod's `status.podIP`, or undefined while it has none (not started yet) or does not exist. */
+  podIPOf(namespace: string, name: string): string | undefined {
+    return this.store.get(PODS, namespace, name)?.status?.podIP;
+  }
+
+  /**
+   * Restarts the API server, as when kube-apiserver is redeployed or crashes and comes back. For
+   * `downMs` it answers nothing: open connections are cut (watches end without a final event, requests
+   * in flight get no answer) and new connections are reset. Then for `forbiddenMs` it answers every HTTP
+   * request 403 Forbidden with the Status a real server sends when RBAC denies (see `forbiddenStatus`):
+   * a restarted kube-apiserver serves before its RBAC authorizer's informers have synced, and denies
+   * until they have. Then it serves normally. The store survives, as etcd does: objects and
+   * resourceVersions are kept, so clients re-list or resume their watches from where they were.
+   *
+   * The simulated kube-controller-manager (StatefulSet and pvc-protection controllers) makes no progress
+   * during the outage, as it would not reach the server either; the kubelet goes on running containers
+   * and its status writes land at once (a simplification: a real kubelet retries them afterwards).
+   * Direct calls (`get`, `apply`, `delete`...) are not HTTP and keep working. Each restart is recorded
+   * in `restarts`. Resolves when the server serves normally again. Throws if a restart is under way.
+   */
+  async restart(opts: RestartOptions = {}): Promise<void> {
+    if (this.closed) throw new Error('the simulator was closed');
+    if (this.outage) throw new Error('the API server is already restarting');
+    const record: RestartRecord = { downAt: Date.now() };
+    this.restarts.push(record);
+    this.outage = { phase: 'down', user: opts.user };
+    this.server.closeAllConnections();
+    await this.outagePause(opts.downMs ?? 1000);
+    if (this.closed) return;
+    this.outage = { phase: 'forbidden', user: opts.user };
+    record.upAt = Date.now();
+    await this.outagePause(opts.forbiddenMs ?? 2000);
+    if (this.closed) return;
+    this.outage = undefined;
+    record.authorizedAt = Date.now();
+    this.scheduleSync();
+  }
+
+  /** Waits `ms`, or less if the simulator closes meanwhile. */
+  private outagePause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(wake, ms);
+      function wake(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.outageWake = wake;
+    });
+  }
+
   /**
    * The largest number of Pods of one StatefulSet that were at the same time not Ready or missing
    * (ordinal < spec.replicas), measured after the StatefulSet first had all its Pods Ready; per
@@ -365,8 +482,13 @@ export class KubeSim {
       res.destroy();
       return;
     }
-    if (this.closed) {
+    if (this.closed || this.outage?.phase === 'down') {
       res.destroy();
+      return;
+    }
+    if (this.outage?.phase === 'forbidden') {
+      this.answerForbidden(res, record, this.outage.user);
+      record.status = res.statusCode;
       return;
     }
     const fault = this.takeFault(record);
@@ -403,6 +525,13 @@ export class KubeSim {
     sendJson(res, status, failureStatus(status, message, reasonFor(status), details), status === 429 ? { 'Retry-After': '0' } : {});
   }
 
+  /** The 403 of a server whose RBAC caches are still empty (during a restart). */
+  private answerForbidden(res: ServerResponse, r: RequestRecord, user: string | undefined): void {
+    const attrs = requestAttributes(r.method, r.path, r.query);
+    const who = user ?? `system:serviceaccount:${attrs.namespace || 'default'}:unknown`;
+    sendJson(res, 403, forbiddenStatus(who, attrs), { 'X-Content-Type-Options': 'nosniff' });
+  }
+
   private emit(event: PodEvent, pod: KubeObject): void {
     for (const fn of this.hooks.get(event) ?? []) this.guard(event, () => fn(clone(pod)));
   }
@@ -422,13 +551,20 @@ export class KubeSim {
     this.syncQueued = true;
     setImmediate(() => {
       this.syncQueued = false;
-      if (!this.closed) this.statefulSets.syncAll();
+      if (!this.closed) this.syncControllers();
     });
+  }
+
+  /** One pass of kube-controller-manager's controllers; none while the API server is restarting. */
+  private syncControllers(): void {
+    if (this.outage) return;
+    this.statefulSets.syncAll();
+    this.pvcProtection.syncAll();
   }
 
   private tick(): void {
     if (this.closed) return;
-    this.statefulSets.syncAll();
+    this.syncControllers();
     this.kubelet.tick();
     this.checkWaiters();
   }

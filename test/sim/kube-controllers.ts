@@ -1,9 +1,11 @@
 /**
- * The StatefulSet controller run against the store (the planner in `kube-statefulset.ts` decides, this
- * executes), and the availability tracker behind `KubeSim.maxUnavailable`.
+ * The controllers of kube-controller-manager that the simulation runs against the store: the
+ * StatefulSet controller (the planner in `kube-statefulset.ts` decides, this executes) and the
+ * pvc-protection controller; and the availability tracker behind `KubeSim.maxUnavailable`.
  */
 import type { KubeObject } from './kube-api';
-import type { Registry } from './kube-registry';
+import type { EventRecorder } from './kube-events';
+import { PVC_PROTECTION_FINALIZER, type Registry } from './kube-registry';
 import { typeByApiVersionKind } from './kube-resources';
 import { labelSelectorMatcher } from './kube-selectors';
 import {
@@ -32,6 +34,7 @@ export class StatefulSetController {
   constructor(
     private readonly store: ObjectStore,
     private readonly registry: Registry,
+    private readonly events: EventRecorder,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -105,15 +108,91 @@ export class StatefulSetController {
     return this.registry.commit(PODS, pod, next);
   }
 
+  /**
+   * Creates the Pod's missing claims, then the Pod, as `CreateStatefulPod` and
+   * `createPersistentVolumeClaims` in kubernetes v1.32 `pkg/controller/statefulset/stateful_pod_control.go`
+   * do: a claim that exists but is being deleted blocks the Pod, which is not created; a `FailedCreate`
+   * Warning Event on the set says why, and a later sync tries again (once the claim is gone, it is
+   * created afresh).
+   */
   private createPod(sts: KubeObject, ordinal: number, template: Record<string, any>, revision: string): void {
     const pod = newStatefulSetPod(sts, template, ordinal, revision);
+    const errors: string[] = [];
     for (const claim of newStatefulSetClaims(sts, pod.metadata.name)) {
-      if (!this.store.get(CLAIMS, claim.metadata.namespace!, claim.metadata.name)) {
-        this.registry.create(CLAIMS, claim.metadata.namespace!, claim, { keepStatus: true });
-      }
+      const existing = this.store.get(CLAIMS, claim.metadata.namespace!, claim.metadata.name);
+      if (!existing) this.registry.create(CLAIMS, claim.metadata.namespace!, claim, { keepStatus: true });
+      else if (existing.metadata.deletionTimestamp) errors.push(`pvc ${claim.metadata.name} is being deleted`);
+    }
+    if (errors.length > 0) {
+      const message = `create Pod ${pod.metadata.name} in StatefulSet ${sts.metadata.name} failed error: ${aggregateError(errors)}`;
+      this.events.event(STATEFULSETS, sts, 'Warning', 'FailedCreate', message);
+      return;
     }
     this.registry.create(PODS, sts.metadata.namespace!, pod);
   }
+}
+
+/**
+ * The text of `errors.NewAggregate(errs).Error()` (kubernetes v1.32
+ * `staging/src/k8s.io/apimachinery/pkg/util/errors/errors.go`): one error as is, several (repeats
+ * dropped) as `[a, b]`.
+ */
+function aggregateError(messages: string[]): string {
+  const distinct = [...new Set(messages)];
+  return distinct.length === 1 ? distinct[0] : `[${distinct.join(', ')}]`;
+}
+
+/**
+ * The pvc-protection controller of kube-controller-manager (kubernetes v1.32
+ * `pkg/controller/volume/pvcprotection/pvc_protection_controller.go`, processPVC): removes the
+ * pvc-protection finalizer from a claim being deleted once no Pod uses it (the API server then removes
+ * the claim), and puts the finalizer back on a live claim that lacks it.
+ */
+export class PvcProtectionController {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly registry: Registry,
+  ) {}
+
+  /** One pass over every claim. */
+  syncAll(): void {
+    for (const pvc of this.store.list(CLAIMS)) attempt(() => this.sync(pvc));
+  }
+
+  private sync(pvc: KubeObject): void {
+    const finalizers: string[] = pvc.metadata.finalizers ?? [];
+    const protectedClaim = finalizers.includes(PVC_PROTECTION_FINALIZER);
+    if (pvc.metadata.deletionTimestamp) {
+      if (!protectedClaim || this.isBeingUsed(pvc)) return;
+      const next = clone(pvc) as KubeObject;
+      next.metadata.finalizers = finalizers.filter((f) => f !== PVC_PROTECTION_FINALIZER);
+      this.registry.commit(CLAIMS, pvc, next);
+    } else if (!protectedClaim) {
+      const next = clone(pvc) as KubeObject;
+      next.metadata.finalizers = [...finalizers, PVC_PROTECTION_FINALIZER];
+      this.registry.commit(CLAIMS, pvc, next);
+    }
+  }
+
+  /**
+   * Whether a Pod of the claim's namespace uses it (`podUsesPVC`): a scheduled Pod naming the claim in
+   * a `persistentVolumeClaim` volume, whatever its phase and even while it terminates; only the Pod
+   * object's removal releases the claim.
+   */
+  private isBeingUsed(pvc: KubeObject): boolean {
+    return this.store
+      .list(PODS, pvc.metadata.namespace)
+      .some((pod) => isScheduled(pod) && (pod.spec?.volumes ?? []).some((v: any) => v.persistentVolumeClaim?.claimName === pvc.metadata.name));
+  }
+}
+
+/**
+ * Whether a Pod is scheduled. The real check is `spec.nodeName != ""`; the simulation binds every Pod
+ * at creation without naming a node (PodScheduled True), so that condition counts as well.
+ */
+function isScheduled(pod: KubeObject): boolean {
+  if (pod.spec?.nodeName) return true;
+  return (pod.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'PodScheduled' && c.status === 'True');
 }
 
 function attempt(step: () => unknown): void {

@@ -65,16 +65,10 @@ export function failureStatus(
   reason: string = reasonFor(code),
   details?: StatusDetails,
 ): Record<string, unknown> {
-  const status: Record<string, unknown> = {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason,
-    code,
-  };
+  // Keys in the order kube-apiserver writes them (metav1.Status field order).
+  const status: Record<string, unknown> = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason };
   if (details) status.details = details;
+  status.code = code;
   return status;
 }
 

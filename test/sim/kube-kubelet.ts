@@ -5,7 +5,8 @@
  * once) and disappears after `stopMs`. Readiness follows the gate for as long as the Pod runs, as a
  * readiness probe does: a Ready Pod whose gate fails turns not Ready, and Ready again once it passes.
  * Pod statuses look like a kubelet's, with conditions and container statuses, so clients that inspect
- * them see familiar shapes.
+ * them see familiar shapes. A Pod gets its podIP when it starts: the simulation has no separate pod
+ * sandbox, and a real Pending Pod whose sandbox has not been set up (volumes still mounting) has none.
  */
 import type { KubeObject } from './kube-api';
 import { clone, rfc3339 } from './kube-util';
@@ -22,8 +23,10 @@ export interface KubeletHost {
   getPod(namespace: string, name: string): KubeObject | undefined;
   /** Writes a new status for the Pod; returns the stored Pod. */
   writeStatus(pod: KubeObject, status: Record<string, any>): KubeObject;
-  /** Removes the Pod object for good; returns its last state. */
-  removePod(pod: KubeObject): KubeObject | undefined;
+  /** Ends the Pod's deletion: the object goes (unless finalizers still hold it). */
+  removePod(pod: KubeObject): void;
+  /** The address a starting Pod gets (what the CNI plugin assigns when the sandbox is set up). */
+  podIP(pod: KubeObject): string;
   /**
    * The ConfigMaps the Pod mounts (not optional) that do not exist: its containers cannot start
    * until they do (the kubelet's "MountVolume.SetUp failed ... not found").
@@ -79,8 +82,12 @@ function containerStatuses(pod: KubeObject, state: 'waiting' | 'running', ready:
   }));
 }
 
-/** The status a new Pod is stored with: scheduled, Pending, not Ready. */
-export function pendingPodStatus(pod: KubeObject, podIP: string, now: number): Record<string, any> {
+/**
+ * The status a new Pod is stored with: scheduled onto the node at `hostIP`, Pending, not Ready, and
+ * without a podIP: its sandbox is not set up yet, and the kubelet reports the IPs of the sandbox
+ * (kubernetes v1.32 `pkg/kubelet/kubelet_pods.go` convertStatusToAPIStatus copies `podStatus.IPs`).
+ */
+export function pendingPodStatus(pod: KubeObject, hostIP: string, now: number): Record<string, any> {
   return {
     phase: 'Pending',
     conditions: [
@@ -89,10 +96,8 @@ export function pendingPodStatus(pod: KubeObject, podIP: string, now: number): R
       condition('ContainersReady', false, now),
       condition('Ready', false, now),
     ],
-    hostIP: podIP,
-    hostIPs: [{ ip: podIP }],
-    podIP,
-    podIPs: [{ ip: podIP }],
+    hostIP,
+    hostIPs: [{ ip: hostIP }],
     startTime: rfc3339(now),
     qosClass: 'BestEffort',
     containerStatuses: containerStatuses(pod, 'waiting', false, now),
@@ -186,7 +191,10 @@ export class Kubelet {
     const now = this.now();
     run.phase = 'running';
     const status = clone(pod.status ?? {});
+    const ip = this.host.podIP(pod);
     status.phase = 'Running';
+    status.podIP = ip;
+    status.podIPs = [{ ip }];
     status.containerStatuses = containerStatuses(pod, 'running', false, now);
     this.host.emit('podStarted', this.host.writeStatus(pod, status));
     run.timer = this.after(this.timings.readyMs, () => {
@@ -220,9 +228,7 @@ export class Kubelet {
     run.timer = undefined;
     this.runs.delete(run.uid);
     const pod = this.current(run);
-    if (!pod) return;
-    const last = this.host.removePod(pod);
-    if (last) this.host.emit('podGone', last);
+    if (pod) this.host.removePod(pod);
   }
 
   private after(ms: number, fn: () => void): NodeJS.Timeout {

@@ -1,8 +1,9 @@
 /**
  * The write semantics of the simulated API server, between the HTTP layer and the store: create
- * (system metadata, defaults, validation), replace and patch (optimistic concurrency, the `/status`
- * subresource split, no-op writes skipped, generation bumped on spec changes), apply (client-side
- * three-way and server-side), and delete (graceful for Pods, garbage collection of dependents).
+ * (system metadata, defaults, admission, validation), replace and patch (optimistic concurrency, the
+ * `/status` subresource split, no-op writes skipped, generation bumped on spec changes), apply
+ * (client-side three-way and server-side), and delete (graceful for Pods, finalizers, garbage collection
+ * of dependents).
  */
 import { randomUUID } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
@@ -12,7 +13,7 @@ import { FieldOwnership } from './kube-fields';
 import { pendingPodStatus, terminatingPodStatus } from './kube-kubelet';
 import { jsonPatch, mergePatch, strategicMergePatch, threeWayMerge } from './kube-patch';
 import { apiVersionOf, RESOURCE_TYPES, type ResourceType, typeByApiVersionKind, typeKey } from './kube-resources';
-import { defaultStatefulSetSpec, validateStatefulSet, validateStatefulSetUpdate } from './kube-statefulset';
+import { defaultStatefulSetSpec, dropStatefulSetDisabledFields, validateStatefulSet, validateStatefulSetUpdate } from './kube-statefulset';
 import type { ObjectStore } from './kube-store';
 import { clone, isObject, jsonEqual, randomSuffix, rfc3339 } from './kube-util';
 
@@ -57,6 +58,14 @@ export interface DeleteOptions extends WriteOptions {
 }
 
 const PODS = typeByApiVersionKind('v1', 'Pod')!;
+const CLAIMS = typeByApiVersionKind('v1', 'PersistentVolumeClaim')!;
+
+/**
+ * The finalizer the StorageObjectInUseProtection admission plugin puts on every new claim, and the
+ * pvc-protection controller removes once no Pod uses the claim (kubernetes v1.32
+ * `pkg/volume/util/finalizer.go` PVCProtectionFinalizer).
+ */
+export const PVC_PROTECTION_FINALIZER = 'kubernetes.io/pvc-protection';
 
 /** The field manager `kubectl apply` (client-side) writes as. */
 export const CLIENT_SIDE_APPLY = 'kubectl-client-side-apply';
@@ -69,9 +78,10 @@ export class Registry {
   readonly fields = new FieldOwnership();
   private nextClusterIP = 10;
 
+  /** @param hostIP the simulated node's address, every Pod's `status.hostIP`. */
   constructor(
     private readonly store: ObjectStore,
-    private readonly podIP: string,
+    private readonly hostIP: string,
     private readonly listener: RegistryListener,
     private readonly now: () => number = Date.now,
   ) {}
@@ -105,9 +115,10 @@ export class Registry {
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.now());
     meta.generation = 1;
-    if (rt === PODS) obj.status = pendingPodStatus(obj, this.podIP, this.now());
+    if (rt === PODS) obj.status = pendingPodStatus(obj, this.hostIP, this.now());
     else if (rt.hasStatus && !opts.keepStatus) obj.status = {};
     this.defaultAndValidate(rt, obj);
+    admit(rt, obj);
     if (opts.dryRun) return obj;
     const stored = this.store.put(rt, obj);
     this.fields.recordUpdate(objectKey(rt, namespace, meta.name), opts.fieldManager ?? 'unknown', undefined, stored);
@@ -168,16 +179,19 @@ export class Registry {
     return { object: this.updated(rt, old, this.commit(rt, old, next as KubeObject, opts), opts), created: false };
   }
 
-  /** Records who changed what in an update that was stored. */
+  /** Records who changed what in an update that was stored (not one that removed the object). */
   private updated(rt: ResourceType, old: KubeObject, stored: KubeObject, opts: UpdateOptions): KubeObject {
-    if (!opts.dryRun) this.fields.recordUpdate(objectKey(rt, old.metadata.namespace!, old.metadata.name), opts.fieldManager ?? 'unknown', old, stored);
+    const [namespace, name] = [old.metadata.namespace!, old.metadata.name];
+    if (!opts.dryRun && this.store.get(rt, namespace, name)) this.fields.recordUpdate(objectKey(rt, namespace, name), opts.fieldManager ?? 'unknown', old, stored);
     return stored;
   }
 
   /**
-   * DELETE. Pods begin graceful termination (the kubelet removes them later); other objects go at once,
-   * and their dependents (by ownerReference) are deleted too unless the policy is `Orphan`. Returns what
-   * the API server answers: the terminating Pod, or a Success Status.
+   * DELETE. Pods begin graceful termination (the kubelet removes them later). Other objects go at once,
+   * and their dependents (by ownerReference) are deleted too unless the policy is `Orphan`; but an
+   * object with finalizers only gets marked as being deleted (see `markAsDeleting`) and stays until an
+   * update empties its finalizers. Returns what the API server answers: the object still there (a
+   * terminating Pod, an object held by finalizers), or a Success Status.
    */
   delete(rt: ResourceType, namespace: string, name: string, opts: DeleteOptions = {}): unknown {
     const old = this.get(rt, namespace, name);
@@ -209,6 +223,13 @@ export class Registry {
       this.listener.podDeleting(stored, immediate);
       return stored;
     }
+    if (hasFinalizers(old)) {
+      const held = this.markAsDeleting(rt, old);
+      // The garbage collector orphans the dependents of an object deleted with `Orphan` at once (through
+      // its `orphan` finalizer, not modelled); any other policy collects them when the object goes.
+      if (opts.propagationPolicy === 'Orphan') this.collectDependents(held, true);
+      return held;
+    }
     this.removeNow(rt, namespace, name, opts.propagationPolicy);
     return {
       kind: 'Status',
@@ -217,6 +238,37 @@ export class Registry {
       status: 'Success',
       details: { name, group: rt.group, kind: rt.resource, uid: old.metadata.uid },
     };
+  }
+
+  /**
+   * Ends a deletion that is due (a Pod's termination is over): removes the object, unless finalizers
+   * hold it, which leaves it marked as being deleted with a grace period of 0 (so the update that
+   * empties its finalizers removes it), as the final grace-0 DELETE of the kubelet does. Returns the
+   * removed object's last state, or undefined if it stays.
+   */
+  finishDeletion(rt: ResourceType, namespace: string, name: string): KubeObject | undefined {
+    const obj = this.store.get(rt, namespace, name);
+    if (!obj) return undefined;
+    if (hasFinalizers(obj)) {
+      this.markAsDeleting(rt, obj);
+      return undefined;
+    }
+    return this.removeNow(rt, namespace, name);
+  }
+
+  /**
+   * Marks an object as being deleted, as `markAsDeleting` in kubernetes v1.32
+   * `staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go` does for an object that
+   * finalizers keep: deletionTimestamp now (an earlier one stays), deletionGracePeriodSeconds 0,
+   * generation bumped on the first mark.
+   */
+  private markAsDeleting(rt: ResourceType, obj: KubeObject): KubeObject {
+    const next = clone(obj) as KubeObject;
+    const meta = next.metadata;
+    if (!meta.deletionTimestamp && (meta.generation ?? 0) > 0) meta.generation += 1;
+    meta.deletionTimestamp ??= rfc3339(this.now());
+    meta.deletionGracePeriodSeconds = 0;
+    return jsonEqual(next, obj) ? obj : this.store.put(rt, next);
   }
 
   /** Removes an object for good (the end of a Pod's termination, or a non-graceful delete). */
@@ -259,7 +311,9 @@ export class Registry {
    * Commits a new state of an existing object: the one update path of API writes and controllers.
    * Status writes change only `.status`; other writes keep the stored status (for types with a status
    * subresource) and the system metadata. Bumps `generation` when anything outside metadata and status
-   * changes; a write that changes nothing stores nothing and returns the stored object.
+   * changes; a write that changes nothing stores nothing and returns the stored object. A write that
+   * empties the finalizers of an object being deleted (grace period 0 or none) removes it and returns
+   * the written state.
    */
   commit(rt: ResourceType, old: KubeObject, next: KubeObject, opts: UpdateOptions = {}): KubeObject {
     let candidate: KubeObject;
@@ -285,6 +339,10 @@ export class Registry {
     candidate.metadata.resourceVersion = old.metadata.resourceVersion;
     if (jsonEqual(candidate, old)) return old;
     if (opts.dryRun) return candidate;
+    if (shouldDeleteDuringUpdate(candidate, old)) {
+      this.removeNow(rt, old.metadata.namespace!, old.metadata.name);
+      return candidate;
+    }
     return this.store.put(rt, candidate);
   }
 
@@ -317,7 +375,7 @@ export class Registry {
       object = this.commit(rt, old, next as KubeObject, opts);
     }
     // Apply owns exactly what it applied (a new object's defaulted fields stay unowned).
-    if (!opts.dryRun) commit();
+    if (!opts.dryRun && this.store.get(rt, namespace, name)) commit();
     return { object, created: !old };
   }
 
@@ -340,11 +398,20 @@ export class Registry {
 
   /** Type-specific defaulting and validation, in place; throws 422 on invalid objects. */
   private defaultAndValidate(rt: ResourceType, obj: KubeObject, old?: KubeObject): void {
+    const added = old?.metadata.deletionTimestamp ? newFinalizers(obj, old) : [];
+    if (added.length > 0) {
+      // ValidateNoNewFinalizers, staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go
+      const list = added.map((f) => JSON.stringify(f)).join(', ');
+      throw invalid(qualifiedKind(rt), obj.metadata.name, [
+        `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${list}}`,
+      ]);
+    }
     if (rt.kind === 'StatefulSet') {
       obj.spec = defaultStatefulSetSpec(obj.spec ?? {});
+      dropStatefulSetDisabledFields(obj, old);
       const problems = validateStatefulSet(obj);
       if (old) problems.push(...validateStatefulSetUpdate(old, obj));
-      if (problems.length > 0) throw invalid('StatefulSet.apps', obj.metadata.name, problems);
+      if (problems.length > 0) throw invalid(qualifiedKind(rt), obj.metadata.name, problems);
     } else if (rt.kind === 'Service') {
       obj.spec = { ...(obj.spec ?? {}) };
       obj.spec.type ??= 'ClusterIP';
@@ -382,6 +449,42 @@ export class Registry {
       }
     }
   }
+}
+
+/**
+ * Mutating admission on create. StorageObjectInUseProtection (kubernetes v1.32
+ * `plugin/pkg/admission/storage/storageobjectinuseprotection/admission.go`, `admitPVC`, create only)
+ * appends the pvc-protection finalizer to every new claim that lacks it.
+ */
+function admit(rt: ResourceType, obj: KubeObject): void {
+  if (rt !== CLAIMS) return;
+  const finalizers: string[] = obj.metadata.finalizers ?? [];
+  if (!finalizers.includes(PVC_PROTECTION_FINALIZER)) obj.metadata.finalizers = [...finalizers, PVC_PROTECTION_FINALIZER];
+}
+
+function hasFinalizers(obj: KubeObject): boolean {
+  return (obj.metadata.finalizers ?? []).length > 0;
+}
+
+/** The finalizers `next` has that `old` lacks, sorted (Go's `sets.String.List()`). */
+function newFinalizers(next: KubeObject, old: KubeObject): string[] {
+  const had = new Set<string>(old.metadata.finalizers ?? []);
+  return [...new Set<string>(next.metadata.finalizers ?? [])].filter((f) => !had.has(f)).sort();
+}
+
+/**
+ * Whether an update removes the object instead of storing it: `ShouldDeleteDuringUpdate` in kubernetes
+ * v1.32 `staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go` (no finalizers left,
+ * deletion requested, grace period 0 or none; a terminating Pod's grace period keeps it for the kubelet).
+ */
+function shouldDeleteDuringUpdate(next: KubeObject, old: KubeObject): boolean {
+  if (hasFinalizers(next) || !old.metadata.deletionTimestamp) return false;
+  return (old.metadata.deletionGracePeriodSeconds ?? 0) === 0;
+}
+
+/** `Kind.group` (just `Kind` for the core group), as Invalid errors name a type. */
+function qualifiedKind(rt: ResourceType): string {
+  return rt.group ? `${rt.kind}.${rt.group}` : rt.kind;
 }
 
 /** A key naming one object of one type. */

@@ -104,16 +104,16 @@ export function apiVersions(): Record<string, unknown> {
   };
 }
 
-/** The `/version` document. */
+/** The `/version` document: the simulator models Kubernetes 1.32 behaviour, and says so. */
 export function versionInfo(): Record<string, unknown> {
   return {
     major: '1',
-    minor: '30',
-    gitVersion: 'v1.30.0-sim',
+    minor: '32',
+    gitVersion: 'v1.32.0-sim',
     gitCommit: '',
     gitTreeState: 'clean',
-    buildDate: '2024-01-01T00:00:00Z',
-    goVersion: 'go1.22',
+    buildDate: '2024-12-11T00:00:00Z',
+    goVersion: 'go1.23',
     compiler: 'gc',
     platform: 'linux/amd64',
   };

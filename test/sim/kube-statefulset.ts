@@ -18,20 +18,47 @@ export function revisionName(sts: KubeObject): string {
   return `${sts.metadata.name}-${shortHash(sts.spec?.template ?? {})}`;
 }
 
-/** Applies the API server's defaults to a StatefulSet spec (on every write, as the server does). */
+/**
+ * Applies the API server's defaults to a StatefulSet spec (on every write, as the server does), as
+ * `SetDefaults_StatefulSet` in kubernetes v1.32 `pkg/apis/apps/v1/defaults.go` gives them:
+ * - `podManagementPolicy` OrderedReady, `replicas` 1, `revisionHistoryLimit` 10;
+ * - `updateStrategy.type` RollingUpdate when empty, and only then an empty `rollingUpdate` too;
+ * - `rollingUpdate.partition` 0 only when `rollingUpdate` is present: a set written with
+ *   `updateStrategy: {type: RollingUpdate}` is stored without `rollingUpdate` (a 1.32 server stores
+ *   exactly `{"type":"RollingUpdate"}`), and the controller reads the missing partition as 0;
+ * - `rollingUpdate.maxUnavailable` is not defaulted: that needs the MaxUnavailableStatefulSet feature
+ *   gate, alpha and off in 1.32 (`pkg/features/versioned_kube_features.go`);
+ * - `persistentVolumeClaimRetentionPolicy.whenDeleted` and `.whenScaled` Retain, each on its own
+ *   (StatefulSetAutoDeletePVC is GA and locked on in 1.32).
+ * Fields the gates leave out are dropped afterwards by `dropStatefulSetDisabledFields`.
+ */
 export function defaultStatefulSetSpec(spec: Record<string, any>): Record<string, any> {
   const s = clone(spec);
-  s.replicas ??= 1;
-  s.podManagementPolicy ??= 'OrderedReady';
-  s.revisionHistoryLimit ??= 10;
-  s.persistentVolumeClaimRetentionPolicy ??= { whenDeleted: 'Retain', whenScaled: 'Retain' };
-  s.updateStrategy ??= {};
-  s.updateStrategy.type ??= 'RollingUpdate';
-  if (s.updateStrategy.type === 'RollingUpdate') {
-    s.updateStrategy.rollingUpdate ??= {};
-    s.updateStrategy.rollingUpdate.partition ??= 0;
+  if (!s.podManagementPolicy) s.podManagementPolicy = 'OrderedReady';
+  if (!isObject(s.updateStrategy)) s.updateStrategy = {};
+  const strategy = s.updateStrategy;
+  if (!strategy.type) {
+    strategy.type = 'RollingUpdate';
+    if (strategy.rollingUpdate == null) strategy.rollingUpdate = {};
   }
+  if (strategy.type === 'RollingUpdate' && isObject(strategy.rollingUpdate)) strategy.rollingUpdate.partition ??= 0;
+  if (strategy.rollingUpdate === null) delete strategy.rollingUpdate;
+  if (!isObject(s.persistentVolumeClaimRetentionPolicy)) s.persistentVolumeClaimRetentionPolicy = {};
+  if (!s.persistentVolumeClaimRetentionPolicy.whenDeleted) s.persistentVolumeClaimRetentionPolicy.whenDeleted = 'Retain';
+  if (!s.persistentVolumeClaimRetentionPolicy.whenScaled) s.persistentVolumeClaimRetentionPolicy.whenScaled = 'Retain';
+  s.replicas ??= 1;
+  s.revisionHistoryLimit ??= 10;
   return s;
+}
+
+/**
+ * Drops what a disabled feature gate does not allow, as `dropStatefulSetDisabledFields` in v1.32
+ * `pkg/registry/apps/statefulset/strategy.go` does on create and update: with MaxUnavailableStatefulSet
+ * off (the 1.32 default), `rollingUpdate.maxUnavailable` goes unless the stored set already had it.
+ */
+export function dropStatefulSetDisabledFields(next: KubeObject, old?: KubeObject): void {
+  const rolling = next.spec?.updateStrategy?.rollingUpdate;
+  if (isObject(rolling) && old?.spec?.updateStrategy?.rollingUpdate?.maxUnavailable == null) delete rolling.maxUnavailable;
 }
 
 function isNonNegativeInt(v: unknown): boolean {
@@ -55,7 +82,8 @@ export function validateStatefulSet(sts: KubeObject): string[] {
   }
   const strategy = spec.updateStrategy ?? {};
   if (strategy.type === 'RollingUpdate') {
-    if (!isNonNegativeInt(strategy.rollingUpdate?.partition)) {
+    // pkg/apis/apps/validation/validation.go: the partition is checked only when rollingUpdate is given.
+    if (strategy.rollingUpdate !== undefined && !isNonNegativeInt(strategy.rollingUpdate?.partition)) {
       problems.push(`spec.updateStrategy.rollingUpdate.partition: Invalid value: ${JSON.stringify(strategy.rollingUpdate?.partition)}: must be greater than or equal to 0`);
     }
   } else if (strategy.type === 'OnDelete') {

@@ -1,17 +1,24 @@
 /**
- * The PD members as the embedded etcd sees them: membership, who runs, quorum, and the leader.
+ * The PD members as the embedded etcd sees them: membership, who runs, quorum, the leader, and each
+ * member's region loading (what `/pd/api/v2/ready` reports).
+ *
+ * Ids are PD's: a member id is the etcd member id, a random-looking uint64 (etcd
+ * server/etcdserver/api/membership/member.go `computeMemberID`, a SHA-1 of the peer URLs, cluster
+ * token and time), almost always above 2^53; the cluster id is `(unix seconds << 32) + rand.Uint32()`
+ * (tikv/pd pkg/storage/endpoint/cluster_id.go `initOrGetClusterID`, v8.5.7). Both are bigints here.
  *
  * Simplifications: an election takes `electionMs` and always picks the lowest-named running member;
  * a leader exists only while a majority of the members run; a bootstrapped single-member cluster
- * has its leader at once.
+ * has its leader at once; the etcd leader is always the PD leader.
  */
+import { randomBytes } from 'node:crypto';
 import type { SimRecords, Timers } from './pd-runtime';
 
-export interface PdMember {
+export interface Member {
   /** `--name` of the member: the pod name, or the pod's peer host when names must be global. */
   name: string;
-  /** Stable for the member's life; a member removed and joined again gets a new id, as in PD. */
-  memberId: number;
+  /** The etcd member id: stable for the member's life; a member removed and joined again gets a new one. */
+  memberId: bigint;
   peerUrl: string;
   clientUrl: string;
   running: boolean;
@@ -19,24 +26,50 @@ export interface PdMember {
   hasData: boolean;
   /** The pod that runs the member. */
   pod: string;
+  /**
+   * Since when this run of the process loads its regions (epoch ms): a follower from the moment it
+   * follows a leader (tikv/pd server/server.go `leaderLoop` → `StartSyncWithLeader` → pkg/syncer/client.go
+   * `TryLoadRegionsOnce`), the leader once its RaftCluster runs, i.e. after TiKV bootstrapped
+   * (server/cluster/cluster.go `LoadClusterInfo`). Unset while neither happened in this run.
+   */
+  loadingSince?: number;
 }
 
 export interface PdMembersConfig {
   electionMs: number;
   transferMs: number;
+  /** How long a member takes to load its regions once it starts to (see `Member.loadingSince`). */
+  regionLoadMs: number;
 }
 
 /** A member as `addMember` takes it; the id is assigned here. */
-export type NewMember = Omit<PdMember, 'memberId' | 'running' | 'hasData'>;
+export type NewMember = Omit<Member, 'memberId' | 'running' | 'hasData' | 'loadingSince'>;
 
 /** PD's own message when a member with the joiner's name is already in the cluster. */
 export const DUPLICATED_JOIN = 'missing data or join a duplicated pd';
 
+const TWO_53 = 1n << 53n;
+/** tikv/pd pkg/member/member.go `moveLeaderTimeout` (v8.5.7). */
+export const MOVE_LEADER_TIMEOUT_MS = 5000;
+
+/** A random uint64 in [2^53, 2^64): what an etcd member id almost always is. */
+export function randomMemberId(): bigint {
+  for (;;) {
+    const id = randomBytes(8).readBigUInt64BE();
+    if (id >= TWO_53) return id;
+  }
+}
+
+/** tikv/pd pkg/storage/endpoint/cluster_id.go `initOrGetClusterID`: `(ts << 32) + uint64(rand.Uint32())`. */
+export function newClusterId(nowMs = Date.now()): bigint {
+  return (BigInt(Math.floor(nowMs / 1000)) << 32n) + BigInt(randomBytes(4).readUInt32BE());
+}
+
 export class PdMembers {
-  private readonly byName = new Map<string, PdMember>();
+  private readonly byName = new Map<string, Member>();
   private leaderName: string | undefined;
-  private cluster: number | undefined;
-  private nextMemberId = 0x1d3f0001;
+  private cluster: bigint | undefined;
+  private raftClusterBootstrapped = false;
   private election: NodeJS.Timeout | undefined;
   private transfer: NodeJS.Timeout | undefined;
 
@@ -46,28 +79,29 @@ export class PdMembers {
     private readonly records: SimRecords,
   ) {}
 
-  /** The cluster id, set at bootstrap; undefined while no member has bootstrapped. */
-  get clusterId(): number | undefined {
+  /** The cluster id, set when the first member starts; undefined before. */
+  get clusterId(): bigint | undefined {
     return this.cluster;
   }
 
+  /** A PD member ever started: the PD cluster exists (TiKV may not have bootstrapped it yet). */
   get bootstrapped(): boolean {
     return this.cluster !== undefined;
   }
 
-  get leader(): PdMember | undefined {
+  get leader(): Member | undefined {
     return this.leaderName === undefined ? undefined : this.byName.get(this.leaderName);
   }
 
-  list(): PdMember[] {
+  list(): Member[] {
     return [...this.byName.values()];
   }
 
-  byId(memberId: number): PdMember | undefined {
+  byId(memberId: bigint): Member | undefined {
     return this.list().find((m) => m.memberId === memberId);
   }
 
-  get(name: string): PdMember | undefined {
+  get(name: string): Member | undefined {
     return this.byName.get(name);
   }
 
@@ -77,12 +111,23 @@ export class PdMembers {
     return running * 2 > this.byName.size;
   }
 
+  /** Whether the member has loaded its regions (`storage.AreRegionsLoaded`, tikv/pd pkg/storage/storage.go). */
+  regionsLoaded(member: Member, now = Date.now()): boolean {
+    return member.running && member.loadingSince !== undefined && now - member.loadingSince >= this.config.regionLoadMs;
+  }
+
+  /** TiKV bootstrapped the raft cluster: the leader's RaftCluster starts and loads the regions. */
+  raftBootstrapped(): void {
+    this.raftClusterBootstrapped = true;
+    this.noteLoading();
+  }
+
   /** `--initial-cluster`: a new single-member cluster led by this member. The caller checks `bootstrapped`. */
-  bootstrap(member: NewMember): PdMember {
-    // Below 2^53, so it survives JSON in JavaScript clients; real ids are random 64-bit numbers.
-    this.cluster = 7_100_000_000_000_000 + Math.floor(Math.random() * 1_000_000_000);
+  bootstrap(member: NewMember): Member {
+    this.cluster = newClusterId();
     const added = this.addMember(member);
     this.leaderName = added.name;
+    this.noteLoading();
     return added;
   }
 
@@ -98,17 +143,20 @@ export class PdMembers {
     if (!reachable) return `join ${joinUrls.join(',')}: no running member behind these client URLs`;
     if (this.leader === undefined) return 'join: the cluster has no leader to add the member';
     this.addMember(member);
+    this.noteLoading();
     return undefined;
   }
 
-  start(member: PdMember): void {
+  start(member: Member): void {
     member.running = true;
+    member.loadingSince = undefined;
     this.reconsider();
   }
 
   /** The member's process stopped; returns whether it was the leader. */
-  stop(member: PdMember): boolean {
+  stop(member: Member): boolean {
     member.running = false;
+    member.loadingSince = undefined;
     const wasLeader = this.leaderName === member.name;
     if (wasLeader) this.loseLeader();
     this.reconsider();
@@ -116,32 +164,49 @@ export class PdMembers {
   }
 
   /** Removes a member (the API's member delete). The caller makes its process exit. */
-  remove(member: PdMember): void {
+  remove(member: Member): void {
     this.byName.delete(member.name);
+    member.running = false;
+    member.loadingSince = undefined;
     if (this.leaderName === member.name) this.loseLeader();
     this.reconsider();
   }
 
-  /** Starts a leader transfer; returns an error message when PD would refuse it. */
-  transferLeader(target: string): string | undefined {
+  /**
+   * `POST /leader/transfer/{name}` on the leader: `ResignEtcdLeader` (tikv/pd pkg/member/member.go,
+   * v8.5.7) picks the member with that name and calls `MoveEtcdLeader`, which waits up to
+   * `moveLeaderTimeout` (5 s) for etcd's leadership to move (etcd server/etcdserver/server.go
+   * `MoveLeader`); the PD leader follows the etcd leader. Resolves with PD's error text, if any.
+   */
+  transferLeader(target: string): Promise<string | undefined> {
     const to = this.byName.get(target);
-    if (to === undefined) return `failed to transfer leader: member ${target} not found`;
-    if (!to.running) return `failed to transfer leader: member ${target} is not running`;
+    if (to === undefined) return Promise.resolve('no valid pd to transfer etcd leader');
     const from = this.leaderName;
-    if (from === undefined || from === target) return undefined;
-    this.timers.cancel(this.transfer);
-    this.transfer = this.timers.after(this.config.transferMs, () => {
-      this.transfer = undefined;
-      // The transfer is void if leadership or the target changed meanwhile.
-      if (this.leaderName !== from || !to.running || this.byName.get(target) !== to) return;
-      this.leaderName = target;
-      this.records.transfers.push({ from, to: target, time: Date.now() });
+    if (from === target) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      // etcd's ErrTimeoutLeaderTransfer, wrapped by errs.ErrEtcdMoveLeader.Wrap(err).GenWithStackByCause():
+      // the cause text appears twice (pingcap/errors normalize.go).
+      const cause = 'etcdserver: request timed out, leader transfer took too long';
+      const timeout = this.timers.after(MOVE_LEADER_TIMEOUT_MS, () => resolve(`[PD:etcd:ErrEtcdMoveLeader]${cause}: ${cause}`));
+      if (!to.running) return; // a stopped member never takes the leadership: the move times out
+      this.timers.cancel(this.transfer);
+      this.transfer = this.timers.after(this.config.transferMs, () => {
+        this.transfer = undefined;
+        // The transfer is void if leadership or the target changed meanwhile (the move then times out).
+        if (this.leaderName !== from || !to.running || this.byName.get(target) !== to) return;
+        this.timers.cancel(timeout);
+        this.leaderName = target;
+        this.records.transfers.push({ from: from as string, to: target, time: Date.now() });
+        this.noteLoading();
+        resolve(undefined);
+      });
     });
-    return undefined;
   }
 
-  private addMember(member: NewMember): PdMember {
-    const added: PdMember = { ...member, memberId: this.nextMemberId++, running: true, hasData: true };
+  private addMember(member: NewMember): Member {
+    let memberId = randomMemberId();
+    while (this.byId(memberId) !== undefined) memberId = randomMemberId();
+    const added: Member = { ...member, memberId, running: true, hasData: true };
     this.byName.set(added.name, added);
     return added;
   }
@@ -152,9 +217,21 @@ export class PdMembers {
     this.transfer = undefined;
   }
 
+  /** Members that start to load their regions now: followers of a leader, and the leader of a bootstrapped cluster. */
+  private noteLoading(): void {
+    const leader = this.leaderName;
+    if (leader === undefined) return;
+    const now = Date.now();
+    for (const m of this.byName.values()) {
+      if (!m.running || m.loadingSince !== undefined) continue;
+      if (m.name !== leader || this.raftClusterBootstrapped) m.loadingSince = now;
+    }
+  }
+
   /** After any change: a leader without quorum steps down; without a leader an election is due. */
   private reconsider(): void {
     if (this.leaderName !== undefined && !this.hasQuorum()) this.loseLeader();
+    this.noteLoading();
     if (this.leaderName !== undefined || this.election !== undefined || !this.bootstrapped) return;
     this.election = this.timers.after(this.config.electionMs, () => {
       this.election = undefined;
@@ -164,6 +241,7 @@ export class PdMembers {
         .map((m) => m.name)
         .sort();
       this.leaderName = candidates[0];
+      this.noteLoading();
     });
   }
 }

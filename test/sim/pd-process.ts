@@ -2,12 +2,14 @@
  * PD pods as processes: what the rendered PD start script and pd-server do when a container starts.
  *
  * With data the member simply runs again. Without data the pod asks discovery
- * (`GET <discovery>/new/<base64("<peerHost>:2380\n")>`) until it gets a 200, then bootstraps
- * (`--initial-cluster`) or joins (`--join`). A failed join exits pd-server; the container restarts and
- * asks discovery again, so failures are retried every `discoveryRetryMs` until the pod is stopped.
+ * (`GET <discovery>/new/<base64("<peerHost>:2380\n")>`, sent from the pod's IP when it has one) until
+ * it gets a 200, then bootstraps (`--initial-cluster`) or joins (`--join`). A failed join exits
+ * pd-server; the container restarts and asks discovery again, so failures are retried every
+ * `discoveryRetryMs` until the pod is stopped. While pd-server runs, `onServing` tells the owner, which
+ * opens the member's own client listener.
  */
 import * as http from 'node:http';
-import { PdMembers, type PdMember } from './pd-members';
+import { PdMembers, type Member } from './pd-members';
 import type { SimRecords, Timers } from './pd-runtime';
 
 /**
@@ -24,15 +26,23 @@ export interface PdProcessesConfig {
   memberNames: 'pod' | 'host';
   /** Read at every attempt: a test may set the URL after the pods start. */
   discoveryUrl: () => string | undefined;
+  /**
+   * pd-server of the pod starts (`member`) or stops serving (undefined): killed with its container
+   * (`graceful` false), or exiting by itself after its member was removed (true: the answers it was
+   * writing still go out).
+   */
+  onServing: (pod: string, member: Member | undefined, graceful?: boolean) => void;
 }
 
 interface PdPod {
   name: string;
   peerHost: string;
+  /** The pod's IP: discovery requests leave from it. */
+  ip?: string;
   state: PdPodState;
   hasData: boolean;
   /** The member this pod's data belongs to. */
-  memberId?: number;
+  memberId?: bigint;
   /** Bumped by every start and stop, so a stale discovery answer is dropped. */
   generation: number;
   inFlight?: http.ClientRequest;
@@ -55,12 +65,19 @@ export class PdProcesses {
     return this.pods.get(pod)?.state ?? 'stopped';
   }
 
-  start(podName: string, peerHost: string): void {
+  /** The member the pod's pd-server serves, while it runs. */
+  servingMember(podName: string): Member | undefined {
+    const pod = this.pods.get(podName);
+    return pod?.state === 'running' ? this.memberOf(pod) : undefined;
+  }
+
+  start(podName: string, peerHost: string, ip?: string): void {
     const pod = this.pods.get(podName) ?? this.newPod(podName, peerHost);
     if (pod.state === 'running' || pod.state === 'discovering' || pod.state === 'split') {
       throw new Error(`pdStart: pod ${podName} is already started (${pod.state}); call pdStop first`);
     }
     pod.peerHost = peerHost;
+    pod.ip = ip;
     pod.generation++;
     if (!pod.hasData) {
       pod.state = 'discovering';
@@ -79,6 +96,7 @@ export class PdProcesses {
     }
     pod.state = 'running';
     this.members.start(member);
+    this.config.onServing(pod.name, member);
   }
 
   stop(podName: string): void {
@@ -88,6 +106,7 @@ export class PdProcesses {
     const member = this.memberOf(pod);
     const wasRunning = pod.state === 'running';
     pod.state = 'stopped';
+    if (wasRunning) this.config.onServing(pod.name, undefined);
     if (wasRunning && member !== undefined && this.members.stop(member)) {
       this.records.stopsWhileLeader.push({ pod: podName, time: Date.now() });
     }
@@ -103,7 +122,7 @@ export class PdProcesses {
   }
 
   /** A member deleted through the API: pd-server of that member exits. */
-  memberRemoved(member: PdMember): void {
+  memberRemoved(member: Member): void {
     const pod = [...this.pods.values()].find((p) => p.memberId === member.memberId);
     if (pod !== undefined && pod.state === 'running') this.crash(pod, 'its member was removed from the cluster');
   }
@@ -119,7 +138,7 @@ export class PdProcesses {
     return pod;
   }
 
-  private memberOf(pod: PdPod): PdMember | undefined {
+  private memberOf(pod: PdPod): Member | undefined {
     return pod.memberId === undefined ? undefined : this.members.byId(pod.memberId);
   }
 
@@ -133,6 +152,7 @@ export class PdProcesses {
 
   private crash(pod: PdPod, reason: string): void {
     this.halt(pod);
+    if (pod.state === 'running') this.config.onServing(pod.name, undefined, true);
     pod.state = 'crashed';
     this.records.processFailure(pod.name, `pd-server exited: ${reason}`);
   }
@@ -144,7 +164,7 @@ export class PdProcesses {
       return;
     }
     const encoded = Buffer.from(`${pod.peerHost}:2380\n`).toString('base64');
-    pod.inFlight = get(`${base.replace(/\/+$/, '')}/new/${encoded}`, (answer) => {
+    pod.inFlight = get(`${base.replace(/\/+$/, '')}/new/${encoded}`, pod.ip, (answer) => {
       if (generation !== pod.generation) return;
       pod.inFlight = undefined;
       if (answer.status === 200) this.applyArgs(pod, generation, answer.body.trim());
@@ -211,14 +231,15 @@ export class PdProcesses {
       urls,
     );
     if (failure !== undefined) return failure;
-    this.becomeMember(pod, this.members.get(name) as PdMember);
+    this.becomeMember(pod, this.members.get(name) as Member);
     return undefined;
   }
 
-  private becomeMember(pod: PdPod, member: PdMember): void {
+  private becomeMember(pod: PdPod, member: Member): void {
     pod.memberId = member.memberId;
     pod.hasData = true;
     pod.state = 'running';
+    this.config.onServing(pod.name, member);
   }
 }
 
@@ -227,15 +248,15 @@ interface Answer {
   body: string;
 }
 
-/** One GET without keep-alive; a connection error or timeout answers status 0. */
-function get(url: string, done: (answer: Answer) => void): http.ClientRequest {
+/** One GET without keep-alive, from `localAddress` if given; a connection error or timeout answers status 0. */
+function get(url: string, localAddress: string | undefined, done: (answer: Answer) => void): http.ClientRequest {
   let finished = false;
   const finish = (answer: Answer) => {
     if (finished) return;
     finished = true;
     done(answer);
   };
-  const req = http.get(url, { agent: false, timeout: DISCOVERY_TIMEOUT_MS }, (res) => {
+  const req = http.get(url, { agent: false, timeout: DISCOVERY_TIMEOUT_MS, ...(localAddress === undefined ? {} : { localAddress }) }, (res) => {
     const chunks: Buffer[] = [];
     res.on('data', (c: Buffer) => chunks.push(c));
     res.on('end', () => finish({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));

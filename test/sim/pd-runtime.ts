@@ -24,19 +24,30 @@ export interface LeaderTransfer {
   time: number;
 }
 
-/** An evict-leader scheduler added or removed through the API. */
+/**
+ * A store added to or removed from the evict-leader scheduler, and who asked: the API request
+ * (`"POST /pd/api/v1/schedulers"`, `"DELETE /pd/api/v1/schedulers/evict-leader-scheduler-4"`) or
+ * `"pd-ctl"` for `PdSim.addEvictLeaderScheduler` (an administrator's change).
+ */
 export interface SchedulerChange {
   op: 'add' | 'remove';
   storeId: number;
+  /** Always `evict-leader-scheduler`, the merged scheduler of PD v3.1+. */
+  scheduler: string;
+  by: string;
   time: number;
 }
 
-/** One answered API request (requests dropped while the simulator is `down` are not listed). */
+/** One answered API request (requests dropped or refused at the connection are not listed). */
 export interface RequestRecord {
   method: string;
   path: string;
   status: number;
   time: number;
+  /** The member that answered (whose HTTP server the request reached; it may have forwarded it to the leader). */
+  member?: string;
+  /** Where the request came in: `service` (`PdSim.url`), `member` (a member's own listener), `tiflash` (a TiFlash status port). */
+  via?: 'service' | 'member' | 'tiflash';
 }
 
 /** A process that could not start or had to exit: failed join, removed member, tombstoned store... */

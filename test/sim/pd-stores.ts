@@ -1,48 +1,89 @@
 /**
- * TiKV stores as PD sees them, and the region leaders PD schedules between them.
+ * TiKV and TiFlash stores as PD sees them, the region leaders PD schedules between TiKV stores, and
+ * the evict-leader scheduler.
  *
- * The model keeps only what a rolling upgrade needs: `totalLeaders` leaders live on Up stores; a
- * stopped store's leaders move at once (Raft elects new ones) and it turns Disconnected, then Down;
- * an evict-leader scheduler moves `evictRate` leaders per tick off its store; a balancer evens the
- * leaders out over the Up stores without a scheduler, `balanceRate` moves per tick. Regions are a
- * count derived from the number of stores, except on an Offline store, which drains them at
- * `evictRate` per tick (only while `maxReplicas` other stores are Up to take them) and then turns
- * Tombstone. Nothing is scheduled while PD has no leader.
+ * Bootstrap: the raft cluster does not exist until the first TiKV store registers and bootstraps it
+ * (tikv src/server/raft_server.rs `Node::start` → `check_or_prepare_bootstrap_cluster`); until then
+ * the PD leader runs no RaftCluster and the store and scheduler APIs answer ErrNotBootstrapped.
+ * TiFlash never bootstraps: it waits for TiKV to, asking PD every 3 s (pingcap/tiflash
+ * dbms/src/Server/Server.cpp, v8.5.0, "Waiting for TiKV cluster to be bootstrapped").
  *
- * A TiKV process keeps its store id in its data directory (the Pod's volume), as TiKV does: started on
+ * The model keeps only what rolling upgrades and scaling need: `totalLeaders` leaders live on Up TiKV
+ * stores; a stopped store's leaders move at once (Raft elects new ones) and it turns Disconnected,
+ * then Down; the evict-leader scheduler moves `evictRate` leaders per tick off each of its stores; a
+ * balancer evens the leaders out over the Up TiKV stores not being evicted, `balanceRate` moves per
+ * tick. Regions are a count derived from the number of TiKV stores, except on an Offline store, which
+ * drains them at `evictRate` per tick (only while `maxReplicas` other stores are Up to take them) and
+ * then turns Tombstone. TiFlash stores hold no leaders and, in this model, no regions. Nothing is
+ * scheduled while PD has no leader.
+ *
+ * Store states: `state` is metapb.StoreState (Up, Offline, Tombstone) as PD's `state_name` shows it,
+ * with Up split into Disconnected and Down by the time since the last heartbeat (tikv/pd
+ * pkg/response/store.go `BuildStoreInfo`: Disconnected after 20 s (pkg/core/store.go
+ * `storeDisconnectDuration`), Down after `max-store-down-time`, 30m by default). The simulator scales
+ * time: a stopped store is Disconnected at once and Down after `storeDownMs`. `nodeState` is
+ * metapb.NodeState: Preparing for a new store until the next round (then Serving), Removing while
+ * Offline, Removed once Tombstone.
+ *
+ * A process keeps its store id in its data directory (the Pod's volume), as TiKV does: started on
  * that data it resumes its store; started on the data of a Tombstone store it exits ("store is
  * tombstone"); started without data it registers a new store, which PD refuses while a store that is
- * not Tombstone holds the same address ("duplicated store address"). An exited process stays in its
- * container, which restarts it every scheduling round (a crash loop) until it is stopped.
+ * neither Tombstone nor physically destroyed holds the same address ("duplicated store address",
+ * tikv/pd server/cluster/cluster.go `putStoreImpl`). An exited process stays in its container, which
+ * restarts it every scheduling round (a crash loop) until it is stopped.
+ *
+ * TiFlash's own status (`/tiflash/store-status`, pingcap/tiflash dbms/src/Storages/KVStore/TMTContext.h
+ * `StoreStatus`): Idle from the start, Ready once its KVStore is restored (`TMTContext::restore`, here
+ * half of `tiflashStartMs` after the start), Running once its store serves and its regions are ready
+ * (`setStatusRunning`, here another half of `tiflashStartMs` after it registered).
  */
-import type { SimRecords } from './pd-runtime';
+import type { SimRecords, Timers } from './pd-runtime';
 
 export type StoreState = 'Up' | 'Disconnected' | 'Down' | 'Offline' | 'Tombstone';
+/** metapb.NodeState (pingcap/kvproto metapb.proto). */
+export type NodeState = 'Preparing' | 'Serving' | 'Removing' | 'Removed';
+export type Engine = 'tikv' | 'tiflash';
+/** TiFlash's `TMTContext::StoreStatus` names (pingcap/tiflash dbms/src/Storages/KVStore/TMTContext.cpp `IntoStoreStatusName`). */
+export type TiflashStatus = 'Idle' | 'Ready' | 'Running' | 'Stopping' | 'Terminated';
 
 /**
- * - `stopped`: no container runs (never started, or `tikvStop`);
- * - `running`: tikv-server runs (it serves its store once PD has a leader to register with);
- * - `failed`: tikv-server exited (store is tombstone, duplicated store address) and its container
- *   keeps restarting it, every scheduling round, until `tikvStop`.
+ * - `stopped`: no container runs (never started, or stopped);
+ * - `running`: the server runs (it serves its store once PD has a leader to register with);
+ * - `failed`: the server exited (store is tombstone, duplicated store address) and its container
+ *   keeps restarting it, every scheduling round, until it is stopped.
  */
 export type TikvProcessState = 'stopped' | 'running' | 'failed';
 
+export interface StoreLabel {
+  key: string;
+  value: string;
+}
+
 export interface TikvStore {
-  /** Assigned from 1 when a TiKV without data registers (its data then keeps the id). */
+  /** Assigned from 1 when a process without data registers (its data then keeps the id). */
   id: number;
   pod: string;
-  /** `<pod>.<cluster>-tikv-peer.<ns>.svc:20160` */
+  engine: Engine;
+  /** TiKV: `<pod>.<cluster>-tikv-peer.<ns>.svc:20160`; TiFlash: `<pod>.<cluster>-tiflash-peer.<ns>.svc:3930`. */
   address: string;
-  /** The address with the status port, 20180. */
+  /** TiFlash's proxy address (port 20170); empty for TiKV, which uses `address`. */
+  peerAddress: string;
+  /** The status address: port 20180 (TiKV) or 20292 (TiFlash proxy). */
   statusAddress: string;
+  /** The version the store reports: "8.5.0" for TiKV, "v8.5.0" for TiFlash. */
+  version: string;
   state: StoreState;
+  nodeState: NodeState;
+  /** Taken offline with `?force`. */
+  physicallyDestroyed: boolean;
   leaderCount: number;
   regionCount: number;
   /** Epoch milliseconds of the last heartbeat PD received. */
   lastHeartbeat: number;
   /** Epoch milliseconds of the store's last start. */
   startTime: number;
-  labels: Record<string, string>;
+  /** In PD's order, TiFlash's `engine=tiflash` first. */
+  labels: StoreLabel[];
 }
 
 export interface TikvStoresConfig {
@@ -50,49 +91,77 @@ export interface TikvStoresConfig {
   balanceRate: number;
   totalLeaders: number;
   storeDownMs: number;
-  maxReplicas: number;
+  maxReplicas: () => number;
+  tiflashStartMs: number;
 }
 
-interface StoreRecord extends Omit<TikvStore, 'regionCount'> {
-  /** The TiKV process runs and heartbeats. */
+interface StoreRecord extends Omit<TikvStore, 'regionCount' | 'labels'> {
+  labels: StoreLabel[];
+  /** The process runs and heartbeats. */
   running: boolean;
   stoppedAt?: number;
   /** Regions still to move off an Offline store. */
   offlineRegions?: number;
 }
 
-interface TikvProcess {
+interface StoreProcess {
+  engine: Engine;
   address: string;
-  /** The container runs: started, not stopped since (tikv-server itself may have exited: `failure`). */
+  version: string;
+  /** The container runs: started, not stopped since (the server itself may have exited: `failure`). */
   running: boolean;
-  /** The store this run of tikv-server serves, once it registered or resumed one. */
+  /** The store this run serves, once it registered or resumed one. */
   storeId?: number;
-  /** Why tikv-server exited; the container restarts it every round. */
+  /** Why the server exited; the container restarts it every round. */
   failure?: string;
+  startedAt: number;
+  /** TiFlash: when its store started to serve in this run. */
+  servingAt?: number;
+  /** TiFlash: when it next asks PD whether the cluster is bootstrapped. */
+  nextBootstrapCheck?: number;
 }
 
-/** Why `addEvictScheduler` or `delete` refused, in PD's words where PD has them. */
-export type StoreRefusal = 'store not found' | 'scheduler existed' | 'store has been removed';
+/** Why `removeStore` refused, with PD's text and the status PD answers it with. */
+export interface StoreRefusal {
+  status: number;
+  message: string;
+}
+
+/** The change the evict-leader scheduler went through. */
+export type EvictChange = 'created' | 'added' | 'kept';
+
+const EVICT = 'evict-leader-scheduler';
+/** The wait between TiFlash's "is the cluster bootstrapped" checks (pingcap/tiflash Server.cpp `wait_seconds = 3`). */
+export const TIFLASH_BOOTSTRAP_POLL_MS = 3000;
 
 export class TikvStores {
   private readonly stores: StoreRecord[] = [];
-  private readonly processes = new Map<string, TikvProcess>();
-  /** The store id each pod's data directory holds (set when its TiKV first registers; gone on wipe). */
+  private readonly processes = new Map<string, StoreProcess>();
+  /** The store id each pod's data directory holds (set when its process first registers; gone on wipe). */
   private readonly data = new Map<string, number>();
-  /** Store ids with an evict-leader scheduler, in the order they were added. */
+  /** Store ids in the evict-leader scheduler, in the order they were added; the scheduler exists while non-empty. */
   private readonly evicting = new Set<number>();
   /** Leaders whose regions found no Up store yet. */
   private unplaced: number;
   private nextId = 1;
+  private raftBootstrapped = false;
 
   constructor(
     private readonly config: TikvStoresConfig,
     private readonly records: SimRecords,
+    private readonly timers: Timers,
     private readonly pdHasLeader: () => boolean,
     /** Store ids whose eviction makes no progress; the owner may change it at any time. */
     readonly stuckEviction: Set<number>,
+    /** The first TiKV store bootstrapped the raft cluster. */
+    private readonly onBootstrap: () => void,
   ) {
     this.unplaced = config.totalLeaders;
+  }
+
+  /** TiKV bootstrapped the raft cluster: PD's RaftCluster runs (on the leader). */
+  get bootstrapped(): boolean {
+    return this.raftBootstrapped;
   }
 
   list(): TikvStore[] {
@@ -105,7 +174,7 @@ export class TikvStores {
   }
 
   /**
-   * The pod's current store: the one its running tikv-server serves, else the one its data belongs to,
+   * The pod's current store: the one its running server serves, else the one its data belongs to,
    * else (wiped or never registered) the newest one registered from the pod's address.
    */
   forPod(pod: string): TikvStore | undefined {
@@ -115,11 +184,21 @@ export class TikvStores {
     return s === undefined ? undefined : this.snapshot(s);
   }
 
-  /** What the pod's TiKV process is doing. */
+  /** What the pod's process is doing. */
   processState(pod: string): TikvProcessState {
     const proc = this.processes.get(pod);
     if (proc === undefined || !proc.running) return 'stopped';
     return proc.failure === undefined ? 'running' : 'failed';
+  }
+
+  /** TiFlash's store status while its server runs; undefined while it does not. */
+  tiflashStatus(pod: string, now = Date.now()): TiflashStatus | undefined {
+    const proc = this.processes.get(pod);
+    if (proc === undefined || proc.engine !== 'tiflash' || !proc.running || proc.failure !== undefined) return undefined;
+    const half = this.config.tiflashStartMs / 2;
+    if (now < proc.startedAt + half) return 'Idle';
+    if (proc.servingAt === undefined || now < Math.max(proc.servingAt, proc.startedAt + half) + half) return 'Ready';
+    return 'Running';
   }
 
   /** The store id in the pod's data directory, if it has one. */
@@ -128,20 +207,25 @@ export class TikvStores {
   }
 
   /**
-   * The pod's volume is lost: its next start (or, if its tikv-server exited, its next restart) has no
-   * data and registers a new store. A tikv-server that runs keeps serving its store until it stops.
+   * The pod's volume is lost: its next start (or, if its server exited, its next restart) has no
+   * data and registers a new store. A server that runs keeps serving its store until it stops.
    */
   wipe(pod: string): void {
     this.data.delete(pod);
   }
 
+  /** Store ids in the evict-leader scheduler (empty: no scheduler). */
   evictSchedulers(): number[] {
     return [...this.evicting];
   }
 
-  start(pod: string, address: string): void {
-    if (this.processes.get(pod)?.running) throw new Error(`tikvStart: pod ${pod} is already started; call tikvStop first`);
-    this.processes.set(pod, { address, running: true });
+  start(pod: string, address: string, engine: Engine, version: string): void {
+    if (this.processes.get(pod)?.running) throw new Error(`${engine}Start: pod ${pod} is already started; call ${engine}Stop first`);
+    this.processes.set(pod, { engine, address, version, running: true, startedAt: Date.now() });
+    if (engine === 'tiflash') {
+      // Ready (the KVStore restored) comes after a while: look again then.
+      this.timers.after(this.config.tiflashStartMs / 2, () => this.pdHasLeader() && this.connect(pod));
+    }
     if (this.pdHasLeader()) this.connect(pod);
   }
 
@@ -150,6 +234,8 @@ export class TikvStores {
     if (proc === undefined || !proc.running) return;
     proc.running = false;
     proc.failure = undefined;
+    proc.servingAt = undefined;
+    proc.nextBootstrapCheck = undefined;
     const s = proc.storeId === undefined ? undefined : this.byId(proc.storeId);
     proc.storeId = undefined;
     if (s === undefined || !s.running) return;
@@ -163,37 +249,87 @@ export class TikvStores {
     this.place(orphans);
   }
 
-  /** `DELETE /store/{id}`: the store goes Offline and drains; returns why PD refuses, if it does. */
-  delete(id: number): StoreRefusal | undefined {
+  /**
+   * `DELETE /store/{id}[?force]`: tikv/pd server/cluster/cluster.go `RemoveStore` and
+   * `checkReplicaBeforeOfflineStore` (v8.5.7), with server/api/store.go `responseStoreErr`'s statuses.
+   */
+  removeStore(id: number, physicallyDestroyed: boolean): StoreRefusal | undefined {
     const s = this.byId(id);
-    if (s === undefined) return 'store not found';
-    if (s.state === 'Tombstone') return 'store has been removed';
-    if (s.state !== 'Offline') {
-      s.offlineRegions = this.regionCount(s);
-      s.state = 'Offline';
+    if (s === undefined) return { status: 404, message: `[PD:core:ErrStoreNotFound]store ${id} not found` };
+    if (s.nodeState === 'Removing' && s.physicallyDestroyed === physicallyDestroyed) return undefined;
+    if (s.nodeState === 'Removed') return { status: 410, message: `[PD:core:ErrStoreRemoved]store ${id} has been removed` };
+    if (s.physicallyDestroyed) return { status: 400, message: `[PD:core:ErrStoreDestroyed]store ${id} has been physically destroyed` };
+    if ((s.nodeState === 'Preparing' || s.nodeState === 'Serving') && !physicallyDestroyed) {
+      // getUpStores: IsUp() = Preparing or Serving, so Disconnected and Down stores count, and so do
+      // TiFlash stores in v8.5 (only TiKV ones in later versions).
+      const up = this.stores.filter((x) => x.nodeState === 'Preparing' || x.nodeState === 'Serving').map((x) => x.id);
+      const expect = up.length - 1;
+      const need = this.config.maxReplicas();
+      if (expect < need) {
+        return { status: 400, message: `[PD:core:ErrStoresNotEnough]can not remove store ${id} since the number of up stores would be ${expect} while need ${need}` };
+      }
+      const remaining = up.filter((x) => x !== id);
+      if (this.evicting.size >= expect && remaining.every((x) => this.evicting.has(x))) {
+        return { status: 400, message: `[PD:core:ErrNoStoreForRegionLeader]can not remove store ${id} since there are no extra up store to store the leader` };
+      }
     }
+    if (s.state !== 'Offline') s.offlineRegions = this.regionCount(s);
+    s.state = 'Offline';
+    s.nodeState = 'Removing';
+    s.physicallyDestroyed = physicallyDestroyed;
     return undefined;
   }
 
-  setLabels(id: number, labels: Record<string, string>): boolean {
+  /**
+   * `POST /store/{id}/label[?force]`: replaces the labels with `force`, else merges them in (a key
+   * matched without case, an empty value deletes it): tikv/pd server/cluster/cluster.go
+   * `UpdateStoreLabels` → `putStoreImpl`, pkg/core/store.go `MergeLabels`. False if the store is unknown.
+   */
+  setLabels(id: number, labels: StoreLabel[], force: boolean): boolean {
     const s = this.byId(id);
     if (s === undefined) return false;
-    Object.assign(s.labels, labels);
+    let merged: StoreLabel[];
+    if (force) merged = labels.map((l) => ({ ...l }));
+    else {
+      merged = s.labels.map((l) => ({ ...l }));
+      for (const l of labels) {
+        const found = merged.find((x) => x.key.toLowerCase() === l.key.toLowerCase());
+        if (found !== undefined) found.value = l.value;
+        else merged.push({ ...l });
+      }
+      merged = merged.filter((l) => l.value !== '');
+    }
+    s.labels = merged;
     return true;
   }
 
-  addEvictScheduler(id: number): StoreRefusal | undefined {
-    const s = this.byId(id);
-    if (s === undefined || s.state === 'Tombstone') return 'store not found';
-    if (this.evicting.has(id)) return 'scheduler existed';
-    this.evicting.add(id);
-    this.records.schedulerLog.push({ op: 'add', storeId: id, time: Date.now() });
-    return undefined;
+  hasStore(id: number): boolean {
+    return this.byId(id) !== undefined;
   }
 
-  removeEvictScheduler(id: number): boolean {
-    if (!this.evicting.delete(id)) return false;
-    this.records.schedulerLog.push({ op: 'remove', storeId: id, time: Date.now() });
+  /**
+   * Adds a store to the evict-leader scheduler, creating it if absent; the store must exist (any
+   * state: PauseLeaderTransfer only looks the id up, tikv/pd pkg/core/store.go). `by` says who asked.
+   */
+  addEvictLeader(id: number, by: string): EvictChange {
+    const created = this.evicting.size === 0;
+    if (this.evicting.has(id)) return 'kept';
+    this.evicting.add(id);
+    this.records.schedulerLog.push({ op: 'add', storeId: id, scheduler: EVICT, by, time: Date.now() });
+    return created ? 'created' : 'added';
+  }
+
+  /** Takes a store out of the evict-leader scheduler; removing the last one removes the scheduler. */
+  removeEvictLeader(id: number, by: string): 'removed' | 'last' | 'absent' {
+    if (!this.evicting.delete(id)) return 'absent';
+    this.records.schedulerLog.push({ op: 'remove', storeId: id, scheduler: EVICT, by, time: Date.now() });
+    return this.evicting.size === 0 ? 'last' : 'removed';
+  }
+
+  /** Removes the whole evict-leader scheduler; false if it did not exist. */
+  deleteEvictScheduler(by: string): boolean {
+    if (this.evicting.size === 0) return false;
+    for (const id of [...this.evicting]) this.removeEvictLeader(id, by);
     return true;
   }
 
@@ -205,6 +341,8 @@ export class TikvStores {
     for (const s of this.stores) {
       if (s.running) s.lastHeartbeat = now;
       else if (s.state === 'Disconnected' && now - (s.stoppedAt ?? now) >= this.config.storeDownMs) s.state = 'Down';
+      // checkStores: a Preparing store is ready to serve (tikv/pd server/cluster/cluster.go `checkStore`).
+      if (s.nodeState === 'Preparing' && s.running) s.nodeState = 'Serving';
     }
     if (this.unplaced > 0) {
       const n = this.unplaced;
@@ -217,48 +355,68 @@ export class TikvStores {
   }
 
   /**
-   * A running TiKV (or the restart of one that exited) meets PD: with data it resumes its store (Up
-   * again unless Offline) or exits if that store is Tombstone; without data it registers a new store,
-   * unless a store that is not Tombstone has its address.
+   * A running process (or the restart of one that exited) meets PD: with data it resumes its store
+   * (Up again unless Offline) or exits if that store is Tombstone; without data it registers a new
+   * store, unless a store that is neither Tombstone nor physically destroyed has its address.
    */
   private connect(pod: string): void {
     const proc = this.processes.get(pod);
     if (proc === undefined || !proc.running) return;
     if (proc.storeId !== undefined && this.byId(proc.storeId)?.running) return;
     const now = Date.now();
+    if (proc.engine === 'tiflash') {
+      if (now < proc.startedAt + this.config.tiflashStartMs / 2) return; // still restoring its KVStore
+      if (!this.raftBootstrapped || (proc.nextBootstrapCheck !== undefined && now < proc.nextBootstrapCheck)) {
+        if (proc.nextBootstrapCheck === undefined || now >= proc.nextBootstrapCheck) {
+          proc.nextBootstrapCheck = now + TIFLASH_BOOTSTRAP_POLL_MS;
+          this.timers.after(TIFLASH_BOOTSTRAP_POLL_MS, () => {
+            proc.nextBootstrapCheck = undefined;
+            if (this.pdHasLeader()) this.connect(pod);
+          });
+        }
+        return;
+      }
+    }
     const dataId = this.data.get(pod);
     let s: StoreRecord | undefined;
     if (dataId !== undefined) {
       s = this.byId(dataId);
-      if (s === undefined) throw new Error(`tikv ${pod}: its data names store ${dataId}, which PD never had`);
+      if (s === undefined) throw new Error(`${proc.engine} ${pod}: its data names store ${dataId}, which PD never had`);
       if (s.state === 'Tombstone') return this.exit(pod, proc, `store ${s.id} is tombstone`);
       if (s.address !== proc.address) {
-        // TiKV started on its data at a new address updates its store's address.
-        s.address = proc.address;
-        s.statusAddress = proc.address.replace(/:\d+$/, ':20180');
+        // A store started on its data at a new address updates its store's address.
+        Object.assign(s, addresses(proc.engine, proc.address));
       }
       if (s.state !== 'Offline') s.state = 'Up';
     } else {
-      const holder = this.stores.find((x) => x.address === proc.address && x.state !== 'Tombstone');
+      const holder = this.stores.find((x) => x.address === proc.address && x.state !== 'Tombstone' && !x.physicallyDestroyed);
       if (holder !== undefined) return this.exit(pod, proc, `duplicated store address: ${proc.address}, already registered by store ${holder.id}`);
       s = {
         id: this.nextId++,
         pod,
-        address: proc.address,
-        statusAddress: proc.address.replace(/:\d+$/, ':20180'),
+        engine: proc.engine,
+        ...addresses(proc.engine, proc.address),
+        version: proc.version,
         state: 'Up',
+        nodeState: 'Preparing',
+        physicallyDestroyed: false,
         leaderCount: 0,
         lastHeartbeat: now,
         startTime: now,
-        labels: {},
+        labels: proc.engine === 'tiflash' ? [{ key: 'engine', value: 'tiflash' }] : [],
         running: true,
       };
       this.stores.push(s);
       this.data.set(pod, s.id);
+      if (!this.raftBootstrapped) {
+        this.raftBootstrapped = true;
+        this.onBootstrap();
+      }
     }
     proc.storeId = s.id;
     proc.failure = undefined;
-    Object.assign(s, { pod, running: true, stoppedAt: undefined, lastHeartbeat: now, startTime: now });
+    if (proc.engine === 'tiflash') proc.servingAt = now;
+    Object.assign(s, { pod, running: true, stoppedAt: undefined, lastHeartbeat: now, startTime: now, version: proc.version });
     if (this.unplaced > 0) {
       const n = this.unplaced;
       this.unplaced = 0;
@@ -286,27 +444,29 @@ export class TikvStores {
         s.leaderCount -= n;
         spread(n, targets);
       }
-      const up = this.stores.filter((x) => x.state === 'Up' && x.running).length;
-      if (up >= this.config.maxReplicas) s.offlineRegions = Math.max(0, (s.offlineRegions ?? 0) - this.config.evictRate);
+      const up = this.stores.filter((x) => x.state === 'Up' && x.running && x.engine === s.engine).length;
+      if (s.engine === 'tiflash' || up >= this.config.maxReplicas()) s.offlineRegions = Math.max(0, (s.offlineRegions ?? 0) - this.config.evictRate);
       if (s.offlineRegions === 0 && s.leaderCount === 0) this.tombstone(s);
     }
   }
 
-  /** A Tombstone store's TiKV refuses to keep running: tikv-server exits. */
+  /** A Tombstone store's process refuses to keep running: the server exits. */
   private tombstone(s: StoreRecord): void {
     s.state = 'Tombstone';
+    s.nodeState = 'Removed';
     s.running = false;
     s.offlineRegions = undefined;
     const proc = this.processes.get(s.pod);
     if (proc !== undefined && proc.running && proc.storeId === s.id) this.exit(s.pod, proc, `store ${s.id} is tombstone`);
   }
 
-  /** tikv-server exits; recorded once per reason while its container keeps restarting it. */
-  private exit(pod: string, proc: TikvProcess, reason: string): void {
+  /** The server exits; recorded once per reason while its container keeps restarting it. */
+  private exit(pod: string, proc: StoreProcess, reason: string): void {
     proc.storeId = undefined;
+    proc.servingAt = undefined;
     if (proc.failure === reason) return;
     proc.failure = reason;
-    this.records.processFailure(pod, `tikv-server exited: ${reason}`);
+    this.records.processFailure(pod, `${proc.engine === 'tiflash' ? 'tiflash' : 'tikv-server'} exited: ${reason}`);
   }
 
   private balance(): void {
@@ -320,25 +480,26 @@ export class TikvStores {
     }
   }
 
-  /** Leaders that lost their store go to Up stores, without a scheduler if possible. */
+  /** Leaders that lost their store go to Up TiKV stores, without a scheduler if possible. */
   private place(n: number): void {
-    const up = this.stores.filter((s) => s.state === 'Up' && s.running);
+    const up = this.stores.filter((s) => s.engine === 'tikv' && s.state === 'Up' && s.running);
     const free = this.receivers();
     const targets = free.length > 0 ? free : up;
     if (targets.length === 0) this.unplaced += n;
     else spread(n, targets);
   }
 
-  /** Stores that may take leaders: Up and without an evict-leader scheduler. */
+  /** Stores that may take leaders: Up TiKV stores without an evict-leader scheduler (it pauses transfers in). */
   private receivers(): StoreRecord[] {
-    return this.stores.filter((s) => s.state === 'Up' && s.running && !this.evicting.has(s.id));
+    return this.stores.filter((s) => s.engine === 'tikv' && s.state === 'Up' && s.running && !this.evicting.has(s.id));
   }
 
   private regionCount(s: StoreRecord): number {
+    if (s.engine === 'tiflash') return s.state === 'Offline' ? (s.offlineRegions ?? 0) : 0;
     if (s.state === 'Tombstone') return 0;
     if (s.state === 'Offline') return s.offlineRegions ?? 0;
-    const active = this.stores.filter((x) => x.state !== 'Offline' && x.state !== 'Tombstone').length;
-    return Math.round((this.config.totalLeaders * Math.min(this.config.maxReplicas, active)) / active);
+    const active = this.stores.filter((x) => x.engine === 'tikv' && x.state !== 'Offline' && x.state !== 'Tombstone').length;
+    return Math.round((this.config.totalLeaders * Math.min(this.config.maxReplicas(), active)) / active);
   }
 
   private byId(id: number): StoreRecord | undefined {
@@ -353,16 +514,30 @@ export class TikvStores {
     return {
       id: s.id,
       pod: s.pod,
+      engine: s.engine,
       address: s.address,
+      peerAddress: s.peerAddress,
       statusAddress: s.statusAddress,
+      version: s.version,
       state: s.state,
+      nodeState: s.nodeState,
+      physicallyDestroyed: s.physicallyDestroyed,
       leaderCount: s.leaderCount,
       regionCount: this.regionCount(s),
       lastHeartbeat: s.lastHeartbeat,
       startTime: s.startTime,
-      labels: { ...s.labels },
+      labels: s.labels.map((l) => ({ ...l })),
     };
   }
+}
+
+/**
+ * The addresses a store registers. TiKV: `address` (20160) with status port 20180. TiFlash: `address`
+ * is the engine address (3930), `peer_address` the proxy's (20170), the status address the proxy's (20292).
+ */
+function addresses(engine: Engine, address: string): { address: string; peerAddress: string; statusAddress: string } {
+  if (engine === 'tikv') return { address, peerAddress: '', statusAddress: address.replace(/:\d+$/, ':20180') };
+  return { address, peerAddress: address.replace(/:\d+$/, ':20170'), statusAddress: address.replace(/:\d+$/, ':20292') };
 }
 
 /** Hands out `n` leaders one at a time to the target holding the fewest. */

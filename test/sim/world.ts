@@ -1,80 +1,25 @@
 /**
  * A simulated cluster for controller scenarios: the Kubernetes API simulator runs the rendered
- * manifests (StatefulSets roll Pods as kube-controller-manager would), the PD simulator plays PD and
- * TiKV processes inside those Pods, and the real controller runs as a separate Node process
- * (lib/tidb-gitops-controller.js, the shipped bundle) talking to both over HTTP.
+ * manifests (StatefulSets roll Pods as kube-controller-manager would), the PD, TiCDC and Pump
+ * simulators play the servers inside those Pods (processes.ts), each Pod on its own loopback address,
+ * and the real controller runs as a separate Node process (lib/tidb-gitops-controller.js, the shipped
+ * bundle) talking to all of them over HTTP, by the names it would use in a cluster (hosts.ts).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ControllerProcess, FAST_CONTROLLER_ARGS, freePort, isSettled, spawnController } from './controller-process';
 type Obj = Record<string, any>;
+export { ControllerProcess, freePort, simCluster, type LogLine } from './controller-process';
+import { Hosts } from './hosts';
 import { KubeSim, type KubeObject, type KubeSimOptions } from './kube-api';
 import { PdSim, type PdSimOptions } from './pd-api';
-
-export const CONTROLLER_BUNDLE = join(__dirname, '../../lib/tidb-gitops-controller.js');
+import { Processes } from './processes';
+import { PumpSim, type PumpSimOptions } from './pump';
+import { TicdcSim, type TicdcSimOptions } from './ticdc';
 
 /** The annotation that marks a PersistentVolumeClaim for deferred deletion (tidb-operator's name). */
 export const PVC_DEFER_DELETING = 'tidb.pingcap.com/pvc-defer-deleting';
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-export interface LogLine {
-  level: string;
-  msg: string;
-  [k: string]: unknown;
-}
-
-/** One controller process. */
-export class ControllerProcess {
-  readonly logs: LogLine[] = [];
-  readonly stderr: string[] = [];
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private buffer = '';
-
-  constructor(
-    readonly child: ChildProcess,
-    readonly identity: string,
-    readonly metricsPort: number,
-  ) {
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
-      this.buffer += chunk;
-      let nl: number;
-      while ((nl = this.buffer.indexOf('\n')) >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        this.stderr.push(line);
-        try {
-          this.logs.push(JSON.parse(line) as LogLine);
-        } catch {
-          // Not a log line (a crash trace): kept in stderr.
-        }
-      }
-    });
-    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  }
-
-  async get(path: string): Promise<{ status: number; body: string }> {
-    const res = await fetch(`http://127.0.0.1:${this.metricsPort}${path}`);
-    return { status: res.status, body: await res.text() };
-  }
-
-  kill(signal: NodeJS.Signals = 'SIGTERM'): void {
-    this.child.kill(signal);
-  }
-}
 
 export interface WorldOptions {
   /** The TidbCluster to render (spec overrides on a 3 PD / 3 TiKV / 2 TiDB cluster named `c`). */
@@ -85,6 +30,12 @@ export interface WorldOptions {
   readonly bundle?: string;
   readonly kube?: KubeSimOptions;
   readonly pd?: Partial<PdSimOptions>;
+  /** Started when the cluster has TiCDC. */
+  readonly ticdc?: Partial<TicdcSimOptions>;
+  /** Started when the cluster has Pump. */
+  readonly pump?: Partial<PumpSimOptions>;
+  /** Components whose servers never start (their Pods run but are never Ready). @default none */
+  readonly hold?: readonly string[];
   /**
    * Puts rendered objects into the cluster, at the start and on every `applyCluster` (a GitOps tool
    * syncing, say). @default `kubectl apply` of each object (client-side)
@@ -100,7 +51,7 @@ export class World {
   readonly namespace: string;
   readonly name: string;
   /** Every Pod stop, in order: which Pod and when. */
-  readonly stops: { pod: string; component: string; time: number }[] = [];
+  readonly stops: Processes['stops'];
   /**
    * Broken rules the world saw itself, one readable line each: a Pod created while one of its
    * PersistentVolumeClaims carries the deferred-deletion annotation (it would start on a volume that is
@@ -109,26 +60,38 @@ export class World {
   readonly violations: string[] = [];
   private readonly controllers: ControllerProcess[] = [];
   private readonly dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-world-'));
+  /** The names the controller resolves: each Pod's, to its own address. */
+  readonly hosts = new Hosts(join(this.dir, 'hosts.json'));
+  readonly processes: Processes;
   discoveryPort = 0;
 
   private constructor(
     readonly kube: KubeSim,
     readonly pd: PdSim,
+    readonly ticdc: TicdcSim | undefined,
+    readonly pump: PumpSim | undefined,
     readonly objects: Obj[],
     private readonly opts: WorldOptions,
   ) {
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
     this.namespace = deployment.metadata.namespace;
     this.name = deployment.metadata.name.replace(/-discovery$/, '');
+    this.processes = new Processes(this.name, this.namespace, { pd, ticdc, pump }, this.hosts, opts.hold);
+    this.stops = this.processes.stops;
   }
 
   static async start(opts: WorldOptions): Promise<World> {
     const objects = opts.render(opts.cluster);
     const deployment = objects.find((o) => o.kind === 'Deployment');
     if (!deployment) throw new Error('the rendered cluster has no controller Deployment');
-    const kube = await KubeSim.start({ podStartMs: 60, podReadyMs: 20, podStopMs: 40, ...opts.kube });
-    const pd = await PdSim.start({ cluster: opts.cluster.metadata.name, namespace: deployment.metadata.namespace, ...opts.pd });
-    const world = new World(kube, pd, objects, opts);
+    const namespace = deployment.metadata.namespace;
+    const cluster = opts.cluster.metadata.name;
+    const has = (c: string) => objects.some((o) => o.kind === 'StatefulSet' && o.metadata.labels?.['app.kubernetes.io/component'] === c);
+    const kube = await KubeSim.start({ podStartMs: 60, podReadyMs: 20, podStopMs: 40, uniquePodIPs: true, ...opts.kube });
+    const pd = await PdSim.start({ cluster, namespace, ...opts.pd });
+    const ticdc = has('ticdc') ? await TicdcSim.start({ cluster, namespace, ...opts.ticdc }) : undefined;
+    const pump = has('pump') ? await PumpSim.start({ cluster, namespace, ...opts.pump }) : undefined;
+    const world = new World(kube, pd, ticdc, pump, objects, opts);
     world.discoveryPort = await freePort();
     pd.discoveryUrl = `http://127.0.0.1:${world.discoveryPort}`;
     world.wire();
@@ -137,12 +100,10 @@ export class World {
   }
 
   /**
-   * The PD and TiKV processes follow their Pods, and their data follows the Pods' claims; a Pod is
-   * Ready while its process serves (PD: its member runs; TiKV: tikv-server runs and its store is Up or
-   * Offline, i.e. still serving while it drains).
+   * The servers follow their Pods (processes.ts), and their data follows the Pods' claims; a Pod is
+   * Ready while its server serves. A Pod created on a claim marked for deletion is a violation.
    */
   private wire(): void {
-    const comp = (pod: KubeObject): string => pod.metadata.labels?.['app.kubernetes.io/component'] ?? '';
     this.kube.on('podCreated', (pod) => {
       for (const pvc of this.kube.list('PersistentVolumeClaim', pod.metadata.namespace)) {
         if (!pvc.metadata.name.endsWith(`-${pod.metadata.name}`)) continue;
@@ -153,32 +114,10 @@ export class World {
         );
       }
     });
-    // A deleted claim takes the volume with it: `<template>-<cluster>-<pd|tikv>-<n>`.
-    const claimOf = new RegExp(`-(${this.name.replace(/[.]/g, '\\.')}-(pd|tikv)-\\d+)$`);
-    this.kube.onDeleted('PersistentVolumeClaim', (pvc) => {
-      if (pvc.metadata.namespace !== this.namespace) return;
-      const m = claimOf.exec(pvc.metadata.name);
-      if (m?.[2] === 'pd') this.pd.wipeData(m[1]);
-      if (m?.[2] === 'tikv') this.pd.tikvWipe(m[1]);
-    });
-    this.kube.on('podStarted', (pod) => {
-      if (comp(pod) === 'pd') this.pd.pdStart(pod.metadata.name);
-      if (comp(pod) === 'tikv') this.pd.tikvStart(pod.metadata.name);
-    });
-    this.kube.on('podStopped', (pod) => {
-      this.stops.push({ pod: pod.metadata.name, component: comp(pod), time: Date.now() });
-      if (comp(pod) === 'pd') this.pd.pdStop(pod.metadata.name);
-      if (comp(pod) === 'tikv') this.pd.tikvStop(pod.metadata.name);
-    });
-    this.kube.readinessGate = (pod) => {
-      const name = pod.metadata.name;
-      if (comp(pod) === 'pd') return this.pd.pdState(name) === 'running';
-      if (comp(pod) === 'tikv') {
-        const state = this.pd.store(name)?.state;
-        return this.pd.tikvState(name) === 'running' && (state === 'Up' || state === 'Offline');
-      }
-      return true;
-    };
+    this.kube.onDeleted('PersistentVolumeClaim', (pvc) => this.processes.claimGone(pvc));
+    this.kube.on('podStarted', (pod) => this.processes.started(pod, this.kube.podIPOf(pod.metadata.namespace!, pod.metadata.name)!));
+    this.kube.on('podStopped', (pod) => this.processes.stopped(pod));
+    this.kube.readinessGate = (pod) => this.processes.ready(pod);
   }
 
   /**
@@ -230,33 +169,21 @@ export class World {
   async startController(extraArgs: string[] = [], identity = `c-discovery-${this.controllers.length}`, fast = true): Promise<ControllerProcess> {
     const kubeconfig = join(this.dir, 'kubeconfig');
     writeFileSync(kubeconfig, this.kube.kubeconfig());
-    const deployment = this.objects.find((o) => o.kind === 'Deployment')!;
-    const env: Record<string, string> = {};
-    for (const e of deployment.spec.template.spec.containers[0].env ?? []) if (typeof e.value === 'string') env[e.name] = e.value;
-    const metricsPort = await freePort();
     // Replicas run in separate Pods; here they share a host, so a second live one needs its own port.
-    const live = this.controllers.some((c) => c.child.exitCode === null && c.child.signalCode === null);
-    const discoveryPort = live ? await freePort() : this.discoveryPort;
-    const child = spawn(
-      process.execPath,
-      [
-        this.opts.bundle ?? CONTROLLER_BUNDLE,
-        '--kubeconfig', kubeconfig,
-        '--pd-url', this.pd.url,
-        '--listen-address', '127.0.0.1',
-        '--discovery-port', String(discoveryPort),
-        '--metrics-port', String(metricsPort),
-        ...(fast ? ['--requeue', '50ms', '--resync', '1s', '--lease-duration', '3s', '--lease-renew', '300ms', '--renew-deadline', '2500ms'] : []),
-        ...extraArgs,
-      ],
-      {
-        env: { PATH: process.env.PATH ?? '', ...env, MY_POD_NAMESPACE: this.namespace, MY_POD_NAME: identity },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
-    const proc = new ControllerProcess(child, identity, metricsPort);
+    const live = this.controllers.some((c) => c.running);
+    const proc = await spawnController({
+      objects: this.objects,
+      namespace: this.namespace,
+      identity,
+      kubeconfig,
+      pdUrl: this.pd.url,
+      discoveryPort: live ? await freePort() : this.discoveryPort,
+      bundle: this.opts.bundle,
+      nodeArgs: this.hosts.nodeArgs(),
+      env: this.hosts.env(),
+      args: [...(fast ? FAST_CONTROLLER_ARGS : []), ...extraArgs],
+    });
     this.controllers.push(proc);
-    await this.waitFor(async () => (await proc.get('/healthz').catch(() => ({ status: 0 }))).status === 200, 10_000, 'controller to serve /healthz', proc);
     return proc;
   }
 
@@ -308,21 +235,7 @@ export class World {
 
   /** Every Pod of the component exists, is Ready and runs the StatefulSet's update revision; partition holds at replicas. */
   settled(component: string, replicas: number): boolean {
-    const sts = this.sts(component);
-    const rev = sts.status?.updateRevision;
-    const pods = this.pods(component);
-    return (
-      sts.spec.replicas === replicas &&
-      sts.spec.updateStrategy?.rollingUpdate?.partition === replicas &&
-      sts.status?.currentRevision === rev &&
-      pods.length === replicas &&
-      pods.every(
-        (p) =>
-          p.metadata.labels?.['controller-revision-hash'] === rev &&
-          !p.metadata.deletionTimestamp &&
-          (p.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True'),
-      )
-    );
+    return isSettled(this.sts(component), this.pods(component), replicas);
   }
 
   status(): Obj | undefined {
@@ -349,28 +262,14 @@ export class World {
 
   async close(): Promise<void> {
     for (const c of this.controllers) {
-      if (c.child.exitCode === null && c.child.signalCode === null) {
+      if (c.running) {
         c.kill('SIGKILL');
         await c.exited;
       }
     }
     await this.pd.close();
+    await this.ticdc?.close();
+    await this.pump?.close();
     await this.kube.close();
   }
-}
-
-/** A 3 PD / 3 TiKV / 2 TiDB cluster `c` in namespace `ns`, with `spec` overrides. */
-export function simCluster(spec: Obj = {}, metadata: Obj = {}): Obj {
-  return {
-    apiVersion: 'pingcap.com/v1alpha1',
-    kind: 'TidbCluster',
-    metadata: { name: 'c', namespace: 'ns', ...metadata },
-    spec: {
-      version: 'v8.5.0',
-      pd: { replicas: 3, requests: { storage: '1Gi' } },
-      tikv: { replicas: 3, requests: { storage: '1Gi' } },
-      tidb: { replicas: 2 },
-      ...spec,
-    },
-  };
 }

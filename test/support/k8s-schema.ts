@@ -44,6 +44,9 @@ const SCHEMA_CANDIDATES = [
 ];
 const REF_PREFIX = '#/definitions/';
 const QUANTITY_REF = `${REF_PREFIX}io.k8s.apimachinery.pkg.api.resource.Quantity`;
+// metav1.Time marshals its zero value as null, and the API server reads null back as zero: objects as
+// stored carry `creationTimestamp: null` in embedded templates.
+const TIME_REF = `${REF_PREFIX}io.k8s.apimachinery.pkg.apis.meta.v1.Time`;
 
 // Kubernetes resource.Quantity grammar: sign, decimal number, then either a
 // decimal exponent, a binary SI suffix (Ki..Ei) or a decimal SI suffix (m..E).
@@ -170,6 +173,7 @@ function validateRef(value: unknown, ref: string, at: string, errors: K8sSchemaE
   // The schema declares Quantity as string|number; its string grammar only
   // lives in the Go parser, so we re-check it here.
   if (ref === QUANTITY_REF) checkQuantity(value, at, errors);
+  else if (ref === TIME_REF && value === null) return;
   else validateNode(value, definition, at, errors);
 }
 

@@ -5,7 +5,7 @@
 import { ANNOTATION, type ComponentKind } from '../../src/spec/names';
 import type { ClusterInfo, Pod, StatefulSet } from '../../src/controller/model';
 import type { PdMember, PdStore } from '../../src/controller/pd-client';
-import { plan, type ComponentState, type PdState, type PlanInput } from '../../src/controller/plan';
+import { plan, type ComponentState, type PdState, type PlanInput, type Probes } from '../../src/controller/plan';
 
 export const CLUSTER: ClusterInfo = {
   name: 'c',
@@ -37,7 +37,11 @@ export function sts(kind: ComponentKind, o: StsOpts = {}): StatefulSet {
     metadata: {
       name: `c-${kind}`,
       generation: 1,
-      annotations: { [ANNOTATION.replicas]: String(o.desired ?? replicas), [ANNOTATION.settings]: JSON.stringify(o.settings ?? {}), ...o.annotations },
+      annotations: {
+        [ANNOTATION.replicas]: String(o.desired ?? replicas),
+        [ANNOTATION.settings]: JSON.stringify({ ...(o.onDelete && { updateStrategy: 'OnDelete' }), ...o.settings }),
+        ...o.annotations,
+      },
     },
     spec: {
       replicas,
@@ -77,14 +81,20 @@ export const pdState = (o: Partial<PdState> = {}): PdState => ({
   ...o,
 });
 
-/** Plans a cluster of `others` and `c`, and returns the plan of `c`. */
+/** Every PD member ready and every TiFlash serving, as the controller's probes would find them. */
+export const PROBES_OK: Probes = {
+  pdReady: Object.fromEntries([0, 1, 2, 3, 4, 5].map((i) => [`c-pd-${i}`, { ok: true, detail: 'ready' }])),
+  tiflashStatus: Object.fromEntries([0, 1, 2, 3, 4, 5].map((i) => [`c-tiflash-${i}`, { ok: true, detail: 'Running' }])),
+};
+
+/** Plans a cluster of `others` and `c`, and returns the plan of `c`. Probes all pass unless `extra.probes` says otherwise. */
 export function planOne(
   c: ComponentState,
   pd: PdState | { error: string } | undefined = pdState(),
   others: ComponentState[] = [],
-  extra: Partial<Pick<PlanInput, 'volumes' | 'failover' | 'options' | 'now'>> = {},
+  extra: Partial<Pick<PlanInput, 'volumes' | 'failover' | 'options' | 'now' | 'probes' | 'evictions'>> = {},
 ) {
   const all = [...others, c];
-  return plan({ cluster: CLUSTER, components: all, pd, now: NOW, ...extra }).find((p) => p.kind === c.kind)!;
+  return plan({ cluster: CLUSTER, components: all, pd, now: NOW, probes: PROBES_OK, ...extra }).find((p) => p.kind === c.kind)!;
 }
 

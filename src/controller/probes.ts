@@ -1,0 +1,31 @@
+/**
+ * Checks of one Pod's own server that the planner needs before an upgrade moves past that Pod and
+ * that PD cannot answer for it (PD's per-member readiness is `PdClient.ready`).
+ */
+import { names, PORT } from '../spec/names';
+import type { ClusterInfo } from './model';
+import { httpRequest, type ClientTls } from './pd-client';
+import type { ProbeResult } from './steps';
+
+/**
+ * A TiFlash Pod's proxy status server, as tidb-operator addresses it
+ * (`pkg/tiflashapi/tiflash_control.go`: `<pod>.<cluster>-tiflash-peer.<ns>:20292`, https with cluster TLS).
+ */
+export function tiflashStatusUrl(c: ClusterInfo, pod: string): string {
+  return `${c.tls ? 'https' : 'http'}://${pod}.${names.peerService(c.name, 'tiflash')}.${c.namespace}:${PORT.tiflashProxyStatus}/tiflash/store-status`;
+}
+
+/**
+ * `GET /tiflash/store-status`: TiFlash answers its state (Idle, Ready, Running, Stopping,
+ * Terminated) as the bare body; only `Running` serves (tidb-operator `tiflash_upgrader.go` compares
+ * the body with "Running" exactly).
+ */
+export async function tiflashStoreStatus(url: string, tls?: ClientTls, timeoutMs = 5000): Promise<ProbeResult> {
+  try {
+    const res = await httpRequest(url, { tls, timeoutMs });
+    if (res.status !== 200) return { ok: false, detail: `GET ${url}: HTTP ${res.status} ${res.body.trim().slice(0, 100)}` };
+    return res.body === 'Running' ? { ok: true, detail: 'Running' } : { ok: false, detail: `store status is ${JSON.stringify(res.body.slice(0, 40))}, not Running` };
+  } catch (e) {
+    return { ok: false, detail: `GET ${url}: ${(e as Error).message}` };
+  }
+}

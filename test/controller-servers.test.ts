@@ -1,0 +1,163 @@
+/**
+ * The controller as a real process against servers that answer as the real ones do: PD v8.5 (64-bit
+ * ids, ErrNotBootstrapped until TiKV bootstraps, per-member readiness, the merged evict-leader
+ * scheduler), TiFlash's store status, TiCDC captures and Pump nodes, each Pod's server on its own
+ * address, and a Kubernetes API server that restarts. These need the bundle (`npm run build`), which
+ * `npm test` makes first.
+ */
+import { render } from './support/render';
+import { worldViolations } from './support/rbac';
+import { World, simCluster } from './sim/world';
+import type { WorldOptions } from './sim/world';
+
+jest.setTimeout(120_000);
+
+let world: World | undefined;
+afterEach(async () => {
+  const w = world;
+  world = undefined;
+  if (!w) return;
+  try {
+    expect(worldViolations(w)).toEqual([]);
+    expect(w.violations).toEqual([]);
+    expect(w.pd.splitBrain).toEqual([]);
+    expect(w.processes.failures).toEqual([]);
+  } finally {
+    await w.close();
+  }
+});
+
+const BASE = { pd: { replicas: 3, requests: { storage: '1Gi' } }, tikv: { replicas: 3, requests: { storage: '1Gi' } }, tidb: { replicas: 2 } };
+
+async function start(spec: Record<string, unknown>, opts: Partial<WorldOptions> = {}): Promise<World> {
+  const w = await World.start({ cluster: simCluster({ ...BASE, ...spec }), render, ...opts });
+  world = w;
+  await w.startController();
+  return w;
+}
+
+const stopsOf = (w: World, component: string) => w.stops.filter((s) => s.component === component).map((s) => s.pod);
+/** Every reason the status gave for a component, as the scenario polled it. */
+function reasonsSeen(w: World, component: string): Set<string> {
+  const seen = new Set<string>();
+  const timer = setInterval(() => {
+    const r = w.status()?.components[component]?.reason;
+    if (r) seen.add(r);
+  }, 10);
+  timer.unref();
+  return seen;
+}
+
+describe('PD', () => {
+  it('upgrades PD while TiKV has not bootstrapped the cluster (PD answers ErrNotBootstrapped for stores)', async () => {
+    const w = await start({}, { hold: ['tikv'] });
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tidb', 2), 30_000, 'PD and TiDB to come up');
+    await w.waitFor(() => w.status()?.pd?.bootstrapped === false, 10_000, 'the status to say PD is not bootstrapped');
+    expect(w.pd.tikvBootstrapped()).toBe(false);
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }));
+    await w.waitFor(() => w.settled('pd', 3), 60_000, 'the PD upgrade, without TiKV');
+    expect(stopsOf(w, 'pd')).toEqual(['c-pd-2', 'c-pd-1', 'c-pd-0']);
+    expect(w.pd.stopsWhileLeader).toEqual([]);
+    await w.waitFor(() => /not Ready/.test(w.status()!.components.tikv.reason), 10_000, 'the TiKV status to say why it waits');
+  });
+
+  it('waits for each upgraded PD member to load its regions (PD v8.5.2+ /pd/api/v2/ready) before the next restart', async () => {
+    const w = await start({ version: 'v8.5.2' }, { pd: { version: 'v8.5.2', regionLoadMs: 1500 } });
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3), 30_000, 'the cluster to come up');
+    const reasons = reasonsSeen(w, 'pd');
+    const restarted = new Set<string>();
+    const notLoaded: string[] = [];
+    w.kube.on('podStopped', (pod) => {
+      if (pod.metadata.labels?.['app.kubernetes.io/component'] !== 'pd') return;
+      for (const earlier of restarted) if (!w.pd.pdRegionsLoaded(earlier)) notLoaded.push(`${pod.metadata.name} stopped while ${earlier} had not loaded its regions`);
+      restarted.add(pod.metadata.name);
+    });
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.3' }));
+    await w.waitFor(() => w.settled('pd', 3) && stopsOf(w, 'pd').length === 3, 60_000, 'the PD upgrade');
+    expect(notLoaded).toEqual([]);
+    expect([...reasons].some((r) => /waiting for PD member c-pd-\d to be ready: regions not loaded yet/.test(r))).toBe(true);
+  });
+});
+
+describe('TiKV evict-leader schedulers', () => {
+  it('removes the ones it added and never one an administrator added with pd-ctl', async () => {
+    const w = await start({});
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
+    const admins = w.pd.store('c-tikv-0')!.id;
+    w.pd.addEvictLeaderScheduler(admins);
+    // Idle passes leave it alone.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(w.pd.evictSchedulers()).toEqual([admins]);
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }));
+    await w.waitFor(() => w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tikv').length === 3, 60_000, 'the upgrade');
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(w.pd.evictSchedulers()).toEqual([admins]);
+    // The controller removed exactly the schedulers it had added (the upgrade's, on the other stores).
+    const removed = w.pd.schedulerLog.filter((c) => c.op === 'remove').map((c) => c.storeId);
+    expect(removed.sort()).toEqual([w.pd.store('c-tikv-1')!.id, w.pd.store('c-tikv-2')!.id].sort());
+    expect(w.status()!.evictions).toEqual({});
+  });
+});
+
+describe('TiFlash', () => {
+  it('waits for an upgraded TiFlash to serve (/tiflash/store-status Running) before the next restart', async () => {
+    const tiflash = { replicas: 2, storageClaims: [{ resources: { requests: { storage: '1Gi' } } }] };
+    const w = await start({ tiflash }, { pd: { tiflashStartMs: 1500 } });
+    await w.waitFor(() => w.settled('tiflash', 2) && w.settled('tikv', 3), 30_000, 'the cluster to come up');
+    const reasons = reasonsSeen(w, 'tiflash');
+    const notServing: string[] = [];
+    w.kube.on('podStopped', (pod) => {
+      if (pod.metadata.name === 'c-tiflash-0' && w.pd.tiflashStoreStatus('c-tiflash-1') !== 'Running') {
+        notServing.push(`c-tiflash-0 stopped while c-tiflash-1 was ${w.pd.tiflashStoreStatus('c-tiflash-1')}`);
+      }
+    });
+    await w.applyCluster(simCluster({ ...BASE, tiflash, version: 'v8.5.1' }));
+    await w.waitFor(() => w.settled('tiflash', 2) && stopsOf(w, 'tiflash').length === 2, 60_000, 'the TiFlash upgrade');
+    expect(stopsOf(w, 'tiflash')).toEqual(['c-tiflash-1', 'c-tiflash-0']);
+    expect(notServing).toEqual([]);
+    expect([...reasons].some((r) => /waiting for TiFlash c-tiflash-1 to serve: store status is "(Idle|Ready)"/.test(r))).toBe(true);
+  });
+});
+
+describe('TiCDC and Pump', () => {
+  const spec = { ticdc: { replicas: 3 }, pump: { replicas: 3, requests: { storage: '1Gi' } } };
+  const up = (w: World) => w.settled('ticdc', 3) && w.settled('pump', 3) && w.settled('tidb', 2);
+
+  it('drains a capture and takes a Pump node offline before each scale-in', async () => {
+    const w = await start(spec);
+    await w.waitFor(() => up(w) && w.ticdc!.captures().filter((c) => c.state === 'running').length === 3, 40_000, 'the cluster to come up');
+    await w.waitFor(() => w.pump!.nodes().filter((n) => n.state === 'online').length === 3, 10_000, 'three pump nodes online');
+    await w.applyCluster(simCluster({ ...BASE, ticdc: { replicas: 2 }, pump: { replicas: 2, requests: { storage: '1Gi' } } }));
+    await w.waitFor(() => w.settled('ticdc', 2) && w.settled('pump', 2), 60_000, 'the scale-in');
+    expect(w.ticdc!.stopsWithTables).toEqual([]);
+    expect(w.pump!.stopsWhileOnline).toEqual([]);
+    expect(w.pump!.stateOf('c-pump-2')).toBe('offline');
+    expect(w.ticdc!.tablesOf('c-ticdc-2')).toBe(0);
+  });
+
+  it('rolls TiCDC and Pump through an upgrade, after TiDB', async () => {
+    const w = await start(spec);
+    await w.waitFor(() => up(w), 40_000, 'the cluster to come up');
+    await w.applyCluster(simCluster({ ...BASE, ...spec, version: 'v8.5.1' }));
+    await w.waitFor(() => up(w) && stopsOf(w, 'ticdc').length === 3 && stopsOf(w, 'pump').length === 3, 90_000, 'the upgrade');
+    expect(stopsOf(w, 'pump')).toEqual(['c-pump-2', 'c-pump-1', 'c-pump-0']);
+    expect(stopsOf(w, 'ticdc')).toEqual(['c-ticdc-2', 'c-ticdc-1', 'c-ticdc-0']);
+    const first = (c: string) => Math.min(...w.stops.filter((s) => s.component === c).map((s) => s.time));
+    const last = (c: string) => Math.max(...w.stops.filter((s) => s.component === c).map((s) => s.time));
+    expect(first('tidb')).toBeGreaterThan(last('pump'));
+    expect(first('ticdc')).toBeGreaterThan(last('tidb'));
+  });
+});
+
+describe('Kubernetes API server restart', () => {
+  it('rides out the restart and its 403s (RBAC caches not yet filled), then finishes an upgrade', async () => {
+    const w = await start({});
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
+    await w.kube.restart({ downMs: 500, forbiddenMs: 1000 });
+    expect(w.kube.requests.some((r) => r.status === 403)).toBe(true);
+    expect(w.controller().running).toBe(true);
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }));
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tidb').length === 2, 60_000, 'the upgrade after the restart');
+    expect(w.controller().running).toBe(true);
+  });
+});
