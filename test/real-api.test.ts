@@ -1,0 +1,286 @@
+/**
+ * The rendered manifests and the shipped controller against a real Kubernetes API server and
+ * controller manager (v1.32, see test/kube/), with the PD simulator playing PD and TiKV. Runs when
+ * the binaries are present (TIDB_GITOPS_KUBE_ASSETS, or .kube-assets from `npm run kube-assets`,
+ * which `.ci/run` always prepares); otherwise the suite says why it was skipped.
+ *
+ * Every scenario ends by checking the API server's audit log: the controller, authenticated with the
+ * rendered ServiceAccount's token, never got a 403 from the real RBAC authorizer.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { findKubeAssets } from './kube/assets';
+import { pathOf, resourcePath, type Obj } from './kube/client';
+import { ControlPlane } from './kube/control-plane';
+import { RealWorld, type ApplyMode } from './kube/world';
+import { simCluster } from './sim/controller-process';
+import { render } from './support/render';
+
+const lookup = findKubeAssets();
+const describeReal = 'assets' in lookup ? describe : describe.skip;
+if (!('assets' in lookup)) {
+  // CI prepares the binaries (.ci/run): there, their absence is a failure, not a skip.
+  if (process.env.CI === 'true') test('the real-API suite has its binaries', () => expect(lookup.missing).toBe(''));
+  // eslint-disable-next-line no-console
+  else console.warn(`real-API suite skipped: ${lookup.missing}`);
+}
+
+jest.setTimeout(240_000);
+
+const CONTROLLER = 'tidb-gitops-controller';
+let cp: ControlPlane;
+let world: RealWorld | undefined;
+let seq = 0;
+
+beforeAll(async () => {
+  if ('assets' in lookup) cp = await ControlPlane.start(lookup.assets);
+}, 150_000);
+
+afterAll(async () => {
+  await cp?.stop();
+});
+
+afterEach(async () => {
+  const w = world;
+  world = undefined;
+  if (!w) return;
+  try {
+    expect(w.forbidden()).toEqual([]);
+    expect(w.violations).toEqual([]);
+  } finally {
+    await w.close();
+  }
+});
+
+const upgraded = (spec: Record<string, unknown> = {}) => ({ version: 'v8.5.1', ...spec });
+const clusterIn = (namespace: string, spec: Record<string, unknown> = {}) => simCluster(spec, { namespace });
+
+/** A fresh namespace with a 3 PD / 3 TiKV / 2 TiDB cluster up and settled under the controller. */
+async function running(spec: Record<string, unknown> = {}, apply: ApplyMode = 'server-side'): Promise<RealWorld> {
+  const w = await RealWorld.start({ cp, cluster: clusterIn(`real-${++seq}`, spec), render, apply });
+  world = w;
+  await w.startController();
+  await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
+  return w;
+}
+
+const allSettled = async (w: RealWorld, tidb = 2): Promise<boolean> => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', tidb));
+const stopsOf = (w: RealWorld, component: string) => w.stops.filter((s) => s.component === component).map((s) => s.pod);
+const partitionOf = (sts: Obj | undefined): number | undefined => sts?.spec?.updateStrategy?.rollingUpdate?.partition;
+
+/** The field managers of the listed fields (`spec.replicas`...), from managedFields. */
+function ownersOf(obj: Obj, paths: string[][]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const p of paths) {
+    out[p.join('.')] = (obj.metadata.managedFields ?? [])
+      .filter((m: Obj) => {
+        let node = m.fieldsV1;
+        for (const k of p) node = node?.[`f:${k}`];
+        return node !== undefined;
+      })
+      .map((m: Obj) => m.manager)
+      .sort();
+  }
+  return out;
+}
+
+describeReal('a rendered cluster on a real API server', () => {
+  it('bootstraps PD through discovery, holds every partition at replicas, and says Normal', async () => {
+    const w = await running();
+    expect(w.pd.members().map((m) => m.name).sort()).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2']);
+    expect(w.pd.splitBrain).toEqual([]);
+    expect(await w.events('PDBootstrap')).toHaveLength(1);
+    await w.waitFor(async () => (await w.status())?.components.tikv?.stores?.length === 3, 10_000, 'the stores in the status');
+    const status = (await w.status())!;
+    for (const c of ['pd', 'tikv', 'tidb']) expect(status.components[c]).toMatchObject({ phase: 'Normal', reason: 'up to date' });
+    // The API server stores the rendered updateStrategy-less StatefulSet; the controller owns the strategy and its partition.
+    const pd = (await w.sts('pd'))!;
+    expect(pd.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    expect(ownersOf(pd, [['spec', 'replicas'], ['spec', 'updateStrategy', 'rollingUpdate', 'partition'], ['spec', 'updateStrategy', 'type']])).toEqual({
+      'spec.replicas': [CONTROLLER],
+      'spec.updateStrategy.rollingUpdate.partition': [CONTROLLER],
+      'spec.updateStrategy.type': [CONTROLLER],
+    });
+  });
+
+  it('rolls a version bump one Pod at a time, highest ordinal first, PD then TiKV then TiDB, without restarting a leader', async () => {
+    const w = await running();
+    const before = w.stops.length;
+    await w.applyCluster(clusterIn(w.namespace, upgraded()));
+    const tidbImage = (p: Obj) => p.spec.containers.find((c: Obj) => c.name === 'tidb').image;
+    await w.waitFor(async () => (await allSettled(w)) && (await w.pods('tidb')).every((p) => tidbImage(p) === 'pingcap/tidb:v8.5.1'), 120_000, 'the upgrade to finish');
+    expect(w.stops.length - before).toBe(8);
+    expect(stopsOf(w, 'pd')).toEqual(['c-pd-2', 'c-pd-1', 'c-pd-0']);
+    expect(stopsOf(w, 'tikv')).toEqual(['c-tikv-2', 'c-tikv-1', 'c-tikv-0']);
+    expect(stopsOf(w, 'tidb')).toEqual(['c-tidb-1', 'c-tidb-0']);
+    const last = (c: string) => Math.max(...w.stops.filter((s) => s.component === c).map((s) => s.time));
+    const first = (c: string) => Math.min(...w.stops.filter((s) => s.component === c).map((s) => s.time));
+    expect(first('tikv')).toBeGreaterThan(last('pd'));
+    expect(first('tidb')).toBeGreaterThan(last('tikv'));
+    expect(w.kubelet.maxDown('pd')).toBe(1);
+    expect(w.kubelet.maxDown('tikv')).toBe(1);
+    expect(w.kubelet.maxDown('tidb')).toBe(1);
+    expect(w.pd.stopsWhileLeader).toEqual([]);
+    expect(w.pd.stopsWithLeaders).toEqual([]);
+    expect(w.pd.evictSchedulers()).toEqual([]);
+  });
+
+  it('leaves replicas and partition alone when Git is re-applied mid-rollout, client-side and server-side', async () => {
+    const w = await running();
+    // Hold TiDB's rollout at its first step: a Pod at the new revision stays not Ready until released.
+    let hold = true;
+    const oldRevision = (await w.sts('tidb'))!.status.updateRevision;
+    const gate = w.kubelet.readinessGate;
+    w.kubelet.readinessGate = (pod) =>
+      gate(pod) && !(hold && pod.metadata.labels?.['app.kubernetes.io/component'] === 'tidb' && pod.metadata.labels?.['controller-revision-hash'] !== oldRevision);
+    await w.applyCluster(clusterIn(w.namespace, { tidb: { replicas: 2, version: 'v8.5.1' } }));
+    // Mid-rollout: c-tidb-1 restarted at the new revision (not Ready, held), the partition raised back, c-tidb-0 waiting.
+    await w.waitFor(
+      async () => {
+        const pod1 = (await w.pods('tidb')).find((p) => p.metadata.name === 'c-tidb-1');
+        return pod1 !== undefined && pod1.metadata.labels['controller-revision-hash'] !== oldRevision && partitionOf(await w.sts('tidb')) === 2;
+      },
+      60_000,
+      'the TiDB rollout to step once and wait',
+    );
+    expect((await w.status())!.components.tidb.phase).toBe('Upgrading');
+    const stops = w.stops.length;
+    const snapshot = async () => (await w.statefulSets()).map((s) => [s.metadata.name, s.spec.replicas, partitionOf(s), s.spec.updateStrategy.type]);
+    const held = await snapshot();
+    for (const mode of ['client-side', 'server-side'] as const) {
+      await w.apply(w.objects, mode);
+      expect(await snapshot()).toEqual(held);
+      const tidb = (await w.sts('tidb'))!;
+      expect(ownersOf(tidb, [['spec', 'replicas'], ['spec', 'updateStrategy', 'rollingUpdate', 'partition']])).toEqual({
+        'spec.replicas': [CONTROLLER],
+        'spec.updateStrategy.rollingUpdate.partition': [CONTROLLER],
+      });
+    }
+    expect(w.stops.length).toBe(stops);
+    hold = false;
+    await w.waitFor(() => allSettled(w), 60_000, 'the rollout to finish');
+    expect(stopsOf(w, 'tidb')).toEqual(['c-tidb-1', 'c-tidb-0']);
+  });
+
+  it('switches a component to OnDelete and back from Git, client-side and server-side, restarting nothing by itself', async () => {
+    const w = await running({}, 'client-side');
+    for (const [mode, version] of [['client-side', 'v8.5.1'], ['server-side', 'v8.5.2']] as const) {
+      const stops = w.stops.length;
+      const onDelete = await w.applyCluster(clusterIn(w.namespace, { tidb: { replicas: 2, statefulSetUpdateStrategy: 'OnDelete', version } }), mode);
+      expect(onDelete.join('\n')).not.toMatch(/error/i);
+      await w.waitFor(async () => (await w.sts('tidb'))?.spec.updateStrategy.type === 'OnDelete', 20_000, 'the controller to switch TiDB to OnDelete');
+      expect((await w.sts('tidb'))!.spec.updateStrategy).toEqual({ type: 'OnDelete' });
+      // A new template under OnDelete restarts nothing.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(w.stops.length).toBe(stops);
+      // Back to RollingUpdate: the partition comes with the type, so nothing rolls until the controller steps it.
+      await w.applyCluster(clusterIn(w.namespace, { tidb: { replicas: 2, version } }), mode);
+      await w.waitFor(async () => (await allSettled(w)) && stopsOf(w, 'tidb').length > 0, 60_000, 'TiDB to roll through the controller');
+      expect(stopsOf(w, 'tidb').slice(-2)).toEqual(['c-tidb-1', 'c-tidb-0']);
+      w.stops.length = 0;
+    }
+  });
+
+  it('scales TiKV out, then in through Tombstone, keeping the claims of the removed Pod', async () => {
+    const w = await running();
+    await w.applyCluster(clusterIn(w.namespace, { tikv: { replicas: 4, requests: { storage: '1Gi' } } }));
+    await w.waitFor(async () => (await w.settled('tikv', 4)) && w.pd.stores().filter((s) => s.state === 'Up').length === 4, 60_000, 'TiKV to scale out');
+    const store3 = w.pd.store('c-tikv-3')!.id;
+    await w.applyCluster(clusterIn(w.namespace, { tikv: { replicas: 3, requests: { storage: '1Gi' } } }));
+    await w.waitFor(async () => await w.settled('tikv', 3), 90_000, 'TiKV to scale in');
+    expect(w.pd.stores().find((s) => s.id === store3)?.state).toBe('Tombstone');
+    expect(w.pd.stopsWithLeaders).toEqual([]);
+    const claim = (await w.pvcs('tikv')).find((c) => c.metadata.name === 'tikv-c-tikv-3')!;
+    expect(claim.metadata.annotations['tidb.pingcap.com/pvc-defer-deleting']).toBeDefined();
+    expect((await w.events('ScaleIn')).length).toBeGreaterThan(0);
+  });
+
+  it('replaces a failed PD member by its 64-bit id, its claim going before its Pod, then scales the extra replica in', async () => {
+    const w = await running({ pd: { replicas: 3, requests: { storage: '1Gi' }, maxFailoverCount: 1 } });
+    await w.controller().kill('SIGKILL');
+    await w.controller().exited;
+    await w.startController(['--pd-failover-period', '2s']);
+    const failed = w.pd.members().find((m) => m.name === 'c-pd-1')!;
+    expect(BigInt(failed.memberId) > BigInt(Number.MAX_SAFE_INTEGER)).toBe(true);
+    const claimUid = (await w.pvcs('pd')).find((c) => c.metadata.name === 'pd-c-pd-1')!.metadata.uid;
+    w.pd.pdStop('c-pd-1');
+    await w.waitFor(async () => (await w.events('PDFailover')).length > 0, 30_000, 'the failover to begin');
+    await w.waitFor(async () => (await w.sts('pd'))?.spec.replicas === 4, 60_000, 'the failover replica');
+    expect(w.pd.members().some((m) => m.memberId === failed.memberId)).toBe(false);
+    // The replacement c-pd-1 runs on a new claim.
+    await w.waitFor(async () => (await w.pvcs('pd')).some((c) => c.metadata.name === 'pd-c-pd-1' && c.metadata.uid !== claimUid), 60_000, 'a fresh claim for c-pd-1');
+    await w.waitFor(async () => (await w.settled('pd', 3)) && w.pd.members().filter((m) => m.running).length === 3, 120_000, 'the extra replica to go again');
+    expect(w.pd.splitBrain).toEqual([]);
+  });
+
+  it('deletes an old config revision only once the rollout is done', async () => {
+    const w = await running({ configUpdateStrategy: 'RollingUpdate' });
+    const oldCm = (await w.sts('tidb'))!.spec.template.spec.volumes.find((v: Obj) => v.name === 'config').configMap.name;
+    await w.applyCluster(clusterIn(w.namespace, { configUpdateStrategy: 'RollingUpdate', tidb: { replicas: 2, config: { log: { level: 'warn' } } } }));
+    const cmPath = resourcePath('v1', 'ConfigMap', w.namespace, oldCm);
+    // Mid-rollout the old revision is still there.
+    await w.waitFor(async () => stopsOf(w, 'tidb').length >= 1, 60_000, 'the TiDB rollout to begin');
+    expect(await w.kube.get(cmPath)).toBeDefined();
+    await w.waitFor(async () => (await w.kube.get(cmPath)) === undefined, 90_000, 'the old ConfigMap to be deleted');
+    expect(await w.settled('tidb', 2)).toBe(true);
+    expect((await w.events('ConfigMapDeleted')).map((e) => e.message)).toContainEqual(expect.stringContaining(oldCm));
+  });
+
+  it('resumes after the controller is killed in the middle of a step', async () => {
+    const w = await running();
+    await w.applyCluster(clusterIn(w.namespace, upgraded()));
+    await w.waitFor(() => stopsOf(w, 'tikv').length >= 1, 90_000, 'the TiKV step to begin');
+    w.controller().kill('SIGKILL');
+    await w.controller().exited;
+    await w.startController();
+    await w.waitFor(async () => (await allSettled(w)) && stopsOf(w, 'tidb').length === 2, 120_000, 'the upgrade to finish after the restart');
+    expect(stopsOf(w, 'tikv')).toEqual(['c-tikv-2', 'c-tikv-1', 'c-tikv-0']);
+    expect(w.pd.stopsWithLeaders).toEqual([]);
+  });
+
+  it('scales nothing in while the node is lost and every Pod is marked not Ready, and says why', async () => {
+    const w = await running();
+    w.kubelet.pause();
+    // The node-lifecycle controller marks the node and its Pods not Ready after the grace period (10 s here).
+    await w.waitFor(async () => (await w.pods('tidb')).every((p) => p.status.conditions.find((c: Obj) => c.type === 'Ready')?.status === 'False'), 60_000, 'the Pods to be marked not Ready');
+    await w.applyCluster(clusterIn(w.namespace, { tidb: { replicas: 1 } }));
+    await w.waitFor(async () => /scale-in waits: Pod c-tidb-0 is not Ready/.test((await w.status())?.components.tidb?.reason ?? ''), 20_000, 'the status to say why TiDB waits');
+    expect((await w.sts('tidb'))!.spec.replicas).toBe(2);
+    await w.kubelet.resume();
+    await w.waitFor(() => w.settled('tidb', 1), 60_000, 'the scale-in once the node is back');
+  });
+});
+
+describeReal('re-applying unchanged manifests on a real API server', () => {
+  const inputs = [
+    ...readdirSync(join(__dirname, 'golden/inputs')).map((f) => join(__dirname, 'golden/inputs', f)),
+    ...readdirSync(join(__dirname, 'fixtures/examples')).map((d) => join(__dirname, 'fixtures/examples', d, 'tidb-cluster.yaml')),
+  ];
+  /** Every cluster of the file, in the given namespace (clusters another one references keep their namespace). */
+  const renderIn = (file: string, namespace: string): Obj[] => {
+    const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj);
+    const moved = docs.map((d) => ({ ...d, metadata: { ...d.metadata, namespace }, spec: d.spec?.cluster ? { ...d.spec, cluster: { ...d.spec.cluster, namespace } } : d.spec }));
+    return render(moved.map((d) => stringify(d)).join('---\n'));
+  };
+
+  it.each(inputs.map((f) => [f.split('/').slice(-2).join('/'), f]))('%s: a second apply changes nothing, client-side and server-side', async (_name, file) => {
+    const admin = cp.admin();
+    for (const mode of ['client-side', 'server-side'] as const) {
+      const namespace = `noop-${++seq}`;
+      await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      const objects = renderIn(file, namespace);
+      const w = { apply: (o: Obj[]) => RealWorld.applyObjects(cp, o, mode) };
+      await w.apply(objects);
+      // Let the StatefulSet controller write its status first: the second apply is Git's, not the first's echo.
+      await new Promise((r) => setTimeout(r, 500));
+      // Generations move with every spec change (status writes of the controllers do not move them).
+      const versions = async () => Promise.all(objects.map(async (o) => `${o.kind}/${o.metadata.name} ${(await admin.get(pathOf(o)))?.metadata.generation}`));
+      const before = await versions();
+      const out = await w.apply(objects);
+      if (mode === 'client-side') expect(out.filter((l) => !l.endsWith(' unchanged'))).toEqual([]);
+      else expect(out).toEqual([]);
+      expect(await versions()).toEqual(before);
+    }
+  });
+});
