@@ -30,6 +30,8 @@ import { parsePdVersion, serve, type ApiModel, type PdVersion, type Reply } from
 import { PdMembers, type Member } from './pd-members';
 import { PdProcesses, type PdPodState } from './pd-process';
 import {
+  definedOnly,
+  pollUntil,
   SimRecords,
   Timers,
   type LeaderTransfer,
@@ -154,7 +156,6 @@ interface Listener {
   closed: boolean;
 }
 
-const WAIT_POLL_MS = 5;
 
 export class PdSim {
   /** Starts the Service's server on a free local port. */
@@ -493,12 +494,8 @@ export class PdSim {
   }
 
   /** Resolves once `pred` holds; rejects after `timeoutMs` with `message` and the model's state. */
-  async waitFor(pred: () => boolean, timeoutMs = 3000, message = 'condition'): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pred()) {
-      if (Date.now() >= deadline) throw new Error(`waitFor: ${message} not reached within ${timeoutMs}ms\n${this.describe()}`);
-      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-    }
+  waitFor(pred: () => boolean, timeoutMs = 3000, message = 'condition'): Promise<void> {
+    return pollUntil(pred, timeoutMs, message, () => this.describe());
   }
 
   /** The model in a few lines, for failure messages. */
@@ -659,9 +656,4 @@ function closeServer(server: http.Server, graceful = false): Promise<void> {
   if (graceful) server.closeIdleConnections();
   else server.closeAllConnections();
   return closed;
-}
-
-/** Options without their undefined entries, so that spreading them keeps the defaults. */
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -118,3 +118,20 @@ export class Timers {
     this.pending.clear();
   }
 }
+
+/**
+ * Resolves once `pred` holds, polling every 5 ms; rejects after `timeoutMs` with `message` and what
+ * `describe` says of the simulator's state. Every simulator's `waitFor`.
+ */
+export async function pollUntil(pred: () => boolean, timeoutMs: number, message: string, describe: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() >= deadline) throw new Error(`waitFor: ${message} not reached within ${timeoutMs}ms\n${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Options without their undefined entries, so that spreading them keeps the defaults. */
+export function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

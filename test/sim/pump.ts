@@ -30,6 +30,7 @@
  * should have taken it offline first), `requests`, `unsimulated`.
  */
 import * as http from 'node:http';
+import { definedOnly, pollUntil } from './pd-runtime';
 
 export interface PumpSimOptions {
   /** The TidbCluster's name: pumps advertise `<pod>.<cluster>-pump...:<port>`. */
@@ -158,7 +159,6 @@ interface PumpData {
   nodeIdFile?: string;
 }
 
-const WAIT_POLL_MS = 5;
 
 export class PumpSim {
   static async start(options: PumpSimOptions): Promise<PumpSim> {
@@ -326,12 +326,8 @@ export class PumpSim {
   }
 
   /** Resolves once `pred` holds; rejects after `timeoutMs` with `message` and the model's state. */
-  async waitFor(pred: () => boolean, timeoutMs = 3000, message = 'condition'): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pred()) {
-      if (Date.now() >= deadline) throw new Error(`waitFor: ${message} not reached within ${timeoutMs}ms\n${this.describe()}`);
-      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-    }
+  waitFor(pred: () => boolean, timeoutMs = 3000, message = 'condition'): Promise<void> {
+    return pollUntil(pred, timeoutMs, message, () => this.describe());
   }
 
   /** The model in a few lines, for failure messages. */
@@ -592,9 +588,4 @@ function nodeJson(n: PumpNodeStatus): string {
 
 function sortedObject(o: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-/** Options without their undefined entries, so that spreading them keeps the defaults. */
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -27,6 +27,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
+import { definedOnly, pollUntil, Timers } from './pd-runtime';
 
 // ---------------------------------------------------------------------------------------------
 // Options, records
@@ -271,7 +272,6 @@ interface InjectedFailure {
   remaining: number;
 }
 
-const WAIT_POLL_MS = 5;
 const CLUSTER_ID = 'default';
 
 export class TicdcSim {
@@ -474,12 +474,8 @@ export class TicdcSim {
   }
 
   /** Resolves once `pred` holds; rejects after `timeoutMs` with `message` and the model's state. */
-  async waitFor(pred: () => boolean, timeoutMs = 3000, message = 'condition'): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pred()) {
-      if (Date.now() >= deadline) throw new Error(`waitFor: ${message} not reached within ${timeoutMs}ms\n${this.describe()}`);
-      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-    }
+  waitFor(pred: () => boolean, timeoutMs = 3000, message = 'condition'): Promise<void> {
+    return pollUntil(pred, timeoutMs, message, () => this.describe());
   }
 
   /** The model in a few lines, for failure messages. */
@@ -978,47 +974,4 @@ function closeServer(server: http.Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
-}
-
-/** Options without their undefined entries, so that spreading them keeps the defaults. */
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** Unref'd timers, all cancelled by `close()` (as pd-runtime's, kept local to this file). */
-class Timers {
-  private readonly pending = new Set<NodeJS.Timeout>();
-  private isClosed = false;
-
-  after(ms: number, fn: () => void): NodeJS.Timeout | undefined {
-    if (this.isClosed) return undefined;
-    const timer = setTimeout(() => {
-      this.pending.delete(timer);
-      if (!this.isClosed) fn();
-    }, ms);
-    timer.unref();
-    this.pending.add(timer);
-    return timer;
-  }
-
-  every(ms: number, fn: () => void): void {
-    if (this.isClosed) return;
-    const timer = setInterval(() => {
-      if (!this.isClosed) fn();
-    }, ms);
-    timer.unref();
-    this.pending.add(timer);
-  }
-
-  cancel(timer: NodeJS.Timeout | undefined): void {
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    this.pending.delete(timer);
-  }
-
-  close(): void {
-    this.isClosed = true;
-    for (const timer of this.pending) clearTimeout(timer);
-    this.pending.clear();
-  }
 }
