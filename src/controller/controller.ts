@@ -430,8 +430,9 @@ export class Controller {
           // The record comes first: a crash after PD added the scheduler must not leave it unowned.
           if (action.record) await this.setEvictions({ ...this.evictions, [String(action.storeId)]: action.record }, persist);
           await this.pd.addEvictLeader(action.storeId);
+          // When PD took the scheduler, not when the pass began: evictLeaderTimeout counts from here.
           const pod = pods.find((x) => x.metadata.name === action.pod);
-          if (!pod?.metadata.annotations?.[action.annotation]) await this.kube.annotatePod(action.pod, { [action.annotation]: rfc3339(now) });
+          if (!pod?.metadata.annotations?.[action.annotation]) await this.kube.annotatePod(action.pod, { [action.annotation]: rfc3339(Date.now()) });
           log.info(p.reason, { pod: action.pod, store: action.storeId });
           break;
         }
