@@ -236,17 +236,17 @@ export function unreadyPods(input: PlanInput, c: ComponentState, replicas: numbe
 export const podList = (pods: readonly string[]): string => (pods.length === 1 ? `Pod ${pods[0]} is` : `Pods ${pods.join(', ')} are`);
 
 /**
- * Adds a store's evict-leader scheduler. One the controller did not add (an administrator's, with
- * pd-ctl) is already there: it stays unrecorded, so the controller never removes it.
+ * Adds a store's evict-leader scheduler, recorded as the controller's own when the store had none. One
+ * already there that is not recorded (an administrator's, added with pd-ctl) stays unrecorded, so the
+ * controller never removes it; one already recorded keeps its record.
  */
 export function evictBegin(input: PlanInput, pd: PdState, pod: string, storeId: number, annotation: string, why: EvictionRecord['for']): Action {
-  const recorded = ownsEviction(input, storeId);
-  const theirs = pd.evicting.has(storeId) && !recorded;
+  const isNew = !pd.evicting.has(storeId) && !ownsEviction(input, storeId);
   return {
     type: 'evict-begin',
     pod,
     storeId,
     annotation,
-    ...(!theirs && !recorded && { record: { pod, for: why, since: new Date(input.now).toISOString() } }),
+    ...(isNew && { record: { pod, for: why, since: new Date(input.now).toISOString() } }),
   };
 }
