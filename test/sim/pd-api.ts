@@ -31,10 +31,12 @@ import { PdMembers, type Member } from './pd-members';
 import { PdProcesses, type PdPodState } from './pd-process';
 import {
   definedOnly,
+  FaultInjector,
   pollUntil,
   SimRecords,
   Timers,
   type LeaderTransfer,
+  type RequestMatch,
   type ProcessFailure,
   type RequestRecord,
   type SchedulerChange,
@@ -136,18 +138,8 @@ export const PD_SIM_DEFAULTS = {
 /** TiFlash proxy's status port (tidb-operator `DefaultTiFlashProxyStatusPort`). */
 export const TIFLASH_PROXY_STATUS_PORT = 20292;
 
-/**
- * Which requests an injected failure hits: a predicate, a RegExp tested on `"<METHOD> <path?query>"`,
- * or a string contained in that text (`'POST /pd/api/v1/schedulers'`, `'/stores'`).
- */
-export type RequestMatch = string | RegExp | ((method: string, path: string) => boolean);
+export type { RequestMatch } from './pd-runtime';
 
-interface InjectedFailure {
-  match: RequestMatch;
-  status: number;
-  message: string;
-  remaining: number;
-}
 
 /** A server on `ip:port` that stands for one process's listener. */
 interface Listener {
@@ -191,7 +183,7 @@ export class PdSim {
   private baseUrl = '';
   private isDown = false;
   private closed = false;
-  private readonly failures: InjectedFailure[] = [];
+  private readonly faults = new FaultInjector();
   private readonly tickMs: number;
   private readonly clientPort: number;
   private readonly timers = new Timers();
@@ -294,7 +286,7 @@ export class PdSim {
 
   /** Answers the next `times` requests that match with `status` and a PD-style error body (a JSON string). */
   failNext(match: RequestMatch, status: number, times = 1, message = 'injected failure'): void {
-    this.failures.push({ match, status, message, remaining: times });
+    this.faults.add(match, status, times, message);
   }
 
   async close(): Promise<void> {
@@ -536,7 +528,7 @@ export class PdSim {
         const method = req.method ?? 'GET';
         const path = req.url ?? '/';
         let reply: Reply;
-        const injected = this.takeFailure(method, path);
+        const injected = this.faults.take(method, path);
         if (injected !== undefined) {
           reply = { status: injected.status, headers: { 'content-type': RENDER_JSON_TYPE }, body: renderJson(injected.message) };
         } else {
@@ -562,16 +554,6 @@ export class PdSim {
     });
   }
 
-  private takeFailure(method: string, path: string): InjectedFailure | undefined {
-    const text = `${method} ${path}`;
-    const found = this.failures.find(
-      (f) =>
-        f.remaining > 0 &&
-        (typeof f.match === 'function' ? f.match(method, path) : typeof f.match === 'string' ? text.includes(f.match) : f.match.test(text)),
-    );
-    if (found !== undefined) found.remaining--;
-    return found;
-  }
 
   /** pd-server of a pod started or stopped serving: its own listener follows, when the pod has an IP. */
   private memberServing(pod: string, member: Member | undefined, graceful = false): void {

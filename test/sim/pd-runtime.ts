@@ -135,3 +135,36 @@ export async function pollUntil(pred: () => boolean, timeoutMs: number, message:
 export function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+/**
+ * Which requests an injected failure hits: a predicate (of the method, the path with its query, and
+ * the Pod whose server was asked, where there is one), a RegExp tested on `"<METHOD> <path?query>"`,
+ * or a string contained in that text (`'POST /pd/api/v1/schedulers'`, `'/stores'`).
+ */
+export type RequestMatch = string | RegExp | ((method: string, path: string, pod: string) => boolean);
+
+export interface InjectedFailure {
+  readonly match: RequestMatch;
+  readonly status: number;
+  readonly message: string;
+  remaining: number;
+}
+
+/** The failures a test asked a simulator to inject, each for its next `times` matching requests. */
+export class FaultInjector {
+  private readonly failures: InjectedFailure[] = [];
+
+  add(match: RequestMatch, status: number, times: number, message: string): void {
+    this.failures.push({ match, status, message, remaining: times });
+  }
+
+  /** The failure this request hits, if any (counted as used). */
+  take(method: string, path: string, pod = ''): InjectedFailure | undefined {
+    const text = `${method} ${path}`;
+    const found = this.failures.find(
+      (f) => f.remaining > 0 && (typeof f.match === 'function' ? f.match(method, path, pod) : typeof f.match === 'string' ? text.includes(f.match) : f.match.test(text)),
+    );
+    if (found !== undefined) found.remaining--;
+    return found;
+  }
+}

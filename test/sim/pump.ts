@@ -30,7 +30,7 @@
  * should have taken it offline first), `requests`, `unsimulated`.
  */
 import * as http from 'node:http';
-import { definedOnly, pollUntil } from './pd-runtime';
+import { definedOnly, FaultInjector, pollUntil, type RequestMatch } from './pd-runtime';
 
 export interface PumpSimOptions {
   /** The TidbCluster's name: pumps advertise `<pod>.<cluster>-pump...:<port>`. */
@@ -116,18 +116,8 @@ export interface PumpRequestRecord {
   time: number;
 }
 
-/**
- * Which requests an injected failure hits: a predicate, a RegExp tested on `"<METHOD> <path?query>"`,
- * or a string contained in that text.
- */
-export type RequestMatch = string | RegExp | ((method: string, path: string, pod: string) => boolean);
+export type { RequestMatch } from './pd-runtime';
 
-interface InjectedFailure {
-  match: RequestMatch;
-  status: number;
-  message: string;
-  remaining: number;
-}
 
 interface Answer {
   status: number;
@@ -177,7 +167,7 @@ export class PumpSim {
   private readonly registry = new Map<string, PumpNodeStatus>();
   private readonly procs = new Map<string, PumpProc>();
   private readonly data = new Map<string, PumpData>();
-  private readonly failures: InjectedFailure[] = [];
+  private readonly faults = new FaultInjector();
   private logical = 0;
   private closed = false;
 
@@ -292,7 +282,7 @@ export class PumpSim {
 
   /** Answers the next `times` matching requests with `status` and `message`; status 0 drops the connection. */
   failNext(match: RequestMatch, status: number, times = 1, message = 'injected failure'): void {
-    this.failures.push({ match, status, message, remaining: times });
+    this.faults.add(match, status, times, message);
   }
 
   async close(): Promise<void> {
@@ -450,7 +440,7 @@ export class PumpSim {
         const url = req.url ?? '/';
         const record: PumpRequestRecord = { pod: proc.pod, method, path: url, status: 0, time: Date.now() };
         this.requests.push(record);
-        const injected = this.takeFailure(method, url, proc.pod);
+        const injected = this.faults.take(method, url, proc.pod);
         if (proc.phase === 'stopped' || injected?.status === 0) {
           req.socket.destroy();
           return;
@@ -475,16 +465,6 @@ export class PumpSim {
     });
   }
 
-  private takeFailure(method: string, path: string, pod: string): InjectedFailure | undefined {
-    const text = `${method} ${path}`;
-    const found = this.failures.find(
-      (f) =>
-        f.remaining > 0 &&
-        (typeof f.match === 'function' ? f.match(method, path, pod) : typeof f.match === 'string' ? text.includes(f.match) : f.match.test(text)),
-    );
-    if (found !== undefined) found.remaining--;
-    return found;
-  }
 
   /**
    * gorilla/mux routes with `.Methods(...)` (server.go:414-418): a known path with another method is a 405

@@ -27,7 +27,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
-import { definedOnly, pollUntil, Timers } from './pd-runtime';
+import { definedOnly, FaultInjector, pollUntil, Timers, type RequestMatch } from './pd-runtime';
 
 // ---------------------------------------------------------------------------------------------
 // Options, records
@@ -138,11 +138,7 @@ export interface CaptureView {
   tables: number;
 }
 
-/**
- * Which requests an injected failure hits: a predicate, a RegExp tested on `"<METHOD> <path?query>"`,
- * or a string contained in that text.
- */
-export type RequestMatch = string | RegExp | ((method: string, path: string, pod: string) => boolean);
+export type { RequestMatch } from './pd-runtime';
 
 // ---------------------------------------------------------------------------------------------
 // Versions
@@ -265,12 +261,6 @@ interface CaptureProc {
   initTimer?: NodeJS.Timeout;
 }
 
-interface InjectedFailure {
-  match: RequestMatch;
-  status: number;
-  message: string;
-  remaining: number;
-}
 
 const CLUSTER_ID = 'default';
 
@@ -292,7 +282,7 @@ export class TicdcSim {
 
   private readonly o: TicdcConfig;
   private readonly timers = new Timers();
-  private readonly failures: InjectedFailure[] = [];
+  private readonly faults = new FaultInjector();
   private readonly procs = new Map<string, CaptureProc>();
   /** Registered captures (their etcd keys), in registration order. */
   private registered: CaptureProc[] = [];
@@ -425,7 +415,7 @@ export class TicdcSim {
 
   /** Answers the next `times` matching requests with `status` and a TiCDC error body; status 0 drops the connection. */
   failNext(match: RequestMatch, status: number, times = 1, message = 'injected failure'): void {
-    this.failures.push({ match, status, message, remaining: times });
+    this.faults.add(match, status, times, message);
   }
 
   async close(): Promise<void> {
@@ -660,7 +650,7 @@ export class TicdcSim {
       const url = req.url ?? '/';
       const record: CdcRequestRecord = { pod: proc.pod, method, path: url, status: 0, time: Date.now() };
       let reply: Reply;
-      const injected = this.takeFailure(method, url, proc.pod);
+      const injected = this.faults.take(method, url, proc.pod);
       if (injected !== undefined) {
         reply = injected.status === 0 ? 'drop' : httpError(injected.status, '', injected.message);
       } else if (proc.state === 'stopped') {
@@ -684,16 +674,6 @@ export class TicdcSim {
     });
   }
 
-  private takeFailure(method: string, path: string, pod: string): InjectedFailure | undefined {
-    const text = `${method} ${path}`;
-    const found = this.failures.find(
-      (f) =>
-        f.remaining > 0 &&
-        (typeof f.match === 'function' ? f.match(method, path, pod) : typeof f.match === 'string' ? text.includes(f.match) : f.match.test(text)),
-    );
-    if (found !== undefined) found.remaining--;
-    return found;
-  }
 
   /** One request to `proc`, through the router of its version. */
   private route(proc: CaptureProc, method: string, url: string, body: string, record: CdcRequestRecord): Reply {
