@@ -1,5 +1,6 @@
 // Regenerates the golden files with the built CLI, exactly as a user would render them:
-// test/golden/inputs/<name>.yaml -> test/golden/<name>.k8s.yaml, and the operator's example clusters
+// test/golden/inputs/<name>.yaml -> test/golden/<name>.k8s.yaml for the default (oldest supported)
+// Kubernetes and test/golden/kube-<newest>/<name>.k8s.yaml for the newest, the operator's example clusters
 // test/fixtures/examples/<name>/tidb-cluster.yaml -> test/golden/examples/<name>.k8s.yaml, as given
 // (they name no namespace), and examples/gitops/clusters -> examples/gitops/dist. `npm run golden` then
 // runs `cdk8s synth` for dist/.
@@ -12,11 +13,15 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const inputs = join(root, 'test/golden/inputs');
 const examples = join(root, 'test/fixtures/examples');
+const NEWEST = '1.36';
+const inputFiles = readdirSync(inputs).filter((f) => f.endsWith('.yaml')).sort();
 const jobs = [
-  ...readdirSync(inputs).filter((f) => f.endsWith('.yaml')).sort().map((f) => [[join(inputs, f)], join(root, 'test/golden', f.replace(/\.yaml$/, '.k8s.yaml'))]),
+  ...inputFiles.map((f) => [[join(inputs, f)], join(root, 'test/golden', f.replace(/\.yaml$/, '.k8s.yaml'))]),
+  ...inputFiles.map((f) => [[join(inputs, f), '--kube-version', NEWEST], join(root, `test/golden/kube-${NEWEST}`, f.replace(/\.yaml$/, '.k8s.yaml'))]),
   ...readdirSync(examples).sort().map((name) => [[join(examples, name, 'tidb-cluster.yaml')], join(root, 'test/golden/examples', `${name}.k8s.yaml`)]),
 ];
 mkdirSync(join(root, 'test/golden/examples'), { recursive: true });
+mkdirSync(join(root, `test/golden/kube-${NEWEST}`), { recursive: true });
 for (const [args, out] of jobs) {
   const r = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', ...args], { encoding: 'utf8' });
   if (r.status !== 0) {

@@ -29,6 +29,12 @@ export interface TidbClusterChartProps {
    * @default ghcr.io/tidb-gitops/tidb-gitops:<this release>
    */
   readonly controllerImage?: string;
+  /**
+   * The Kubernetes version to render for, `1.31` to `1.36` (newer versions render for 1.36). Only with
+   * `cluster`: a `resolved` cluster was resolved for its version already.
+   * @default 1.31, the oldest supported
+   */
+  readonly kubeVersion?: string;
 }
 
 /**
@@ -46,11 +52,14 @@ export class TidbClusterChart extends Chart {
     if ((props.cluster === undefined) === (props.resolved === undefined)) {
       throw new Error('TidbClusterChart: give exactly one of `cluster` and `resolved`');
     }
-    if (props.resolved && props.controllerImage !== undefined) {
-      throw new Error('TidbClusterChart: `controllerImage` applies when resolving; pass it to loadTidbClusters or checkTidbCluster instead');
+    for (const option of ['controllerImage', 'kubeVersion'] as const) {
+      if (props.resolved && props[option] !== undefined) {
+        throw new Error(`TidbClusterChart: \`${option}\` applies when resolving; pass it to loadTidbClusters or checkTidbCluster instead`);
+      }
     }
     this.resolved =
-      props.resolved ?? checkTidbCluster(props.cluster, { namespace: props.namespace, controllerImage: props.controllerImage });
+      props.resolved ??
+      checkTidbCluster(props.cluster, { namespace: props.namespace, controllerImage: props.controllerImage, kubeVersion: props.kubeVersion });
     const c = this.resolved;
     // Always: even without PD, the controller sets the StatefulSets' replicas and partitions.
     new DiscoveryComponent(this, 'discovery', { cluster: c });

@@ -21,3 +21,4 @@ export type { TiCDCSpec } from './spec/ticdc';
 export type { PumpSpec } from './spec/pump';
 export type { TiProxySpec } from './spec/tiproxy';
 export type { DiscoverySpec } from './spec/discovery';
+export { DEFAULT_KUBE_VERSION, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, parseKubeVersion, type KubeTarget } from './spec/kube-version';

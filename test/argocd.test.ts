@@ -109,7 +109,7 @@ function argoEnv(home: string, extra: Record<string, string>): Record<string, st
     ARGOCD_APP_SOURCE_PATH: 'clusters/basic',
     ARGOCD_APP_SOURCE_REPO_URL: 'https://git.example.com/platform/databases.git',
     ARGOCD_APP_SOURCE_TARGET_REVISION: 'main',
-    KUBE_VERSION: '1.27.3',
+    KUBE_VERSION: '1.33.2',
     KUBE_API_VERSIONS: 'v1,apps/v1,batch/v1,policy/v1,rbac.authorization.k8s.io/v1,storage.k8s.io/v1',
     ...extra,
   };
@@ -198,9 +198,21 @@ describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
     expect(discoveryImage(objects)).toBe('registry.example.com/tidb-gitops:0.1.0');
     // No NAMESPACE setting: the Application's destination namespace.
     expect(new Set(objects.map((o) => o.metadata.namespace))).toEqual(new Set(['tidb']));
-    // The same stream `render` prints for these settings.
-    const render = cli(['render', join(root, 'examples/basic'), '-n', 'tidb', '--controller-image', 'registry.example.com/tidb-gitops:0.1.0']);
+    // The same stream `render` prints for these settings, for the destination's Kubernetes (KUBE_VERSION).
+    const render = cli(['render', join(root, 'examples/basic'), '-n', 'tidb', '--controller-image', 'registry.example.com/tidb-gitops:0.1.0', '--kube-version', '1.33']);
     expect(r.stdout).toBe(render.stdout);
+    assertValidK8sObjects(objects, 33);
+  });
+
+  test('renders for the Kubernetes version Argo CD passes, unless the kube-version setting says otherwise', () => {
+    const dir = appDir({ 'tidb-cluster.yaml': basic });
+    const target = (env: Record<string, string>) => JSON.parse(find(manifests(generate(dir, env).stdout), 'StatefulSet', 'basic-pd').metadata.annotations['tidb-gitops.io/settings']).kubeVersion;
+    expect(target({})).toBe('1.33');
+    expect(target({ KUBE_VERSION: 'v1.36.0' })).toBe('1.36');
+    expect(target({ PARAM_KUBE_VERSION: '1.35' })).toBe('1.35');
+    const old = generate(dir, { KUBE_VERSION: '1.30.4' });
+    expect(old).toMatchObject({ status: 1, stdout: '' });
+    expect(old.stderr).toBe('KUBE_VERSION: Kubernetes 1.30 is not supported: this release renders for Kubernetes 1.31 to 1.36\nnothing was rendered\n');
   });
 
   test('a NAMESPACE env entry beats the destination namespace; a namespace in the TidbCluster beats both', () => {
@@ -274,7 +286,7 @@ describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
     expect(r.status).toBe(0);
     expect(manifests(r.stdout)).toHaveLength(16);
     expect(r.stderr.split('\n').filter(Boolean)).toEqual([
-      'note: ARGOCD_ENV_LOG_LEVEL: plugin env entry "LOG_LEVEL" is not a setting of tidb-gitops and was ignored (settings: CONTROLLER_IMAGE, NAMESPACE, PATHS)',
+      'note: ARGOCD_ENV_LOG_LEVEL: plugin env entry "LOG_LEVEL" is not a setting of tidb-gitops and was ignored (settings: CONTROLLER_IMAGE, KUBE_VERSION, NAMESPACE, PATHS)',
       'note: ARGOCD_ENV_NAMESPCE: plugin env entry "NAMESPCE" is not a setting of tidb-gitops and was ignored; did you mean ARGOCD_ENV_NAMESPACE?',
       'note: PARAM_CONTROLLER_IMAGES: plugin parameter "CONTROLLER_IMAGES" is not a setting of tidb-gitops and was ignored; did you mean PARAM_CONTROLLER_IMAGE?',
     ]);

@@ -364,7 +364,7 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
-    name: 'not supported yet: suspendAction, tidb.initializer, pd.volumeAttributesClassName (with -o)',
+    name: 'not supported yet: suspendAction, tidb.initializer, pd.mode (with -o)',
     files: {
       'unsupported.yaml': y`
         apiVersion: pingcap.com/v1alpha1
@@ -376,7 +376,7 @@ const CASES: Case[] = [
             suspendStatefulSet: true
           pd:
             replicas: 1
-            volumeAttributesClassName: fast
+            mode: ms
           tidb:
             replicas: 1
             initializer:
@@ -388,7 +388,7 @@ const CASES: Case[] = [
     exit: 1,
     stderr: [
       '$D/unsupported.yaml: document 1: spec.suspendAction (line 7): not supported yet: to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
-      '$D/unsupported.yaml: document 1: spec.pd.volumeAttributesClassName (line 10): not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer',
+      '$D/unsupported.yaml: document 1: spec.pd.mode (line 10): not supported yet: only its default (off) value is accepted for now',
       '$D/unsupported.yaml: document 1: spec.tidb.initializer (line 14): not supported yet: create the root password yourself (a Secret and a one-off Job); it is not part of the rendered cluster',
     ],
     problems: 3,

@@ -167,10 +167,7 @@ describe('acrossK8s, clusterDomain, spec.cluster, pdAddresses', () => {
 
   test('bad values are refused with their path', () => {
     expect(renderErrors(cluster({ tikv: { replicas: 1, logTailer: { sleepTimeSeconds: 5 } } }))).toContain(
-      'spec.tikv.logTailer.sleepTimeSeconds (line 15): not supported yet: it only applies to native sidecars',
-    );
-    expect(renderErrors(cluster({ tikv: { replicas: 1, storageVolumes: [{ name: 'raft', storageSize: '1Gi', volumeAttributesClassName: 'fast' }] } }))).toContain(
-      'spec.tikv.storageVolumes[0].volumeAttributesClassName (line 17): not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer',
+      'spec.tikv.logTailer.sleepTimeSeconds (line 15): only read by native sidecars: set spec.tikv.logTailer.useSidecar: true',
     );
     expect(renderErrors(cluster({ pdAddresses: ['pd-a:2379'] }))).toContain(
       'spec.pdAddresses[0] (line 19): expected a PD client URL such as http://pd.example.com:2379, got "pd-a:2379"',

@@ -2,14 +2,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { renderClusters } from '../src/render/render';
+import { kubeVersionText, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../src/spec/kube-version';
 import { loadTidbClusters } from '../src/spec/load';
 import { assertValidK8sObjects } from './support/k8s-schema';
 
 const root = join(__dirname, '..');
 const STALE = 'is stale: run `npm run golden` and review the diff';
 
-function renderFile(path: string): { fileName: string; yaml: string }[] {
-  const loaded = loadTidbClusters(readFileSync(path, 'utf8'), path);
+function renderFile(path: string, kubeVersion?: string): { fileName: string; yaml: string }[] {
+  const loaded = loadTidbClusters(readFileSync(path, 'utf8'), path, { kubeVersion });
   expect(loaded.errors.map((e) => e.message)).toEqual([]);
   return renderClusters(loaded.clusters.map((c) => c.resolved));
 }
@@ -19,13 +20,16 @@ function expectSame(actual: string, goldenPath: string): void {
   if (actual !== golden) throw new Error(`${goldenPath.slice(root.length + 1)} ${STALE}`);
 }
 
-describe('golden files', () => {
+describe.each([
+  ['the oldest supported Kubernetes (the default)', undefined, 'test/golden', OLDEST_KUBE_MINOR],
+  ['the newest supported Kubernetes', kubeVersionText(NEWEST_KUBE_MINOR), `test/golden/kube-${kubeVersionText(NEWEST_KUBE_MINOR)}`, NEWEST_KUBE_MINOR],
+])('golden files for %s', (_title, kubeVersion, dir, minor) => {
   const inputs = readdirSync(join(root, 'test/golden/inputs')).filter((f) => f.endsWith('.yaml')).sort();
 
-  test.each(inputs)('%s renders exactly its golden file, every object valid', (file) => {
-    const [rendered] = renderFile(join(root, 'test/golden/inputs', file));
-    expectSame(rendered.yaml, join(root, 'test/golden', file.replace(/\.yaml$/, '.k8s.yaml')));
-    assertValidK8sObjects(parseAllDocuments(rendered.yaml).map((d) => d.toJS()));
+  test.each(inputs)('%s renders exactly its golden file, every object valid for that version', (file) => {
+    const [rendered] = renderFile(join(root, 'test/golden/inputs', file), kubeVersion);
+    expectSame(rendered.yaml, join(root, dir, file.replace(/\.yaml$/, '.k8s.yaml')));
+    assertValidK8sObjects(parseAllDocuments(rendered.yaml).map((d) => d.toJS()), minor);
   });
 });
 

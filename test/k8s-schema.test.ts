@@ -199,7 +199,7 @@ describe('assertValidK8sObjects', () => {
     const bad = [service(), patched(statefulSet(), 'spec.replica', 3), patched(configMap(), 'data', 'x')];
     expect(() => assertValidK8sObjects(bad)).toThrow(
       [
-        '2 Kubernetes schema violation(s):',
+        '2 Kubernetes 1.31 schema violation(s):',
         '  #1 StatefulSet basic-tikv: spec.replica: unknown field "replica" (did you mean "replicas"?)',
         '  #2 ConfigMap basic-tidb-config: data: expected object, got string "x"',
       ].join('\n'),

@@ -85,7 +85,7 @@ describe('Pump objects', () => {
       { name: 'config', mountPath: '/etc/pump' },
     ]);
     expect(c.env).toBeUndefined();
-    expect(JSON.parse(set.metadata.annotations['tidb-gitops.io/settings'])).toEqual({ enablePVReclaim: false, forceUpgrade: false, paused: false, pvReclaimPolicy: 'Retain', updateStrategy: 'RollingUpdate' });
+    expect(JSON.parse(set.metadata.annotations['tidb-gitops.io/settings'])).toEqual({ enablePVReclaim: false, forceUpgrade: false, kubeVersion: '1.31', paused: false, pvReclaimPolicy: 'Retain', updateStrategy: 'RollingUpdate' });
   });
 
   test('TiDB gets binlog on when Pump is there', () => {
@@ -196,7 +196,6 @@ describe('Pump refused input', () => {
     [{ storageVolumes: [{ name: 'x', storageSize: '1Gi' }] }, 'spec.pump.storageVolumes (line', ''],
     [{ config: 'log-level = 3\n' }, 'spec.pump.config.log-level (line', 'expected a string, got 3'],
     [{ config: { 'log-level': 'info debug' } }, 'spec.pump.config.log-level (line', 'expected a log level such as info or debug'],
-    [{ volumeAttributesClassName: 'gold' }, 'spec.pump.volumeAttributesClassName (line', 'needs Kubernetes 1.29'],
   ])('fails on %j', (pump, path, message) => {
     const errors = renderErrors(withPump(pump));
     expect(errors).toContain(path);

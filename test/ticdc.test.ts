@@ -154,7 +154,7 @@ describe('TiCDC objects', () => {
 
   test('gracefulShutdownTimeout is the controller\'s (settings annotation), not terminationGracePeriodSeconds', () => {
     const settings = (objects: Obj[]) => JSON.parse(sts(objects).metadata.annotations['tidb-gitops.io/settings']);
-    expect(settings(render(withCdc()))).toEqual({ enablePVReclaim: false, forceUpgrade: false, paused: false, pvReclaimPolicy: 'Retain', gracefulShutdownTimeout: '10m', updateStrategy: 'RollingUpdate' });
+    expect(settings(render(withCdc()))).toEqual({ enablePVReclaim: false, forceUpgrade: false, kubeVersion: '1.31', paused: false, pvReclaimPolicy: 'Retain', gracefulShutdownTimeout: '10m', updateStrategy: 'RollingUpdate' });
     const objects = render(withCdc({ gracefulShutdownTimeout: '1h30m' }));
     expect(settings(objects).gracefulShutdownTimeout).toBe('1h30m');
     expect(sts(objects).spec.template.spec.terminationGracePeriodSeconds).toBeUndefined();
@@ -238,7 +238,6 @@ describe('TiCDC refused input', () => {
     [{ tlsClientSecretNames: ['a.b'] }, 'spec.ticdc.tlsClientSecretNames[0] (line', 'must be a DNS label'],
     [{ tlsClientSecretNames: ['x', 'x'] }, 'spec.ticdc.tlsClientSecretNames[1] (line', 'is already a volume of the TiCDC pod'],
     [{ tlsClientSecretNames: ['config'] }, 'spec.ticdc.tlsClientSecretNames[0] (line', 'is already a volume of the TiCDC pod'],
-    [{ volumeAttributesClassName: 'gold' }, 'spec.ticdc.volumeAttributesClassName (line', 'needs Kubernetes 1.29'],
     [{ suspendAction: { suspendStatefulSet: true } }, 'spec.ticdc.suspendAction (line', 'not supported yet'],
   ])('fails on %j', (ticdc, path, message) => {
     const errors = renderErrors(withCdc(ticdc));

@@ -506,11 +506,8 @@ describe('TiFlash input it refuses', () => {
     );
   });
 
-  test('claim fields the operator ignores, and volumeAttributesClassName', () => {
-    const errors = errorsOf(
-      withFlash({ storageClaims: [{ resources: { requests: { storage: '1Gi', cpu: '1' }, limits: { storage: '2Gi' } }, volumeAttributesClassName: 'fast' }] }),
-    );
-    expect(errors).toContain('spec.tiflash.storageClaims[0].volumeAttributesClassName: not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer');
+  test('claim fields the operator ignores', () => {
+    const errors = errorsOf(withFlash({ storageClaims: [{ resources: { requests: { storage: '1Gi', cpu: '1' }, limits: { storage: '2Gi' } } }] }));
     expect(errors).toContain('spec.tiflash.storageClaims[0].resources.limits: not supported yet: tidb-operator v1 ignores it for TiFlash');
     expect(errors).toContain('spec.tiflash.storageClaims[0].resources.requests.cpu: not supported yet');
   });
@@ -523,8 +520,8 @@ describe('TiFlash input it refuses', () => {
     expect(errorsOf(withFlash({ requests: { storage: '10Gi', cpu: '1' } }))).toBe(
       'spec.tiflash.requests.storage: not supported yet: tidb-operator v1 ignores it for TiFlash, whose volumes are sized by storageClaims; remove it',
     );
-    expect(errorsOf(withFlash({ logTailer: { useSidecar: true } }))).toContain('spec.tiflash.logTailer.useSidecar: not supported yet: native sidecars need Kubernetes 1.28');
-    expect(errorsOf(withFlash({ logTailer: { sleepTimeSeconds: 5 } }))).toContain('spec.tiflash.logTailer.sleepTimeSeconds: not supported yet: it only applies to native sidecars');
+    expect(errorsOf(withFlash({ logTailer: { sleepTimeSeconds: 5 } }))).toContain('spec.tiflash.logTailer.sleepTimeSeconds: only read by native sidecars');
+    expect(errorsOf(withFlash({ volumeAttributesClassName: 'fast' }))).toContain('spec.tiflash.volumeAttributesClassName');
     expect(errorsOf(withFlash({ suspendAction: { suspendStatefulSet: true } }))).toContain('spec.tiflash.suspendAction');
     // The off values are fine.
     expect(() => render(withFlash({ logTailer: { useSidecar: false }, suspendAction: {} }))).not.toThrow();

@@ -70,7 +70,7 @@ describe('TiProxy objects', () => {
     expect(s.spec.volumeClaimTemplates).toBeUndefined();
     expect(s.metadata.annotations[ANNOTATION.replicas]).toBe('2');
     const settings = JSON.parse(s.metadata.annotations[ANNOTATION.settings]);
-    expect(settings).toEqual({ paused: false, pvReclaimPolicy: 'Retain', enablePVReclaim: false, forceUpgrade: false, serverLabels: {}, updateStrategy: 'RollingUpdate' });
+    expect(settings).toEqual({ paused: false, pvReclaimPolicy: 'Retain', enablePVReclaim: false, forceUpgrade: false, kubeVersion: '1.31', serverLabels: {}, updateStrategy: 'RollingUpdate' });
     expect(s.spec.template.metadata.annotations).toEqual({
       'prometheus.io/scrape': 'true',
       'prometheus.io/path': '/api/metrics',
@@ -521,16 +521,12 @@ describe('TiProxy bad input', () => {
     expect(renderErrors(cluster({ tiproxy: tiproxy({ tlsClientSecretName: 'Bad_Name' }) }))).toContain('spec.tiproxy.tlsClientSecretName');
   });
 
-  test('refuses configUpdateStrategy RollingUpdate, suspendAction and volumeAttributesClassName with a reason', () => {
+  test('refuses configUpdateStrategy RollingUpdate and suspendAction with a reason', () => {
     expect(renderErrors(cluster({ tiproxy: tiproxy({ configUpdateStrategy: 'RollingUpdate' }) }))).toContain(
       "spec.tiproxy.configUpdateStrategy (line",
     );
     expect(renderErrors(cluster({ tiproxy: tiproxy({ configUpdateStrategy: 'RollingUpdate' }) }))).toContain("TiProxy's ConfigMap is always updated in place");
     expect(renderErrors(cluster({ tiproxy: tiproxy({ suspendAction: { suspendStatefulSet: true } }) }))).toContain('spec.tiproxy.suspendAction');
-    expect(renderErrors(cluster({ tiproxy: tiproxy({ volumeAttributesClassName: 'x' }) }))).toContain('spec.tiproxy.volumeAttributesClassName');
-    expect(renderErrors(cluster({ tiproxy: tiproxy({ storageVolumes: [{ name: 'a', storageSize: '1Gi', volumeAttributesClassName: 'x' }] }) }))).toContain(
-      'spec.tiproxy.storageVolumes[0].volumeAttributesClassName',
-    );
     expect(renderErrors(cluster({ tiproxy: tiproxy({ maxFailoverCount: 3 }) }))).toContain('spec.tiproxy.maxFailoverCount');
   });
 

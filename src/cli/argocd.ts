@@ -7,6 +7,7 @@ import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { version } from '../../package.json';
 import { CONTROLLER_REPOSITORY } from '../spec/defaults';
+import { DEFAULT_KUBE_VERSION, KUBE_RANGE, parseKubeVersion } from '../spec/kube-version';
 import { yamlFilesUnder } from './inputs';
 import { renderCommand, type Io } from './render';
 
@@ -36,6 +37,10 @@ Settings of generate (the Application's spec.source.plugin):
   controller-image  CONTROLLER_IMAGE  image of each <cluster>-discovery Deployment,
                                       for clusters whose spec.discovery names none
                                       (default: ${CONTROLLER_REPOSITORY}:${version})
+  kube-version      KUBE_VERSION      Kubernetes version to render for (default:
+                                      KUBE_VERSION, the destination cluster's
+                                      version that Argo CD passes; without it
+                                      ${DEFAULT_KUBE_VERSION}). Supported: ${KUBE_RANGE}.
   namespace         NAMESPACE         namespace for clusters whose metadata has
                                       none (default: ARGOCD_APP_NAMESPACE, the
                                       Application's destination namespace)
@@ -92,7 +97,7 @@ function usageError(io: Io, message: string): number {
 // generate
 
 /** The settings of `generate`, by the name shared by the env entry and the escaped parameter name. */
-export const SETTING_NAMES = ['CONTROLLER_IMAGE', 'NAMESPACE', 'PATHS'] as const;
+export const SETTING_NAMES = ['CONTROLLER_IMAGE', 'KUBE_VERSION', 'NAMESPACE', 'PATHS'] as const;
 type SettingName = (typeof SETTING_NAMES)[number];
 
 export interface GenerateSettings {
@@ -102,6 +107,8 @@ export interface GenerateSettings {
   readonly namespace?: string;
   /** @default ['.'] */
   readonly paths: readonly string[];
+  /** @default KUBE_VERSION, the destination cluster's version as Argo CD passes it; else 1.31 */
+  readonly kubeVersion?: string;
 }
 
 export interface SettingsResult {
@@ -138,12 +145,16 @@ export function readSettings(env: Env): SettingsResult {
   };
   const namespace = pick('NAMESPACE') ?? (present(env.ARGOCD_APP_NAMESPACE) ? { value: env.ARGOCD_APP_NAMESPACE.trim(), from: 'ARGOCD_APP_NAMESPACE' } : undefined);
   const paths = pickPaths(env, pick('PATHS'));
+  // Argo CD sets KUBE_VERSION to the destination cluster's version; a setting overrides it.
+  const kubeVersion = pick('KUBE_VERSION') ?? (present(env.KUBE_VERSION) ? { value: env.KUBE_VERSION.trim(), from: 'KUBE_VERSION' } : undefined);
+  const target = kubeVersion && parseKubeVersion(kubeVersion.value);
+  if (target && 'error' in target) errors.push(`${kubeVersion.from}: ${target.error}`);
   for (const p of paths.list) {
     const problem = pathProblem(p);
     if (problem) errors.push(`${paths.from}: ${JSON.stringify(p)} ${problem}`);
   }
   return {
-    settings: { controllerImage: pick('CONTROLLER_IMAGE')?.value, namespace: namespace?.value, paths: paths.list },
+    settings: { controllerImage: pick('CONTROLLER_IMAGE')?.value, namespace: namespace?.value, paths: paths.list, kubeVersion: kubeVersion?.value },
     notes,
     errors,
   };
@@ -225,7 +236,7 @@ function generate(args: readonly string[], io: Io): number {
   }
   let out = '';
   const code = renderCommand(
-    { paths: settings.paths, namespace: settings.namespace, controllerImage: settings.controllerImage },
+    { paths: settings.paths, namespace: settings.namespace, controllerImage: settings.controllerImage, kubeVersion: settings.kubeVersion },
     { stdout: (s) => (out += s), stderr: io.stderr, readStdin: () => '', env: io.env },
   );
   if (code !== 0) return code;

@@ -4,7 +4,8 @@ import { compareModels, exitCodeFor } from '../diff/compare';
 import { loadManifests } from '../diff/load';
 import { toMarkdown } from '../diff/markdown';
 import { readSide } from '../diff/sources';
-import type { Io } from './render';
+import { DEFAULT_KUBE_VERSION, parseKubeVersion } from '../spec/kube-version';
+import { kubeVersionNote, type Io } from './render';
 
 export const DIFF_USAGE = `Usage: tidb-gitops diff [options] OLD NEW
 
@@ -28,6 +29,12 @@ Options:
       --controller-image IMAGE
                        Image of the <cluster>-discovery Deployment for
                        clusters whose spec.discovery names none.
+      --kube-version VERSION
+                       Kubernetes version to render TidbClusters for, on both
+                       sides (default ${DEFAULT_KUBE_VERSION}; see 'render --help').
+      --old-kube-version VERSION
+                       The version for OLD's TidbClusters only (default: the
+                       same as NEW): what changing the target does.
       --exit-code      Exit 0 when nothing changes, 3 when something changes
                        without risks, 4 when there is at least one risk.
   -h, --help           Show this help.
@@ -45,6 +52,10 @@ export interface DiffOptions {
   readonly namespace?: string;
   /** Image of the discovery Deployment where `spec.discovery` names none. @default this release's image */
   readonly controllerImage?: string;
+  /** Kubernetes version for NEW's TidbClusters (and OLD's, unless `oldKubeVersion`). @default 1.31 */
+  readonly kubeVersion?: string;
+  /** Kubernetes version for OLD's TidbClusters. @default kubeVersion */
+  readonly oldKubeVersion?: string;
   /** Exit 0 / 3 / 4 for no change / changes / changes with risks. @default false (exit 0 once the report is printed) */
   readonly exitCode?: boolean;
 }
@@ -68,6 +79,7 @@ export function parseDiffArgs(args: readonly string[]): DiffOptions | 'help' | s
   let namespace: string | undefined;
   let controllerImage: string | undefined;
   let exitCode = false;
+  const versions: { kubeVersion?: string; oldKubeVersion?: string } = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === '--') {
@@ -87,6 +99,15 @@ export function parseDiffArgs(args: readonly string[]): DiffOptions | 'help' | s
         controllerImage = value();
         if (!controllerImage) return `${flag} needs an image`;
         break;
+      case '--kube-version':
+      case '--old-kube-version': {
+        const v = value();
+        if (!v) return `${flag} needs a version, such as ${DEFAULT_KUBE_VERSION}`;
+        const target = parseKubeVersion(v);
+        if ('error' in target) return `${flag}: ${target.error}`;
+        versions[flag === '--kube-version' ? 'kubeVersion' : 'oldKubeVersion'] = v;
+        break;
+      }
       case '--exit-code':
         if (eq > 0) return `${flag} takes no value`;
         exitCode = true;
@@ -101,7 +122,7 @@ export function parseDiffArgs(args: readonly string[]): DiffOptions | 'help' | s
   }
   if (paths.length !== 2) return `diff needs two arguments, OLD and NEW, got ${paths.length}`;
   if (paths[0] === '-' && paths[1] === '-') return 'only one of OLD and NEW can be - (standard input)';
-  return { old: paths[0], new: paths[1], namespace, controllerImage, exitCode };
+  return { old: paths[0], new: paths[1], namespace, controllerImage, exitCode, ...versions };
 }
 
 /** Prints the report; returns the exit status (see DIFF_USAGE). */
@@ -113,7 +134,12 @@ export function diffCommand(opts: DiffOptions, io: Io): number {
   const errors = sides.flatMap((s) => s.errors);
   const notes = sides.flatMap((s) => s.notes);
   const resolve = { namespace: opts.namespace, controllerImage: opts.controllerImage };
-  const loaded = errors.length > 0 ? [] : sides.map((s) => loadManifests(s.texts, resolve));
+  const kubeVersions = [opts.oldKubeVersion ?? opts.kubeVersion, opts.kubeVersion];
+  for (const v of new Set(kubeVersions)) {
+    const note = kubeVersionNote(v);
+    if (note) notes.push(note);
+  }
+  const loaded = errors.length > 0 ? [] : sides.map((s, i) => loadManifests(s.texts, { ...resolve, kubeVersion: kubeVersions[i] }));
   for (const l of loaded) {
     errors.push(...l.errors);
     notes.push(...l.notes);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { version } from '../../package.json';
 import { argocdMain } from './argocd';
 import { diffMain } from './diff';
+import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../spec/kube-version';
 import { renderCommand, type Io } from './render';
 
 const USAGE = `Usage: tidb-gitops <command> [options]
@@ -31,6 +32,10 @@ Options for render:
                        Image of the <cluster>-discovery Deployment (the
                        tidb-gitops controller) for clusters whose
                        spec.discovery names none.
+      --kube-version VERSION
+                       Kubernetes version to render for, ${KUBE_RANGE}
+                       (default ${DEFAULT_KUBE_VERSION}). Newer versions render for
+                       ${kubeVersionText(NEWEST_KUBE_MINOR)} with a note.
       --prune          With -o: also delete DIR/*.k8s.yaml files that no
                        input renders any more (a removed cluster).
       --check          With -o: write nothing; exit 3 when DIR differs from
@@ -77,6 +82,7 @@ interface ParsedRenderArgs {
   outDir?: string;
   namespace?: string;
   controllerImage?: string;
+  kubeVersion?: string;
   prune?: boolean;
   check?: boolean;
   help?: boolean;
@@ -108,6 +114,14 @@ export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | str
         const v = value();
         if (!v) return `${flag} needs an image`;
         out.controllerImage = v;
+        break;
+      }
+      case '--kube-version': {
+        const v = value();
+        if (!v) return `${flag} needs a version, such as ${DEFAULT_KUBE_VERSION}`;
+        const target = parseKubeVersion(v);
+        if ('error' in target) return `${flag}: ${target.error}`;
+        out.kubeVersion = v;
         break;
       }
       case '--prune':

@@ -1,6 +1,7 @@
-/** `tidb-gitops render [PATH...|-] [-o DIR] [-n NAMESPACE] [--controller-image IMAGE]` */
+/** `tidb-gitops render [PATH...|-] [-o DIR] [-n NAMESPACE] [--controller-image IMAGE] [--kube-version V]` */
 import { loadTidbClusters, type LoadedCluster } from '../spec/load';
 import { duplicateMessages, renderClusters } from '../render/render';
+import { parseKubeVersion } from '../spec/kube-version';
 import { readInputs } from './inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
 
@@ -10,6 +11,8 @@ export interface RenderOptions {
   readonly namespace?: string;
   /** Image of the discovery Deployment where `spec.discovery` names none. @default this release's image */
   readonly controllerImage?: string;
+  /** The Kubernetes version to render for (checked by the caller). @default 1.31, the oldest supported */
+  readonly kubeVersion?: string;
   /** With `outDir`: also delete `*.k8s.yaml` files there that no input renders any more. @default false */
   readonly prune?: boolean;
   /** With `outDir`: write nothing; exit 3 if the files there differ from what would be written. @default false */
@@ -29,11 +32,14 @@ export interface Io {
 
 /** Returns the exit code: 0 rendered, 1 bad input or output. Manifests go to stdout only. */
 export function renderCommand(opts: RenderOptions, io: Io): number {
+  const resolveOptions = { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion };
+  const note = kubeVersionNote(opts.kubeVersion);
+  if (note) io.stderr(`${note}\n`);
   const { inputs, errors } = readInputs(opts.paths, io.readStdin);
   const messages: string[] = [...errors];
   const clusters: LoadedCluster[] = [];
   for (const input of inputs) {
-    const result = loadTidbClusters(input.text, input.file, { namespace: opts.namespace, controllerImage: opts.controllerImage });
+    const result = loadTidbClusters(input.text, input.file, resolveOptions);
     for (const line of result.skipped) io.stderr(`${line}\n`);
     messages.push(...result.errors.map((e) => e.message));
     clusters.push(...result.clusters);
@@ -51,6 +57,7 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   for (const c of clusters) {
     const w = pdWarning(c);
     if (w) io.stderr(`${w}\n`);
+    for (const line of c.warnings) io.stderr(`${line}\n`);
   }
   const rendered = renderClusters(clusters.map((c) => c.resolved));
   if (opts.outDir === undefined) {
@@ -89,6 +96,13 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
  * A cluster without PD and without `spec.cluster` is valid (the operator takes it too), but its
  * components can only work if a PD answers at `<cluster>-pd:2379`: say so instead of failing.
  */
+/** The note for a version newer than this release knows, if any. */
+export function kubeVersionNote(kubeVersion: string | undefined): string | undefined {
+  if (kubeVersion === undefined) return undefined;
+  const target = parseKubeVersion(kubeVersion);
+  return 'note' in target ? `note: ${target.note}` : undefined;
+}
+
 export function pdWarning(c: LoadedCluster): string | undefined {
   const r = c.resolved;
   if (r.pd || r.joinCluster) return undefined;

@@ -51,6 +51,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
       loaded ??= loadTidbClusters(t.text, t.file, options);
       errors.push(...loaded.errors.map((e) => e.message));
       clusters.push(...loaded.clusters);
+      notes.push(...loaded.clusters.flatMap((c) => c.warnings));
     }
     let count = 0;
     docs.forEach((doc, i) => {

@@ -181,7 +181,12 @@ export function configVolumes(configMapName: string, configFile: string, scriptF
  * `creationTimestamp: null` of Go's empty time): claim templates are one atomic list, so without
  * them every client-side apply would see a difference and send the list again.
  */
-export function volumeClaimTemplate(name: string, storage: string | undefined, storageClassName: string | undefined): PersistentVolumeClaim {
+export function volumeClaimTemplate(
+  name: string,
+  storage: string | undefined,
+  storageClassName: string | undefined,
+  volumeAttributesClassName?: string,
+): PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -190,6 +195,7 @@ export function volumeClaimTemplate(name: string, storage: string | undefined, s
       accessModes: ['ReadWriteOnce'],
       ...(storageClassName !== undefined && { storageClassName }),
       ...(storage !== undefined && { resources: { requests: { storage } } }),
+      ...(volumeAttributesClassName !== undefined && { volumeAttributesClassName }),
       volumeMode: 'Filesystem',
     },
     status: { phase: 'Pending' },
@@ -202,7 +208,7 @@ export function storageVolumeClaims(comp: ResolvedComponent): { claims: Persiste
   const mounts: VolumeMount[] = [];
   for (const v of comp.storageVolumes) {
     const name = names.storageVolume(comp.kind, v.name);
-    claims.push(volumeClaimTemplate(name, v.storageSize, v.storageClassName));
+    claims.push(volumeClaimTemplate(name, v.storageSize, v.storageClassName, v.volumeAttributesClassName));
     if (v.mountPath) mounts.push({ name, mountPath: v.mountPath });
   }
   return { claims, mounts };

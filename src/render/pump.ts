@@ -100,6 +100,6 @@ export function pumpStatefulSet(cluster: ResolvedCluster, pump: ResolvedPump, co
     ...(pump.securityContext && { securityContext: pump.securityContext }),
   };
   const podSpec = finishPodSpec(basePodSpec(cluster, pump, { sysctlInit: false }), mergeContainers([container], pump.additionalContainers), volumes);
-  const claims = [volumeClaimTemplate(PUMP_DATA_VOLUME, pump.storageRequest, pump.storageClassName)];
+  const claims = [volumeClaimTemplate(PUMP_DATA_VOLUME, pump.storageRequest, pump.storageClassName, pump.volumeAttributesClassName)];
   return statefulSet(cluster, pump, podSpec, claims, podAnnotations(pump, PORT.pump));
 }

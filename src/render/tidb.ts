@@ -21,7 +21,7 @@ import {
 import { TIDB_AUTH_TOKEN_DIR, TIDB_BOOTSTRAP_DIR, tidbConfig } from './config/components';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
-import { logTailerContainer, logVolume } from './log-tailer';
+import { logTailerContainer, logVolume, placeTailers } from './log-tailer';
 import { tidbStartScript } from './scripts';
 import { tidbScriptContext } from './script-context';
 import { dualStack, peerService } from './service';
@@ -180,8 +180,14 @@ export function tidbStatefulSet(
     ...(probe && { startupProbe: customizedStartupProbe(probe) }),
   };
   const base = basePodSpec(cluster, tidb);
+  // A native slowlog sidecar goes after the renderer's own init containers, before the probe copier.
+  const ownInit = base.initContainers.length - tidb.initContainers.length;
+  const tailers = slowLog.mount ? [logTailerContainer('slowlog', slowLog.file, slowLog.mount, tidb.slowLogTailer)] : [];
+  const sidecars = placeTailers(tailers, tidb.slowLogTailer, base.initContainers, ownInit);
   if (probe) {
-    base.initContainers.push({
+    // The operator's order: its own init containers, the native slowlog sidecar, this copier, the user's.
+    const after = ownInit + (tidb.slowLogTailer.useSidecar ? tailers.length : 0);
+    base.initContainers.splice(after, 0, {
       name: probe.binaryName,
       image: probe.image,
       imagePullPolicy: 'IfNotPresent',
@@ -191,7 +197,6 @@ export function tidbStatefulSet(
       ...(tidb.securityContext && { securityContext: tidb.securityContext }),
     });
   }
-  const sidecars = slowLog.mount ? [logTailerContainer('slowlog', slowLog.file, slowLog.mount, tidb.slowLogTailer)] : [];
   const podSpec = finishPodSpec(base, mergeContainers([...sidecars, container], tidb.additionalContainers), volumes);
   return statefulSet(cluster, tidb, podSpec, storage.claims, podAnnotations(tidb, PORT.tidbStatus));
 }

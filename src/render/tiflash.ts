@@ -19,7 +19,7 @@ import {
 import { TIFLASH_CONFIG_DIR, tiflashConfigData } from './config/tiflash';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
-import { logTailerContainer } from './log-tailer';
+import { logTailerContainer, placeTailers } from './log-tailer';
 import { baseContext } from './script-context';
 import { tiflashInitScript, tiflashStartScript, type TiFlashScriptContext } from './scripts/tiflash';
 import { peerService } from './service';
@@ -123,9 +123,12 @@ export function tiflashStatefulSet(cluster: ResolvedCluster, tiflash: ResolvedTi
     ...(tls ? [tls.volume] : []),
     ...tiflash.additionalVolumes,
   ];
+  const base = tiflashInitContainers(cluster, tiflash, ctx, tls);
+  // Native sidecars go after every init container, the user's included, as the operator puts them.
+  const tailers = placeTailers(tiflashLogTailers(tiflash), tiflash.logTailer, base.initContainers, base.initContainers.length);
   const podSpec = finishPodSpec(
-    tiflashInitContainers(cluster, tiflash, ctx, tls),
-    mergeContainers([container, ...tiflashLogTailers(tiflash)], tiflash.additionalContainers),
+    base,
+    mergeContainers([container, ...tailers], tiflash.additionalContainers),
     volumes,
   );
   const annotations = {
@@ -189,5 +192,5 @@ function tailer(name: string, file: string, spec: ResolvedLogTailer): Container 
 
 /** `data0`, `data1`..., one per `storageClaims` entry. */
 function tiflashClaims(tiflash: ResolvedTiFlash): PersistentVolumeClaim[] {
-  return tiflash.storageClaims.map((claim, i) => volumeClaimTemplate(tiflashDataVolume(i), claim.storage, claim.storageClassName));
+  return tiflash.storageClaims.map((claim, i) => volumeClaimTemplate(tiflashDataVolume(i), claim.storage, claim.storageClassName, claim.volumeAttributesClassName));
 }

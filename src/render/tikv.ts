@@ -21,7 +21,7 @@ import {
 import { tikvConfig } from './config/components';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
-import { logTailerContainer, logVolume } from './log-tailer';
+import { logTailerContainer, logVolume, placeTailers } from './log-tailer';
 import { tikvStartScript } from './scripts';
 import { tikvScriptContext } from './script-context';
 import { peerService } from './service';
@@ -107,9 +107,13 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
       },
     }),
   };
+  const base = basePodSpec(cluster, tikv);
+  // Native sidecars go after the renderer's own init containers, before the user's.
+  const ownInit = base.initContainers.length - tikv.initContainers.length;
+  const tailers = placeTailers(tikvLogTailers(tikv, dataMount, storage.mounts), tikv.logTailer, base.initContainers, ownInit);
   const podSpec = finishPodSpec(
-    basePodSpec(cluster, tikv),
-    mergeContainers([...tikvLogTailers(tikv, dataMount, storage.mounts), container], tikv.additionalContainers),
+    base,
+    mergeContainers([...tailers, container], tikv.additionalContainers),
     [
       ANNOTATIONS_VOLUME,
       ...configVolumes(configMapName, 'tikv.toml', 'tikv_start_script.sh'),
@@ -117,7 +121,7 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
       ...tikv.additionalVolumes,
     ],
   );
-  const claims = [volumeClaimTemplate(names.dataVolume('tikv'), tikv.storageRequest, tikv.storageClassName), ...storage.claims];
+  const claims = [volumeClaimTemplate(names.dataVolume('tikv'), tikv.storageRequest, tikv.storageClassName, tikv.volumeAttributesClassName), ...storage.claims];
   return statefulSet(cluster, tikv, podSpec, claims, podAnnotations(tikv, PORT.tikvStatus));
 }
 

@@ -159,7 +159,7 @@ export const DISCOVERY_FIELDS: ComponentFields = {
   extra: ['livenessProbe'],
   // Not in the CRD's discovery spec (the schema check names them as unknown) or refused below.
   except: [
-    'replicas', 'baseImage', 'config', 'serviceAccount', 'storageClassName', 'storageVolumes', 'maxFailoverCount',
+    'replicas', 'baseImage', 'config', 'serviceAccount', 'storageClassName', 'volumeAttributesClassName', 'storageVolumes', 'maxFailoverCount',
     'statefulSetUpdateStrategy', 'podManagementPolicy', 'configUpdateStrategy',
   ],
   offValues: {

@@ -6,13 +6,15 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type D
 import { tomlFloat } from '../render/config/toml';
 import { documentIssues } from './check';
 import { fastLoadAll } from './fast-yaml';
-import { SpecError, type SourceRef, type SpecIssue } from './errors';
+import { formatIssue, SpecError, type SourceRef, type SpecIssue } from './errors';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { KIND, type TidbCluster } from './types';
 
 export interface LoadedCluster {
   readonly source: SourceRef;
   readonly resolved: ResolvedCluster;
+  /** `file: document N: path (line L): warning: ...` for each of the cluster's warnings. */
+  readonly warnings: readonly string[];
 }
 
 export interface LoadResult {
@@ -45,7 +47,10 @@ function fastLoad(text: string, file: string, options: ResolveOptions): LoadResu
     }
     if (documentIssues(obj).length > 0) return undefined;
     try {
-      result.clusters.push({ source, resolved: resolveCluster(obj as unknown as TidbCluster, options) });
+      const resolved = resolveCluster(obj as unknown as TidbCluster, options);
+      // Warnings name their line, which only the full parser knows.
+      if (resolved.warnings.length > 0) return undefined;
+      result.clusters.push({ source, resolved, warnings: [] });
     } catch (e) {
       if (e instanceof SpecError) return undefined;
       throw e;
@@ -98,7 +103,9 @@ function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounte
     return;
   }
   try {
-    out.clusters.push({ source, resolved: resolveCluster(obj as unknown as TidbCluster, options) });
+    const resolved = resolveCluster(obj as unknown as TidbCluster, options);
+    const warnings = withLines(resolved.warnings).map((w) => formatIssue({ ...w, message: `warning: ${w.message}` }, source));
+    out.clusters.push({ source, resolved, warnings });
   } catch (e) {
     if (!(e instanceof SpecError)) throw e;
     out.errors.push(new SpecError(withLines(e.issues), source));

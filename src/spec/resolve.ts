@@ -27,6 +27,7 @@ import { resolvePump, type ResolvedPump } from './pump';
 import { resolveTiCDC, type ResolvedTiCDC } from './ticdc';
 import { resolveTiFlash, type ResolvedTiFlash } from './tiflash';
 import { resolveTiProxy, type ResolvedTiProxy } from './tiproxy';
+import { DEFAULT_KUBE_VERSION, featureCheck, KUBE_FEATURES, kubeVersionText, parseKubeVersion, type KubeFeature } from './kube-version';
 import { quantityToBytes } from './quantity';
 import type {
   ComponentConfig,
@@ -48,6 +49,11 @@ export interface ResolveOptions {
    * @default ghcr.io/tidb-gitops/tidb-gitops:<this release>
    */
   readonly controllerImage?: string;
+  /**
+   * The Kubernetes version to render for: `1.31` to `1.36` (also `v1.34.2`, `1.34+`); newer minors
+   * render as the newest known. @default 1.31, the oldest supported
+   */
+  readonly kubeVersion?: string;
 }
 
 /** v2 start-script switches (`spec.startScriptV2FeatureFlags`). */
@@ -60,6 +66,10 @@ export interface ScriptFeatureFlags {
 export interface ResolvedCluster {
   readonly name: string;
   readonly namespace?: string;
+  /** The Kubernetes minor the manifests are rendered for (31 for 1.31). */
+  readonly kubeMinor: number;
+  /** Problems that do not stop the render (a field the target has only behind a feature gate). */
+  readonly warnings: readonly SpecIssue[];
   /** Value of the `app.kubernetes.io/instance` label: the TidbCluster's own such label, else its name. */
   readonly instance: string;
   readonly clusterDomain: string;
@@ -129,6 +139,7 @@ export interface ResolvedPod {
 export interface ResolvedStorageVolume {
   readonly name: string;
   readonly storageClassName?: string;
+  readonly volumeAttributesClassName?: string;
   readonly storageSize: string;
   readonly mountPath?: string;
 }
@@ -144,6 +155,10 @@ export interface ResolvedLogTailer {
   readonly imagePullPolicy: string;
   readonly resources: ResourceRequirements;
   readonly securityContext?: SecurityContext;
+  /** Native sidecars (init containers with `restartPolicy: Always`) rather than plain containers. */
+  readonly useSidecar: boolean;
+  /** With useSidecar: seconds to wait after SIGTERM before exiting. */
+  readonly sleepTimeSeconds?: number;
 }
 
 export interface ResolvedComponent {
@@ -168,6 +183,7 @@ export interface ResolvedComponent {
   /** Size of the data volume (`requests.storage`). */
   readonly storageRequest?: string;
   readonly storageClassName?: string;
+  readonly volumeAttributesClassName?: string;
   readonly storageVolumes: ResolvedStorageVolume[];
   /** The user's config as a TOML table (before the keys the renderer owns are overlaid). */
   readonly config: TomlTable;
@@ -279,11 +295,16 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
     image: spec.helper?.image ?? spec.tidb?.slowLogTailer?.image ?? DEFAULTS.helperImage,
     imagePullPolicy: spec.helper?.imagePullPolicy ?? spec.tidb?.slowLogTailer?.imagePullPolicy ?? imagePullPolicy,
   };
-  const ctx: Ctx = { tc, spec, issues, helper, namespace, controllerImage: options.controllerImage };
+  const target = parseKubeVersion(options.kubeVersion ?? DEFAULT_KUBE_VERSION);
+  if ('error' in target) throw new Error(`kubeVersion: ${target.error}`);
+  const warnings: SpecIssue[] = [];
+  const ctx: Ctx = { tc, spec, issues, helper, namespace, controllerImage: options.controllerImage, kubeMinor: target.minor, warnings };
   const tlsCluster = spec.tlsCluster?.enabled ?? false;
   const cluster: ResolvedCluster = {
     name: tc.metadata.name,
     namespace,
+    kubeMinor: target.minor,
+    warnings,
     instance: tc.metadata.labels?.[LABEL.instance] ?? tc.metadata.name,
     clusterDomain: spec.clusterDomain ?? DEFAULTS.clusterDomain,
     scheme: tlsCluster ? 'https' : 'http',
@@ -335,6 +356,10 @@ export interface Ctx {
   readonly helper: { readonly image: string; readonly imagePullPolicy: string };
   /** `--controller-image`: the discovery image when `spec.discovery` names none. */
   readonly controllerImage?: string;
+  /** The target Kubernetes minor (31 for 1.31). */
+  readonly kubeMinor: number;
+  /** Things worth saying that do not stop the render, with their paths. */
+  readonly warnings: SpecIssue[];
 }
 
 function resolveFeatureFlags(spec: TidbClusterSpec, issues: SpecIssue[]): ScriptFeatureFlags {
@@ -396,7 +421,7 @@ function resolveTiKV(ctx: Ctx): ResolvedTiKV {
     startTimeout: ctx.spec.pd?.startTimeout || DEFAULTS.pdStartTimeout,
     rocksDBLog: tikv.separateRocksDBLog ? { volumeName: tikv.rocksDBLogVolumeName } : undefined,
     raftLog: tikv.separateRaftLog ? { volumeName: tikv.raftLogVolumeName } : undefined,
-    logTailer: resolveLogTailer(ctx, tikv.logTailer),
+    logTailer: resolveLogTailer(ctx, tikv.logTailer, 'spec.tikv.logTailer'),
     settings: {
       ...base.settings,
       evictLeaderTimeout: tikv.evictLeaderTimeout ?? DEFAULTS.tikvEvictLeaderTimeout,
@@ -428,7 +453,7 @@ function resolveTiDB(ctx: Ctx): ResolvedTiDB {
     binlogEnabled: tidb.binlogEnabled ?? ctx.spec.pump !== undefined,
     separateSlowLog: tidb.separateSlowLog ?? DEFAULTS.tidbSeparateSlowLog,
     slowLogVolumeName: tidb.slowLogVolumeName || undefined,
-    slowLogTailer: resolveLogTailer(ctx, tidb.slowLogTailer),
+    slowLogTailer: resolveLogTailer(ctx, tidb.slowLogTailer, 'spec.tidb.slowLogTailer'),
     tokenBasedAuthEnabled: tidb.tokenBasedAuthEnabled ?? false,
     bootstrapSQLConfigMapName: tidb.bootstrapSQLConfigMapName || undefined,
     plugins: tidb.plugins ?? [],
@@ -448,12 +473,10 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
   const { spec } = ctx;
   const path = `spec.${kind}`;
   const { resources, storage } = splitResources(comp.requests, comp.limits, (comp as { claims?: unknown[] }).claims);
+  if (comp.volumeAttributesClassName !== undefined) requireFeature(ctx, `${path}.volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
   (comp.storageVolumes ?? []).forEach((v, i) => {
-    if ((v as { volumeAttributesClassName?: string }).volumeAttributesClassName !== undefined) {
-      ctx.issues.push({
-        path: `${path}.storageVolumes[${i}].volumeAttributesClassName`,
-        message: 'not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer; the rendered manifests target 1.27',
-      });
+    if (v.volumeAttributesClassName) {
+      requireFeature(ctx, `${path}.storageVolumes[${i}].volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
     }
   });
   const updateStrategy = comp.statefulSetUpdateStrategy ?? spec.statefulSetUpdateStrategy ?? (DEFAULTS.statefulSetUpdateStrategy as 'RollingUpdate');
@@ -481,15 +504,20 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
     resources,
     storageRequest: storage,
     storageClassName: comp.storageClassName,
+    volumeAttributesClassName: comp.volumeAttributesClassName,
     storageVolumes: (comp.storageVolumes ?? []).map((v) => ({
       name: v.name,
       storageClassName: v.storageClassName || comp.storageClassName,
+      // An empty name counts as unset, as for the class.
+      volumeAttributesClassName: v.volumeAttributesClassName || comp.volumeAttributesClassName,
       storageSize: String(v.storageSize),
       mountPath: v.mountPath || undefined,
     })),
     config: configTable(comp.config, `${path}.config`, ctx.issues),
     settings: {
       ...clusterSettings(ctx.tc),
+      // Read by nobody but `diff`, which reports a change of target like any other setting.
+      kubeVersion: kubeVersionText(ctx.kubeMinor),
       maxFailoverCount: comp.maxFailoverCount ?? DEFAULTS.maxFailoverCount,
       // The controller owns the StatefulSet's updateStrategy and writes it with the partition.
       updateStrategy,
@@ -581,13 +609,35 @@ function resolveTiDBService(svc: TiDBServiceSpec): ResolvedTiDBService {
   };
 }
 
-export function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined): ResolvedLogTailer {
+/** `path` is where the tailer spec sits (`spec.tikv.logTailer`), for messages. */
+export function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined, path: string): ResolvedLogTailer {
+  const useSidecar = tailer?.useSidecar ?? false;
+  const sleep = tailer?.sleepTimeSeconds;
+  if (useSidecar) requireFeature(ctx, `${path}.useSidecar`, KUBE_FEATURES.nativeSidecars);
+  if (sleep !== undefined && !useSidecar) {
+    ctx.issues.push({
+      path: `${path}.sleepTimeSeconds`,
+      message: `only read by native sidecars: set ${path}.useSidecar: true, or remove it (without useSidecar it has no effect)`,
+    });
+  } else if (sleep !== undefined && (!Number.isSafeInteger(sleep) || sleep < 0)) {
+    ctx.issues.push({ path: `${path}.sleepTimeSeconds`, message: `expected a whole number of seconds, 0 or more, got ${JSON.stringify(sleep)}` });
+  }
   return {
     image: ctx.helper.image,
     imagePullPolicy: ctx.helper.imagePullPolicy,
     resources: splitResources(tailer?.requests, tailer?.limits, undefined).resources,
     securityContext: tailer?.securityContext,
+    useSidecar,
+    ...(useSidecar && sleep !== undefined && { sleepTimeSeconds: sleep }),
   };
+}
+
+/** Records an error when the target Kubernetes lacks `feature`, a warning when it is off by default there. */
+export function requireFeature(ctx: Ctx, path: string, feature: KubeFeature): void {
+  const verdict = featureCheck(feature, ctx.kubeMinor);
+  if (!verdict) return;
+  if ('error' in verdict) ctx.issues.push({ path, message: verdict.error });
+  else ctx.warnings.push({ path, message: verdict.warning });
 }
 
 /** Container resources never carry `storage`: that key sizes the PVC (requests) or TiKV (limits). */

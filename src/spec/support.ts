@@ -45,7 +45,7 @@ const COMPONENT_COMMON = [
   'replicas', 'baseImage', 'version', 'image', 'requests', 'limits', 'claims', 'config', 'env', 'envFrom',
   'initContainers', 'additionalContainers', 'additionalVolumes', 'additionalVolumeMounts',
   'terminationGracePeriodSeconds', 'securityContext', 'readinessProbe', 'automountServiceAccountToken',
-  'serviceAccount', 'storageClassName', 'storageVolumes', 'maxFailoverCount',
+  'serviceAccount', 'storageClassName', 'volumeAttributesClassName', 'storageVolumes', 'maxFailoverCount',
 ];
 
 export const SUPPORTED: Record<string, readonly string[]> = {
@@ -98,19 +98,11 @@ export const OFF_VALUES: Record<string, readonly unknown[]> = {
   'spec.enablePVCReplace': [false],
   'spec.enablePVReclaim': [false],
   'spec.pd.mode': [''],
-  'spec.tikv.logTailer.useSidecar': [false],
-  'spec.tidb.slowLogTailer.useSidecar': [false],
-  // Refused outright: only native sidecars read it.
-  'spec.tikv.logTailer.sleepTimeSeconds': [],
-  'spec.tidb.slowLogTailer.sleepTimeSeconds': [],
   ...COMPONENT_OFF_VALUES,
 };
 
 /** Why a field is refused, where there is more to say than "not supported yet". */
 const REASONS: Record<string, string> = {
-  volumeAttributesClassName: 'volumeAttributesClassName needs Kubernetes 1.29 or newer; the rendered manifests target 1.27',
-  useSidecar: 'native sidecars need Kubernetes 1.28 or newer; the rendered manifests target 1.27',
-  sleepTimeSeconds: 'it only applies to native sidecars (useSidecar), which need Kubernetes 1.28 or newer',
   image: 'the deprecated image field is ignored by the CRD default baseImage; set baseImage and version instead',
   pdms: 'PD micro-services (tso, scheduling) are not rendered; run PD in its default mode',
   tici: 'TiCI is not rendered',

@@ -7,12 +7,14 @@ import type { SpecIssue } from './errors';
 import {
   parseConfigToml,
   resolveComponent,
+  requireFeature,
   resolveLogTailer,
   storageCapacity,
   type Ctx,
   type ResolvedComponent,
   type ResolvedLogTailer,
 } from './resolve';
+import { KUBE_FEATURES } from './kube-version';
 import type { ComponentFields } from './support';
 import type { ComponentConfig, ComponentSpec, LogTailerSpec, Quantity, ResourceList } from './types';
 import { imageTag } from './version';
@@ -77,7 +79,7 @@ export interface TiFlashSpec extends Omit<ComponentSpec, 'config' | 'storageClas
   /** Resources and security context of the `init` container (init mode). @default none */
   initializer?: { requests?: ResourceList; limits?: ResourceList; claims?: unknown[]; securityContext?: SecurityContext };
   /** Resources and security context of the serverlog / errorlog / clusterlog sidecars. */
-  logTailer?: Omit<LogTailerSpec, 'image' | 'imagePullPolicy'> & { claims?: unknown[]; useSidecar?: boolean; sleepTimeSeconds?: number };
+  logTailer?: Omit<LogTailerSpec, 'image' | 'imagePullPolicy'> & { claims?: unknown[] };
   /** For the controller. @default false */
   recoverFailover?: boolean;
   /** For the controller. */
@@ -93,6 +95,7 @@ export interface ResolvedTiFlashClaim {
   readonly storage: string;
   /** As given; `""` is kept (it means "no class", unlike leaving it out). */
   readonly storageClassName?: string;
+  readonly volumeAttributesClassName?: string;
 }
 
 /**
@@ -133,15 +136,9 @@ export const TIFLASH_FIELDS: ComponentFields = {
   extra: ['storageClaims', 'privileged', 'initializer', 'logTailer', 'recoverFailover', 'failover', 'scalePolicy'],
   // storageClassName and storageVolumes are not in TiFlash's CRD (each claim names its class); the
   // operator sets no probe on TiFlash, so readinessProbe would do nothing.
-  except: ['storageClassName', 'storageVolumes', 'readinessProbe'],
-  offValues: {
-    'logTailer.useSidecar': [false],
-    // Only read by native sidecars (useSidecar).
-    'logTailer.sleepTimeSeconds': [],
-  },
+  except: ['storageClassName', 'volumeAttributesClassName', 'storageVolumes', 'readinessProbe'],
   reasons: {
     readinessProbe: 'tidb-operator v1 sets no probe on TiFlash, so the field would have no effect; remove it',
-    'logTailer.sleepTimeSeconds': 'it only applies to native sidecars (logTailer.useSidecar), which need Kubernetes 1.28 or newer',
   },
 };
 
@@ -152,7 +149,7 @@ export function resolveTiFlash(ctx: Ctx): ResolvedTiFlash {
   const proxyConfig = subConfig(base.config.proxy, 'spec.tiflash.config.proxy', ctx.issues);
   checkOwnedTables(commonConfig, TIFLASH_CONFIG_TABLES.config, 'spec.tiflash.config.config', ctx.issues);
   checkOwnedTables(proxyConfig, TIFLASH_CONFIG_TABLES.proxy, 'spec.tiflash.config.proxy', ctx.issues);
-  const storageClaims = resolveClaims(spec.storageClaims, ctx.issues);
+  const storageClaims = resolveClaims(ctx, spec.storageClaims);
   if (spec.requests?.storage !== undefined) {
     ctx.issues.push({
       path: 'spec.tiflash.requests.storage',
@@ -204,7 +201,7 @@ export function resolveTiFlash(ctx: Ctx): ResolvedTiFlash {
       resources: containerResources(spec.initializer),
       ...(spec.initializer?.securityContext && { securityContext: spec.initializer.securityContext }),
     },
-    logTailer: { ...resolveLogTailer(ctx, spec.logTailer), resources: containerResources(spec.logTailer) },
+    logTailer: { ...resolveLogTailer(ctx, spec.logTailer, 'spec.tiflash.logTailer'), resources: containerResources(spec.logTailer) },
     settings: {
       ...base.settings,
       recoverFailover: spec.recoverFailover ?? TIFLASH_DEFAULTS.recoverFailover,
@@ -247,7 +244,8 @@ function checkOwnedTables(table: TomlTable, owned: readonly string[], path: stri
 
 const REFUSED_CLAIM_FIELD = 'not supported yet: tidb-operator v1 ignores it for TiFlash (only resources.requests.storage sizes the claim); remove it';
 
-function resolveClaims(claims: TiFlashStorageClaim[] | undefined, issues: SpecIssue[]): ResolvedTiFlashClaim[] {
+function resolveClaims(ctx: Ctx, claims: TiFlashStorageClaim[] | undefined): ResolvedTiFlashClaim[] {
+  const { issues } = ctx;
   const list = claims ?? [];
   if (list.length === 0) {
     issues.push({
@@ -258,12 +256,7 @@ function resolveClaims(claims: TiFlashStorageClaim[] | undefined, issues: SpecIs
   const out: ResolvedTiFlashClaim[] = [];
   list.forEach((claim, i) => {
     const path = `spec.tiflash.storageClaims[${i}]`;
-    if (claim.volumeAttributesClassName !== undefined) {
-      issues.push({
-        path: `${path}.volumeAttributesClassName`,
-        message: 'not supported yet: volumeAttributesClassName needs Kubernetes 1.29 or newer; the rendered manifests target 1.27',
-      });
-    }
+    if (claim.volumeAttributesClassName !== undefined) requireFeature(ctx, `${path}.volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
     const resources = claim.resources ?? {};
     if (resources.limits !== undefined) issues.push({ path: `${path}.resources.limits`, message: REFUSED_CLAIM_FIELD });
     if (resources.claims !== undefined) issues.push({ path: `${path}.resources.claims`, message: REFUSED_CLAIM_FIELD });
@@ -275,7 +268,11 @@ function resolveClaims(claims: TiFlashStorageClaim[] | undefined, issues: SpecIs
       issues.push({ path: `${path}.resources.requests.storage`, message: `required field is missing: the size of volume data${i}, such as 100Gi` });
       return;
     }
-    out.push({ storage: String(storage), ...(claim.storageClassName !== undefined && { storageClassName: claim.storageClassName }) });
+    out.push({
+      storage: String(storage),
+      ...(claim.storageClassName !== undefined && { storageClassName: claim.storageClassName }),
+      ...(claim.volumeAttributesClassName !== undefined && { volumeAttributesClassName: claim.volumeAttributesClassName }),
+    });
   });
   return out;
 }

@@ -174,6 +174,8 @@ export interface StorageVolume {
   name: string;
   /** @default the component's storageClassName */
   storageClassName?: string;
+  /** VolumeAttributesClass of the claim (Kubernetes 1.34, or 1.31 with its feature gate). @default the component's */
+  volumeAttributesClassName?: string;
   storageSize: Quantity;
   /** Mounted into the main container when set. @default not mounted */
   mountPath?: string;
@@ -220,6 +222,11 @@ export interface ComponentSpec extends PodSettings {
   serviceAccount?: string;
   /** @default the cluster's default StorageClass */
   storageClassName?: string;
+  /**
+   * VolumeAttributesClass of the data claims (Kubernetes 1.34, or 1.31 to 1.33 with the
+   * VolumeAttributesClass feature gate). @default none
+   */
+  volumeAttributesClassName?: string;
   /** Extra PVCs (`<component>-<name>`). @default [] */
   storageVolumes?: StorageVolume[];
   /** For the controller. @default 3 */
@@ -266,6 +273,13 @@ export interface LogTailerSpec {
   securityContext?: SecurityContext;
   image?: string;
   imagePullPolicy?: string;
+  /**
+   * Run the tailers as native sidecars: init containers with `restartPolicy: Always`, which start
+   * before the server and stop after it. @default false
+   */
+  useSidecar?: boolean;
+  /** With useSidecar: seconds a tailer waits after SIGTERM, to print the server's last lines. @default 0 */
+  sleepTimeSeconds?: number;
 }
 
 export interface TiKVSpec extends ComponentSpec {

@@ -1,10 +1,12 @@
 /**
- * Strict validation of rendered manifests against the Kubernetes v1.27.0
- * OpenAPI definitions, roughly what `kubectl apply --validate=strict` does
- * client-side: unknown fields, wrong types and missing required fields fail.
+ * Strict validation of rendered manifests against the OpenAPI definitions of
+ * the Kubernetes version they target (1.31 to 1.36, test/schemas), roughly
+ * what `kubectl apply --validate=strict` does client-side: unknown fields,
+ * wrong types and missing required fields fail.
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { OLDEST_KUBE_MINOR } from '../../src/spec/kube-version';
 
 export interface K8sSchemaError {
   path: string;
@@ -36,12 +38,11 @@ interface SchemaIndex {
   byGvk: Map<string, SchemaNode>;
 }
 
-const SCHEMA_FILE = 'kubernetes-v1.27.0-definitions.json';
-// The repo keeps its own copy (test/schemas); the shared folder is only a fallback.
-const SCHEMA_CANDIDATES = [
-  path.resolve(__dirname, '..', 'schemas', SCHEMA_FILE),
-  path.resolve(__dirname, '../../../shared/schemas', SCHEMA_FILE),
-];
+/** The target's minor version (31 for 1.31), or `1.NN` as the CLI takes it. */
+export type KubeMinor = number | string;
+/** The minors whose definitions test/schemas holds. */
+export const SCHEMA_MINORS = [31, 32, 33, 34, 35, 36] as const;
+const schemaFile = (minor: number) => path.resolve(__dirname, '..', 'schemas', `kubernetes-v1.${minor}-definitions.json`);
 const REF_PREFIX = '#/definitions/';
 const QUANTITY_REF = `${REF_PREFIX}io.k8s.apimachinery.pkg.api.resource.Quantity`;
 // metav1.Time marshals its zero value as null, and the API server reads null back as zero: objects as
@@ -57,7 +58,7 @@ const IDENTIFIER_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 
-let cachedIndex: SchemaIndex | undefined;
+const cachedIndex = new Map<number, SchemaIndex>();
 
 // ---------------------------------------------------------------------------
 // Public API
@@ -67,22 +68,31 @@ let cachedIndex: SchemaIndex | undefined;
  * x-kubernetes-group-version-kind (group "" for core, e.g. apiVersion "apps/v1"
  * -> group apps, version v1). Unknown apiVersion/kind is an error.
  */
-export function validateK8sObject(obj: unknown): K8sSchemaError[] {
+export function validateK8sObject(obj: unknown, kube: KubeMinor = OLDEST_KUBE_MINOR): K8sSchemaError[] {
   const errors: K8sSchemaError[] = [];
+  index = schemaIndex(minorOf(kube));
   const definition = definitionFor(obj, errors);
   if (definition) validateNode(obj, definition, '', errors);
   return errors;
 }
 
+function minorOf(kube: KubeMinor): number {
+  const minor = typeof kube === 'number' ? kube : Number(/^v?1\.(\d+)/.exec(kube)?.[1]);
+  if (!(SCHEMA_MINORS as readonly number[]).includes(minor)) {
+    throw new Error(`no Kubernetes schema for ${JSON.stringify(kube)}; test/schemas has 1.${SCHEMA_MINORS.join(', 1.')}`);
+  }
+  return minor;
+}
+
 /** Throws an Error listing every problem (kind/name + path + message) if any object is invalid. */
-export function assertValidK8sObjects(objs: unknown[]): void {
+export function assertValidK8sObjects(objs: unknown[], kube: KubeMinor = OLDEST_KUBE_MINOR): void {
   const problems: string[] = [];
-  objs.forEach((obj, index) => {
-    const label = describeObject(obj, index);
-    for (const e of validateK8sObject(obj)) problems.push(`  ${label}: ${e.path || '<root>'}: ${e.message}`);
+  objs.forEach((obj, i) => {
+    const label = describeObject(obj, i);
+    for (const e of validateK8sObject(obj, kube)) problems.push(`  ${label}: ${e.path || '<root>'}: ${e.message}`);
   });
   if (problems.length > 0) {
-    throw new Error(`${problems.length} Kubernetes schema violation(s):\n${problems.join('\n')}`);
+    throw new Error(`${problems.length} Kubernetes 1.${minorOf(kube)} schema violation(s):\n${problems.join('\n')}`);
   }
 }
 
@@ -90,14 +100,17 @@ export function assertValidK8sObjects(objs: unknown[]): void {
 // Schema loading (once per process; jest gives each test file its own module
 // registry, so this is once per test file).
 
-function schemaIndex(): SchemaIndex {
-  if (!cachedIndex) cachedIndex = buildIndex(loadDefinitions());
-  return cachedIndex;
+/** The definitions of the version being validated against (set by validateK8sObject; validation is synchronous). */
+let index: SchemaIndex;
+
+function schemaIndex(minor: number): SchemaIndex {
+  let found = cachedIndex.get(minor);
+  if (!found) cachedIndex.set(minor, (found = buildIndex(loadDefinitions(minor))));
+  return found;
 }
 
-function loadDefinitions(): Record<string, SchemaNode> {
-  const file = SCHEMA_CANDIDATES.find((candidate) => fs.existsSync(candidate));
-  if (!file) throw new Error(`${SCHEMA_FILE} not found; tried ${SCHEMA_CANDIDATES.join(', ')}`);
+function loadDefinitions(minor: number): Record<string, SchemaNode> {
+  const file = schemaFile(minor);
   const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { definitions?: Record<string, SchemaNode> };
   if (!json.definitions) throw new Error(`${file}: no "definitions" object`);
   return json.definitions;
@@ -134,7 +147,7 @@ function definitionFor(obj: unknown, errors: K8sSchemaError[]): SchemaNode | und
   const slash = apiVersion.lastIndexOf('/');
   const group = slash < 0 ? '' : apiVersion.slice(0, slash);
   const version = apiVersion.slice(slash + 1);
-  const definition = schemaIndex().byGvk.get(gvkKey(group, version, kind));
+  const definition = index.byGvk.get(gvkKey(group, version, kind));
   if (!definition) errors.push({ path: 'kind', message: `unknown apiVersion/kind ${apiVersion} ${kind}` });
   return definition;
 }
@@ -168,7 +181,7 @@ function validateNode(value: unknown, schema: SchemaNode, at: string, errors: K8
 }
 
 function validateRef(value: unknown, ref: string, at: string, errors: K8sSchemaError[]): void {
-  const definition = ref.startsWith(REF_PREFIX) ? schemaIndex().definitions[ref.slice(REF_PREFIX.length)] : undefined;
+  const definition = ref.startsWith(REF_PREFIX) ? index.definitions[ref.slice(REF_PREFIX.length)] : undefined;
   if (!definition) throw new Error(`schema bug: dangling $ref ${ref}`);
   // The schema declares Quantity as string|number; its string grammar only
   // lives in the Go parser, so we re-check it here.

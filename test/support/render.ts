@@ -2,6 +2,7 @@ import { parse, stringify } from 'yaml';
 import { loadTidbClusters } from '../../src/spec/load';
 import { renderClusters } from '../../src/render/render';
 import type { ResolveOptions } from '../../src/spec/resolve';
+import { DEFAULT_KUBE_VERSION } from '../../src/spec/kube-version';
 import { assertValidK8sObjects } from './k8s-schema';
 
 export type Obj = Record<string, any>;
@@ -24,14 +25,15 @@ export function cluster(spec: Obj = {}, metadata: Obj = {}): Obj {
 
 /**
  * Renders one TidbCluster (object or YAML text) through the same path as the CLI, fails the test on
- * any input error, and checks every object strictly against the Kubernetes 1.27 schema.
+ * any input error, and checks every object strictly against the schema of its target Kubernetes
+ * version (`options.kubeVersion`, else the default, 1.31).
  */
 export function render(input: Obj | string, options: ResolveOptions = {}): Obj[] {
   const text = typeof input === 'string' ? input : stringify(input);
   const loaded = loadTidbClusters(text, 'test.yaml', options);
   if (loaded.errors.length > 0) throw new Error(loaded.errors.map((e) => e.message).join('\n'));
   const objects = renderClusters(loaded.clusters.map((c) => c.resolved)).flatMap((r) => r.objects);
-  assertValidK8sObjects(objects);
+  assertValidK8sObjects(objects, options.kubeVersion ?? DEFAULT_KUBE_VERSION);
   return objects;
 }
 
