@@ -1,6 +1,7 @@
 /** `tidb-gitops diff OLD NEW`: the impact report of a change, as Markdown for a pull request. */
 import { buildModel } from '../diff/model';
 import { compareModels, exitCodeFor } from '../diff/compare';
+import { appliedOnto } from '../diff/live';
 import { loadManifests } from '../diff/load';
 import { toMarkdown } from '../diff/markdown';
 import { readSide } from '../diff/sources';
@@ -23,6 +24,11 @@ OLD and NEW are each
                        missing in REV counts as empty: everything is added.
 An argument that exists on disk is a path. Documents may be TidbClusters
 (rendered as 'render' does) or already rendered manifests, mixed.
+
+OLD may also be what the cluster runs, as 'kubectl get ... -o yaml' prints it
+(a List, with status and server fields): NEW is then compared as applying it
+onto those objects would leave them, so defaults the API server filled in are
+no change, and objects NEW leaves out are reported as kept, not removed.
 
 Options:
   -n, --namespace NS   Namespace for clusters whose metadata has none.
@@ -150,7 +156,10 @@ export function diffCommand(opts: DiffOptions, io: Io): number {
     io.stderr(`${errors.join('\n')}\n${count === 1 ? '1 problem' : `${count} problems`} found; no report was made\n`);
     return 1;
   }
-  const report = compareModels(buildModel(loaded[0].objects), buildModel(loaded[1].objects));
+  // Live objects on the OLD side: NEW is what applying it onto them leaves.
+  const live = loaded[0].live;
+  const after = live.size > 0 ? appliedOnto(loaded[0].objects, loaded[1].objects, new Set(live.keys())) : loaded[1].objects;
+  const report = compareModels(buildModel(loaded[0].objects), buildModel(after), { live });
   io.stdout(toMarkdown(report));
   return opts.exitCode ? exitCodeFor(report) : 0;
 }

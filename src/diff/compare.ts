@@ -16,12 +16,21 @@ import {
   type KubeObject,
   type Model,
 } from './model';
-import type { ChangeKind, ClusterDiff, ComponentDiff, ConfigChange, DiffReport, FieldChange, ImageChange, ObjectChange, Restart } from './report';
-import { clusterRisks } from './risks';
+import type { ChangeKind, ClusterDiff, ComponentDiff, ConfigChange, DiffReport, FieldChange, ImageChange, ObjectChange, Restart, Risk } from './report';
+import type { Owner } from './live';
+import { clusterRisks, ownerRisks, RISK } from './risks';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type PathStep, type ValueChange } from './values';
 
+export interface CompareOptions {
+  /**
+   * The old side came from the API server: its objects by {@link objectKey}, with their owners. The new
+   * side is then expected to be what applying makes of them (see `appliedOnto`).
+   */
+  readonly live?: ReadonlyMap<string, readonly Owner[]>;
+}
+
 /** Compares the manifests before and after a change. */
-export function compareModels(before: Model, after: Model): DiffReport {
+export function compareModels(before: Model, after: Model, options: CompareOptions = {}): DiffReport {
   const ids = [...new Set([...before.clusters.keys(), ...after.clusters.keys()])];
   const clusterOf = (id: string) => (after.clusters.get(id) ?? before.clusters.get(id))!;
   ids.sort((a, b) => {
@@ -30,11 +39,12 @@ export function compareModels(before: Model, after: Model): DiffReport {
     return Number(x.name === '') - Number(y.name === '') || cmp(x.namespace, y.namespace) || cmp(x.name, y.name);
   });
   const clusters: ClusterDiff[] = [];
+  const live = options.live !== undefined && options.live.size > 0 ? options.live : undefined;
   for (const id of ids) {
-    const diff = compareCluster(before.clusters.get(id), after.clusters.get(id));
+    const diff = compareCluster(before.clusters.get(id), after.clusters.get(id), live);
     if (diff) clusters.push(diff);
   }
-  return { clusters, changed: clusters.length > 0, riskCount: clusters.reduce((n, c) => n + c.risks.length, 0) };
+  return { clusters, changed: clusters.length > 0, riskCount: clusters.reduce((n, c) => n + c.risks.length, 0), ...(live && { live: true }) };
 }
 
 function cmp(a: string, b: string): number {
@@ -47,7 +57,11 @@ export function exitCodeFor(report: DiffReport): 0 | 3 | 4 {
   return report.riskCount > 0 ? 4 : 3;
 }
 
-function compareCluster(before: ClusterModel | undefined, after: ClusterModel | undefined): ClusterDiff | undefined {
+function compareCluster(
+  before: ClusterModel | undefined,
+  after: ClusterModel | undefined,
+  live: ReadonlyMap<string, readonly Owner[]> | undefined,
+): ClusterDiff | undefined {
   const base = (after ?? before)!;
   const names = [...new Set([...(before?.components.keys() ?? []), ...(after?.components.keys() ?? [])])].sort(compareComponents);
   const components: ComponentDiff[] = [];
@@ -55,10 +69,23 @@ function compareCluster(before: ClusterModel | undefined, after: ClusterModel | 
     const d = compareComponent(c, before?.components.get(c), after?.components.get(c));
     if (d) components.push(d);
   }
-  const objects = objectChanges(before, after, components);
-  if (objects.length === 0 && components.length === 0) return undefined;
+  const objects = objectChanges(before, after, components, live);
+  const owned = before && live ? ownerRisks(before, live) : [];
+  if (objects.length === 0 && components.length === 0 && owned.length === 0) return undefined;
   const change: ChangeKind = !before ? 'added' : !after ? 'removed' : 'changed';
-  return { id: base.id, namespace: base.namespace, name: base.name, change, components, objects, risks: clusterRisks(before, after, components) };
+  // Applying never deletes a live object the new manifests leave out: nothing is removed.
+  const removes = (r: Risk) => r.id === RISK.clusterRemoved || r.id === RISK.componentRemoved;
+  const risks = [...owned, ...clusterRisks(before, after, components).filter((r) => !(live && removes(r)))];
+  const keepsPods = live && before && after ? steadyComponents(before, after, components) : undefined;
+  return { id: base.id, namespace: base.namespace, name: base.name, change, components, objects, risks, ...(keepsPods && { keepsPods }) };
+}
+
+/** Components whose workload is on both sides and whose Pods this change does not restart. */
+function steadyComponents(before: ClusterModel, after: ClusterModel, components: readonly ComponentDiff[]): string[] {
+  return [...after.components.keys()]
+    .filter((c) => before.components.get(c)?.workload && after.components.get(c)?.workload)
+    .filter((c) => !components.find((d) => d.component === c)?.restart)
+    .sort(compareComponents);
 }
 
 // ---------------------------------------------------------------------------
@@ -234,7 +261,12 @@ function coveredByComponent(path: readonly PathStep[]): boolean {
   return false;
 }
 
-function objectChanges(before: ClusterModel | undefined, after: ClusterModel | undefined, components: readonly ComponentDiff[]): ObjectChange[] {
+function objectChanges(
+  before: ClusterModel | undefined,
+  after: ClusterModel | undefined,
+  components: readonly ComponentDiff[],
+  live: ReadonlyMap<string, readonly Owner[]> | undefined,
+): ObjectChange[] {
   const a = before?.objects ?? new Map<string, KubeObject>();
   const b = after?.objects ?? new Map<string, KubeObject>();
   const workloads = new Set(components.map((c) => c.workload).filter((w): w is string => w !== undefined));
@@ -261,7 +293,7 @@ function objectChanges(before: ClusterModel | undefined, after: ClusterModel | u
       if (by !== undefined && !a.has(`ConfigMap/${ref.namespace}/${by}`) && b.has(`ConfigMap/${ref.namespace}/${by}`)) {
         out.push({ ...ref, change: 'replaced', replacedBy: by });
       } else {
-        out.push({ ...ref, change: 'removed' });
+        out.push({ ...ref, change: live?.has(key) ? 'kept' : 'removed' });
       }
     } else {
       out.push({ ...ref, change: 'added' });

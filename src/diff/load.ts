@@ -8,7 +8,8 @@ import { fastLoadAll } from '../spec/fast-yaml';
 import { loadTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../spec/load';
 import type { ResolveOptions } from '../spec/resolve';
 import { KIND } from '../spec/types';
-import { kindOf, nameOf, namespaceOf, objectKey, type KubeObject } from './model';
+import { isLive, listItems, withoutServerFields, type Owner } from './live';
+import { kindOf, metadataOf, nameOf, namespaceOf, objectKey, type KubeObject } from './model';
 import { isPlainObject } from './values';
 
 /** One YAML text and where it came from. */
@@ -21,8 +22,13 @@ export interface ManifestText {
 }
 
 export interface LoadedManifests {
-  /** Rendered and given objects, in input order. */
+  /** Rendered and given objects, in input order (live objects without what only the server writes). */
   readonly objects: KubeObject[];
+  /**
+   * The objects that came from the API server (`kubectl get -o yaml`, `kind: List` included), by
+   * {@link objectKey}, with their owner references.
+   */
+  readonly live: ReadonlyMap<string, readonly Owner[]>;
   /** Problems that make the input unusable, each naming its file. */
   readonly errors: string[];
   /** Things worth saying that do not stop the report. */
@@ -34,6 +40,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const errors: string[] = [];
   const notes: string[] = [];
   const given: { object: KubeObject; origin: string }[] = [];
+  const live = new Map<string, Owner[]>();
   const clusters: LoadedCluster[] = [];
   for (const t of texts) {
     let docs = fastLoadAll(t.text);
@@ -50,31 +57,57 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
     if (docs.some((d) => isPlainObject(d) && d.kind === KIND)) {
       loaded ??= loadTidbClusters(t.text, t.file, options);
       errors.push(...loaded.errors.map((e) => e.message));
-      clusters.push(...loaded.clusters);
-      notes.push(...loaded.clusters.flatMap((c) => c.warnings));
+      for (const c of loaded.clusters) {
+        const doc = docs[c.source.document - 1];
+        // A TidbCluster read from the API server is the operator's input, not a new one to render.
+        if (isPlainObject(doc) && isLive(doc)) {
+          notes.push(`${t.file}: document ${c.source.document}: skipped TidbCluster ${c.resolved.name}: read from the API server (it is not rendered)`);
+          continue;
+        }
+        clusters.push(c);
+        notes.push(...c.warnings);
+      }
     }
     let count = 0;
-    docs.forEach((doc, i) => {
-      if (doc === null || doc === undefined) return;
-      count++;
-      const where = `${t.file}: document ${i + 1}`;
+    const take = (doc: unknown, where: string, inList: boolean) => {
       if (!isPlainObject(doc) || typeof doc.apiVersion !== 'string' || typeof doc.kind !== 'string') {
         notes.push(`${where}: skipped: not a Kubernetes object (no apiVersion and kind)`);
         return;
       }
+      if (doc.kind === KIND) {
+        // Top-level TidbClusters are rendered above; one inside a List is a live object.
+        if (inList) notes.push(`${where}: skipped TidbCluster ${String(metadataOf(doc as KubeObject).name ?? '')}: read from the API server (it is not rendered)`);
+        return;
+      }
       // Through JSON so that numbers read from YAML compare equal to rendered ones.
-      if (doc.kind !== KIND) given.push({ object: JSON.parse(JSON.stringify(doc)) as KubeObject, origin: where });
+      const object = JSON.parse(JSON.stringify(doc)) as KubeObject;
+      if (!isLive(object)) {
+        given.push({ object, origin: where });
+        return;
+      }
+      const stripped = withoutServerFields(object);
+      live.set(objectKey(stripped.object), stripped.owners);
+      given.push({ object: stripped.object, origin: where });
+    };
+    docs.forEach((doc, i) => {
+      if (doc === null || doc === undefined) return;
+      count++;
+      const where = `${t.file}: document ${i + 1}`;
+      const items = isPlainObject(doc) ? listItems(doc) : undefined;
+      // What `kubectl get -o yaml` prints for several objects: one List holding them.
+      if (items) items.forEach((item, j) => take(item, `${where}: item ${j + 1}`, true));
+      else take(doc, where, false);
     });
     if (count === 0 && t.explicit) notes.push(`${t.file}: no document in this file`);
   }
   errors.push(...duplicateMessages(clusters));
-  if (errors.length > 0) return { objects: [], errors, notes };
+  if (errors.length > 0) return { objects: [], live, errors, notes };
   const rendered = renderClusters(clusters.map((c) => c.resolved)).flatMap((r, i) =>
     r.objects.map((object) => ({ object, origin: `rendered from ${clusters[i].source.file}: document ${clusters[i].source.document}` })),
   );
   const all = [...rendered, ...given];
   errors.push(...duplicateObjects(all));
-  return { objects: errors.length > 0 ? [] : all.map((o) => o.object), errors, notes };
+  return { objects: errors.length > 0 ? [] : all.map((o) => o.object), live, errors, notes };
 }
 
 function duplicateObjects(objects: readonly { object: KubeObject; origin: string }[]): string[] {

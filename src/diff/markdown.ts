@@ -20,6 +20,13 @@ export function toMarkdown(report: DiffReport): string {
   if (real.length < report.clusters.length) head.push('objects outside any cluster changed');
   head.push(report.riskCount === 0 ? 'no risks' : plural(report.riskCount, 'risk'));
   lines.push(`**${head.join(', ')}.**`, '');
+  if (report.live) {
+    lines.push(
+      'OLD is live (read from the API server): NEW is compared as applying it would leave each object. Fields the ' +
+        'manifests do not set (defaults the API server filled in, fields another manager wrote) keep their live values.',
+      '',
+    );
+  }
   for (const c of report.clusters) lines.push(`- ${summaryLine(c)}`);
   for (const c of report.clusters) lines.push('', ...clusterSection(c));
   return `${lines.join('\n')}\n`;
@@ -62,6 +69,7 @@ export function summaryLine(c: ClusterDiff): string {
   if (inPlace.length > 0) parts.push(`${inPlace.join(', ')} config in place (read at next restart)`);
   const settings = c.components.filter((d) => d.settings.length > 0).map((d) => d.component);
   if (settings.length > 0) parts.push(`${settings.join(', ')} controller settings`);
+  if (c.keepsPods && c.keepsPods.length > 0) parts.push(`${c.keepsPods.join(', ')} keep${c.keepsPods.length === 1 ? 's its' : ' their'} Pods`);
   if (parts.length === 0) parts.push(objectCounts(c.objects));
   return `${head}: ${parts.join('; ')}; ${risks}`;
 }
@@ -76,7 +84,10 @@ function objectCounts(objects: readonly ObjectChange[]): string {
 function clusterSection(c: ClusterDiff): string[] {
   const lines = [`### ${clusterTitle(c)}`];
   if (c.change === 'added') lines.push('', 'A new cluster: every object below is created.');
-  if (c.change === 'removed') lines.push('', 'The cluster is removed: every object below is deleted.');
+  if (c.change === 'removed' && !c.objects.every((o) => o.change === 'kept')) lines.push('', 'The cluster is removed: every object below is deleted.');
+  if (c.keepsPods && c.keepsPods.length > 0) {
+    lines.push('', `Pods kept as they are (no template change once applied): ${c.keepsPods.map((x) => componentTitle(x)).join(', ')}.`);
+  }
   if (c.risks.length > 0) {
     lines.push('', '#### Risks', '');
     for (const r of c.risks) lines.push(`- **${r.id}**: ${r.message}`);
@@ -182,7 +193,7 @@ function keyLine(k: ConfigKeyChange): string {
   return valueLine(label, k);
 }
 
-const OBJECT_ORDER = ['added', 'replaced', 'removed', 'changed'] as const;
+const OBJECT_ORDER = ['added', 'replaced', 'removed', 'changed', 'kept'] as const;
 
 function objectLines(objects: readonly ObjectChange[]): string[] {
   const lines: string[] = [];
@@ -198,6 +209,11 @@ function objectLines(objects: readonly ObjectChange[]): string[] {
         `  (${one ? 'The old ConfigMap stays' : 'The old ConfigMaps stay'}: ${one ? 'it is' : 'they are'} marked so that Argo CD and Flux do not prune ` +
           `${one ? 'it' : 'them'}, as Pods that have not restarted yet still mount ${one ? 'it' : 'them'}. The companion controller deletes ` +
           `${one ? 'it' : 'them'} once the rollout is done.)`,
+      );
+    } else if (change === 'kept') {
+      lines.push(
+        `- not in the new manifests, left as they are (applying neither changes nor deletes them; delete them once nothing uses them): ` +
+          group.map((o) => `${o.kind} ${code(o.name)}`).join(', '),
       );
     } else {
       for (const o of group) lines.push(`- changed: ${o.kind} ${code(o.name)} (${(o.fields ?? []).join(', ')})`);

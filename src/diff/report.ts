@@ -101,7 +101,11 @@ export interface ObjectChange {
   readonly name: string;
   /** "" for objects without a namespace. */
   readonly namespace: string;
-  readonly change: ChangeKind | 'replaced';
+  /**
+   * `kept`: only the old side has it, and the old side is live (`kubectl get -o yaml`): applying the new
+   * manifests neither changes nor deletes it.
+   */
+  readonly change: ChangeKind | 'replaced' | 'kept';
   /** For `replaced`: the name of the object that takes its place. */
   readonly replacedBy?: string;
   /** For `changed`: the top-level fields that differ, e.g. `spec.ports`. */
@@ -130,6 +134,11 @@ export interface ClusterDiff {
   readonly components: readonly ComponentDiff[];
   readonly objects: readonly ObjectChange[];
   readonly risks: readonly Risk[];
+  /**
+   * Compared with live objects: the components whose workload stays and whose Pods are not restarted
+   * by this change. Absent when the old side is not live.
+   */
+  readonly keepsPods?: readonly string[];
 }
 
 /** The whole comparison; `clusters` holds only clusters where something differs. */
@@ -140,4 +149,6 @@ export interface DiffReport {
   readonly changed: boolean;
   /** Number of risks over all clusters. */
   readonly riskCount: number;
+  /** The old side came from the API server: the new side is compared as applied onto it. */
+  readonly live?: boolean;
 }

@@ -5,6 +5,7 @@
  */
 import { parseToml } from '../render/config/toml';
 import { compareComponents, componentTitle, kindOf, mountedConfigMaps, nameOf, type ClusterModel, type ComponentModel, type KubeObject } from './model';
+import type { Owner } from './live';
 import type { ComponentDiff, Risk } from './report';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type ValueChange } from './values';
 import { compareVersions, formatVersion, imageVersion, type SemVer } from './version';
@@ -34,6 +35,8 @@ export const RISK = {
   downgrade: 'downgrade',
   /** PD, TiKV and TiDB run different versions after the change. */
   versionSkew: 'version-skew',
+  /** Live objects still have an owner (a TidbCluster): deleting it, or its operator, acts on them. */
+  ownerReference: 'owner-reference',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];
@@ -62,6 +65,28 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   const skew = versionSkew(before, after);
   if (skew) out.push(skew);
   return out;
+}
+
+/** Live objects of the cluster that still name an owner, grouped by owner. */
+export function ownerRisks(before: ClusterModel, live: ReadonlyMap<string, readonly Owner[]>): Risk[] {
+  const byOwner = new Map<string, string[]>();
+  for (const [key, o] of before.objects) {
+    for (const owner of live.get(key) ?? []) {
+      // Pods name their StatefulSet, which is what keeps them: only owners outside the manifests matter.
+      if (before.objects.has(`${owner.kind}/${before.namespace}/${owner.name}`)) continue;
+      const id = `${owner.kind} ${owner.name}`;
+      byOwner.set(id, [...(byOwner.get(id) ?? []), `${kindOf(o)} ${nameOf(o)}`]);
+    }
+  }
+  return [...byOwner].map(([owner, objects]) =>
+    risk(
+      RISK.ownerReference,
+      undefined,
+      `${objects.length === 1 ? '1 object is' : `${objects.length} objects are`} owned by ${owner} (${objects.join(', ')}): ` +
+        `while that owner exists, deleting it deletes them, and its operator keeps rewriting them. Stop the operator and orphan them first ` +
+        `(\`kubectl delete ${owner.split(' ')[0].toLowerCase()} ${owner.split(' ')[1]} --cascade=orphan\`; see "Migrating from tidb-operator" in the README).`,
+    ),
+  );
 }
 
 function risk(id: RiskId, component: string | undefined, message: string): Risk {
@@ -258,6 +283,8 @@ function downgradeRisks(diff: ComponentDiff): Risk[] {
   const out: Risk[] = [];
   for (const img of diff.images) {
     if (!img.from || !img.to) continue;
+    // Versions of different images (the operator's discovery and this controller) do not compare.
+    if (imageRepository(img.from) !== imageRepository(img.to)) continue;
     const a = imageVersion(img.from);
     const b = imageVersion(img.to);
     if (a && b && compareVersions(b, a) < 0) {
@@ -272,6 +299,13 @@ function downgradeRisks(diff: ComponentDiff): Risk[] {
     }
   }
   return out;
+}
+
+/** `registry/name` of an image reference, without its tag or digest. */
+function imageRepository(image: string): string {
+  const name = image.split('@')[0];
+  const colon = name.lastIndexOf(':');
+  return colon > name.lastIndexOf('/') ? name.slice(0, colon) : name;
 }
 
 const SKEW_COMPONENTS = ['pd', 'tikv', 'tidb'] as const;

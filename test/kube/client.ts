@@ -50,6 +50,8 @@ const RESOURCES: Record<string, { plural: string; namespaced: boolean }> = {
   ClusterRole: { plural: 'clusterroles', namespaced: false },
   ClusterRoleBinding: { plural: 'clusterrolebindings', namespaced: false },
   Lease: { plural: 'leases', namespaced: true },
+  CustomResourceDefinition: { plural: 'customresourcedefinitions', namespaced: false },
+  TidbCluster: { plural: 'tidbclusters', namespaced: true },
 };
 
 /** `/api/v1/namespaces/ns/pods[/name]` for an apiVersion and kind. */

@@ -38,6 +38,8 @@ export interface RealWorldOptions {
   readonly apply?: ApplyMode;
   readonly pd?: Partial<PdSimOptions>;
   readonly kubelet?: Partial<Omit<KubeletOptions, 'node' | 'namespace'>>;
+  /** Apply the rendered manifests at start. false: the test puts other objects there first. @default true */
+  readonly applyAtStart?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -53,7 +55,8 @@ export class RealWorld {
   readonly violations: string[] = [];
   readonly controllers: ControllerProcess[] = [];
   objects: Obj[];
-  private discoveryPort = 0;
+  /** Where PD Pods ask discovery: the controller's port (`startController`), or a stand-in's before it runs. */
+  discoveryPort = 0;
   private stopPvcWatch?: () => void;
 
   private constructor(
@@ -87,7 +90,7 @@ export class RealWorld {
     pd.discoveryUrl = `http://127.0.0.1:${world.discoveryPort}`;
     world.wire();
     await kubelet.start();
-    await world.apply(world.objects);
+    if (opts.applyAtStart ?? true) await world.apply(world.objects);
     return world;
   }
 
