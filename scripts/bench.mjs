@@ -8,7 +8,7 @@
 // Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller]
 //        (npm run bench builds first)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -326,6 +326,8 @@ async function controllerBench(idleSeconds) {
   const { build } = await import('esbuild');
   const outfile = join(ROOT, '.bench/bench-controller.js');
   await build({ entryPoints: [join(ROOT, 'scripts/bench-controller.ts')], outfile, bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' });
+  // The simulators' DNS preload is loaded by path next to the code that names it: the bundle's folder.
+  copyFileSync(join(ROOT, 'test/sim/hosts-preload.js'), join(ROOT, '.bench/hosts-preload.js'));
   const run = spawnSync(process.execPath, [outfile], {
     cwd: ROOT,
     env: { ...process.env, TIDB_GITOPS_ROOT: ROOT, BENCH_IDLE_SECONDS: String(idleSeconds) },
