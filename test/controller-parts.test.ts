@@ -3,7 +3,7 @@ import { LeaderElector, type LeaseRecord, type LeaseStore } from '../src/control
 import { Logger } from '../src/controller/log';
 import { Metrics } from '../src/controller/metrics';
 import { defaultPdUrls, parseControllerArgs } from '../src/controller/options';
-import { parseClusterInfo, parseDuration, type ClusterInfo } from '../src/controller/model';
+import { parseClusterInfo, parseDuration, type ClusterInfo, type OwnerReference } from '../src/controller/model';
 import { PdClient } from '../src/controller/pd-client';
 import { WorkQueue } from '../src/controller/queue';
 
@@ -176,14 +176,17 @@ describe('LeaderElector', () => {
 });
 
 describe('Discovery', () => {
-  const pod = (name: string, ip = '10.0.0.1') => ({
-    metadata: { name, labels: { 'app.kubernetes.io/component': 'pd', 'app.kubernetes.io/instance': 'c' } },
+  const PD_STS_UID = 'uid-of-c-pd';
+  const pdOwner = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'c-pd', uid: PD_STS_UID, controller: true };
+  const pod = (name: string, ip = '10.0.0.1', ownerReferences: OwnerReference[] = [pdOwner]) => ({
+    metadata: { name, labels: { 'app.kubernetes.io/component': 'pd', 'app.kubernetes.io/instance': 'c' }, ownerReferences },
     status: { podIP: ip },
   });
   const deps = (over: Partial<DiscoveryDeps> = {}): DiscoveryDeps => ({
     cluster: parseClusterInfo(CLUSTER_JSON, 'ns'),
     pods: () => [pod('c-pd-0', '10.0.0.1'), pod('c-pd-1', '10.0.0.2')],
     pdReplicas: () => 2,
+    pdStatefulSet: () => ({ uid: PD_STS_UID, replicas: 2 }),
     // Nothing listens on port 9: PD does not answer yet.
     pdClients: [new PdClient('http://127.0.0.1:9', undefined, 500)],
     checkSource: true,
@@ -208,6 +211,31 @@ describe('Discovery', () => {
     expect((await d.handle('GET', `/new/${b64(`${host}:2380\n`)}`, '10.0.0.1')).body).toBe(`--initial-cluster=${host}=https://${host}:2380`);
     const j = new Discovery(deps({ cluster: { ...cluster, pdAddresses: ['http://a:2379', 'http://b:2379'] }, pdReplicas: () => 1 }));
     expect((await j.handle('GET', `/new/${b64(`${host}:2380\n`)}`, '10.0.0.1')).body).toBe('--join=http://a:2379,http://b:2379');
+  });
+
+  it('answers only Pods the PD StatefulSet made, with its ordinals: a look-alike Pod cannot bootstrap a second PD cluster', async () => {
+    const rogue = pod('rogue', '10.0.0.9', []);
+    const copied = pod('c-pd-1', '10.0.0.2', [{ ...pdOwner, uid: 'another-statefulset' }]);
+    const extra = pod('c-pd-2', '10.0.0.3');
+    const bare = pod('c-pd-0', '10.0.0.1', []);
+    const d = new Discovery(deps({ pods: () => [pod('c-pd-0', '10.0.0.1'), rogue, copied, extra] }));
+    const ask = (name: string, ip: string) => d.handle('GET', `/new/${b64(`${name}.c-pd-peer.ns.svc:2380\n`)}`, ip);
+    expect(await ask('rogue', '10.0.0.9')).toEqual({ status: 403, body: 'rogue is not a Pod of StatefulSet c-pd\n' });
+    expect(await ask('c-pd-1', '10.0.0.2')).toEqual({ status: 403, body: 'c-pd-1 is not a Pod of StatefulSet c-pd\n' });
+    expect(await ask('c-pd-2', '10.0.0.3')).toEqual({ status: 403, body: 'c-pd-2 is not one of the 2 Pods of StatefulSet c-pd\n' });
+    // None of them counted as a caller: c-pd-0 alone still waits for c-pd-1.
+    expect(await ask('c-pd-0', '10.0.0.1')).toEqual({ status: 500, body: 'waiting for all 2 PD Pods to ask (1 so far)\n' });
+    const unowned = new Discovery(deps({ pods: () => [bare] }));
+    expect((await unowned.handle('GET', `/new/${b64('c-pd-0.c-pd-peer.ns.svc:2380\n')}`, '10.0.0.1')).status).toBe(403);
+  });
+
+  it('lets a failover replica (beyond the desired count) join, never bootstrap', async () => {
+    const pods = [pod('c-pd-0', '10.0.0.1'), pod('c-pd-1', '10.0.0.2'), pod('c-pd-2', '10.0.0.3')];
+    const d = new Discovery(deps({ pods: () => pods, pdStatefulSet: () => ({ uid: PD_STS_UID, replicas: 3 }) }));
+    const ask = (name: string, ip: string) => d.handle('GET', `/new/${b64(`${name}.c-pd-peer.ns.svc:2380\n`)}`, ip);
+    expect(await ask('c-pd-2', '10.0.0.3')).toEqual({ status: 500, body: 'c-pd-2 is a failover replica: it joins a running PD cluster, never bootstraps one\n' });
+    expect((await ask('c-pd-0', '10.0.0.1')).status).toBe(500);
+    expect((await ask('c-pd-1', '10.0.0.2')).body).toBe('--initial-cluster=c-pd-1=http://c-pd-1.c-pd-peer.ns.svc:2380');
   });
 
   it('refuses other paths, methods and register types', async () => {

@@ -108,6 +108,17 @@ describe('PD bootstrap through discovery', () => {
     expect(w.pd.members()).toHaveLength(3);
   });
 
+  it('keeps one metrics series per route, however many distinct paths callers send', async () => {
+    const { w, ctl } = await running();
+    const base = w.pd.discoveryUrl!;
+    for (let i = 0; i < 300; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, j) => fetch(`${base}/unique-${i + j}/${'x'.repeat(i + j)}`).then((r) => r.text())));
+    }
+    const series = (await ctl.get('/metrics')).body.split('\n').filter((l) => l.startsWith('tidb_gitops_discovery_requests_total{'));
+    expect([...new Set(series.map((l) => /path="([^"]*)"/.exec(l)?.[1]))].sort()).toEqual(['new', 'other']);
+    expect(series.find((l) => l.includes('path="other"'))).toMatch(/code="404"\} 300$/);
+  });
+
   it('lets a member that lost its data join again, and restarts with data need nothing', async () => {
     const { w } = await running();
     const before = w.pd.members().find((m) => m.name === 'c-pd-1')!.memberId;

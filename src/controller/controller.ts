@@ -141,6 +141,10 @@ export class Controller {
         const sts = this.kube.statefulSets().find((s) => s.metadata.name === names.statefulSet(c.name, 'pd'));
         return sts && desiredReplicas(sts);
       },
+      pdStatefulSet: () => {
+        const sts = this.kube.statefulSets().find((s) => s.metadata.name === names.statefulSet(c.name, 'pd'));
+        return sts && { uid: sts.metadata.uid, replicas: sts.spec?.replicas };
+      },
       pdClients: clients,
       checkSource: opts.checkSource,
       note: (kind, message, pod) => {
@@ -188,6 +192,10 @@ export class Controller {
 
   private listen(server: http.Server | https.Server, port: number): Promise<number> {
     this.servers.push(server);
+    // Both servers answer small GETs at once: a client that sends slowly holds nothing for long.
+    server.headersTimeout = 5_000;
+    server.requestTimeout = 10_000;
+    server.maxHeadersCount = 50;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, this.opts.host, () => resolve((server.address() as AddressInfo).port));
@@ -590,9 +598,12 @@ export class Controller {
         [status, body] = [500, `${(err as Error).message}\n`];
       }
     }
-    this.metrics.inc('tidb_gitops_discovery_requests_total', { path: path.split('/')[1] ?? '', code: String(status) });
-    if (status >= 400) this.log.info('discovery request refused', { path, status, reason: body.trim(), remote: req.socket.remoteAddress });
-    else this.log.info('discovery answered', { path, answer: body });
+    // Label values from a fixed set: a series per path anyone can send would grow without bound.
+    const route = path.split('/')[1];
+    this.metrics.inc('tidb_gitops_discovery_requests_total', { path: route === 'new' || route === 'verify' ? route : 'other', code: String(status) });
+    const shown = path.length > 200 ? `${path.slice(0, 200)}...` : path;
+    if (status >= 400) this.log.info('discovery request refused', { path: shown, status, reason: body.trim().slice(0, 500), remote: req.socket.remoteAddress });
+    else this.log.info('discovery answered', { path: shown, answer: body });
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(body);
   }

@@ -9,11 +9,15 @@
  *   the same name. Until it can answer, it returns 500 and the script asks again.
  * - `GET /verify/<base64(pd url)>` (acrossK8s): the PD endpoints to use, the given one first.
  *
- * Callers must be Pods of this cluster: the name in the request must be one of its PD Pods, and the
- * request must come from that Pod's address (or, for `/verify`, any of the cluster's Pods).
+ * Callers must be Pods of this cluster: the name in the request must be a Pod that the PD StatefulSet
+ * itself made (its controller owner reference names the StatefulSet and its uid), with an ordinal the
+ * StatefulSet has, and the request must come from that Pod's address (or, for `/verify`, any of the
+ * cluster's Pods). Labels alone prove nothing: anyone who can create a Pod can copy them, and a Pod
+ * that bootstraps PD on its own starts a second cluster. Only a desired ordinal (below the
+ * annotation's count, not a failover replica) may bootstrap.
  */
-import { LABEL } from '../spec/names';
-import { isTerminating, type ClusterInfo, type Pod } from './model';
+import { LABEL, names } from '../spec/names';
+import { isTerminating, ordinalOf, type ClusterInfo, type Pod } from './model';
 import { PdClient, type PdListedMember } from './pd-client';
 
 export interface DiscoveryAnswer {
@@ -27,6 +31,8 @@ export interface DiscoveryDeps {
   pods(): readonly Pod[];
   /** Desired PD replicas (the PD StatefulSet's annotation), undefined while it is not known. */
   pdReplicas(): number | undefined;
+  /** The PD StatefulSet's uid and `spec.replicas` (desired plus failover replicas), undefined while it is not known. */
+  pdStatefulSet(): { readonly uid?: string; readonly replicas?: number } | undefined;
   /** PD clients to ask for members, in order: the local PD, a referenced cluster's PD, `pdAddresses`. */
   readonly pdClients: readonly PdClient[];
   /** Reject callers whose address is not their Pod's. @default true */
@@ -74,7 +80,16 @@ export class Discovery {
     if (this.deps.checkSource && !fromPod(pod, remote)) return answer(403, `the request does not come from Pod ${podName}'s address`);
 
     const replicas = this.deps.pdReplicas();
-    if (replicas === undefined) return answer(503, 'the PD StatefulSet is not known yet');
+    const sts = this.deps.pdStatefulSet();
+    if (replicas === undefined || sts === undefined) return answer(503, 'the PD StatefulSet is not known yet');
+    const stsName = names.statefulSet(cluster.name, 'pd');
+    const owner = pod.metadata.ownerReferences?.find((r) => r.controller === true);
+    if (owner?.kind !== 'StatefulSet' || owner.name !== stsName || (sts.uid !== undefined && owner.uid !== sts.uid)) {
+      return answer(403, `${podName} is not a Pod of StatefulSet ${stsName}`);
+    }
+    const ordinal = ordinalOf(podName, stsName);
+    const ordinals = Math.max(replicas, sts.replicas ?? 0);
+    if (ordinal === undefined || ordinal >= ordinals) return answer(403, `${podName} is not one of the ${ordinals} Pods of StatefulSet ${stsName}`);
     if (replicas !== this.seenReplicas) {
       this.callers.clear();
       this.seenReplicas = replicas;
@@ -85,7 +100,9 @@ export class Discovery {
     const members = found?.members;
     if (found === undefined || members === undefined || members.length === 0) {
       if (cluster.cluster !== null) return answer(500, `no PD of cluster ${cluster.cluster.name} answers yet`);
-      if (this.callers.size < replicas) return answer(500, `waiting for all ${replicas} PD Pods to ask (${this.callers.size} so far)`);
+      if (ordinal >= replicas) return answer(500, `${podName} is a failover replica: it joins a running PD cluster, never bootstraps one`);
+      const desiredCallers = [...this.callers].filter((name) => (ordinalOf(name, stsName) ?? replicas) < replicas).length;
+      if (desiredCallers < replicas) return answer(500, `waiting for all ${replicas} PD Pods to ask (${desiredCallers} so far)`);
       this.callers.delete(podName);
       if (cluster.pdAddresses.length > 0) {
         this.deps.note('join', `${podName} joins the PD cluster at ${cluster.pdAddresses.join(',')}`, podName);

@@ -15,6 +15,15 @@ export interface ObjectMeta {
   /** A Date from the client library, a string on the wire. */
   deletionTimestamp?: Date | string;
   creationTimestamp?: Date | string;
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion?: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
 }
 
 /** A Pod volume: only the ConfigMaps it mounts matter (directly or through a projection). */
