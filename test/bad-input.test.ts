@@ -65,7 +65,39 @@ interface Case {
   keep?: Record<string, string>;
 }
 
+/** Ten levels of ten aliases each: 10^10 values from under a kilobyte (a "billion laughs" document). */
+const ALIAS_BOMB = [
+  'a0: &a0 [x, x, x, x, x, x, x, x, x, x]',
+  ...Array.from({ length: 9 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`),
+];
+const bombUnder = (indent: string) => ALIAS_BOMB.map((l) => `${indent}${l}`).join('\n');
+
 const CASES: Case[] = [
+  // ---- YAML aliases that expand without end ---------------------------------------------------------
+  {
+    name: 'an alias bomb under spec is refused at once, naming its line (render -o)',
+    files: { 'bomb.yaml': `apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata:\n  name: bomb\nspec:\n${bombUnder('  ')}\n` },
+    args: ['render', '$D/bomb.yaml'],
+    out: true,
+    exit: 1,
+    stderr: ['$D/bomb.yaml: document 1: (yaml) (line 10): its aliases expand to more than 100,000 values: write the values out, or anchor fewer of them'],
+    problems: 1,
+  },
+  {
+    name: 'an alias inside its own anchor is refused',
+    files: { 'loop.yaml': 'apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata:\n  name: loop\nspec:\n  tidb: &a {replicas: 1, x: *a}\n' },
+    args: ['render', '$D/loop.yaml'],
+    exit: 1,
+    stderr: ['$D/loop.yaml: document 1: (yaml) (line 6): the alias *a refers to its own anchor, so its value never ends: write the value out'],
+    problems: 1,
+  },
+  {
+    name: 'diff refuses an alias bomb even in a document it would skip',
+    files: { 'old.yaml': DEMO, 'new.yaml': `${DEMO}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n${bombUnder('  ')}\n` },
+    args: ['diff', '$D/old.yaml', '$D/new.yaml'],
+    exit: 1,
+    stderr: ['$D/new.yaml: document 2: (yaml) (line', 'its aliases expand to more than 100,000 values', 'no report was made'],
+  },
   // ---- schema: types, unknown fields, quantities -------------------------------------------------
   {
     name: 'wrong type: replicas: "three"',
@@ -726,6 +758,17 @@ test.each(CASES.map((c, i) => [c.name, i, c] as const))('%s', (_name, index, c) 
 // The same inputs where they are good: proves the cases above fail for the reason they claim.
 
 describe('controls', () => {
+  test('anchors, aliases and merge keys within the bound still render', () => {
+    const D = join(TMP, 'control-anchors');
+    const text = DEMO.replace('  pd:\n    replicas: 1\n', '  pd: &pod\n    replicas: 1\n').replace('  tidb:\n    replicas: 1\n', '  tidb:\n    <<: *pod\n');
+    expect(text).toContain('<<: *pod');
+    writeTree(D, { 'demo.yaml': text });
+    const r = runCli(['render', join(D, 'demo.yaml')]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('name: demo-tidb');
+  });
+
   test('DEMO renders (exit 0, manifests on stdout, stderr empty)', () => {
     const D = join(TMP, 'control-demo');
     writeTree(D, { 'demo.yaml': DEMO });

@@ -5,7 +5,7 @@
  */
 import { duplicateMessages, renderClusters } from '../render/render';
 import { fastLoadAll } from '../spec/fast-yaml';
-import { loadTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../spec/load';
+import { aliasErrors, loadTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../spec/load';
 import type { ResolveOptions } from '../spec/resolve';
 import { KIND } from '../spec/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
@@ -43,6 +43,11 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const live = new Map<string, Owner[]>();
   const clusters: LoadedCluster[] = [];
   for (const t of texts) {
+    const bombs = aliasErrors(t.text, t.file);
+    if (bombs.length > 0) {
+      errors.push(...bombs.map((e) => e.message));
+      continue;
+    }
     let docs = fastLoadAll(t.text);
     let loaded: LoadResult | undefined;
     if (!docs) {

@@ -8,6 +8,7 @@ import { documentIssues } from './check';
 import { fastLoadAll } from './fast-yaml';
 import { formatIssue, SpecError, type SourceRef, type SpecIssue } from './errors';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
+import { aliasProblems } from './yaml-aliases';
 import { KIND, type TidbCluster } from './types';
 
 export interface LoadedCluster {
@@ -27,7 +28,14 @@ export interface LoadResult {
 
 /** Parses and checks every document of one YAML text. */
 export function loadTidbClusters(text: string, file: string, options: ResolveOptions = {}): LoadResult {
+  const bombs = aliasErrors(text, file);
+  if (bombs.length > 0) return { clusters: [], errors: bombs, skipped: [] };
   return fastLoad(text, file, options) ?? slowLoad(text, file, options);
+}
+
+/** Documents whose YAML aliases expand too far, as errors; nothing reads such a text further. */
+export function aliasErrors(text: string, file: string): SpecError[] {
+  return aliasProblems(text).map((p) => new SpecError([{ path: '(yaml)', line: p.line, message: p.message }], { file, document: p.document }));
 }
 
 /** Clean input only: undefined as soon as anything would need a message with a line number. */
