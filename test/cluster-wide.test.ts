@@ -129,6 +129,39 @@ describe('tidb.tlsClient', () => {
   });
 });
 
+describe('pdAddresses: what tidb-operator accepts, unless a script or URL would break', () => {
+  const v2 = (pdAddresses: string[]) =>
+    cluster({ startScriptVersion: 'v2', startScriptV2FeatureFlags: ['PreferPDAddressesOverDiscovery'], pdAddresses });
+
+  test.each([
+    ['http://pd.example.com:2379/', 'pd.example.com:2379'],
+    ['https://10.0.0.1', '10.0.0.1:2379'],
+    ['http://[fd00::1]:2380', '[fd00::1]:2379'],
+    ['http://pd.example.com:2379/pd', 'pd.example.com:2379'],
+    ['HTTP://pd-0.pd-peer.other.svc:2379', 'pd-0.pd-peer.other.svc:2379'],
+  ])('%s is taken as tidb-operator takes it (its host, on the client port, in the TiKV script)', (address, pd) => {
+    const objects = render(v2([address]));
+    expect(find(objects, 'ConfigMap', /^demo-tikv/).data['startup-script']).toContain(`--pd=${pd}`);
+  });
+
+  test.each([
+    ['pd-a:2379', 'expected a PD client URL such as http://pd.example.com:2379, got "pd-a:2379" (tidb-operator takes http:// and https:// URLs only)'],
+    ['ftp://pd:2379', 'tidb-operator takes http:// and https:// URLs only'],
+    ['http://', '"http://" has no host name or address'],
+    ['http://:2379', 'has no host name or address'],
+    ['http://pd:99999', 'has port "99999"; expected 1 to 65535'],
+    ['http://pd a:2379', 'contains white space, which the start scripts cannot carry'],
+    ['http://pd:2379/$(reboot)', 'contains a $ (the shell would expand it)'],
+    ['http://${PD_DOMAIN}:2379', 'contains a $ (the shell would expand it)'],
+    ['http://pd"x:2379', 'contains a quote or backslash'],
+    ['http://pd{x}:2379', 'has no host name or address'],
+  ])('%s is refused with the reason', (address, message) => {
+    const errors = renderErrors(v2([address]));
+    expect(errors).toContain('spec.pdAddresses[0] (line');
+    expect(errors).toContain(message);
+  });
+});
+
 describe('acrossK8s, clusterDomain, spec.cluster, pdAddresses', () => {
   test('acrossK8s: PD is named by its FQDN; TiKV and TiDB ask discovery for PD endpoints', () => {
     const objects = render(cluster({ acrossK8s: true }));

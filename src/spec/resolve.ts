@@ -261,11 +261,40 @@ const COMPONENT_FIELDS = ['pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tip
 /** `spec.pdAddresses` become script words and discovery answers: only plain http(s) URLs are taken. */
 function resolvePdAddresses(addresses: string[], issues: SpecIssue[]): string[] {
   addresses.forEach((a, i) => {
-    if (!/^https?:\/\/[A-Za-z0-9.\-\[\]:]+\/?$/.test(a)) {
-      issues.push({ path: `spec.pdAddresses[${i}]`, message: `expected a PD client URL such as http://pd.example.com:2379, got ${JSON.stringify(a)}` });
-    }
+    const problem = pdAddressProblem(a);
+    if (problem) issues.push({ path: `spec.pdAddresses[${i}]`, message: problem });
   });
   return addresses;
+}
+
+/** Characters a start script cannot carry in a double-quoted word, and what they are called. */
+const UNSCRIPTABLE: readonly [RegExp, string][] = [
+  [/\s/, 'white space'],
+  [/["'`\\]/, 'a quote or backslash'],
+  [/\$/, 'a $ (the shell would expand it)'],
+  [/[\u0000-\u001f\u007f]/, 'a control character'],
+];
+
+/**
+ * What tidb-operator accepts (its webhook: a URL with scheme http or https), minus what would break
+ * the start scripts that carry it or the URL PD and the controller read: a missing host, a bad port,
+ * characters a shell expands or that end a quoted word.
+ */
+export function pdAddressProblem(address: string): string | undefined {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(address);
+  if (!m || !/^https?$/i.test(m[1])) {
+    return `expected a PD client URL such as http://pd.example.com:2379, got ${JSON.stringify(address)} (tidb-operator takes http:// and https:// URLs only)`;
+  }
+  for (const [pattern, what] of UNSCRIPTABLE) {
+    if (pattern.test(address)) return `${JSON.stringify(address)} contains ${what}, which the start scripts cannot carry`;
+  }
+  const hostPort = m[2].slice(m[2].lastIndexOf('@') + 1);
+  const hp = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]*)(?::(\d*))?$/.exec(hostPort);
+  if (!hp || hp[1] === '') return `${JSON.stringify(address)} has no host name or address (such as pd.example.com, 10.0.0.1 or [fd00::1])`;
+  if (hp[2] !== undefined && !(Number(hp[2]) >= 1 && Number(hp[2]) <= 65535)) {
+    return `${JSON.stringify(address)} has port ${JSON.stringify(hp[2])}; expected 1 to 65535`;
+  }
+  return undefined;
 }
 
 const FEATURE_FLAGS: Record<string, keyof ScriptFeatureFlags> = {
