@@ -215,3 +215,27 @@ describe('storage classes', () => {
     expect(find(objects, 'StatefulSet', 'demo-tikv').spec.volumeClaimTemplates[0].spec).not.toHaveProperty('storageClassName');
   });
 });
+
+describe('configUpdateStrategy: InPlace or RollingUpdate, nothing else', () => {
+  test.each([
+    [{ configUpdateStrategy: 'Sometimes' }, 'spec.configUpdateStrategy (line 18): expected InPlace or RollingUpdate, got "Sometimes"'],
+    [{ configUpdateStrategy: 'rollingupdate' }, 'spec.configUpdateStrategy (line 18): expected InPlace or RollingUpdate, got "rollingupdate"; did you mean RollingUpdate?'],
+    [{ tikv: { replicas: 3, requests: { storage: '1Gi' }, configUpdateStrategy: 'RollingUpdte' } }, 'spec.tikv.configUpdateStrategy (line 16): expected InPlace or RollingUpdate, got "RollingUpdte"; did you mean RollingUpdate?'],
+  ])('%j is refused with a did-you-mean', (spec, message) => {
+    const errors = renderErrors(cluster(spec));
+    expect(errors).toContain(message);
+    // Once, though every component reads the cluster-wide value.
+    expect(errors.split('\n')).toHaveLength(1);
+  });
+
+  test('each valid value renders', () => {
+    for (const v of ['InPlace', 'RollingUpdate']) expect(() => render(cluster({ configUpdateStrategy: v }))).not.toThrow();
+  });
+
+  test('an unknown key of a megabyte gets no did-you-mean search, only the error', () => {
+    const key = `x${'a'.repeat(1_000_000)}`;
+    const errors = renderErrors(cluster({ pd: { replicas: 3, requests: { storage: '1Gi' }, [key]: 1 } }));
+    expect(errors).toMatch(/spec\.pd\.xa{10}.* \(line \d+\): unknown field\n?/);
+    expect(errors).not.toContain('did you mean');
+  });
+});

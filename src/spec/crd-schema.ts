@@ -399,9 +399,21 @@ function loosen(name: string): string {
   return name.toLowerCase().replace(/[-_]/g, '');
 }
 
+/** Words longer than this get no suggestion: no field name is near them, and the search costs length squared. */
+const MAX_SUGGESTED_LENGTH = 64;
+
 /** The declared sibling key the user most likely meant, if any is close. */
 function suggestKey(node: SchemaNode, key: string): string | undefined {
-  const candidates = candidatesOf(node);
+  return suggestFrom(candidatesOf(node), key);
+}
+
+/** The one of `names` that `word` is most likely a typo of, if any is close. */
+export function suggest(word: string, names: readonly string[]): string | undefined {
+  return suggestFrom(names.map((name) => ({ name, lower: name.toLowerCase(), loose: loosen(name) })), word);
+}
+
+function suggestFrom(candidates: Candidate[], key: string): string | undefined {
+  if (key.length > MAX_SUGGESTED_LENGTH) return undefined;
   const lower = key.toLowerCase();
   const loose = loosen(key);
   const same = candidates.find((c) => c.lower === lower) ?? candidates.find((c) => c.loose === loose);

@@ -19,6 +19,7 @@ import type {
   VolumeMount,
 } from '../../imports/k8s';
 import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from '../render/config/toml';
+import { suggest } from './crd-schema';
 import { DEFAULTS } from './defaults';
 import { SpecError, type SpecIssue } from './errors';
 import { FORCE_UPGRADE_ANNOTATION, LABEL, LABEL_VALUE, names, type ComponentKind } from './names';
@@ -329,6 +330,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
   const warnings: SpecIssue[] = [];
   const ctx: Ctx = { tc, spec, issues, helper, namespace, controllerImage: options.controllerImage, kubeMinor: target.minor, warnings };
   const tlsCluster = spec.tlsCluster?.enabled ?? false;
+  oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES);
   const cluster: ResolvedCluster = {
     name: tc.metadata.name,
     namespace,
@@ -515,7 +517,10 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
     image: resolveImage(kind, comp, spec.version),
     imagePullPolicy: resolvePullPolicy(ctx, comp),
     pod: resolvePod(ctx, kind, comp),
-    configUpdateStrategy: comp.configUpdateStrategy ?? spec.configUpdateStrategy ?? (DEFAULTS.configUpdateStrategy as 'InPlace'),
+    configUpdateStrategy:
+      oneOf(ctx, `${path}.configUpdateStrategy`, comp.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES) ??
+      oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES) ??
+      (DEFAULTS.configUpdateStrategy as 'InPlace'),
     statefulSetUpdateStrategy: updateStrategy,
     podManagementPolicy: (comp.podManagementPolicy ?? spec.podManagementPolicy) === 'OrderedReady' ? 'OrderedReady' : 'Parallel',
     env: comp.env ?? [],
@@ -659,6 +664,26 @@ export function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined, pa
     useSidecar,
     ...(useSidecar && sleep !== undefined && { sleepTimeSeconds: sleep }),
   };
+}
+
+const CONFIG_UPDATE_STRATEGIES = ['InPlace', 'RollingUpdate'] as const;
+
+/**
+ * `value` when it is one of `allowed`; otherwise an error (with a did-you-mean) and undefined. The CRD
+ * leaves some of these fields free-form, but a typo there would silently mean the default.
+ */
+function oneOf<T extends string>(ctx: Ctx, path: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  // Reported once, though every component reads the cluster-wide value.
+  if (!ctx.issues.some((i) => i.path === path)) {
+    const hint = suggest(value, allowed);
+    ctx.issues.push({
+      path,
+      message: `expected ${allowed.join(' or ')}, got ${JSON.stringify(value)}${hint ? `; did you mean ${hint}?` : ''}`,
+    });
+  }
+  return undefined;
 }
 
 /** Records an error when the target Kubernetes lacks `feature`, a warning when it is off by default there. */
