@@ -7,8 +7,8 @@
  * In every string of a case, `$D` stands for that case's own temp dir.
  * `npm test` builds first; to run this file alone: `npm run build && npx jest test/bad-input.test.ts`.
  */
-import { spawnSync } from 'child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { execFileSync, spawnSync } from 'child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
 
@@ -867,5 +867,43 @@ describe('fixed CLI bugs (regressions)', () => {
     expect(r.stderr).toContain('nothing was written');
     // Today: out/demo.k8s.yaml IS written and out/.zeta.k8s.yaml.<pid>.tmp is left behind.
     expect(listFiles(join(D, 'out'))).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Paths that are no regular file: read nothing that never ends, and call nothing unreadable "empty".
+
+describe('inputs that are no regular file', () => {
+  const dir = (name: string) => {
+    const D = join(TMP, `special-${name}`);
+    mkdirSync(D, { recursive: true });
+    writeFileSync(join(D, 'demo.yaml'), DEMO);
+    return D;
+  };
+
+  test.each([
+    ['a symlink to /dev/zero', (D: string) => symlinkSync('/dev/zero', join(D, 'zero.yaml')), 'zero.yaml: is a device, not a regular file; only files are read'],
+    ['a named pipe', (D: string) => execFileSync('mkfifo', [join(D, 'pipe.yaml')]), 'pipe.yaml: is a named pipe (FIFO), not a regular file; only files are read'],
+    ['a dangling symlink', (D: string) => symlinkSync(join(D, 'gone'), join(D, 'gone.yaml')), 'gone.yaml: no such file or directory'],
+    ['a file over 8 MiB', (D: string) => writeFileSync(join(D, 'big.yaml'), Buffer.alloc(8 * 1024 * 1024 + 1, 'a')), 'big.yaml: is over 8 MiB; input files are limited to 8.0 MiB'],
+  ])('render refuses %s in a directory, naming it, and writes nothing', (name, make, message) => {
+    const D = dir(name.replace(/\W+/g, '-'));
+    make(D);
+    const r = runCli(['render', D, '-o', join(D, 'out')]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`${join(D, message.split(':')[0])}:${message.slice(message.indexOf(':') + 1)}`);
+    expect(existsSync(join(D, 'out'))).toBe(false);
+  });
+
+  test('diff calls a tree with a dangling symlink an error, not "every cluster removed" (also with --exit-code)', () => {
+    const D = dir('diff-dangling');
+    symlinkSync(join(D, 'gone'), join(D, 'gone.yaml'));
+    for (const extra of [[], ['--exit-code']]) {
+      const r = runCli(['diff', ...extra, join(ROOT, 'examples/basic'), D]);
+      expect(r.status).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`${join(D, 'gone.yaml')}: no such file or directory`);
+    }
   });
 });

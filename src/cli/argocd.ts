@@ -8,7 +8,7 @@ import { parse, stringify } from 'yaml';
 import { version } from '../../package.json';
 import { CONTROLLER_REPOSITORY } from '../spec/defaults';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, parseKubeVersion } from '../spec/kube-version';
-import { yamlFilesUnder } from './inputs';
+import { readInputFile, yamlFilesUnder } from './inputs';
 import { renderCommand, type Io } from './render';
 
 /** The plugin sidecar's image: this release's image with the CLI and plugin.yaml, built by the Dockerfile's `argocd-cmp` stage. */
@@ -275,7 +275,7 @@ export function firstTidbClusterFile(dir: string): string | undefined {
 
 function holdsTidbCluster(file: string): boolean {
   try {
-    return TIDB_CLUSTER_KIND.test(readFileSync(file, 'utf8'));
+    return TIDB_CLUSTER_KIND.test(readInputFile(file));
   } catch {
     return false;
   }

@@ -1,5 +1,5 @@
 /** Input paths -> YAML texts: files, directories (recursively, *.yaml / *.yml, sorted) and `-` for stdin. */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface InputText {
@@ -16,6 +16,11 @@ export interface InputResult {
 }
 
 const YAML_FILE = /\.ya?ml$/i;
+/** What a directory without inputs says (diff counts such a side as empty). */
+export const NO_YAML_FILES = 'no .yaml or .yml file in this directory';
+
+/** The largest input file read: 8 MiB. A TidbCluster is a few kilobytes; a bigger file is a mistake or an attack. */
+export const MAX_INPUT_BYTES = 8 * 1024 * 1024;
 
 export function readInputs(paths: readonly string[], readStdin: () => string): InputResult {
   const inputs: InputText[] = [];
@@ -27,11 +32,18 @@ export function readInputs(paths: readonly string[], readStdin: () => string): I
     }
     try {
       if (statSync(p).isDirectory()) {
-        const files = yamlFilesUnder(p);
-        if (files.length === 0) errors.push(`${p}: no .yaml or .yml file in this directory`);
-        for (const f of files) inputs.push({ file: f, text: readFileSync(f, 'utf8'), explicit: false });
+        const before = errors.length;
+        const files = yamlFilesUnder(p, errors);
+        if (files.length === 0 && errors.length === before) errors.push(`${p}: ${NO_YAML_FILES}`);
+        for (const f of files) {
+          try {
+            inputs.push({ file: f, text: readInputFile(f), explicit: false });
+          } catch (e) {
+            errors.push(`${f}: ${describeFsError(e)}`);
+          }
+        }
       } else {
-        inputs.push({ file: p, text: readFileSync(p, 'utf8'), explicit: true });
+        inputs.push({ file: p, text: readInputFile(p), explicit: true });
       }
     } catch (e) {
       errors.push(`${p}: ${describeFsError(e)}`);
@@ -40,14 +52,67 @@ export function readInputs(paths: readonly string[], readStdin: () => string): I
   return { inputs, errors };
 }
 
-/** The YAML files under `dir`, recursively, sorted, hidden directories skipped: what `render DIR` reads. */
-export function yamlFilesUnder(dir: string): string[] {
+/**
+ * A regular file's text, at most {@link MAX_INPUT_BYTES}. Anything else (a FIFO would block, a device
+ * such as /dev/zero never ends, both also behind a symlink) is refused before it is opened.
+ */
+export function readInputFile(path: string): string {
+  const st = statSync(path);
+  if (!st.isFile()) throw Object.assign(new Error(`is ${kindOfEntry(st)}, not a regular file; only files are read`), { code: 'ENOTREG' });
+  if (st.size > MAX_INPUT_BYTES) throw tooBig(st.size);
+  const fd = openSync(path, 'r');
+  try {
+    // One byte over the limit tells a file that grew (or reports no size, as /proc does) from one that fits.
+    const buffer = Buffer.alloc(Math.min(MAX_INPUT_BYTES + 1, Math.max(st.size + 1, 64 * 1024)));
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) {
+        if (length > MAX_INPUT_BYTES) throw tooBig(length);
+        break;
+      }
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > MAX_INPUT_BYTES) throw tooBig(length);
+    }
+    return buffer.subarray(0, length).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function tooBig(size: number): Error {
+  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return Object.assign(new Error(`is ${size > MAX_INPUT_BYTES + 1 ? mib(size) : 'over 8 MiB'}; input files are limited to ${mib(MAX_INPUT_BYTES)}`), { code: 'ETOOBIG' });
+}
+
+function kindOfEntry(st: import('node:fs').Stats): string {
+  if (st.isFIFO()) return 'a named pipe (FIFO)';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a file';
+}
+
+/**
+ * The YAML files under `dir`, recursively, sorted, hidden directories skipped: what `render DIR` reads.
+ * A subdirectory that cannot be read is named in `errors` (when given), not skipped in silence.
+ */
+export function yamlFilesUnder(dir: string, errors?: string[]): string[] {
   const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (e) {
+    if (!errors) throw e;
+    errors.push(`${dir}: ${describeFsError(e)}`);
+    return out;
+  }
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     // Hidden directories (.git, .github workflows...) hold no inputs.
     if (entry.isDirectory() && entry.name.startsWith('.')) continue;
     const full = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...yamlFilesUnder(full));
+    if (entry.isDirectory()) out.push(...yamlFilesUnder(full, errors));
+    // Symlinks and other entries named *.yaml are read (and refused there when they are no file).
     else if (YAML_FILE.test(entry.name)) out.push(full);
   }
   return out;
@@ -67,6 +132,11 @@ export function describeFsError(e: unknown): string {
       return 'a part of the path is not a directory';
     case 'EEXIST':
       return 'exists and is not a directory';
+    case 'ENOTREG':
+    case 'ETOOBIG':
+      return err.message;
+    case 'ELOOP':
+      return 'a symlink loop';
     default:
       return err.message;
   }
