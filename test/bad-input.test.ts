@@ -72,7 +72,50 @@ const ALIAS_BOMB = [
 ];
 const bombUnder = (indent: string) => ALIAS_BOMB.map((l) => `${indent}${l}`).join('\n');
 
+/** DEMO with `extra` lines under spec (indented by two) and `pd`/`tidb` extras inside their mappings. */
+const demoWith = (spec: string, pd = '', tidb = '') =>
+  `apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata:\n  name: demo\nspec:\n${spec}  pd:\n    replicas: 1\n${pd}  tikv:\n    replicas: 3\n  tidb:\n    replicas: 1\n${tidb}`;
+
 const CASES: Case[] = [
+  // ---- values the start scripts carry: refused where they are read, never a crash ------------------
+  {
+    name: 'script values: clusterDomain, cluster.name, initWaitTime, startTimeout, dataSubDir, plugins, arguments (with -o)',
+    files: {
+      'script.yaml': demoWith(
+        '  clusterDomain: Cluster.Local\n  cluster:\n    name: Bad_Name\n',
+        '    initWaitTime: -1\n    startTimeout: -1\n    dataSubDir: "a b"\n',
+        '    plugins: ["a b"]\n    arguments: ["--a\\n--b"]\n',
+      ),
+    },
+    args: ['render', '$D/script.yaml'],
+    out: true,
+    exit: 1,
+    stderr: [
+      '$D/script.yaml: document 1: spec.clusterDomain (line 6): expected a DNS domain such as cluster.local (lowercase letters, digits, - and .), got "Cluster.Local"',
+      '$D/script.yaml: document 1: spec.cluster.name (line 8): expected the name of a TidbCluster',
+      '$D/script.yaml: document 1: spec.pd.initWaitTime (line 11): expected a whole number of seconds, 0 or more, got -1',
+      '$D/script.yaml: document 1: spec.pd.startTimeout (line 12): expected a whole number of seconds, 1 or more, got -1',
+      '$D/script.yaml: document 1: spec.pd.dataSubDir (line 13): expected a relative path of letters, digits, ., _, / and -, got "a b"',
+      '$D/script.yaml: document 1: spec.tidb.plugins[0] (line 18): expected a plugin name (letters, digits, ., _ and -), got "a b"',
+      '$D/script.yaml: document 1: spec.tidb.arguments[0] (line 19): expected one line (the start script puts each argument on its own line), got "--a\\n--b"',
+    ],
+    notStderr: ['internal error', '    at '],
+    problems: 7,
+  },
+  {
+    name: '-n with a value that is no namespace is a usage error',
+    files: { 'demo.yaml': DEMO },
+    args: ['render', '$D/demo.yaml', '-n', 'Bad NS'],
+    exit: 2,
+    stderr: [`tidb-gitops: -n: "Bad NS" is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`],
+  },
+  {
+    name: '-n followed by another option is a missing namespace, not a namespace called -o',
+    files: { 'demo.yaml': DEMO },
+    args: ['render', '$D/demo.yaml', '-n', '-o', '$D/out'],
+    exit: 2,
+    stderr: ['tidb-gitops: -n needs a namespace'],
+  },
   // ---- YAML aliases that expand without end ---------------------------------------------------------
   {
     name: 'an alias bomb under spec is refused at once, naming its line (render -o)',
@@ -905,5 +948,29 @@ describe('inputs that are no regular file', () => {
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain(`${join(D, 'gone.yaml')}: no such file or directory`);
     }
+  });
+});
+
+describe('an internal error', () => {
+  const { guarded } = require('../src/cli/main') as typeof import('../src/cli/main');
+  const capture = (debug: boolean) => {
+    let err = '';
+    const code = guarded(() => {
+      throw new Error('boom\nsecond line');
+    }, { stdout: () => {}, stderr: (s: string) => (err += s), readStdin: () => '' }, debug);
+    return { code, err };
+  };
+
+  test('ends as one line naming it a bug, exit 1, with no stack', () => {
+    expect(capture(false)).toEqual({
+      code: 1,
+      err: 'tidb-gitops: internal error: boom\nThis is a bug; please report it with the input that caused it. (--debug shows where it happened)\n',
+    });
+  });
+
+  test('--debug adds the stack', () => {
+    const { code, err } = capture(true);
+    expect(code).toBe(1);
+    expect(err).toMatch(/^tidb-gitops: internal error: boom\n.*\nError: boom\nsecond line\n    at /s);
   });
 });

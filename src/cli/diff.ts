@@ -6,7 +6,7 @@ import { loadManifests } from '../diff/load';
 import { toMarkdown } from '../diff/markdown';
 import { readSide } from '../diff/sources';
 import { DEFAULT_KUBE_VERSION, parseKubeVersion } from '../spec/kube-version';
-import { kubeVersionNote, type Io } from './render';
+import { kubeVersionNote, namespaceProblem, type Io } from './render';
 
 export const DIFF_USAGE = `Usage: tidb-gitops diff [options] OLD NEW
 
@@ -99,7 +99,8 @@ export function parseDiffArgs(args: readonly string[]): DiffOptions | 'help' | s
       case '-n':
       case '--namespace':
         namespace = value();
-        if (!namespace) return `${flag} needs a namespace`;
+        if (!namespace || (namespace.startsWith('-') && eq < 0)) return `${flag} needs a namespace`;
+        if (namespaceProblem(namespace)) return `${flag}: ${namespaceProblem(namespace)}`;
         break;
       case '--controller-image':
         controllerImage = value();

@@ -5,7 +5,7 @@ import { version } from '../../package.json';
 import { argocdMain } from './argocd';
 import { diffMain } from './diff';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../spec/kube-version';
-import { renderCommand, type Io } from './render';
+import { namespaceProblem, renderCommand, type Io } from './render';
 
 const USAGE = `Usage: tidb-gitops <command> [options]
 
@@ -44,6 +44,7 @@ Options for render:
 
   -h, --help           Show this help.
   -v, --version        Show the version.
+      --debug          On an internal error (a bug), also print where it happened.
 
 Manifests go to stdout only; notes and errors go to stderr.
 Exit status: 0 rendered, 1 invalid input or output failure, 2 usage error,
@@ -94,7 +95,11 @@ export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | str
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    const value = () => inline ?? args[++i];
+    // A value that looks like an option is a missing value (`-n -o DIR`), not a strange namespace.
+    const value = () => {
+      const v = inline ?? args[++i];
+      return v !== undefined && v.startsWith('-') && v !== '-' && inline === undefined ? undefined : v;
+    };
     switch (flag) {
       case '-o':
       case '--output': {
@@ -107,6 +112,8 @@ export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | str
       case '--namespace': {
         const v = value();
         if (!v) return `${flag} needs a namespace`;
+        const problem = namespaceProblem(v);
+        if (problem) return `${flag}: ${problem}`;
         out.namespace = v;
         break;
       }
@@ -158,10 +165,30 @@ export function run(): void {
     controller.run(argv.slice(1));
     return;
   }
-  process.exitCode = main(process.argv.slice(2), {
+  // --debug anywhere: an unexpected failure prints its stack too.
+  const debug = argv.includes('--debug');
+  const io: Io = {
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
     readStdin: () => readFileSync(0, 'utf8'),
     env: process.env,
-  });
+  };
+  process.exitCode = guarded(() => main(argv.filter((a) => a !== '--debug'), io), io, debug);
+}
+
+/**
+ * Runs a command; an exception nobody expected (a bug: every input problem is a message with its
+ * path) ends as one line, exit 1, with the stack only under --debug. Output is written only when a
+ * command completes, so nothing half-done reaches stdout.
+ */
+export function guarded(command: () => number, io: Io, debug: boolean): number {
+  try {
+    return command();
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    const first = err.message.split('\n')[0];
+    io.stderr(`tidb-gitops: internal error: ${first}\nThis is a bug; please report it with the input that caused it.${debug ? '' : ' (--debug shows where it happened)'}\n`);
+    if (debug && err.stack) io.stderr(`${err.stack}\n`);
+    return 1;
+  }
 }

@@ -96,6 +96,12 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
  * A cluster without PD and without `spec.cluster` is valid (the operator takes it too), but its
  * components can only work if a PD answers at `<cluster>-pd:2379`: say so instead of failing.
  */
+/** Why `ns` cannot be a namespace (a DNS label of at most 63 characters), or undefined. */
+export function namespaceProblem(ns: string): string | undefined {
+  if (/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns) && ns.length <= 63) return undefined;
+  return `${JSON.stringify(ns)} is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`;
+}
+
 /** The note for a version newer than this release knows, if any. */
 export function kubeVersionNote(kubeVersion: string | undefined): string | undefined {
   if (kubeVersion === undefined) return undefined;

@@ -331,6 +331,8 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
   const ctx: Ctx = { tc, spec, issues, helper, namespace, controllerImage: options.controllerImage, kubeMinor: target.minor, warnings };
   const tlsCluster = spec.tlsCluster?.enabled ?? false;
   oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES);
+  if (spec.clusterDomain) checked(ctx, 'spec.clusterDomain', spec.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
+  if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");
   const cluster: ResolvedCluster = {
     name: tc.metadata.name,
     namespace,
@@ -418,10 +420,10 @@ function resolvePD(ctx: Ctx): ResolvedPD {
     ...base,
     kind: 'pd',
     service: resolveService(pd.service, DEFAULTS.pdServicePortName, pd.service?.type ?? legacyServiceType(legacyType)),
-    dataSubDir: pd.dataSubDir ?? '',
+    dataSubDir: checked(ctx, 'spec.pd.dataSubDir', pd.dataSubDir ?? '', SUB_DIR, 'a relative path of letters, digits, ., _, / and -'),
     // 0 counts as unset, as in the operator.
-    startTimeout: pd.startTimeout || DEFAULTS.pdStartTimeout,
-    initWaitTime: pd.initWaitTime ?? DEFAULTS.pdInitWaitTime,
+    startTimeout: atLeast(ctx, 'spec.pd.startTimeout', pd.startTimeout || DEFAULTS.pdStartTimeout, 1),
+    initWaitTime: atLeast(ctx, 'spec.pd.initWaitTime', pd.initWaitTime ?? DEFAULTS.pdInitWaitTime, 0),
     startUpScriptVersion: pd.startUpScriptVersion ?? '',
     enableDashboardInternalProxy: pd.enableDashboardInternalProxy,
     mountClusterClientSecret: pd.mountClusterClientSecret ?? false,
@@ -444,7 +446,7 @@ function resolveTiKV(ctx: Ctx): ResolvedTiKV {
   return {
     ...base,
     kind: 'tikv',
-    dataSubDir: tikv.dataSubDir ?? '',
+    dataSubDir: checked(ctx, 'spec.tikv.dataSubDir', tikv.dataSubDir ?? '', SUB_DIR, 'a relative path of letters, digits, ., _, / and -'),
     capacity: storageCapacity(tikv.limits?.storage, 'spec.tikv.limits.storage', ctx.issues),
     mountClusterClientSecret: tikv.mountClusterClientSecret ?? false,
     privileged: tikv.privileged ?? false,
@@ -487,8 +489,8 @@ function resolveTiDB(ctx: Ctx): ResolvedTiDB {
     slowLogTailer: resolveLogTailer(ctx, tidb.slowLogTailer, 'spec.tidb.slowLogTailer'),
     tokenBasedAuthEnabled: tidb.tokenBasedAuthEnabled ?? false,
     bootstrapSQLConfigMapName: tidb.bootstrapSQLConfigMapName || undefined,
-    plugins: tidb.plugins ?? [],
-    arguments: tidb.arguments ?? [],
+    plugins: (tidb.plugins ?? []).map((p, i) => checked(ctx, `spec.tidb.plugins[${i}]`, p, PLUGIN, 'a plugin name (letters, digits, ., _ and -)')),
+    arguments: (tidb.arguments ?? []).map((a, i) => checked(ctx, `spec.tidb.arguments[${i}]`, a, ONE_LINE, 'one line (the start script puts each argument on its own line)')),
     lifecycle: tidb.lifecycle,
     customizedStartupProbe: tidb.customizedStartupProbe,
     settings: {
@@ -667,6 +669,25 @@ export function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined, pa
 }
 
 const CONFIG_UPDATE_STRATEGIES = ['InPlace', 'RollingUpdate'] as const;
+
+// Values the start scripts carry as words: checked here, with their paths, so a script never meets them.
+const SUB_DIR = /^[A-Za-z0-9._/-]*$/;
+const PLUGIN = /^[A-Za-z0-9._-]+$/;
+const ONE_LINE = /^[^\r\n]*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_DOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** `value`, after recording an error at `path` unless it matches `pattern`. */
+function checked(ctx: Ctx, path: string, value: string, pattern: RegExp, expected: string): string {
+  if (!pattern.test(value)) ctx.issues.push({ path, message: `expected ${expected}, got ${JSON.stringify(value)}` });
+  return value;
+}
+
+/** `value`, after recording an error at `path` unless it is a whole number of at least `min`. */
+function atLeast(ctx: Ctx, path: string, value: number, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) ctx.issues.push({ path, message: `expected a whole number of seconds, ${min} or more, got ${JSON.stringify(value)}` });
+  return value;
+}
 
 /**
  * `value` when it is one of `allowed`; otherwise an error (with a did-you-mean) and undefined. The CRD
