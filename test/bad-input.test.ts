@@ -103,6 +103,17 @@ const CASES: Case[] = [
     problems: 7,
   },
   {
+    name: 'integers beyond 2^53 (they would lose digits) and beyond int64',
+    files: { 'big.yaml': demoWith('', '    terminationGracePeriodSeconds: 9007199254740993\n', '    terminationGracePeriodSeconds: 99999999999999999999\n') },
+    args: ['render', '$D/big.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/big.yaml: document 1: spec.pd.terminationGracePeriodSeconds (line 8): expected an integer within ±9007199254740991, the largest read exactly: beyond it digits are lost',
+      '$D/big.yaml: document 1: spec.tidb.terminationGracePeriodSeconds (line 13): expected an integer within ±9007199254740991',
+    ],
+    problems: 2,
+  },
+  {
     name: '-n with a value that is no namespace is a usage error',
     files: { 'demo.yaml': DEMO },
     args: ['render', '$D/demo.yaml', '-n', 'Bad NS'],

@@ -218,7 +218,11 @@ function checkLength(ctx: Context, node: SchemaNode, text: string, path: string)
 }
 
 function checkNumber(ctx: Context, node: SchemaNode, n: number, path: string): void {
-  if (node.minimum !== undefined && n < node.minimum) {
+  // Past 2^53 a JavaScript number (and YAML read into one) has already lost digits: 9007199254740993
+  // reads as ...992. Refuse rather than render a value the user did not write.
+  if (Number.isInteger(n) && !Number.isSafeInteger(n)) {
+    report(ctx, path, `expected an integer within ±${Number.MAX_SAFE_INTEGER}, the largest read exactly: beyond it digits are lost`);
+  } else if (node.minimum !== undefined && n < node.minimum) {
     report(ctx, path, `must be at least ${node.minimum}, got ${n}`);
   } else if (node.maximum !== undefined && n > node.maximum) {
     report(ctx, path, `must be at most ${node.maximum}, got ${n}`);
