@@ -64,13 +64,15 @@ async function main() {
   // Last, so the library's heap does not sit in this process while children are being timed.
   const throughput = inProcess();
   rss.inProcessKiB = process.resourceUsage().maxRSS;
+  const many = manyClusters();
   const controller = options.controller ? await controllerBench(options.idleSeconds) : undefined;
 
   printCold(cold);
   printThroughput(throughput);
   printRss(rss);
+  printMany(many);
   if (controller) printController(controller);
-  const results = { date: new Date().toISOString(), environment: env, coldStart: cold, throughput, peakRss: rss, controller };
+  const results = { date: new Date().toISOString(), environment: env, coldStart: cold, throughput, peakRss: rss, manyClusters: many, controller };
   printSummary(results);
 
   mkdirSync(dirname(RESULTS), { recursive: true });
@@ -131,6 +133,33 @@ function runNode(args, extra = {}) {
   const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', ...extra });
   if (r.error) throw r.error;
   return r;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// (e) Many clusters in one input: the CLI's time must grow with the count, not its square
+
+function manyClusters() {
+  const MANY = [250, 1000];
+  const base = readFileSync(join(ROOT, COLD_INPUT, 'tidb-cluster.yaml'), 'utf8');
+  const dir = join(ROOT, '.bench');
+  mkdirSync(dir, { recursive: true });
+  const seconds = {};
+  for (const n of MANY) {
+    const file = join(dir, `clusters-${n}.yaml`);
+    writeFileSync(file, Array.from({ length: n }, (_, i) => base.replace('name: basic', `name: c${i}`)).join('\n---\n'));
+    progress(`many clusters: ${n}`);
+    // The best of three: the figure is how long it takes, not how loaded the machine was.
+    seconds[n] = Math.min(...[0, 1, 2].map(() => timed(() => runCli(['render', file])) / 1000));
+  }
+  progress('');
+  const ratio = seconds[MANY[1]] / seconds[MANY[0]];
+  return { counts: MANY, seconds, ratio: round(ratio, 2), linear: MANY[1] / MANY[0] };
+}
+
+function printMany(m) {
+  out(`\n(e) Many clusters in one file (examples/basic renamed), CLI render, best of 3`);
+  for (const n of m.counts) out(`    ${String(n).padStart(5)} clusters   ${m.seconds[n].toFixed(2)} s`);
+  out(`    time ratio ${m.ratio}x for ${m.linear}x the clusters (linear: ${m.linear}x, quadratic: ${m.linear ** 2}x)`);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -18,9 +18,10 @@ export function clusterId(c: Pick<ResolvedCluster, 'name' | 'namespace'>): strin
 
 /** Renders resolved clusters in memory; nothing is written. */
 export function renderClusters(clusters: readonly ResolvedCluster[]): RenderedCluster[] {
-  const app = new App();
   return clusters.map((resolved) => {
-    const chart = new TidbClusterChart(app, clusterId(resolved), { resolved });
+    // An App per cluster: clusters share nothing, and cdk8s walks every chart of an App when it
+    // synthesizes one, which made rendering N clusters cost N².
+    const chart = new TidbClusterChart(new App(), clusterId(resolved), { resolved });
     const objects = chartObjects(chart);
     return { fileName: `${clusterId(resolved)}.k8s.yaml`, objects, yaml: toYamlStream(objects) };
   });
