@@ -114,6 +114,17 @@ const CASES: Case[] = [
     problems: 2,
   },
   {
+    name: '__proto__ keys, in spec and inside a config, are refused rather than dropped or obeyed',
+    files: { 'proto.yaml': demoWith('  __proto__:\n    paused: true\n', '    config:\n      __proto__:\n        a: 1\n') },
+    args: ['render', '$D/proto.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/proto.yaml: document 1: spec.__proto__ (line 7): the key __proto__ is not accepted anywhere in a TidbCluster',
+      '$D/proto.yaml: document 1: spec.pd.config.__proto__ (line 12): the key __proto__ is not accepted anywhere in a TidbCluster',
+    ],
+    problems: 2,
+  },
+  {
     name: '-n with a value that is no namespace is a usage error',
     files: { 'demo.yaml': DEMO },
     args: ['render', '$D/demo.yaml', '-n', 'Bad NS'],

@@ -19,6 +19,9 @@ export function checkTidbCluster(doc: unknown, options: ResolveOptions = {}): Re
 
 /** Issues found before resolution (schema, support, names, references). */
 export function documentIssues(doc: unknown): SpecIssue[] {
+  const proto = protoKeys(doc, '');
+  // A __proto__ key means something else to every JavaScript reader: refuse it before anything reads on.
+  if (proto.length > 0) return proto.map((path) => ({ path, message: 'the key __proto__ is not accepted anywhere in a TidbCluster' }));
   const issues: SpecIssue[] = [...validateTidbClusterSchema(doc)];
   if (!isObject(doc)) return issues;
   issues.push(...metadataIssues(doc.metadata, isObject(doc.spec) ? doc.spec : {}));
@@ -29,6 +32,16 @@ export function documentIssues(doc: unknown): SpecIssue[] {
     issues.push(...referenceIssues(doc.spec));
   }
   return issues;
+}
+
+/** Paths of every own `__proto__` key in `value`. */
+function protoKeys(value: unknown, path: string): string[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => protoKeys(v, `${path}[${i}]`));
+  if (!isObject(value)) return [];
+  return Object.keys(value).flatMap((k) => {
+    const at = path === '' ? k : `${path}.${k}`;
+    return k === '__proto__' ? [at] : protoKeys(value[k], at);
+  });
 }
 
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;

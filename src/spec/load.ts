@@ -143,7 +143,8 @@ function toPlain(node: unknown, doc: Document.Parsed): unknown {
         if (merged && typeof merged === 'object') for (const [k, v] of Object.entries(merged)) if (!(k in out)) out[k] = v;
         continue;
       }
-      out[String(key)] = toPlain(pair.value, doc);
+      // An own property even for `__proto__` (assigning it would set the prototype); check.ts refuses it.
+      Object.defineProperty(out, String(key), { value: toPlain(pair.value, doc), enumerable: true, writable: true, configurable: true });
     }
     return out;
   }
