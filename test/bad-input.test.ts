@@ -125,6 +125,17 @@ const CASES: Case[] = [
     problems: 2,
   },
   {
+    name: 'mapping keys that YAML reads as numbers or booleans are refused: 1 and "1" would become one key',
+    files: { 'keys.yaml': demoWith('', '    nodeSelector: {1: a, "1": b}\n    labels:\n      true: x\n') },
+    args: ['render', '$D/keys.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/keys.yaml: document 1: spec.pd.nodeSelector.1 (line 8): a mapping key must be a string; quote it ("1") if it is meant as one',
+      '$D/keys.yaml: document 1: spec.pd.labels.true (line 10): a mapping key must be a string; quote it ("true") if it is meant as one',
+    ],
+    problems: 2,
+  },
+  {
     name: '-n with a value that is no namespace is a usage error',
     files: { 'demo.yaml': DEMO },
     args: ['render', '$D/demo.yaml', '-n', 'Bad NS'],

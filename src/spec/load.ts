@@ -38,8 +38,15 @@ export function aliasErrors(text: string, file: string): SpecError[] {
   return aliasProblems(text).map((p) => new SpecError([{ path: '(yaml)', line: p.line, message: p.message }], { file, document: p.document }));
 }
 
+/**
+ * A mapping key that YAML reads as a number, boolean or null (js-yaml turns it into a string without a
+ * word). It may also match inside a block of text; then the full parser just takes a closer look.
+ */
+const MAYBE_NON_STRING_KEY = /(?:^|[\s{,])(?:-\s+)?(?:[-+]?(?:\d[\d_.]*|\.\d+)|true|false|True|False|TRUE|FALSE|null|Null|NULL|~)\s*:(?:\s|$)/m;
+
 /** Clean input only: undefined as soon as anything would need a message with a line number. */
 function fastLoad(text: string, file: string, options: ResolveOptions): LoadResult | undefined {
+  if (MAYBE_NON_STRING_KEY.test(text)) return undefined;
   const docs = fastLoadAll(text);
   if (!docs) return undefined;
   const result: LoadResult = { clusters: [], errors: [], skipped: [] };
@@ -94,7 +101,8 @@ function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounte
   }
   // An empty document (a trailing `---`) parses as a null scalar: nothing to render, nothing wrong.
   if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
-  const value = toPlain(doc.contents, doc);
+  const keyIssues: SpecIssue[] = [];
+  const value = toPlain(doc.contents, doc, { path: '', issues: keyIssues, lines });
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     out.errors.push(new SpecError([{ path: '(document)', line: lineOf(doc, lines, ''), message: 'expected a mapping (a Kubernetes object)' }], source));
     return;
@@ -105,6 +113,10 @@ function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounte
     return;
   }
   const withLines = (issues: readonly SpecIssue[]) => issues.map((i) => ({ ...i, line: i.line ?? lineOf(doc, lines, i.path) }));
+  if (keyIssues.length > 0) {
+    out.errors.push(new SpecError(keyIssues, source));
+    return;
+  }
   const issues = documentIssues(obj);
   if (issues.length > 0) {
     out.errors.push(new SpecError(withLines(issues), source));
@@ -130,25 +142,43 @@ function describe(obj: Record<string, unknown>): string {
   return typeof name === 'string' ? `${kind} ${name}` : kind;
 }
 
+/** Where toPlain is in a TidbCluster document, and where it notes keys that are not strings. */
+interface KeyCheck {
+  readonly path: string;
+  readonly issues: SpecIssue[];
+  readonly lines: LineCounter;
+}
+
 /** The JS value of a node; floats written with a fraction or exponent stay floats for TOML. */
-function toPlain(node: unknown, doc: Document.Parsed): unknown {
-  if (isAlias(node)) return toPlain(node.resolve(doc), doc);
+function toPlain(node: unknown, doc: Document.Parsed, check?: KeyCheck): unknown {
+  if (isAlias(node)) return toPlain(node.resolve(doc), doc, check);
   if (isMap(node)) {
     const out: Record<string, unknown> = {};
     for (const pair of node.items) {
       const key = isScalar(pair.key) ? pair.key.value : pair.key;
+      const at = check && (check.path === '' ? String(key) : `${check.path}.${String(key)}`);
+      // Kubernetes reads every key as a string: `1:` and `"1":` would become one key, `true:` a "true".
+      if (check && at !== undefined && key !== '<<' && typeof key !== 'string') {
+        const where = isScalar(pair.key) && pair.key.range ? check.lines.linePos(pair.key.range[0]).line : undefined;
+        check.issues.push({
+          path: at,
+          ...(where !== undefined && { line: where }),
+          message: `a mapping key must be a string; quote it (${JSON.stringify(String(key))}) if it is meant as one`,
+        });
+      }
       // `<<: *anchor` merges the anchored mapping's keys under the explicit ones.
       if (key === '<<' && (isAlias(pair.value) || isMap(pair.value))) {
-        const merged = toPlain(pair.value, doc);
+        const merged = toPlain(pair.value, doc, check);
         if (merged && typeof merged === 'object') for (const [k, v] of Object.entries(merged)) if (!(k in out)) out[k] = v;
         continue;
       }
       // An own property even for `__proto__` (assigning it would set the prototype); check.ts refuses it.
-      Object.defineProperty(out, String(key), { value: toPlain(pair.value, doc), enumerable: true, writable: true, configurable: true });
+      const value = toPlain(pair.value, doc, check && { ...check, path: at! });
+      Object.defineProperty(out, String(key), { value, enumerable: true, writable: true, configurable: true });
     }
     return out;
   }
-  if (isSeq(node)) return node.items.map((item) => toPlain(item, doc));
+  if (isSeq(node)) return node.items.map((item, i) => toPlain(item, doc, check && { ...check, path: `${check.path}[${i}]` }));
   if (isScalar(node)) {
     const v = node.value;
     if (typeof v === 'number' && Number.isInteger(v) && isFloatLiteral(node.source)) return tomlFloat(v);
