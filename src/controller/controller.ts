@@ -85,6 +85,9 @@ const withoutKeys = <T>(o: Readonly<Record<string, T>>, keys: readonly string[])
 /** RFC 3339 with milliseconds (Go's RFC 3339 parser, the operator's, accepts the fraction). */
 const rfc3339 = (ms: number): string => new Date(ms).toISOString();
 
+/** How long a failover's deletes are given to show in the caches before they are sent again. */
+const FAILOVER_DELETE_PATIENCE_MS = 30_000;
+
 export class Controller {
   readonly metrics = new Metrics();
   private readonly kube: KubeAccess;
@@ -101,6 +104,8 @@ export class Controller {
   private evictions: Record<string, EvictionRecord> = {};
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
   private readonly standingEvents = new Map<ComponentKind, string>();
+  /** Pod uid -> when this process deleted that failed PD member with its Pod and claims. */
+  private readonly failoverDeletes = new Map<string, number>();
   private restored = false;
   /** When a leader transfer away from a Pod was last asked for, so PD is not asked on every pass. */
   private readonly transfers = new Map<string, number>();
@@ -485,6 +490,12 @@ export class Controller {
         case 'failover-delete': {
           // Claims before their Pod (see failover.ts); the planner marks the record once all are gone.
           const r = action.record;
+          // The next pass may come before the caches show the deletes: wait for them rather than
+          // deleting, and announcing, the same member again. After a while, try again.
+          const issued = r.podUid === undefined ? undefined : this.failoverDeletes.get(r.podUid);
+          if (issued !== undefined && now - issued < FAILOVER_DELETE_PATIENCE_MS) return false;
+          for (const [uid, at] of this.failoverDeletes) if (now - at >= FAILOVER_DELETE_PATIENCE_MS) this.failoverDeletes.delete(uid);
+          if (r.podUid !== undefined) this.failoverDeletes.set(r.podUid, now);
           if (r.memberId) await this.pd.deleteMemberById(r.memberId);
           for (const v of r.volumes ?? []) await this.kube.deleteIfSame('pvc', v.name, v.uid);
           await this.kube.deleteIfSame('pod', r.pod, r.podUid);
