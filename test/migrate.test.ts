@@ -12,31 +12,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { findKubeAssets } from './kube/assets';
 import { resourcePath, type Obj } from './kube/client';
-import { ControlPlane } from './kube/control-plane';
+import { realApiSuite } from './kube/suite';
 import { operatorObjects, operatorTidbCluster, tidbClusterCrd } from './kube/operator-basic';
 import { RealWorld, type ApplyMode } from './kube/world';
 import { render } from './support/render';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..');
-const lookup = findKubeAssets();
-const describeReal = 'assets' in lookup ? describe : describe.skip;
-if (!('assets' in lookup) && process.env.CI === 'true') test('the real-API suite has its binaries', () => expect(lookup.missing).toBe(''));
+const suite = realApiSuite();
+const { describeReal } = suite;
 
 jest.setTimeout(300_000);
 
 /** The API server's version: what Argo CD would pass as KUBE_VERSION. */
 const KUBE_VERSION = '1.32';
-let cp: ControlPlane;
 let world: RealWorld | undefined;
 let seq = 0;
-
-beforeAll(async () => {
-  if ('assets' in lookup) cp = await ControlPlane.start(lookup.assets);
-}, 150_000);
-afterAll(async () => cp?.stop());
 afterEach(async () => {
   const w = world;
   world = undefined;
@@ -64,7 +56,7 @@ function operatorDiscovery(w: RealWorld): Promise<Server> {
 }
 
 async function kubectl(args: string[]): Promise<string> {
-  const { stdout } = await run('kubectl', [...args, '--kubeconfig', cp.adminKubeconfig()], { maxBuffer: 32 * 1024 * 1024 });
+  const { stdout } = await run('kubectl', [...args, '--kubeconfig', suite.cp().adminKubeconfig()], { maxBuffer: 32 * 1024 * 1024 });
   return stdout;
 }
 
@@ -89,12 +81,12 @@ describeReal('migrating a tidb-operator cluster (examples/basic) to tidb-gitops'
     'keeps every Pod and PVC through the move (%s apply); the controller then takes over and rolls one Pod at a time',
     async (mode) => {
       const namespace = `migrate-${++seq}`;
-      const w = await RealWorld.start({ cp, cluster: gitCluster(namespace), render: renderFor, apply: mode, applyAtStart: false });
+      const w = await RealWorld.start({ cp: suite.cp(), cluster: gitCluster(namespace), render: renderFor, apply: mode, applyAtStart: false });
       world = w;
       const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-migrate-'));
       try {
         // --- The cluster as tidb-operator runs it. ---
-        await RealWorld.applyObjects(cp, [tidbClusterCrd()], 'server-side');
+        await RealWorld.applyObjects(suite.cp(), [tidbClusterCrd()], 'server-side');
         await w.waitFor(async () => (await kubectl(['get', 'crd', 'tidbclusters.pingcap.com', '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}'])) === 'True', 20_000, 'the CRD');
         const tc = await w.kube.create(operatorTidbCluster(namespace));
         for (const o of operatorObjects(namespace, tc.metadata.uid)) await w.kube.create(o, 'fieldManager=tidb-controller-manager');

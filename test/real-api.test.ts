@@ -10,36 +10,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { findKubeAssets } from './kube/assets';
 import { pathOf, resourcePath, type Obj } from './kube/client';
-import { ControlPlane } from './kube/control-plane';
+import { realApiSuite } from './kube/suite';
 import { RealWorld, type ApplyMode } from './kube/world';
 import { simCluster } from './sim/controller-process';
 import { render } from './support/render';
 
-const lookup = findKubeAssets();
-const describeReal = 'assets' in lookup ? describe : describe.skip;
-if (!('assets' in lookup)) {
-  // CI prepares the binaries (.ci/run): there, their absence is a failure, not a skip.
-  if (process.env.CI === 'true') test('the real-API suite has its binaries', () => expect(lookup.missing).toBe(''));
-  // eslint-disable-next-line no-console
-  else console.warn(`real-API suite skipped: ${lookup.missing}`);
-}
+const suite = realApiSuite();
+const { describeReal } = suite;
 
 jest.setTimeout(240_000);
 
 const CONTROLLER = 'tidb-gitops-controller';
-let cp: ControlPlane;
 let world: RealWorld | undefined;
 let seq = 0;
-
-beforeAll(async () => {
-  if ('assets' in lookup) cp = await ControlPlane.start(lookup.assets);
-}, 150_000);
-
-afterAll(async () => {
-  await cp?.stop();
-});
 
 afterEach(async () => {
   const w = world;
@@ -58,7 +42,7 @@ const clusterIn = (namespace: string, spec: Record<string, unknown> = {}) => sim
 
 /** A fresh namespace with a 3 PD / 3 TiKV / 2 TiDB cluster up and settled under the controller. */
 async function running(spec: Record<string, unknown> = {}, apply: ApplyMode = 'server-side'): Promise<RealWorld> {
-  const w = await RealWorld.start({ cp, cluster: clusterIn(`real-${++seq}`, spec), render, apply });
+  const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(`real-${++seq}`, spec), render, apply });
   world = w;
   await w.startController();
   await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
@@ -265,12 +249,12 @@ describeReal('re-applying unchanged manifests on a real API server', () => {
   };
 
   it.each(inputs.map((f) => [f.split('/').slice(-2).join('/'), f]))('%s: a second apply changes nothing, client-side and server-side', async (_name, file) => {
-    const admin = cp.admin();
+    const admin = suite.cp().admin();
     for (const mode of ['client-side', 'server-side'] as const) {
       const namespace = `noop-${++seq}`;
       await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
       const objects = renderIn(file, namespace);
-      const w = { apply: (o: Obj[]) => RealWorld.applyObjects(cp, o, mode) };
+      const w = { apply: (o: Obj[]) => RealWorld.applyObjects(suite.cp(), o, mode) };
       await w.apply(objects);
       // Let the StatefulSet controller write its status first: the second apply is Git's, not the first's echo.
       await new Promise((r) => setTimeout(r, 500));

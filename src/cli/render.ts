@@ -4,6 +4,7 @@ import { duplicateMessages, renderClusters } from '../render/render';
 import { parseKubeVersion } from '../spec/kube-version';
 import { readInputs } from './inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
+import { DNS1123_LABEL } from '../spec/patterns';
 
 export interface RenderOptions {
   readonly paths: readonly string[];
@@ -98,7 +99,7 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
  */
 /** Why `ns` cannot be a namespace (a DNS label of at most 63 characters), or undefined. */
 export function namespaceProblem(ns: string): string | undefined {
-  if (/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns) && ns.length <= 63) return undefined;
+  if (DNS1123_LABEL.test(ns) && ns.length <= 63) return undefined;
   return `${JSON.stringify(ns)} is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`;
 }
 

@@ -5,7 +5,7 @@
  */
 import { duplicateMessages, renderClusters } from '../render/render';
 import { fastLoadAll } from '../spec/fast-yaml';
-import { aliasErrors, loadTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../spec/load';
+import { aliasErrors, readTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../spec/load';
 import type { ResolveOptions } from '../spec/resolve';
 import { KIND } from '../spec/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
@@ -52,7 +52,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
     let loaded: LoadResult | undefined;
     if (!docs) {
       // Only the full parser knows line numbers: let it say what is wrong.
-      loaded = loadTidbClusters(t.text, t.file, options);
+      loaded = readTidbClusters(t.text, t.file, options);
       if (loaded.errors.length > 0) {
         errors.push(...loaded.errors.map((e) => e.message));
         continue;
@@ -60,7 +60,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
       docs = slowLoadAll(t.text);
     }
     if (docs.some((d) => isPlainObject(d) && d.kind === KIND)) {
-      loaded ??= loadTidbClusters(t.text, t.file, options);
+      loaded ??= readTidbClusters(t.text, t.file, options);
       errors.push(...loaded.errors.map((e) => e.message));
       for (const c of loaded.clusters) {
         const doc = docs[c.source.document - 1];

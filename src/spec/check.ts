@@ -9,6 +9,7 @@ import { COMPONENTS } from './names';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { unsupportedFields } from './support';
 import type { TidbCluster } from './types';
+import { DNS1035_LABEL, DNS1123_LABEL } from './patterns';
 
 /** Validates and resolves one document; throws SpecError with every issue found. */
 export function checkTidbCluster(doc: unknown, options: ResolveOptions = {}): ResolvedCluster {
@@ -44,8 +45,6 @@ function protoKeys(value: unknown, path: string): string[] {
   });
 }
 
-const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /**
  * Pods get a `controller-revision-hash` label of `<statefulset>-<up to 10 chars>`, and label values
  * stop at 63 characters, so the longest StatefulSet name the cluster has, such as `<cluster>-tikv`

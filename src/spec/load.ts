@@ -30,6 +30,11 @@ export interface LoadResult {
 export function loadTidbClusters(text: string, file: string, options: ResolveOptions = {}): LoadResult {
   const bombs = aliasErrors(text, file);
   if (bombs.length > 0) return { clusters: [], errors: bombs, skipped: [] };
+  return readTidbClusters(text, file, options);
+}
+
+/** {@link loadTidbClusters} for a text whose aliases {@link aliasErrors} has checked already. */
+export function readTidbClusters(text: string, file: string, options: ResolveOptions = {}): LoadResult {
   return fastLoad(text, file, options) ?? slowLoad(text, file, options);
 }
 

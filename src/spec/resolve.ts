@@ -41,6 +41,7 @@ import type {
   TidbCluster,
   TidbClusterSpec,
 } from './types';
+import { DNS1123_LABEL, DNS_DOMAIN, PLUGIN_NAME, SUB_DIR } from './patterns';
 
 export interface ResolveOptions {
   /** Namespace for a cluster whose metadata has none. @default none (objects carry no namespace) */
@@ -332,7 +333,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
   const tlsCluster = spec.tlsCluster?.enabled ?? false;
   oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES);
   if (spec.clusterDomain) checked(ctx, 'spec.clusterDomain', spec.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
-  if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");
+  if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS1123_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");
   const cluster: ResolvedCluster = {
     name: tc.metadata.name,
     namespace,
@@ -489,7 +490,7 @@ function resolveTiDB(ctx: Ctx): ResolvedTiDB {
     slowLogTailer: resolveLogTailer(ctx, tidb.slowLogTailer, 'spec.tidb.slowLogTailer'),
     tokenBasedAuthEnabled: tidb.tokenBasedAuthEnabled ?? false,
     bootstrapSQLConfigMapName: tidb.bootstrapSQLConfigMapName || undefined,
-    plugins: (tidb.plugins ?? []).map((p, i) => checked(ctx, `spec.tidb.plugins[${i}]`, p, PLUGIN, 'a plugin name (letters, digits, ., _ and -)')),
+    plugins: (tidb.plugins ?? []).map((p, i) => checked(ctx, `spec.tidb.plugins[${i}]`, p, PLUGIN_NAME, 'a plugin name (letters, digits, ., _ and -)')),
     arguments: (tidb.arguments ?? []).map((a, i) => checked(ctx, `spec.tidb.arguments[${i}]`, a, ONE_LINE, 'one line (the start script puts each argument on its own line)')),
     lifecycle: tidb.lifecycle,
     customizedStartupProbe: tidb.customizedStartupProbe,
@@ -671,11 +672,7 @@ export function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined, pa
 const CONFIG_UPDATE_STRATEGIES = ['InPlace', 'RollingUpdate'] as const;
 
 // Values the start scripts carry as words: checked here, with their paths, so a script never meets them.
-const SUB_DIR = /^[A-Za-z0-9._/-]*$/;
-const PLUGIN = /^[A-Za-z0-9._-]+$/;
 const ONE_LINE = /^[^\r\n]*$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_DOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** `value`, after recording an error at `path` unless it matches `pattern`. */
 function checked(ctx: Ctx, path: string, value: string, pattern: RegExp, expected: string): string {

@@ -5,6 +5,7 @@ import type { SpecIssue } from './errors';
 import { resolveComponent, type Ctx, type ResolvedComponent } from './resolve';
 import type { ComponentFields } from './support';
 import type { ComponentConfig, ComponentSpec } from './types';
+import { DNS1123_LABEL } from './patterns';
 
 export interface TiCDCSpec extends ComponentSpec {
   /**
@@ -79,7 +80,6 @@ export const TICDC_FIELDS: ComponentFields = {
 };
 
 /** A Kubernetes volume name (RFC 1123 label): the sink secrets name their volumes. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Volume names the TiCDC pod uses itself. */
 const OWN_VOLUMES = ['annotations', 'ticdc-tls', 'cluster-client-tls', 'config'];
 /** Go `time.ParseDuration` syntax, as `metav1.Duration` reads it. */
@@ -170,7 +170,7 @@ function sinkSecrets(spec: TiCDCSpec, path: string, issues: SpecIssue[]): string
   ]);
   names.forEach((name, i) => {
     const at = `${path}.tlsClientSecretNames[${i}]`;
-    if (!DNS_LABEL.test(name) || name.length > 63) {
+    if (!DNS1123_LABEL.test(name) || name.length > 63) {
       issues.push({ path: at, message: `${JSON.stringify(name)} also names a pod volume, so it must be a DNS label (lowercase letters, digits, -; at most 63)` });
     } else if (taken.has(name)) {
       issues.push({ path: at, message: `${JSON.stringify(name)} is already a volume of the TiCDC pod (listed twice, or an own, storage or additional volume); rename the secret` });

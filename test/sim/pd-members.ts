@@ -45,7 +45,7 @@ export interface PdMembersConfig {
 /** A member as `addMember` takes it; the id is assigned here. */
 export type NewMember = Omit<Member, 'memberId' | 'running' | 'hasData' | 'loadingSince'>;
 
-/** PD's own message when a member with the joiner's name is already in the cluster. */
+/** PD's own message when a member with the joiner's name is already in the cluster (tikv/pd server/join/join.go `PrepareJoinCluster`). */
 export const DUPLICATED_JOIN = 'missing data or join a duplicated pd';
 
 const TWO_53 = 1n << 53n;
@@ -133,7 +133,8 @@ export class PdMembers {
 
   /**
    * `--join`: PD refuses a name already in the cluster and needs a running member behind one of the
-   * given client URLs, and a leader to add the member through. Returns why it failed, if it did.
+   * given client URLs, and a leader to add the member through (`MemberAdd` needs quorum). Returns why
+   * it failed, if it did. tikv/pd server/join/join.go `PrepareJoinCluster`.
    */
   join(member: NewMember, joinUrls: string[]): string | undefined {
     if (!this.bootstrapped) return `join ${joinUrls.join(',')}: no PD cluster answers`;

@@ -1,7 +1,8 @@
 /**
  * PD pods as processes: what the rendered PD start script and pd-server do when a container starts.
  *
- * With data the member simply runs again. Without data the pod asks discovery
+ * With data the member simply runs again: PD skips the join when its data directory holds a member
+ * (tikv/pd server/join/join.go `PrepareJoinCluster`, `isDataExist`). Without data the pod asks discovery
  * (`GET <discovery>/new/<base64("<peerHost>:2380\n")>`, sent from the pod's IP when it has one) until
  * it gets a 200, then bootstraps (`--initial-cluster`) or joins (`--join`). A failed join exits
  * pd-server; the container restarts and asks discovery again, so failures are retried every

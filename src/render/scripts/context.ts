@@ -5,6 +5,7 @@
  * Values that end up inside the script text are checked (`*ContextErrors` below), so that a name can
  * never break out of the shell word it is placed in.
  */
+import { DNS1123_LABEL, DNS_DOMAIN, PLUGIN_NAME, SUB_DIR } from '../../spec/patterns';
 
 /** `spec.startScriptVersion`; any value other than `v2` means `v1`, as in the operator. */
 export type StartScriptVersion = 'v1' | 'v2';
@@ -153,13 +154,6 @@ export interface TidbScriptContext extends ScriptContext {
   readonly arguments: readonly string[];
 }
 
-/** A Kubernetes object name or namespace (RFC 1123 label). */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-/** A DNS domain such as `cluster.local`. */
-const DNS_DOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-/** A relative path without shell metacharacters. */
-const SUB_DIR = /^[A-Za-z0-9._/-]*$/;
-const PLUGIN = /^[A-Za-z0-9._-]+$/;
 /**
  * What may not appear in a value placed inside a double-quoted shell string: it would end the string
  * or run a command. `${VAR}` stays allowed (the operator's own tests use `${PD_DOMAIN}` in pdAddresses).
@@ -179,9 +173,9 @@ function checkInteger(errors: string[], field: string, value: number, min: numbe
 /** Problems with the fields every script context shares; component checks add their own. */
 export function commonErrors(ctx: ScriptContext): string[] {
   const errors: string[] = [];
-  checkPattern(errors, 'clusterName', ctx.clusterName, DNS_LABEL, 'a DNS label (lowercase letters, digits, -)');
+  checkPattern(errors, 'clusterName', ctx.clusterName, DNS1123_LABEL, 'a DNS label (lowercase letters, digits, -)');
   if (ctx.namespace !== undefined) {
-    checkPattern(errors, 'namespace', ctx.namespace, DNS_LABEL, 'a DNS label (lowercase letters, digits, -)');
+    checkPattern(errors, 'namespace', ctx.namespace, DNS1123_LABEL, 'a DNS label (lowercase letters, digits, -)');
   } else if (ctx.version === 'v2') {
     errors.push('namespace: required for start script v2, which bakes it into the script');
   }
@@ -189,7 +183,7 @@ export function commonErrors(ctx: ScriptContext): string[] {
     checkPattern(errors, 'clusterDomain', ctx.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local');
   }
   if (ctx.remotePd) {
-    checkPattern(errors, 'remotePd.name', ctx.remotePd.name, DNS_LABEL, 'a DNS label (lowercase letters, digits, -)');
+    checkPattern(errors, 'remotePd.name', ctx.remotePd.name, DNS1123_LABEL, 'a DNS label (lowercase letters, digits, -)');
   }
   ctx.pdAddresses.forEach((a, i) => {
     if (a === '' || BREAKS_DOUBLE_QUOTES.test(a)) {
@@ -225,7 +219,7 @@ export function tikvContextErrors(ctx: TikvScriptContext): string[] {
 export function tidbContextErrors(ctx: TidbScriptContext): string[] {
   const errors = commonErrors(ctx);
   ctx.plugins.forEach((p, i) =>
-    checkPattern(errors, `plugins[${i}]`, p, PLUGIN, 'a plugin name (letters, digits, ., _, -)'),
+    checkPattern(errors, `plugins[${i}]`, p, PLUGIN_NAME, 'a plugin name (letters, digits, ., _, -)'),
   );
   ctx.arguments.forEach((a, i) => {
     if (/[\r\n]/.test(a)) errors.push(`arguments[${i}]: ${JSON.stringify(a)} contains a line break`);

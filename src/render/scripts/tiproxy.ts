@@ -6,6 +6,7 @@
 import { names } from '../../spec/names';
 import { argsLines, execServer, header, lines, podNameLine, renderScript } from './common';
 import { assertValid } from './context';
+import { DNS1123_LABEL, DNS_DOMAIN } from '../../spec/patterns';
 
 export const TIPROXY_BINARY = '/bin/tiproxy';
 export const TIPROXY_CONFIG_FILE = '/etc/proxy/proxy.toml';
@@ -24,8 +25,6 @@ export interface TiProxyScriptContext {
   readonly clusterDomain?: string;
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_DOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** Every problem with a TiProxy context; empty when it can be rendered. */
 export function tiproxyContextErrors(ctx: TiProxyScriptContext): string[] {
@@ -33,8 +32,8 @@ export function tiproxyContextErrors(ctx: TiProxyScriptContext): string[] {
   const check = (field: string, value: string, pattern: RegExp, hint: string) => {
     if (!pattern.test(value)) errors.push(`${field}: ${JSON.stringify(value)} is not ${hint}`);
   };
-  check('clusterName', ctx.clusterName, DNS_LABEL, 'a DNS label (lowercase letters, digits, -)');
-  if (ctx.namespace !== undefined) check('namespace', ctx.namespace, DNS_LABEL, 'a DNS label (lowercase letters, digits, -)');
+  check('clusterName', ctx.clusterName, DNS1123_LABEL, 'a DNS label (lowercase letters, digits, -)');
+  if (ctx.namespace !== undefined) check('namespace', ctx.namespace, DNS1123_LABEL, 'a DNS label (lowercase letters, digits, -)');
   if (ctx.clusterDomain) check('clusterDomain', ctx.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local');
   return errors;
 }

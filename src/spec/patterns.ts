@@ -1,0 +1,15 @@
+/**
+ * The shapes of names and words that the renderer and its start scripts rely on, in one place: the
+ * input is checked with them where it is read, and the script builders assert them again.
+ */
+
+/** A Kubernetes object name or namespace (RFC 1123 label; callers also bound the length to 63). */
+export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A name that must start with a letter (RFC 1035 label), such as a Service name. */
+export const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+/** A DNS domain such as `cluster.local`. */
+export const DNS_DOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** A relative path without shell metacharacters (`dataSubDir`). */
+export const SUB_DIR = /^[A-Za-z0-9._/-]*$/;
+/** A TiDB plugin name, a word of the start command. */
+export const PLUGIN_NAME = /^[A-Za-z0-9._-]+$/;
