@@ -174,7 +174,7 @@ export class RealWorld {
       identity,
       kubeconfig,
       pdUrl: this.pd.url,
-      discoveryPort: live ? await freePort() : this.discoveryPort,
+      discoveryPort: live ? 0 : this.discoveryPort,
       nodeArgs: this.hosts.nodeArgs(),
       env: this.hosts.env(),
       args: [...FAST_CONTROLLER_ARGS, ...extraArgs],

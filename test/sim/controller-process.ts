@@ -44,7 +44,6 @@ export class ControllerProcess {
   constructor(
     readonly child: ChildProcess,
     readonly identity: string,
-    readonly metricsPort: number,
   ) {
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
@@ -64,11 +63,21 @@ export class ControllerProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   }
 
+  /**
+   * The port of /metrics, /healthz and /readyz, as the controller says it bound it. The harness lets
+   * it pick a free port (0) itself: a port picked here and bound there could be taken in between.
+   */
+  get metricsPort(): number | undefined {
+    const started = this.logs.find((l) => l.msg === 'controller started');
+    return typeof started?.metricsPort === 'number' ? started.metricsPort : undefined;
+  }
+
   get running(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
   async get(path: string): Promise<{ status: number; body: string }> {
+    if (this.metricsPort === undefined) throw new Error(`${this.identity} has not said which port it serves on yet`);
     const res = await fetch(`http://127.0.0.1:${this.metricsPort}${path}`);
     return { status: res.status, body: await res.text() };
   }
@@ -85,6 +94,7 @@ export interface SpawnControllerOptions {
   readonly identity: string;
   readonly kubeconfig: string;
   readonly pdUrl: string;
+  /** 0 lets the controller pick one (a replica that only stands by). */
   readonly discoveryPort: number;
   /** @default lib/tidb-gitops-controller.js */
   readonly bundle?: string;
@@ -102,7 +112,6 @@ export async function spawnController(o: SpawnControllerOptions): Promise<Contro
   if (!deployment) throw new Error('the rendered cluster has no controller Deployment');
   const env: Record<string, string> = {};
   for (const e of deployment.spec.template.spec.containers[0].env ?? []) if (typeof e.value === 'string') env[e.name] = e.value;
-  const metricsPort = await freePort();
   const child = spawn(
     process.execPath,
     [
@@ -112,7 +121,7 @@ export async function spawnController(o: SpawnControllerOptions): Promise<Contro
       '--pd-url', o.pdUrl,
       '--listen-address', '127.0.0.1',
       '--discovery-port', String(o.discoveryPort),
-      '--metrics-port', String(metricsPort),
+      '--metrics-port', '0',
       ...(o.args ?? FAST_CONTROLLER_ARGS),
     ],
     {
@@ -120,7 +129,7 @@ export async function spawnController(o: SpawnControllerOptions): Promise<Contro
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
-  const proc = new ControllerProcess(child, o.identity, metricsPort);
+  const proc = new ControllerProcess(child, o.identity);
   const deadline = Date.now() + 10_000;
   while ((await proc.get('/healthz').catch(() => ({ status: 0 }))).status !== 200) {
     if (!proc.running || Date.now() > deadline) {

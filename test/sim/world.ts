@@ -177,7 +177,7 @@ export class World {
       identity,
       kubeconfig,
       pdUrl: this.pd.url,
-      discoveryPort: live ? await freePort() : this.discoveryPort,
+      discoveryPort: live ? 0 : this.discoveryPort,
       bundle: this.opts.bundle,
       nodeArgs: this.hosts.nodeArgs(),
       env: this.hosts.env(),
