@@ -18,7 +18,7 @@ import { World, simCluster } from '../test/sim/world';
 type Obj = Record<string, any>;
 const ROOT = process.env.TIDB_GITOPS_ROOT ?? process.cwd();
 const req = createRequire(join(ROOT, 'package.json'));
-const { loadTidbClusters } = req(join(ROOT, 'lib/src/spec/load.js'));
+const { loadTidbClusters } = req(join(ROOT, 'lib/src/tidbcluster/load.js'));
 const { renderClusters } = req(join(ROOT, 'lib/src/render/render.js'));
 
 function render(cluster: Obj): Obj[] {

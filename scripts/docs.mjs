@@ -11,11 +11,11 @@ const require = createRequire(import.meta.url);
 const COMPONENT_MODULES = ['tiflash', 'ticdc', 'pump', 'tiproxy', 'discovery'];
 
 export function generatedSections() {
-  const { DEFAULTS_TABLE } = require(join(root, 'lib/src/spec/defaults.js'));
-  const { SUPPORTED, OFF_VALUES } = require(join(root, 'lib/src/spec/support.js'));
+  const { DEFAULTS_TABLE } = require(join(root, 'lib/src/tidbcluster/defaults.js'));
+  const { SUPPORTED, OFF_VALUES } = require(join(root, 'lib/src/tidbcluster/support.js'));
   // Each component module keeps its own defaults next to its resolver.
   const componentDefaults = COMPONENT_MODULES.flatMap((c) => {
-    const mod = require(join(root, `lib/src/spec/${c}.js`));
+    const mod = require(join(root, `lib/src/tidbcluster/${c}.js`));
     return Object.entries(mod).filter(([k]) => k.endsWith('_DEFAULTS_TABLE')).flatMap(([, table]) => table);
   });
   const defaults = [
@@ -33,8 +33,8 @@ export function generatedSections() {
 
 /** CRD fields of `spec` and of each component that are neither rendered nor accepted when off. */
 function refusedFields(SUPPORTED, OFF_VALUES) {
-  const { refusalReason } = require(join(root, 'lib/src/spec/support.js'));
-  const schema = JSON.parse(readFileSync(join(root, 'src/spec/generated/tidbcluster.schema.json'), 'utf8'));
+  const { refusalReason } = require(join(root, 'lib/src/tidbcluster/support.js'));
+  const schema = JSON.parse(readFileSync(join(root, 'src/tidbcluster/generated/tidbcluster.schema.json'), 'utf8'));
   const node = (i) => schema.nodes[i];
   const specNode = node(node(schema.root).properties.spec);
   const rows = [];

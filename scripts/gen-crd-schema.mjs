@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Prepares the TidbCluster CRD's openAPIV3Schema for the run-time validator
-// (src/spec/crd-schema.ts).
+// (src/tidbcluster/crd-schema.ts).
 //
 // Why: parsing the ~34k-line CRD YAML takes ~0.6 s and compiling it with a
 // general JSON-schema library several seconds, far over the CLI's start-up
@@ -22,7 +22,7 @@ import YAML from 'yaml';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_CRD = path.resolve(REPO_ROOT, '../shared/schemas/pingcap.com_tidbclusters.yaml');
-const DEFAULT_OUT = path.join(REPO_ROOT, 'src/spec/generated/tidbcluster.schema.json');
+const DEFAULT_OUT = path.join(REPO_ROOT, 'src/tidbcluster/generated/tidbcluster.schema.json');
 
 // Keywords whose values are plain data, copied as-is.
 const VALUE_KEYWORDS = new Set([
@@ -64,7 +64,7 @@ function checkKeywords(schema, where) {
   if (unknown.length > 0) {
     throw new Error(
       `unsupported schema keyword(s) ${unknown.join(', ')} at ${where || '(root)'}; ` +
-        'teach scripts/gen-crd-schema.mjs and src/spec/crd-schema.ts about them',
+        'teach scripts/gen-crd-schema.mjs and src/tidbcluster/crd-schema.ts about them',
     );
   }
 }

@@ -8,9 +8,9 @@ import { TidbComponent } from './render/tidb';
 import { TiFlashComponent } from './render/tiflash';
 import { TikvComponent } from './render/tikv';
 import { TiProxyComponent } from './render/tiproxy';
-import { checkTidbCluster } from './spec/check';
-import type { ResolvedCluster } from './spec/resolve';
-import type { TidbCluster } from './spec/types';
+import { checkTidbCluster } from './tidbcluster/check';
+import type { ResolvedCluster } from './tidbcluster/resolve';
+import type { TidbCluster } from './tidbcluster/types';
 
 export interface TidbClusterChartProps {
   /**

@@ -1,7 +1,7 @@
 import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION } from '../src/controller/plan';
 import type { Pod } from '../src/controller/model';
 import type { ComponentState } from '../src/controller/plan';
-import type { ComponentKind } from '../src/spec/names';
+import type { ComponentKind } from '../src/tidbcluster/names';
 import { member, NOW, pdState, planOne, pod, pods, store, sts, type StsOpts } from './support/plan-fixtures';
 
 describe('replicas and partition when nothing is upgrading', () => {

@@ -9,7 +9,7 @@ import {
   TICDC_SHUTDOWN_BEGIN_ANNOTATION,
   type ComponentState,
 } from '../src/controller/plan';
-import type { ComponentKind } from '../src/spec/names';
+import type { ComponentKind } from '../src/tidbcluster/names';
 import { CLUSTER, member, NOW, pdState, planOne, pod, pods, store, sts, type StsOpts } from './support/plan-fixtures';
 
 const withClaims = (kind: ComponentKind, o: StsOpts = {}) => {

@@ -3,14 +3,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import YAML from 'yaml';
-import { validateTidbClusterSchema } from '../src/spec/crd-schema';
-import generated from '../src/spec/generated/tidbcluster.schema.json';
+import { validateTidbClusterSchema } from '../src/tidbcluster/crd-schema';
+import generated from '../src/tidbcluster/generated/tidbcluster.schema.json';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
 // Copies of the operator's published example clusters (basic, basic-tls, tiflash).
 const EXAMPLES_DIR = path.join(REPO_ROOT, 'test/fixtures/examples');
 const CRD_FILE = path.resolve(REPO_ROOT, '../shared/schemas/pingcap.com_tidbclusters.yaml');
-const GENERATED_FILE = path.join(REPO_ROOT, 'src/spec/generated/tidbcluster.schema.json');
+const GENERATED_FILE = path.join(REPO_ROOT, 'src/tidbcluster/generated/tidbcluster.schema.json');
 
 // Loose on purpose: tests poke at arbitrary (also invalid) places in documents.
 type Doc = Record<string, any>;

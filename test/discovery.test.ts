@@ -6,8 +6,8 @@
 import { App, Testing } from 'cdk8s';
 import { version } from '../package.json';
 import { TidbClusterChart } from '../src/chart';
-import { CONTROLLER_REPOSITORY } from '../src/spec/defaults';
-import { ANNOTATION, CONTROLLER_ENV, names, PORT, selectorLabels } from '../src/spec/names';
+import { CONTROLLER_REPOSITORY } from '../src/tidbcluster/defaults';
+import { ANNOTATION, CONTROLLER_ENV, names, PORT, selectorLabels } from '../src/tidbcluster/names';
 import { cluster, container, find, render, renderErrors, type Obj } from './support/render';
 
 const LABELS = selectorLabels('demo', 'discovery');

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fastLoadAll } from '../src/spec/fast-yaml';
-import { slowLoadAll } from '../src/spec/load';
+import { fastLoadAll } from '../src/tidbcluster/fast-yaml';
+import { slowLoadAll } from '../src/tidbcluster/load';
 
 const root = join(__dirname, '..');
 

@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { renderClusters } from '../src/render/render';
-import { kubeVersionText, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../src/spec/kube-version';
-import { loadTidbClusters } from '../src/spec/load';
+import { kubeVersionText, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../src/tidbcluster/kube-version';
+import { loadTidbClusters } from '../src/tidbcluster/load';
 import { assertValidK8sObjects } from './support/k8s-schema';
 
 const root = join(__dirname, '..');

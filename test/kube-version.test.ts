@@ -11,8 +11,8 @@ import { stringify } from 'yaml';
 import { readSettings } from '../src/cli/argocd';
 import { main } from '../src/cli/main';
 import { TidbClusterChart } from '../src/chart';
-import { featureCheck, KUBE_FEATURES, parseKubeVersion } from '../src/spec/kube-version';
-import { loadTidbClusters } from '../src/spec/load';
+import { featureCheck, KUBE_FEATURES, parseKubeVersion } from '../src/tidbcluster/kube-version';
+import { loadTidbClusters } from '../src/tidbcluster/load';
 import { assertValidK8sObjects, SCHEMA_MINORS } from './support/k8s-schema';
 import { cluster, container, find, parse, render, renderErrors, type Obj } from './support/render';
 

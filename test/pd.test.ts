@@ -1,5 +1,5 @@
 import { parseToml } from '../src/render/config/toml';
-import { ANNOTATION, selectorLabels } from '../src/spec/names';
+import { ANNOTATION, selectorLabels } from '../src/tidbcluster/names';
 import { cluster, container, env, find, render, tomlOf } from './support/render';
 
 describe('PD', () => {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { parseToml, tomlFloat } from '../src/render/config/toml';
-import { tiflashVersion } from '../src/spec/tiflash';
+import { tiflashVersion } from '../src/tidbcluster/tiflash';
 import { cluster, container, env, find, render, renderErrors, type Obj } from './support/render';
 
 const claim = (storage: string, extra: Obj = {}) => ({ resources: { requests: { storage } }, ...extra });

@@ -7,7 +7,7 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { parseToml } from '../src/render/config/toml';
 import { TIPROXY_BINARY, tiproxyStartScript, type TiProxyScriptContext } from '../src/render/scripts/tiproxy';
-import { ANNOTATION, selectorLabels } from '../src/spec/names';
+import { ANNOTATION, selectorLabels } from '../src/tidbcluster/names';
 import { cluster, container, env, find, render, renderErrors, tomlOf, type Obj } from './support/render';
 import { expectShellLintClean, ScriptSandbox, type RunOptions, type RunResult } from './support/sandbox';
 

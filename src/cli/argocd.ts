@@ -6,8 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { version } from '../../package.json';
-import { CONTROLLER_REPOSITORY } from '../spec/defaults';
-import { DEFAULT_KUBE_VERSION, KUBE_RANGE, parseKubeVersion } from '../spec/kube-version';
+import { CONTROLLER_REPOSITORY } from '../tidbcluster/defaults';
+import { DEFAULT_KUBE_VERSION, KUBE_RANGE, parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputFile, yamlFilesUnder } from './inputs';
 import { renderCommand, type Io } from './render';
 

@@ -5,7 +5,7 @@ import { appliedOnto } from '../diff/live';
 import { loadManifests } from '../diff/load';
 import { toMarkdown } from '../diff/markdown';
 import { readSide } from '../diff/sources';
-import { DEFAULT_KUBE_VERSION, parseKubeVersion } from '../spec/kube-version';
+import { DEFAULT_KUBE_VERSION, parseKubeVersion } from '../tidbcluster/kube-version';
 import { kubeVersionNote, namespaceProblem, type Io } from './render';
 
 export const DIFF_USAGE = `Usage: tidb-gitops diff [options] OLD NEW

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { version } from '../../package.json';
 import { argocdMain } from './argocd';
 import { diffMain } from './diff';
-import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../spec/kube-version';
+import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../tidbcluster/kube-version';
 import { namespaceProblem, renderCommand, type Io } from './render';
 
 const USAGE = `Usage: tidb-gitops <command> [options]

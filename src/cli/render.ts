@@ -1,10 +1,10 @@
 /** `tidb-gitops render [PATH...|-] [-o DIR] [-n NAMESPACE] [--controller-image IMAGE] [--kube-version V]` */
-import { loadTidbClusters, type LoadedCluster } from '../spec/load';
+import { loadTidbClusters, type LoadedCluster } from '../tidbcluster/load';
 import { duplicateMessages, renderClusters } from '../render/render';
-import { parseKubeVersion } from '../spec/kube-version';
+import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputs } from './inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
-import { DNS1123_LABEL } from '../spec/patterns';
+import { DNS1123_LABEL } from '../tidbcluster/patterns';
 
 export interface RenderOptions {
   readonly paths: readonly string[];

@@ -5,7 +5,7 @@
  * revision, and Pods the StatefulSet re-creates from it, mount it until the rollout is done. This
  * module decides which of them nothing can need any more; the controller deletes those.
  */
-import { isConfigRevision, names, type ComponentKind } from '../spec/names';
+import { isConfigRevision, names, type ComponentKind } from '../tidbcluster/names';
 import type { ClusterInfo, ConfigMapMeta, Pod, StatefulSet, Volume } from './model';
 import { toMillis } from './model';
 

@@ -7,7 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ComponentKind } from '../spec/names';
+import { COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ComponentKind } from '../tidbcluster/names';
 import { staleConfigMaps } from './configmaps';
 import { Discovery } from './discovery';
 import { extraReplicas, failoverOf, NO_FAILOVER, trackHealth, type FailoverKind, type FailoverState } from './failover';

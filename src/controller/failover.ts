@@ -5,7 +5,7 @@
  * the times members turned unhealthy live in the `<cluster>-status` ConfigMap, so a restarted
  * controller keeps them. Pure: the caller writes what these functions decide.
  */
-import { names, type ComponentKind } from '../spec/names';
+import { names, type ComponentKind } from '../tidbcluster/names';
 import { isReady, isTerminating, ordinalOf, type ComponentSettings, type Pod } from './model';
 import {
   DEFAULT_FAILOVER_PERIOD_MS,

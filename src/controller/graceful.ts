@@ -12,7 +12,7 @@
  * outcome with `done: false`; a server that cannot be reached or answers something unexpected is a
  * thrown {@link GracefulError} naming the URL and what was expected.
  */
-import { names } from '../spec/names';
+import { names } from '../tidbcluster/names';
 import type { ClusterInfo } from './model';
 import { httpRequest, type ClientTls, type HttpResult } from './pd-client';
 

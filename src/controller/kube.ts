@@ -17,7 +17,7 @@ import {
   type V1Pod,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
-import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../spec/names';
+import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../tidbcluster/names';
 import type { LeaseRecord, LeaseStore } from './leader';
 import type { Logger } from './log';
 import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from './model';

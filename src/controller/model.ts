@@ -2,7 +2,7 @@
  * The controller's view of the objects it reads, as plain data: only the fields it uses, so the
  * decision code needs neither the Kubernetes client nor a cluster to be exercised.
  */
-import { COMPONENTS, type ControllerClusterInfo } from '../spec/names';
+import { COMPONENTS, type ControllerClusterInfo } from '../tidbcluster/names';
 
 export interface ObjectMeta {
   name?: string;

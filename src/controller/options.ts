@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { CONTROLLER_ENV, PORT } from '../spec/names';
+import { CONTROLLER_ENV, PORT } from '../tidbcluster/names';
 import type { ControllerOptions } from './controller';
 import { DEFAULT_TIMING } from './leader';
 import { isLevel, type Level } from './log';

@@ -6,7 +6,7 @@
  * annotations, PD members, stores and schedulers, failure records in the status ConfigMap), never only
  * in memory. Failover (`failover.ts`) comes first, then scaling (`scale.ts`), then upgrading.
  */
-import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../spec/names';
+import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../tidbcluster/names';
 import { extraReplicas, failoverStep, hasRecords } from './failover';
 import { imageTag, isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, versionAtLeast, type ComponentSettings, type Pod, type StatefulSet } from './model';
 import { scaleStep } from './scale';

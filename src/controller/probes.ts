@@ -2,7 +2,7 @@
  * Checks of one Pod's own server that the planner needs before an upgrade moves past that Pod and
  * that PD cannot answer for it (PD's per-member readiness is `PdClient.ready`).
  */
-import { names, PORT } from '../spec/names';
+import { names, PORT } from '../tidbcluster/names';
 import type { ClusterInfo } from './model';
 import { httpRequest, type ClientTls } from './pd-client';
 import type { ProbeResult } from './steps';

@@ -5,7 +5,7 @@
  * claims for deferred deletion and only then lowers replicas. Every step reads its state from the
  * cluster, so a step interrupted by a crash is simply taken again.
  */
-import { names, type ComponentKind } from '../spec/names';
+import { names, type ComponentKind } from '../tidbcluster/names';
 import { isReady, ordinalOf, parseDuration, toMillis, type ComponentSettings, type Pod } from './model';
 import {
   act,

@@ -2,7 +2,7 @@
  * The `<cluster>-status` ConfigMap: what the controller sees and does, per component, as JSON under
  * the key `status.json`, for people (`kubectl get cm <cluster>-status -o jsonpath=...`) and tools.
  */
-import type { ComponentKind } from '../spec/names';
+import type { ComponentKind } from '../tidbcluster/names';
 import type { FailoverState } from './failover';
 import { isReady, podRevision, type Pod } from './model';
 import type { ComponentPlan } from './plan';

@@ -2,7 +2,7 @@
  * What the planner's parts share: the snapshot it decides from, the actions it may ask for, and
  * the lookups every part needs (a Pod's PD member, store and volumes). Pure, like the planner.
  */
-import { ANNOTATION, names, type ComponentKind } from '../spec/names';
+import { ANNOTATION, names, type ComponentKind } from '../tidbcluster/names';
 import { isReady, ordinalOf, type ClusterInfo, type ComponentSettings, type Pod, type Pvc, type StatefulSet } from './model';
 import type { PdMember, PdStore } from './pd-client';
 import type { FailoverState, FailureRecord, ComponentFailover } from './failover';

@@ -2,7 +2,7 @@
  * Two models (old and new manifests) -> the structured report: per cluster, per component, what
  * restarts, scales, changes config or image, which objects come and go, and the risks.
  */
-import { ANNOTATION } from '../spec/names';
+import { ANNOTATION } from '../tidbcluster/names';
 import { diffConfigData } from './config';
 import {
   annotationsOf,

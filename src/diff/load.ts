@@ -4,10 +4,10 @@
  * it is. No file system access here.
  */
 import { duplicateMessages, renderClusters } from '../render/render';
-import { fastLoadAll } from '../spec/fast-yaml';
-import { aliasErrors, readTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../spec/load';
-import type { ResolveOptions } from '../spec/resolve';
-import { KIND } from '../spec/types';
+import { fastLoadAll } from '../tidbcluster/fast-yaml';
+import { aliasErrors, readTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../tidbcluster/load';
+import type { ResolveOptions } from '../tidbcluster/resolve';
+import { KIND } from '../tidbcluster/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
 import { kindOf, metadataOf, nameOf, namespaceOf, objectKey, type KubeObject } from './model';
 import { isPlainObject } from './values';

@@ -2,7 +2,7 @@
  * The report as Markdown for a pull request comment: a summary line per cluster at the top, then per
  * cluster its risks, its components (restarts, scale, images, config) and the objects that change.
  */
-import { names } from '../spec/names';
+import { names } from '../tidbcluster/names';
 import { componentTitle } from './model';
 import type { ClusterDiff, ComponentDiff, ConfigChange, ConfigKeyChange, DiffReport, FieldChange, ObjectChange } from './report';
 

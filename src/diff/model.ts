@@ -4,7 +4,7 @@
  * label, components by the `app.kubernetes.io/component` label, so foreign manifests that follow the
  * operator's labels are understood too.
  */
-import { ANNOTATION, isConfigRevision, LABEL } from '../spec/names';
+import { ANNOTATION, isConfigRevision, LABEL } from '../tidbcluster/names';
 import type { ConfigStrategy } from './report';
 import { isPlainObject } from './values';
 

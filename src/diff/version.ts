@@ -1,5 +1,5 @@
 /** Image versions: `vX.Y.Z` tags (with an optional `-pre.release`) compared as semantic versions. */
-import { imageTag } from '../spec/version';
+import { imageTag } from '../tidbcluster/version';
 
 export interface SemVer {
   readonly major: number;

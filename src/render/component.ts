@@ -13,8 +13,8 @@ import type {
   Volume,
   VolumeMount,
 } from '../../imports/k8s';
-import type { ResolvedCluster, ResolvedComponent, ResolvedPod } from '../spec/resolve';
-import { ANNOTATION, names, selectorLabels, type ComponentKind, type Labels } from '../spec/names';
+import type { ResolvedCluster, ResolvedComponent, ResolvedPod } from '../tidbcluster/resolve';
+import { ANNOTATION, names, selectorLabels, type ComponentKind, type Labels } from '../tidbcluster/names';
 
 /** `metadata.namespace` when the cluster has one. */
 export function namespaced(cluster: ResolvedCluster, name: string, labels?: Labels, annotations?: Record<string, string>) {

@@ -1,6 +1,6 @@
 import type { ConfigMap } from '../../imports/k8s';
-import type { ResolvedCluster, ResolvedComponent } from '../spec/resolve';
-import { names, selectorLabels } from '../spec/names';
+import type { ResolvedCluster, ResolvedComponent } from '../tidbcluster/resolve';
+import { names, selectorLabels } from '../tidbcluster/names';
 import { namespaced } from './component';
 import { configMapHash } from './config/hash';
 

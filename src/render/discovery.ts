@@ -11,8 +11,8 @@ import type {
   Volume,
   VolumeMount,
 } from '../../imports/k8s';
-import type { ResolvedDiscoveryProbe } from '../spec/discovery';
-import type { ResolvedCluster } from '../spec/resolve';
+import type { ResolvedDiscoveryProbe } from '../tidbcluster/discovery';
+import type { ResolvedCluster } from '../tidbcluster/resolve';
 import {
   COMPONENTS,
   CONTROLLER_ENV,
@@ -21,7 +21,7 @@ import {
   PORT,
   selectorLabels,
   type ControllerClusterInfo,
-} from '../spec/names';
+} from '../tidbcluster/names';
 import { basePodSpec, fieldRefEnv, finishPodSpec, hasResources, mergeContainers, mergeEnv, namespaced, podLabels, stableJson } from './component';
 import { kubeObject } from './kube';
 import { dualStack } from './service';

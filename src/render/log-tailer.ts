@@ -1,5 +1,5 @@
 import type { Container, VolumeMount } from '../../imports/k8s';
-import type { ResolvedLogTailer } from '../spec/resolve';
+import type { ResolvedLogTailer } from '../tidbcluster/resolve';
 import { hasResources } from './component';
 
 /**

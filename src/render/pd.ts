@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
 import type { Container, Service, VolumeMount } from '../../imports/k8s';
-import type { ResolvedCluster, ResolvedPD } from '../spec/resolve';
-import { LABEL, names, PORT, selectorLabels } from '../spec/names';
+import type { ResolvedCluster, ResolvedPD } from '../tidbcluster/resolve';
+import { LABEL, names, PORT, selectorLabels } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,

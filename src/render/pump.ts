@@ -1,8 +1,8 @@
 import { Construct } from 'constructs';
 import type { ConfigMap, Container, EnvVar, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
-import type { ResolvedPump } from '../spec/pump';
-import type { ResolvedCluster } from '../spec/resolve';
-import { names, PORT } from '../spec/names';
+import type { ResolvedPump } from '../tidbcluster/pump';
+import type { ResolvedCluster } from '../tidbcluster/resolve';
+import { names, PORT } from '../tidbcluster/names';
 import {
   basePodSpec,
   ANNOTATIONS_MOUNT,
@@ -61,7 +61,7 @@ export function pumpScriptContext(cluster: ResolvedCluster, pump: ResolvedPump):
 }
 
 /**
- * No additional volumes or mounts (refused in `spec/pump.ts`: the operator never applied them), a fixed
+ * No additional volumes or mounts (refused in `tidbcluster/pump.ts`: the operator never applied them), a fixed
  * TCP readiness probe, and the update strategy without partition tidb-operator gives Pump.
  */
 export function pumpStatefulSet(cluster: ResolvedCluster, pump: ResolvedPump, configMapName: string): StatefulSet {

@@ -1,7 +1,7 @@
 import { App } from 'cdk8s';
 import { TidbClusterChart } from '../chart';
-import type { LoadedCluster } from '../spec/load';
-import type { ResolvedCluster } from '../spec/resolve';
+import type { LoadedCluster } from '../tidbcluster/load';
+import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { chartObjects, toYamlStream } from './output';
 
 export interface RenderedCluster {

@@ -1,5 +1,5 @@
 /** Resolved spec -> start-script contexts (the scripts themselves are pure functions in `scripts/`). */
-import type { ResolvedCluster, ResolvedPD, ResolvedTiDB, ResolvedTiKV } from '../spec/resolve';
+import type { ResolvedCluster, ResolvedPD, ResolvedTiDB, ResolvedTiKV } from '../tidbcluster/resolve';
 import type { PdScriptContext, ScriptContext, TidbScriptContext, TikvScriptContext } from './scripts';
 
 /** The fields every component's script context shares. */

@@ -1,6 +1,6 @@
 import type { Service, ServicePort, ServiceSpec } from '../../imports/k8s';
-import type { ResolvedCluster } from '../spec/resolve';
-import { LABEL, names, selectorLabels, type ComponentKind } from '../spec/names';
+import type { ResolvedCluster } from '../tidbcluster/resolve';
+import { LABEL, names, selectorLabels, type ComponentKind } from '../tidbcluster/names';
 import { namespaced } from './component';
 
 /** With `preferIPv6`, every Service asks for both address families. */

@@ -1,8 +1,8 @@
 import { Construct } from 'constructs';
 import type { ConfigMap, Container, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
-import type { ResolvedCluster } from '../spec/resolve';
-import type { ResolvedTiCDC } from '../spec/ticdc';
-import { names, PORT } from '../spec/names';
+import type { ResolvedCluster } from '../tidbcluster/resolve';
+import type { ResolvedTiCDC } from '../tidbcluster/ticdc';
+import { names, PORT } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,

@@ -1,8 +1,8 @@
 import { Construct } from 'constructs';
 import type { Container, Probe, Service, ServicePort, Volume, VolumeMount } from '../../imports/k8s';
-import type { ResolvedCluster, ResolvedTiDB, ResolvedTiDBService } from '../spec/resolve';
-import { DEFAULTS } from '../spec/defaults';
-import { LABEL, names, PORT, selectorLabels } from '../spec/names';
+import type { ResolvedCluster, ResolvedTiDB, ResolvedTiDBService } from '../tidbcluster/resolve';
+import { DEFAULTS } from '../tidbcluster/defaults';
+import { LABEL, names, PORT, selectorLabels } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,

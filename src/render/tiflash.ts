@@ -1,8 +1,8 @@
 import { Construct } from 'constructs';
 import type { Container, PersistentVolumeClaim, Service, Volume, VolumeMount } from '../../imports/k8s';
-import { names, PORT } from '../spec/names';
-import type { ResolvedCluster, ResolvedLogTailer } from '../spec/resolve';
-import type { ResolvedTiFlash } from '../spec/tiflash';
+import { names, PORT } from '../tidbcluster/names';
+import type { ResolvedCluster, ResolvedLogTailer } from '../tidbcluster/resolve';
+import type { ResolvedTiFlash } from '../tidbcluster/tiflash';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,

@@ -1,8 +1,8 @@
 import { Construct } from 'constructs';
 import type { Container, Service, VolumeMount } from '../../imports/k8s';
-import type { ResolvedCluster, ResolvedTiKV } from '../spec/resolve';
-import { names, PORT } from '../spec/names';
-import { imageVersionBelow } from '../spec/version';
+import type { ResolvedCluster, ResolvedTiKV } from '../tidbcluster/resolve';
+import { names, PORT } from '../tidbcluster/names';
+import { imageVersionBelow } from '../tidbcluster/version';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,

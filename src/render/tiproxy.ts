@@ -1,8 +1,8 @@
 import { Construct } from 'constructs';
 import type { Container, Probe, Service, ServicePort, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
-import type { ResolvedCluster } from '../spec/resolve';
-import type { ResolvedTiProxy } from '../spec/tiproxy';
-import { LABEL, names, PORT, selectorLabels } from '../spec/names';
+import type { ResolvedCluster } from '../tidbcluster/resolve';
+import type { ResolvedTiProxy } from '../tidbcluster/tiproxy';
+import { LABEL, names, PORT, selectorLabels } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,

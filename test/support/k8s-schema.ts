@@ -6,7 +6,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { OLDEST_KUBE_MINOR } from '../../src/spec/kube-version';
+import { OLDEST_KUBE_MINOR } from '../../src/tidbcluster/kube-version';
 
 export interface K8sSchemaError {
   path: string;

@@ -2,7 +2,7 @@
  * Snapshots for planner tests: a cluster `c` in `ns`, StatefulSets with the rendered annotations,
  * Pods, PD members and stores, and a one-call planner.
  */
-import { ANNOTATION, type ComponentKind } from '../../src/spec/names';
+import { ANNOTATION, type ComponentKind } from '../../src/tidbcluster/names';
 import type { ClusterInfo, Pod, StatefulSet } from '../../src/controller/model';
 import type { PdMember, PdStore } from '../../src/controller/pd-client';
 import { plan, type ComponentState, type PdState, type PlanInput, type Probes } from '../../src/controller/plan';

@@ -1,8 +1,8 @@
 import { parse, stringify } from 'yaml';
-import { loadTidbClusters } from '../../src/spec/load';
+import { loadTidbClusters } from '../../src/tidbcluster/load';
 import { renderClusters } from '../../src/render/render';
-import type { ResolveOptions } from '../../src/spec/resolve';
-import { DEFAULT_KUBE_VERSION } from '../../src/spec/kube-version';
+import type { ResolveOptions } from '../../src/tidbcluster/resolve';
+import { DEFAULT_KUBE_VERSION } from '../../src/tidbcluster/kube-version';
 import { assertValidK8sObjects } from './k8s-schema';
 
 export type Obj = Record<string, any>;

@@ -2,8 +2,8 @@
  * Each component's config: the user's table with the keys the renderer owns overlaid. Pure functions
  * of the resolved spec.
  */
-import type { ResolvedCluster, ResolvedPD, ResolvedTiDB, ResolvedTiKV } from '../../spec/resolve';
-import { imageVersionBelow } from '../../spec/version';
+import type { ResolvedCluster, ResolvedPD, ResolvedTiDB, ResolvedTiKV } from '../../tidbcluster/resolve';
+import { imageVersionBelow } from '../../tidbcluster/version';
 import { TLS_DIR, tlsFile } from '../tls';
 import { encodeToml, isTomlTable, mergeTables, type TomlTable } from './toml';
 

@@ -1,6 +1,6 @@
 /** Pump's `pump.toml`: the user's config, with the certificate paths overlaid under cluster TLS. */
-import type { ResolvedCluster } from '../../spec/resolve';
-import type { ResolvedPump } from '../../spec/pump';
+import type { ResolvedCluster } from '../../tidbcluster/resolve';
+import type { ResolvedPump } from '../../tidbcluster/pump';
 import { TLS_DIR } from '../tls';
 import { encodeToml, mergeTables, type TomlTable } from './toml';
 

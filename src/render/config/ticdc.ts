@@ -1,5 +1,5 @@
 /** TiCDC's `ticdc.toml`: the user's whole config, the four flag keys included (as the operator writes it). */
-import type { ResolvedTiCDC } from '../../spec/ticdc';
+import type { ResolvedTiCDC } from '../../tidbcluster/ticdc';
 import { encodeToml } from './toml';
 
 export function ticdcConfig(ticdc: ResolvedTiCDC): string {

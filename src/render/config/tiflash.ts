@@ -7,9 +7,9 @@
  * Two layouts, by TiFlash version (see `ResolvedTiFlash.configLayout`): from v5.4.0 only the paths,
  * addresses and ports; before it also the ClickHouse-era defaults (users, quotas, profiles...).
  */
-import type { ResolvedCluster } from '../../spec/resolve';
-import type { ResolvedTiFlash } from '../../spec/tiflash';
-import { names, PORT } from '../../spec/names';
+import type { ResolvedCluster } from '../../tidbcluster/resolve';
+import type { ResolvedTiFlash } from '../../tidbcluster/tiflash';
+import { names, PORT } from '../../tidbcluster/names';
 import { TLS_DIR, tlsFile } from '../tls';
 import { encodeToml, getPath, TomlEditor, type TomlTable, type TomlValue } from './toml';
 

@@ -3,9 +3,9 @@
  * certificate paths) overlaid, and which certificate Secrets the Pod mounts for them. Pure functions of
  * the resolved spec.
  */
-import type { ResolvedCluster } from '../../spec/resolve';
-import { TIPROXY_CLUSTER_TLS_DIR, type ResolvedTiProxy } from '../../spec/tiproxy';
-import { names, PORT } from '../../spec/names';
+import type { ResolvedCluster } from '../../tidbcluster/resolve';
+import { TIPROXY_CLUSTER_TLS_DIR, type ResolvedTiProxy } from '../../tidbcluster/tiproxy';
+import { names, PORT } from '../../tidbcluster/names';
 import { TLS_DIR, tlsFile } from '../tls';
 import { SKIP_TLS_TO_TIDB } from './components';
 import { encodeToml, TomlEditor } from './toml';

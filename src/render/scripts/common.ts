@@ -8,7 +8,7 @@
  * images and dash or bash on newer ones, so no arrays, `[[ ]]`, `source` or `$RANDOM`.
  */
 import { posix } from 'path';
-import { PORT } from '../../spec/names';
+import { PORT } from '../../tidbcluster/names';
 import type { ScriptContext } from './context';
 
 /** One string per line. */

@@ -1,11 +1,11 @@
 /**
  * What a start script needs to know, already resolved from the TidbCluster spec (defaults applied by
- * `spec/`, never here). The script functions are pure: the same context gives the same text.
+ * `tidbcluster/`, never here). The script functions are pure: the same context gives the same text.
  *
  * Values that end up inside the script text are checked (`*ContextErrors` below), so that a name can
  * never break out of the shell word it is placed in.
  */
-import { DNS1123_LABEL, DNS_DOMAIN, PLUGIN_NAME, SUB_DIR } from '../../spec/patterns';
+import { DNS1123_LABEL, DNS_DOMAIN, PLUGIN_NAME, SUB_DIR } from '../../tidbcluster/patterns';
 
 /** `spec.startScriptVersion`; any value other than `v2` means `v1`, as in the operator. */
 export type StartScriptVersion = 'v1' | 'v2';

@@ -4,7 +4,7 @@
  * WAL exists: no flag needed), or fresh member (ask discovery, which answers `--initial-cluster` for
  * the one bootstrapping pod and `--join` for the others).
  */
-import { PORT, names } from '../../spec/names';
+import { PORT, names } from '../../tidbcluster/names';
 import {
   argsLines,
   dataDir,

@@ -9,7 +9,7 @@
  * v1 runs pump as a child and, when it exits 0 (it was taken offline, `binlogctl` / scale-in), keeps the
  * container alive so that the StatefulSet does not start it again. v2 execs pump.
  */
-import { PORT, names } from '../../spec/names';
+import { PORT, names } from '../../tidbcluster/names';
 import { argsLines, discoveryHelpers, execServer, header, lines, randomHelper, renderScript, verifyPdEndpoints } from './common';
 import { TLS_DIR } from '../tls';
 import { assertValid, commonErrors, type ScriptContext } from './context';

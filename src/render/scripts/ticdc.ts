@@ -5,7 +5,7 @@
  * v1 is not given the annotations volume, so it has no debug-mode header; it reads POD_NAME,
  * HEADLESS_SERVICE_NAME and NAMESPACE from the pod environment. v2 bakes names in and has the header.
  */
-import { PORT, names } from '../../spec/names';
+import { PORT, names } from '../../tidbcluster/names';
 import {
   argsLines,
   discoveryHelpers,

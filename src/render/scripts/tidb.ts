@@ -2,7 +2,7 @@
  * TiDB start script (`tidb_start_script.sh`): works out the PD endpoints (`--path`) and the advertised
  * address, adds binlog / slow-log / plugin flags, then execs tidb-server.
  */
-import { PORT, names } from '../../spec/names';
+import { PORT, names } from '../../tidbcluster/names';
 import {
   argsLines,
   discoveryHelpers,

@@ -7,7 +7,7 @@
  * - Mount-cm mode: no init container; `tiflash` reads the templates from the ConfigMap and gets its
  *   per-pod addresses and the PD endpoints as command-line flags.
  */
-import { names, PORT } from '../../spec/names';
+import { names, PORT } from '../../tidbcluster/names';
 import {
   argsLines,
   discoveryHelpers,

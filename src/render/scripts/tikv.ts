@@ -2,7 +2,7 @@
  * TiKV start script (`tikv_start_script.sh`): works out the PD endpoints and the advertised address,
  * then execs tikv-server. v1 addresses PD with a scheme, v2 without one (both work with tikv-server).
  */
-import { PORT, names } from '../../spec/names';
+import { PORT, names } from '../../tidbcluster/names';
 import {
   argsLines,
   dataDir,

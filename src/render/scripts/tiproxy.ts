@@ -3,10 +3,10 @@
  * operator. It passes `--advertise-addr` only to a tiproxy binary that knows the flag (older releases
  * refuse unknown flags, and the read-only config file cannot carry a per-Pod address).
  */
-import { names } from '../../spec/names';
+import { names } from '../../tidbcluster/names';
 import { argsLines, execServer, header, lines, podNameLine, renderScript } from './common';
 import { assertValid } from './context';
-import { DNS1123_LABEL, DNS_DOMAIN } from '../../spec/patterns';
+import { DNS1123_LABEL, DNS_DOMAIN } from '../../tidbcluster/patterns';
 
 export const TIPROXY_BINARY = '/bin/tiproxy';
 export const TIPROXY_CONFIG_FILE = '/etc/proxy/proxy.toml';

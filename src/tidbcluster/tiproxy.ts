@@ -2,7 +2,7 @@
 import { getPath, isTomlTable, tomlKindOf, type TomlTable } from '../render/config/toml';
 import type { DefaultEntry } from './defaults';
 import { names } from './names';
-import { resolveComponent, type Ctx, type ResolvedComponent, type ResolvedProbe } from './resolve';
+import { resolveComponent, type Ctx, type ResolvedComponent, type ResolvedProbe } from './component';
 import type { ComponentFields } from './support';
 import type { ComponentSpec, ProbeSpec } from './types';
 

@@ -15,7 +15,7 @@ import type {
 } from '../../imports/k8s';
 import { CONTROLLER_REPOSITORY, DEFAULTS, type DefaultEntry } from './defaults';
 import { names } from './names';
-import { resolvePod, resolvePullPolicy, splitResources, type Ctx, type ResolvedPod } from './resolve';
+import { resolvePod, resolvePullPolicy, splitResources, type Ctx, type ResolvedPod } from './component';
 import type { ComponentFields } from './support';
 import type { PodSettings, ResourceList } from './types';
 

@@ -1,6 +1,6 @@
 /** `spec.pump`: spec type, resolution and the fields this project renders. */
 import type { DefaultEntry } from './defaults';
-import { resolveComponent, type Ctx, type ResolvedComponent } from './resolve';
+import { resolveComponent, type Ctx, type ResolvedComponent } from './component';
 import type { ComponentFields } from './support';
 import { LOG_LEVEL, wordValue } from './ticdc';
 import type { ComponentConfig, ComponentSpec } from './types';

@@ -2,7 +2,7 @@
 import { isTomlFloat, type TomlTable, type TomlValue } from '../render/config/toml';
 import type { DefaultEntry } from './defaults';
 import type { SpecIssue } from './errors';
-import { resolveComponent, type Ctx, type ResolvedComponent } from './resolve';
+import { resolveComponent, type Ctx, type ResolvedComponent } from './component';
 import type { ComponentFields } from './support';
 import type { ComponentConfig, ComponentSpec } from './types';
 import { DNS1123_LABEL } from './patterns';

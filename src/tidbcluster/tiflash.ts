@@ -13,7 +13,7 @@ import {
   type Ctx,
   type ResolvedComponent,
   type ResolvedLogTailer,
-} from './resolve';
+} from './component';
 import { KUBE_FEATURES } from './kube-version';
 import type { ComponentFields } from './support';
 import type { ComponentConfig, ComponentSpec, LogTailerSpec, Quantity, ResourceList } from './types';

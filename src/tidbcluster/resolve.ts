@@ -1,0 +1,251 @@
+/**
+ * `resolve(spec) -> ResolvedCluster`: applies every default once (from `defaults.ts`) and the
+ * operator's cluster-vs-component precedence rules, so constructs never re-default.
+ */
+import { DEFAULTS } from './defaults';
+import { SpecError, type SpecIssue } from './errors';
+import { LABEL } from './names';
+import { CONFIG_UPDATE_STRATEGIES, checked, oneOf, type Ctx } from './component';
+import { resolveDiscovery, type ResolvedDiscovery } from './discovery';
+import { resolvePD, type ResolvedPD } from './pd';
+import { resolvePump, type ResolvedPump } from './pump';
+import { resolveTiCDC, type ResolvedTiCDC } from './ticdc';
+import { resolveTiDB, type ResolvedTiDB } from './tidb';
+import { resolveTiFlash, type ResolvedTiFlash } from './tiflash';
+import { resolveTiKV, type ResolvedTiKV } from './tikv';
+import { resolveTiProxy, type ResolvedTiProxy } from './tiproxy';
+import { DEFAULT_KUBE_VERSION, parseKubeVersion } from './kube-version';
+import type { TidbCluster, TidbClusterSpec } from './types';
+import { DNS1123_LABEL, DNS_DOMAIN } from './patterns';
+
+// The per-component types live with their resolvers; the renderer reads them all from here.
+export type {
+  Ctx,
+  PodFields,
+  ResolvedComponent,
+  ResolvedLogTailer,
+  ResolvedPod,
+  ResolvedProbe,
+  ResolvedService,
+  ResolvedStorageVolume,
+} from './component';
+export type { ResolvedPD } from './pd';
+export type { ResolvedTiKV } from './tikv';
+export type { ResolvedTiDB, ResolvedTiDBService } from './tidb';
+
+export interface ResolveOptions {
+  /** Namespace for a cluster whose metadata has none. @default none (objects carry no namespace) */
+  readonly namespace?: string;
+  /**
+   * Image of the discovery Deployment (the tidb-gitops controller) when `spec.discovery` names none.
+   * @default ghcr.io/tidb-gitops/tidb-gitops:<this release>
+   */
+  readonly controllerImage?: string;
+  /**
+   * The Kubernetes version to render for: `1.31` to `1.36` (also `v1.34.2`, `1.34+`); newer minors
+   * render as the newest known. @default 1.31, the oldest supported
+   */
+  readonly kubeVersion?: string;
+}
+
+/** v2 start-script switches (`spec.startScriptV2FeatureFlags`). */
+export interface ScriptFeatureFlags {
+  readonly waitForDnsNameIpMatch: boolean;
+  readonly preferPdAddressesOverDiscovery: boolean;
+  readonly noWaitDns: boolean;
+}
+
+export interface ResolvedCluster {
+  readonly name: string;
+  readonly namespace?: string;
+  /** The Kubernetes minor the manifests are rendered for (31 for 1.31). */
+  readonly kubeMinor: number;
+  /** Problems that do not stop the render (a field the target has only behind a feature gate). */
+  readonly warnings: readonly SpecIssue[];
+  /** Value of the `app.kubernetes.io/instance` label: the TidbCluster's own such label, else its name. */
+  readonly instance: string;
+  readonly clusterDomain: string;
+  readonly scheme: 'http' | 'https';
+  readonly timezone: string;
+  readonly startScriptVersion: 'v1' | 'v2';
+  readonly featureFlags: ScriptFeatureFlags;
+  readonly enableDynamicConfiguration: boolean;
+  readonly preferIPv6: boolean;
+  readonly helper: { readonly image: string; readonly imagePullPolicy: string };
+  /** `spec.tlsCluster.enabled`: every component mounts its cluster certificate and speaks https. */
+  readonly tlsCluster: boolean;
+  /** `spec.tlsCluster.enableDiscoveryMTLS` (only counts with tlsCluster). */
+  readonly discoveryMtls: boolean;
+  /** `spec.acrossK8s`. */
+  readonly acrossK8s: boolean;
+  /** `spec.pdAddresses`, checked to be http(s) URLs. */
+  readonly pdAddresses: readonly string[];
+  /** `spec.cluster`: the TidbCluster whose PD this one joins (namespace defaulted to this one's). */
+  readonly joinCluster?: ResolvedClusterRef;
+  /** `spec.tidb.tlsClient` when enabled: TLS for MySQL clients. */
+  readonly sqlTls?: ResolvedSqlTls;
+  /** The TidbCluster's own annotations (a few operator switches live there). */
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly pd?: ResolvedPD;
+  readonly tikv?: ResolvedTiKV;
+  readonly tidb?: ResolvedTiDB;
+  readonly tiflash?: ResolvedTiFlash;
+  readonly ticdc?: ResolvedTiCDC;
+  readonly pump?: ResolvedPump;
+  readonly tiproxy?: ResolvedTiProxy;
+  /** The discovery Deployment running the companion controller: rendered for every cluster. */
+  readonly discovery: ResolvedDiscovery;
+}
+
+export interface ResolvedClusterRef {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly clusterDomain: string;
+}
+
+export interface ResolvedSqlTls {
+  readonly disableClientAuthn: boolean;
+  readonly skipInternalClientCA: boolean;
+}
+
+
+const COMPONENT_FIELDS = ['pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy'] as const;
+
+/** `spec.pdAddresses` become script words and discovery answers: only plain http(s) URLs are taken. */
+function resolvePdAddresses(addresses: string[], issues: SpecIssue[]): string[] {
+  addresses.forEach((a, i) => {
+    const problem = pdAddressProblem(a);
+    if (problem) issues.push({ path: `spec.pdAddresses[${i}]`, message: problem });
+  });
+  return addresses;
+}
+
+/** Characters a start script cannot carry in a double-quoted word, and what they are called. */
+const UNSCRIPTABLE: readonly [RegExp, string][] = [
+  [/\s/, 'white space'],
+  [/["'`\\]/, 'a quote or backslash'],
+  [/\$/, 'a $ (the shell would expand it)'],
+  [/[\u0000-\u001f\u007f]/, 'a control character'],
+];
+
+/**
+ * What tidb-operator accepts (its webhook: a URL with scheme http or https), minus what would break
+ * the start scripts that carry it or the URL PD and the controller read: a missing host, a bad port,
+ * characters a shell expands or that end a quoted word.
+ */
+export function pdAddressProblem(address: string): string | undefined {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(address);
+  if (!m || !/^https?$/i.test(m[1])) {
+    return `expected a PD client URL such as http://pd.example.com:2379, got ${JSON.stringify(address)} (tidb-operator takes http:// and https:// URLs only)`;
+  }
+  for (const [pattern, what] of UNSCRIPTABLE) {
+    if (pattern.test(address)) return `${JSON.stringify(address)} contains ${what}, which the start scripts cannot carry`;
+  }
+  const hostPort = m[2].slice(m[2].lastIndexOf('@') + 1);
+  const hp = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]*)(?::(\d*))?$/.exec(hostPort);
+  if (!hp || hp[1] === '') return `${JSON.stringify(address)} has no host name or address (such as pd.example.com, 10.0.0.1 or [fd00::1])`;
+  if (hp[2] !== undefined && !(Number(hp[2]) >= 1 && Number(hp[2]) <= 65535)) {
+    return `${JSON.stringify(address)} has port ${JSON.stringify(hp[2])}; expected 1 to 65535`;
+  }
+  return undefined;
+}
+
+const FEATURE_FLAGS: Record<string, keyof ScriptFeatureFlags> = {
+  WaitForDnsNameIpMatch: 'waitForDnsNameIpMatch',
+  PreferPDAddressesOverDiscovery: 'preferPdAddressesOverDiscovery',
+  NoWaitDNS: 'noWaitDns',
+};
+
+/**
+ * Resolves a schema-valid TidbCluster. Throws SpecError listing every problem found (bad TOML,
+ * contradictory settings) with its path.
+ */
+export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): ResolvedCluster {
+  const issues: SpecIssue[] = [];
+  const spec = tc.spec ?? {};
+  const namespace = tc.metadata.namespace ?? options.namespace;
+  const startScriptVersion = spec.startScriptVersion === 'v2' ? 'v2' : 'v1';
+  const featureFlags = resolveFeatureFlags(spec, issues);
+  if (startScriptVersion === 'v2' && !namespace) {
+    issues.push({
+      path: 'metadata.namespace',
+      message: 'required with startScriptVersion v2, whose scripts name the namespace; set it here or pass --namespace',
+    });
+  }
+  const imagePullPolicy = spec.imagePullPolicy ?? DEFAULTS.imagePullPolicy;
+  const helper = {
+    image: spec.helper?.image ?? spec.tidb?.slowLogTailer?.image ?? DEFAULTS.helperImage,
+    imagePullPolicy: spec.helper?.imagePullPolicy ?? spec.tidb?.slowLogTailer?.imagePullPolicy ?? imagePullPolicy,
+  };
+  const target = parseKubeVersion(options.kubeVersion ?? DEFAULT_KUBE_VERSION);
+  if ('error' in target) throw new Error(`kubeVersion: ${target.error}`);
+  const warnings: SpecIssue[] = [];
+  const ctx: Ctx = { tc, spec, issues, helper, namespace, controllerImage: options.controllerImage, kubeMinor: target.minor, warnings };
+  const tlsCluster = spec.tlsCluster?.enabled ?? false;
+  oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES);
+  if (spec.clusterDomain) checked(ctx, 'spec.clusterDomain', spec.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
+  if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS1123_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");
+  const cluster: ResolvedCluster = {
+    name: tc.metadata.name,
+    namespace,
+    kubeMinor: target.minor,
+    warnings,
+    instance: tc.metadata.labels?.[LABEL.instance] ?? tc.metadata.name,
+    clusterDomain: spec.clusterDomain ?? DEFAULTS.clusterDomain,
+    scheme: tlsCluster ? 'https' : 'http',
+    timezone: spec.timezone ?? DEFAULTS.timezone,
+    startScriptVersion,
+    featureFlags,
+    enableDynamicConfiguration: spec.enableDynamicConfiguration ?? false,
+    preferIPv6: spec.preferIPv6 ?? false,
+    helper,
+    tlsCluster,
+    discoveryMtls: tlsCluster && (spec.tlsCluster?.enableDiscoveryMTLS ?? false),
+    acrossK8s: spec.acrossK8s ?? false,
+    pdAddresses: resolvePdAddresses(spec.pdAddresses ?? [], issues),
+    joinCluster: spec.cluster && {
+      name: spec.cluster.name,
+      namespace: spec.cluster.namespace || namespace,
+      clusterDomain: spec.cluster.clusterDomain ?? '',
+    },
+    sqlTls: spec.tidb?.tlsClient?.enabled
+      ? {
+          disableClientAuthn: spec.tidb.tlsClient.disableClientAuthn ?? false,
+          skipInternalClientCA: spec.tidb.tlsClient.skipInternalClientCA ?? false,
+        }
+      : undefined,
+    annotations: tc.metadata.annotations ?? {},
+    pd: spec.pd && resolvePD(ctx),
+    tikv: spec.tikv && resolveTiKV(ctx),
+    tidb: spec.tidb && resolveTiDB(ctx),
+    tiflash: spec.tiflash && resolveTiFlash(ctx),
+    ticdc: spec.ticdc && resolveTiCDC(ctx),
+    pump: spec.pump && resolvePump(ctx),
+    tiproxy: spec.tiproxy && resolveTiProxy(ctx),
+    discovery: resolveDiscovery(ctx),
+  };
+  const rendered = COMPONENT_FIELDS.filter((c) => spec[c]);
+  if (rendered.length === 0) {
+    issues.push({ path: 'spec', message: `no component to render: set at least one of ${COMPONENT_FIELDS.join(', ')}` });
+  }
+  if (issues.length > 0) throw new SpecError(issues);
+  return cluster;
+}
+
+function resolveFeatureFlags(spec: TidbClusterSpec, issues: SpecIssue[]): ScriptFeatureFlags {
+  const flags = { waitForDnsNameIpMatch: false, preferPdAddressesOverDiscovery: false, noWaitDns: false };
+  (spec.startScriptV2FeatureFlags ?? []).forEach((flag, i) => {
+    const key = FEATURE_FLAGS[flag];
+    if (key) flags[key] = true;
+    else if (flag === 'BashShebang') {
+      // Our scripts are POSIX sh and run under /bin/sh either way; the shebang changes nothing.
+    } else {
+      issues.push({
+        path: `spec.startScriptV2FeatureFlags[${i}]`,
+        message: `expected one of ${[...Object.keys(FEATURE_FLAGS), 'BashShebang'].join(', ')}, got ${JSON.stringify(flag)}`,
+      });
+    }
+  });
+  return flags;
+}
+

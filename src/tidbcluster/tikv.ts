@@ -1,0 +1,49 @@
+/** `spec.tikv`: what TiKV resolves beyond the common component fields. */
+import { DEFAULTS } from './defaults';
+import { checked, resolveComponent, resolveLogTailer, storageCapacity, type Ctx, type ResolvedComponent, type ResolvedLogTailer } from './component';
+import { SUB_DIR } from './patterns';
+
+export interface ResolvedTiKV extends ResolvedComponent {
+  readonly kind: 'tikv';
+  readonly dataSubDir: string;
+  /** `CAPACITY` env: `0`, `<n>GB` or `<n>MB` from `limits.storage`. */
+  readonly capacity: string;
+  readonly privileged: boolean;
+  readonly enableNamedStatusPort: boolean;
+  /** PD start timeout, also used by the TiKV v2 script's optional DNS wait. */
+  readonly startTimeout: number;
+  readonly rocksDBLog?: { readonly volumeName?: string };
+  readonly raftLog?: { readonly volumeName?: string };
+  readonly logTailer: ResolvedLogTailer;
+  /** Mount `<cluster>-cluster-client-secret` (only with tlsCluster). */
+  readonly mountClusterClientSecret: boolean;
+}
+
+export function resolveTiKV(ctx: Ctx): ResolvedTiKV {
+  const tikv = ctx.spec.tikv!;
+  const base = resolveComponent(ctx, 'tikv', tikv);
+  return {
+    ...base,
+    kind: 'tikv',
+    dataSubDir: checked(ctx, 'spec.tikv.dataSubDir', tikv.dataSubDir ?? '', SUB_DIR, 'a relative path of letters, digits, ., _, / and -'),
+    capacity: storageCapacity(tikv.limits?.storage, 'spec.tikv.limits.storage', ctx.issues),
+    mountClusterClientSecret: tikv.mountClusterClientSecret ?? false,
+    privileged: tikv.privileged ?? false,
+    enableNamedStatusPort: tikv.enableNamedStatusPort ?? false,
+    startTimeout: ctx.spec.pd?.startTimeout || DEFAULTS.pdStartTimeout,
+    rocksDBLog: tikv.separateRocksDBLog ? { volumeName: tikv.rocksDBLogVolumeName } : undefined,
+    raftLog: tikv.separateRaftLog ? { volumeName: tikv.raftLogVolumeName } : undefined,
+    logTailer: resolveLogTailer(ctx, tikv.logTailer, 'spec.tikv.logTailer'),
+    settings: {
+      ...base.settings,
+      evictLeaderTimeout: tikv.evictLeaderTimeout ?? DEFAULTS.tikvEvictLeaderTimeout,
+      waitLeaderTransferBackTimeout: tikv.waitLeaderTransferBackTimeout ?? DEFAULTS.tikvWaitLeaderTransferBackTimeout,
+      recoverFailover: tikv.recoverFailover ?? false,
+      recoverByUID: tikv.failover?.recoverByUID,
+      storeLabels: tikv.storeLabels ?? [],
+      scaleInParallelism: tikv.scalePolicy?.scaleInParallelism ?? DEFAULTS.tikvScaleParallelism,
+      scaleOutParallelism: tikv.scalePolicy?.scaleOutParallelism ?? DEFAULTS.tikvScaleParallelism,
+      spareVolReplaceReplicas: tikv.spareVolReplaceReplicas ?? DEFAULTS.pdSpareVolReplaceReplicas,
+    },
+  };
+}
