@@ -8,6 +8,7 @@ import { TidbComponent } from './render/tidb';
 import { TiFlashComponent } from './render/tiflash';
 import { TikvComponent } from './render/tikv';
 import { TiProxyComponent } from './render/tiproxy';
+import { ApiRefusalError, apiProblems } from './render/api-check';
 import { checkTidbCluster } from './tidbcluster/check';
 import type { ResolvedCluster } from './tidbcluster/resolve';
 import type { TidbCluster } from './tidbcluster/types';
@@ -70,5 +71,16 @@ export class TidbClusterChart extends Chart {
     if (c.pump) new PumpComponent(this, 'pump', { cluster: c });
     if (c.tidb) new TidbComponent(this, 'tidb', { cluster: c });
     if (c.ticdc) new TiCDCComponent(this, 'ticdc', { cluster: c });
+  }
+
+  /**
+   * The chart's objects, as `app.synth()` writes them. Throws {@link ApiRefusalError} listing every
+   * problem when the API server would refuse one of them.
+   */
+  override toJson(): any[] {
+    const objects = super.toJson();
+    const problems = apiProblems(objects, this.resolved.kubeMinor);
+    if (problems.length > 0) throw new ApiRefusalError(problems);
+    return objects;
   }
 }

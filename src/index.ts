@@ -13,6 +13,7 @@ export { checkTidbCluster } from './tidbcluster/check';
 export { loadTidbClusters, type LoadedCluster, type LoadResult } from './tidbcluster/load';
 export { resolveCluster, type ResolvedCluster, type ResolveOptions } from './tidbcluster/resolve';
 export { SpecError, formatIssue, type SpecIssue, type SourceRef } from './tidbcluster/errors';
+export { ApiRefusalError } from './render/api-check';
 export { DEFAULTS, DEFAULTS_TABLE } from './tidbcluster/defaults';
 export { ANNOTATION, CONTROLLER_ENV, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ControllerClusterInfo } from './tidbcluster/names';
 export type * from './tidbcluster/types';

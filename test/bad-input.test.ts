@@ -77,6 +77,104 @@ const demoWith = (spec: string, pd = '', tidb = '') =>
   `apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata:\n  name: demo\nspec:\n${spec}  pd:\n    replicas: 1\n${pd}  tikv:\n    replicas: 3\n  tidb:\n    replicas: 1\n${tidb}`;
 
 const CASES: Case[] = [
+  // ---- what the API server refuses though the JSON schema allows it ---------------------------------
+  {
+    name: 'label keys and values, selectors and annotation keys the API server refuses (with -o)',
+    files: {
+      'labels.yaml': demoWith(
+        '  labels:\n    "bad key!": a\n    ok: "bad value!"\n  annotations:\n    "two/slashes/here": x\n',
+        '    nodeSelector:\n      "-zone": a\n',
+        `    labels:\n      long: ${'v'.repeat(64)}\n`,
+      ),
+    },
+    args: ['render', '$D/labels.yaml'],
+    out: true,
+    exit: 1,
+    stderr: [
+      '$D/labels.yaml: document 1: spec.labels["bad key!"] (line 7): "bad key!" is not a valid key',
+      '$D/labels.yaml: document 1: spec.labels.ok (line 8): "bad value!" is not a valid label value',
+      '$D/labels.yaml: document 1: spec.annotations["two/slashes/here"] (line 10): "two/slashes/here" is not a valid key: at most one "/"',
+      '$D/labels.yaml: document 1: spec.pd.nodeSelector["-zone"] (line 14): "-zone" is not a valid key',
+      '$D/labels.yaml: document 1: spec.tidb.labels.long (line 20): label value has 64 characters, at most 63',
+    ],
+    notStderr: ['internal error', '    at '],
+    problems: 5,
+  },
+  {
+    name: 'environment variable names: refused on 1.31, where only the relaxed names of 1.32+ would pass',
+    files: { 'env.yaml': demoWith('', '    env:\n      - name: ""\n        value: a\n      - name: "1 a"\n        value: b\n') },
+    args: ['render', '$D/env.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/env.yaml: document 1: spec.pd.env[0].name (line 9): an environment variable needs a name',
+      '$D/env.yaml: document 1: spec.pd.env[1].name (line 11): "1 a" is not a valid environment variable name on Kubernetes 1.31',
+    ],
+    problems: 2,
+  },
+  {
+    name: 'on 1.34 an env name with a space is fine, an empty one is not',
+    files: { 'env.yaml': demoWith('', '    env:\n      - name: ""\n        value: a\n      - name: "1 a"\n        value: b\n') },
+    args: ['render', '--kube-version', '1.34', '$D/env.yaml'],
+    exit: 1,
+    stderr: ['$D/env.yaml: document 1: spec.pd.env[0].name (line 9): an environment variable needs a name'],
+    problems: 1,
+  },
+  {
+    name: 'images with white space, a bogus Service type, ports out of range, a bad container name',
+    files: {
+      'svc.yaml': demoWith(
+        '',
+        '    baseImage: "pingcap/pd "\n    additionalContainers:\n      - name: Side_Car\n        image: " busybox"\n        ports:\n          - containerPort: 70000\n',
+        '    service:\n      type: Bogus\n      additionalPorts:\n        - name: x\n          port: 0\n',
+      ),
+    },
+    args: ['render', '$D/svc.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/svc.yaml: document 1: spec.pd.baseImage (line 8): "pingcap/pd " has white space at its start or end',
+      '$D/svc.yaml: document 1: spec.pd.additionalContainers[0].name (line 10): "Side_Car" is not a valid container name',
+      '$D/svc.yaml: document 1: spec.pd.additionalContainers[0].image (line 11): " busybox" has white space at its start or end',
+      '$D/svc.yaml: document 1: spec.pd.additionalContainers[0].ports[0].containerPort (line 13): expected a port number from 1 to 65535, got 70000',
+      '$D/svc.yaml: document 1: spec.tidb.service.type (line 19): expected a Service type (ClusterIP, NodePort, LoadBalancer, ExternalName), got "Bogus"',
+      '$D/svc.yaml: document 1: spec.tidb.service.additionalPorts[0].port (line 22): expected a port number from 1 to 65535, got 0',
+    ],
+    problems: 6,
+  },
+  {
+    name: 'a lone surrogate (from a \\uD800 escape) has no UTF-8 form: refused, not written as U+FFFD',
+    files: { 'sur.yaml': demoWith('  annotations:\n    a: "x\\uD800y"\n') },
+    args: ['render', '$D/sur.yaml'],
+    exit: 1,
+    stderr: ['$D/sur.yaml: document 1: spec.annotations.a (line 7): contains a lone UTF-16 surrogate'],
+    problems: 1,
+  },
+  {
+    name: "annotations within 256 KiB each but over it once a cluster's and a component's are merged: refused on the rendered object",
+    files: { 'ann.yaml': demoWith(`  annotations:\n    a: ${'x'.repeat(150_000)}\n`, '', `    annotations:\n      b: ${'y'.repeat(150_000)}\n`) },
+    args: ['render', '$D/ann.yaml'],
+    out: true,
+    exit: 1,
+    stderr: [
+      '$D/ann.yaml: document 1: rendered StatefulSet demo-tidb: spec.template.metadata.annotations: annotations take 293.0 KiB together; Kubernetes allows at most 256.0 KiB per object',
+    ],
+    problems: 1,
+  },
+  {
+    name: 'a config that makes a ConfigMap over 1 MiB',
+    files: { 'cm.yaml': demoWith('', '', `    config: |\n      [labels]\n      note = "${'z'.repeat(1_100_000)}"\n`) },
+    args: ['render', '$D/cm.yaml'],
+    exit: 1,
+    stderr: ['$D/cm.yaml: document 1: rendered ConfigMap demo-tidb: data: its data takes 1.05 MiB; a ConfigMap holds at most 1.00 MiB'],
+    problems: 1,
+  },
+  {
+    name: 'a 64-character namespace',
+    files: { 'ns.yaml': DEMO.replace('name: demo', `name: demo\n  namespace: ${'n'.repeat(64)}`) },
+    args: ['render', '$D/ns.yaml'],
+    exit: 1,
+    stderr: ['$D/ns.yaml: document 1: metadata.namespace (line 5): invalid namespace'],
+    problems: 1,
+  },
   // ---- values the start scripts carry: refused where they are read, never a crash ------------------
   {
     name: 'script values: clusterDomain, cluster.name, initWaitTime, startTimeout, dataSubDir, plugins, arguments (with -o)',

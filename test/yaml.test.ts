@@ -42,3 +42,49 @@ describe('emitYaml', () => {
     }
   });
 });
+
+// ---- kubectl's own reader ------------------------------------------------------------------------
+import fc from 'fast-check';
+import { haveKubectl, kubectlRead } from './support/kubectl-read';
+
+/** Strings of any characters a UTF-8 file can hold (no lone surrogates), biased towards the awkward ones. */
+const awkwardString = fc.oneof(
+  fc.string({ unit: 'binary' }),
+  fc.string({ unit: fc.constantFrom('\u0085', '\u007f', '\u0080', '\u009f', '\u2028', '\u2029', '\ufeff', '\ufffe', '\uffff', '\t', '\n', '\r', ' ', ':', '#', '"', "'", '\\', '-', 'a', '\u0000', '\u001b', '\ud83d\ude00') }),
+  fc.constantFrom('true', 'no', '~', '0x1F', '1e3', '2026-11-23', '<<', '=', '- a', 'a: b'),
+);
+
+const kubeLike = fc.record({
+  apiVersion: fc.constant('v1'),
+  kind: fc.constant('ConfigMap'),
+  metadata: fc.record({ name: fc.constant('x'), annotations: fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), awkwardString, { maxKeys: 4 }) }),
+  data: fc.dictionary(awkwardString, awkwardString, { maxKeys: 4 }),
+});
+
+const describeKubectl = haveKubectl() ? describe : describe.skip;
+describeKubectl('what kubectl reads back', () => {
+  test('C1 controls, DEL, NEL, separators, BOM and non-characters are escaped, and kubectl reads each back unchanged', () => {
+    const value = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { nel: 'a\u0085b', del: 'a\u007fb', c1: '\u0080\u009f', ls: 'a\u2028b\u2029c', bom: '\ufeffx', nonchar: '\ufffe\uffff', emoji: '\ud83d\ude00', esc: '\u001b[0m' } };
+    const text = emitYaml(value);
+    // Nothing YAML 1.1 treats as a line break or refuses is left raw.
+    expect(text).not.toMatch(/[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/);
+    expect(kubectlRead(`---\n${text}`)).toEqual([value]);
+  });
+
+  test('a key over 1024 characters takes the explicit `? key` form, which kubectl reads', () => {
+    const long = 'k'.repeat(1100);
+    const value = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { [long]: 'v', short: 'w' } };
+    const text = emitYaml(value);
+    expect(text).toContain(`  ? ${long}\n  : v\n`);
+    expect(kubectlRead(`---\n${text}`)).toEqual([value]);
+    roundTrip(value);
+  });
+
+  test('property: any keys and values of awkward characters read back the same (fixed seed, one kubectl run)', () => {
+    const samples = fc.sample(kubeLike, { seed: 20261123, numRuns: 300 });
+    const stream = samples.map((s) => `---\n${emitYaml(s)}`).join('');
+    const read = kubectlRead(stream);
+    expect(read).toEqual(samples);
+    for (const s of samples.slice(0, 50)) roundTrip(s);
+  });
+});

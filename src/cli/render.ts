@@ -1,6 +1,6 @@
 /** `tidb-gitops render [PATH...|-] [-o DIR] [-n NAMESPACE] [--controller-image IMAGE] [--kube-version V]` */
 import { loadTidbClusters, type LoadedCluster } from '../tidbcluster/load';
-import { duplicateMessages, renderClusters } from '../render/render';
+import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputs } from './inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
@@ -55,12 +55,18 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
     io.stderr(`${countProblems(messages)} found; nothing was rendered\n`);
     return 1;
   }
+  const rendered = renderClusters(clusters.map((c) => c.resolved));
+  const problems = renderProblems(rendered, clusters);
+  if (problems.length > 0) {
+    io.stderr(`${problems.join('\n')}\n`);
+    io.stderr(`${countProblems(problems)} found; nothing was rendered\n`);
+    return 1;
+  }
   for (const c of clusters) {
     const w = pdWarning(c);
     if (w) io.stderr(`${w}\n`);
     for (const line of c.warnings) io.stderr(`${line}\n`);
   }
-  const rendered = renderClusters(clusters.map((c) => c.resolved));
   if (opts.outDir === undefined) {
     io.stdout(rendered.map((r) => r.yaml).join(''));
     return 0;

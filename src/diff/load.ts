@@ -3,7 +3,7 @@
  * `render` renders them, every other Kubernetes object (an already rendered `dist/`, say) is taken as
  * it is. No file system access here.
  */
-import { duplicateMessages, renderClusters } from '../render/render';
+import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
 import { fastLoadAll } from '../tidbcluster/fast-yaml';
 import { aliasErrors, readTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../tidbcluster/load';
 import type { ResolveOptions } from '../tidbcluster/resolve';
@@ -107,7 +107,10 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   }
   errors.push(...duplicateMessages(clusters));
   if (errors.length > 0) return { objects: [], live, errors, notes };
-  const rendered = renderClusters(clusters.map((c) => c.resolved)).flatMap((r, i) =>
+  const renders = renderClusters(clusters.map((c) => c.resolved));
+  errors.push(...renderProblems(renders, clusters));
+  if (errors.length > 0) return { objects: [], live, errors, notes };
+  const rendered = renders.flatMap((r, i) =>
     r.objects.map((object) => ({ object, origin: `rendered from ${clusters[i].source.file}: document ${clusters[i].source.document}` })),
   );
   const all = [...rendered, ...given];

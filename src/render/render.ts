@@ -2,6 +2,7 @@ import { App } from 'cdk8s';
 import { TidbClusterChart } from '../chart';
 import type { LoadedCluster } from '../tidbcluster/load';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
+import { ApiRefusalError } from './api-check';
 import { chartObjects, toYamlStream } from './output';
 
 export interface RenderedCluster {
@@ -9,6 +10,11 @@ export interface RenderedCluster {
   readonly fileName: string;
   readonly objects: Record<string, unknown>[];
   readonly yaml: string;
+  /**
+   * What the API server would refuse in `objects`, one line each (`<Kind> <name>: <field>: <why>`).
+   * The input checks catch these first; a line here means a combination only the output shows.
+   */
+  readonly problems: readonly string[];
 }
 
 /** Chart id and file stem of a cluster: unique per namespace and name (names cannot contain dots). */
@@ -22,9 +28,20 @@ export function renderClusters(clusters: readonly ResolvedCluster[]): RenderedCl
     // An App per cluster: clusters share nothing, and cdk8s walks every chart of an App when it
     // synthesizes one, which made rendering N clusters cost N².
     const chart = new TidbClusterChart(new App(), clusterId(resolved), { resolved });
-    const objects = chartObjects(chart);
-    return { fileName: `${clusterId(resolved)}.k8s.yaml`, objects, yaml: toYamlStream(objects) };
+    const fileName = `${clusterId(resolved)}.k8s.yaml`;
+    try {
+      const objects = chartObjects(chart);
+      return { fileName, objects, yaml: toYamlStream(objects), problems: [] };
+    } catch (e) {
+      if (!(e instanceof ApiRefusalError)) throw e;
+      return { fileName, objects: [], yaml: '', problems: e.problems };
+    }
   });
+}
+
+/** The problems of rendered clusters as input errors: `file: document N: rendered <Kind> <name>: ...`. */
+export function renderProblems(rendered: readonly RenderedCluster[], clusters: readonly LoadedCluster[]): string[] {
+  return rendered.flatMap((r, i) => r.problems.map((p) => `${clusters[i].source.file}: document ${clusters[i].source.document}: rendered ${p}`));
 }
 
 /** One message per cluster defined twice (same namespace and name), naming both places. */

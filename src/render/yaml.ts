@@ -27,7 +27,10 @@ function emitBlock(value: Json, indent: string, out: string[]): void {
   } else {
     for (const [k, v] of Object.entries(value as Record<string, Json>)) {
       if (v === undefined) continue;
-      emitEntry(`${indent}${key(k)}:`, `${indent}  `, v, out, false);
+      const text = key(k);
+      // YAML caps an implicit key at 1024 characters; a longer one takes the explicit `? key` form.
+      const head = text.length > MAX_IMPLICIT_KEY ? `${indent}? ${text}\n${indent}:` : `${indent}${text}:`;
+      emitEntry(head, `${indent}  `, v, out, false);
     }
   }
 }
@@ -69,12 +72,35 @@ function key(k: string): string {
  * `''`, keep JSON in an annotation readable; anything unprintable gets JSON's escapes.
  */
 function quote(s: string): string {
-  if (NON_PRINTABLE.test(s) || /[\n\r\t]/.test(s)) return JSON.stringify(s);
+  if (NON_PRINTABLE.test(s) || /[\n\r\t]/.test(s)) return doubleQuoted(s);
   return /["\\]/.test(s) ? `'${s.replace(/'/g, "''")}'` : `"${s}"`;
 }
 
+/**
+ * A double-quoted scalar with YAML's own escapes for everything a reader could take otherwise: C0 and
+ * C1 controls, DEL, NEL (a line break to YAML 1.1 readers such as kubectl's), the Unicode line and
+ * paragraph separators, BOM, non-characters and lone surrogates. JSON's escapes would leave C1 raw.
+ */
+function doubleQuoted(s: string): string {
+  return `"${s.replace(ESCAPED, escape)}"`;
+}
+
+const ESCAPED = /["\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const SHORT_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\t': '\\t', '\r': '\\r', '\u0085': '\\N' };
+
+function escape(c: string): string {
+  const short = SHORT_ESCAPES[c];
+  if (short) return short;
+  const code = c.charCodeAt(0);
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
 // Printable characters only (tab allowed): anything else needs an escape, i.e. double quotes.
-const NON_PRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\ufeff\ud800-\udfff]/;
+// Surrogates count only when alone: a pair is one printable character outside the BMP.
+const NON_PRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Longest key written in the implicit `key:` form (YAML allows 1024 characters; a margin for readers counting otherwise). */
+const MAX_IMPLICIT_KEY = 1000;
 
 /** A block of nothing but line breaks reads back as "", so such a string is quoted instead. */
 function canBeLiteral(s: string): boolean {

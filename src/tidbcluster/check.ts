@@ -3,7 +3,7 @@
  * project's support rules, the rules the schema cannot express, and resolution. Every problem is
  * collected; none stops the others from being found.
  */
-import { validateTidbClusterSchema } from './crd-schema';
+import { joinKey, validateTidbClusterSchema } from './crd-schema';
 import { SpecError, type SpecIssue } from './errors';
 import { COMPONENTS } from './names';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
@@ -20,6 +20,11 @@ export function checkTidbCluster(doc: unknown, options: ResolveOptions = {}): Re
 
 /** Issues found before resolution (schema, support, names, references). */
 export function documentIssues(doc: unknown): SpecIssue[] {
+  const unencodable = loneSurrogates(doc, '');
+  // No file can hold such a string (it has no UTF-8 form): the output could never say what the input meant.
+  if (unencodable.length > 0) {
+    return unencodable.map((path) => ({ path, message: 'contains a lone UTF-16 surrogate (from a \\uD800-\\uDFFF escape), which no UTF-8 text can hold' }));
+  }
   const proto = protoKeys(doc, '');
   // A __proto__ key means something else to every JavaScript reader: refuse it before anything reads on.
   if (proto.length > 0) return proto.map((path) => ({ path, message: 'the key __proto__ is not accepted anywhere in a TidbCluster' }));
@@ -33,6 +38,19 @@ export function documentIssues(doc: unknown): SpecIssue[] {
     issues.push(...referenceIssues(doc.spec));
   }
   return issues;
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Paths of every string (key or value) in `value` with a surrogate code unit that has no partner. */
+function loneSurrogates(value: unknown, path: string): string[] {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? [path] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => loneSurrogates(v, `${path}[${i}]`));
+  if (!isObject(value)) return [];
+  return Object.keys(value).flatMap((k) => {
+    const at = joinKey(path, k);
+    return LONE_SURROGATE.test(k) ? [at] : loneSurrogates(value[k], at);
+  });
 }
 
 /** Paths of every own `__proto__` key in `value`. */

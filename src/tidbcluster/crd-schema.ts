@@ -364,7 +364,8 @@ function isPlainObject(value: object): boolean {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
-function joinKey(path: string, key: string): string {
+/** `path.key`, or `path["key"]` for a key that is no plain word (what `parsePath` reads back). */
+export function joinKey(path: string, key: string): string {
   if (!IDENTIFIER.test(key)) return `${path}[${JSON.stringify(key)}]`;
   return path === '' ? key : `${path}.${key}`;
 }

@@ -37,3 +37,12 @@ export function formatIssue(issue: SpecIssue, source?: SourceRef): string {
   const line = issue.line !== undefined ? ` (line ${issue.line})` : '';
   return `${where}${issue.path}${line}: ${issue.message}`;
 }
+
+/**
+ * `value` quoted for a message: JSON's quoting, plus escapes for what JSON leaves raw but a terminal or
+ * log would hide or mangle (DEL, C1 controls, the Unicode line and paragraph separators).
+ */
+export function quoted(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return json.replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -5,6 +5,7 @@
 import { DEFAULTS } from './defaults';
 import { SpecError, type SpecIssue } from './errors';
 import { LABEL } from './names';
+import { apiIssues } from './api-rules';
 import { CONFIG_UPDATE_STRATEGIES, checked, oneOf, type Ctx } from './component';
 import { resolveDiscovery, type ResolvedDiscovery } from './discovery';
 import { resolvePD, type ResolvedPD } from './pd';
@@ -182,6 +183,8 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
   const warnings: SpecIssue[] = [];
   const ctx: Ctx = { tc, spec, issues, helper, namespace, controllerImage: options.controllerImage, kubeMinor: target.minor, warnings };
   const tlsCluster = spec.tlsCluster?.enabled ?? false;
+  // What the API server would refuse in the objects this cluster becomes.
+  issues.push(...apiIssues(tc, target.minor));
   oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES);
   if (spec.clusterDomain) checked(ctx, 'spec.clusterDomain', spec.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
   if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS1123_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");

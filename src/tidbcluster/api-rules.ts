@@ -1,0 +1,275 @@
+/**
+ * The rules the Kubernetes API server applies beyond the JSON schema (label and annotation syntax,
+ * sizes, enums, port ranges, names), as pure functions that return why a value is refused. The input
+ * is checked with them where it is read ({@link apiIssues}, with paths and lines), and every rendered
+ * object is checked again (`render/api-check.ts`), so nothing reaches a cluster that would refuse it.
+ *
+ * The rules follow k8s.io/apimachinery `pkg/util/validation` and `pkg/api/validation`, and
+ * k8s.io/kubernetes `pkg/apis/core/validation` (ValidateLabels, ValidateAnnotations, IsEnvVarName,
+ * IsRelaxedEnvVarName, IsValidPortNum, IsValidPortName, IsConfigMapKey, ValidateConfigMap).
+ */
+import { joinKey } from './crd-schema';
+import { quoted, type SpecIssue } from './errors';
+
+const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const ENV_VAR_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+const CONFIG_MAP_KEY = /^[-._a-zA-Z0-9]+$/;
+
+/** The most a label value, or the name part of a qualified name, may have. */
+export const MAX_LABEL_LENGTH = 63;
+/** All annotations of one object together (keys and values, in bytes): 256 KiB. */
+export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+/** All data of one ConfigMap together (values, in bytes): 1 MiB. */
+export const MAX_CONFIGMAP_BYTES = 1024 * 1024;
+/** The Service types the API server knows. */
+export const SERVICE_TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'] as const;
+/** Where environment variable names may hold any printable ASCII but `=` (RelaxedEnvironmentVariableValidation). */
+export const RELAXED_ENV_NAMES_SINCE = 32;
+
+const show = (s: string) => quoted(s.length > 80 ? `${s.slice(0, 77)}...` : s);
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** Why `key` is not a qualified name (`[prefix/]name`, as label and annotation keys are), or undefined. */
+export function qualifiedNameProblem(key: string): string | undefined {
+  const parts = key.split('/');
+  if (parts.length > 2) return `${show(key)} is not a valid key: at most one "/" (an optional DNS prefix, then a name)`;
+  const name = parts[parts.length - 1];
+  if (parts.length === 2) {
+    const prefix = parts[0];
+    if (prefix === '') return `${show(key)} is not a valid key: the prefix before "/" is empty`;
+    if (prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix)) {
+      return `${show(key)} is not a valid key: its prefix must be a DNS subdomain (lowercase letters, digits, "-" and ".", at most 253)`;
+    }
+  }
+  if (name === '') return `${show(key)} is not a valid key: the name part is empty`;
+  if (name.length > MAX_LABEL_LENGTH) return `${show(key)} is not a valid key: the name part has ${name.length} characters, at most ${MAX_LABEL_LENGTH}`;
+  if (!QUALIFIED_NAME_PART.test(name)) {
+    return `${show(key)} is not a valid key: letters, digits, "-", "_" and ".", starting and ending with a letter or digit (optionally with a DNS prefix and "/")`;
+  }
+  return undefined;
+}
+
+/** Why `value` cannot be a label value, or undefined. */
+export function labelValueProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return `a label value must be a string, got ${quoted(value)}`;
+  if (value.length > MAX_LABEL_LENGTH) return `label value has ${value.length} characters, at most ${MAX_LABEL_LENGTH}`;
+  if (!LABEL_VALUE.test(value)) {
+    return `${show(value)} is not a valid label value: letters, digits, "-", "_" and ".", starting and ending with a letter or digit (or empty)`;
+  }
+  return undefined;
+}
+
+/** Problems of a label map (labels, selectors, nodeSelector), keyed by the offending key. */
+export function labelProblems(labels: Readonly<Record<string, unknown>>): [key: string, problem: string][] {
+  const out: [string, string][] = [];
+  for (const [k, v] of Object.entries(labels)) {
+    const problem = qualifiedNameProblem(k) ?? labelValueProblem(v);
+    if (problem) out.push([k, problem]);
+  }
+  return out;
+}
+
+/** Problems of an annotation map: keys as qualified names (compared in lower case), and the total size. */
+export function annotationProblems(annotations: Readonly<Record<string, unknown>>): [key: string | undefined, problem: string][] {
+  const out: [string | undefined, string][] = [];
+  let total = 0;
+  for (const [k, v] of Object.entries(annotations)) {
+    const problem = qualifiedNameProblem(k.toLowerCase());
+    if (problem) out.push([k, problem]);
+    if (typeof v !== 'string') out.push([k, `an annotation value must be a string, got ${quoted(v)}`]);
+    else total += bytes(k) + bytes(v);
+  }
+  if (total > MAX_ANNOTATIONS_BYTES) {
+    out.push([undefined, `annotations take ${kib(total)} together; Kubernetes allows at most ${kib(MAX_ANNOTATIONS_BYTES)} per object`]);
+  }
+  return out;
+}
+
+/** Why `name` cannot name an environment variable on the target Kubernetes minor, or undefined. */
+export function envNameProblem(name: unknown, kubeMinor: number): string | undefined {
+  if (typeof name !== 'string' || name === '') return 'an environment variable needs a name';
+  if (kubeMinor >= RELAXED_ENV_NAMES_SINCE) {
+    // IsRelaxedEnvVarName: printable ASCII but "=".
+    if (!/^[\x20-\x3c\x3e-\x7e]+$/.test(name)) return `${show(name)} is not a valid environment variable name: printable ASCII characters except "="`;
+    return undefined;
+  }
+  if (!ENV_VAR_NAME.test(name)) {
+    return `${show(name)} is not a valid environment variable name on Kubernetes 1.${kubeMinor}: letters, digits, "_", "-" and ".", not starting with a digit (any printable name but "=" needs 1.${RELAXED_ENV_NAMES_SINCE} or newer)`;
+  }
+  if (name === '.' || name === '..' || name.startsWith('..')) return `${show(name)} is not a valid environment variable name: it may not be or start with ".."`;
+  return undefined;
+}
+
+/** Why `port` is not a port number (1 to 65535), or undefined. `zeroOk` for fields where 0 means unset. */
+export function portProblem(port: unknown, zeroOk = false): string | undefined {
+  if (zeroOk && port === 0) return undefined;
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) {
+    return `expected a port number from ${zeroOk ? '0 (unset) or ' : ''}1 to 65535, got ${quoted(port)}`;
+  }
+  return undefined;
+}
+
+/** Why `name` is not a port name (IANA service name: at most 15 lowercase letters, digits and "-"), or undefined. */
+export function portNameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string') return `a port name must be a string, got ${quoted(name)}`;
+  if (name.length < 1 || name.length > 15 || !/^[-a-z0-9]+$/.test(name) || !/[a-z]/.test(name) || name.includes('--') || name.startsWith('-') || name.endsWith('-')) {
+    return `${show(name)} is not a valid port name: 1 to 15 lowercase letters, digits and "-", with at least one letter, no "--", not starting or ending with "-"`;
+  }
+  return undefined;
+}
+
+/** Why `target` is not a target port (a port number or a port name), or undefined. */
+export function targetPortProblem(target: unknown): string | undefined {
+  return typeof target === 'string' ? portNameProblem(target) : portProblem(target);
+}
+
+/** Why `type` is not a Service type, or undefined. */
+export function serviceTypeProblem(type: unknown): string | undefined {
+  if (typeof type === 'string' && (SERVICE_TYPES as readonly string[]).includes(type)) return undefined;
+  return `expected a Service type (${SERVICE_TYPES.join(', ')}), got ${quoted(type)}`;
+}
+
+/** Why `image` cannot name a container image, or undefined. */
+export function imageProblem(image: unknown): string | undefined {
+  if (typeof image !== 'string') return `an image must be a string, got ${quoted(image)}`;
+  if (image.trim() !== image) return `${quoted(image)} has white space at its start or end; Kubernetes refuses such an image`;
+  if (/\s/.test(image)) return `${quoted(image)} contains white space, which no image reference has`;
+  return undefined;
+}
+
+/** Why `name` is not a container or volume name (a DNS label, at most 63), or undefined. */
+export function dnsLabelProblem(name: unknown, what: string): string | undefined {
+  if (typeof name === 'string' && name.length <= 63 && DNS1123_LABEL.test(name)) return undefined;
+  return `${quoted(name)} is not a valid ${what}: lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63`;
+}
+
+/** Why `key` cannot be a ConfigMap key, or undefined. */
+export function configMapKeyProblem(key: string): string | undefined {
+  if (key.length > 253 || !CONFIG_MAP_KEY.test(key)) return `${show(key)} is not a valid ConfigMap key: letters, digits, "-", "_" and ".", at most 253`;
+  if (key === '.' || key === '..' || key.startsWith('..')) return `${show(key)} is not a valid ConfigMap key: it may not be or start with ".."`;
+  return undefined;
+}
+
+/** The ConfigMap's data size problem, or undefined. */
+export function configMapSizeProblem(data: Readonly<Record<string, unknown>>): string | undefined {
+  let total = 0;
+  for (const v of Object.values(data)) if (typeof v === 'string') total += bytes(v);
+  if (total <= MAX_CONFIGMAP_BYTES) return undefined;
+  return `its data takes ${kib(total)}; a ConfigMap holds at most ${kib(MAX_CONFIGMAP_BYTES)}`;
+}
+
+function kib(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MiB` : `${(n / 1024).toFixed(1)} KiB`;
+}
+
+// ---- the input: where these rules meet a TidbCluster ----
+
+const LABEL_MAPS = new Set(['labels', 'matchLabels', 'nodeSelector']);
+const CONTAINER_LISTS = new Set(['initContainers', 'additionalContainers']);
+const NO_SPACE = new Set(['baseImage', 'version']);
+
+/**
+ * Every place of a TidbCluster where a value would reach an object the API server refuses: label and
+ * annotation maps, environment variable names, images, container names and ports, Service types and
+ * ports. The walk is generic (by field name), so the same field is checked wherever the CRD allows it.
+ */
+export function apiIssues(doc: unknown, kubeMinor: number): SpecIssue[] {
+  const issues: SpecIssue[] = [];
+  if (!isObject(doc)) return issues;
+  if (isObject(doc.metadata)) walk(doc.metadata, 'metadata', kubeMinor, issues);
+  if (isObject(doc.spec)) walk(doc.spec, 'spec', kubeMinor, issues);
+  return issues;
+}
+
+function walk(node: Record<string, unknown>, path: string, kubeMinor: number, issues: SpecIssue[]): void {
+  for (const [key, value] of Object.entries(node)) {
+    const at = joinKey(path, key);
+    // serverLabels and storeLabels are TiDB and TiKV labels, not Kubernetes ones.
+    if (LABEL_MAPS.has(key) && isObject(value)) {
+      for (const [k, problem] of labelProblems(value)) issues.push({ path: joinKey(at, k), message: problem });
+      continue;
+    }
+    if (key === 'annotations' && isObject(value)) {
+      for (const [k, problem] of annotationProblems(value)) issues.push({ path: k === undefined ? at : joinKey(at, k), message: problem });
+      continue;
+    }
+    if (key === 'env' && Array.isArray(value)) {
+      value.forEach((e, i) => {
+        const problem = isObject(e) ? envNameProblem(e.name, kubeMinor) : undefined;
+        if (problem) issues.push({ path: `${at}[${i}].name`, message: problem });
+      });
+    }
+    if ((key === 'image' && typeof value === 'string') || (NO_SPACE.has(key) && typeof value === 'string')) {
+      const problem = imageProblem(value);
+      if (problem) issues.push({ path: at, message: key === 'image' ? problem : problem.replace('image reference', 'image name or tag') });
+      continue;
+    }
+    if (CONTAINER_LISTS.has(key) && Array.isArray(value)) {
+      value.forEach((c, i) => {
+        if (!isObject(c)) return;
+        if (c.name !== undefined) {
+          const problem = dnsLabelProblem(c.name, 'container name');
+          if (problem) issues.push({ path: `${at}[${i}].name`, message: problem });
+        }
+        if (Array.isArray(c.ports)) containerPortIssues(c.ports, `${at}[${i}].ports`, issues);
+      });
+    }
+    if ((key === 'service' && isObject(value)) || (key === 'services' && Array.isArray(value))) {
+      const services = Array.isArray(value) ? value.map((s, i) => [s, `${at}[${i}]`] as const) : [[value, at] as const];
+      for (const [svc, p] of services) if (isObject(svc)) serviceIssues(svc, p, issues);
+    }
+    if (Array.isArray(value)) {
+      value.forEach((v, i) => {
+        if (isObject(v)) walk(v, `${at}[${i}]`, kubeMinor, issues);
+      });
+    } else if (isObject(value) && key !== 'config') {
+      walk(value, at, kubeMinor, issues);
+    }
+  }
+}
+
+function containerPortIssues(ports: unknown[], path: string, issues: SpecIssue[]): void {
+  ports.forEach((p, i) => {
+    if (!isObject(p)) return;
+    const at = `${path}[${i}]`;
+    const problems: [string, string | undefined][] = [
+      ['containerPort', portProblem(p.containerPort)],
+      ['hostPort', p.hostPort === undefined ? undefined : portProblem(p.hostPort, true)],
+      ['name', p.name === undefined ? undefined : portNameProblem(p.name)],
+    ];
+    for (const [field, problem] of problems) if (problem) issues.push({ path: `${at}.${field}`, message: problem });
+  });
+}
+
+function serviceIssues(svc: Record<string, unknown>, path: string, issues: SpecIssue[]): void {
+  // An empty type means the default (ClusterIP), as in the operator.
+  if (svc.type !== undefined && svc.type !== '') {
+    const problem = serviceTypeProblem(svc.type);
+    if (problem) issues.push({ path: `${path}.type`, message: problem });
+  }
+  for (const field of ['port', 'nodePort', 'mysqlNodePort', 'statusNodePort']) {
+    if (svc[field] === undefined) continue;
+    const problem = portProblem(svc[field], field !== 'port');
+    if (problem) issues.push({ path: `${path}.${field}`, message: problem });
+  }
+  if (Array.isArray(svc.additionalPorts)) {
+    svc.additionalPorts.forEach((p, i) => {
+      if (!isObject(p)) return;
+      const at = `${path}.additionalPorts[${i}]`;
+      const problems: [string, string | undefined][] = [
+        ['port', portProblem(p.port)],
+        ['nodePort', p.nodePort === undefined ? undefined : portProblem(p.nodePort, true)],
+        ['targetPort', p.targetPort === undefined ? undefined : targetPortProblem(p.targetPort)],
+        ['name', p.name === undefined ? undefined : portNameProblem(p.name)],
+      ];
+      for (const [field, problem] of problems) if (problem) issues.push({ path: `${at}.${field}`, message: problem });
+    });
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
