@@ -135,6 +135,12 @@ export function describeFsError(e: unknown): string {
     case 'ENOTREG':
     case 'ETOOBIG':
       return err.message;
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'EDQUOT':
+      return 'disk quota exceeded';
+    case 'EROFS':
+      return 'read-only file system';
     case 'ELOOP':
       return 'a symlink loop';
     default:

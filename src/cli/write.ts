@@ -1,6 +1,9 @@
 /**
  * Writing rendered files all-or-nothing: every file is staged under a temporary name first; then each
  * is swapped in, the previous file kept aside until all swaps succeeded, so a failure restores them.
+ * SIGINT, SIGTERM and SIGHUP wait until the directory is whole again (all new, or as it was), then
+ * end the process as they would have. Only SIGKILL or a crash of the machine can leave staged
+ * `.<name>.<pid>.tmp` / `.old` files behind; the next write ignores them.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,7 +50,42 @@ export function staleFiles(dir: string, files: readonly OutputFile[], remove: re
  * Writes `files` into `dir` and deletes the files named in `remove`, all or nothing. Throws an Error
  * naming the directory or file when anything cannot be written; then nothing was changed.
  */
-export function writeFilesAtomically(dir: string, files: readonly OutputFile[], remove: readonly string[] = []): void {
+export function writeFilesAtomically(
+  dir: string,
+  files: readonly OutputFile[],
+  remove: readonly string[] = [],
+  /** How one staged file is written (tests pass one that fails like a full disk). @default fs.writeFileSync */
+  writeFile: (path: string, content: string, options: { flag: string }) => void = writeFileSync,
+): void {
+  withSignalsDeferred(() => write(dir, files, remove, writeFile));
+}
+
+const DEFERRED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Runs `fn` (synchronous) with the terminating signals held back: Node runs a signal's listener only
+ * once the synchronous work is done, so with one registered no signal can stop `fn` halfway. The
+ * listener then ends the process with the same signal, as if it had come a moment later.
+ */
+function withSignalsDeferred(fn: () => void): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    release();
+    process.kill(process.pid, signal);
+  };
+  const release = () => {
+    for (const s of DEFERRED_SIGNALS) process.removeListener(s, onSignal);
+  };
+  for (const s of DEFERRED_SIGNALS) process.on(s, onSignal);
+  try {
+    fn();
+  } finally {
+    // A signal that came during `fn` is delivered before this runs, and ends the process there.
+    setImmediate(release);
+  }
+}
+
+function write(dir: string, files: readonly OutputFile[], remove: readonly string[], writeFile: (path: string, content: string, options: { flag: string }) => void): void {
+  const created = !existsSync(dir);
   try {
     mkdirSync(dir, { recursive: true });
   } catch (e) {
@@ -66,8 +104,9 @@ export function writeFilesAtomically(dir: string, files: readonly OutputFile[], 
   const staged: Slot[] = [];
   try {
     files.forEach((f, i) => {
-      writeFileSync(slots[i].tmp, f.content, { flag: 'wx' });
+      // Staged before the write: a full disk leaves part of the file, which the roll-back removes.
       staged.push(slots[i]);
+      writeFile(slots[i].tmp, f.content, { flag: 'wx' });
     });
     for (const s of slots) {
       s.hadOld = existsSync(s.final);
@@ -82,6 +121,7 @@ export function writeFilesAtomically(dir: string, files: readonly OutputFile[], 
     }
   } catch (e) {
     rollBack(slots, staged);
+    if (created) rmSync(dir, { recursive: true, force: true });
     throw new Error(`${dir}: cannot write the output: ${describeFsError(e)}`);
   }
   for (const s of slots) if (s.hadOld) rmSync(s.backup, { force: true });
