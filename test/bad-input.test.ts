@@ -168,6 +168,15 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
+    name: 'bytes that are not UTF-8 are refused with their line, not read as U+FFFD',
+    files: { 'latin1.yaml': Buffer.concat([Buffer.from(DEMO), Buffer.from('  labels:\n    owner: J'), Buffer.from([0xfc]), Buffer.from('rgen\n')]) },
+    args: ['render', '$D/latin1.yaml'],
+    out: true,
+    exit: 1,
+    stderr: ['$D/latin1.yaml: line 13: not valid UTF-8 (byte 0xfc); save the file as UTF-8'],
+    problems: 1,
+  },
+  {
     name: 'a 64-character namespace',
     files: { 'ns.yaml': DEMO.replace('name: demo', `name: demo\n  namespace: ${'n'.repeat(64)}`) },
     args: ['render', '$D/ns.yaml'],

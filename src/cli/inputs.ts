@@ -27,7 +27,11 @@ export function readInputs(paths: readonly string[], readStdin: () => string): I
   const errors: string[] = [];
   for (const p of paths) {
     if (p === '-') {
-      inputs.push({ file: '<stdin>', text: readStdin(), explicit: true });
+      try {
+        inputs.push({ file: '<stdin>', text: readStdin(), explicit: true });
+      } catch (e) {
+        errors.push(`<stdin>: ${describeFsError(e)}`);
+      }
       continue;
     }
     try {
@@ -75,10 +79,43 @@ export function readInputFile(path: string): string {
       length += n;
       if (length > MAX_INPUT_BYTES) throw tooBig(length);
     }
-    return buffer.subarray(0, length).toString('utf8');
+    return decodeUtf8(buffer.subarray(0, length));
   } finally {
     closeSync(fd);
   }
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The text of UTF-8 bytes; anything else is an error naming the line, instead of the silent U+FFFD a
+ * lenient decoder puts there (kubectl refuses such a file too). A leading byte-order mark is dropped.
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    let line = 1;
+    for (let i = 0; i < at; i++) if (bytes[i] === 0x0a) line++;
+    const hex = bytes[at].toString(16).padStart(2, '0');
+    throw Object.assign(new Error(`line ${line}: not valid UTF-8 (byte 0x${hex}); save the file as UTF-8`), { code: 'EBADUTF8' });
+  }
+}
+
+/** Offset of the first byte that does not start or continue a valid UTF-8 sequence. */
+function firstInvalidUtf8(b: Uint8Array): number {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i];
+    const n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
+    if (n < 0) return i;
+    for (let k = 1; k <= n; k++) if (i + k >= b.length || (b[i + k] & 0xc0) !== 0x80) return i;
+    // Overlong forms, surrogates and code points past U+10FFFF.
+    if ((c === 0xe0 && b[i + 1] < 0xa0) || (c === 0xed && b[i + 1] > 0x9f) || (c === 0xf0 && b[i + 1] < 0x90) || (c === 0xf4 && b[i + 1] > 0x8f)) return i;
+    i += n + 1;
+  }
+  return b.length - 1;
 }
 
 function tooBig(size: number): Error {
@@ -134,6 +171,7 @@ export function describeFsError(e: unknown): string {
       return 'exists and is not a directory';
     case 'ENOTREG':
     case 'ETOOBIG':
+    case 'EBADUTF8':
       return err.message;
     case 'ENOSPC':
       return 'no space left on the device';

@@ -5,6 +5,7 @@ import { version } from '../../package.json';
 import { argocdMain } from './argocd';
 import { diffMain } from './diff';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../tidbcluster/kube-version';
+import { decodeUtf8 } from './inputs';
 import { namespaceProblem, renderCommand, type Io } from './render';
 
 const USAGE = `Usage: tidb-gitops <command> [options]
@@ -170,7 +171,7 @@ export function run(): void {
   const io: Io = {
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
-    readStdin: () => readFileSync(0, 'utf8'),
+    readStdin: () => decodeUtf8(readFileSync(0)),
     env: process.env,
   };
   process.exitCode = guarded(() => main(argv.filter((a) => a !== '--debug'), io), io, debug);
