@@ -2,6 +2,9 @@
  * The controller as a real process against the simulated cluster (Kubernetes API + PD), one scenario
  * per test. These need the bundle (`npm run build`), which `npm test` makes first.
  */
+import http from 'node:http';
+import net from 'node:net';
+import fc from 'fast-check';
 import { worldViolations } from './support/rbac';
 import { render } from './support/render';
 import { World, simCluster, type ControllerProcess } from './sim/world';
@@ -277,5 +280,98 @@ describe('controller process', () => {
     await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish under the new leader');
     expectSafeUpgrade(w);
     expect(ctl.logs.every((l) => typeof l.time === 'string' && typeof l.level === 'string')).toBe(true);
+  });
+});
+
+describe('the discovery and metrics endpoints under hostile requests', () => {
+  /** One raw request (no URL normalisation, unlike fetch): the status, or the way it failed. */
+  function raw(port: number, path: string, opts: { method?: string; body?: Buffer; headers?: Record<string, string> } = {}, agent?: http.Agent): Promise<number | string> {
+    return new Promise((done) => {
+      const req = http.request({ host: '127.0.0.1', port, path, method: opts.method ?? 'GET', headers: opts.headers, agent }, (res) => {
+        res.resume();
+        res.on('end', () => done(res.statusCode ?? 0));
+      });
+      req.setTimeout(15_000, () => req.destroy(new Error('timeout')));
+      req.on('error', (e) => done(`error: ${(e as NodeJS.ErrnoException).code ?? e.message}`));
+      req.end(opts.body);
+    });
+  }
+
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const rssOf = (metrics: string) => Number(/^process_resident_memory_bytes (\d+)/m.exec(metrics)?.[1]);
+  const discoverySeries = (metrics: string) => metrics.split('\n').filter((l) => l.startsWith('tidb_gitops_discovery_requests_total{'));
+
+  /** Requests that have found bugs in servers like this one: each gets an answer, never a hang or a 5xx. */
+  const hostile = fc.oneof(
+    fc.constantFrom(
+      '/new/', '/new', '/new/!!!', '/new/%ZZ', '/new/%00', `/new/${b64('c-pd-0.c-pd-peer.ns.svc:2380\n').replace(/=/g, '')}%`, '/verify/', `/verify/${b64('http://evil:2379')}`,
+      `/new/${b64('c-pd-0.c-pd-peer.other.svc:2380')}`, `/new/${b64('x-pd-0.x-pd-peer.ns.svc:2380')}`, `/new/${b64('c-pd-99.c-pd-peer.ns.svc:2380')}`,
+      `/new/${b64('rogue.c-pd-peer.ns.svc:2380')}`, `/new/${b64('c-pd-0.c-pd-peer.ns.svc:99999')}`, `/new/${b64('\u0000\u0085\ud83d\ude00')}`,
+      '/../../etc/passwd', '/new/../../etc/passwd', '/%2e%2e/%2e%2e/', '//new//x', '/new/a/b/c/d', '/metrics', '/healthz', '/readyz', '/?x=1', '*', '/new/?a=%ff',
+    ),
+    fc.string({ unit: 'binary-ascii', maxLength: 60 }).map((s) => `/${encodeURIComponent(s)}`),
+    fc.base64String({ maxLength: 200 }).map((s) => `/new/${s}`),
+    fc.integer({ min: 100, max: 40_000 }).map((n) => `/new/${'A'.repeat(n)}`),
+  );
+
+  it('answers every one of 2,000 hostile requests at concurrency 50, keeps its metrics bounded and its memory flat', async () => {
+    const { w, ctl } = await running();
+    const discoveryPort = Number(new URL(w.pd.discoveryUrl!).port);
+    const metricsPort = ctl.metricsPort!;
+    const before = (await ctl.get('/metrics')).body;
+    const requests = fc.sample(fc.tuple(hostile, fc.constantFrom('GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS'), fc.boolean()), { seed: 9, numRuns: 2000 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
+    const answers: (number | string)[] = [];
+    const started = Date.now();
+    for (let i = 0; i < requests.length; i += 50) {
+      answers.push(
+        ...(await Promise.all(
+          requests.slice(i, i + 50).map(([path, method, toMetrics]) =>
+            raw(toMetrics ? metricsPort : discoveryPort, path, { method, ...(method === 'POST' || method === 'PUT' ? { body: Buffer.alloc(64 * 1024, 'x') } : {}) }, agent),
+          ),
+        )),
+      );
+    }
+    agent.destroy();
+    const elapsed = Date.now() - started;
+    // Every request got an HTTP answer, none a server error, and none took the server down.
+    // Over 16 KiB of headers, Node answers 431 and hangs up; a client still sending may see the reset first.
+    const oversized = (i: number) => requests[i][0].length > 16 * 1024 - 512;
+    const unanswered = answers.filter((a, i) => typeof a === 'string' && !(oversized(i) && a === 'error: ECONNRESET'));
+    expect(unanswered).toEqual([]);
+    expect(answers.filter((a) => (a as number) >= 500)).toEqual([]);
+    const statuses = answers.filter((a) => typeof a === 'number');
+    expect(new Set(statuses)).toEqual(new Set(statuses.filter((a) => [200, 400, 403, 404, 405, 414, 431].includes(a))));
+    expect(elapsed).toBeLessThan(60_000);
+    // The sample reaches the size limit: a path over 16 KiB is refused before any handler runs.
+    expect(answers).toContain(431);
+    expect(ctl.running).toBe(true);
+
+    // No request created a PD member or a series of its own.
+    expect(w.pd.members()).toHaveLength(3);
+    const after = (await ctl.get('/metrics')).body;
+    expect([...new Set(discoverySeries(after).map((l) => /path="([^"]*)"/.exec(l)?.[1]))].sort()).toEqual(expect.arrayContaining(['new']));
+    expect(discoverySeries(after).length).toBeLessThanOrEqual(discoverySeries(before).length + 12);
+    // Memory: the runaway growth was hundreds of MiB; a busy heap may keep a few.
+    expect(rssOf(after) - rssOf(before)).toBeLessThan(40 * 1024 * 1024);
+  });
+
+  it('cuts off a client that sends its headers slowly, while answering everyone else at once', async () => {
+    const { w } = await running();
+    const port = Number(new URL(w.pd.discoveryUrl!).port);
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    // Writes after the server hung up fail; that is the point.
+    socket.on('error', () => {});
+    socket.write('GET /new/');
+    // A trickle: one byte a second, never finishing the request line.
+    const trickle = setInterval(() => socket.write('A'), 1000);
+    const closed = new Promise<number>((r) => socket.once('close', () => r(Date.now())));
+    const opened = Date.now();
+    expect(await raw(port, '/new/!!!')).toBe(400);
+    const closedAt = await closed;
+    clearInterval(trickle);
+    // The server's header timeout (5 s) ends it; well before the 15 s this test would wait.
+    expect(closedAt - opened).toBeLessThan(12_000);
   });
 });

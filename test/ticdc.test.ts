@@ -223,9 +223,9 @@ describe('TiCDC config, flags and TZ', () => {
 
   test('fails on other keys in a config mapping, which tidb-operator would drop', () => {
     expect(renderErrors(withCdc({ config: { logLevel: 'info', sorter: { dir: '/x' } } }))).toMatch(
-      /spec\.ticdc\.config\.sorter \(line \d+\): a config mapping only takes timezone, gcTTL, logLevel, logFile \(tidb-operator drops every other key\); give TiCDC's config as a TOML string/,
+      /spec\.ticdc\.config\.sorter \(line \d+\): a config mapping only takes timezone, gcTTL, logLevel, logFile \(tidb-operator reads a mapping into its four-field TiCDCConfig, so every other key would be lost\); give TiCDC's config as a TOML string/,
     );
-    expect(renderErrors(withCdc({ config: { 'log-level': 'warn' } }))).toContain('(tidb-operator drops every other key); write logLevel instead, or give');
+    expect(renderErrors(withCdc({ config: { 'log-level': 'warn' } }))).toContain('(tidb-operator reads a mapping into its four-field TiCDCConfig, so every other key would be lost); write logLevel instead, or give');
   });
 });
 

@@ -88,6 +88,13 @@ const rfc3339 = (ms: number): string => new Date(ms).toISOString();
 /** How long a failover's deletes are given to show in the caches before they are sent again. */
 const FAILOVER_DELETE_PATIENCE_MS = 30_000;
 
+/**
+ * Both servers answer small GETs at once, so a client that sends slowly holds nothing for long: the
+ * headers within 5 s, the whole request within 10 s, checked every second (Node checks every 30 s
+ * unless told), headers at most 16 KiB (a longer path gets 431).
+ */
+const SERVER_LIMITS = { headersTimeout: 5_000, requestTimeout: 10_000, connectionsCheckingInterval: 1_000, maxHeaderSize: 16 * 1024 };
+
 export class Controller {
   readonly metrics = new Metrics();
   private readonly kube: KubeAccess;
@@ -183,11 +190,11 @@ export class Controller {
 
   async start(): Promise<void> {
     const { opts } = this;
-    this.ports.metrics = await this.listen(http.createServer((req, res) => this.serveMetrics(req, res)), opts.metricsPort);
+    this.ports.metrics = await this.listen(http.createServer(SERVER_LIMITS, (req, res) => this.serveMetrics(req, res)), opts.metricsPort);
     const discoveryHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void this.serveDiscovery(req, res);
     const discoveryServer = opts.discoveryTls
-      ? https.createServer({ ...opts.discoveryTls, requestCert: true, rejectUnauthorized: true }, discoveryHandler)
-      : http.createServer(discoveryHandler);
+      ? https.createServer({ ...SERVER_LIMITS, ...opts.discoveryTls, requestCert: true, rejectUnauthorized: true }, discoveryHandler)
+      : http.createServer(SERVER_LIMITS, discoveryHandler);
     this.ports.discovery = await this.listen(discoveryServer, opts.discoveryPort);
     await this.kube.startInformers(() => this.queue.add(this.key));
     this.elector.start();
@@ -197,9 +204,6 @@ export class Controller {
 
   private listen(server: http.Server | https.Server, port: number): Promise<number> {
     this.servers.push(server);
-    // Both servers answer small GETs at once: a client that sends slowly holds nothing for long.
-    server.headersTimeout = 5_000;
-    server.requestTimeout = 10_000;
     server.maxHeadersCount = 50;
     return new Promise((resolve, reject) => {
       server.once('error', reject);

@@ -142,7 +142,7 @@ function mappingConfig(config: Record<string, unknown>, path: string, issues: Sp
     issues.push({
       path: `${path}.${key}`,
       message:
-        `a config mapping only takes ${Object.keys(MAPPING_KEYS).join(', ')} (tidb-operator drops every other key); ` +
+        `a config mapping only takes ${Object.keys(MAPPING_KEYS).join(', ')} (tidb-operator reads a mapping into its four-field TiCDCConfig, so every other key would be lost); ` +
         `${hint} TiCDC's config as a TOML string (config: |)`,
     });
   }
