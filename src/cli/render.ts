@@ -50,16 +50,12 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   }
   messages.push(...duplicateMessages(clusters));
   if (messages.length === 0 && clusters.length === 0) messages.push('no TidbCluster document found in the inputs');
+  // Only valid input is rendered; what the API server would refuse in the result counts as bad input too.
+  const rendered = messages.length === 0 ? renderClusters(clusters.map((c) => c.resolved)) : [];
+  messages.push(...renderProblems(rendered, clusters));
   if (messages.length > 0) {
     io.stderr(`${messages.join('\n')}\n`);
     io.stderr(`${countProblems(messages)} found; nothing was rendered\n`);
-    return 1;
-  }
-  const rendered = renderClusters(clusters.map((c) => c.resolved));
-  const problems = renderProblems(rendered, clusters);
-  if (problems.length > 0) {
-    io.stderr(`${problems.join('\n')}\n`);
-    io.stderr(`${countProblems(problems)} found; nothing was rendered\n`);
     return 1;
   }
   for (const c of clusters) {

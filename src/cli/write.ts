@@ -46,6 +46,9 @@ export function staleFiles(dir: string, files: readonly OutputFile[], remove: re
   return { changed, missing, extra: [...remove] };
 }
 
+/** Writes one file (`fs.writeFileSync`'s shape). */
+export type WriteFile = (path: string, content: string, options: { flag: string }) => void;
+
 /**
  * Writes `files` into `dir` and deletes the files named in `remove`, all or nothing. Throws an Error
  * naming the directory or file when anything cannot be written; then nothing was changed.
@@ -55,7 +58,7 @@ export function writeFilesAtomically(
   files: readonly OutputFile[],
   remove: readonly string[] = [],
   /** How one staged file is written (tests pass one that fails like a full disk). @default fs.writeFileSync */
-  writeFile: (path: string, content: string, options: { flag: string }) => void = writeFileSync,
+  writeFile: WriteFile = writeFileSync,
 ): void {
   withSignalsDeferred(() => write(dir, files, remove, writeFile));
 }
@@ -84,7 +87,7 @@ function withSignalsDeferred(fn: () => void): void {
   }
 }
 
-function write(dir: string, files: readonly OutputFile[], remove: readonly string[], writeFile: (path: string, content: string, options: { flag: string }) => void): void {
+function write(dir: string, files: readonly OutputFile[], remove: readonly string[], writeFile: WriteFile): void {
   const created = !existsSync(dir);
   try {
     mkdirSync(dir, { recursive: true });

@@ -13,13 +13,13 @@ import {
   envNameProblem,
   imageProblem,
   labelProblems,
+  objectNameProblem,
   portNameProblem,
   portProblem,
   serviceTypeProblem,
   targetPortProblem,
 } from '../tidbcluster/api-rules';
 import { joinKey } from '../tidbcluster/crd-schema';
-import { quoted } from '../tidbcluster/errors';
 
 type Obj = Record<string, unknown>;
 
@@ -31,8 +31,6 @@ export class ApiRefusalError extends Error {
   }
 }
 
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
 /** One line per problem: `<Kind> <name>: <field>: <why>`. Empty when the API server would take every object. */
 export function apiProblems(objects: readonly Obj[], kubeMinor: number): string[] {
@@ -43,7 +41,7 @@ export function apiProblems(objects: readonly Obj[], kubeMinor: number): string[
     const add = (field: string, problem: string | undefined) => {
       if (problem) out.push(`${who}: ${field}: ${problem}`);
     };
-    add('metadata.name', nameProblem(String(o.kind), meta.name));
+    add('metadata.name', objectNameProblem(String(o.kind), meta.name));
     if (meta.namespace !== undefined) add('metadata.namespace', dnsLabelProblem(meta.namespace, 'namespace'));
     objectMeta(meta, 'metadata', add);
     const spec = asObj(o.spec);
@@ -70,14 +68,6 @@ export function apiProblems(objects: readonly Obj[], kubeMinor: number): string[
 }
 
 type Add = (field: string, problem: string | undefined) => void;
-
-function nameProblem(kind: string, name: unknown): string | undefined {
-  if (typeof name !== 'string') return `expected a name, got ${quoted(name)}`;
-  if (kind === 'Service') {
-    return name.length <= 63 && DNS1035_LABEL.test(name) ? undefined : `${quoted(name)} is not a valid Service name (a DNS label starting with a letter, at most 63)`;
-  }
-  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a valid object name (a DNS subdomain, at most 253)`;
-}
 
 function objectMeta(meta: Obj, path: string, add: Add): void {
   labels(asObj(meta.labels), `${path}.labels`, add);

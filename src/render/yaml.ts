@@ -6,7 +6,18 @@
  * input for every rendered object.
  */
 
+import { LONE_SURROGATE_SOURCE } from '../tidbcluster/patterns';
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+// Characters a YAML 1.1 reader refuses raw or takes as line breaks (beyond C0): DEL, C1 (NEL among
+// them), the line and paragraph separators, BOM and the non-characters U+FFFE/FFFF.
+const UNPRINTABLE_CLASS = '\\u007f-\\u009f\\u2028\\u2029\\ufeff\\ufffe\\uffff';
+// Printable characters only (tab allowed): anything else needs an escape, i.e. double quotes.
+// Surrogates count only when alone: a pair is one printable character outside the BMP.
+const NON_PRINTABLE = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f${UNPRINTABLE_CLASS}]|${LONE_SURROGATE_SOURCE}`);
+// What a double-quoted scalar escapes: the quote, the backslash, all of C0 and the above.
+const ESCAPED = new RegExp(`["\\\\\\u0000-\\u001f${UNPRINTABLE_CLASS}]|${LONE_SURROGATE_SOURCE}`, 'g');
 
 /** One YAML document (no `---` marker), ending with a newline. */
 export function emitYaml(value: unknown): string {
@@ -85,7 +96,6 @@ function doubleQuoted(s: string): string {
   return `"${s.replace(ESCAPED, escape)}"`;
 }
 
-const ESCAPED = /["\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const SHORT_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\t': '\\t', '\r': '\\r', '\u0085': '\\N' };
 
 function escape(c: string): string {
@@ -95,9 +105,6 @@ function escape(c: string): string {
   return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
-// Printable characters only (tab allowed): anything else needs an escape, i.e. double quotes.
-// Surrogates count only when alone: a pair is one printable character outside the BMP.
-const NON_PRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Longest key written in the implicit `key:` form (YAML allows 1024 characters; a margin for readers counting otherwise). */
 const MAX_IMPLICIT_KEY = 1000;

@@ -10,11 +10,10 @@
  */
 import { joinKey } from './crd-schema';
 import { quoted, type SpecIssue } from './errors';
+import { DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN } from './patterns';
 
 const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const ENV_VAR_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 const CONFIG_MAP_KEY = /^[-._a-zA-Z0-9]+$/;
 
@@ -132,12 +131,21 @@ export function serviceTypeProblem(type: unknown): string | undefined {
   return `expected a Service type (${SERVICE_TYPES.join(', ')}), got ${quoted(type)}`;
 }
 
-/** Why `image` cannot name a container image, or undefined. */
-export function imageProblem(image: unknown): string | undefined {
+/** Why `image` cannot name a container image (or be `what` of one), or undefined. */
+export function imageProblem(image: unknown, what = 'image reference'): string | undefined {
   if (typeof image !== 'string') return `an image must be a string, got ${quoted(image)}`;
   if (image.trim() !== image) return `${quoted(image)} has white space at its start or end; Kubernetes refuses such an image`;
-  if (/\s/.test(image)) return `${quoted(image)} contains white space, which no image reference has`;
+  if (/\s/.test(image)) return `${quoted(image)} contains white space, which no ${what} has`;
   return undefined;
+}
+
+/** Why `name` cannot name an object of `kind`: a DNS label for a Service, a DNS subdomain otherwise. */
+export function objectNameProblem(kind: string, name: unknown): string | undefined {
+  if (typeof name !== 'string') return `expected a name, got ${quoted(name)}`;
+  if (kind === 'Service') {
+    return name.length <= 63 && DNS1035_LABEL.test(name) ? undefined : `${quoted(name)} is not a valid Service name (a DNS label starting with a letter, at most 63)`;
+  }
+  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a valid object name (a DNS subdomain, at most 253)`;
 }
 
 /** Why `name` is not a container or volume name (a DNS label, at most 63), or undefined. */
@@ -203,8 +211,8 @@ function walk(node: Record<string, unknown>, path: string, kubeMinor: number, is
       });
     }
     if ((key === 'image' && typeof value === 'string') || (NO_SPACE.has(key) && typeof value === 'string')) {
-      const problem = imageProblem(value);
-      if (problem) issues.push({ path: at, message: key === 'image' ? problem : problem.replace('image reference', 'image name or tag') });
+      const problem = imageProblem(value, key === 'image' ? 'image reference' : 'image name or tag');
+      if (problem) issues.push({ path: at, message: problem });
       continue;
     }
     if (CONTAINER_LISTS.has(key) && Array.isArray(value)) {

@@ -9,7 +9,7 @@ import { COMPONENTS } from './names';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { unsupportedFields } from './support';
 import type { TidbCluster } from './types';
-import { DNS1035_LABEL, DNS1123_LABEL } from './patterns';
+import { DNS1035_LABEL, DNS1123_LABEL, LONE_SURROGATE_SOURCE } from './patterns';
 
 /** Validates and resolves one document; throws SpecError with every issue found. */
 export function checkTidbCluster(doc: unknown, options: ResolveOptions = {}): ResolvedCluster {
@@ -40,7 +40,7 @@ export function documentIssues(doc: unknown): SpecIssue[] {
   return issues;
 }
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATE = new RegExp(LONE_SURROGATE_SOURCE);
 
 /** Paths of every string (key or value) in `value` with a surrogate code unit that has no partner. */
 function loneSurrogates(value: unknown, path: string): string[] {

@@ -7,6 +7,13 @@
 export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** A name that must start with a letter (RFC 1035 label), such as a Service name. */
 export const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+/** A DNS subdomain (RFC 1123): most object names; callers also bound the length to 253. */
+export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/**
+ * A UTF-16 surrogate without its partner, as regular-expression source: such a string has no UTF-8
+ * form (input refuses it; the YAML emitter escapes it).
+ */
+export const LONE_SURROGATE_SOURCE = '[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]';
 /** A DNS domain such as `cluster.local`. */
 export const DNS_DOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 /** A relative path without shell metacharacters (`dataSubDir`). */
