@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin/tidb-gitops.js');
-const LIBRARY = join(ROOT, 'lib/src/index.js');
+const LIBRARY = join(ROOT, 'lib/index.js');
 const BUNDLE = join(ROOT, 'lib/tidb-gitops.js');
 const COLD_INPUT = 'examples/basic';
 const BENCH_INPUT = 'bench/cluster-3-3-2.yaml';

@@ -1,8 +1,14 @@
 // Bundles the CLI into lib/tidb-gitops.js: one file to load instead of hundreds of modules. The
 // controller, with the Kubernetes client it needs, is a second bundle loaded only by
-// `tidb-gitops controller`, so rendering never pays for it.
+// `tidb-gitops controller`, so rendering never pays for it. The library (the package's main) is a third,
+// with cdk8s and constructs left to the app that uses it: they are peer dependencies, so the app's own
+// copies are the ones its constructs and ours share.
+//
+// The bundles carry other packages' code, so lib/THIRD-PARTY-NOTICES.txt lists each package they
+// contain with its license text, read from the package itself.
 import { build } from 'esbuild';
-import { dirname, join } from 'node:path';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -15,8 +21,46 @@ const common = {
   minifySyntax: true,
   legalComments: 'none',
   logLevel: 'warning',
+  metafile: true,
 };
-await Promise.all([
+const results = await Promise.all([
   build({ ...common, entryPoints: [join(root, 'src/cli/main.ts')], outfile: join(root, 'lib/tidb-gitops.js') }),
   build({ ...common, entryPoints: [join(root, 'src/controller/main.ts')], outfile: join(root, 'lib/tidb-gitops-controller.js') }),
+  build({ ...common, entryPoints: [join(root, 'src/index.ts')], outfile: join(root, 'lib/index.js'), external: ['cdk8s', 'constructs'] }),
 ]);
+
+/** The package directory (under node_modules) an input file of a bundle belongs to, if any. */
+function packageDir(input) {
+  const parts = input.split(/[\\/]/);
+  const at = parts.lastIndexOf('node_modules');
+  if (at < 0) return undefined;
+  const depth = parts[at + 1]?.startsWith('@') ? 2 : 1;
+  return join(root, ...parts.slice(0, at + 1 + depth));
+}
+
+const LICENSE_FILE = /^(licen[cs]e|copying|notice)(\.(md|txt|markdown))?$/i;
+const packages = new Map();
+const seen = new Set();
+for (const { metafile } of results) {
+  for (const input of Object.keys(metafile.inputs)) {
+    const dir = packageDir(input);
+    if (!dir || packages.has(dir)) continue;
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    // The same release nested under two packages is listed once.
+    if (seen.has(`${pkg.name}@${pkg.version}`)) continue;
+    const files = readdirSync(dir).filter((f) => LICENSE_FILE.test(f)).sort();
+    const author = typeof pkg.author === 'string' ? pkg.author : pkg.author?.name;
+    const texts = files.length > 0 ? files.map((f) => readFileSync(join(dir, f), 'utf8').trim()) : [`The package ships no license text; its package.json gives the license ${pkg.license}${author ? ` and the author ${author}` : ''}.`];
+    if (!pkg.license) throw new Error(`${relative(root, dir)}: package.json names no license`);
+    packages.set(dir, { name: pkg.name, version: pkg.version, license: pkg.license, texts });
+    seen.add(`${pkg.name}@${pkg.version}`);
+  }
+}
+const list = [...packages.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+const rule = '-'.repeat(78);
+writeFileSync(
+  join(root, 'lib/THIRD-PARTY-NOTICES.txt'),
+  `tidb-gitops bundles the following packages (lib/tidb-gitops.js, lib/tidb-gitops-controller.js and
+lib/index.js). Each is listed with its version, its license and the license text it ships.
+${list.map((p) => `\n${rule}\n${p.name} ${p.version} (${p.license})\n${rule}\n\n${p.texts.join('\n\n')}\n`).join('')}`,
+);

@@ -1,4 +1,4 @@
-import { Chart } from 'cdk8s';
+import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { DiscoveryComponent } from './render/discovery';
 import { PdComponent } from './render/pd';
@@ -49,19 +49,12 @@ export class TidbClusterChart extends Chart {
   readonly resolved: ResolvedCluster;
 
   constructor(scope: Construct, id: string, props: TidbClusterChartProps) {
+    // Checked before the chart joins its scope: a SpecError caught by the caller leaves nothing behind
+    // for `app.synth()` to write.
+    const resolved = resolveProps(props);
     super(scope, id, { disableResourceNameHashes: true });
-    if ((props.cluster === undefined) === (props.resolved === undefined)) {
-      throw new Error('TidbClusterChart: give exactly one of `cluster` and `resolved`');
-    }
-    for (const option of ['controllerImage', 'kubeVersion'] as const) {
-      if (props.resolved && props[option] !== undefined) {
-        throw new Error(`TidbClusterChart: \`${option}\` applies when resolving; pass it to loadTidbClusters or checkTidbCluster instead`);
-      }
-    }
-    this.resolved =
-      props.resolved ??
-      checkTidbCluster(props.cluster, { namespace: props.namespace, controllerImage: props.controllerImage, kubeVersion: props.kubeVersion });
-    const c = this.resolved;
+    this.resolved = resolved;
+    const c = resolved;
     // Always: even without PD, the controller sets the StatefulSets' replicas and partitions.
     new DiscoveryComponent(this, 'discovery', { cluster: c });
     if (c.pd) new PdComponent(this, 'pd', { cluster: c });
@@ -71,6 +64,12 @@ export class TidbClusterChart extends Chart {
     if (c.pump) new PumpComponent(this, 'pump', { cluster: c });
     if (c.tidb) new TidbComponent(this, 'tidb', { cluster: c });
     if (c.ticdc) new TiCDCComponent(this, 'ticdc', { cluster: c });
+    // `app.synth()` validates every construct before it writes a file: refusing here keeps a chart the
+    // API server would refuse from leaving the other charts' files half-written.
+    // (Chart.toJson would run this validation again, so the objects are taken one by one.)
+    this.node.addValidation({
+      validate: () => this.refuseApiProblems(this.node.findAll().flatMap((c) => (c instanceof ApiObject && Chart.of(c) === this ? [c.toJson()] : []))),
+    });
   }
 
   /**
@@ -79,8 +78,25 @@ export class TidbClusterChart extends Chart {
    */
   override toJson(): any[] {
     const objects = super.toJson();
-    const problems = apiProblems(objects, this.resolved.kubeMinor);
-    if (problems.length > 0) throw new ApiRefusalError(problems);
+    this.refuseApiProblems(objects);
     return objects;
   }
+
+  private refuseApiProblems(objects: readonly any[]): string[] {
+    const problems = apiProblems(objects, this.resolved.kubeMinor);
+    if (problems.length > 0) throw new ApiRefusalError(problems);
+    return [];
+  }
+}
+
+function resolveProps(props: TidbClusterChartProps): ResolvedCluster {
+  if ((props.cluster === undefined) === (props.resolved === undefined)) {
+    throw new Error('TidbClusterChart: give exactly one of `cluster` and `resolved`');
+  }
+  for (const option of ['controllerImage', 'kubeVersion'] as const) {
+    if (props.resolved && props[option] !== undefined) {
+      throw new Error(`TidbClusterChart: \`${option}\` applies when resolving; pass it to loadTidbClusters or checkTidbCluster instead`);
+    }
+  }
+  return props.resolved ?? checkTidbCluster(props.cluster, { namespace: props.namespace, controllerImage: props.controllerImage, kubeVersion: props.kubeVersion });
 }
