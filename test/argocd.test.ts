@@ -8,12 +8,15 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gunzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { version } from '../package.json';
 import { paramVariable, readSettings, SETTING_NAMES } from '../src/cli/argocd';
-import { strategicMergePatch } from './sim/kube-patch';
 import { assertValidK8sObjects } from './support/k8s-schema';
+import { haveKubectl } from './support/kubectl-read';
+import { pluginImageNote } from './support/cli-notes';
+import { kustomizeBuild } from './support/kustomize';
 
 const root = join(__dirname, '..');
 const basic = readFileSync(join(root, 'examples/basic/tidb-cluster.yaml'), 'utf8');
@@ -289,6 +292,7 @@ describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
       'note: ARGOCD_ENV_LOG_LEVEL: plugin env entry "LOG_LEVEL" is not a setting of tidb-gitops and was ignored (settings: CONTROLLER_IMAGE, KUBE_VERSION, NAMESPACE, PATHS)',
       'note: ARGOCD_ENV_NAMESPCE: plugin env entry "NAMESPCE" is not a setting of tidb-gitops and was ignored; did you mean ARGOCD_ENV_NAMESPACE?',
       'note: PARAM_CONTROLLER_IMAGES: plugin parameter "CONTROLLER_IMAGES" is not a setting of tidb-gitops and was ignored; did you mean PARAM_CONTROLLER_IMAGE?',
+      pluginImageNote('basic').trimEnd(),
     ]);
   });
 
@@ -344,142 +348,175 @@ describe('tidb-gitops argocd discover, run as the CMP server runs it', () => {
   });
 });
 
-/** argocd-repo-server and argocd-cm as Argo CD's install.yaml has them, cut to what matters here. */
-const ARGOCD_BASE: any[] = [
-  {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: {
-      name: 'argocd-repo-server',
-      namespace: 'argocd',
-      labels: { 'app.kubernetes.io/component': 'repo-server', 'app.kubernetes.io/name': 'argocd-repo-server', 'app.kubernetes.io/part-of': 'argocd' },
-    },
-    spec: {
-      selector: { matchLabels: { 'app.kubernetes.io/name': 'argocd-repo-server' } },
-      template: {
-        metadata: { labels: { 'app.kubernetes.io/name': 'argocd-repo-server' } },
-        spec: {
-          automountServiceAccountToken: false,
-          serviceAccountName: 'argocd-repo-server',
-          initContainers: [
-            {
-              name: 'copyutil',
-              image: 'quay.io/argoproj/argocd:v2.13.3',
-              command: ['/bin/cp', '-n', '/usr/local/bin/argocd', '/var/run/argocd/argocd-cmp-server'],
-              securityContext: { runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
-              volumeMounts: [{ name: 'var-files', mountPath: '/var/run/argocd' }],
-            },
-          ],
-          containers: [
-            {
-              name: 'argocd-repo-server',
-              image: 'quay.io/argoproj/argocd:v2.13.3',
-              args: ['/usr/local/bin/argocd-repo-server'],
-              ports: [{ containerPort: 8081 }, { containerPort: 8084 }],
-              securityContext: { runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
-              volumeMounts: [
-                { name: 'tmp', mountPath: '/tmp' },
-                { name: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' },
-                { name: 'var-files', mountPath: '/var/run/argocd' },
-              ],
-            },
-          ],
-          volumes: [
-            { name: 'var-files', emptyDir: {} },
-            { name: 'plugins', emptyDir: {} },
-            { name: 'tmp', emptyDir: {} },
-          ],
-        },
-      },
-    },
-  },
-  {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'argocd-cm', namespace: 'argocd', labels: { 'app.kubernetes.io/name': 'argocd-cm', 'app.kubernetes.io/part-of': 'argocd' } },
-    data: { 'timeout.reconciliation': '180s' },
-  },
-];
+const FIXTURES = join(root, 'test/fixtures/argocd');
+/** The pinned install.yaml copies, by tag, with the sha256 SOURCES.md records for each. */
+const INSTALLS = readFileSync(join(FIXTURES, 'SOURCES.md'), 'utf8')
+  .split('\n')
+  .map((line) => /^\| `(install-(v[\d.]+)\.yaml\.gz)` \| \S+ \| [0-9a-f]{40} \| ([0-9a-f]{64}) \|$/.exec(line))
+  .filter((m): m is RegExpExecArray => m !== null)
+  .map(([, file, tag, sha256]) => ({ file, tag, sha256 }));
 
-function applyPatches(stdout: string, base: any[] = ARGOCD_BASE): any[] {
-  const patches = parseAllDocuments(stdout).map((d) => d.toJS());
-  return patches.map((patch) => {
-    const target = base.find((b) => b.kind === patch.kind && b.metadata.name === patch.metadata.name && b.metadata.namespace === patch.metadata.namespace);
-    expect(target).toBeDefined();
-    return strategicMergePatch(target, patch);
-  });
+/** The overlay the README shows under "With Argo CD", with its remote install.yaml swapped for `resource`. */
+function readmeOverlay(resource: string): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const block = /^( *)```yaml\n\1(# kustomization\.yaml of the Argo CD installation\n[\s\S]*?)^\1```/m.exec(readme);
+  if (!block) throw new Error('README.md has no "# kustomization.yaml of the Argo CD installation" block');
+  const indent = new RegExp(`^${block[1]}`, 'gm');
+  const text = block[2].replace(indent, '').replace(/https:\/\/raw\.githubusercontent\.com\/argoproj\/argo-cd\/[^/]+\/manifests\/install\.yaml/, resource);
+  expect(text).toContain(resource);
+  return text;
 }
 
+/** A kustomization directory holding one Argo CD install.yaml, a patch file and `kustomization`. */
+function overlayDir(install: string, kustomization: string, patch?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-argocd-'));
+  writeFileSync(join(dir, 'install.yaml'), install);
+  if (patch !== undefined) writeFileSync(join(dir, 'tidb-gitops-plugin.yaml'), patch);
+  writeFileSync(join(dir, 'kustomization.yaml'), kustomization);
+  return dir;
+}
+
+const ref = (o: any) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
 describe('tidb-gitops argocd install-patch', () => {
-  test('patches argocd-repo-server and argocd-cm into valid objects', () => {
-    const r = cli(['argocd', 'install-patch']);
-    expect(r.status).toBe(0);
-    expect(r.stderr).toBe('');
-    expect(r.stdout).toMatch(/^# Installs the tidb-gitops config-management plugin/);
-    expect(r.stdout).toContain('application.resourceTrackingMethod: annotation. With the default label tracking');
-    const patched = applyPatches(r.stdout);
-    expect(patched.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Deployment/argocd-repo-server', 'ConfigMap/argocd-cm']);
-    assertValidK8sObjects(patched);
+  if (!haveKubectl()) {
+    // .ci/run installs kubectl; outside CI the real-Kustomize cases need it too.
+    if (process.env.CI) throw new Error('kubectl is needed for the install-patch tests (kubectl kustomize)');
+    test.skip('needs kubectl (kubectl kustomize)', () => undefined);
+    return;
+  }
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const build = (install: string, kustomization: string, patch?: string) => {
+    const dir = overlayDir(install, kustomization, patch);
+    dirs.push(dir);
+    return kustomizeBuild(dir);
+  };
 
-    const [deployment, cm] = patched;
-    const pod = deployment.spec.template.spec;
-    expect(pod.containers.map((c: any) => c.name)).toEqual(['argocd-repo-server', 'tidb-gitops']);
-    expect(pod.containers[0]).toEqual(ARGOCD_BASE[0].spec.template.spec.containers[0]);
-    expect(pod.initContainers).toEqual(ARGOCD_BASE[0].spec.template.spec.initContainers);
-    const sidecar = pod.containers[1];
-    expect(sidecar.image).toBe(`ghcr.io/tidb-gitops/tidb-gitops:${version}-argocd-cmp`);
-    expect(sidecar.command).toEqual(['/var/run/argocd/argocd-cmp-server']);
-    expect(sidecar.args).toBeUndefined();
-    expect(sidecar.securityContext).toEqual({
-      runAsNonRoot: true,
-      runAsUser: 999,
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    });
-    expect(sidecar.env).toEqual([{ name: 'HOME', value: '/tmp' }]);
-    expect(sidecar.volumeMounts).toEqual([
-      { name: 'var-files', mountPath: '/var/run/argocd' },
-      { name: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' },
-      { name: 'tidb-gitops-tmp', mountPath: '/tmp' },
-    ]);
-    expect(sidecar.resources.requests).toBeDefined();
-    expect(sidecar.resources.limits.memory).toBeDefined();
-    expect(pod.volumes.map((v: any) => v.name)).toEqual(['var-files', 'plugins', 'tmp', 'tidb-gitops-tmp']);
-    expect(pod.volumes[3]).toEqual({ name: 'tidb-gitops-tmp', emptyDir: {} });
-    // Every mount has its volume, and the sidecar's /tmp is not the repo-server's.
-    for (const m of sidecar.volumeMounts) expect(pod.volumes.map((v: any) => v.name)).toContain(m.name);
-    expect(JSON.stringify(sidecar)).not.toMatch(/\bnp[mx]\b/);
-
-    expect(cm.data['timeout.reconciliation']).toBe('180s');
-    expect(cm.data['application.resourceTrackingMethod']).toBe('annotation');
-    expect(cm.data['resource.customizations.health.apps_StatefulSet']).toBe(readFileSync(join(root, 'argocd/health/statefulset.lua'), 'utf8'));
+  test('the pinned install.yaml copies are the ones SOURCES.md records', () => {
+    expect(INSTALLS.map((i) => i.tag)).toEqual(['v3.0.23', 'v3.5.1']);
+    for (const { file, sha256 } of INSTALLS) {
+      const text = gunzipSync(readFileSync(join(FIXTURES, file)));
+      expect(createHash('sha256').update(text).digest('hex')).toBe(sha256);
+    }
   });
 
-  test('--only prints one patch; --image and --namespace change the image and the namespace', () => {
+  describe.each(INSTALLS)("over Argo CD $tag's install.yaml", ({ file, tag }) => {
+    const install = gunzipSync(readFileSync(join(FIXTURES, file))).toString('utf8');
+
+    test.each([
+      ["the README's overlay (namespace: argocd)", (k: string) => k, 'argocd'],
+      ['the same overlay without a namespace: line', (k: string) => k.replace(/^namespace: .*\n/m, ''), undefined],
+    ])('the default patch applies with %s, changing only the sidecar and two argocd-cm keys', (_name, edit, namespace) => {
+      const kustomization = edit(readmeOverlay('install.yaml'));
+      const r = cli(['argocd', 'install-patch']);
+      expect(r.status).toBe(0);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toMatch(/^# Installs the tidb-gitops config-management plugin/);
+      const patched = build(install, kustomization, r.stdout);
+      expect(patched.stderr).toBe('');
+      expect(patched.status).toBe(0);
+      const plain = build(install, kustomization.replace(/^patches:\n(  - .*\n)+/m, ''));
+      expect(plain.status).toBe(0);
+      expect(patched.objects.map(ref)).toEqual(plain.objects.map(ref));
+      for (const o of patched.objects) expect(o.metadata.namespace).toBe(o.kind === 'CustomResourceDefinition' || o.kind.startsWith('Cluster') ? undefined : namespace);
+
+      // Nothing but argocd-repo-server and argocd-cm changes.
+      const changed = patched.objects.filter((o, i) => JSON.stringify(o) !== JSON.stringify(plain.objects[i]));
+      expect(changed.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['ConfigMap/argocd-cm', 'Deployment/argocd-repo-server']);
+      assertValidK8sObjects(changed);
+      const before = (kind: string, name: string) => plain.objects.find((o) => o.kind === kind && o.metadata.name === name)!;
+      const [cm, deployment] = changed;
+
+      const pod = deployment.spec.template.spec;
+      const basePod = before('Deployment', 'argocd-repo-server').spec.template.spec;
+      // Kustomize puts the new container first; the annotation keeps `kubectl logs` and `exec` on the repo-server.
+      const sidecar = pod.containers.find((c: any) => c.name === 'tidb-gitops');
+      expect(pod.containers.filter((c: any) => c !== sidecar)).toEqual(basePod.containers);
+      expect(deployment.spec.template.metadata.annotations['kubectl.kubernetes.io/default-container']).toBe('argocd-repo-server');
+      expect(pod.initContainers).toEqual(basePod.initContainers);
+      // Argo CD's copyutil puts its binary where the sidecar's command looks for the CMP server.
+      expect(JSON.stringify(basePod.initContainers)).toContain('/var/run/argocd/argocd-cmp-server');
+      expect(basePod.containers[0].image).toBe(`quay.io/argoproj/argocd:${tag}`);
+      expect(sidecar.image).toBe(`ghcr.io/tidb-gitops/tidb-gitops:${version}-argocd-cmp`);
+      expect(sidecar.command).toEqual(['/var/run/argocd/argocd-cmp-server']);
+      expect(sidecar.args).toBeUndefined();
+      expect(sidecar.securityContext).toEqual({
+        runAsNonRoot: true,
+        runAsUser: 999,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(sidecar.env).toEqual([{ name: 'HOME', value: '/tmp' }]);
+      expect(sidecar.volumeMounts).toEqual([
+        { name: 'var-files', mountPath: '/var/run/argocd' },
+        { name: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' },
+        { name: 'tidb-gitops-tmp', mountPath: '/tmp' },
+      ]);
+      expect(sidecar.resources.requests).toBeDefined();
+      expect(sidecar.resources.limits.memory).toBeDefined();
+      expect(pod.volumes).toEqual(expect.arrayContaining([...basePod.volumes, { name: 'tidb-gitops-tmp', emptyDir: {} }]));
+      expect(pod.volumes).toHaveLength(basePod.volumes.length + 1);
+      // Every mount has its volume, and the sidecar's /tmp is not the repo-server's.
+      for (const m of sidecar.volumeMounts) expect(pod.volumes.map((v: any) => v.name)).toContain(m.name);
+      expect(basePod.volumes.map((v: any) => v.name)).toEqual(expect.arrayContaining(['var-files', 'plugins', 'tmp']));
+      expect(JSON.stringify(sidecar)).not.toMatch(/\bnp[mx]\b/);
+
+      // argocd-cm keeps what it had and gains the two keys.
+      expect(cm.data).toEqual({
+        ...(before('ConfigMap', 'argocd-cm').data ?? {}),
+        'application.resourceTrackingMethod': 'annotation',
+        'resource.customizations.health.apps_StatefulSet': readFileSync(join(root, 'argocd/health/statefulset.lua'), 'utf8'),
+      });
+    });
+
+    test('--namespace names the namespace, for a base that already sets it; the default fits it too', () => {
+      const base = `namespace: argocd\nresources:\n  - install.yaml\n`;
+      for (const args of [[], ['--namespace', 'argocd']]) {
+        const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-argocd-'));
+        dirs.push(dir);
+        mkdirSync(join(dir, 'base'));
+        mkdirSync(join(dir, 'overlay'));
+        writeFileSync(join(dir, 'base/install.yaml'), install);
+        writeFileSync(join(dir, 'base/kustomization.yaml'), base);
+        const r = cli(['argocd', 'install-patch', ...args]);
+        expect(r.status).toBe(0);
+        writeFileSync(join(dir, 'overlay/tidb-gitops-plugin.yaml'), r.stdout);
+        writeFileSync(join(dir, 'overlay/kustomization.yaml'), 'resources:\n  - ../base\npatches:\n  - path: tidb-gitops-plugin.yaml\n');
+        const out = kustomizeBuild(join(dir, 'overlay'));
+        expect(out.stderr).toBe('');
+        const deployment = out.objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'argocd-repo-server')!;
+        expect(deployment.metadata.namespace).toBe('argocd');
+        expect(deployment.spec.template.spec.containers.map((c: any) => c.name)).toContain('tidb-gitops');
+      }
+    });
+  });
+
+  test('a patch naming another namespace matches nothing, and Kustomize says so', () => {
+    const install = gunzipSync(readFileSync(join(FIXTURES, INSTALLS[1].file))).toString('utf8');
+    const r = cli(['argocd', 'install-patch', '--namespace', 'gitops']);
+    expect(parseAllDocuments(r.stdout).map((d) => d.toJS().metadata)).toEqual([
+      { name: 'argocd-repo-server', namespace: 'gitops' },
+      { name: 'argocd-cm', namespace: 'gitops' },
+    ]);
+    const out = build(install, readmeOverlay('install.yaml'), r.stdout);
+    expect(out.status).not.toBe(0);
+    expect(out.stderr).toContain('no resource matches strategic merge patch');
+  });
+
+  test('--only prints one patch; --image changes the image', () => {
     const repo = cli(['argocd', 'install-patch', '--only', 'repo-server', '--image=registry.example.com/tidb-gitops:dev-argocd-cmp']);
     expect(repo.status).toBe(0);
-    const [deployment] = parseAllDocuments(repo.stdout).map((d) => d.toJS());
-    expect(parseAllDocuments(repo.stdout)).toHaveLength(1);
-    expect(deployment.kind).toBe('Deployment');
-    expect(deployment.spec.template.spec.containers[0].image).toBe('registry.example.com/tidb-gitops:dev-argocd-cmp');
+    const docs = parseAllDocuments(repo.stdout).map((d) => d.toJS());
+    expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['Deployment/argocd-repo-server']);
+    expect(docs[0].spec.template.spec.containers[0].image).toBe('registry.example.com/tidb-gitops:dev-argocd-cmp');
+    expect(repo.stdout).not.toContain('resourceTrackingMethod');
 
-    const cm = cli(['argocd', 'install-patch', '--only=argocd-cm', '--namespace', 'gitops']);
+    const cm = cli(['argocd', 'install-patch', '--only=argocd-cm']);
     expect(cm.status).toBe(0);
-    const docs = parseAllDocuments(cm.stdout).map((d) => d.toJS());
-    expect(docs.map((d) => `${d.kind}/${d.metadata.namespace}/${d.metadata.name}`)).toEqual(['ConfigMap/gitops/argocd-cm']);
-    const base = ARGOCD_BASE.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: 'gitops' } }));
-    assertValidK8sObjects(applyPatches(cm.stdout, base));
-  });
-
-  test("--namespace '' leaves the namespace out, for a kustomization that sets namespace: over install.yaml", () => {
-    const r = cli(['argocd', 'install-patch', '--namespace', '']);
-    expect(r.status).toBe(0);
-    const docs = parseAllDocuments(r.stdout).map((d) => d.toJS());
-    expect(docs.map((d) => d.metadata)).toEqual([{ name: 'argocd-repo-server' }, { name: 'argocd-cm' }]);
-    const base = ARGOCD_BASE.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: undefined } }));
-    assertValidK8sObjects(applyPatches(r.stdout, base));
+    expect(parseAllDocuments(cm.stdout).map((d) => d.toJS()).map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['ConfigMap/argocd-cm']);
   });
 
   test('fails with exit 2 on bad flags', () => {
@@ -523,50 +560,5 @@ describe('tidb-gitops argocd', () => {
     expect(readSettings({ ARGOCD_APP_NAMESPACE: 'dest', ARGOCD_ENV_NAMESPACE: 'env' }).settings.namespace).toBe('env');
     expect(readSettings({ ARGOCD_APP_NAMESPACE: 'dest' }).settings.namespace).toBe('dest');
     expect(readSettings({}).settings.namespace).toBeUndefined();
-  });
-});
-
-describe('Dockerfile', () => {
-  const text = readFileSync(join(root, 'Dockerfile'), 'utf8');
-  /** Stages by name (the unnamed last one as `final`), each with its FROM line and instructions. */
-  const stages = text
-    .split('\n')
-    .filter((l) => l.trim() !== '' && !l.trim().startsWith('#'))
-    .reduce<{ name: string; from: string; lines: string[] }[]>((acc, line) => {
-      const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
-      if (from) acc.push({ name: from[2] ?? 'final', from: from[1], lines: [] });
-      else acc[acc.length - 1].lines.push(line);
-      return acc;
-    }, []);
-  const stage = (name: string) => stages.find((s) => s.name === name)!;
-  /** A stage's instructions with those of the stages it is built FROM. */
-  const chain = (name: string): string[] => {
-    const s = stage(name);
-    return [...(stages.some((b) => b.name === s.from) ? chain(s.from) : []), ...s.lines];
-  };
-
-  test('has an argocd-cmp stage that runs as 999 with HOME=/tmp and plugin.yaml where the CMP server reads it', () => {
-    const cmp = chain('argocd-cmp');
-    expect(cmp).toContain('COPY argocd/plugin.yaml /home/argocd/cmp-server/config/plugin.yaml');
-    expect(cmp).toContain('ENV HOME=/tmp');
-    expect(cmp.filter((l) => l.startsWith('USER '))).toEqual(['USER 999:999']);
-    expect(cmp).toContain('RUN ln -s /app/bin/tidb-gitops.js /usr/local/bin/tidb-gitops');
-  });
-
-  test('builds once: the plugin image copies the build stage output and runs no npm', () => {
-    expect(stages.filter((s) => s.lines.some((l) => /npm run build/.test(l))).map((s) => s.name)).toEqual(['build']);
-    expect(chain('argocd-cmp').filter((l) => /^RUN\b.*\bnp[mx]\b/.test(l))).toEqual([]);
-    expect(chain('argocd-cmp').filter((l) => l.startsWith('COPY --from=')).every((l) => l.startsWith('COPY --from=build '))).toBe(true);
-  });
-
-  test('keeps the controller image as the default (last) stage', () => {
-    const last = stages[stages.length - 1];
-    expect(last.name).toBe('final');
-    const controller = chain('final');
-    expect(controller).toContain('USER 65532:65532');
-    expect(controller).toContain('ENTRYPOINT ["tidb-gitops"]');
-    expect(controller).toContain('CMD ["controller"]');
-    expect(controller.join('\n')).not.toContain('argocd');
-    expect(stages.findIndex((s) => s.name === 'argocd-cmp')).toBeLessThan(stages.length - 1);
   });
 });

@@ -10,6 +10,7 @@
 import { execFileSync, spawnSync } from 'child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
+import { imageNote } from './support/cli-notes';
 import { dirname, join, resolve } from 'path';
 
 const ROOT = resolve(__dirname, '..');
@@ -947,7 +948,7 @@ describe('controls', () => {
     expect(text).toContain('<<: *pod');
     writeTree(D, { 'demo.yaml': text });
     const r = runCli(['render', join(D, 'demo.yaml')]);
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe(imageNote('demo'));
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('name: demo-tidb');
   });
@@ -956,7 +957,7 @@ describe('controls', () => {
     const D = join(TMP, 'control-demo');
     writeTree(D, { 'demo.yaml': DEMO });
     const r = runCli(['render', join(D, 'demo.yaml')]);
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe(imageNote('demo'));
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('kind: StatefulSet');
   });
@@ -978,7 +979,7 @@ describe('controls', () => {
     });
     const r = runCli(['render', join(D, 'nopd.yaml')]);
     expect(r.stderr).toBe(
-      `${join(D, 'nopd.yaml')}: document 1: warning: spec.pd is not set, so the components look for PD at demo-pd:2379; set spec.pd, or spec.cluster to join another TidbCluster's PD\n`,
+      `${join(D, 'nopd.yaml')}: document 1: warning: spec.pd is not set, so the components look for PD at demo-pd:2379; set spec.pd, or spec.cluster to join another TidbCluster's PD\n` + imageNote('demo'),
     );
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('name: demo-tikv');
@@ -989,7 +990,7 @@ describe('controls', () => {
     const D = join(TMP, 'control-v2');
     writeTree(D, { 'v2.yaml': DEMO.replace('spec:\n', 'spec:\n  startScriptVersion: v2\n') });
     const r = runCli(['render', join(D, 'v2.yaml'), '-n', 'ns']);
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe(imageNote('demo'));
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('namespace: ns');
   });
@@ -1004,7 +1005,7 @@ describe('fixed CLI bugs (regressions)', () => {
     writeTree(D, { 'demo.yaml': `${DEMO}---\n` });
     const r = runCli(['render', join(D, 'demo.yaml')]);
     // Today: "demo.yaml: document 2: (document) (line 12): expected a mapping (a Kubernetes object)", exit 1.
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe(imageNote('demo'));
     expect(r.status).toBe(0);
   });
 
@@ -1028,7 +1029,7 @@ describe('fixed CLI bugs (regressions)', () => {
     });
     const r = runCli(['render', join(D, 'alias.yaml')]);
     // Today: "spec.tikv.requests (line 12): expected a mapping, got a value of type object", exit 1.
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toBe(imageNote('demo'));
     expect(r.status).toBe(0);
   });
 

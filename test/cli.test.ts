@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { imageNote } from './support/cli-notes';
 import { version } from '../package.json';
 
 const root = join(__dirname, '..');
@@ -22,7 +23,7 @@ describe('tidb-gitops render', () => {
     const a = cli(['render', 'examples/basic']);
     const b = cli(['render', 'examples/basic/tidb-cluster.yaml']);
     expect(a.status).toBe(0);
-    expect(a.stderr).toBe('');
+    expect(a.stderr).toBe(imageNote('basic'));
     expect(a.stdout).toBe(b.stdout);
     const docs = parseAllDocuments(a.stdout).map((d) => d.toJS());
     expect(docs).toHaveLength(16);
@@ -43,7 +44,7 @@ describe('tidb-gitops render', () => {
     writeFileSync(join(tree, 'notes.txt'), 'not yaml at all: [');
     const r = cli(['render', tree]);
     expect(r.status).toBe(0);
-    expect(r.stderr).toBe(`${join(tree, 'a.yaml')}: document 1: skipped ConfigMap x: not a TidbCluster\n`);
+    expect(r.stderr).toBe(`${join(tree, 'a.yaml')}: document 1: skipped ConfigMap x: not a TidbCluster\n${imageNote('two', 'one')}`);
     const names = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter((d) => d.kind === 'StatefulSet').map((d) => d.metadata.name);
     expect(names).toEqual(['two-pd', 'two-tikv', 'two-tidb', 'one-pd', 'one-tikv', 'one-tidb']);
   });
@@ -53,7 +54,7 @@ describe('tidb-gitops render', () => {
     const r = cli(['render', 'examples/basic', '-o', out, '-n', 'db']);
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`wrote ${out}/db.basic.k8s.yaml (16 objects)\n`);
+    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (16 objects)\n`);
     expect(readdirSync(out)).toEqual(['db.basic.k8s.yaml']);
     expect(readFileSync(join(out, 'db.basic.k8s.yaml'), 'utf8')).toBe(cli(['render', 'examples/basic', '--namespace=db']).stdout);
   });
@@ -78,7 +79,7 @@ describe('tidb-gitops render', () => {
     r = check('--prune');
     expect([r.status, r.stderr.split('\n')[0]]).toEqual([3, `${out}/db.gone.k8s.yaml: no input renders it any more`]);
     r = cli(['render', 'examples/basic', '-o', out, '-n', 'db', '--prune']);
-    expect(r.stderr).toBe(`wrote ${out}/db.basic.k8s.yaml (16 objects)\ndeleted ${out}/db.gone.k8s.yaml (no input renders it any more)\n`);
+    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (16 objects)\ndeleted ${out}/db.gone.k8s.yaml (no input renders it any more)\n`);
     expect(readdirSync(out).sort()).toEqual(['db.basic.k8s.yaml', 'kustomization.yaml']);
     expect(check('--prune').status).toBe(0);
     r = cli(['render', 'examples/basic', '--check']);

@@ -14,6 +14,7 @@ import { TidbClusterChart } from '../src/chart';
 import { featureCheck, KUBE_FEATURES, parseKubeVersion } from '../src/tidbcluster/kube-version';
 import { loadTidbClusters } from '../src/tidbcluster/load';
 import { assertValidK8sObjects, SCHEMA_MINORS } from './support/k8s-schema';
+import { imageNote } from './support/cli-notes';
 import { cluster, container, find, parse, render, renderErrors, type Obj } from './support/render';
 
 function run(args: string[], stdin = '', env: Record<string, string> = {}): { code: number; stdout: string; stderr: string } {
@@ -208,7 +209,7 @@ describe('render --kube-version', () => {
   test('output for each target passes that version schema, is byte-identical across runs, and says its target', () => {
     for (const minor of SCHEMA_MINORS) {
       const a = run(['render', '-', '--kube-version', `1.${minor}`], input);
-      expect(a).toMatchObject({ code: 0, stderr: '' });
+      expect(a).toMatchObject({ code: 0, stderr: imageNote('demo') });
       expect(run(['render', '-', `--kube-version=v1.${minor}.0`], input).stdout).toBe(a.stdout);
       const objects = docs(a.stdout);
       assertValidK8sObjects(objects, minor);
@@ -227,7 +228,7 @@ describe('render --kube-version', () => {
     expect(old.stderr).toContain('--kube-version: Kubernetes 1.29 is not supported: this release renders for Kubernetes 1.31 to 1.36');
     const newer = run(['render', '-', '--kube-version', '1.38'], input);
     expect(newer.code).toBe(0);
-    expect(newer.stderr).toBe('note: Kubernetes 1.38 is newer than this release knows; rendering for 1.36, whose objects it accepts\n');
+    expect(newer.stderr).toBe(`note: Kubernetes 1.38 is newer than this release knows; rendering for 1.36, whose objects it accepts\n${imageNote('demo')}`);
     expect(newer.stdout).toBe(run(['render', '-', '--kube-version', '1.36'], input).stdout);
   });
 
@@ -236,7 +237,7 @@ describe('render --kube-version', () => {
     const r = run(['render', '-', '--kube-version', '1.32'], text);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(
-      '<stdin>: document 1: spec.pd.volumeAttributesClassName (line 12): warning: VolumeAttributesClass is beta and off by default in Kubernetes 1.32 (on by default from 1.34): the API server drops this field unless the VolumeAttributesClass feature gate is on\n',
+      '<stdin>: document 1: spec.pd.volumeAttributesClassName (line 12): warning: VolumeAttributesClass is beta and off by default in Kubernetes 1.32 (on by default from 1.34): the API server drops this field unless the VolumeAttributesClass feature gate is on\n' + imageNote('demo'),
     );
     expect(r.stdout).toContain('volumeAttributesClassName: gold');
   });

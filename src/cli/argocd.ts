@@ -53,12 +53,12 @@ Settings of generate (the Application's spec.source.plugin):
 Options for install-patch:
       --image IMAGE    Image of the plugin sidecar
                        (default: ${PLUGIN_IMAGE})
-  -n, --namespace NS   Namespace of the Argo CD installation (default: argocd).
-                       An empty NS leaves the namespace out of the patches:
-                       Kustomize applies patches before its own 'namespace:'
-                       setting and matches a patch's namespace exactly, so a
-                       kustomization that sets 'namespace:' over Argo CD's
-                       install.yaml needs patches without one.
+  -n, --namespace NS   Name this namespace in the patches (default: none).
+                       Without one, Kustomize finds argocd-repo-server and
+                       argocd-cm by name, which fits Argo CD's install.yaml
+                       (its objects name no namespace) with or without a
+                       'namespace:' line. Only a kustomization holding two
+                       Argo CD installations needs it.
       --only PART      Print one patch only: repo-server or argocd-cm
   -h, --help           Show this help.
 
@@ -236,7 +236,13 @@ function generate(args: readonly string[], io: Io): number {
   }
   let out = '';
   const code = renderCommand(
-    { paths: settings.paths, namespace: settings.namespace, controllerImage: settings.controllerImage, kubeVersion: settings.kubeVersion },
+    {
+      paths: settings.paths,
+      namespace: settings.namespace,
+      controllerImage: settings.controllerImage,
+      kubeVersion: settings.kubeVersion,
+      controllerImageSetting: 'the controller-image parameter (or CONTROLLER_IMAGE)',
+    },
     { stdout: (s) => (out += s), stderr: io.stderr, readStdin: () => '', env: io.env },
   );
   if (code !== 0) return code;
@@ -290,7 +296,7 @@ const PARTS: readonly PatchPart[] = ['repo-server', 'argocd-cm'];
 export interface InstallPatchOptions {
   /** @default PLUGIN_IMAGE */
   readonly image?: string;
-  /** Empty: no namespace in the patches. @default 'argocd' */
+  /** The namespace the patches name; empty or unset: none, so Kustomize matches by kind and name. @default '' */
   readonly namespace?: string;
   /** @default both parts */
   readonly only?: PatchPart;
@@ -347,7 +353,7 @@ export function parseInstallPatchArgs(args: readonly string[]): InstallPatchOpti
 
 /** The patch documents as one YAML stream, led by a comment that says what each part is for. */
 export function installPatchYaml(opts: InstallPatchOptions, plugin: string, healthLua: string): string {
-  const namespace = opts.namespace ?? 'argocd';
+  const namespace = opts.namespace ?? '';
   const docs: object[] = [];
   if (opts.only !== 'argocd-cm') docs.push(repoServerPatch(opts.image ?? PLUGIN_IMAGE, namespace, plugin));
   if (opts.only !== 'repo-server') docs.push(argocdCmPatch(namespace, healthLua));
@@ -358,9 +364,8 @@ export function installPatchYaml(opts: InstallPatchOptions, plugin: string, heal
 
 function installPatchHeader(plugin: string, only: PatchPart | undefined): string {
   const intro = `# Installs the ${plugin} config-management plugin (tidb-gitops ${version}) into Argo CD. Each document is a
-# strategic merge patch; list this file under \`patches:\` in a Kustomize overlay of the Argo CD install.
-# Kustomize matches a patch's namespace exactly, before applying its own \`namespace:\` setting: over
-# Argo CD's install.yaml in a kustomization that sets \`namespace:\`, print it with --namespace ''.
+# strategic merge patch; list this file under \`patches:\` in a Kustomize overlay of the Argo CD install
+# (Argo CD's install.yaml, with or without a \`namespace:\` line).
 `;
   const repoServer = `#
 # argocd-repo-server: a sidecar running Argo CD's argocd-cmp-server (shared by the repo-server through
@@ -370,10 +375,13 @@ function installPatchHeader(plugin: string, only: PatchPart | undefined): string
 `;
   const argocdCm = `#
 # argocd-cm:
-# - ${HEALTH_KEY}: a StatefulSet counts as healthy only once
-#   every Pod runs the update revision. The tidb-gitops controller holds the partition at the replica
-#   count and lowers it one Pod at a time; Argo CD's built-in check would call such a rollout healthy
-#   before any Pod was updated. It applies to every StatefulSet this Argo CD manages.
+# - ${HEALTH_KEY}: a StatefulSet that tidb-gitops rendered (annotation
+#   tidb-gitops.io/replicas) counts as healthy only once every Pod runs the update revision and it has
+#   the replicas it asks for. The tidb-gitops controller holds the partition at the replica count and
+#   lowers it one Pod at a time; Argo CD's built-in check would call such a rollout healthy before any
+#   Pod was updated. Every other StatefulSet is judged as Argo CD's built-in check does. Argo CD keeps
+#   one check per kind: this key replaces a health check of your own for apps/StatefulSet, so merge
+#   yours into its fallback branch if you have one.
 # - application.resourceTrackingMethod: annotation. With the default label tracking, Argo CD treats
 #   every object labelled app.kubernetes.io/instance=<app name> as part of the app. The rendered
 #   objects carry app.kubernetes.io/instance=<cluster name>, so when the Application is named like the
@@ -393,6 +401,8 @@ export function repoServerPatch(image: string, namespace: string, plugin: string
     metadata: patchMetadata('argocd-repo-server', namespace),
     spec: {
       template: {
+        // Kustomize merges the sidecar in first; this keeps `kubectl logs` and `kubectl exec` on the repo-server.
+        metadata: { annotations: { 'kubectl.kubernetes.io/default-container': 'argocd-repo-server' } },
         spec: {
           containers: [
             {

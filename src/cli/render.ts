@@ -5,6 +5,7 @@ import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputs } from './inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
 import { DNS1123_LABEL } from '../tidbcluster/patterns';
+import { DEFAULTS } from '../tidbcluster/defaults';
 
 export interface RenderOptions {
   readonly paths: readonly string[];
@@ -18,6 +19,8 @@ export interface RenderOptions {
   readonly prune?: boolean;
   /** With `outDir`: write nothing; exit 3 if the files there differ from what would be written. @default false */
   readonly check?: boolean;
+  /** How the user names another controller image, for the note on the default one. @default '--controller-image' */
+  readonly controllerImageSetting?: string;
 }
 
 /** Exit status of `render --check` when the output directory is not what the inputs render. */
@@ -63,6 +66,8 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
     if (w) io.stderr(`${w}\n`);
     for (const line of c.warnings) io.stderr(`${line}\n`);
   }
+  const imageNote = defaultImageNote(clusters, opts.controllerImageSetting);
+  if (imageNote && !opts.check) io.stderr(`${imageNote}\n`);
   if (opts.outDir === undefined) {
     io.stdout(rendered.map((r) => r.yaml).join(''));
     return 0;
@@ -119,6 +124,14 @@ export function pdWarning(c: LoadedCluster): string | undefined {
     `${c.source.file}: document ${c.source.document}: warning: spec.pd is not set, so the components look for PD at ` +
     `${r.name}-pd:2379; set spec.pd, or spec.cluster to join another TidbCluster's PD`
   );
+}
+
+/** One line naming the clusters whose controller runs this release's default image, if any. */
+export function defaultImageNote(clusters: readonly LoadedCluster[], setting = '--controller-image'): string | undefined {
+  const names = clusters.filter((c) => c.resolved.discovery.image === DEFAULTS.controllerImage).map((c) => c.resolved.name);
+  if (names.length === 0) return undefined;
+  const which = names.length === 1 ? `cluster ${names[0]}` : `clusters ${names.join(', ')}`;
+  return `note: ${which} will run the default controller image ${DEFAULTS.controllerImage}; to run your own build, set ${setting}`;
 }
 
 function countProblems(messages: readonly string[]): string {
