@@ -25,7 +25,8 @@ export function generatedSections() {
   ].join('\n');
   const refused = refusedFields(SUPPORTED, OFF_VALUES);
   const supported = [
-    ...Object.entries(SUPPORTED).map(([path, fields]) => `- \`${path}\`: ${[...fields].sort().map((f) => `\`${f}\``).join(', ')}`),
+    // A field taken only when off is listed once, below, with the values it takes.
+    ...Object.entries(SUPPORTED).map(([path, fields]) => `- \`${path}\`: ${[...fields].filter((f) => !(`${path}.${f}` in OFF_VALUES)).sort().map((f) => `\`${f}\``).join(', ')}`),
     `- accepted only when off: ${Object.entries(OFF_VALUES).filter(([, values]) => values.length > 0).map(([path, values]) => `\`${path}\` (${values.map((v) => `\`${JSON.stringify(v)}\``).join(' or ')})`).join(', ')}`,
   ].join('\n');
   return { defaults, supported, refused };

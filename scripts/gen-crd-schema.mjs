@@ -13,15 +13,17 @@
 // Output is deterministic: the same CRD always gives a byte-identical file.
 //
 // Usage: node scripts/gen-crd-schema.mjs [crd.yaml] [out.json]
+// The CRD is tidb-operator's manifests/crd/v1/pingcap.com_tidbclusters.yaml (release-1.x); without an
+// argument it is read from $TIDB_GITOPS_CRD, else from ../shared/schemas/ next to the repository.
 
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DEFAULT_CRD = path.resolve(REPO_ROOT, '../shared/schemas/pingcap.com_tidbclusters.yaml');
+const DEFAULT_CRD = process.env.TIDB_GITOPS_CRD || path.resolve(REPO_ROOT, '../shared/schemas/pingcap.com_tidbclusters.yaml');
 const DEFAULT_OUT = path.join(REPO_ROOT, 'src/tidbcluster/generated/tidbcluster.schema.json');
 
 // Keywords whose values are plain data, copied as-is.
@@ -128,6 +130,14 @@ function render(header, root, nodes) {
 
 function main() {
   const crdFile = path.resolve(process.argv[2] ?? DEFAULT_CRD);
+  if (!existsSync(crdFile)) {
+    fail(
+      `the TidbCluster CRD is not at ${crdFile}.\n` +
+        'Give its path: TIDB_GITOPS_CRD=path/to/pingcap.com_tidbclusters.yaml npm run gen, or\n' +
+        'node scripts/gen-crd-schema.mjs path/to/pingcap.com_tidbclusters.yaml\n' +
+        "(the file is manifests/crd/v1/pingcap.com_tidbclusters.yaml of tidb-operator's release-1.x branch)",
+    );
+  }
   const outFile = path.resolve(process.argv[3] ?? DEFAULT_OUT);
   const source = readFileSync(crdFile);
   const crd = readCrd(crdFile);
@@ -150,4 +160,14 @@ function main() {
   console.log(`wrote ${rel}: ${table.nodes.length} nodes, ${Buffer.byteLength(text)} bytes`);
 }
 
-main();
+/** A one-line reason on stderr and exit 1: these are a user's mistakes, not the script's bugs. */
+function fail(message) {
+  console.error(`gen-crd-schema: ${message}`);
+  process.exit(1);
+}
+
+try {
+  main();
+} catch (e) {
+  fail(e instanceof Error ? e.message : String(e));
+}

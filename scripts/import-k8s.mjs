@@ -47,7 +47,8 @@ const IDENTIFIER_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function main() {
   const input = process.argv[2] ? resolve(process.argv[2]) : DEFAULT_INPUTS.find((p) => existsSync(p));
-  if (!input) throw new Error(`definitions not found; tried ${DEFAULT_INPUTS.join(', ')}`);
+  if (!input) throw new Error(`the Kubernetes definitions were not found; tried ${DEFAULT_INPUTS.join(', ')}. Give the path of a ${SCHEMA_FILE}: node scripts/import-k8s.mjs FILE`);
+  if (!existsSync(input)) throw new Error(`${input} does not exist`);
   const output = process.argv[3] ? resolve(process.argv[3]) : DEFAULT_OUTPUT;
 
   const definitions = readDefinitions(input);
@@ -205,4 +206,9 @@ function recordOf(schema, names) {
   return 'Record<string, unknown>';
 }
 
-main();
+try {
+  main();
+} catch (e) {
+  console.error(`import-k8s: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+}

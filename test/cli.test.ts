@@ -103,7 +103,7 @@ describe('tidb-gitops render', () => {
     expect(cli(['--version']).stdout).toBe(`${version}\n`);
     const help = cli(['--help']);
     expect(help.status).toBe(0);
-    expect(help.stdout).toContain('render [PATH...|-]');
+    expect(help.stdout).toContain('render PATH...');
     expect(cli(['render', '--help']).stdout).toContain('--output DIR');
   });
 });

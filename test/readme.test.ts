@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 
 const root = join(__dirname, '..');
 
@@ -14,4 +16,96 @@ test('README generated sections (defaults, supported fields) match the code', ()
 test('.ci/run runs the test command the README gives', () => {
   expect(readFileSync(join(root, 'README.md'), 'utf8')).toMatch(/^npm test\s/m);
   expect(readFileSync(join(root, '.ci/run'), 'utf8')).toMatch(/^npm test$/m);
+});
+
+/** The fenced block of README.md that follows `marker` (a line of prose or the block's first line). */
+function readmeBlock(marker: string): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const at = readme.indexOf(marker);
+  expect(at).toBeGreaterThanOrEqual(0);
+  const open = readme.lastIndexOf('```', at) > readme.lastIndexOf('\n\n', at) ? readme.lastIndexOf('```', at) : readme.indexOf('```', at);
+  const start = readme.indexOf('\n', open) + 1;
+  return readme.slice(start, readme.indexOf('```', start));
+}
+
+const cli = (args: string[], cwd = root) => spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd, encoding: 'utf8' });
+
+/** Every line of a README sample, but its `...` elisions, appears in `actual`, in order. */
+function expectSampleOf(sample: string, actual: string): void {
+  const lines = actual.split('\n');
+  let at = 0;
+  for (const line of sample.split('\n').filter((l) => l !== '' && l !== '...')) {
+    const found = lines.indexOf(line, at);
+    if (found < 0) throw new Error(`README sample line not in the real output (in order):\n${line}\n\nreal output:\n${actual}`);
+    at = found + 1;
+  }
+}
+
+test("README's input error example is what render prints for it", () => {
+  const r = cli(['render', 'cluster.yaml'], join(root, 'test/fixtures/readme'));
+  expect(r.status).toBe(1);
+  expect(r.stdout).toBe('');
+  expect(readmeBlock('all of them are reported at once')).toBe(r.stderr);
+});
+
+describe("README's impact report samples are what diff prints", () => {
+  const base = readFileSync(join(root, 'examples/gitops/clusters/basic.yaml'), 'utf8');
+  const report = (changed: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-readme-'));
+    try {
+      mkdirSync(join(dir, 'old'));
+      mkdirSync(join(dir, 'new'));
+      writeFileSync(join(dir, 'old/basic.yaml'), base);
+      writeFileSync(join(dir, 'new/basic.yaml'), changed);
+      const r = cli(['diff', 'old', 'new'], dir);
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      return r.stdout;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  test('a version bump of the example cluster', () => {
+    const bumped = base.replace('version: v8.5.7', 'version: v8.5.8');
+    expect(bumped).not.toBe(base);
+    expectSampleOf(readmeBlock('## tidb-gitops diff\n\n**1 cluster changed, no risks.**'), report(bumped));
+  });
+
+  test('a TiDB config change with a TiKV scale-in', () => {
+    const changed = base
+      .replace(/(  tikv:\n(?:    .*\n)*?    replicas: )3/, '$12')
+      .replace(/(  tidb:\n(?:    .*\n)*?)    config: \{\}\n/, '$1    config:\n      log:\n        level: warn\n');
+    expect(changed).toContain('        level: warn');
+    expect(changed).toMatch(/tikv:\n(?: {4}.*\n)*? {4}replicas: 2/);
+    expectSampleOf(readmeBlock('- **tidb/basic**: tidb rolling restart; tikv 3 -> 2; 2 risks'), report(changed));
+  });
+});
+
+test('"What gets rendered" states the Role the controller gets, rule by rule', () => {
+  const r = cli(['render', 'examples/basic']);
+  const role = parseAllDocuments(r.stdout)
+    .map((d) => d.toJS())
+    .find((o) => o.kind === 'Role');
+  const NAMES: Record<string, string> = {
+    statefulsets: 'StatefulSets',
+    pods: 'Pods',
+    persistentvolumeclaims: 'PersistentVolumeClaims',
+    configmaps: 'ConfigMaps',
+    leases: 'Leases',
+    events: 'Events',
+  };
+  const byResource = new Map<string, string[]>();
+  for (const rule of role.rules as { resources: string[]; verbs: string[]; resourceNames?: string[] }[]) {
+    for (const resource of rule.resources) {
+      const verbs = rule.verbs.join(', ');
+      const part = rule.resourceNames ? `${verbs} of ${rule.resourceNames.map((n) => `\`${n.replace(/^basic-/, '<c>-')}\``).join(', ')}` : verbs;
+      byResource.set(resource, [...(byResource.get(resource) ?? []), part]);
+    }
+  }
+  // Resources granted the same verbs are named together.
+  const groups = new Map<string, string[]>();
+  for (const [resource, parts] of byResource) groups.set(parts.join(', and '), [...(groups.get(parts.join(', and ')) ?? []), NAMES[resource] ?? resource]);
+  const summary = [...groups].map(([verbs, names]) => `${names.join(' and ')}: ${verbs}`).join('; ');
+  expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(`Role and RoleBinding \`<c>-discovery\` (${summary})`);
 });

@@ -11,7 +11,7 @@ import { namespaceProblem, renderCommand, type Io } from './render';
 const USAGE = `Usage: tidb-gitops <command> [options]
 
 Commands:
-  render [PATH...|-]   Render TidbCluster documents into Kubernetes manifests.
+  render PATH...       Render TidbCluster documents into Kubernetes manifests.
                        PATH is a file, a directory (searched recursively for
                        *.yaml and *.yml, hidden directories skipped) or - for
                        standard input. Documents of other kinds are skipped

@@ -1,4 +1,4 @@
-/** `tidb-gitops render [PATH...|-] [-o DIR] [-n NAMESPACE] [--controller-image IMAGE] [--kube-version V]` */
+/** `tidb-gitops render PATH... [-o DIR] [-n NAMESPACE] [--controller-image IMAGE] [--kube-version V]` */
 import { loadTidbClusters, type LoadedCluster } from '../tidbcluster/load';
 import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
