@@ -75,7 +75,12 @@ describeReal('a rendered cluster on a real API server', () => {
     expect(w.pd.members().map((m) => m.name).sort()).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2']);
     expect(w.pd.splitBrain).toEqual([]);
     expect(await w.events('PDBootstrap')).toHaveLength(1);
-    await w.waitFor(async () => (await w.status())?.components.tikv?.stores?.length === 3, 10_000, 'the stores in the status');
+    // The status ConfigMap follows the StatefulSets' status, which can lag the Pods for a moment.
+    const normal = (s: Awaited<ReturnType<RealWorld['status']>>) => ['pd', 'tikv', 'tidb'].every((c) => s?.components[c]?.phase === 'Normal');
+    await w.waitFor(async () => {
+      const s = await w.status();
+      return s?.components.tikv?.stores?.length === 3 && normal(s);
+    }, 10_000, 'the stores and the Normal phases in the status');
     const status = (await w.status())!;
     for (const c of ['pd', 'tikv', 'tidb']) expect(status.components[c]).toMatchObject({ phase: 'Normal', reason: 'up to date' });
     // The API server stores the rendered updateStrategy-less StatefulSet; the controller owns the strategy and its partition.
