@@ -1,12 +1,17 @@
 /**
  * The StatefulSet health check Argo CD runs (argocd/health/statefulset.lua), executed with fengari, a
  * Lua 5.3 VM, set up the way Argo CD sets up gopher-lua (Lua 5.1): only the base and table libraries,
- * the live object as the global `obj`, the returned table read as the health.
+ * the live object as the global `obj`, the returned table read as the health. The cases are shared
+ * with the Flux test (test/support/statefulset-health-cases.ts); StatefulSets not rendered by
+ * tidb-gitops are checked against a port of Argo CD's built-in check as well.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
+import { builtinStatefulSetHealth } from './support/argocd-builtin-health';
+import { HEALTH_CASES, statefulSet, type Obj } from './support/statefulset-health-cases';
 
 // fengari ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -82,139 +87,74 @@ function health(obj: unknown): Health {
   return asFloat;
 }
 
-type Obj = Record<string, any>;
-
-/** A StatefulSet as the renderer writes it and the API server returns it (basic-tikv, desired 3 replicas). */
-function statefulSet(overrides: { generation?: number; spec?: Obj; status?: Obj | null; annotations?: Obj } = {}): Obj {
-  const obj: Obj = {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: {
-      name: 'basic-tikv',
-      namespace: 'tidb',
-      generation: overrides.generation ?? 1,
-      labels: { 'app.kubernetes.io/component': 'tikv', 'app.kubernetes.io/instance': 'basic' },
-      annotations: overrides.annotations ?? { 'tidb-gitops.io/replicas': '3', 'tidb-gitops.io/settings': '{}' },
-    },
-    spec: {
-      replicas: 3,
-      serviceName: 'basic-tikv-peer',
-      podManagementPolicy: 'Parallel',
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 3 } },
-      selector: { matchLabels: { 'app.kubernetes.io/component': 'tikv' } },
-      template: { metadata: { labels: {} }, spec: { containers: [{ name: 'tikv', image: 'pingcap/tikv:v8.5.7' }] } },
-      ...overrides.spec,
-    },
-  };
-  if (overrides.status !== null) {
-    obj.status = {
-      observedGeneration: overrides.generation ?? 1,
-      replicas: 3,
-      readyReplicas: 3,
-      currentReplicas: 3,
-      updatedReplicas: 3,
-      availableReplicas: 3,
-      currentRevision: 'basic-tikv-7d9f8b6c5',
-      updateRevision: 'basic-tikv-7d9f8b6c5',
-      collisionCount: 0,
-      ...overrides.status,
-    };
-  }
-  return obj;
-}
-
 describe('argocd/health/statefulset.lua', () => {
-  test('a fresh StatefulSet the StatefulSet controller has not seen yet is Progressing', () => {
-    expect(health(statefulSet({ status: null }))).toEqual({
-      status: 'Progressing',
-      message: 'waiting for the StatefulSet controller to observe generation 1',
-    });
+  test.each(HEALTH_CASES.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    const h = health(c.object);
+    expect(h.status).toBe(c.argo);
+    if (c.message !== undefined) expect(h.message).toBe(c.message);
   });
 
-  test('a fresh StatefulSet at the default one replica, while the controller scales to the annotation, is Progressing', () => {
-    // No spec.replicas in the rendered object: the API server defaults it to 1.
-    const fresh = statefulSet({
-      spec: { replicas: 1 },
-      status: { replicas: 1, readyReplicas: 0, currentReplicas: 1, updatedReplicas: 1, availableReplicas: 0 },
-    });
-    expect(health(fresh)).toEqual({ status: 'Progressing', message: '0 of 1 Pods ready; scaling to 3 replicas' });
-    const oneReady = statefulSet({ spec: { replicas: 1 }, status: { replicas: 1, readyReplicas: 1, currentReplicas: 1, updatedReplicas: 1 } });
-    expect(health(oneReady)).toEqual({
-      status: 'Progressing',
-      message: 'scaling to 3 replicas: 1 so far; the tidb-gitops controller adds Pods step by step',
-    });
+  test('StatefulSets not rendered by tidb-gitops get exactly what the built-in check gives', () => {
+    const others = HEALTH_CASES.filter((c) => c.object.metadata.annotations?.['tidb-gitops.io/replicas'] === undefined);
+    expect(others.length).toBeGreaterThanOrEqual(6);
+    for (const c of others) expect(health(c.object)).toEqual(builtinStatefulSetHealth(c.object));
   });
 
-  test('scaling: fewer ready Pods than spec.replicas is Progressing', () => {
-    const scaling = statefulSet({ spec: { replicas: 5 }, annotations: { 'tidb-gitops.io/replicas': '5' }, status: { replicas: 5, readyReplicas: 3 } });
-    expect(health(scaling)).toEqual({ status: 'Progressing', message: '3 of 5 Pods ready' });
+  test('a partitioned canary of another app is Healthy, as with the built-in check, not Progressing', () => {
+    const canary = HEALTH_CASES.find((c) => c.name.startsWith('other app: a partitioned canary with'))!;
+    expect(health(canary.object).status).toBe('Healthy');
+    // The same state with the tidb-gitops annotation is a rollout the controller is still stepping.
+    const ours = { ...canary.object, metadata: { ...canary.object.metadata, annotations: { 'tidb-gitops.io/replicas': '3' } } };
+    expect(health(ours).status).toBe('Progressing');
   });
 
-  test('mid-rollout with the partition held at the replica count is Progressing, where the built-in check says Healthy', () => {
-    // A new template arrived from Git; the tidb-gitops controller has not stepped a Pod yet.
-    const held = statefulSet({ generation: 2, status: { updateRevision: 'basic-tikv-5c4b3a291', updatedReplicas: 0, currentReplicas: 3 } });
-    expect(health(held)).toEqual({
-      status: 'Progressing',
-      message: 'rolling update: 0 of 3 Pods updated; the tidb-gitops controller steps the partition one Pod at a time',
+  test('the fallback agrees with the built-in check on any StatefulSet (property)', () => {
+    const count = fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined });
+    const revision = fc.constantFrom(undefined, 'r1', 'r2');
+    const arbitrary = fc.record({
+      generation: fc.integer({ min: 1, max: 5 }),
+      observedLag: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
+      replicas: count,
+      strategy: fc.constantFrom(undefined, 'RollingUpdate', 'OnDelete'),
+      rollingUpdate: fc.option(fc.record({ partition: count }, { requiredKeys: [] }), { nil: undefined }),
+      ready: count,
+      updated: count,
+      current: count,
+      currentRevision: revision,
+      updateRevision: revision,
+      hasStatus: fc.boolean(),
     });
-    // Partition lowered to 2: Pod 2 restarts at the new revision.
-    const stepping = statefulSet({
-      generation: 3,
-      spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } },
-      status: { updateRevision: 'basic-tikv-5c4b3a291', updatedReplicas: 1, currentReplicas: 2, readyReplicas: 2 },
-    });
-    expect(health(stepping)).toEqual({ status: 'Progressing', message: 'rolling update: 1 of 3 Pods updated' });
-    // Pod 2 is back, the partition is held again while the next Pod is prepared.
-    const between = statefulSet({ generation: 4, status: { updateRevision: 'basic-tikv-5c4b3a291', updatedReplicas: 1, currentReplicas: 2 } });
-    expect(health(between).status).toBe('Progressing');
-    expect(health(between).message).toBe('rolling update: 1 of 3 Pods updated; the tidb-gitops controller steps the partition one Pod at a time');
-  });
-
-  test('a finished rollout (current revision caught up, every Pod ready) is Healthy', () => {
-    const done = statefulSet({ generation: 6, status: { currentRevision: 'basic-tikv-5c4b3a291', updateRevision: 'basic-tikv-5c4b3a291' } });
-    expect(health(done)).toEqual({ status: 'Healthy', message: '3 of 3 Pods ready' });
-  });
-
-  test('a spec change the StatefulSet controller has not observed is Progressing', () => {
-    const stale = statefulSet({ generation: 5, status: { observedGeneration: 4 } });
-    expect(health(stale)).toEqual({ status: 'Progressing', message: 'waiting for the StatefulSet controller to observe generation 5' });
-    const noObserved = statefulSet({ status: { observedGeneration: undefined } });
-    expect(health(noObserved).status).toBe('Progressing');
+    fc.assert(
+      fc.property(arbitrary, (a) => {
+        const sts: Obj = {
+          apiVersion: 'apps/v1',
+          kind: 'StatefulSet',
+          metadata: { name: 'web', generation: a.generation },
+          spec: { replicas: a.replicas, updateStrategy: a.strategy === undefined ? undefined : { type: a.strategy, rollingUpdate: a.rollingUpdate } },
+        };
+        if (!a.hasStatus) sts.status = { replicas: 0, availableReplicas: 0 };
+        else {
+          sts.status = {
+            observedGeneration: a.observedLag === undefined ? undefined : a.generation - a.observedLag,
+            readyReplicas: a.ready,
+            updatedReplicas: a.updated,
+            currentReplicas: a.current,
+            currentRevision: a.currentRevision,
+            updateRevision: a.updateRevision,
+          };
+        }
+        expect(runHealth(sts)).toEqual(builtinStatefulSetHealth(sts));
+      }),
+      { seed: 14, numRuns: 400 },
+    );
   });
 
   test('missing numbers count as 0, a missing spec.replicas as 1', () => {
-    const bare = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'x', generation: 1 }, spec: {}, status: { observedGeneration: 1 } };
+    const bare = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'x', generation: 1, annotations: { 'tidb-gitops.io/replicas': '1' } }, spec: {}, status: { observedGeneration: 1 } };
     expect(health(bare)).toEqual({ status: 'Progressing', message: '0 of 1 Pods ready' });
     const readyOne = { ...bare, status: { observedGeneration: 1, readyReplicas: 1 } };
     expect(health(readyOne)).toEqual({ status: 'Healthy', message: '1 of 1 Pods ready' });
-  });
-
-  test('counts print as whole numbers, also past one digit', () => {
-    const big = statefulSet({ spec: { replicas: 12 }, annotations: {}, status: { replicas: 12, readyReplicas: 10 } });
-    expect(health(big)).toEqual({ status: 'Progressing', message: '10 of 12 Pods ready' });
-  });
-
-  test('a StatefulSet scaled to zero is Healthy', () => {
-    const zero = statefulSet({ spec: { replicas: 0 }, annotations: { 'tidb-gitops.io/replicas': '0' }, status: { replicas: 0, readyReplicas: 0, updatedReplicas: 0 } });
-    expect(health(zero)).toEqual({ status: 'Healthy', message: '0 of 0 Pods ready' });
-  });
-
-  test('OnDelete: Pods waiting to be deleted keep it Healthy, as nothing would ever finish the rollout', () => {
-    const onDelete = statefulSet({
-      spec: { updateStrategy: { type: 'OnDelete' } },
-      status: { updateRevision: 'basic-tikv-5c4b3a291', updatedReplicas: 1 },
-    });
-    expect(health(onDelete)).toEqual({
-      status: 'Healthy',
-      message: '3 of 3 Pods ready; 1 at the latest revision, the others update when they are deleted (OnDelete)',
-    });
-  });
-
-  test("another application's StatefulSet (no tidb-gitops annotation) follows the same rules", () => {
-    const plain = statefulSet({ annotations: {}, spec: { updateStrategy: { type: 'RollingUpdate' } } });
-    expect(health(plain)).toEqual({ status: 'Healthy', message: '3 of 3 Pods ready' });
-    const rolling = statefulSet({ annotations: {}, spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } } }, status: { updateRevision: 'r2', updatedReplicas: 2 } });
-    expect(health(rolling)).toEqual({ status: 'Progressing', message: 'rolling update: 2 of 3 Pods updated' });
+    expect(health(statefulSet()).status).toBe('Healthy');
   });
 
   test('uses nothing Lua 5.1 or the base and table libraries lack', () => {

@@ -242,6 +242,8 @@ describe('TiKV failover', () => {
     const before = await passes(w);
     await w.waitFor(async () => (await passes(w)) > before + 3, 20_000, 'a few more passes');
     expect(w.sts('tikv').spec.replicas).toBe(4);
+    // The health checks learn from the StatefulSet that the fourth Pod is the controller's, not a scale-in to come.
+    expect(w.sts('tikv').metadata.annotations).toMatchObject({ 'tidb-gitops.io/replicas': '3', 'tidb-gitops.io/failover-replicas': '1' });
     const uid: string = w.status()!.failover.components.tikv.failoverUID;
     expect(w.status()!.components.tikv.reason).toContain(`failover.recoverByUID is ${uid}`);
 
@@ -250,6 +252,20 @@ describe('TiKV failover', () => {
     expect(w.pd.stores().find((s) => s.pod === 'c-tikv-3')?.state ?? 'Tombstone').toBe('Tombstone');
     expect(records(w, 'tikv')).toEqual({});
     expect(w.pd.stopsWithLeaders.map((s) => s.pod)).toEqual(['c-tikv-1']);
+    await w.waitFor(() => w.sts('tikv').metadata.annotations['tidb-gitops.io/failover-replicas'] === undefined, 10_000, 'the failover annotation to go');
+  });
+
+  it('marks a refused TiKV scale-in on the StatefulSet for the health checks, and clears it when Git backs out', async () => {
+    const { w } = await running();
+    await w.applyCluster(scaled(w, { tikv: 2 }));
+    await w.waitFor(() => w.sts('tikv').metadata.annotations['tidb-gitops.io/refused'] !== undefined, 20_000, 'the refusal on the StatefulSet');
+    const refused = w.sts('tikv').metadata.annotations['tidb-gitops.io/refused'];
+    expect(refused).toContain('max-replicas');
+    expect(w.events('FailedScaleIn').map((e) => e.message)).toContain(refused);
+    expect(w.sts('tikv').spec.replicas).toBe(3);
+    await w.applyCluster(scaled(w, { tikv: 3 }));
+    await w.waitFor(() => w.sts('tikv').metadata.annotations['tidb-gitops.io/refused'] === undefined, 20_000, 'the refusal to be cleared');
+    expect(w.settled('tikv', 3)).toBe(true);
   });
 
   it('with recoverFailover, removes the extra replica once the store is Up again', async () => {

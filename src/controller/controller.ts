@@ -7,7 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ComponentKind } from '../tidbcluster/names';
+import { ANNOTATION, COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ComponentKind } from '../tidbcluster/names';
 import { staleConfigMaps } from './configmaps';
 import { Discovery } from './discovery';
 import { extraReplicas, failoverOf, NO_FAILOVER, trackHealth, type FailoverKind, type FailoverState } from './failover';
@@ -312,10 +312,36 @@ export class Controller {
         this.metrics.inc('tidb_gitops_failover_replicas_added_total', { component: p.kind });
       }
     }
+    await this.publishHealth(components, plans);
     await this.writeStatus(components, plans, pd);
     if (!busy) await this.collectConfigs(now);
     this.metrics.set('process_resident_memory_bytes', {}, process.memoryUsage().rss);
     return busy;
+  }
+
+  /**
+   * Tells the Argo CD and Flux health checks what only the controller knows, on the StatefulSet itself:
+   * the failover replicas it added (so they are not read as a pending scale-in) and a refusal to
+   * scale in (so a refused scale-in is not healthy). Written only when they change.
+   */
+  private async publishHealth(components: readonly ComponentState[], plans: readonly ComponentPlan[]): Promise<void> {
+    for (const p of plans) {
+      const sts = components.find((x) => x.kind === p.kind)?.sts;
+      if (!sts || this.stopping || !this.elector.isLeader) continue;
+      const extra = extraReplicas(p.kind, this.failover);
+      const want: Record<string, string | null> = {
+        [ANNOTATION.failoverReplicas]: extra > 0 ? String(extra) : null,
+        [ANNOTATION.refused]: p.event?.reason === 'FailedScaleIn' ? p.reason : null,
+      };
+      const have = sts.metadata.annotations ?? {};
+      const patch = Object.fromEntries(Object.entries(want).filter(([k, v]) => (have[k] ?? null) !== v));
+      if (Object.keys(patch).length === 0) continue;
+      try {
+        await this.kube.annotateStatefulSet(sts.metadata.name!, patch);
+      } catch (e) {
+        this.log.with({ component: p.kind }).warn(`cannot annotate the StatefulSet for the health checks: ${(e as Error).message}`);
+      }
+    }
   }
 
   /**

@@ -207,6 +207,16 @@ export class KubeAccess implements LeaseStore {
     );
   }
 
+  /** Sets (string) or removes (null) StatefulSet annotations with a merge patch. */
+  async annotateStatefulSet(name: string, annotations: Record<string, string | null>): Promise<void> {
+    await this.call(`annotate statefulset ${name}`, () =>
+      this.apps.patchNamespacedStatefulSet(
+        { name, namespace: this.namespace, body: { metadata: { annotations } }, fieldManager: FIELD_MANAGER },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+  }
+
   /** Sets (string) or removes (null) Pod annotations with a merge patch. */
   async annotatePod(name: string, annotations: Record<string, string | null>): Promise<void> {
     await this.call(`annotate pod ${name}`, () =>

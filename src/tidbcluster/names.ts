@@ -32,6 +32,13 @@ export const ANNOTATION = {
   replicas: 'tidb-gitops.io/replicas',
   /** JSON of the component's operation settings (failover, eviction timeouts...) for the controller. */
   settings: 'tidb-gitops.io/settings',
+  /**
+   * Written by the controller, read by the Argo CD and Flux health checks: the failover replicas it
+   * added on top of `tidb-gitops.io/replicas` (absent when none).
+   */
+  failoverReplicas: 'tidb-gitops.io/failover-replicas',
+  /** Written by the controller: why it refuses to move the StatefulSet to its replicas (absent when it does not). */
+  refused: 'tidb-gitops.io/refused',
 } as const;
 
 export type Labels = Record<string, string>;
