@@ -1,40 +1,50 @@
-# The tidb-gitops images: the CLI on PATH as `tidb-gitops`. The default (last) stage is the controller
-# image: each cluster's `<cluster>-discovery` Deployment runs `tidb-gitops controller` from it; `render`
-# works too (`docker run -i IMAGE render -`). The `argocd-cmp` stage is the Argo CD plugin sidecar.
+# The tidb-gitops images. The default (last) stage, `controller`, is the controller image: each
+# cluster's `<cluster>-discovery` Deployment runs `tidb-gitops controller` from it, and `render` works
+# too (`docker run -i IMAGE render -`). The `argocd-cmp` stage is the Argo CD plugin sidecar.
 #
 #   docker build -t ghcr.io/tidb-gitops/tidb-gitops:$(node -p 'require("./package.json").version') .
 #   docker build --target argocd-cmp -t ghcr.io/tidb-gitops/tidb-gitops:$(node -p 'require("./package.json").version')-argocd-cmp .
+#
+# Both images are FROM scratch: Node.js 24 (stripped of its debug symbols), the shared libraries it
+# loads, the two CLI bundles, the plugin files, the licenses. No shell, no package manager, no
+# node_modules; about 118 MB. The base is pinned by digest (node:24-bookworm-slim, Node 24.18.0);
+# NODE_IMAGE overrides it.
 
-FROM node:20-bookworm-slim AS build
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# No scripts: `prepare` would build before the sources are here (the build runs below), and esbuild's
-# JS API finds its binary through its platform package without its install script.
+# No scripts: esbuild's JS API finds its binary through its platform package without its install script.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.types.json LICENSE ./
 COPY scripts ./scripts
 COPY imports ./imports
 COPY src ./src
 COPY bin ./bin
-RUN npm run build && npm prune --omit=dev --ignore-scripts
+COPY argocd ./argocd
+RUN npm run build
 
-# What both images share: the built CLI from the build stage, on PATH.
-FROM node:20-bookworm-slim AS runtime
-ENV NODE_ENV=production
-WORKDIR /app
-COPY --from=build /src/package.json ./
-COPY --from=build /src/node_modules ./node_modules
-COPY --from=build /src/lib ./lib
-COPY --from=build /src/bin ./bin
-RUN ln -s /app/bin/tidb-gitops.js /usr/local/bin/tidb-gitops
+# The root filesystem both images share (scripts/image-rootfs.sh says what goes in).
+FROM ${NODE_IMAGE} AS rootfs
+RUN apt-get update \
+  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends binutils \
+  && rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/lib /app/lib
+COPY --from=build /src/argocd /app/argocd
+COPY --from=build /src/LICENSE /app/LICENSE
+COPY scripts/image-rootfs.sh /usr/local/sbin/image-rootfs
+RUN image-rootfs /usr/local/bin/node /app /rootfs
+
+FROM scratch AS runtime
+COPY --from=rootfs /rootfs /
+ENV PATH=/usr/local/bin NODE_ENV=production
 
 # The Argo CD config-management plugin: a sidecar of argocd-repo-server whose command is Argo CD's own
 # /var/run/argocd/argocd-cmp-server (see `tidb-gitops argocd install-patch`). That server reads the
 # plugin's configuration from /home/argocd/cmp-server/config/plugin.yaml and runs
-# `tidb-gitops argocd generate`; nothing is installed or downloaded when it renders.
+# `tidb-gitops argocd generate` without a shell; nothing is installed or downloaded when it renders.
 FROM runtime AS argocd-cmp
-# The package's argocd/ folder, for `tidb-gitops argocd install-patch` run from this image.
-COPY argocd ./argocd
 COPY argocd/plugin.yaml /home/argocd/cmp-server/config/plugin.yaml
 # The root filesystem is read-only in the sidecar; HOME points at its /tmp emptyDir.
 ENV HOME=/tmp
@@ -42,7 +52,7 @@ ENV HOME=/tmp
 USER 999:999
 
 # The controller image (the default target).
-FROM runtime
+FROM runtime AS controller
 # 65532: the user the rendered Deployment's securityContext expects (runAsNonRoot needs a numeric user).
 USER 65532:65532
 ENTRYPOINT ["tidb-gitops"]
