@@ -2,7 +2,7 @@
 // test/golden/inputs/<name>.yaml -> test/golden/<name>.k8s.yaml for the default (oldest supported)
 // Kubernetes and test/golden/kube-<newest>/<name>.k8s.yaml for the newest, the operator's example clusters
 // test/fixtures/examples/<name>/tidb-cluster.yaml -> test/golden/examples/<name>.k8s.yaml, as given
-// (they name no namespace), and examples/gitops/clusters -> examples/gitops/dist. `npm run golden` then
+// (they name no namespace), and examples/gitops/tidb-clusters -> examples/gitops/dist. `npm run golden` then
 // runs `cdk8s synth` for dist/.
 // Review the diff before committing.
 import { spawnSync } from 'node:child_process';
@@ -34,7 +34,7 @@ for (const [args, out] of jobs) {
 // The GitOps example's committed output, as its CI workflow renders it.
 const gitops = spawnSync(
   process.execPath,
-  [join(root, 'bin/tidb-gitops.js'), 'render', 'clusters', '--output', 'dist', '--prune'],
+  [join(root, 'bin/tidb-gitops.js'), 'render', 'tidb-clusters', '--output', 'dist', '--prune'],
   { cwd: join(root, 'examples/gitops'), encoding: 'utf8', stdio: ['ignore', 'inherit', 'inherit'] },
 );
 if (gitops.status !== 0) process.exit(1);

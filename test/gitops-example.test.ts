@@ -140,7 +140,7 @@ const git = (repo: string, ...args: string[]) => {
   });
 
   it('posts the impact report and fails when dist/ was not rendered again', () => {
-    const file = join(repo, 'clusters/basic.yaml');
+    const file = join(repo, 'tidb-clusters/basic.yaml');
     writeFileSync(file, readFileSync(file, 'utf8').replace('version: v8.5.7', 'version: v8.5.8'));
     git(repo, 'commit', '-q', '-am', 'bump');
     const { steps, outputs, summary } = runJob(repo, base, bin);
@@ -161,7 +161,7 @@ const git = (repo: string, ...args: string[]) => {
 
   it('passes once dist/ is rendered again, and flags a risky change', () => {
     rmSync(ghLog(), { force: true });
-    const render = spawnSync(join(bin, 'tidb-gitops'), ['render', 'clusters', '-o', 'dist', '--prune'], { cwd: repo, encoding: 'utf8' });
+    const render = spawnSync(join(bin, 'tidb-gitops'), ['render', 'tidb-clusters', '-o', 'dist', '--prune'], { cwd: repo, encoding: 'utf8' });
     expect(render.status).toBe(0);
     git(repo, 'commit', '-q', '-am', 'render');
     let run = runJob(repo, base, bin);
@@ -171,9 +171,9 @@ const git = (repo: string, ...args: string[]) => {
       ['Committed output is up to date', 0],
     ]);
 
-    const file = join(repo, 'clusters/basic.yaml');
+    const file = join(repo, 'tidb-clusters/basic.yaml');
     writeFileSync(file, readFileSync(file, 'utf8').replace(/(pd:\n(?:.*\n)*?\s+replicas:) 3/, '$1 4'));
-    expect(spawnSync(join(bin, 'tidb-gitops'), ['render', 'clusters', '-o', 'dist', '--prune'], { cwd: repo }).status).toBe(0);
+    expect(spawnSync(join(bin, 'tidb-gitops'), ['render', 'tidb-clusters', '-o', 'dist', '--prune'], { cwd: repo }).status).toBe(0);
     git(repo, 'commit', '-q', '-am', 'four PD');
     run = runJob(repo, base, bin);
     expect(run.outputs.report.outputs).toEqual({ risky: 'true' });

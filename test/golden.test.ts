@@ -45,7 +45,7 @@ describe('the operator\'s example clusters (test/fixtures/examples), as given', 
 
 describe.each([
   ['dist/ (cdk8s synth of examples/basic)', 'examples/basic', 'dist'],
-  ['the GitOps example\'s dist/', 'examples/gitops/clusters', 'examples/gitops/dist'],
+  ['the GitOps example\'s dist/', 'examples/gitops/tidb-clusters', 'examples/gitops/dist'],
 ])('%s', (_title, inputs, out) => {
   test('holds one file per cluster and nothing else, each current and valid', () => {
     const files = readdirSync(join(root, inputs), { recursive: true, encoding: 'utf8' }).filter((f) => /\.ya?ml$/.test(f)).sort();

@@ -49,7 +49,7 @@ test("README's input error example is what render prints for it", () => {
 });
 
 describe("README's impact report samples are what diff prints", () => {
-  const base = readFileSync(join(root, 'examples/gitops/clusters/basic.yaml'), 'utf8');
+  const base = readFileSync(join(root, 'examples/gitops/tidb-clusters/basic.yaml'), 'utf8');
   const report = (changed: string) => {
     const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-readme-'));
     try {
