@@ -10,16 +10,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'yaml';
 import { builtinStatefulSetHealth } from './support/argocd-builtin-health';
+import { runHealth } from './support/argocd-lua';
 import { FLUX_OF, HEALTH_CASES, statefulSet, type FluxStatus, type Obj } from './support/statefulset-health-cases';
-
-// fengari ships no type declarations.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { lua, lauxlib, lualib, to_luastring } = require('fengari');
 
 const root = join(__dirname, '..');
 const kustomization = parse(readFileSync(join(root, 'examples/gitops/flux/tidb-clusters.yaml'), 'utf8'));
 const exprs = kustomization.spec.healthCheckExprs.find((h: Obj) => h.apiVersion === 'apps/v1' && h.kind === 'StatefulSet');
-const lua51 = readFileSync(join(root, 'argocd/health/statefulset.lua'), 'utf8');
 
 /** Flux's verdict on each object, from one run of the CEL evaluator. */
 function flux(objects: readonly Obj[]): string[] {
@@ -28,37 +24,8 @@ function flux(objects: readonly Obj[]): string[] {
   return JSON.parse(r.stdout);
 }
 
-/** Argo CD's verdict from the Lua check (base and table libraries only, as Argo CD opens them). */
-function argo(obj: Obj): string {
-  const L = lauxlib.luaL_newstate();
-  for (const [name, open] of [
-    ['_G', lualib.luaopen_base],
-    ['table', lualib.luaopen_table],
-  ] as const) {
-    lauxlib.luaL_requiref(L, to_luastring(name), open, 1);
-    lua.lua_pop(L, 1);
-  }
-  const push = (v: unknown): void => {
-    if (v === null || v === undefined) lua.lua_pushnil(L);
-    else if (typeof v === 'boolean') lua.lua_pushboolean(L, v);
-    else if (typeof v === 'number') lua.lua_pushnumber(L, v);
-    else if (typeof v === 'string') lua.lua_pushstring(L, to_luastring(v));
-    else {
-      lua.lua_createtable(L, 0, 0);
-      for (const [k, x] of Object.entries(v as Obj)) {
-        push(x);
-        lua.lua_setfield(L, -2, to_luastring(k));
-      }
-    }
-  };
-  push(obj);
-  lua.lua_setglobal(L, to_luastring('obj'));
-  if (lauxlib.luaL_loadbuffer(L, to_luastring(lua51), null, to_luastring('=statefulset.lua')) !== lua.LUA_OK || lua.lua_pcall(L, 0, 1, 0) !== lua.LUA_OK) {
-    throw new Error(lua.lua_tojsstring(L, -1));
-  }
-  lua.lua_getfield(L, -1, to_luastring('status'));
-  return lua.lua_tojsstring(L, -1);
-}
+/** Argo CD's verdict from the Lua check. */
+const argo = (obj: Obj): string => runHealth(obj).status;
 
 test('the Kustomization waits on its objects with expressions for StatefulSets', () => {
   expect(kustomization.spec.wait).toBe(true);
