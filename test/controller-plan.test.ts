@@ -141,6 +141,17 @@ describe('rolling upgrade stepping', () => {
     expect(q.action).toEqual({ type: 'apply', replicas: 3, partition: 0 });
   });
 
+  it("holds TiKV while PD's StatefulSet controller has not seen a spec change that may be a new template", () => {
+    // A version bump reaches every StatefulSet at once; TiKV's status caught up first, PD's did not.
+    const pd = { kind: 'pd' as const, sts: sts('pd'), pods: pods('pd', ['r1', 'r1', 'r1']) };
+    pd.sts.metadata.generation = 2;
+    const p = planOne(upgrading('tikv', ['r1', 'r1', 'r1']), pdState(), [pd]);
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toMatch(/waits until pd \(Upgrading\)/);
+    pd.sts.status!.observedGeneration = 2;
+    expect(planOne(upgrading('tikv', ['r1', 'r1', 'r1']), pdState(), [pd]).action).toBeDefined();
+  });
+
   it('does not step while the StatefulSet controller has not seen the new spec', () => {
     const c = upgrading('tidb', ['r1', 'r1', 'r1']);
     c.sts.metadata.generation = 2;

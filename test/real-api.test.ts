@@ -133,7 +133,8 @@ describeReal('a rendered cluster on a real API server', () => {
       60_000,
       'the TiDB rollout to step once and wait',
     );
-    expect((await w.status())!.components.tidb.phase).toBe('Upgrading');
+    // The status follows the StatefulSet's status, whose replica count dips while c-tidb-1 is re-created.
+    await w.waitFor(async () => (await w.status())?.components.tidb.phase === 'Upgrading', 10_000, 'the status to say Upgrading');
     const stops = w.stops.length;
     const snapshot = async () => (await w.statefulSets()).map((s) => [s.metadata.name, s.spec.replicas, partitionOf(s), s.spec.updateStrategy.type]);
     const held = await snapshot();

@@ -116,7 +116,10 @@ export function targetReplicas(input: Pick<PlanInput, 'failover'>, c: ComponentS
 function phaseOf(input: PlanInput, c: ComponentState, moving: boolean): Phase {
   const records = hasRecords(c.kind, input.failover);
   if (moving) return records ? 'Failover' : 'Scaling';
-  if (isRolling(c.sts) && isUpgrading(c.sts, c.pods)) return 'Upgrading';
+  // Until the StatefulSet controller has seen the latest spec, its revisions may not show a new
+  // template yet: a version bump applied to every component at once would otherwise let TiKV start
+  // while PD's StatefulSet still looked up to date. Counted as upgrading, it holds what waits for it.
+  if (isRolling(c.sts) && (!statusCurrent(c.sts) || isUpgrading(c.sts, c.pods))) return 'Upgrading';
   return records ? 'Failover' : 'Normal';
 }
 
