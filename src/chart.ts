@@ -18,9 +18,10 @@ export interface TidbClusterChartProps {
    * The TidbCluster to render (the same structure as its YAML). It is validated against the CRD and
    * this project's support rules; problems throw a SpecError listing every one of them.
    * Exactly one of `cluster` and `resolved` is given.
+   * @default none
    */
   readonly cluster?: TidbCluster;
-  /** An already validated and resolved cluster (what `loadTidbClusters` returns). */
+  /** An already validated and resolved cluster (what `loadTidbClusters` returns). @default none */
   readonly resolved?: ResolvedCluster;
   /** Namespace for a cluster whose metadata has none. @default none: objects carry no namespace */
   readonly namespace?: string;

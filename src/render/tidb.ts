@@ -96,8 +96,9 @@ export function tidbService(cluster: ResolvedCluster, svc: ResolvedTiDBService):
 export interface SlowLogPlacement {
   /** `SLOW_LOG_FILE`; "" when the slow log is not separated. */
   readonly file: string;
+  /** @default none (the slow log is not separated) */
   readonly mount?: VolumeMount;
-  /** The emptyDir to add when the default place is used. */
+  /** The emptyDir to add when the default place is used. @default none */
   readonly volume?: Volume;
 }
 

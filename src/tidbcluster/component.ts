@@ -29,35 +29,47 @@ import type { ComponentConfig, ComponentSpec, LogTailerSpec, PodSettings, Resour
 
 /** Pod-level settings after the cluster/component precedence rules. */
 export interface ResolvedPod {
+  /** @default none (the default scheduler) */
   readonly schedulerName?: string;
+  /** @default none */
   readonly affinity?: Affinity;
+  /** @default none */
   readonly priorityClassName?: string;
   readonly nodeSelector: Record<string, string>;
   readonly annotations: Record<string, string>;
   readonly labels: Record<string, string>;
   readonly tolerations: Toleration[];
+  /** @default none */
   readonly dnsConfig?: PodDNSConfig;
   readonly dnsPolicy: string;
   readonly hostNetwork: boolean;
   readonly imagePullSecrets: LocalObjectReference[];
+  /** @default none */
   readonly securityContext?: PodSecurityContext;
   readonly topologySpreadConstraints: TopologySpreadConstraint[];
+  /** @default none (Kubernetes default: 30) */
   readonly terminationGracePeriodSeconds?: number;
+  /** @default none (Kubernetes mounts the token) */
   readonly automountServiceAccountToken?: boolean;
+  /** @default none (the namespace's `default`) */
   readonly serviceAccountName?: string;
 }
 
 export interface ResolvedStorageVolume {
   readonly name: string;
+  /** @default none (the cluster's default StorageClass) */
   readonly storageClassName?: string;
+  /** @default none */
   readonly volumeAttributesClassName?: string;
   readonly storageSize: string;
+  /** @default none (not mounted) */
   readonly mountPath?: string;
 }
 
 export interface ResolvedProbe {
   readonly type: 'tcp' | 'command';
   readonly initialDelaySeconds: number;
+  /** @default none (Kubernetes default: 10) */
   readonly periodSeconds?: number;
 }
 
@@ -65,10 +77,11 @@ export interface ResolvedLogTailer {
   readonly image: string;
   readonly imagePullPolicy: string;
   readonly resources: ResourceRequirements;
+  /** @default none */
   readonly securityContext?: SecurityContext;
   /** Native sidecars (init containers with `restartPolicy: Always`) rather than plain containers. */
   readonly useSidecar: boolean;
-  /** With useSidecar: seconds to wait after SIGTERM before exiting. */
+  /** With useSidecar: seconds to wait after SIGTERM before exiting. @default none (exit at once) */
   readonly sleepTimeSeconds?: number;
 }
 
@@ -87,13 +100,17 @@ export interface ResolvedComponent {
   readonly additionalContainers: Container[];
   readonly additionalVolumes: Volume[];
   readonly additionalVolumeMounts: VolumeMount[];
+  /** @default none */
   readonly securityContext?: SecurityContext;
+  /** @default none (no probe, except TiDB's) */
   readonly readinessProbe?: ResolvedProbe;
   /** Container resources: requests/limits without `storage`. */
   readonly resources: ResourceRequirements;
-  /** Size of the data volume (`requests.storage`). */
+  /** Size of the data volume (`requests.storage`). @default none (no data volume) */
   readonly storageRequest?: string;
+  /** @default none (the cluster's default StorageClass) */
   readonly storageClassName?: string;
+  /** @default none */
   readonly volumeAttributesClassName?: string;
   readonly storageVolumes: ResolvedStorageVolume[];
   /** The user's config as a TOML table (before the keys the renderer owns are overlaid). */
@@ -107,9 +124,13 @@ export interface ResolvedService {
   readonly annotations: Record<string, string>;
   readonly labels: Record<string, string>;
   readonly portName: string;
+  /** @default none */
   readonly loadBalancerIP?: string;
+  /** @default none (Kubernetes allocates one) */
   readonly clusterIP?: string;
+  /** @default none */
   readonly loadBalancerSourceRanges?: string[];
+  /** @default none */
   readonly loadBalancerClass?: string;
 }
 
@@ -117,11 +138,11 @@ export interface ResolvedService {
 export interface Ctx {
   readonly tc: TidbCluster;
   readonly spec: TidbClusterSpec;
-  /** The cluster's namespace: its own, else the one given with `--namespace`. */
+  /** The cluster's namespace: its own, else the one given with `--namespace`. @default none (objects take the namespace they are applied to) */
   readonly namespace?: string;
   readonly issues: SpecIssue[];
   readonly helper: { readonly image: string; readonly imagePullPolicy: string };
-  /** `--controller-image`: the discovery image when `spec.discovery` names none. */
+  /** `--controller-image`: the discovery image when `spec.discovery` names none. @default this release's image */
   readonly controllerImage?: string;
   /** The target Kubernetes minor (31 for 1.31). */
   readonly kubeMinor: number;
@@ -190,8 +211,11 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
 
 /** The pod-level fields a component takes from the cluster-wide ones (`PodSettings`) and a few of its own. */
 export interface PodFields extends PodSettings {
+  /** @default none (Kubernetes default: 30) */
   terminationGracePeriodSeconds?: number;
+  /** @default none (Kubernetes mounts the token) */
   automountServiceAccountToken?: boolean;
+  /** @default spec.serviceAccount */
   serviceAccount?: string;
 }
 

@@ -11,6 +11,7 @@ export interface DefaultEntry {
   /** Field path in the TidbCluster, `<component>` standing for pd, tikv and tidb. */
   readonly field: string;
   readonly value: string | number | boolean;
+  /** @default none */
   readonly note?: string;
 }
 

@@ -85,11 +85,15 @@ export interface DiscoverySpec extends Omit<PodSettings, 'statefulSetUpdateStrat
    */
   automountServiceAccountToken?: boolean;
   /** Accepted only when it suspends nothing: there is no StatefulSet to suspend. @default {} */
-  suspendAction?: { suspendStatefulSet?: false };
+  suspendAction?: {
+    /** @default false */
+    suspendStatefulSet?: false;
+  };
 }
 
 /** The controller's HTTP probe timing after the user's overrides. */
 export interface ResolvedDiscoveryProbe {
+  /** @default none (Kubernetes default: 0) */
   readonly initialDelaySeconds?: number;
   readonly periodSeconds: number;
   readonly failureThreshold: number;

@@ -3,7 +3,7 @@ export interface SpecIssue {
   /** Path in the document, e.g. `spec.tikv.replica`. */
   readonly path: string;
   readonly message: string;
-  /** 1-based line in the source file, when the document came from a file. */
+  /** 1-based line in the source file, when the document came from a file. @default none */
   readonly line?: number;
 }
 

@@ -14,7 +14,7 @@ export const DEFAULT_KUBE_VERSION = `1.${OLDEST_KUBE_MINOR}`;
 export interface KubeTarget {
   /** 31 for Kubernetes 1.31. */
   readonly minor: number;
-  /** Set when the version asked for was newer than {@link NEWEST_KUBE_MINOR} and was taken as it. */
+  /** Set when the version asked for was newer than {@link NEWEST_KUBE_MINOR} and was taken as it. @default none */
   readonly note?: string;
 }
 
@@ -55,11 +55,11 @@ export interface KubeFeature {
   readonly name: string;
   /** The first minor where it is on by default. */
   readonly since: number;
-  /** The first minor where it is GA, when later than `since`. */
+  /** The first minor where it is GA, when later than `since`. @default none (GA from `since`) */
   readonly ga?: number;
-  /** The first minor where it exists but is off by default, when earlier than `since`. */
+  /** The first minor where it exists but is off by default, when earlier than `since`. @default none (the field does not exist before `since`) */
   readonly offByDefault?: number;
-  /** The feature gate a cluster turns on for it before `since`. */
+  /** The feature gate a cluster turns on for it before `since`. @default none */
   readonly gate?: string;
 }
 

@@ -11,6 +11,7 @@ export interface ResolvedPD extends ResolvedComponent {
   readonly startTimeout: number;
   readonly initWaitTime: number;
   readonly startUpScriptVersion: '' | 'v1';
+  /** @default none (`dashboard.internal-proxy` is left out of the config) */
   readonly enableDashboardInternalProxy?: boolean;
   /** Mount `<cluster>-cluster-client-secret` (only with tlsCluster). */
   readonly mountClusterClientSecret: boolean;

@@ -20,7 +20,7 @@ export interface ResolvedPump extends ResolvedComponent {
   readonly kind: 'pump';
   /** `-L`: config `log-level`. */
   readonly logLevel: string;
-  /** `TZ` env (`spec.timezone`, possibly empty) when `setTimeZone`; undefined: no TZ env. */
+  /** `TZ` env (`spec.timezone`, possibly empty) when `setTimeZone`; undefined: no TZ env. @default none */
   readonly timezone?: string;
 }
 

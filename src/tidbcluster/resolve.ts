@@ -58,6 +58,7 @@ export interface ScriptFeatureFlags {
 
 export interface ResolvedCluster {
   readonly name: string;
+  /** @default none (objects take the namespace they are applied to) */
   readonly namespace?: string;
   /** The Kubernetes minor the manifests are rendered for (31 for 1.31). */
   readonly kubeMinor: number;
@@ -81,18 +82,25 @@ export interface ResolvedCluster {
   readonly acrossK8s: boolean;
   /** `spec.pdAddresses`, checked to be http(s) URLs. */
   readonly pdAddresses: readonly string[];
-  /** `spec.cluster`: the TidbCluster whose PD this one joins (namespace defaulted to this one's). */
+  /** `spec.cluster`: the TidbCluster whose PD this one joins (namespace defaulted to this one's). @default none (the cluster has its own PD) */
   readonly joinCluster?: ResolvedClusterRef;
-  /** `spec.tidb.tlsClient` when enabled: TLS for MySQL clients. */
+  /** `spec.tidb.tlsClient` when enabled: TLS for MySQL clients. @default none (no TLS for MySQL clients) */
   readonly sqlTls?: ResolvedSqlTls;
   /** The TidbCluster's own annotations (a few operator switches live there). */
   readonly annotations: Readonly<Record<string, string>>;
+  /** @default none (no PD) */
   readonly pd?: ResolvedPD;
+  /** @default none (no TiKV) */
   readonly tikv?: ResolvedTiKV;
+  /** @default none (no TiDB) */
   readonly tidb?: ResolvedTiDB;
+  /** @default none (no TiFlash) */
   readonly tiflash?: ResolvedTiFlash;
+  /** @default none (no TiCDC) */
   readonly ticdc?: ResolvedTiCDC;
+  /** @default none (no Pump) */
   readonly pump?: ResolvedPump;
+  /** @default none (no TiProxy) */
   readonly tiproxy?: ResolvedTiProxy;
   /** The discovery Deployment running the companion controller: rendered for every cluster. */
   readonly discovery: ResolvedDiscovery;
@@ -100,6 +108,7 @@ export interface ResolvedCluster {
 
 export interface ResolvedClusterRef {
   readonly name: string;
+  /** @default none (the joining cluster has no namespace either) */
   readonly namespace?: string;
   readonly clusterDomain: string;
 }

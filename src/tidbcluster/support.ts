@@ -18,9 +18,11 @@ import { TIPROXY_FIELDS } from './tiproxy';
  */
 export interface ComponentFields {
   readonly extra: readonly string[];
+  /** @default [] */
   readonly except?: readonly string[];
+  /** @default {} */
   readonly offValues?: Readonly<Record<string, readonly unknown[]>>;
-  /** Why a field is refused, keyed by its path below `spec.<component>`. */
+  /** Why a field is refused, keyed by its path below `spec.<component>`. @default {} */
   readonly reasons?: Readonly<Record<string, string>>;
 }
 

@@ -18,25 +18,33 @@ import type { TiDBServiceSpec, TiDBSpec } from './types';
 
 export interface ResolvedTiDBService extends ResolvedService {
   readonly port: number;
+  /** @default none */
   readonly externalTrafficPolicy?: string;
   readonly exposeStatus: boolean;
+  /** @default none */
   readonly mysqlNodePort?: number;
+  /** @default none */
   readonly statusNodePort?: number;
   readonly additionalPorts: NonNullable<TiDBServiceSpec['additionalPorts']>;
 }
 
 export interface ResolvedTiDB extends ResolvedComponent {
   readonly kind: 'tidb';
+  /** @default none (no client Service) */
   readonly service?: ResolvedTiDBService;
   readonly binlogEnabled: boolean;
   readonly separateSlowLog: boolean;
+  /** @default none (the `slowlog` emptyDir) */
   readonly slowLogVolumeName?: string;
   readonly slowLogTailer: ResolvedLogTailer;
   readonly tokenBasedAuthEnabled: boolean;
+  /** @default none */
   readonly bootstrapSQLConfigMapName?: string;
   readonly plugins: string[];
   readonly arguments: string[];
+  /** @default none */
   readonly lifecycle?: Lifecycle;
+  /** @default none */
   readonly customizedStartupProbe?: NonNullable<TiDBSpec['customizedStartupProbe']>;
 }
 

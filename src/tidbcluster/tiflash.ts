@@ -16,7 +16,7 @@ import {
 } from './component';
 import { KUBE_FEATURES } from './kube-version';
 import type { ComponentFields } from './support';
-import type { ComponentConfig, ComponentSpec, LogTailerSpec, Quantity, ResourceList } from './types';
+import type { ComponentConfig, ComponentSpec, LogTailerSpec, Quantity, ResourceList, ResourcesSpec, ScalePolicy } from './types';
 import { imageTag } from './version';
 
 /** Pod annotation (in `spec.tiflash.annotations`) that selects "mount-cm" mode. */
@@ -63,38 +63,50 @@ export type TiFlashConfigSpec = {
 
 /** One data volume `data<i>`, mounted at `/data<i>`. */
 export interface TiFlashStorageClaim {
-  /** Only `requests.storage` (required) is read: it sizes the PVC. */
-  resources?: { requests?: ResourceList; limits?: ResourceList; claims?: unknown[] };
+  /** Only `requests.storage` (required) is read: it sizes the PVC; `claims` is refused. @default {} */
+  resources?: ResourcesSpec;
   /** @default the cluster's default StorageClass; `""` asks for no class */
   storageClassName?: string;
+  /** VolumeAttributesClass of the claim (Kubernetes 1.34, or 1.31 with its feature gate). @default none */
   volumeAttributesClassName?: string;
 }
 
 export interface TiFlashSpec extends Omit<ComponentSpec, 'config' | 'storageClassName' | 'storageVolumes' | 'readinessProbe'> {
   /** Data volumes `data0`, `data1`, ...; at least one. TiFlash keeps its metadata and logs on `data0`. */
   storageClaims: TiFlashStorageClaim[];
+  /** @default {} */
   config?: TiFlashConfigSpec;
   /** Main container `privileged` when no securityContext is given. @default false */
   privileged?: boolean;
   /** Resources and security context of the `init` container (init mode). @default none */
-  initializer?: { requests?: ResourceList; limits?: ResourceList; claims?: unknown[]; securityContext?: SecurityContext };
-  /** Resources and security context of the serverlog / errorlog / clusterlog sidecars. */
-  logTailer?: Omit<LogTailerSpec, 'image' | 'imagePullPolicy'> & { claims?: unknown[] };
+  initializer?: ResourcesSpec & {
+    /** @default none */
+    securityContext?: SecurityContext;
+  };
+  /** Resources and security context of the serverlog / errorlog / clusterlog sidecars. @default {} */
+  logTailer?: LogTailerSpec;
   /** For the controller. @default false */
   recoverFailover?: boolean;
-  /** For the controller. */
-  failover?: { recoverByUID?: string };
-  /** For the controller. @default 1 / 1 */
-  scalePolicy?: { scaleInParallelism?: number; scaleOutParallelism?: number };
-  /** Only the "off" values are accepted. */
-  suspendAction?: { suspendStatefulSet?: boolean };
+  /** For the controller. @default {} */
+  failover?: {
+    /** Remove the failover Pods created for this failure. @default none */
+    recoverByUID?: string;
+  };
+  /** For the controller. @default {} */
+  scalePolicy?: ScalePolicy;
+  /** Only the "off" values are accepted. @default {} */
+  suspendAction?: {
+    /** @default false */
+    suspendStatefulSet?: boolean;
+  };
 }
 
 /** A resolved `storageClaims` entry. */
 export interface ResolvedTiFlashClaim {
   readonly storage: string;
-  /** As given; `""` is kept (it means "no class", unlike leaving it out). */
+  /** As given; `""` is kept (it means "no class", unlike leaving it out). @default none (the cluster's default class) */
   readonly storageClassName?: string;
+  /** @default none */
   readonly volumeAttributesClassName?: string;
 }
 
@@ -127,7 +139,11 @@ export interface ResolvedTiFlash extends ResolvedComponent {
   readonly proxyConfig: TomlTable;
   /** The files the log sidecars follow (from the config, else the defaults). */
   readonly logFiles: { readonly server: string; readonly error: string; readonly cluster: string };
-  readonly initializer: { readonly resources: ResourceRequirements; readonly securityContext?: SecurityContext };
+  readonly initializer: {
+    readonly resources: ResourceRequirements;
+    /** @default none */
+    readonly securityContext?: SecurityContext;
+  };
   readonly logTailer: ResolvedLogTailer;
 }
 

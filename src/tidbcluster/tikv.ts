@@ -3,6 +3,12 @@ import { DEFAULTS } from './defaults';
 import { checked, resolveComponent, resolveLogTailer, storageCapacity, type Ctx, type ResolvedComponent, type ResolvedLogTailer } from './component';
 import { SUB_DIR } from './patterns';
 
+/** A separate TiKV log (RocksDB's or Raft's) followed by its own tailer. */
+export interface ResolvedTiKVLog {
+  /** The storage volume or additional mount that holds the log. @default none (the data volume) */
+  readonly volumeName?: string;
+}
+
 export interface ResolvedTiKV extends ResolvedComponent {
   readonly kind: 'tikv';
   readonly dataSubDir: string;
@@ -12,8 +18,10 @@ export interface ResolvedTiKV extends ResolvedComponent {
   readonly enableNamedStatusPort: boolean;
   /** PD start timeout, also used by the TiKV v2 script's optional DNS wait. */
   readonly startTimeout: number;
-  readonly rocksDBLog?: { readonly volumeName?: string };
-  readonly raftLog?: { readonly volumeName?: string };
+  /** The `rocksdblog` tailer, with `separateRocksDBLog`. @default none (no tailer) */
+  readonly rocksDBLog?: ResolvedTiKVLog;
+  /** The `raftlog` tailer, with `separateRaftLog`. @default none (no tailer) */
+  readonly raftLog?: ResolvedTiKVLog;
   readonly logTailer: ResolvedLogTailer;
   /** Mount `<cluster>-cluster-client-secret` (only with tlsCluster). */
   readonly mountClusterClientSecret: boolean;

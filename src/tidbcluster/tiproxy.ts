@@ -18,7 +18,10 @@ export interface TiProxySpec extends Omit<ComponentSpec, 'maxFailoverCount' | 'r
    */
   configUpdateStrategy?: 'InPlace';
   /** Accepted only when it suspends nothing (`{}` or `suspendStatefulSet: false`). @default {} */
-  suspendAction?: { suspendStatefulSet?: boolean };
+  suspendAction?: {
+    /** @default false */
+    suspendStatefulSet?: boolean;
+  };
   /**
    * With `spec.tidb.tlsClient`, TiProxy connects to TiDB over TLS even when the TidbCluster carries the
    * `tidb.tidb.pingcap.com/skip-tls-when-connect-tidb` annotation (legacy `certLayout` mounts the

@@ -37,8 +37,11 @@ export interface TidbCluster {
   kind: typeof KIND;
   metadata: {
     name: string;
+    /** @default the `--namespace` of `render`, else none (the objects take the namespace they are applied to) */
     namespace?: string;
+    /** The `app.kubernetes.io/instance` label here renames the instance label of every object. @default {} */
     labels?: Record<string, string>;
+    /** A few operator switches are read from here (see the README). @default {} */
     annotations?: Record<string, string>;
   };
   spec: TidbClusterSpec;
@@ -86,9 +89,11 @@ export interface TopologySpreadConstraintSpec {
   topologyKey: string;
   /** @default 1 */
   maxSkew?: number;
+  /** @default none (Kubernetes counts it as 1) */
   minDomains?: number;
+  /** @default none (Kubernetes takes Honor) */
   nodeAffinityPolicy?: string;
-  /** Overrides of the default selector labels (component, instance). */
+  /** Added to, and overriding, the default selector labels (name, managed-by, component, instance). @default {} */
   matchLabels?: Record<string, string>;
 }
 
@@ -97,8 +102,13 @@ export interface TidbClusterSpec extends PodSettings {
   version?: string;
   /** `TZ` of PD, TiKV and TiDB; also of the controller, which takes `UTC` when it is empty. @default "" */
   timezone?: string;
-  /** Image for log tailers and init containers. */
-  helper?: { /** @default busybox:1.26.2 */ image?: string; /** @default spec.imagePullPolicy */ imagePullPolicy?: string };
+  /** Image for log tailers and init containers. @default {} */
+  helper?: {
+    /** @default the deprecated spec.tidb.slowLogTailer.image, else busybox:1.26.2 */
+    image?: string;
+    /** @default spec.imagePullPolicy */
+    imagePullPolicy?: string;
+  };
   /** Pod service account of every component that sets none. @default none */
   serviceAccount?: string;
   /** Adds TiKV's `--advertise-status-addr`. @default false */
@@ -112,7 +122,11 @@ export interface TidbClusterSpec extends PodSettings {
   /** Listen on `[::]` and ask for dual-stack Services. @default false */
   preferIPv6?: boolean;
   /** Deprecated PD Service type: `[{name: pd, type: NodePort}]`. @default [] */
-  services?: { name: string; type?: string }[];
+  services?: {
+    name: string;
+    /** @default ClusterIP */
+    type?: string;
+  }[];
   /** Stops all controller stepping. @default false */
   paused?: boolean;
   /** For the controller: reclaim policy of bound PVs. @default Retain */
@@ -135,12 +149,19 @@ export interface TidbClusterSpec extends PodSettings {
    * or used directly by v2 scripts with the `PreferPDAddressesOverDiscovery` flag. @default []
    */
   pdAddresses?: string[];
+  /** @default none (no PD; the cluster then joins `spec.cluster`'s PD) */
   pd?: PDSpec;
+  /** @default none (no TiKV) */
   tikv?: TiKVSpec;
+  /** @default none (no TiDB) */
   tidb?: TiDBSpec;
+  /** @default none (no TiFlash) */
   tiflash?: TiFlashSpec;
+  /** @default none (no TiCDC) */
   ticdc?: TiCDCSpec;
+  /** @default none (no Pump) */
   pump?: PumpSpec;
+  /** @default none (no TiProxy) */
   tiproxy?: TiProxySpec;
 }
 
@@ -197,26 +218,33 @@ export interface ComponentSpec extends PodSettings {
   baseImage?: string;
   /** Image tag. @default spec.version */
   version?: string;
-  /** Deprecated full image, used only when baseImage is empty. */
+  /** Deprecated full image, used only when baseImage is empty. @default none */
   image?: string;
   /** CPU/memory requests; `storage` sizes the data volume. @default {} */
   requests?: ResourceList;
   /** CPU/memory limits (`storage` is TiKV's capacity). @default {} */
   limits?: ResourceList;
+  /** The component's own config file; the renderer adds the settings it owns. @default {} */
   config?: ComponentConfig;
   /** Appended after the operator-set env; reserved names cannot be overridden. @default [] */
   env?: EnvVar[];
+  /** @default [] */
   envFrom?: EnvFromSource[];
+  /** Run before the component's own init containers. @default [] */
   initContainers?: Container[];
   /** Appended after the component's containers; one with the same name is merged into it. @default [] */
   additionalContainers?: Container[];
+  /** @default [] */
   additionalVolumes?: Volume[];
+  /** Mounted into the main container. @default [] */
   additionalVolumeMounts?: VolumeMount[];
   /** @default Kubernetes default (30) */
   terminationGracePeriodSeconds?: number;
-  /** Main container security context. */
+  /** Main container security context. @default none */
   securityContext?: SecurityContext;
+  /** @default none, except TiDB's TCP probe on port 4000 after 10 seconds */
   readinessProbe?: ProbeSpec;
+  /** @default none (Kubernetes mounts the token) */
   automountServiceAccountToken?: boolean;
   /** @default spec.serviceAccount */
   serviceAccount?: string;
@@ -236,18 +264,24 @@ export interface ComponentSpec extends PodSettings {
 export interface ServiceSpec {
   /** @default ClusterIP */
   type?: string;
+  /** @default {} */
   annotations?: Record<string, string>;
-  /** Merged under the operator labels. */
+  /** Merged under the operator labels. @default {} */
   labels?: Record<string, string>;
+  /** @default none */
   loadBalancerIP?: string;
+  /** @default none (Kubernetes allocates one) */
   clusterIP?: string;
   /** @default client (PD), mysql-client (TiDB) */
   portName?: string;
+  /** @default [] */
   loadBalancerSourceRanges?: string[];
+  /** @default none */
   loadBalancerClass?: string;
 }
 
 export interface PDSpec extends ComponentSpec {
+  /** The client Service `<cluster>-pd`. @default {} (type ClusterIP) */
   service?: ServiceSpec;
   /** Data dir below `/var/lib/pd`. @default "" */
   dataSubDir?: string;
@@ -267,12 +301,20 @@ export interface PDSpec extends ComponentSpec {
   tlsClientSecretName?: string;
 }
 
-export interface LogTailerSpec {
+/** A container's resources, as Kubernetes' ResourceRequirements. */
+export interface ResourcesSpec {
+  /** @default {} */
   requests?: ResourceList;
+  /** @default {} */
   limits?: ResourceList;
+  /** Dynamic resource claims. @default [] */
+  claims?: unknown[];
+}
+
+/** A log tailer sidecar; its image is `spec.helper.image`. Its `claims` are taken only by TiFlash's tailers. */
+export interface LogTailerSpec extends ResourcesSpec {
+  /** @default none */
   securityContext?: SecurityContext;
-  image?: string;
-  imagePullPolicy?: string;
   /**
    * Run the tailers as native sidecars: init containers with `restartPolicy: Always`, which start
    * before the server and stop after it. @default false
@@ -280,6 +322,14 @@ export interface LogTailerSpec {
   useSidecar?: boolean;
   /** With useSidecar: seconds a tailer waits after SIGTERM, to print the server's last lines. @default 0 */
   sleepTimeSeconds?: number;
+}
+
+/** TiDB's slow log tailer, which also takes the helper image the deprecated way. */
+export interface SlowLogTailerSpec extends LogTailerSpec {
+  /** Deprecated: set `spec.helper.image`. Used for every helper container when that is not set. @default spec.helper.image */
+  image?: string;
+  /** Deprecated: set `spec.helper.imagePullPolicy`. @default spec.helper.imagePullPolicy */
+  imagePullPolicy?: string;
 }
 
 export interface TiKVSpec extends ComponentSpec {
@@ -297,6 +347,7 @@ export interface TiKVSpec extends ComponentSpec {
   rocksDBLogVolumeName?: string;
   /** Storage volume or additional mount holding the Raft log. @default the data volume */
   raftLogVolumeName?: string;
+  /** The RocksDB and Raft log tailers. @default {} */
   logTailer?: LogTailerSpec;
   /** For the controller. @default 1500m */
   evictLeaderTimeout?: string;
@@ -304,9 +355,16 @@ export interface TiKVSpec extends ComponentSpec {
   waitLeaderTransferBackTimeout?: string;
   /** For the controller. @default false */
   recoverFailover?: boolean;
-  failover?: { recoverByUID?: string };
+  /** @default {} */
+  failover?: {
+    /** For the controller: remove the failover Pods created for this failure. @default none */
+    recoverByUID?: string;
+  };
+  /** Extra node label keys for TiKV's store labels (accepted; not applied yet). @default [] */
   storeLabels?: string[];
-  scalePolicy?: { scaleInParallelism?: number; scaleOutParallelism?: number };
+  /** For the controller. @default {} */
+  scalePolicy?: ScalePolicy;
+  /** For the controller: spare replicas while a volume is replaced. @default 1 */
   spareVolReplaceReplicas?: number;
   /** Mounts `<cluster>-cluster-client-secret` at `/var/lib/cluster-client-tls`; only with TLS. @default false */
   mountClusterClientSecret?: boolean;
@@ -315,12 +373,39 @@ export interface TiKVSpec extends ComponentSpec {
 export interface TiDBServiceSpec extends ServiceSpec {
   /** @default 4000 */
   port?: number;
+  /** @default none (Kubernetes takes Cluster) */
   externalTrafficPolicy?: string;
   /** Adds the status port 10080. @default true */
   exposeStatus?: boolean;
+  /** @default none (Kubernetes allocates one) */
   mysqlNodePort?: number;
+  /** @default none (Kubernetes allocates one) */
   statusNodePort?: number;
-  additionalPorts?: { name?: string; port: number; targetPort?: number | string; protocol?: string; nodePort?: number; appProtocol?: string }[];
+  /** Appended to the Service's ports as given. @default [] */
+  additionalPorts?: TiDBServicePort[];
+}
+
+/** An extra port of the TiDB client Service (a Kubernetes ServicePort). */
+export interface TiDBServicePort {
+  /** @default none */
+  name?: string;
+  port: number;
+  /** @default the port */
+  targetPort?: number | string;
+  /** @default TCP */
+  protocol?: string;
+  /** @default none (Kubernetes allocates one for NodePort and LoadBalancer) */
+  nodePort?: number;
+  /** @default none */
+  appProtocol?: string;
+}
+
+/** How many Pods the controller adds or removes at a time. */
+export interface ScalePolicy {
+  /** @default 1 */
+  scaleInParallelism?: number;
+  /** @default 1 */
+  scaleOutParallelism?: number;
 }
 
 export interface TiDBSpec extends ComponentSpec {
@@ -332,7 +417,8 @@ export interface TiDBSpec extends ComponentSpec {
   separateSlowLog?: boolean;
   /** Storage volume or additional mount holding the slow log. @default an emptyDir `slowlog` */
   slowLogVolumeName?: string;
-  slowLogTailer?: LogTailerSpec;
+  /** The slow log tailer. @default {} */
+  slowLogTailer?: SlowLogTailerSpec;
   /** Mounts `<cluster>-tidb-auth-token-jwks-secret` and sets `security.auth-token-jwks`. @default false */
   tokenBasedAuthEnabled?: boolean;
   /** ConfigMap with key `bootstrap-sql` run at bootstrap. @default none */
@@ -341,17 +427,25 @@ export interface TiDBSpec extends ComponentSpec {
   plugins?: string[];
   /** Extra tidb-server arguments (v1 start script only). @default [] */
   arguments?: string[];
+  /** Lifecycle hooks of the tidb container. @default none */
   lifecycle?: Lifecycle;
+  /** A startup probe binary copied from `image` by an init container. @default none */
   customizedStartupProbe?: {
     image: string;
     binaryName: string;
+    /** @default [] */
     args?: string[];
+    /** Values below 1 are left out. @default Kubernetes default (1) */
     timeoutSeconds?: number;
+    /** Values below 1 are left out. @default Kubernetes default (10) */
     periodSeconds?: number;
+    /** Values below 1 are left out. @default Kubernetes default (3) */
     failureThreshold?: number;
   };
+  /** Labels of the TiDB server (accepted; not applied yet). @default {} */
   serverLabels?: Record<string, string>;
-  scalePolicy?: { scaleInParallelism?: number; scaleOutParallelism?: number };
+  /** For the controller. @default {} */
+  scalePolicy?: ScalePolicy;
   /** TLS for MySQL clients. @default off */
   tlsClient?: TiDBTLSClient;
 }
