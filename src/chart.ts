@@ -8,6 +8,7 @@ import { TidbComponent } from './render/tidb';
 import { TiFlashComponent } from './render/tiflash';
 import { TikvComponent } from './render/tikv';
 import { TiProxyComponent } from './render/tiproxy';
+import { VolumeSizesConfigMap } from './render/volume-sizes';
 import { ApiRefusalError, apiProblems } from './render/api-check';
 import { checkTidbCluster } from './tidbcluster/check';
 import type { ResolvedCluster } from './tidbcluster/resolve';
@@ -65,6 +66,8 @@ export class TidbClusterChart extends Chart {
     if (c.pump) new PumpComponent(this, 'pump', { cluster: c });
     if (c.tidb) new TidbComponent(this, 'tidb', { cluster: c });
     if (c.ticdc) new TiCDCComponent(this, 'ticdc', { cluster: c });
+    // Last: it reads the volume claim templates of the StatefulSets above.
+    new VolumeSizesConfigMap(this, 'volume-sizes', { cluster: c });
     // `app.synth()` validates every construct before it writes a file: refusing here keeps a chart the
     // API server would refuse from leaving the other charts' files half-written.
     // (Chart.toJson would run this validation again, so the objects are taken one by one.)

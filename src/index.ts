@@ -7,6 +7,7 @@ export { TiFlashComponent, type TiFlashComponentProps } from './render/tiflash';
 export { TiCDCComponent, type TiCDCComponentProps } from './render/ticdc';
 export { PumpComponent, type PumpComponentProps } from './render/pump';
 export { TiProxyComponent, type TiProxyComponentProps } from './render/tiproxy';
+export { VolumeSizesConfigMap, type VolumeSizesProps } from './render/volume-sizes';
 export { renderClusters, type RenderedCluster } from './render/render';
 export { toYamlStream } from './render/output';
 export { checkTidbCluster } from './tidbcluster/check';

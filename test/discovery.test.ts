@@ -32,13 +32,14 @@ describe('discovery objects', () => {
     expect(names.discovery('demo')).toBe('demo-discovery');
   });
 
-  test('Role: exactly the verbs the controller uses, state ConfigMap and Lease by name', () => {
+  test('Role: exactly the verbs the controller uses, state ConfigMap, volume sizes and Lease by name', () => {
     expect(find(objects, 'Role', 'demo-discovery').rules).toEqual([
-      { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'list', 'delete'] },
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['demo-status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['demo-volume-sizes'], verbs: ['get'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['demo-discovery'], verbs: ['get', 'update'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

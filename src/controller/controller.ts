@@ -7,7 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { ANNOTATION, COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ComponentKind } from '../tidbcluster/names';
+import { ANNOTATION, COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, VOLUME_SIZES_KEY, type ComponentKind } from '../tidbcluster/names';
 import { staleConfigMaps } from './configmaps';
 import { Discovery } from './discovery';
 import { extraReplicas, failoverOf, NO_FAILOVER, trackHealth, type FailoverKind, type FailoverState } from './failover';
@@ -39,6 +39,8 @@ import {
 import { buildStatus, evictionsOf, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './status';
 import { tiflashStatusUrl, tiflashStoreStatus } from './probes';
 import { WorkQueue } from './queue';
+import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf, type RecreateRecord, type VolumeSizes } from './volumes';
+import type { VolumeRefusal } from './steps';
 
 export interface ControllerOptions {
   readonly cluster: ClusterInfo;
@@ -85,6 +87,12 @@ const withoutKeys = <T>(o: Readonly<Record<string, T>>, keys: readonly string[])
 /** RFC 3339 with milliseconds (Go's RFC 3339 parser, the operator's, accepts the fraction). */
 const rfc3339 = (ms: number): string => new Date(ms).toISOString();
 
+/** How often, at most, the volume sizes ConfigMap is read (it has no watch: a resize is never urgent). */
+const VOLUME_SIZES_EVERY_MS = 5_000;
+
+/** Reasons of the refusals the health checks must show as failed (`tidb-gitops.io/refused`). */
+const REFUSALS = new Set(['FailedScaleIn', 'VolumeShrinkRefused', 'VolumeResizeRefused']);
+
 /** How long a failover's deletes are given to show in the caches before they are sent again. */
 const FAILOVER_DELETE_PATIENCE_MS = 30_000;
 
@@ -125,6 +133,13 @@ export class Controller {
   /** StatefulSet specs and revisions at the last config collection; a change means a new look. */
   private configFingerprint?: string;
   private configRecheckAt?: number;
+  /** StatefulSets being re-created for larger volumes, by component (kept in the status ConfigMap). */
+  private recreates = new Map<string, RecreateRecord>();
+  /** The status document last written (or found at start), kept when only the records change. */
+  private statusDoc?: string;
+  /** Claims the API server refused to grow, by component. */
+  private volumeRefusals: Record<string, VolumeRefusal> = {};
+  private volumeSizes: { read: number; sizes: VolumeSizes } = { read: -Infinity, sizes: {} };
 
   constructor(private readonly opts: ControllerOptions) {
     const c = opts.cluster;
@@ -256,12 +271,17 @@ export class Controller {
     const c = this.opts.cluster;
     const statusName = names.status(c.name);
     if (!this.restored) {
-      const doc = parseStatus((await this.kube.getConfigMapData(statusName))?.[STATUS_KEY]);
+      const data = await this.kube.getConfigMapData(statusName);
+      const doc = parseStatus(data?.[STATUS_KEY]);
       this.lastOps = lastOperationsOf(doc);
       this.failover = failoverOf(doc);
       this.evictions = evictionsOf(doc);
+      this.recreates = recreateRecordsOf(data);
+      this.statusDoc = data?.[STATUS_KEY];
       this.restored = true;
     }
+    if (await this.finishRecreates()) return true;
+    const volumeSizes = await this.readVolumeSizes();
     const allPods = this.kube.pods();
     const components: ComponentState[] = [];
     for (const kind of c.components) {
@@ -278,7 +298,7 @@ export class Controller {
     const probes = await this.probe(components, pd);
     const now = Date.now();
     const options = { autoFailover: this.opts.autoFailover, failoverPeriodMs: this.opts.failoverPeriodMs, resyncMs: this.opts.resyncMs, newFailoverUid: randomUUID() };
-    const base = { cluster: c, components, pd, now, volumes: this.kube.volumes(), options, probes, evictions: this.evictions };
+    const base = { cluster: c, components, pd, now, volumes: this.kube.volumes(), options, probes, evictions: this.evictions, volumeSizes, volumeRefusals: this.volumeRefusals };
     this.failover = { ...this.failover, unhealthySince: trackHealth(this.failover.unhealthySince, { ...base, failover: this.failover }) };
     const plans = plan({ ...base, failover: this.failover });
 
@@ -331,7 +351,7 @@ export class Controller {
       const extra = extraReplicas(p.kind, this.failover);
       const want: Record<string, string | null> = {
         [ANNOTATION.failoverReplicas]: extra > 0 ? String(extra) : null,
-        [ANNOTATION.refused]: p.event?.reason === 'FailedScaleIn' ? p.reason : null,
+        [ANNOTATION.refused]: p.event && REFUSALS.has(p.event.reason) ? p.reason : null,
       };
       const have = sts.metadata.annotations ?? {};
       const patch = Object.fromEntries(Object.entries(want).filter(([k, v]) => (have[k] ?? null) !== v));
@@ -388,10 +408,18 @@ export class Controller {
   /** Writes the status ConfigMap when its content changed. */
   private async writeStatus(components: readonly ComponentState[], plans: readonly ComponentPlan[], pd: PdState | { error: string } | undefined): Promise<void> {
     const c = this.opts.cluster;
-    const status = JSON.stringify(buildStatus(c.name, components, plans, pd, this.lastOps, this.failover, this.evictions), null, 2);
-    if (status === this.lastStatus) return;
-    await this.kube.applyConfigMap(names.status(c.name), selectorLabels(c.name, 'discovery'), { [STATUS_KEY]: status });
-    this.lastStatus = status;
+    await this.persistStatus(JSON.stringify(buildStatus(c.name, components, plans, pd, this.lastOps, this.failover, this.evictions), null, 2));
+  }
+
+  /** Writes the status document and the re-creation records, when either changed. */
+  private async persistStatus(status: string): Promise<void> {
+    const c = this.opts.cluster;
+    this.statusDoc = status;
+    const records = Object.fromEntries([...this.recreates].map(([kind, r]) => [recreateKey(kind), JSON.stringify(r)]));
+    const content = JSON.stringify([status, records]);
+    if (content === this.lastStatus) return;
+    await this.kube.applyConfigMap(names.status(c.name), selectorLabels(c.name, 'discovery'), { [STATUS_KEY]: status, ...records });
+    this.lastStatus = content;
   }
 
   /**
@@ -494,6 +522,35 @@ export class Controller {
           await this.setEvictions(withoutKeys(this.evictions, action.storeIds.map(String)), persist);
           log.info(p.reason, { stores: action.storeIds });
           break;
+        case 'resize-volumes':
+          for (const v of action.volumes) {
+            try {
+              await this.kube.resizeVolume(v.name, v.uid, v.size);
+            } catch (e) {
+              // The API server's word is final until Git or the cluster changes: no expansion in the
+              // claim's StorageClass, a claim not bound, a quota. Shown as a refusal, not retried.
+              const code = (e as { code?: number }).code;
+              if (code !== 403 && code !== 422) throw e;
+              const sizes = JSON.stringify(this.volumeSizes.sizes[p.kind]);
+              const message = `the API server refused to grow ${v.name} to ${v.size}: ${(e as Error).message.replace(/^resize pvc \S+: /, '')}`;
+              this.volumeRefusals = { ...this.volumeRefusals, [p.kind]: { message, sizes } };
+              throw e;
+            }
+          }
+          log.info(p.reason, { volumes: action.volumes.map((v) => `${v.name}=${v.size}`) });
+          break;
+        case 'recreate': {
+          const name = names.statefulSet(c.name, p.kind);
+          const live = await this.kube.readStatefulSet(name);
+          const cached = this.kube.statefulSets().find((s) => s.metadata.name === name);
+          if (!live || live.metadata?.uid !== cached?.metadata.uid || live.metadata?.deletionTimestamp) return false;
+          // The record first: a controller that dies after the delete creates the StatefulSet from it.
+          const record = recreateRecord(live, action.sizes);
+          await this.setRecreate(p.kind, record, persist);
+          await this.kube.deleteStatefulSetOrphan(name, record.uid);
+          log.info(p.reason, { statefulSet: name, sizes: action.sizes });
+          break;
+        }
         case 'delete-volumes':
           for (const v of action.volumes) await this.kube.deleteIfSame('pvc', v.name, v.uid);
           log.info(p.reason, { volumes: action.volumes.map((v) => v.name) });
@@ -558,6 +615,72 @@ export class Controller {
     }
     const added = Object.keys(next?.records ?? {}).length - before;
     if (added > 0) this.metrics.inc('tidb_gitops_failures_recorded_total', { component: kind }, added);
+  }
+
+  /** Adds (or, undefined, removes) a re-creation record and stores it; on a failed write the old records stay. */
+  private async setRecreate(kind: string, record: RecreateRecord | undefined, persist: () => Promise<void>): Promise<void> {
+    const previous = this.recreates;
+    const next = new Map(previous);
+    if (record) next.set(kind, record);
+    else next.delete(kind);
+    this.recreates = next;
+    try {
+      await persist();
+    } catch (err) {
+      this.recreates = previous;
+      throw err;
+    }
+  }
+
+  /**
+   * Carries on with the StatefulSets being re-created: deletes (Pods orphaned) one whose record was
+   * written but whose delete did not happen, creates one that is gone, and forgets the record once a
+   * new StatefulSet of that name exists. True while one is still on its way.
+   */
+  private async finishRecreates(): Promise<boolean> {
+    if (this.recreates.size === 0) return false;
+    const persist = () => this.persistStatus(this.statusDoc ?? '{}');
+    let pending = false;
+    for (const [kind, record] of this.recreates) {
+      const name = record.object.metadata.name as string;
+      const log = this.log.with({ component: kind, statefulSet: name });
+      const live = await this.kube.readStatefulSet(name);
+      if (live && live.metadata?.uid !== record.uid) {
+        await this.setRecreate(kind, undefined, persist);
+        log.info('the StatefulSet is re-created with its new volume claim templates');
+        continue;
+      }
+      pending = true;
+      if (live && !live.metadata?.deletionTimestamp) {
+        await this.kube.deleteStatefulSetOrphan(name, record.uid);
+        continue;
+      }
+      if (live) continue; // The garbage collector is orphaning its Pods and revisions.
+      const uid = await this.kube.createStatefulSet(record.object);
+      if (uid) {
+        await this.kube.setManagedFields(name, uid, record.managedFields).catch((e: Error) => log.warn(`cannot give the field owners back: ${e.message}`));
+        await this.event(name, 'Normal', 'VolumeTemplatesUpdated', `${name}: created again with its new volume claim templates; its Pods are adopted, none restarted`, true);
+        log.info('StatefulSet created again; its Pods are adopted');
+      }
+    }
+    return pending;
+  }
+
+  /** The sizes in the volume sizes ConfigMap, read at most every few seconds; {} when it is missing or bad. */
+  private async readVolumeSizes(): Promise<VolumeSizes> {
+    const now = Date.now();
+    if (now - this.volumeSizes.read < VOLUME_SIZES_EVERY_MS) return this.volumeSizes.sizes;
+    const name = names.volumeSizes(this.opts.cluster.name);
+    let sizes: VolumeSizes = {};
+    try {
+      sizes = parseVolumeSizes((await this.kube.getConfigMapData(name))?.[VOLUME_SIZES_KEY]);
+    } catch (e) {
+      this.log.warn(`ConfigMap ${name}: ${VOLUME_SIZES_KEY}: ${(e as Error).message}; volumes are left as they are`);
+    }
+    // A refusal stands for the sizes it refused; new sizes from Git are tried again.
+    this.volumeRefusals = Object.fromEntries(Object.entries(this.volumeRefusals).filter(([k, r]) => r.sizes === JSON.stringify(sizes[k])));
+    this.volumeSizes = { read: now, sizes };
+    return sizes;
   }
 
   /** Replaces the eviction records and stores them; on a failed write the old records stay. */

@@ -227,6 +227,72 @@ export class KubeAccess implements LeaseStore {
     );
   }
 
+  /**
+   * Asks for a larger claim. The uid in the patch is a precondition: a claim re-created meanwhile is
+   * left alone (409).
+   */
+  async resizeVolume(name: string, uid: string, size: string): Promise<void> {
+    const body = { metadata: { uid }, spec: { resources: { requests: { storage: size } } } };
+    await this.call(`resize pvc ${name}`, () =>
+      this.core.patchNamespacedPersistentVolumeClaim(
+        { name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    false);
+  }
+
+  /** A StatefulSet as plain JSON (as the API server sends it), or undefined when it does not exist. */
+  async readStatefulSet(name: string): Promise<any | undefined> {
+    try {
+      const sts = await this.call(`get statefulset ${name}`, () => this.apps.readNamespacedStatefulSet({ name, namespace: this.namespace }));
+      return JSON.parse(JSON.stringify(sts));
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Deletes a StatefulSet and nothing else: `propagationPolicy: Orphan` leaves its Pods and revisions
+   * running, ownerless, for the next StatefulSet of that name to adopt. Only the object of that uid;
+   * gone or replaced counts as done.
+   */
+  async deleteStatefulSetOrphan(name: string, uid: string): Promise<void> {
+    const body = { propagationPolicy: 'Orphan', preconditions: { uid } };
+    try {
+      await this.call(`delete statefulset ${name}`, () => this.apps.deleteNamespacedStatefulSet({ name, namespace: this.namespace, body }), false);
+    } catch (err) {
+      if (err instanceof KubeError && (err.code === 404 || err.code === 409)) return;
+      throw err;
+    }
+  }
+
+  /** Creates a StatefulSet from plain JSON; its uid, or undefined when one of that name exists already. */
+  async createStatefulSet(object: any): Promise<string | undefined> {
+    try {
+      const out = await this.call(`create statefulset ${object.metadata.name}`, () =>
+        this.apps.createNamespacedStatefulSet({ namespace: this.namespace, body: object, fieldManager: FIELD_MANAGER }),
+      false);
+      return out.metadata?.uid;
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 409) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Gives a re-created StatefulSet its predecessor's field owners (Git's applier, the controller), so
+   * that the next apply from Git finds the fields it owned still its own.
+   */
+  async setManagedFields(name: string, uid: string, managedFields: unknown[]): Promise<void> {
+    await this.call(`patch statefulset ${name}`, () =>
+      this.apps.patchNamespacedStatefulSet(
+        { name, namespace: this.namespace, body: { metadata: { uid, managedFields } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    false);
+  }
+
   /** Sets PVC annotations with a merge patch. */
   async annotateVolume(name: string, annotations: Record<string, string>): Promise<void> {
     await this.call(`annotate pvc ${name}`, () =>

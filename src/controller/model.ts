@@ -39,8 +39,8 @@ export interface StatefulSet {
     replicas?: number;
     template?: { spec?: { volumes?: Volume[]; containers?: { name?: string; image?: string }[] } };
     updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
-    /** Only the names matter: a Pod's claims are `<template>-<pod>`. */
-    volumeClaimTemplates?: { metadata?: { name?: string } }[];
+    /** A Pod's claims are `<template>-<pod>`; the size is what a new claim asks for. */
+    volumeClaimTemplates?: { metadata?: { name?: string }; spec?: { resources?: { requests?: Record<string, unknown> } } }[];
   };
   status?: {
     observedGeneration?: number;
@@ -70,9 +70,11 @@ export interface ConfigMapMeta {
   metadata: ObjectMeta;
 }
 
-/** A PersistentVolumeClaim: only its identity and annotations matter to the controller. */
+/** A PersistentVolumeClaim: its identity and annotations, and its size asked for and reached. */
 export interface Pvc {
   metadata: ObjectMeta;
+  spec?: { resources?: { requests?: Record<string, unknown> } };
+  status?: { phase?: string; capacity?: Record<string, unknown>; conditions?: { type: string; status: string }[] };
 }
 
 /**

@@ -10,6 +10,7 @@ import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from 
 import { extraReplicas, failoverStep, hasRecords } from './failover';
 import { imageTag, isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, versionAtLeast, type ComponentSettings, type Pod, type StatefulSet } from './model';
 import { scaleStep } from './scale';
+import { volumeStep } from './volumes';
 import {
   desiredReplicas,
   memberOfPod,
@@ -166,6 +167,8 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
     if (rolling && partition !== replicas) return noted(`holding partition at ${replicas}`, false, apply(replicas, replicas));
     const cleanup = leftoverEvictions(input, c);
     if (cleanup.length > 0) return result('removing the evict-leader schedulers the controller added, now that no operation needs them', true, { type: 'evict-cleanup', storeIds: cleanup });
+    const volumes = volumeStep(input, c, replicas);
+    if (volumes) return noted(volumes.reason, !volumes.refused, volumes.action, volumes.event);
     const unready = unreadyPods(input, c, replicas);
     const idle = rolling ? 'up to date' : 'updateStrategy OnDelete: Pods update when deleted';
     return noted(unready.length > 0 ? `${idle}; ${podList(unready)} not Ready` : idle, failover?.waiting === true);

@@ -6,6 +6,7 @@ import { ANNOTATION, names, type ComponentKind } from '../tidbcluster/names';
 import { isReady, ordinalOf, type ClusterInfo, type ComponentSettings, type Pod, type Pvc, type StatefulSet } from './model';
 import type { PdMember, PdStore } from './pd-client';
 import type { FailoverState, FailureRecord, ComponentFailover } from './failover';
+import type { VolumeSizes } from './volumes';
 
 /** PVC annotation (the operator's key): the claim's Pod was scaled in; the claim is kept until the ordinal comes back. */
 export const DEFER_DELETING_ANNOTATION = 'tidb.pingcap.com/pvc-defer-deleting';
@@ -101,6 +102,17 @@ export interface PlanInput {
   readonly probes?: Probes;
   /** The evict-leader schedulers this controller added, by store id. @default none */
   readonly evictions?: Readonly<Record<string, EvictionRecord>>;
+  /** The volume sizes Git asks for (the `<cluster>-volume-sizes` ConfigMap). @default none */
+  readonly volumeSizes?: VolumeSizes;
+  /** Claims the API server refused to grow, by component, with the sizes asked for then. @default none */
+  readonly volumeRefusals?: Readonly<Record<string, VolumeRefusal>>;
+}
+
+/** The API server's answer when asked to grow a component's claims (no expansion in its StorageClass...). */
+export interface VolumeRefusal {
+  readonly message: string;
+  /** The component's sizes (JSON) that were refused: a new size in Git is tried again. */
+  readonly sizes: string;
 }
 
 export interface VolumeRef {
@@ -138,7 +150,14 @@ export type Action =
   /** Replace the component's failure records (undefined clears them); written to the status at once. */
   | { readonly type: 'failover-set'; readonly failover: ComponentFailover | undefined }
   /** PD failover: delete the failed member, its Pod and its claims, then mark the record done. */
-  | { readonly type: 'failover-delete'; readonly key: string; readonly record: FailureRecord };
+  | { readonly type: 'failover-delete'; readonly key: string; readonly record: FailureRecord }
+  /** Grow the claims to the size Git asks for (`spec.resources.requests.storage`). */
+  | { readonly type: 'resize-volumes'; readonly volumes: readonly (VolumeRef & { readonly size: string })[] }
+  /**
+   * Re-create the StatefulSet with these claim template sizes: saved to the status ConfigMap, deleted
+   * with its Pods orphaned, created again with the same replicas and partition.
+   */
+  | { readonly type: 'recreate'; readonly sizes: Readonly<Record<string, string>> };
 
 export interface PlanEvent {
   readonly type: 'Normal' | 'Warning';

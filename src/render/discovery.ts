@@ -69,12 +69,14 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
  */
 export function discoveryRules(cluster: ResolvedCluster): PolicyRule[] {
   return [
-    { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch'] },
+    // create and delete: a StatefulSet whose volumes grew is re-created, its Pods orphaned and kept.
+    { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
     // list and delete: old config revisions have hash names no resourceNames rule can list ahead.
     { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'list', 'delete'] },
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.status(cluster.name)], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.volumeSizes(cluster.name)], verbs: ['get'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [names.lease(cluster.name)], verbs: ['get', 'update'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

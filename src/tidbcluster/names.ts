@@ -41,6 +41,14 @@ export const ANNOTATION = {
   refused: 'tidb-gitops.io/refused',
 } as const;
 
+/**
+ * Label of the volume sizes ConfigMap, by which a Flux Kustomization of its own applies it apart from
+ * the StatefulSets (see the README).
+ */
+export const VOLUME_SIZES_LABEL = 'tidb-gitops.io/volume-sizes';
+/** Key of the volume sizes ConfigMap: `{"<component>": {"<volumeClaimTemplate>": "<quantity>"}}`. */
+export const VOLUME_SIZES_KEY = 'sizes.json';
+
 export type Labels = Record<string, string>;
 
 /** The four selector labels of a component: on StatefulSets, their selectors, Services and ConfigMaps. */
@@ -85,6 +93,11 @@ export const names = {
   discovery: (cluster: string) => `${cluster}-discovery`,
   /** The Lease the controller holds while it acts on the cluster (one writer at a time). */
   lease: (cluster: string) => `${cluster}-discovery`,
+  /**
+   * ConfigMap with the volume sizes Git asks for (`sizes.json`): it reaches the controller even while
+   * the API server refuses the StatefulSet whose volumeClaimTemplates grew.
+   */
+  volumeSizes: (cluster: string) => `${cluster}-volume-sizes`,
   /** ConfigMap where the controller keeps its state across restarts. */
   status: (cluster: string) => `${cluster}-status`,
   /** The certificate discovery serves with `enableDiscoveryMTLS` (`ca.crt`, `tls.crt`, `tls.key`). */

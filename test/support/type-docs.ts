@@ -46,7 +46,7 @@ export function undocumentedDefaults(entry: string, srcDir: string): TypeDocRepo
     };
 
     for (const st of sf.statements) {
-      if (!(ts.getCombinedModifierFlags(st as ts.Declaration) & ts.ModifierFlags.Export)) continue;
+      if (!(ts.getCombinedModifierFlags(st as unknown as ts.Declaration) & ts.ModifierFlags.Export)) continue;
       if ((ts.isInterfaceDeclaration(st) || ts.isClassDeclaration(st)) && st.name) checkMembers(st.members, st.name.text);
       else if (ts.isTypeAliasDeclaration(st)) inType(st.type, st.name.text);
     }
