@@ -15,6 +15,7 @@ import { realApiSuite } from './kube/suite';
 import { RealWorld, type ApplyMode } from './kube/world';
 import { simCluster } from './sim/controller-process';
 import { render } from './support/render';
+import { expandableStorage } from './kube/resizer';
 
 const suite = realApiSuite();
 const { describeReal } = suite;
@@ -52,6 +53,19 @@ async function running(spec: Record<string, unknown> = {}, apply: ApplyMode = 's
 const allSettled = async (w: RealWorld, tidb = 2): Promise<boolean> => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', tidb));
 const stopsOf = (w: RealWorld, component: string) => w.stops.filter((s) => s.component === component).map((s) => s.pod);
 const partitionOf = (sts: Obj | undefined): number | undefined => sts?.spec?.updateStrategy?.rollingUpdate?.partition;
+
+/**
+ * Flux's first step (fluxcd/pkg `ssa/manager_apply.go` `ApplyAll`): a server-side dry-run apply of
+ * every object, before any is applied. The refusals, one per line; '' when every object passes.
+ */
+async function fluxDryRun(w: RealWorld, objects: readonly Obj[]): Promise<string> {
+  const refused: string[] = [];
+  for (const o of objects) {
+    const res = await w.kube.request('PATCH', `${pathOf(o)}?fieldManager=kustomize-controller&force=true&dryRun=All`, { body: o, contentType: 'application/apply-patch+yaml' });
+    if (res.status >= 300) refused.push(`${o.kind}/${o.metadata.name}: ${res.body?.message ?? res.text}`);
+  }
+  return refused.join('\n');
+}
 
 /** The field managers of the listed fields (`spec.replicas`...), from managedFields. */
 function ownersOf(obj: Obj, paths: string[][]): Record<string, string[]> {
@@ -215,6 +229,96 @@ describeReal('a rendered cluster on a real API server', () => {
     await w.waitFor(async () => (await w.kube.get(cmPath)) === undefined, 90_000, 'the old ConfigMap to be deleted');
     expect(await w.settled('tidb', 2)).toBe(true);
     expect((await w.events('ConfigMapDeleted')).map((e) => e.message)).toContainEqual(expect.stringContaining(oldCm));
+  });
+
+  it.each(['argo', 'flux'] as const)('grows TiKV volumes from 10Gi to 20Gi from Git, %s-style: claims grown, StatefulSet re-created, no Pod restarted', async (tool) => {
+    const ns = `real-${++seq}`;
+    const storage = await expandableStorage(suite.cp().admin(), ns, { volumes: 3, size: '10Gi' });
+    const tikv = (size: string) => ({ tikv: { replicas: 3, requests: { storage: size }, storageClassName: storage.className } });
+    try {
+      const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, tikv('10Gi')), render, apply: tool === 'argo' ? 'client-side' : 'server-side' });
+      world = w;
+      await w.startController();
+      await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
+      await w.waitFor(async () => (await w.pvcs('tikv')).every((p) => p.status?.phase === 'Bound'), 30_000, 'the TiKV claims to bind');
+      const uids = async () => Object.fromEntries((await Promise.all(['pd', 'tikv', 'tidb'].map((c) => w.pods(c)))).flat().map((p) => [p.metadata.name, p.metadata.uid]));
+      const podsBefore = await uids();
+      const stsBefore = (await w.sts('tikv'))!;
+      const stops = w.stops.length;
+
+      w.objects = render(clusterIn(ns, tikv('20Gi')));
+      const sizes = w.objects.filter((o) => o.metadata.labels?.['tidb-gitops.io/volume-sizes'] === 'true');
+      expect(sizes.map((o) => o.metadata.name)).toEqual(['c-volume-sizes']);
+      if (tool === 'argo') {
+        // Argo CD applies each object on its own: the StatefulSet is refused, the others land.
+        await expect(w.apply(w.objects, 'client-side')).rejects.toThrow(/"c-tikv" is invalid: spec: Forbidden: updates to statefulset spec for fields other than/);
+      } else {
+        // Flux: the Kustomization holding the StatefulSets dry-runs every object and applies none
+        // when one is refused; the volume sizes come with a Kustomization of their own.
+        await expect(fluxDryRun(w, w.objects.filter((o) => !sizes.includes(o)))).resolves.toMatch(/c-tikv.*Forbidden: updates to statefulset spec/);
+        await w.apply(sizes, 'server-side');
+      }
+
+      await w.waitFor(async () => {
+        const sts = await w.sts('tikv');
+        return sts !== undefined && sts.metadata.uid !== stsBefore.metadata.uid && sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage === '20Gi';
+      }, 90_000, 'the TiKV StatefulSet to be re-created with 20Gi claim templates');
+      const claims = await w.pvcs('tikv');
+      expect(claims.map((p) => [p.metadata.name, p.spec.resources.requests.storage, p.status.capacity.storage])).toEqual(
+        [0, 1, 2].map((i) => [`tikv-c-tikv-${i}`, '20Gi', '20Gi']),
+      );
+      expect([...storage.resized.keys()].sort()).toEqual([0, 1, 2].map((i) => `tikv-c-tikv-${i}`));
+      const sts = (await w.sts('tikv'))!;
+      expect([sts.spec.replicas, partitionOf(sts)]).toEqual([3, 3]);
+      await w.waitFor(() => allSettled(w), 60_000, 'the cluster to settle again');
+      expect(await uids()).toEqual(podsBefore);
+      expect(w.stops.length).toBe(stops);
+      for (const p of await w.pods('tikv')) expect(p.metadata.ownerReferences?.map((o: Obj) => o.uid)).toEqual([sts.metadata.uid]);
+      expect((await w.events('VolumeResize')).length).toBeGreaterThan(0);
+      expect(await w.events('VolumeTemplatesUpdated')).toHaveLength(1);
+      expect(Object.keys((await w.kube.get(resourcePath('v1', 'ConfigMap', ns, 'c-status')))!.data)).toEqual(['status.json']);
+
+      // The tool's next try goes through and changes nothing the controller owns.
+      if (tool === 'argo') await w.apply(w.objects, 'client-side');
+      else expect(await fluxDryRun(w, w.objects)).toBe('');
+      if (tool === 'flux') await w.apply(w.objects, 'server-side');
+      const after = (await w.sts('tikv'))!;
+      expect(after.metadata.uid).toBe(sts.metadata.uid);
+      expect([after.spec.replicas, partitionOf(after)]).toEqual([3, 3]);
+      expect(ownersOf(after, [['spec', 'replicas'], ['spec', 'updateStrategy', 'rollingUpdate', 'partition']])).toEqual({
+        'spec.replicas': [CONTROLLER],
+        'spec.updateStrategy.rollingUpdate.partition': [CONTROLLER],
+      });
+      expect(await uids()).toEqual(podsBefore);
+    } finally {
+      storage.stop();
+    }
+  });
+
+  it('refuses to grow claims whose StorageClass allows no expansion, in events, status and the health annotation', async () => {
+    const ns = `real-${++seq}`;
+    const storage = await expandableStorage(suite.cp().admin(), ns, { volumes: 3, size: '10Gi', expandable: false });
+    const tikv = (size: string) => ({ tikv: { replicas: 3, requests: { storage: size }, storageClassName: storage.className } });
+    try {
+      const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, tikv('10Gi')), render, apply: 'server-side' });
+      world = w;
+      await w.startController();
+      await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
+      await w.waitFor(async () => (await w.pvcs('tikv')).every((p) => p.status?.phase === 'Bound'), 30_000, 'the TiKV claims to bind');
+      const before = (await w.sts('tikv'))!;
+      w.objects = render(clusterIn(ns, tikv('20Gi')));
+      await w.apply(w.objects.filter((o) => o.metadata.labels?.['tidb-gitops.io/volume-sizes'] === 'true'), 'server-side');
+      await w.waitFor(async () => (await w.events('VolumeResizeRefused')).length > 0, 30_000, 'the refusal event');
+      const [event] = await w.events('VolumeResizeRefused');
+      expect(event.message).toMatch(/c-tikv: the API server refused to grow tikv-c-tikv-\d to 20Gi: .*only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize/);
+      await w.waitFor(async () => (await w.sts('tikv'))?.metadata.annotations?.['tidb-gitops.io/refused'] !== undefined, 10_000, 'the health annotation');
+      expect((await w.status())?.components.tikv.reason).toMatch(/^cannot grow the volumes: /);
+      const after = (await w.sts('tikv'))!;
+      expect(after.metadata.uid).toBe(before.metadata.uid);
+      expect((await w.pvcs('tikv')).map((p) => p.spec.resources.requests.storage)).toEqual(['10Gi', '10Gi', '10Gi']);
+    } finally {
+      storage.stop();
+    }
   });
 
   it('resumes after the controller is killed in the middle of a step', async () => {

@@ -38,6 +38,8 @@ const RESOURCES: Record<string, { plural: string; namespaced: boolean }> = {
   Secret: { plural: 'secrets', namespaced: true },
   ServiceAccount: { plural: 'serviceaccounts', namespaced: true },
   PersistentVolumeClaim: { plural: 'persistentvolumeclaims', namespaced: true },
+  PersistentVolume: { plural: 'persistentvolumes', namespaced: false },
+  StorageClass: { plural: 'storageclasses', namespaced: false },
   Event: { plural: 'events', namespaced: true },
   Namespace: { plural: 'namespaces', namespaced: false },
   Node: { plural: 'nodes', namespaced: false },

@@ -38,6 +38,8 @@ export interface AuditRecord {
   readonly resource?: string;
   readonly name?: string;
   readonly namespace?: string;
+  /** The authorizer's verdict (`authorization.k8s.io/decision`): `allow`, or `forbid` for an RBAC denial. */
+  readonly decision?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -129,6 +131,7 @@ export class ControlPlane {
         resource: ev.objectRef?.resource,
         name: ev.objectRef?.name,
         namespace: ev.objectRef?.namespace,
+        decision: ev.annotations?.['authorization.k8s.io/decision'],
       });
     }
     return out;

@@ -221,10 +221,13 @@ export class RealWorld {
     return all.filter((e) => reason === undefined || e.reason === reason);
   }
 
-  /** Requests of the controller's ServiceAccount that the API server refused with 403. */
+  /**
+   * Requests of the controller's ServiceAccount that RBAC refused (403 with the authorizer's `forbid`;
+   * an admission plugin's 403, such as a claim whose StorageClass cannot expand, is an answer).
+   */
   forbidden(): AuditRecord[] {
     const user = `system:serviceaccount:${this.namespace}:${this.name}-discovery`;
-    return this.cp.audit().filter((r) => r.user === user && r.code === 403);
+    return this.cp.audit().filter((r) => r.user === user && r.code === 403 && r.decision !== 'allow');
   }
 
   /** Polls; on timeout the error carries PD's state, the status and the controller's last log lines. */
