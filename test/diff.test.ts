@@ -234,9 +234,18 @@ describe('StatefulSet fields Kubernetes does not let change', () => {
     const [r] = c.risks;
     expect(r.component).toBe('tikv');
     expect(r.message).toContain('StatefulSet demo-tikv: volumeClaimTemplates change (tikv: spec.resources.requests.storage 100Gi -> 200Gi)');
-    expect(r.message).toContain('kubectl delete statefulset demo-tikv --cascade=orphan');
-    expect(r.message).toContain('resize each PVC');
-    expect(c.objects).toEqual([{ kind: 'StatefulSet', name: 'demo-tikv', namespace: 'ns', change: 'changed', fields: ['spec.volumeClaimTemplates'] }]);
+    expect(r.message).toContain('Volumes grow: the API server refuses this StatefulSet until the companion controller has grown each claim');
+    expect(c.objects.filter((o) => o.kind === 'StatefulSet')).toEqual([{ kind: 'StatefulSet', name: 'demo-tikv', namespace: 'ns', change: 'changed', fields: ['spec.volumeClaimTemplates'] }]);
+  });
+
+  it('a smaller storage request is refused; another template change still needs the StatefulSet deleted by hand', () => {
+    const shrink = only(diff(cluster(), withComponent('tikv', { requests: { storage: '50Gi' } })));
+    expect(shrink.risks[0].message).toContain('tikv: spec.resources.requests.storage 100Gi -> 50Gi). Refused: volumes cannot shrink.');
+    const objects = render(cluster()) as KubeObject[];
+    const edited = JSON.parse(JSON.stringify(objects)) as Obj[];
+    edited.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'demo-tikv')!.spec.volumeClaimTemplates[0].spec.storageClassName = 'fast';
+    const other = only(compareModels(buildModel(objects), buildModel(edited)));
+    expect(other.risks[0].message).toContain('kubectl delete statefulset demo-tikv --cascade=orphan');
   });
 
   it('selector and serviceName changes of foreign manifests', () => {
@@ -411,7 +420,7 @@ describe('tidb-gitops diff inputs', () => {
   it('fails with exit 1 when the same object comes twice', () => {
     const r = run(['examples/basic', file('twice/a.yaml', `${toYamlStream(render(basic))}---\n${basic}`)]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/duplicate object ServiceAccount basic-discovery, also rendered from .*a\.yaml: document 17/);
+    expect(r.stderr).toMatch(/duplicate object ServiceAccount basic-discovery, also rendered from .*a\.yaml: document 18/);
   });
 
   it('reads one side from stdin with -', () => {

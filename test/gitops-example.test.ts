@@ -5,12 +5,13 @@
  * fails a pull request whose committed dist/ is stale. Needs the built CLI (`npm run build`).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { version } from '../package.json';
 import { assertValidK8sObjects } from './support/k8s-schema';
+import { kustomizeBuild } from './support/kustomize';
 
 type Obj = Record<string, any>;
 const root = join(__dirname, '..');
@@ -38,6 +39,22 @@ describe('the Flux objects', () => {
     // What the expressions decide is tested in flux-health.test.ts, with a real CEL implementation.
     expect(check.inProgress).toContain("metadata.?annotations[?'tidb-gitops.io/replicas'].hasValue()");
     expect(check.failed).toContain("'tidb-gitops.io/refused'");
+  });
+
+  it('split dist/: the volume sizes ConfigMap in a Kustomization of its own, everything else in the main one (real kustomize)', () => {
+    const build = (file: string) => {
+      const ks = parse(readFileSync(join(example, 'flux', file), 'utf8')) as Obj;
+      const dir = mkdtempSync(join(tmp, 'ks-'));
+      // Flux builds the path as kustomize would, with the Kustomization's patches on top.
+      copyFileSync(join(example, 'dist/tidb.basic.k8s.yaml'), join(dir, 'dist.yaml'));
+      writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: ['dist.yaml'], patches: ks.spec.patches }));
+      const out = kustomizeBuild(dir);
+      expect(out.stderr).toBe('');
+      return out.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    };
+    const all = dist.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    expect(build('tidb-cluster-volume-sizes.yaml')).toEqual(['ConfigMap/basic-volume-sizes']);
+    expect(build('tidb-clusters.yaml')).toEqual(all.filter((n) => n !== 'ConfigMap/basic-volume-sizes'));
   });
 
   it('create the namespace the rendered objects live in, and the objects are valid', () => {

@@ -9,6 +9,7 @@ import type { Owner } from './live';
 import type { ComponentDiff, Risk } from './report';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type ValueChange } from './values';
 import { compareVersions, formatVersion, imageVersion, type SemVer } from './version';
+import { quantityToBytes } from '../tidbcluster/quantity';
 
 export const RISK = {
   /** A StatefulSet's `spec.volumeClaimTemplates` changes: Kubernetes refuses the update. */
@@ -146,15 +147,19 @@ function immutableFieldRisks(component: string, old: KubeObject, neu: KubeObject
   }
   if (!deepEqual(a.volumeClaimTemplates, b.volumeClaimTemplates)) {
     const changes = diffValues(a.volumeClaimTemplates ?? [], b.volumeClaimTemplates ?? []);
-    out.push(
-      risk(
-        RISK.pvcTemplate,
-        component,
-        `${what}: volumeClaimTemplates change (${describeClaimChanges(changes)}). ${recreate} ` +
-          'The templates only shape PersistentVolumeClaims created later: to grow existing volumes, resize each PVC ' +
-          '(its StorageClass must allow volume expansion).',
-      ),
-    );
+    const sizes = sizeChanges(changes);
+    const shrinks = sizes?.filter((s) => s.to < s.from) ?? [];
+    const message =
+      sizes === undefined
+        ? `${recreate} The templates only shape PersistentVolumeClaims created later: to grow existing volumes, resize each PVC ` +
+          '(its StorageClass must allow volume expansion).'
+        : shrinks.length > 0
+          ? 'Refused: volumes cannot shrink. The API server refuses this StatefulSet and the companion controller refuses the ' +
+            'size (event VolumeShrinkRefused); keep each size at least what it was.'
+          : 'Volumes grow: the API server refuses this StatefulSet until the companion controller has grown each claim ' +
+            '(its StorageClass must allow volume expansion) and re-created the StatefulSet with its Pods kept; ' +
+            'meanwhile Argo CD fails this object\'s sync and Flux holds the Kustomization back (see "Growing volumes").';
+    out.push(risk(RISK.pvcTemplate, component, `${what}: volumeClaimTemplates change (${describeClaimChanges(changes)}). ${message}`));
   }
   if (!deepEqual(a.podManagementPolicy, b.podManagementPolicy)) {
     out.push(
@@ -166,6 +171,20 @@ function immutableFieldRisks(component: string, old: KubeObject, neu: KubeObject
 
 function show(v: unknown): string {
   return v === undefined ? '(none)' : (shortValue(v) ?? '(long value)');
+}
+
+/** The changes when each is a claim template's storage request between two quantities, else undefined. */
+function sizeChanges(changes: readonly ValueChange[]): { from: number; to: number }[] | undefined {
+  const out: { from: number; to: number }[] = [];
+  for (const c of changes) {
+    const rest = c.path.slice(1).map((p) => (typeof p === 'object' && p !== null && 'name' in p ? p.name : p));
+    if (rest.join('.') !== 'spec.resources.requests.storage') return undefined;
+    const from = typeof c.from === 'string' || typeof c.from === 'number' ? quantityToBytes(c.from) : undefined;
+    const to = typeof c.to === 'string' || typeof c.to === 'number' ? quantityToBytes(c.to) : undefined;
+    if (from === undefined || to === undefined) return undefined;
+    out.push({ from, to });
+  }
+  return out;
 }
 
 /** `tikv: spec.resources.requests.storage 100Gi -> 200Gi`, at most three of them. */
