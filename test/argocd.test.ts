@@ -197,7 +197,7 @@ describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
     expect(r.stderr).toBe('app-settings.yaml: document 1: skipped ConfigMap app-settings: not a TidbCluster\n');
     expect(r.status).toBe(0);
     const objects = manifests(r.stdout);
-    expect(objects).toHaveLength(16);
+    expect(objects).toHaveLength(17);
     expect(discoveryImage(objects)).toBe('registry.example.com/tidb-gitops:0.1.0');
     // No NAMESPACE setting: the Application's destination namespace.
     expect(new Set(objects.map((o) => o.metadata.namespace))).toEqual(new Set(['tidb']));
@@ -287,7 +287,7 @@ describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
     const dir = appDir({ 'tidb-cluster.yaml': basic });
     const r = generate(dir, { ARGOCD_ENV_NAMESPCE: 'x', PARAM_CONTROLLER_IMAGES: 'y', ARGOCD_ENV_LOG_LEVEL: 'debug' });
     expect(r.status).toBe(0);
-    expect(manifests(r.stdout)).toHaveLength(16);
+    expect(manifests(r.stdout)).toHaveLength(17);
     expect(r.stderr.split('\n').filter(Boolean)).toEqual([
       'note: ARGOCD_ENV_LOG_LEVEL: plugin env entry "LOG_LEVEL" is not a setting of tidb-gitops and was ignored (settings: CONTROLLER_IMAGE, KUBE_VERSION, NAMESPACE, PATHS)',
       'note: ARGOCD_ENV_NAMESPCE: plugin env entry "NAMESPCE" is not a setting of tidb-gitops and was ignored; did you mean ARGOCD_ENV_NAMESPACE?',

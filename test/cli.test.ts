@@ -26,7 +26,7 @@ describe('tidb-gitops render', () => {
     expect(a.stderr).toBe(imageNote('basic'));
     expect(a.stdout).toBe(b.stdout);
     const docs = parseAllDocuments(a.stdout).map((d) => d.toJS());
-    expect(docs).toHaveLength(16);
+    expect(docs).toHaveLength(17);
     expect(docs.every((d) => typeof d.apiVersion === 'string' && typeof d.kind === 'string')).toBe(true);
   });
 
@@ -54,7 +54,7 @@ describe('tidb-gitops render', () => {
     const r = cli(['render', 'examples/basic', '-o', out, '-n', 'db']);
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (16 objects)\n`);
+    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (17 objects)\n`);
     expect(readdirSync(out)).toEqual(['db.basic.k8s.yaml']);
     expect(readFileSync(join(out, 'db.basic.k8s.yaml'), 'utf8')).toBe(cli(['render', 'examples/basic', '--namespace=db']).stdout);
   });
@@ -79,7 +79,7 @@ describe('tidb-gitops render', () => {
     r = check('--prune');
     expect([r.status, r.stderr.split('\n')[0]]).toEqual([3, `${out}/db.gone.k8s.yaml: no input renders it any more`]);
     r = cli(['render', 'examples/basic', '-o', out, '-n', 'db', '--prune']);
-    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (16 objects)\ndeleted ${out}/db.gone.k8s.yaml (no input renders it any more)\n`);
+    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (17 objects)\ndeleted ${out}/db.gone.k8s.yaml (no input renders it any more)\n`);
     expect(readdirSync(out).sort()).toEqual(['db.basic.k8s.yaml', 'kustomization.yaml']);
     expect(check('--prune').status).toBe(0);
     r = cli(['render', 'examples/basic', '--check']);

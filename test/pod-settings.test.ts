@@ -127,6 +127,7 @@ describe('pod settings: cluster level as defaults, component level wins', () => 
       'ConfigMap/demo-pd',
       'ConfigMap/demo-tikv',
       'ConfigMap/demo-tidb',
+      'ConfigMap/demo-volume-sizes',
       'Role/demo-discovery',
       'RoleBinding/demo-discovery',
       'Service/demo-discovery',
