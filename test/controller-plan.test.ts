@@ -1,4 +1,4 @@
-import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION } from '../src/controller/plan';
+import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../src/controller/plan';
 import type { Pod } from '../src/controller/model';
 import type { ComponentState } from '../src/controller/plan';
 import type { ComponentKind } from '../src/tidbcluster/names';
@@ -306,5 +306,41 @@ describe('TiKV leader eviction', () => {
   it('restarts a store without eviction when there is no other store', () => {
     const c = { kind: 'tikv' as const, sts: sts('tikv', { replicas: 1, current: 'r1', update: 'r2' }), pods: [pod('tikv', 0)] };
     expect(planOne(c, pdState({ stores: [store(0, 300)] })).action).toEqual({ type: 'apply', replicas: 1, partition: 0 });
+  });
+});
+
+describe('TiCDC: each capture hands its tables over before its restart', () => {
+  const MIN = 60_000;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const ticdc = (revs: string[], annotations: Record<number, Record<string, string>> = {}, o: StsOpts = {}): ComponentState => ({
+    kind: 'ticdc',
+    sts: sts('ticdc', { current: 'r1', update: 'r2', ...o }),
+    pods: revs.map((r, i) => pod('ticdc', i, r, { annotations: annotations[i] })),
+  });
+
+  it('drains the highest ordinal first, naming the next Pod to restart, whose ownership is taken next', () => {
+    const p = planOne(ticdc(['r1', 'r1', 'r1']));
+    expect(p.action).toEqual({ type: 'drain-capture', pod: 'c-ticdc-2', next: 'c-ticdc-1', targetVersion: undefined });
+    expect(p.reason).toBe('draining the TiCDC capture of c-ticdc-2 before its restart');
+  });
+
+  it('the last Pod to restart has no next one', () => {
+    const p = planOne(ticdc(['r1', 'r2', 'r2']));
+    expect(p.action).toEqual({ type: 'drain-capture', pod: 'c-ticdc-0', next: undefined, targetVersion: undefined });
+  });
+
+  it('steps the partition once the Pod is marked drained', () => {
+    const p = planOne(ticdc(['r1', 'r1', 'r1'], { 2: { [TICDC_DRAINED_ANNOTATION]: iso(NOW) } }));
+    expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+    expect(p.event?.reason).toBe('UpgradeStep');
+  });
+
+  it('restarts it anyway after gracefulShutdownTimeout, with a warning', () => {
+    const late = ticdc(['r1', 'r1', 'r1'], { 2: { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: iso(NOW - 2 * MIN) } }, { settings: { gracefulShutdownTimeout: '1m' } });
+    const p = planOne(late);
+    expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+    expect(p.event).toMatchObject({ type: 'Warning', reason: 'DrainTimeout', pod: 'c-ticdc-2' });
+    const inTime = ticdc(['r1', 'r1', 'r1'], { 2: { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: iso(NOW - 30_000) } }, { settings: { gracefulShutdownTimeout: '1m' } });
+    expect(planOne(inTime).action?.type).toBe('drain-capture');
   });
 });

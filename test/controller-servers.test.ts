@@ -142,6 +142,10 @@ describe('TiCDC and Pump', () => {
     await w.waitFor(() => up(w) && stopsOf(w, 'ticdc').length === 3 && stopsOf(w, 'pump').length === 3, 90_000, 'the upgrade');
     expect(stopsOf(w, 'pump')).toEqual(['c-pump-2', 'c-pump-1', 'c-pump-0']);
     expect(stopsOf(w, 'ticdc')).toEqual(['c-ticdc-2', 'c-ticdc-1', 'c-ticdc-0']);
+    // Each capture handed its tables over before its restart.
+    expect(w.ticdc!.stopsWithTables).toEqual([]);
+    const drained = new Set(w.ticdc!.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/captures/drain').map((r) => r.pod));
+    expect([...drained].sort()).toEqual(['c-ticdc-0', 'c-ticdc-1', 'c-ticdc-2']);
     const first = (c: string) => Math.min(...w.stops.filter((s) => s.component === c).map((s) => s.time));
     const last = (c: string) => Math.max(...w.stops.filter((s) => s.component === c).map((s) => s.time));
     expect(first('tidb')).toBeGreaterThan(last('pump'));

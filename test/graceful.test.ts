@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { captureAddressPrefix, captureMatches, drainCapture, GracefulError, takePumpOffline } from '../src/controller/graceful';
+import { captureAddressPrefix, captureMatches, drainCapture, GracefulError, gracefulUpgradeSupported, takePumpOffline } from '../src/controller/graceful';
 
 /** A request as the fake server saw it. */
 interface Seen {
@@ -328,5 +328,20 @@ describe('takePumpOffline', () => {
     expect(err).toBeInstanceOf(GracefulError);
     expect((err as Error).message).toContain(`GET ${a}/status`);
     expect((err as Error).message).toContain(`GET ${b.base}/status: expected a JSON object`);
+  });
+});
+
+describe('gracefulUpgradeSupported: when a TiCDC capture hands its tables over before an upgrade (tidb-operator rules)', () => {
+  test.each([
+    ['v8.5.0', 'v8.5.0', true],
+    ['v8.5.0', 'v8.5.1', true],
+    ['v6.3.0', 'v7.5.0', true],
+    ['v6.5.0', 'v8.0.0', false],
+    ['v6.2.0', 'v6.5.0', false],
+    ['v6.2.0', 'v6.2.0', true],
+    ['v8.5.0', 'latest', true],
+    [undefined, 'v8.5.0', false],
+  ] as const)('%s -> %s: %s', (running, target, expected) => {
+    expect(gracefulUpgradeSupported(running, target)).toBe(expected);
   });
 });

@@ -321,6 +321,54 @@ describeReal('a rendered cluster on a real API server', () => {
     }
   });
 
+  it('copies each Node\'s zone and host onto the TiKV stores and TiDB servers on it, reading Nodes through the rendered ClusterRole', async () => {
+    const ns = `real-${++seq}`;
+    const nodes = ['a', 'b', 'c'].map((z) => ({ name: `${ns}-node-${z}`, labels: { 'topology.kubernetes.io/zone': `zone-${z}`, 'topology.kubernetes.io/region': 'r1' } }));
+    const spec = {
+      pd: { replicas: 3, requests: { storage: '1Gi' }, config: { replication: { 'location-labels': ['zone', 'host'] } } },
+      tidb: { replicas: 2, serverLabels: { dc: 'dc1' } },
+    };
+    // PD's config file sets the location-labels at bootstrap; the simulator starts with them.
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, spec), render, pd: { locationLabels: ['zone', 'host'] }, kubelet: { nodes } });
+    world = w;
+    const reader = `tidb-gitops:${ns}:c-discovery`;
+    expect(w.objects.filter((o) => o.kind.startsWith('Cluster')).map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([`ClusterRole/${reader}`, `ClusterRoleBinding/${reader}`]);
+    await w.startController();
+    await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
+
+    const storeLabels = () => [0, 1, 2].map((i) => Object.fromEntries((w.pd.store(`c-tikv-${i}`)?.labels ?? []).map((l) => [l.key, l.value])));
+    const want = (i: number) => ({ zone: `zone-${'abc'[i]}`, host: `${ns}-node-${'abc'[i]}` });
+    await w.waitFor(() => JSON.stringify(storeLabels()) === JSON.stringify([0, 1, 2].map(want)), 30_000, 'the stores to carry their Node\'s zone and host');
+    await w.waitFor(() => [0, 1].every((i) => w.tidb.labels(`c-tidb-${i}`)?.zone !== undefined), 30_000, 'the TiDB servers to carry their labels');
+    expect([0, 1].map((i) => w.tidb.labels(`c-tidb-${i}`))).toEqual([0, 1].map((i) => ({ dc: 'dc1', ...want(i) })));
+    // The status shows PD's store labels as read at the start of a pass: the pass after the one that set them.
+    await w.waitFor(async () => {
+      const s = await w.status();
+      return s?.topology?.servers?.['c-tidb-1'] !== undefined && JSON.stringify(s.components.tikv.stores.map((st: Obj) => st.labels)) === JSON.stringify([0, 1, 2].map(want));
+    }, 20_000, 'the status to show the store and server labels');
+    expect((await w.status())!.topology).toEqual({ locationLabels: ['zone', 'host'], servers: { 'c-tidb-0': { dc: 'dc1', ...want(0) }, 'c-tidb-1': { dc: 'dc1', ...want(1) } }, problem: null });
+
+    // A restarted TiDB starts from its config file's labels: the controller sets them again, once.
+    const posts = () => w.tidb.requests.filter((r) => r.method === 'POST' && r.pod === 'c-tidb-1').length;
+    expect(posts()).toBe(1);
+    const before = (await w.pods('tidb'))[1].metadata.uid;
+    await w.kube.delete(resourcePath('v1', 'Pod', ns, 'c-tidb-1'));
+    await w.waitFor(async () => (await w.pods('tidb'))[1]?.metadata.uid !== before && (await w.settled('tidb', 2)), 60_000, 'the TiDB Pod to come back');
+    await w.waitFor(() => w.tidb.labels('c-tidb-1')?.zone === 'zone-b', 30_000, 'the labels on the restarted TiDB');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(posts()).toBe(2);
+    // Stores are labelled once: PD keeps their labels.
+    expect(w.pd.requests.filter((r) => r.method === 'POST' && /\/store\/\d+\/label$/.test(r.path))).toHaveLength(3);
+  });
+
+  it('renders no ClusterRole for a cluster without topology labels, and its controller reads no Node', async () => {
+    const w = await running();
+    expect(w.objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
+    const user = `system:serviceaccount:${w.namespace}:c-discovery`;
+    expect(suite.cp().audit().filter((r) => r.user === user && /\/api\/v1\/nodes/.test(r.uri ?? ''))).toEqual([]);
+    expect((await w.status())?.topology).toBeUndefined();
+  });
+
   it('resumes after the controller is killed in the middle of a step', async () => {
     const w = await running();
     await w.applyCluster(clusterIn(w.namespace, upgraded()));

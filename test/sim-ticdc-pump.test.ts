@@ -1,5 +1,5 @@
 import * as http from 'node:http';
-import { drainCapture, GracefulError, pumpNodes, takePumpOffline, type StepOutcome } from '../src/controller/graceful';
+import { captureVersion, drainCapture, GracefulError, gracefulUpgradeSupported, pumpNodes, resignOwnerOf, takePumpOffline, type StepOutcome } from '../src/controller/graceful';
 import { PumpSim, type PumpSimOptions } from './sim/pump';
 import { TicdcSim, type TicdcSimOptions } from './sim/ticdc';
 
@@ -478,6 +478,23 @@ describe('drainCapture (src/controller/graceful.ts) against TicdcSim', () => {
     expect(out.done).toBe(false);
     expect(out.detail).toMatch(/cannot list captures yet \(HTTP 500 election: no leader\); retrying/);
   });
+
+  test('an upgrade: the capture version, then ownership taken from the next Pod to restart', async () => {
+    const { sim, ips } = await cdcReady({}, CDC_PODS, { 'basic-ticdc-0': 'v8.5.0' });
+    const base = (p: string) => `http://${ips.get(p)}:${sim.port}`;
+    expect(await captureVersion(base('basic-ticdc-0'))).toBe('v8.5.0');
+    const owner = sim.owner() as string;
+    const other = CDC_PODS.find((p) => p !== owner) as string;
+    // Not the owner: nothing to do.
+    expect(await resignOwnerOf(base(other), sim.addressPrefix(other))).toMatchObject({ done: true });
+    // The owner: asked to resign, done once another capture leads.
+    const first = await resignOwnerOf(base(owner), sim.addressPrefix(owner));
+    expect(first).toMatchObject({ done: false });
+    expect(first.detail).toContain('asked it to resign');
+    await sim.waitFor(() => sim.owner() !== undefined && sim.owner() !== owner, 3000, 'another owner');
+    expect(await resignOwnerOf(base(owner), sim.addressPrefix(owner))).toMatchObject({ done: true });
+  });
+
 });
 
 // ---- Pump ----

@@ -11,7 +11,7 @@ import { ANNOTATION, COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLa
 import { staleConfigMaps } from './configmaps';
 import { Discovery } from './discovery';
 import { extraReplicas, failoverOf, NO_FAILOVER, trackHealth, type FailoverKind, type FailoverState } from './failover';
-import { captureAddressPrefix, drainCapture, takePumpOffline } from './graceful';
+import { captureAddressPrefix, captureVersion, drainCapture, gracefulUpgradeSupported, resignOwnerOf, takePumpOffline } from './graceful';
 import { describe, KubeAccess } from './kube';
 import { LeaderElector, type ElectionTiming } from './leader';
 import type { Logger } from './log';
@@ -28,6 +28,7 @@ import {
   RETIRED_ANNOTATION,
   targetReplicas,
   TICDC_SHUTDOWN_BEGIN_ANNOTATION,
+  TICDC_DRAINED_ANNOTATION,
   type Action,
   type ComponentPlan,
   type ComponentState,
@@ -36,11 +37,12 @@ import {
   type ProbeResult,
   type Probes,
 } from './plan';
-import { buildStatus, evictionsOf, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './status';
+import { buildStatus, evictionsOf, type ClusterStatus, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './status';
 import { tiflashStatusUrl, tiflashStoreStatus } from './probes';
 import { WorkQueue } from './queue';
 import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf, type RecreateRecord, type VolumeSizes } from './volumes';
-import type { VolumeRefusal } from './steps';
+import { settingsOf, type VolumeRefusal } from './steps';
+import { TopologyLabeler } from './topology';
 
 export interface ControllerOptions {
   readonly cluster: ClusterInfo;
@@ -137,6 +139,8 @@ export class Controller {
   private recreates = new Map<string, RecreateRecord>();
   /** The status document last written (or found at start), kept when only the records change. */
   private statusDoc?: string;
+  /** Copies Node topology labels onto stores and TiDB servers; only when the cluster may read Nodes. */
+  private readonly topology?: TopologyLabeler;
   /** Claims the API server refused to grow, by component. */
   private volumeRefusals: Record<string, VolumeRefusal> = {};
   private volumeSizes: { read: number; sizes: VolumeSizes } = { read: -Infinity, sizes: {} };
@@ -179,6 +183,16 @@ export class Controller {
         if (kind !== 'join') void this.event(pod, kind === 'bootstrap' ? 'Normal' : 'Warning', kind === 'bootstrap' ? 'PDBootstrap' : 'PDStaleMember', message);
       },
     });
+    if (c.readsNodes) {
+      this.topology = new TopologyLabeler({
+        cluster: c,
+        pd: this.pd,
+        tls: opts.pdTls,
+        nodeLabels: (name) => this.kube.nodeLabels(name),
+        warn: (pod, reason, message) => this.event(pod, 'Warning', reason, message),
+        info: (message, fields) => this.log.info(message, fields),
+      });
+    }
     this.declareMetrics();
   }
 
@@ -332,6 +346,21 @@ export class Controller {
         this.metrics.inc('tidb_gitops_failover_replicas_added_total', { component: p.kind });
       }
     }
+    if (this.topology && this.elector.isLeader && !this.stopping) {
+      const settings = (kind: ComponentKind) => {
+        const sts = components.find((x) => x.kind === kind)?.sts;
+        return sts ? settingsOf(sts) : {};
+      };
+      const storeLabels = settings('tikv').storeLabels;
+      const serverLabels = settings('tidb').serverLabels;
+      await this.topology.pass({
+        pods: allPods,
+        stores: pd && !('error' in pd) && pd.storesError === undefined && pd.bootstrapped !== false ? pd.stores : undefined,
+        storeLabels: Array.isArray(storeLabels) ? storeLabels.filter((k): k is string => typeof k === 'string') : [],
+        serverLabels: typeof serverLabels === 'object' && serverLabels !== null && !Array.isArray(serverLabels) ? (serverLabels as Record<string, string>) : {},
+        now,
+      });
+    }
     await this.publishHealth(components, plans);
     await this.writeStatus(components, plans, pd);
     if (!busy) await this.collectConfigs(now);
@@ -408,7 +437,8 @@ export class Controller {
   /** Writes the status ConfigMap when its content changed. */
   private async writeStatus(components: readonly ComponentState[], plans: readonly ComponentPlan[], pd: PdState | { error: string } | undefined): Promise<void> {
     const c = this.opts.cluster;
-    await this.persistStatus(JSON.stringify(buildStatus(c.name, components, plans, pd, this.lastOps, this.failover, this.evictions), null, 2));
+    const status: ClusterStatus = buildStatus(c.name, components, plans, pd, this.lastOps, this.failover, this.evictions);
+    await this.persistStatus(JSON.stringify(this.topology ? { ...status, topology: this.topology.current() } : status, null, 2));
   }
 
   /** Writes the status document and the re-creation records, when either changed. */
@@ -570,6 +600,9 @@ export class Controller {
         case 'retire':
           if (!(await this.retire(action, pods, now, log))) return false;
           break;
+        case 'drain-capture':
+          if (!(await this.drainForUpgrade(action, pods, now, log))) return false;
+          break;
         case 'failover-set':
           await this.setFailover(p.kind, action.failover, persist);
           log.info(p.reason, { records: Object.keys(action.failover?.records ?? {}) });
@@ -719,6 +752,37 @@ export class Controller {
     log.info(outcome.detail, { pod: podName, done: outcome.done });
     if (!outcome.done) return false;
     await this.kube.annotatePod(podName, { [RETIRED_ANNOTATION]: rfc3339(now) });
+    return true;
+  }
+
+  /**
+   * One step of draining a TiCDC capture before its Pod restarts in an upgrade (see the `drain-capture`
+   * action): the begin time on the Pod first, then the version check, the drain, and the resign of the
+   * next Pod's ownership; the Pod is annotated once all are done.
+   */
+  private async drainForUpgrade(action: Extract<Action, { type: 'drain-capture' }>, pods: readonly Pod[], now: number, log: Logger): Promise<boolean> {
+    const c = this.opts.cluster;
+    const scheme = c.tls ? 'https' : 'http';
+    const pod = pods.find((x) => x.metadata.name === action.pod);
+    if (!pod?.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]) await this.kube.annotatePod(action.pod, { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: rfc3339(now) });
+    const host = captureAddressPrefix(c, action.pod);
+    const base = `${scheme}://${host}:${PORT.ticdc}`;
+    const opts = { tls: this.opts.pdTls };
+    const running = await captureVersion(base, opts);
+    if (!gracefulUpgradeSupported(running, action.targetVersion)) {
+      log.info(`the capture of ${action.pod} runs ${running ?? 'a version without /api/v1/status'} and cannot hand its tables over to ${action.targetVersion}; restarting it without a drain`, { pod: action.pod });
+    } else {
+      const drained = await drainCapture(base, { ...opts, captureAddress: host });
+      log.info(drained.detail, { pod: action.pod, done: drained.done });
+      if (!drained.done) return false;
+      if (action.next) {
+        const nextHost = captureAddressPrefix(c, action.next);
+        const moved = await resignOwnerOf(`${scheme}://${nextHost}:${PORT.ticdc}`, nextHost, opts);
+        log.info(moved.detail, { pod: action.next, done: moved.done });
+        if (!moved.done) return false;
+      }
+    }
+    await this.kube.annotatePod(action.pod, { [TICDC_DRAINED_ANNOTATION]: rfc3339(now) });
     return true;
   }
 

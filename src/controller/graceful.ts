@@ -215,6 +215,58 @@ export async function drainCapture(base: string, opts: RequestOptions & { readon
   return requestDrain(root, self, opts);
 }
 
+/**
+ * The version a TiCDC capture runs (`GET <base>/api/v1/status`: `{"version": "v8.5.0", ...}`), or
+ * undefined for a TiCDC without that route (404). Not ready yet (503, 500): a GracefulError.
+ */
+export async function captureVersion(base: string, opts: RequestOptions = {}): Promise<string | undefined> {
+  const url = `${trimSlash(base)}/api/v1/status`;
+  const res = await send('GET', url, opts);
+  if (res.status === 404) return undefined;
+  if (res.status !== 200) throw new GracefulError(`GET ${url}: expected HTTP 200 with the capture's status, got HTTP ${res.status} ${cdcErrorText(res.body)}`, url, res.status);
+  const v = parseJson('GET', url, res, 'a JSON object with "version"');
+  if (!isObject(v) || typeof v.version !== 'string') throw new GracefulError(`GET ${url}: expected a JSON object with "version", got "${snippet(res.body)}"`, url, res.status);
+  return v.version;
+}
+
+const semver = (v: string): [number, number, number] | undefined => {
+  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(v);
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+};
+const cmp = (a: readonly number[], b: readonly number[]): number => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+
+/**
+ * Whether a capture at `running` can hand its tables over before restarting at `target`, by
+ * tidb-operator's rules (`isTiCDCPodSupportGracefulUpgrade`): always within one version, and when a
+ * version cannot be read; across versions only from v6.3.0 on and to less than two majors ahead.
+ */
+export function gracefulUpgradeSupported(running: string | undefined, target: string | undefined): boolean {
+  if (running === undefined) return false;
+  const r = semver(running);
+  const t = target === undefined ? undefined : semver(target);
+  if (!r || !t || cmp(r, t) === 0) return true;
+  if (cmp(r, [6, 3, 0]) < 0) return false;
+  return cmp(t, [r[0] + 2, 0, 0]) < 0;
+}
+
+/**
+ * Takes ownership from the capture of another Pod (the next to restart), as tidb-operator's
+ * `gracefulResignOwnerTiCDC`: done when that capture is not the owner and an owner is elected;
+ * otherwise asks the owner to resign (`POST /api/v1/owner/resign`, which TiCDC forwards to the owner)
+ * and waits.
+ */
+export async function resignOwnerOf(base: string, prefix: string, opts: RequestOptions = {}): Promise<StepOutcome> {
+  const root = trimSlash(base);
+  const list = await listCaptures(root, opts);
+  if (list.kind === 'unsupported') return { done: true, detail: `${root} has no captures API (HTTP 404); no owner to move` };
+  if (list.kind === 'unavailable') return { done: false, detail: `${root} cannot list captures yet (${list.text}); retrying` };
+  const owner = list.captures.find((c) => c.isOwner);
+  if (!owner) return { done: false, detail: `no owner among ${list.captures.length} captures; waiting for an owner to be elected` };
+  if (!captureMatches(owner.address, prefix) || list.captures.length === 1) return { done: true, detail: `the owner is capture ${owner.id} (${owner.address})` };
+  const resigned = await resignOwner(root, owner, opts);
+  return resigned === 'unsupported' ? { done: true, detail: `${root} has no resign API (HTTP 404)` } : resigned;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pump
 

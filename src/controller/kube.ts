@@ -362,6 +362,20 @@ export class KubeAccess implements LeaseStore {
     }
   }
 
+  /**
+   * A Node's labels (topology labels), or undefined when the Node is gone. Needs the rendered
+   * ClusterRole (`get` on nodes); a 403 throws.
+   */
+  async nodeLabels(name: string): Promise<Record<string, string> | undefined> {
+    try {
+      const node = await this.call(`get node ${name}`, () => this.core.readNode({ name }));
+      return node.metadata?.labels ?? {};
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
   /** Records a Kubernetes Event on a Pod or StatefulSet; failures are logged, never fatal. */
   async event(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string, now: number): Promise<void> {
     const time = new Date(now);

@@ -61,8 +61,14 @@ export interface PodCondition {
 
 export interface Pod {
   metadata: ObjectMeta;
-  spec?: { volumes?: Volume[] };
-  status?: { phase?: string; podIP?: string; podIPs?: { ip: string }[]; conditions?: PodCondition[] };
+  spec?: { volumes?: Volume[]; nodeName?: string };
+  status?: {
+    phase?: string;
+    podIP?: string;
+    podIPs?: { ip: string }[];
+    conditions?: PodCondition[];
+    containerStatuses?: { name: string; restartCount?: number }[];
+  };
 }
 
 /** A ConfigMap as the garbage collection of old config revisions sees it: identity and labels. */
@@ -155,6 +161,7 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
     cluster: ref ? { name: ref.name as string, namespace: String(ref.namespace ?? ''), clusterDomain: String(ref.clusterDomain ?? '') } : null,
     // Keep the reconcile order whatever order the list came in.
     components: COMPONENTS.filter((c) => components.includes(c)),
+    ...(bool('readsNodes') && { readsNodes: true as const }),
   };
 }
 

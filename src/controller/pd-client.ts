@@ -260,6 +260,26 @@ export class PdClient {
     return r['max-replicas'];
   }
 
+  /**
+   * `replication.location-labels`: the label keys PD spreads a region's replicas over, in order. PD
+   * writes them as one comma-joined string (tikv/pd `pkg/utils/typeutil/string_slice.go`).
+   */
+  async locationLabels(): Promise<string[]> {
+    const r = await this.json<{ 'location-labels'?: unknown }>('/pd/api/v1/config/replicate');
+    const v = r['location-labels'];
+    if (typeof v !== 'string') throw new PdError(`GET ${this.baseUrl}/pd/api/v1/config/replicate: no location-labels in the answer`);
+    return v === '' ? [] : v.split(',');
+  }
+
+  /**
+   * Sets labels on a store, merged into the ones it has (tikv/pd `server/api/store.go` SetStoreLabel,
+   * `server/cluster/cluster.go` UpdateStoreLabels without `force`): 200, or 400 for a key or value PD
+   * refuses, 500 for an unknown store.
+   */
+  async setStoreLabels(storeId: number, labels: Readonly<Record<string, string>>): Promise<void> {
+    await this.call('POST', `/pd/api/v1/store/${storeId}/label`, labels);
+  }
+
   /** Names of the schedulers running in PD. */
   async schedulers(): Promise<string[]> {
     return this.json<string[]>('/pd/api/v1/schedulers');

@@ -25,7 +25,11 @@ import {
   podList,
   storeOfPod,
   unreadyPods,
+  act,
   wait,
+  TICDC_DRAINED_ANNOTATION,
+  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
+  TICDC_DRAIN_TIMEOUT_MS,
   type Action,
   type ComponentState,
   type PdState,
@@ -323,6 +327,7 @@ function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: Compon
     }
     return OK;
   }
+  if (c.kind === 'ticdc') return prepareCapture(input, c, pod, settings);
   if (c.kind === 'tikv') {
     const pd = pdStoresOf(input);
     if (typeof pd === 'string') return wait(pd);
@@ -356,6 +361,36 @@ function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: Compon
     return wait(`waiting for region leaders to leave store ${store.id} (${name}): ${store.leaderCount} left`);
   }
   return OK;
+}
+
+/**
+ * A TiCDC capture hands its tables over before its Pod restarts, within `gracefulShutdownTimeout`
+ * from the first try (the operator's `tidb.pingcap.com/ticdc-graceful-shutdown-begin-time`); past
+ * it, the Pod restarts anyway.
+ */
+function prepareCapture(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings): Step {
+  const name = pod.metadata.name!;
+  if (pod.metadata.annotations?.[TICDC_DRAINED_ANNOTATION] !== undefined) return OK;
+  const begin = toMillis(pod.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]);
+  const timeout = parseDuration(settings.gracefulShutdownTimeout) ?? TICDC_DRAIN_TIMEOUT_MS;
+  if (begin !== undefined && input.now >= begin + timeout) {
+    return {
+      ok: true,
+      event: {
+        type: 'Warning',
+        reason: 'DrainTimeout',
+        message: `${name} did not hand all its tables over within gracefulShutdownTimeout ${settings.gracefulShutdownTimeout ?? '10m'}; restarting it anyway`,
+        pod: name,
+      },
+    };
+  }
+  const ordinal = ordinalOf(name, names.statefulSet(input.cluster.name, c.kind)) ?? 0;
+  // The next Pod to restart is the next lower ordinal still at the old revision.
+  const update = c.sts.status?.updateRevision;
+  const next = [...podsByOrdinal(input.cluster.name, c.kind, c.pods).entries()]
+    .filter(([ord, p]) => ord < ordinal && podRevision(p) !== update && !isTerminating(p))
+    .sort(([a], [b]) => b - a)[0]?.[1].metadata.name;
+  return act(`draining the TiCDC capture of ${name} before its restart`, { type: 'drain-capture', pod: name, next, targetVersion: imageTag(c.sts, 'ticdc') });
 }
 
 /** Leader transfer target as the operator picks it: the highest healthy ordinal above, else the lowest below. */

@@ -24,6 +24,7 @@ import {
   storeOfPod,
   storesOf,
   TICDC_SHUTDOWN_BEGIN_ANNOTATION,
+  TICDC_DRAIN_TIMEOUT_MS,
   unreadyPods,
   volumesOfPod,
   wait,
@@ -38,7 +39,6 @@ import {
 /** How long a TiKV store being scaled in may keep its leaders before it is taken offline anyway (the operator's fixed 5m). */
 export const SCALE_IN_EVICT_TIMEOUT_MS = 5 * 60_000;
 /** TiCDC's default graceful shutdown timeout. */
-const TICDC_DRAIN_TIMEOUT_MS = 10 * 60_000;
 /** Components whose Pods depend on PD: PD cannot be scaled to 0 while they run. */
 const PD_CLIENTS: readonly ComponentKind[] = ['tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy'];
 

@@ -4,6 +4,7 @@
  */
 import type { ComponentKind } from '../tidbcluster/names';
 import type { FailoverState } from './failover';
+import type { TopologyStatus } from './topology';
 import { isReady, podRevision, type Pod } from './model';
 import type { ComponentPlan } from './plan';
 import { memberOfPod, podsByOrdinal, storeOfPod, storesOf, type ComponentState, type EvictionRecord, type PdState } from './steps';
@@ -29,7 +30,16 @@ export interface ComponentStatus {
   readonly reason: string;
   readonly pods: { name: string; ready: boolean; revision: string | null }[];
   readonly members?: { name: string; pod: string | null; health: boolean; leader: boolean }[];
-  readonly stores?: { id: number; pod: string | null; state: string; leaderCount: number; regionCount: number; evictingLeaders: boolean }[];
+  readonly stores?: {
+    id: number;
+    pod: string | null;
+    state: string;
+    leaderCount: number;
+    regionCount: number;
+    evictingLeaders: boolean;
+    /** The store's labels in PD (topology labels, TiFlash's engine). */
+    labels: Readonly<Record<string, string>>;
+  }[];
   readonly lastOperation: LastOperation | null;
 }
 
@@ -45,6 +55,8 @@ export interface ClusterStatus {
   readonly failover: FailoverState;
   /** The evict-leader schedulers this controller added, by store id; read back when it starts. */
   readonly evictions: Readonly<Record<string, EvictionRecord>>;
+  /** Topology labels (PD's location-labels, TiDB server labels); only for a cluster that reads Nodes. */
+  readonly topology?: TopologyStatus;
 }
 
 export function buildStatus(
@@ -94,6 +106,7 @@ export function buildStatus(
                 leaderCount: st.leaderCount,
                 regionCount: st.regionCount,
                 evictingLeaders: storeState.evicting.has(st.id),
+                labels: st.labels,
               })),
           }
         : {}),

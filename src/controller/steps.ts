@@ -16,6 +16,10 @@ export const SCALE_IN_TIME_ANNOTATION = 'tidb.pingcap.com/scale-in-time';
 export const TICDC_SHUTDOWN_BEGIN_ANNOTATION = 'tidb.pingcap.com/ticdc-graceful-shutdown-begin-time';
 /** Pod annotation: the TiCDC capture or Pump node of this Pod was retired (drained, offline) and may go. */
 export const RETIRED_ANNOTATION = 'tidb-gitops.io/retired-at';
+/** TiCDC's `gracefulShutdownTimeout` default (tidb-operator: 10m). */
+export const TICDC_DRAIN_TIMEOUT_MS = 10 * 60_000;
+/** Pod annotation: when the capture of this TiCDC Pod was drained for its restart in an upgrade. */
+export const TICDC_DRAINED_ANNOTATION = 'tidb-gitops.io/ticdc-drained-at';
 
 export interface PdState {
   readonly members: readonly PdMember[];
@@ -147,6 +151,13 @@ export type Action =
    * missing from Pump's list counts as gone.
    */
   | { readonly type: 'retire'; readonly pod: string; readonly how: 'ticdc' | 'pump'; readonly unregisteredIsDone?: true }
+  /**
+   * Before a TiCDC Pod restarts in an upgrade: resign its capture's ownership and move its tables away,
+   * then take ownership from `next` (the Pod that restarts after it), as tidb-operator's
+   * `ticdc_upgrader.go` does; skipped when the capture's version cannot hand over to `targetVersion`.
+   * The Pod is annotated once done.
+   */
+  | { readonly type: 'drain-capture'; readonly pod: string; readonly next?: string; readonly targetVersion?: string }
   /** Replace the component's failure records (undefined clears them); written to the status at once. */
   | { readonly type: 'failover-set'; readonly failover: ComponentFailover | undefined }
   /** PD failover: delete the failed member, its Pod and its claims, then mark the record done. */

@@ -4,7 +4,7 @@
  * label, components by the `app.kubernetes.io/component` label, so foreign manifests that follow the
  * operator's labels are understood too.
  */
-import { ANNOTATION, isConfigRevision, LABEL } from '../tidbcluster/names';
+import { ANNOTATION, isConfigRevision, LABEL, names } from '../tidbcluster/names';
 import type { ConfigStrategy } from './report';
 import { isPlainObject } from './values';
 
@@ -112,7 +112,8 @@ export function buildModel(objects: readonly KubeObject[]): Model {
   const groups = new Map<string, { namespace: string; name: string; objects: Map<string, KubeObject> }>();
   for (const o of objects) {
     const instance = labelsOf(o)[LABEL.instance] ?? '';
-    const namespace = namespaceOf(o);
+    // The cluster-scoped node reader names its cluster's namespace in its own name.
+    const namespace = namespaceOf(o) || (kindOf(o).startsWith('ClusterRole') ? (names.nodeReaderNamespace(nameOf(o)) ?? '') : '');
     const id = clusterIdOf(namespace, instance);
     let g = groups.get(id);
     if (!g) groups.set(id, (g = { namespace: instance ? namespace : '', name: instance, objects: new Map() }));

@@ -38,6 +38,8 @@ export const RISK = {
   versionSkew: 'version-skew',
   /** Live objects still have an owner (a TidbCluster): deleting it, or its operator, acts on them. */
   ownerReference: 'owner-reference',
+  /** The controller gains (or loses) read access to Nodes: a cluster-scoped ClusterRole and binding. */
+  nodeAccess: 'node-access',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];
@@ -65,7 +67,37 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   }
   const skew = versionSkew(before, after);
   if (skew) out.push(skew);
+  const access = nodeAccessRisk(before, after);
+  if (access) out.push(access);
   return out;
+}
+
+/** The ClusterRole that lets the controller read Nodes, if the cluster renders one. */
+function nodeReader(cluster: ClusterModel | undefined): KubeObject | undefined {
+  return [...(cluster?.objects.values() ?? [])].find((o) => kindOf(o) === 'ClusterRole');
+}
+
+function nodeAccessRisk(before: ClusterModel | undefined, after: ClusterModel): Risk | undefined {
+  const had = nodeReader(before);
+  const has = nodeReader(after);
+  if (has && !had) {
+    return risk(
+      RISK.nodeAccess,
+      'discovery',
+      `The companion controller gets read access to Nodes (ClusterRole ${nameOf(has)}: get nodes, nothing else) to copy their topology labels onto ` +
+        `TiKV and TiFlash stores and TiDB servers, because the cluster asks for them (PD's replication.location-labels or spec.tikv.storeLabels). ` +
+        'It is cluster-scoped: the tool that applies it needs rights on ClusterRoles and ClusterRoleBindings (an Argo CD project must list both in clusterResourceWhitelist).',
+    );
+  }
+  if (had && !has) {
+    return risk(
+      RISK.nodeAccess,
+      'discovery',
+      `The companion controller loses read access to Nodes (ClusterRole ${nameOf(had)} is deleted): it stops setting topology labels. ` +
+        'The labels stores and running TiDB servers have stay; a TiDB server that restarts comes back without them.',
+    );
+  }
+  return undefined;
 }
 
 /** Live objects of the cluster that still name an owner, grouped by owner. */

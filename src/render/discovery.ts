@@ -1,5 +1,7 @@
 import { Construct } from 'constructs';
 import type {
+  ClusterRole,
+  ClusterRoleBinding,
   Container,
   Deployment,
   PolicyRule,
@@ -45,6 +47,10 @@ export class DiscoveryComponent extends Construct {
     kubeObject(this, 'service-account', discoveryServiceAccount(cluster));
     kubeObject(this, 'role', discoveryRole(cluster));
     kubeObject(this, 'role-binding', discoveryRoleBinding(cluster));
+    if (cluster.nodeAccess) {
+      kubeObject(this, 'node-reader', nodeReaderRole(cluster));
+      kubeObject(this, 'node-reader-binding', nodeReaderBinding(cluster));
+    }
     kubeObject(this, 'service', discoveryService(cluster));
     kubeObject(this, 'deployment', discoveryDeployment(cluster));
   }
@@ -102,6 +108,30 @@ export function discoveryRoleBinding(cluster: ResolvedCluster): RoleBinding {
   };
 }
 
+/**
+ * Topology labels need the Nodes' labels, which no namespaced Role can grant: `get` on nodes and
+ * nothing else, rendered only for a cluster that asks for those labels (`cluster.nodeAccess`).
+ */
+export function nodeReaderRole(cluster: ResolvedCluster): ClusterRole {
+  return {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'ClusterRole',
+    metadata: { name: names.nodeReader(cluster.namespace!, cluster.name), labels: selectorLabels(cluster.instance, 'discovery') },
+    rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }],
+  };
+}
+
+export function nodeReaderBinding(cluster: ResolvedCluster): ClusterRoleBinding {
+  const name = names.nodeReader(cluster.namespace!, cluster.name);
+  return {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: selectorLabels(cluster.instance, 'discovery') },
+    subjects: [{ kind: 'ServiceAccount', name: names.discovery(cluster.name), namespace: cluster.namespace! }],
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name },
+  };
+}
+
 /** Selects the Deployment's pod template labels (user labels included), as tidb-operator's did. */
 export function discoveryService(cluster: ResolvedCluster): Service {
   return {
@@ -136,6 +166,7 @@ export function controllerClusterInfo(cluster: ResolvedCluster): ControllerClust
     pdAddresses: [...cluster.pdAddresses],
     cluster: ref ? { name: ref.name, namespace: ref.namespace ?? '', clusterDomain: ref.clusterDomain } : null,
     components: COMPONENTS.filter((c) => cluster[c] !== undefined),
+    ...(cluster.nodeAccess && { readsNodes: true as const }),
   };
 }
 

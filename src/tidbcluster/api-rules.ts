@@ -140,10 +140,16 @@ export function imageProblem(image: unknown, what = 'image reference'): string |
 }
 
 /** Why `name` cannot name an object of `kind`: a DNS label for a Service, a DNS subdomain otherwise. */
+const RBAC_KINDS = new Set(['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+
 export function objectNameProblem(kind: string, name: unknown): string | undefined {
   if (typeof name !== 'string') return `expected a name, got ${quoted(name)}`;
   if (kind === 'Service') {
     return name.length <= 63 && DNS1035_LABEL.test(name) ? undefined : `${quoted(name)} is not a valid Service name (a DNS label starting with a letter, at most 63)`;
+  }
+  if (RBAC_KINDS.has(kind)) {
+    // RBAC names are path segments (kubernetes pkg/apis/rbac/validation ValidateRBACName): `:` is fine.
+    return name !== '' && name !== '.' && name !== '..' && !/[/%]/.test(name) ? undefined : `${quoted(name)} is not a valid ${kind} name (not "." or "..", without "/" or "%")`;
   }
   return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a valid object name (a DNS subdomain, at most 253)`;
 }

@@ -91,6 +91,13 @@ export const names = {
   configRevision: (cluster: string, c: ComponentKind, hash: string) => `${cluster}-${c}-${hash}`,
   /** The companion controller's Deployment, Service, ServiceAccount, Role and RoleBinding. */
   discovery: (cluster: string) => `${cluster}-discovery`,
+  /**
+   * The ClusterRole and ClusterRoleBinding that let the controller read Nodes (topology labels):
+   * cluster-scoped, so the namespace is part of the name.
+   */
+  nodeReader: (namespace: string, cluster: string) => `tidb-gitops:${namespace}:${cluster}-discovery`,
+  /** The cluster's namespace in a `nodeReader` name, or undefined for another name. */
+  nodeReaderNamespace: (name: string): string | undefined => /^tidb-gitops:([a-z0-9-]+):[a-z0-9.-]+-discovery$/.exec(name)?.[1],
   /** The Lease the controller holds while it acts on the cluster (one writer at a time). */
   lease: (cluster: string) => `${cluster}-discovery`,
   /**
@@ -190,4 +197,9 @@ export interface ControllerClusterInfo {
   readonly cluster: { readonly name: string; readonly namespace: string; readonly clusterDomain: string } | null;
   /** The component StatefulSets rendered for this cluster, in reconcile order (a subset of COMPONENTS). */
   readonly components: readonly ComponentKind[];
+  /**
+   * Present (true) when a ClusterRole lets the controller read Nodes, to copy their topology labels
+   * onto stores and TiDB servers. @default absent (the controller reads no Node)
+   */
+  readonly readsNodes?: true;
 }

@@ -18,6 +18,7 @@ import { resolveTiProxy, type ResolvedTiProxy } from './tiproxy';
 import { DEFAULT_KUBE_VERSION, parseKubeVersion } from './kube-version';
 import type { TidbCluster, TidbClusterSpec } from './types';
 import { DNS1123_LABEL, DNS_DOMAIN } from './patterns';
+import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
 
 // The per-component types live with their resolvers; the renderer reads them all from here.
 export type {
@@ -104,6 +105,11 @@ export interface ResolvedCluster {
   readonly tiproxy?: ResolvedTiProxy;
   /** The discovery Deployment running the companion controller: rendered for every cluster. */
   readonly discovery: ResolvedDiscovery;
+  /**
+   * Set when the cluster asks for topology labels (PD's location-labels, TiKV's storeLabels): the
+   * controller reads Nodes through a ClusterRole. @default none (no ClusterRole; everything namespaced)
+   */
+  readonly nodeAccess?: ResolvedNodeAccess;
 }
 
 export interface ResolvedClusterRef {
@@ -197,6 +203,8 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
   oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES);
   if (spec.clusterDomain) checked(ctx, 'spec.clusterDomain', spec.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
   if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS1123_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");
+  const pd = spec.pd && resolvePD(ctx);
+  if (spec.tikv?.storeLabels) checkStoreLabelKeys(spec.tikv.storeLabels, issues);
   const cluster: ResolvedCluster = {
     name: tc.metadata.name,
     namespace,
@@ -227,7 +235,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
         }
       : undefined,
     annotations: tc.metadata.annotations ?? {},
-    pd: spec.pd && resolvePD(ctx),
+    pd,
     tikv: spec.tikv && resolveTiKV(ctx),
     tidb: spec.tidb && resolveTiDB(ctx),
     tiflash: spec.tiflash && resolveTiFlash(ctx),
@@ -235,6 +243,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
     pump: spec.pump && resolvePump(ctx),
     tiproxy: spec.tiproxy && resolveTiProxy(ctx),
     discovery: resolveDiscovery(ctx),
+    nodeAccess: resolveNodeAccess({ pdConfig: pd?.config, storeLabels: spec.tikv?.storeLabels, namespace }, issues),
   };
   const rendered = COMPONENT_FIELDS.filter((c) => spec[c]);
   if (rendered.length === 0) {

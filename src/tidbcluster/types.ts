@@ -360,7 +360,10 @@ export interface TiKVSpec extends ComponentSpec {
     /** For the controller: remove the failover Pods created for this failure. @default none */
     recoverByUID?: string;
   };
-  /** Extra node label keys for TiKV's store labels (accepted; not applied yet). @default [] */
+  /**
+   * More Node label keys the controller copies onto TiKV stores, beside PD's location-labels; setting
+   * any renders the ClusterRole that reads Nodes. @default []
+   */
   storeLabels?: string[];
   /** For the controller. @default {} */
   scalePolicy?: ScalePolicy;
@@ -442,7 +445,10 @@ export interface TiDBSpec extends ComponentSpec {
     /** Values below 1 are left out. @default Kubernetes default (3) */
     failureThreshold?: number;
   };
-  /** Labels of the TiDB server (accepted; not applied yet). @default {} */
+  /**
+   * Labels of the TiDB server, set by the controller together with its Node's location labels (only
+   * when PD's location-labels name a zone, as tidb-operator does). @default {}
+   */
   serverLabels?: Record<string, string>;
   /** For the controller. @default {} */
   scalePolicy?: ScalePolicy;

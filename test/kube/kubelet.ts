@@ -14,8 +14,19 @@ import type { KubeClient, Obj } from './client';
 
 export type PodEvent = 'podCreated' | 'podStarted' | 'podReady' | 'podUnready' | 'podStopped' | 'podGone';
 
+export interface NodeSpec {
+  readonly name: string;
+  /** Labels beyond `kubernetes.io/hostname` and `kubernetes.io/os` (zones, regions). @default {} */
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
 export interface KubeletOptions {
   readonly node: string;
+  /**
+   * Several Nodes instead of the one named `node`: a Pod with ordinal k is bound to Node k mod n
+   * (what a spread constraint over n zones ends with). @default [{ name: node }]
+   */
+  readonly nodes?: readonly NodeSpec[];
   readonly namespace: string;
   /** @default 150 */
   readonly startMs?: number;
@@ -69,7 +80,13 @@ export class Kubelet extends EventEmitter {
     options: KubeletOptions,
   ) {
     super();
-    this.o = { startMs: 150, readyMs: 50, stopMs: 100, probeMs: 100, ...options };
+    this.o = { startMs: 150, readyMs: 50, stopMs: 100, probeMs: 100, nodes: [{ name: options.node }], ...options };
+  }
+
+  /** The Node a Pod is bound to: by its ordinal over the Nodes. */
+  private nodeFor(pod: string): string {
+    const ordinal = Number(/-(\d+)$/.exec(pod)?.[1] ?? 0);
+    return this.o.nodes[ordinal % this.o.nodes.length].name;
   }
 
   /**
@@ -101,10 +118,12 @@ export class Kubelet extends EventEmitter {
   }
 
   async start(): Promise<void> {
-    const node = this.o.node;
-    await this.kube.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { 'kubernetes.io/hostname': node, 'kubernetes.io/os': 'linux' } } }).catch((e) => {
-      if (e.status !== 409) throw e;
-    });
+    for (const node of this.o.nodes) {
+      const labels = { 'kubernetes.io/hostname': node.name, 'kubernetes.io/os': 'linux', ...node.labels };
+      await this.kube.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: node.name, labels } }).catch((e) => {
+        if (e.status !== 409) throw e;
+      });
+    }
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat(), 2000);
     this.stopWatch = this.kube.watch(`/api/v1/namespaces/${this.o.namespace}/pods`, '', (type, pod) => this.onPod(type, pod));
@@ -138,7 +157,10 @@ export class Kubelet extends EventEmitter {
   /** Node status and Lease renewal, as kubelet's node status loop does. */
   private async beat(): Promise<void> {
     if (!this.alive || this.closed) return;
-    const node = this.o.node;
+    for (const { name } of this.o.nodes) await this.beatNode(name);
+  }
+
+  private async beatNode(node: string): Promise<void> {
     const now = Date.now();
     try {
       await this.kube.patch(`/api/v1/nodes/${node}/status`, 'strategic', {
@@ -202,7 +224,7 @@ export class Kubelet extends EventEmitter {
     if (!pod.spec?.nodeName) {
       try {
         await this.kube.ok('POST', `/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/binding`, {
-          body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: run.name, uid: run.uid }, target: { apiVersion: 'v1', kind: 'Node', name: this.o.node } },
+          body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: run.name, uid: run.uid }, target: { apiVersion: 'v1', kind: 'Node', name: this.nodeFor(run.name) } },
         });
       } catch {
         // Deleted meanwhile, or bound by someone else.

@@ -15,6 +15,7 @@ import { ControllerProcess, FAST_CONTROLLER_ARGS, freePort, isSettled, spawnCont
 import { Hosts } from '../sim/hosts';
 import { PdSim, type PdSimOptions } from '../sim/pd-api';
 import { Processes } from '../sim/processes';
+import { TidbSim } from '../sim/tidb';
 import { pathOf, resourcePath, type KubeClient, type Obj } from './client';
 import type { AuditRecord, ControlPlane } from './control-plane';
 import { Kubelet, type KubeletOptions } from './kubelet';
@@ -54,6 +55,8 @@ export class RealWorld {
   /** Broken rules the world saw: a Pod created on a claim marked for deletion. */
   readonly violations: string[] = [];
   readonly controllers: ControllerProcess[] = [];
+  /** TiDB's status port in each TiDB Pod (`/info`, `/labels`). */
+  readonly tidb = new TidbSim();
   objects: Obj[];
   /** Where PD Pods ask discovery: the controller's port (`startController`), or a stand-in's before it runs. */
   discoveryPort = 0;
@@ -70,7 +73,7 @@ export class RealWorld {
     this.namespace = opts.cluster.metadata.namespace;
     this.name = opts.cluster.metadata.name;
     this.objects = opts.render(opts.cluster);
-    this.processes = new Processes(this.name, this.namespace, { pd }, hosts);
+    this.processes = new Processes(this.name, this.namespace, { pd, tidb: this.tidb }, hosts);
     this.stops = this.processes.stops;
   }
 
@@ -254,5 +257,6 @@ export class RealWorld {
     this.stopPvcWatch?.();
     await this.kubelet.close();
     await this.pd.close();
+    await this.tidb.close();
   }
 }

@@ -111,6 +111,8 @@ export interface PdSimOptions {
   memberNames?: 'pod' | 'host';
   /** `replication.max-replicas`. @default 3 */
   maxReplicas?: number;
+  /** `replication.location-labels`, as PD's config file sets them at bootstrap. @default [] */
+  locationLabels?: string[];
   /** Stores whose leader eviction makes no progress. @default none */
   stuckEviction?: Iterable<number>;
   /** TiFlash's time from start to Ready, and from registering its store to Running, is half of this each. @default 200 */
@@ -238,7 +240,7 @@ export class PdSim {
       stores,
       replication: {
         maxReplicas: o.maxReplicas,
-        locationLabels: [],
+        locationLabels: [...(o.locationLabels ?? [])],
         strictlyMatchLabel: false,
         enablePlacementRules: true,
         enablePlacementRulesCache: false,

@@ -10,6 +10,7 @@ import type { Hosts } from './hosts';
 import type { PdSim } from './pd-api';
 import type { PumpSim } from './pump';
 import type { TicdcSim } from './ticdc';
+import type { TidbSim } from './tidb';
 
 type Obj = Record<string, any>;
 
@@ -17,6 +18,8 @@ export interface PodServers {
   readonly pd: PdSim;
   readonly ticdc?: TicdcSim;
   readonly pump?: PumpSim;
+  /** TiDB's status port (`/info`, `/labels`); without it TiDB Pods run no server. */
+  readonly tidb?: TidbSim;
 }
 
 /** Pods started and stopped, as one scenario sees them. */
@@ -55,13 +58,14 @@ export class Processes {
     const peer = component === 'pump' ? `${this.cluster}-pump` : `${this.cluster}-${component}-peer`;
     this.hosts.setPod(name, peer, this.namespace, ip);
     if (this.hold.includes(component)) return;
-    const { pd, ticdc, pump } = this.servers;
+    const { pd, ticdc, pump, tidb } = this.servers;
     const failed = (e: unknown) => this.failures.push(`${name}: ${(e as Error).message}`);
     if (component === 'pd') pd.pdStart(name, undefined, ip);
     if (component === 'tikv') pd.tikvStart(name);
     if (component === 'tiflash') pd.tiflashStart(name, undefined, ip);
     if (component === 'ticdc') ticdc?.captureStart(name, ip).catch(failed);
     if (component === 'pump') pump?.pumpStart(name, ip).catch(failed);
+    if (component === 'tidb') tidb?.serverStart(name, ip).catch(failed);
   }
 
   /** The Pod's containers stop (its data stays with its claims). */
@@ -69,12 +73,13 @@ export class Processes {
     const name: string = pod.metadata.name;
     const component = componentOf(pod);
     this.stops.push({ pod: name, component, time: Date.now() });
-    const { pd, ticdc, pump } = this.servers;
+    const { pd, ticdc, pump, tidb } = this.servers;
     if (component === 'pd') pd.pdStop(name);
     if (component === 'tikv') pd.tikvStop(name);
     if (component === 'tiflash') pd.tiflashStop(name);
     if (component === 'ticdc') void ticdc?.captureStop(name);
     if (component === 'pump') void pump?.pumpStop(name);
+    if (component === 'tidb') void tidb?.serverStop(name);
   }
 
   /** A claim is gone for good: the data of the Pod it belonged to goes with it. */

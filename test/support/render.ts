@@ -32,7 +32,10 @@ export function render(input: Obj | string, options: ResolveOptions = {}): Obj[]
   const text = typeof input === 'string' ? input : stringify(input);
   const loaded = loadTidbClusters(text, 'test.yaml', options);
   if (loaded.errors.length > 0) throw new Error(loaded.errors.map((e) => e.message).join('\n'));
-  const objects = renderClusters(loaded.clusters.map((c) => c.resolved)).flatMap((r) => r.objects);
+  const rendered = renderClusters(loaded.clusters.map((c) => c.resolved));
+  const problems = rendered.flatMap((r) => r.problems);
+  if (problems.length > 0) throw new Error(`the API server would refuse the rendered objects:\n${problems.join('\n')}`);
+  const objects = rendered.flatMap((r) => r.objects);
   assertValidK8sObjects(objects, options.kubeVersion ?? DEFAULT_KUBE_VERSION);
   return objects;
 }

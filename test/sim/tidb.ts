@@ -1,0 +1,172 @@
+/**
+ * TiDB servers' status port for scenario tests of the controller: one process per Pod, serving the two
+ * routes the controller uses on `<ip>:10080` (a scenario gives every Pod its own loopback IP and maps
+ * `<pod>.<cluster>-tidb-peer.<ns>` to it).
+ *
+ * What a tidb-server answers, as pingcap/tidb does (v8.5.x):
+ * - `GET /info` (pkg/server/handler/tikvhandler/tikv_handler.go `ServerInfoHandler`): `is_owner`,
+ *   `max_procs`, `gogc`, then the embedded ServerInfo (pkg/domain/serverinfo/info.go `StaticInfo`:
+ *   `version`, `git_hash`, `ddl_id`, `ip`, `listening_port`, `status_port`, `lease`,
+ *   `start_timestamp`, `server_id`; `DynamicInfo`: `labels`), written by `handler.WriteData`:
+ *   `json.MarshalIndent(data, "", " ")`, 200, `application/json` (pkg/server/handler/util.go).
+ * - `POST /labels` (tikv_handler_settings.go `LabelHandler`): the body decodes into a
+ *   map[string]string; a non-empty one is merged over the labels the server has (keys of the body win,
+ *   the others stay), stored in the global config and in the server info; the answer is the labels,
+ *   by `WriteData`. Another method, or a body that is not such a map, gets `handler.WriteError`: 400
+ *   with the error text. An empty map changes nothing.
+ * - The labels live in memory: a restart starts again from the config file's `[labels]`.
+ * - Other paths: gorilla/mux's not-found handler, 404 `404 page not found`.
+ *
+ * Records for tests: `requests` (method, path, pod), `unsimulated` (paths this model does not serve).
+ */
+import * as http from 'node:http';
+import { randomUUID } from 'node:crypto';
+
+export interface TidbSimOptions {
+  /** The release, as in the image tag. @default 'v8.5.0' */
+  version?: string;
+  /** The status port. @default 10080 */
+  port?: number;
+  /** `[labels]` of the config file: what a server starts with. @default {} */
+  configLabels?: Record<string, string>;
+}
+
+interface TidbProcess {
+  readonly pod: string;
+  readonly ip: string;
+  readonly server: http.Server;
+  readonly ddlId: string;
+  readonly startedAt: number;
+  labels: Record<string, string>;
+}
+
+export interface TidbRequest {
+  readonly pod: string;
+  readonly method: string;
+  readonly path: string;
+  readonly body: string;
+}
+
+const json = (data: unknown) => JSON.stringify(data, null, ' ');
+
+export class TidbSim {
+  readonly requests: TidbRequest[] = [];
+  readonly unsimulated: string[] = [];
+  private readonly procs = new Map<string, TidbProcess>();
+  private readonly o: Required<TidbSimOptions>;
+  /** Version per Pod, for a rolling upgrade from an old release. */
+  private readonly versions = new Map<string, string>();
+
+  constructor(options: TidbSimOptions = {}) {
+    this.o = { version: 'v8.5.0', port: 10080, configLabels: {}, ...options };
+  }
+
+  /** The release a Pod's next start runs (an image change). */
+  setVersion(pod: string, version: string): void {
+    this.versions.set(pod, version);
+  }
+
+  /** The Pod's tidb-server starts and serves on `ip`; resolves once it listens. */
+  async serverStart(pod: string, ip: string): Promise<void> {
+    await this.serverStop(pod);
+    const proc: TidbProcess = {
+      pod,
+      ip,
+      server: http.createServer((req, res) => this.serve(proc, req, res)),
+      ddlId: randomUUID(),
+      startedAt: Math.floor(Date.now() / 1000),
+      labels: { ...this.o.configLabels },
+    };
+    this.procs.set(pod, proc);
+    await new Promise<void>((resolve, reject) => {
+      proc.server.once('error', reject);
+      proc.server.listen(this.o.port, ip, () => resolve());
+    });
+  }
+
+  /** The process ends; the labels set over HTTP go with it. */
+  async serverStop(pod: string): Promise<void> {
+    const proc = this.procs.get(pod);
+    if (!proc) return;
+    this.procs.delete(pod);
+    proc.server.closeAllConnections();
+    await new Promise<void>((resolve) => proc.server.close(() => resolve()));
+  }
+
+  /** The labels the running server has (undefined when it does not run). */
+  labels(pod: string): Record<string, string> | undefined {
+    const p = this.procs.get(pod);
+    return p && { ...p.labels };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.procs.keys()].map((p) => this.serverStop(p)));
+  }
+
+  private versionOf(pod: string): string {
+    return this.versions.get(pod) ?? this.o.version;
+  }
+
+  private serve(proc: TidbProcess, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const path = (req.url ?? '/').split('?')[0];
+      const method = req.method ?? 'GET';
+      this.requests.push({ pod: proc.pod, method, path, body });
+      const send = (status: number, text: string, type = 'text/plain; charset=utf-8') => {
+        res.writeHead(status, { 'content-type': type });
+        res.end(text);
+      };
+      const data = (d: unknown) => send(200, json(d), 'application/json');
+      if (path === '/info') {
+        const release = this.versionOf(proc.pod);
+        return data({
+          is_owner: false,
+          max_procs: 2,
+          gogc: 100,
+          version: `8.0.11-TiDB-${release}`,
+          git_hash: '0000000000000000000000000000000000000000',
+          ddl_id: proc.ddlId,
+          ip: proc.ip,
+          listening_port: 4000,
+          status_port: this.o.port,
+          lease: '45s',
+          start_timestamp: proc.startedAt,
+          server_id: 0,
+          labels: proc.labels,
+        });
+      }
+      if (path === '/labels') {
+        // The labels route came with v6.3.0 (tidb-operator gates on it: `tidbSupportLabelsMinVersin`); older servers answer mux's 404.
+        if (!/^v(\d+)\.(\d+)/.test(this.versionOf(proc.pod)) || olderThan(this.versionOf(proc.pod), [6, 3])) return send(404, '404 page not found\n');
+        if (method !== 'POST') return send(400, 'This api only support POST method');
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body);
+        } catch {
+          const first = body.trim()[0];
+          return send(400, first === undefined ? 'EOF' : `invalid character '${first}' looking for beginning of value`);
+        }
+        if (parsed === null) return data(proc.labels);
+        if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+          return send(400, `json: cannot unmarshal ${Array.isArray(parsed) ? 'array' : typeof parsed} into Go value of type map[string]string`);
+        }
+        const bad = Object.values(parsed as object).find((v) => typeof v !== 'string');
+        if (bad !== undefined) return send(400, `json: cannot unmarshal ${bad === null ? 'null' : Array.isArray(bad) ? 'array' : typeof bad} into Go value of type string`);
+        const labels = parsed as Record<string, string>;
+        if (Object.keys(labels).length > 0) proc.labels = { ...proc.labels, ...labels };
+        return data(proc.labels);
+      }
+      this.unsimulated.push(`${method} ${path}`);
+      send(404, '404 page not found\n');
+    });
+  }
+}
+
+function olderThan(version: string, than: readonly number[]): boolean {
+  const m = /^v(\d+)\.(\d+)/.exec(version)!;
+  const v = [Number(m[1]), Number(m[2])];
+  return v[0] !== than[0] ? v[0] < than[0] : v[1] < than[1];
+}
