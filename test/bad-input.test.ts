@@ -102,6 +102,37 @@ const CASES: Case[] = [
     problems: 5,
   },
   {
+    name: "upgrade annotations the operator would log and ignore: refused where they are read",
+    files: {
+      'annos.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+          annotations:
+            tidb.pingcap.com/tikv-min-ready-seconds: "30s"
+            tidb.pingcap.com/pd-check-quorum-before-upgrade: "yes"
+            tidb.pingcap.com/tikv-check-all-stores-up-before-upgrade: "true"
+            tidb.pingcap.com/tikv-restart-without-flush-log-backup: ""
+        spec:
+          pd:
+            replicas: 3
+          tikv:
+            replicas: 3
+          tidb:
+            replicas: 1
+      `,
+    },
+    args: ['render', '$D/annos.yaml'],
+    out: true,
+    exit: 1,
+    stderr: [
+      '$D/annos.yaml: document 1: metadata.annotations["tidb.pingcap.com/pd-check-quorum-before-upgrade"] (line 7): expected "true" or "false", got "yes"',
+      '$D/annos.yaml: document 1: metadata.annotations["tidb.pingcap.com/tikv-min-ready-seconds"] (line 6): expected a whole number of seconds, 0 or more, as a string (such as "30"), got "30s"',
+    ],
+    problems: 2,
+  },
+  {
     name: 'environment variable names: refused on 1.31, where only the relaxed names of 1.32+ would pass',
     files: { 'env.yaml': demoWith('', '    env:\n      - name: ""\n        value: a\n      - name: "1 a"\n        value: b\n') },
     args: ['render', '$D/env.yaml'],

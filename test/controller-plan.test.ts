@@ -1,8 +1,8 @@
-import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../src/controller/plan';
+import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, LOG_BACKUP_FLUSHED_ANNOTATION, probesWanted, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../src/controller/plan';
 import type { Pod } from '../src/controller/model';
 import type { ComponentState } from '../src/controller/plan';
 import type { ComponentKind } from '../src/tidbcluster/names';
-import { member, NOW, pdState, planOne, pod, pods, store, sts, type StsOpts } from './support/plan-fixtures';
+import { member, NOW, pdState, planOne, pod, pods, PROBES_OK, store, sts, type StsOpts } from './support/plan-fixtures';
 
 describe('replicas and partition when nothing is upgrading', () => {
   it('sets replicas from the annotation and holds partition at replicas', () => {
@@ -202,6 +202,29 @@ describe('PD', () => {
     expect(p.reason).toMatch(/PD member c-pd-2 to be healthy/);
   });
 
+  describe('tidb.pingcap.com/pd-check-quorum-before-upgrade', () => {
+    const checked = (revs: string[]) => ({ kind: 'pd' as const, sts: sts('pd', { current: 'r1', update: 'r2', settings: { checkQuorumBeforeUpgrade: true } }), pods: pods('pd', revs) });
+
+    it('restarts a member only while more than a majority plus one are healthy', () => {
+      // The member to restart is the unhealthy one: the other two keep a majority, enough by default, not with the check.
+      const twoOfThree = pdState({ members: [member(0), member(1), member(2, false)] });
+      expect(planOne(pdUp(['r1', 'r1', 'r1']), twoOfThree).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+      const held = planOne(checked(['r1', 'r1', 'r1']), twoOfThree);
+      expect(held.action).toBeUndefined();
+      expect(held.reason).toBe('pd-check-quorum-before-upgrade: 2 of 3 PD members are healthy; c-pd-2 restarts once 3 are');
+      expect(planOne(checked(['r1', 'r1', 'r1'])).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+    });
+
+    it('needs four of five', () => {
+      const five = { kind: 'pd' as const, sts: sts('pd', { replicas: 5, current: 'r1', update: 'r2', settings: { checkQuorumBeforeUpgrade: true } }), pods: pods('pd', ['r1', 'r1', 'r1', 'r1', 'r1']) };
+      const members = (sick: number[]) => pdState({ members: [0, 1, 2, 3, 4].map((i) => member(i, !sick.includes(i))) });
+      // c-pd-4 and one more unhealthy: three healthy others are a majority of five, but not four.
+      expect(planOne(five, members([1, 4])).reason).toMatch(/3 of 5 PD members are healthy; c-pd-4 restarts once 4 are/);
+      expect(planOne({ ...five, sts: sts('pd', { replicas: 5, current: 'r1', update: 'r2' }) }, members([1, 4])).action).toEqual({ type: 'apply', replicas: 5, partition: 4 });
+      expect(planOne(five, members([1])).action).toEqual({ type: 'apply', replicas: 5, partition: 4 });
+    });
+  });
+
   it('never restarts a member when the others lack a healthy majority', () => {
     const p = planOne(pdUp(['r1', 'r1', 'r1']), pdState({ members: [member(0, false), member(1, false), member(2)], leader: 'c-pd-2' }));
     expect(p.action).toBeUndefined();
@@ -235,11 +258,85 @@ describe('TiKV leader eviction', () => {
     expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3, annotation: EVICT_BEGIN_ANNOTATION });
   });
 
-  it('waits while leaders remain, then steps when none are left', () => {
+  it('waits while leaders remain, asks log backup to flush when none are left, then steps', () => {
     const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } });
     expect(planOne(c, pdState({ evicting: new Set([3]) })).reason).toMatch(/100 left/);
     const stores = [store(0, 150), store(1, 150), store(2, 0)];
-    expect(planOne(c, pdState({ stores, evicting: new Set([3]) })).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+    expect(planOne(c, pdState({ stores, evicting: new Set([3]) })).action).toEqual({ type: 'flush-log-backup', pod: 'c-tikv-2', storeId: 3, revision: 'r2' });
+    const flushed = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000), [LOG_BACKUP_FLUSHED_ANNOTATION]: 'r2' } });
+    expect(planOne(flushed, pdState({ stores, evicting: new Set([3]) })).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+  });
+
+  describe('the leader count TiKV itself reports (/metrics)', () => {
+    const evicted = pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)], evicting: new Set([3]) });
+    const flushed = { [EVICT_BEGIN_ANNOTATION]: at(1000), [LOG_BACKUP_FLUSHED_ANNOTATION]: 'r2' };
+    const withMetric = (m: { count?: number; detail: string } | undefined) => {
+      const tikvLeaders: Record<string, { count?: number; detail: string }> = m ? { 'c-tikv-2': m } : {};
+      return { probes: { ...PROBES_OK, tikvLeaders } };
+    };
+
+    it('waits while the server still counts leaders that PD no longer does', () => {
+      const p = planOne(tikvUp(['r1', 'r1', 'r1'], { 2: flushed }), evicted, [], withMetric({ count: 4, detail: '4 leaders' }));
+      expect(p.action).toBeUndefined();
+      expect(p.reason).toMatch(/PD counts no leaders on store 3, but c-tikv-2's \/metrics still shows 4/);
+    });
+
+    it('waits until the count has been read', () => {
+      const p = planOne(tikvUp(['r1', 'r1', 'r1'], { 2: flushed }), evicted, [], withMetric(undefined));
+      expect(p.action).toBeUndefined();
+      expect(p.reason).toMatch(/reading c-tikv-2's own count from its \/metrics/);
+    });
+
+    it("restarts on PD's count when the server cannot be asked, and says so", () => {
+      const p = planOne(tikvUp(['r1', 'r1', 'r1'], { 2: flushed }), evicted, [], withMetric({ detail: 'connect ECONNREFUSED' }));
+      expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+      expect(p.event).toMatchObject({ type: 'Warning', reason: 'LeaderCountUnverified', message: expect.stringContaining('connect ECONNREFUSED') });
+    });
+
+    it('restarts after evictLeaderTimeout when only the server still counts leaders', () => {
+      const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(11 * 60_000) } });
+      const p = planOne(c, evicted, [], withMetric({ count: 7, detail: '7 leaders' }));
+      expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+      expect(p.event).toMatchObject({ reason: 'EvictLeaderTimeout', message: expect.stringContaining('still has 7 region leaders') });
+    });
+
+    it('is read only for TiKV Pods whose leaders are being evicted for their restart', () => {
+      const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } });
+      expect(probesWanted([c]).tikvLeaders).toEqual(['c-tikv-2']);
+      expect(probesWanted([tikvUp(['r1', 'r1', 'r1'])]).tikvLeaders).toEqual([]);
+      expect(probesWanted([{ ...c, sts: sts('tikv', { current: 'r2', update: 'r2' }), pods: c.pods.map((p) => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, 'controller-revision-hash': 'r2' } } })) }]).tikvLeaders).toEqual([]);
+    });
+  });
+
+  describe('log backup flush (tidb.pingcap.com/tikv-restart-without-flush-log-backup)', () => {
+    const evicted = pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)], evicting: new Set([3]) });
+
+    it('flushes again when the mark is from another revision (an upgrade taken back in Git)', () => {
+      const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000), [LOG_BACKUP_FLUSHED_ANNOTATION]: 'r0' } });
+      expect(planOne(c, evicted).action).toMatchObject({ type: 'flush-log-backup', revision: 'r2' });
+    });
+
+    it('restarts without a flush when the cluster opts out', () => {
+      const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } }, { evictLeaderTimeout: '10m', flushLogBackup: false } as never);
+      expect(planOne(c, evicted).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+    });
+  });
+
+  describe('tidb.pingcap.com/tikv-check-all-stores-up-before-upgrade', () => {
+    const checked = { evictLeaderTimeout: '10m', checkStoresUpBeforeUpgrade: true } as never;
+
+    it('holds every restart, eviction included, while a store is not Up', () => {
+      for (const state of ['Offline', 'Disconnected', 'Down']) {
+        const p = planOne(tikvUp(['r1', 'r1', 'r1'], {}, checked), pdState({ stores: [store(0, 100), store(1, 100, state), store(2, 100)] }));
+        expect(p.action).toBeUndefined();
+        expect(p.reason).toBe(`tikv-check-all-stores-up-before-upgrade: store 2 (c-tikv-1.c-tikv-peer.ns.svc:20160) is ${state}; c-tikv-2 restarts once every store is Up`);
+      }
+    });
+
+    it('goes on when every store is Up, and is off unless asked for', () => {
+      expect(planOne(tikvUp(['r1', 'r1', 'r1'], {}, checked)).action).toMatchObject({ type: 'evict-begin', pod: 'c-tikv-2' });
+      expect(planOne(tikvUp(['r1', 'r1', 'r1']), pdState({ stores: [store(0, 100), store(1, 100, 'Offline'), store(2, 100)] })).action).toMatchObject({ type: 'evict-begin' });
+    });
   });
 
   it('re-adds a scheduler that went missing', () => {
@@ -342,5 +439,32 @@ describe('TiCDC: each capture hands its tables over before its restart', () => {
     expect(p.event).toMatchObject({ type: 'Warning', reason: 'DrainTimeout', pod: 'c-ticdc-2' });
     const inTime = ticdc(['r1', 'r1', 'r1'], { 2: { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: iso(NOW - 30_000) } }, { settings: { gracefulShutdownTimeout: '1m' } });
     expect(planOne(inTime).action?.type).toBe('drain-capture');
+  });
+});
+
+describe('min-ready-seconds (tidb.pingcap.com/<component>-min-ready-seconds)', () => {
+  const since = (s: number) => new Date(NOW - s * 1000).toISOString();
+  const tidb = (readyFor: number, settings: Record<string, unknown> = { minReadySeconds: 30 }) => ({
+    kind: 'tidb' as const,
+    sts: sts('tidb', { replicas: 2, current: 'r1', update: 'r2', settings }),
+    pods: [pod('tidb', 0, 'r1'), pod('tidb', 1, 'r2', { readySince: since(readyFor) })],
+  });
+
+  it('holds the next restart until the upgraded Pod has been Ready that long', () => {
+    const p = planOne(tidb(10));
+    expect(p.action).toBeUndefined();
+    expect(p.reason).toBe('waiting for upgraded Pod c-tidb-1 to have been Ready for 30s (min-ready-seconds)');
+    expect(planOne(tidb(31)).action).toEqual({ type: 'apply', replicas: 2, partition: 0 });
+  });
+
+  it('waits on a Pod whose Ready condition has no transition time, and not at all without the setting', () => {
+    const noTime = { ...tidb(0), pods: [pod('tidb', 0, 'r1'), pod('tidb', 1, 'r2')] };
+    expect(planOne(noTime).action).toBeUndefined();
+    expect(planOne(tidb(0, {})).action).toEqual({ type: 'apply', replicas: 2, partition: 0 });
+  });
+
+  it('applies to TiKV before its next eviction begins', () => {
+    const tikv = { kind: 'tikv' as const, sts: sts('tikv', { current: 'r1', update: 'r2', settings: { minReadySeconds: 60 } }), pods: [pod('tikv', 0), pod('tikv', 1), pod('tikv', 2, 'r2', { readySince: since(5) })] };
+    expect(planOne(tikv).reason).toMatch(/c-tikv-2 to have been Ready for 60s/);
   });
 });

@@ -99,6 +99,56 @@ describe('TiKV evict-leader schedulers', () => {
   });
 });
 
+describe('TiKV restarts in an upgrade', () => {
+  const annotated = (annotations: Record<string, string>) => simCluster(BASE, { annotations });
+
+  it("asks log backup to flush once a store has no leaders, and a task that fails to flush does not hold the restart", async () => {
+    const w = await start({}, { tikv: { logBackupTasks: [{ name: 'pitr' }, { name: 'audit', error: 'failed to write to external storage' }] } });
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }));
+    await w.waitFor(() => w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tikv').length === 3, 60_000, 'the upgrade');
+    expect(w.pd.stopsWithLeaders).toEqual([]);
+    for (const pod of ['c-tikv-2', 'c-tikv-1', 'c-tikv-0']) {
+      const stop = w.stops.find((s) => s.pod === pod)!;
+      const before = w.tikv.flushes.filter((f) => f.pod === pod && f.time <= stop.time);
+      expect(before.length).toBeGreaterThan(0);
+      expect(before.every((f) => f.leaders === 0)).toBe(true);
+    }
+    const failed = w.events('FailedLogBackupFlush');
+    expect(failed.map((e) => e.involvedObject.name).sort()).toEqual(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']);
+    expect(failed[0].message).toMatch(/log backup did not flush on store \d+: task audit: failed to write to external storage; restarting c-tikv-\d anyway/);
+    // It read each store's own count before letting it go.
+    expect(new Set(w.tikv.requests.filter((r) => r.path === '/metrics').map((r) => r.pod))).toEqual(new Set(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']));
+  });
+
+  it('restarts without a flush under tidb.pingcap.com/tikv-restart-without-flush-log-backup', async () => {
+    const w = await World.start({ cluster: annotated({ 'tidb.pingcap.com/tikv-restart-without-flush-log-backup': 'true' }), render });
+    world = w;
+    await w.startController();
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }, { annotations: { 'tidb.pingcap.com/tikv-restart-without-flush-log-backup': 'true' } }));
+    await w.waitFor(() => w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tikv').length === 3, 60_000, 'the upgrade');
+    expect(w.pd.stopsWithLeaders).toEqual([]);
+    expect(w.tikv.flushes).toEqual([]);
+  });
+
+  it('keeps each upgraded TiDB Ready for tidb-min-ready-seconds before the next restart', async () => {
+    const annotations = { 'tidb.pingcap.com/tidb-min-ready-seconds': '3' };
+    const w = await World.start({ cluster: annotated(annotations), render });
+    world = w;
+    await w.startController();
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
+    const seen = reasonsSeen(w, 'tidb');
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }, { annotations }));
+    await w.waitFor(() => w.settled('tidb', 2) && stopsOf(w, 'tidb').length === 2, 60_000, 'the upgrade');
+    const [first, second] = w.stops.filter((s) => s.component === 'tidb');
+    // The first Pod stops, starts again and turns Ready within 200 ms, and then is given 3 s, less up to
+    // one second: the Ready condition's lastTransitionTime has whole seconds, as in Kubernetes.
+    expect(second.time - first.time).toBeGreaterThanOrEqual(2000);
+    expect(seen).toContain('waiting for upgraded Pod c-tidb-1 to have been Ready for 3s (min-ready-seconds)');
+  });
+});
+
 describe('TiFlash', () => {
   it('waits for an upgraded TiFlash to serve (/tiflash/store-status Running) before the next restart', async () => {
     const tiflash = { replicas: 2, storageClaims: [{ resources: { requests: { storage: '1Gi' } } }] };

@@ -127,6 +127,11 @@ describeReal('a rendered cluster on a real API server', () => {
     expect(w.pd.stopsWhileLeader).toEqual([]);
     expect(w.pd.stopsWithLeaders).toEqual([]);
     expect(w.pd.evictSchedulers()).toEqual([]);
+    // Each store, once without leaders by PD's count and its own, had log backup flushed before it stopped.
+    for (const pod of ['c-tikv-2', 'c-tikv-1', 'c-tikv-0']) {
+      const stop = w.stops.find((s) => s.pod === pod)!.time;
+      expect(w.tikv.flushes.filter((f) => f.pod === pod && f.time <= stop).map((f) => f.leaders)).toEqual([0]);
+    }
   });
 
   it('leaves replicas and partition alone when Git is re-applied mid-rollout, client-side and server-side', async () => {

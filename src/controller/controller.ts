@@ -29,16 +29,19 @@ import {
   targetReplicas,
   TICDC_SHUTDOWN_BEGIN_ANNOTATION,
   TICDC_DRAINED_ANNOTATION,
+  LOG_BACKUP_FLUSHED_ANNOTATION,
   type Action,
   type ComponentPlan,
   type ComponentState,
   type EvictionRecord,
   type PdState,
+  type LeaderProbe,
   type ProbeResult,
   type Probes,
 } from './plan';
 import { buildStatus, evictionsOf, type ClusterStatus, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './status';
 import { tiflashStatusUrl, tiflashStoreStatus } from './probes';
+import { flushLogBackup, tikvGrpcTarget, tikvLeaderCount, tikvMetricsUrl } from './tikv-client';
 import { WorkQueue } from './queue';
 import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf, type RecreateRecord, type VolumeSizes } from './volumes';
 import { settingsOf, type VolumeRefusal } from './steps';
@@ -77,8 +80,13 @@ export interface ControllerOptions {
    * it). @default 3600000
    */
   readonly configGraceMs?: number;
+  /** How long a TiKV's log backup flush may take before its restart goes ahead anyway. @default 180000 */
+  readonly flushTimeoutMs?: number;
   readonly log: Logger;
 }
+
+/** tidb-operator gives FlushNow 3 minutes. */
+const FLUSH_TIMEOUT_MS = 180_000;
 
 /** The next pass after an action comes this soon. */
 const FIRST_BUSY_DELAY_MS = 100;
@@ -484,11 +492,12 @@ export class Controller {
    */
   private async probe(components: readonly ComponentState[], pd: PdState | { error: string } | undefined): Promise<Probes> {
     const wanted = probesWanted(components);
-    if (wanted.pdReady.length === 0 && wanted.tiflashStatus.length === 0) return {};
+    if (wanted.pdReady.length === 0 && wanted.tiflashStatus.length === 0 && wanted.tikvLeaders.length === 0) return {};
     const c = this.opts.cluster;
     const members = pd && !('error' in pd) ? pd.members : [];
     const pdReady: Record<string, ProbeResult> = {};
     const tiflashStatus: Record<string, ProbeResult> = {};
+    const tikvLeaders: Record<string, LeaderProbe> = {};
     await Promise.all([
       ...wanted.pdReady.map(async (pod) => {
         const url = memberOfPod(members, pod)?.clientUrls[0];
@@ -502,8 +511,13 @@ export class Controller {
       ...wanted.tiflashStatus.map(async (pod) => {
         tiflashStatus[pod] = await tiflashStoreStatus(tiflashStatusUrl(c, pod), this.opts.pdTls);
       }),
+      ...wanted.tikvLeaders.map(async (pod) => {
+        tikvLeaders[pod] = await tikvLeaderCount(tikvMetricsUrl(c, pod), this.opts.pdTls)
+          .then((count) => ({ count, detail: `${count} leaders` }))
+          .catch((e: Error) => ({ detail: e.message }));
+      }),
     ]);
-    return { pdReady, tiflashStatus };
+    return { pdReady, tiflashStatus, tikvLeaders };
   }
 
   /**
@@ -603,6 +617,17 @@ export class Controller {
         case 'drain-capture':
           if (!(await this.drainForUpgrade(action, pods, now, log))) return false;
           break;
+        case 'flush-log-backup': {
+          const outcome = await flushLogBackup(tikvGrpcTarget(c, action.pod), this.opts.pdTls, this.opts.flushTimeoutMs ?? FLUSH_TIMEOUT_MS);
+          if (!outcome.ok) {
+            log.warn(`${p.reason}: ${outcome.detail}; restarting it anyway`, { pod: action.pod, store: action.storeId });
+            await this.event(action.pod, 'Warning', 'FailedLogBackupFlush', `log backup did not flush on store ${action.storeId}: ${outcome.detail}; restarting ${action.pod} anyway`);
+          } else {
+            log.info(`${p.reason}: ${outcome.detail}`, { pod: action.pod, store: action.storeId, tasks: outcome.tasks });
+          }
+          await this.kube.annotatePod(action.pod, { [LOG_BACKUP_FLUSHED_ANNOTATION]: action.revision });
+          break;
+        }
         case 'failover-set':
           await this.setFailover(p.kind, action.failover, persist);
           log.info(p.reason, { records: Object.keys(action.failover?.records ?? {}) });

@@ -115,6 +115,14 @@ export interface ComponentSettings {
   recoverByUID?: string;
   /** TiCDC: how long a capture may take to hand its tables over before it is removed anyway. @default "10m" */
   gracefulShutdownTimeout?: string;
+  /** PD, TiKV, TiFlash, TiDB, TiProxy: seconds an upgraded Pod must have been Ready before the next restarts. @default 0 */
+  minReadySeconds?: number;
+  /** PD: restart a member only while more than a majority plus one are healthy. @default false */
+  checkQuorumBeforeUpgrade?: boolean;
+  /** TiKV: restart a store only while every store in PD is Up or Tombstone. @default false */
+  checkStoresUpBeforeUpgrade?: boolean;
+  /** TiKV: ask log backup to flush once a store has no leaders, before its restart. @default true */
+  flushLogBackup?: boolean;
   [key: string]: unknown;
 }
 
@@ -167,6 +175,18 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
 
 export const isReady = (pod: Pod): boolean =>
   !pod.metadata.deletionTimestamp && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+/**
+ * Ready for at least `minReadySeconds` (Kubernetes' notion of available, as the operator's
+ * upgraders use it): the Ready condition's lastTransitionTime is that long before `now`.
+ */
+export function isAvailable(pod: Pod, minReadySeconds: number, now: number): boolean {
+  if (!isReady(pod)) return false;
+  if (minReadySeconds <= 0) return true;
+  const since = (pod.status?.conditions ?? []).find((c) => c.type === 'Ready')?.lastTransitionTime;
+  const at = since === undefined ? NaN : new Date(since).getTime();
+  return Number.isFinite(at) && at + minReadySeconds * 1000 <= now;
+}
 
 export const isTerminating = (pod: Pod): boolean => Boolean(pod.metadata.deletionTimestamp);
 

@@ -8,7 +8,7 @@
  */
 import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../tidbcluster/names';
 import { extraReplicas, failoverStep, hasRecords } from './failover';
-import { imageTag, isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, versionAtLeast, type ComponentSettings, type Pod, type StatefulSet } from './model';
+import { imageTag, isAvailable, isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, versionAtLeast, type ComponentSettings, type Pod, type StatefulSet } from './model';
 import { scaleStep } from './scale';
 import { volumeStep } from './volumes';
 import {
@@ -30,6 +30,7 @@ import {
   TICDC_DRAINED_ANNOTATION,
   TICDC_SHUTDOWN_BEGIN_ANNOTATION,
   TICDC_DRAIN_TIMEOUT_MS,
+  LOG_BACKUP_FLUSHED_ANNOTATION,
   type Action,
   type ComponentState,
   type PdState,
@@ -239,6 +240,8 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
 function checkUpgraded(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings): Step {
   const name = pod.metadata.name!;
   if (!isReady(pod)) return wait(`waiting for upgraded Pod ${name} to be Ready`);
+  const minReady = settings.minReadySeconds ?? 0;
+  if (!isAvailable(pod, minReady, input.now)) return wait(`waiting for upgraded Pod ${name} to have been Ready for ${minReady}s (min-ready-seconds)`);
   if (c.kind === 'pd') {
     const pd = pdOf(input);
     if (typeof pd === 'string') return wait(pd);
@@ -289,14 +292,20 @@ export const tiflashStatusChecked = (sts: StatefulSet): boolean => versionAtLeas
 
 /**
  * The Pods whose servers the controller asks before planning: every Ready Pod at the update
- * revision of an upgrading PD (its `/pd/api/v2/ready`) or TiFlash (its `/tiflash/store-status`).
+ * revision of an upgrading PD (its `/pd/api/v2/ready`) or TiFlash (its `/tiflash/store-status`), and
+ * every TiKV Pod of an upgrading TiKV whose leaders are being evicted for its restart (its `/metrics`).
  */
-export function probesWanted(components: readonly ComponentState[]): { pdReady: string[]; tiflashStatus: string[] } {
-  const out = { pdReady: [] as string[], tiflashStatus: [] as string[] };
+export function probesWanted(components: readonly ComponentState[]): { pdReady: string[]; tiflashStatus: string[]; tikvLeaders: string[] } {
+  const out = { pdReady: [] as string[], tiflashStatus: [] as string[], tikvLeaders: [] as string[] };
   for (const c of components) {
-    if (c.kind !== 'pd' && !(c.kind === 'tiflash' && tiflashStatusChecked(c.sts))) continue;
     if (!isRolling(c.sts) || !isUpgrading(c.sts, c.pods)) continue;
     const update = c.sts.status?.updateRevision;
+    if (c.kind === 'tikv') {
+      const evicting = c.pods.filter((p) => podRevision(p) !== update && !isTerminating(p) && p.metadata.annotations?.[EVICT_BEGIN_ANNOTATION] !== undefined);
+      out.tikvLeaders.push(...evicting.map((p) => p.metadata.name!));
+      continue;
+    }
+    if (c.kind !== 'pd' && !(c.kind === 'tiflash' && tiflashStatusChecked(c.sts))) continue;
     const pods = c.pods.filter((p) => podRevision(p) === update && isReady(p)).map((p) => p.metadata.name!);
     (c.kind === 'pd' ? out.pdReady : out.tiflashStatus).push(...pods);
   }
@@ -314,6 +323,14 @@ function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: Compon
     if (member && others.length > 0 && others.filter((m) => m.healthy).length <= pd.members.length / 2) {
       return wait(`restarting ${name} now would leave PD without a healthy majority`);
     }
+    if (settings.checkQuorumBeforeUpgrade === true) {
+      // tidb-operator's IsPDStable: more healthy members than a majority plus one.
+      const healthy = pd.members.filter((m) => m.healthy).length;
+      const needed = Math.floor(pd.members.length / 2) + 2;
+      if (healthy < needed) {
+        return wait(`pd-check-quorum-before-upgrade: ${healthy} of ${pd.members.length} PD members are healthy; ${name} restarts once ${needed} are`);
+      }
+    }
     if (member && pd.leader === member.name) {
       const target = transferTarget(input, c, pd, name);
       if (target) {
@@ -328,37 +345,74 @@ function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: Compon
     return OK;
   }
   if (c.kind === 'ticdc') return prepareCapture(input, c, pod, settings);
-  if (c.kind === 'tikv') {
-    const pd = pdStoresOf(input);
-    if (typeof pd === 'string') return wait(pd);
-    const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', name);
-    if (!store) return OK;
-    const peers = pd.stores.filter((s) => s !== store && s.state === 'Up' && s.labels.engine !== 'tiflash');
-    if (peers.length === 0) return OK; // Nowhere to move leaders to.
-    const begin = toMillis(pod.metadata.annotations?.[EVICT_BEGIN_ANNOTATION]);
-    const timeout = parseDuration(settings.evictLeaderTimeout) ?? 1500 * 60_000;
-    if (begin !== undefined && input.now >= begin + timeout && store.leaderCount > 0) {
-      return {
-        ok: true,
-        event: {
-          type: 'Warning',
-          reason: 'EvictLeaderTimeout',
-          message: `store ${store.id} still has ${store.leaderCount} region leaders after evictLeaderTimeout ${settings.evictLeaderTimeout ?? '1500m'}; restarting ${name} anyway`,
-          pod: name,
-        },
-      };
-    }
-    // (Re)adds the scheduler: the first time, or when it went missing (a PD restart, a manual removal).
-    if (begin === undefined || !pd.evicting.has(store.id)) {
-      return {
-        ok: false,
-        reason: `evicting region leaders from store ${store.id} (${name})`,
-        action: evictBegin(input, pd, name, store.id, EVICT_BEGIN_ANNOTATION, 'upgrade'),
-        event: { type: 'Normal', reason: 'EvictLeaderBegin', message: `evicting region leaders from store ${store.id} before the restart`, pod: name },
-      };
-    }
-    if (store.leaderCount === 0) return OK;
-    return wait(`waiting for region leaders to leave store ${store.id} (${name}): ${store.leaderCount} left`);
+  if (c.kind === 'tikv') return prepareStore(input, c, pod, settings);
+  return OK;
+}
+
+/**
+ * A TiKV store loses its region leaders before its Pod restarts: the evict-leader scheduler moves
+ * them, and the restart waits until both PD and the server's own `/metrics` count none (PD's count
+ * follows region heartbeats, the server's gauge is refreshed every 10 s: neither alone is proof), or
+ * until `evictLeaderTimeout`. Then log backup is asked to flush, unless the cluster opts out.
+ */
+function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings): Step {
+  const name = pod.metadata.name!;
+  const pd = pdStoresOf(input);
+  if (typeof pd === 'string') return wait(pd);
+  if (settings.checkStoresUpBeforeUpgrade === true) {
+    // tidb-operator's IsTiKVStable, asked before every TiKV restart.
+    const down = pd.stores.find((s) => s.state !== 'Up' && s.state !== 'Tombstone');
+    if (down) return wait(`tikv-check-all-stores-up-before-upgrade: store ${down.id} (${down.address}) is ${down.state}; ${name} restarts once every store is Up`);
+  }
+  const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', name);
+  if (!store) return OK;
+  const peers = pd.stores.filter((s) => s !== store && s.state === 'Up' && s.labels.engine !== 'tiflash');
+  if (peers.length === 0) return OK; // Nowhere to move leaders to.
+  const begin = toMillis(pod.metadata.annotations?.[EVICT_BEGIN_ANNOTATION]);
+  const metric = input.probes?.tikvLeaders?.[name];
+  const left = Math.max(store.leaderCount, metric?.count ?? 0);
+  const timeout = parseDuration(settings.evictLeaderTimeout) ?? 1500 * 60_000;
+  if (begin !== undefined && input.now >= begin + timeout && left > 0) {
+    return {
+      ok: true,
+      event: {
+        type: 'Warning',
+        reason: 'EvictLeaderTimeout',
+        message: `store ${store.id} still has ${left} region leaders after evictLeaderTimeout ${settings.evictLeaderTimeout ?? '1500m'}; restarting ${name} anyway`,
+        pod: name,
+      },
+    };
+  }
+  // (Re)adds the scheduler: the first time, or when it went missing (a PD restart, a manual removal).
+  if (begin === undefined || !pd.evicting.has(store.id)) {
+    return {
+      ok: false,
+      reason: `evicting region leaders from store ${store.id} (${name})`,
+      action: evictBegin(input, pd, name, store.id, EVICT_BEGIN_ANNOTATION, 'upgrade'),
+      event: { type: 'Normal', reason: 'EvictLeaderBegin', message: `evicting region leaders from store ${store.id} before the restart`, pod: name },
+    };
+  }
+  if (store.leaderCount > 0) return wait(`waiting for region leaders to leave store ${store.id} (${name}): ${store.leaderCount} left`);
+  if (!metric) return wait(`PD counts no leaders on store ${store.id}; reading ${name}'s own count from its /metrics`);
+  if (metric.count !== undefined && metric.count > 0) {
+    return wait(`PD counts no leaders on store ${store.id}, but ${name}'s /metrics still shows ${metric.count} (TiKV refreshes it every 10 s)`);
+  }
+  // The annotation names the revision it was for: a Pod that stayed (an upgrade taken back in Git)
+  // flushes again before the next one.
+  const revision = c.sts.status?.updateRevision ?? '';
+  if (settings.flushLogBackup !== false && pod.metadata.annotations?.[LOG_BACKUP_FLUSHED_ANNOTATION] !== revision) {
+    return act(`store ${store.id} (${name}) has no leaders: asking log backup to flush before the restart`, { type: 'flush-log-backup', pod: name, storeId: store.id, revision });
+  }
+  if (metric.count === undefined) {
+    return {
+      ok: true,
+      event: {
+        type: 'Warning',
+        reason: 'LeaderCountUnverified',
+        message: `could not read ${name}'s own leader count (${metric.detail}); restarting it on PD's count of 0`,
+        pod: name,
+      },
+    };
   }
   return OK;
 }

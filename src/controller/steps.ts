@@ -20,6 +20,8 @@ export const RETIRED_ANNOTATION = 'tidb-gitops.io/retired-at';
 export const TICDC_DRAIN_TIMEOUT_MS = 10 * 60_000;
 /** Pod annotation: when the capture of this TiCDC Pod was drained for its restart in an upgrade. */
 export const TICDC_DRAINED_ANNOTATION = 'tidb-gitops.io/ticdc-drained-at';
+/** Pod annotation: the update revision for which log backup on this TiKV was asked to flush before its restart. */
+export const LOG_BACKUP_FLUSHED_ANNOTATION = 'tidb-gitops.io/log-backup-flushed-for';
 
 export interface PdState {
   readonly members: readonly PdMember[];
@@ -56,6 +58,14 @@ export interface ProbeResult {
 export interface Probes {
   readonly pdReady?: Readonly<Record<string, ProbeResult>>;
   readonly tiflashStatus?: Readonly<Record<string, ProbeResult>>;
+  /** The leader count each TiKV being evicted for its restart reports in its own `/metrics`. */
+  readonly tikvLeaders?: Readonly<Record<string, LeaderProbe>>;
+}
+
+/** A TiKV server's own leader count; `count` is undefined when it could not be read (`detail` says why). */
+export interface LeaderProbe {
+  readonly count?: number;
+  readonly detail: string;
 }
 
 /** An evict-leader scheduler this controller added (kept in the status ConfigMap, so it can tell its own from an administrator's). */
@@ -158,6 +168,12 @@ export type Action =
    * The Pod is annotated once done.
    */
   | { readonly type: 'drain-capture'; readonly pod: string; readonly next?: string; readonly targetVersion?: string }
+  /**
+   * Before a TiKV Pod without leaders restarts in an upgrade: ask its log backup tasks to flush
+   * (tidb-operator `tikv_upgrader.go` `triggerForceFlush`); the Pod is annotated with `revision`
+   * (the update revision it restarts to) once asked, whatever the answer.
+   */
+  | { readonly type: 'flush-log-backup'; readonly pod: string; readonly storeId: number; readonly revision: string }
   /** Replace the component's failure records (undefined clears them); written to the status at once. */
   | { readonly type: 'failover-set'; readonly failover: ComponentFailover | undefined }
   /** PD failover: delete the failed member, its Pod and its claims, then mark the record done. */

@@ -22,6 +22,7 @@ import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue
 import { suggest } from './crd-schema';
 import { DEFAULTS } from './defaults';
 import type { SpecIssue } from './errors';
+import { upgradeChecks } from './upgrade-checks';
 import { FORCE_UPGRADE_ANNOTATION, LABEL, LABEL_VALUE, type ComponentKind } from './names';
 import { featureCheck, KUBE_FEATURES, kubeVersionText, type KubeFeature } from './kube-version';
 import { quantityToBytes } from './quantity';
@@ -205,6 +206,7 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
       maxFailoverCount: comp.maxFailoverCount ?? DEFAULTS.maxFailoverCount,
       // The controller owns the StatefulSet's updateStrategy and writes it with the partition.
       updateStrategy,
+      ...upgradeChecks(ctx.tc.metadata.annotations, kind, ctx.issues),
     },
   };
 }

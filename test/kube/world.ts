@@ -16,6 +16,7 @@ import { Hosts } from '../sim/hosts';
 import { PdSim, type PdSimOptions } from '../sim/pd-api';
 import { Processes } from '../sim/processes';
 import { TidbSim } from '../sim/tidb';
+import { TikvSim } from '../sim/tikv';
 import { pathOf, resourcePath, type KubeClient, type Obj } from './client';
 import type { AuditRecord, ControlPlane } from './control-plane';
 import { Kubelet, type KubeletOptions } from './kubelet';
@@ -57,6 +58,8 @@ export class RealWorld {
   readonly controllers: ControllerProcess[] = [];
   /** TiDB's status port in each TiDB Pod (`/info`, `/labels`). */
   readonly tidb = new TidbSim();
+  /** TiKV's own ports in each TiKV Pod (`/metrics`, log backup's FlushNow). */
+  readonly tikv: TikvSim;
   objects: Obj[];
   /** Where PD Pods ask discovery: the controller's port (`startController`), or a stand-in's before it runs. */
   discoveryPort = 0;
@@ -73,7 +76,8 @@ export class RealWorld {
     this.namespace = opts.cluster.metadata.namespace;
     this.name = opts.cluster.metadata.name;
     this.objects = opts.render(opts.cluster);
-    this.processes = new Processes(this.name, this.namespace, { pd, tidb: this.tidb }, hosts);
+    this.tikv = new TikvSim(pd, { metricsRefreshMs: 100 });
+    this.processes = new Processes(this.name, this.namespace, { pd, tidb: this.tidb, tikv: this.tikv }, hosts);
     this.stops = this.processes.stops;
   }
 
@@ -258,5 +262,6 @@ export class RealWorld {
     await this.kubelet.close();
     await this.pd.close();
     await this.tidb.close();
+    await this.tikv.close();
   }
 }

@@ -39,4 +39,13 @@ if (file) {
     process.nextTick(() => (all ? callback(null, [{ address, family }]) : callback(null, address, family)));
     return {};
   };
+  // The promise API has its own lookup (gRPC clients resolve through it): the same table.
+  const originalPromise = dns.promises.lookup;
+  dns.promises.lookup = function lookup(hostname, options = {}) {
+    const address = typeof hostname === 'string' ? table()[hostname.toLowerCase().replace(/\.$/, '')] : undefined;
+    if (address === undefined) return originalPromise.call(this, hostname, options);
+    const family = address.includes(':') ? 6 : 4;
+    const all = typeof options === 'object' && options !== null && options.all;
+    return Promise.resolve(all ? [{ address, family }] : { address, family });
+  };
 }

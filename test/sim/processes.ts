@@ -1,7 +1,7 @@
 /**
  * The servers inside a scenario's Pods: what runs when a Pod's containers start and stop, on the
  * simulated or the real Kubernetes API alike. PD and TiKV (and TiFlash) are played by the PD
- * simulator, TiCDC captures by the TiCDC simulator, Pump nodes by the Pump simulator; each Pod's
+ * simulator (TiKV's own status and gRPC ports by the TiKV one), TiCDC captures by the TiCDC simulator, Pump nodes by the Pump simulator; each Pod's
  * server listens on the Pod's own loopback address, and the test DNS table (hosts.ts) maps the Pod's
  * names to it, so the controller reaches `<pod>.<peer>.<ns>:<port>` as it would in a cluster. A Pod
  * is Ready while its server serves, as its readiness probe would say.
@@ -11,6 +11,7 @@ import type { PdSim } from './pd-api';
 import type { PumpSim } from './pump';
 import type { TicdcSim } from './ticdc';
 import type { TidbSim } from './tidb';
+import type { TikvSim } from './tikv';
 
 type Obj = Record<string, any>;
 
@@ -20,6 +21,8 @@ export interface PodServers {
   readonly pump?: PumpSim;
   /** TiDB's status port (`/info`, `/labels`); without it TiDB Pods run no server. */
   readonly tidb?: TidbSim;
+  /** TiKV's own ports (`/metrics`, log backup's FlushNow); without it TiKV Pods serve only PD's side. */
+  readonly tikv?: TikvSim;
 }
 
 /** Pods started and stopped, as one scenario sees them. */
@@ -58,10 +61,13 @@ export class Processes {
     const peer = component === 'pump' ? `${this.cluster}-pump` : `${this.cluster}-${component}-peer`;
     this.hosts.setPod(name, peer, this.namespace, ip);
     if (this.hold.includes(component)) return;
-    const { pd, ticdc, pump, tidb } = this.servers;
+    const { pd, ticdc, pump, tidb, tikv } = this.servers;
     const failed = (e: unknown) => this.failures.push(`${name}: ${(e as Error).message}`);
     if (component === 'pd') pd.pdStart(name, undefined, ip);
-    if (component === 'tikv') pd.tikvStart(name);
+    if (component === 'tikv') {
+      pd.tikvStart(name);
+      tikv?.serverStart(name, ip).catch(failed);
+    }
     if (component === 'tiflash') pd.tiflashStart(name, undefined, ip);
     if (component === 'ticdc') ticdc?.captureStart(name, ip).catch(failed);
     if (component === 'pump') pump?.pumpStart(name, ip).catch(failed);
@@ -73,9 +79,12 @@ export class Processes {
     const name: string = pod.metadata.name;
     const component = componentOf(pod);
     this.stops.push({ pod: name, component, time: Date.now() });
-    const { pd, ticdc, pump, tidb } = this.servers;
+    const { pd, ticdc, pump, tidb, tikv } = this.servers;
     if (component === 'pd') pd.pdStop(name);
-    if (component === 'tikv') pd.tikvStop(name);
+    if (component === 'tikv') {
+      pd.tikvStop(name);
+      void tikv?.serverStop(name);
+    }
     if (component === 'tiflash') pd.tiflashStop(name);
     if (component === 'ticdc') void ticdc?.captureStop(name);
     if (component === 'pump') void pump?.pumpStop(name);

@@ -17,6 +17,7 @@ import { PdSim, type PdSimOptions } from './pd-api';
 import { Processes } from './processes';
 import { PumpSim, type PumpSimOptions } from './pump';
 import { TicdcSim, type TicdcSimOptions } from './ticdc';
+import { TikvSim, type TikvSimOptions } from './tikv';
 
 /** The annotation that marks a PersistentVolumeClaim for deferred deletion (tidb-operator's name). */
 export const PVC_DEFER_DELETING = 'tidb.pingcap.com/pvc-defer-deleting';
@@ -34,6 +35,8 @@ export interface WorldOptions {
   readonly ticdc?: Partial<TicdcSimOptions>;
   /** Started when the cluster has Pump. */
   readonly pump?: Partial<PumpSimOptions>;
+  /** TiKV's own ports (`/metrics`, log backup). @default the gauge refreshed every 100 ms, log backup on, no task */
+  readonly tikv?: Partial<TikvSimOptions>;
   /** Components whose servers never start (their Pods run but are never Ready). @default none */
   readonly hold?: readonly string[];
   /**
@@ -70,13 +73,14 @@ export class World {
     readonly pd: PdSim,
     readonly ticdc: TicdcSim | undefined,
     readonly pump: PumpSim | undefined,
+    readonly tikv: TikvSim,
     readonly objects: Obj[],
     private readonly opts: WorldOptions,
   ) {
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
     this.namespace = deployment.metadata.namespace;
     this.name = deployment.metadata.name.replace(/-discovery$/, '');
-    this.processes = new Processes(this.name, this.namespace, { pd, ticdc, pump }, this.hosts, opts.hold);
+    this.processes = new Processes(this.name, this.namespace, { pd, ticdc, pump, tikv }, this.hosts, opts.hold);
     this.stops = this.processes.stops;
   }
 
@@ -91,7 +95,8 @@ export class World {
     const pd = await PdSim.start({ cluster, namespace, ...opts.pd });
     const ticdc = has('ticdc') ? await TicdcSim.start({ cluster, namespace, ...opts.ticdc }) : undefined;
     const pump = has('pump') ? await PumpSim.start({ cluster, namespace, ...opts.pump }) : undefined;
-    const world = new World(kube, pd, ticdc, pump, objects, opts);
+    const tikv = new TikvSim(pd, { metricsRefreshMs: 100, ...opts.tikv });
+    const world = new World(kube, pd, ticdc, pump, tikv, objects, opts);
     world.discoveryPort = await freePort();
     pd.discoveryUrl = `http://127.0.0.1:${world.discoveryPort}`;
     world.wire();
@@ -270,6 +275,7 @@ export class World {
     await this.pd.close();
     await this.ticdc?.close();
     await this.pump?.close();
+    await this.tikv.close();
     await this.kube.close();
   }
 }

@@ -51,7 +51,12 @@ export function sts(kind: ComponentKind, o: StsOpts = {}): StatefulSet {
   };
 }
 
-export function pod(kind: ComponentKind, ord: number, rev = 'r1', o: { ready?: boolean; annotations?: Record<string, string>; terminating?: boolean } = {}): Pod {
+export function pod(
+  kind: ComponentKind,
+  ord: number,
+  rev = 'r1',
+  o: { ready?: boolean; annotations?: Record<string, string>; terminating?: boolean; readySince?: string } = {},
+): Pod {
   return {
     metadata: {
       name: `c-${kind}-${ord}`,
@@ -59,7 +64,7 @@ export function pod(kind: ComponentKind, ord: number, rev = 'r1', o: { ready?: b
       annotations: o.annotations,
       deletionTimestamp: o.terminating ? new Date(NOW) : undefined,
     },
-    status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
+    status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True', ...(o.readySince ? { lastTransitionTime: o.readySince } : {}) }] },
   };
 }
 
@@ -81,10 +86,11 @@ export const pdState = (o: Partial<PdState> = {}): PdState => ({
   ...o,
 });
 
-/** Every PD member ready and every TiFlash serving, as the controller's probes would find them. */
+/** Every PD member ready, every TiFlash serving and every TiKV without leaders, as the controller's probes would find them. */
 export const PROBES_OK: Probes = {
   pdReady: Object.fromEntries([0, 1, 2, 3, 4, 5].map((i) => [`c-pd-${i}`, { ok: true, detail: 'ready' }])),
   tiflashStatus: Object.fromEntries([0, 1, 2, 3, 4, 5].map((i) => [`c-tiflash-${i}`, { ok: true, detail: 'Running' }])),
+  tikvLeaders: Object.fromEntries([0, 1, 2, 3, 4, 5].map((i) => [`c-tikv-${i}`, { count: 0, detail: '0 leaders' }])),
 };
 
 /** Plans a cluster of `others` and `c`, and returns the plan of `c`. Probes all pass unless `extra.probes` says otherwise. */

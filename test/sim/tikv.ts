@@ -1,0 +1,170 @@
+/**
+ * The two ports of a TiKV server the controller talks to directly, one pair per Pod, for scenario
+ * tests: the status port 20180 (`GET /metrics`) and the gRPC server port 20160 (log backup's
+ * `FlushNow`). The store itself (registration, leaders, heartbeats) is PD's side, in the PD simulator;
+ * this one reads the leaders a store holds from there.
+ *
+ * What a tikv-server answers, as tikv/tikv does (v8.5.x):
+ * - `GET /metrics` (components/server/src/status_server/mod.rs, `dump`): the Prometheus text format
+ *   (`prometheus::TextEncoder`, content type `text/plain; version=0.0.4`). The gauge
+ *   `tikv_raftstore_region_count` with label `type` = `region`, `leader`, `buckets`
+ *   (components/raftstore/src/coprocessor/metrics.rs) is set by the region collector's timer every
+ *   10 s (region_info_accessor.rs `on_timeout`, METRICS_FLUSH_INTERVAL): until its first tick after
+ *   the start the family is absent, and between ticks it shows the count of the last one.
+ * - Other status paths: 404 `path not found` in this model (the real server has more routes).
+ * - gRPC `/logbackup.LogBackup/FlushNow` (kvproto proto/logbackuppb.proto;
+ *   components/backup-stream/src/service.rs `flush_now`): flushes every log backup task and answers
+ *   `FlushNowResponse { repeated FlushResult results = 1 }`, one `{task_name, success,
+ *   error_message}` per task, none when there is no task. The service exists only while
+ *   `log-backup.enable` is on (components/server/src/server.rs registers it then); otherwise the
+ *   call ends with UNIMPLEMENTED, as for any unknown method.
+ *
+ * Records for tests: `flushes` (which Pod, when, and the leaders its store held then), `requests`.
+ */
+import * as http from 'node:http';
+import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
+import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import type { PdSim } from './pd-api';
+
+export interface TikvSimOptions {
+  /** The status port. @default 20180 */
+  statusPort?: number;
+  /** The gRPC server port. @default 20160 */
+  grpcPort?: number;
+  /** How often the region collector refreshes the gauge (TiKV: 10 s). @default 10000 */
+  metricsRefreshMs?: number;
+  /** `log-backup.enable`: the LogBackup service is registered. @default true */
+  logBackup?: boolean;
+  /** The log backup tasks; one with `error` fails to flush with that message. @default [] */
+  logBackupTasks?: { name: string; error?: string }[];
+}
+
+export interface TikvFlush {
+  readonly pod: string;
+  readonly time: number;
+  /** Leaders the store held when the flush was asked for. */
+  readonly leaders: number;
+}
+
+interface TikvProcess {
+  readonly pod: string;
+  readonly status: http.Server;
+  readonly grpc: Server;
+  readonly timer: NodeJS.Timeout;
+  /** The gauge as of the collector's last tick; undefined before the first. */
+  gauge?: { region: number; leader: number };
+}
+
+export const FLUSH_NOW_PATH = '/logbackup.LogBackup/FlushNow';
+
+/** `FlushNowResponse` in protobuf's wire format. */
+function encodeFlushNowResponse(results: readonly { taskName: string; success: boolean; errorMessage: string }[]): Buffer {
+  const w = new BinaryWriter();
+  for (const r of results) {
+    w.tag(1, WireType.LengthDelimited).fork();
+    // proto3 leaves default values out, as the Rust encoder does.
+    if (r.taskName) w.tag(1, WireType.LengthDelimited).string(r.taskName);
+    if (r.success) w.tag(2, WireType.Varint).bool(true);
+    if (r.errorMessage) w.tag(3, WireType.LengthDelimited).string(r.errorMessage);
+    w.join();
+  }
+  return Buffer.from(w.finish());
+}
+
+export class TikvSim {
+  readonly flushes: TikvFlush[] = [];
+  readonly requests: { pod: string; path: string }[] = [];
+  private readonly procs = new Map<string, TikvProcess>();
+  private readonly o: Required<TikvSimOptions>;
+
+  constructor(
+    private readonly pd: PdSim,
+    options: TikvSimOptions = {},
+  ) {
+    this.o = { statusPort: 20180, grpcPort: 20160, metricsRefreshMs: 10_000, logBackup: true, logBackupTasks: [], ...options };
+  }
+
+  /** The Pod's tikv-server listens on `ip`; resolves once both ports do. */
+  async serverStart(pod: string, ip: string): Promise<void> {
+    await this.serverStop(pod);
+    const grpc = new Server();
+    if (this.o.logBackup) {
+      grpc.addService(
+        {
+          FlushNow: {
+            path: FLUSH_NOW_PATH,
+            requestStream: false,
+            responseStream: false,
+            requestSerialize: () => Buffer.alloc(0),
+            requestDeserialize: () => ({}),
+            responseSerialize: (v: Parameters<typeof encodeFlushNowResponse>[0]) => encodeFlushNowResponse(v),
+            responseDeserialize: () => [],
+          },
+        },
+        { FlushNow: (_call: ServerUnaryCall<unknown, unknown>, done: sendUnaryData<unknown>) => this.flushNow(pod, done) },
+      );
+    }
+    const proc: TikvProcess = {
+      pod,
+      status: http.createServer((req, res) => this.serveStatus(proc, req, res)),
+      grpc,
+      timer: setInterval(() => this.collect(proc), this.o.metricsRefreshMs),
+    };
+    this.procs.set(pod, proc);
+    await new Promise<void>((resolve, reject) => {
+      proc.status.once('error', reject);
+      proc.status.listen(this.o.statusPort, ip, () => resolve());
+    });
+    await new Promise<void>((resolve, reject) => grpc.bindAsync(`${ip}:${this.o.grpcPort}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  }
+
+  async serverStop(pod: string): Promise<void> {
+    const proc = this.procs.get(pod);
+    if (!proc) return;
+    this.procs.delete(pod);
+    clearInterval(proc.timer);
+    proc.grpc.forceShutdown();
+    proc.status.closeAllConnections();
+    await new Promise<void>((resolve) => proc.status.close(() => resolve()));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.procs.keys()].map((p) => this.serverStop(p)));
+  }
+
+  /** The region collector's tick: the gauge takes the store's counts now. */
+  private collect(proc: TikvProcess): void {
+    const store = this.pd.store(proc.pod);
+    proc.gauge = { region: store?.regionCount ?? 0, leader: store?.leaderCount ?? 0 };
+  }
+
+  private flushNow(pod: string, done: sendUnaryData<unknown>): void {
+    this.flushes.push({ pod, time: Date.now(), leaders: this.pd.store(pod)?.leaderCount ?? 0 });
+    const results = this.o.logBackupTasks.map((t) => ({ taskName: t.name, success: t.error === undefined, errorMessage: t.error ?? '' }));
+    done(null, results);
+  }
+
+  private serveStatus(proc: TikvProcess, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0];
+    this.requests.push({ pod: proc.pod, path });
+    if (path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('path not found');
+      return;
+    }
+    const lines: string[] = [];
+    if (proc.gauge) {
+      lines.push(
+        '# HELP tikv_raftstore_region_count Number of regions collected in region_collector',
+        '# TYPE tikv_raftstore_region_count gauge',
+        'tikv_raftstore_region_count{type="buckets"} 0',
+        `tikv_raftstore_region_count{type="leader"} ${proc.gauge.leader}`,
+        `tikv_raftstore_region_count{type="region"} ${proc.gauge.region}`,
+      );
+    }
+    lines.push('# HELP tikv_server_cpu_cores_quota Total CPU cores quota for TiKV server', '# TYPE tikv_server_cpu_cores_quota gauge', 'tikv_server_cpu_cores_quota 2');
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+    res.end(`${lines.join('\n')}\n`);
+  }
+}
+
