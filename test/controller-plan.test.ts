@@ -339,6 +339,14 @@ describe('TiKV leader eviction', () => {
     });
   });
 
+  it('does not let a begin time left by an upgrade taken back cut the next eviction short', () => {
+    // The Pod kept evictLeaderBeginTime from an hour ago; the scheduler was removed when Git took that upgrade back.
+    const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(60 * 60_000) } });
+    const p = planOne(c, pdState());
+    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3, annotation: EVICT_BEGIN_ANNOTATION, record: ours('c-tikv-2') });
+    expect(p.event).toMatchObject({ reason: 'EvictLeaderBegin' });
+  });
+
   it('re-adds a scheduler that went missing', () => {
     const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } });
     const evictions = { 3: ours('c-tikv-2') };

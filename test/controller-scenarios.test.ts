@@ -161,7 +161,27 @@ describe('rolling upgrade', () => {
     expectSafeUpgrade(w);
     expect(w.events('EvictLeaderBegin')).toHaveLength(3);
     expect(w.pd.evictSchedulers()).toEqual([]);
-    expect(w.status()!.components.tidb.lastOperation.action).toBe('UpgradeStep');
+    // v8.5.0 -> v8.5.1 is a pair whose DDL must be paused: before the first TiDB restart, resumed after the last.
+    await w.waitFor(() => w.events('DDLResume').length === 1 && w.status()?.smoothUpgrade === undefined, 10_000, 'DDL to be resumed');
+    const tidbStops = w.stops.filter((s) => s.component === 'tidb').map((s) => s.time);
+    expect(w.tidb.upgradeOps.map((o) => o.op)).toEqual(['start', 'finish']);
+    expect(w.tidb.upgradeOps[0].time).toBeLessThan(Math.min(...tidbStops));
+    expect(w.tidb.upgradeOps[1].time).toBeGreaterThan(Math.max(...tidbStops));
+    expect(w.tidb.ddlPaused).toBe(false);
+    expect(w.events('DDLPause')).toHaveLength(1);
+  });
+
+  it('resumes DDL paused for a TiDB upgrade after the controller is killed mid-upgrade', async () => {
+    const { w, ctl } = await running();
+    await w.applyCluster(upgraded());
+    await w.waitFor(() => w.tidb.ddlPaused && w.status()?.smoothUpgrade?.state === 'paused', 60_000, 'DDL to be paused');
+    ctl.kill('SIGKILL');
+    await ctl.exited;
+    await w.startController();
+    await w.waitFor(settledAll(w), 60_000, 'the upgrade to finish');
+    await w.waitFor(() => !w.tidb.ddlPaused && w.status()?.smoothUpgrade === undefined, 20_000, 'DDL to be resumed');
+    expectSafeUpgrade(w);
+    expect(w.tidb.upgradeOps.filter((o) => o.changed).map((o) => o.op)).toEqual(['start', 'finish']);
   });
 
   it('a new template from Git restarts nothing until the controller steps', async () => {

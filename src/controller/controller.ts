@@ -41,6 +41,7 @@ import {
 } from './plan';
 import { buildStatus, evictionsOf, type ClusterStatus, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './status';
 import { tiflashStatusUrl, tiflashStoreStatus } from './probes';
+import { ddlPauseOf, tidbUpgradeOp, type DdlPauseRecord } from './smooth-upgrade';
 import { flushLogBackup, tikvGrpcTarget, tikvLeaderCount, tikvMetricsUrl } from './tikv-client';
 import { WorkQueue } from './queue';
 import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf, type RecreateRecord, type VolumeSizes } from './volumes';
@@ -127,6 +128,8 @@ export class Controller {
   private failover: FailoverState = NO_FAILOVER;
   /** The evict-leader schedulers this controller added (persisted in the status before PD is asked). */
   private evictions: Record<string, EvictionRecord> = {};
+  /** The DDL pause asked of TiDB for a TiDB upgrade, kept in the status as `smoothUpgrade`. */
+  private ddlPause?: DdlPauseRecord;
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
   private readonly standingEvents = new Map<ComponentKind, string>();
   /** Pod uid -> when this process deleted that failed PD member with its Pod and claims. */
@@ -298,6 +301,7 @@ export class Controller {
       this.lastOps = lastOperationsOf(doc);
       this.failover = failoverOf(doc);
       this.evictions = evictionsOf(doc);
+      this.ddlPause = ddlPauseOf(doc);
       this.recreates = recreateRecordsOf(data);
       this.statusDoc = data?.[STATUS_KEY];
       this.restored = true;
@@ -320,7 +324,7 @@ export class Controller {
     const probes = await this.probe(components, pd);
     const now = Date.now();
     const options = { autoFailover: this.opts.autoFailover, failoverPeriodMs: this.opts.failoverPeriodMs, resyncMs: this.opts.resyncMs, newFailoverUid: randomUUID() };
-    const base = { cluster: c, components, pd, now, volumes: this.kube.volumes(), options, probes, evictions: this.evictions, volumeSizes, volumeRefusals: this.volumeRefusals };
+    const base = { cluster: c, components, pd, now, volumes: this.kube.volumes(), options, probes, evictions: this.evictions, volumeSizes, volumeRefusals: this.volumeRefusals, ddlPause: this.ddlPause };
     this.failover = { ...this.failover, unhealthySince: trackHealth(this.failover.unhealthySince, { ...base, failover: this.failover }) };
     const plans = plan({ ...base, failover: this.failover });
 
@@ -446,7 +450,8 @@ export class Controller {
   private async writeStatus(components: readonly ComponentState[], plans: readonly ComponentPlan[], pd: PdState | { error: string } | undefined): Promise<void> {
     const c = this.opts.cluster;
     const status: ClusterStatus = buildStatus(c.name, components, plans, pd, this.lastOps, this.failover, this.evictions);
-    await this.persistStatus(JSON.stringify(this.topology ? { ...status, topology: this.topology.current() } : status, null, 2));
+    const doc = { ...status, ...(this.ddlPause && { smoothUpgrade: this.ddlPause }), ...(this.topology && { topology: this.topology.current() }) };
+    await this.persistStatus(JSON.stringify(doc, null, 2));
   }
 
   /** Writes the status document and the re-creation records, when either changed. */
@@ -545,9 +550,10 @@ export class Controller {
           // The record comes first: a crash after PD added the scheduler must not leave it unowned.
           if (action.record) await this.setEvictions({ ...this.evictions, [String(action.storeId)]: action.record }, persist);
           await this.pd.addEvictLeader(action.storeId);
-          // When PD took the scheduler, not when the pass began: evictLeaderTimeout counts from here.
+          // When PD took the scheduler, not when the pass began: evictLeaderTimeout counts from here. A
+          // fresh eviction (no scheduler, none recorded) replaces a begin time an earlier one left.
           const pod = pods.find((x) => x.metadata.name === action.pod);
-          if (!pod?.metadata.annotations?.[action.annotation]) await this.kube.annotatePod(action.pod, { [action.annotation]: rfc3339(Date.now()) });
+          if (action.record || !pod?.metadata.annotations?.[action.annotation]) await this.kube.annotatePod(action.pod, { [action.annotation]: rfc3339(Date.now()) });
           log.info(p.reason, { pod: action.pod, store: action.storeId });
           break;
         }
@@ -628,6 +634,20 @@ export class Controller {
           await this.kube.annotatePod(action.pod, { [LOG_BACKUP_FLUSHED_ANNOTATION]: action.revision });
           break;
         }
+        case 'ddl-pause': {
+          // Recorded first: a controller that dies once TiDB paused DDL must find the record to resume it.
+          const since = this.ddlPause?.since ?? rfc3339(now);
+          await this.setDdlPause({ source: action.source, target: action.target, state: 'starting', since }, persist);
+          await tidbUpgradeOp(c, action.pod, 'start', this.opts.pdTls);
+          await this.setDdlPause({ source: action.source, target: action.target, state: 'paused', since }, persist);
+          log.info(p.reason, { pod: action.pod });
+          break;
+        }
+        case 'ddl-resume':
+          await tidbUpgradeOp(c, action.pod, 'finish', this.opts.pdTls);
+          await this.setDdlPause(undefined, persist);
+          log.info(p.reason, { pod: action.pod, stale: action.stale });
+          break;
         case 'failover-set':
           await this.setFailover(p.kind, action.failover, persist);
           log.info(p.reason, { records: Object.keys(action.failover?.records ?? {}) });
@@ -739,6 +759,18 @@ export class Controller {
     this.volumeRefusals = Object.fromEntries(Object.entries(this.volumeRefusals).filter(([k, r]) => r.sizes === JSON.stringify(sizes[k])));
     this.volumeSizes = { read: now, sizes };
     return sizes;
+  }
+
+  /** Replaces (or, undefined, removes) the DDL pause record and stores it; on a failed write the old one stays. */
+  private async setDdlPause(next: DdlPauseRecord | undefined, persist: () => Promise<void>): Promise<void> {
+    const previous = this.ddlPause;
+    this.ddlPause = next;
+    try {
+      await persist();
+    } catch (err) {
+      this.ddlPause = previous;
+      throw err;
+    }
   }
 
   /** Replaces the eviction records and stores them; on a failed write the old records stay. */

@@ -61,7 +61,7 @@ export interface PodCondition {
 
 export interface Pod {
   metadata: ObjectMeta;
-  spec?: { volumes?: Volume[]; nodeName?: string };
+  spec?: { volumes?: Volume[]; nodeName?: string; containers?: { name: string; image?: string }[] };
   status?: {
     phase?: string;
     podIP?: string;

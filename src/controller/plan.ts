@@ -10,6 +10,7 @@ import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from 
 import { extraReplicas, failoverStep, hasRecords } from './failover';
 import { imageTag, isAvailable, isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, versionAtLeast, type ComponentSettings, type Pod, type StatefulSet } from './model';
 import { scaleStep } from './scale';
+import { classifySmoothUpgrade, podImageTag, tagOf } from './smooth-upgrade';
 import { volumeStep } from './volumes';
 import {
   desiredReplicas,
@@ -170,6 +171,10 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
   }
   if (!upgrading) {
     if (rolling && partition !== replicas) return noted(`holding partition at ${replicas}`, false, apply(replicas, replicas));
+    if (c.kind === 'tidb' && input.ddlPause) {
+      const resume = ddlResumeStep(input, c, replicas);
+      if (!resume.ok) return result(resume.reason, true, resume.action, resume.event);
+    }
     const cleanup = leftoverEvictions(input, c);
     if (cleanup.length > 0) return result('removing the evict-leader schedulers the controller added, now that no operation needs them', true, { type: 'evict-cleanup', storeIds: cleanup });
     const volumes = volumeStep(input, c, replicas);
@@ -199,6 +204,11 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
 
   const update = sts.status!.updateRevision!;
   const pods = podsByOrdinal(input.cluster.name, c.kind, c.pods);
+
+  if (c.kind === 'tidb') {
+    const s = ddlPauseStep(input, c);
+    if (!s.ok) return result(s.reason, true, s.action, s.event);
+  }
 
   // A stepped Pod is back at the new revision: raise the partition again, so that a template arriving
   // from Git in the middle of the upgrade restarts nothing until the controller steps again.
@@ -372,7 +382,18 @@ function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: C
   const metric = input.probes?.tikvLeaders?.[name];
   const left = Math.max(store.leaderCount, metric?.count ?? 0);
   const timeout = parseDuration(settings.evictLeaderTimeout) ?? 1500 * 60_000;
-  if (begin !== undefined && input.now >= begin + timeout && left > 0) {
+  // (Re)adds the scheduler: the first time, or when it went missing (a PD restart, a manual removal).
+  // Before the timeout: a begin time left on a Pod by an upgrade taken back in Git must not cut the
+  // next eviction short (a fresh scheduler writes a fresh begin time).
+  if (begin === undefined || !pd.evicting.has(store.id)) {
+    return {
+      ok: false,
+      reason: `evicting region leaders from store ${store.id} (${name})`,
+      action: evictBegin(input, pd, name, store.id, EVICT_BEGIN_ANNOTATION, 'upgrade'),
+      event: { type: 'Normal', reason: 'EvictLeaderBegin', message: `evicting region leaders from store ${store.id} before the restart`, pod: name },
+    };
+  }
+  if (input.now >= begin + timeout && left > 0) {
     return {
       ok: true,
       event: {
@@ -381,15 +402,6 @@ function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: C
         message: `store ${store.id} still has ${left} region leaders after evictLeaderTimeout ${settings.evictLeaderTimeout ?? '1500m'}; restarting ${name} anyway`,
         pod: name,
       },
-    };
-  }
-  // (Re)adds the scheduler: the first time, or when it went missing (a PD restart, a manual removal).
-  if (begin === undefined || !pd.evicting.has(store.id)) {
-    return {
-      ok: false,
-      reason: `evicting region leaders from store ${store.id} (${name})`,
-      action: evictBegin(input, pd, name, store.id, EVICT_BEGIN_ANNOTATION, 'upgrade'),
-      event: { type: 'Normal', reason: 'EvictLeaderBegin', message: `evicting region leaders from store ${store.id} before the restart`, pod: name },
     };
   }
   if (store.leaderCount > 0) return wait(`waiting for region leaders to leave store ${store.id} (${name}): ${store.leaderCount} left`);
@@ -445,6 +457,52 @@ function prepareCapture(input: PlanInput, c: ComponentState, pod: Pod, settings:
     .filter(([ord, p]) => ord < ordinal && podRevision(p) !== update && !isTerminating(p))
     .sort(([a], [b]) => b - a)[0]?.[1].metadata.name;
   return act(`draining the TiCDC capture of ${name} before its restart`, { type: 'drain-capture', pod: name, next, targetVersion: imageTag(c.sts, 'ticdc') });
+}
+
+/** The TiDB Pod to ask for a DDL pause or resume: the lowest Ready ordinal, as the operator picks it. */
+function tidbToAsk(input: PlanInput, c: ComponentState): string | undefined {
+  return [...podsByOrdinal(input.cluster.name, c.kind, c.pods).entries()]
+    .filter(([, p]) => isReady(p) && !isTerminating(p))
+    .sort(([a], [b]) => a - b)[0]?.[1].metadata.name;
+}
+
+/**
+ * Before a TiDB upgrade restarts its first Pod: DDL paused when the version pair needs it (and not
+ * yet paused for this pair). A pause recorded for another pair is resumed first.
+ */
+function ddlPauseStep(input: PlanInput, c: ComponentState): Step {
+  const update = c.sts.status?.updateRevision;
+  const old = c.pods.find((p) => podRevision(p) !== update && !isTerminating(p));
+  const source = old && podImageTag(old, 'tidb');
+  const target = tagOf(c.sts.spec?.template?.spec?.containers?.find((x) => x.name === 'tidb')?.image);
+  const record = input.ddlPause;
+  const pod = tidbToAsk(input, c);
+  if (record && source !== undefined && (record.source !== source || record.target !== target)) {
+    if (!pod) return wait('waiting for a Ready TiDB Pod to resume DDL paused for an earlier upgrade');
+    return act(`resuming DDL paused for the TiDB upgrade ${record.source} -> ${record.target}, which is no longer the one under way`, { type: 'ddl-resume', pod, stale: true });
+  }
+  if (record?.state === 'paused' || source === undefined || target === undefined) return OK;
+  if (!record && classifySmoothUpgrade(source, target) !== 'switch') return OK;
+  if (!pod) return wait(`waiting for a Ready TiDB Pod to pause DDL before the upgrade ${source} -> ${target}`);
+  return act(`pausing DDL before the TiDB upgrade ${source} -> ${target}`, { type: 'ddl-pause', pod, source, target }, {
+    type: 'Normal',
+    reason: 'DDLPause',
+    message: `pausing DDL for the TiDB upgrade ${source} -> ${target} (POST /upgrade/start on ${pod})`,
+  });
+}
+
+/** After a TiDB upgrade: DDL resumed once every TiDB Pod is Ready (the operator's condition). */
+function ddlResumeStep(input: PlanInput, c: ComponentState, replicas: number): Step {
+  const record = input.ddlPause!;
+  const unready = unreadyPods(input, c, replicas);
+  if (unready.length > 0) return wait(`the TiDB upgrade is done; DDL stays paused until ${podList(unready)} Ready`);
+  const pod = tidbToAsk(input, c);
+  if (!pod) return wait('waiting for a Ready TiDB Pod to resume DDL');
+  return act(`resuming DDL paused for the TiDB upgrade ${record.source} -> ${record.target}`, { type: 'ddl-resume', pod, stale: false }, {
+    type: 'Normal',
+    reason: 'DDLResume',
+    message: `resuming DDL after the TiDB upgrade ${record.source} -> ${record.target} (POST /upgrade/finish on ${pod})`,
+  });
 }
 
 /** Leader transfer target as the operator picks it: the highest healthy ordinal above, else the lowest below. */

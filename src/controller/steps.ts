@@ -4,6 +4,7 @@
  */
 import { ANNOTATION, names, type ComponentKind } from '../tidbcluster/names';
 import { isReady, ordinalOf, type ClusterInfo, type ComponentSettings, type Pod, type Pvc, type StatefulSet } from './model';
+import type { DdlPauseRecord } from './smooth-upgrade';
 import type { PdMember, PdStore } from './pd-client';
 import type { FailoverState, FailureRecord, ComponentFailover } from './failover';
 import type { VolumeSizes } from './volumes';
@@ -118,6 +119,8 @@ export interface PlanInput {
   readonly evictions?: Readonly<Record<string, EvictionRecord>>;
   /** The volume sizes Git asks for (the `<cluster>-volume-sizes` ConfigMap). @default none */
   readonly volumeSizes?: VolumeSizes;
+  /** The DDL pause this controller asked TiDB for in a TiDB upgrade (see smooth-upgrade.ts). @default none */
+  readonly ddlPause?: DdlPauseRecord;
   /** Claims the API server refused to grow, by component, with the sizes asked for then. @default none */
   readonly volumeRefusals?: Readonly<Record<string, VolumeRefusal>>;
 }
@@ -174,6 +177,13 @@ export type Action =
    * (the update revision it restarts to) once asked, whatever the answer.
    */
   | { readonly type: 'flush-log-backup'; readonly pod: string; readonly storeId: number; readonly revision: string }
+  /**
+   * Pause DDL for a TiDB upgrade from `source` to `target` (`POST /upgrade/start` on `pod`), recorded in
+   * the status first.
+   */
+  | { readonly type: 'ddl-pause'; readonly pod: string; readonly source: string; readonly target: string }
+  /** Resume DDL (`POST /upgrade/finish` on `pod`) and forget the record: the upgrade is over, or the record is stale. */
+  | { readonly type: 'ddl-resume'; readonly pod: string; readonly stale: boolean }
   /** Replace the component's failure records (undefined clears them); written to the status at once. */
   | { readonly type: 'failover-set'; readonly failover: ComponentFailover | undefined }
   /** PD failover: delete the failed member, its Pod and its claims, then mark the record done. */

@@ -32,6 +32,13 @@ export interface PodStop {
   readonly time: number;
 }
 
+/** The tag of a container's image (the release the server in it runs). */
+const imageTag = (pod: Obj, container: string): string | undefined => {
+  const image: string | undefined = pod.spec?.containers?.find((c: Obj) => c.name === container)?.image;
+  const colon = image?.lastIndexOf(':') ?? -1;
+  return image && colon > image.lastIndexOf('/') ? image.slice(colon + 1) : undefined;
+};
+
 const componentOf = (pod: Obj): string => pod.metadata.labels?.['app.kubernetes.io/component'] ?? '';
 
 export class Processes {
@@ -71,7 +78,7 @@ export class Processes {
     if (component === 'tiflash') pd.tiflashStart(name, undefined, ip);
     if (component === 'ticdc') ticdc?.captureStart(name, ip).catch(failed);
     if (component === 'pump') pump?.pumpStart(name, ip).catch(failed);
-    if (component === 'tidb') tidb?.serverStart(name, ip).catch(failed);
+    if (component === 'tidb') tidb?.serverStart(name, ip, imageTag(pod, 'tidb')).catch(failed);
   }
 
   /** The Pod's containers stop (its data stays with its claims). */

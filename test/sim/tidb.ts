@@ -15,9 +15,17 @@
  *   by `WriteData`. Another method, or a body that is not such a map, gets `handler.WriteError`: 400
  *   with the error text. An empty map changes nothing.
  * - The labels live in memory: a restart starts again from the config file's `[labels]`.
+ * - `POST /upgrade/{start,finish}` (pkg/server/handler/upgrade_handler.go `ClusterUpgradeHandler`,
+ *   routed from v7.1.0 in pkg/server/http_status.go): the cluster-wide upgrade state, which lives in
+ *   the cluster (TiKV), not in one server, so it outlives TiDB restarts. `start` pauses DDL and answers
+ *   `"success!"`, or, already paused, `"It's a duplicated operation and the cluster is already in
+ *   upgrading state."`; `finish` resumes it (`"success!"`, or the duplicate's `"... already in normal
+ *   state."`), all by `WriteData` (a JSON string). Another method: 400 `This API only support POST
+ *   method`; another operation: 400 `wrong operation:<op>` (`show` is not modelled).
  * - Other paths: gorilla/mux's not-found handler, 404 `404 page not found`.
  *
- * Records for tests: `requests` (method, path, pod), `unsimulated` (paths this model does not serve).
+ * Records for tests: `requests` (method, path, pod), `unsimulated` (paths this model does not serve),
+ * `upgradeOps` (each successful start or finish, with the time and whether it changed the state).
  */
 import * as http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -51,6 +59,10 @@ const json = (data: unknown) => JSON.stringify(data, null, ' ');
 
 export class TidbSim {
   readonly requests: TidbRequest[] = [];
+  /** Each `/upgrade/{op}` that succeeded, in order. */
+  readonly upgradeOps: { pod: string; op: 'start' | 'finish'; time: number; changed: boolean }[] = [];
+  /** DDL paused cluster-wide by `/upgrade/start` (kept in the cluster, so across TiDB restarts). */
+  ddlPaused = false;
   readonly unsimulated: string[] = [];
   private readonly procs = new Map<string, TidbProcess>();
   private readonly o: Required<TidbSimOptions>;
@@ -66,9 +78,10 @@ export class TidbSim {
     this.versions.set(pod, version);
   }
 
-  /** The Pod's tidb-server starts and serves on `ip`; resolves once it listens. */
-  async serverStart(pod: string, ip: string): Promise<void> {
+  /** The Pod's tidb-server starts and serves on `ip` (running `version`, its image tag, when given); resolves once it listens. */
+  async serverStart(pod: string, ip: string, version?: string): Promise<void> {
     await this.serverStop(pod);
+    if (version !== undefined) this.versions.set(pod, version);
     const proc: TidbProcess = {
       pod,
       ip,
@@ -159,6 +172,17 @@ export class TidbSim {
         if (Object.keys(labels).length > 0) proc.labels = { ...proc.labels, ...labels };
         return data(proc.labels);
       }
+      const upgrade = /^\/upgrade\/([^/]+)$/.exec(path);
+      if (upgrade && !olderThan(this.versionOf(proc.pod), [7, 1])) {
+        if (method !== 'POST') return send(400, 'This API only support POST method');
+        const op = upgrade[1];
+        if (op !== 'start' && op !== 'finish') return send(400, `wrong operation:${op}`);
+        const already = op === 'start' ? this.ddlPaused : !this.ddlPaused;
+        this.ddlPaused = op === 'start';
+        this.upgradeOps.push({ pod: proc.pod, op, time: Date.now(), changed: !already });
+        if (!already) return data('success!');
+        return data(`It's a duplicated operation and the cluster is already in ${op === 'start' ? 'upgrading' : 'normal'} state.`);
+      }
       this.unsimulated.push(`${method} ${path}`);
       send(404, '404 page not found\n');
     });
@@ -166,7 +190,8 @@ export class TidbSim {
 }
 
 function olderThan(version: string, than: readonly number[]): boolean {
-  const m = /^v(\d+)\.(\d+)/.exec(version)!;
+  const m = /^v(\d+)\.(\d+)/.exec(version);
+  if (!m) return false;
   const v = [Number(m[1]), Number(m[2])];
   return v[0] !== than[0] ? v[0] < than[0] : v[1] < than[1];
 }

@@ -18,6 +18,7 @@ import { Processes } from './processes';
 import { PumpSim, type PumpSimOptions } from './pump';
 import { TicdcSim, type TicdcSimOptions } from './ticdc';
 import { TikvSim, type TikvSimOptions } from './tikv';
+import { TidbSim } from './tidb';
 
 /** The annotation that marks a PersistentVolumeClaim for deferred deletion (tidb-operator's name). */
 export const PVC_DEFER_DELETING = 'tidb.pingcap.com/pvc-defer-deleting';
@@ -55,6 +56,8 @@ export class World {
   readonly name: string;
   /** Every Pod stop, in order: which Pod and when. */
   readonly stops: Processes['stops'];
+  /** TiDB's status port in each TiDB Pod (`/info`, `/labels`, `/upgrade/*`). */
+  readonly tidb = new TidbSim();
   /**
    * Broken rules the world saw itself, one readable line each: a Pod created while one of its
    * PersistentVolumeClaims carries the deferred-deletion annotation (it would start on a volume that is
@@ -80,7 +83,7 @@ export class World {
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
     this.namespace = deployment.metadata.namespace;
     this.name = deployment.metadata.name.replace(/-discovery$/, '');
-    this.processes = new Processes(this.name, this.namespace, { pd, ticdc, pump, tikv }, this.hosts, opts.hold);
+    this.processes = new Processes(this.name, this.namespace, { pd, ticdc, pump, tikv, tidb: this.tidb }, this.hosts, opts.hold);
     this.stops = this.processes.stops;
   }
 
@@ -276,6 +279,7 @@ export class World {
     await this.ticdc?.close();
     await this.pump?.close();
     await this.tikv.close();
+    await this.tidb.close();
     await this.kube.close();
   }
 }
