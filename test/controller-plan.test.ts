@@ -476,3 +476,31 @@ describe('min-ready-seconds (tidb.pingcap.com/<component>-min-ready-seconds)', (
     expect(planOne(tikv).reason).toMatch(/c-tikv-2 to have been Ready for 60s/);
   });
 });
+
+describe('operation marks left on Pods that did not restart', () => {
+  it('clears them once the component is idle, and only the operation marks', () => {
+    const left = {
+      kind: 'tikv' as const,
+      sts: sts('tikv'),
+      pods: [
+        pod('tikv', 0, 'r1', { annotations: { [EVICT_BEGIN_ANNOTATION]: 'then', [LOG_BACKUP_FLUSHED_ANNOTATION]: 'r2', 'tidb.pingcap.com/evict-leader': 'none', other: 'x' } }),
+        pod('tikv', 1),
+        pod('tikv', 2, 'r1', { annotations: { [EVICT_END_ANNOTATION]: 'then' } }),
+      ],
+    };
+    const p = planOne(left);
+    expect(p.action).toEqual({
+      type: 'clear-marks',
+      marks: [
+        { pod: 'c-tikv-0', keys: [EVICT_BEGIN_ANNOTATION, LOG_BACKUP_FLUSHED_ANNOTATION] },
+        { pod: 'c-tikv-2', keys: [EVICT_END_ANNOTATION] },
+      ],
+    });
+    expect(planOne({ ...left, pods: [pod('tikv', 0), pod('tikv', 1), pod('tikv', 2)] }).action).toBeUndefined();
+  });
+
+  it('keeps them while an upgrade is under way', () => {
+    const c = { kind: 'tikv' as const, sts: sts('tikv', { current: 'r1', update: 'r2' }), pods: [pod('tikv', 0), pod('tikv', 1), pod('tikv', 2, 'r2', { annotations: { [EVICT_END_ANNOTATION]: 'then' } })] };
+    expect(planOne(c).action?.type).not.toBe('clear-marks');
+  });
+});

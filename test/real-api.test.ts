@@ -132,6 +132,12 @@ describeReal('a rendered cluster on a real API server', () => {
       const stop = w.stops.find((s) => s.pod === pod)!.time;
       expect(w.tikv.flushes.filter((f) => f.pod === pod && f.time <= stop).map((f) => f.leaders)).toEqual([0]);
     }
+    // v8.5.0 -> v8.5.1 needs DDL paused: around the TiDB restarts, and forgotten in the status afterwards.
+    await w.waitFor(async () => w.tidb.upgradeOps.length === 2 && (await w.status())?.smoothUpgrade === undefined, 30_000, 'DDL to be resumed');
+    const tidbStops = w.stops.filter((s) => s.component === 'tidb').map((s) => s.time);
+    expect(w.tidb.upgradeOps.map((o) => [o.op, o.changed])).toEqual([['start', true], ['finish', true]]);
+    expect(w.tidb.upgradeOps[0].time).toBeLessThan(Math.min(...tidbStops));
+    expect(w.tidb.upgradeOps[1].time).toBeGreaterThan(Math.max(...tidbStops));
   });
 
   it('leaves replicas and partition alone when Git is re-applied mid-rollout, client-side and server-side', async () => {

@@ -648,6 +648,10 @@ export class Controller {
           await this.setDdlPause(undefined, persist);
           log.info(p.reason, { pod: action.pod, stale: action.stale });
           break;
+        case 'clear-marks':
+          for (const m of action.marks) await this.kube.annotatePod(m.pod, Object.fromEntries(m.keys.map((k) => [k, null])));
+          log.info(p.reason, { pods: action.marks.map((m) => m.pod) });
+          break;
         case 'failover-set':
           await this.setFailover(p.kind, action.failover, persist);
           log.info(p.reason, { records: Object.keys(action.failover?.records ?? {}) });

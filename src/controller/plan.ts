@@ -32,6 +32,7 @@ import {
   TICDC_SHUTDOWN_BEGIN_ANNOTATION,
   TICDC_DRAIN_TIMEOUT_MS,
   LOG_BACKUP_FLUSHED_ANNOTATION,
+  SCALE_IN_TIME_ANNOTATION,
   type Action,
   type ComponentState,
   type PdState,
@@ -177,6 +178,8 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
     }
     const cleanup = leftoverEvictions(input, c);
     if (cleanup.length > 0) return result('removing the evict-leader schedulers the controller added, now that no operation needs them', true, { type: 'evict-cleanup', storeIds: cleanup });
+    const marks = leftoverMarks(c);
+    if (marks.length > 0) return result(`clearing the operation marks left on ${marks.map((m) => m.pod).join(', ')}, now that no operation needs them`, true, { type: 'clear-marks', marks });
     const volumes = volumeStep(input, c, replicas);
     if (volumes) return noted(volumes.reason, !volumes.refused, volumes.action, volumes.event);
     const unready = unreadyPods(input, c, replicas);
@@ -533,6 +536,27 @@ function leftoverEvictions(input: PlanInput, c: ComponentState): number[] {
   return Object.entries(input.evictions ?? {})
     .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined)
     .map(([id]) => Number(id));
+}
+
+/**
+ * The Pod annotations an upgrade or scale-in step writes and reads back. Left on a Pod that did not
+ * restart (the operation was taken back in Git), a begin time would cut the next operation's
+ * timeout short and a done-mark would skip its step; once the component is idle they go.
+ */
+const OPERATION_MARKS = [
+  EVICT_BEGIN_ANNOTATION,
+  EVICT_END_ANNOTATION,
+  SCALE_IN_TIME_ANNOTATION,
+  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
+  TICDC_DRAINED_ANNOTATION,
+  LOG_BACKUP_FLUSHED_ANNOTATION,
+];
+
+function leftoverMarks(c: ComponentState): { pod: string; keys: string[] }[] {
+  return c.pods
+    .filter((p) => !isTerminating(p))
+    .map((p) => ({ pod: p.metadata.name!, keys: OPERATION_MARKS.filter((k) => p.metadata.annotations?.[k] !== undefined) }))
+    .filter((m) => m.keys.length > 0);
 }
 
 const userEvicting = (pod: Pod): boolean => USER_EVICT_ANNOTATIONS.some((k) => pod.metadata.annotations?.[k] !== undefined);

@@ -184,6 +184,8 @@ export type Action =
   | { readonly type: 'ddl-pause'; readonly pod: string; readonly source: string; readonly target: string }
   /** Resume DDL (`POST /upgrade/finish` on `pod`) and forget the record: the upgrade is over, or the record is stale. */
   | { readonly type: 'ddl-resume'; readonly pod: string; readonly stale: boolean }
+  /** Remove the marks an operation that is over left on Pods that did not restart (an upgrade or scale-in taken back). */
+  | { readonly type: 'clear-marks'; readonly marks: readonly { readonly pod: string; readonly keys: readonly string[] }[] }
   /** Replace the component's failure records (undefined clears them); written to the status at once. */
   | { readonly type: 'failover-set'; readonly failover: ComponentFailover | undefined }
   /** PD failover: delete the failed member, its Pod and its claims, then mark the record done. */
