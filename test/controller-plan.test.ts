@@ -504,3 +504,46 @@ describe('operation marks left on Pods that did not restart', () => {
     expect(planOne(c).action?.type).not.toBe('clear-marks');
   });
 });
+
+describe('leader eviction asked for on a TiKV Pod (tidb.pingcap.com/evict-leader)', () => {
+  const ask = (value: string, extra: Record<string, string> = {}) => ({ 'tidb.pingcap.com/evict-leader': value, ...extra });
+  const tikv = (annotations: Record<string, string>) => ({ kind: 'tikv' as const, sts: sts('tikv'), pods: [pod('tikv', 0), pod('tikv', 1, 'r1', { annotations }), pod('tikv', 2)] });
+  const request = { pod: 'c-tikv-1', for: 'request' as const, since: new Date(NOW).toISOString() };
+
+  it('evicts the store, recording the scheduler as the request\'s, once every store is Up', () => {
+    const p = planOne(tikv(ask('none')));
+    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, record: request });
+    expect(p.event).toMatchObject({ reason: 'EvictLeaderBegin' });
+    const held = planOne(tikv(ask('none')), pdState({ stores: [store(0, 100), store(1, 100), store(2, 100, 'Disconnected')] }));
+    expect(held.action).toBeUndefined();
+    expect(held.reason).toBe('leader eviction asked for on c-tikv-1 waits: store 3 is Disconnected');
+  });
+
+  it('keeps the scheduler while the Pod asks, and removes it once it no longer does', () => {
+    const evicting = pdState({ stores: [store(0, 150), store(1, 0), store(2, 150)], evicting: new Set([2]) });
+    expect(planOne(tikv(ask('none')), evicting, [], { evictions: { 2: request } }).action).toBeUndefined();
+    expect(planOne(tikv({}), evicting, [], { evictions: { 2: request } }).action).toEqual({ type: 'evict-cleanup', storeIds: [2] });
+  });
+
+  it('with delete-pod: waits for no leaders by both counts, flushes log backup, then deletes the Pod', () => {
+    const withLeaders = pdState({ stores: [store(0, 150), store(1, 20), store(2, 150)], evicting: new Set([2]) });
+    expect(planOne(tikv(ask('delete-pod')), withLeaders, [], { evictions: { 2: request } }).reason).toMatch(/20 left/);
+    const none = pdState({ stores: [store(0, 150), store(1, 0), store(2, 150)], evicting: new Set([2]) });
+    const metric = (count: number) => ({ evictions: { 2: request }, probes: { ...PROBES_OK, tikvLeaders: { 'c-tikv-1': { count, detail: `${count} leaders` } } } });
+    expect(planOne(tikv(ask('delete-pod')), none, [], metric(3)).reason).toMatch(/still shows 3/);
+    expect(planOne(tikv(ask('delete-pod')), none, [], metric(0)).action).toEqual({ type: 'flush-log-backup', pod: 'c-tikv-1', storeId: 2, revision: 'r1' });
+    const flushed = planOne(tikv(ask('delete-pod', { [LOG_BACKUP_FLUSHED_ANNOTATION]: 'r1' })), none, [], metric(0));
+    expect(flushed.action).toEqual({ type: 'delete-pod', pod: 'c-tikv-1', uid: undefined, storeId: 2 });
+    expect(flushed.event).toMatchObject({ reason: 'EvictLeaderDeletePod' });
+    expect(probesWanted([tikv(ask('delete-pod'))]).tikvLeaders).toEqual(['c-tikv-1']);
+  });
+
+  it('removes a request past its expiration time, and ignores values the operator does not know', () => {
+    const expired = planOne(tikv(ask('none', { 'tidb.pingcap.com/tikv-evict-leader-expiration-time': new Date(NOW - 1000).toISOString() })));
+    expect(expired.action).toEqual({
+      type: 'clear-marks',
+      marks: [{ pod: 'c-tikv-1', keys: ['tidb.pingcap.com/evict-leader', 'tidb.pingcap.com/tikv-evict-leader-expiration-time'] }],
+    });
+    expect(planOne(tikv(ask('yes-please'))).action).toBeUndefined();
+  });
+});

@@ -404,3 +404,26 @@ describe('the discovery and metrics endpoints under hostile requests', () => {
     expect(closedAt - opened).toBeLessThan(12_000);
   });
 });
+
+describe('leader eviction asked for on a Pod (tidb.pingcap.com/evict-leader: delete-pod)', () => {
+  it('evicts the store, flushes log backup, deletes the Pod once it has no leaders, then removes the scheduler', async () => {
+    const { w } = await running();
+    const storeId = w.pd.store('c-tikv-1')!.id;
+    const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/pods/c-tikv-1?fieldManager=${TEST_MANAGER}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ metadata: { annotations: { 'tidb.pingcap.com/evict-leader': 'delete-pod' } } }),
+    });
+    expect(res.status).toBe(200);
+    await w.waitFor(() => stopsOf(w, 'tikv').includes('c-tikv-1'), 30_000, 'c-tikv-1 to be deleted');
+    await w.waitFor(() => w.settled('tikv', 3) && w.pd.evictSchedulers().length === 0 && Object.keys(w.status()?.evictions ?? {}).length === 0, 30_000, 'the scheduler to go');
+    expect(stopsOf(w, 'tikv')).toEqual(['c-tikv-1']);
+    expect(w.pd.stopsWithLeaders).toEqual([]);
+    const stop = w.stops.find((s) => s.pod === 'c-tikv-1')!.time;
+    expect(w.tikv.flushes.filter((f) => f.pod === 'c-tikv-1' && f.time <= stop).map((f) => f.leaders)).toEqual([0]);
+    expect(w.pd.schedulerLog.filter((s) => s.storeId === storeId).map((s) => s.op)).toEqual(['add', 'remove']);
+    expect(w.events('EvictLeaderDeletePod')).toHaveLength(1);
+    // The Pod made again carries no request: nothing more happens.
+    expect(w.kube.get('Pod', 'ns', 'c-tikv-1')!.metadata.annotations?.['tidb.pingcap.com/evict-leader']).toBeUndefined();
+  });
+});

@@ -553,7 +553,7 @@ export class Controller {
           // When PD took the scheduler, not when the pass began: evictLeaderTimeout counts from here. A
           // fresh eviction (no scheduler, none recorded) replaces a begin time an earlier one left.
           const pod = pods.find((x) => x.metadata.name === action.pod);
-          if (action.record || !pod?.metadata.annotations?.[action.annotation]) await this.kube.annotatePod(action.pod, { [action.annotation]: rfc3339(Date.now()) });
+          if (action.annotation && (action.record || !pod?.metadata.annotations?.[action.annotation])) await this.kube.annotatePod(action.pod, { [action.annotation]: rfc3339(Date.now()) });
           log.info(p.reason, { pod: action.pod, store: action.storeId });
           break;
         }
@@ -647,6 +647,10 @@ export class Controller {
           await tidbUpgradeOp(c, action.pod, 'finish', this.opts.pdTls);
           await this.setDdlPause(undefined, persist);
           log.info(p.reason, { pod: action.pod, stale: action.stale });
+          break;
+        case 'delete-pod':
+          await this.kube.deleteIfSame('pod', action.pod, action.uid);
+          log.info(p.reason, { pod: action.pod, store: action.storeId });
           break;
         case 'clear-marks':
           for (const m of action.marks) await this.kube.annotatePod(m.pod, Object.fromEntries(m.keys.map((k) => [k, null])));

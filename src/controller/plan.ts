@@ -49,6 +49,10 @@ export const EVICT_BEGIN_ANNOTATION = 'evictLeaderBeginTime';
 export const EVICT_END_ANNOTATION = 'tidb.pingcap.com/tikv-evict-leader-end-at';
 /** Pod annotations by which a user asks for leader eviction; the controller leaves such schedulers alone. */
 const USER_EVICT_ANNOTATIONS = ['tidb.pingcap.com/evict-leader', 'tidb.pingcap.com/evict-leader-for-resize'];
+/** tidb-operator's Pod-level request: `none` (evict, keep the Pod) or `delete-pod` (evict, then delete it). */
+export const EVICT_REQUEST_ANNOTATION = 'tidb.pingcap.com/evict-leader';
+/** When a request ends by itself (RFC 3339): the request annotations are then removed. */
+export const EVICT_REQUEST_EXPIRY_ANNOTATION = 'tidb.pingcap.com/tikv-evict-leader-expiration-time';
 
 /** Below this even share of leaders per store, an upgraded store is not waited for. */
 const LEADERS_BACK_MIN_SHARE = 200;
@@ -180,6 +184,10 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
     if (cleanup.length > 0) return result('removing the evict-leader schedulers the controller added, now that no operation needs them', true, { type: 'evict-cleanup', storeIds: cleanup });
     const marks = leftoverMarks(c);
     if (marks.length > 0) return result(`clearing the operation marks left on ${marks.map((m) => m.pod).join(', ')}, now that no operation needs them`, true, { type: 'clear-marks', marks });
+    if (c.kind === 'tikv') {
+      const request = evictRequestStep(input, c);
+      if (request && !request.ok) return result(request.reason, true, request.action, request.event);
+    }
     const volumes = volumeStep(input, c, replicas);
     if (volumes) return noted(volumes.reason, !volumes.refused, volumes.action, volumes.event);
     const unready = unreadyPods(input, c, replicas);
@@ -311,11 +319,12 @@ export const tiflashStatusChecked = (sts: StatefulSet): boolean => versionAtLeas
 export function probesWanted(components: readonly ComponentState[]): { pdReady: string[]; tiflashStatus: string[]; tikvLeaders: string[] } {
   const out = { pdReady: [] as string[], tiflashStatus: [] as string[], tikvLeaders: [] as string[] };
   for (const c of components) {
+    out.tikvLeaders.push(...requests(c).filter((r) => r.deletePod).map((r) => r.pod.metadata.name!));
     if (!isRolling(c.sts) || !isUpgrading(c.sts, c.pods)) continue;
     const update = c.sts.status?.updateRevision;
     if (c.kind === 'tikv') {
       const evicting = c.pods.filter((p) => podRevision(p) !== update && !isTerminating(p) && p.metadata.annotations?.[EVICT_BEGIN_ANNOTATION] !== undefined);
-      out.tikvLeaders.push(...evicting.map((p) => p.metadata.name!));
+      out.tikvLeaders.push(...evicting.map((p) => p.metadata.name!).filter((n) => !out.tikvLeaders.includes(n)));
       continue;
     }
     if (c.kind !== 'pd' && !(c.kind === 'tiflash' && tiflashStatusChecked(c.sts))) continue;
@@ -533,9 +542,75 @@ function transferTarget(input: PlanInput, c: ComponentState, pd: PdState, pod: s
  */
 function leftoverEvictions(input: PlanInput, c: ComponentState): number[] {
   const sts = names.statefulSet(input.cluster.name, c.kind);
+  // A request still standing keeps its scheduler; it goes once the Pod no longer asks.
+  const asking = new Set(requests(c).map((r) => r.pod.metadata.name));
   return Object.entries(input.evictions ?? {})
-    .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined)
+    .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined && !(r.for === 'request' && asking.has(r.pod)))
     .map(([id]) => Number(id));
+}
+
+/** TiKV Pods that ask for leader eviction with a value the operator knows, not terminating. */
+function requests(c: ComponentState): { pod: Pod; deletePod: boolean }[] {
+  if (c.kind !== 'tikv') return [];
+  return c.pods
+    .filter((p) => !isTerminating(p))
+    .map((p) => ({ pod: p, value: p.metadata.annotations?.[EVICT_REQUEST_ANNOTATION] }))
+    .filter((r) => r.value === 'none' || r.value === 'delete-pod')
+    .map((r) => ({ pod: r.pod, deletePod: r.value === 'delete-pod' }));
+}
+
+/**
+ * tidb-operator's Pod-level leader eviction (`pkg/controller/tidbcluster/pod_control.go`), taken on
+ * while TiKV is idle: a request past its expiration time is removed; otherwise, with every store Up,
+ * the store's leaders are evicted (a scheduler the controller records as the request's), and with
+ * `delete-pod` the Pod is deleted once PD and the server count no leaders, after a log backup flush.
+ * The scheduler is removed once the Pod no longer asks (the re-created Pod does not carry the request).
+ */
+function evictRequestStep(input: PlanInput, c: ComponentState): Step | undefined {
+  const standing = requests(c);
+  if (standing.length === 0) return undefined;
+  const settings = settingsOf(c.sts);
+  for (const { pod, deletePod } of standing) {
+    const name = pod.metadata.name!;
+    const expiry = toMillis(pod.metadata.annotations?.[EVICT_REQUEST_EXPIRY_ANNOTATION]);
+    if (expiry !== undefined && input.now >= expiry) {
+      return act(`the leader eviction asked for on ${name} expired: removing the request`, {
+        type: 'clear-marks',
+        marks: [{ pod: name, keys: [EVICT_REQUEST_ANNOTATION, EVICT_REQUEST_EXPIRY_ANNOTATION] }],
+      });
+    }
+    const pd = pdStoresOf(input);
+    if (typeof pd === 'string') return wait(pd);
+    const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', name);
+    if (!store) continue;
+    if (!pd.evicting.has(store.id)) {
+      // As the operator does before it adds the scheduler: every store must be Up.
+      const down = pd.stores.find((s) => s.state !== 'Up' && s.state !== 'Tombstone');
+      if (down) return wait(`leader eviction asked for on ${name} waits: store ${down.id} is ${down.state}`);
+      return act(`evicting region leaders from store ${store.id} (${name}), as its ${EVICT_REQUEST_ANNOTATION} annotation asks`, evictBegin(input, pd, name, store.id, undefined, 'request'), {
+        type: 'Normal',
+        reason: 'EvictLeaderBegin',
+        message: `evicting region leaders from store ${store.id}, as the Pod's ${EVICT_REQUEST_ANNOTATION} annotation asks`,
+        pod: name,
+      });
+    }
+    if (!deletePod) continue;
+    const metric = input.probes?.tikvLeaders?.[name];
+    if (store.leaderCount > 0) return wait(`waiting for region leaders to leave store ${store.id} (${name}) before deleting the Pod: ${store.leaderCount} left`);
+    if (metric?.count === undefined) return wait(`PD counts no leaders on store ${store.id}; reading ${name}'s own count before deleting the Pod${metric ? ` (${metric.detail})` : ''}`);
+    if (metric.count > 0) return wait(`PD counts no leaders on store ${store.id}, but ${name}'s /metrics still shows ${metric.count}`);
+    const revision = podRevision(pod) ?? '';
+    if (settings.flushLogBackup !== false && pod.metadata.annotations?.[LOG_BACKUP_FLUSHED_ANNOTATION] !== revision) {
+      return act(`store ${store.id} (${name}) has no leaders: asking log backup to flush before deleting the Pod`, { type: 'flush-log-backup', pod: name, storeId: store.id, revision });
+    }
+    return act(`deleting ${name}, whose store ${store.id} has no leaders, as its ${EVICT_REQUEST_ANNOTATION}: delete-pod annotation asks`, { type: 'delete-pod', pod: name, uid: pod.metadata.uid, storeId: store.id }, {
+      type: 'Normal',
+      reason: 'EvictLeaderDeletePod',
+      message: `store ${store.id} has no leaders: deleting the Pod, as its ${EVICT_REQUEST_ANNOTATION}: delete-pod annotation asks`,
+      pod: name,
+    });
+  }
+  return undefined;
 }
 
 /**
@@ -553,9 +628,14 @@ const OPERATION_MARKS = [
 ];
 
 function leftoverMarks(c: ComponentState): { pod: string; keys: string[] }[] {
+  // A Pod that asks to be deleted keeps its flush mark until it is.
+  const deleting = new Set(requests(c).filter((r) => r.deletePod).map((r) => r.pod.metadata.name));
   return c.pods
     .filter((p) => !isTerminating(p))
-    .map((p) => ({ pod: p.metadata.name!, keys: OPERATION_MARKS.filter((k) => p.metadata.annotations?.[k] !== undefined) }))
+    .map((p) => ({
+      pod: p.metadata.name!,
+      keys: OPERATION_MARKS.filter((k) => p.metadata.annotations?.[k] !== undefined && !(k === LOG_BACKUP_FLUSHED_ANNOTATION && deleting.has(p.metadata.name))),
+    }))
     .filter((m) => m.keys.length > 0);
 }
 

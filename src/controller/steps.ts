@@ -72,8 +72,8 @@ export interface LeaderProbe {
 /** An evict-leader scheduler this controller added (kept in the status ConfigMap, so it can tell its own from an administrator's). */
 export interface EvictionRecord {
   readonly pod: string;
-  /** Why it was added. */
-  readonly for: 'upgrade' | 'scale-in';
+  /** Why it was added: an upgrade or scale-in step, or a Pod's `tidb.pingcap.com/evict-leader` request. */
+  readonly for: 'upgrade' | 'scale-in' | 'request';
   /** When (RFC 3339). */
   readonly since: string;
 }
@@ -146,7 +146,12 @@ export type Action =
    * once). `record`: the store had no scheduler, so this one is the controller's own: it is recorded
    * (before PD is asked) and removed when the operation is over.
    */
-  | { readonly type: 'evict-begin'; readonly pod: string; readonly storeId: number; readonly annotation: string; readonly record?: EvictionRecord }
+  | { readonly type: 'evict-begin'; readonly pod: string; readonly storeId: number; readonly annotation?: string; readonly record?: EvictionRecord }
+  /**
+   * Delete a TiKV Pod whose `tidb.pingcap.com/evict-leader: delete-pod` request is met (its store has no
+   * leaders); `uid` is a precondition, so a Pod re-created meanwhile is left alone.
+   */
+  | { readonly type: 'delete-pod'; readonly pod: string; readonly uid?: string; readonly storeId: number }
   /** Note on the upgraded Pod that its eviction is over; remove the scheduler when it is the controller's own (`remove`). */
   | { readonly type: 'evict-end'; readonly pod: string; readonly storeId: number; readonly remove: boolean }
   /** Remove the controller's own evict-leader schedulers once no upgrade or scale-in needs them, and forget their records. */
@@ -298,13 +303,13 @@ export const podList = (pods: readonly string[]): string => (pods.length === 1 ?
  * already there that is not recorded (an administrator's, added with pd-ctl) stays unrecorded, so the
  * controller never removes it; one already recorded keeps its record.
  */
-export function evictBegin(input: PlanInput, pd: PdState, pod: string, storeId: number, annotation: string, why: EvictionRecord['for']): Action {
+export function evictBegin(input: PlanInput, pd: PdState, pod: string, storeId: number, annotation: string | undefined, why: EvictionRecord['for']): Action {
   const isNew = !pd.evicting.has(storeId) && !ownsEviction(input, storeId);
   return {
     type: 'evict-begin',
     pod,
     storeId,
-    annotation,
+    ...(annotation !== undefined && { annotation }),
     ...(isNew && { record: { pod, for: why, since: new Date(input.now).toISOString() } }),
   };
 }
