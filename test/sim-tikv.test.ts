@@ -58,6 +58,8 @@ describe('the leader count in /metrics', () => {
   it('rejects when the server cannot be reached or the path is wrong', async () => {
     const { metrics } = await start();
     await expect(tikvLeaderCount(metrics.replace('/metrics', '/nope'))).rejects.toThrow(/HTTP 404/);
+    const post = await fetch(metrics, { method: 'POST' });
+    expect([post.status, post.headers.get('content-type'), await post.text()]).toEqual([404, null, 'path not found']);
     await sim!.close();
     await expect(tikvLeaderCount(metrics, undefined, 500)).rejects.toThrow(/ECONNREFUSED/);
   });

@@ -4,7 +4,9 @@
  */
 import { plan } from '../src/controller/plan';
 import type { Pod, StatefulSet } from '../src/controller/model';
-import { classifySmoothUpgrade, ddlPauseOf, tagOf, type DdlPauseRecord } from '../src/controller/smooth-upgrade';
+import { classifySmoothUpgrade, ddlPauseOf, tagOf, tidbUpgradeOp, type DdlPauseRecord } from '../src/controller/smooth-upgrade';
+import { freePort } from './sim/controller-process';
+import { TidbSim } from './sim/tidb';
 import { CLUSTER, NOW, pdState, pod, PROBES_OK, sts } from './support/plan-fixtures';
 
 describe("tidb-operator's version classes", () => {
@@ -101,5 +103,26 @@ describe('the planner pauses DDL before the first TiDB restart and resumes it af
     expect(over.action).toEqual({ type: 'ddl-resume', pod: 'c-tidb-0', stale: false });
     expect(over.event).toMatchObject({ reason: 'DDLResume' });
     expect(planTidb(done, [tidbPod(0, 'r2', 'v8.5.1'), tidbPod(1, 'r2', 'v8.5.1')]).action).toBeUndefined();
+  });
+});
+
+describe("TiDB's /upgrade/{op}, as the simulated tidb-server answers it", () => {
+  it.each(['v7.1.5', 'v8.5.1'])('takes success and the duplicate answer of %s as done, and refuses an older server', async (version) => {
+    const port = await freePort();
+    const sim = new TidbSim({ port, version });
+    try {
+      await sim.serverStart('c-tidb-0', '127.0.0.1');
+      const base = `http://127.0.0.1:${port}`;
+      await tidbUpgradeOp(base, 'start');
+      await tidbUpgradeOp(base, 'start');
+      expect(sim.ddlPaused).toBe(true);
+      await tidbUpgradeOp(base, 'finish');
+      await tidbUpgradeOp(base, 'finish');
+      expect(sim.upgradeOps.map((o) => [o.op, o.changed])).toEqual([['start', true], ['start', false], ['finish', true], ['finish', false]]);
+      sim.setVersion('c-tidb-0', 'v7.0.0');
+      await expect(tidbUpgradeOp(base, 'start')).rejects.toThrow(/HTTP 404/);
+    } finally {
+      await sim.close();
+    }
   });
 });

@@ -46,7 +46,7 @@ import { flushLogBackup, tikvGrpcTarget, tikvLeaderCount, tikvMetricsUrl } from 
 import { WorkQueue } from './queue';
 import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf, type RecreateRecord, type VolumeSizes } from './volumes';
 import { settingsOf, type VolumeRefusal } from './steps';
-import { TopologyLabeler } from './topology';
+import { tidbStatusBase, TopologyLabeler } from './topology';
 
 export interface ControllerOptions {
   readonly cluster: ClusterInfo;
@@ -638,13 +638,13 @@ export class Controller {
           // Recorded first: a controller that dies once TiDB paused DDL must find the record to resume it.
           const since = this.ddlPause?.since ?? rfc3339(now);
           await this.setDdlPause({ source: action.source, target: action.target, state: 'starting', since }, persist);
-          await tidbUpgradeOp(c, action.pod, 'start', this.opts.pdTls);
+          await tidbUpgradeOp(tidbStatusBase(c, action.pod), 'start', this.opts.pdTls);
           await this.setDdlPause({ source: action.source, target: action.target, state: 'paused', since }, persist);
           log.info(p.reason, { pod: action.pod });
           break;
         }
         case 'ddl-resume':
-          await tidbUpgradeOp(c, action.pod, 'finish', this.opts.pdTls);
+          await tidbUpgradeOp(tidbStatusBase(c, action.pod), 'finish', this.opts.pdTls);
           await this.setDdlPause(undefined, persist);
           log.info(p.reason, { pod: action.pod, stale: action.stale });
           break;

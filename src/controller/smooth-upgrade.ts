@@ -11,9 +11,8 @@
  * upgrade is over. A record whose versions no longer match the upgrade under way (Git changed its
  * mind) is finished first, then the new pair is judged afresh.
  */
-import type { ClusterInfo, Pod } from './model';
+import type { Pod } from './model';
 import { httpRequest, type ClientTls } from './pd-client';
-import { tidbStatusBase } from './topology';
 
 /** The three classes tidb-operator sorts a version pair into. */
 export type SmoothUpgradeSupport = 'unsupported' | 'auto' | 'switch';
@@ -86,19 +85,22 @@ export function ddlPauseOf(doc: unknown): DdlPauseRecord | undefined {
   return { source: r.source, target: r.target, state: r.state === 'paused' ? 'paused' : 'starting', since: String(r.since ?? '') };
 }
 
-/** TiDB's answers that mean the cluster is where it was asked to go (pingcap/tidb `upgrade_handler.go`). */
-const DONE: Record<'start' | 'finish', readonly string[]> = {
-  start: ['success!', "It's a duplicated operation and the cluster is already in upgrading state."],
-  finish: ['success!', "It's a duplicated operation and the cluster is already in normal state."],
+/**
+ * TiDB's answers that mean the cluster is where it was asked to go (pingcap/tidb `upgrade_handler.go`;
+ * releases before v7.5.0 say "duplicated op", later ones "duplicated operation").
+ */
+const DONE: Record<'start' | 'finish', RegExp> = {
+  start: /^(success!|It's a duplicated op(eration)? and the cluster is already in upgrading state\.)$/,
+  finish: /^(success!|It's a duplicated op(eration)? and the cluster is already in normal state\.)$/,
 };
 
 /**
- * `POST <pod>:10080/upgrade/{start,finish}`; resolves when TiDB says the cluster is in the state
- * asked for (a JSON string body, the new state or a duplicate), rejects otherwise. TiDB's start waits
- * up to 10 s for the DDL owner, so start gets 30 s, as with the operator.
+ * `POST <base>/upgrade/{start,finish}` (`base`: the Pod's status URL, topology.ts `tidbStatusBase`); resolves when TiDB says the cluster is in the state asked for
+ * (a JSON string body, the new state or a duplicate), rejects otherwise. TiDB's start waits up to
+ * 10 s for the DDL owner, so start gets 30 s, as with the operator.
  */
-export async function tidbUpgradeOp(c: ClusterInfo, pod: string, op: 'start' | 'finish', tls?: ClientTls): Promise<void> {
-  const url = `${tidbStatusBase(c, pod)}/upgrade/${op}`;
+export async function tidbUpgradeOp(base: string, op: 'start' | 'finish', tls?: ClientTls): Promise<void> {
+  const url = `${base}/upgrade/${op}`;
   const res = await httpRequest(url, { method: 'POST', tls, timeoutMs: op === 'start' ? 30_000 : 5_000 });
   let text = res.body.trim();
   try {
@@ -107,5 +109,5 @@ export async function tidbUpgradeOp(c: ClusterInfo, pod: string, op: 'start' | '
   } catch {
     // Not JSON: compared as it is.
   }
-  if (res.status !== 200 || !DONE[op].includes(text)) throw new Error(`POST ${url}: HTTP ${res.status} ${JSON.stringify(res.body.slice(0, 200))}`);
+  if (res.status !== 200 || !DONE[op].test(text)) throw new Error(`POST ${url}: HTTP ${res.status} ${JSON.stringify(res.body.slice(0, 200))}`);
 }

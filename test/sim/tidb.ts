@@ -20,8 +20,10 @@
  *   the cluster (TiKV), not in one server, so it outlives TiDB restarts. `start` pauses DDL and answers
  *   `"success!"`, or, already paused, `"It's a duplicated operation and the cluster is already in
  *   upgrading state."`; `finish` resumes it (`"success!"`, or the duplicate's `"... already in normal
- *   state."`), all by `WriteData` (a JSON string). Another method: 400 `This API only support POST
- *   method`; another operation: 400 `wrong operation:<op>` (`show` is not modelled).
+ *   state."`), all by `WriteData` (a JSON string). Releases before v7.5.0 (the tree before `pkg/`,
+ *   server/handler/upgrade_handler.go) write "duplicated op" where later ones write "duplicated
+ *   operation". Another method: 400 `This API only support POST method`; another operation: 400
+ *   `wrong operation:<op>` (`show` is not modelled).
  * - Other paths: gorilla/mux's not-found handler, 404 `404 page not found`.
  *
  * Records for tests: `requests` (method, path, pod), `unsimulated` (paths this model does not serve),
@@ -181,7 +183,8 @@ export class TidbSim {
         this.ddlPaused = op === 'start';
         this.upgradeOps.push({ pod: proc.pod, op, time: Date.now(), changed: !already });
         if (!already) return data('success!');
-        return data(`It's a duplicated operation and the cluster is already in ${op === 'start' ? 'upgrading' : 'normal'} state.`);
+        const word = olderThan(this.versionOf(proc.pod), [7, 5]) ? 'op' : 'operation';
+        return data(`It's a duplicated ${word} and the cluster is already in ${op === 'start' ? 'upgrading' : 'normal'} state.`);
       }
       this.unsimulated.push(`${method} ${path}`);
       send(404, '404 page not found\n');

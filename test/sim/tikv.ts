@@ -5,18 +5,23 @@
  * this one reads the leaders a store holds from there.
  *
  * What a tikv-server answers, as tikv/tikv does (v8.5.x):
- * - `GET /metrics` (components/server/src/status_server/mod.rs, `dump`): the Prometheus text format
- *   (`prometheus::TextEncoder`, content type `text/plain; version=0.0.4`). The gauge
+ * - `GET /metrics` (src/server/status_server/mod.rs `handle_get_metrics`): the Prometheus text format,
+ *   content type `prometheus::TEXT_FORMAT` (`text/plain; version=0.0.4`); gzip only when the request
+ *   accepts it, which the controller's client never says, so not modelled. The gauge
  *   `tikv_raftstore_region_count` with label `type` = `region`, `leader`, `buckets`
  *   (components/raftstore/src/coprocessor/metrics.rs) is set by the region collector's timer every
- *   10 s (region_info_accessor.rs `on_timeout`, METRICS_FLUSH_INTERVAL): until its first tick after
+ *   10 s (components/raftstore/src/coprocessor/region_info_accessor.rs `on_timeout`,
+ *   METRICS_FLUSH_INTERVAL): until its first tick after
  *   the start the family is absent, and between ticks it shows the count of the last one.
- * - Other status paths: 404 `path not found` in this model (the real server has more routes).
+ * - Any other method or path: `make_response(StatusCode::NOT_FOUND, "path not found")`, a 404 with
+ *   that body and no content type (the real server has more routes than this model: `/status`,
+ *   `/config`, ...).
  * - gRPC `/logbackup.LogBackup/FlushNow` (kvproto proto/logbackuppb.proto;
  *   components/backup-stream/src/service.rs `flush_now`): flushes every log backup task and answers
  *   `FlushNowResponse { repeated FlushResult results = 1 }`, one `{task_name, success,
  *   error_message}` per task, none when there is no task. The service exists only while
- *   `log-backup.enable` is on (components/server/src/server.rs registers it then); otherwise the
+ *   `log-backup.enable` is on (components/server/src/server.rs registers `create_log_backup` only
+ *   when the backup-stream scheduler exists); otherwise the
  *   call ends with UNIMPLEMENTED, as for any unknown method.
  *
  * Records for tests: `flushes` (which Pod, when, and the leaders its store held then), `requests`.
@@ -147,8 +152,8 @@ export class TikvSim {
   private serveStatus(proc: TikvProcess, req: http.IncomingMessage, res: http.ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0];
     this.requests.push({ pod: proc.pod, path });
-    if (path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' });
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404);
       res.end('path not found');
       return;
     }
