@@ -81,13 +81,8 @@ export interface ControllerOptions {
    * it). @default 3600000
    */
   readonly configGraceMs?: number;
-  /** How long a TiKV's log backup flush may take before its restart goes ahead anyway. @default 180000 */
-  readonly flushTimeoutMs?: number;
   readonly log: Logger;
 }
-
-/** tidb-operator gives FlushNow 3 minutes. */
-const FLUSH_TIMEOUT_MS = 180_000;
 
 /** The next pass after an action comes this soon. */
 const FIRST_BUSY_DELAY_MS = 100;
@@ -624,7 +619,7 @@ export class Controller {
           if (!(await this.drainForUpgrade(action, pods, now, log))) return false;
           break;
         case 'flush-log-backup': {
-          const outcome = await flushLogBackup(tikvGrpcTarget(c, action.pod), this.opts.pdTls, this.opts.flushTimeoutMs ?? FLUSH_TIMEOUT_MS);
+          const outcome = await flushLogBackup(tikvGrpcTarget(c, action.pod), this.opts.pdTls);
           if (!outcome.ok) {
             log.warn(`${p.reason}: ${outcome.detail}; restarting it anyway`, { pod: action.pod, store: action.storeId });
             await this.event(action.pod, 'Warning', 'FailedLogBackupFlush', `log backup did not flush on store ${action.storeId}: ${outcome.detail}; restarting ${action.pod} anyway`);
@@ -693,12 +688,7 @@ export class Controller {
     if (next) components[kind as FailoverKind] = next;
     else delete components[kind as FailoverKind];
     this.failover = { ...previous, components };
-    try {
-      await persist();
-    } catch (err) {
-      this.failover = previous;
-      throw err;
-    }
+    await this.persistOrUndo(persist, () => (this.failover = previous));
     const added = Object.keys(next?.records ?? {}).length - before;
     if (added > 0) this.metrics.inc('tidb_gitops_failures_recorded_total', { component: kind }, added);
   }
@@ -710,12 +700,35 @@ export class Controller {
     if (record) next.set(kind, record);
     else next.delete(kind);
     this.recreates = next;
+    await this.persistOrUndo(persist, () => (this.recreates = previous));
+  }
+
+  /**
+   * Writes the status after an in-memory change to a record it keeps (read back when the controller
+   * starts); when the write fails, `undo` puts the old value back, so memory never claims what the
+   * cluster does not hold.
+   */
+  private async persistOrUndo(persist: () => Promise<void>, undo: () => void): Promise<void> {
     try {
       await persist();
     } catch (err) {
-      this.recreates = previous;
+      undo();
       throw err;
     }
+  }
+
+  /** Replaces the eviction records and stores them. */
+  private async setEvictions(next: Record<string, EvictionRecord>, persist: () => Promise<void>): Promise<void> {
+    const previous = this.evictions;
+    this.evictions = next;
+    await this.persistOrUndo(persist, () => (this.evictions = previous));
+  }
+
+  /** Replaces (or, undefined, removes) the DDL pause record and stores it. */
+  private async setDdlPause(next: DdlPauseRecord | undefined, persist: () => Promise<void>): Promise<void> {
+    const previous = this.ddlPause;
+    this.ddlPause = next;
+    await this.persistOrUndo(persist, () => (this.ddlPause = previous));
   }
 
   /**
@@ -767,30 +780,6 @@ export class Controller {
     this.volumeRefusals = Object.fromEntries(Object.entries(this.volumeRefusals).filter(([k, r]) => r.sizes === JSON.stringify(sizes[k])));
     this.volumeSizes = { read: now, sizes };
     return sizes;
-  }
-
-  /** Replaces (or, undefined, removes) the DDL pause record and stores it; on a failed write the old one stays. */
-  private async setDdlPause(next: DdlPauseRecord | undefined, persist: () => Promise<void>): Promise<void> {
-    const previous = this.ddlPause;
-    this.ddlPause = next;
-    try {
-      await persist();
-    } catch (err) {
-      this.ddlPause = previous;
-      throw err;
-    }
-  }
-
-  /** Replaces the eviction records and stores them; on a failed write the old records stay. */
-  private async setEvictions(next: Record<string, EvictionRecord>, persist: () => Promise<void>): Promise<void> {
-    const previous = this.evictions;
-    this.evictions = next;
-    try {
-      await persist();
-    } catch (err) {
-      this.evictions = previous;
-      throw err;
-    }
   }
 
   /**

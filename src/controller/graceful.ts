@@ -12,8 +12,7 @@
  * outcome with `done: false`; a server that cannot be reached or answers something unexpected is a
  * thrown {@link GracefulError} naming the URL and what was expected.
  */
-import { names } from '../tidbcluster/names';
-import type { ClusterInfo } from './model';
+import { podHost, type ClusterInfo } from './model';
 import { httpRequest, type ClientTls, type HttpResult } from './pd-client';
 
 export interface StepOutcome {
@@ -97,7 +96,7 @@ export interface Capture {
  * Kubernetes cluster (tidb-operator `ticdc_control.go` getCaptureAdvertiseAddressPrefix).
  */
 export function captureAddressPrefix(c: Pick<ClusterInfo, 'name' | 'namespace' | 'clusterDomain'>, pod: string): string {
-  const host = `${pod}.${names.peerService(c.name, 'ticdc')}.${c.namespace}`;
+  const host = podHost(c, 'ticdc', pod);
   return c.clusterDomain ? `${host}.svc.${c.clusterDomain}` : host;
 }
 

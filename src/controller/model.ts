@@ -2,7 +2,7 @@
  * The controller's view of the objects it reads, as plain data: only the fields it uses, so the
  * decision code needs neither the Kubernetes client nor a cluster to be exercised.
  */
-import { COMPONENTS, type ControllerClusterInfo } from '../tidbcluster/names';
+import { COMPONENTS, names, type ComponentKind, type ControllerClusterInfo } from '../tidbcluster/names';
 
 export interface ObjectMeta {
   name?: string;
@@ -125,6 +125,9 @@ export interface ComponentSettings {
   flushLogBackup?: boolean;
   [key: string]: unknown;
 }
+
+/** A Pod's host name under its component's headless Service: `<pod>.<cluster>-<kind>-peer.<ns>` (what the operator's clients dial). */
+export const podHost = (c: Pick<ClusterInfo, 'name' | 'namespace'>, kind: ComponentKind, pod: string): string => `${pod}.${names.peerService(c.name, kind)}.${c.namespace}`;
 
 /** Parses and checks the cluster JSON; errors say which key is wrong. */
 export function parseClusterInfo(json: string, namespace: string): ClusterInfo {

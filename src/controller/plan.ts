@@ -421,12 +421,8 @@ function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: C
   if (metric.count !== undefined && metric.count > 0) {
     return wait(`PD counts no leaders on store ${store.id}, but ${name}'s /metrics still shows ${metric.count} (TiKV refreshes it every 10 s)`);
   }
-  // The annotation names the revision it was for: a Pod that stayed (an upgrade taken back in Git)
-  // flushes again before the next one.
-  const revision = c.sts.status?.updateRevision ?? '';
-  if (settings.flushLogBackup !== false && pod.metadata.annotations?.[LOG_BACKUP_FLUSHED_ANNOTATION] !== revision) {
-    return act(`store ${store.id} (${name}) has no leaders: asking log backup to flush before the restart`, { type: 'flush-log-backup', pod: name, storeId: store.id, revision });
-  }
+  const flush = flushStep(pod, store.id, settings, c.sts.status?.updateRevision ?? '', 'the restart');
+  if (flush) return flush;
   if (metric.count === undefined) {
     return {
       ok: true,
@@ -439,6 +435,18 @@ function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: C
     };
   }
   return OK;
+}
+
+/**
+ * Once a store has no leaders and its Pod is about to go: log backup asked to flush, unless the
+ * cluster opts out or it was asked already. The mark names the revision it was for (the update
+ * revision in an upgrade), so a Pod that stayed (an upgrade taken back in Git) flushes again before
+ * the next one.
+ */
+function flushStep(pod: Pod, storeId: number, settings: ComponentSettings, revision: string, before: string): Step | undefined {
+  if (settings.flushLogBackup === false || pod.metadata.annotations?.[LOG_BACKUP_FLUSHED_ANNOTATION] === revision) return undefined;
+  const name = pod.metadata.name!;
+  return act(`store ${storeId} (${name}) has no leaders: asking log backup to flush before ${before}`, { type: 'flush-log-backup', pod: name, storeId, revision });
 }
 
 /**
@@ -599,10 +607,8 @@ function evictRequestStep(input: PlanInput, c: ComponentState): Step | undefined
     if (store.leaderCount > 0) return wait(`waiting for region leaders to leave store ${store.id} (${name}) before deleting the Pod: ${store.leaderCount} left`);
     if (metric?.count === undefined) return wait(`PD counts no leaders on store ${store.id}; reading ${name}'s own count before deleting the Pod${metric ? ` (${metric.detail})` : ''}`);
     if (metric.count > 0) return wait(`PD counts no leaders on store ${store.id}, but ${name}'s /metrics still shows ${metric.count}`);
-    const revision = podRevision(pod) ?? '';
-    if (settings.flushLogBackup !== false && pod.metadata.annotations?.[LOG_BACKUP_FLUSHED_ANNOTATION] !== revision) {
-      return act(`store ${store.id} (${name}) has no leaders: asking log backup to flush before deleting the Pod`, { type: 'flush-log-backup', pod: name, storeId: store.id, revision });
-    }
+    const flush = flushStep(pod, store.id, settings, podRevision(pod) ?? '', 'deleting the Pod');
+    if (flush) return flush;
     return act(`deleting ${name}, whose store ${store.id} has no leaders, as its ${EVICT_REQUEST_ANNOTATION}: delete-pod annotation asks`, { type: 'delete-pod', pod: name, uid: pod.metadata.uid, storeId: store.id }, {
       type: 'Normal',
       reason: 'EvictLeaderDeletePod',

@@ -2,8 +2,8 @@
  * Checks of one Pod's own server that the planner needs before an upgrade moves past that Pod and
  * that PD cannot answer for it (PD's per-member readiness is `PdClient.ready`).
  */
-import { names, PORT } from '../tidbcluster/names';
-import type { ClusterInfo } from './model';
+import { PORT } from '../tidbcluster/names';
+import { podHost, type ClusterInfo } from './model';
 import { httpRequest, type ClientTls } from './pd-client';
 import type { ProbeResult } from './steps';
 
@@ -12,7 +12,7 @@ import type { ProbeResult } from './steps';
  * (`pkg/tiflashapi/tiflash_control.go`: `<pod>.<cluster>-tiflash-peer.<ns>:20292`, https with cluster TLS).
  */
 export function tiflashStatusUrl(c: ClusterInfo, pod: string): string {
-  return `${c.tls ? 'https' : 'http'}://${pod}.${names.peerService(c.name, 'tiflash')}.${c.namespace}:${PORT.tiflashProxyStatus}/tiflash/store-status`;
+  return `${c.tls ? 'https' : 'http'}://${podHost(c, 'tiflash', pod)}:${PORT.tiflashProxyStatus}/tiflash/store-status`;
 }
 
 /**

@@ -13,18 +13,15 @@
  */
 import type { ServiceError } from '@grpc/grpc-js';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
-import { names, PORT } from '../tidbcluster/names';
-import type { ClusterInfo } from './model';
+import { PORT } from '../tidbcluster/names';
+import { podHost, type ClusterInfo } from './model';
 import { httpRequest, type ClientTls } from './pd-client';
 
-/** A TiKV Pod's host name under its peer Service. */
-const host = (c: ClusterInfo, pod: string): string => `${pod}.${names.peerService(c.name, 'tikv')}.${c.namespace}`;
-
 /** `<scheme>://<pod>.<cluster>-tikv-peer.<ns>:20180/metrics`. */
-export const tikvMetricsUrl = (c: ClusterInfo, pod: string): string => `${c.tls ? 'https' : 'http'}://${host(c, pod)}:${PORT.tikvStatus}/metrics`;
+export const tikvMetricsUrl = (c: ClusterInfo, pod: string): string => `${c.tls ? 'https' : 'http'}://${podHost(c, 'tikv', pod)}:${PORT.tikvStatus}/metrics`;
 
 /** `<pod>.<cluster>-tikv-peer.<ns>:20160`, the gRPC target. */
-export const tikvGrpcTarget = (c: ClusterInfo, pod: string): string => `${host(c, pod)}:${PORT.tikvServer}`;
+export const tikvGrpcTarget = (c: ClusterInfo, pod: string): string => `${podHost(c, 'tikv', pod)}:${PORT.tikvServer}`;
 
 const LEADER_SAMPLE = 'tikv_raftstore_region_count';
 

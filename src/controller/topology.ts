@@ -7,10 +7,10 @@
  * The decisions are pure functions; `TopologyLabeler` does the requests, at most once per
  * `everyMs`, and writes only what differs.
  */
-import { names, PORT, type ComponentKind } from '../tidbcluster/names';
+import { PORT, type ComponentKind } from '../tidbcluster/names';
 import type { ClusterInfo, Pod } from './model';
 import { httpRequest, type ClientTls, type PdClient, type PdStore } from './pd-client';
-import { isReady } from './model';
+import { isReady, podHost } from './model';
 import { storeOfPod } from './steps';
 
 type Labels = Record<string, string>;
@@ -87,7 +87,7 @@ export function tidbTakesLabels(version: string): boolean | undefined {
 
 /** `<pod>.<cluster>-tidb-peer.<ns>:10080`, https with tlsCluster (tidb-operator `TiDBControl.getBaseURL`). */
 export function tidbStatusBase(c: ClusterInfo, pod: string): string {
-  return `${c.tls ? 'https' : 'http'}://${pod}.${names.peerService(c.name, 'tidb')}.${c.namespace}:${PORT.tidbStatus}`;
+  return `${c.tls ? 'https' : 'http'}://${podHost(c, 'tidb', pod)}:${PORT.tidbStatus}`;
 }
 
 /** What the status ConfigMap says about topology labels (`topology`). */

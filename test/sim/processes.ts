@@ -7,6 +7,8 @@
  * is Ready while its server serves, as its readiness probe would say.
  */
 import type { Hosts } from './hosts';
+import { podImageTag } from '../../src/controller/smooth-upgrade';
+import type { Pod } from '../../src/controller/model';
 import type { PdSim } from './pd-api';
 import type { PumpSim } from './pump';
 import type { TicdcSim } from './ticdc';
@@ -31,13 +33,6 @@ export interface PodStop {
   readonly component: string;
   readonly time: number;
 }
-
-/** The tag of a container's image (the release the server in it runs). */
-const imageTag = (pod: Obj, container: string): string | undefined => {
-  const image: string | undefined = pod.spec?.containers?.find((c: Obj) => c.name === container)?.image;
-  const colon = image?.lastIndexOf(':') ?? -1;
-  return image && colon > image.lastIndexOf('/') ? image.slice(colon + 1) : undefined;
-};
 
 const componentOf = (pod: Obj): string => pod.metadata.labels?.['app.kubernetes.io/component'] ?? '';
 
@@ -78,7 +73,7 @@ export class Processes {
     if (component === 'tiflash') pd.tiflashStart(name, undefined, ip);
     if (component === 'ticdc') ticdc?.captureStart(name, ip).catch(failed);
     if (component === 'pump') pump?.pumpStart(name, ip).catch(failed);
-    if (component === 'tidb') tidb?.serverStart(name, ip, imageTag(pod, 'tidb')).catch(failed);
+    if (component === 'tidb') tidb?.serverStart(name, ip, podImageTag(pod as Pod, 'tidb')).catch(failed);
   }
 
   /** The Pod's containers stop (its data stays with its claims). */
