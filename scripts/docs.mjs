@@ -40,7 +40,8 @@ function refusedFields(SUPPORTED, OFF_VALUES) {
   const specNode = node(node(schema.root).properties.spec);
   const rows = [];
   for (const path of Object.keys(SUPPORTED)) {
-    const n = path === 'spec' ? specNode : node(specNode.properties[path.slice('spec.'.length)]);
+    const n =
+      path === 'spec' ? specNode : path === 'spec.pdms[]' ? node(node(specNode.properties.pdms).items) : node(specNode.properties[path.slice('spec.'.length)]);
     for (const key of Object.keys(n.properties ?? {}).sort()) {
       if (SUPPORTED[path].includes(key) || `${path}.${key}` in OFF_VALUES || key === 'image') continue;
       const reason = refusalReason(`${path}.${key}`);

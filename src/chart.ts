@@ -2,6 +2,7 @@ import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { DiscoveryComponent } from './render/discovery';
 import { PdComponent } from './render/pd';
+import { PdmsComponent } from './render/pdms';
 import { PumpComponent } from './render/pump';
 import { TiCDCComponent } from './render/ticdc';
 import { TidbComponent } from './render/tidb';
@@ -42,7 +43,7 @@ export interface TidbClusterChartProps {
 
 /**
  * All objects of one TidbCluster: the discovery Deployment running the companion controller (with its
- * Service and namespace-scoped RBAC), and per component (PD, TiKV, TiDB, TiFlash, TiCDC, Pump, TiProxy)
+ * Service and namespace-scoped RBAC), and per component (PD and its micro-services, TiKV, TiDB, TiFlash, TiCDC, Pump, TiProxy)
  * its ConfigMap, Services and StatefulSet, as tidb-operator v1 would create them, minus the fields the
  * controller owns.
  */
@@ -59,6 +60,9 @@ export class TidbClusterChart extends Chart {
     const c = resolved;
     // Always: even without PD, the controller sets the StatefulSets' replicas and partitions.
     new DiscoveryComponent(this, 'discovery', { cluster: c });
+    // PD's micro-services first, in the operator's order.
+    if (c.tso) new PdmsComponent(this, 'tso', { cluster: c, pdms: c.tso });
+    if (c.scheduling) new PdmsComponent(this, 'scheduling', { cluster: c, pdms: c.scheduling });
     if (c.pd) new PdComponent(this, 'pd', { cluster: c });
     if (c.tiproxy) new TiProxyComponent(this, 'tiproxy', { cluster: c });
     if (c.tiflash) new TiFlashComponent(this, 'tiflash', { cluster: c });

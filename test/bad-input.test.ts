@@ -590,7 +590,42 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
-    name: 'not supported yet: spec.pdms',
+    name: 'PD micro-services: fields the operator ignores for them are refused at their list path',
+    files: {
+      'pdms.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+          namespace: db
+        spec:
+          pd:
+            replicas: 1
+            mode: ms
+          pdms:
+            - name: tso
+              replicas: 1
+              startTimeout: 60
+            - name: scheduling
+              replicas: 1
+              readinessProbe:
+                type: tcp
+              startUpScriptVersion: v1
+              tlsClientSecretName: mine
+      `,
+    },
+    args: ['render', '$D/pdms.yaml'],
+    exit: 1,
+    stderr: [
+      "$D/pdms.yaml: document 1: spec.pdms[0].startTimeout (line 13): not supported yet: the micro-services' start script waits for spec.pd.startTimeout, as the operator's does; set that instead",
+      '$D/pdms.yaml: document 1: spec.pdms[1].readinessProbe (line 17): not supported yet: tidb-operator gives the TSO and scheduling servers no readiness probe',
+      '$D/pdms.yaml: document 1: spec.pdms[1].startUpScriptVersion (line 18): not supported yet: the micro-services always run the v2 start script, which waits with dig',
+      '$D/pdms.yaml: document 1: spec.pdms[1].tlsClientSecretName (line 19): not supported yet: only PD serves the dashboard, which uses that certificate; set spec.pd.tlsClientSecretName',
+    ],
+    problems: 4,
+  },
+  {
+    name: 'PD micro-services: PD must run as their API server, each once, without data, in a named namespace',
     files: {
       'pdms.yaml': y`
         apiVersion: pingcap.com/v1alpha1
@@ -603,15 +638,50 @@ const CASES: Case[] = [
           pdms:
             - name: tso
               replicas: 1
+              requests:
+                storage: 1Gi
+            - name: tso
+              replicas: 2
+      `,
+      'mode.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+          namespace: db
+        spec:
+          pd:
+            replicas: 1
+            mode: ms
+      `,
+      'no-pd.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+          namespace: db
+        spec:
+          tikv:
+            replicas: 1
+          pdms:
+            - name: scheduling
+              replicas: 1
       `,
     },
-    args: ['render', '$D/pdms.yaml'],
+    args: ['render', '$D/pdms.yaml', '$D/mode.yaml', '$D/no-pd.yaml'],
     exit: 1,
-    stderr: ['$D/pdms.yaml: document 1: spec.pdms (line 9): not supported yet: PD micro-services (tso, scheduling) are not rendered; run PD in its default mode'],
-    problems: 1,
+    stderr: [
+      '$D/pdms.yaml: document 1: spec.pd.mode (line 7): expected "ms" with spec.pdms set (PD must run as the micro-services\' API server), got ""',
+      '$D/pdms.yaml: document 1: metadata.namespace (line 4): required with spec.pdms, whose start scripts name the namespace; set it here or pass --namespace',
+      '$D/pdms.yaml: document 1: spec.pdms[0].requests.storage (line 12): the PD micro-services keep no data: there is no data volume to size (use storageVolumes for extra volumes)',
+      '$D/pdms.yaml: document 1: spec.pdms[1].name (line 13): tso is listed twice in spec.pdms; each micro-service is one StatefulSet (<cluster>-tso)',
+      '$D/mode.yaml: document 1: spec.pd.mode (line 9): mode ms runs PD as the API server of its micro-services: list them in spec.pdms (tso, scheduling), or leave mode empty',
+      "$D/no-pd.yaml: document 1: spec.pdms (line 10): the PD micro-services need this cluster's own PD (spec.pd with mode: ms) as their API server",
+    ],
+    problems: 6,
   },
   {
-    name: 'not supported yet: suspendAction, tidb.initializer, pd.mode (with -o)',
+    name: 'not supported yet: suspendAction, tidb.initializer (with -o)',
     files: {
       'unsupported.yaml': y`
         apiVersion: pingcap.com/v1alpha1
@@ -623,7 +693,6 @@ const CASES: Case[] = [
             suspendStatefulSet: true
           pd:
             replicas: 1
-            mode: ms
           tidb:
             replicas: 1
             initializer:
@@ -635,10 +704,9 @@ const CASES: Case[] = [
     exit: 1,
     stderr: [
       '$D/unsupported.yaml: document 1: spec.suspendAction (line 7): not supported yet: to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
-      '$D/unsupported.yaml: document 1: spec.pd.mode (line 10): not supported yet: only its default (off) value is accepted for now',
-      '$D/unsupported.yaml: document 1: spec.tidb.initializer (line 14): not supported yet: create the root password yourself (a Secret and a one-off Job); it is not part of the rendered cluster',
+      '$D/unsupported.yaml: document 1: spec.tidb.initializer (line 13): not supported yet: create the root password yourself (a Secret and a one-off Job); it is not part of the rendered cluster',
     ],
-    problems: 3,
+    problems: 2,
   },
 
   {

@@ -17,7 +17,8 @@ import { LeaderElector, type ElectionTiming } from './leader';
 import type { Logger } from './log';
 import { Metrics } from './metrics';
 import type { ClusterInfo, Pod } from './model';
-import { PdClient, PdError, type ClientTls } from './pd-client';
+import { PdClient, PdError, transferMsPrimary, type ClientTls } from './pd-client';
+import { isMsService, type MsService } from './pdms';
 import {
   DEFER_DELETING_ANNOTATION,
   desiredReplicas,
@@ -34,6 +35,7 @@ import {
   type ComponentPlan,
   type ComponentState,
   type EvictionRecord,
+  type MsState,
   type PdState,
   type LeaderProbe,
   type ProbeResult,
@@ -312,10 +314,11 @@ export class Controller {
       components.push({ kind, sts, pods });
     }
     const storeKinds = components.filter((x) => x.kind === 'tikv' || x.kind === 'tiflash');
-    const needsPd = storeKinds.length > 0 || components.some((x) => x.kind === 'pd');
+    const msServices = components.map((x) => x.kind).filter(isMsService);
+    const needsPd = storeKinds.length > 0 || msServices.length > 0 || components.some((x) => x.kind === 'pd');
     // Tombstones and max-replicas matter only while a store component has more replicas than it should.
     const scalingIn = storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (targetReplicas({ failover: this.failover }, x) ?? Infinity));
-    const pd = needsPd ? await this.readPd(storeKinds.length > 0, scalingIn) : undefined;
+    const pd = needsPd ? await this.readPd(storeKinds.length > 0, scalingIn, msServices) : undefined;
     const probes = await this.probe(components, pd);
     const now = Date.now();
     const options = { autoFailover: this.opts.autoFailover, failoverPeriodMs: this.opts.failoverPeriodMs, resyncMs: this.opts.resyncMs, newFailoverUid: randomUUID() };
@@ -465,7 +468,26 @@ export class Controller {
    * TiKV has bootstrapped the cluster (until then PD answers 500 ErrNotBootstrapped, which means no
    * stores yet), so the two are read and judged apart: PD upgrades and failover need not wait on TiKV.
    */
-  private async readPd(stores: boolean, scalingIn: boolean): Promise<PdState | { error: string }> {
+  private async readPd(stores: boolean, scalingIn: boolean, msServices: readonly MsService[]): Promise<PdState | { error: string }> {
+    const pd = await this.readPdCore(stores, scalingIn);
+    if ('error' in pd || msServices.length === 0) return pd;
+    return { ...pd, ms: await this.readMs(msServices) };
+  }
+
+  /** PD's registry of its micro-services: each one's servers and primary, or why they could not be read. */
+  private async readMs(services: readonly MsService[]): Promise<NonNullable<PdState['ms']>> {
+    const out: Partial<Record<MsService, MsState>> = {};
+    await Promise.all(
+      services.map(async (service) => {
+        out[service] = await Promise.all([this.pd.msMembers(service), this.pd.msPrimary(service)])
+          .then(([members, primary]) => ({ members, primary }))
+          .catch((e: Error) => ({ error: e.message }));
+      }),
+    );
+    return out;
+  }
+
+  private async readPdCore(stores: boolean, scalingIn: boolean): Promise<PdState | { error: string }> {
     const storesPart = stores
       ? Promise.all([
           this.pd.stores(),
@@ -533,6 +555,17 @@ export class Controller {
           await this.kube.applyStatefulSet(names.statefulSet(c.name, p.kind), action.replicas, action.partition);
           log.info(p.reason, { replicas: action.replicas, partition: action.partition });
           break;
+        case 'transfer-primary': {
+          // The old primary's lease is revoked at once and the new one is elected soon after: one
+          // request per Pod in 5 s, or a slow election would be asked again.
+          const key = `${action.service}/${action.pod}`;
+          const last = this.transfers.get(key);
+          if (last !== undefined && now - last < 5000) return false;
+          this.transfers.set(key, now);
+          await transferMsPrimary(action.primary, action.service, action.to, this.opts.pdTls);
+          log.info(p.reason, { from: action.pod, to: action.to });
+          break;
+        }
         case 'transfer-leader': {
           const last = this.transfers.get(action.pod);
           if (last !== undefined && now - last < 5000) return false;

@@ -34,6 +34,14 @@ export interface PdStore {
   readonly labels: Readonly<Record<string, string>>;
 }
 
+/** A PD micro-service server as PD's registry lists it (`/pd/api/v2/ms/members/{service}`). */
+export interface MsMember {
+  /** Its `--name` (the Pod name from v8.3.0; `<service>-<hostname>` before). */
+  readonly name: string;
+  /** Its advertise-listen-addr, a URL such as `http://c-tso-0.c-tso-peer.ns.svc:2379`. */
+  readonly serviceAddr: string;
+}
+
 export class PdError extends Error {
   constructor(
     message: string,
@@ -345,6 +353,42 @@ export class PdClient {
     if (res.status === 200 || res.status === 404) return true;
     if (res.status === 500) return false;
     throw new PdError(`GET ${this.baseUrl}/pd/api/v2/ready: HTTP ${res.status} ${answerText(res.body).slice(0, 200)}`, res.status);
+  }
+
+  /**
+   * The servers of a PD micro-service registered with PD (tikv/pd `server/apiv2/handlers/micro_service.go`
+   * `GetMembers`: a JSON list, `null` when none; 404 "not support micro service" unless PD runs as
+   * the API server).
+   */
+  async msMembers(service: string): Promise<MsMember[]> {
+    const list = await this.json<{ name?: string; 'service-addr'?: string }[] | null>(`/pd/api/v2/ms/members/${encodeURIComponent(service)}`);
+    return (list ?? []).map((m) => ({ name: m.name ?? '', serviceAddr: m['service-addr'] ?? '' }));
+  }
+
+  /** The primary of a PD micro-service: its service address, or "" while none is elected (`GetPrimary`). */
+  async msPrimary(service: string): Promise<string> {
+    const addr = await this.json<string>(`/pd/api/v2/ms/primary/${encodeURIComponent(service)}`);
+    if (typeof addr !== 'string') throw new PdError(`GET ${this.baseUrl}/pd/api/v2/ms/primary/${service}: expected a JSON string`);
+    return addr;
+  }
+}
+
+/**
+ * Asks the primary of a PD micro-service to hand over to the server named `to`
+ * (`POST <primary>/<service>/api/v1/primary/transfer`, pd-server v8.3.0 and later; a server that is
+ * not the primary forwards it there). The server answers 500 with a JSON string when it cannot.
+ */
+export async function transferMsPrimary(primaryAddr: string, service: string, to: string, tls?: ClientTls, timeoutMs = 5000): Promise<void> {
+  const url = `${primaryAddr.replace(/\/+$/, '')}/${service}/api/v1/primary/transfer`;
+  let res: HttpResult;
+  try {
+    res = await httpRequest(url, { method: 'POST', body: JSON.stringify({ new_primary: to }), timeoutMs, tls });
+  } catch (e) {
+    throw new PdError(`POST ${url}: ${(e as Error).message}`);
+  }
+  if (res.status !== 200) {
+    const text = answerText(res.body);
+    throw new PdError(`POST ${url}: HTTP ${res.status} ${text.slice(0, 200)}`, res.status, text);
   }
 }
 

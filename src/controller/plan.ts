@@ -9,6 +9,7 @@
 import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../tidbcluster/names';
 import { extraReplicas, failoverStep, hasRecords } from './failover';
 import { imageTag, isAvailable, isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, versionAtLeast, type ComponentSettings, type Pod, type StatefulSet } from './model';
+import { checkUpgradedMs, isMsService, prepareMs } from './pdms';
 import { scaleStep } from './scale';
 import { classifySmoothUpgrade, podImageTag, tagOf } from './smooth-upgrade';
 import { volumeStep } from './volumes';
@@ -62,7 +63,11 @@ const LEADERS_BACK_MIN_SHARE = 200;
  * upgrade admission rules).
  */
 export const BLOCKED_BY: Readonly<Record<ComponentKind, readonly ComponentKind[]>> = {
-  pd: [],
+  // PD's micro-services go first, one after the other, in the order the operator reconciles them;
+  // PD follows, so that at most one of the three services restarts at a time.
+  tso: [],
+  scheduling: ['tso'],
+  pd: ['tso', 'scheduling'],
   tiproxy: [],
   tiflash: ['pd'],
   tikv: ['pd', 'tiflash'],
@@ -263,6 +268,7 @@ function checkUpgraded(input: PlanInput, c: ComponentState, pod: Pod, settings: 
   if (!isReady(pod)) return wait(`waiting for upgraded Pod ${name} to be Ready`);
   const minReady = settings.minReadySeconds ?? 0;
   if (!isAvailable(pod, minReady, input.now)) return wait(`waiting for upgraded Pod ${name} to have been Ready for ${minReady}s (min-ready-seconds)`);
+  if (isMsService(c.kind)) return checkUpgradedMs(input, c.kind, pod);
   if (c.kind === 'pd') {
     const pd = pdOf(input);
     if (typeof pd === 'string') return wait(pd);
@@ -334,7 +340,7 @@ export function probesWanted(components: readonly ComponentState[]): { pdReady: 
   return out;
 }
 
-/** What must happen before a Pod may restart: PD leadership moved away, TiKV leaders evicted. */
+/** What must happen before a Pod may restart: PD leadership or a micro-service's primary moved away, TiKV leaders evicted, a TiCDC capture drained. */
 function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings): Step {
   const name = pod.metadata.name!;
   if (c.kind === 'pd') {
@@ -366,6 +372,7 @@ function prepare(input: PlanInput, c: ComponentState, pod: Pod, settings: Compon
     }
     return OK;
   }
+  if (isMsService(c.kind)) return prepareMs(input, { ...c, kind: c.kind }, pod);
   if (c.kind === 'ticdc') return prepareCapture(input, c, pod, settings);
   if (c.kind === 'tikv') return prepareStore(input, c, pod, settings);
   return OK;

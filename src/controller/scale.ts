@@ -40,7 +40,7 @@ import {
 export const SCALE_IN_EVICT_TIMEOUT_MS = 5 * 60_000;
 /** TiCDC's default graceful shutdown timeout. */
 /** Components whose Pods depend on PD: PD cannot be scaled to 0 while they run. */
-const PD_CLIENTS: readonly ComponentKind[] = ['tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy'];
+const PD_CLIENTS: readonly ComponentKind[] = ['tso', 'scheduling', 'tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy'];
 
 export interface ScaleStep {
   readonly reason: string;

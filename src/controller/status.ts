@@ -8,6 +8,7 @@ import type { TopologyStatus } from './topology';
 import { isReady, podRevision, type Pod } from './model';
 import type { ComponentPlan } from './plan';
 import { memberOfPod, podsByOrdinal, storeOfPod, storesOf, type ComponentState, type EvictionRecord, type PdState } from './steps';
+import { isMsService, podOfMsMember } from './pdms';
 
 export const STATUS_KEY = 'status.json';
 
@@ -30,6 +31,10 @@ export interface ComponentStatus {
   readonly reason: string;
   readonly pods: { name: string; ready: boolean; revision: string | null }[];
   readonly members?: { name: string; pod: string | null; health: boolean; leader: boolean }[];
+  /** A PD micro-service's servers as PD's registry lists them, and which one is the primary. */
+  readonly servers?: { name: string; pod: string | null; serviceAddr: string; primary: boolean }[];
+  /** Why PD's registry of a micro-service could not be read. @default none */
+  readonly serversError?: string;
   readonly stores?: {
     id: number;
     pod: string | null;
@@ -96,6 +101,7 @@ export function buildStatus(
             })),
           }
         : {}),
+      ...msStatus(c.kind, pdState, podNames),
       ...((c.kind === 'tikv' || c.kind === 'tiflash') && storeState
         ? {
             stores: storesOf(storeState.stores, cluster, c.kind)
@@ -157,4 +163,18 @@ export function evictionsOf(doc: unknown): Record<string, EvictionRecord> {
     if (/^\d+$/.test(id) && typeof r?.pod === 'string') out[id] = { pod: r.pod, for: r.for === 'scale-in' || r.for === 'request' ? r.for : 'upgrade', since: String(r.since ?? '') };
   }
   return out;
+}
+
+/** A micro-service's servers in the status: name, Pod, address, and which one is the primary. */
+function msStatus(kind: ComponentKind, pd: PdState | undefined, podNames: readonly string[]): Pick<ComponentStatus, 'servers' | 'serversError'> {
+  if (!isMsService(kind)) return {};
+  const ms = pd?.ms?.[kind];
+  if (!ms) return {};
+  if ('error' in ms) return { serversError: ms.error };
+  return {
+    servers: ms.members.map((m) => {
+      const pod = podOfMsMember(m);
+      return { name: m.name, pod: pod !== undefined && podNames.includes(pod) ? pod : null, serviceAddr: m.serviceAddr, primary: m.serviceAddr === ms.primary };
+    }),
+  };
 }

@@ -5,7 +5,7 @@
 import { ANNOTATION, names, type ComponentKind } from '../tidbcluster/names';
 import { isReady, ordinalOf, type ClusterInfo, type ComponentSettings, type Pod, type Pvc, type StatefulSet } from './model';
 import type { DdlPauseRecord } from './smooth-upgrade';
-import type { PdMember, PdStore } from './pd-client';
+import type { MsMember, PdMember, PdStore } from './pd-client';
 import type { FailoverState, FailureRecord, ComponentFailover } from './failover';
 import type { VolumeSizes } from './volumes';
 
@@ -43,7 +43,12 @@ export interface PdState {
   readonly storesError?: string;
   /** False until the first TiKV store bootstraps the cluster; PD lists no stores and no schedulers before. @default true */
   readonly bootstrapped?: boolean;
+  /** PD's registry of its micro-services (`tso`, `scheduling`), read when the cluster runs them. @default none */
+  readonly ms?: Readonly<Partial<Record<'tso' | 'scheduling', MsState>>>;
 }
+
+/** A PD micro-service as PD sees it: its registered servers and its primary (`""` while none), or why it could not be read. */
+export type MsState = { readonly members: readonly MsMember[]; readonly primary: string } | { readonly error: string };
 
 /** What a probe of one Pod's server answered: `ok`, or what it said instead. */
 export interface ProbeResult {
@@ -141,6 +146,11 @@ export type Action =
   /** Server-side apply of the two fields the controller owns (partition absent for OnDelete). */
   | { readonly type: 'apply'; readonly replicas: number; readonly partition: number | undefined }
   | { readonly type: 'transfer-leader'; readonly pod: string; readonly from: string; readonly to: string }
+  /**
+   * Move a PD micro-service's primary off `pod` before it restarts: ask the primary (at its service
+   * address `primary`) to hand over to the server named `to`.
+   */
+  | { readonly type: 'transfer-primary'; readonly service: 'tso' | 'scheduling'; readonly pod: string; readonly primary: string; readonly to: string }
   /**
    * Add the evict-leader scheduler for the Pod's store and note the time on the Pod (`annotation`,
    * once). `record`: the store had no scheduler, so this one is the controller's own: it is recorded

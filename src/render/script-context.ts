@@ -1,6 +1,6 @@
 /** Resolved spec -> start-script contexts (the scripts themselves are pure functions in `scripts/`). */
-import type { ResolvedCluster, ResolvedPD, ResolvedTiDB, ResolvedTiKV } from '../tidbcluster/resolve';
-import type { PdScriptContext, ScriptContext, TidbScriptContext, TikvScriptContext } from './scripts';
+import type { ResolvedCluster, ResolvedPD, ResolvedPdms, ResolvedTiDB, ResolvedTiKV } from '../tidbcluster/resolve';
+import type { PdmsScriptContext, PdScriptContext, ScriptContext, TidbScriptContext, TikvScriptContext } from './scripts';
 
 /** The fields every component's script context shares. */
 export function baseContext(cluster: ResolvedCluster): ScriptContext {
@@ -27,6 +27,19 @@ export function pdScriptContext(cluster: ResolvedCluster, pd: ResolvedPD): PdScr
     startTimeout: pd.startTimeout,
     initWaitTime: pd.initWaitTime,
     startUpScriptVersion: pd.startUpScriptVersion,
+    // With its micro-services, PD runs as their API server (the resolver has checked mode: ms).
+    microserviceMode: cluster.tso !== undefined || cluster.scheduling !== undefined,
+  };
+}
+
+/** A micro-service's script waits as PD's does (spec.pd's timeouts); `withName` from its image version. */
+export function pdmsScriptContext(cluster: ResolvedCluster, pdms: ResolvedPdms, withName: boolean): PdmsScriptContext {
+  return {
+    ...baseContext(cluster),
+    service: pdms.kind,
+    withName,
+    startTimeout: cluster.pd!.startTimeout,
+    initWaitTime: cluster.pd!.initWaitTime,
   };
 }
 

@@ -66,10 +66,11 @@ function protoKeys(value: unknown, path: string): string[] {
 /**
  * Pods get a `controller-revision-hash` label of `<statefulset>-<up to 10 chars>`, and label values
  * stop at 63 characters, so the longest StatefulSet name the cluster has, such as `<cluster>-tikv`
- * (47 left for the cluster) or `<cluster>-tiflash` (44 left), bounds the cluster's name.
+ * (47 left for the cluster), `<cluster>-tiflash` (44 left) or `<cluster>-scheduling` (41 left), bounds the cluster's name.
  */
 function maxName(spec: Record<string, unknown>): number {
-  const present = COMPONENTS.filter((c) => spec[c] !== undefined && spec[c] !== null);
+  const pdms = Array.isArray(spec.pdms) ? spec.pdms.map((e) => (e as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string') : [];
+  const present = [...COMPONENTS.filter((c) => spec[c] !== undefined && spec[c] !== null), ...pdms];
   return 63 - 11 - Math.max(...(present.length > 0 ? present : ['tikv']).map((c) => c.length + 1));
 }
 

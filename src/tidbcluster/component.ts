@@ -151,9 +151,8 @@ export interface Ctx {
   readonly warnings: SpecIssue[];
 }
 
-export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentSpec): ResolvedComponent {
+export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentSpec, path = `spec.${kind}`): ResolvedComponent {
   const { spec } = ctx;
-  const path = `spec.${kind}`;
   const { resources, storage } = splitResources(comp.requests, comp.limits, (comp as { claims?: unknown[] }).claims);
   if (comp.volumeAttributesClassName !== undefined) requireFeature(ctx, `${path}.volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
   (comp.storageVolumes ?? []).forEach((v, i) => {

@@ -22,6 +22,8 @@ export const DEFAULTS = {
   controllerImage: `${CONTROLLER_REPOSITORY}:${version}`,
   baseImage: {
     pd: 'pingcap/pd',
+    tso: 'pingcap/pd',
+    scheduling: 'pingcap/pd',
     tikv: 'pingcap/tikv',
     tidb: 'pingcap/tidb',
     tiflash: 'pingcap/tiflash',
@@ -58,6 +60,7 @@ export const DEFAULTS_TABLE: readonly DefaultEntry[] = [
   { field: 'spec.imagePullPolicy', value: DEFAULTS.imagePullPolicy },
   { field: 'spec.helper.image', value: DEFAULTS.helperImage, note: 'log tailers and init containers' },
   { field: 'spec.pd.baseImage', value: DEFAULTS.baseImage.pd },
+  { field: 'spec.pdms[].baseImage', value: DEFAULTS.baseImage.tso, note: 'TSO and scheduling run the PD image' },
   { field: 'spec.tikv.baseImage', value: DEFAULTS.baseImage.tikv },
   { field: 'spec.tidb.baseImage', value: DEFAULTS.baseImage.tidb },
   { field: 'spec.tiflash.baseImage', value: DEFAULTS.baseImage.tiflash },

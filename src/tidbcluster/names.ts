@@ -4,8 +4,11 @@
  * which is what lets an operator-made cluster be adopted without recreating a Pod or PVC.
  */
 
-/** Components rendered as StatefulSets, in the order the operator reconciles them. */
-export const COMPONENTS = ['pd', 'tiproxy', 'tiflash', 'tikv', 'pump', 'tidb', 'ticdc'] as const;
+/**
+ * Components rendered as StatefulSets, in the order the operator reconciles them. `tso` and
+ * `scheduling` are PD's micro-services (`spec.pdms`).
+ */
+export const COMPONENTS = ['tso', 'scheduling', 'pd', 'tiproxy', 'tiflash', 'tikv', 'pump', 'tidb', 'ticdc'] as const;
 export type ComponentKind = (typeof COMPONENTS)[number];
 
 /** Label keys (`app.kubernetes.io/*`) and the fixed values the operator uses. */

@@ -9,6 +9,7 @@ import { apiIssues } from './api-rules';
 import { CONFIG_UPDATE_STRATEGIES, checked, oneOf, type Ctx } from './component';
 import { resolveDiscovery, type ResolvedDiscovery } from './discovery';
 import { resolvePD, type ResolvedPD } from './pd';
+import { resolvePdms, type ResolvedPdms } from './pdms';
 import { resolvePump, type ResolvedPump } from './pump';
 import { resolveTiCDC, type ResolvedTiCDC } from './ticdc';
 import { resolveTiDB, type ResolvedTiDB } from './tidb';
@@ -32,6 +33,7 @@ export type {
   ResolvedStorageVolume,
 } from './component';
 export type { ResolvedPD } from './pd';
+export type { ResolvedPdms } from './pdms';
 export type { ResolvedTiKV } from './tikv';
 export type { ResolvedTiDB, ResolvedTiDBService } from './tidb';
 
@@ -91,6 +93,10 @@ export interface ResolvedCluster {
   readonly annotations: Readonly<Record<string, string>>;
   /** @default none (no PD) */
   readonly pd?: ResolvedPD;
+  /** PD's TSO micro-service (`spec.pdms`, with `spec.pd.mode: ms`). @default none */
+  readonly tso?: ResolvedPdms;
+  /** PD's scheduling micro-service (`spec.pdms`, with `spec.pd.mode: ms`). @default none */
+  readonly scheduling?: ResolvedPdms;
   /** @default none (no TiKV) */
   readonly tikv?: ResolvedTiKV;
   /** @default none (no TiDB) */
@@ -236,6 +242,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
       : undefined,
     annotations: tc.metadata.annotations ?? {},
     pd,
+    ...resolvePdms(ctx),
     tikv: spec.tikv && resolveTiKV(ctx),
     tidb: spec.tidb && resolveTiDB(ctx),
     tiflash: spec.tiflash && resolveTiFlash(ctx),

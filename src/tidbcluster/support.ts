@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { SchemaIssue } from './crd-schema';
 import { DISCOVERY_FIELDS } from './discovery';
+import { PDMS_FIELDS } from './pdms';
 import { COMPONENTS } from './names';
 import { PUMP_FIELDS } from './pump';
 import { TICDC_FIELDS } from './ticdc';
@@ -56,11 +57,11 @@ export const SUPPORTED: Record<string, readonly string[]> = {
     'version', 'timezone', 'helper', 'serviceAccount', 'enableDynamicConfiguration', 'clusterDomain',
     'startScriptVersion', 'startScriptV2FeatureFlags', 'preferIPv6', 'services', 'paused', 'pvReclaimPolicy',
     'enablePVReclaim', 'discovery', 'tlsCluster', 'acrossK8s', 'cluster', 'pdAddresses',
-    'pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy',
+    'pd', 'pdms', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy',
   ],
   'spec.pd': [
     ...COMPONENT_COMMON, 'service', 'dataSubDir', 'startTimeout', 'initWaitTime', 'startUpScriptVersion',
-    'enableDashboardInternalProxy', 'spareVolReplaceReplicas', 'mountClusterClientSecret', 'tlsClientSecretName',
+    'enableDashboardInternalProxy', 'spareVolReplaceReplicas', 'mountClusterClientSecret', 'tlsClientSecretName', 'mode',
   ],
   'spec.tikv': [
     ...COMPONENT_COMMON, 'privileged', 'dataSubDir', 'enableNamedStatusPort', 'separateRocksDBLog',
@@ -76,6 +77,8 @@ export const SUPPORTED: Record<string, readonly string[]> = {
   ...Object.fromEntries(
     Object.entries(COMPONENT_MODULES).map(([comp, f]) => [`spec.${comp}`, [...COMPONENT_COMMON.filter((k) => !f.except?.includes(k)), ...f.extra]]),
   ),
+  // Each entry of the list (checked by `checkPdmsEntry`).
+  'spec.pdms[]': [...COMPONENT_COMMON.filter((k) => !(PDMS_FIELDS.except as readonly string[]).includes(k)), ...PDMS_FIELDS.extra],
 };
 
 const COMPONENT_OFF_VALUES: Record<string, readonly unknown[]> = Object.fromEntries(
@@ -85,28 +88,31 @@ const COMPONENT_OFF_VALUES: Record<string, readonly unknown[]> = Object.fromEntr
 );
 
 /** Component reasons, keyed by full path (`spec.pump.readinessProbe`): the same field may differ per component. */
-const COMPONENT_REASONS: Record<string, string> = Object.fromEntries(
-  Object.entries(COMPONENT_MODULES).flatMap(([comp, f]) =>
-    Object.entries(f.reasons ?? {}).map(([key, reason]) => [`spec.${comp}.${key}`, reason]),
+const COMPONENT_REASONS: Record<string, string> = {
+  ...Object.fromEntries(
+    Object.entries(COMPONENT_MODULES).flatMap(([comp, f]) =>
+      Object.entries(f.reasons ?? {}).map(([key, reason]) => [`spec.${comp}.${key}`, reason]),
+    ),
   ),
-);
+  ...Object.fromEntries(Object.entries(PDMS_FIELDS.reasons).map(([key, reason]) => [`spec.pdms[].${key}`, reason])),
+};
 
 const SUSPEND_OFF = [{}, { suspendStatefulSet: false }];
 
 /** Fields accepted only at the value that means "off". */
 export const OFF_VALUES: Record<string, readonly unknown[]> = {
-  ...Object.fromEntries(['spec', ...COMPONENTS.map((c) => `spec.${c}`)].map((p) => [`${p}.suspendAction`, SUSPEND_OFF])),
+  // TSO and scheduling are entries of spec.pdms, not fields of spec.
+  ...Object.fromEntries(['spec', ...COMPONENTS.filter((c) => c !== 'tso' && c !== 'scheduling').map((c) => `spec.${c}`)].map((p) => [`${p}.suspendAction`, SUSPEND_OFF])),
+  ...Object.fromEntries(Object.entries(PDMS_FIELDS.offValues).map(([key, values]) => [`spec.pdms[].${key}`, values])),
   'spec.recoveryMode': [false],
   'spec.enablePVCReplace': [false],
   'spec.enablePVReclaim': [false],
-  'spec.pd.mode': [''],
   ...COMPONENT_OFF_VALUES,
 };
 
 /** Why a field is refused, where there is more to say than "not supported yet". */
 const REASONS: Record<string, string> = {
   image: 'the deprecated image field is ignored by the CRD default baseImage; set baseImage and version instead',
-  pdms: 'PD micro-services (tso, scheduling) are not rendered; run PD in its default mode',
   tici: 'TiCI is not rendered',
   suspendAction: 'to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
   enablePVReclaim:
@@ -125,6 +131,7 @@ export function unsupportedFields(doc: { spec?: Record<string, unknown> }): Sche
   const spec = doc.spec;
   if (!spec || typeof spec !== 'object') return issues;
   checkObject('spec', spec, issues);
+  if (Array.isArray(spec.pdms)) spec.pdms.forEach((entry, i) => checkPdmsEntry(`spec.pdms[${i}]`, entry, issues));
   for (const path of Object.keys(SUPPORTED)) {
     const value = path === 'spec' ? undefined : spec[path.slice('spec.'.length)];
     if (value && typeof value === 'object') checkObject(path, value as Record<string, unknown>, issues);
@@ -139,6 +146,21 @@ export function unsupportedFields(doc: { spec?: Record<string, unknown> }): Sche
     if (value && typeof value === 'object' && key in value) checkOff(path, (value as Record<string, unknown>)[key], issues);
   }
   return issues;
+}
+
+/** One micro-service of the list: the same rules as a component, at its list path (`spec.pdms[0].startTimeout`). */
+function checkPdmsEntry(path: string, entry: unknown, issues: SchemaIssue[]): void {
+  if (!entry || typeof entry !== 'object') return;
+  const obj = entry as Record<string, unknown>;
+  for (const [key, value] of Object.entries(obj)) {
+    const rule = `spec.pdms[].${key}`;
+    const reason = refusalReason(rule);
+    if (rule in OFF_VALUES) {
+      if (!OFF_VALUES[rule].some((off) => isDeepStrictEqual(off, value))) issues.push({ path: `${path}.${key}`, message: `not supported yet: ${reason ?? 'only its default (off) value is accepted for now'}` });
+    } else if (!SUPPORTED['spec.pdms[]'].includes(key) || (key === 'image' && obj.baseImage !== '')) {
+      issues.push({ path: `${path}.${key}`, message: `not supported yet: ${reason ?? 'remove it, or render this cluster another way until it is'}` });
+    }
+  }
 }
 
 function checkObject(path: string, obj: Record<string, unknown>, issues: SchemaIssue[]): void {

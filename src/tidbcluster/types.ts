@@ -151,6 +151,8 @@ export interface TidbClusterSpec extends PodSettings {
   pdAddresses?: string[];
   /** @default none (no PD; the cluster then joins `spec.cluster`'s PD) */
   pd?: PDSpec;
+  /** PD micro-services, with `spec.pd.mode: ms`: at most one `tso` and one `scheduling`. @default none */
+  pdms?: PDMSSpec[];
   /** @default none (no TiKV) */
   tikv?: TiKVSpec;
   /** @default none (no TiDB) */
@@ -299,6 +301,25 @@ export interface PDSpec extends ComponentSpec {
   mountClusterClientSecret?: boolean;
   /** Client certificate PD's dashboard uses towards TiDB with `tidb.tlsClient`. @default <cluster>-tidb-client-secret */
   tlsClientSecretName?: string;
+  /**
+   * `ms`: PD runs as the API server of PD micro-services (`pd-server services api`), with TSO and
+   * scheduling in their own servers (`spec.pdms`). Needs `spec.pdms`. @default "" (PD serves everything)
+   */
+  mode?: '' | 'ms';
+}
+
+/** A PD micro-service (`spec.pdms[]`): TSO or scheduling, in StatefulSet `<cluster>-<name>`. */
+export interface PDMSSpec extends ComponentSpec {
+  /** Which micro-service. */
+  name: 'tso' | 'scheduling';
+  /** @default pingcap/pd */
+  baseImage?: string;
+  /** The client Service `<cluster>-<name>`. @default {} (type ClusterIP) */
+  service?: ServiceSpec;
+  /** Mounts `<cluster>-cluster-client-secret` at `/var/lib/cluster-client-tls`; only with TLS. @default false */
+  mountClusterClientSecret?: boolean;
+  /** Accepted only empty: the micro-services' start script is always v2. @default "" */
+  startUpScriptVersion?: '';
 }
 
 /** A container's resources, as Kubernetes' ResourceRequirements. */

@@ -29,3 +29,15 @@ export function imageVersionBelow(image: string, version: string): boolean {
   }
   return false;
 }
+
+/**
+ * Whether the image's version is at least `version`, as tidb-operator's version constraints judge it
+ * (`pkg/util/cmpver`): the newest-aliases pass, a tag that is no version gives undefined (the
+ * operator's check then fails, and the feature stays off).
+ */
+export function imageVersionAtLeast(image: string, version: string): boolean | undefined {
+  const tag = imageTag(image);
+  if (NEWEST.test(tag)) return true;
+  if (!SEMVER.test(tag) || !SEMVER.test(version)) return undefined;
+  return !imageVersionBelow(image, version);
+}

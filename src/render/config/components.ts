@@ -2,7 +2,7 @@
  * Each component's config: the user's table with the keys the renderer owns overlaid. Pure functions
  * of the resolved spec.
  */
-import type { ResolvedCluster, ResolvedPD, ResolvedTiDB, ResolvedTiKV } from '../../tidbcluster/resolve';
+import type { ResolvedCluster, ResolvedPD, ResolvedPdms, ResolvedTiDB, ResolvedTiKV } from '../../tidbcluster/resolve';
 import { imageVersionBelow } from '../../tidbcluster/version';
 import { TLS_DIR, tlsFile } from '../tls';
 import { encodeToml, isTomlTable, mergeTables, type TomlTable } from './toml';
@@ -36,6 +36,13 @@ export function pdConfig(cluster: ResolvedCluster, pd: ResolvedPD): string {
   if (pd.enableDashboardInternalProxy !== undefined) dashboard['internal-proxy'] = pd.enableDashboardInternalProxy;
   if (Object.keys(dashboard).length > 0) overlay.dashboard = dashboard;
   return encodeToml(mergeTables(pd.config, overlay));
+}
+
+/** A PD micro-service's config: the user's, with PD's cluster certificate when TLS is on (the operator reuses PD's). */
+export function pdmsConfig(cluster: ResolvedCluster, pdms: ResolvedPdms): string {
+  if (!cluster.tlsCluster) return encodeToml(pdms.config);
+  const security = { 'cacert-path': tlsFile(TLS_DIR.pd, 'ca'), 'cert-path': tlsFile(TLS_DIR.pd, 'cert'), 'key-path': tlsFile(TLS_DIR.pd, 'key') };
+  return encodeToml(mergeTables(pdms.config, { security }));
 }
 
 /** TiKV durations given as digit strings are written as bare integers, as the operator does. */

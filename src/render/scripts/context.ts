@@ -233,3 +233,28 @@ export function assertValid(component: string, errors: readonly string[]): void 
     throw new Error(`${component} start script: invalid context:\n  ${errors.join('\n  ')}`);
   }
 }
+
+/** Start script context of a PD micro-service (TSO or scheduling); always rendered as v2. */
+export interface PdmsScriptContext extends ScriptContext {
+  /** Which micro-service: `pd-server services <service>`. */
+  readonly service: 'tso' | 'scheduling';
+  /**
+   * Pass `--name=<pod>` (the FQDN with a cluster domain): pd-server takes it from v8.3.0, and the
+   * primary transfer names the new primary by it. Older servers name themselves `<service>-<hostname>`.
+   * @default false
+   */
+  readonly withName: boolean;
+  /** `spec.pd.startTimeout` (PD's, as the operator takes it): limit of the DNS wait, an integer >= 1. @default 30 */
+  readonly startTimeout: number;
+  /** `spec.pd.initWaitTime` (PD's): the IP-match wait sleeps this long first. @default 0 */
+  readonly initWaitTime: number;
+}
+
+/** Every problem with a PD micro-service context; empty when it can be rendered. */
+export function pdmsContextErrors(ctx: PdmsScriptContext): string[] {
+  const errors = commonErrors(ctx);
+  if (ctx.service !== 'tso' && ctx.service !== 'scheduling') errors.push(`service: expected tso or scheduling, got ${JSON.stringify(ctx.service)}`);
+  checkInteger(errors, 'startTimeout', ctx.startTimeout, 1);
+  checkInteger(errors, 'initWaitTime', ctx.initWaitTime, 0);
+  return errors;
+}

@@ -1,4 +1,5 @@
 export { pdStartScript } from './pd';
+export { pdmsStartScript } from './pdms';
 export { tikvStartScript } from './tikv';
 export { tidbStartScript } from './tidb';
 export { tiflashInitScript, tiflashStartScript, tiflashContextErrors, type TiFlashScriptContext } from './tiflash';
@@ -8,9 +9,11 @@ export { tiproxyStartScript, tiproxyContextErrors, type TiProxyScriptContext } f
 export {
   NO_FEATURE_FLAGS,
   pdContextErrors,
+  pdmsContextErrors,
   tidbContextErrors,
   tikvContextErrors,
   type PdScriptContext,
+  type PdmsScriptContext,
   type RemotePdRef,
   type Scheme,
   type ScriptContext,

@@ -1,0 +1,89 @@
+/**
+ * PD's micro-services (TSO, scheduling) in an upgrade, as tidb-operator's `pd_ms_upgrader.go` steps
+ * them: a Pod restarts only after its server is no longer the service's primary (the primary is
+ * asked to hand over, from pd-server v8.3.0, which has the transfer API), and an upgraded Pod counts
+ * once it is Ready and registered with PD again. Pure, like the planner.
+ */
+import { names } from '../tidbcluster/names';
+import { ordinalOf, versionAtLeast, type Pod } from './model';
+import { podImageTag } from './smooth-upgrade';
+import type { MsMember } from './pd-client';
+import { act, OK, pdOf, podsByOrdinal, wait, type ComponentState, type MsState, type PlanInput, type Step } from './steps';
+
+/** The first pd-server release with the micro-services' primary transfer API (tikv/pd#8157). */
+export const MS_TRANSFER_SINCE = 'v8.3.0';
+
+export type MsService = 'tso' | 'scheduling';
+export const isMsService = (kind: string): kind is MsService => kind === 'tso' || kind === 'scheduling';
+
+/** The Pod a registered server runs in: the first label of its service address's host. */
+export function podOfMsMember(m: Pick<MsMember, 'serviceAddr'>): string | undefined {
+  // A bare host:port (an advertise-listen-addr given without a scheme) is a host all the same.
+  const addr = m.serviceAddr.includes('://') ? m.serviceAddr : `http://${m.serviceAddr}`;
+  try {
+    return new URL(addr).hostname.split('.')[0] || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** PD's view of the service, or why it is unknown. */
+export function msOf(input: PlanInput, service: MsService): Extract<MsState, { members: unknown }> | string {
+  const pd = pdOf(input);
+  if (typeof pd === 'string') return pd;
+  const ms = pd.ms?.[service];
+  if (!ms) return `PD's registry of ${service} servers was not read`;
+  if ('error' in ms) return `PD's registry of ${service} servers unavailable: ${ms.error}`;
+  return ms;
+}
+
+/** An upgraded Pod counts once its server has registered with PD again. */
+export function checkUpgradedMs(input: PlanInput, service: MsService, pod: Pod): Step {
+  const name = pod.metadata.name!;
+  const ms = msOf(input, service);
+  if (typeof ms === 'string') return wait(ms);
+  if (!ms.members.some((m) => podOfMsMember(m) === name)) return wait(`waiting for the ${service} server of ${name} to register with PD`);
+  return OK;
+}
+
+/**
+ * Before a Pod restarts: when its server is the primary, the primary moves to another registered
+ * server, chosen as the operator chooses (the highest ordinal above, else the lowest below). A lone
+ * server, or one older than v8.3.0 (no transfer API), restarts as the primary.
+ */
+export function prepareMs(input: PlanInput, c: ComponentState & { kind: MsService }, pod: Pod): Step {
+  const name = pod.metadata.name!;
+  const service = c.kind;
+  const ms = msOf(input, service);
+  if (typeof ms === 'string') return wait(ms);
+  const primary = ms.members.find((m) => m.serviceAddr === ms.primary) ?? (ms.primary ? { name: '', serviceAddr: ms.primary } : undefined);
+  if (!primary || podOfMsMember(primary) !== name) return OK;
+  if (versionAtLeast(podImageTag(pod, service), MS_TRANSFER_SINCE) !== true) return OK;
+  const target = transferTarget(input, c, ms.members, name);
+  if (!target) return OK;
+  return act(`moving the ${service} primary from ${name} to ${target.name} before restarting ${name}`, { type: 'transfer-primary', service, pod: name, primary: ms.primary, to: target.name }, {
+    type: 'Normal',
+    reason: 'PrimaryTransfer',
+    message: `transferring the ${service} primary from ${name} to ${target.name}`,
+    pod: name,
+  });
+}
+
+/** Among the other registered servers of this StatefulSet: the highest ordinal above `pod`, else the lowest below. */
+function transferTarget(input: PlanInput, c: ComponentState, members: readonly MsMember[], pod: string): MsMember | undefined {
+  const sts = names.statefulSet(input.cluster.name, c.kind);
+  const self = ordinalOf(pod, sts)!;
+  const live = podsByOrdinal(input.cluster.name, c.kind, c.pods);
+  const byOrdinal = new Map<number, MsMember>();
+  for (const m of members) {
+    const p = podOfMsMember(m);
+    const ord = p === undefined ? undefined : ordinalOf(p, sts);
+    // A server whose Pod is going away is no target.
+    if (ord === undefined || ord === self || !m.name || live.get(ord)?.metadata.deletionTimestamp) continue;
+    byOrdinal.set(ord, m);
+  }
+  const above = [...byOrdinal.keys()].filter((o) => o > self).sort((a, b) => b - a);
+  const below = [...byOrdinal.keys()].filter((o) => o < self).sort((a, b) => a - b);
+  const ord = above[0] ?? below[0];
+  return ord === undefined ? undefined : byOrdinal.get(ord);
+}

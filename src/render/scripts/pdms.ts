@@ -1,0 +1,81 @@
+/**
+ * Start script of a PD micro-service (`pdms_start_script.sh`): a TSO or scheduling server. It keeps
+ * no data and never asks discovery for start flags: it waits for its own peer DNS name, then starts
+ * `pd-server services <service>` against PD's client Service (PD runs as the API server,
+ * `services api`). The operator renders this script as v2 whatever `spec.startScriptVersion` says.
+ */
+import { PORT, names } from '../../tidbcluster/names';
+import {
+  argsLines,
+  digCheck,
+  discoveryHelpers,
+  domainSuffix,
+  execServer,
+  header,
+  ipMatchCheck,
+  lines,
+  pdClientEndpoints,
+  podNameLine,
+  preferredPdHosts,
+  randomHelper,
+  renderScript,
+  verifyPdEndpoints,
+  waitLoop,
+} from './common';
+import { TLS_DIR } from '../tls';
+import { type PdmsScriptContext, assertValid, pdmsContextErrors } from './context';
+
+/** Renders the start script of one PD micro-service. */
+export function pdmsStartScript(context: PdmsScriptContext): string {
+  const ctx: PdmsScriptContext = { ...context, version: 'v2' };
+  assertValid(`pd ${ctx.service}`, pdmsContextErrors(ctx));
+  const namespace = ctx.namespace as string;
+  const s = ctx.scheme;
+  const peer = names.peerService(ctx.clusterName, ctx.service);
+  const domain = `\${PDMS_POD_NAME}.${peer}.${namespace}.svc${domainSuffix(ctx)}`;
+  const hosts = preferredPdHosts(ctx);
+  const across = !hosts && ctx.acrossK8s;
+  const pdService = `${names.service(ctx.clusterName, 'pd')}:${PORT.pdClient}`;
+  // The operator's endpoints: bare host:port for pdAddresses, what discovery verified (http:// cut)
+  // acrossK8s, else PD's client Service.
+  const backends = hosts ? pdClientEndpoints(hosts) : across ? '${result}' : `${s}://${pdService}`;
+  // With a cluster domain the member is named by its FQDN, as PD members are.
+  const name = ctx.clusterDomain ? '${PD_DOMAIN}' : '${PDMS_POD_NAME}';
+  return renderScript([
+    header(`pd-server services ${ctx.service}`, 'v2'),
+    lines(randomHelper(), across && discoveryHelpers(ctx, TLS_DIR.pd)),
+    [...podNameLine('PDMS_POD_NAME'), `PD_DOMAIN=${domain}`],
+    dnsWait(ctx),
+    across && verifyPdEndpoints(`${s}://${pdService}`, `${names.discovery(ctx.clusterName)}.${namespace}:${PORT.discovery}`, true),
+    argsLines(
+      lines(
+        `services ${ctx.service}`,
+        ctx.withName && `--name=${name}`,
+        `--listen-addr=${s}://0.0.0.0:${PORT.pdClient}`,
+        `--advertise-listen-addr=${s}://\${PD_DOMAIN}:${PORT.pdClient}`,
+        `--backend-endpoints=${backends}`,
+        '--config=/etc/pd/pd.toml',
+      ),
+    ),
+    lines('echo "starting pd-server ..."', 'sleep "$(random_below 10)"', execServer('/pd-server')),
+  ]);
+}
+
+/**
+ * Clients reach the server by its DNS name: wait until it resolves, or until it resolves to this pod
+ * with WaitForDnsNameIpMatch. Unlike PD's, this wait is never skipped (the operator's script has no
+ * NoWaitDNS for the micro-services).
+ */
+function dnsWait(ctx: PdmsScriptContext): string[] {
+  if (!ctx.featureFlags.waitForDnsNameIpMatch) {
+    return lines(
+      '# Clients reach this server by its DNS name: wait until it resolves.',
+      waitLoop(ctx.startTimeout, 'waiting for pd cluster ready timeout', digCheck('PD_DOMAIN')),
+    );
+  }
+  return lines(
+    '# WaitForDnsNameIpMatch: wait until the DNS name resolves to this pod, not to a previous one.',
+    ctx.initWaitTime > 0 && ['# spec.pd.initWaitTime: let a stale record expire first.', `sleep ${ctx.initWaitTime}`],
+    waitLoop(ctx.startTimeout, 'waiting for cluster ready timeout', ipMatchCheck('PD_DOMAIN', 'dig')),
+  );
+}
