@@ -308,6 +308,40 @@ describe('components and clusters added or removed', () => {
   });
 });
 
+describe('PD micro-services', () => {
+  const ms = (spec: Obj = {}) => cluster({ pd: { ...cluster().spec.pd, mode: 'ms' }, pdms: [{ name: 'tso', replicas: 2 }, { name: 'scheduling', replicas: 2 }], ...spec });
+
+  it('switching a running PD to its micro-services, or back, is a pd-mode risk, which says whether PD restarts', () => {
+    const to = only(diff(cluster(), ms()));
+    expect(riskIds(to)).toEqual(['pd-mode']);
+    expect(to.risks[0].message).toContain('API server of its micro-services (tso, scheduling)');
+    // The default in-place ConfigMap restarts nothing: the report says so.
+    expect(component(to, 'pd').restart).toBeUndefined();
+    expect(to.risks[0].message).toContain('each member switches only when it next restarts');
+    // The controller restarts too: it is told about the new components.
+    expect(to.components.map((d) => d.component)).toEqual(['pd', 'tso', 'scheduling', 'discovery']);
+    const rolling = only(diff(cluster({ configUpdateStrategy: 'RollingUpdate' }), ms({ configUpdateStrategy: 'RollingUpdate' })));
+    expect(component(rolling, 'pd').restart).toBeDefined();
+    expect(rolling.risks[0].message).toContain('every PD member restarts in the new mode');
+    const back = only(diff(ms(), cluster()));
+    expect(riskIds(back)).toEqual(['component-removed', 'component-removed', 'pd-mode']);
+    expect(back.risks[2].message).toContain('(tso, scheduling) are removed');
+  });
+
+  it('a new cluster with micro-services, or a change within them, is no mode change', () => {
+    expect(diff([], ms()).clusters[0].risks.map((r) => r.id)).not.toContain('pd-mode');
+    const scaled = only(diff(ms(), ms({ pdms: [{ name: 'tso', replicas: 3 }, { name: 'scheduling', replicas: 2 }] })));
+    expect(riskIds(scaled)).toEqual([]);
+    expect(component(scaled, 'tso').replicas).toEqual({ from: 2, to: 3 });
+  });
+
+  it('their versions count in the version skew', () => {
+    const c = only(diff(ms(), ms({ pdms: [{ name: 'tso', replicas: 2, version: 'v8.5.8' }, { name: 'scheduling', replicas: 2 }] })));
+    expect(riskIds(c)).toEqual(['version-skew']);
+    expect(c.risks[0].message).toContain('PD TSO v8.5.8');
+  });
+});
+
 describe('versions', () => {
   it('a downgrade and a version skew', () => {
     const c = only(diff(cluster(), withComponent('tikv', { version: 'v8.5.6' })));

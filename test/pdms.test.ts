@@ -13,6 +13,7 @@ import type { MsState, PlanInput } from '../src/controller/steps';
 import type { Pod, StatefulSet } from '../src/controller/model';
 import { podOfMsMember } from '../src/controller/pdms';
 import { cluster, container, env, find, render, renderErrors, tomlOf, type Obj } from './support/render';
+import { CLUSTER } from './support/plan-fixtures';
 import { expectShellLintClean, ScriptSandbox, type RunOptions } from './support/sandbox';
 
 const PDMS = [
@@ -59,8 +60,8 @@ describe('PD micro-service objects', () => {
     expect(c.volumeMounts.map((m: Obj) => m.mountPath)).toEqual(['/etc/podinfo', '/etc/pd', '/usr/local/bin']);
     const volumes = set.spec.template.spec.volumes as Obj[];
     const cm = find(objects, 'ConfigMap', `demo-${name}`);
-    expect(volumes.find((v) => v.name === 'config').configMap).toEqual({ name: cm.metadata.name, items: [{ key: 'config-file', path: 'pd.toml' }] });
-    expect(volumes.find((v) => v.name === 'startup-script').configMap).toEqual({ name: cm.metadata.name, items: [{ key: 'startup-script', path: 'pdms_start_script.sh' }] });
+    expect(volumes.find((v) => v.name === 'config')!.configMap).toEqual({ name: cm.metadata.name, items: [{ key: 'config-file', path: 'pd.toml' }] });
+    expect(volumes.find((v) => v.name === 'startup-script')!.configMap).toEqual({ name: cm.metadata.name, items: [{ key: 'startup-script', path: 'pdms_start_script.sh' }] });
     expect(set.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/path': '/metrics', 'prometheus.io/port': '2379' });
   });
 
@@ -285,7 +286,7 @@ const member = (ord: number, name = `demo-tso-${ord}`) => ({ name, serviceAddr: 
 
 function tsoPlan(pods: Pod[], ms: MsState, partition = 3): ComponentPlan {
   const input: PlanInput = {
-    cluster: { name: 'demo', namespace: 'ns', components: ['tso'] } as PlanInput['cluster'],
+    cluster: { ...CLUSTER, name: 'demo', components: ['tso'] },
     components: [{ kind: 'tso', sts: tsoSts(3, partition), pods }],
     pd: { members: [], leader: undefined, stores: [], evicting: new Set(), ms: { tso: ms } },
     now: NOW,

@@ -11,8 +11,8 @@ import { isPlainObject } from './values';
 /** A Kubernetes object as plain JSON. */
 export type KubeObject = Record<string, unknown>;
 
-/** Component order in reports: the data path first, then the SQL layer, tools, and the controller. */
-export const COMPONENT_ORDER = ['pd', 'tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy', 'discovery'] as const;
+/** Component order in reports (PD's micro-services after PD): the data path first, then the SQL layer, tools, and the controller. */
+export const COMPONENT_ORDER = ['pd', 'tso', 'scheduling', 'tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy', 'discovery'] as const;
 
 /** What a report needs to know about one ConfigMap of a component. */
 export interface ConfigMapFacts {
@@ -209,6 +209,8 @@ function configVolumesOf(pod: Record<string, unknown>): Record<string, string> {
 
 const TITLES: Record<string, string> = {
   pd: 'PD',
+  tso: 'PD TSO',
+  scheduling: 'PD scheduling',
   tikv: 'TiKV',
   tiflash: 'TiFlash',
   tidb: 'TiDB',

@@ -40,6 +40,8 @@ export const RISK = {
   ownerReference: 'owner-reference',
   /** The controller gains (or loses) read access to Nodes: a cluster-scoped ClusterRole and binding. */
   nodeAccess: 'node-access',
+  /** A running PD changes mode: its micro-services (TSO, scheduling) appear or go. */
+  pdMode: 'pd-mode',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];
@@ -69,7 +71,34 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   if (skew) out.push(skew);
   const access = nodeAccessRisk(before, after);
   if (access) out.push(access);
+  const mode = pdModeRisk(before, after, components.find((d) => d.component === 'pd')?.restart !== undefined);
+  if (mode) out.push(mode);
   return out;
+}
+
+/** PD's micro-services this cluster runs (StatefulSets of component tso / scheduling). */
+const pdmsOf = (cluster: ClusterModel | undefined): string[] =>
+  ['tso', 'scheduling'].filter((c) => cluster?.components.get(c)?.workload !== undefined);
+
+/**
+ * A PD that runs before and after the change, switching between serving everything and serving as the
+ * micro-services' API server: its start script changes, and TSO and scheduling move between PD and
+ * their own servers. With an in-place ConfigMap nothing restarts PD, so the members switch only when
+ * they next restart.
+ */
+function pdModeRisk(before: ClusterModel | undefined, after: ClusterModel, pdRestarts: boolean): Risk | undefined {
+  if (!before?.components.get('pd')?.workload || !after.components.get('pd')?.workload) return undefined;
+  const was = pdmsOf(before);
+  const now = pdmsOf(after);
+  if ((was.length > 0) === (now.length > 0)) return undefined;
+  const what =
+    now.length > 0
+      ? `PD switches to serving as the API server of its micro-services (${now.join(', ')}), which take TSO and scheduling over`
+      : `PD's micro-services (${was.join(', ')}) are removed and PD goes back to serving TSO and scheduling itself`;
+  const when = pdRestarts
+    ? 'every PD member restarts in the new mode'
+    : "PD's ConfigMap is updated in place, so each member switches only when it next restarts: restart PD's Pods yourself (or use configUpdateStrategy RollingUpdate)";
+  return risk(RISK.pdMode, 'pd', `${what}; ${when}. Check that your PD version supports the switch on a running cluster before merging.`);
 }
 
 /** The ClusterRole that lets the controller read Nodes, if the cluster renders one. */
@@ -359,7 +388,7 @@ function imageRepository(image: string): string {
   return colon > name.lastIndexOf('/') ? name.slice(0, colon) : name;
 }
 
-const SKEW_COMPONENTS = ['pd', 'tikv', 'tidb'] as const;
+const SKEW_COMPONENTS = ['pd', 'tso', 'scheduling', 'tikv', 'tidb'] as const;
 
 function coreVersions(cluster: ClusterModel | undefined): Map<string, SemVer> {
   const out = new Map<string, SemVer>();
@@ -382,7 +411,7 @@ function versionSkew(before: ClusterModel | undefined, after: ClusterModel): Ris
   return risk(
     RISK.versionSkew,
     undefined,
-    `After this change the versions differ (${list}). PD, TiKV and TiDB are meant to run the same version; ` +
+    `After this change the versions differ (${list}). PD (and its micro-services), TiKV and TiDB are meant to run the same version; ` +
       'a difference is expected only while an upgrade is under way.',
   );
 }
