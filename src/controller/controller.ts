@@ -463,15 +463,10 @@ export class Controller {
     this.lastStatus = content;
   }
 
-  /**
-   * PD's view. Members, health and leader answer as soon as PD runs; stores and schedulers only once
-   * TiKV has bootstrapped the cluster (until then PD answers 500 ErrNotBootstrapped, which means no
-   * stores yet), so the two are read and judged apart: PD upgrades and failover need not wait on TiKV.
-   */
+  /** PD's view (`readPdCore`), with its micro-services' registry when the cluster runs them. */
   private async readPd(stores: boolean, scalingIn: boolean, msServices: readonly MsService[]): Promise<PdState | { error: string }> {
-    const pd = await this.readPdCore(stores, scalingIn);
-    if ('error' in pd || msServices.length === 0) return pd;
-    return { ...pd, ms: await this.readMs(msServices) };
+    const [pd, ms] = await Promise.all([this.readPdCore(stores, scalingIn), msServices.length > 0 ? this.readMs(msServices) : undefined]);
+    return 'error' in pd || ms === undefined ? pd : { ...pd, ms };
   }
 
   /** PD's registry of its micro-services: each one's servers and primary, or why they could not be read. */
@@ -487,6 +482,11 @@ export class Controller {
     return out;
   }
 
+  /**
+   * PD's view. Members, health and leader answer as soon as PD runs; stores and schedulers only once
+   * TiKV has bootstrapped the cluster (until then PD answers 500 ErrNotBootstrapped, which means no
+   * stores yet), so the two are read and judged apart: PD upgrades and failover need not wait on TiKV.
+   */
   private async readPdCore(stores: boolean, scalingIn: boolean): Promise<PdState | { error: string }> {
     const storesPart = stores
       ? Promise.all([
