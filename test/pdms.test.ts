@@ -315,9 +315,14 @@ describe('TSO and scheduling upgrades (pd_ms_upgrader.go)', () => {
     expect(p.action).toMatchObject({ type: 'transfer-primary', pod: 'demo-tso-1', to: 'demo-tso-2' });
   });
 
-  test('the target is named by its registered name (a pre-v8.3 server is named <service>-<hostname>)', () => {
-    const p = tsoPlan(old3(), { members: [member(0, 'tso-demo-tso-0'), member(1, 'tso-demo-tso-1'), member(2, 'tso-demo-tso-2')], primary: member(2).serviceAddr });
-    expect(p.action).toMatchObject({ type: 'transfer-primary', to: 'tso-demo-tso-0' });
+  test('the target is named as PD registry names it; servers registered without a name leave the choice to the primary', () => {
+    // A server started without --name is named TSO-<pod> (v8.3.x) by itself.
+    const p = tsoPlan(old3(), { members: [member(0, 'TSO-demo-tso-0'), member(1, 'TSO-demo-tso-1'), member(2, 'TSO-demo-tso-2')], primary: member(2).serviceAddr });
+    expect(p.action).toMatchObject({ type: 'transfer-primary', to: 'TSO-demo-tso-0' });
+    // Servers before v8.3.0 register no name at all.
+    const unnamed = tsoPlan(old3(), { members: [member(0, ''), member(1, ''), member(2)], primary: member(2).serviceAddr });
+    expect(unnamed.action).toMatchObject({ type: 'transfer-primary', pod: 'demo-tso-2', to: '' });
+    expect(unnamed.reason).toBe('moving the tso primary from demo-tso-2 to another server before restarting demo-tso-2');
   });
 
   test('a primary older than v8.3.0 (no transfer API) or alone restarts as the primary', () => {

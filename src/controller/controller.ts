@@ -562,8 +562,15 @@ export class Controller {
           const last = this.transfers.get(key);
           if (last !== undefined && now - last < 5000) return false;
           this.transfers.set(key, now);
-          await transferMsPrimary(action.primary, action.service, action.to, this.opts.pdTls);
-          log.info(p.reason, { from: action.pod, to: action.to });
+          try {
+            await transferMsPrimary(action.primary, action.service, action.to, this.opts.pdTls);
+          } catch (e) {
+            // Refused (not unreachable): the server knows which members may lead, so let it choose.
+            if (!(e instanceof PdError) || e.status === undefined || action.to === '') throw e;
+            log.warn(`the ${action.service} primary refused ${action.to} (${e.message}); letting it choose another server`);
+            await transferMsPrimary(action.primary, action.service, '', this.opts.pdTls);
+          }
+          log.info(p.reason, { from: action.pod, to: action.to || '(any)' });
           break;
         }
         case 'transfer-leader': {

@@ -49,7 +49,9 @@ export function checkUpgradedMs(input: PlanInput, service: MsService, pod: Pod):
 /**
  * Before a Pod restarts: when its server is the primary, the primary moves to another registered
  * server, chosen as the operator chooses (the highest ordinal above, else the lowest below). A lone
- * server, or one older than v8.3.0 (no transfer API), restarts as the primary.
+ * server, or one older than v8.3.0 (no transfer API), restarts as the primary. The server may refuse
+ * the one chosen (PD gives TSO's default keyspace group two servers only, and only those may lead it):
+ * the executor then lets the server pick (`new_primary` empty).
  */
 export function prepareMs(input: PlanInput, c: ComponentState & { kind: MsService }, pod: Pod): Step {
   const name = pod.metadata.name!;
@@ -59,12 +61,15 @@ export function prepareMs(input: PlanInput, c: ComponentState & { kind: MsServic
   const primary = ms.members.find((m) => m.serviceAddr === ms.primary) ?? (ms.primary ? { name: '', serviceAddr: ms.primary } : undefined);
   if (!primary || podOfMsMember(primary) !== name) return OK;
   if (versionAtLeast(podImageTag(pod, service), MS_TRANSFER_SINCE) !== true) return OK;
-  const target = transferTarget(input, c, ms.members, name);
-  if (!target) return OK;
-  return act(`moving the ${service} primary from ${name} to ${target.name} before restarting ${name}`, { type: 'transfer-primary', service, pod: name, primary: ms.primary, to: target.name }, {
+  const others = ms.members.filter((m) => podOfMsMember(m) !== name);
+  if (others.length === 0) return OK;
+  // Servers before v8.3.0 register no name: then any other server will do (`new_primary` empty).
+  const to = transferTarget(input, c, others, name)?.name ?? '';
+  const target = to || 'another server';
+  return act(`moving the ${service} primary from ${name} to ${target} before restarting ${name}`, { type: 'transfer-primary', service, pod: name, primary: ms.primary, to }, {
     type: 'Normal',
     reason: 'PrimaryTransfer',
-    message: `transferring the ${service} primary from ${name} to ${target.name}`,
+    message: `transferring the ${service} primary from ${name} to ${target}`,
     pod: name,
   });
 }

@@ -148,7 +148,7 @@ export type Action =
   | { readonly type: 'transfer-leader'; readonly pod: string; readonly from: string; readonly to: string }
   /**
    * Move a PD micro-service's primary off `pod` before it restarts: ask the primary (at its service
-   * address `primary`) to hand over to the server named `to`.
+   * address `primary`) to hand over to the server named `to` ("": any other one it may hand over to).
    */
   | { readonly type: 'transfer-primary'; readonly service: 'tso' | 'scheduling'; readonly pod: string; readonly primary: string; readonly to: string }
   /**

@@ -10,6 +10,9 @@
  *   process runs, so a client can ask that member itself (`/pd/api/v2/ready`, `/pd/api/v1/ping`), and
  *   its discovery requests leave from that IP.
  * - a TiFlash started with an IP serves `GET /tiflash/store-status` on `ip:20292` (its proxy's status port).
+ * - with `microservices`, PD runs as the micro-services' API server (`pd-server services api`):
+ *   `/pd/api/v2/ms/*` answer from `ms`, the registry the TSO and scheduling servers (pdms.ts) write,
+ *   and the leader allocates the TSO default keyspace group once TiKV bootstrapped the cluster.
  *
  * The scenario harness plays the kubelet through the process hooks (`pdStart`, `tikvStop`,
  * `wipeData`, `tiflashStart`...); tests read the model and the records of what went wrong
@@ -44,6 +47,7 @@ import {
   type StopWithLeaders,
 } from './pd-runtime';
 import { TikvStores, type TiflashStatus, type TikvProcessState, type TikvStore } from './pd-stores';
+import { MsRegistry } from './pdms';
 import { renderJson, RENDER_JSON_TYPE } from './pd-wire';
 
 export type {
@@ -117,6 +121,14 @@ export interface PdSimOptions {
   stuckEviction?: Iterable<number>;
   /** TiFlash's time from start to Ready, and from registering its store to Running, is half of this each. @default 200 */
   tiflashStartMs?: number;
+  /**
+   * PD runs in API mode (`pd-server services api`, the operator's `spec.pd.mode: ms`): it serves
+   * `/pd/api/v2/ms/*` from the micro-services' registry; otherwise those answer 404 "not support micro
+   * service". @default false
+   */
+  microservices?: boolean;
+  /** Period of the leader's TSO keyspace-group allocation (PD: `allocNodesToKeyspaceGroupsInterval`, 1 s). @default 100 */
+  keyspaceGroupAllocMs?: number;
 }
 
 /** The defaults of `PdSimOptions`, in one place. */
@@ -135,6 +147,8 @@ export const PD_SIM_DEFAULTS = {
   memberNames: 'pod',
   maxReplicas: 3,
   tiflashStartMs: 200,
+  microservices: false,
+  keyspaceGroupAllocMs: 100,
 } as const;
 
 /** TiFlash proxy's status port (tidb-operator `DefaultTiFlashProxyStatusPort`). */
@@ -162,6 +176,7 @@ export class PdSim {
     const { port } = sim.server.address() as AddressInfo;
     sim.baseUrl = `http://127.0.0.1:${port}`;
     if (sim.tickMs > 0) sim.timers.every(sim.tickMs, () => sim.tick());
+    sim.timers.every(sim.keyspaceGroupAllocMs, () => sim.keyspaceGroupTick());
     return sim;
   }
 
@@ -188,6 +203,7 @@ export class PdSim {
   private readonly faults = new FaultInjector();
   private readonly tickMs: number;
   private readonly clientPort: number;
+  private readonly keyspaceGroupAllocMs: number;
   private readonly timers = new Timers();
   private readonly records = new SimRecords();
   private readonly model: ApiModel;
@@ -204,6 +220,7 @@ export class PdSim {
     this.version = parsePdVersion(o.version);
     this.tickMs = o.tickMs;
     this.clientPort = o.clientPort;
+    this.keyspaceGroupAllocMs = o.keyspaceGroupAllocMs;
     this.discoveryUrl = options.discoveryUrl;
     this.stuckEviction = new Set(options.stuckEviction ?? []);
     const members = new PdMembers({ electionMs: o.electionMs, transferMs: o.transferMs, regionLoadMs: o.regionLoadMs }, this.timers, this.records);
@@ -249,6 +266,8 @@ export class PdSim {
       removedSchedulers: new Set(),
       evictBatch: 3,
       maxStoreDownTime: '30m0s',
+      microservices: o.microservices,
+      ms: new MsRegistry(),
     };
 
     ({
@@ -271,6 +290,20 @@ export class PdSim {
   /** The Service's base URL, `http://127.0.0.1:<port>` (what the controller gets as `--pd-url`). */
   get url(): string {
     return this.baseUrl;
+  }
+
+  /** PD runs in API mode (`services api`); a change takes effect on the next request, as a restart of every member in that mode would. */
+  get microservices(): boolean {
+    return this.model.microservices;
+  }
+
+  set microservices(value: boolean) {
+    this.model.microservices = value;
+  }
+
+  /** The micro-services' keys in PD's etcd: the TSO and scheduling servers (pdms.ts) register there, `/pd/api/v2/ms/*` reads them. */
+  get ms(): MsRegistry {
+    return this.model.ms;
   }
 
   /** While true, every connection to PD (the Service and the members' listeners) is cut without an answer. */
@@ -487,6 +520,16 @@ export class PdSim {
     this.model.stores.tick();
   }
 
+  /**
+   * The leader's keyspace-group job in API mode (pkg/keyspace/tso_keyspace_group.go): it runs from the
+   * RaftCluster's start (server/cluster/cluster.go `Start`: `keyspaceGroupManager.Bootstrap`), i.e. once
+   * TiKV bootstrapped the cluster, while there is a leader.
+   */
+  keyspaceGroupTick(): void {
+    if (!this.model.microservices || this.model.members.leader === undefined || !this.model.stores.bootstrapped) return;
+    this.model.ms.allocTick();
+  }
+
   /** Resolves once `pred` holds; rejects after `timeoutMs` with `message` and the model's state. */
   waitFor(pred: () => boolean, timeoutMs = 3000, message = 'condition'): Promise<void> {
     return pollUntil(pred, timeoutMs, message, () => this.describe());
@@ -506,6 +549,9 @@ export class PdSim {
       ...members,
       ...stores,
       `  evict-leader-scheduler: [${this.evictSchedulers().join(', ')}]`,
+      ...(this.model.microservices
+        ? [`  API mode: tso primary ${this.model.ms.primary('tso') ?? '(none)'}, scheduling primary ${this.model.ms.primary('scheduling') ?? '(none)'}`]
+        : []),
     ].join('\n');
   }
 

@@ -16,9 +16,12 @@
  *   behind it but need the RaftCluster too (500, or 406 for `/scheduler-config`).
  * - handlers writing with `h.rd.JSON` (unrolled/render, indented JSON plus "\n"; errors are JSON
  *   strings), `apiutil.ErrorResp` (400 errcode objects for bad ids and bodies) or `http.Error`.
- * `/pd/api/v2` is PD's gin router (server/apiv2/router.go), with its own redirector.
+ * `/pd/api/v2` is PD's gin router (server/apiv2/router.go), with its own redirector; its
+ * micro-service routes (`/ms/members/{service}`, `/ms/primary/{service}`) answer from the registry the
+ * TSO and scheduling servers write (pdms.ts) while PD runs in API mode (`services api`).
  */
 import type { Member, PdMembers } from './pd-members';
+import { MS_SERVICES, decodeRegistryEntry, type MsRegistry } from './pdms';
 import type { PdProcesses } from './pd-process';
 import type { StoreLabel, TikvStore, TikvStores } from './pd-stores';
 import {
@@ -109,6 +112,10 @@ export interface ApiModel {
   evictBatch: number;
   /** `schedule.max-store-down-time` as PD shows it (the simulator's Down delay is time-scaled). */
   maxStoreDownTime: string;
+  /** PD runs as the micro-services' API server (`pd-server services api`: `IsAPIServiceMode`). */
+  microservices: boolean;
+  /** The micro-services' keys in etcd: registry, primaries, the TSO default keyspace group. */
+  ms: MsRegistry;
 }
 
 export interface ApiRequest {
@@ -792,25 +799,72 @@ function unmarshalTypeData(kind: string, _goType: string, offset = 0) {
 
 // ---- /pd/api/v2 (gin: server/apiv2/router.go) ----
 
+/** `GetPrimary`'s wait for the primary (server/server.go `GetServicePrimaryAddr`): 25 looks, 100 ms apart. */
+const MS_PRIMARY_RETRIES = 25;
+const MS_PRIMARY_RETRY_MS = 100;
+
+type V2Handler = (model: ApiModel, param: string) => Reply | Promise<Reply>;
+
+/** The v2 routes modelled behind the redirector (server/apiv2/handlers/micro_service.go `RegisterMicroService`). */
+function v2Route(method: string, path: string): { handler: V2Handler; param: string } | undefined {
+  if (method !== 'GET') return undefined;
+  const members = /^\/pd\/api\/v2\/ms\/members\/([^/]+)$/.exec(path);
+  if (members !== null) return { handler: msMembers, param: members[1] };
+  const primary = /^\/pd\/api\/v2\/ms\/primary\/([^/]+)$/.exec(path);
+  if (primary !== null) return { handler: msPrimary, param: primary[1] };
+  return undefined;
+}
+
 /**
  * v8.5.2+: `GET /pd/api/v2/ready` is registered before the group's redirector, so the member asked
- * answers; other paths are not modelled and answer gin's 404. Before v8.5.2 the redirector is an
- * engine middleware and there is no ready route: a follower forwards the request to the leader
- * (with none: 503 `"[PD:server:ErrLeaderNil]leader is nil"`), and the leader answers gin's 404.
+ * answers; the `/ms/*` routes come after it (a follower forwards them to the leader: with none, 503
+ * `"[PD:server:ErrLeaderNil]leader is nil"`, no wait); other paths are no route at all: gin's 404 from
+ * the member asked. Before v8.5.2 the redirector is an engine middleware and there is no ready route:
+ * every request goes to the leader, which answers the `/ms/*` routes or gin's 404.
  */
-function v2(model: ApiModel, member: Member, req: ApiRequest, path: string, query: URLSearchParams): Reply {
+async function v2(model: ApiModel, member: Member, req: ApiRequest, path: string, query: URLSearchParams): Promise<Reply> {
   const gin404: Reply = { status: 404, headers: { 'content-type': GIN_PLAIN_TYPE }, body: '404 page not found' };
-  if (model.version.readyApi) {
-    if (path === '/pd/api/v2/ready' && req.method === 'GET') return ready(model, member, query);
-    return gin404;
-  }
-  if (model.members.leader !== member) {
+  if (model.version.readyApi && path === '/pd/api/v2/ready' && req.method === 'GET') return ready(model, member, query);
+  const route = v2Route(req.method, path);
+  if ((!model.version.readyApi || route !== undefined) && model.members.leader !== member) {
     if (req.redirectedFrom !== undefined) return ginJson(500, '[PD:apiutil:ErrRedirectToNotLeader]redirect to not leader');
     const leader = model.members.leader;
     if (leader === undefined) return ginJson(503, '[PD:server:ErrLeaderNil]leader is nil');
     return v2(model, leader, { ...req, redirectedFrom: member.name }, path, query);
   }
-  return gin404;
+  return route === undefined ? gin404 : route.handler(model, route.param);
+}
+
+/**
+ * `GetMembers` (v8.5.7): 404 `"not support micro service"` unless PD runs in API mode; for `tso`,
+ * `scheduling`, `resource_manager` the registry entries (pkg/mcs/discovery/discover.go `GetMSMembers`,
+ * decoded into v8.5's ServiceRegistryEntry: fields a server's release does not write are zero), by
+ * `c.IndentedJSON` (4 spaces), `null` when there are none (a nil slice); another name 500
+ * `"unknown service name <name>"` (`errors.Errorf`, compact by `AbortWithStatusJSON`).
+ */
+function msMembers(model: ApiModel, service: string): Reply {
+  if (!model.microservices) return ginJson(404, 'not support micro service');
+  if (!(MS_SERVICES as readonly string[]).includes(service)) return ginJson(500, `unknown service name ${service}`);
+  const entries = model.ms
+    .entries(service)
+    .map((v) => decodeRegistryEntry(v))
+    .filter((e) => e !== undefined);
+  return ginJson(200, entries.length === 0 ? null : entries, '    ');
+}
+
+/**
+ * `GetPrimary` (v8.5.7): 404 unless in API mode; otherwise 200 with the primary's listen URL as a JSON
+ * string (IndentedJSON), waiting up to 2.5 s for one (`GetServicePrimaryAddr`: while a primary is being
+ * replaced the answer is the next one), `""` when none came (any name: an unknown service never has one).
+ */
+async function msPrimary(model: ApiModel, service: string): Promise<Reply> {
+  if (!model.microservices) return ginJson(404, 'not support micro service');
+  for (let i = 0; i < MS_PRIMARY_RETRIES; i++) {
+    const addr = model.ms.primary(service);
+    if (addr !== undefined) return ginJson(200, addr, '    ');
+    await sleep(MS_PRIMARY_RETRY_MS);
+  }
+  return ginJson(200, '', '    ');
 }
 
 /**

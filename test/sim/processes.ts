@@ -1,15 +1,17 @@
 /**
  * The servers inside a scenario's Pods: what runs when a Pod's containers start and stop, on the
  * simulated or the real Kubernetes API alike. PD and TiKV (and TiFlash) are played by the PD
- * simulator (TiKV's own status and gRPC ports by the TiKV one), TiCDC captures by the TiCDC simulator, Pump nodes by the Pump simulator; each Pod's
- * server listens on the Pod's own loopback address, and the test DNS table (hosts.ts) maps the Pod's
- * names to it, so the controller reaches `<pod>.<peer>.<ns>:<port>` as it would in a cluster. A Pod
- * is Ready while its server serves, as its readiness probe would say.
+ * simulator (TiKV's own status and gRPC ports by the TiKV one), TiCDC captures by the TiCDC
+ * simulator, Pump nodes by the Pump simulator, PD's TSO and scheduling servers by the PDMS one; each
+ * Pod's server listens on the Pod's own loopback address, and the test DNS table (hosts.ts) maps the
+ * Pod's names to it, so the controller reaches `<pod>.<peer>.<ns>:<port>` as it would in a cluster.
+ * A Pod is Ready while its server serves, as its readiness probe would say.
  */
 import type { Hosts } from './hosts';
 import { podImageTag } from '../../src/controller/smooth-upgrade';
 import type { Pod } from '../../src/controller/model';
 import type { PdSim } from './pd-api';
+import type { PdmsSim } from './pdms';
 import type { PumpSim } from './pump';
 import type { TicdcSim } from './ticdc';
 import type { TidbSim } from './tidb';
@@ -25,6 +27,8 @@ export interface PodServers {
   readonly tidb?: TidbSim;
   /** TiKV's own ports (`/metrics`, log backup's FlushNow); without it TiKV Pods serve only PD's side. */
   readonly tikv?: TikvSim;
+  /** The TSO and scheduling servers (`spec.pdms`); without it their Pods run no server. */
+  readonly pdms?: PdmsSim;
 }
 
 /** Pods started and stopped, as one scenario sees them. */
@@ -63,7 +67,7 @@ export class Processes {
     const peer = component === 'pump' ? `${this.cluster}-pump` : `${this.cluster}-${component}-peer`;
     this.hosts.setPod(name, peer, this.namespace, ip);
     if (this.hold.includes(component)) return;
-    const { pd, ticdc, pump, tidb, tikv } = this.servers;
+    const { pd, ticdc, pump, tidb, tikv, pdms } = this.servers;
     const failed = (e: unknown) => this.failures.push(`${name}: ${(e as Error).message}`);
     if (component === 'pd') pd.pdStart(name, undefined, ip);
     if (component === 'tikv') {
@@ -74,6 +78,8 @@ export class Processes {
     if (component === 'ticdc') ticdc?.captureStart(name, ip).catch(failed);
     if (component === 'pump') pump?.pumpStart(name, ip).catch(failed);
     if (component === 'tidb') tidb?.serverStart(name, ip, podImageTag(pod as Pod, 'tidb')).catch(failed);
+    // The container is named after the service (tidb-operator pd_ms_member_manager.go); its tag is the release.
+    if (component === 'tso' || component === 'scheduling') pdms?.serverStart(name, ip, component, podImageTag(pod as Pod, component)).catch(failed);
   }
 
   /** The Pod's containers stop (its data stays with its claims). */
@@ -81,7 +87,7 @@ export class Processes {
     const name: string = pod.metadata.name;
     const component = componentOf(pod);
     this.stops.push({ pod: name, component, time: Date.now() });
-    const { pd, ticdc, pump, tidb, tikv } = this.servers;
+    const { pd, ticdc, pump, tidb, tikv, pdms } = this.servers;
     if (component === 'pd') pd.pdStop(name);
     if (component === 'tikv') {
       pd.tikvStop(name);
@@ -91,6 +97,7 @@ export class Processes {
     if (component === 'ticdc') void ticdc?.captureStop(name);
     if (component === 'pump') void pump?.pumpStop(name);
     if (component === 'tidb') void tidb?.serverStop(name);
+    if (component === 'tso' || component === 'scheduling') void pdms?.serverStop(name);
   }
 
   /** A claim is gone for good: the data of the Pod it belonged to goes with it. */
@@ -108,12 +115,13 @@ export class Processes {
   /**
    * Whether the Pod's readiness probe would pass: PD while its member runs; TiKV while tikv-server
    * runs and its store is Up or Offline (still serving while it drains); Pump while it serves (its TCP
-   * probe on 8250); the rest (TiDB, TiFlash and TiCDC, which the operator gives no probe, TiProxy)
-   * while the Pod runs.
+   * probe on 8250); TSO and scheduling while their server runs (registered and listening: it starts
+   * only once PD has a cluster id); the rest (TiDB, TiFlash and TiCDC, which the operator gives no
+   * probe, TiProxy) while the Pod runs.
    */
   ready(pod: Obj): boolean {
     const name: string = pod.metadata.name;
-    const { pd, pump } = this.servers;
+    const { pd, pump, pdms } = this.servers;
     if (this.hold.includes(componentOf(pod))) return false;
     switch (componentOf(pod)) {
       case 'pd':
@@ -124,6 +132,9 @@ export class Processes {
       }
       case 'pump':
         return pump === undefined || pump.processState(name) === 'serving';
+      case 'tso':
+      case 'scheduling':
+        return pdms === undefined || pdms.running(name);
       default:
         return true;
     }

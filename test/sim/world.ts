@@ -1,9 +1,10 @@
 /**
  * A simulated cluster for controller scenarios: the Kubernetes API simulator runs the rendered
- * manifests (StatefulSets roll Pods as kube-controller-manager would), the PD, TiCDC and Pump
- * simulators play the servers inside those Pods (processes.ts), each Pod on its own loopback address,
- * and the real controller runs as a separate Node process (lib/tidb-gitops-controller.js, the shipped
- * bundle) talking to all of them over HTTP, by the names it would use in a cluster (hosts.ts).
+ * manifests (StatefulSets roll Pods as kube-controller-manager would), the PD, PD micro-service
+ * (TSO, scheduling), TiCDC and Pump simulators play the servers inside those Pods (processes.ts),
+ * each Pod on its own loopback address, and the real controller runs as a separate Node process
+ * (lib/tidb-gitops-controller.js, the shipped bundle) talking to all of them over HTTP, by the names
+ * it would use in a cluster (hosts.ts).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ export { ControllerProcess, freePort, simCluster, type LogLine } from './control
 import { Hosts } from './hosts';
 import { KubeSim, type KubeObject, type KubeSimOptions } from './kube-api';
 import { PdSim, type PdSimOptions } from './pd-api';
+import { PdmsSim, type PdmsSimOptions } from './pdms';
 import { Processes } from './processes';
 import { PumpSim, type PumpSimOptions } from './pump';
 import { TicdcSim, type TicdcSimOptions } from './ticdc';
@@ -38,6 +40,11 @@ export interface WorldOptions {
   readonly pump?: Partial<PumpSimOptions>;
   /** TiKV's own ports (`/metrics`, log backup). @default the gauge refreshed every 100 ms, log backup on, no task */
   readonly tikv?: Partial<TikvSimOptions>;
+  /**
+   * The TSO and scheduling servers, played when the rendered objects have a `tso` or `scheduling`
+   * StatefulSet (PD then runs in API mode). @default the simulator's (scaled) timings
+   */
+  readonly pdms?: Partial<PdmsSimOptions>;
   /** Components whose servers never start (their Pods run but are never Ready). @default none */
   readonly hold?: readonly string[];
   /**
@@ -77,13 +84,15 @@ export class World {
     readonly ticdc: TicdcSim | undefined,
     readonly pump: PumpSim | undefined,
     readonly tikv: TikvSim,
+    /** The TSO and scheduling servers, when the cluster has PD micro-services (PD then runs in API mode). */
+    readonly pdms: PdmsSim | undefined,
     readonly objects: Obj[],
     private readonly opts: WorldOptions,
   ) {
     const deployment = objects.find((o) => o.kind === 'Deployment')!;
     this.namespace = deployment.metadata.namespace;
     this.name = deployment.metadata.name.replace(/-discovery$/, '');
-    this.processes = new Processes(this.name, this.namespace, { pd, ticdc, pump, tikv, tidb: this.tidb }, this.hosts, opts.hold);
+    this.processes = new Processes(this.name, this.namespace, { pd, ticdc, pump, tikv, tidb: this.tidb, pdms }, this.hosts, opts.hold);
     this.stops = this.processes.stops;
   }
 
@@ -95,11 +104,14 @@ export class World {
     const cluster = opts.cluster.metadata.name;
     const has = (c: string) => objects.some((o) => o.kind === 'StatefulSet' && o.metadata.labels?.['app.kubernetes.io/component'] === c);
     const kube = await KubeSim.start({ podStartMs: 60, podReadyMs: 20, podStopMs: 40, uniquePodIPs: true, ...opts.kube });
-    const pd = await PdSim.start({ cluster, namespace, ...opts.pd });
+    // PD micro-services: PD runs as their API server (`services api`).
+    const microservices = has('tso') || has('scheduling');
+    const pd = await PdSim.start({ cluster, namespace, microservices, ...opts.pd });
+    const pdms = microservices ? new PdmsSim(pd, { cluster, namespace, clusterDomain: opts.cluster.spec?.clusterDomain, ...opts.pdms }) : undefined;
     const ticdc = has('ticdc') ? await TicdcSim.start({ cluster, namespace, ...opts.ticdc }) : undefined;
     const pump = has('pump') ? await PumpSim.start({ cluster, namespace, ...opts.pump }) : undefined;
     const tikv = new TikvSim(pd, { metricsRefreshMs: 100, ...opts.tikv });
-    const world = new World(kube, pd, ticdc, pump, tikv, objects, opts);
+    const world = new World(kube, pd, ticdc, pump, tikv, pdms, objects, opts);
     world.discoveryPort = await freePort();
     pd.discoveryUrl = `http://127.0.0.1:${world.discoveryPort}`;
     world.wire();
@@ -262,7 +274,8 @@ export class World {
       if (await pred()) return;
       if (Date.now() > deadline) {
         const logs = (proc ?? this.controllers[this.controllers.length - 1])?.stderr.slice(-15).join('\n') ?? '';
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n--- PD ---\n${this.pd.describe()}\n--- status ---\n${JSON.stringify(this.status()?.components ?? {}, null, 1).slice(0, 3000)}\n--- controller ---\n${logs}`);
+        const pdms = this.pdms ? `\n--- PD micro-services ---\n${this.pdms.describe()}` : '';
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n--- PD ---\n${this.pd.describe()}${pdms}\n--- status ---\n${JSON.stringify(this.status()?.components ?? {}, null, 1).slice(0, 3000)}\n--- controller ---\n${logs}`);
       }
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -275,6 +288,7 @@ export class World {
         await c.exited;
       }
     }
+    await this.pdms?.close();
     await this.pd.close();
     await this.ticdc?.close();
     await this.pump?.close();

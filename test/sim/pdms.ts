@@ -1,0 +1,841 @@
+/**
+ * PD's micro-services for scenario tests (tidb-operator v1 `spec.pdms`): the TSO and scheduling
+ * servers, one per Pod, each on the Pod's own loopback IP (port 2379), and the part of PD's etcd they
+ * write, which PD in API mode (`pd-server services api`) reads back for `/pd/api/v2/ms/*` (pd-http).
+ * Played as tikv/pd v8.5.7 has it, with the differences of earlier releases where a Pod runs one.
+ *
+ * A server (`pd-server services tso|scheduling --name=<pod> --advertise-listen-addr=http://<pod>.
+ * <cluster>-<svc>-peer.<ns>.svc:2379 --backend-endpoints=...`):
+ * - waits for PD's cluster id (pkg/storage/endpoint/cluster_id.go `InitClusterIDForMs`, every 500 ms:
+ *   `retryMs` here), then registers under `/ms/<cluster-id>/<svc>/registry/<service-addr>` with a 5 s
+ *   lease it keeps alive (pkg/mcs/utils/util.go `Register`, pkg/mcs/discovery/register.go
+ *   `DefaultLeaseInSeconds`: `registryTtlMs` here), then joins its service's primary election and
+ *   listens. The entry is what its own release serializes (pkg/mcs/discovery/registry_entry.go):
+ *   `{"name","service-addr","version","git-hash","deploy-path","start-timestamp"}` from v8.3.0, no
+ *   `name` in v8.0-v8.2, only `service-addr` in v7.5. `name` is `--name` (a flag from v8.3.0: the
+ *   operator passes it from then on, pkg/manager/member/startscript/v2/pd_start_script.go; an older
+ *   server given it exits, `unknown flag: --name`), else `<svc>-<hostname>` (pkg/mcs/tso/server/
+ *   config.go, pkg/mcs/scheduling/server/config/config.go `Adjust`: `TSO-`/`Scheduling-` before v8.4.0).
+ *   `version` is `versioninfo.PDReleaseVersion`, `deploy-path` the binary's directory (`/`),
+ *   `start-timestamp` the process start in unix seconds.
+ * - the primary (pkg/mcs/scheduling/server/server.go and pkg/tso/global_allocator.go
+ *   `primaryElectionLoop`/`campaignLeader`): members whose election loop finds no primary key
+ *   campaign for it with a 5 s lease (pkg/mcs/utils/constant `DefaultLeaderLease`; `leaseMs` here);
+ *   one wins (`electionMs` after the key went). A server stopped (SIGTERM: `Close`) revokes its
+ *   leases at once: its primary key and registry entry go with it. A server killed (`serverKill`)
+ *   leaves both until their leases expire: PD still names it primary, the others wait.
+ * - TSO primaries serve the default keyspace group (pkg/tso/keyspace_group_manager.go): until PD
+ *   allocated it, every TSO server counts itself its only member (`updateKeyspaceGroup`); PD in API
+ *   mode allocates it 2 nodes once the raft cluster is bootstrapped (`MsRegistry.allocTick`), and a
+ *   server left out quits the election (`exitElectionMembership`): with 3 TSO servers only 2 can be
+ *   primary.
+ *
+ * HTTP (gin; every route behind gin-contrib/gzip v0.0.1: a request that accepts gzip gets a gzipped
+ * body, `Content-Encoding: gzip`, `Vary: Accept-Encoding`):
+ * - `POST /{tso,scheduling}/api/v1/primary/transfer` (from v8.3.0; pkg/mcs/tso/server/apis/v1/api.go,
+ *   pkg/mcs/scheduling/server/apis/v1/api.go `transferPrimary`, pkg/mcs/utils/expected_primary.go
+ *   `TransferPrimary`), behind `multiservicesapi.ServiceRedirector` from v8.5.4 (TSO) and v8.5.5
+ *   (scheduling): a secondary forwards to the primary, see `redirect`. Before that the server asked
+ *   handles it: one that never was primary has no lease (500 "current lease is nil, please check
+ *   leadership"). Body `{"new_primary": "<name>"}`, see `transfer`.
+ * - `GET /tso/api/v1/health` (`GetHealth`): 200 `"ok"` while the server knows a primary, 500 text
+ *   `no leader elected` otherwise, or the allocator manager's error when it is out of the default
+ *   keyspace group.
+ * - Any other path (and another method on these): gin's 404 (`404 page not found`, text/plain; with
+ *   gzip, the middleware's empty gzip stream, sniffed `application/x-gzip`). The servers' other routes
+ *   (`/status`, `/metrics`, `/config`...) are not modelled; they are listed in `unsimulated`.
+ *
+ * Not modelled: TLS, PD (etcd) losing quorum under running servers (leases cannot be kept alive),
+ * the tiny window between a transfer's lease revocation and its expected-primary flag in which
+ * another secondary may win, the TSO keyspace-group priority checker (all priorities are 0).
+ *
+ * Records for tests: `transfers`, `elections`, `requests`, `unsimulated`.
+ */
+import * as http from 'node:http';
+import { gzipSync } from 'node:zlib';
+import type { PdSim } from './pd-api';
+import { definedOnly, pollUntil, Timers } from './pd-runtime';
+import { GIN_JSON_TYPE, GIN_PLAIN_TYPE, HTTP_ERROR_TYPE, goJson, jsonSyntaxError } from './pd-wire';
+
+export type PdmsService = 'tso' | 'scheduling';
+
+/** The services PD knows (pkg/mcs/utils/constant: `tso`, `scheduling`, `resource_manager`). */
+export const MS_SERVICES = ['tso', 'scheduling', 'resource_manager'] as const;
+
+// ---- PD's side: the registry in etcd ----
+
+/**
+ * The keys of PD's etcd that the micro-services write and PD in API mode reads, with PD's TSO
+ * keyspace-group allocation (the PD leader's part, played here where the TSO servers see it):
+ * - `/ms/<cluster-id>/<svc>/registry/<service-addr>`: each server's entry, as its release serialized it;
+ *   etcd lists them by key, i.e. by address (pkg/mcs/discovery/discover.go `GetMSMembers`).
+ * - the service's primary key, as PD's primary watchers keep it (server/server.go
+ *   `initServicePrimaryWatcher`: `servicePrimaryMap`, the primary's first listen URL).
+ * - the default keyspace group's members (pkg/keyspace/tso_keyspace_group.go): saved without members
+ *   when the raft cluster starts (`Bootstrap`), then given `DefaultKeyspaceGroupReplicaCount` (2)
+ *   registered TSO nodes by the leader's `allocNodesToAllKeyspaceGroups` (every 1 s), picked round-robin
+ *   over the nodes in the order they registered (pkg/balancer/round_robin.go).
+ */
+export class MsRegistry {
+  private readonly registry = new Map<string, Map<string, string>>();
+  private readonly primaries = new Map<string, string>();
+  private group: string[] | undefined;
+  /** PD's `nodesBalancer`: registered TSO addresses, in registration order. */
+  private readonly tsoNodes: string[] = [];
+  private roundRobin = 0;
+  private readonly groupListeners = new Set<() => void>();
+
+  /** A server's entry (the JSON its release wrote) under its address: a new lease replaces the key. */
+  put(service: string, serviceAddr: string, value: string): void {
+    let entries = this.registry.get(service);
+    if (entries === undefined) this.registry.set(service, (entries = new Map()));
+    entries.set(serviceAddr, value);
+    // initTSONodesWatcher putFn: nodesBalancer.Put (kept where it was when already there).
+    if (service === 'tso' && !this.tsoNodes.includes(serviceAddr)) this.tsoNodes.push(serviceAddr);
+  }
+
+  /** The key goes (deregistered, or its lease expired). */
+  delete(service: string, serviceAddr: string): void {
+    this.registry.get(service)?.delete(serviceAddr);
+    if (service === 'tso') {
+      const i = this.tsoNodes.indexOf(serviceAddr);
+      if (i >= 0) this.tsoNodes.splice(i, 1);
+    }
+  }
+
+  /** The stored values of a service's keys, in key order (etcd's range order: bytes). */
+  entries(service: string): string[] {
+    const entries = this.registry.get(service);
+    if (entries === undefined) return [];
+    return [...entries.entries()].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b))).map(([, v]) => v);
+  }
+
+  /** The primary's listen URL as PD's watcher has it; undefined while there is no primary key. */
+  primary(service: string): string | undefined {
+    return this.primaries.get(service);
+  }
+
+  setPrimary(service: string, listenUrl: string | undefined): void {
+    if (listenUrl === undefined) this.primaries.delete(service);
+    else this.primaries.set(service, listenUrl);
+  }
+
+  /** The default keyspace group's members (service addresses): undefined before PD saved the group, [] before it allocated nodes. */
+  get defaultKeyspaceGroup(): readonly string[] | undefined {
+    return this.group;
+  }
+
+  /** Called when the default keyspace group's members change (the TSO servers watch it). */
+  onKeyspaceGroupChange(fn: () => void): () => void {
+    this.groupListeners.add(fn);
+    return () => this.groupListeners.delete(fn);
+  }
+
+  /**
+   * One round of the PD leader's keyspace-group job, once the raft cluster is bootstrapped:
+   * `GroupManager.Bootstrap` saves the default group without members, then
+   * `allocNodesToAllKeyspaceGroups` leaves a group alone when all its members are registered and they
+   * are all the nodes; otherwise, with fewer than 2 registered members, `AllocNodesForKeyspaceGroup`
+   * keeps those and adds nodes from the round-robin balancer up to 2 (or up to the node count).
+   */
+  allocTick(): void {
+    if (this.group === undefined) this.group = [];
+    const nodes = this.tsoNodes;
+    if (nodes.length === 0) return;
+    const exist = [...new Set(this.group.filter((m) => nodes.includes(m)))];
+    if (exist.length !== 0 && exist.length === this.group.length && exist.length === nodes.length) return;
+    if (exist.length >= DEFAULT_KEYSPACE_GROUP_REPLICAS) return;
+    const members = [...exist];
+    while (members.length < DEFAULT_KEYSPACE_GROUP_REPLICAS && members.length !== nodes.length) {
+      const next = nodes[this.roundRobin++ % nodes.length];
+      if (!members.includes(next)) members.push(next);
+    }
+    this.group = members;
+    for (const fn of this.groupListeners) fn();
+  }
+}
+
+/** pkg/mcs/utils/constant `DefaultKeyspaceGroupReplicaCount`. */
+export const DEFAULT_KEYSPACE_GROUP_REPLICAS = 2;
+
+/**
+ * `discovery.ServiceRegistryEntry` as PD v8.5 decodes a stored value (json.Unmarshal into the struct:
+ * missing fields stay zero; a value that does not decode is skipped, `GetMSMembers`).
+ */
+export function decodeRegistryEntry(value: string): Record<string, string | number> | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const o = v as Record<string, unknown>;
+  const str = (k: string) => (typeof o[k] === 'string' ? (o[k] as string) : '');
+  const ts = o['start-timestamp'];
+  return {
+    name: str('name'),
+    'service-addr': str('service-addr'),
+    version: str('version'),
+    'git-hash': str('git-hash'),
+    'deploy-path': str('deploy-path'),
+    'start-timestamp': typeof ts === 'number' ? Math.trunc(ts) : 0,
+  };
+}
+
+// ---- the servers ----
+
+export interface PdmsSimOptions {
+  /** The TidbCluster's name: the advertise address is `<pod>.<cluster>-<svc>-peer.<ns>.svc`. */
+  cluster: string;
+  namespace: string;
+  /** `spec.clusterDomain`: appended to the advertise address, and the name the operator passes. @default '' */
+  clusterDomain?: string;
+  /** The port each server listens on, and advertises. @default 2379 */
+  port?: number;
+  /** The release a server runs when `serverStart` is given none. @default 'v8.5.0' */
+  version?: string;
+  /** Time from the primary key going to a new primary (the election loop's campaign). @default 50 */
+  electionMs?: number;
+  /** `DefaultLeaderLease` (5 s): a killed primary's key, and a transfer's expected-primary flag, last this long. @default 500 */
+  leaseMs?: number;
+  /** `DefaultLeaseInSeconds` (5 s): a killed server's registry entry lasts this long. @default 500 */
+  registryTtlMs?: number;
+  /** `RetryInterval` (500 ms): how often a starting server looks for PD's cluster id. @default 50 */
+  retryMs?: number;
+}
+
+/** The defaults of `PdmsSimOptions`, in one place. */
+export const PDMS_SIM_DEFAULTS = {
+  clusterDomain: '',
+  port: 2379,
+  version: 'v8.5.0',
+  electionMs: 50,
+  leaseMs: 500,
+  registryTtlMs: 500,
+  retryMs: 50,
+} as const;
+
+/** A server as the accessors give it. */
+export interface PdmsMember {
+  pod: string;
+  service: PdmsService;
+  /** `svr.Name()`: `--name`, or `<svc>-<hostname>`. */
+  name: string;
+  /** The advertise listen address (a URL), the registry key and the primary's listen URL. */
+  serviceAddr: string;
+  version: string;
+  /** `waiting`: for PD's cluster id, not registered nor listening yet. */
+  state: 'waiting' | 'running';
+  primary: boolean;
+  /** TSO: the server takes part in the default keyspace group's election (always true for scheduling). */
+  inKeyspaceGroup: boolean;
+}
+
+export interface PdmsTransfer {
+  service: PdmsService;
+  /** The server that carried the transfer out. */
+  pod: string;
+  /** `svr.Name()` of that server: the old primary as `TransferPrimary` sees it. */
+  from: string;
+  /** The registry name of the member chosen (`""` for a server before v8.3.0). */
+  to: string;
+  /** Its service address: the expected-primary flag. */
+  toAddr: string;
+  /** `new_primary` as asked (`""` for any). */
+  asked: string;
+  time: number;
+}
+
+export interface PdmsElection {
+  service: PdmsService;
+  pod: string;
+  name: string;
+  time: number;
+}
+
+export interface PdmsRequest {
+  pod: string;
+  method: string;
+  path: string;
+  status: number;
+  time: number;
+  /** The pod that forwarded this request to this one (ServiceRedirector), if any. */
+  redirectedFrom?: string;
+}
+
+interface MsVersion {
+  text: string;
+  /** [major, minor, patch]; a tag that is not a release (nightly, latest) plays the newest modelled one. */
+  n: readonly [number, number, number];
+}
+
+interface PdmsProcess {
+  readonly pod: string;
+  readonly ip: string;
+  readonly service: PdmsService;
+  readonly version: MsVersion;
+  readonly name: string;
+  /** The `name` field of its registry entry; undefined when its release writes none. */
+  readonly registryName: string | undefined;
+  readonly addr: string;
+  readonly startTimestamp: number;
+  state: 'waiting' | 'running' | 'stopped';
+  /** Its registry key was written (and not yet revoked). */
+  registered: boolean;
+  server?: http.Server;
+  /** `GetExpectedPrimaryLease()` is set: it became primary at least once (never reset while it runs, but by leaving the keyspace group). */
+  leaseHeld: boolean;
+}
+
+interface ServiceState {
+  /** The primary key's holder; `dead` once its process was killed (the key waits for its lease). */
+  primary?: { proc: PdmsProcess; dead: boolean };
+  /** The expected-primary flag a transfer wrote (a service address), until the chosen one campaigns or its lease expires. */
+  flag?: { addr: string; timer?: NodeJS.Timeout };
+  election?: NodeJS.Timeout;
+}
+
+interface MsRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+interface MsReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** The status line went out before the content type was set (gin's `AbortWithError`): Go sniffs it from the body. */
+  sniffed?: boolean;
+  /** gin's no-route answer, whose text the gzip middleware's own stream pre-empts. */
+  noRoute?: boolean;
+}
+
+/** tikv/pd release tags and their commits (`git rev-list -n1 <tag>`): `git-hash` of the entries. */
+const GIT_HASHES: Record<string, string> = {
+  'v8.0.0': 'afa9e5d1daf198fcb3d9c4114a5db13db4416032',
+  'v8.1.0': 'fca469ca33eb5d8b5e0891b507c87709a00b0e81',
+  'v8.1.1': 'f3dd0b62857ba0da97842349808aa4d4d4eefb34',
+  'v8.1.2': 'c1ee9cf28f6dfd2afce205d75974dc0e964075f2',
+  'v8.2.0': 'c0ee2cd6c2eea7ad9372cc5bd00f6774abad6834',
+  'v8.3.0': '8b35fcdb1e12d29204d4f130c2169fdd5478fd33',
+  'v8.4.0': 'fc6e45cc348da147e90fbac6cc665366b11db8cd',
+  'v8.5.0': 'd190c0e9082de46128b756f93b1291768dda645a',
+  'v8.5.1': '5036cc277fc8c0e7fa1219265ae407de80b950b7',
+  'v8.5.2': '4cd009c4db3c15215341a96521dd53e53c55e5bd',
+  'v8.5.3': '65e429d26e81db93c590890ddacf18c4b970f299',
+  'v8.5.4': 'ab1848b1274bfef46e949b9056c98c57aaf3da34',
+  'v8.5.5': '9c9a8c8a25684b3516e11bc92922df99302c9c46',
+  'v8.5.6': '21bd0a379e5f9d2be11a92d17645a6ada19f02c1',
+  'v8.5.7': '6dce4a68e3e93b523657bd05cba89a86d64de117',
+};
+/** For a tag not in the table: something shaped like a commit (the simulator has no real one). */
+const UNKNOWN_GIT_HASH = '0000000000000000000000000000000000000000';
+
+function parseMsVersion(text: string): MsVersion {
+  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(text);
+  if (m === null) return { text, n: [8, 5, 7] };
+  const n = [Number(m[1]), Number(m[2]), Number(m[3])] as const;
+  if (n[0] < 7 || (n[0] === 7 && n[1] < 5)) throw new Error(`PdmsSim models PD micro-services from v7.5.0, not ${text}`);
+  return { text, n };
+}
+
+function atLeast(v: MsVersion, major: number, minor: number, patch: number): boolean {
+  const [a, b, c] = v.n;
+  return a !== major ? a > major : b !== minor ? b > minor : c >= patch;
+}
+
+/**
+ * The transfer route sits behind `ServiceRedirector` in v8.5.4+ (TSO) and v8.5.5+ (scheduling) of the
+ * v8.5 branch; v9.0.0-beta.1 (cut from master earlier) and older releases have none.
+ */
+function transferRedirected(service: PdmsService, v: MsVersion): boolean {
+  const [a, b, c] = v.n;
+  return a === 8 && b === 5 && c >= (service === 'tso' ? 4 : 5);
+}
+
+/** pingcap/errors `Normalize` texts (pkg/errs/errno.go). */
+const ERR_LEADER_NIL = '[PD:server:ErrLeaderNil]leader is nil';
+const ERR_REDIRECT_TO_NOT_PRIMARY = '[PD:apiutil:ErrRedirectToNotPrimary]redirect to not primary';
+const ERR_REDIRECT = '[PD:apiutil:ErrRedirect]redirect failed';
+/** pkg/tso/keyspace_group_manager.go `genNotServedErr(errs.ErrGetAllocatorManager, 0)`. */
+const ERR_NOT_SERVED =
+  '[PD:tso:ErrGetAllocatorManager]get allocator manager failed, requested keyspace group with id 0 is not served by this host/pod';
+/** multiservicesapi: the header a forwarded request carries, and the one that asks for direct handling. */
+const REDIRECTOR_HEADER = 'service-redirector';
+const ALLOW_DIRECT_HEADER = 'service-allow-direct-handle';
+
+/** gin `c.JSON` (compact) / `c.IndentedJSON` (4 spaces): no trailing newline. */
+const ginJson = (status: number, v: unknown, indented = false): MsReply => ({
+  status,
+  headers: { 'content-type': GIN_JSON_TYPE },
+  body: goJson(v, indented ? '    ' : undefined),
+});
+/** gin `c.String`. */
+const ginString = (status: number, text: string): MsReply => ({ status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: text });
+const NO_ROUTE: MsReply = { status: 404, headers: { 'content-type': GIN_PLAIN_TYPE }, body: '404 page not found', noRoute: true };
+
+export class PdmsSim {
+  readonly transfers: PdmsTransfer[] = [];
+  readonly elections: PdmsElection[] = [];
+  readonly requests: PdmsRequest[] = [];
+  /** `<pod> <METHOD> <path>` of requests this model does not serve (answered 404). */
+  readonly unsimulated: string[] = [];
+  private readonly procs = new Map<string, PdmsProcess>();
+  private readonly services: Record<PdmsService, ServiceState> = { tso: {}, scheduling: {} };
+  /** Registry keys of killed servers, until their lease expires. */
+  private readonly registryExpiry = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Timers();
+  private readonly o: Required<PdmsSimOptions>;
+  private readonly unwatch: () => void;
+
+  constructor(
+    private readonly pd: PdSim,
+    options: PdmsSimOptions,
+  ) {
+    this.o = { ...PDMS_SIM_DEFAULTS, ...definedOnly(options) } as Required<PdmsSimOptions>;
+    this.unwatch = pd.ms.onKeyspaceGroupChange(() => this.keyspaceGroupChanged());
+  }
+
+  /** `http://<pod>.<cluster>-<svc>-peer.<ns>.svc[.<domain>]:<port>`, the `--advertise-listen-addr`. */
+  serviceAddr(pod: string, service: PdmsService): string {
+    const domain = this.o.clusterDomain ? `.${this.o.clusterDomain}` : '';
+    return `http://${pod}.${this.o.cluster}-${service}-peer.${this.o.namespace}.svc${domain}:${this.o.port}`;
+  }
+
+  /**
+   * The Pod's server starts: `version` is its image tag. `flags.name` is `--name`: by default what the
+   * operator passes (the pod name, or its peer FQDN with a cluster domain) from v8.3.0 and nothing
+   * before; `null` starts it without. Resolves once it listens (after PD has a cluster id); rejects
+   * when the process would exit at once (`--name` before v8.3.0) or cannot listen.
+   */
+  async serverStart(pod: string, ip: string, service: PdmsService, version: string = this.o.version, flags: { name?: string | null } = {}): Promise<void> {
+    await this.serverStop(pod);
+    const v = parseMsVersion(version);
+    const takesName = atLeast(v, 8, 3, 0);
+    const domain = this.o.clusterDomain ? `${pod}.${this.o.cluster}-${service}-peer.${this.o.namespace}.svc.${this.o.clusterDomain}` : pod;
+    const flag = flags.name === undefined ? (takesName ? domain : undefined) : (flags.name ?? undefined);
+    // cobra/pflag: a flag the command does not define ends the process before it starts.
+    if (flag !== undefined && !takesName) throw new Error('unknown flag: --name');
+    const prefix = atLeast(v, 8, 4, 0) ? service : service === 'tso' ? 'TSO' : 'Scheduling';
+    // An empty --name is no name: `Adjust` fills in the default.
+    const name = flag || `${prefix}-${pod}`;
+    const proc: PdmsProcess = {
+      pod,
+      ip,
+      service,
+      version: v,
+      name,
+      registryName: takesName ? name : undefined,
+      addr: this.serviceAddr(pod, service),
+      startTimestamp: Math.floor(Date.now() / 1000),
+      state: 'waiting',
+      registered: false,
+      leaseHeld: false,
+    };
+    this.procs.set(pod, proc);
+    // InitClusterIDForMs: PD's cluster id, read from etcd (which answers while PD has a leader).
+    while (proc.state === 'waiting' && !this.timers.closed && (this.pd.clusterId() === undefined || this.pd.leader() === undefined)) {
+      await new Promise<void>((resolve) => {
+        if (this.timers.after(this.o.retryMs, resolve) === undefined) resolve();
+      });
+    }
+    if (proc.state !== 'waiting' || this.timers.closed) return;
+    this.register(proc);
+    const server = http.createServer((req, res) => this.serve(proc, req, res));
+    proc.server = server;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(this.o.port, ip, () => resolve());
+      });
+    } catch (err) {
+      if (this.procs.get(pod) === proc) this.procs.delete(pod);
+      proc.state = 'stopped';
+      this.deregister(proc);
+      throw err;
+    }
+    if (proc.state !== 'waiting') {
+      await closeServer(server);
+      return;
+    }
+    proc.state = 'running';
+    this.schedule(service);
+  }
+
+  /**
+   * SIGTERM (the Pod stops): `Close` revokes the primary's leases (its primary key and expected-primary
+   * flag go at once), deregisters, stops listening. Another member campaigns `electionMs` later.
+   */
+  async serverStop(pod: string): Promise<void> {
+    const proc = this.procs.get(pod);
+    if (proc === undefined) return;
+    this.procs.delete(pod);
+    proc.state = 'stopped';
+    const st = this.services[proc.service];
+    if (st.primary?.proc === proc) this.stepDown(proc.service);
+    this.deregister(proc);
+    this.schedule(proc.service);
+    if (proc.server !== undefined) await closeServer(proc.server);
+  }
+
+  /**
+   * The process dies without `Close` (SIGKILL, OOM): connections are refused at once, but its registry
+   * entry stays for `registryTtlMs` and, if it was primary, its primary key for `leaseMs` (PD keeps
+   * naming it; the others campaign only once the key expired).
+   */
+  async serverKill(pod: string): Promise<void> {
+    const proc = this.procs.get(pod);
+    if (proc === undefined) return;
+    this.procs.delete(pod);
+    proc.state = 'stopped';
+    const st = this.services[proc.service];
+    if (st.primary?.proc === proc) {
+      st.primary.dead = true;
+      this.timers.after(this.o.leaseMs, () => {
+        if (st.primary?.proc === proc) this.stepDown(proc.service);
+      });
+    }
+    if (proc.registered) {
+      const key = `${proc.service} ${proc.addr}`;
+      const timer = this.timers.after(this.o.registryTtlMs, () => {
+        this.registryExpiry.delete(key);
+        this.pd.ms.delete(proc.service, proc.addr);
+      });
+      if (timer !== undefined) this.registryExpiry.set(key, timer);
+    }
+    if (proc.server !== undefined) await closeServer(proc.server);
+  }
+
+  async close(): Promise<void> {
+    this.unwatch();
+    this.timers.close();
+    const servers = [...this.procs.values()].map((p) => p.server).filter((s): s is http.Server => s !== undefined);
+    for (const p of this.procs.values()) p.state = 'stopped';
+    this.procs.clear();
+    await Promise.all(servers.map((s) => closeServer(s)));
+  }
+
+  // ---- accessors ----
+
+  /** Whether the Pod's server runs (registered and listening): what its readiness says. */
+  running(pod: string): boolean {
+    return this.procs.get(pod)?.state === 'running';
+  }
+
+  /** The service's primary: the holder of the primary key (a killed one until its lease expires). */
+  primary(service: PdmsService): { pod: string; name: string; serviceAddr: string; alive: boolean } | undefined {
+    const p = this.services[service].primary;
+    return p && { pod: p.proc.pod, name: p.proc.name, serviceAddr: p.proc.addr, alive: !p.dead };
+  }
+
+  /** The service's servers that run or wait to start, by pod name. */
+  members(service: PdmsService): PdmsMember[] {
+    return [...this.procs.values()]
+      .filter((p) => p.service === service && p.state !== 'stopped')
+      .sort((a, b) => a.pod.localeCompare(b.pod))
+      .map((p) => ({
+        pod: p.pod,
+        service: p.service,
+        name: p.name,
+        serviceAddr: p.addr,
+        version: p.version.text,
+        state: p.state === 'running' ? 'running' : 'waiting',
+        primary: this.services[service].primary?.proc === p,
+        inKeyspaceGroup: this.inGroup(p),
+      }));
+  }
+
+  /** Resolves once `pred` holds; rejects after `timeoutMs` with the model's state. */
+  waitFor(pred: () => boolean, timeoutMs = 3000, message = 'condition'): Promise<void> {
+    return pollUntil(pred, timeoutMs, message, () => this.describe());
+  }
+
+  describe(): string {
+    const lines: string[] = [];
+    for (const service of ['tso', 'scheduling'] as const) {
+      const p = this.primary(service);
+      const flag = this.services[service].flag?.addr;
+      lines.push(`${service}: primary ${p ? `${p.name}${p.alive ? '' : ' (killed, lease pending)'}` : '(none)'}${flag ? `, expected ${flag}` : ''}`);
+      for (const m of this.members(service)) lines.push(`  ${m.pod} ${m.name} ${m.version} ${m.state}${m.inKeyspaceGroup ? '' : ' out-of-keyspace-group'}`);
+    }
+    if (this.pd.ms.defaultKeyspaceGroup !== undefined) lines.push(`default keyspace group: [${this.pd.ms.defaultKeyspaceGroup.join(', ')}]`);
+    return lines.join('\n');
+  }
+
+  // ---- the election ----
+
+  /** The entry the server's release writes (Go `json.Marshal` of its ServiceRegistryEntry). */
+  private register(proc: PdmsProcess): void {
+    const key = `${proc.service} ${proc.addr}`;
+    this.timers.cancel(this.registryExpiry.get(key));
+    this.registryExpiry.delete(key);
+    const v = proc.version;
+    const entry: Record<string, unknown> = {};
+    if (atLeast(v, 8, 3, 0)) entry.name = proc.registryName;
+    entry['service-addr'] = proc.addr;
+    if (atLeast(v, 8, 0, 0)) {
+      entry.version = v.text;
+      entry['git-hash'] = GIT_HASHES[v.text] ?? UNKNOWN_GIT_HASH;
+      // filepath.Dir(os.Executable()): the image's /pd-server.
+      entry['deploy-path'] = '/';
+      entry['start-timestamp'] = proc.startTimestamp;
+    }
+    this.pd.ms.put(proc.service, proc.addr, goJson(entry));
+    proc.registered = true;
+  }
+
+  /** `Deregister`: the key is deleted (unless a newer process of the Pod wrote it again). */
+  private deregister(proc: PdmsProcess): void {
+    if (!proc.registered) return;
+    proc.registered = false;
+    const again = [...this.procs.values()].some((p) => p !== proc && p.registered && p.service === proc.service && p.addr === proc.addr);
+    if (!again) this.pd.ms.delete(proc.service, proc.addr);
+  }
+
+  /** TSO: the server is a member of the default keyspace group as it sees it (itself alone until PD allocated it). */
+  private inGroup(p: PdmsProcess): boolean {
+    if (p.service !== 'tso') return true;
+    const group = this.pd.ms.defaultKeyspaceGroup;
+    return group === undefined || group.length === 0 || group.includes(p.addr);
+  }
+
+  private candidates(service: PdmsService): PdmsProcess[] {
+    return [...this.procs.values()].filter((p) => p.service === service && p.state === 'running' && this.inGroup(p));
+  }
+
+  /** With no primary key and someone to campaign, an election `electionMs` from now. */
+  private schedule(service: PdmsService): void {
+    const st = this.services[service];
+    if (st.primary !== undefined || st.election !== undefined || this.candidates(service).length === 0) return;
+    st.election = this.timers.after(this.o.electionMs, () => {
+      st.election = undefined;
+      this.elect(service);
+    });
+  }
+
+  /**
+   * `primaryElectionLoop`: members skip the campaign while the expected-primary flag names another
+   * (pkg/mcs/utils/expected_primary.go `GetExpectedPrimaryFlag`); of the others one wins the key.
+   */
+  private elect(service: PdmsService): void {
+    const st = this.services[service];
+    if (st.primary !== undefined) return;
+    let cands = this.candidates(service);
+    if (st.flag !== undefined) cands = cands.filter((p) => p.addr === st.flag!.addr);
+    if (cands.length === 0) return; // the flag's expiry, a start or a group change schedules again
+    const winner = cands[Math.floor(Math.random() * cands.length)];
+    st.primary = { proc: winner, dead: false };
+    // KeepExpectedPrimaryAlive: the new primary writes its own flag on its own lease.
+    this.timers.cancel(st.flag?.timer);
+    st.flag = undefined;
+    winner.leaseHeld = true;
+    this.pd.ms.setPrimary(service, winner.addr);
+    this.elections.push({ service, pod: winner.pod, name: winner.name, time: Date.now() });
+  }
+
+  private stepDown(service: PdmsService): void {
+    const st = this.services[service];
+    st.primary = undefined;
+    this.pd.ms.setPrimary(service, undefined);
+    this.schedule(service);
+  }
+
+  /** PD changed the default keyspace group: a TSO server left out quits the election (and loses its allocator, lease and all). */
+  private keyspaceGroupChanged(): void {
+    for (const p of this.procs.values()) if (p.service === 'tso' && !this.inGroup(p)) p.leaseHeld = false;
+    const primary = this.services.tso.primary;
+    if (primary !== undefined && !primary.dead && !this.inGroup(primary.proc)) this.stepDown('tso');
+    this.schedule('tso');
+  }
+
+  // ---- HTTP ----
+
+  private serve(proc: PdmsProcess, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const parsed = new URL(req.url ?? '/', 'http://pdms');
+        let path: string;
+        try {
+          path = decodeURIComponent(parsed.pathname);
+        } catch {
+          path = parsed.pathname;
+        }
+        const ms: MsRequest = { method: req.method ?? 'GET', path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+        const reply = await this.handle(proc, ms);
+        if (proc.state !== 'running') {
+          req.socket.destroy();
+          return;
+        }
+        const out = encodeReply(reply, req);
+        res.writeHead(out.status, out.headers);
+        res.end(out.body);
+      })();
+    });
+  }
+
+  /** One request on `proc`'s gin engine (recorded); a forwarded one comes with `redirectedFrom`. */
+  private async handle(proc: PdmsProcess, req: MsRequest, redirectedFrom?: string): Promise<MsReply> {
+    const reply = await this.route(proc, req);
+    this.requests.push({ pod: proc.pod, method: req.method, path: req.path, status: reply.status, time: Date.now(), ...(redirectedFrom ? { redirectedFrom } : {}) });
+    return reply;
+  }
+
+  private route(proc: PdmsProcess, req: MsRequest): MsReply | Promise<MsReply> {
+    const prefix = `/${proc.service}/api/v1`;
+    if (proc.service === 'tso' && req.path === `${prefix}/health` && req.method === 'GET') return this.health(proc);
+    if (req.path === `${prefix}/primary/transfer` && req.method === 'POST' && atLeast(proc.version, 8, 3, 0)) {
+      if (transferRedirected(proc.service, proc.version)) return this.redirect(proc, req, () => this.transfer(proc, req));
+      return this.transfer(proc, req);
+    }
+    this.unsimulated.push(`${proc.pod} ${req.method} ${req.path}`);
+    return NO_ROUTE;
+  }
+
+  /**
+   * pkg/utils/apiutil/multiservicesapi/middleware.go `ServiceRedirector` (v8.5.7): the primary (or a
+   * request with `Service-Allow-Direct-Handle`) handles it; a request already forwarded is refused
+   * (500 ErrRedirectToNotPrimary); without a known primary 503 ErrLeaderNil (a TSO server out of the
+   * default keyspace group knows none); otherwise the primary's answer, as a reverse proxy
+   * (pkg/utils/apiutil/apiutil.go `customReverseProxies`: headers but the encoding and length, status,
+   * body; a primary that does not answer is `http.Error` 500 ErrRedirect).
+   */
+  private async redirect(proc: PdmsProcess, req: MsRequest, next: () => MsReply): Promise<MsReply> {
+    const st = this.services[proc.service];
+    const serving = st.primary?.proc === proc && !st.primary.dead;
+    if (req.headers[ALLOW_DIRECT_HEADER] || serving) return next();
+    if (req.headers[REDIRECTOR_HEADER]) return ginJson(500, ERR_REDIRECT_TO_NOT_PRIMARY);
+    if (st.primary === undefined || !this.inGroup(proc)) return ginJson(503, ERR_LEADER_NIL);
+    const target = st.primary.proc;
+    if (st.primary.dead || target.state !== 'running') {
+      return { status: 500, headers: { 'content-type': HTTP_ERROR_TYPE, 'x-content-type-options': 'nosniff' }, body: `${ERR_REDIRECT}\n` };
+    }
+    return this.handle(target, { ...req, headers: { ...req.headers, [REDIRECTOR_HEADER]: proc.name } }, proc.pod);
+  }
+
+  /**
+   * `transferPrimary` (v8.5.7): `c.BindJSON` into map[string]string (a bad body: 400 with the decoder's
+   * error), then (TSO) the default keyspace group's allocator and its candidates (the group's members
+   * as this server sees them), then `TransferPrimary`:
+   * - no expected-primary lease on this server: "current lease is nil, please check leadership";
+   * - one registry entry: "no valid secondary to transfer primary, the only member is <name>";
+   * - candidates: entries named `new_primary`, or with it empty, any but this server's name; none:
+   *   "no valid secondary to transfer primary, from <this server> to <new_primary>";
+   * - one picked at random; this server's lease is revoked (a primary steps down: the primary key goes)
+   *   and the expected-primary flag names the pick (lease `DefaultLeaderLease`): a primary still in place
+   *   sees the flag change and steps down too, and only the pick campaigns until the flag expires.
+   * Errors are `AbortWithStatusJSON(500, err.Error())`; success `IndentedJSON(200, "success")`.
+   */
+  private transfer(proc: PdmsProcess, req: MsRequest): MsReply {
+    const input = bindJsonStringMap(req.body);
+    if ('error' in input) return { status: 400, headers: {}, body: input.error, sniffed: true };
+    const asked = input.value?.new_primary ?? '';
+    const service = proc.service;
+    const st = this.services[service];
+    if (service === 'tso' && !this.inGroup(proc)) return ginJson(500, ERR_NOT_SERVED);
+    if (!proc.leaseHeld) return ginJson(500, 'current lease is nil, please check leadership');
+    const entries = this.pd.ms
+      .entries(service)
+      .map((v) => decodeRegistryEntry(v))
+      .filter((e): e is Record<string, string | number> => e !== undefined);
+    if (entries.length === 1) return ginJson(500, `no valid secondary to transfer primary, the only member is ${entries[0].name}`);
+    const group = this.pd.ms.defaultKeyspaceGroup;
+    const memberMap = service !== 'tso' ? undefined : group === undefined || group.length === 0 ? [proc.addr] : group;
+    const candidates = entries.filter(
+      (e) => (memberMap === undefined || memberMap.includes(e['service-addr'] as string)) && (asked === '' ? e.name !== proc.name : e.name === asked),
+    );
+    if (candidates.length === 0) return ginJson(500, `no valid secondary to transfer primary, from ${proc.name} to ${asked}`);
+    const chosen = candidates[Math.floor(Math.random() * candidates.length)];
+    const toAddr = chosen['service-addr'] as string;
+    // lease.Close(): the primary's watch of its flag sees the DELETE and it steps down; a stale lease
+    // (a former primary's) revokes nothing, but the flag's PUT below has the same effect on the primary.
+    if (st.primary !== undefined && !st.primary.dead) this.stepDown(service);
+    this.timers.cancel(st.flag?.timer);
+    const flag: ServiceState['flag'] = { addr: toAddr };
+    flag.timer = this.timers.after(this.o.leaseMs, () => {
+      if (st.flag !== flag) return;
+      st.flag = undefined;
+      this.schedule(service);
+    });
+    st.flag = flag;
+    this.transfers.push({ service, pod: proc.pod, from: proc.name, to: chosen.name as string, toAddr, asked, time: Date.now() });
+    this.schedule(service);
+    return ginJson(200, 'success', true);
+  }
+
+  /**
+   * `GetHealth` (TSO, v8.5.7): the default keyspace group's allocator manager (its error as text when
+   * this server is out of the group), then 200 `"ok"` (IndentedJSON) while its member knows a primary
+   * (`IsLeaderElected`: the primary key exists, even a killed primary's), else 500 text.
+   */
+  private health(proc: PdmsProcess): MsReply {
+    if (!this.inGroup(proc)) return ginString(500, ERR_NOT_SERVED);
+    if (this.services.tso.primary !== undefined) return ginJson(200, 'ok', true);
+    return ginString(500, 'no leader elected');
+  }
+}
+
+/**
+ * gin `c.BindJSON(&map[string]string)` (binding/json.go `decodeJSON`): a `json.Decoder` reads the first
+ * value only (what follows it is ignored); an empty body is `EOF`, a cut one `unexpected EOF`, a
+ * syntax error the scanner's text; a value of another kind `json: cannot unmarshal <kind> into Go value
+ * of type ...`. `null` is a nil map.
+ */
+export function bindJsonStringMap(body: string): { value: Record<string, string> | null } | { error: string } {
+  if (/^[ \t\r\n]*$/.test(body)) return { error: 'EOF' };
+  let text = body;
+  const syntax = jsonSyntaxError(body);
+  if (syntax !== undefined) {
+    if (syntax.message === 'unexpected end of JSON input') return { error: 'unexpected EOF' };
+    if (!syntax.message.endsWith('after top-level value')) return { error: syntax.message };
+    text = Buffer.from(body, 'utf8').subarray(0, syntax.offset - 1).toString('utf8');
+  }
+  const v: unknown = JSON.parse(text);
+  if (v === null) return { value: null };
+  const kind = (x: unknown) => (Array.isArray(x) ? 'array' : x === null ? 'null' : typeof x === 'boolean' ? 'bool' : typeof x);
+  if (typeof v !== 'object' || Array.isArray(v)) return { error: `json: cannot unmarshal ${kind(v)} into Go value of type map[string]string` };
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (x !== null && typeof x !== 'string') return { error: `json: cannot unmarshal ${kind(x)} into Go value of type string` };
+    out[k] = x ?? '';
+  }
+  return { value: out };
+}
+
+/**
+ * What goes on the wire, through gin-contrib/gzip v0.0.1 (`shouldCompress`: the request accepts gzip,
+ * is no upgrade nor event stream, and the path's extension is not an image's). Go's net/http sniffs
+ * the content type of a body written without one: the plain texts here are `text/plain;
+ * charset=utf-8`, a gzip stream `application/x-gzip`. gin's no-route answer never gets written under
+ * the middleware: its deferred `gz.Close()` writes an empty stream first (gin.go `serveError` then
+ * sees the response written).
+ */
+function encodeReply(reply: MsReply, req: http.IncomingMessage): { status: number; headers: Record<string, string>; body: Buffer } {
+  const path = new URL(req.url ?? '/', 'http://pdms').pathname;
+  const slash = path.lastIndexOf('/');
+  const dot = path.lastIndexOf('.');
+  const ext = dot > slash ? path.slice(dot) : '';
+  const gzip =
+    (req.headers['accept-encoding'] ?? '').includes('gzip') &&
+    !(req.headers.connection ?? '').includes('Upgrade') &&
+    !(req.headers['content-type'] ?? '').includes('text/event-stream') &&
+    !['.png', '.gif', '.jpeg', '.jpg'].includes(ext);
+  if (!gzip) {
+    const headers = reply.sniffed ? { 'content-type': 'text/plain; charset=utf-8' } : reply.headers;
+    return { status: reply.status, headers, body: Buffer.from(reply.body, 'utf8') };
+  }
+  const body = gzipSync(Buffer.from(reply.noRoute ? '' : reply.body, 'utf8'));
+  const type = reply.sniffed || reply.noRoute ? { 'content-type': 'application/x-gzip' } : reply.headers;
+  return { status: reply.status, headers: { ...type, 'content-encoding': 'gzip', vary: 'Accept-Encoding' }, body };
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  return closed;
+}
