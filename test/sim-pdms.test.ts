@@ -11,6 +11,7 @@ import { PdSim, type PdSimOptions } from './sim/pd-api';
 import { MsRegistry, PdmsSim, bindJsonStringMap, decodeRegistryEntry, type PdmsService, type PdmsSimOptions } from './sim/pdms';
 import { World, simCluster } from './sim/world';
 import { render } from './support/render';
+import { PdClient, PdError, transferMsPrimary } from '../src/controller/pd-client';
 
 // ---- helpers ----
 
@@ -667,3 +668,43 @@ async function startDiscoveryFor(bootstrapPod: string): Promise<string> {
   );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
+
+// ---- the controller's client against these servers ----
+
+describe("the controller's PD micro-service client (src/controller/pd-client.ts)", () => {
+  test('reads the registry and the primary; an empty registry is no server; PD not in API mode is an error with its answer', async () => {
+    const pd = await startPd();
+    const client = new PdClient(pd.url);
+    expect(await client.msMembers('tso')).toEqual([]);
+    const sim = startPdms(pd);
+    await startServers(sim, ['demo-tso-0', 'demo-tso-1']);
+    const primary = await primaryOf(sim, 'tso');
+    expect(await client.msMembers('tso')).toEqual([
+      { name: 'demo-tso-0', serviceAddr: addr('demo-tso-0') },
+      { name: 'demo-tso-1', serviceAddr: addr('demo-tso-1') },
+    ]);
+    expect(await client.msPrimary('tso')).toBe(addr(primary));
+    const plain = await startPd({ microservices: false, clientPort: PORT + 1 });
+    const err = await new PdClient(plain.url).msMembers('tso').then(() => undefined, (e: PdError) => e);
+    expect(err).toBeInstanceOf(PdError);
+    expect({ status: err!.status, detail: err!.detail }).toEqual({ status: 404, detail: 'not support micro service' });
+  });
+
+  test('transfers the primary by name; a refusal is a PdError with the server answer; an empty name lets the primary choose', async () => {
+    const pd = await startPd();
+    const sim = startPdms(pd);
+    await startServers(sim, ['demo-scheduling-0', 'demo-scheduling-1']);
+    const primary = await primaryOf(sim, 'scheduling');
+    const other = primary === 'demo-scheduling-0' ? 'demo-scheduling-1' : 'demo-scheduling-0';
+    // Asked at the primary's own address, which is what PD's registry gives (the test's DNS has no names).
+    await transferMsPrimary(url(primary), 'scheduling', other);
+    await sim.waitFor(() => sim.primary('scheduling')?.pod === other, 2000, 'the new primary');
+    const refused = await transferMsPrimary(url(other), 'scheduling', 'no-such-server').then(() => undefined, (e: PdError) => e);
+    expect({ status: refused?.status, detail: refused?.detail }).toEqual({
+      status: 500,
+      detail: `no valid secondary to transfer primary, from ${other} to no-such-server`,
+    });
+    await transferMsPrimary(url(other), 'scheduling', '');
+    await sim.waitFor(() => sim.primary('scheduling')?.pod === primary, 2000, 'the primary chosen by the server');
+  });
+});
