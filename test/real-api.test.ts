@@ -140,6 +140,44 @@ describeReal('a rendered cluster on a real API server', () => {
     expect(w.tidb.upgradeOps[1].time).toBeGreaterThan(Math.max(...tidbStops));
   });
 
+  it('runs PD micro-services and upgrades TSO, then scheduling, then PD, each primary handing over before its restart', async () => {
+    const ms = (version: string) => ({
+      version,
+      pd: { replicas: 3, requests: { storage: '1Gi' }, mode: 'ms' },
+      pdms: [
+        { name: 'tso', replicas: 2 },
+        { name: 'scheduling', replicas: 2 },
+      ],
+    });
+    const w = await running(ms('v8.5.0'), 'client-side');
+    await w.waitFor(async () => (await w.settled('tso', 2)) && (await w.settled('scheduling', 2)), 60_000, 'the micro-services to come up');
+    await w.applyCluster(clusterIn(w.namespace, ms('v8.5.1')));
+    const image = (p: Obj, c: string) => p.spec.containers.find((x: Obj) => x.name === c).image;
+    const done = async () =>
+      (await allSettled(w)) &&
+      (await w.settled('tso', 2)) &&
+      (await w.settled('scheduling', 2)) &&
+      (await w.pods('pd')).every((p) => image(p, 'pd') === 'pingcap/pd:v8.5.1');
+    await w.waitFor(done, 180_000, 'the upgrade to finish');
+    expect(stopsOf(w, 'tso')).toEqual(['c-tso-1', 'c-tso-0']);
+    expect(stopsOf(w, 'scheduling')).toEqual(['c-scheduling-1', 'c-scheduling-0']);
+    expect(stopsOf(w, 'pd')).toEqual(['c-pd-2', 'c-pd-1', 'c-pd-0']);
+    const last = (c: string) => Math.max(...w.stops.filter((s) => s.component === c).map((s) => s.time));
+    const first = (c: string) => Math.min(...w.stops.filter((s) => s.component === c).map((s) => s.time));
+    expect(first('scheduling')).toBeGreaterThan(last('tso'));
+    expect(first('pd')).toBeGreaterThan(last('scheduling'));
+    expect(w.kubelet.maxDown('tso')).toBe(1);
+    expect(w.kubelet.maxDown('scheduling')).toBe(1);
+    // No server stopped while it was its service's primary.
+    const pdms = w.pdms!;
+    for (const stop of w.stops.filter((s) => s.component === 'tso' || s.component === 'scheduling')) {
+      const primary = pdms.elections.filter((e) => e.service === stop.component && e.time <= stop.time).at(-1)?.pod;
+      expect({ stop: stop.pod, primary }).not.toEqual({ stop: stop.pod, primary: stop.pod });
+    }
+    expect(pdms.transfers.length).toBeGreaterThanOrEqual(2);
+    expect(w.pd.stopsWhileLeader).toEqual([]);
+  });
+
   it('leaves replicas and partition alone when Git is re-applied mid-rollout, client-side and server-side', async () => {
     const w = await running();
     // Hold TiDB's rollout at its first step: a Pod at the new revision stays not Ready until released.

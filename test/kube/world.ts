@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { ControllerProcess, FAST_CONTROLLER_ARGS, freePort, isSettled, spawnController } from '../sim/controller-process';
 import { Hosts } from '../sim/hosts';
 import { PdSim, type PdSimOptions } from '../sim/pd-api';
+import { PdmsSim } from '../sim/pdms';
 import { Processes } from '../sim/processes';
 import { TidbSim } from '../sim/tidb';
 import { TikvSim } from '../sim/tikv';
@@ -60,6 +61,8 @@ export class RealWorld {
   readonly tidb = new TidbSim();
   /** TiKV's own ports in each TiKV Pod (`/metrics`, log backup's FlushNow). */
   readonly tikv: TikvSim;
+  /** The TSO and scheduling servers, when the cluster has PD micro-services (PD then runs in API mode). */
+  readonly pdms?: PdmsSim;
   objects: Obj[];
   /** Where PD Pods ask discovery: the controller's port (`startController`), or a stand-in's before it runs. */
   discoveryPort = 0;
@@ -77,7 +80,12 @@ export class RealWorld {
     this.name = opts.cluster.metadata.name;
     this.objects = opts.render(opts.cluster);
     this.tikv = new TikvSim(pd, { metricsRefreshMs: 100 });
-    this.processes = new Processes(this.name, this.namespace, { pd, tidb: this.tidb, tikv: this.tikv }, hosts);
+    const microservices = this.objects.some((o) => o.kind === 'StatefulSet' && ['tso', 'scheduling'].includes(o.metadata.labels?.['app.kubernetes.io/component']));
+    if (microservices) {
+      pd.microservices = true;
+      this.pdms = new PdmsSim(pd, { cluster: this.name, namespace: this.namespace });
+    }
+    this.processes = new Processes(this.name, this.namespace, { pd, tidb: this.tidb, tikv: this.tikv, pdms: this.pdms }, hosts);
     this.stops = this.processes.stops;
   }
 
@@ -263,5 +271,6 @@ export class RealWorld {
     await this.pd.close();
     await this.tidb.close();
     await this.tikv.close();
+    await this.pdms?.close();
   }
 }
