@@ -14,7 +14,7 @@ import type { Pod, StatefulSet } from '../src/controller/model';
 import { podOfMsMember } from '../src/controller/pdms';
 import { cluster, container, env, find, render, renderErrors, tomlOf, type Obj } from './support/render';
 import { CLUSTER } from './support/plan-fixtures';
-import { expectShellLintClean, ScriptSandbox, type RunOptions } from './support/sandbox';
+import { BASE_CONTEXT, expectShellLintClean, ScriptSandbox, type RunOptions } from './support/sandbox';
 
 const PDMS = [
   { name: 'tso', replicas: 2 },
@@ -174,16 +174,7 @@ describe('PD micro-service settings', () => {
 
 describe('PD micro-service start script', () => {
   const ctx = (o: Partial<PdmsScriptContext> = {}): PdmsScriptContext => ({
-    clusterName: 'demo',
-    namespace: 'ns',
-    clusterDomain: '',
-    scheme: 'http',
-    acrossK8s: false,
-    version: 'v1',
-    featureFlags: NO_FEATURE_FLAGS,
-    pdAddresses: [],
-    discoveryMtls: false,
-    preferIPv6: false,
+    ...BASE_CONTEXT,
     service: 'tso',
     withName: true,
     startTimeout: 30,

@@ -55,6 +55,19 @@ const PD_IPS = ['127.0.7.1', '127.0.7.2', '127.0.7.3'];
 const GIN_JSON = 'application/json; charset=utf-8';
 const TEXT = 'text/plain; charset=utf-8';
 
+/** Listens on a free loopback port until the test ends; the base URL. */
+async function listenForTest(server: http.Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 /** A discovery service like the operator's: the first PD pod bootstraps, the others join the members PD lists. */
 async function startDiscovery(pd: PdSim): Promise<string> {
   const server = http.createServer((req, res) => {
@@ -70,15 +83,7 @@ async function startDiscovery(pd: PdSim): Promise<string> {
       res.writeHead(200).end(`--join=${urls.join(',')}\n`);
     })();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listenForTest(server);
 }
 
 /** PD (in API mode unless told otherwise) with `members` running members, each on its own IP. */
@@ -658,15 +663,7 @@ async function startDiscoveryFor(bootstrapPod: string): Promise<string> {
     if (pod === bootstrapPod) res.writeHead(200).end(`--initial-cluster=${pod}=http://${peerHost}:2380\n`);
     else res.writeHead(500).end('one PD member only');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listenForTest(server);
 }
 
 // ---- the controller's client against these servers ----

@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import type { Container, Service, VolumeMount } from '../../imports/k8s';
-import type { ResolvedCluster, ResolvedPD } from '../tidbcluster/resolve';
+import type { ResolvedCluster, ResolvedPD, ResolvedService } from '../tidbcluster/resolve';
 import { LABEL, names, PORT, selectorLabels } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
@@ -52,12 +52,16 @@ export class PdComponent extends Construct {
 }
 
 export function pdService(cluster: ResolvedCluster, pd: ResolvedPD): Service {
-  const svc = pd.service;
-  const selector = selectorLabels(cluster.instance, 'pd');
+  return pdClientService(cluster, 'pd', pd.service);
+}
+
+/** The client Service (2379) of PD or one of its micro-services, which the operator builds alike. */
+export function pdClientService(cluster: ResolvedCluster, kind: 'pd' | 'tso' | 'scheduling', svc: ResolvedService): Service {
+  const selector = selectorLabels(cluster.instance, kind);
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: namespaced(cluster, names.service(cluster.name, 'pd'), { ...svc.labels, ...selector, [LABEL.usedBy]: 'end-user' }, svc.annotations),
+    metadata: namespaced(cluster, names.service(cluster.name, kind), { ...svc.labels, ...selector, [LABEL.usedBy]: 'end-user' }, svc.annotations),
     spec: {
       type: svc.type,
       ...(svc.clusterIP && { clusterIP: svc.clusterIP }),
@@ -69,8 +73,9 @@ export function pdService(cluster: ResolvedCluster, pd: ResolvedPD): Service {
   };
 }
 
-export function pdPeerService(cluster: ResolvedCluster): Service {
-  return peerService(cluster, 'pd', [
+/** The headless Service of PD, or of a micro-service (whose servers listen on 2379 only: the operator names both ports all the same). */
+export function pdPeerService(cluster: ResolvedCluster, kind: 'pd' | 'tso' | 'scheduling' = 'pd'): Service {
+  return peerService(cluster, kind, [
     { name: `tcp-peer-${PORT.pdPeer}`, port: PORT.pdPeer, targetPort: PORT.pdPeer, protocol: 'TCP' },
     { name: `tcp-peer-${PORT.pdClient}`, port: PORT.pdClient, targetPort: PORT.pdClient, protocol: 'TCP' },
   ]);

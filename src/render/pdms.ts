@@ -1,8 +1,8 @@
 import { Construct } from 'constructs';
-import type { Container, Service, VolumeMount } from '../../imports/k8s';
+import type { Container, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedPdms } from '../tidbcluster/resolve';
 import { imageVersionAtLeast } from '../tidbcluster/version';
-import { LABEL, names, PORT, selectorLabels } from '../tidbcluster/names';
+import { names, PORT } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
@@ -13,7 +13,6 @@ import {
   hasResources,
   mergeContainers,
   mergeEnv,
-  namespaced,
   podAnnotations,
   statefulSet,
   storageVolumeClaims,
@@ -23,7 +22,7 @@ import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
 import { pdmsStartScript } from './scripts';
 import { pdmsScriptContext } from './script-context';
-import { dualStack, peerService } from './service';
+import { pdClientService, pdPeerService } from './pd';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
 
 /** The first pd-server release that takes `--name` for its micro-services (tikv/pd#8157). */
@@ -50,36 +49,10 @@ export class PdmsComponent extends Construct {
       'startup-script': pdmsStartScript(pdmsScriptContext(cluster, pdms, imageVersionAtLeast(pdms.image, PDMS_NAME_SINCE) === true)),
     });
     kubeObject(this, 'config', configMap);
-    kubeObject(this, 'service', pdmsService(cluster, pdms));
-    kubeObject(this, 'peer', pdmsPeerService(cluster, pdms));
+    kubeObject(this, 'service', pdClientService(cluster, pdms.kind, pdms.service));
+    kubeObject(this, 'peer', pdPeerService(cluster, pdms.kind));
     kubeObject(this, 'statefulset', pdmsStatefulSet(cluster, pdms, configMap.metadata!.name!));
   }
-}
-
-export function pdmsService(cluster: ResolvedCluster, pdms: ResolvedPdms): Service {
-  const svc = pdms.service;
-  const selector = selectorLabels(cluster.instance, pdms.kind);
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: namespaced(cluster, names.service(cluster.name, pdms.kind), { ...svc.labels, ...selector, [LABEL.usedBy]: 'end-user' }, svc.annotations),
-    spec: {
-      type: svc.type,
-      ...(svc.clusterIP && { clusterIP: svc.clusterIP }),
-      ...(svc.loadBalancerIP && { loadBalancerIP: svc.loadBalancerIP }),
-      ports: [{ name: svc.portName, port: PORT.pdClient, targetPort: PORT.pdClient, protocol: 'TCP' }],
-      selector,
-      ...dualStack(cluster),
-    },
-  };
-}
-
-/** The operator names both ports `tcp-peer-*`, though the micro-services listen on 2379 only. */
-export function pdmsPeerService(cluster: ResolvedCluster, pdms: ResolvedPdms): Service {
-  return peerService(cluster, pdms.kind, [
-    { name: `tcp-peer-${PORT.pdPeer}`, port: PORT.pdPeer, targetPort: PORT.pdPeer, protocol: 'TCP' },
-    { name: `tcp-peer-${PORT.pdClient}`, port: PORT.pdClient, targetPort: PORT.pdClient, protocol: 'TCP' },
-  ]);
 }
 
 /** PD's cluster certificate (the operator reuses PD's Secret), and the cluster client one if asked. */
