@@ -165,6 +165,13 @@ describe('PD micro-service settings', () => {
     expect(main(objects, 'tso').volumeMounts.slice(3).map((m: Obj) => m.mountPath)).toEqual(['/var/log/tso', '/x']);
   });
 
+  test('without a namespace: one problem at metadata.namespace, whichever script version', () => {
+    for (const startScriptVersion of ['v1', 'v2']) {
+      const errors = renderErrors(msCluster({ startScriptVersion }, { namespace: undefined }));
+      expect(errors.split('\n').filter((l) => l.includes('metadata.namespace'))).toHaveLength(1);
+    }
+  });
+
   test('a cluster name must leave room for <cluster>-scheduling in the revision label', () => {
     const name = 'a'.repeat(42);
     expect(renderErrors(msCluster({}, { name }))).toContain('metadata.name');

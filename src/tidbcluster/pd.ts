@@ -43,6 +43,6 @@ export function resolvePD(ctx: Ctx): ResolvedPD {
 }
 
 /** The deprecated `spec.services` entry knows NodePort and LoadBalancer; anything else is ClusterIP. */
-function legacyServiceType(type: string | undefined): string {
+export function legacyServiceType(type: string | undefined): string {
   return type === 'NodePort' || type === 'LoadBalancer' ? type : 'ClusterIP';
 }

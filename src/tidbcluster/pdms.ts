@@ -5,6 +5,7 @@
  */
 import { DEFAULTS } from './defaults';
 import { resolveComponent, resolveImage, resolveService, type Ctx, type ResolvedComponent, type ResolvedService } from './component';
+import { legacyServiceType } from './pd';
 import type { PDMSSpec } from './types';
 
 /** The PD micro-services tidb-operator v1 knows, in the order it reconciles them. */
@@ -13,8 +14,6 @@ export type PdmsService = (typeof PDMS_SERVICES)[number];
 
 export interface ResolvedPdms extends ResolvedComponent {
   readonly kind: PdmsService;
-  /** Where the entry sits in the TidbCluster (`spec.pdms[0]`), for messages. */
-  readonly path: string;
   readonly service: ResolvedService;
   /** Mount `<cluster>-cluster-client-secret` (only with tlsCluster). */
   readonly mountClusterClientSecret: boolean;
@@ -57,7 +56,8 @@ export function resolvePdms(ctx: Ctx): Partial<Record<PdmsService, ResolvedPdms>
   if (mode !== 'ms') {
     ctx.issues.push({ path: 'spec.pd.mode', message: `expected "ms" with spec.pdms set (PD must run as the micro-services' API server), got ${JSON.stringify(mode)}` });
   }
-  if (!ctx.namespace) {
+  // (With start script v2 the resolver says so already.)
+  if (!ctx.namespace && spec.startScriptVersion !== 'v2') {
     ctx.issues.push({ path: 'metadata.namespace', message: 'required with spec.pdms, whose start scripts name the namespace; set it here or pass --namespace' });
   }
   const out: Partial<Record<PdmsService, ResolvedPdms>> = {};
@@ -88,11 +88,10 @@ function resolveOne(ctx: Ctx, entry: PDMSSpec, path: string): ResolvedPdms {
   return {
     ...base,
     kind,
-    path,
     image,
     // The operator sets the micro-services' account from the entry alone, not from spec.serviceAccount.
     pod: { ...base.pod, serviceAccountName: entry.serviceAccount },
-    service: resolveService(entry.service, DEFAULTS.pdServicePortName, entry.service?.type ?? (legacyType === 'NodePort' || legacyType === 'LoadBalancer' ? legacyType : 'ClusterIP')),
+    service: resolveService(entry.service, DEFAULTS.pdServicePortName, entry.service?.type ?? legacyServiceType(legacyType)),
     mountClusterClientSecret: entry.mountClusterClientSecret ?? false,
   };
 }
