@@ -1,6 +1,7 @@
 export { TidbClusterChart, type TidbClusterChartProps } from './chart';
 export { DiscoveryComponent, type DiscoveryComponentProps } from './render/discovery';
 export { PdComponent, type PdComponentProps } from './render/pd';
+export { PdmsComponent, type PdmsComponentProps } from './render/pdms';
 export { TikvComponent, type TikvComponentProps } from './render/tikv';
 export { TidbComponent, type TidbComponentProps } from './render/tidb';
 export { TiFlashComponent, type TiFlashComponentProps } from './render/tiflash';

@@ -5,9 +5,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from 'cdk8s';
+import { App, Chart } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
-import { ApiRefusalError, SpecError, TidbClusterChart } from '../src';
+import { ApiRefusalError, checkTidbCluster, PdComponent, PdmsComponent, SpecError, TidbClusterChart } from '../src';
 import type { TidbCluster } from '../src';
 
 const cluster = (name: string, extra: Record<string, unknown> = {}): TidbCluster =>
@@ -64,4 +64,28 @@ test('a chart the API server would refuse stops app.synth() before any file is w
   expect(error).toBeInstanceOf(ApiRefusalError);
   expect((error as Error).message).toContain('StatefulSet second-tidb: spec.template.metadata.annotations: annotations take 293.0 KiB together');
   expect(existsSync(outdir) ? readdirSync(outdir) : []).toEqual([]);
+});
+
+test('the component constructs compose a chart of their own: PD and one micro-service', () => {
+  const app = new App({ outdir });
+  const resolved = checkTidbCluster({
+    apiVersion: 'pingcap.com/v1alpha1',
+    kind: 'TidbCluster',
+    metadata: { name: 'own', namespace: 'db' },
+    spec: { version: 'v8.5.7', pd: { replicas: 3, mode: 'ms', requests: { storage: '1Gi' } }, pdms: [{ name: 'tso', replicas: 2 }] },
+  } as TidbCluster);
+  const chart = new Chart(app, 'own', { disableResourceNameHashes: true });
+  new PdComponent(chart, 'pd', { cluster: resolved });
+  new PdmsComponent(chart, 'tso', { cluster: resolved, pdms: resolved.tso! });
+  const objects = chart.toJson() as { kind: string; metadata: { name: string } }[];
+  expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+    'ConfigMap/own-pd',
+    'ConfigMap/own-tso',
+    'Service/own-pd',
+    'Service/own-pd-peer',
+    'Service/own-tso',
+    'Service/own-tso-peer',
+    'StatefulSet/own-pd',
+    'StatefulSet/own-tso',
+  ]);
 });
