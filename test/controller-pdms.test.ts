@@ -136,13 +136,15 @@ describe('PD micro-services under the controller', () => {
     expect(w.pdms!.primary('tso')?.pod).toBe('c-tso-0');
   });
 
-  it('scales TSO out and in one Pod at a time; PD keeps only the running servers registered', async () => {
+  it('scales TSO out and in one Pod at a time, a primary handing over before its Pod goes; PD keeps only the running servers registered', async () => {
     const w = await running(MS('v8.5.0'));
     await w.applyCluster(simCluster(MS('v8.5.0', 3)));
     await w.waitFor(() => w.settled('tso', 3) && w.pdms!.members('tso').filter((m) => m.state === 'running').length === 3, 30_000, 'TSO to scale out');
     await w.applyCluster(simCluster(MS('v8.5.0', 1)));
     await w.waitFor(() => w.settled('tso', 1), 30_000, 'TSO to scale in');
     expect(stopsOf(w, 'tso').map((s) => s.pod)).toEqual(['c-tso-2', 'c-tso-1']);
+    // A primary among the removed handed over first.
+    for (const s of stopsOf(w, 'tso')) expect({ stop: s.pod, primary: primaryAt(w, 'tso', s.time) }).not.toEqual({ stop: s.pod, primary: s.pod });
     await w.waitFor(() => (w.status()?.components.tso?.servers as unknown[] | undefined)?.length === 1, 10_000, 'the status to list one TSO server');
   });
 });

@@ -281,6 +281,7 @@ function tsoPod(ord: number, revision: string, version = 'v8.5.6', ready = true)
 }
 
 const member = (ord: number, name = `demo-tso-${ord}`) => ({ name, serviceAddr: `http://demo-tso-${ord}.demo-tso-peer.ns.svc:2379` });
+const members3 = () => ({ members: [member(0), member(1), member(2)] });
 
 function tsoPlan(pods: Pod[], ms: MsState, partition = 3): ComponentPlan {
   const input: PlanInput = {
@@ -346,6 +347,23 @@ describe('TSO and scheduling upgrades (pd_ms_upgrader.go)', () => {
     const p = tsoPlan(old3(), { error: 'GET http://demo-pd:2379/pd/api/v2/ms/members/tso: HTTP 404 not support micro service' });
     expect(p.action).toBeUndefined();
     expect(p.reason).toContain('not support micro service');
+  });
+
+  test('scale-in: a primary hands over before its Pod goes; another Pod goes at once', () => {
+    const pods = [tsoPod(0, UPDATE, 'v8.5.7'), tsoPod(1, UPDATE, 'v8.5.7'), tsoPod(2, UPDATE, 'v8.5.7')];
+    const scaleIn = (primary: number) => {
+      const sts = { ...tsoSts(3, 3), metadata: { ...tsoSts(3, 3).metadata, annotations: { [ANNOTATION.replicas]: '2' } } } as StatefulSet;
+      sts.status = { ...sts.status!, currentRevision: UPDATE };
+      const input: PlanInput = {
+        cluster: { ...CLUSTER, name: 'demo', components: ['tso'] },
+        components: [{ kind: 'tso', sts, pods }],
+        pd: { members: [], leader: undefined, stores: [], evicting: new Set(), ms: { tso: { ...members3(), primary: member(primary).serviceAddr } } },
+        now: NOW,
+      };
+      return plan(input).find((p) => p.kind === 'tso')!;
+    };
+    expect(scaleIn(2).action).toEqual({ type: 'transfer-primary', service: 'tso', pod: 'demo-tso-2', primary: member(2).serviceAddr, to: 'demo-tso-0' });
+    expect(scaleIn(1).action).toEqual({ type: 'apply', replicas: 2, partition: 2 });
   });
 
   test('order: scheduling waits for TSO, PD for both', () => {

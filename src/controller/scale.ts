@@ -7,6 +7,7 @@
  */
 import { names, type ComponentKind } from '../tidbcluster/names';
 import { isReady, ordinalOf, parseDuration, toMillis, type ComponentSettings, type Pod } from './model';
+import { prepareMs } from './pdms';
 import {
   act,
   DEFAULT_PLAN_OPTIONS,
@@ -122,6 +123,10 @@ function retire(input: PlanInput, c: ComponentState, settings: ComponentSettings
     case 'ticdc':
     case 'pump':
       return retireNode(input, c, settings, pod, podName);
+    case 'tso':
+    case 'scheduling':
+      // A primary hands over before its Pod goes, as before a restart.
+      return pod ? prepareMs(input, { ...c, kind: c.kind }, pod) : OK;
     default:
       return OK;
   }
