@@ -36,7 +36,7 @@ export interface PdStore {
 
 /** A PD micro-service server as PD's registry lists it (`/pd/api/v2/ms/members/{service}`). */
 export interface MsMember {
-  /** Its `--name` (the Pod name from v8.3.0; `<service>-<hostname>` before). */
+  /** Its `--name` (the Pod name, as rendered from v8.3.0); "" for servers before v8.3.0, which register none. */
   readonly name: string;
   /** Its advertise-listen-addr, a URL such as `http://c-tso-0.c-tso-peer.ns.svc:2379`. */
   readonly serviceAddr: string;

@@ -240,7 +240,7 @@ export interface PdmsScriptContext extends ScriptContext {
   readonly service: 'tso' | 'scheduling';
   /**
    * Pass `--name=<pod>` (the FQDN with a cluster domain): pd-server takes it from v8.3.0, and the
-   * primary transfer names the new primary by it. Older servers name themselves `<service>-<hostname>`.
+   * primary transfer names the new primary by it. Older servers take no such flag (they exit on it).
    * @default false
    */
   readonly withName: boolean;
