@@ -131,7 +131,12 @@ export function unsupportedFields(doc: { spec?: Record<string, unknown> }): Sche
   const spec = doc.spec;
   if (!spec || typeof spec !== 'object') return issues;
   checkObject('spec', spec, issues);
-  if (Array.isArray(spec.pdms)) spec.pdms.forEach((entry, i) => checkPdmsEntry(`spec.pdms[${i}]`, entry, issues));
+  // Each micro-service of the list by the same rules, reported at its list path (`spec.pdms[0].startTimeout`).
+  if (Array.isArray(spec.pdms)) {
+    spec.pdms.forEach((entry, i) => {
+      if (entry && typeof entry === 'object') checkObject('spec.pdms[]', entry as Record<string, unknown>, issues, `spec.pdms[${i}]`);
+    });
+  }
   for (const path of Object.keys(SUPPORTED)) {
     const value = path === 'spec' ? undefined : spec[path.slice('spec.'.length)];
     if (value && typeof value === 'object') checkObject(path, value as Record<string, unknown>, issues);
@@ -148,37 +153,23 @@ export function unsupportedFields(doc: { spec?: Record<string, unknown> }): Sche
   return issues;
 }
 
-/** One micro-service of the list: the same rules as a component, at its list path (`spec.pdms[0].startTimeout`). */
-function checkPdmsEntry(path: string, entry: unknown, issues: SchemaIssue[]): void {
-  if (!entry || typeof entry !== 'object') return;
-  const obj = entry as Record<string, unknown>;
+/** The fields of `obj` against the rules of `rule` (a key of SUPPORTED), reported at `at`. */
+function checkObject(rule: string, obj: Record<string, unknown>, issues: SchemaIssue[], at = rule): void {
+  const allowed = SUPPORTED[rule];
   for (const [key, value] of Object.entries(obj)) {
-    const rule = `spec.pdms[].${key}`;
-    const reason = refusalReason(rule);
-    if (rule in OFF_VALUES) {
-      if (!OFF_VALUES[rule].some((off) => isDeepStrictEqual(off, value))) issues.push({ path: `${path}.${key}`, message: `not supported yet: ${reason ?? 'only its default (off) value is accepted for now'}` });
-    } else if (!SUPPORTED['spec.pdms[]'].includes(key) || (key === 'image' && obj.baseImage !== '')) {
-      issues.push({ path: `${path}.${key}`, message: `not supported yet: ${reason ?? 'remove it, or render this cluster another way until it is'}` });
-    }
-  }
-}
-
-function checkObject(path: string, obj: Record<string, unknown>, issues: SchemaIssue[]): void {
-  const allowed = SUPPORTED[path];
-  for (const [key, value] of Object.entries(obj)) {
-    const full = `${path}.${key}`;
+    const full = `${rule}.${key}`;
     if (full in OFF_VALUES) {
-      checkOff(full, value, issues);
+      checkOff(full, value, issues, `${at}.${key}`);
     } else if (!allowed.includes(key) || (key === 'image' && allowed.includes('baseImage') && obj.baseImage !== '')) {
       // A component's `image` only counts where baseImage is explicitly empty; otherwise the CRD default wins over it.
-      issues.push({ path: full, message: `not supported yet: ${refusalReason(full) ?? 'remove it, or render this cluster another way until it is'}` });
+      issues.push({ path: `${at}.${key}`, message: `not supported yet: ${refusalReason(full) ?? 'remove it, or render this cluster another way until it is'}` });
     }
   }
 }
 
-function checkOff(path: string, value: unknown, issues: SchemaIssue[]): void {
-  if (OFF_VALUES[path].some((off) => isDeepStrictEqual(off, value))) return;
-  issues.push({ path, message: `not supported yet: ${refusalReason(path) ?? 'only its default (off) value is accepted for now'}` });
+function checkOff(rule: string, value: unknown, issues: SchemaIssue[], at = rule): void {
+  if (OFF_VALUES[rule].some((off) => isDeepStrictEqual(off, value))) return;
+  issues.push({ path: at, message: `not supported yet: ${refusalReason(rule) ?? 'only its default (off) value is accepted for now'}` });
 }
 
 function getPath(root: unknown, path: string): unknown {

@@ -19,15 +19,8 @@ export function pdDashboardUsesTidbTls(cluster: ResolvedCluster, pd: ResolvedPD)
 }
 
 export function pdConfig(cluster: ResolvedCluster, pd: ResolvedPD): string {
-  const overlay: TomlTable = {};
+  const overlay: TomlTable = pdTlsOverlay(cluster);
   const dashboard: TomlTable = {};
-  if (cluster.tlsCluster) {
-    overlay.security = {
-      'cacert-path': tlsFile(TLS_DIR.pd, 'ca'),
-      'cert-path': tlsFile(TLS_DIR.pd, 'cert'),
-      'key-path': tlsFile(TLS_DIR.pd, 'key'),
-    };
-  }
   if (pdDashboardUsesTidbTls(cluster, pd)) {
     if (!cluster.sqlTls!.skipInternalClientCA) dashboard['tidb-cacert-path'] = tlsFile(TLS_DIR.tidbClient, 'ca');
     dashboard['tidb-cert-path'] = tlsFile(TLS_DIR.tidbClient, 'cert');
@@ -40,9 +33,13 @@ export function pdConfig(cluster: ResolvedCluster, pd: ResolvedPD): string {
 
 /** A PD micro-service's config: the user's, with PD's cluster certificate when TLS is on (the operator reuses PD's). */
 export function pdmsConfig(cluster: ResolvedCluster, pdms: ResolvedPdms): string {
-  if (!cluster.tlsCluster) return encodeToml(pdms.config);
-  const security = { 'cacert-path': tlsFile(TLS_DIR.pd, 'ca'), 'cert-path': tlsFile(TLS_DIR.pd, 'cert'), 'key-path': tlsFile(TLS_DIR.pd, 'key') };
-  return encodeToml(mergeTables(pdms.config, { security }));
+  return encodeToml(mergeTables(pdms.config, pdTlsOverlay(cluster)));
+}
+
+/** PD's cluster certificate in `security`, with TLS on; PD and its micro-services read it alike. */
+function pdTlsOverlay(cluster: ResolvedCluster): TomlTable {
+  if (!cluster.tlsCluster) return {};
+  return { security: { 'cacert-path': tlsFile(TLS_DIR.pd, 'ca'), 'cert-path': tlsFile(TLS_DIR.pd, 'cert'), 'key-path': tlsFile(TLS_DIR.pd, 'key') } };
 }
 
 /** TiKV durations given as digit strings are written as bare integers, as the operator does. */

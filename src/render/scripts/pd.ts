@@ -57,7 +57,7 @@ function pdV1(ctx: PdScriptContext): string {
     dnsWait,
     argsLines(pdFlags(ctx, '${domain}', '${POD_NAME}')),
     joinOrDiscover('${domain}', '${discovery_url}'),
-    startServer(),
+    startPdServer(),
   ]);
 }
 
@@ -83,7 +83,7 @@ function pdV2(ctx: PdScriptContext): string {
     dnsWaitV2(ctx),
     argsLines(lines(ctx.microserviceMode && 'services api', pdFlags(ctx, '${PD_DOMAIN}', '${PD_POD_NAME}'))),
     join,
-    startServer(),
+    startPdServer(),
   ]);
 }
 
@@ -119,11 +119,16 @@ function dnsWaitV2(ctx: PdScriptContext): string[] {
   const flags = ctx.featureFlags;
   if (flags.noWaitDns) return [];
   const ipMatch = flags.waitForDnsNameIpMatch || ctx.microserviceMode === true;
+  return pdDomainWait(ctx, ipMatch, 'Peers reach this member');
+}
+
+/**
+ * The wait on `$PD_DOMAIN` of PD's v2 script and of its micro-services' script: dig until it
+ * resolves, or (`ipMatch`) until it resolves to this pod, after `initWaitTime`. `who` says why.
+ */
+export function pdDomainWait(ctx: Pick<PdScriptContext, 'startTimeout' | 'initWaitTime'>, ipMatch: boolean, who: string): string[] {
   if (!ipMatch) {
-    return lines(
-      '# Peers reach this member by its DNS name: wait until it resolves.',
-      waitLoop(ctx.startTimeout, TIMEOUT_MESSAGE, digCheck('PD_DOMAIN')),
-    );
+    return lines(`# ${who} by its DNS name: wait until it resolves.`, waitLoop(ctx.startTimeout, TIMEOUT_MESSAGE, digCheck('PD_DOMAIN')));
   }
   return lines(
     '# WaitForDnsNameIpMatch: wait until the DNS name resolves to this pod, not to a previous one.',
@@ -154,7 +159,7 @@ function joinOrDiscover(domain: string, discoveryAddr: string): string[] {
   ];
 }
 
-/** A random delay spreads the members' starts, as the operator's script does. */
-function startServer(): string[] {
+/** A random delay spreads the members' starts, as the operator's script does (its micro-services' too). */
+export function startPdServer(): string[] {
   return lines('echo "starting pd-server ..."', 'sleep "$(random_below 10)"', execServer('/pd-server'));
 }

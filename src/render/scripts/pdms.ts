@@ -7,12 +7,9 @@
 import { PORT, names } from '../../tidbcluster/names';
 import {
   argsLines,
-  digCheck,
   discoveryHelpers,
   domainSuffix,
-  execServer,
   header,
-  ipMatchCheck,
   lines,
   pdClientEndpoints,
   podNameLine,
@@ -20,9 +17,9 @@ import {
   randomHelper,
   renderScript,
   verifyPdEndpoints,
-  waitLoop,
 } from './common';
 import { TLS_DIR } from '../tls';
+import { pdDomainWait, startPdServer } from './pd';
 import { type PdmsScriptContext, assertValid, pdmsContextErrors } from './context';
 
 /** Renders the start script of one PD micro-service. */
@@ -45,7 +42,8 @@ export function pdmsStartScript(context: PdmsScriptContext): string {
     header(`pd-server services ${ctx.service}`, 'v2'),
     lines(randomHelper(), across && discoveryHelpers(ctx, TLS_DIR.pd)),
     [...podNameLine('PDMS_POD_NAME'), `PD_DOMAIN=${domain}`],
-    dnsWait(ctx),
+    // Unlike PD's, this wait is never skipped: the operator's script has no NoWaitDNS for the micro-services.
+    pdDomainWait(ctx, ctx.featureFlags.waitForDnsNameIpMatch, 'Clients reach this server'),
     across && verifyPdEndpoints(`${s}://${pdService}`, `${names.discovery(ctx.clusterName)}.${namespace}:${PORT.discovery}`, true),
     argsLines(
       lines(
@@ -57,25 +55,6 @@ export function pdmsStartScript(context: PdmsScriptContext): string {
         '--config=/etc/pd/pd.toml',
       ),
     ),
-    lines('echo "starting pd-server ..."', 'sleep "$(random_below 10)"', execServer('/pd-server')),
+    startPdServer(),
   ]);
-}
-
-/**
- * Clients reach the server by its DNS name: wait until it resolves, or until it resolves to this pod
- * with WaitForDnsNameIpMatch. Unlike PD's, this wait is never skipped (the operator's script has no
- * NoWaitDNS for the micro-services).
- */
-function dnsWait(ctx: PdmsScriptContext): string[] {
-  if (!ctx.featureFlags.waitForDnsNameIpMatch) {
-    return lines(
-      '# Clients reach this server by its DNS name: wait until it resolves.',
-      waitLoop(ctx.startTimeout, 'waiting for pd cluster ready timeout', digCheck('PD_DOMAIN')),
-    );
-  }
-  return lines(
-    '# WaitForDnsNameIpMatch: wait until the DNS name resolves to this pod, not to a previous one.',
-    ctx.initWaitTime > 0 && ['# spec.pd.initWaitTime: let a stale record expire first.', `sleep ${ctx.initWaitTime}`],
-    waitLoop(ctx.startTimeout, 'waiting for cluster ready timeout', ipMatchCheck('PD_DOMAIN', 'dig')),
-  );
 }
