@@ -10,7 +10,7 @@ import { NO_FEATURE_FLAGS, type PdmsScriptContext } from '../src/render/scripts/
 import { ANNOTATION, selectorLabels } from '../src/tidbcluster/names';
 import { BLOCKED_BY, plan, type ComponentPlan } from '../src/controller/plan';
 import type { MsState, PlanInput } from '../src/controller/steps';
-import type { Pod, StatefulSet } from '../src/controller/model';
+import { versionAtLeast, type Pod, type StatefulSet } from '../src/controller/model';
 import { podOfMsMember } from '../src/controller/pdms';
 import { cluster, container, env, find, render, renderErrors, tomlOf, type Obj } from './support/render';
 import { CLUSTER } from './support/plan-fixtures';
@@ -370,6 +370,15 @@ describe('TSO and scheduling upgrades (pd_ms_upgrader.go)', () => {
     expect(BLOCKED_BY.tso).toEqual([]);
     expect(BLOCKED_BY.scheduling).toEqual(['tso']);
     expect(BLOCKED_BY.pd).toEqual(['tso', 'scheduling']);
+  });
+
+  test('versions compare as tidb-operator cmpver does: newest aliases with a suffix pass, pre-releases count as their release', () => {
+    expect(versionAtLeast('nightly-20251101', 'v8.3.0')).toBe(true);
+    expect(versionAtLeast('latest', 'v8.3.0')).toBe(true);
+    expect(versionAtLeast('v8.3.0-5427', 'v8.3.0')).toBe(true);
+    expect(versionAtLeast('v8.2.9', 'v8.3.0')).toBe(false);
+    expect(versionAtLeast('custom-build', 'v8.3.0')).toBeUndefined();
+    expect(versionAtLeast(undefined, 'v8.3.0')).toBeUndefined();
   });
 
   test('a registered server maps to its Pod by the first label of its address', () => {

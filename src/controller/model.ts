@@ -3,6 +3,7 @@
  * decision code needs neither the Kubernetes client nor a cluster to be exercised.
  */
 import { COMPONENTS, names, type ComponentKind, type ControllerClusterInfo } from '../tidbcluster/names';
+import { tagVersionAtLeast } from '../tidbcluster/version';
 
 export interface ObjectMeta {
   name?: string;
@@ -228,21 +229,9 @@ export function imageTag(sts: StatefulSet, container: string): string | undefine
   return name !== undefined && colon > name.lastIndexOf('/') ? name.slice(colon + 1) : undefined;
 }
 
-/**
- * Whether a version tag is at least `min`, the way tidb-operator compares them (`pkg/util/cmpver`):
- * `latest`, `nightly` and `master` are newer than any release, a pre-release suffix is ignored, and a
- * tag that is no version gives undefined (the operator then skips the check).
- */
+/** Whether a version tag is at least `min`, as tidb-operator compares them; undefined for no tag or no version. */
 export function versionAtLeast(tag: string | undefined, min: string): boolean | undefined {
-  if (tag === undefined) return undefined;
-  const t = tag.replace(/^-/, '');
-  if (/^(latest|nightly|master)$/.test(t)) return true;
-  const parse = (v: string) => /^v?(\d+)\.(\d+)\.(\d+)/.exec(v)?.slice(1, 4).map(Number);
-  const a = parse(t);
-  const b = parse(min);
-  if (!a || !b) return undefined;
-  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] > b[i];
-  return true;
+  return tag === undefined ? undefined : tagVersionAtLeast(tag, min);
 }
 
 export function toMillis(t: Date | string | undefined): number | undefined {

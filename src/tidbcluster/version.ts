@@ -31,13 +31,24 @@ export function imageVersionBelow(image: string, version: string): boolean {
 }
 
 /**
- * Whether the image's version is at least `version`, as tidb-operator's version constraints judge it
- * (`pkg/util/cmpver`): the newest-aliases pass, a tag that is no version gives undefined (the
- * operator's check then fails, and the feature stays off).
+ * Whether a version tag is at least `min`, as tidb-operator's version constraints judge it
+ * (`pkg/util/cmpver` `Check`): the newest-aliases and their `-suffix` forms pass, a pre-release suffix
+ * is ignored, and a tag that is no version gives undefined (the operator's check then fails, and the
+ * feature stays off).
  */
-export function imageVersionAtLeast(image: string, version: string): boolean | undefined {
-  const tag = imageTag(image);
+export function tagVersionAtLeast(tag: string, min: string): boolean | undefined {
   if (NEWEST.test(tag)) return true;
-  if (!SEMVER.test(tag) || !SEMVER.test(version)) return undefined;
-  return !imageVersionBelow(image, version);
+  const have = SEMVER.exec(tag);
+  const want = SEMVER.exec(min);
+  if (!have || !want) return undefined;
+  for (let i = 1; i <= 3; i++) {
+    const d = Number(have[i]) - Number(want[i]);
+    if (d !== 0) return d > 0;
+  }
+  return true;
+}
+
+/** {@link tagVersionAtLeast} of the image's tag. */
+export function imageVersionAtLeast(image: string, version: string): boolean | undefined {
+  return tagVersionAtLeast(imageTag(image), version);
 }
