@@ -18,16 +18,7 @@ export function imageTag(image: string): string {
  * release nor a newest-alias are not below anything, so version-gated legacy behaviour stays off.
  */
 export function imageVersionBelow(image: string, version: string): boolean {
-  const tag = imageTag(image);
-  if (NEWEST.test(tag)) return false;
-  const have = SEMVER.exec(tag);
-  const want = SEMVER.exec(version);
-  if (!have || !want) return false;
-  for (let i = 1; i <= 3; i++) {
-    const d = Number(have[i]) - Number(want[i]);
-    if (d !== 0) return d < 0;
-  }
-  return false;
+  return tagVersionAtLeast(imageTag(image), version) === false;
 }
 
 /**
