@@ -121,8 +121,9 @@ const url = (pod: string) => `http://${IPS[pod]}:${PORT}`;
 const addr = (pod: string) => `http://${pod}.${pod.replace(/-\d+$/, '')}-peer.ns.svc:${PORT}`;
 const serviceOf = (pod: string) => (pod.startsWith('demo-tso') ? 'tso' : 'scheduling') as PdmsService;
 
+/** The leases are each release's own (3 s / 5 s, scaled 1/10) unless a test sets them. */
 function startPdms(pd: PdSim, options: Partial<PdmsSimOptions> = {}): PdmsSim {
-  const sim = new PdmsSim(pd, { cluster: 'demo', namespace: 'ns', port: PORT, electionMs: 20, leaseMs: 300, registryTtlMs: 300, retryMs: 10, ...options });
+  const sim = new PdmsSim(pd, { cluster: 'demo', namespace: 'ns', port: PORT, electionMs: 20, retryMs: 10, ...options });
   cleanups.push(() => sim.close());
   return sim;
 }
@@ -224,19 +225,22 @@ describe('PD: /pd/api/v2/ms/primary/{service}', () => {
     expect(await call('GET', `${pd.url}/pd/api/v2/ms/primary/tso`)).toMatchObject({ status: 200, text: `"${addr('demo-tso-0')}"`, type: GIN_JSON });
   });
 
-  test('waits up to 2.5 s for a primary: the one elected meanwhile, else ""', async () => {
+  test('waits 25 looks 100 ms apart (2.5 s, scaled 1/10) for a primary: the one elected meanwhile, else ""; shorter than any lease', async () => {
     const pd = await startPd();
-    const sim = startPdms(pd, { electionMs: 400 });
+    const sim = startPdms(pd, { electionMs: 100 });
     let started = Date.now();
     expect(await call('GET', `${pd.url}/pd/api/v2/ms/primary/scheduling`)).toMatchObject({ status: 200, text: '""', type: GIN_JSON });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(2400);
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(240);
+    // In reality 2.5 s against leases of 3 s (up to v8.5.4) or 5 s: a killed primary's key outlives the wait.
+    expect(waited).toBeLessThan(Math.min(sim.leaderLeaseMs('v8.5.4'), sim.leaderLeaseMs('v8.5.7')));
     // Any name waits the same: an unknown service never gets a primary.
     started = Date.now();
     const pending = call('GET', `${pd.url}/pd/api/v2/ms/primary/scheduling`);
     await startServers(sim, ['demo-scheduling-0']);
     expect((await pending).text).toBe(`"${addr('demo-scheduling-0')}"`);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
-  }, 10_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+  });
 });
 
 // ---- the servers: registry entries ----
@@ -292,6 +296,41 @@ describe('registry entries and names by release', () => {
     await starting;
     expect(sim.running('demo-tso-0')).toBe(true);
     expect(pd.ms.entries('tso')).toHaveLength(1);
+  });
+});
+
+describe('start-up before v8.3.0 (WaitAPIServiceReady, then InitClusterID: 5 tries 1 s apart, then log.Fatal)', () => {
+  test('v8.2.0 waits for PD in API mode as long as it takes; v8.5.7 does not ask', async () => {
+    const pd = await startPd({ microservices: false });
+    const sim = startPdms(pd);
+    const old = sim.serverStart('demo-scheduling-0', IPS['demo-scheduling-0'], 'scheduling', 'v8.2.0');
+    await startServers(sim, ['demo-scheduling-1'], 'v8.5.7');
+    await sleep(300);
+    expect(sim.members('scheduling').map((m) => [m.pod, m.state])).toEqual([
+      ['demo-scheduling-0', 'waiting'],
+      ['demo-scheduling-1', 'running'],
+    ]);
+    pd.microservices = true;
+    await old;
+    expect(sim.running('demo-scheduling-0')).toBe(true);
+  });
+
+  test('PD answers but its etcd has no quorum: v8.2.0 gives up after 5 tries (the process exits), v8.5.7 waits', async () => {
+    const pd = await startPd({}, 2);
+    pd.pdStop('demo-pd-0'); // demo-pd-1 serves, without a leader
+    await pd.waitFor(() => pd.leader() === undefined, 1000, 'no leader');
+    const sim = startPdms(pd);
+    const started = Date.now();
+    const old = sim.serverStart('demo-tso-0', IPS['demo-tso-0'], 'tso', 'v8.2.0');
+    const now = sim.serverStart('demo-tso-1', IPS['demo-tso-1'], 'tso', 'v8.5.7');
+    await expect(old).rejects.toThrow('run server failed: failed to init cluster ID after retrying 5 times');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450); // 5 × 1 s, scaled
+    expect(sim.running('demo-tso-0')).toBe(false);
+    expect(sim.members('tso').map((m) => [m.pod, m.state])).toEqual([['demo-tso-1', 'waiting']]);
+    expect(pd.ms.entries('tso')).toEqual([]);
+    pd.pdStart('demo-pd-0', undefined, PD_IPS[0]);
+    await now;
+    expect(sim.running('demo-tso-1')).toBe(true);
   });
 });
 
@@ -352,12 +391,124 @@ describe('primary election', () => {
   });
 });
 
+describe('leases by release (3 s up to v8.5.4 and in v9.0.0-beta.1, 5 s from v8.5.5; scaled 1/10)', () => {
+  test('the leader lease (primary key, transfer flag) and the registry lease', () => {
+    const sim = new PdmsSim({ ms: new MsRegistry() } as unknown as PdSim, { cluster: 'demo', namespace: 'ns' });
+    const leases = ['v7.5.0', 'v8.1.0', 'v8.3.0', 'v8.5.3', 'v8.5.4', 'v8.5.5', 'v8.5.7', 'v9.0.0-beta.1'].map((v) => [v, sim.leaderLeaseMs(v), sim.registryTtlMs(v)]);
+    expect(leases).toEqual([
+      ['v7.5.0', 300, 300],
+      ['v8.1.0', 300, 300],
+      ['v8.3.0', 300, 300],
+      ['v8.5.3', 300, 300],
+      ['v8.5.4', 300, 300],
+      ['v8.5.5', 500, 500],
+      ['v8.5.7', 500, 500],
+      ['v9.0.0-beta.1', 300, 300],
+    ]);
+    // A test may fix them for every release.
+    const fixed = new PdmsSim({ ms: new MsRegistry() } as unknown as PdSim, { cluster: 'demo', namespace: 'ns', leaseMs: 42, registryTtlMs: 43 });
+    expect([fixed.leaderLeaseMs('v8.5.7'), fixed.registryTtlMs('v8.5.4')]).toEqual([42, 43]);
+  });
+
+  test.each([
+    ['v8.5.4', 300],
+    ['v8.5.5', 500],
+  ] as const)('a killed %s primary: its key and entry outlive it by its release\'s lease (%i ms)', async (version, lease) => {
+    const pd = await startPd();
+    const sim = startPdms(pd);
+    await startServers(sim, ['demo-scheduling-0'], version);
+    await primaryOf(sim, 'scheduling');
+    await startServers(sim, ['demo-scheduling-1'], version);
+    const killed = Date.now();
+    await sim.serverKill('demo-scheduling-0');
+    await sim.waitFor(() => sim.primary('scheduling')?.pod === 'demo-scheduling-1', 2000, 'the other primary');
+    const elected = Date.now() - killed;
+    expect(elected).toBeGreaterThanOrEqual(lease - 10);
+    expect(elected).toBeLessThan(lease + 180);
+    await sim.waitFor(() => pd.ms.entries('scheduling').length === 1, 2000, 'the killed entry expired');
+    expect(Date.now() - killed).toBeLessThan(lease + 180);
+  });
+});
+
+describe('/tso/api/v1/health by release', () => {
+  const NOT_SERVED = '[PD:tso:ErrGetAllocatorManager]get allocator manager failed, requested keyspace group with id 0 is not served by this host/pod';
+  const health = (pod: string, headers: Record<string, string> = {}) => call('GET', `${url(pod)}/tso/api/v1/health`, undefined, headers);
+
+  test('v7.5.0: no such route, and the engine-wide redirector forwards even that to the primary (gin\'s 404 from there)', async () => {
+    const pd = await startPd();
+    const sim = startPdms(pd, { electionMs: 200 });
+    await startServers(sim, ['demo-tso-0'], 'v7.5.0');
+    // No primary yet: the redirector has nowhere to send it.
+    expect(await health('demo-tso-0')).toMatchObject({ status: 503, text: '"[PD:server:ErrLeaderNil]leader is nil"', type: GIN_JSON });
+    const primary = await primaryOf(sim, 'tso');
+    await startServers(sim, ['demo-tso-1'], 'v7.5.0');
+    const secondary = primary === 'demo-tso-0' ? 'demo-tso-1' : 'demo-tso-0';
+    expect(await health(secondary)).toMatchObject({ status: 404, text: '404 page not found', type: 'text/plain' });
+    expect(sim.requests.slice(-2)).toMatchObject([
+      { pod: primary, path: '/tso/api/v1/health', status: 404, redirectedFrom: secondary },
+      { pod: secondary, status: 404 },
+    ]);
+    expect(await health(primary)).toMatchObject({ status: 404, text: '404 page not found' });
+    // Forwarded once already, to a secondary: v7.5's error text.
+    expect(await health(secondary, { 'Service-Redirector': 'x' })).toMatchObject({ status: 500, text: '"[PD:apiutil:ErrRedirect]redirect failed"', type: GIN_JSON });
+    expect(sim.unsimulated).toEqual([`${primary} GET /tso/api/v1/health`, `${primary} GET /tso/api/v1/health`]);
+  });
+
+  test('v8.5.3: behind the group\'s redirector: a secondary answers with the primary\'s health, or the redirector\'s errors', async () => {
+    const pd = await startPd();
+    const sim = startPdms(pd, { electionMs: 200 });
+    await startServers(sim, ['demo-tso-0', 'demo-tso-1', 'demo-tso-2'], 'v8.5.3');
+    // No primary: 503 (v8.5.4+ answers 500 "no leader elected" itself).
+    expect(await health('demo-tso-1')).toMatchObject({ status: 503, text: '"[PD:server:ErrLeaderNil]leader is nil"', type: GIN_JSON });
+    pd.tikvStart('demo-tikv-0');
+    await sim.waitFor(() => pd.ms.defaultKeyspaceGroup?.length === 2, 2000, 'the group allocated');
+    const primary = await primaryOf(sim, 'tso');
+    const peer = primary === 'demo-tso-0' ? 'demo-tso-1' : 'demo-tso-0';
+    expect(await health(peer)).toMatchObject({ status: 200, text: '"ok"', type: GIN_JSON });
+    expect(sim.requests.at(-2)).toMatchObject({ pod: primary, status: 200, redirectedFrom: peer });
+    // Out of the keyspace group: its redirector knows no primary (v8.5.4+: the allocator manager's error).
+    expect(await health('demo-tso-2')).toMatchObject({ status: 503, text: '"[PD:server:ErrLeaderNil]leader is nil"' });
+    expect(await health('demo-tso-2', { 'Service-Allow-Direct-Handle': '1' })).toMatchObject({ status: 500, text: NOT_SERVED, type: TEXT });
+    // A killed primary: the proxy cannot reach it (v8.5.4+: 200 "ok", the key is still there).
+    await sim.serverKill(primary);
+    expect(await health(peer)).toMatchObject({ status: 500, text: '[PD:apiutil:ErrRedirect]redirect failed\n', type: TEXT });
+  });
+
+  test('v8.5.4: answered by the server asked, primary or not', async () => {
+    const pd = await startPd();
+    const sim = startPdms(pd, { electionMs: 200 });
+    await startServers(sim, ['demo-tso-0', 'demo-tso-1'], 'v8.5.4');
+    expect(await health('demo-tso-1')).toMatchObject({ status: 500, text: 'no leader elected', type: TEXT });
+    const primary = await primaryOf(sim, 'tso');
+    const peer = primary === 'demo-tso-0' ? 'demo-tso-1' : 'demo-tso-0';
+    expect(await health(peer, { 'Service-Redirector': 'x' })).toMatchObject({ status: 200, text: '"ok"' });
+    expect(sim.requests.at(-1)).toMatchObject({ pod: peer, status: 200 });
+    expect(sim.requests.at(-1)?.redirectedFrom).toBeUndefined();
+  });
+
+  test.each([
+    ['v8.0.0', '"[PD:apiutil:ErrRedirect]redirect failed"'],
+    ['v8.1.0', '"[PD:apiutil:ErrRedirect]redirect failed"'],
+    ['v8.1.1', '"[PD:apiutil:ErrRedirectToNotPrimary]redirect to not primary"'],
+    ['v8.2.0', '"[PD:apiutil:ErrRedirectToNotPrimary]redirect to not primary"'],
+  ] as const)('%s: a request forwarded once already, to a secondary: 500 %s', async (version, text) => {
+    const pd = await startPd();
+    const sim = startPdms(pd);
+    await startServers(sim, ['demo-tso-0'], version);
+    const primary = await primaryOf(sim, 'tso');
+    await startServers(sim, ['demo-tso-1'], version);
+    const secondary = primary === 'demo-tso-0' ? 'demo-tso-1' : 'demo-tso-0';
+    expect(await health(secondary, { 'Service-Redirector': 'x' })).toMatchObject({ status: 500, text, type: GIN_JSON });
+    expect(await health(secondary)).toMatchObject({ status: 200, text: '"ok"' });
+  });
+});
+
 // ---- the servers: primary transfer ----
 
 describe('POST /{service}/api/v1/primary/transfer', () => {
   test('the primary steps down at once, the named member campaigns; PD\'s /ms/primary answers it, never "" meanwhile', async () => {
     const pd = await startPd();
-    const sim = startPdms(pd, { electionMs: 300 });
+    const sim = startPdms(pd, { electionMs: 150 });
     await startServers(sim, ['demo-scheduling-0', 'demo-scheduling-1', 'demo-scheduling-2']);
     const first = await primaryOf(sim, 'scheduling');
     const target = ['demo-scheduling-0', 'demo-scheduling-1', 'demo-scheduling-2'].find((p) => p !== first)!;
@@ -366,7 +517,7 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     expect(sim.transfers).toMatchObject([{ service: 'scheduling', pod: first, from: first, to: target, toAddr: addr(target), asked: target }]);
     const started = Date.now();
     expect((await call('GET', `${pd.url}/pd/api/v2/ms/primary/scheduling`)).text).toBe(`"${addr(target)}"`);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
     expect(sim.primary('scheduling')?.pod).toBe(target);
   });
 
@@ -422,7 +573,7 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     expect(sim.primary('scheduling')?.pod).toBe('demo-scheduling-0');
   });
 
-  test('v8.5.5+ scheduling / v8.5.4+ TSO: a secondary forwards to the primary; a forwarded request that meets no primary 500; no primary 503', async () => {
+  test('v8.5.5 scheduling: a secondary forwards to the primary; a forwarded request that meets no primary 500; no primary 503', async () => {
     const pd = await startPd();
     const sim = startPdms(pd, { electionMs: 300 });
     await startServers(sim, ['demo-scheduling-0', 'demo-scheduling-1'], 'v8.5.5');
@@ -446,20 +597,50 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     expect((await transfer(first, first, { 'Service-Allow-Direct-Handle': 'true' })).status).toBe(200);
   });
 
-  test('before the redirector (v8.5.4 scheduling): the secondary asked handles it: no lease unless it was primary once', async () => {
+  test.each([
+    ['scheduling', 'v8.3.0'],
+    ['scheduling', 'v8.5.4'],
+    ['scheduling', 'v9.0.0-beta.1'],
+    ['tso', 'v8.3.0'],
+    ['tso', 'v8.5.3'],
+    ['tso', 'v9.0.0-beta.1'],
+  ] as const)('%s %s: the transfer is behind the group\'s redirector too: a secondary forwards it to the primary', async (service, version) => {
+    const pd = await startPd();
+    const sim = startPdms(pd);
+    const [p0, p1] = [`demo-${service}-0`, `demo-${service}-1`];
+    await startServers(sim, [p0], version);
+    await primaryOf(sim, service);
+    await startServers(sim, [p1], version);
+    if (service === 'tso') {
+      // From v8.4.0 only the default keyspace group's members are candidates: PD allocates it both servers.
+      pd.tikvStart('demo-tikv-0');
+      await sim.waitFor(() => pd.ms.defaultKeyspaceGroup?.length === 2, 2000, 'the group allocated');
+      await sim.waitFor(() => sim.primary(service)?.pod === p0, 2000, `${p0} still primary`);
+    }
+    expect(await transfer(p1, p1)).toMatchObject({ status: 200, text: '"success"', type: GIN_JSON });
+    expect(sim.requests.slice(-2)).toMatchObject([
+      { pod: p0, path: `/${service}/api/v1/primary/transfer`, status: 200, redirectedFrom: p1 },
+      { pod: p1, path: `/${service}/api/v1/primary/transfer`, status: 200 },
+    ]);
+    expect(sim.transfers).toMatchObject([{ pod: p0, from: p0, to: p1, asked: p1 }]);
+    await sim.waitFor(() => sim.primary(service)?.pod === p1, 1000, `${p1} primary`);
+  });
+
+  test('Service-Allow-Direct-Handle: a server that never was primary has no expected-primary lease; a former primary still has one', async () => {
     const pd = await startPd();
     const sim = startPdms(pd, { electionMs: 200 });
     await startServers(sim, ['demo-scheduling-0'], 'v8.5.4');
     await primaryOf(sim, 'scheduling');
     await startServers(sim, ['demo-scheduling-1'], 'v8.5.4');
-    expect(await transfer('demo-scheduling-1', 'demo-scheduling-0')).toMatchObject({
+    const direct = { 'Service-Allow-Direct-Handle': 'true' };
+    expect(await transfer('demo-scheduling-1', 'demo-scheduling-0', direct)).toMatchObject({
       status: 500,
       text: '"current lease is nil, please check leadership"',
     });
-    // A former primary's lease was never cleared: its transfer still moves the primary (the flag's change makes the primary step down).
     expect((await transfer('demo-scheduling-0', 'demo-scheduling-1')).status).toBe(200);
     await sim.waitFor(() => sim.primary('scheduling')?.pod === 'demo-scheduling-1', 1000, 'demo-scheduling-1 primary');
-    expect(await transfer('demo-scheduling-0', 'demo-scheduling-0')).toMatchObject({ status: 200, text: '"success"' });
+    // A former primary's lease was never cleared: its transfer still moves the primary (the flag's change makes the primary step down).
+    expect(await transfer('demo-scheduling-0', 'demo-scheduling-0', direct)).toMatchObject({ status: 200, text: '"success"' });
     expect(sim.primary('scheduling')).toBeUndefined();
     await sim.waitFor(() => sim.primary('scheduling')?.pod === 'demo-scheduling-0', 1000, 'demo-scheduling-0 primary again');
     expect(sim.transfers.map((t) => [t.pod, t.from, t.to])).toEqual([
@@ -479,6 +660,97 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     await sleep(250);
     expect(sim.primary('scheduling')).toBeUndefined();
     await sim.waitFor(() => sim.primary('scheduling')?.pod === 'demo-scheduling-0', 1000, 'the flag expired');
+  });
+
+  test('servers before v8.3.0 have no expected-primary check: they campaign whatever the flag names', async () => {
+    const pd = await startPd();
+    const sim = startPdms(pd);
+    await startServers(sim, ['demo-scheduling-0']);
+    await primaryOf(sim, 'scheduling');
+    await startServers(sim, ['demo-scheduling-2']);
+    await sim.serverStart('demo-scheduling-1', IPS['demo-scheduling-1'], 'scheduling', 'v8.2.0');
+    await sim.serverKill('demo-scheduling-2'); // the pick: registered, never campaigns
+    const transferred = Date.now();
+    expect((await transfer('demo-scheduling-0', 'demo-scheduling-2')).status).toBe(200);
+    // demo-scheduling-0 (v8.5.7) holds back for the flag (500 ms); the v8.2.0 server does not.
+    await sim.waitFor(() => sim.primary('scheduling') !== undefined, 1000, 'a primary');
+    expect(sim.primary('scheduling')?.pod).toBe('demo-scheduling-1');
+    expect(Date.now() - transferred).toBeLessThan(300);
+  });
+
+  test('a primary before v8.3.0 watches no flag: a later transfer\'s flag does not make it step down', async () => {
+    const pd = await startPd();
+    const sim = startPdms(pd);
+    await startServers(sim, ['demo-scheduling-0']);
+    await primaryOf(sim, 'scheduling');
+    await sim.serverStart('demo-scheduling-1', IPS['demo-scheduling-1'], 'scheduling', 'v8.2.0');
+    // The only other server: the v8.2.0 one (no name in its entry).
+    expect(await transfer('demo-scheduling-0', '')).toMatchObject({ status: 200 });
+    await sim.waitFor(() => sim.primary('scheduling')?.pod === 'demo-scheduling-1', 1000, 'the v8.2.0 primary');
+    expect(sim.transfers.at(-1)).toMatchObject({ to: '', toAddr: addr('demo-scheduling-1') });
+    // demo-scheduling-0 kept its (stale) lease: the transfer goes through, the flag names it, nobody steps down.
+    expect(await transfer('demo-scheduling-0', 'demo-scheduling-0', { 'Service-Allow-Direct-Handle': '1' })).toMatchObject({ status: 200 });
+    await sleep(650);
+    expect(sim.primary('scheduling')?.pod).toBe('demo-scheduling-1');
+    expect(sim.elections.map((e) => e.pod)).toEqual(['demo-scheduling-0', 'demo-scheduling-1']);
+  });
+
+  test('the flag\'s lease is the transferring server\'s release\'s; members held back look again every 200 ms (scaled)', async () => {
+    const pd = await startPd();
+    // Half-speed time: the re-check is 100 ms, the v8.5.4 flag 1.5 s.
+    const sim = startPdms(pd, { timeScale: 0.5 });
+    await startServers(sim, ['demo-scheduling-0'], 'v8.5.4');
+    await primaryOf(sim, 'scheduling');
+    await startServers(sim, ['demo-scheduling-1'], 'v8.5.4');
+    await sim.serverKill('demo-scheduling-1');
+    const transferred = Date.now();
+    expect((await transfer('demo-scheduling-0', 'demo-scheduling-1')).status).toBe(200);
+    await sim.waitFor(() => sim.primary('scheduling') !== undefined, 3000, 'a primary');
+    const elected = Date.now() - transferred;
+    // Held back from the key's going (t=0): looks at 1.5 s (the flag expired then or a moment later)
+    // or 1.6 s, then the campaign (electionMs 20).
+    expect(elected).toBeGreaterThanOrEqual(1500);
+    expect(elected).toBeLessThan(1800);
+    expect(sim.primary('scheduling')?.pod).toBe('demo-scheduling-0');
+  });
+
+  test('re-check: a flag that expires between two looks is seen at the next one', async () => {
+    const pd = await startPd();
+    // The re-check 100 ms; the flag 250 ms: looks at 100, 200, 300 ms: the campaign starts at 300.
+    const sim = startPdms(pd, { timeScale: 0.5, leaseMs: 250 });
+    await startServers(sim, ['demo-scheduling-0']);
+    await primaryOf(sim, 'scheduling');
+    await startServers(sim, ['demo-scheduling-1']);
+    await sim.serverKill('demo-scheduling-1');
+    const transferred = Date.now();
+    expect((await transfer('demo-scheduling-0', 'demo-scheduling-1')).status).toBe(200);
+    await sim.waitFor(() => sim.primary('scheduling') !== undefined, 3000, 'a primary');
+    const elected = Date.now() - transferred;
+    expect(elected).toBeGreaterThanOrEqual(300);
+    expect(elected).toBeLessThan(450);
+  });
+
+  test('v8.3.0 TSO: no keyspace-group filter: the pick may be out of the group, then no primary until the flag expires', async () => {
+    const pd = await startPd();
+    const sim = startPdms(pd);
+    const pods = ['demo-tso-0', 'demo-tso-1', 'demo-tso-2'];
+    await startServers(sim, pods, 'v8.3.0');
+    pd.tikvStart('demo-tikv-0');
+    await sim.waitFor(() => pd.ms.defaultKeyspaceGroup?.length === 2, 2000, 'the group allocated');
+    expect(sim.members('tso').map((m) => m.inKeyspaceGroup)).toEqual([true, true, false]);
+    const primary = await primaryOf(sim, 'tso');
+    const elections = sim.elections.length;
+    const transferred = Date.now();
+    expect(await transfer(primary, 'demo-tso-2')).toMatchObject({ status: 200, text: '"success"' });
+    expect(sim.transfers.at(-1)).toMatchObject({ to: 'demo-tso-2', toAddr: addr('demo-tso-2') });
+    // demo-tso-2 is out of the election; the members hold back for the flag (3 s at v8.3.0: 300 ms).
+    await sleep(200);
+    expect(sim.primary('tso')).toBeUndefined();
+    await sim.waitFor(() => sim.primary('tso') !== undefined, 1000, 'a primary once the flag expired');
+    expect(Date.now() - transferred).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - transferred).toBeLessThan(480);
+    expect(sim.elections.slice(elections).map((e) => e.pod)).not.toContain('demo-tso-2');
+    // v8.4.0+ refuses that pick (see the keyspace-group tests).
   });
 
   test('no transfer route before v8.3.0, nor a GET on it: gin\'s 404 (recorded as unsimulated paths)', async () => {
@@ -579,12 +851,13 @@ describe('wire', () => {
     const health = await call('GET', `${url('demo-tso-0')}/tso/api/v1/health`, undefined, gz);
     expect(health).toMatchObject({ status: 200, text: '"ok"', type: GIN_JSON, headers: { 'content-encoding': 'gzip', vary: 'Accept-Encoding' } });
     expect(health.raw.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
-    const missing = await call('GET', `${url('demo-tso-0')}/status`, undefined, gz);
+    // (No release serves /nope; /status and /metrics are routes of the real servers, not modelled.)
+    const missing = await call('GET', `${url('demo-tso-0')}/nope`, undefined, gz);
     expect(missing).toMatchObject({ status: 404, text: '', type: 'application/x-gzip', headers: { 'content-encoding': 'gzip' } });
     const bad = await call('POST', `${url('demo-tso-0')}/tso/api/v1/primary/transfer`, 'x', gz);
     expect(bad).toMatchObject({ status: 400, text: "invalid character 'x' looking for beginning of value", type: 'application/x-gzip' });
     // Without Accept-Encoding: plain.
-    const plain = await call('GET', `${url('demo-tso-0')}/status`);
+    const plain = await call('GET', `${url('demo-tso-0')}/nope`);
     expect(plain).toMatchObject({ status: 404, text: '404 page not found', type: 'text/plain' });
     expect(plain.headers['content-encoding']).toBeUndefined();
     // fetch asks for gzip and inflates: the same texts.

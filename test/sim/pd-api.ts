@@ -129,6 +129,13 @@ export interface PdSimOptions {
   microservices?: boolean;
   /** Period of the leader's TSO keyspace-group allocation (PD: `allocNodesToKeyspaceGroupsInterval`, 1 s). @default 100 */
   keyspaceGroupAllocMs?: number;
+  /**
+   * The interval of `GET /pd/api/v2/ms/primary`'s 25 looks for a primary (server/server.go
+   * `retryIntervalGetServicePrimary`, 100 ms: 2.5 s in all), scaled 1/10 like the micro-services'
+   * leases (pdms.ts: 3 s / 5 s, 300 / 500 ms here), so that the wait stays shorter than a lease, as in
+   * reality. @default 10
+   */
+  msPrimaryRetryMs?: number;
 }
 
 /** The defaults of `PdSimOptions`, in one place. */
@@ -149,6 +156,7 @@ export const PD_SIM_DEFAULTS = {
   tiflashStartMs: 200,
   microservices: false,
   keyspaceGroupAllocMs: 100,
+  msPrimaryRetryMs: 10,
 } as const;
 
 /** TiFlash proxy's status port (tidb-operator `DefaultTiFlashProxyStatusPort`). */
@@ -268,6 +276,7 @@ export class PdSim {
       maxStoreDownTime: '30m0s',
       microservices: o.microservices,
       ms: new MsRegistry(),
+      msPrimaryRetryMs: o.msPrimaryRetryMs,
     };
 
     ({

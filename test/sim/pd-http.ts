@@ -116,6 +116,8 @@ export interface ApiModel {
   microservices: boolean;
   /** The micro-services' keys in etcd: registry, primaries, the TSO default keyspace group. */
   ms: MsRegistry;
+  /** `GET /ms/primary`'s interval between looks (100 ms in PD, time-scaled: `PdSimOptions.msPrimaryRetryMs`). */
+  msPrimaryRetryMs: number;
 }
 
 export interface ApiRequest {
@@ -799,9 +801,13 @@ function unmarshalTypeData(kind: string, _goType: string, offset = 0) {
 
 // ---- /pd/api/v2 (gin: server/apiv2/router.go) ----
 
-/** `GetPrimary`'s wait for the primary (server/server.go `GetServicePrimaryAddr`): 25 looks, 100 ms apart. */
+/**
+ * `GetPrimary`'s wait for the primary (server/server.go `GetServicePrimaryAddr`): 25 looks
+ * (`maxRetryTimesGetServicePrimary`), 100 ms apart (`retryIntervalGetServicePrimary`), i.e. 2.5 s,
+ * shorter than the micro-services' leases (3 s / 5 s). The interval is `model.msPrimaryRetryMs`, scaled
+ * as those leases are (pdms.ts), so that the wait stays the shorter here too.
+ */
 const MS_PRIMARY_RETRIES = 25;
-const MS_PRIMARY_RETRY_MS = 100;
 
 type V2Handler = (model: ApiModel, param: string) => Reply | Promise<Reply>;
 
@@ -854,7 +860,7 @@ function msMembers(model: ApiModel, service: string): Reply {
 
 /**
  * `GetPrimary` (v8.5.7): 404 unless in API mode; otherwise 200 with the primary's listen URL as a JSON
- * string (IndentedJSON), waiting up to 2.5 s for one (`GetServicePrimaryAddr`: while a primary is being
+ * string (IndentedJSON), waiting up to 2.5 s (scaled) for one (`GetServicePrimaryAddr`: while a primary is being
  * replaced the answer is the next one), `""` when none came (any name: an unknown service never has one).
  */
 async function msPrimary(model: ApiModel, service: string): Promise<Reply> {
@@ -862,7 +868,7 @@ async function msPrimary(model: ApiModel, service: string): Promise<Reply> {
   for (let i = 0; i < MS_PRIMARY_RETRIES; i++) {
     const addr = model.ms.primary(service);
     if (addr !== undefined) return ginJson(200, addr, '    ');
-    await sleep(MS_PRIMARY_RETRY_MS);
+    await sleep(model.msPrimaryRetryMs);
   }
   return ginJson(200, '', '    ');
 }

@@ -4,26 +4,55 @@
  * write, which PD in API mode (`pd-server services api`) reads back for `/pd/api/v2/ms/*` (pd-http).
  * Played as tikv/pd v8.5.7 has it, with the differences of earlier releases where a Pod runs one.
  *
+ * Time is scaled: every real duration below runs `timeScale` (1/10) as long here, as PD's own
+ * simulator scales its own (pd-api.ts: PD's 2.5 s wait in `GET /ms/primary` is 250 ms, shorter than
+ * any lease, as in reality).
+ *
+ * Leases (per release): the primary key's (`DefaultLeaderLease`, pkg/mcs/utils/constant/constant.go;
+ * pkg/mcs/utils/constant.go before v8.3.0; the default of the servers' `lease` config,
+ * pkg/mcs/tso/server/config.go, pkg/mcs/scheduling/server/config/config.go `Adjust`), a transfer's
+ * expected-primary flag's (pkg/mcs/utils/expected_primary.go `TransferPrimary`:
+ * `client.Grant(DefaultLeaderLease)`) and the registry entry's (pkg/mcs/discovery/register.go
+ * `DefaultLeaseInSeconds`) are 3 s up to v8.5.4 (and in v9.0.0-beta.1, cut from master before the
+ * change), 5 s from v8.5.5: `leaderLeaseMs`/`registryTtlMs` here, 300/500 ms scaled.
+ *
  * A server (`pd-server services tso|scheduling --name=<pod> --advertise-listen-addr=http://<pod>.
  * <cluster>-<svc>-peer.<ns>.svc:2379 --backend-endpoints=...`):
- * - waits for PD's cluster id (pkg/storage/endpoint/cluster_id.go `InitClusterIDForMs`, every 500 ms:
- *   `retryMs` here), then registers under `/ms/<cluster-id>/<svc>/registry/<service-addr>` with a 5 s
- *   lease it keeps alive (pkg/mcs/utils/util.go `Register`, pkg/mcs/discovery/register.go
- *   `DefaultLeaseInSeconds`: `registryTtlMs` here), then joins its service's primary election and
- *   listens. The entry is what its own release serializes (pkg/mcs/discovery/registry_entry.go):
+ * - from v8.3.0 waits for PD's cluster id as long as it takes (pkg/mcs/utils/util.go `InitClusterID`
+ *   in v8.3-v8.4, pkg/storage/endpoint/cluster_id.go `InitClusterIDForMs` from v8.5.0: every `RetryInterval`,
+ *   500 ms, pkg/mcs/utils/constant/constant.go), then registers under
+ *   `/ms/<cluster-id>/<svc>/registry/<service-addr>` with its lease, kept alive (pkg/mcs/utils/util.go
+ *   `Register`), then joins its service's primary election and listens.
+ * - v7.5-v8.2 (pkg/mcs/tso/server/server.go, pkg/mcs/scheduling/server/server.go `Run`/`startServer`,
+ *   pkg/mcs/utils/util.go at v8.1.0): first waits, every 500 ms and as long as it takes, for PD to answer
+ *   `GetClusterInfo` in API mode (`WaitAPIServiceReady`: a PD member serving through the backend
+ *   endpoint, `IsAPIServiceMode`); then reads the cluster id 5 times 1 s apart (`InitClusterID`,
+ *   `maxRetryTimes`, `retryInterval`) and, without it, exits (`log.Fatal("run server failed")` in
+ *   `CreateServerWrapper`): the process is gone, `serverStart` rejects, its Pod is not Ready (the
+ *   container's restart is not modelled). It listens first and writes its registry entry after.
+ * - The entry is what its own release serializes (pkg/mcs/discovery/registry_entry.go):
  *   `{"name","service-addr","version","git-hash","deploy-path","start-timestamp"}` from v8.3.0, no
- *   `name` in v8.0-v8.2, only `service-addr` in v7.5. `name` is `--name` (a flag from v8.3.0: the
- *   operator passes it from then on, pkg/manager/member/startscript/v2/pd_start_script.go; an older
- *   server given it exits, `unknown flag: --name`), else `<svc>-<hostname>` (pkg/mcs/tso/server/
- *   config.go, pkg/mcs/scheduling/server/config/config.go `Adjust`: `TSO-`/`Scheduling-` before v8.4.0).
- *   `version` is `versioninfo.PDReleaseVersion`, `deploy-path` the binary's directory (`/`),
- *   `start-timestamp` the process start in unix seconds.
+ *   `name` in v8.0-v8.2, only `service-addr` in v7.5. `name` is `--name` (a flag from v8.3.0,
+ *   cmd/pd-server/main.go `NewTSOServiceCommand`/`NewSchedulingServiceCommand`: the operator passes it
+ *   from then on, pkg/manager/member/startscript/v2/pd_start_script.go; an older server given it exits
+ *   at once: cobra's `unknown flag: --name`, printed by `main` before `os.Exit(1)`), else
+ *   `<svc>-<hostname>` (pkg/mcs/tso/server/config.go, pkg/mcs/scheduling/server/config/config.go
+ *   `Adjust`: `TSO-`/`Scheduling-` before v8.4.0). `version` is `versioninfo.PDReleaseVersion`
+ *   (pkg/versioninfo/versioninfo.go, set by the Makefile's ldflags to `git describe --tags`: the tag),
+ *   `git-hash` `PDGitHash` (`git rev-parse HEAD`), `deploy-path` the binary's directory
+ *   (`filepath.Dir(os.Executable())`; the Dockerfile copies it to `/pd-server`: `/`), `start-timestamp`
+ *   the process start in unix seconds.
  * - the primary (pkg/mcs/scheduling/server/server.go and pkg/tso/global_allocator.go
- *   `primaryElectionLoop`/`campaignLeader`): members whose election loop finds no primary key
- *   campaign for it with a 5 s lease (pkg/mcs/utils/constant `DefaultLeaderLease`; `leaseMs` here);
- *   one wins (`electionMs` after the key went). A server stopped (SIGTERM: `Close`) revokes its
- *   leases at once: its primary key and registry entry go with it. A server killed (`serverKill`)
- *   leaves both until their leases expire: PD still names it primary, the others wait.
+ *   `primaryElectionLoop`/`campaignLeader`): members whose election loop finds no primary key campaign
+ *   for it with the leader lease; one wins. In reality that is one etcd transaction as soon as the key
+ *   is gone; `electionMs` here, the time from the key going to the new primary, has no real counterpart
+ *   (it leaves a window without a primary for tests). From v8.3.0 a member whose expected-primary flag
+ *   (`GetExpectedPrimaryFlag`) names another skips the campaign and looks again 200 ms later
+ *   (`time.Sleep(200 * time.Millisecond)`, scaled): once a flag expires, the others campaign at their
+ *   next look. Before v8.3.0 there is no flag check: such a server campaigns whatever a flag says.
+ *   A server stopped (SIGTERM: `Close`) revokes its leases at once: its primary key, own flag and
+ *   registry entry go with it. A server killed (`serverKill`) leaves them until their leases expire:
+ *   PD still names it primary, the others wait.
  * - TSO primaries serve the default keyspace group (pkg/tso/keyspace_group_manager.go): until PD
  *   allocated it, every TSO server counts itself its only member (`updateKeyspaceGroup`); PD in API
  *   mode allocates it 2 nodes once the raft cluster is bootstrapped (`MsRegistry.allocTick`), and a
@@ -31,23 +60,33 @@
  *   primary.
  *
  * HTTP (gin; every route behind gin-contrib/gzip v0.0.1: a request that accepts gzip gets a gzipped
- * body, `Content-Encoding: gzip`, `Vary: Accept-Encoding`):
- * - `POST /{tso,scheduling}/api/v1/primary/transfer` (from v8.3.0; pkg/mcs/tso/server/apis/v1/api.go,
- *   pkg/mcs/scheduling/server/apis/v1/api.go `transferPrimary`, pkg/mcs/utils/expected_primary.go
- *   `TransferPrimary`), behind `multiservicesapi.ServiceRedirector` from v8.5.4 (TSO) and v8.5.5
- *   (scheduling): a secondary forwards to the primary, see `redirect`. Before that the server asked
- *   handles it: one that never was primary has no lease (500 "current lease is nil, please check
- *   leadership"). Body `{"new_primary": "<name>"}`, see `transfer`.
- * - `GET /tso/api/v1/health` (`GetHealth`): 200 `"ok"` while the server knows a primary, 500 text
- *   `no leader elected` otherwise, or the allocator manager's error when it is out of the default
- *   keyspace group.
+ * body, `Content-Encoding: gzip`, `Vary: Accept-Encoding`). `multiservicesapi.ServiceRedirector`
+ * (pkg/utils/apiutil/multiservicesapi/middleware.go, see `redirect`) sits, per release
+ * (pkg/mcs/tso/server/apis/v1/api.go, pkg/mcs/scheduling/server/apis/v1/api.go `NewService`):
+ * - v7.5: on the whole engine (`apiHandlerEngine.Use`), which gin also runs for a path with no route:
+ *   a secondary forwards every request, an unknown path too, to the primary;
+ * - v8.0 to v8.5.3 (TSO) / v8.5.4 (scheduling), and v9.0.0-beta.1: on the `/<svc>/api/v1` group
+ *   (`root.Use`): every route of the group;
+ * - v8.5.4+ (TSO) / v8.5.5+ (scheduling): on a few routes only, the transfer among them.
+ * Routes modelled:
+ * - `POST /{tso,scheduling}/api/v1/primary/transfer` (from v8.3.0; `transferPrimary`,
+ *   pkg/mcs/utils/expected_primary.go `TransferPrimary`), behind the redirector in every release that
+ *   has it: a secondary forwards it to the primary. Body `{"new_primary": "<name>"}`, see `transfer`.
+ * - `GET /tso/api/v1/health` (from v8.0.0; pkg/mcs/tso/server/apis/v1/api.go `GetHealth`, see
+ *   `health`): behind the redirector up to v8.5.3 and in v9.0.0-beta.1 (a secondary answers with the
+ *   primary's health, or the redirector's errors), answered by the server asked from v8.5.4. v7.5 has
+ *   no such route.
  * - Any other path (and another method on these): gin's 404 (`404 page not found`, text/plain; with
- *   gzip, the middleware's empty gzip stream, sniffed `application/x-gzip`). The servers' other routes
- *   (`/status`, `/metrics`, `/config`...) are not modelled; they are listed in `unsimulated`.
+ *   gzip, the middleware's empty gzip stream, sniffed `application/x-gzip`), from the primary in v7.5.
+ *   The servers' other routes (`/status`, `/metrics`, `/config`...) are not modelled; they are listed
+ *   in `unsimulated`.
  *
  * Not modelled: TLS, PD (etcd) losing quorum under running servers (leases cannot be kept alive),
  * the tiny window between a transfer's lease revocation and its expected-primary flag in which
- * another secondary may win, the TSO keyspace-group priority checker (all priorities are 0).
+ * another secondary may win, the order in which a killed primary's key and its own flag (leases of
+ * the same length, granted one after the other) expire (here the others campaign when the key goes),
+ * the TSO keyspace-group priority checker (all priorities are 0), a container restart after a server
+ * exited.
  *
  * Records for tests: `transfers`, `elections`, `requests`, `unsimulated`.
  */
@@ -195,26 +234,47 @@ export interface PdmsSimOptions {
   port?: number;
   /** The release a server runs when `serverStart` is given none. @default 'v8.5.0' */
   version?: string;
-  /** Time from the primary key going to a new primary (the election loop's campaign). @default 50 */
+  /** Simulated time per real time: every real duration of the servers is multiplied by it. @default 0.1 */
+  timeScale?: number;
+  /**
+   * Time from the primary key going to a new primary. No real counterpart (the campaign is one etcd
+   * transaction, as soon as the key is gone): it leaves a window without a primary. @default 50
+   */
   electionMs?: number;
-  /** `DefaultLeaderLease` (5 s): a killed primary's key, and a transfer's expected-primary flag, last this long. @default 500 */
+  /**
+   * The primary key's and a transfer's expected-primary flag's lease, for every release. By default each
+   * server's own release's `DefaultLeaderLease` (3 s up to v8.5.4, 5 s from v8.5.5) × `timeScale`.
+   */
   leaseMs?: number;
-  /** `DefaultLeaseInSeconds` (5 s): a killed server's registry entry lasts this long. @default 500 */
+  /** A registry entry's lease, for every release. By default the release's `DefaultLeaseInSeconds` (3 s / 5 s, as `leaseMs`) × `timeScale`. */
   registryTtlMs?: number;
-  /** `RetryInterval` (500 ms): how often a starting server looks for PD's cluster id. @default 50 */
+  /** How often a starting server looks for PD (`RetryInterval`/`RetryIntervalWaitAPIService`, 500 ms). @default 500 × timeScale */
   retryMs?: number;
 }
 
-/** The defaults of `PdmsSimOptions`, in one place. */
+/** The defaults of `PdmsSimOptions`, in one place (the leases and `retryMs` derive from `timeScale` and the release). */
 export const PDMS_SIM_DEFAULTS = {
   clusterDomain: '',
   port: 2379,
   version: 'v8.5.0',
+  timeScale: 0.1,
   electionMs: 50,
-  leaseMs: 500,
-  registryTtlMs: 500,
-  retryMs: 50,
 } as const;
+
+type ResolvedOptions = Required<Pick<PdmsSimOptions, 'cluster' | 'namespace' | keyof typeof PDMS_SIM_DEFAULTS>> &
+  Pick<PdmsSimOptions, 'leaseMs' | 'registryTtlMs' | 'retryMs'>;
+
+/** Real durations, in ms (scaled by `timeScale`). */
+const REAL_MS = {
+  /** pkg/mcs/utils/constant/constant.go `RetryInterval` (v8.3.0+), pkg/mcs/utils/constant.go `RetryIntervalWaitAPIService` (before). */
+  retry: 500,
+  /** pkg/mcs/utils/util.go (v7.5-v8.2) `retryInterval` of `InitClusterID`. */
+  clusterIdRetry: 1000,
+  /** `primaryElectionLoop`: a member held back by the expected-primary flag looks again this much later. */
+  flagRecheck: 200,
+} as const;
+/** pkg/mcs/utils/util.go (v7.5-v8.2) `maxRetryTimes` of `InitClusterID`. */
+const CLUSTER_ID_TRIES = 5;
 
 /** A server as the accessors give it. */
 export interface PdmsMember {
@@ -225,7 +285,7 @@ export interface PdmsMember {
   /** The advertise listen address (a URL), the registry key and the primary's listen URL. */
   serviceAddr: string;
   version: string;
-  /** `waiting`: for PD's cluster id, not registered nor listening yet. */
+  /** `waiting`: for PD's cluster id (before v8.3.0 first for PD in API mode), not registered nor listening yet. */
   state: 'waiting' | 'running';
   primary: boolean;
   /** TSO: the server takes part in the default keyspace group's election (always true for scheduling). */
@@ -284,14 +344,16 @@ interface PdmsProcess {
   /** Its registry key was written (and not yet revoked). */
   registered: boolean;
   server?: http.Server;
-  /** `GetExpectedPrimaryLease()` is set: it became primary at least once (never reset while it runs, but by leaving the keyspace group). */
+  /** `GetExpectedPrimaryLease()` is set: a v8.3.0+ server that became primary at least once (never reset while it runs, but by leaving the keyspace group). */
   leaseHeld: boolean;
+  /** Since when its election loop skips the campaign for an expected-primary flag naming another (it looks again every 200 ms). */
+  heldSince?: number;
 }
 
 interface ServiceState {
   /** The primary key's holder; `dead` once its process was killed (the key waits for its lease). */
   primary?: { proc: PdmsProcess; dead: boolean };
-  /** The expected-primary flag a transfer wrote (a service address), until the chosen one campaigns or its lease expires. */
+  /** The expected-primary flag a transfer wrote (a service address), until a v8.3.0+ server wins (its own flag replaces it) or its lease expires. */
   flag?: { addr: string; timer?: NodeJS.Timeout };
   election?: NodeJS.Timeout;
 }
@@ -348,12 +410,29 @@ function atLeast(v: MsVersion, major: number, minor: number, patch: number): boo
 }
 
 /**
- * The transfer route sits behind `ServiceRedirector` in v8.5.4+ (TSO) and v8.5.5+ (scheduling) of the
- * v8.5 branch; v9.0.0-beta.1 (cut from master earlier) and older releases have none.
+ * Where `ServiceRedirector` sits in the release's gin engine (pkg/mcs/tso/server/apis/v1/api.go,
+ * pkg/mcs/scheduling/server/apis/v1/api.go `NewService` and the `Register*Router`s):
+ * - `engine`: v7.5, `apiHandlerEngine.Use`: every request, one with no route too;
+ * - `group`: v8.0 up to v8.5.3 (TSO) / v8.5.4 (scheduling), and v9.0.0-beta.1 (cut from master before
+ *   the v8.5 branch narrowed it): `root.Use` on the `/<svc>/api/v1` group, every route of it;
+ * - `routes`: v8.5.4+ (TSO, #9804) / v8.5.5+ (scheduling, #9990): a few routes, `primary/transfer`
+ *   among them (TSO: `router.POST("transfer", multiservicesapi.ServiceRedirector(), transferPrimary)`),
+ *   not the TSO health.
  */
-function transferRedirected(service: PdmsService, v: MsVersion): boolean {
+function redirectorScope(service: PdmsService, v: MsVersion): 'engine' | 'group' | 'routes' {
+  if (!atLeast(v, 8, 0, 0)) return 'engine';
   const [a, b, c] = v.n;
-  return a === 8 && b === 5 && c >= (service === 'tso' ? 4 : 5);
+  return a === 8 && b === 5 && c >= (service === 'tso' ? 4 : 5) ? 'routes' : 'group';
+}
+
+/**
+ * `DefaultLeaderLease` (pkg/mcs/utils/constant/constant.go; pkg/mcs/utils/constant.go before v8.3.0)
+ * and `DefaultLeaseInSeconds` (pkg/mcs/discovery/register.go), in seconds: 5 from v8.5.5 on the v8.5
+ * branch, 3 before it and in v9.0.0-beta.1.
+ */
+function leaseSeconds(v: MsVersion): number {
+  const [a, b, c] = v.n;
+  return a === 8 && b === 5 && c >= 5 ? 5 : 3;
 }
 
 /** pingcap/errors `Normalize` texts (pkg/errs/errno.go). */
@@ -388,15 +467,54 @@ export class PdmsSim {
   /** Registry keys of killed servers, until their lease expires. */
   private readonly registryExpiry = new Map<string, NodeJS.Timeout>();
   private readonly timers = new Timers();
-  private readonly o: Required<PdmsSimOptions>;
+  private readonly o: ResolvedOptions;
   private readonly unwatch: () => void;
 
   constructor(
     private readonly pd: PdSim,
     options: PdmsSimOptions,
   ) {
-    this.o = { ...PDMS_SIM_DEFAULTS, ...definedOnly(options) } as Required<PdmsSimOptions>;
+    this.o = { ...PDMS_SIM_DEFAULTS, ...definedOnly(options) } as ResolvedOptions;
     this.unwatch = pd.ms.onKeyspaceGroupChange(() => this.keyspaceGroupChanged());
+  }
+
+  /** A real duration (ms) as the simulator runs it. */
+  private scaled(realMs: number): number {
+    return realMs * this.o.timeScale;
+  }
+
+  /** The leader lease of a server of release `v`: its primary key's, and the flag a transfer it carries out writes. */
+  leaderLeaseMs(v: string | MsVersion): number {
+    return this.o.leaseMs ?? this.scaled(leaseSeconds(typeof v === 'string' ? parseMsVersion(v) : v) * 1000);
+  }
+
+  /** The lease of a registry entry a server of release `v` writes. */
+  registryTtlMs(v: string | MsVersion): number {
+    return this.o.registryTtlMs ?? this.scaled(leaseSeconds(typeof v === 'string' ? parseMsVersion(v) : v) * 1000);
+  }
+
+  private get retryMs(): number {
+    return this.o.retryMs ?? this.scaled(REAL_MS.retry);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.timers.after(ms, resolve) === undefined) resolve();
+    });
+  }
+
+  /** PD's cluster id can be read from its etcd: it has one, and etcd answers (PD has a leader, and is reachable). */
+  private clusterIdReadable(): boolean {
+    return !this.pd.down && this.pd.clusterId() !== undefined && this.pd.leader() !== undefined;
+  }
+
+  /**
+   * pkg/mcs/utils/util.go (v7.5-v8.2) `isAPIServiceReady`: `GetClusterInfo` through the first backend
+   * endpoint (the PD Service) answers, from a member that serves (server/grpc_service.go: not
+   * `IsClosed`), with `API_SVC_MODE` first (PD runs `services api`).
+   */
+  private apiServiceReady(): boolean {
+    return !this.pd.down && this.pd.microservices && this.pd.members().some((m) => m.running);
   }
 
   /** `http://<pod>.<cluster>-<svc>-peer.<ns>.svc[.<domain>]:<port>`, the `--advertise-listen-addr`. */
@@ -409,7 +527,8 @@ export class PdmsSim {
    * The Pod's server starts: `version` is its image tag. `flags.name` is `--name`: by default what the
    * operator passes (the pod name, or its peer FQDN with a cluster domain) from v8.3.0 and nothing
    * before; `null` starts it without. Resolves once it listens (after PD has a cluster id); rejects
-   * when the process would exit at once (`--name` before v8.3.0) or cannot listen.
+   * when the process exits (`--name` before v8.3.0, at once; before v8.3.0 too, no cluster id within
+   * 5 tries once PD answered) or cannot listen.
    */
   async serverStart(pod: string, ip: string, service: PdmsService, version: string = this.o.version, flags: { name?: string | null } = {}): Promise<void> {
     await this.serverStop(pod);
@@ -417,7 +536,8 @@ export class PdmsSim {
     const takesName = atLeast(v, 8, 3, 0);
     const domain = this.o.clusterDomain ? `${pod}.${this.o.cluster}-${service}-peer.${this.o.namespace}.svc.${this.o.clusterDomain}` : pod;
     const flag = flags.name === undefined ? (takesName ? domain : undefined) : (flags.name ?? undefined);
-    // cobra/pflag: a flag the command does not define ends the process before it starts.
+    // cmd/pd-server/main.go: no `name` flag before v8.3.0 (`NewTSOServiceCommand`/`NewSchedulingServiceCommand`);
+    // cobra refuses a flag the command does not define, `main` prints the error and exits 1.
     if (flag !== undefined && !takesName) throw new Error('unknown flag: --name');
     const prefix = atLeast(v, 8, 4, 0) ? service : service === 'tso' ? 'TSO' : 'Scheduling';
     // An empty --name is no name: `Adjust` fills in the default.
@@ -436,14 +556,30 @@ export class PdmsSim {
       leaseHeld: false,
     };
     this.procs.set(pod, proc);
-    // InitClusterIDForMs: PD's cluster id, read from etcd (which answers while PD has a leader).
-    while (proc.state === 'waiting' && !this.timers.closed && (this.pd.clusterId() === undefined || this.pd.leader() === undefined)) {
-      await new Promise<void>((resolve) => {
-        if (this.timers.after(this.o.retryMs, resolve) === undefined) resolve();
-      });
+    const waiting = () => proc.state === 'waiting' && !this.timers.closed;
+    const registersFirst = atLeast(v, 8, 3, 0);
+    if (registersFirst) {
+      // v8.3.0+ `Register` (pkg/mcs/utils/util.go): `InitClusterID`/`InitClusterIDForMs` reads PD's
+      // cluster id from etcd every `RetryInterval`, for as long as it takes; then the entry is written.
+      while (waiting() && !this.clusterIdReadable()) await this.sleep(this.retryMs);
+      if (!waiting()) return;
+      this.register(proc);
+    } else {
+      // v7.5-v8.2 `Run`: `WaitAPIServiceReady` (forever), then `startServer`'s `InitClusterID`: 5 reads
+      // 1 s apart, then the error that `CreateServerWrapper` makes a `log.Fatal`.
+      while (waiting() && !this.apiServiceReady()) await this.sleep(this.retryMs);
+      let found = false;
+      for (let i = 0; i < CLUSTER_ID_TRIES && waiting() && !found; i++) {
+        found = this.clusterIdReadable();
+        if (!found) await this.sleep(this.scaled(REAL_MS.clusterIdRetry));
+      }
+      if (!waiting()) return;
+      if (!found) {
+        this.procs.delete(pod);
+        proc.state = 'stopped';
+        throw new Error(`run server failed: failed to init cluster ID after retrying ${CLUSTER_ID_TRIES} times`);
+      }
     }
-    if (proc.state !== 'waiting' || this.timers.closed) return;
-    this.register(proc);
     const server = http.createServer((req, res) => this.serve(proc, req, res));
     proc.server = server;
     try {
@@ -461,6 +597,8 @@ export class PdmsSim {
       await closeServer(server);
       return;
     }
+    // v7.5-v8.2 `startServer`: the entry is written once the servers listen.
+    if (!registersFirst) this.register(proc);
     proc.state = 'running';
     this.schedule(service);
   }
@@ -483,8 +621,8 @@ export class PdmsSim {
 
   /**
    * The process dies without `Close` (SIGKILL, OOM): connections are refused at once, but its registry
-   * entry stays for `registryTtlMs` and, if it was primary, its primary key for `leaseMs` (PD keeps
-   * naming it; the others campaign only once the key expired).
+   * entry stays for its release's `registryTtlMs` and, if it was primary, its primary key for its
+   * release's `leaderLeaseMs` (PD keeps naming it; the others campaign only once the key expired).
    */
   async serverKill(pod: string): Promise<void> {
     const proc = this.procs.get(pod);
@@ -494,13 +632,13 @@ export class PdmsSim {
     const st = this.services[proc.service];
     if (st.primary?.proc === proc) {
       st.primary.dead = true;
-      this.timers.after(this.o.leaseMs, () => {
+      this.timers.after(this.leaderLeaseMs(proc.version), () => {
         if (st.primary?.proc === proc) this.stepDown(proc.service);
       });
     }
     if (proc.registered) {
       const key = `${proc.service} ${proc.addr}`;
-      const timer = this.timers.after(this.o.registryTtlMs, () => {
+      const timer = this.timers.after(this.registryTtlMs(proc.version), () => {
         this.registryExpiry.delete(key);
         this.pd.ms.delete(proc.service, proc.addr);
       });
@@ -577,9 +715,12 @@ export class PdmsSim {
     if (atLeast(v, 8, 3, 0)) entry.name = proc.registryName;
     entry['service-addr'] = proc.addr;
     if (atLeast(v, 8, 0, 0)) {
+      // pkg/versioninfo/versioninfo.go `PDReleaseVersion`/`PDGitHash`, set by the Makefile's ldflags
+      // (`git describe --tags --dirty --always`, `git rev-parse HEAD`): the release tag and its commit.
       entry.version = v.text;
       entry['git-hash'] = GIT_HASHES[v.text] ?? UNKNOWN_GIT_HASH;
-      // filepath.Dir(os.Executable()): the image's /pd-server.
+      // filepath.Dir(os.Executable()) (pkg/mcs/utils/util.go `Register`; `startServer` before v8.3.0):
+      // the image's binary is /pd-server (Dockerfile `COPY ... /pd-server`, `ENTRYPOINT ["/pd-server"]`).
       entry['deploy-path'] = '/';
       entry['start-timestamp'] = proc.startTimestamp;
     }
@@ -606,34 +747,55 @@ export class PdmsSim {
     return [...this.procs.values()].filter((p) => p.service === service && p.state === 'running' && this.inGroup(p));
   }
 
-  /** With no primary key and someone to campaign, an election `electionMs` from now. */
-  private schedule(service: PdmsService): void {
+  /** With no primary key and someone to campaign, an election `electionMs` (plus `delayMs`) from now. */
+  private schedule(service: PdmsService, delayMs = 0): void {
     const st = this.services[service];
     if (st.primary !== undefined || st.election !== undefined || this.candidates(service).length === 0) return;
-    st.election = this.timers.after(this.o.electionMs, () => {
+    st.election = this.timers.after(delayMs + this.o.electionMs, () => {
       st.election = undefined;
       this.elect(service);
     });
   }
 
   /**
-   * `primaryElectionLoop`: members skip the campaign while the expected-primary flag names another
-   * (pkg/mcs/utils/expected_primary.go `GetExpectedPrimaryFlag`); of the others one wins the key.
+   * `primaryElectionLoop` (pkg/mcs/scheduling/server/server.go, pkg/tso/global_allocator.go): from
+   * v8.3.0 a member skips the campaign while the expected-primary flag names another
+   * (pkg/mcs/utils/expected_primary.go `GetExpectedPrimaryFlag`, `strings.Contains(MemberValue(), flag)`)
+   * and looks again 200 ms later; before v8.3.0 the loop has no such check. Of those that campaign one
+   * wins the key. A v8.3.0+ winner then writes its own flag, naming itself (`KeepExpectedPrimaryAlive`),
+   * which replaces a transfer's; an older one leaves the transfer's flag to its lease.
    */
   private elect(service: PdmsService): void {
     const st = this.services[service];
     if (st.primary !== undefined) return;
-    let cands = this.candidates(service);
-    if (st.flag !== undefined) cands = cands.filter((p) => p.addr === st.flag!.addr);
+    const flag = st.flag?.addr;
+    const running = this.candidates(service);
+    const cands = running.filter((p) => flag === undefined || p.addr === flag || !atLeast(p.version, 8, 3, 0));
+    // Their loops looked when the key went, `electionMs` ago (the campaign time this model adds).
+    const since = Date.now() - this.o.electionMs;
+    for (const p of running) if (!cands.includes(p)) p.heldSince ??= since;
     if (cands.length === 0) return; // the flag's expiry, a start or a group change schedules again
     const winner = cands[Math.floor(Math.random() * cands.length)];
     st.primary = { proc: winner, dead: false };
-    // KeepExpectedPrimaryAlive: the new primary writes its own flag on its own lease.
-    this.timers.cancel(st.flag?.timer);
-    st.flag = undefined;
-    winner.leaseHeld = true;
+    for (const p of this.procs.values()) if (p.service === service) p.heldSince = undefined;
+    if (atLeast(winner.version, 8, 3, 0)) {
+      this.timers.cancel(st.flag?.timer);
+      st.flag = undefined;
+      // `SetExpectedPrimaryLease`: what its transfers revoke.
+      winner.leaseHeld = true;
+    }
     this.pd.ms.setPrimary(service, winner.addr);
     this.elections.push({ service, pod: winner.pod, name: winner.name, time: Date.now() });
+  }
+
+  /** The expected-primary flag expired: members held back by it campaign at their next look (every 200 ms since they were held). */
+  private flagExpired(service: PdmsService): void {
+    const period = this.scaled(REAL_MS.flagRecheck);
+    const now = Date.now();
+    const held = this.candidates(service).filter((p) => p.heldSince !== undefined);
+    if (held.length === 0 || period <= 0) return this.schedule(service);
+    const next = Math.min(...held.map((p) => p.heldSince! + Math.max(1, Math.ceil((now - p.heldSince!) / period)) * period));
+    this.schedule(service, Math.max(0, next - now));
   }
 
   private stepDown(service: PdmsService): void {
@@ -685,30 +847,41 @@ export class PdmsSim {
     return reply;
   }
 
+  /** The release's routes, behind the redirector where it puts it (`redirectorScope`). */
   private route(proc: PdmsProcess, req: MsRequest): MsReply | Promise<MsReply> {
     const prefix = `/${proc.service}/api/v1`;
-    if (proc.service === 'tso' && req.path === `${prefix}/health` && req.method === 'GET') return this.health(proc);
-    if (req.path === `${prefix}/primary/transfer` && req.method === 'POST' && atLeast(proc.version, 8, 3, 0)) {
-      if (transferRedirected(proc.service, proc.version)) return this.redirect(proc, req, () => this.transfer(proc, req));
-      return this.transfer(proc, req);
+    const v = proc.version;
+    const scope = redirectorScope(proc.service, v);
+    // pkg/mcs/tso/server/apis/v1/api.go `RegisterHealthRouter` (from v8.0.0).
+    if (proc.service === 'tso' && req.path === `${prefix}/health` && req.method === 'GET' && atLeast(v, 8, 0, 0)) {
+      return scope === 'group' ? this.redirect(proc, req, () => this.health(proc)) : this.health(proc);
     }
-    this.unsimulated.push(`${proc.pod} ${req.method} ${req.path}`);
-    return NO_ROUTE;
+    // `RegisterPrimaryRouter` (from v8.3.0): behind the redirector in every release.
+    if (req.path === `${prefix}/primary/transfer` && req.method === 'POST' && atLeast(v, 8, 3, 0)) {
+      return this.redirect(proc, req, () => this.transfer(proc, req));
+    }
+    const noRoute = (): MsReply => {
+      this.unsimulated.push(`${proc.pod} ${req.method} ${req.path}`);
+      return NO_ROUTE;
+    };
+    // v7.5: gin runs the engine's middleware, the redirector among them, for a path with no route too.
+    return scope === 'engine' ? this.redirect(proc, req, noRoute) : noRoute();
   }
 
   /**
-   * pkg/utils/apiutil/multiservicesapi/middleware.go `ServiceRedirector` (v8.5.7): the primary (or a
-   * request with `Service-Allow-Direct-Handle`) handles it; a request already forwarded is refused
-   * (500 ErrRedirectToNotPrimary); without a known primary 503 ErrLeaderNil (a TSO server out of the
-   * default keyspace group knows none); otherwise the primary's answer, as a reverse proxy
-   * (pkg/utils/apiutil/apiutil.go `customReverseProxies`: headers but the encoding and length, status,
-   * body; a primary that does not answer is `http.Error` 500 ErrRedirect).
+   * pkg/utils/apiutil/multiservicesapi/middleware.go `ServiceRedirector`: the primary (`IsServing`), or
+   * a request with `Service-Allow-Direct-Handle`, handles it; a request already forwarded is refused
+   * (500, `ErrRedirectToNotPrimary` from v8.1.1, `ErrRedirect` before, as a JSON string); without a
+   * known primary (`GetLeaderListenUrls` nil) 503 ErrLeaderNil (a TSO server out of the default
+   * keyspace group knows none: `GetElectionMember` fails); otherwise the primary's answer, as a reverse
+   * proxy (pkg/utils/apiutil/apiutil.go `customReverseProxies`: headers but the encoding and length,
+   * status, body; a primary that does not answer is `http.Error` 500 ErrRedirect).
    */
   private async redirect(proc: PdmsProcess, req: MsRequest, next: () => MsReply): Promise<MsReply> {
     const st = this.services[proc.service];
     const serving = st.primary?.proc === proc && !st.primary.dead;
     if (req.headers[ALLOW_DIRECT_HEADER] || serving) return next();
-    if (req.headers[REDIRECTOR_HEADER]) return ginJson(500, ERR_REDIRECT_TO_NOT_PRIMARY);
+    if (req.headers[REDIRECTOR_HEADER]) return ginJson(500, atLeast(proc.version, 8, 1, 1) ? ERR_REDIRECT_TO_NOT_PRIMARY : ERR_REDIRECT);
     if (st.primary === undefined || !this.inGroup(proc)) return ginJson(503, ERR_LEADER_NIL);
     const target = st.primary.proc;
     if (st.primary.dead || target.state !== 'running') {
@@ -718,16 +891,21 @@ export class PdmsSim {
   }
 
   /**
-   * `transferPrimary` (v8.5.7): `c.BindJSON` into map[string]string (a bad body: 400 with the decoder's
-   * error), then (TSO) the default keyspace group's allocator and its candidates (the group's members
-   * as this server sees them), then `TransferPrimary`:
+   * `transferPrimary` (pkg/mcs/tso/server/apis/v1/api.go, pkg/mcs/scheduling/server/apis/v1/api.go):
+   * `c.BindJSON` into map[string]string (a bad body: 400 with the decoder's error), then (TSO) the
+   * default keyspace group's allocator (`GetTSOAllocatorManager`: out of the group, its error) and, from
+   * v8.4.0, its members as this server sees them (`GetKeyspaceGroups`: `tsoMembersMap`; v8.3.0 has no
+   * such filter), then pkg/mcs/utils/expected_primary.go `TransferPrimary`:
    * - no expected-primary lease on this server: "current lease is nil, please check leadership";
    * - one registry entry: "no valid secondary to transfer primary, the only member is <name>";
-   * - candidates: entries named `new_primary`, or with it empty, any but this server's name; none:
-   *   "no valid secondary to transfer primary, from <this server> to <new_primary>";
+   * - candidates (from v8.4.0 for TSO: of the group's members): entries named `new_primary`, or with it
+   *   empty, any but this server's name; none: "no valid secondary to transfer primary, from <this
+   *   server> to <new_primary>";
    * - one picked at random; this server's lease is revoked (a primary steps down: the primary key goes)
-   *   and the expected-primary flag names the pick (lease `DefaultLeaderLease`): a primary still in place
-   *   sees the flag change and steps down too, and only the pick campaigns until the flag expires.
+   *   and the expected-primary flag names the pick (lease `DefaultLeaderLease` of this server's
+   *   release): a v8.3.0+ primary still in place sees the flag change and steps down too, and only the
+   *   pick (and servers before v8.3.0) campaigns until the flag expires. At v8.3.0 a TSO pick may be
+   *   out of the keyspace group: it never campaigns, so there is no primary until the flag expires.
    * Errors are `AbortWithStatusJSON(500, err.Error())`; success `IndentedJSON(200, "success")`.
    */
   private transfer(proc: PdmsProcess, req: MsRequest): MsReply {
@@ -744,22 +922,24 @@ export class PdmsSim {
       .filter((e): e is Record<string, string | number> => e !== undefined);
     if (entries.length === 1) return ginJson(500, `no valid secondary to transfer primary, the only member is ${entries[0].name}`);
     const group = this.pd.ms.defaultKeyspaceGroup;
-    const memberMap = service !== 'tso' ? undefined : group === undefined || group.length === 0 ? [proc.addr] : group;
+    const memberMap =
+      service !== 'tso' || !atLeast(proc.version, 8, 4, 0) ? undefined : group === undefined || group.length === 0 ? [proc.addr] : group;
     const candidates = entries.filter(
       (e) => (memberMap === undefined || memberMap.includes(e['service-addr'] as string)) && (asked === '' ? e.name !== proc.name : e.name === asked),
     );
     if (candidates.length === 0) return ginJson(500, `no valid secondary to transfer primary, from ${proc.name} to ${asked}`);
     const chosen = candidates[Math.floor(Math.random() * candidates.length)];
     const toAddr = chosen['service-addr'] as string;
-    // lease.Close(): the primary's watch of its flag sees the DELETE and it steps down; a stale lease
-    // (a former primary's) revokes nothing, but the flag's PUT below has the same effect on the primary.
-    if (st.primary !== undefined && !st.primary.dead) this.stepDown(service);
+    // lease.Close(): the primary's watch of its flag (`watchExpectedPrimary`, v8.3.0+) sees the DELETE
+    // and it steps down; a stale lease (a former primary's) revokes nothing, but the flag's PUT below
+    // has the same effect on the primary. A primary before v8.3.0 watches no flag.
+    if (st.primary !== undefined && !st.primary.dead && atLeast(st.primary.proc.version, 8, 3, 0)) this.stepDown(service);
     this.timers.cancel(st.flag?.timer);
     const flag: ServiceState['flag'] = { addr: toAddr };
-    flag.timer = this.timers.after(this.o.leaseMs, () => {
+    flag.timer = this.timers.after(this.leaderLeaseMs(proc.version), () => {
       if (st.flag !== flag) return;
       st.flag = undefined;
-      this.schedule(service);
+      this.flagExpired(service);
     });
     st.flag = flag;
     this.transfers.push({ service, pod: proc.pod, from: proc.name, to: chosen.name as string, toAddr, asked, time: Date.now() });
@@ -768,9 +948,10 @@ export class PdmsSim {
   }
 
   /**
-   * `GetHealth` (TSO, v8.5.7): the default keyspace group's allocator manager (its error as text when
-   * this server is out of the group), then 200 `"ok"` (IndentedJSON) while its member knows a primary
-   * (`IsLeaderElected`: the primary key exists, even a killed primary's), else 500 text.
+   * `GetHealth` (pkg/mcs/tso/server/apis/v1/api.go, v8.0.0+): the default keyspace group's allocator
+   * manager (its error as text when this server is out of the group), then 200 `"ok"` (IndentedJSON)
+   * while its member knows a primary (`IsLeaderElected`: the primary key exists, even a killed
+   * primary's), else 500 text. Behind the redirector up to v8.5.3 (`route`).
    */
   private health(proc: PdmsProcess): MsReply {
     if (!this.inGroup(proc)) return ginString(500, ERR_NOT_SERVED);
