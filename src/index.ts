@@ -1,4 +1,4 @@
-export { TidbClusterChart, type TidbClusterChartProps } from './chart';
+export { TidbClusterChart, type TidbClusterChartProps } from './render/chart';
 export { DiscoveryComponent, type DiscoveryComponentProps } from './render/discovery';
 export { PdComponent, type PdComponentProps } from './render/pd';
 export { PdmsComponent, type PdmsComponentProps } from './render/pdms';
@@ -19,9 +19,4 @@ export { ApiRefusalError } from './render/api-check';
 export { DEFAULTS, DEFAULTS_TABLE } from './tidbcluster/defaults';
 export { ANNOTATION, CONTROLLER_ENV, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ControllerClusterInfo } from './tidbcluster/names';
 export type * from './tidbcluster/types';
-export type { TiFlashSpec } from './tidbcluster/tiflash';
-export type { TiCDCSpec } from './tidbcluster/ticdc';
-export type { PumpSpec } from './tidbcluster/pump';
-export type { TiProxySpec } from './tidbcluster/tiproxy';
-export type { DiscoverySpec } from './tidbcluster/discovery';
 export { DEFAULT_KUBE_VERSION, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, parseKubeVersion, type KubeTarget } from './tidbcluster/kube-version';

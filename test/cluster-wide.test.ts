@@ -2,7 +2,7 @@
  * Cluster-wide features on PD, TiKV and TiDB: TLS between components (`tlsCluster`), TLS for MySQL
  * clients (`tidb.tlsClient`), `acrossK8s`, heterogeneous clusters (`spec.cluster`) and `pdAddresses`.
  */
-import { parseToml } from '../src/render/config/toml';
+import { parseToml } from '../src/base/toml';
 import { cluster, container, find, render, renderErrors, tomlOf, type Obj } from './support/render';
 
 const TLS = { tlsCluster: { enabled: true } };

@@ -5,7 +5,7 @@
  */
 import { App, Testing } from 'cdk8s';
 import { version } from '../package.json';
-import { TidbClusterChart } from '../src/chart';
+import { TidbClusterChart } from '../src/render/chart';
 import { CONTROLLER_REPOSITORY } from '../src/tidbcluster/defaults';
 import { ANNOTATION, CONTROLLER_ENV, names, PORT, selectorLabels } from '../src/tidbcluster/names';
 import { cluster, container, find, render, renderErrors, type Obj } from './support/render';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fastLoadAll } from '../src/tidbcluster/fast-yaml';
+import { fastLoadAll } from '../src/base/yaml/fast-load';
 import { slowLoadAll } from '../src/tidbcluster/load';
 
 const root = join(__dirname, '..');

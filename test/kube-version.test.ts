@@ -10,7 +10,7 @@ import { App, Testing } from 'cdk8s';
 import { stringify } from 'yaml';
 import { readSettings } from '../src/cli/argocd';
 import { main } from '../src/cli/main';
-import { TidbClusterChart } from '../src/chart';
+import { TidbClusterChart } from '../src/render/chart';
 import { featureCheck, KUBE_FEATURES, parseKubeVersion } from '../src/tidbcluster/kube-version';
 import { loadTidbClusters } from '../src/tidbcluster/load';
 import { assertValidK8sObjects, SCHEMA_MINORS } from './support/k8s-schema';

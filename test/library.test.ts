@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { ApiRefusalError, checkTidbCluster, PdComponent, PdmsComponent, SpecError, TidbClusterChart } from '../src';
-import type { TidbCluster } from '../src';
+import type { TidbCluster } from '../src/tidbcluster/types';
 
 const cluster = (name: string, extra: Record<string, unknown> = {}): TidbCluster =>
   ({

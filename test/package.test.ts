@@ -63,7 +63,7 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
   expect(paths.filter((p) => !p.startsWith('lib/types/'))).toEqual(fixed);
   const types = paths.filter((p) => p.startsWith('lib/types/'));
   expect(types.every((p) => p.endsWith('.d.ts'))).toBe(true);
-  expect(types).toEqual(expect.arrayContaining(['lib/types/src/index.d.ts', 'lib/types/src/chart.d.ts', 'lib/types/imports/k8s.d.ts']));
+  expect(types).toEqual(expect.arrayContaining(['lib/types/src/index.d.ts', 'lib/types/src/render/chart.d.ts', 'lib/types/imports/k8s.d.ts']));
   // The library's types only: nothing of the CLI, the controller, diff or the cdk8s app entry.
   expect(types.filter((p) => /\/(cli|controller|diff)\/|src\/main\.d\.ts$/.test(p))).toEqual([]);
   expect(existsSync(join(root, pkg.types))).toBe(true);

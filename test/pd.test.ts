@@ -1,4 +1,4 @@
-import { parseToml } from '../src/render/config/toml';
+import { parseToml } from '../src/base/toml';
 import { ANNOTATION, selectorLabels } from '../src/tidbcluster/names';
 import { cluster, container, env, find, render, tomlOf } from './support/render';
 

@@ -4,7 +4,7 @@
  * script run under dash against a stub pd-server, and the controller's upgrade steps
  * (`pd_ms_upgrader.go`): primary transfer before a restart, registration after it.
  */
-import { parseToml } from '../src/render/config/toml';
+import { parseToml } from '../src/base/toml';
 import { pdmsStartScript } from '../src/render/scripts/pdms';
 import { NO_FEATURE_FLAGS, type PdmsScriptContext } from '../src/render/scripts/context';
 import { ANNOTATION, selectorLabels } from '../src/tidbcluster/names';

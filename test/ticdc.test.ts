@@ -3,7 +3,7 @@
  * sink secrets, refused input, and the inline start command RUN under dash (`support/sandbox.ts`).
  */
 import { ticdcStartScript, type TiCDCScriptContext } from '../src/render/scripts/ticdc';
-import { parseToml } from '../src/render/config/toml';
+import { parseToml } from '../src/base/toml';
 import { BASE_CONTEXT, callsOf, decodeTail, expectShellLintClean, lastWord, ScriptSandbox, type RunOptions } from './support/sandbox';
 import { cluster, container, env, find, render, renderErrors, type Obj } from './support/render';
 

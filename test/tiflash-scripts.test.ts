@@ -5,7 +5,7 @@
 import { readFileSync } from 'fs';
 import { NO_FEATURE_FLAGS } from '../src/render/scripts';
 import { tiflashInitScript, tiflashStartScript, type TiFlashScriptContext } from '../src/render/scripts/tiflash';
-import { parseToml } from '../src/render/config/toml';
+import { parseToml } from '../src/base/toml';
 import { cluster, container, find, render } from './support/render';
 import { BASE_CONTEXT, callsOf, decodeTail, expectShellLintClean, lastWord, ScriptSandbox, type RunOptions, type RunResult } from './support/sandbox';
 

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'fs';
 import { join } from 'path';
-import { parseToml, tomlFloat } from '../src/render/config/toml';
+import { parseToml, tomlFloat } from '../src/base/toml';
 import { tiflashVersion } from '../src/tidbcluster/tiflash';
 import { cluster, container, env, find, render, renderErrors, type Obj } from './support/render';
 

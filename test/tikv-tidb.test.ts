@@ -1,4 +1,4 @@
-import { parseToml } from '../src/render/config/toml';
+import { parseToml } from '../src/base/toml';
 import { cluster, container, env, find, render, renderErrors, tomlOf } from './support/render';
 
 describe('TiKV', () => {

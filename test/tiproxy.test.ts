@@ -5,7 +5,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { parseToml } from '../src/render/config/toml';
+import { parseToml } from '../src/base/toml';
 import { TIPROXY_BINARY, tiproxyStartScript, type TiProxyScriptContext } from '../src/render/scripts/tiproxy';
 import { ANNOTATION, selectorLabels } from '../src/tidbcluster/names';
 import { cluster, container, env, find, render, renderErrors, tomlOf, type Obj } from './support/render';

@@ -1,20 +1,4 @@
-import {
-  TomlEncodeError,
-  TomlFloat,
-  TomlSyntaxError,
-  TomlTable,
-  deletePath,
-  encodeToml,
-  getPath,
-  hasPath,
-  isTomlFloat,
-  mergeTables,
-  parseToml,
-  setPath,
-  tomlEqual,
-  tomlFloat,
-  tomlKindOf,
-} from '../src/render/config/toml';
+import { TomlEncodeError, TomlFloat, TomlSyntaxError, TomlTable, deletePath, encodeToml, getPath, hasPath, isTomlFloat, mergeTables, parseToml, setPath, tomlEqual, tomlFloat, tomlKindOf } from '../src/base/toml';
 
 /** Joins lines and adds the trailing newline every encoded document ends with. */
 const doc = (...lines: string[]): string => `${lines.join('\n')}\n`;

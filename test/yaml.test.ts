@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { emitYaml } from '../src/render/yaml';
+import { emitYaml } from '../src/base/yaml/emit';
 
 /** Both readers must get the input back: YAML 1.2 (this project) and 1.1 (Go's yaml.v2 lineage in kubectl). */
 function roundTrip(value: unknown): void {

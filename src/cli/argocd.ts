@@ -8,7 +8,7 @@ import { parse, stringify } from 'yaml';
 import { version } from '../../package.json';
 import { CONTROLLER_REPOSITORY } from '../tidbcluster/defaults';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, parseKubeVersion } from '../tidbcluster/kube-version';
-import { readInputFile, yamlFilesUnder } from './inputs';
+import { readInputFile, yamlFilesUnder } from '../base/inputs';
 import { renderCommand, type Io } from './render';
 
 /** The plugin sidecar's image: this release's image with the CLI and plugin.yaml, built by the Dockerfile's `argocd-cmp` stage. */

@@ -5,7 +5,7 @@ import { version } from '../../package.json';
 import { argocdMain } from './argocd';
 import { diffMain } from './diff';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../tidbcluster/kube-version';
-import { decodeUtf8 } from './inputs';
+import { decodeUtf8 } from '../base/inputs';
 import { namespaceProblem, renderCommand, type Io } from './render';
 
 const USAGE = `Usage: tidb-gitops <command> [options]

@@ -2,9 +2,9 @@
 import { loadTidbClusters, type LoadedCluster } from '../tidbcluster/load';
 import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
-import { readInputs } from './inputs';
+import { readInputs } from '../base/inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
-import { DNS1123_LABEL } from '../tidbcluster/patterns';
+import { DNS1123_LABEL } from '../base/patterns';
 import { DEFAULTS } from '../tidbcluster/defaults';
 
 export interface RenderOptions {

@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeFsError } from './inputs';
+import { describeFsError } from '../base/inputs';
 
 export interface OutputFile {
   readonly name: string;

@@ -3,7 +3,7 @@
  * decision code needs neither the Kubernetes client nor a cluster to be exercised.
  */
 import { COMPONENTS, names, type ComponentKind, type ControllerClusterInfo } from '../tidbcluster/names';
-import { tagVersionAtLeast } from '../tidbcluster/version';
+import { tagVersionAtLeast } from '../base/version';
 
 export interface ObjectMeta {
   name?: string;

@@ -6,7 +6,7 @@
  * the storage has grown, then re-creates the StatefulSet with the new templates, its Pods orphaned
  * and adopted again, none of them restarted. Pure: the caller carries out the action.
  */
-import { quantityToBytes } from '../tidbcluster/quantity';
+import { quantityToBytes } from '../base/quantity';
 import { names } from '../tidbcluster/names';
 import { ordinalOf, type Pvc, type StatefulSet } from './model';
 import type { Action, ComponentState, PlanEvent, PlanInput } from './steps';

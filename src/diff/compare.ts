@@ -16,9 +16,9 @@ import {
   type KubeObject,
   type Model,
 } from './model';
-import type { ChangeKind, ClusterDiff, ComponentDiff, ConfigChange, DiffReport, FieldChange, ImageChange, ObjectChange, Restart, Risk } from './report';
+import { RISK, type ChangeKind, type ClusterDiff, type ComponentDiff, type ConfigChange, type DiffReport, type FieldChange, type ImageChange, type ObjectChange, type Restart, type Risk } from './report';
 import type { Owner } from './live';
-import { clusterRisks, ownerRisks, RISK } from './risks';
+import { clusterRisks, ownerRisks } from './risks';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type PathStep, type ValueChange } from './values';
 
 export interface CompareOptions {

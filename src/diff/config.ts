@@ -2,7 +2,7 @@
  * What changed inside a component's ConfigMap: TOML files compared key by key (dotted keys, old -> new
  * values), scripts only said to have changed, anything else named by its data key.
  */
-import { isTomlTable, parseToml, tomlEqual, type TomlTable, type TomlValue } from '../render/config/toml';
+import { isTomlTable, parseToml, tomlEqual, type TomlTable, type TomlValue } from '../base/toml';
 import type { ConfigKeyChange } from './report';
 import { SHORT_VALUE } from './values';
 

@@ -4,7 +4,7 @@
  * it is. No file system access here.
  */
 import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
-import { fastLoadAll } from '../tidbcluster/fast-yaml';
+import { fastLoadAll } from '../base/yaml/fast-load';
 import { aliasErrors, readTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../tidbcluster/load';
 import type { ResolveOptions } from '../tidbcluster/resolve';
 import { KIND } from '../tidbcluster/types';

@@ -2,7 +2,41 @@
  * The structured result of comparing two sets of rendered manifests: what changes per cluster and per
  * component, and the risks a reviewer should weigh. The Markdown report is one view of it.
  */
-import type { RiskId } from './risks';
+/** Every kind of risk the report knows, each with a stable id (risks.ts detects them). */
+export const RISK = {
+  /** A StatefulSet's `spec.volumeClaimTemplates` changes: Kubernetes refuses the update. */
+  pvcTemplate: 'pvc-template',
+  /** A StatefulSet's or Deployment's `spec.selector` changes: Kubernetes refuses the update. */
+  selector: 'selector',
+  /** A StatefulSet's `spec.serviceName` changes: Kubernetes refuses the update. */
+  serviceName: 'service-name',
+  /** Another StatefulSet field Kubernetes does not let change (`spec.podManagementPolicy`). */
+  immutableField: 'immutable-field',
+  /** PD's replica count becomes even. */
+  pdEven: 'pd-even',
+  /** PD's replica count becomes lower than 3 (and is not even). */
+  pdFew: 'pd-few',
+  /** TiKV's replica count is below PD's `replication.max-replicas`. */
+  tikvMaxReplicas: 'tikv-max-replicas',
+  /** PD, TiKV or TiFlash scale in: members are removed, data moves. */
+  scaleIn: 'scale-in',
+  /** A component's workload is removed from a cluster that stays. */
+  componentRemoved: 'component-removed',
+  /** A whole cluster is removed. */
+  clusterRemoved: 'cluster-removed',
+  /** A container image moves to a lower version. */
+  downgrade: 'downgrade',
+  /** PD, TiKV and TiDB run different versions after the change. */
+  versionSkew: 'version-skew',
+  /** Live objects still have an owner (a TidbCluster): deleting it, or its operator, acts on them. */
+  ownerReference: 'owner-reference',
+  /** The controller gains (or loses) read access to Nodes: a cluster-scoped ClusterRole and binding. */
+  nodeAccess: 'node-access',
+  /** A running PD changes mode: its micro-services (TSO, scheduling) appear or go. */
+  pdMode: 'pd-mode',
+} as const;
+
+export type RiskId = (typeof RISK)[keyof typeof RISK];
 
 /** How something changed between the old and the new manifests. */
 export type ChangeKind = 'added' | 'removed' | 'changed';

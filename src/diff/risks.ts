@@ -1,50 +1,14 @@
 /**
- * Every kind of risk the report knows, each with a stable id, and the one place that detects them.
- * A risk is something that fails on apply, stops Pods, moves data, or leaves the cluster weaker than
- * a reviewer might assume.
+ * The one place that detects risks (their ids are `RISK`, in report.ts). A risk is something that
+ * fails on apply, stops Pods, moves data, or leaves the cluster weaker than a reviewer might assume.
  */
-import { parseToml } from '../render/config/toml';
+import { parseToml } from '../base/toml';
 import { compareComponents, componentTitle, kindOf, mountedConfigMaps, nameOf, type ClusterModel, type ComponentModel, type KubeObject } from './model';
 import type { Owner } from './live';
-import type { ComponentDiff, Risk } from './report';
+import { RISK, type ComponentDiff, type Risk, type RiskId } from './report';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type ValueChange } from './values';
 import { compareVersions, formatVersion, imageVersion, type SemVer } from './version';
-import { quantityToBytes } from '../tidbcluster/quantity';
-
-export const RISK = {
-  /** A StatefulSet's `spec.volumeClaimTemplates` changes: Kubernetes refuses the update. */
-  pvcTemplate: 'pvc-template',
-  /** A StatefulSet's or Deployment's `spec.selector` changes: Kubernetes refuses the update. */
-  selector: 'selector',
-  /** A StatefulSet's `spec.serviceName` changes: Kubernetes refuses the update. */
-  serviceName: 'service-name',
-  /** Another StatefulSet field Kubernetes does not let change (`spec.podManagementPolicy`). */
-  immutableField: 'immutable-field',
-  /** PD's replica count becomes even. */
-  pdEven: 'pd-even',
-  /** PD's replica count becomes lower than 3 (and is not even). */
-  pdFew: 'pd-few',
-  /** TiKV's replica count is below PD's `replication.max-replicas`. */
-  tikvMaxReplicas: 'tikv-max-replicas',
-  /** PD, TiKV or TiFlash scale in: members are removed, data moves. */
-  scaleIn: 'scale-in',
-  /** A component's workload is removed from a cluster that stays. */
-  componentRemoved: 'component-removed',
-  /** A whole cluster is removed. */
-  clusterRemoved: 'cluster-removed',
-  /** A container image moves to a lower version. */
-  downgrade: 'downgrade',
-  /** PD, TiKV and TiDB run different versions after the change. */
-  versionSkew: 'version-skew',
-  /** Live objects still have an owner (a TidbCluster): deleting it, or its operator, acts on them. */
-  ownerReference: 'owner-reference',
-  /** The controller gains (or loses) read access to Nodes: a cluster-scoped ClusterRole and binding. */
-  nodeAccess: 'node-access',
-  /** A running PD changes mode: its micro-services (TSO, scheduling) appear or go. */
-  pdMode: 'pd-mode',
-} as const;
-
-export type RiskId = (typeof RISK)[keyof typeof RISK];
+import { quantityToBytes } from '../base/quantity';
 
 /** PD's `replication.max-replicas` when its config does not set it. */
 export const DEFAULT_MAX_REPLICAS = 3;

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
-import { NO_YAML_FILES, readInputs } from '../cli/inputs';
+import { NO_YAML_FILES, readInputs } from '../base/inputs';
 import type { ManifestText } from './load';
 
 export interface SideResult {

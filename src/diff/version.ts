@@ -1,5 +1,5 @@
 /** Image versions: `vX.Y.Z` tags (with an optional `-pre.release`) compared as semantic versions. */
-import { imageTag } from '../tidbcluster/version';
+import { imageTag } from '../base/version';
 
 export interface SemVer {
   readonly major: number;

@@ -4,7 +4,7 @@
  * as `|` blocks.
  */
 import type { Chart } from 'cdk8s';
-import { emitYaml } from './yaml';
+import { emitYaml } from '../base/yaml/emit';
 
 /** What a Pod needs exists before the workload that starts it (Helm's install order). */
 const KIND_ORDER = ['ServiceAccount', 'ConfigMap', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service', 'Deployment', 'StatefulSet'];

@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
 import type { Container, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedPdms } from '../tidbcluster/resolve';
-import { imageVersionAtLeast } from '../tidbcluster/version';
+import { imageVersionAtLeast } from '../base/version';
 import { names, PORT } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,

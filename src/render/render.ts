@@ -1,5 +1,5 @@
 import { App } from 'cdk8s';
-import { TidbClusterChart } from '../chart';
+import { TidbClusterChart } from './chart';
 import type { LoadedCluster } from '../tidbcluster/load';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { ApiRefusalError } from './api-check';

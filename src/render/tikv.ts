@@ -2,7 +2,7 @@ import { Construct } from 'constructs';
 import type { Container, Service, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedTiKV } from '../tidbcluster/resolve';
 import { names, PORT } from '../tidbcluster/names';
-import { imageVersionBelow } from '../tidbcluster/version';
+import { imageVersionBelow } from '../base/version';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,

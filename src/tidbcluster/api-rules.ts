@@ -10,7 +10,7 @@
  */
 import { joinKey } from './crd-schema';
 import { quoted, type SpecIssue } from './errors';
-import { DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN } from './patterns';
+import { DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../base/patterns';
 
 const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;

@@ -9,7 +9,7 @@ import { COMPONENTS } from './names';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { unsupportedFields } from './support';
 import type { TidbCluster } from './types';
-import { DNS1035_LABEL, DNS1123_LABEL, LONE_SURROGATE_SOURCE } from './patterns';
+import { DNS1035_LABEL, DNS1123_LABEL, LONE_SURROGATE_SOURCE } from '../base/patterns';
 
 /** Validates and resolves one document; throws SpecError with every issue found. */
 export function checkTidbCluster(doc: unknown, options: ResolveOptions = {}): ResolvedCluster {

@@ -18,15 +18,16 @@ import type {
   Volume,
   VolumeMount,
 } from '../../imports/k8s';
-import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from '../render/config/toml';
+import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from '../base/toml';
 import { suggest } from './crd-schema';
 import { DEFAULTS } from './defaults';
 import type { SpecIssue } from './errors';
 import { upgradeChecks } from './upgrade-checks';
 import { FORCE_UPGRADE_ANNOTATION, LABEL, LABEL_VALUE, type ComponentKind } from './names';
 import { featureCheck, KUBE_FEATURES, kubeVersionText, type KubeFeature } from './kube-version';
-import { quantityToBytes } from './quantity';
-import type { ComponentConfig, ComponentSpec, LogTailerSpec, PodSettings, ResourceList, ServiceSpec, TidbCluster, TidbClusterSpec } from './types';
+import { quantityToBytes } from '../base/quantity';
+import type { ComponentConfig, ComponentSpec, LogTailerSpec, PodSettings, ResourceList, ServiceSpec } from './spec-parts';
+import type { TidbCluster, TidbClusterSpec } from './types';
 
 /** Pod-level settings after the cluster/component precedence rules. */
 export interface ResolvedPod {

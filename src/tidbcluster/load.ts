@@ -3,12 +3,12 @@
  * problem reported with file, document index, path and line. No file system access here.
  */
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
-import { tomlFloat } from '../render/config/toml';
+import { tomlFloat } from '../base/toml';
 import { documentIssues } from './check';
-import { fastLoadAll } from './fast-yaml';
+import { fastLoadAll } from '../base/yaml/fast-load';
 import { formatIssue, SpecError, type SourceRef, type SpecIssue } from './errors';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
-import { aliasProblems } from './yaml-aliases';
+import { aliasProblems } from '../base/yaml/aliases';
 import { KIND, type TidbCluster } from './types';
 
 export interface LoadedCluster {

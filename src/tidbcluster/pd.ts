@@ -2,7 +2,7 @@
 import { DEFAULTS } from './defaults';
 import { names } from './names';
 import { atLeast, checked, resolveComponent, resolveService, type Ctx, type ResolvedComponent, type ResolvedService } from './component';
-import { SUB_DIR } from './patterns';
+import { SUB_DIR } from '../base/patterns';
 
 export interface ResolvedPD extends ResolvedComponent {
   readonly kind: 'pd';

@@ -1,20 +1,8 @@
 /** `spec.pump`: spec type, resolution and the fields this project renders. */
 import type { DefaultEntry } from './defaults';
 import { resolveComponent, type Ctx, type ResolvedComponent } from './component';
-import type { ComponentFields } from './support';
+import type { ComponentFields } from './fields';
 import { LOG_LEVEL, wordValue } from './ticdc';
-import type { ComponentConfig, ComponentSpec } from './types';
-
-export interface PumpSpec extends ComponentSpec {
-  /**
-   * Pump's config (`pump.toml`), a TOML string or a mapping; every key is kept. `log-level` is also
-   * passed as `-L`. With `tlsCluster`, `security.ssl-ca/-cert/-key` are set to the mounted certificate.
-   * @default {} (an empty pump.toml)
-   */
-  config?: ComponentConfig;
-  /** Sets `TZ` to `spec.timezone` in the pump container (for Helm-made clusters). @default false */
-  setTimeZone?: boolean;
-}
 
 export interface ResolvedPump extends ResolvedComponent {
   readonly kind: 'pump';

@@ -18,7 +18,7 @@ import { resolveTiKV, type ResolvedTiKV } from './tikv';
 import { resolveTiProxy, type ResolvedTiProxy } from './tiproxy';
 import { DEFAULT_KUBE_VERSION, parseKubeVersion } from './kube-version';
 import type { TidbCluster, TidbClusterSpec } from './types';
-import { DNS1123_LABEL, DNS_DOMAIN } from './patterns';
+import { DNS1123_LABEL, DNS_DOMAIN } from '../base/patterns';
 import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
 
 // The per-component types live with their resolvers; the renderer reads them all from here.

@@ -12,20 +12,7 @@ import { PUMP_FIELDS } from './pump';
 import { TICDC_FIELDS } from './ticdc';
 import { TIFLASH_FIELDS } from './tiflash';
 import { TIPROXY_FIELDS } from './tiproxy';
-
-/**
- * What a component module declares about its fields: the ones it adds to the common set, the common
- * ones it does not take, and fields accepted only at their "off" value (paths below `spec.<component>`).
- */
-export interface ComponentFields {
-  readonly extra: readonly string[];
-  /** @default [] */
-  readonly except?: readonly string[];
-  /** @default {} */
-  readonly offValues?: Readonly<Record<string, readonly unknown[]>>;
-  /** Why a field is refused, keyed by its path below `spec.<component>`. @default {} */
-  readonly reasons?: Readonly<Record<string, string>>;
-}
+import type { ComponentFields } from './fields';
 
 /** The component modules beyond PD, TiKV and TiDB (and discovery), each declaring its own fields. */
 const COMPONENT_MODULES: Record<string, ComponentFields> = {

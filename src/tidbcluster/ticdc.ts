@@ -1,30 +1,11 @@
 /** `spec.ticdc`: spec type, resolution and the fields this project renders. */
-import { isTomlFloat, type TomlTable, type TomlValue } from '../render/config/toml';
+import { isTomlFloat, type TomlTable, type TomlValue } from '../base/toml';
 import type { DefaultEntry } from './defaults';
 import type { SpecIssue } from './errors';
 import { resolveComponent, type Ctx, type ResolvedComponent } from './component';
-import type { ComponentFields } from './support';
-import type { ComponentConfig, ComponentSpec } from './types';
-import { DNS1123_LABEL } from './patterns';
-
-export interface TiCDCSpec extends ComponentSpec {
-  /**
-   * TiCDC's config. As a TOML string every key is kept; `tz`, `gc-ttl`, `log-level` and `log-file`
-   * become the `TZ` env and command-line flags, and any other key makes a ConfigMap (`ticdc.toml`).
-   * As a mapping only `timezone`, `gcTTL`, `logLevel` and `logFile` are read (tidb-operator's typed
-   * struct); other keys are an error, since the operator would drop them.
-   * @default none (no ConfigMap)
-   */
-  config?: ComponentConfig;
-  /** Secrets with client certificates for sinks, each mounted at `/var/lib/sink-tls/<name>`. @default [] */
-  tlsClientSecretNames?: string[];
-  /**
-   * How long the controller waits for a capture to drain (and hand over ownership) before it
-   * restarts or removes the Pod anyway; a Go duration. Read by the controller only.
-   * @default 10m
-   */
-  gracefulShutdownTimeout?: string;
-}
+import type { ComponentFields } from './fields';
+import type { TiCDCSpec } from './types';
+import { DNS1123_LABEL } from '../base/patterns';
 
 export interface ResolvedTiCDC extends ResolvedComponent {
   readonly kind: 'ticdc';

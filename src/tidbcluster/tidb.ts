@@ -13,7 +13,7 @@ import {
   type ResolvedLogTailer,
   type ResolvedService,
 } from './component';
-import { PLUGIN_NAME } from './patterns';
+import { PLUGIN_NAME } from '../base/patterns';
 import type { TiDBServiceSpec, TiDBSpec } from './types';
 
 export interface ResolvedTiDBService extends ResolvedService {

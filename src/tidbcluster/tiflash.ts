@@ -1,7 +1,6 @@
 /** `spec.tiflash`: spec type, resolution and the fields this project renders. */
 import type { ResourceRequirements, SecurityContext } from '../../imports/k8s';
-import { isTomlTable, type TomlTable, type TomlValue } from '../render/config/toml';
-import { TIFLASH_CONFIG_TABLES } from '../render/config/tiflash';
+import { isTomlTable, type TomlTable, type TomlValue } from '../base/toml';
 import type { DefaultEntry } from './defaults';
 import type { SpecIssue } from './errors';
 import {
@@ -15,9 +14,23 @@ import {
   type ResolvedLogTailer,
 } from './component';
 import { KUBE_FEATURES } from './kube-version';
-import type { ComponentFields } from './support';
-import type { ComponentConfig, ComponentSpec, LogTailerSpec, Quantity, ResourceList, ResourcesSpec, ScalePolicy } from './types';
-import { imageTag } from './version';
+import type { ComponentFields } from './fields';
+import type { ComponentSpec, Quantity, ResourceList } from './spec-parts';
+import type { TiFlashStorageClaim } from './types';
+import { imageTag } from '../base/version';
+
+/**
+ * Tables the renderer writes keys into, per file. The resolver checks that a user's config has no
+ * other value in their place.
+ */
+export const TIFLASH_CONFIG_TABLES = {
+  config: [
+    'flash.flash_cluster', 'flash.proxy', 'logger', 'raft', 'storage.main', 'storage.raft', 'security', 'status',
+    'application', 'quotas.default.interval', 'users.readonly.networks', 'users.default.networks',
+    'profiles.readonly', 'profiles.default',
+  ],
+  proxy: ['server', 'security'],
+} as const;
 
 /** Pod annotation (in `spec.tiflash.annotations`) that selects "mount-cm" mode. */
 export const TIFLASH_MOUNT_CM_ANNOTATION = 'tiflash.tidb.pingcap.com/mount-cm-in-tiflash-container';
@@ -52,54 +65,6 @@ export const TIFLASH_DEFAULTS_TABLE: readonly DefaultEntry[] = [
   { field: 'spec.tiflash.config.config logger.errorlog', value: TIFLASH_DEFAULTS.errorLog, note: 'tailed by the errorlog sidecar' },
   { field: 'spec.tiflash.config.config flash.flash_cluster.log', value: TIFLASH_DEFAULTS.clusterLog, note: 'tailed by the clusterlog sidecar' },
 ];
-
-/** `spec.tiflash.config`: the two TiFlash config files, each a TOML document or the same as a mapping. */
-export type TiFlashConfigSpec = {
-  /** TiFlash's own config (`config_templ.toml`). @default {} */
-  config?: ComponentConfig;
-  /** The TiFlash proxy's config (`proxy_templ.toml`). @default {} */
-  proxy?: ComponentConfig;
-};
-
-/** One data volume `data<i>`, mounted at `/data<i>`. */
-export interface TiFlashStorageClaim {
-  /** Only `requests.storage` (required) is read: it sizes the PVC; `claims` is refused. @default {} */
-  resources?: ResourcesSpec;
-  /** @default the cluster's default StorageClass; `""` asks for no class */
-  storageClassName?: string;
-  /** VolumeAttributesClass of the claim (Kubernetes 1.34, or 1.31 with its feature gate). @default none */
-  volumeAttributesClassName?: string;
-}
-
-export interface TiFlashSpec extends Omit<ComponentSpec, 'config' | 'storageClassName' | 'storageVolumes' | 'readinessProbe'> {
-  /** Data volumes `data0`, `data1`, ...; at least one. TiFlash keeps its metadata and logs on `data0`. */
-  storageClaims: TiFlashStorageClaim[];
-  /** @default {} */
-  config?: TiFlashConfigSpec;
-  /** Main container `privileged` when no securityContext is given. @default false */
-  privileged?: boolean;
-  /** Resources and security context of the `init` container (init mode). @default none */
-  initializer?: ResourcesSpec & {
-    /** @default none */
-    securityContext?: SecurityContext;
-  };
-  /** Resources and security context of the serverlog / errorlog / clusterlog sidecars. @default {} */
-  logTailer?: LogTailerSpec;
-  /** For the controller. @default false */
-  recoverFailover?: boolean;
-  /** For the controller. @default {} */
-  failover?: {
-    /** Remove the failover Pods created for this failure. @default none */
-    recoverByUID?: string;
-  };
-  /** For the controller. @default {} */
-  scalePolicy?: ScalePolicy;
-  /** Only the "off" values are accepted. @default {} */
-  suspendAction?: {
-    /** @default false */
-    suspendStatefulSet?: boolean;
-  };
-}
 
 /** A resolved `storageClaims` entry. */
 export interface ResolvedTiFlashClaim {

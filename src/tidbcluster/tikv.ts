@@ -1,7 +1,7 @@
 /** `spec.tikv`: what TiKV resolves beyond the common component fields. */
 import { DEFAULTS } from './defaults';
 import { checked, resolveComponent, resolveLogTailer, storageCapacity, type Ctx, type ResolvedComponent, type ResolvedLogTailer } from './component';
-import { SUB_DIR } from './patterns';
+import { SUB_DIR } from '../base/patterns';
 
 /** A separate TiKV log (RocksDB's or Raft's) followed by its own tailer. */
 export interface ResolvedTiKVLog {

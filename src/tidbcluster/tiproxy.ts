@@ -1,61 +1,13 @@
 /** `spec.tiproxy`: spec type, resolution and the fields this project renders. */
-import { getPath, isTomlTable, tomlKindOf, type TomlTable } from '../render/config/toml';
+import { getPath, isTomlTable, tomlKindOf, type TomlTable } from '../base/toml';
 import type { DefaultEntry } from './defaults';
 import { names } from './names';
 import { resolveComponent, type Ctx, type ResolvedComponent, type ResolvedProbe } from './component';
-import type { ComponentFields } from './support';
-import type { ComponentSpec, ProbeSpec } from './types';
+import type { ComponentFields } from './fields';
+import type { TiProxySpec } from './types';
 
 /** Where TiProxy's own cluster certificate is mounted with `certLayout: v1`. */
 export const TIPROXY_CLUSTER_TLS_DIR = '/var/lib/tiproxy-tls';
-
-/** TiProxy takes the common component fields except `maxFailoverCount` (it has no failover). */
-export interface TiProxySpec extends Omit<ComponentSpec, 'maxFailoverCount' | 'readinessProbe' | 'configUpdateStrategy'> {
-  /**
-   * Only `InPlace` is accepted: the operator always updates TiProxy's ConfigMap in place, whatever
-   * this field or the cluster's says.
-   * @default InPlace
-   */
-  configUpdateStrategy?: 'InPlace';
-  /** Accepted only when it suspends nothing (`{}` or `suspendStatefulSet: false`). @default {} */
-  suspendAction?: {
-    /** @default false */
-    suspendStatefulSet?: boolean;
-  };
-  /**
-   * With `spec.tidb.tlsClient`, TiProxy connects to TiDB over TLS even when the TidbCluster carries the
-   * `tidb.tidb.pingcap.com/skip-tls-when-connect-tidb` annotation (legacy `certLayout` mounts the
-   * client certificate then too).
-   * @default false
-   */
-  sslEnableTiDB?: boolean;
-  /**
-   * Secret with the client certificate TiProxy presents to TiDB (legacy `certLayout` only).
-   * @default <cluster>-tidb-client-secret
-   */
-  tlsClientSecretName?: string;
-  /**
-   * How certificates are mounted and configured: `""` (legacy) or `v1` (TiProxy's own cluster
-   * certificate `<cluster>-tiproxy-cluster-secret` serves its HTTP API and talks to PD).
-   * @default ""
-   */
-  certLayout?: string;
-  /**
-   * Server labels the controller sets through TiProxy's API (TiProxy 1.1.0 or newer), merged with the
-   * node's topology labels; `zone` is managed. Not part of any rendered object.
-   * @default {}
-   */
-  serverLabels?: Record<string, string>;
-  /**
-   * Readiness probe, only when `type` is given: `tcp` checks the SQL port 6000, `command` curls
-   * `/api/debug/health` on the API port 3080.
-   * @default none (no probe, also when `type` is unset)
-   */
-  readinessProbe?: ProbeSpec & {
-    /** @default 10 */
-    periodSeconds?: number;
-  };
-}
 
 /** `spec.tiproxy.certLayout` after resolution. */
 export type TiProxyCertLayout = '' | 'v1';

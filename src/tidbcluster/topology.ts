@@ -7,7 +7,7 @@
  * a cluster that asks for these labels in Git: PD's `replication.location-labels` in `spec.pd.config`,
  * or `spec.tikv.storeLabels`.
  */
-import { isTomlTable, type TomlTable } from '../render/config/toml';
+import { isTomlTable, type TomlTable } from '../base/toml';
 import type { SpecIssue } from './errors';
 
 /** What makes a cluster read its Nodes. */

@@ -3,34 +3,23 @@
  * it. Only the fields this project acts on are typed here; the CRD schema decides what else is valid,
  * and `support.ts` decides which valid fields are not supported yet.
  */
-import type { DiscoverySpec } from './discovery';
-import type { TiCDCSpec } from './ticdc';
-import type { TiFlashSpec } from './tiflash';
-import type { TiProxySpec } from './tiproxy';
-import type { PumpSpec } from './pump';
 import type {
-  Affinity,
   Container,
   EnvFromSource,
   EnvVar,
   Lifecycle,
-  LocalObjectReference,
-  PodDNSConfig,
+  ResourceClaim,
   PodSecurityContext,
   SecurityContext,
-  Toleration,
   Volume,
   VolumeMount,
 } from '../../imports/k8s';
+import type { ComponentConfig, ComponentSpec, LogTailerSpec, PodSettings, ProbeSpec, ResourceList, ResourcesSpec, ScalePolicy, ServiceSpec, SlowLogTailerSpec } from './spec-parts';
+
+export type * from './spec-parts';
 
 export const API_VERSION = 'pingcap.com/v1alpha1';
 export const KIND = 'TidbCluster';
-
-export type Quantity = string | number;
-export type ResourceList = Record<string, Quantity>;
-
-/** A component's config: a TOML document as a string, or the same structure as a YAML mapping. */
-export type ComponentConfig = string | Record<string, unknown>;
 
 export interface TidbCluster {
   apiVersion: typeof API_VERSION;
@@ -45,56 +34,6 @@ export interface TidbCluster {
     annotations?: Record<string, string>;
   };
   spec: TidbClusterSpec;
-}
-
-/** Settings every component takes, at cluster level (as defaults) and per component. */
-export interface PodSettings {
-  /** @default none */
-  schedulerName?: string;
-  /** Not merged: the component's affinity replaces the cluster's. @default none */
-  affinity?: Affinity;
-  /** @default none */
-  priorityClassName?: string;
-  /** Merged: cluster map, then component map (component wins). @default {} */
-  nodeSelector?: Record<string, string>;
-  /** Pod annotations; merged like nodeSelector. @default {} */
-  annotations?: Record<string, string>;
-  /** Pod labels; merged like nodeSelector; the four operator labels always win. @default {} */
-  labels?: Record<string, string>;
-  /** Component list if non-empty, else cluster list. @default [] */
-  tolerations?: Toleration[];
-  /** @default none */
-  dnsConfig?: PodDNSConfig;
-  /** @default ClusterFirstWithHostNet with hostNetwork, else ClusterFirst */
-  dnsPolicy?: string;
-  /** @default false */
-  hostNetwork?: boolean;
-  /** @default [] */
-  imagePullSecrets?: LocalObjectReference[];
-  /** @default none */
-  podSecurityContext?: PodSecurityContext;
-  /** @default [] */
-  topologySpreadConstraints?: TopologySpreadConstraintSpec[];
-  /** `RollingUpdate` or `OnDelete`; the partition stays the controller's. @default RollingUpdate */
-  statefulSetUpdateStrategy?: 'RollingUpdate' | 'OnDelete';
-  /** Only `OrderedReady` is honoured; anything else means `Parallel`. @default Parallel */
-  podManagementPolicy?: string;
-  /** `InPlace` keeps `<cluster>-<component>`; `RollingUpdate` appends a content hash. @default InPlace */
-  configUpdateStrategy?: 'InPlace' | 'RollingUpdate';
-  /** Image pull policy of the component (and of the helper image). @default IfNotPresent */
-  imagePullPolicy?: 'Always' | 'Never' | 'IfNotPresent';
-}
-
-export interface TopologySpreadConstraintSpec {
-  topologyKey: string;
-  /** @default 1 */
-  maxSkew?: number;
-  /** @default none (Kubernetes counts it as 1) */
-  minDomains?: number;
-  /** @default none (Kubernetes takes Honor) */
-  nodeAffinityPolicy?: string;
-  /** Added to, and overriding, the default selector labels (name, managed-by, component, instance). @default {} */
-  matchLabels?: Record<string, string>;
 }
 
 export interface TidbClusterSpec extends PodSettings {
@@ -192,96 +131,6 @@ export interface TiDBTLSClient {
   skipInternalClientCA?: boolean;
 }
 
-export interface StorageVolume {
-  /** The PVC template is named `<component>-<name>`. */
-  name: string;
-  /** @default the component's storageClassName */
-  storageClassName?: string;
-  /** VolumeAttributesClass of the claim (Kubernetes 1.34, or 1.31 with its feature gate). @default the component's */
-  volumeAttributesClassName?: string;
-  storageSize: Quantity;
-  /** Mounted into the main container when set. @default not mounted */
-  mountPath?: string;
-}
-
-export interface ProbeSpec {
-  /** `tcp` or `command` (TiDB only). @default tcp */
-  type?: 'tcp' | 'command';
-  /** @default 10 */
-  initialDelaySeconds?: number;
-  /** @default Kubernetes default (10) */
-  periodSeconds?: number;
-}
-
-export interface ComponentSpec extends PodSettings {
-  /** Number of Pods; the controller writes it to `spec.replicas`. */
-  replicas: number;
-  /** @default pingcap/<component> */
-  baseImage?: string;
-  /** Image tag. @default spec.version */
-  version?: string;
-  /** Deprecated full image, used only when baseImage is empty. @default none */
-  image?: string;
-  /** CPU/memory requests; `storage` sizes the data volume. @default {} */
-  requests?: ResourceList;
-  /** CPU/memory limits (`storage` is TiKV's capacity). @default {} */
-  limits?: ResourceList;
-  /** The component's own config file; the renderer adds the settings it owns. @default {} */
-  config?: ComponentConfig;
-  /** Appended after the operator-set env; reserved names cannot be overridden. @default [] */
-  env?: EnvVar[];
-  /** @default [] */
-  envFrom?: EnvFromSource[];
-  /** Run before the component's own init containers. @default [] */
-  initContainers?: Container[];
-  /** Appended after the component's containers; one with the same name is merged into it. @default [] */
-  additionalContainers?: Container[];
-  /** @default [] */
-  additionalVolumes?: Volume[];
-  /** Mounted into the main container. @default [] */
-  additionalVolumeMounts?: VolumeMount[];
-  /** @default Kubernetes default (30) */
-  terminationGracePeriodSeconds?: number;
-  /** Main container security context. @default none */
-  securityContext?: SecurityContext;
-  /** @default none, except TiDB's TCP probe on port 4000 after 10 seconds */
-  readinessProbe?: ProbeSpec;
-  /** @default none (Kubernetes mounts the token) */
-  automountServiceAccountToken?: boolean;
-  /** @default spec.serviceAccount */
-  serviceAccount?: string;
-  /** @default the cluster's default StorageClass */
-  storageClassName?: string;
-  /**
-   * VolumeAttributesClass of the data claims (Kubernetes 1.34, or 1.31 to 1.33 with the
-   * VolumeAttributesClass feature gate). @default none
-   */
-  volumeAttributesClassName?: string;
-  /** Extra PVCs (`<component>-<name>`). @default [] */
-  storageVolumes?: StorageVolume[];
-  /** For the controller. @default 3 */
-  maxFailoverCount?: number;
-}
-
-export interface ServiceSpec {
-  /** @default ClusterIP */
-  type?: string;
-  /** @default {} */
-  annotations?: Record<string, string>;
-  /** Merged under the operator labels. @default {} */
-  labels?: Record<string, string>;
-  /** @default none */
-  loadBalancerIP?: string;
-  /** @default none (Kubernetes allocates one) */
-  clusterIP?: string;
-  /** @default client (PD), mysql-client (TiDB) */
-  portName?: string;
-  /** @default [] */
-  loadBalancerSourceRanges?: string[];
-  /** @default none */
-  loadBalancerClass?: string;
-}
-
 export interface PDSpec extends ComponentSpec {
   /** The client Service `<cluster>-pd`. @default {} (type ClusterIP) */
   service?: ServiceSpec;
@@ -320,37 +169,6 @@ export interface PDMSSpec extends ComponentSpec {
   mountClusterClientSecret?: boolean;
   /** Accepted only empty: the micro-services' start script is always v2. @default "" */
   startUpScriptVersion?: '';
-}
-
-/** A container's resources, as Kubernetes' ResourceRequirements. */
-export interface ResourcesSpec {
-  /** @default {} */
-  requests?: ResourceList;
-  /** @default {} */
-  limits?: ResourceList;
-  /** Dynamic resource claims. @default [] */
-  claims?: unknown[];
-}
-
-/** A log tailer sidecar; its image is `spec.helper.image`. Its `claims` are taken only by TiFlash's tailers. */
-export interface LogTailerSpec extends ResourcesSpec {
-  /** @default none */
-  securityContext?: SecurityContext;
-  /**
-   * Run the tailers as native sidecars: init containers with `restartPolicy: Always`, which start
-   * before the server and stop after it. @default false
-   */
-  useSidecar?: boolean;
-  /** With useSidecar: seconds a tailer waits after SIGTERM, to print the server's last lines. @default 0 */
-  sleepTimeSeconds?: number;
-}
-
-/** TiDB's slow log tailer, which also takes the helper image the deprecated way. */
-export interface SlowLogTailerSpec extends LogTailerSpec {
-  /** Deprecated: set `spec.helper.image`. Used for every helper container when that is not set. @default spec.helper.image */
-  image?: string;
-  /** Deprecated: set `spec.helper.imagePullPolicy`. @default spec.helper.imagePullPolicy */
-  imagePullPolicy?: string;
 }
 
 export interface TiKVSpec extends ComponentSpec {
@@ -424,14 +242,6 @@ export interface TiDBServicePort {
   appProtocol?: string;
 }
 
-/** How many Pods the controller adds or removes at a time. */
-export interface ScalePolicy {
-  /** @default 1 */
-  scaleInParallelism?: number;
-  /** @default 1 */
-  scaleOutParallelism?: number;
-}
-
 export interface TiDBSpec extends ComponentSpec {
   /** Creates the client Service `<cluster>-tidb`. @default none */
   service?: TiDBServiceSpec;
@@ -475,4 +285,202 @@ export interface TiDBSpec extends ComponentSpec {
   scalePolicy?: ScalePolicy;
   /** TLS for MySQL clients. @default off */
   tlsClient?: TiDBTLSClient;
+}
+
+/** The operator's discovery probe settings; the controller's probes are HTTP checks on its metrics port. */
+export interface DiscoveryProbeSpec {
+  /** Only `tcp`, the one kind tidb-operator's discovery has; it does not change our HTTP check. @default tcp */
+  type?: 'tcp';
+  /** @default readiness: 0, liveness: 10 */
+  initialDelaySeconds?: number;
+  /** @default readiness: 5, liveness: 10 */
+  periodSeconds?: number;
+}
+
+/**
+ * `spec.discovery`. Pod-level settings fall back to the cluster's as for every component; the ones
+ * that only mean something for a StatefulSet are refused.
+ */
+export interface DiscoverySpec extends Omit<PodSettings, 'statefulSetUpdateStrategy' | 'podManagementPolicy' | 'configUpdateStrategy'> {
+  /**
+   * Full image of the controller (a tidb-gitops image: the container runs `tidb-gitops controller`).
+   * tidb-operator ignored this field; an operator image here is an error.
+   * @default the render option `controllerImage` (`--controller-image`), else ghcr.io/tidb-gitops/tidb-gitops:<this release>
+   */
+  image?: string;
+  /** Tag of the default repository, when `image` is unset (not `spec.version`: that is TiDB's). @default this release */
+  version?: string;
+  /**
+   * Given `requests` or `limits`, both are taken as they are; the defaults apply only when neither is set.
+   * @default {cpu: 50m, memory: 96Mi}
+   */
+  requests?: ResourceList;
+  /** @default {memory: 256Mi} (only when requests is unset too) */
+  limits?: ResourceList;
+  /** Dynamic resource claims of the container. @default [] */
+  claims?: ResourceClaim[];
+  /** Appended after the controller's env; its names cannot be overridden. @default [] */
+  env?: EnvVar[];
+  /** @default [] */
+  envFrom?: EnvFromSource[];
+  /** @default [] */
+  initContainers?: Container[];
+  /** Appended after the `discovery` container; one named `discovery` is merged into it. @default [] */
+  additionalContainers?: Container[];
+  /** @default [] */
+  additionalVolumes?: Volume[];
+  /** Mounted into the `discovery` container. @default [] */
+  additionalVolumeMounts?: VolumeMount[];
+  /** @default Kubernetes default (30) */
+  terminationGracePeriodSeconds?: number;
+  /**
+   * Container security context.
+   * @default {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: {drop: [ALL]}}
+   */
+  securityContext?: SecurityContext;
+  /**
+   * Pod security context (falls back to `spec.podSecurityContext`).
+   * @default {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
+   */
+  podSecurityContext?: PodSecurityContext;
+  /** Timing of the readiness check (`GET /readyz` on port 10263). @default {periodSeconds: 5} */
+  readinessProbe?: DiscoveryProbeSpec;
+  /** Timing of the liveness check (`GET /healthz` on port 10263). @default {initialDelaySeconds: 10, periodSeconds: 10} */
+  livenessProbe?: DiscoveryProbeSpec;
+  /**
+   * `false` keeps the token out of every container but the controller's, which gets a projected
+   * `kube-api-access` volume (it needs the API), as tidb-operator does. @default Kubernetes default (true)
+   */
+  automountServiceAccountToken?: boolean;
+  /** Accepted only when it suspends nothing: there is no StatefulSet to suspend. @default {} */
+  suspendAction?: {
+    /** @default false */
+    suspendStatefulSet?: false;
+  };
+}
+
+/** `spec.tiflash.config`: the two TiFlash config files, each a TOML document or the same as a mapping. */
+export type TiFlashConfigSpec = {
+  /** TiFlash's own config (`config_templ.toml`). @default {} */
+  config?: ComponentConfig;
+  /** The TiFlash proxy's config (`proxy_templ.toml`). @default {} */
+  proxy?: ComponentConfig;
+};
+
+/** One data volume `data<i>`, mounted at `/data<i>`. */
+export interface TiFlashStorageClaim {
+  /** Only `requests.storage` (required) is read: it sizes the PVC; `claims` is refused. @default {} */
+  resources?: ResourcesSpec;
+  /** @default the cluster's default StorageClass; `""` asks for no class */
+  storageClassName?: string;
+  /** VolumeAttributesClass of the claim (Kubernetes 1.34, or 1.31 with its feature gate). @default none */
+  volumeAttributesClassName?: string;
+}
+
+export interface TiFlashSpec extends Omit<ComponentSpec, 'config' | 'storageClassName' | 'storageVolumes' | 'readinessProbe'> {
+  /** Data volumes `data0`, `data1`, ...; at least one. TiFlash keeps its metadata and logs on `data0`. */
+  storageClaims: TiFlashStorageClaim[];
+  /** @default {} */
+  config?: TiFlashConfigSpec;
+  /** Main container `privileged` when no securityContext is given. @default false */
+  privileged?: boolean;
+  /** Resources and security context of the `init` container (init mode). @default none */
+  initializer?: ResourcesSpec & {
+    /** @default none */
+    securityContext?: SecurityContext;
+  };
+  /** Resources and security context of the serverlog / errorlog / clusterlog sidecars. @default {} */
+  logTailer?: LogTailerSpec;
+  /** For the controller. @default false */
+  recoverFailover?: boolean;
+  /** For the controller. @default {} */
+  failover?: {
+    /** Remove the failover Pods created for this failure. @default none */
+    recoverByUID?: string;
+  };
+  /** For the controller. @default {} */
+  scalePolicy?: ScalePolicy;
+  /** Only the "off" values are accepted. @default {} */
+  suspendAction?: {
+    /** @default false */
+    suspendStatefulSet?: boolean;
+  };
+}
+
+export interface TiCDCSpec extends ComponentSpec {
+  /**
+   * TiCDC's config. As a TOML string every key is kept; `tz`, `gc-ttl`, `log-level` and `log-file`
+   * become the `TZ` env and command-line flags, and any other key makes a ConfigMap (`ticdc.toml`).
+   * As a mapping only `timezone`, `gcTTL`, `logLevel` and `logFile` are read (tidb-operator's typed
+   * struct); other keys are an error, since the operator would drop them.
+   * @default none (no ConfigMap)
+   */
+  config?: ComponentConfig;
+  /** Secrets with client certificates for sinks, each mounted at `/var/lib/sink-tls/<name>`. @default [] */
+  tlsClientSecretNames?: string[];
+  /**
+   * How long the controller waits for a capture to drain (and hand over ownership) before it
+   * restarts or removes the Pod anyway; a Go duration. Read by the controller only.
+   * @default 10m
+   */
+  gracefulShutdownTimeout?: string;
+}
+
+export interface PumpSpec extends ComponentSpec {
+  /**
+   * Pump's config (`pump.toml`), a TOML string or a mapping; every key is kept. `log-level` is also
+   * passed as `-L`. With `tlsCluster`, `security.ssl-ca/-cert/-key` are set to the mounted certificate.
+   * @default {} (an empty pump.toml)
+   */
+  config?: ComponentConfig;
+  /** Sets `TZ` to `spec.timezone` in the pump container (for Helm-made clusters). @default false */
+  setTimeZone?: boolean;
+}
+
+/** TiProxy takes the common component fields except `maxFailoverCount` (it has no failover). */
+export interface TiProxySpec extends Omit<ComponentSpec, 'maxFailoverCount' | 'readinessProbe' | 'configUpdateStrategy'> {
+  /**
+   * Only `InPlace` is accepted: the operator always updates TiProxy's ConfigMap in place, whatever
+   * this field or the cluster's says.
+   * @default InPlace
+   */
+  configUpdateStrategy?: 'InPlace';
+  /** Accepted only when it suspends nothing (`{}` or `suspendStatefulSet: false`). @default {} */
+  suspendAction?: {
+    /** @default false */
+    suspendStatefulSet?: boolean;
+  };
+  /**
+   * With `spec.tidb.tlsClient`, TiProxy connects to TiDB over TLS even when the TidbCluster carries the
+   * `tidb.tidb.pingcap.com/skip-tls-when-connect-tidb` annotation (legacy `certLayout` mounts the
+   * client certificate then too).
+   * @default false
+   */
+  sslEnableTiDB?: boolean;
+  /**
+   * Secret with the client certificate TiProxy presents to TiDB (legacy `certLayout` only).
+   * @default <cluster>-tidb-client-secret
+   */
+  tlsClientSecretName?: string;
+  /**
+   * How certificates are mounted and configured: `""` (legacy) or `v1` (TiProxy's own cluster
+   * certificate `<cluster>-tiproxy-cluster-secret` serves its HTTP API and talks to PD).
+   * @default ""
+   */
+  certLayout?: string;
+  /**
+   * Server labels the controller sets through TiProxy's API (TiProxy 1.1.0 or newer), merged with the
+   * node's topology labels; `zone` is managed. Not part of any rendered object.
+   * @default {}
+   */
+  serverLabels?: Record<string, string>;
+  /**
+   * Readiness probe, only when `type` is given: `tcp` checks the SQL port 6000, `command` curls
+   * `/api/debug/health` on the API port 3080.
+   * @default none (no probe, also when `type` is unset)
+   */
+  readinessProbe?: ProbeSpec & {
+    /** @default 10 */
+    periodSeconds?: number;
+  };
 }

@@ -3,9 +3,9 @@
  * of the resolved spec.
  */
 import type { ResolvedCluster, ResolvedPD, ResolvedPdms, ResolvedTiDB, ResolvedTiKV } from '../../tidbcluster/resolve';
-import { imageVersionBelow } from '../../tidbcluster/version';
+import { imageVersionBelow } from '../../base/version';
 import { TLS_DIR, tlsFile } from '../tls';
-import { encodeToml, isTomlTable, mergeTables, type TomlTable } from './toml';
+import { encodeToml, isTomlTable, mergeTables, type TomlTable } from '../../base/toml';
 
 /** The TidbCluster annotation that keeps internal clients (PD dashboard, TiProxy) off TLS towards TiDB. */
 export const SKIP_TLS_TO_TIDB = 'tidb.tidb.pingcap.com/skip-tls-when-connect-tidb';

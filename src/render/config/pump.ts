@@ -2,7 +2,7 @@
 import type { ResolvedCluster } from '../../tidbcluster/resolve';
 import type { ResolvedPump } from '../../tidbcluster/pump';
 import { TLS_DIR } from '../tls';
-import { encodeToml, mergeTables, type TomlTable } from './toml';
+import { encodeToml, mergeTables, type TomlTable } from '../../base/toml';
 
 export function pumpConfig(cluster: ResolvedCluster, pump: ResolvedPump): string {
   const overlay: TomlTable = {};

@@ -11,7 +11,7 @@ import type { ResolvedCluster } from '../../tidbcluster/resolve';
 import type { ResolvedTiFlash } from '../../tidbcluster/tiflash';
 import { names, PORT } from '../../tidbcluster/names';
 import { TLS_DIR, tlsFile } from '../tls';
-import { encodeToml, getPath, TomlEditor, type TomlTable, type TomlValue } from './toml';
+import { encodeToml, getPath, TomlEditor, type TomlTable, type TomlValue } from '../../base/toml';
 
 /** Where the init container writes the per-pod files (init mode). */
 export const TIFLASH_INIT_CONFIG = '/data0/config.toml';
@@ -26,19 +26,6 @@ export const POD_NUM = 'POD_NUM';
 export const POD_NAMESPACE = 'POD_NAMESPACE';
 /** Placeholder (acrossK8s) the init script replaces with the PD endpoints discovery verified. */
 export const PD_ADDR = 'PD_ADDR';
-
-/**
- * Tables the renderer writes keys into, per file. The resolver checks that a user's config has no
- * other value in their place.
- */
-export const TIFLASH_CONFIG_TABLES = {
-  config: [
-    'flash.flash_cluster', 'flash.proxy', 'logger', 'raft', 'storage.main', 'storage.raft', 'security', 'status',
-    'application', 'quotas.default.interval', 'users.readonly.networks', 'users.default.networks',
-    'profiles.readonly', 'profiles.default',
-  ],
-  proxy: ['server', 'security'],
-} as const;
 
 /** The ConfigMap data: both templates. */
 export function tiflashConfigData(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): Record<string, string> {

@@ -8,7 +8,7 @@ import { TIPROXY_CLUSTER_TLS_DIR, type ResolvedTiProxy } from '../../tidbcluster
 import { names, PORT } from '../../tidbcluster/names';
 import { TLS_DIR, tlsFile } from '../tls';
 import { SKIP_TLS_TO_TIDB } from './components';
-import { encodeToml, TomlEditor } from './toml';
+import { encodeToml, TomlEditor } from '../../base/toml';
 
 /** Certificate directories in the TiProxy container. */
 export const TIPROXY_TLS_DIR = {

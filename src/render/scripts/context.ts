@@ -5,7 +5,7 @@
  * Values that end up inside the script text are checked (`*ContextErrors` below), so that a name can
  * never break out of the shell word it is placed in.
  */
-import { DNS1123_LABEL, DNS_DOMAIN, PLUGIN_NAME, SUB_DIR } from '../../tidbcluster/patterns';
+import { DNS1123_LABEL, DNS_DOMAIN, PLUGIN_NAME, SUB_DIR } from '../../base/patterns';
 
 /** `spec.startScriptVersion`; any value other than `v2` means `v1`, as in the operator. */
 export type StartScriptVersion = 'v1' | 'v2';

@@ -6,7 +6,7 @@
 import { names } from '../../tidbcluster/names';
 import { argsLines, execServer, header, lines, podNameLine, renderScript } from './common';
 import { assertValid } from './context';
-import { DNS1123_LABEL, DNS_DOMAIN } from '../../tidbcluster/patterns';
+import { DNS1123_LABEL, DNS_DOMAIN } from '../../base/patterns';
 
 export const TIPROXY_BINARY = '/bin/tiproxy';
 export const TIPROXY_CONFIG_FILE = '/etc/proxy/proxy.toml';

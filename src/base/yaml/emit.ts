@@ -6,7 +6,7 @@
  * input for every rendered object.
  */
 
-import { LONE_SURROGATE_SOURCE } from '../tidbcluster/patterns';
+import { LONE_SURROGATE_SOURCE } from '../patterns';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -5,7 +5,7 @@
  */
 import * as jsyaml from 'js-yaml';
 import { loadAll, Schema, Type } from 'js-yaml';
-import { tomlFloat } from '../render/config/toml';
+import { tomlFloat } from '../toml';
 
 // js-yaml exports its built-in types at run time; its type declarations leave them out.
 const types = (jsyaml as unknown as { types: Record<'str' | 'seq' | 'map' | 'null' | 'bool' | 'merge', Type> }).types;

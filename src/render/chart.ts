@@ -1,19 +1,19 @@
 import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { DiscoveryComponent } from './render/discovery';
-import { PdComponent } from './render/pd';
-import { PdmsComponent } from './render/pdms';
-import { PumpComponent } from './render/pump';
-import { TiCDCComponent } from './render/ticdc';
-import { TidbComponent } from './render/tidb';
-import { TiFlashComponent } from './render/tiflash';
-import { TikvComponent } from './render/tikv';
-import { TiProxyComponent } from './render/tiproxy';
-import { VolumeSizesConfigMap } from './render/volume-sizes';
-import { ApiRefusalError, apiProblems } from './render/api-check';
-import { checkTidbCluster } from './tidbcluster/check';
-import type { ResolvedCluster } from './tidbcluster/resolve';
-import type { TidbCluster } from './tidbcluster/types';
+import { DiscoveryComponent } from './discovery';
+import { PdComponent } from './pd';
+import { PdmsComponent } from './pdms';
+import { PumpComponent } from './pump';
+import { TiCDCComponent } from './ticdc';
+import { TidbComponent } from './tidb';
+import { TiFlashComponent } from './tiflash';
+import { TikvComponent } from './tikv';
+import { TiProxyComponent } from './tiproxy';
+import { VolumeSizesConfigMap } from './volume-sizes';
+import { ApiRefusalError, apiProblems } from './api-check';
+import { checkTidbCluster } from '../tidbcluster/check';
+import type { ResolvedCluster } from '../tidbcluster/resolve';
+import type { TidbCluster } from '../tidbcluster/types';
 
 export interface TidbClusterChartProps {
   /**

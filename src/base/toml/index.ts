@@ -1,0 +1,3 @@
+export * from './values';
+export { parseToml, TomlSyntaxError } from './read';
+export { encodeToml } from './write';
