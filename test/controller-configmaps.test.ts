@@ -2,8 +2,8 @@
  * Which old config revisions the controller deletes: hash-named component ConfigMaps that no Pod
  * mounts, no StatefulSet template names, and that Git is not in the middle of bringing in.
  */
-import { configMapsOf, rolloutDone, staleConfigMaps, DEFAULT_CONFIG_GRACE_MS, type StaleConfigInput } from '../src/controller/configmaps';
-import type { ConfigMapMeta, Pod, StatefulSet } from '../src/controller/model';
+import { configMapsOf, rolloutDone, staleConfigMaps, DEFAULT_CONFIG_GRACE_MS, type StaleConfigInput } from '../src/controller/plan/configmaps';
+import type { ConfigMapMeta, Pod, StatefulSet } from '../src/controller/model/objects';
 import { CLUSTER, NOW, pod, sts } from './support/plan-fixtures';
 
 const MIN = 60_000;

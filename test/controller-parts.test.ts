@@ -1,16 +1,16 @@
-import { Discovery, type DiscoveryDeps } from '../src/controller/discovery';
-import { LeaderElector, type LeaseRecord, type LeaseStore } from '../src/controller/leader';
-import { Logger } from '../src/controller/log';
-import { Metrics } from '../src/controller/metrics';
+import { Discovery, type DiscoveryDeps } from '../src/controller/discovery/discovery';
+import { LeaderElector, type LeaseRecord, type LeaseStore } from '../src/controller/runtime/leader';
+import { Logger } from '../src/controller/runtime/log';
+import { Metrics } from '../src/controller/runtime/metrics';
 import { defaultPdUrls, parseControllerArgs } from '../src/controller/options';
-import { parseClusterInfo, parseDuration, type ClusterInfo, type OwnerReference } from '../src/controller/model';
-import { PdClient } from '../src/controller/pd-client';
-import { WorkQueue } from '../src/controller/queue';
+import { parseClusterInfo, parseDuration, type ClusterInfo, type OwnerReference } from '../src/controller/model/objects';
+import { PdClient } from '../src/controller/clients/pd';
+import { WorkQueue } from '../src/controller/runtime/queue';
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseJsonExact } from '../src/controller/json';
+import { parseJsonExact } from '../src/controller/clients/json';
 
 describe('JSON from PD', () => {
   it('reads 64-bit ids exactly, as decimal strings, and leaves everything else alone', () => {

@@ -1,6 +1,7 @@
-import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, LOG_BACKUP_FLUSHED_ANNOTATION, probesWanted, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../src/controller/plan';
-import type { Pod } from '../src/controller/model';
-import type { ComponentState } from '../src/controller/plan';
+import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, probesWanted } from '../src/controller/plan/plan';
+import { LOG_BACKUP_FLUSHED_ANNOTATION, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../src/controller/view/view';
+import type { Pod } from '../src/controller/model/objects';
+import type { ComponentState } from '../src/controller/view/view';
 import type { ComponentKind } from '../src/tidbcluster/names';
 import { member, NOW, pdState, planOne, pod, pods, PROBES_OK, store, sts, type StsOpts } from './support/plan-fixtures';
 

@@ -1,14 +1,7 @@
-import { failoverOf, trackHealth, type FailoverState } from '../src/controller/failover';
-import type { Pvc } from '../src/controller/model';
-import type { PdStore } from '../src/controller/pd-client';
-import {
-  DEFAULT_PLAN_OPTIONS,
-  DEFER_DELETING_ANNOTATION,
-  RETIRED_ANNOTATION,
-  SCALE_IN_TIME_ANNOTATION,
-  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
-  type ComponentState,
-} from '../src/controller/plan';
+import { failoverOf, trackHealth, type FailoverState } from '../src/controller/plan/failover';
+import type { Pvc } from '../src/controller/model/objects';
+import type { PdStore } from '../src/controller/clients/pd';
+import { DEFAULT_PLAN_OPTIONS, DEFER_DELETING_ANNOTATION, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION, type ComponentState } from '../src/controller/view/view';
 import type { ComponentKind } from '../src/tidbcluster/names';
 import { CLUSTER, member, NOW, pdState, planOne, pod, pods, store, sts, type StsOpts } from './support/plan-fixtures';
 

@@ -1,5 +1,5 @@
-import type { Pvc, StatefulSet } from '../src/controller/model';
-import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf } from '../src/controller/volumes';
+import type { Pvc, StatefulSet } from '../src/controller/model/objects';
+import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf } from '../src/controller/plan/volumes';
 import { pdState, planOne, pods, sts } from './support/plan-fixtures';
 
 /** TiKV with a data template `tikv` of `size` and a `tikv-raft` one of 5Gi. */

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { captureAddressPrefix, captureMatches, drainCapture, GracefulError, gracefulUpgradeSupported, takePumpOffline } from '../src/controller/graceful';
+import { captureAddressPrefix, captureMatches, drainCapture, GracefulError, gracefulUpgradeSupported, takePumpOffline } from '../src/controller/clients/ticdc';
 
 /** A request as the fake server saw it. */
 interface Seen {

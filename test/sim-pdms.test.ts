@@ -11,7 +11,7 @@ import { PdSim, type PdSimOptions } from './sim/pd-api';
 import { MsRegistry, PdmsSim, bindJsonStringMap, decodeRegistryEntry, type PdmsService, type PdmsSimOptions } from './sim/pdms';
 import { World, simCluster } from './sim/world';
 import { render } from './support/render';
-import { PdClient, PdError, transferMsPrimary } from '../src/controller/pd-client';
+import { PdClient, PdError, transferMsPrimary } from '../src/controller/clients/pd';
 
 // ---- helpers ----
 

@@ -1,5 +1,5 @@
 import * as http from 'node:http';
-import { captureVersion, drainCapture, GracefulError, pumpNodes, resignOwnerOf, takePumpOffline, type StepOutcome } from '../src/controller/graceful';
+import { captureVersion, drainCapture, GracefulError, pumpNodes, resignOwnerOf, takePumpOffline, type StepOutcome } from '../src/controller/clients/ticdc';
 import { PumpSim, type PumpSimOptions } from './sim/pump';
 import { TicdcSim, type TicdcSimOptions } from './sim/ticdc';
 

@@ -2,7 +2,7 @@
  * The controller's TiKV client against the TiKV simulator's two ports (test/sim/tikv.ts): the leader
  * gauge in `/metrics` and log backup's gRPC FlushNow, each answer shaped as tikv-server gives it.
  */
-import { decodeFlushNowResponse, flushLogBackup, leaderCountFromMetrics, tikvLeaderCount } from '../src/controller/tikv-client';
+import { decodeFlushNowResponse, flushLogBackup, leaderCountFromMetrics, tikvLeaderCount } from '../src/controller/clients/tikv';
 import type { PdSim } from './sim/pd-api';
 import { freePort } from './sim/controller-process';
 import { TikvSim, type TikvSimOptions } from './sim/tikv';

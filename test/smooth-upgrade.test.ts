@@ -2,9 +2,9 @@
  * TiDB's smooth upgrade (DDL paused while TiDB rolls): tidb-operator's version classes
  * (`smooth_upgrade.go`), and where the planner pauses and resumes DDL.
  */
-import { plan } from '../src/controller/plan';
-import type { Pod, StatefulSet } from '../src/controller/model';
-import { classifySmoothUpgrade, ddlPauseOf, tagOf, tidbUpgradeOp, type DdlPauseRecord } from '../src/controller/smooth-upgrade';
+import { plan } from '../src/controller/plan/plan';
+import type { Pod, StatefulSet } from '../src/controller/model/objects';
+import { classifySmoothUpgrade, ddlPauseOf, tagOf, tidbUpgradeOp, type DdlPauseRecord } from '../src/controller/plan/upgrade-tidb';
 import { freePort } from './sim/controller-process';
 import { TidbSim } from './sim/tidb';
 import { CLUSTER, NOW, pdState, pod, PROBES_OK, sts } from './support/plan-fixtures';

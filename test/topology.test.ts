@@ -9,16 +9,8 @@ import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { controllerClusterInfo } from '../src/render/discovery';
 import { resolveCluster } from '../src/tidbcluster/resolve';
-import {
-  labelsFromNode,
-  storeHasLabels,
-  tidbServerLabels,
-  tidbStatusBase,
-  tidbTakesLabels,
-  WELL_KNOWN_NODE_LABELS,
-  zoneKeyOf,
-} from '../src/controller/topology';
-import { parseClusterInfo } from '../src/controller/model';
+import { labelsFromNode, storeHasLabels, tidbServerLabels, tidbStatusBase, tidbTakesLabels, WELL_KNOWN_NODE_LABELS, zoneKeyOf } from '../src/controller/plan/topology';
+import { parseClusterInfo } from '../src/controller/model/objects';
 import { buildModel, compareModels, RISK, type KubeObject } from '../src/diff';
 import { TidbSim } from './sim/tidb';
 import { cluster, find, render, renderErrors, type Obj } from './support/render';

@@ -1,5 +1,5 @@
-import { settingsOf } from '../src/controller/steps';
-import type { StatefulSet } from '../src/controller/model';
+import { settingsOf } from '../src/controller/view/view';
+import type { StatefulSet } from '../src/controller/model/objects';
 import { cluster, render, type Obj } from './support/render';
 
 const settingsByComponent = (objects: Obj[]) =>

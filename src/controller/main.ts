@@ -2,8 +2,8 @@
  * `tidb-gitops controller`: the in-cluster companion of one rendered cluster (bundled on its own as
  * lib/tidb-gitops-controller.js, with the Kubernetes client).
  */
-import { Controller } from './controller';
-import { Logger } from './log';
+import { Controller } from './manager';
+import { Logger } from './runtime/log';
 import { CONTROLLER_USAGE, parseControllerArgs } from './options';
 
 /** Runs the controller until SIGTERM or SIGINT; resolves with the exit code. */

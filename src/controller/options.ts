@@ -6,11 +6,11 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CONTROLLER_ENV, PORT } from '../tidbcluster/names';
-import type { ControllerOptions } from './controller';
-import { DEFAULT_TIMING } from './leader';
-import { isLevel, type Level } from './log';
-import { parseClusterInfo, parseDuration, type ClusterInfo } from './model';
-import { tlsFromDir } from './pd-client';
+import type { ControllerOptions } from './manager';
+import { DEFAULT_TIMING } from './runtime/leader';
+import { isLevel, type Level } from './runtime/log';
+import { parseClusterInfo, parseDuration, type ClusterInfo } from './model/objects';
+import { tlsFromDir } from './clients/pd';
 
 export const CONTROLLER_USAGE = `Usage: tidb-gitops controller [options]
 

@@ -8,8 +8,8 @@
  * A Pod is Ready while its server serves, as its readiness probe would say.
  */
 import type { Hosts } from './hosts';
-import { podImageTag } from '../../src/controller/smooth-upgrade';
-import type { Pod } from '../../src/controller/model';
+import { podImageTag } from '../../src/controller/plan/upgrade-tidb';
+import type { Pod } from '../../src/controller/model/objects';
 import type { PdSim } from './pd-api';
 import type { PdmsSim } from './pdms';
 import type { PumpSim } from './pump';

@@ -3,9 +3,10 @@
  * Pods, PD members and stores, and a one-call planner.
  */
 import { ANNOTATION, type ComponentKind } from '../../src/tidbcluster/names';
-import type { ClusterInfo, Pod, StatefulSet } from '../../src/controller/model';
-import type { PdMember, PdStore } from '../../src/controller/pd-client';
-import { plan, type ComponentState, type PdState, type PlanInput, type Probes } from '../../src/controller/plan';
+import type { ClusterInfo, Pod, StatefulSet } from '../../src/controller/model/objects';
+import type { PdMember, PdStore } from '../../src/controller/clients/pd';
+import { plan } from '../../src/controller/plan/plan';
+import type { ComponentState, PdState, PlanInput, Probes } from '../../src/controller/view/view';
 
 export const CLUSTER: ClusterInfo = {
   name: 'c',

@@ -17,10 +17,10 @@ import {
   type V1Pod,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
-import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../tidbcluster/names';
-import type { LeaseRecord, LeaseStore } from './leader';
-import type { Logger } from './log';
-import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from './model';
+import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../../tidbcluster/names';
+import type { LeaseRecord, LeaseStore } from '../runtime/leader';
+import type { Logger } from '../runtime/log';
+import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from '../model/objects';
 
 type InformerName = 'statefulsets' | 'pods' | 'persistentvolumeclaims';
 type AnyObject = V1StatefulSet | V1Pod | V1PersistentVolumeClaim;

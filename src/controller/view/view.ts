@@ -2,12 +2,12 @@
  * What the planner's parts share: the snapshot it decides from, the actions it may ask for, and
  * the lookups every part needs (a Pod's PD member, store and volumes). Pure, like the planner.
  */
-import { ANNOTATION, names, type ComponentKind } from '../tidbcluster/names';
-import { isReady, ordinalOf, type ClusterInfo, type ComponentSettings, type Pod, type Pvc, type StatefulSet } from './model';
-import type { DdlPauseRecord } from './smooth-upgrade';
-import type { MsMember, PdMember, PdStore } from './pd-client';
-import type { FailoverState, FailureRecord, ComponentFailover } from './failover';
-import type { VolumeSizes } from './volumes';
+import { ANNOTATION, names, type ComponentKind } from '../../tidbcluster/names';
+import { isReady, ordinalOf, type ClusterInfo, type ComponentSettings, type Pod, type Pvc, type StatefulSet } from '../model/objects';
+import type { DdlPauseRecord } from '../plan/upgrade-tidb';
+import type { MsMember, PdMember, PdStore } from '../clients/pd';
+import type { FailoverState, FailureRecord, ComponentFailover } from '../plan/failover';
+import type { VolumeSizes } from '../plan/volumes';
 
 /** PVC annotation (the operator's key): the claim's Pod was scaled in; the claim is kept until the ordinal comes back. */
 export const DEFER_DELETING_ANNOTATION = 'tidb.pingcap.com/pvc-defer-deleting';

@@ -5,26 +5,9 @@
  * the times members turned unhealthy live in the `<cluster>-status` ConfigMap, so a restarted
  * controller keeps them. Pure: the caller writes what these functions decide.
  */
-import { names, type ComponentKind } from '../tidbcluster/names';
-import { isReady, isTerminating, ordinalOf, type ComponentSettings, type Pod } from './model';
-import {
-  DEFAULT_FAILOVER_PERIOD_MS,
-  DEFAULT_PLAN_OPTIONS,
-  memberOfPod,
-  pdOf,
-  pdStoresOf,
-  podList,
-  podsByOrdinal,
-  storeOfPod,
-  storesOf,
-  unreadyPods,
-  volumesOfPod,
-  type Action,
-  type ComponentState,
-  type PdState,
-  type PlanEvent,
-  type PlanInput,
-} from './steps';
+import { names, type ComponentKind } from '../../tidbcluster/names';
+import { isReady, isTerminating, ordinalOf, type ComponentSettings, type Pod } from '../model/objects';
+import { DEFAULT_FAILOVER_PERIOD_MS, DEFAULT_PLAN_OPTIONS, memberOfPod, pdOf, pdStoresOf, podList, podsByOrdinal, storeOfPod, storesOf, unreadyPods, volumesOfPod, type Action, type ComponentState, type PdState, type PlanEvent, type PlanInput } from '../view/view';
 
 export const FAILOVER_KINDS = ['pd', 'tikv', 'tiflash', 'tidb'] as const;
 export type FailoverKind = (typeof FAILOVER_KINDS)[number];

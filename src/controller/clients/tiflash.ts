@@ -2,10 +2,10 @@
  * Checks of one Pod's own server that the planner needs before an upgrade moves past that Pod and
  * that PD cannot answer for it (PD's per-member readiness is `PdClient.ready`).
  */
-import { PORT } from '../tidbcluster/names';
-import { podHost, type ClusterInfo } from './model';
-import { httpRequest, type ClientTls } from './pd-client';
-import type { ProbeResult } from './steps';
+import { PORT } from '../../tidbcluster/names';
+import { podHost, type ClusterInfo } from '../model/objects';
+import { httpRequest, type ClientTls } from './pd';
+import type { ProbeResult } from '../view/view';
 
 /**
  * A TiFlash Pod's proxy status server, as tidb-operator addresses it

@@ -7,11 +7,11 @@
  * The decisions are pure functions; `TopologyLabeler` does the requests, at most once per
  * `everyMs`, and writes only what differs.
  */
-import { PORT, type ComponentKind } from '../tidbcluster/names';
-import type { ClusterInfo, Pod } from './model';
-import { httpRequest, type ClientTls, type PdClient, type PdStore } from './pd-client';
-import { isReady, podHost } from './model';
-import { storeOfPod } from './steps';
+import { PORT, type ComponentKind } from '../../tidbcluster/names';
+import type { ClusterInfo, Pod } from '../model/objects';
+import { httpRequest, type ClientTls, type PdClient, type PdStore } from '../clients/pd';
+import { isReady, podHost } from '../model/objects';
+import { storeOfPod } from '../view/view';
 
 type Labels = Record<string, string>;
 

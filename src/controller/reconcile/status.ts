@@ -2,13 +2,13 @@
  * The `<cluster>-status` ConfigMap: what the controller sees and does, per component, as JSON under
  * the key `status.json`, for people (`kubectl get cm <cluster>-status -o jsonpath=...`) and tools.
  */
-import type { ComponentKind } from '../tidbcluster/names';
-import type { FailoverState } from './failover';
-import type { TopologyStatus } from './topology';
-import { isReady, podRevision, type Pod } from './model';
-import type { ComponentPlan } from './plan';
-import { memberOfPod, podsByOrdinal, storeOfPod, storesOf, type ComponentState, type EvictionRecord, type PdState } from './steps';
-import { isMsService, podOfMsMember } from './pdms';
+import type { ComponentKind } from '../../tidbcluster/names';
+import type { FailoverState } from '../plan/failover';
+import type { TopologyStatus } from '../plan/topology';
+import { isReady, podRevision, type Pod } from '../model/objects';
+import type { ComponentPlan } from '../plan/plan';
+import { memberOfPod, podsByOrdinal, storeOfPod, storesOf, type ComponentState, type EvictionRecord, type PdState } from '../view/view';
+import { isMsService, podOfMsMember } from '../plan/pdms';
 
 export const STATUS_KEY = 'status.json';
 

@@ -12,8 +12,8 @@
  * outcome with `done: false`; a server that cannot be reached or answers something unexpected is a
  * thrown {@link GracefulError} naming the URL and what was expected.
  */
-import { podHost, type ClusterInfo } from './model';
-import { httpRequest, type ClientTls, type HttpResult } from './pd-client';
+import { podHost, type ClusterInfo } from '../model/objects';
+import { httpRequest, type ClientTls, type HttpResult } from './pd';
 
 export interface StepOutcome {
   /** True when the node holds nothing any more and may be removed. */

@@ -6,10 +6,10 @@
  * the storage has grown, then re-creates the StatefulSet with the new templates, its Pods orphaned
  * and adopted again, none of them restarted. Pure: the caller carries out the action.
  */
-import { quantityToBytes } from '../base/quantity';
-import { names } from '../tidbcluster/names';
-import { ordinalOf, type Pvc, type StatefulSet } from './model';
-import type { Action, ComponentState, PlanEvent, PlanInput } from './steps';
+import { quantityToBytes } from '../../base/quantity';
+import { names } from '../../tidbcluster/names';
+import { ordinalOf, type Pvc, type StatefulSet } from '../model/objects';
+import type { Action, ComponentState, PlanEvent, PlanInput } from '../view/view';
 
 /** `{"<component>": {"<claim template>": "<size>"}}`, as the ConfigMap carries it. */
 export type VolumeSizes = Readonly<Record<string, Readonly<Record<string, string>>>>;

@@ -2,8 +2,8 @@
  * The controller's view of the objects it reads, as plain data: only the fields it uses, so the
  * decision code needs neither the Kubernetes client nor a cluster to be exercised.
  */
-import { COMPONENTS, names, type ComponentKind, type ControllerClusterInfo } from '../tidbcluster/names';
-import { tagVersionAtLeast } from '../base/version';
+import { COMPONENTS, names, type ComponentKind, type ControllerClusterInfo } from '../../tidbcluster/names';
+import { tagVersionAtLeast } from '../../base/version';
 
 export interface ObjectMeta {
   name?: string;

@@ -16,9 +16,9 @@
  * that bootstraps PD on its own starts a second cluster. Only a desired ordinal (below the
  * annotation's count, not a failover replica) may bootstrap.
  */
-import { LABEL, names } from '../tidbcluster/names';
-import { isTerminating, ordinalOf, type ClusterInfo, type Pod } from './model';
-import { PdClient, type PdListedMember } from './pd-client';
+import { LABEL, names } from '../../tidbcluster/names';
+import { isTerminating, ordinalOf, type ClusterInfo, type Pod } from '../model/objects';
+import { PdClient, type PdListedMember } from '../clients/pd';
 
 export interface DiscoveryAnswer {
   readonly status: number;

@@ -13,9 +13,9 @@
  */
 import type { ServiceError } from '@grpc/grpc-js';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
-import { PORT } from '../tidbcluster/names';
-import { podHost, type ClusterInfo } from './model';
-import { httpRequest, type ClientTls } from './pd-client';
+import { PORT } from '../../tidbcluster/names';
+import { podHost, type ClusterInfo } from '../model/objects';
+import { httpRequest, type ClientTls } from './pd';
 
 /** `<scheme>://<pod>.<cluster>-tikv-peer.<ns>:20180/metrics`. */
 export const tikvMetricsUrl = (c: ClusterInfo, pod: string): string => `${c.tls ? 'https' : 'http'}://${podHost(c, 'tikv', pod)}:${PORT.tikvStatus}/metrics`;

@@ -8,47 +8,27 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { ANNOTATION, COMPONENTS, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, VOLUME_SIZES_KEY, type ComponentKind } from '../tidbcluster/names';
-import { staleConfigMaps } from './configmaps';
-import { Discovery } from './discovery';
-import { extraReplicas, failoverOf, NO_FAILOVER, trackHealth, type FailoverKind, type FailoverState } from './failover';
-import { captureAddressPrefix, captureVersion, drainCapture, gracefulUpgradeSupported, resignOwnerOf, takePumpOffline } from './graceful';
-import { describe, KubeAccess } from './kube';
-import { LeaderElector, type ElectionTiming } from './leader';
-import type { Logger } from './log';
-import { Metrics } from './metrics';
-import type { ClusterInfo, Pod } from './model';
-import { PdClient, PdError, transferMsPrimary, type ClientTls } from './pd-client';
-import { isMsService, type MsService } from './pdms';
-import {
-  DEFER_DELETING_ANNOTATION,
-  desiredReplicas,
-  EVICT_END_ANNOTATION,
-  memberOfPod,
-  plan,
-  probesWanted,
-  RETIRED_ANNOTATION,
-  targetReplicas,
-  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
-  TICDC_DRAINED_ANNOTATION,
-  LOG_BACKUP_FLUSHED_ANNOTATION,
-  type Action,
-  type ComponentPlan,
-  type ComponentState,
-  type EvictionRecord,
-  type MsState,
-  type PdState,
-  type LeaderProbe,
-  type ProbeResult,
-  type Probes,
-} from './plan';
-import { buildStatus, evictionsOf, type ClusterStatus, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './status';
-import { tiflashStatusUrl, tiflashStoreStatus } from './probes';
-import { ddlPauseOf, tidbUpgradeOp, type DdlPauseRecord } from './smooth-upgrade';
-import { flushLogBackup, tikvGrpcTarget, tikvLeaderCount, tikvMetricsUrl } from './tikv-client';
-import { WorkQueue } from './queue';
-import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf, type RecreateRecord, type VolumeSizes } from './volumes';
-import { settingsOf, type VolumeRefusal } from './steps';
-import { tidbStatusBase, TopologyLabeler } from './topology';
+import { staleConfigMaps } from './plan/configmaps';
+import { Discovery } from './discovery/discovery';
+import { extraReplicas, failoverOf, NO_FAILOVER, trackHealth, type FailoverKind, type FailoverState } from './plan/failover';
+import { captureAddressPrefix, captureVersion, drainCapture, gracefulUpgradeSupported, resignOwnerOf, takePumpOffline } from './clients/ticdc';
+import { describe, KubeAccess } from './clients/kube';
+import { LeaderElector, type ElectionTiming } from './runtime/leader';
+import type { Logger } from './runtime/log';
+import { Metrics } from './runtime/metrics';
+import type { ClusterInfo, Pod } from './model/objects';
+import { PdClient, PdError, transferMsPrimary, type ClientTls } from './clients/pd';
+import { isMsService, type MsService } from './plan/pdms';
+import { DEFER_DELETING_ANNOTATION, desiredReplicas, memberOfPod, RETIRED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION, TICDC_DRAINED_ANNOTATION, LOG_BACKUP_FLUSHED_ANNOTATION, type Action, type ComponentState, type EvictionRecord, type MsState, type PdState, type LeaderProbe, type ProbeResult, type Probes } from './view/view';
+import { EVICT_END_ANNOTATION, plan, probesWanted, targetReplicas, type ComponentPlan } from './plan/plan';
+import { buildStatus, evictionsOf, type ClusterStatus, lastOperationsOf, parseStatus, STATUS_KEY, type LastOperation } from './reconcile/status';
+import { tiflashStatusUrl, tiflashStoreStatus } from './clients/tiflash';
+import { ddlPauseOf, tidbUpgradeOp, type DdlPauseRecord } from './plan/upgrade-tidb';
+import { flushLogBackup, tikvGrpcTarget, tikvLeaderCount, tikvMetricsUrl } from './clients/tikv';
+import { WorkQueue } from './runtime/queue';
+import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf, type RecreateRecord, type VolumeSizes } from './plan/volumes';
+import { settingsOf, type VolumeRefusal } from './view/view';
+import { tidbStatusBase, TopologyLabeler } from './plan/topology';
 
 export interface ControllerOptions {
   readonly cluster: ClusterInfo;

@@ -11,8 +11,8 @@
  * upgrade is over. A record whose versions no longer match the upgrade under way (Git changed its
  * mind) is finished first, then the new pair is judged afresh.
  */
-import type { Pod } from './model';
-import { httpRequest, type ClientTls } from './pd-client';
+import type { Pod } from '../model/objects';
+import { httpRequest, type ClientTls } from '../clients/pd';
 
 /** The three classes tidb-operator sorts a version pair into. */
 export type SmoothUpgradeSupport = 'unsupported' | 'auto' | 'switch';

@@ -6,43 +6,16 @@
  * annotations, PD members, stores and schedulers, failure records in the status ConfigMap), never only
  * in memory. Failover (`failover.ts`) comes first, then scaling (`scale.ts`), then upgrading.
  */
-import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../tidbcluster/names';
+import { ANNOTATION, FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../../tidbcluster/names';
 import { extraReplicas, failoverStep, hasRecords } from './failover';
-import { imageTag, isAvailable, isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, versionAtLeast, type ComponentSettings, type Pod, type StatefulSet } from './model';
+import { imageTag, isAvailable, isReady, isTerminating, ordinalOf, parseDuration, podRevision, toMillis, versionAtLeast, type ComponentSettings, type Pod, type StatefulSet } from '../model/objects';
 import { checkUpgradedMs, isMsService, prepareMs } from './pdms';
 import { scaleStep } from './scale';
-import { classifySmoothUpgrade, podImageTag, tagOf } from './smooth-upgrade';
+import { classifySmoothUpgrade, podImageTag, tagOf } from './upgrade-tidb';
 import { volumeStep } from './volumes';
-import {
-  desiredReplicas,
-  memberOfPod,
-  OK,
-  pdOf,
-  podsByOrdinal,
-  replicasOf,
-  settingsOf,
-  evictBegin,
-  ownsEviction,
-  pdStoresOf,
-  podList,
-  storeOfPod,
-  unreadyPods,
-  act,
-  wait,
-  TICDC_DRAINED_ANNOTATION,
-  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
-  TICDC_DRAIN_TIMEOUT_MS,
-  LOG_BACKUP_FLUSHED_ANNOTATION,
-  SCALE_IN_TIME_ANNOTATION,
-  type Action,
-  type ComponentState,
-  type PdState,
-  type PlanEvent,
-  type PlanInput,
-  type Step,
-} from './steps';
+import { desiredReplicas, memberOfPod, OK, pdOf, podsByOrdinal, replicasOf, settingsOf, evictBegin, ownsEviction, pdStoresOf, podList, storeOfPod, unreadyPods, act, wait, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION, TICDC_DRAIN_TIMEOUT_MS, LOG_BACKUP_FLUSHED_ANNOTATION, SCALE_IN_TIME_ANNOTATION, type Action, type ComponentState, type PdState, type PlanEvent, type PlanInput, type Step } from '../view/view';
 
-export * from './steps';
+export * from '../view/view';
 
 /** Pod annotation (the operator's literal key): when leader eviction began for this Pod's upgrade. */
 export const EVICT_BEGIN_ANNOTATION = 'evictLeaderBeginTime';

@@ -5,9 +5,9 @@
  * revision, and Pods the StatefulSet re-creates from it, mount it until the rollout is done. This
  * module decides which of them nothing can need any more; the controller deletes those.
  */
-import { isConfigRevision, names, type ComponentKind } from '../tidbcluster/names';
-import type { ClusterInfo, ConfigMapMeta, Pod, StatefulSet, Volume } from './model';
-import { toMillis } from './model';
+import { isConfigRevision, names, type ComponentKind } from '../../tidbcluster/names';
+import type { ClusterInfo, ConfigMapMeta, Pod, StatefulSet, Volume } from '../model/objects';
+import { toMillis } from '../model/objects';
 
 /** How long a hash-named ConfigMap newer than the one in use is kept. @default 1 hour */
 export const DEFAULT_CONFIG_GRACE_MS = 60 * 60 * 1000;

@@ -5,37 +5,10 @@
  * claims for deferred deletion and only then lowers replicas. Every step reads its state from the
  * cluster, so a step interrupted by a crash is simply taken again.
  */
-import { names, type ComponentKind } from '../tidbcluster/names';
-import { isReady, ordinalOf, parseDuration, toMillis, type ComponentSettings, type Pod } from './model';
+import { names, type ComponentKind } from '../../tidbcluster/names';
+import { isReady, ordinalOf, parseDuration, toMillis, type ComponentSettings, type Pod } from '../model/objects';
 import { prepareMs } from './pdms';
-import {
-  act,
-  DEFAULT_PLAN_OPTIONS,
-  DEFER_DELETING_ANNOTATION,
-  evictBegin,
-  memberOfPod,
-  OK,
-  ownsEviction,
-  pdOf,
-  pdStoresOf,
-  podList,
-  podsByOrdinal,
-  RETIRED_ANNOTATION,
-  SCALE_IN_TIME_ANNOTATION,
-  storeOfPod,
-  storesOf,
-  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
-  TICDC_DRAIN_TIMEOUT_MS,
-  unreadyPods,
-  volumesOfPod,
-  wait,
-  type Action,
-  type ComponentState,
-  type PdState,
-  type PlanEvent,
-  type PlanInput,
-  type Step,
-} from './steps';
+import { act, DEFAULT_PLAN_OPTIONS, DEFER_DELETING_ANNOTATION, evictBegin, memberOfPod, OK, ownsEviction, pdOf, pdStoresOf, podList, podsByOrdinal, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION, storeOfPod, storesOf, TICDC_SHUTDOWN_BEGIN_ANNOTATION, TICDC_DRAIN_TIMEOUT_MS, unreadyPods, volumesOfPod, wait, type Action, type ComponentState, type PdState, type PlanEvent, type PlanInput, type Step } from '../view/view';
 
 /** How long a TiKV store being scaled in may keep its leaders before it is taken offline anyway (the operator's fixed 5m). */
 export const SCALE_IN_EVICT_TIMEOUT_MS = 5 * 60_000;

@@ -4,11 +4,11 @@
  * asked to hand over, from pd-server v8.3.0, which has the transfer API), and an upgraded Pod counts
  * once it is Ready and registered with PD again. Pure, like the planner.
  */
-import { names } from '../tidbcluster/names';
-import { ordinalOf, versionAtLeast, type Pod } from './model';
-import { podImageTag } from './smooth-upgrade';
-import type { MsMember } from './pd-client';
-import { act, OK, pdOf, podsByOrdinal, wait, type ComponentState, type MsState, type PlanInput, type Step } from './steps';
+import { names } from '../../tidbcluster/names';
+import { ordinalOf, versionAtLeast, type Pod } from '../model/objects';
+import { podImageTag } from './upgrade-tidb';
+import type { MsMember } from '../clients/pd';
+import { act, OK, pdOf, podsByOrdinal, wait, type ComponentState, type MsState, type PlanInput, type Step } from '../view/view';
 
 /** The first pd-server release with the micro-services' primary transfer API (tikv/pd#8157). */
 export const MS_TRANSFER_SINCE = 'v8.3.0';
