@@ -3,7 +3,9 @@ import { LeaderElector, type LeaseRecord, type LeaseStore } from '../src/control
 import { Logger } from '../src/controller/runtime/log';
 import { Metrics } from '../src/controller/runtime/metrics';
 import { defaultPdUrls, parseControllerArgs } from '../src/controller/options';
-import { parseClusterInfo, parseDuration, type ClusterInfo, type OwnerReference } from '../src/controller/model/objects';
+import { parseClusterInfo, type ClusterInfo } from '../src/controller/model/cluster';
+import { parseDuration } from '../src/controller/model/values';
+import type { OwnerReference } from '../src/controller/model/objects';
 import { PdClient } from '../src/controller/clients/pd';
 import { WorkQueue } from '../src/controller/runtime/queue';
 

@@ -1,5 +1,5 @@
-import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, probesWanted } from '../src/controller/plan/plan';
-import { LOG_BACKUP_FLUSHED_ANNOTATION, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../src/controller/view/view';
+import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, LOG_BACKUP_FLUSHED_ANNOTATION, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../src/controller/model/annotations';
+import { probesWanted } from '../src/controller/plan/probes';
 import type { Pod } from '../src/controller/model/objects';
 import type { ComponentState } from '../src/controller/view/view';
 import type { ComponentKind } from '../src/tidbcluster/names';

@@ -1,7 +1,9 @@
-import { failoverOf, trackHealth, type FailoverState } from '../src/controller/plan/failover';
+import { failoverOf, type FailoverState } from '../src/controller/records/failover';
+import { trackHealth } from '../src/controller/plan/failover';
 import type { Pvc } from '../src/controller/model/objects';
 import type { PdStore } from '../src/controller/clients/pd';
-import { DEFAULT_PLAN_OPTIONS, DEFER_DELETING_ANNOTATION, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION, type ComponentState } from '../src/controller/view/view';
+import { DEFAULT_PLAN_OPTIONS, type ComponentState } from '../src/controller/view/view';
+import { DEFER_DELETING_ANNOTATION, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../src/controller/model/annotations';
 import type { ComponentKind } from '../src/tidbcluster/names';
 import { CLUSTER, member, NOW, pdState, planOne, pod, pods, store, sts, type StsOpts } from './support/plan-fixtures';
 

@@ -1,5 +1,6 @@
 import type { Pvc, StatefulSet } from '../src/controller/model/objects';
-import { parseVolumeSizes, recreateKey, recreateRecord, recreateRecordsOf } from '../src/controller/plan/volumes';
+import { parseVolumeSizes } from '../src/controller/model/volume-sizes';
+import { recreateKey, recreateRecord, recreateRecordsOf } from '../src/controller/records/recreate';
 import { pdState, planOne, pods, sts } from './support/plan-fixtures';
 
 /** TiKV with a data template `tikv` of `size` and a `tikv-raft` one of 5Gi. */

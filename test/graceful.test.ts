@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { captureAddressPrefix, captureMatches, drainCapture, GracefulError, gracefulUpgradeSupported, takePumpOffline } from '../src/controller/clients/ticdc';
+import { captureAddressPrefix, captureMatches, drainCapture, gracefulUpgradeSupported } from '../src/controller/clients/ticdc';
+import { GracefulError } from '../src/controller/clients/http';
+import { takePumpOffline } from '../src/controller/clients/pump';
 
 /** A request as the fake server saw it. */
 interface Seen {

@@ -941,7 +941,7 @@ async function startDiscoveryFor(bootstrapPod: string): Promise<string> {
 
 // ---- the controller's client against these servers ----
 
-describe("the controller's PD micro-service client (src/controller/pd-client.ts)", () => {
+describe("the controller's PD micro-service client (src/controller/clients/pd.ts)", () => {
   test('reads the registry and the primary; an empty registry is no server; PD not in API mode is an error with its answer', async () => {
     const pd = await startPd();
     const client = new PdClient(pd.url);

@@ -1,5 +1,7 @@
 import * as http from 'node:http';
-import { captureVersion, drainCapture, GracefulError, pumpNodes, resignOwnerOf, takePumpOffline, type StepOutcome } from '../src/controller/clients/ticdc';
+import { captureVersion, drainCapture, resignOwnerOf } from '../src/controller/clients/ticdc';
+import { GracefulError, type StepOutcome } from '../src/controller/clients/http';
+import { pumpNodes, takePumpOffline } from '../src/controller/clients/pump';
 import { PumpSim, type PumpSimOptions } from './sim/pump';
 import { TicdcSim, type TicdcSimOptions } from './sim/ticdc';
 
@@ -405,7 +407,7 @@ describe('TicdcSim: drain', () => {
   });
 });
 
-describe('drainCapture (src/controller/graceful.ts) against TicdcSim', () => {
+describe('drainCapture (src/controller/clients/ticdc.ts) against TicdcSim', () => {
   /** Calls drainCapture until done, as the controller's requeues would; GracefulErrors are collected. */
   async function untilDone(base: string, captureAddress: string, maxCalls = 200): Promise<{ outcomes: StepOutcome[]; errors: GracefulError[] }> {
     const outcomes: StepOutcome[] = [];
@@ -673,7 +675,7 @@ describe('PumpSim', () => {
   });
 });
 
-describe('pumpNodes / takePumpOffline (src/controller/graceful.ts) against PumpSim', () => {
+describe('pumpNodes / takePumpOffline (src/controller/clients/pump.ts) against PumpSim', () => {
   test('pumpNodes lists the nodes; a closing pump errs with its ErrMsg', async () => {
     const { sim, base } = await pumps({ drainersLagging: true });
     const nodes = await pumpNodes(base('basic-pump-2'));

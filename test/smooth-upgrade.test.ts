@@ -4,7 +4,10 @@
  */
 import { plan } from '../src/controller/plan/plan';
 import type { Pod, StatefulSet } from '../src/controller/model/objects';
-import { classifySmoothUpgrade, ddlPauseOf, tagOf, tidbUpgradeOp, type DdlPauseRecord } from '../src/controller/plan/upgrade-tidb';
+import { classifySmoothUpgrade } from '../src/controller/plan/upgrade-tidb';
+import { ddlPauseOf, type DdlPauseRecord } from '../src/controller/records/ddl-pause';
+import { tagOf } from '../src/controller/model/values';
+import { tidbUpgradeOp } from '../src/controller/clients/tidb';
 import { freePort } from './sim/controller-process';
 import { TidbSim } from './sim/tidb';
 import { CLUSTER, NOW, pdState, pod, PROBES_OK, sts } from './support/plan-fixtures';

@@ -1,4 +1,4 @@
-import { settingsOf } from '../src/controller/view/view';
+import { settingsOf } from '../src/controller/model/settings';
 import type { StatefulSet } from '../src/controller/model/objects';
 import { cluster, render, type Obj } from './support/render';
 

@@ -2,9 +2,9 @@
  * `tidb-gitops controller`: the in-cluster companion of one rendered cluster (bundled on its own as
  * lib/tidb-gitops-controller.js, with the Kubernetes client).
  */
-import { Controller } from './manager';
-import { Logger } from './runtime/log';
+import { Manager } from './manager';
 import { CONTROLLER_USAGE, parseControllerArgs } from './options';
+import { Logger } from './runtime/log';
 
 /** Runs the controller until SIGTERM or SIGINT; resolves with the exit code. */
 export async function controllerMain(args: readonly string[]): Promise<number> {
@@ -23,9 +23,9 @@ export async function controllerMain(args: readonly string[]): Promise<number> {
   }
   const { logLevel, ...options } = parsed.options;
   const log = new Logger(logLevel);
-  let controller: Controller | undefined;
+  let controller: Manager | undefined;
   try {
-    controller = new Controller({ ...options, log });
+    controller = new Manager({ ...options, log });
     await controller.start();
   } catch (err) {
     log.error('could not start', { error: (err as Error).message });

@@ -6,11 +6,12 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CONTROLLER_ENV, PORT } from '../tidbcluster/names';
+import { tlsFromDir } from './clients/http';
 import type { ControllerOptions } from './manager';
+import { parseClusterInfo, type ClusterInfo } from './model/cluster';
+import { parseDuration } from './model/values';
 import { DEFAULT_TIMING } from './runtime/leader';
 import { isLevel, type Level } from './runtime/log';
-import { parseClusterInfo, parseDuration, type ClusterInfo } from './model/objects';
-import { tlsFromDir } from './clients/pd';
 
 export const CONTROLLER_USAGE = `Usage: tidb-gitops controller [options]
 

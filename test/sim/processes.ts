@@ -8,7 +8,7 @@
  * A Pod is Ready while its server serves, as its readiness probe would say.
  */
 import type { Hosts } from './hosts';
-import { podImageTag } from '../../src/controller/plan/upgrade-tidb';
+import { podImageTag } from '../../src/controller/model/values';
 import type { Pod } from '../../src/controller/model/objects';
 import type { PdSim } from './pd-api';
 import type { PdmsSim } from './pdms';

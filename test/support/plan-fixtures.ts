@@ -3,7 +3,8 @@
  * Pods, PD members and stores, and a one-call planner.
  */
 import { ANNOTATION, type ComponentKind } from '../../src/tidbcluster/names';
-import type { ClusterInfo, Pod, StatefulSet } from '../../src/controller/model/objects';
+import type { ClusterInfo } from '../../src/controller/model/cluster';
+import type { Pod, StatefulSet } from '../../src/controller/model/objects';
 import type { PdMember, PdStore } from '../../src/controller/clients/pd';
 import { plan } from '../../src/controller/plan/plan';
 import type { ComponentState, PdState, PlanInput, Probes } from '../../src/controller/view/view';

@@ -18,9 +18,9 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../../tidbcluster/names';
+import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from '../model/objects';
 import type { LeaseRecord, LeaseStore } from '../runtime/leader';
 import type { Logger } from '../runtime/log';
-import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from '../model/objects';
 
 type InformerName = 'statefulsets' | 'pods' | 'persistentvolumeclaims';
 type AnyObject = V1StatefulSet | V1Pod | V1PersistentVolumeClaim;

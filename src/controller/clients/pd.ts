@@ -2,10 +2,7 @@
  * A small client for the PD HTTP API endpoints the controller uses. Plain node:http(s), so TLS client
  * certificates work without extra dependencies. Every call has a timeout; errors carry the URL.
  */
-import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import { join } from 'node:path';
+import { httpRequest, type ClientTls, type HttpResult } from './http';
 import { parseJsonExact } from './json';
 
 export interface PdMember {
@@ -61,53 +58,6 @@ export class PdError extends Error {
   get notBootstrapped(): boolean {
     return (this.status === 500 || this.status === 406) && /ErrNotBootstrapped|not bootstrapped/.test(this.detail);
   }
-}
-
-/** A CA to trust and a client certificate with its key, PEM. */
-export interface ClientTls {
-  readonly ca: Buffer;
-  readonly cert: Buffer;
-  readonly key: Buffer;
-}
-
-/** The certificate files of a TLS client: `ca.crt`, `tls.crt`, `tls.key` in one directory. */
-export function tlsFromDir(dir: string): ClientTls {
-  return { ca: readFileSync(join(dir, 'ca.crt')), cert: readFileSync(join(dir, 'tls.crt')), key: readFileSync(join(dir, 'tls.key')) };
-}
-
-export interface HttpResult {
-  readonly status: number;
-  readonly body: string;
-}
-
-/** One HTTP request; resolves with any status, rejects on connection errors and timeouts. */
-export function httpRequest(
-  url: string,
-  opts: { method?: string; body?: string; timeoutMs?: number; tls?: ClientTls } = {},
-): Promise<HttpResult> {
-  const u = new URL(url);
-  const mod = u.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = mod.request(
-      u,
-      {
-        method: opts.method ?? 'GET',
-        headers: opts.body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(opts.body) } : {},
-        timeout: opts.timeoutMs ?? 5000,
-        agent: false,
-        ...(u.protocol === 'https:' && opts.tls ? { ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key } : {}),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`timed out after ${opts.timeoutMs ?? 5000} ms`)));
-    req.on('error', reject);
-    req.end(opts.body);
-  });
 }
 
 /** The text of a PD answer: PD writes messages as JSON strings (`"The store is set as Offline."`). */

@@ -1,11 +1,10 @@
 /**
- * Checks of one Pod's own server that the planner needs before an upgrade moves past that Pod and
- * that PD cannot answer for it (PD's per-member readiness is `PdClient.ready`).
+ * What the controller asks a TiFlash server itself before an upgrade moves past its Pod, which PD
+ * cannot answer for it: whether it serves.
  */
 import { PORT } from '../../tidbcluster/names';
-import { podHost, type ClusterInfo } from '../model/objects';
-import { httpRequest, type ClientTls } from './pd';
-import type { ProbeResult } from '../view/view';
+import { podHost, type ClusterInfo } from '../model/cluster';
+import { httpRequest, type ClientTls, type ProbeResult } from './http';
 
 /**
  * A TiFlash Pod's proxy status server, as tidb-operator addresses it

@@ -11,11 +11,11 @@
  *
  * Both go over TLS with the cluster client certificate when the cluster has tlsCluster.
  */
-import type { ServiceError } from '@grpc/grpc-js';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
+import type { ServiceError } from '@grpc/grpc-js';
 import { PORT } from '../../tidbcluster/names';
-import { podHost, type ClusterInfo } from '../model/objects';
-import { httpRequest, type ClientTls } from './pd';
+import { podHost, type ClusterInfo } from '../model/cluster';
+import { httpRequest, type ClientTls } from './http';
 
 /** `<scheme>://<pod>.<cluster>-tikv-peer.<ns>:20180/metrics`. */
 export const tikvMetricsUrl = (c: ClusterInfo, pod: string): string => `${c.tls ? 'https' : 'http'}://${podHost(c, 'tikv', pod)}:${PORT.tikvStatus}/metrics`;

@@ -17,8 +17,9 @@
  * annotation's count, not a failover replica) may bootstrap.
  */
 import { LABEL, names } from '../../tidbcluster/names';
-import { isTerminating, ordinalOf, type ClusterInfo, type Pod } from '../model/objects';
 import { PdClient, type PdListedMember } from '../clients/pd';
+import type { ClusterInfo } from '../model/cluster';
+import { isTerminating, ordinalOf, type Pod } from '../model/objects';
 
 export interface DiscoveryAnswer {
   readonly status: number;

@@ -6,8 +6,9 @@
  * module decides which of them nothing can need any more; the controller deletes those.
  */
 import { isConfigRevision, names, type ComponentKind } from '../../tidbcluster/names';
-import type { ClusterInfo, ConfigMapMeta, Pod, StatefulSet, Volume } from '../model/objects';
-import { toMillis } from '../model/objects';
+import type { ClusterInfo } from '../model/cluster';
+import type { ConfigMapMeta, Pod, StatefulSet, Volume } from '../model/objects';
+import { toMillis } from '../model/values';
 
 /** How long a hash-named ConfigMap newer than the one in use is kept. @default 1 hour */
 export const DEFAULT_CONFIG_GRACE_MS = 60 * 60 * 1000;

@@ -1,58 +1,16 @@
 /**
- * Failover replicas, as tidb-operator v1 decides them: a PD member, TiKV or TiFlash store, or TiDB
- * Pod unhealthy for longer than the failover period gets a failure record, and each record is one
- * extra replica (for PD, once the failed member, its Pod and its volumes are deleted). Records and
- * the times members turned unhealthy live in the `<cluster>-status` ConfigMap, so a restarted
- * controller keeps them. Pure: the caller writes what these functions decide.
+ * Failover, as tidb-operator v1 decides it: a PD member, TiKV or TiFlash store, or TiDB Pod unhealthy
+ * for longer than the failover period gets a failure record (`records/failover.ts`), and each record
+ * is one extra replica (for PD, once the failed member, its Pod and its volumes are deleted). Pure:
+ * the caller writes what these functions decide.
  */
-import { names, type ComponentKind } from '../../tidbcluster/names';
-import { isReady, isTerminating, ordinalOf, type ComponentSettings, type Pod } from '../model/objects';
-import { DEFAULT_FAILOVER_PERIOD_MS, DEFAULT_PLAN_OPTIONS, memberOfPod, pdOf, pdStoresOf, podList, podsByOrdinal, storeOfPod, storesOf, unreadyPods, volumesOfPod, type Action, type ComponentState, type PdState, type PlanEvent, type PlanInput } from '../view/view';
-
-export const FAILOVER_KINDS = ['pd', 'tikv', 'tiflash', 'tidb'] as const;
-export type FailoverKind = (typeof FAILOVER_KINDS)[number];
-
-export interface FailureRecord {
-  readonly pod: string;
-  /** When the record was made (RFC 3339). */
-  readonly createdAt: string;
-  /** PD: the failed member, deleted through PD's API. */
-  readonly memberId?: string;
-  /** TiKV, TiFlash: the Down store. */
-  readonly storeId?: number;
-  /** PD: the failed Pod and its claims, by UID, so that only these are deleted, never their successors. */
-  readonly podUid?: string;
-  readonly volumes?: readonly { readonly name: string; readonly uid: string }[];
-  /** PD: the member, Pod and claims are deleted; the record now counts as an extra replica. */
-  readonly memberDeleted?: boolean;
-}
-
-export interface ComponentFailover {
-  /** By PD member name, store id or TiDB Pod name. */
-  readonly records: Readonly<Record<string, FailureRecord>>;
-  /** TiKV, TiFlash: set with the first record; `spec.<component>.failover.recoverByUID` equal to it recovers. */
-  readonly failoverUID?: string;
-}
-
-export interface FailoverState {
-  readonly components: Readonly<Partial<Record<FailoverKind, ComponentFailover>>>;
-  /** Since when (RFC 3339) a member, store or Pod is seen unhealthy: `pd/<member>`, `tikv/<store id>`, `tidb/<pod>`. */
-  readonly unhealthySince: Readonly<Record<string, string>>;
-}
-
-export const NO_FAILOVER: FailoverState = { components: {}, unhealthySince: {} };
-
-const isFailoverKind = (k: ComponentKind): k is FailoverKind => (FAILOVER_KINDS as readonly string[]).includes(k);
-
-/** Replicas the component runs beyond its desired count because of failover. */
-export function extraReplicas(kind: ComponentKind, state: FailoverState | undefined): number {
-  if (!isFailoverKind(kind)) return 0;
-  const records = Object.values(state?.components[kind]?.records ?? {});
-  return kind === 'pd' ? records.filter((r) => r.memberDeleted).length : records.length;
-}
-
-export const hasRecords = (kind: ComponentKind, state: FailoverState | undefined): boolean =>
-  isFailoverKind(kind) && Object.keys(state?.components[kind]?.records ?? {}).length > 0;
+import { names } from '../../tidbcluster/names';
+import { isReady, isTerminating, ordinalOf, type Pod } from '../model/objects';
+import type { ComponentSettings } from '../model/settings';
+import { isFailoverKind, type ComponentFailover, type FailoverKind, type FailureRecord } from '../records/failover';
+import { memberOfPod, pdOf, pdStoresOf, podList, podsByOrdinal, storeOfPod, storesOf, unreadyPods, volumesOfPod } from '../view/lookups';
+import { DEFAULT_FAILOVER_PERIOD_MS, DEFAULT_PLAN_OPTIONS, type ComponentState, type PdState, type PlanInput } from '../view/view';
+import type { Action, PlanEvent } from './action';
 
 /**
  * Notes when each PD member, store and TiDB Pod turned unhealthy, keeping earlier times; entries of
@@ -353,17 +311,4 @@ const NOT_A_MEMBER_FAILURE = 'with no Pod of the component Ready, this is a node
 function othersDown(ctx: Ctx, pod: string): string[] | undefined {
   const others = unreadyPods(ctx.input, ctx.c, ctx.desired, ordinalOf(pod, sts(ctx)));
   return ctx.desired > 1 && others.length === ctx.desired - 1 ? others : undefined;
-}
-
-/** Reads failure records back from a status document written before. */
-export function failoverOf(doc: unknown): FailoverState {
-  const f = (doc as { failover?: Partial<FailoverState> } | undefined)?.failover;
-  if (typeof f !== 'object' || f === null) return NO_FAILOVER;
-  const components: Partial<Record<FailoverKind, ComponentFailover>> = {};
-  for (const k of FAILOVER_KINDS) {
-    const cf = f.components?.[k];
-    if (cf && typeof cf.records === 'object' && cf.records !== null) components[k] = cf;
-  }
-  const since = typeof f.unhealthySince === 'object' && f.unhealthySince !== null ? f.unhealthySince : {};
-  return { components, unhealthySince: since };
 }

@@ -5,10 +5,12 @@
  * once it is Ready and registered with PD again. Pure, like the planner.
  */
 import { names } from '../../tidbcluster/names';
-import { ordinalOf, versionAtLeast, type Pod } from '../model/objects';
-import { podImageTag } from './upgrade-tidb';
 import type { MsMember } from '../clients/pd';
-import { act, OK, pdOf, podsByOrdinal, wait, type ComponentState, type MsState, type PlanInput, type Step } from '../view/view';
+import { ordinalOf, type Pod } from '../model/objects';
+import { podImageTag, versionAtLeast } from '../model/values';
+import { pdOf, podsByOrdinal } from '../view/lookups';
+import type { ComponentState, MsState, PlanInput } from '../view/view';
+import { act, OK, wait, type Step, type UpgradeChecks } from './action';
 
 /** The first pd-server release with the micro-services' primary transfer API (tikv/pd#8157). */
 export const MS_TRANSFER_SINCE = 'v8.3.0';
@@ -73,6 +75,12 @@ export function prepareMs(input: PlanInput, c: ComponentState & { kind: MsServic
     pod: name,
   });
 }
+
+/** TSO and scheduling in an upgrade. */
+export const msUpgrade: UpgradeChecks = {
+  upgraded: (input, c, pod) => checkUpgradedMs(input, c.kind as MsService, pod),
+  prepare: (input, c, pod) => prepareMs(input, { ...c, kind: c.kind as MsService }, pod),
+};
 
 /** Among the other registered servers of this StatefulSet: the highest ordinal above `pod`, else the lowest below. */
 function transferTarget(input: PlanInput, c: ComponentState, members: readonly MsMember[], pod: string): MsMember | undefined {

@@ -6,9 +6,15 @@
  * cluster, so a step interrupted by a crash is simply taken again.
  */
 import { names, type ComponentKind } from '../../tidbcluster/names';
-import { isReady, ordinalOf, parseDuration, toMillis, type ComponentSettings, type Pod } from '../model/objects';
+import { DEFER_DELETING_ANNOTATION, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../model/annotations';
+import { isReady, ordinalOf, type Pod } from '../model/objects';
+import type { ComponentSettings } from '../model/settings';
+import { parseDuration, toMillis } from '../model/values';
+import { memberOfPod, ownsEviction, pdOf, pdStoresOf, podList, podsByOrdinal, storeOfPod, storesOf, unreadyPods, volumesOfPod } from '../view/lookups';
+import { DEFAULT_PLAN_OPTIONS, type ComponentState, type PdState, type PlanInput } from '../view/view';
+import { act, evictBegin, OK, wait, type Action, type PlanEvent, type Step } from './action';
 import { prepareMs } from './pdms';
-import { act, DEFAULT_PLAN_OPTIONS, DEFER_DELETING_ANNOTATION, evictBegin, memberOfPod, OK, ownsEviction, pdOf, pdStoresOf, podList, podsByOrdinal, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION, storeOfPod, storesOf, TICDC_SHUTDOWN_BEGIN_ANNOTATION, TICDC_DRAIN_TIMEOUT_MS, unreadyPods, volumesOfPod, wait, type Action, type ComponentState, type PdState, type PlanEvent, type PlanInput, type Step } from '../view/view';
+import { TICDC_DRAIN_TIMEOUT_MS } from './upgrade-ticdc';
 
 /** How long a TiKV store being scaled in may keep its leaders before it is taken offline anyway (the operator's fixed 5m). */
 export const SCALE_IN_EVICT_TIMEOUT_MS = 5 * 60_000;

@@ -11,20 +11,14 @@
  * upgrade is over. A record whose versions no longer match the upgrade under way (Git changed its
  * mind) is finished first, then the new pair is judged afresh.
  */
-import type { Pod } from '../model/objects';
-import { httpRequest, type ClientTls } from '../clients/pd';
+import { isReady, isTerminating, podRevision } from '../model/objects';
+import { podImageTag, tagOf } from '../model/values';
+import { podList, podsByOrdinal, unreadyPods } from '../view/lookups';
+import type { ComponentState, PlanInput } from '../view/view';
+import { act, OK, wait, type Step, type UpgradeChecks } from './action';
 
 /** The three classes tidb-operator sorts a version pair into. */
 export type SmoothUpgradeSupport = 'unsupported' | 'auto' | 'switch';
-
-/** The DDL pause this controller asked TiDB for, kept in the status ConfigMap (`smoothUpgrade`). */
-export interface DdlPauseRecord {
-  readonly source: string;
-  readonly target: string;
-  /** `starting`: recorded, TiDB not yet known to have paused DDL; `paused`: TiDB said it did. */
-  readonly state: 'starting' | 'paused';
-  readonly since: string;
-}
 
 type Version = { core: [number, number, number]; pre: string };
 
@@ -68,46 +62,50 @@ export function classifySmoothUpgrade(source: string, target: string): SmoothUpg
   return 'unsupported';
 }
 
-/** The tag of a container image; undefined for a digest reference or an image without a tag (as the operator reads it). */
-export function tagOf(image: string | undefined): string | undefined {
-  if (!image || image.includes('@')) return undefined;
-  const colon = image.lastIndexOf(':');
-  return colon > image.lastIndexOf('/') && colon < image.length - 1 ? image.slice(colon + 1) : undefined;
-}
-
-/** The tag a Pod's container runs. */
-export const podImageTag = (pod: Pod, container: string): string | undefined => tagOf(pod.spec?.containers?.find((c) => c.name === container)?.image);
-
-/** Reads back the DDL pause record from a status document written before. */
-export function ddlPauseOf(doc: unknown): DdlPauseRecord | undefined {
-  const r = (doc as { smoothUpgrade?: Partial<DdlPauseRecord> } | undefined)?.smoothUpgrade;
-  if (typeof r !== 'object' || r === null || typeof r.source !== 'string' || typeof r.target !== 'string') return undefined;
-  return { source: r.source, target: r.target, state: r.state === 'paused' ? 'paused' : 'starting', since: String(r.since ?? '') };
+/** The TiDB Pod to ask for a DDL pause or resume: the lowest Ready ordinal, as the operator picks it. */
+function tidbToAsk(input: PlanInput, c: ComponentState): string | undefined {
+  return [...podsByOrdinal(input.cluster.name, c.kind, c.pods).entries()]
+    .filter(([, p]) => isReady(p) && !isTerminating(p))
+    .sort(([a], [b]) => a - b)[0]?.[1].metadata.name;
 }
 
 /**
- * TiDB's answers that mean the cluster is where it was asked to go (pingcap/tidb `upgrade_handler.go`;
- * releases before v7.5.0 say "duplicated op", later ones "duplicated operation").
+ * Before a TiDB upgrade restarts its first Pod: DDL paused when the version pair needs it (and not
+ * yet paused for this pair). A pause recorded for another pair is resumed first.
  */
-const DONE: Record<'start' | 'finish', RegExp> = {
-  start: /^(success!|It's a duplicated op(eration)? and the cluster is already in upgrading state\.)$/,
-  finish: /^(success!|It's a duplicated op(eration)? and the cluster is already in normal state\.)$/,
-};
-
-/**
- * `POST <base>/upgrade/{start,finish}` (`base`: the Pod's status URL, topology.ts `tidbStatusBase`); resolves when TiDB says the cluster is in the state asked for
- * (a JSON string body, the new state or a duplicate), rejects otherwise. TiDB's start waits up to
- * 10 s for the DDL owner, so start gets 30 s, as with the operator.
- */
-export async function tidbUpgradeOp(base: string, op: 'start' | 'finish', tls?: ClientTls): Promise<void> {
-  const url = `${base}/upgrade/${op}`;
-  const res = await httpRequest(url, { method: 'POST', tls, timeoutMs: op === 'start' ? 30_000 : 5_000 });
-  let text = res.body.trim();
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === 'string') text = parsed;
-  } catch {
-    // Not JSON: compared as it is.
+function ddlPauseStep(input: PlanInput, c: ComponentState): Step {
+  const update = c.sts.status?.updateRevision;
+  const old = c.pods.find((p) => podRevision(p) !== update && !isTerminating(p));
+  const source = old && podImageTag(old, 'tidb');
+  const target = tagOf(c.sts.spec?.template?.spec?.containers?.find((x) => x.name === 'tidb')?.image);
+  const record = input.ddlPause;
+  const pod = tidbToAsk(input, c);
+  if (record && source !== undefined && (record.source !== source || record.target !== target)) {
+    if (!pod) return wait('waiting for a Ready TiDB Pod to resume DDL paused for an earlier upgrade');
+    return act(`resuming DDL paused for the TiDB upgrade ${record.source} -> ${record.target}, which is no longer the one under way`, { type: 'ddl-resume', pod, stale: true });
   }
-  if (res.status !== 200 || !DONE[op].test(text)) throw new Error(`POST ${url}: HTTP ${res.status} ${JSON.stringify(res.body.slice(0, 200))}`);
+  if (record?.state === 'paused' || source === undefined || target === undefined) return OK;
+  if (!record && classifySmoothUpgrade(source, target) !== 'switch') return OK;
+  if (!pod) return wait(`waiting for a Ready TiDB Pod to pause DDL before the upgrade ${source} -> ${target}`);
+  return act(`pausing DDL before the TiDB upgrade ${source} -> ${target}`, { type: 'ddl-pause', pod, source, target }, {
+    type: 'Normal',
+    reason: 'DDLPause',
+    message: `pausing DDL for the TiDB upgrade ${source} -> ${target} (POST /upgrade/start on ${pod})`,
+  });
 }
+
+/** After a TiDB upgrade: DDL resumed once every TiDB Pod is Ready (the operator's condition). */
+export function ddlResumeStep(input: PlanInput, c: ComponentState, replicas: number): Step {
+  const record = input.ddlPause!;
+  const unready = unreadyPods(input, c, replicas);
+  if (unready.length > 0) return wait(`the TiDB upgrade is done; DDL stays paused until ${podList(unready)} Ready`);
+  const pod = tidbToAsk(input, c);
+  if (!pod) return wait('waiting for a Ready TiDB Pod to resume DDL');
+  return act(`resuming DDL paused for the TiDB upgrade ${record.source} -> ${record.target}`, { type: 'ddl-resume', pod, stale: false }, {
+    type: 'Normal',
+    reason: 'DDLResume',
+    message: `resuming DDL after the TiDB upgrade ${record.source} -> ${record.target} (POST /upgrade/finish on ${pod})`,
+  });
+}
+
+export const tidbUpgrade: UpgradeChecks = { begin: ddlPauseStep };

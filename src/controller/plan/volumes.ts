@@ -9,10 +9,8 @@
 import { quantityToBytes } from '../../base/quantity';
 import { names } from '../../tidbcluster/names';
 import { ordinalOf, type Pvc, type StatefulSet } from '../model/objects';
-import type { Action, ComponentState, PlanEvent, PlanInput } from '../view/view';
-
-/** `{"<component>": {"<claim template>": "<size>"}}`, as the ConfigMap carries it. */
-export type VolumeSizes = Readonly<Record<string, Readonly<Record<string, string>>>>;
+import type { ComponentState, PlanInput } from '../view/view';
+import type { Action, PlanEvent } from './action';
 
 /** What the volume step decided: an action, a wait, a refusal, or nothing to do (undefined). */
 export interface VolumeStep {
@@ -21,21 +19,6 @@ export interface VolumeStep {
   readonly event?: PlanEvent;
   /** The claims cannot reach the size Git asks for until Git or the cluster changes. */
   readonly refused?: boolean;
-}
-
-/** Parses `sizes.json`; throws with what is wrong. */
-export function parseVolumeSizes(text: string | undefined): VolumeSizes {
-  if (text === undefined) return {};
-  const raw: unknown = JSON.parse(text);
-  const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  if (!isMap(raw)) throw new Error('expected a JSON object of components');
-  for (const [kind, sizes] of Object.entries(raw)) {
-    if (!isMap(sizes)) throw new Error(`${kind}: expected an object of claim templates`);
-    for (const [t, size] of Object.entries(sizes)) {
-      if (typeof size !== 'string' || quantityToBytes(size) === undefined) throw new Error(`${kind}.${t}: expected a quantity such as "20Gi"`);
-    }
-  }
-  return raw as VolumeSizes;
 }
 
 const storageOf = (o: { spec?: { resources?: { requests?: Record<string, unknown> } } } | undefined): string | undefined => {
@@ -117,62 +100,4 @@ export function volumeStep(input: PlanInput, c: ComponentState, replicas: number
     action: { type: 'recreate', sizes: Object.fromEntries(changes.map((ch) => [ch.name, ch.want])) },
     event: { type: 'Normal', reason: 'VolumeTemplatesUpdate', message: `${sts}: re-creating the StatefulSet for ${sizes}; its Pods are orphaned and adopted again, none restarts` },
   };
-}
-
-/**
- * What the controller keeps in the status ConfigMap while it re-creates a StatefulSet, written before
- * the delete: a controller that dies between the delete and the create finds it and creates the
- * StatefulSet on its next pass.
- */
-export interface RecreateRecord {
-  /** The uid of the StatefulSet being replaced. */
-  readonly uid: string;
-  /** The StatefulSet to create: the old one's metadata and spec, with the new claim template sizes. */
-  readonly object: any;
-  /** The old one's field owners, given back to the new one. */
-  readonly managedFields: unknown[];
-}
-
-/** The record for re-creating `live` (plain JSON from the API server) with these template sizes. */
-export function recreateRecord(live: any, sizes: Readonly<Record<string, string>>): RecreateRecord {
-  const m = live.metadata ?? {};
-  const spec = structuredClone(live.spec ?? {});
-  delete spec.template?.metadata?.creationTimestamp;
-  spec.volumeClaimTemplates = (spec.volumeClaimTemplates ?? []).map((t: any) => {
-    delete t.metadata?.creationTimestamp;
-    const size = sizes[t.metadata?.name];
-    if (size === undefined) return t;
-    return { ...t, spec: { ...t.spec, resources: { ...t.spec?.resources, requests: { ...t.spec?.resources?.requests, storage: size } } } };
-  });
-  const object = {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: {
-      name: m.name,
-      ...(m.namespace !== undefined && { namespace: m.namespace }),
-      ...(m.labels && { labels: m.labels }),
-      ...(m.annotations && { annotations: m.annotations }),
-    },
-    spec,
-  };
-  return { uid: m.uid, object, managedFields: m.managedFields ?? [] };
-}
-
-/** Status ConfigMap key of a component's re-creation record. */
-export const recreateKey = (kind: string): string => `recreate.${kind}.json`;
-
-/** The re-creation records in the status ConfigMap's data; a record that does not parse is skipped. */
-export function recreateRecordsOf(data: Readonly<Record<string, string>> | undefined): Map<string, RecreateRecord> {
-  const out = new Map<string, RecreateRecord>();
-  for (const [key, text] of Object.entries(data ?? {})) {
-    const m = /^recreate\.([a-z]+)\.json$/.exec(key);
-    if (!m) continue;
-    try {
-      const r = JSON.parse(text) as RecreateRecord;
-      if (typeof r?.uid === 'string' && r.object?.metadata?.name) out.set(m[1], r);
-    } catch {
-      // Not ours to guess at: left for a person to read, never acted on.
-    }
-  }
-  return out;
 }

@@ -1,23 +1,19 @@
 /**
- * The `<cluster>-status` ConfigMap: what the controller sees and does, per component, as JSON under
- * the key `status.json`, for people (`kubectl get cm <cluster>-status -o jsonpath=...`) and tools.
+ * The status document of the `<cluster>-status` ConfigMap: what the controller sees and does, per
+ * component, as JSON under the key `status.json`, for people (`kubectl get cm <cluster>-status -o
+ * jsonpath=...`) and tools, with the records it keeps there (records/store.ts writes it).
  */
 import type { ComponentKind } from '../../tidbcluster/names';
-import type { FailoverState } from '../plan/failover';
-import type { TopologyStatus } from '../plan/topology';
 import { isReady, podRevision, type Pod } from '../model/objects';
-import type { ComponentPlan } from '../plan/plan';
-import { memberOfPod, podsByOrdinal, storeOfPod, storesOf, type ComponentState, type EvictionRecord, type PdState } from '../view/view';
 import { isMsService, podOfMsMember } from '../plan/pdms';
-
-export const STATUS_KEY = 'status.json';
-
-export interface LastOperation {
-  readonly action: string;
-  readonly reason: string;
-  readonly pod?: string;
-  readonly time: string;
-}
+import type { ComponentPlan } from '../plan/plan';
+import type { EvictionRecord } from '../records/evictions';
+import type { FailoverState } from '../records/failover';
+import type { LastOperation } from '../records/last-operations';
+import type { StatusRecords } from '../records/store';
+import { memberOfPod, podsByOrdinal, storeOfPod, storesOf } from '../view/lookups';
+import type { ComponentState, PdState } from '../view/view';
+import type { TopologyStatus } from './topology';
 
 export interface ComponentStatus {
   readonly phase: string;
@@ -64,7 +60,21 @@ export interface ClusterStatus {
   readonly topology?: TopologyStatus;
 }
 
-export function buildStatus(
+/** The status document of a pass (JSON text), with the records the store keeps. */
+export function statusDocument(
+  cluster: string,
+  components: readonly ComponentState[],
+  plans: readonly ComponentPlan[],
+  pd: PdState | { error: string } | undefined,
+  records: StatusRecords,
+  topology: TopologyStatus | undefined,
+): string {
+  const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions);
+  const doc = { ...status, ...(records.ddlPause && { smoothUpgrade: records.ddlPause }), ...(topology && { topology }) };
+  return JSON.stringify(doc, null, 2);
+}
+
+function buildStatus(
   cluster: string,
   components: readonly ComponentState[],
   plans: readonly ComponentPlan[],
@@ -131,38 +141,6 @@ export function buildStatus(
     failover,
     evictions,
   };
-}
-
-/** A status document written before, or undefined when there is none or it is not JSON (start afresh). */
-export function parseStatus(json: string | undefined): unknown {
-  if (!json) return undefined;
-  try {
-    return JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Reads back the last operations from a status document written before (a restart keeps them). */
-export function lastOperationsOf(doc: unknown): Map<ComponentKind, LastOperation> {
-  const out = new Map<ComponentKind, LastOperation>();
-  const components = (doc as Partial<ClusterStatus> | undefined)?.components;
-  if (typeof components !== 'object' || components === null) return out;
-  for (const [kind, s] of Object.entries(components)) {
-    if (s?.lastOperation) out.set(kind as ComponentKind, s.lastOperation);
-  }
-  return out;
-}
-
-/** Reads back the eviction records from a status document written before. */
-export function evictionsOf(doc: unknown): Record<string, EvictionRecord> {
-  const e = (doc as { evictions?: unknown } | undefined)?.evictions;
-  if (typeof e !== 'object' || e === null || Array.isArray(e)) return {};
-  const out: Record<string, EvictionRecord> = {};
-  for (const [id, r] of Object.entries(e as Record<string, Partial<EvictionRecord>>)) {
-    if (/^\d+$/.test(id) && typeof r?.pod === 'string') out[id] = { pod: r.pod, for: r.for === 'scale-in' || r.for === 'request' ? r.for : 'upgrade', since: String(r.since ?? '') };
-  }
-  return out;
 }
 
 /** A micro-service's servers in the status: name, Pod, address, and which one is the primary. */

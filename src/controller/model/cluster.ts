@@ -1,0 +1,64 @@
+/**
+ * The cluster the controller runs for: what the renderer tells it (the `TIDB_GITOPS_CLUSTER` JSON)
+ * and the namespace it runs in, and the host names of the cluster's Pods.
+ */
+
+import { COMPONENTS, names, type ComponentKind, type ControllerClusterInfo } from '../../tidbcluster/names';
+
+/**
+ * What the renderer tells the controller about the cluster (the `TIDB_GITOPS_CLUSTER` JSON), plus the
+ * namespace the controller runs in.
+ */
+export interface ClusterInfo extends ControllerClusterInfo {
+  readonly namespace: string;
+}
+
+/** A Pod's host name under its component's headless Service: `<pod>.<cluster>-<kind>-peer.<ns>` (what the operator's clients dial). */
+export const podHost = (c: Pick<ClusterInfo, 'name' | 'namespace'>, kind: ComponentKind, pod: string): string => `${pod}.${names.peerService(c.name, kind)}.${c.namespace}`;
+
+/** Parses and checks the cluster JSON; errors say which key is wrong. */
+export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (e) {
+    throw new Error(`TIDB_GITOPS_CLUSTER is not JSON: ${(e as Error).message}`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error('TIDB_GITOPS_CLUSTER must be a JSON object');
+  const o = raw as Record<string, unknown>;
+  const str = (k: string, dflt?: string): string => {
+    const v = o[k] ?? dflt;
+    if (typeof v !== 'string') throw new Error(`TIDB_GITOPS_CLUSTER.${k}: expected a string`);
+    return v;
+  };
+  const bool = (k: string): boolean => {
+    const v = o[k] ?? false;
+    if (typeof v !== 'boolean') throw new Error(`TIDB_GITOPS_CLUSTER.${k}: expected true or false`);
+    return v;
+  };
+  const components = (o.components ?? []) as unknown[];
+  if (!Array.isArray(components) || components.some((c) => !(COMPONENTS as readonly unknown[]).includes(c))) {
+    throw new Error(`TIDB_GITOPS_CLUSTER.components: expected a list of ${COMPONENTS.join(', ')}`);
+  }
+  const pdAddresses = (o.pdAddresses ?? []) as unknown[];
+  if (!Array.isArray(pdAddresses) || pdAddresses.some((a) => typeof a !== 'string')) {
+    throw new Error('TIDB_GITOPS_CLUSTER.pdAddresses: expected a list of URLs');
+  }
+  const ref = o.cluster as { name?: unknown; namespace?: unknown; clusterDomain?: unknown } | null | undefined;
+  if (ref !== undefined && ref !== null && (typeof ref !== 'object' || typeof ref.name !== 'string')) {
+    throw new Error('TIDB_GITOPS_CLUSTER.cluster: expected null or {name, namespace, clusterDomain}');
+  }
+  return {
+    name: str('name'),
+    namespace,
+    clusterDomain: str('clusterDomain', ''),
+    acrossK8s: bool('acrossK8s'),
+    tls: bool('tls'),
+    discoveryMtls: bool('discoveryMtls'),
+    pdAddresses: pdAddresses as string[],
+    cluster: ref ? { name: ref.name as string, namespace: String(ref.namespace ?? ''), clusterDomain: String(ref.clusterDomain ?? '') } : null,
+    // Keep the reconcile order whatever order the list came in.
+    components: COMPONENTS.filter((c) => components.includes(c)),
+    ...(bool('readsNodes') && { readsNodes: true as const }),
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * What an operation that is over (or was taken back in Git) leaves behind on an idle component: the
+ * evict-leader schedulers the controller added, and the marks its steps wrote on Pods.
+ */
+
+import { names } from '../../tidbcluster/names';
+import { LOG_BACKUP_FLUSHED_ANNOTATION, OPERATION_MARKS } from '../model/annotations';
+import { isTerminating, ordinalOf } from '../model/objects';
+import type { ComponentState, PlanInput } from '../view/view';
+import { requests } from './evict-requests';
+
+/**
+ * The controller's own eviction records of this component, once nothing needs them: the component
+ * is neither upgrading nor scaling (the caller's condition). Schedulers anyone else added are never
+ * recorded, so never removed.
+ */
+export function leftoverEvictions(input: PlanInput, c: ComponentState): number[] {
+  const sts = names.statefulSet(input.cluster.name, c.kind);
+  // A request still standing keeps its scheduler; it goes once the Pod no longer asks.
+  const asking = new Set(requests(c).map((r) => r.pod.metadata.name));
+  return Object.entries(input.evictions ?? {})
+    .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined && !(r.for === 'request' && asking.has(r.pod)))
+    .map(([id]) => Number(id));
+}
+
+export function leftoverMarks(c: ComponentState): { pod: string; keys: string[] }[] {
+  // A Pod that asks to be deleted keeps its flush mark until it is.
+  const deleting = new Set(requests(c).filter((r) => r.deletePod).map((r) => r.pod.metadata.name));
+  return c.pods
+    .filter((p) => !isTerminating(p))
+    .map((p) => ({
+      pod: p.metadata.name!,
+      keys: OPERATION_MARKS.filter((k) => p.metadata.annotations?.[k] !== undefined && !(k === LOG_BACKUP_FLUSHED_ANNOTATION && deleting.has(p.metadata.name))),
+    }))
+    .filter((m) => m.keys.length > 0);
+}

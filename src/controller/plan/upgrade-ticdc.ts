@@ -1,0 +1,47 @@
+/**
+ * TiCDC in an upgrade, as tidb-operator's `ticdc_upgrader.go` steps it: a capture hands its tables
+ * over, and the next Pod's capture takes ownership, before its Pod restarts.
+ */
+import { names } from '../../tidbcluster/names';
+import { TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../model/annotations';
+import { isTerminating, ordinalOf, podRevision, type Pod } from '../model/objects';
+import type { ComponentSettings } from '../model/settings';
+import { imageTag, parseDuration, toMillis } from '../model/values';
+import { podsByOrdinal } from '../view/lookups';
+import type { ComponentState, PlanInput } from '../view/view';
+import { act, OK, type Step, type UpgradeChecks } from './action';
+
+/** TiCDC's `gracefulShutdownTimeout` default (tidb-operator: 10m). */
+export const TICDC_DRAIN_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * A TiCDC capture hands its tables over before its Pod restarts, within `gracefulShutdownTimeout`
+ * from the first try (the operator's `tidb.pingcap.com/ticdc-graceful-shutdown-begin-time`); past
+ * it, the Pod restarts anyway.
+ */
+function prepareCapture(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings): Step {
+  const name = pod.metadata.name!;
+  if (pod.metadata.annotations?.[TICDC_DRAINED_ANNOTATION] !== undefined) return OK;
+  const begin = toMillis(pod.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]);
+  const timeout = parseDuration(settings.gracefulShutdownTimeout) ?? TICDC_DRAIN_TIMEOUT_MS;
+  if (begin !== undefined && input.now >= begin + timeout) {
+    return {
+      ok: true,
+      event: {
+        type: 'Warning',
+        reason: 'DrainTimeout',
+        message: `${name} did not hand all its tables over within gracefulShutdownTimeout ${settings.gracefulShutdownTimeout ?? '10m'}; restarting it anyway`,
+        pod: name,
+      },
+    };
+  }
+  const ordinal = ordinalOf(name, names.statefulSet(input.cluster.name, c.kind)) ?? 0;
+  // The next Pod to restart is the next lower ordinal still at the old revision.
+  const update = c.sts.status?.updateRevision;
+  const next = [...podsByOrdinal(input.cluster.name, c.kind, c.pods).entries()]
+    .filter(([ord, p]) => ord < ordinal && podRevision(p) !== update && !isTerminating(p))
+    .sort(([a], [b]) => b - a)[0]?.[1].metadata.name;
+  return act(`draining the TiCDC capture of ${name} before its restart`, { type: 'drain-capture', pod: name, next, targetVersion: imageTag(c.sts, 'ticdc') });
+}
+
+export const ticdcUpgrade: UpgradeChecks = { prepare: prepareCapture };

@@ -1,0 +1,165 @@
+/**
+ * The `<cluster>-status` ConfigMap, and every record the controller keeps in it so that a restart (or
+ * another replica taking over) finds them: failure records, the evict-leader schedulers it added, the
+ * DDL pause of a TiDB upgrade, StatefulSets being re-created, each component's last operation. The
+ * one module that reads and writes it.
+ *
+ * A record changes in memory and is written at once; when the write fails, the old value is put back,
+ * so memory never claims what the cluster does not hold, and the caller acts only on what is written.
+ */
+import { names, selectorLabels, type ComponentKind } from '../../tidbcluster/names';
+import type { KubeAccess } from '../clients/kube';
+import { ddlPauseOf, type DdlPauseRecord } from './ddl-pause';
+import { evictionsOf, type EvictionRecord } from './evictions';
+import { failoverOf, NO_FAILOVER, type ComponentFailover, type FailoverKind, type FailoverState } from './failover';
+import { lastOperationsOf, type LastOperation } from './last-operations';
+import { recreateKey, recreateRecordsOf, type RecreateRecord } from './recreate';
+
+/** The key of the status document (JSON, for people and tools) in the ConfigMap's data. */
+export const STATUS_KEY = 'status.json';
+
+/** A status document written before, or undefined when there is none or it is not JSON (start afresh). */
+export function parseStatus(json: string | undefined): unknown {
+  if (!json) return undefined;
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}
+
+export class StatusRecords {
+  private failoverState: FailoverState = NO_FAILOVER;
+  private evictionRecords: Record<string, EvictionRecord> = {};
+  private ddlPauseRecord?: DdlPauseRecord;
+  private recreateRecords = new Map<string, RecreateRecord>();
+  private lastOps = new Map<ComponentKind, LastOperation>();
+  private restored = false;
+  /** The status document last written (or found at start), kept when only the records change. */
+  private doc?: string;
+  /** What was last written: the document and the re-creation records. */
+  private written?: string;
+  /** Makes the status document of the pass under way; the last one written when none is set. */
+  private compose?: () => string;
+
+  constructor(
+    private readonly kube: Pick<KubeAccess, 'getConfigMapData' | 'applyConfigMap'>,
+    private readonly cluster: string,
+  ) {}
+
+  /** Failure records and health history. */
+  get failover(): FailoverState {
+    return this.failoverState;
+  }
+
+  /** The evict-leader schedulers this controller added, by store id. */
+  get evictions(): Readonly<Record<string, EvictionRecord>> {
+    return this.evictionRecords;
+  }
+
+  /** The DDL pause this controller asked TiDB for in a TiDB upgrade. */
+  get ddlPause(): DdlPauseRecord | undefined {
+    return this.ddlPauseRecord;
+  }
+
+  /** StatefulSets being re-created for larger volumes, by component. */
+  get recreates(): ReadonlyMap<string, RecreateRecord> {
+    return this.recreateRecords;
+  }
+
+  /** Each component's last operation. */
+  get lastOperations(): ReadonlyMap<ComponentKind, LastOperation> {
+    return this.lastOps;
+  }
+
+  /** The records are read again on the next `restore`: this replica has just become the leader. */
+  forget(): void {
+    this.restored = false;
+  }
+
+  /** Reads the records from the ConfigMap, once per term as leader. */
+  async restore(): Promise<void> {
+    if (this.restored) return;
+    const data = await this.kube.getConfigMapData(names.status(this.cluster));
+    const doc = parseStatus(data?.[STATUS_KEY]);
+    this.lastOps = lastOperationsOf(doc);
+    this.failoverState = failoverOf(doc);
+    this.evictionRecords = evictionsOf(doc);
+    this.ddlPauseRecord = ddlPauseOf(doc);
+    this.recreateRecords = recreateRecordsOf(data);
+    this.doc = data?.[STATUS_KEY];
+    this.restored = true;
+  }
+
+  /**
+   * How the status document is made while a pass runs, from its view and plans (undefined: the last
+   * document written). A record written meanwhile goes out in the document of the pass.
+   */
+  composeWith(compose: (() => string) | undefined): void {
+    this.compose = compose;
+  }
+
+  /** Notes since when members, stores and Pods are seen unhealthy; written with the pass's status. */
+  setUnhealthySince(unhealthySince: FailoverState['unhealthySince']): void {
+    this.failoverState = { ...this.failoverState, unhealthySince };
+  }
+
+  /** Notes a component's last operation; written with the pass's status. */
+  setLastOperation(kind: ComponentKind, op: LastOperation): void {
+    this.lastOps.set(kind, op);
+  }
+
+  /** Replaces (undefined: removes) a component's failure records. */
+  async setFailover(kind: FailoverKind, next: ComponentFailover | undefined): Promise<void> {
+    const previous = this.failoverState;
+    const components = { ...previous.components };
+    if (next) components[kind] = next;
+    else delete components[kind];
+    this.failoverState = { ...previous, components };
+    await this.writeOrUndo(() => (this.failoverState = previous));
+  }
+
+  /** Replaces the eviction records. */
+  async setEvictions(next: Record<string, EvictionRecord>): Promise<void> {
+    const previous = this.evictionRecords;
+    this.evictionRecords = next;
+    await this.writeOrUndo(() => (this.evictionRecords = previous));
+  }
+
+  /** Replaces (undefined: removes) the DDL pause record. */
+  async setDdlPause(next: DdlPauseRecord | undefined): Promise<void> {
+    const previous = this.ddlPauseRecord;
+    this.ddlPauseRecord = next;
+    await this.writeOrUndo(() => (this.ddlPauseRecord = previous));
+  }
+
+  /** Adds (undefined: removes) a component's re-creation record. */
+  async setRecreate(kind: string, record: RecreateRecord | undefined): Promise<void> {
+    const previous = this.recreateRecords;
+    const next = new Map(previous);
+    if (record) next.set(kind, record);
+    else next.delete(kind);
+    this.recreateRecords = next;
+    await this.writeOrUndo(() => (this.recreateRecords = previous));
+  }
+
+  /** Writes the status document and the re-creation records, when either changed. */
+  async write(doc: string): Promise<void> {
+    this.doc = doc;
+    const records = Object.fromEntries([...this.recreateRecords].map(([kind, r]) => [recreateKey(kind), JSON.stringify(r)]));
+    const content = JSON.stringify([doc, records]);
+    if (content === this.written) return;
+    await this.kube.applyConfigMap(names.status(this.cluster), selectorLabels(this.cluster, 'discovery'), { [STATUS_KEY]: doc, ...records });
+    this.written = content;
+  }
+
+  /** Writes the status after a record changed in memory; when the write fails, `undo` puts the old value back. */
+  private async writeOrUndo(undo: () => void): Promise<void> {
+    try {
+      await this.write(this.compose ? this.compose() : (this.doc ?? '{}'));
+    } catch (err) {
+      undo();
+      throw err;
+    }
+  }
+}
