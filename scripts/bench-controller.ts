@@ -4,6 +4,9 @@
  *
  * - overhead per upgraded Pod: wall time of a 3 PD / 3 TiKV / 2 TiDB image upgrade, minus the time
  *   the simulated Pods themselves take to restart (stop to Ready), divided by the Pods restarted;
+ * - the controller's reconcile passes during that upgrade: how many, their mean time (its own
+ *   `tidb_gitops_reconcile_seconds_total`, requests to the simulators included) and the CPU time the
+ *   controller process used per pass (from /proc), which the machine's load moves least;
  * - Kubernetes API requests per idle minute (the controller's own, watches counted when opened);
  * - peak resident memory of the controller process.
  *
@@ -40,6 +43,25 @@ function peakRssKiB(pid: number): number | undefined {
   }
 }
 
+/** User plus system CPU time of a process so far, in ms (/proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Passes so far and the seconds they took, from the controller's own metrics. */
+async function passes(ctl: { get(path: string): Promise<{ body: string }> }): Promise<{ count: number; seconds: number }> {
+  const { body } = await ctl.get('/metrics');
+  let count = 0;
+  let seconds = 0;
+  for (const line of body.split('\n')) {
+    const m = /^(tidb_gitops_reconciles_total|tidb_gitops_reconcile_seconds_total)(?:\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    if (m?.[1] === 'tidb_gitops_reconciles_total') count += Number(m[2]);
+    else if (m) seconds += Number(m[2]);
+  }
+  return { count, seconds };
+}
+
 async function main(): Promise<void> {
   const world = await World.start({ cluster: simCluster(), render, bundle: join(ROOT, 'lib/tidb-gitops-controller.js'), kube: POD });
   try {
@@ -66,9 +88,12 @@ async function main(): Promise<void> {
       if (r && r.ready === undefined) r.ready = Date.now();
     });
     const started = Date.now();
+    const [passesBefore, cpuBefore] = [await passes(ctl), cpuMs(ctl.child.pid!)];
     await world.applyCluster(simCluster({ version: 'v8.5.1' }));
     await world.waitFor(settled, 300_000, 'the upgrade to finish');
     const total = Date.now() - started;
+    const [passesAfter, cpuAfter] = [await passes(ctl), cpuMs(ctl.child.pid!)];
+    const passCount = passesAfter.count - passesBefore.count;
     const restartMs = [...restarts.values()].reduce((n, r) => n + ((r.ready ?? r.stop) - r.stop), 0);
     const pods = restarts.size;
     const rssKiB = peakRssKiB(ctl.child.pid!);
@@ -77,6 +102,12 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${JSON.stringify({
         upgrade: { pods, totalMs: total, podRestartMs: restartMs, overheadPerPodMs: Math.round((total - restartMs) / pods) },
+        passes: {
+          count: passCount,
+          meanMs: Math.round(((passesAfter.seconds - passesBefore.seconds) * 1000 * 10) / passCount) / 10,
+          cpuMs: cpuAfter - cpuBefore,
+          cpuPerPassMs: Math.round(((cpuAfter - cpuBefore) * 10) / passCount) / 10,
+        },
         idle: { seconds: IDLE_SECONDS, requests: idle.length, perMinute: Math.round((idle.length * 60) / IDLE_SECONDS), byKind: idleByKind },
         rssKiB,
         violations: { stopsWhileLeader: world.pd.stopsWhileLeader.length, stopsWithLeaders: world.pd.stopsWithLeaders.length },

@@ -341,6 +341,7 @@ function printSummary(r) {
     ...(r.controller
       ? [
           ['controller overhead per upgraded Pod', `${r.controller.upgrade.overheadPerPodMs} ms`, `${r.controller.overheadTargetMs} ms`, verdict(r.controller.overheadPass)],
+          ['controller CPU time per reconcile pass, upgrade', `${r.controller.passes.cpuPerPassMs} ms`, '-', ''],
           ['controller API requests per idle minute', String(r.controller.idle.perMinute), '-', ''],
           ['controller peak RSS', r.controller.rssKiB === undefined ? 'n/a' : mib(r.controller.rssKiB), `${r.controller.rssTargetMiB} MiB`, verdict(r.controller.rssPass)],
         ]
@@ -382,6 +383,8 @@ function printController(c) {
     ['upgrade of 3 PD / 3 TiKV / 2 TiDB, wall time', `${(c.upgrade.totalMs / 1000).toFixed(1)} s`],
     ['  of which the Pods restarting (stop to Ready)', `${(c.upgrade.podRestartMs / 1000).toFixed(1)} s`],
     ['  controller overhead per upgraded Pod', `${c.upgrade.overheadPerPodMs} ms`],
+    ['  reconcile passes during it, mean time', `${c.passes.count}, ${c.passes.meanMs} ms`],
+    ['  controller CPU time during it, per pass', `${c.passes.cpuMs} ms, ${c.passes.cpuPerPassMs} ms`],
     [`Kubernetes API requests over ${c.idle.seconds} s idle`, `${c.idle.requests}  (${Object.entries(c.idle.byKind).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'})`],
     ['peak RSS of the controller process', c.rssKiB === undefined ? 'n/a' : mib(c.rssKiB)],
   ], '  '));
