@@ -4,7 +4,6 @@
  * As with TiCDC (`ticdc.ts`): an answer the protocol knows is an outcome, anything else a
  * {@link GracefulError} naming the URL.
  */
-
 import { GracefulError, isObject, parseJson, send, snippet, trimSlash, type RequestOptions, type StepOutcome } from './http';
 
 /** A node as a pump's `GET /status` lists it (tidb-binlog `node.Status`). */

@@ -2,7 +2,6 @@
  * The cluster the controller runs for: what the renderer tells it (the `TIDB_GITOPS_CLUSTER` JSON)
  * and the namespace it runs in, and the host names of the cluster's Pods.
  */
-
 import { COMPONENTS, names, type ComponentKind, type ControllerClusterInfo } from '../../tidbcluster/names';
 
 /**

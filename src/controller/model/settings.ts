@@ -2,7 +2,6 @@
  * What Git asks of a component, read from the annotations the renderer writes on its StatefulSet:
  * the desired replicas and the operation settings (update strategy, failover, timeouts...).
  */
-
 import { ANNOTATION } from '../../tidbcluster/names';
 import type { StatefulSet } from './objects';
 

@@ -1,7 +1,6 @@
 /**
  * Values the controller reads from objects as text: Go durations, times, image tags and versions.
  */
-
 import { tagVersionAtLeast } from '../../base/version';
 import type { Pod, StatefulSet } from './objects';
 

@@ -2,7 +2,6 @@
  * The volume sizes Git asks for: the renderer writes them to the `<cluster>-volume-sizes` ConfigMap,
  * because the API server refuses a StatefulSet whose volumeClaimTemplates changed.
  */
-
 import { quantityToBytes } from '../../base/quantity';
 
 /** `{"<component>": {"<claim template>": "<size>"}}`, as the ConfigMap carries it. */

@@ -2,7 +2,6 @@
  * Leader eviction asked for on a TiKV Pod (tidb-operator's `tidb.pingcap.com/evict-leader` Pod
  * annotation), carried out while TiKV is idle.
  */
-
 import { EVICT_REQUEST_ANNOTATION, EVICT_REQUEST_EXPIRY_ANNOTATION } from '../model/annotations';
 import { isTerminating, podRevision, type Pod } from '../model/objects';
 import { settingsOf } from '../model/settings';

@@ -2,7 +2,6 @@
  * What an operation that is over (or was taken back in Git) leaves behind on an idle component: the
  * evict-leader schedulers the controller added, and the marks its steps wrote on Pods.
  */
-
 import { names } from '../../tidbcluster/names';
 import { LOG_BACKUP_FLUSHED_ANNOTATION, OPERATION_MARKS } from '../model/annotations';
 import { isTerminating, ordinalOf } from '../model/objects';

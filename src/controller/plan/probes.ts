@@ -1,5 +1,4 @@
 /** Which Pods' own servers the controller asks before it plans (the reconciler asks them). */
-
 import { EVICT_BEGIN_ANNOTATION } from '../model/annotations';
 import { isReady, isTerminating, podRevision } from '../model/objects';
 import { isRolling } from '../model/settings';
