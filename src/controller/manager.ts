@@ -89,7 +89,7 @@ export class Manager {
     this.elector = new LeaderElector(this.kube, names.lease(c.name), opts.identity, opts.election, this.log, (leading) => {
       this.metrics.set('tidb_gitops_leader', {}, leading ? 1 : 0);
       if (leading) {
-        this.reconciler.restart();
+        this.reconciler.becameLeader();
         this.queue.add(this.key);
       } else if (!this.stopping) {
         // Another replica may act now: stop at once, and start afresh as a candidate.

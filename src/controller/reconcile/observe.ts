@@ -1,19 +1,75 @@
 /**
- * What the planner needs from the servers, read once per pass: PD's view (members, leader, stores,
- * schedulers, its micro-services' registry) and the per-Pod probes it will ask about.
+ * What a pass reads, once, for the planner: the StatefulSets, Pods and claims in the informer caches,
+ * the volume sizes Git asks for, PD's view (members, leader, stores, schedulers, its micro-services'
+ * registry), the per-Pod probes the planner will ask about, and the records the status keeps.
  */
+import { randomUUID } from 'node:crypto';
+import { LABEL, names } from '../../tidbcluster/names';
 import type { ClientTls, ProbeResult } from '../clients/http';
+import type { KubeAccess } from '../clients/kube';
 import { PdError, type PdClient } from '../clients/pd';
 import { tiflashStatusUrl, tiflashStoreStatus } from '../clients/tiflash';
 import { tikvLeaderCount, tikvMetricsUrl } from '../clients/tikv';
 import type { ClusterInfo } from '../model/cluster';
-import type { MsService } from '../plan/pdms';
+import type { Pod } from '../model/objects';
+import { isMsService, type MsService } from '../plan/pdms';
 import { probesWanted } from '../plan/probes';
-import { memberOfPod } from '../view/lookups';
-import type { ComponentState, LeaderProbe, MsState, PdState, Probes } from '../view/view';
+import type { StatusRecords } from '../records/store';
+import { memberOfPod, targetReplicas } from '../view/lookups';
+import type { ComponentState, LeaderProbe, MsState, PdState, PlanInput, PlanOptions, Probes } from '../view/view';
+import type { VolumeSizesReader } from './volume-sizes';
+
+/** The view of one pass (its failure records aside, which the pass brings up to date first), and every Pod of the cluster. */
+export interface PassView extends Omit<PlanInput, 'failover'> {
+  readonly allPods: readonly Pod[];
+}
+
+export interface ObserveDeps {
+  readonly cluster: ClusterInfo;
+  readonly kube: KubeAccess;
+  readonly pd: PdClient;
+  readonly tls?: ClientTls;
+  readonly options: Omit<PlanOptions, 'newFailoverUid'>;
+}
+
+/** Builds the view of a pass. */
+export async function observe(d: ObserveDeps, records: StatusRecords, volumeSizesReader: VolumeSizesReader): Promise<PassView> {
+  const { cluster: c, kube } = d;
+  const volumeSizes = await volumeSizesReader.read();
+  const allPods = kube.pods();
+  const components: ComponentState[] = [];
+  for (const kind of c.components) {
+    const sts = kube.statefulSets().find((s) => s.metadata.name === names.statefulSet(c.name, kind));
+    if (!sts) continue;
+    const pods = allPods.filter((p) => p.metadata.labels?.[LABEL.component] === kind);
+    components.push({ kind, sts, pods });
+  }
+  const storeKinds = components.filter((x) => x.kind === 'tikv' || x.kind === 'tiflash');
+  const msServices = components.map((x) => x.kind).filter(isMsService);
+  const needsPd = storeKinds.length > 0 || msServices.length > 0 || components.some((x) => x.kind === 'pd');
+  // Tombstones and max-replicas matter only while a store component has more replicas than it should.
+  const scalingIn = storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (targetReplicas({ failover: records.failover }, x) ?? Infinity));
+  const pd = needsPd ? await readPd(d.pd, storeKinds.length > 0, scalingIn, msServices) : undefined;
+  const probes = await probe(d, components, pd);
+  const { autoFailover, failoverPeriodMs, resyncMs } = d.options;
+  return {
+    cluster: c,
+    components,
+    pd,
+    now: Date.now(),
+    volumes: kube.volumes(),
+    options: { autoFailover, failoverPeriodMs, resyncMs, newFailoverUid: randomUUID() },
+    probes,
+    evictions: records.evictions,
+    volumeSizes,
+    volumeRefusals: volumeSizesReader.refusals,
+    ddlPause: records.ddlPause,
+    allPods,
+  };
+}
 
 /** PD's view (`readPdCore`), with its micro-services' registry when the cluster runs them. */
-export async function readPd(pd: PdClient, stores: boolean, scalingIn: boolean, msServices: readonly MsService[]): Promise<PdState | { error: string }> {
+async function readPd(pd: PdClient, stores: boolean, scalingIn: boolean, msServices: readonly MsService[]): Promise<PdState | { error: string }> {
   const [core, ms] = await Promise.all([readPdCore(pd, stores, scalingIn), msServices.length > 0 ? readMs(pd, msServices) : undefined]);
   return 'error' in core || ms === undefined ? core : { ...core, ms };
 }
@@ -57,7 +113,7 @@ async function readPdCore(pd: PdClient, stores: boolean, scalingIn: boolean): Pr
  * `/pd/api/v2/ready` at its own client URL, each upgraded TiFlash's `/tiflash/store-status`, the own
  * leader count of each TiKV being evicted.
  */
-export async function probe(
+async function probe(
   d: { readonly cluster: ClusterInfo; readonly pd: PdClient; readonly tls?: ClientTls },
   components: readonly ComponentState[],
   pd: PdState | { error: string } | undefined,
