@@ -6,19 +6,18 @@
  * cluster, so a step interrupted by a crash is simply taken again.
  */
 import { names, type ComponentKind } from '../../tidbcluster/names';
-import { DEFER_DELETING_ANNOTATION, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../model/annotations';
+import { DEFER_DELETING_ANNOTATION, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION } from '../model/annotations';
 import { isReady, ordinalOf, type Pod } from '../model/objects';
 import type { ComponentSettings } from '../model/settings';
-import { parseDuration, toMillis } from '../model/values';
+import { toMillis } from '../model/values';
 import { memberOfPod, ownsEviction, pdOf, pdStoresOf, podList, podsByOrdinal, storeOfPod, storesOf, unreadyPods, volumesOfPod } from '../view/lookups';
 import { DEFAULT_PLAN_OPTIONS, type ComponentState, type PdState, type PlanInput } from '../view/view';
 import { act, evictBegin, OK, wait, type Action, type PlanEvent, type Step } from './action';
 import { prepareMs } from './pdms';
-import { TICDC_DRAIN_TIMEOUT_MS } from './upgrade-ticdc';
+import { drainTimedOut } from './upgrade-ticdc';
 
 /** How long a TiKV store being scaled in may keep its leaders before it is taken offline anyway (the operator's fixed 5m). */
 export const SCALE_IN_EVICT_TIMEOUT_MS = 5 * 60_000;
-/** TiCDC's default graceful shutdown timeout. */
 /** Components whose Pods depend on PD: PD cannot be scaled to 0 while they run. */
 const PD_CLIENTS: readonly ComponentKind[] = ['tso', 'scheduling', 'tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy'];
 
@@ -217,19 +216,8 @@ function neverJoined(input: PlanInput, pod: Pod): boolean {
 function retireNode(input: PlanInput, c: ComponentState, settings: ComponentSettings, pod: Pod | undefined, podName: string): Step {
   if (!pod || pod.metadata.annotations?.[RETIRED_ANNOTATION] !== undefined) return OK;
   if (c.kind === 'ticdc') {
-    const begin = toMillis(pod.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]);
-    const timeout = parseDuration(settings.gracefulShutdownTimeout) ?? TICDC_DRAIN_TIMEOUT_MS;
-    if (begin !== undefined && input.now >= begin + timeout) {
-      return {
-        ok: true,
-        event: {
-          type: 'Warning',
-          reason: 'DrainTimeout',
-          message: `${podName} did not hand all its tables over within gracefulShutdownTimeout ${settings.gracefulShutdownTimeout ?? '10m'}; removing it anyway`,
-          pod: podName,
-        },
-      };
-    }
+    const late = drainTimedOut(input, pod, settings, 'removing it anyway');
+    if (late) return late;
     return act(`draining the TiCDC capture of ${podName} before removing it`, { type: 'retire', pod: podName, how: 'ticdc' });
   }
   if ((c.sts.status?.replicas ?? c.sts.spec?.replicas) !== c.sts.spec?.replicas) return wait('waiting for the Pump StatefulSet to settle before the next scale-in');

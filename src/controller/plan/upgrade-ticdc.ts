@@ -12,7 +12,28 @@ import type { ComponentState, PlanInput } from '../view/view';
 import { act, OK, type Step, type UpgradeChecks } from './action';
 
 /** TiCDC's `gracefulShutdownTimeout` default (tidb-operator: 10m). */
-export const TICDC_DRAIN_TIMEOUT_MS = 10 * 60_000;
+const TICDC_DRAIN_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Past `gracefulShutdownTimeout` from the first try to drain a capture (the operator's
+ * `tidb.pingcap.com/ticdc-graceful-shutdown-begin-time`), the Pod goes on (`then` says how) with a
+ * warning; undefined while there is time left.
+ */
+export function drainTimedOut(input: PlanInput, pod: Pod, settings: ComponentSettings, then: string): Step | undefined {
+  const begin = toMillis(pod.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]);
+  const timeout = parseDuration(settings.gracefulShutdownTimeout) ?? TICDC_DRAIN_TIMEOUT_MS;
+  if (begin === undefined || input.now < begin + timeout) return undefined;
+  const name = pod.metadata.name!;
+  return {
+    ok: true,
+    event: {
+      type: 'Warning',
+      reason: 'DrainTimeout',
+      message: `${name} did not hand all its tables over within gracefulShutdownTimeout ${settings.gracefulShutdownTimeout ?? '10m'}; ${then}`,
+      pod: name,
+    },
+  };
+}
 
 /**
  * A TiCDC capture hands its tables over before its Pod restarts, within `gracefulShutdownTimeout`
@@ -22,19 +43,8 @@ export const TICDC_DRAIN_TIMEOUT_MS = 10 * 60_000;
 function prepareCapture(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings): Step {
   const name = pod.metadata.name!;
   if (pod.metadata.annotations?.[TICDC_DRAINED_ANNOTATION] !== undefined) return OK;
-  const begin = toMillis(pod.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]);
-  const timeout = parseDuration(settings.gracefulShutdownTimeout) ?? TICDC_DRAIN_TIMEOUT_MS;
-  if (begin !== undefined && input.now >= begin + timeout) {
-    return {
-      ok: true,
-      event: {
-        type: 'Warning',
-        reason: 'DrainTimeout',
-        message: `${name} did not hand all its tables over within gracefulShutdownTimeout ${settings.gracefulShutdownTimeout ?? '10m'}; restarting it anyway`,
-        pod: name,
-      },
-    };
-  }
+  const late = drainTimedOut(input, pod, settings, 'restarting it anyway');
+  if (late) return late;
   const ordinal = ordinalOf(name, names.statefulSet(input.cluster.name, c.kind)) ?? 0;
   // The next Pod to restart is the next lower ordinal still at the old revision.
   const update = c.sts.status?.updateRevision;
