@@ -12,9 +12,10 @@
 //     node indexes, which shrinks the file by an order of magnitude.
 // Output is deterministic: the same CRD always gives a byte-identical file.
 //
-// Usage: node scripts/gen-crd-schema.mjs [crd.yaml] [out.json]
-// The CRD is tidb-operator's manifests/crd/v1/pingcap.com_tidbclusters.yaml (release-1.x); without an
-// argument it is read from $TIDB_GITOPS_CRD, else from ../shared/schemas/ next to the repository.
+// Usage: node scripts/gen-crd-schema.mjs [crd.yaml out.json]
+// The CRDs are tidb-operator's manifests/crd/v1/pingcap.com_<kind>.yaml (release-1.x). Without
+// arguments every CRD the project reads is prepared (TidbCluster, Backup, BackupSchedule, Restore),
+// each read from ../shared/schemas/ next to the repository, or from the folder $TIDB_GITOPS_CRDS.
 
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -23,8 +24,14 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DEFAULT_CRD = process.env.TIDB_GITOPS_CRD || path.resolve(REPO_ROOT, '../shared/schemas/pingcap.com_tidbclusters.yaml');
-const DEFAULT_OUT = path.join(REPO_ROOT, 'src/tidbcluster/generated/tidbcluster.schema.json');
+const CRD_DIR = process.env.TIDB_GITOPS_CRDS || path.resolve(REPO_ROOT, '../shared/schemas');
+/** [CRD file name, generated file] for each kind the project reads. */
+const TARGETS = [
+  ['pingcap.com_tidbclusters.yaml', 'src/tidbcluster/generated/tidbcluster.schema.json'],
+  ['pingcap.com_backups.yaml', 'src/backup/generated/backup.schema.json'],
+  ['pingcap.com_backupschedules.yaml', 'src/backup/generated/backupschedule.schema.json'],
+  ['pingcap.com_restores.yaml', 'src/backup/generated/restore.schema.json'],
+];
 
 // Keywords whose values are plain data, copied as-is.
 const VALUE_KEYWORDS = new Set([
@@ -34,6 +41,8 @@ const VALUE_KEYWORDS = new Set([
 ]);
 // Keywords whose values are schemas (or maps/lists of schemas).
 const SCHEMA_KEYWORDS = new Set(['properties', 'items', 'additionalProperties', 'anyOf']);
+// CEL rules: only the shapes listed in celRule() are understood; any other rule stops the script.
+const CEL_KEYWORD = 'x-kubernetes-validations';
 // Keywords that do not affect validation.
 const DROPPED_KEYWORDS = new Set([
   'description', 'default', 'x-kubernetes-list-type',
@@ -61,7 +70,7 @@ function readCrd(file) {
  */
 function checkKeywords(schema, where) {
   const unknown = Object.keys(schema).filter(
-    (k) => !VALUE_KEYWORDS.has(k) && !SCHEMA_KEYWORDS.has(k) && !DROPPED_KEYWORDS.has(k),
+    (k) => !VALUE_KEYWORDS.has(k) && !SCHEMA_KEYWORDS.has(k) && !DROPPED_KEYWORDS.has(k) && k !== CEL_KEYWORD,
   );
   if (unknown.length > 0) {
     throw new Error(
@@ -69,6 +78,17 @@ function checkKeywords(schema, where) {
         'teach scripts/gen-crd-schema.mjs and src/tidbcluster/crd-schema.ts about them',
     );
   }
+}
+
+/**
+ * A CEL rule as `[field, field it excludes, message]`. The CRDs use one shape,
+ * `has(self.a) ? !has(self.b) : true` (a field and its replacement may not both be set); a rule of
+ * any other shape stops the script rather than being dropped.
+ */
+function celRule(rule, where) {
+  const m = /^has\(self\.(\w+)\) \? !has\(self\.(\w+)\) : true$/.exec(rule.rule ?? '');
+  if (!m) throw new Error(`unsupported CEL rule ${JSON.stringify(rule.rule)} at ${where || '(root)'}; teach scripts/gen-crd-schema.mjs about it`);
+  return [m[1], m[2], rule.message ?? `${m[1]} and ${m[2]} may not both be set`];
 }
 
 /** Interns schemas into a table; identical subtrees share one index. */
@@ -82,6 +102,7 @@ class NodeTable {
     for (const key of Object.keys(schema).sort(compareStrings)) {
       if (VALUE_KEYWORDS.has(key)) node[key] = this.#value(key, schema[key]);
       else if (SCHEMA_KEYWORDS.has(key)) node[key] = this.#children(key, schema[key], where);
+      else if (key === CEL_KEYWORD) node.exclusive = schema[key].map((rule) => celRule(rule, where));
     }
     return this.#add(node);
   }
@@ -129,16 +150,21 @@ function render(header, root, nodes) {
 }
 
 function main() {
-  const crdFile = path.resolve(process.argv[2] ?? DEFAULT_CRD);
+  const args = process.argv.slice(2);
+  if (args.length !== 0 && args.length !== 2) fail('usage: node scripts/gen-crd-schema.mjs [crd.yaml out.json]');
+  const targets = args.length === 2 ? [[path.resolve(args[0]), path.resolve(args[1])]] : TARGETS.map(([crd, out]) => [path.join(CRD_DIR, crd), path.join(REPO_ROOT, out)]);
+  for (const [crdFile, outFile] of targets) generate(crdFile, outFile);
+}
+
+function generate(crdFile, outFile) {
   if (!existsSync(crdFile)) {
     fail(
-      `the TidbCluster CRD is not at ${crdFile}.\n` +
-        'Give its path: TIDB_GITOPS_CRD=path/to/pingcap.com_tidbclusters.yaml npm run gen, or\n' +
-        'node scripts/gen-crd-schema.mjs path/to/pingcap.com_tidbclusters.yaml\n' +
-        "(the file is manifests/crd/v1/pingcap.com_tidbclusters.yaml of tidb-operator's release-1.x branch)",
+      `the CRD is not at ${crdFile}.\n` +
+        'Give the folder that holds it: TIDB_GITOPS_CRDS=path/to/crds npm run gen, or one file:\n' +
+        'node scripts/gen-crd-schema.mjs path/to/pingcap.com_tidbclusters.yaml out.json\n' +
+        "(the files are manifests/crd/v1/pingcap.com_<kind>.yaml of tidb-operator's release-1.x branch)",
     );
   }
-  const outFile = path.resolve(process.argv[3] ?? DEFAULT_OUT);
   const source = readFileSync(crdFile);
   const crd = readCrd(crdFile);
   const version = crd.spec.versions[0];

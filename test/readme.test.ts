@@ -109,3 +109,17 @@ test('"What gets rendered" states the Role the controller gets, rule by rule', (
   const summary = [...groups].map(([verbs, names]) => `${names.join(' and ')}: ${verbs}`).join('; ');
   expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(`Role and RoleBinding \`<c>-discovery\` (${summary})`);
 });
+
+test("the Backups section's schedule renders beside examples/basic as the CronJob it names", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'readme-backup-'));
+  try {
+    writeFileSync(join(dir, 'basic-backup.yaml'), readmeBlock('kind: BackupSchedule'));
+    const r = cli(['render', join(root, 'examples/basic/tidb-cluster.yaml'), join(dir, 'basic-backup.yaml'), '-n', 'tidb']);
+    expect(r.status).toBe(0);
+    const cronJobs = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter((o) => o?.kind === 'CronJob');
+    expect(cronJobs.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['tidb/backup-nightly']);
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain('kubectl get jobs -n tidb -l\n  tidb.pingcap.com/backup-schedule=nightly');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,5 +1,8 @@
 /** `tidb-gitops render PATH... [-o DIR] [-n NAMESPACE] [--controller-image IMAGE] [--kube-version V]` */
-import { loadTidbClusters, type LoadedCluster } from '../tidbcluster/load';
+import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
+import { loadInputs } from '../backup/load';
+import { linkOperations } from '../backup/link';
+import type { ResolvedOperation } from '../backup/resolve';
 import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputs } from '../base/inputs';
@@ -42,19 +45,24 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   const { inputs, errors } = readInputs(opts.paths, io.readStdin);
   const messages: string[] = [...errors];
   const clusters: LoadedCluster[] = [];
+  const documents: LoadedDocument<ResolvedOperation>[] = [];
   for (const input of inputs) {
-    const result = loadTidbClusters(input.text, input.file, resolveOptions);
+    const result = loadInputs(input.text, input.file, resolveOptions);
     for (const line of result.skipped) io.stderr(`${line}\n`);
     messages.push(...result.errors.map((e) => e.message));
     clusters.push(...result.clusters);
-    if (input.explicit && result.clusters.length === 0 && result.errors.length === 0) {
+    documents.push(...result.documents);
+    if (input.explicit && result.clusters.length === 0 && result.documents.length === 0 && result.errors.length === 0) {
       messages.push(`${input.file}: no TidbCluster document in this file`);
     }
   }
   messages.push(...duplicateMessages(clusters));
+  const linked = linkOperations(clusters, documents);
+  // A broken reference is only news when the cluster it names was read without problems.
+  if (messages.length === 0) messages.push(...linked.errors);
   if (messages.length === 0 && clusters.length === 0) messages.push('no TidbCluster document found in the inputs');
   // Only valid input is rendered; what the API server would refuse in the result counts as bad input too.
-  const rendered = messages.length === 0 ? renderClusters(clusters.map((c) => c.resolved)) : [];
+  const rendered = messages.length === 0 ? renderClusters(clusters.map((c) => c.resolved), linked.operations) : [];
   messages.push(...renderProblems(rendered, clusters));
   if (messages.length > 0) {
     io.stderr(`${messages.join('\n')}\n`);

@@ -5,7 +5,10 @@
  */
 import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
 import { fastLoadAll } from '../base/yaml/fast-load';
-import { aliasErrors, readTidbClusters, slowLoadAll, type LoadedCluster, type LoadResult } from '../tidbcluster/load';
+import { aliasErrors, readInputs, slowLoadAll, type InputResult, type LoadedCluster, type LoadedDocument } from '../tidbcluster/load';
+import { operationKinds } from '../backup/kinds';
+import { linkOperations } from '../backup/link';
+import type { ResolvedOperation } from '../backup/resolve';
 import type { ResolveOptions } from '../tidbcluster/resolve';
 import { KIND } from '../tidbcluster/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
@@ -42,6 +45,10 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const given: { object: KubeObject; origin: string }[] = [];
   const live = new Map<string, Owner[]>();
   const clusters: LoadedCluster[] = [];
+  const operations: LoadedDocument<ResolvedOperation>[] = [];
+  const kinds = operationKinds({ namespace: options.namespace });
+  const opKinds = new Set(kinds.map((k) => k.kind));
+  const read = (text: string, file: string) => readInputs(text, file, options, kinds);
   for (const t of texts) {
     const bombs = aliasErrors(t.text, t.file);
     if (bombs.length > 0) {
@@ -49,19 +56,20 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
       continue;
     }
     let docs = fastLoadAll(t.text);
-    let loaded: LoadResult | undefined;
+    let loaded: InputResult<ResolvedOperation> | undefined;
     if (!docs) {
       // Only the full parser knows line numbers: let it say what is wrong.
-      loaded = readTidbClusters(t.text, t.file, options);
+      loaded = read(t.text, t.file);
       if (loaded.errors.length > 0) {
         errors.push(...loaded.errors.map((e) => e.message));
         continue;
       }
       docs = slowLoadAll(t.text);
     }
-    if (docs.some((d) => isPlainObject(d) && d.kind === KIND)) {
-      loaded ??= readTidbClusters(t.text, t.file, options);
+    if (docs.some((d) => isPlainObject(d) && (d.kind === KIND || opKinds.has(String(d.kind))))) {
+      loaded ??= read(t.text, t.file);
       errors.push(...loaded.errors.map((e) => e.message));
+      operations.push(...loaded.documents);
       for (const c of loaded.clusters) {
         const doc = docs[c.source.document - 1];
         // A TidbCluster read from the API server is the operator's input, not a new one to render.
@@ -79,6 +87,8 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
         notes.push(`${where}: skipped: not a Kubernetes object (no apiVersion and kind)`);
         return;
       }
+      // Backups, schedules and restores at the top level render with their cluster.
+      if (!inList && opKinds.has(String(doc.kind))) return;
       if (doc.kind === KIND) {
         // Top-level TidbClusters are rendered above; one inside a List is a live object.
         if (inList) notes.push(`${where}: skipped TidbCluster ${String(metadataOf(doc as KubeObject).name ?? '')}: read from the API server (it is not rendered)`);
@@ -106,8 +116,10 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
     if (count === 0 && t.explicit) notes.push(`${t.file}: no document in this file`);
   }
   errors.push(...duplicateMessages(clusters));
+  const linked = linkOperations(clusters, operations);
+  if (errors.length === 0) errors.push(...linked.errors);
   if (errors.length > 0) return { objects: [], live, errors, notes };
-  const renders = renderClusters(clusters.map((c) => c.resolved));
+  const renders = renderClusters(clusters.map((c) => c.resolved), linked.operations);
   errors.push(...renderProblems(renders, clusters));
   if (errors.length > 0) return { objects: [], live, errors, notes };
   const rendered = renders.flatMap((r, i) =>

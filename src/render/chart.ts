@@ -10,6 +10,8 @@ import { TiFlashComponent } from './tiflash';
 import { TikvComponent } from './tikv';
 import { TiProxyComponent } from './tiproxy';
 import { VolumeSizesConfigMap } from './volume-sizes';
+import { BackupScheduleCronJob } from './backup-schedule';
+import { NO_OPERATIONS, type ClusterOperations } from '../backup/link';
 import { ApiRefusalError, apiProblems } from './api-check';
 import { checkTidbCluster } from '../tidbcluster/check';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
@@ -39,6 +41,12 @@ export interface TidbClusterChartProps {
    * @default 1.31, the oldest supported
    */
   readonly kubeVersion?: string;
+  /**
+   * The cluster's BackupSchedules (and, later, Backups and Restores), as `linkOperations` ties them to
+   * it from the same input.
+   * @default none
+   */
+  readonly operations?: ClusterOperations;
 }
 
 /**
@@ -72,6 +80,8 @@ export class TidbClusterChart extends Chart {
     if (c.ticdc) new TiCDCComponent(this, 'ticdc', { cluster: c });
     // Last: it reads the volume claim templates of the StatefulSets above.
     new VolumeSizesConfigMap(this, 'volume-sizes', { cluster: c });
+    const ops = props.operations ?? NO_OPERATIONS;
+    for (const schedule of ops.schedules) new BackupScheduleCronJob(this, `schedule-${schedule.name}`, { cluster: c, schedule });
     // `app.synth()` validates every construct before it writes a file: refusing here keeps a chart the
     // API server would refuse from leaving the other charts' files half-written.
     // (Chart.toJson would run this validation again, so the objects are taken one by one.)

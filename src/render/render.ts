@@ -4,6 +4,7 @@ import type { LoadedCluster } from '../tidbcluster/load';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { ApiRefusalError } from './api-check';
 import { chartObjects, toYamlStream } from './output';
+import type { ClusterOperations } from '../backup/link';
 
 export interface RenderedCluster {
   /** `<name>.k8s.yaml`, or `<namespace>.<name>.k8s.yaml` for a namespaced cluster. */
@@ -22,12 +23,15 @@ export function clusterId(c: Pick<ResolvedCluster, 'name' | 'namespace'>): strin
   return c.namespace ? `${c.namespace}.${c.name}` : c.name;
 }
 
-/** Renders resolved clusters in memory; nothing is written. */
-export function renderClusters(clusters: readonly ResolvedCluster[]): RenderedCluster[] {
-  return clusters.map((resolved) => {
+/**
+ * Renders resolved clusters in memory; nothing is written. `operations[i]` are cluster i's backups and
+ * schedules (`linkOperations`).
+ */
+export function renderClusters(clusters: readonly ResolvedCluster[], operations: readonly ClusterOperations[] = []): RenderedCluster[] {
+  return clusters.map((resolved, i) => {
     // An App per cluster: clusters share nothing, and cdk8s walks every chart of an App when it
     // synthesizes one, which made rendering N clusters cost N².
-    const chart = new TidbClusterChart(new App(), clusterId(resolved), { resolved });
+    const chart = new TidbClusterChart(new App(), clusterId(resolved), { resolved, ...(operations[i] && { operations: operations[i] }) });
     const fileName = `${clusterId(resolved)}.k8s.yaml`;
     try {
       const objects = chartObjects(chart);

@@ -20,14 +20,8 @@ export function checkTidbCluster(doc: unknown, options: ResolveOptions = {}): Re
 
 /** Issues found before resolution (schema, support, names, references). */
 export function documentIssues(doc: unknown): SpecIssue[] {
-  const unencodable = loneSurrogates(doc, '');
-  // No file can hold such a string (it has no UTF-8 form): the output could never say what the input meant.
-  if (unencodable.length > 0) {
-    return unencodable.map((path) => ({ path, message: 'contains a lone UTF-16 surrogate (from a \\uD800-\\uDFFF escape), which no UTF-8 text can hold' }));
-  }
-  const proto = protoKeys(doc, '');
-  // A __proto__ key means something else to every JavaScript reader: refuse it before anything reads on.
-  if (proto.length > 0) return proto.map((path) => ({ path, message: 'the key __proto__ is not accepted anywhere in a TidbCluster' }));
+  const unsafe = unsafeTextIssues(doc, 'TidbCluster');
+  if (unsafe.length > 0) return unsafe;
   const issues: SpecIssue[] = [...validateTidbClusterSchema(doc)];
   if (!isObject(doc)) return issues;
   issues.push(...metadataIssues(doc.metadata, isObject(doc.spec) ? doc.spec : {}));
@@ -38,6 +32,21 @@ export function documentIssues(doc: unknown): SpecIssue[] {
     issues.push(...referenceIssues(doc.spec));
   }
   return issues;
+}
+
+/**
+ * Strings no output can carry and keys no JavaScript reader takes at face value; any input document is
+ * refused with these before anything reads on.
+ */
+export function unsafeTextIssues(doc: unknown, kind: string): SpecIssue[] {
+  const unencodable = loneSurrogates(doc, '');
+  // No file can hold such a string (it has no UTF-8 form): the output could never say what the input meant.
+  if (unencodable.length > 0) {
+    return unencodable.map((path) => ({ path, message: 'contains a lone UTF-16 surrogate (from a \\uD800-\\uDFFF escape), which no UTF-8 text can hold' }));
+  }
+  const proto = protoKeys(doc, '');
+  // A __proto__ key means something else to every JavaScript reader: refuse it before anything reads on.
+  return proto.map((path) => ({ path, message: `the key __proto__ is not accepted anywhere in a ${kind}` }));
 }
 
 const LONE_SURROGATE = new RegExp(LONE_SURROGATE_SOURCE);

@@ -36,9 +36,12 @@ interface SchemaNode {
   maxLength?: number;
   'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
+  /** CEL rules of the shape `[field, field it excludes, message]` (see scripts/gen-crd-schema.mjs). */
+  exclusive?: string[][];
 }
 
-interface CompactSchema {
+/** A CRD's schema as scripts/gen-crd-schema.mjs prepares it. */
+export interface CompactSchema {
   group: string;
   version: string;
   kind: string;
@@ -63,10 +66,15 @@ interface Context {
  * about the document itself has the path "".
  */
 export function validateTidbClusterSchema(doc: unknown): SchemaIssue[] {
-  const ctx: Context = { nodes: compact.nodes, issues: [] };
+  return validateSchema(compact, doc);
+}
+
+/** {@link validateTidbClusterSchema} for the document of any CRD the generator prepared. */
+export function validateSchema(crd: CompactSchema, doc: unknown): SchemaIssue[] {
+  const ctx: Context = { nodes: crd.nodes, issues: [] };
   try {
-    checkIdentity(ctx, doc);
-    checkValue(ctx, compact.root, doc, '');
+    checkIdentity(ctx, crd, doc);
+    checkValue(ctx, crd.root, doc, '');
   } catch (err) {
     // A validator bug must surface as an issue, not crash the CLI.
     ctx.issues.push({ path: '', message: `internal validator error: ${String(err)}` });
@@ -81,11 +89,11 @@ export function validateTidbClusterSchema(doc: unknown): SchemaIssue[] {
  * The CRD schema only says apiVersion and kind are strings; the API server
  * additionally requires them to name this CRD, so check that here.
  */
-function checkIdentity(ctx: Context, doc: unknown): void {
+function checkIdentity(ctx: Context, crd: CompactSchema, doc: unknown): void {
   if (kindOf(doc) !== 'object') return; // the root type check reports it
   const obj = doc as Record<string, unknown>;
-  checkConstant(ctx, obj, 'apiVersion', `${compact.group}/${compact.version}`);
-  checkConstant(ctx, obj, 'kind', compact.kind);
+  checkConstant(ctx, obj, 'apiVersion', `${crd.group}/${crd.version}`);
+  checkConstant(ctx, obj, 'kind', crd.kind);
 }
 
 function checkConstant(ctx: Context, obj: Record<string, unknown>, key: string, want: string): void {
@@ -171,6 +179,9 @@ function checkObject(ctx: Context, node: SchemaNode, obj: Record<string, unknown
     const ref = node.properties !== undefined && Object.hasOwn(node.properties, key) ? node.properties[key] : undefined;
     if (ref !== undefined) checkValue(ctx, ref, obj[key], childPath);
     else checkUndeclared(ctx, node, key, obj[key], childPath);
+  }
+  for (const [field, excluded, message] of node.exclusive ?? []) {
+    if (Object.hasOwn(obj, field) && Object.hasOwn(obj, excluded)) report(ctx, joinKey(path, excluded), message);
   }
 }
 

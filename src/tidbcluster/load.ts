@@ -4,7 +4,7 @@
  */
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import { tomlFloat } from '../base/toml';
-import { documentIssues } from './check';
+import { documentIssues as clusterIssues } from './check';
 import { fastLoadAll } from '../base/yaml/fast-load';
 import { formatIssue, SpecError, type SourceRef, type SpecIssue } from './errors';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
@@ -22,8 +22,29 @@ export interface LoadResult {
   readonly clusters: LoadedCluster[];
   /** Problems, each already attributed to its file and document. */
   readonly errors: SpecError[];
-  /** One line per document skipped because it is not a TidbCluster. */
+  /** One line per document skipped because it is not a TidbCluster (nor a kind the caller reads). */
   readonly skipped: string[];
+}
+
+/** A kind besides TidbCluster that a caller reads from the same stream (Backup, Restore, ...). */
+export interface DocumentKind<T> {
+  readonly kind: string;
+  /** Every problem with the document, paths without lines; empty when it is good. Never throws. */
+  check(doc: Record<string, unknown>): SpecIssue[];
+  /** The document as the caller keeps it; called only when `check` found nothing. */
+  read(doc: Record<string, unknown>, source: SourceRef): T;
+}
+
+/** A document of a {@link DocumentKind}, where it came from, and how to find a path's line. */
+export interface LoadedDocument<T> {
+  readonly source: SourceRef;
+  readonly value: T;
+  /** The line of a path in the document (for problems found later, across documents). */
+  line(path: string): number | undefined;
+}
+
+export interface InputResult<T> extends LoadResult {
+  readonly documents: LoadedDocument<T>[];
 }
 
 /** Parses and checks every document of one YAML text. */
@@ -35,7 +56,29 @@ export function loadTidbClusters(text: string, file: string, options: ResolveOpt
 
 /** {@link loadTidbClusters} for a text whose aliases {@link aliasErrors} has checked already. */
 export function readTidbClusters(text: string, file: string, options: ResolveOptions = {}): LoadResult {
-  return fastLoad(text, file, options) ?? slowLoad(text, file, options);
+  return readInputs(text, file, options, []);
+}
+
+/**
+ * {@link readTidbClusters} that also reads the documents of `kinds`, with the same strictness: every
+ * problem of every document, each with its file, document, path and line.
+ */
+export function readInputs<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): InputResult<T> {
+  return fastLoad(text, file, options, kinds) ?? slowLoad(text, file, options, kinds);
+}
+
+/** The line of `path` in document `document` of `text`, parsing the text once, on first use. */
+function lazyLines(text: string): (document: number, path: string) => number | undefined {
+  let parsed: { docs: Document.Parsed[]; lines: LineCounter } | undefined;
+  return (document, path) => {
+    if (!parsed) {
+      const lines = new LineCounter();
+      const docs = parseAllDocuments(text, { lineCounter: lines });
+      parsed = { docs: Array.isArray(docs) ? docs : [], lines };
+    }
+    const doc = parsed.docs[document - 1];
+    return doc ? lineOf(doc, parsed.lines, path) : undefined;
+  };
 }
 
 /** Documents whose YAML aliases expand too far, as errors; nothing reads such a text further. */
@@ -50,17 +93,24 @@ export function aliasErrors(text: string, file: string): SpecError[] {
 const MAYBE_NON_STRING_KEY = /(?:^|[\s{,])(?:-\s+)?(?:[-+]?(?:\d[\d_.]*|\.\d+)|true|false|True|False|TRUE|FALSE|null|Null|NULL|~)\s*:(?:\s|$)/m;
 
 /** Clean input only: undefined as soon as anything would need a message with a line number. */
-function fastLoad(text: string, file: string, options: ResolveOptions): LoadResult | undefined {
+function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): InputResult<T> | undefined {
   if (MAYBE_NON_STRING_KEY.test(text)) return undefined;
   const docs = fastLoadAll(text);
   if (!docs) return undefined;
-  const result: LoadResult = { clusters: [], errors: [], skipped: [] };
+  const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [] };
+  const lines = lazyLines(text);
   for (let i = 0; i < docs.length; i++) {
     const value = docs[i];
     const source = { file, document: i + 1 };
     if (value === null || value === undefined) continue;
     if (typeof value !== 'object' || Array.isArray(value)) return undefined;
     const obj = value as Record<string, unknown>;
+    const other = kinds.find((k) => k.kind === obj.kind);
+    if (other) {
+      if (documentIssues(obj, other).length > 0) return undefined;
+      result.documents.push({ source, value: other.read(obj, source), line: (path) => lines(source.document, path) });
+      continue;
+    }
     if (obj.kind !== KIND) {
       result.skipped.push(skippedLine(source, obj));
       continue;
@@ -85,16 +135,16 @@ export function slowLoadAll(text: string): unknown[] {
   return (Array.isArray(docs) ? docs : []).map((doc) => (doc.contents === null ? null : toPlain(doc.contents, doc)));
 }
 
-function slowLoad(text: string, file: string, options: ResolveOptions): LoadResult {
+function slowLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): InputResult<T> {
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const result: LoadResult = { clusters: [], errors: [], skipped: [] };
+  const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [] };
   if (!Array.isArray(docs)) return result; // an empty stream
-  docs.forEach((doc, i) => loadDocument(doc, { file, document: i + 1 }, lines, options, result));
+  docs.forEach((doc, i) => loadDocument(doc, { file, document: i + 1 }, lines, options, kinds, result));
   return result;
 }
 
-function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounter, options: ResolveOptions, out: LoadResult): void {
+function loadDocument<T>(doc: Document.Parsed, source: SourceRef, lines: LineCounter, options: ResolveOptions, kinds: readonly DocumentKind<T>[], out: InputResult<T>): void {
   if (doc.errors.length > 0) {
     out.errors.push(
       new SpecError(
@@ -113,13 +163,20 @@ function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounte
     return;
   }
   const obj = value as Record<string, unknown>;
-  if (obj.kind !== KIND) {
+  const other = kinds.find((k) => k.kind === obj.kind);
+  if (obj.kind !== KIND && !other) {
     out.skipped.push(skippedLine(source, obj));
     return;
   }
   const withLines = (issues: readonly SpecIssue[]) => issues.map((i) => ({ ...i, line: i.line ?? lineOf(doc, lines, i.path) }));
   if (keyIssues.length > 0) {
     out.errors.push(new SpecError(keyIssues, source));
+    return;
+  }
+  if (other) {
+    const issues = documentIssues(obj, other);
+    if (issues.length > 0) out.errors.push(new SpecError(withLines(issues), source));
+    else out.documents.push({ source, value: other.read(obj, source), line: (path) => lineOf(doc, lines, path) });
     return;
   }
   const issues = documentIssues(obj);
@@ -135,6 +192,11 @@ function loadDocument(doc: Document.Parsed, source: SourceRef, lines: LineCounte
     if (!(e instanceof SpecError)) throw e;
     out.errors.push(new SpecError(withLines(e.issues), source));
   }
+}
+
+/** A TidbCluster's problems, or those of a document of another kind the caller reads. */
+function documentIssues(obj: Record<string, unknown>, kind?: DocumentKind<unknown>): SpecIssue[] {
+  return kind ? kind.check(obj) : clusterIssues(obj);
 }
 
 function skippedLine(source: SourceRef, obj: Record<string, unknown>): string {

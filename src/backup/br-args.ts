@@ -1,0 +1,136 @@
+/**
+ * BR's command lines, as tidb-operator's backup-manager builds them (cmd/backup-manager/app/backup/
+ * backup.go `backupCommandTemplate`, cmd/backup-manager/app/util/util.go
+ * `ConstructBRGlobalOptionsForBackup` and `constructBRGlobalOptions`, pkg/backup/util/remote.go
+ * `GenStorageArgsForFlag`), with BR's own flag names (pingcap/tidb br/pkg/task/common.go,
+ * backup.go, restore.go). Pure: the same operation always gives the same arguments.
+ */
+import type { BrJob } from './resolve';
+import type { ResolvedStorage } from './storage';
+
+/** Where the cluster client certificate is mounted (tidb-operator's `util.ClusterClientTLSPath`). */
+export const CLUSTER_CLIENT_TLS_DIR = '/var/lib/cluster-client-tls';
+/** Where a GCS service account key is mounted, read by BR's `--gcs.credentials-file`. */
+export const GCS_CREDENTIALS_DIR = '/var/lib/gcs-credentials';
+
+/** What the arguments need to know of the cluster. */
+export interface BrCluster {
+  /** The TidbCluster's name. */
+  readonly name: string;
+  /** `spec.tlsCluster.enabled`. */
+  readonly tls: boolean;
+}
+
+/**
+ * `--pd`, and the TLS flags when the cluster speaks TLS. The namespace is the Pod's own (`$(NAMESPACE)`,
+ * expanded by the kubelet): an operation always runs in its cluster's namespace.
+ */
+export function connectionArgs(cluster: BrCluster): string[] {
+  const args = [`--pd=${cluster.name}-pd.$(NAMESPACE):2379`];
+  if (cluster.tls) args.push(`--ca=${CLUSTER_CLIENT_TLS_DIR}/ca.crt`, `--cert=${CLUSTER_CLIENT_TLS_DIR}/tls.crt`, `--key=${CLUSTER_CLIENT_TLS_DIR}/tls.key`);
+  return args;
+}
+
+/**
+ * `br backup <type>` for a snapshot backup into `storage` (the run's own folder): connection, global
+ * options, storage, filters, then the backup options, and `spec.br.options` last so that they win.
+ */
+export function backupArgs(job: BrJob, cluster: BrCluster, storage: string, commitTs?: string): string[] {
+  const br = job.br;
+  return [
+    'backup',
+    job.backupType,
+    ...(commitTs !== undefined ? [`--backupts=${commitTs}`] : []),
+    ...connectionArgs(cluster),
+    ...globalArgs(job),
+    ...storageArgs(job.storage, storage),
+    ...filterArgs(job),
+    ...(br.concurrency !== undefined ? [`--concurrency=${br.concurrency}`] : []),
+    ...(br.rateLimit !== undefined ? [`--ratelimit=${br.rateLimit}`] : []),
+    ...(br.timeAgo ? [`--timeago=${br.timeAgo}`] : []),
+    ...(br.checksum !== undefined ? [`--checksum=${br.checksum}`] : []),
+    ...(br.checkRequirements !== undefined ? [`--check-requirements=${br.checkRequirements}`] : []),
+    ...(br.options ?? []),
+  ];
+}
+
+/** `--log-level`, `--status-addr` and `--send-credentials-to-tikv` (backup-manager's `constructBRGlobalOptions`). */
+function globalArgs(job: BrJob): string[] {
+  const br = job.br;
+  return [
+    ...(br.logLevel ? [`--log-level=${br.logLevel}`] : []),
+    ...(br.statusAddr ? [`--status-addr=${br.statusAddr}`] : []),
+    ...(br.sendCredToTikv !== undefined ? [`--send-credentials-to-tikv=${br.sendCredToTikv}`] : []),
+  ];
+}
+
+/** `--filter` per rule, else `--db` and `--table` for a db or table backup. */
+function filterArgs(job: BrJob): string[] {
+  if (job.tableFilter.length > 0) return job.tableFilter.flatMap((f) => ['--filter', f]);
+  if (job.backupType === 'table') return [`--table=${job.br.table}`, `--db=${job.br.db}`];
+  if (job.backupType === 'db') return [`--db=${job.br.db}`];
+  return [];
+}
+
+/**
+ * `--storage` and the provider's flags (pkg/backup/util/remote.go `newS3StorageOptionForFlag`,
+ * `newGcsStorageOptionForFlag`, `newAzblobStorageOptionForFlag`, `newLocalStorageOptionForFlag`).
+ * `url` is the storage URL of the backup's folder, as {@link storageUrlTemplate} gives it.
+ */
+export function storageArgs(storage: ResolvedStorage, url: string): string[] {
+  const args = [`--storage=${url}`];
+  switch (storage.provider) {
+    case 's3': {
+      const s = storage.spec;
+      if (s.region) args.push(`--s3.region=${s.region}`);
+      if (s.provider) args.push(`--s3.provider=${s.provider}`);
+      if (s.endpoint) args.push(`--s3.endpoint=${s.endpoint}`);
+      if (s.sse) args.push(`--s3.sse=${s.sse}`);
+      if (s.acl) args.push(`--s3.acl=${s.acl}`);
+      if (s.storageClass) args.push(`--s3.storage-class=${s.storageClass}`);
+      args.push(...(s.options ?? []));
+      break;
+    }
+    case 'gcs': {
+      const s = storage.spec;
+      if (s.storageClass) args.push(`--gcs.storage-class=${s.storageClass}`);
+      if (s.objectAcl) args.push(`--gcs.predefined-acl=${s.objectAcl}`);
+      if (storage.secretName) args.push(`--gcs.credentials-file=${GCS_CREDENTIALS_DIR}/credentials`);
+      break;
+    }
+    case 'azblob':
+      if (storage.spec.accessTier) args.push(`--azblob.access-tier=${storage.spec.accessTier}`);
+      break;
+    case 'local':
+      break;
+  }
+  return args;
+}
+
+/**
+ * The storage URL of the folder `sub` under the storage's prefix, as BR reads it (br/pkg/storage/parse.go
+ * `ParseBackend`): S3 carries `force-path-style` in the URL when it is set, as the operator does, since
+ * BR has no flag for it; GCS and Azure URLs end in `/`, and Azure's carry the account and SAS token.
+ */
+export function storageUrlTemplate(storage: ResolvedStorage, sub: string): string {
+  const folder = [storage.prefix, sub].filter((p) => p !== '').join('/');
+  switch (storage.provider) {
+    case 's3': {
+      const force = storage.spec.forcePathStyle;
+      return `s3://${storage.bucket}/${folder}${force !== undefined ? `?force-path-style=${force}` : ''}`;
+    }
+    case 'gcs':
+      return `gcs://${storage.bucket}/${folder}/`;
+    case 'azblob': {
+      const query = new URLSearchParams();
+      if (storage.spec.storageAccount) query.append('account-name', storage.spec.storageAccount);
+      if (storage.spec.sasToken) query.append('sas-token', storage.spec.sasToken);
+      const q = query.toString();
+      return `azure://${storage.bucket}/${folder}/${q ? `?${q}` : ''}`;
+    }
+    case 'local': {
+      const mount = storage.volumeMount.mountPath.replace(/\/+$/, '');
+      return `local://${mount}/${folder}`;
+    }
+  }
+}

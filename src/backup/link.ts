@@ -1,0 +1,100 @@
+/**
+ * Ties each Backup, BackupSchedule and Restore to the TidbCluster it names (`spec.br.cluster`,
+ * `spec.br.clusterNamespace`) among the clusters of the same input. A reference to a cluster that is
+ * not there, an operation in another namespace than its cluster's, or one defined twice is an error
+ * naming the file, document, path and line.
+ */
+import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
+import type { ResolvedCluster } from '../tidbcluster/resolve';
+import { formatIssue } from '../tidbcluster/errors';
+import { imageTag } from '../base/version';
+import type { BrJob, ResolvedBackup, ResolvedOperation, ResolvedRestore, ResolvedSchedule } from './resolve';
+
+/** The operations of one cluster, in input order. */
+export interface ClusterOperations {
+  readonly backups: readonly ResolvedBackup[];
+  readonly schedules: readonly ResolvedSchedule[];
+  readonly restores: readonly ResolvedRestore[];
+}
+
+export const NO_OPERATIONS: ClusterOperations = { backups: [], schedules: [], restores: [] };
+
+export interface Linked {
+  /** Per cluster of the input, in the same order. */
+  readonly operations: ClusterOperations[];
+  /** `file: document N: path (line L): message`, one per problem. */
+  readonly errors: string[];
+}
+
+export function linkOperations(clusters: readonly LoadedCluster[], documents: readonly LoadedDocument<ResolvedOperation>[]): Linked {
+  const ops = clusters.map(() => ({ backups: [] as ResolvedBackup[], schedules: [] as ResolvedSchedule[], restores: [] as ResolvedRestore[] }));
+  const errors: string[] = [];
+  const seen = new Map<string, LoadedDocument<ResolvedOperation>>();
+  for (const doc of documents) {
+    const op = doc.value;
+    const fail = (path: string, message: string) => errors.push(formatIssue({ path, line: doc.line(path), message }, doc.source));
+    const at = op.kind === 'BackupSchedule' ? 'spec.backupTemplate.br' : 'spec.br';
+    const index = findCluster(clusters, op);
+    if (index < 0) {
+      const known = clusters.map((c) => describe(c.resolved));
+      fail(`${at}.cluster`, `no TidbCluster ${JSON.stringify(op.cluster.name)}${op.cluster.namespace ? ` in namespace ${op.cluster.namespace}` : ''} in the input${known.length ? ` (have: ${known.join(', ')})` : ''}; a ${op.kind} renders with its cluster`);
+      continue;
+    }
+    const cluster = clusters[index].resolved;
+    const namespace = op.namespace ?? cluster.namespace;
+    if ((namespace ?? '') !== (cluster.namespace ?? '')) {
+      fail('metadata.namespace', `a ${op.kind} must be in its cluster's namespace ${JSON.stringify(cluster.namespace ?? '')}: the cluster's controller runs it with rights in that namespace only`);
+      continue;
+    }
+    // The Job names share one namespace: `backup-<name>` for Backups and schedules alike.
+    const id = `${namespace ?? ''}/${op.kind === 'Restore' ? 'restore' : 'backup'}-${op.name}`;
+    const first = seen.get(id);
+    if (first) {
+      fail('metadata.name', `${op.kind} ${JSON.stringify(op.name)} would run as the same Job as the ${first.value.kind} at ${first.source.file}: document ${first.source.document}; rename one`);
+      continue;
+    }
+    seen.set(id, doc);
+    const job = op.kind === 'BackupSchedule' ? op.backup : op;
+    const image = brImage(job, cluster);
+    if (typeof image !== 'string') {
+      fail(`${op.kind === 'BackupSchedule' ? 'spec.backupTemplate' : 'spec'}.toolImage`, image.problem);
+      continue;
+    }
+    const where = namespace !== undefined ? { namespace } : {};
+    if (op.kind === 'Backup') ops[index].backups.push({ ...op, ...where, image });
+    else if (op.kind === 'BackupSchedule') ops[index].schedules.push({ ...op, ...where, backup: { ...op.backup, image } });
+    else ops[index].restores.push({ ...op, ...where, image });
+  }
+  return { operations: ops, errors };
+}
+
+/** The cluster an operation names: same name, and same namespace when the operation has one. */
+function findCluster(clusters: readonly LoadedCluster[], op: ResolvedOperation): number {
+  const named = clusters.map((c, i) => [c.resolved, i] as const).filter(([c]) => c.name === op.cluster.name);
+  if (op.cluster.namespace !== undefined) return named.find(([c]) => (c.namespace ?? '') === op.cluster.namespace)?.[1] ?? -1;
+  return named.length === 1 ? named[0][1] : -1;
+}
+
+/**
+ * The BR image: `toolImage`, with the TiKV version added when it has no tag, else `pingcap/br:<TiKV
+ * version>` (tidb-operator pkg/backup/backup/backup_manager.go, `makeBRBackupJob`): BR must match the
+ * cluster it backs up.
+ */
+function brImage(job: BrJob, cluster: ResolvedCluster): string | { problem: string } {
+  const tool = job.pod.toolImage;
+  if (tool && imageHasTag(tool)) return tool;
+  const tikv = cluster.tikv?.image;
+  const version = tikv && imageHasTag(tikv) ? imageTag(tikv) : undefined;
+  if (version === undefined) {
+    return { problem: `required with this cluster: BR's version must match TiKV's, and ${tikv ? `TiKV's image ${JSON.stringify(tikv)} has no tag` : 'the cluster has no TiKV'} to take it from; give a BR image with its tag` };
+  }
+  return `${tool || 'pingcap/br'}:${version}`;
+}
+
+function imageHasTag(image: string): boolean {
+  return !image.includes('@') && image.lastIndexOf(':') > image.lastIndexOf('/');
+}
+
+function describe(c: ResolvedCluster): string {
+  return c.namespace ? `${c.namespace}/${c.name}` : c.name;
+}

@@ -1,0 +1,15 @@
+/**
+ * Reading the input of a render: TidbClusters and, beside them, the Backup, BackupSchedule and Restore
+ * documents, every problem of every document at once.
+ */
+import { aliasErrors, readInputs, type InputResult } from '../tidbcluster/load';
+import type { ResolveOptions } from '../tidbcluster/resolve';
+import { operationKinds } from './kinds';
+import type { ResolvedOperation } from './resolve';
+
+/** Parses and checks every document of one YAML text (`loadTidbClusters`, with the operations). */
+export function loadInputs(text: string, file: string, options: ResolveOptions = {}): InputResult<ResolvedOperation> {
+  const bombs = aliasErrors(text, file);
+  if (bombs.length > 0) return { clusters: [], errors: bombs, skipped: [], documents: [] };
+  return readInputs(text, file, options, operationKinds({ namespace: options.namespace }));
+}

@@ -1,0 +1,183 @@
+/**
+ * A Backup, BackupSchedule or Restore document as the renderer and the controller act on it: storage
+ * checked, defaults applied, what is not carried out refused. One document at a time; tying each to its
+ * TidbCluster is `link.ts`'s.
+ */
+import type { SpecIssue } from '../tidbcluster/errors';
+import { cronProblem } from './cron';
+import { resolveStorage, type ResolvedStorage } from './storage';
+import type { BRConfig, Backup, BackupSchedule, BackupSpec, JobPodSettings, Restore, StorageProvider } from './types';
+
+/** The TidbCluster an operation acts on. */
+export interface ClusterRef {
+  readonly name: string;
+  /** @default the operation's own namespace */
+  readonly namespace?: string;
+}
+
+interface OperationBase {
+  readonly name: string;
+  /** @default none (objects take the namespace they are applied to) */
+  readonly namespace?: string;
+  readonly cluster: ClusterRef;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** What one BR Job does, and in what Pod. */
+export interface BrJob {
+  readonly storage: ResolvedStorage;
+  readonly br: BRConfig;
+  readonly pod: JobPodSettings;
+  readonly backupType: 'full' | 'db' | 'table';
+  /** BR's `--filter` rules. */
+  readonly tableFilter: readonly string[];
+  /** The BR image, once the operation is tied to its cluster (`link.ts`). @default none */
+  readonly image?: string;
+}
+
+/** A snapshot backup: BR's `backup full|db|table`, once. */
+export interface ResolvedBackup extends OperationBase, BrJob {
+  readonly kind: 'Backup';
+  /** BR's `--backupts`. @default none (now) */
+  readonly commitTs?: string;
+}
+
+export interface ResolvedSchedule extends OperationBase {
+  readonly kind: 'BackupSchedule';
+  readonly schedule: string;
+  readonly pause: boolean;
+  /** Each run's backup: the template's settings, with the schedule's storage when it has one. */
+  readonly backup: BrJob;
+}
+
+export interface ResolvedRestore extends OperationBase, BrJob {
+  readonly kind: 'Restore';
+  /** Retries of the restore Job. */
+  readonly backoffLimit: number;
+}
+
+export type ResolvedOperation = ResolvedBackup | ResolvedSchedule | ResolvedRestore;
+
+const NOT_YET = 'is not carried out yet; remove it to render the rest';
+
+/** Options the whole render shares. */
+export interface OperationOptions {
+  /** The `--namespace` of `render`, for documents that name none. @default none */
+  readonly namespace?: string;
+}
+
+export function resolveBackup(doc: Backup, options: OperationOptions = {}): { value?: ResolvedBackup; issues: SpecIssue[] } {
+  const s = doc.spec;
+  const issues: SpecIssue[] = [
+    // A Job rendered into Git runs again whenever it is re-created (a TTL, a re-sync): a one-shot backup
+    // needs the controller to run it exactly once, which it does not do yet.
+    { path: 'kind', message: `a one-shot Backup ${NOT_YET}; a BackupSchedule takes snapshot backups on a cron schedule` },
+    ...backupModeIssues(s, 'spec'),
+  ];
+  const job = brJob(s, s, 'spec', 'spec', issues);
+  if (issues.length > 0 || !job) return { issues };
+  return { value: { kind: 'Backup', ...base(doc, options), ...job, ...(s.commitTs !== undefined && s.commitTs !== '' && { commitTs: s.commitTs }) }, issues };
+}
+
+export function resolveSchedule(doc: BackupSchedule, options: OperationOptions = {}): { value?: ResolvedSchedule; issues: SpecIssue[] } {
+  const s = doc.spec;
+  const issues: SpecIssue[] = [];
+  const cron = cronProblem(s.schedule ?? '');
+  if (cron) issues.push({ path: 'spec.schedule', message: cron });
+  if (s.maxBackups !== undefined) issues.push({ path: 'spec.maxBackups', message: `retention ${NOT_YET}` });
+  if (s.maxReservedTime !== undefined) issues.push({ path: 'spec.maxReservedTime', message: `retention ${NOT_YET}` });
+  if (s.logBackupTemplate !== undefined) issues.push({ path: 'spec.logBackupTemplate', message: `log backup ${NOT_YET}` });
+  if (!s.backupTemplate) {
+    issues.push({ path: 'spec.backupTemplate', message: 'required field is missing: what each run backs up' });
+    return { issues };
+  }
+  const t = s.backupTemplate;
+  issues.push(...backupModeIssues(t, 'spec.backupTemplate'));
+  if (s.br !== undefined) issues.push({ path: 'spec.br', message: 'give BR settings in spec.backupTemplate.br' });
+  if (t.commitTs !== undefined) issues.push({ path: 'spec.backupTemplate.commitTs', message: 'a schedule backs up the data as it is when each run starts; commitTs would make every run the same backup' });
+  // The schedule's own storage, when it names one, is where every run goes (operator v1.6+).
+  const own = hasStorage(s);
+  const job = brJob(t, own ? s : t, 'spec.backupTemplate', own ? 'spec' : 'spec.backupTemplate', issues);
+  if (own && hasStorage(t)) issues.push({ path: 'spec.backupTemplate', message: 'storage is given both in spec and in spec.backupTemplate; give it once' });
+  if (issues.length > 0 || !job) return { issues };
+  return {
+    value: { kind: 'BackupSchedule', ...base({ metadata: doc.metadata, spec: { br: t.br } }, options), schedule: s.schedule.trim(), pause: s.pause === true, backup: job },
+    issues,
+  };
+}
+
+export function resolveRestore(doc: Restore, options: OperationOptions = {}): { value?: ResolvedRestore; issues: SpecIssue[] } {
+  const s = doc.spec;
+  const issues: SpecIssue[] = [
+    // Rendered as a Job, a restore would run again whenever the Job is re-created: it needs the
+    // controller to run it exactly once, which it does not do yet.
+    { path: 'kind', message: `Restore ${NOT_YET}; restore with BR from a backup's storage path (see the README's Backups section)` },
+  ];
+  if (s.restoreMode === 'volume-snapshot') issues.push({ path: 'spec.restoreMode', message: 'not supported: volume-snapshot restores (EBS snapshots across Kubernetes clusters) are not carried out' });
+  if (s.restoreMode === 'pitr') issues.push({ path: 'spec.restoreMode', message: `point-in-time restore ${NOT_YET}` });
+  for (const f of ['pitrRestoredTs', 'pitrFullBackupStorageProvider'] as const) {
+    if (s[f] !== undefined && s.restoreMode !== 'pitr') issues.push({ path: `spec.${f}`, message: 'only counts with restoreMode: pitr' });
+  }
+  const job = brJob(s, s, 'spec', 'spec', issues);
+  if (issues.length > 0 || !job) return { issues };
+  return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit: s.backoffLimit ?? 0 }, issues };
+}
+
+function backupModeIssues(s: BackupSpec, at: string): SpecIssue[] {
+  const issues: SpecIssue[] = [];
+  if (s.backupMode === 'volume-snapshot') issues.push({ path: `${at}.backupMode`, message: 'not supported: volume-snapshot backups (EBS snapshots across Kubernetes clusters) are not carried out' });
+  if (s.backupMode === 'log') issues.push({ path: `${at}.backupMode`, message: `log backup ${NOT_YET}` });
+  for (const f of ['logSubcommand', 'logStop', 'logTruncateUntil'] as const) {
+    if (s[f] !== undefined && s.backupMode !== 'log') issues.push({ path: `${at}.${f}`, message: 'only counts with backupMode: log' });
+  }
+  if (s.cleanPolicy !== undefined && s.cleanPolicy !== 'Retain') issues.push({ path: `${at}.cleanPolicy`, message: `removing a backup's data when its document leaves Git ${NOT_YET}` });
+  return issues;
+}
+
+/** The BR Job settings of a Backup or Restore spec, storage read from `storageSpec`. */
+function brJob(s: BackupSpec | Restore['spec'], storageSpec: StorageProvider, at: string, storageAt: string, issues: SpecIssue[]): BrJob | undefined {
+  const given: string | undefined = s.backupType;
+  const backupType = given === undefined || given === '' ? 'full' : given;
+  if (backupType !== 'full' && backupType !== 'db' && backupType !== 'table') {
+    issues.push({ path: `${at}.backupType`, message: `expected one of full, db, table, got ${JSON.stringify(s.backupType)}` });
+  }
+  const br = s.br;
+  if (backupType !== 'full' && !br?.db) issues.push({ path: `${at}.br.db`, message: `required with backupType: ${backupType}` });
+  if (backupType === 'table' && !br?.table) issues.push({ path: `${at}.br.table`, message: 'required with backupType: table' });
+  if (backupType !== 'table' && br?.table) issues.push({ path: `${at}.br.table`, message: 'only counts with backupType: table' });
+  if (backupType === 'full' && br?.db) issues.push({ path: `${at}.br.db`, message: 'only counts with backupType: db or table' });
+  if (backupType !== 'full' && s.tableFilter && s.tableFilter.length > 0) issues.push({ path: `${at}.tableFilter`, message: 'only counts with backupType: full (BR takes --filter or --db/--table, not both)' });
+  if (!br?.cluster) issues.push({ path: `${at}.br.cluster`, message: 'required field is missing: the TidbCluster to back up or restore' });
+  const { storage, issues: storageIssues } = resolveStorage(storageSpec, storageAt);
+  issues.push(...storageIssues);
+  if (!storage || !br) return undefined;
+  const pod: JobPodSettings = pick(s);
+  return { storage, br, pod, backupType: backupType as BrJob['backupType'], tableFilter: s.tableFilter ?? [] };
+}
+
+const POD_KEYS = [
+  'resources', 'env', 'affinity', 'tolerations', 'imagePullSecrets', 'serviceAccount', 'priorityClassName',
+  'podSecurityContext', 'automountServiceAccountToken', 'additionalVolumes', 'additionalVolumeMounts', 'toolImage',
+] as const satisfies readonly (keyof JobPodSettings)[];
+
+function pick(s: JobPodSettings): JobPodSettings {
+  const out: Record<string, unknown> = {};
+  for (const k of POD_KEYS) if (s[k] !== undefined && s[k] !== null) out[k] = s[k];
+  return out as JobPodSettings;
+}
+
+function hasStorage(s: StorageProvider): boolean {
+  return (['s3', 'gcs', 'azblob', 'local'] as const).some((p) => s[p] !== undefined && s[p] !== null);
+}
+
+function base(doc: { metadata: Backup['metadata']; spec: { br?: BRConfig } }, options: OperationOptions): OperationBase {
+  const namespace = doc.metadata.namespace ?? options.namespace;
+  const br = doc.spec.br;
+  const clusterNamespace = br?.clusterNamespace || namespace;
+  return {
+    name: doc.metadata.name,
+    ...(namespace !== undefined && { namespace }),
+    cluster: { name: br?.cluster ?? '', ...(clusterNamespace !== undefined && { namespace: clusterNamespace }) },
+    labels: doc.metadata.labels ?? {},
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * A BackupSchedule as a CronJob `backup-<schedule>`: the Kubernetes CronJob controller starts each
+ * run on time, never two at once (`concurrencyPolicy: Forbid`, which holds across any restart since
+ * the CronJob controller reads the running Jobs from the API), and none while the schedule is paused
+ * (`suspend`). Each run is one BR snapshot backup into its own folder under the storage prefix, named
+ * as tidb-operator names a scheduled backup's.
+ */
+import { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { backupArgs, storageUrlTemplate } from '../backup/br-args';
+import type { ResolvedSchedule } from '../backup/resolve';
+import { LABEL } from '../tidbcluster/names';
+import type { ResolvedCluster } from '../tidbcluster/resolve';
+import { brPodTemplate } from './br-pod';
+import { namespaced } from './component';
+import { scheduledBackupScript } from './scripts/br';
+
+/** The label that ties a Job to its schedule (tidb-operator's `label.BackupScheduleLabelKey`). */
+export const SCHEDULE_LABEL = 'tidb.pingcap.com/backup-schedule';
+
+export interface BackupScheduleProps {
+  readonly cluster: ResolvedCluster;
+  readonly schedule: ResolvedSchedule;
+}
+
+/** The CronJob of one BackupSchedule. */
+export class BackupScheduleCronJob extends Construct {
+  constructor(scope: Construct, id: string, props: BackupScheduleProps) {
+    super(scope, id);
+    const { cluster, schedule } = props;
+    const labels = {
+      ...schedule.labels,
+      [LABEL.name]: 'backup-schedule',
+      [LABEL.managedBy]: 'tidb-gitops',
+      [LABEL.instance]: cluster.instance,
+      [LABEL.component]: 'backup',
+      [SCHEDULE_LABEL]: schedule.name,
+    };
+    const job = schedule.backup;
+    const template = brPodTemplate({
+      cluster,
+      job,
+      container: 'backup',
+      labels,
+      script: scheduledBackupScript(),
+      args: backupArgs(job, { name: cluster.name, tls: cluster.tlsCluster }, '@STORAGE@'),
+      env: [
+        { name: 'JOB_NAME', valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } } },
+        { name: 'BR_CLUSTER', value: cluster.name },
+        { name: 'BR_STORAGE', value: storageUrlTemplate(job.storage, '{run}') },
+      ],
+    });
+    new ApiObject(this, 'cronjob', {
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: namespaced(cluster, `backup-${schedule.name}`, labels),
+      spec: {
+        schedule: schedule.schedule,
+        // The operator's schedule runs on its own clock, UTC in its image; a CronJob would take the
+        // controller manager's.
+        timeZone: 'Etc/UTC',
+        concurrencyPolicy: 'Forbid',
+        suspend: schedule.pause,
+        successfulJobsHistoryLimit: 3,
+        failedJobsHistoryLimit: 3,
+        jobTemplate: {
+          metadata: { labels },
+          spec: {
+            // A retry would write into the folder the failed run left, which BR refuses; the next run
+            // makes a new backup (tidb-operator's backup Job has no retries either).
+            backoffLimit: 0,
+            template,
+          },
+        },
+      },
+    });
+  }
+}

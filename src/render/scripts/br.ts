@@ -1,0 +1,63 @@
+/**
+ * The script a BR Job's container runs in the BR image (`pingcap/br`, whose binary is `/br`): it finds
+ * the run's folder, runs BR with the arguments it is given, and leaves what the run produced (the
+ * storage path, BR's backup TS and size, or the error) as the container's termination message, where
+ * `kubectl describe`, the Job's Pod and the companion controller read it.
+ *
+ * Dialect: POSIX sh with `date`, `sed` and `tee` (busybox on Alpine-based BR images, GNU coreutils on the
+ * newer ones), as the start scripts.
+ */
+import { lines, renderScript } from './common';
+
+/** Where the script writes the run's outcome (the container's `terminationMessagePath`). */
+export const TERMINATION_LOG = '/dev/termination-log';
+
+/**
+ * For a BackupSchedule run. Environment: `JOB_NAME` (the CronJob's Job, `<cronjob>-<minutes since the
+ * epoch of the scheduled time>`), `BR_CLUSTER`, `NAMESPACE` and `BR_STORAGE`, the storage URL with
+ * `{run}` where the run's folder goes. The script's arguments are BR's, with `--storage=@STORAGE@` for
+ * the URL.
+ *
+ * The folder is the one tidb-operator gives a scheduled backup (pkg/backup/backupschedule/
+ * backup_schedule_manager.go, `buildBackup`): `<cluster>-pd.<namespace>-2379-<scheduled time, UTC,
+ * 2006-01-02t15-04-05>`, so a schedule moved from the operator keeps writing where it did.
+ */
+export function scheduledBackupScript(): string {
+  return renderScript([
+    lines('set -eu'),
+    lines(
+      '# The time this run was scheduled for: the CronJob names its Job after it, in minutes.',
+      'minutes=${JOB_NAME##*-}',
+      'case "$minutes" in',
+      "    ''|*[!0-9]*) echo \"not a CronJob's Job: $JOB_NAME\" >&2; exit 1 ;;",
+      'esac',
+      'run="${BR_CLUSTER}-pd.${NAMESPACE}-2379-$(date -u -d "@$((minutes * 60))" +%Y-%m-%dt%H-%M-%S)"',
+    ),
+    runBr(),
+  ]);
+}
+
+/** BR with the storage placeholder replaced, its output kept, and the outcome left for the controller. */
+function runBr(): string[] {
+  return lines(
+    'storage="${BR_STORAGE%%\\{run\\}*}${run}${BR_STORAGE#*\\{run\\}}"',
+    'for arg do',
+    '    shift',
+    '    if [ "$arg" = "--storage=@STORAGE@" ]; then arg="--storage=$storage"; fi',
+    '    set -- "$@" "$arg"',
+    'done',
+    'echo "backing up to $storage"',
+    '# BR logs to the terminal (BR_LOG_TO_TERM); the summary line has the backup TS and size.',
+    'work=$(mktemp -d)',
+    'rc=0',
+    '{ /br "$@" 2>&1 || echo "$?" > "$work/rc"; } | tee "$work/log"',
+    'if [ -s "$work/rc" ]; then rc=$(cat "$work/rc"); fi',
+    'field() { sed -n "s/.*success summary.*\\[$1=\\([^]]*\\)\\].*/\\1/p" "$work/log" | tail -n 1; }',
+    'if [ "$rc" != 0 ]; then',
+    '    error=$(grep "^Error: " "$work/log" | tail -n 1 | sed \'s/\\\\/\\\\\\\\/g; s/"/\\\\"/g\' | cut -c 1-2000)',
+    `    printf '{"storage":"%s","error":"%s"}\\n' "$storage" "\${error:-br exited with $rc}" > ${TERMINATION_LOG}`,
+    '    exit "$rc"',
+    'fi',
+    `printf '{"storage":"%s","backupTS":"%s","size":"%s"}\\n' "$storage" "$(field BackupTS)" "$(field Size)" > ${TERMINATION_LOG}`,
+  );
+}

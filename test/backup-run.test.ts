@@ -1,0 +1,165 @@
+/**
+ * A scheduled backup run, end to end below Kubernetes: the rendered CronJob's container is run as a
+ * kubelet runs it (its env resolved from the downward API and a Secret, `$(VAR)` expanded in its
+ * arguments, its script under `sh`), with the BR simulator as `/br`, against a real S3-protocol server
+ * (@20minutes/s3rver) on loopback. What lands in the bucket, what the termination message says, and
+ * how a second run into the same folder, a missing bucket, wrong keys and an old TiKV fail.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { loadInputs } from '../src/backup/load';
+import { linkOperations } from '../src/backup/link';
+import { renderClusters } from '../src/render/render';
+import { cluster, find, type Obj } from './support/render';
+import { scheduledBackupScript } from '../src/render/scripts/br';
+import { expectShellLintClean } from './support/sandbox';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const S3rver = require('@20minutes/s3rver');
+
+const BR_SIM = join(__dirname, 'sim', 'br.mjs');
+const SECRETS: Record<string, Record<string, string>> = { 's3-secret': { access_key: 'S3RVER', secret_key: 'S3RVER' }, 'wrong-keys': { access_key: 'NOBODY', secret_key: 'nothing' } };
+
+let server: { close(): Promise<void> };
+let endpoint = '';
+let dir = '';
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'backup-run-'));
+  server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: join(dir, 's3'), configureBuckets: [{ name: 'backups' }] });
+  const addr = await (server as any).run();
+  endpoint = `http://127.0.0.1:${addr.port}`;
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function cronJob(s3: Obj, clusterSpec: Obj = {}): Obj {
+  const docs = [
+    cluster(clusterSpec),
+    { apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'nightly', namespace: 'ns' }, spec: { schedule: '0 2 * * *', backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'demo', ...s3 } } } },
+  ];
+  const loaded = loadInputs(docs.map((d) => stringify(d)).join('---\n'), 'in.yaml');
+  const linked = linkOperations(loaded.clusters, loaded.documents);
+  expect([...loaded.errors.map((e) => e.message), ...linked.errors]).toEqual([]);
+  return find(renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects, 'CronJob', 'backup-nightly');
+}
+
+/** Runs the CronJob's container as the kubelet would for the Job `jobName`; its termination message and output. */
+async function run(cj: Obj, jobName: string, tikvVersion = 'v8.5.7') {
+  const c = cj.spec.jobTemplate.spec.template.spec.containers[0];
+  const env: Record<string, string> = {};
+  for (const e of c.env as Obj[]) {
+    if (e.value !== undefined) env[e.name] = e.value;
+    else if (e.valueFrom.fieldRef?.fieldPath === 'metadata.namespace') env[e.name] = 'ns';
+    else if (e.valueFrom.fieldRef?.fieldPath === "metadata.labels['batch.kubernetes.io/job-name']") env[e.name] = jobName;
+    else if (e.valueFrom.secretKeyRef) env[e.name] = SECRETS[e.valueFrom.secretKeyRef.name][e.valueFrom.secretKeyRef.key];
+    else throw new Error(`no value for ${e.name}`);
+  }
+  // The kubelet expands $(VAR) in arguments from the container's environment.
+  const args = (c.args as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v) => env[v] ?? m));
+  const termination = join(dir, `${jobName}.termination`);
+  const [sh, dashC, script, name] = c.command as string[];
+  // The image's /br and the kubelet's /dev/termination-log, each named once in the script.
+  expect(script.split('/br "$@"').length).toBe(2);
+  expect(script.split('/dev/termination-log').length).toBe(3);
+  const local = script.replace('/br "$@"', `node ${BR_SIM} "$@"`).replaceAll('/dev/termination-log', termination);
+  // Not spawnSync: the S3 server answers from this process.
+  const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(sh, [dashC, local, name, ...args], { env: { PATH: process.env.PATH!, ...env, BR_SIM_TIKV_VERSION: tikvVersion } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+  let message: Obj = {};
+  try {
+    message = JSON.parse(readFileSync(termination, 'utf8'));
+  } catch {
+    // left empty: the test says what it expected
+  }
+  return { status: r.status, output: r.stdout + r.stderr, message };
+}
+
+async function listKeys(prefix: string): Promise<string[]> {
+  const res = await fetch(`${endpoint}/backups?list-type=2&prefix=${encodeURIComponent(prefix)}`);
+  const xml = await res.text();
+  return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]);
+}
+
+/** `backupmeta`'s end_version (field 6), read back from the bucket. */
+async function metaEndVersion(folder: string): Promise<string> {
+  const buf = Buffer.from(await (await fetch(`${endpoint}/backups/${folder}/backupmeta`)).arrayBuffer());
+  for (let i = 0; i < buf.length; ) {
+    const tag = buf[i++];
+    let v = 0n;
+    for (let shift = 0n; ; shift += 7n) {
+      const b = buf[i++];
+      v |= BigInt(b & 0x7f) << shift;
+      if (b < 0x80) break;
+    }
+    if ((tag & 7) === 2) {
+      i += Number(v);
+      continue;
+    }
+    if (tag >> 3 === 6) return v.toString();
+  }
+  throw new Error('no end_version in backupmeta');
+}
+
+// A CronJob names each Job `<cronjob>-<scheduled time in minutes since the epoch>`: 2026-11-27T02:00Z.
+const MINUTES = Date.UTC(2026, 10, 27, 2, 0) / 60_000;
+
+describe('a scheduled backup run', () => {
+  test('backs up into the folder the operator would name, and reports the backup TS and size', async () => {
+    const cj = cronJob({ secretName: 's3-secret' });
+    const r = await run(cj, `backup-nightly-${MINUTES}`);
+    expect(r.message.error).toBeUndefined();
+    expect(r.output).toContain('Full Backup success summary');
+    expect(r.status).toBe(0);
+    const folder = 'demo/demo-pd.ns-2379-2026-11-27t02-00-00';
+    expect(r.message.storage).toBe(`s3://backups/${folder}`);
+    const keys = await listKeys(`${folder}/`);
+    expect(keys).toEqual(expect.arrayContaining([`${folder}/backup.lock`, `${folder}/backupmeta`]));
+    expect(keys.some((k) => /\/1\/2_3_[0-9a-f]+_\d+_write\.sst$/.test(k))).toBe(true);
+    expect(r.message.backupTS).toBe(await metaEndVersion(folder));
+    expect(Number(r.message.size)).toBeGreaterThan(0);
+
+    // The same run again (a retried Pod): BR refuses the folder, and the message says why.
+    const again = await run(cj, `backup-nightly-${MINUTES}`);
+    expect(again.status).toBe(1);
+    expect(again.message.error).toContain('backup meta file exists in s3://backups/demo/demo-pd.ns-2379-2026-11-27t02-00-00/');
+    expect(again.message.error).toContain('[BR:Common:ErrInvalidArgument]');
+  });
+
+  test('the next run goes to a folder of its own', async () => {
+    const r = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 24 * 60}`);
+    expect(r.status).toBe(0);
+    expect(r.message.storage).toBe('s3://backups/demo/demo-pd.ns-2379-2026-11-28t02-00-00');
+  });
+
+  test('a missing bucket, wrong keys and a TiKV BR refuses fail with BR\'s words', async () => {
+    const noBucket = await run(cronJob({ bucket: 'nowhere', secretName: 's3-secret' }), `backup-nightly-${MINUTES}`);
+    expect(noBucket.status).toBe(1);
+    expect(noBucket.message.error).toContain('NoSuchBucket');
+    const wrongKeys = await run(cronJob({ secretName: 'wrong-keys' }), `backup-nightly-${MINUTES + 1}`);
+    expect(wrongKeys.status).toBe(1);
+    expect(wrongKeys.message.error).toMatch(/Forbidden|InvalidAccessKeyId/);
+    const old = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 2}`, 'v8.1.2');
+    expect(old.status).toBe(1);
+    expect(old.message.error).toContain('TiKV node 127.0.0.1:20160 version v8.1.2 and BR v8.5.7 version mismatch');
+    expect(await listKeys('demo/demo-pd.ns-2379-2026-11-27t02-02-00/')).toEqual([]);
+  });
+});
+
+describe('the run script', () => {
+  test('passes dash -n (and shellcheck -s sh when installed)', () => {
+    expectShellLintClean(scheduledBackupScript());
+  });
+});
