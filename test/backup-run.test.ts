@@ -5,8 +5,7 @@
  * (@20minutes/s3rver) on loopback. What lands in the bucket, what the termination message says, and
  * how a second run into the same folder, a missing bucket, wrong keys and an old TiKV fail.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -16,11 +15,11 @@ import { renderClusters } from '../src/render/render';
 import { cluster, find, type Obj } from './support/render';
 import { scheduledBackupScript } from '../src/render/scripts/br';
 import { expectShellLintClean } from './support/sandbox';
+import { runBrContainer } from './support/br-run';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('@20minutes/s3rver');
 
-const BR_SIM = join(__dirname, 'sim', 'br.mjs');
 const SECRETS: Record<string, Record<string, string>> = { 's3-secret': { access_key: 'S3RVER', secret_key: 'S3RVER' }, 'wrong-keys': { access_key: 'NOBODY', secret_key: 'nothing' } };
 
 let server: { close(): Promise<void> };
@@ -50,41 +49,11 @@ function cronJob(s3: Obj, clusterSpec: Obj = {}): Obj {
   return find(renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects, 'CronJob', 'backup-nightly');
 }
 
-/** Runs the CronJob's container as the kubelet would for the Job `jobName`; its termination message and output. */
-async function run(cj: Obj, jobName: string, tikvVersion = 'v8.5.7') {
+/** Runs the CronJob's container as the kubelet would for the Job `jobName`. */
+function run(cj: Obj, jobName: string, tikvVersion = 'v8.5.7') {
   const c = cj.spec.jobTemplate.spec.template.spec.containers[0];
-  const env: Record<string, string> = {};
-  for (const e of c.env as Obj[]) {
-    if (e.value !== undefined) env[e.name] = e.value;
-    else if (e.valueFrom.fieldRef?.fieldPath === 'metadata.namespace') env[e.name] = 'ns';
-    else if (e.valueFrom.fieldRef?.fieldPath === "metadata.labels['batch.kubernetes.io/job-name']") env[e.name] = jobName;
-    else if (e.valueFrom.secretKeyRef) env[e.name] = SECRETS[e.valueFrom.secretKeyRef.name][e.valueFrom.secretKeyRef.key];
-    else throw new Error(`no value for ${e.name}`);
-  }
-  // The kubelet expands $(VAR) in arguments from the container's environment.
-  const args = (c.args as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v) => env[v] ?? m));
-  const termination = join(dir, `${jobName}.termination`);
-  const [sh, dashC, script, name] = c.command as string[];
-  // The image's /br and the kubelet's /dev/termination-log, each named once in the script.
-  expect(script.split('/br "$@"').length).toBe(2);
-  expect(script.split('/dev/termination-log').length).toBe(3);
-  const local = script.replace('/br "$@"', `node ${BR_SIM} "$@"`).replaceAll('/dev/termination-log', termination);
-  // Not spawnSync: the S3 server answers from this process.
-  const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(sh, [dashC, local, name, ...args], { env: { PATH: process.env.PATH!, ...env, BR_SIM_TIKV_VERSION: tikvVersion } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-  let message: Obj = {};
-  try {
-    message = JSON.parse(readFileSync(termination, 'utf8'));
-  } catch {
-    // left empty: the test says what it expected
-  }
-  return { status: r.status, output: r.stdout + r.stderr, message };
+  expect((c.command[2] as string).split('/dev/termination-log').length).toBe(3);
+  return runBrContainer(c, { namespace: 'ns', jobName, secrets: SECRETS, tikvVersion });
 }
 
 async function listKeys(prefix: string): Promise<string[]> {

@@ -9,14 +9,11 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { backupArgs, storageUrlTemplate } from '../backup/br-args';
 import type { ResolvedSchedule } from '../backup/resolve';
-import { LABEL } from '../tidbcluster/names';
+import { BACKUP_LABEL, LABEL } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { brPodTemplate } from './br-pod';
 import { namespaced } from './component';
 import { scheduledBackupScript } from './scripts/br';
-
-/** The label that ties a Job to its schedule (tidb-operator's `label.BackupScheduleLabelKey`). */
-export const SCHEDULE_LABEL = 'tidb.pingcap.com/backup-schedule';
 
 export interface BackupScheduleProps {
   readonly cluster: ResolvedCluster;
@@ -31,10 +28,10 @@ export class BackupScheduleCronJob extends Construct {
     const labels = {
       ...schedule.labels,
       [LABEL.name]: 'backup-schedule',
-      [LABEL.managedBy]: 'tidb-gitops',
+      [LABEL.managedBy]: BACKUP_LABEL.managedBy,
       [LABEL.instance]: cluster.instance,
       [LABEL.component]: 'backup',
-      [SCHEDULE_LABEL]: schedule.name,
+      [BACKUP_LABEL.schedule]: schedule.name,
     };
     const job = schedule.backup;
     const template = brPodTemplate({

@@ -66,8 +66,9 @@ export class TidbClusterChart extends Chart {
     super(scope, id, { disableResourceNameHashes: true });
     this.resolved = resolved;
     const c = resolved;
+    const ops = props.operations ?? NO_OPERATIONS;
     // Always: even without PD, the controller sets the StatefulSets' replicas and partitions.
-    new DiscoveryComponent(this, 'discovery', { cluster: c });
+    new DiscoveryComponent(this, 'discovery', { cluster: c, backupSchedules: ops.schedules.map((s) => s.name) });
     // PD's micro-services first, in the operator's order.
     if (c.tso) new PdmsComponent(this, 'tso', { cluster: c, pdms: c.tso });
     if (c.scheduling) new PdmsComponent(this, 'scheduling', { cluster: c, pdms: c.scheduling });
@@ -80,7 +81,6 @@ export class TidbClusterChart extends Chart {
     if (c.ticdc) new TiCDCComponent(this, 'ticdc', { cluster: c });
     // Last: it reads the volume claim templates of the StatefulSets above.
     new VolumeSizesConfigMap(this, 'volume-sizes', { cluster: c });
-    const ops = props.operations ?? NO_OPERATIONS;
     for (const schedule of ops.schedules) new BackupScheduleCronJob(this, `schedule-${schedule.name}`, { cluster: c, schedule });
     // `app.synth()` validates every construct before it writes a file: refusing here keeps a chart the
     // API server would refuse from leaving the other charts' files half-written.

@@ -32,6 +32,8 @@ import { secretMount, TLS_DIR, type SecretMount } from './tls';
 export interface DiscoveryComponentProps {
   /** The resolved cluster (`cluster.discovery` is always set). */
   readonly cluster: ResolvedCluster;
+  /** The names of the cluster's BackupSchedules, whose runs the controller records. @default [] */
+  readonly backupSchedules?: readonly string[];
 }
 
 /**
@@ -44,15 +46,16 @@ export class DiscoveryComponent extends Construct {
   constructor(scope: Construct, id: string, props: DiscoveryComponentProps) {
     super(scope, id);
     const { cluster } = props;
+    const schedules = props.backupSchedules ?? [];
     kubeObject(this, 'service-account', discoveryServiceAccount(cluster));
-    kubeObject(this, 'role', discoveryRole(cluster));
+    kubeObject(this, 'role', discoveryRole(cluster, schedules));
     kubeObject(this, 'role-binding', discoveryRoleBinding(cluster));
     if (cluster.nodeAccess) {
       kubeObject(this, 'node-reader', nodeReaderRole(cluster));
       kubeObject(this, 'node-reader-binding', nodeReaderBinding(cluster));
     }
     kubeObject(this, 'service', discoveryService(cluster));
-    kubeObject(this, 'deployment', discoveryDeployment(cluster));
+    kubeObject(this, 'deployment', discoveryDeployment(cluster, schedules));
   }
 }
 
@@ -73,7 +76,7 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
  * `delete` on ConfigMaps, whose old revisions have names known only once rendered. Reading and
  * writing ConfigMaps and Leases is otherwise limited to the controller's two objects.
  */
-export function discoveryRules(cluster: ResolvedCluster): PolicyRule[] {
+export function discoveryRules(cluster: ResolvedCluster, backupSchedules: readonly string[] = []): PolicyRule[] {
   return [
     // create and delete: a StatefulSet whose volumes grew is re-created, its Pods orphaned and kept.
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
@@ -86,11 +89,13 @@ export function discoveryRules(cluster: ResolvedCluster): PolicyRule[] {
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [names.lease(cluster.name)], verbs: ['get', 'update'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    // The runs of the cluster's BackupSchedules: their Jobs (their Pods are read with the rule above).
+    ...(backupSchedules.length > 0 ? [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['list'] }] : []),
   ];
 }
 
-export function discoveryRole(cluster: ResolvedCluster): Role {
-  return { apiVersion: `${RBAC_GROUP}/v1`, kind: 'Role', metadata: meta(cluster), rules: discoveryRules(cluster) };
+export function discoveryRole(cluster: ResolvedCluster, backupSchedules: readonly string[] = []): Role {
+  return { apiVersion: `${RBAC_GROUP}/v1`, kind: 'Role', metadata: meta(cluster), rules: discoveryRules(cluster, backupSchedules) };
 }
 
 /**
@@ -155,7 +160,7 @@ function discoveryPodLabels(cluster: ResolvedCluster) {
 }
 
 /** The `TIDB_GITOPS_CLUSTER` env var: what the controller needs to know that no object it reads says. */
-export function controllerClusterInfo(cluster: ResolvedCluster): ControllerClusterInfo {
+export function controllerClusterInfo(cluster: ResolvedCluster, backupSchedules: readonly string[] = []): ControllerClusterInfo {
   const ref = cluster.joinCluster;
   return {
     name: cluster.name,
@@ -167,6 +172,7 @@ export function controllerClusterInfo(cluster: ResolvedCluster): ControllerClust
     cluster: ref ? { name: ref.name, namespace: ref.namespace ?? '', clusterDomain: ref.clusterDomain } : null,
     components: COMPONENTS.filter((c) => cluster[c] !== undefined),
     ...(cluster.nodeAccess && { readsNodes: true as const }),
+    ...(backupSchedules.length > 0 && { backupSchedules: [...backupSchedules].sort() }),
   };
 }
 
@@ -217,7 +223,7 @@ function httpProbe(path: string, p: ResolvedDiscoveryProbe): Probe {
  * One Pod (`Recreate`: never two controllers at once). `replicas: 1` is the renderer's; the controller
  * owns no field of this object.
  */
-export function discoveryDeployment(cluster: ResolvedCluster): Deployment {
+export function discoveryDeployment(cluster: ResolvedCluster, backupSchedules: readonly string[] = []): Deployment {
   const d = cluster.discovery;
   const selector = selectorLabels(cluster.instance, 'discovery');
   const secrets = discoverySecrets(cluster);
@@ -228,7 +234,7 @@ export function discoveryDeployment(cluster: ResolvedCluster): Deployment {
       fieldRefEnv(CONTROLLER_ENV.podName, 'metadata.name'),
       { name: CONTROLLER_ENV.timezone, value: cluster.timezone || 'UTC' },
       { name: CONTROLLER_ENV.clusterName, value: cluster.name },
-      { name: CONTROLLER_ENV.cluster, value: stableJson(controllerClusterInfo(cluster)) },
+      { name: CONTROLLER_ENV.cluster, value: stableJson(controllerClusterInfo(cluster, backupSchedules)) },
     ],
     d.env,
   );

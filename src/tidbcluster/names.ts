@@ -29,6 +29,16 @@ export const LABEL_VALUE = {
   managedBy: 'tidb-operator',
 } as const;
 
+/**
+ * Labels of the objects a BackupSchedule renders (its CronJob, Jobs and Pods): the schedule's name under
+ * tidb-operator's key (`label.BackupScheduleLabelKey`), and this project as their manager. The
+ * controller finds a schedule's runs by them.
+ */
+export const BACKUP_LABEL = {
+  schedule: 'tidb.pingcap.com/backup-schedule',
+  managedBy: 'tidb-gitops',
+} as const;
+
 /** Annotation keys this project writes for its companion controller. */
 export const ANNOTATION = {
   /** Desired replica count of a component StatefulSet; the controller owns `spec.replicas`. */
@@ -205,4 +215,9 @@ export interface ControllerClusterInfo {
    * onto stores and TiDB servers. @default absent (the controller reads no Node)
    */
   readonly readsNodes?: true;
+  /**
+   * The cluster's BackupSchedules, by name: the controller records their runs, and its Role lets it
+   * read Jobs. @default absent (no schedule; the controller reads no Job)
+   */
+  readonly backupSchedules?: readonly string[];
 }

@@ -47,6 +47,8 @@ const RESOURCES: Record<string, { plural: string; namespaced: boolean }> = {
   Deployment: { plural: 'deployments', namespaced: true },
   ReplicaSet: { plural: 'replicasets', namespaced: true },
   ControllerRevision: { plural: 'controllerrevisions', namespaced: true },
+  CronJob: { plural: 'cronjobs', namespaced: true },
+  Job: { plural: 'jobs', namespaced: true },
   Role: { plural: 'roles', namespaced: true },
   RoleBinding: { plural: 'rolebindings', namespaced: true },
   ClusterRole: { plural: 'clusterroles', namespaced: false },

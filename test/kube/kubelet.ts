@@ -60,9 +60,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 const time = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/** How a Job's Pod ended: its container's exit code and termination message. */
+export interface JobOutcome {
+  readonly exitCode: number;
+  readonly message: string;
+}
+
 export class Kubelet extends EventEmitter {
   /** Decides whether a running Pod may be Ready; asked on every probe. */
   readinessGate: (pod: Obj) => boolean = () => true;
+  /**
+   * Runs the container of a Job's Pod (one with the Job controller's `batch.kubernetes.io/job-name`
+   * label) once it has started; the Pod then ends Succeeded or Failed with the outcome in its
+   * container's terminated state, as kubelet reports a container that exited. Without it, Job Pods
+   * run for ever like any other.
+   */
+  runJob?: (pod: Obj) => Promise<JobOutcome>;
   private readonly runs = new Map<string, Run>();
   private readonly pods = new Map<string, Obj>();
   private stopWatch?: () => void;
@@ -254,6 +267,10 @@ export class Kubelet extends EventEmitter {
     (run as Run & { startedAt: number }).startedAt = Date.now();
     await this.writeStatus(run);
     this.emit('podStarted', pod);
+    if (this.runJob && pod.metadata.labels?.['batch.kubernetes.io/job-name'] !== undefined) {
+      void this.finishJob(run, pod, this.runJob);
+      return;
+    }
     run.timer = setTimeout(() => {
       run.readyDue = true;
       void this.probeOne(run);
@@ -305,6 +322,40 @@ export class Kubelet extends EventEmitter {
     } catch {
       // Gone or replaced: its watch events say so.
     }
+  }
+
+  /** Runs a Job's container to its end and reports the Pod Succeeded or Failed. */
+  private async finishJob(run: Run, pod: Obj, runJob: (pod: Obj) => Promise<JobOutcome>): Promise<void> {
+    let outcome: JobOutcome;
+    try {
+      outcome = await runJob(pod);
+    } catch (e) {
+      outcome = { exitCode: 128, message: String(e) };
+    }
+    if (this.runs.get(run.name) !== run || run.state !== 'running' || this.closed) return;
+    run.state = 'terminating';
+    const now = Date.now();
+    const startedAt = (run as Run & { startedAt?: number }).startedAt ?? now;
+    const cond = (type: string, ok: boolean) => ({ type, status: ok ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: time(now) });
+    const status = {
+      phase: outcome.exitCode === 0 ? 'Succeeded' : 'Failed',
+      conditions: [cond('PodReadyToStartContainers', false), cond('Initialized', true), cond('Ready', false), cond('ContainersReady', false), cond('PodScheduled', true)],
+      containerStatuses: (pod.spec?.containers ?? []).map((c: Obj) => ({
+        name: c.name,
+        image: c.image,
+        imageID: '',
+        ready: false,
+        started: false,
+        restartCount: 0,
+        state: { terminated: { exitCode: outcome.exitCode, reason: outcome.exitCode === 0 ? 'Completed' : 'Error', message: outcome.message, startedAt: time(startedAt), finishedAt: time(now) } },
+      })),
+    };
+    try {
+      await this.kube.patch(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`, 'merge', { metadata: { uid: run.uid }, status }, 'fieldManager=kubelet');
+    } catch {
+      // Gone or replaced meanwhile.
+    }
+    this.emit('podStopped', pod);
   }
 
   private async terminate(run: Run): Promise<void> {

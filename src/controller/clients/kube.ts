@@ -5,6 +5,7 @@
  */
 import {
   AppsV1Api,
+  BatchV1Api,
   CoordinationV1Api,
   CoreV1Api,
   KubeConfig,
@@ -18,7 +19,7 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../../tidbcluster/names';
-import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from '../model/objects';
+import type { ConfigMapMeta, Job, Pod, Pvc, StatefulSet } from '../model/objects';
 import type { LeaseRecord, LeaseStore } from '../runtime/leader';
 import type { Logger } from '../runtime/log';
 
@@ -30,7 +31,7 @@ export const FIELD_MANAGER = 'tidb-gitops-controller';
 
 
 export interface EventTarget {
-  readonly kind: 'Pod' | 'StatefulSet';
+  readonly kind: 'Pod' | 'StatefulSet' | 'Job';
   readonly name: string;
   readonly uid?: string;
 }
@@ -52,6 +53,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class KubeAccess implements LeaseStore {
   private readonly kc = new KubeConfig();
   private readonly apps: AppsV1Api;
+  private readonly batch: BatchV1Api;
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
   /** The informer whose cache answers lookups, per resource (replaced by a fresh one after a failure). */
@@ -70,6 +72,7 @@ export class KubeAccess implements LeaseStore {
     if (kubeconfigPath) this.kc.loadFromFile(kubeconfigPath);
     else this.kc.loadFromDefault();
     this.apps = this.kc.makeApiClient(AppsV1Api);
+    this.batch = this.kc.makeApiClient(BatchV1Api);
     this.core = this.kc.makeApiClient(CoreV1Api);
     this.coordination = this.kc.makeApiClient(CoordinationV1Api);
   }
@@ -389,7 +392,7 @@ export class KubeAccess implements LeaseStore {
             body: {
               metadata: { name: `${target.name}.${suffix}`, namespace: this.namespace },
               involvedObject: {
-                apiVersion: target.kind === 'Pod' ? 'v1' : 'apps/v1',
+                apiVersion: { Pod: 'v1', StatefulSet: 'apps/v1', Job: 'batch/v1' }[target.kind],
                 kind: target.kind,
                 name: target.name,
                 namespace: this.namespace,
@@ -412,6 +415,15 @@ export class KubeAccess implements LeaseStore {
     } catch (err) {
       this.log.warn('could not record an event', { reason, error: describe(err) });
     }
+  }
+
+  /** Jobs and their Pods with these labels, read afresh (no informer: backup runs change seldom). */
+  async listJobsAndPods(selector: string): Promise<{ jobs: Job[]; pods: Pod[] }> {
+    const [jobs, pods] = await Promise.all([
+      this.call('list jobs', () => this.batch.listNamespacedJob({ namespace: this.namespace, labelSelector: selector })),
+      this.call('list pods', () => this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: selector })),
+    ]);
+    return { jobs: jobs.items as Job[], pods: pods.items as Pod[] };
   }
 
   async getLease(name: string): Promise<LeaseRecord | undefined> {

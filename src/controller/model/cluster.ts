@@ -47,6 +47,10 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
   if (ref !== undefined && ref !== null && (typeof ref !== 'object' || typeof ref.name !== 'string')) {
     throw new Error('TIDB_GITOPS_CLUSTER.cluster: expected null or {name, namespace, clusterDomain}');
   }
+  const schedules = (o.backupSchedules ?? []) as unknown[];
+  if (!Array.isArray(schedules) || schedules.some((n) => typeof n !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n))) {
+    throw new Error('TIDB_GITOPS_CLUSTER.backupSchedules: expected a list of BackupSchedule names');
+  }
   return {
     name: str('name'),
     namespace,
@@ -59,5 +63,6 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
     // Keep the reconcile order whatever order the list came in.
     components: COMPONENTS.filter((c) => components.includes(c)),
     ...(bool('readsNodes') && { readsNodes: true as const }),
+    ...(schedules.length > 0 && { backupSchedules: schedules as string[] }),
   };
 }

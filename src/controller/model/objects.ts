@@ -66,7 +66,23 @@ export interface Pod {
     podIP?: string;
     podIPs?: { ip: string }[];
     conditions?: PodCondition[];
-    containerStatuses?: { name: string; restartCount?: number }[];
+    containerStatuses?: {
+      name: string;
+      restartCount?: number;
+      /** Set once the container has stopped: its exit and the message it left (`terminationMessagePath`). */
+      state?: { terminated?: { exitCode?: number; message?: string; finishedAt?: Date | string } };
+    }[];
+  };
+}
+
+/** A Job as the backup run records see it: its identity, labels and how it stands. */
+export interface Job {
+  metadata: ObjectMeta;
+  status?: {
+    startTime?: Date | string;
+    completionTime?: Date | string;
+    /** `Complete` and `Failed` (with their reason and message) once the Job is over. */
+    conditions?: (PodCondition & { reason?: string; message?: string })[];
   };
 }
 

@@ -22,6 +22,7 @@ import { StatusRecords } from '../records/store';
 import type { Logger } from '../runtime/log';
 import type { Metrics } from '../runtime/metrics';
 import type { PlanOptions } from '../view/view';
+import { BackupRunRecorder } from './backup-runs';
 import { ConfigCollector } from './configmaps';
 import { publishHealth } from './health';
 import { observe, type PassView } from './observe';
@@ -62,6 +63,7 @@ export class Reconciler {
   private readonly executor: Executor;
   private readonly volumeSizes: VolumeSizesReader;
   private readonly configs: ConfigCollector;
+  private readonly backupRuns: BackupRunRecorder;
   /** Copies Node topology labels onto stores and TiDB servers; only when the cluster may read Nodes. */
   private readonly topology?: TopologyLabeler;
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
@@ -72,6 +74,7 @@ export class Reconciler {
     this.records = new StatusRecords(d.kube, d.cluster.name);
     this.volumeSizes = new VolumeSizesReader(d.kube, d.cluster.name, d.log);
     this.configs = new ConfigCollector(d);
+    this.backupRuns = new BackupRunRecorder(d, this.records);
     this.actionDeps = {
       cluster: d.cluster,
       kube: d.kube,
@@ -114,6 +117,7 @@ export class Reconciler {
     const busy = await this.act(view, plans);
     if (busy === undefined) return undefined;
     if (this.topology && this.d.acting()) await this.labelTopology(view);
+    if (this.d.acting()) await this.backupRuns.pass(view.now);
     await publishHealth(this.d, view.components, plans, records.failover);
     await records.write(this.status(view, plans));
     if (!busy) await this.configs.collect(view.now);

@@ -7,6 +7,7 @@ import type { ComponentKind } from '../../tidbcluster/names';
 import { isReady, podRevision, type Pod } from '../model/objects';
 import { isMsService, podOfMsMember } from '../plan/pdms';
 import type { ComponentPlan } from '../plan/plan';
+import { listRuns } from '../records/backup-runs';
 import type { EvictionRecord } from '../records/evictions';
 import type { FailoverState } from '../records/failover';
 import type { LastOperation } from '../records/last-operations';
@@ -70,7 +71,8 @@ export function statusDocument(
   topology: TopologyStatus | undefined,
 ): string {
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions);
-  const doc = { ...status, ...(records.ddlPause && { smoothUpgrade: records.ddlPause }), ...(topology && { topology }) };
+  const runs = listRuns(records.backupRuns);
+  const doc = { ...status, ...(records.ddlPause && { smoothUpgrade: records.ddlPause }), ...(topology && { topology }), ...(runs.length > 0 && { backupRuns: runs }) };
   return JSON.stringify(doc, null, 2);
 }
 

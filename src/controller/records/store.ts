@@ -1,7 +1,8 @@
 /**
  * The `<cluster>-status` ConfigMap, and every record the controller keeps in it so that a restart (or
  * another replica taking over) finds them: failure records, the evict-leader schedulers it added, the
- * DDL pause of a TiDB upgrade, StatefulSets being re-created, each component's last operation. The
+ * DDL pause of a TiDB upgrade, StatefulSets being re-created, each component's last operation, the runs
+ * of the BackupSchedules. The
  * one module that reads and writes it.
  *
  * A record changes in memory and is written at once; when the write fails, the old value is put back,
@@ -9,6 +10,7 @@
  */
 import { names, selectorLabels, type ComponentKind } from '../../tidbcluster/names';
 import type { KubeAccess } from '../clients/kube';
+import { backupRunsOf, type BackupRun } from './backup-runs';
 import { ddlPauseOf, type DdlPauseRecord } from './ddl-pause';
 import { evictionsOf, type EvictionRecord } from './evictions';
 import { failoverOf, NO_FAILOVER, type ComponentFailover, type FailoverKind, type FailoverState } from './failover';
@@ -34,6 +36,7 @@ export class StatusRecords {
   private ddlPauseRecord?: DdlPauseRecord;
   private recreateRecords = new Map<string, RecreateRecord>();
   private lastOps = new Map<ComponentKind, LastOperation>();
+  private runs: Record<string, BackupRun> = {};
   private restored = false;
   /** The status document last written (or found at start), kept when only the records change. */
   private doc?: string;
@@ -72,6 +75,11 @@ export class StatusRecords {
     return this.lastOps;
   }
 
+  /** The runs of the BackupSchedules' CronJobs, by Job name. */
+  get backupRuns(): Readonly<Record<string, BackupRun>> {
+    return this.runs;
+  }
+
   /** The records are read again on the next `restore`: this replica has just become the leader. */
   forget(): void {
     this.restored = false;
@@ -86,6 +94,7 @@ export class StatusRecords {
     this.failoverState = failoverOf(doc);
     this.evictionRecords = evictionsOf(doc);
     this.ddlPauseRecord = ddlPauseOf(doc);
+    this.runs = backupRunsOf(doc);
     this.recreateRecords = recreateRecordsOf(data);
     this.doc = data?.[STATUS_KEY];
     this.restored = true;
@@ -131,6 +140,13 @@ export class StatusRecords {
     const previous = this.ddlPauseRecord;
     this.ddlPauseRecord = next;
     await this.writeOrUndo(() => (this.ddlPauseRecord = previous));
+  }
+
+  /** Replaces the backup run records. */
+  async setBackupRuns(next: Record<string, BackupRun>): Promise<void> {
+    const previous = this.runs;
+    this.runs = next;
+    await this.writeOrUndo(() => (this.runs = previous));
   }
 
   /** Adds (undefined: removes) a component's re-creation record. */

@@ -1,0 +1,92 @@
+/**
+ * What the Jobs of the BackupSchedules' CronJobs say about each run, against what the records hold:
+ * the records to keep, and the runs whose outcome is news (for an Event). Pure.
+ *
+ * A Job is Complete or Failed by its conditions (the Job controller's `Complete` and `Failed`,
+ * kubernetes pkg/controller/job); the outcome's details come from the run's termination message, the
+ * JSON line the run's script writes (src/render/scripts/br.ts), or the last lines of its log when BR
+ * died before the script could write it (`FallbackToLogsOnError`).
+ */
+import { BACKUP_LABEL } from '../../tidbcluster/names';
+import type { Job, Pod } from '../model/objects';
+import type { BackupRun } from '../records/backup-runs';
+
+/** The label the Job controller puts on a Job's Pods. */
+export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+
+export interface RunChanges {
+  /** Every run record, updated. */
+  readonly runs: Record<string, BackupRun>;
+  /** Runs that finished (or were lost) since the records were written. */
+  readonly finished: readonly BackupRun[];
+}
+
+/** The run records after looking at the schedules' Jobs and their Pods. */
+export function observeRuns(jobs: readonly Job[], pods: readonly Pod[], known: Readonly<Record<string, BackupRun>>): RunChanges {
+  const runs: Record<string, BackupRun> = { ...known };
+  const finished: BackupRun[] = [];
+  const seen = new Set<string>();
+  for (const job of jobs) {
+    const name = job.metadata.name;
+    const schedule = job.metadata.labels?.[BACKUP_LABEL.schedule];
+    if (!name || !schedule) continue;
+    seen.add(name);
+    const before = known[name];
+    if (before && before.phase !== 'Running') continue;
+    const run = runOf(job, schedule, pods.filter((p) => p.metadata.labels?.[JOB_NAME_LABEL] === name));
+    runs[name] = run;
+    if (run.phase !== 'Running') finished.push(run);
+  }
+  // A run seen running whose Job is gone did not report how it ended.
+  for (const [name, r] of Object.entries(known)) {
+    if (r.phase !== 'Running' || seen.has(name)) continue;
+    const lost: BackupRun = { ...r, phase: 'Lost', error: 'its Job was deleted before it finished' };
+    runs[name] = lost;
+    finished.push(lost);
+  }
+  return { runs, finished };
+}
+
+function runOf(job: Job, schedule: string, pods: readonly Pod[]): BackupRun {
+  const conditions = job.status?.conditions ?? [];
+  const holds = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
+  const phase = holds('Complete') ? 'Complete' : holds('Failed') ? 'Failed' : 'Running';
+  const started = time(job.status?.startTime);
+  const finishedAt = phase === 'Complete' ? time(job.status?.completionTime) : phase === 'Failed' ? time(conditions.find((c) => c.type === 'Failed')?.lastTransitionTime) : undefined;
+  const outcome = phase === 'Running' ? {} : terminationOutcome(pods);
+  const failedWithout = phase === 'Failed' && outcome.error === undefined ? { error: conditions.find((c) => c.type === 'Failed')?.message ?? 'the run failed' } : {};
+  return {
+    schedule,
+    job: job.metadata.name!,
+    phase,
+    ...(started && { started }),
+    ...(finishedAt && { finished: finishedAt }),
+    ...outcome,
+    ...failedWithout,
+  };
+}
+
+/** The outcome the newest finished Pod left in its termination message. */
+export function terminationOutcome(pods: readonly Pod[]): Pick<BackupRun, 'storage' | 'backupTS' | 'size' | 'error'> {
+  const messages = pods
+    .flatMap((p) => (p.status?.containerStatuses ?? []).map((s) => s.state?.terminated))
+    .filter((t): t is NonNullable<typeof t> => t !== undefined)
+    .sort((a, b) => (time(b.finishedAt) ?? '').localeCompare(time(a.finishedAt) ?? ''));
+  const message = messages[0]?.message?.trim();
+  if (!message) return {};
+  try {
+    const o = JSON.parse(message) as Record<string, unknown>;
+    const text = (k: string) => (typeof o[k] === 'string' && o[k] !== '' ? { [k]: o[k] as string } : {});
+    return { ...text('storage'), ...text('backupTS'), ...text('size'), ...text('error') };
+  } catch {
+    // BR died before the script wrote its line: the kubelet kept the log's last lines instead.
+    return { error: message.split('\n').slice(-3).join('\n').slice(-1000) };
+  }
+}
+
+/** A time from the API (a Date from the client library, or RFC 3339 text) as RFC 3339 without fractions. */
+function time(t: unknown): string | undefined {
+  if (t === undefined || t === null || t === '') return undefined;
+  const d = t instanceof Date ? t : new Date(String(t));
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

@@ -1,0 +1,121 @@
+/**
+ * A BackupSchedule on the real API server (v1.32, test/kube/): the real CronJob controller starts a
+ * run on time and the real Job controller follows its Pod, which the tests' kubelet runs on this
+ * machine (the rendered script, with the BR simulator as `/br`) against a real S3-protocol server
+ * (@20minutes/s3rver) on loopback. The controller, with the rendered Role's token, records the run in
+ * `<cluster>-status` and announces it with an Event; the audit log shows it was never refused.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { loadInputs } from '../src/backup/load';
+import { linkOperations } from '../src/backup/link';
+import { renderClusters } from '../src/render/render';
+import { realApiSuite } from './kube/suite';
+import { RealWorld } from './kube/world';
+import { simCluster } from './sim/controller-process';
+import { runBrContainer } from './support/br-run';
+import { assertValidK8sObjects } from './support/k8s-schema';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const S3rver = require('@20minutes/s3rver');
+
+type Obj = Record<string, any>;
+
+const suite = realApiSuite();
+const { describeReal } = suite;
+
+jest.setTimeout(240_000);
+
+const SECRETS = { 's3-secret': { access_key: 'S3RVER', secret_key: 'S3RVER' } };
+let server: { close(): Promise<void> } | undefined;
+let endpoint = '';
+let dir = '';
+let world: RealWorld | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'backup-real-'));
+  server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: join(dir, 's3'), configureBuckets: [{ name: 'backups' }] });
+  endpoint = `http://127.0.0.1:${(await (server as any).run()).port}`;
+});
+
+afterEach(async () => {
+  const w = world;
+  world = undefined;
+  if (!w) return;
+  try {
+    expect(w.forbidden()).toEqual([]);
+  } finally {
+    await w.close();
+  }
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The cluster with its schedule, rendered as the CLI renders them, and checked against the schema. */
+function renderWithSchedule(schedule: Obj) {
+  return (cluster: Obj): Obj[] => {
+    const loaded = loadInputs([cluster, schedule].map((d) => stringify(d)).join('---\n'), 'in.yaml');
+    const linked = linkOperations(loaded.clusters, loaded.documents);
+    const errors = [...loaded.errors.map((e) => e.message), ...linked.errors];
+    if (errors.length > 0) throw new Error(errors.join('\n'));
+    const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations).flatMap((r) => r.objects);
+    assertValidK8sObjects(objects, '1.32');
+    return objects;
+  };
+}
+
+async function bucketKeys(prefix: string): Promise<string[]> {
+  const xml = await (await fetch(`${endpoint}/backups?list-type=2&prefix=${encodeURIComponent(prefix)}`)).text();
+  return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]);
+}
+
+describeReal('a BackupSchedule on the real API server', () => {
+  test('runs on time, and the controller records the run and announces it', async () => {
+    const namespace = 'backup-1';
+    const schedule = {
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'BackupSchedule',
+      metadata: { name: 'often', namespace },
+      spec: { schedule: '* * * * *', backupTemplate: { br: { cluster: 'c' }, s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'c', secretName: 's3-secret' } } },
+    };
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({}, { namespace }), render: renderWithSchedule(schedule) });
+    world = w;
+    await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3-secret', namespace }, stringData: SECRETS['s3-secret'] });
+    w.kubelet.runJob = async (pod) => {
+      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName: pod.metadata.labels['batch.kubernetes.io/job-name'], secrets: SECRETS, tikvVersion: 'v8.5.0' });
+      return { exitCode: r.status ?? 1, message: r.text };
+    };
+    await w.startController(['--resync', '2s']);
+
+    // The CronJob controller starts the run at the next minute; the Job controller sees it through.
+    const jobs = () => w.kube.list(`/apis/batch/v1/namespaces/${namespace}/jobs`);
+    await w.waitFor(async () => (await jobs()).some((j) => j.status?.conditions?.some((c: Obj) => c.type === 'Complete' && c.status === 'True')), 100_000, 'a run of the schedule to complete');
+    const job = (await jobs())[0];
+    expect(job.metadata.name).toMatch(/^backup-often-\d+$/);
+    const minutes = Number(/(\d+)$/.exec(job.metadata.name)![1]);
+    const folder = `c/c-pd.${namespace}-2379-${new Date(minutes * 60_000).toISOString().slice(0, 19).replace('T', 't').replace(/:/g, '-')}`;
+    expect(await bucketKeys(`${folder}/`)).toEqual(expect.arrayContaining([`${folder}/backupmeta`, `${folder}/backup.lock`]));
+
+    // The controller keeps the run in the status ConfigMap, with what the run reported.
+    const runs = async (): Promise<Obj[]> => {
+      const cm = await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/c-status`);
+      return JSON.parse(cm?.data?.['status.json'] ?? '{}').backupRuns ?? [];
+    };
+    await w.waitFor(async () => (await runs()).some((r) => r.job === job.metadata.name && r.phase === 'Complete'), 30_000, 'the controller to record the run');
+    const run = (await runs()).find((r) => r.job === job.metadata.name)!;
+    expect(run).toMatchObject({ schedule: 'often', phase: 'Complete', storage: `s3://backups/${folder}` });
+    expect(run.backupTS).toMatch(/^\d+$/);
+    expect(run.started).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+
+    const events = await w.kube.list(`/api/v1/namespaces/${namespace}/events`);
+    const announced = events.filter((e) => e.reason === 'BackupComplete' && e.involvedObject.name === job.metadata.name);
+    expect(announced).toHaveLength(1);
+    expect(announced[0].involvedObject).toMatchObject({ kind: 'Job', apiVersion: 'batch/v1', uid: job.metadata.uid });
+    expect(announced[0].message).toContain(`written to s3://backups/${folder}`);
+  });
+});

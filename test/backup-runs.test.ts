@@ -1,0 +1,127 @@
+/**
+ * The controller's records of BackupSchedule runs: what a Job and its Pod say about a run, what the
+ * records keep when the Job is gone, how they read back from a status document, and what the
+ * renderer tells the controller (the schedules' names) and grants it (listing Jobs, only then).
+ */
+import { stringify } from 'yaml';
+import { loadInputs } from '../src/backup/load';
+import { linkOperations } from '../src/backup/link';
+import { parseClusterInfo } from '../src/controller/model/cluster';
+import type { Job, Pod } from '../src/controller/model/objects';
+import { observeRuns, terminationOutcome } from '../src/controller/plan/backup-runs';
+import { backupRunsOf, listRuns, RUNS_KEPT, type BackupRun } from '../src/controller/records/backup-runs';
+import { renderClusters } from '../src/render/render';
+import { cluster, find, type Obj } from './support/render';
+
+const T0 = '2026-11-27T02:00:00Z';
+
+function job(name: string, schedule: string, conditions: Obj[] = [], extra: Obj = {}): Job {
+  return { metadata: { name, uid: `uid-${name}`, labels: { 'tidb.pingcap.com/backup-schedule': schedule } }, status: { startTime: new Date(T0), conditions, ...extra } } as unknown as Job;
+}
+
+function pod(jobName: string, message: string | undefined, finishedAt = T0): Pod {
+  return {
+    metadata: { name: `${jobName}-x`, labels: { 'batch.kubernetes.io/job-name': jobName } },
+    status: { containerStatuses: [{ name: 'backup', state: message === undefined ? {} : { terminated: { exitCode: 0, message, finishedAt } } }] },
+  } as Pod;
+}
+
+const complete = [{ type: 'Complete', status: 'True', lastTransitionTime: '2026-11-27T02:03:00Z' }];
+const failed = [{ type: 'Failed', status: 'True', lastTransitionTime: '2026-11-27T02:01:00Z', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }];
+
+describe('a run as its Job and Pod tell it', () => {
+  test('running, then complete with what the run reported; reported once', () => {
+    const running = observeRuns([job('backup-n-1', 'n')], [pod('backup-n-1', undefined)], {});
+    expect(running.runs['backup-n-1']).toEqual({ schedule: 'n', job: 'backup-n-1', phase: 'Running', started: T0 });
+    expect(running.finished).toEqual([]);
+    const msg = '{"storage":"s3://b/p/c-pd.ns-2379-2026-11-27t02-00-00","backupTS":"470759906831237120","size":"115"}\n';
+    const done = observeRuns([job('backup-n-1', 'n', complete, { completionTime: '2026-11-27T02:03:00Z' })], [pod('backup-n-1', msg)], running.runs);
+    expect(done.runs['backup-n-1']).toEqual({
+      schedule: 'n', job: 'backup-n-1', phase: 'Complete', started: T0, finished: '2026-11-27T02:03:00Z',
+      storage: 's3://b/p/c-pd.ns-2379-2026-11-27t02-00-00', backupTS: '470759906831237120', size: '115',
+    });
+    expect(done.finished.map((r) => r.job)).toEqual(['backup-n-1']);
+    // Seen again: nothing new to announce, nothing changes.
+    const again = observeRuns([job('backup-n-1', 'n', complete, { completionTime: '2026-11-27T02:03:00Z' })], [], done.runs);
+    expect(again.finished).toEqual([]);
+    expect(again.runs).toEqual(done.runs);
+  });
+
+  test("a failed run keeps BR's error, or the log's last lines, or the Job's reason", () => {
+    const withError = observeRuns([job('backup-n-2', 'n', failed)], [pod('backup-n-2', '{"storage":"s3://b/p/x","error":"Error: NoSuchBucket: The specified bucket does not exist"}')], {});
+    expect(withError.runs['backup-n-2']).toMatchObject({ phase: 'Failed', storage: 's3://b/p/x', error: 'Error: NoSuchBucket: The specified bucket does not exist', finished: '2026-11-27T02:01:00Z' });
+    const fromLog = observeRuns([job('backup-n-3', 'n', failed)], [pod('backup-n-3', 'a\nb\nc\nd: panic')], {});
+    expect(fromLog.runs['backup-n-3'].error).toBe('b\nc\nd: panic');
+    const bare = observeRuns([job('backup-n-4', 'n', failed)], [], {});
+    expect(bare.runs['backup-n-4'].error).toBe('Job has reached the specified backoff limit');
+  });
+
+  test('a running run whose Job is gone is lost; a finished one stays as it was', () => {
+    const known: Record<string, BackupRun> = {
+      'backup-n-5': { schedule: 'n', job: 'backup-n-5', phase: 'Running', started: T0 },
+      'backup-n-6': { schedule: 'n', job: 'backup-n-6', phase: 'Complete', started: T0, storage: 's3://b/p/y' },
+    };
+    const { runs, finished } = observeRuns([], [], known);
+    expect(runs['backup-n-5']).toMatchObject({ phase: 'Lost', error: 'its Job was deleted before it finished' });
+    expect(runs['backup-n-6']).toEqual(known['backup-n-6']);
+    expect(finished.map((r) => r.job)).toEqual(['backup-n-5']);
+  });
+
+  test("a Job without the schedule label is not a schedule's run", () => {
+    const other = { metadata: { name: 'restore-x', labels: {} }, status: { conditions: complete } } as unknown as Job;
+    expect(observeRuns([other], [], {}).runs).toEqual({});
+  });
+
+  test("the newest finished Pod's message counts", () => {
+    expect(terminationOutcome([pod('j', '{"error":"first"}', '2026-11-27T02:01:00Z'), pod('j', '{"error":"second"}', '2026-11-27T02:02:00Z')])).toEqual({ error: 'second' });
+  });
+});
+
+describe('the records in the status document', () => {
+  test('read back what was written, by schedule, newest first, at most RUNS_KEPT each', () => {
+    const runs: Record<string, BackupRun> = {};
+    for (let i = 0; i < RUNS_KEPT + 5; i++) {
+      const started = new Date(Date.UTC(2026, 0, 1) + i * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      runs[`backup-a-${i}`] = { schedule: 'a', job: `backup-a-${i}`, phase: 'Complete', started };
+    }
+    runs['backup-b-1'] = { schedule: 'b', job: 'backup-b-1', phase: 'Failed', error: 'x' };
+    const listed = listRuns(runs);
+    expect(listed.filter((r) => r.schedule === 'a')).toHaveLength(RUNS_KEPT);
+    expect(listed[0].job).toBe(`backup-a-${RUNS_KEPT + 4}`);
+    const back = backupRunsOf(JSON.parse(JSON.stringify({ backupRuns: listed })));
+    expect(Object.keys(back)).toHaveLength(RUNS_KEPT + 1);
+    expect(back['backup-b-1']).toEqual(runs['backup-b-1']);
+    expect(backupRunsOf({ backupRuns: [{ job: 'x', schedule: 'a', phase: 'Exploded' }, 'junk'] })).toEqual({});
+  });
+});
+
+describe('what the renderer gives the controller', () => {
+  function render(withSchedule: boolean): Obj[] {
+    const docs: Obj[] = [cluster()];
+    if (withSchedule) docs.push({ apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'nightly', namespace: 'ns' }, spec: { schedule: '@daily', backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'aws', bucket: 'b' } } } });
+    const loaded = loadInputs(docs.map((d) => stringify(d)).join('---\n'), 'in.yaml');
+    const linked = linkOperations(loaded.clusters, loaded.documents);
+    return renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects;
+  }
+  const info = (objects: Obj[]) => {
+    const env = find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env as Obj[];
+    return parseClusterInfo(env.find((e) => e.name === 'TIDB_GITOPS_CLUSTER')!.value, 'ns');
+  };
+  const jobRules = (objects: Obj[]) => (find(objects, 'Role', 'demo-discovery').rules as Obj[]).filter((r) => r.apiGroups.includes('batch'));
+
+  test('with a schedule: its name, and listing Jobs', () => {
+    const objects = render(true);
+    expect(info(objects).backupSchedules).toEqual(['nightly']);
+    expect(jobRules(objects)).toEqual([{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['list'] }]);
+  });
+
+  test('without one: neither', () => {
+    const objects = render(false);
+    expect(info(objects).backupSchedules).toBeUndefined();
+    expect(jobRules(objects)).toEqual([]);
+  });
+
+  test('a bad list is refused where the controller reads it', () => {
+    expect(() => parseClusterInfo('{"name":"c","backupSchedules":["Bad Name"]}', 'ns')).toThrow('TIDB_GITOPS_CLUSTER.backupSchedules: expected a list of BackupSchedule names');
+  });
+});
