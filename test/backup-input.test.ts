@@ -146,7 +146,6 @@ spec:
     ]);
     expect(errors).toContain('spec.backupTemplate.dumpling (line');
     expect(errors).toMatch(/spec\.backupTemplate\.dumpling \(line \d+\): not supported: Dumpling/);
-    expect(errors).toMatch(/spec\.maxBackups \(line \d+\): retention is not carried out yet/);
     expect(errors).toMatch(/spec\.logBackupTemplate \(line \d+\): log backup is not carried out yet/);
     expect(errors).toMatch(/spec\.backupTemplate\.cleanPolicy \(line \d+\): removing a backup's data/);
     expect(errors).toMatch(/document 3: kind \(line \d+\): Restore is not carried out yet/);
@@ -154,6 +153,29 @@ spec:
     // The CRD's own defaults ask for nothing and pass.
     expect(errors).not.toContain('useKMS');
     expect(errors).not.toContain('calcSizeLevel');
+  });
+
+  test('retention: one of maxBackups and maxReservedTime, on S3 with keys the controller can use', () => {
+    const s3 = { provider: 'aws', bucket: 'b', secretName: 's3-secret' };
+    const errs = (spec: Obj) => load([cluster(), schedule({ backupTemplate: { br: { cluster: 'demo' }, s3 }, ...spec })]).errors;
+    expect(errs({ maxBackups: 3 })).toBe('');
+    expect(errs({ maxReservedTime: '72h' })).toBe('');
+    expect(errs({ maxBackups: 3, maxReservedTime: '72h' })).toMatch(/spec\.maxReservedTime \(line \d+\): give one of maxBackups and maxReservedTime/);
+    expect(errs({ maxBackups: 0 })).toMatch(/spec\.maxBackups \(line \d+\): expected a whole number of backups to keep, at least 1, got 0/);
+    expect(errs({ maxReservedTime: '7d' })).toMatch(/spec\.maxReservedTime \(line \d+\): expected a duration such as 72h or 90m \(Go's units: h, m, s\), got "7d"/);
+    const noKeys = load([cluster(), schedule({ maxBackups: 3, backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'aws', bucket: 'b' } } })]).errors;
+    expect(noKeys).toMatch(/spec\.backupTemplate\.s3\.secretName \(line \d+\): required with retention: the controller removes expired backups from the bucket with these keys/);
+    const gcs = load([cluster(), schedule({ maxBackups: 3, backupTemplate: { br: { cluster: 'demo' }, gcs: { projectId: 'p', bucket: 'b' } } })]).errors;
+    expect(gcs).toMatch(/spec\.backupTemplate\.gcs \(line \d+\): retention \(maxBackups\) on gcs storage is not carried out yet: only on S3 and S3-compatible storage/);
+  });
+
+  test('with retention the controller learns the bucket and may read its Secret, and only that one', () => {
+    const { loaded, linked } = load([cluster(), schedule({ maxBackups: 2, backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'p', secretName: 's3-secret', forcePathStyle: true } } })]);
+    const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects;
+    const env = find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env as Obj[];
+    const info = JSON.parse(env.find((e) => e.name === 'TIDB_GITOPS_CLUSTER')!.value);
+    expect(info.backupRetention).toEqual({ nightly: { maxBackups: 2, bucket: 'b', prefix: 'p', endpoint: 'http://minio:9000', forcePathStyle: true, secretName: 's3-secret' } });
+    expect((find(objects, 'Role', 'demo-discovery').rules as Obj[]).filter((r) => r.resources.includes('secrets'))).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: ['s3-secret'], verbs: ['get'] }]);
   });
 
   test("the CRD's rules: logStop and logSubcommand exclude each other", () => {

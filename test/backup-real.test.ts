@@ -5,9 +5,6 @@
  * (@20minutes/s3rver) on loopback. The controller, with the rendered Role's token, records the run in
  * `<cluster>-status` and announces it with an Event; the audit log shows it was never refused.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
@@ -16,10 +13,8 @@ import { realApiSuite } from './kube/suite';
 import { RealWorld } from './kube/world';
 import { simCluster } from './sim/controller-process';
 import { runBrContainer } from './support/br-run';
+import { startS3Server, type S3Server } from './support/s3-server';
 import { assertValidK8sObjects } from './support/k8s-schema';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const S3rver = require('@20minutes/s3rver');
 
 type Obj = Record<string, any>;
 
@@ -29,15 +24,13 @@ const { describeReal } = suite;
 jest.setTimeout(240_000);
 
 const SECRETS = { 's3-secret': { access_key: 'S3RVER', secret_key: 'S3RVER' } };
-let server: { close(): Promise<void> } | undefined;
+let server: S3Server | undefined;
 let endpoint = '';
-let dir = '';
 let world: RealWorld | undefined;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'backup-real-'));
-  server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: join(dir, 's3'), configureBuckets: [{ name: 'backups' }] });
-  endpoint = `http://127.0.0.1:${(await (server as any).run()).port}`;
+  server = await startS3Server(['backups']);
+  endpoint = server.endpoint;
 });
 
 afterEach(async () => {
@@ -51,10 +44,7 @@ afterEach(async () => {
   }
 });
 
-afterAll(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => server?.stop());
 
 /** The cluster with its schedule, rendered as the CLI renders them, and checked against the schema. */
 function renderWithSchedule(schedule: Obj) {
@@ -75,16 +65,27 @@ async function bucketKeys(prefix: string): Promise<string[]> {
 }
 
 describeReal('a BackupSchedule on the real API server', () => {
-  test('runs on time, and the controller records the run and announces it', async () => {
+  test('runs on time; the controller records the run, announces it, and removes what maxBackups no longer keeps', async () => {
     const namespace = 'backup-1';
     const schedule = {
       apiVersion: 'pingcap.com/v1alpha1',
       kind: 'BackupSchedule',
       metadata: { name: 'often', namespace },
-      spec: { schedule: '* * * * *', backupTemplate: { br: { cluster: 'c' }, s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'c', secretName: 's3-secret' } } },
+      spec: { schedule: '* * * * *', maxBackups: 1, backupTemplate: { br: { cluster: 'c' }, s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'c', secretName: 's3-secret' } } },
     };
+    // What the bucket holds from before: two runs of this schedule the records know (one good, one
+    // failed), a backup made by hand under the same prefix, and a folder whose name only starts like
+    // the old run's. Retention may remove the first two only.
+    const folderAt = (ts: string) => `c/c-pd.${namespace}-2379-${ts}`;
+    const put = (key: string) => fetch(`${endpoint}/backups/${key}`, { method: 'PUT', body: 'x' });
+    for (const key of [`${folderAt('2026-01-01t00-00-00')}/backupmeta`, `${folderAt('2026-01-01t00-00-00')}/1/a_write.sst`, `${folderAt('2026-01-02t00-00-00')}/backup.lock`, 'c/by-hand/backupmeta', `${folderAt('2026-01-01t00-00-00')}0/backupmeta`]) await put(key);
+    const seeded = [
+      { schedule: 'often', job: 'backup-often-29453760', phase: 'Complete', started: '2026-01-01T00:00:00Z', storage: `s3://backups/${folderAt('2026-01-01t00-00-00')}` },
+      { schedule: 'often', job: 'backup-often-29455200', phase: 'Failed', started: '2026-01-02T00:00:00Z', storage: `s3://backups/${folderAt('2026-01-02t00-00-00')}`, error: 'Error: x' },
+    ];
     const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({}, { namespace }), render: renderWithSchedule(schedule) });
     world = w;
+    await w.kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c-status', namespace }, data: { 'status.json': JSON.stringify({ backupRuns: seeded }) } });
     await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3-secret', namespace }, stringData: SECRETS['s3-secret'] });
     w.kubelet.runJob = async (pod) => {
       const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName: pod.metadata.labels['batch.kubernetes.io/job-name'], secrets: SECRETS, tikvVersion: 'v8.5.0' });
@@ -117,5 +118,15 @@ describeReal('a BackupSchedule on the real API server', () => {
     expect(announced).toHaveLength(1);
     expect(announced[0].involvedObject).toMatchObject({ kind: 'Job', apiVersion: 'batch/v1', uid: job.metadata.uid });
     expect(announced[0].message).toContain(`written to s3://backups/${folder}`);
+
+    // maxBackups: 1 keeps the new run; the old good run and the failed one go, nothing else does.
+    await w.waitFor(async () => (await runs()).filter((r) => r.phase === 'Deleted').length === 2, 30_000, 'retention to remove the two old runs');
+    expect(await bucketKeys(`${folderAt('2026-01-01t00-00-00')}/`)).toEqual([]);
+    expect(await bucketKeys(`${folderAt('2026-01-02t00-00-00')}/`)).toEqual([]);
+    expect(await bucketKeys('c/by-hand/')).toEqual(['c/by-hand/backupmeta']);
+    expect(await bucketKeys(`${folderAt('2026-01-01t00-00-00')}0/`)).toEqual([`${folderAt('2026-01-01t00-00-00')}0/backupmeta`]);
+    expect(await bucketKeys(`${folder}/`)).toEqual(expect.arrayContaining([`${folder}/backupmeta`]));
+    const deleted = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupDeleted');
+    expect(deleted.map((e) => e.involvedObject.name)).toEqual(['backup-often', 'backup-often']);
   });
 });

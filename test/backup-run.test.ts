@@ -5,9 +5,6 @@
  * (@20minutes/s3rver) on loopback. What lands in the bucket, what the termination message says, and
  * how a second run into the same folder, a missing bucket, wrong keys and an old TiKV fail.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
@@ -16,27 +13,19 @@ import { cluster, find, type Obj } from './support/render';
 import { scheduledBackupScript } from '../src/render/scripts/br';
 import { expectShellLintClean } from './support/sandbox';
 import { runBrContainer } from './support/br-run';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const S3rver = require('@20minutes/s3rver');
+import { startS3Server, type S3Server } from './support/s3-server';
 
 const SECRETS: Record<string, Record<string, string>> = { 's3-secret': { access_key: 'S3RVER', secret_key: 'S3RVER' }, 'wrong-keys': { access_key: 'NOBODY', secret_key: 'nothing' } };
 
-let server: { close(): Promise<void> };
+let server: S3Server | undefined;
 let endpoint = '';
-let dir = '';
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'backup-run-'));
-  server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: join(dir, 's3'), configureBuckets: [{ name: 'backups' }] });
-  const addr = await (server as any).run();
-  endpoint = `http://127.0.0.1:${addr.port}`;
+  server = await startS3Server(['backups']);
+  endpoint = server.endpoint;
 });
 
-afterAll(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => server?.stop());
 
 function cronJob(s3: Obj, clusterSpec: Obj = {}): Obj {
   const docs = [

@@ -9,9 +9,12 @@ import { linkOperations } from '../src/backup/link';
 import { parseClusterInfo } from '../src/controller/model/cluster';
 import type { Job, Pod } from '../src/controller/model/objects';
 import { observeRuns, terminationOutcome } from '../src/controller/plan/backup-runs';
+import { expiredRuns, folderOf } from '../src/controller/plan/retention';
+import { S3Client } from '../src/controller/clients/s3';
 import { backupRunsOf, listRuns, RUNS_KEPT, type BackupRun } from '../src/controller/records/backup-runs';
 import { renderClusters } from '../src/render/render';
 import { cluster, find, type Obj } from './support/render';
+import { startS3Server, type S3Server } from './support/s3-server';
 
 const T0 = '2026-11-27T02:00:00Z';
 
@@ -124,4 +127,79 @@ describe('what the renderer gives the controller', () => {
   test('a bad list is refused where the controller reads it', () => {
     expect(() => parseClusterInfo('{"name":"c","backupSchedules":["Bad Name"]}', 'ns')).toThrow('TIDB_GITOPS_CLUSTER.backupSchedules: expected a list of BackupSchedule names');
   });
+});
+
+describe('retention: which runs go', () => {
+  const policy = { bucket: 'b', prefix: 'p', secretName: 's' };
+  const run = (day: number, phase: BackupRun['phase'], folder = `c-pd.ns-2379-2026-01-${String(day).padStart(2, '0')}t00-00-00`): BackupRun => ({
+    schedule: 'n', job: `backup-n-${day}`, phase, started: `2026-01-${String(day).padStart(2, '0')}T00:00:00Z`, storage: `s3://b/p/${folder}`,
+  });
+  const byJob = (...runs: BackupRun[]) => Object.fromEntries(runs.map((r) => [r.job, r]));
+  const gone = (runs: Record<string, BackupRun>, p: Obj, now = Date.UTC(2026, 0, 10)) => expiredRuns('n', runs, { ...policy, ...p } as never, now).map((e) => e.run.job);
+
+  test('maxBackups keeps the newest good backups; failed runs never count and go once a newer one is good', () => {
+    const runs = byJob(run(1, 'Complete'), run(2, 'Complete'), run(3, 'Failed'), run(4, 'Complete'), run(5, 'Running'), run(6, 'Failed'));
+    expect(gone(runs, { maxBackups: 2 })).toEqual(['backup-n-3', 'backup-n-1']);
+    expect(expiredRuns('n', runs, { ...policy, maxBackups: 2 }, 0).map((e) => e.folder)).toEqual(['p/c-pd.ns-2379-2026-01-03t00-00-00/', 'p/c-pd.ns-2379-2026-01-01t00-00-00/']);
+  });
+
+  test('the newest good backup stays whatever the limits say; with none, nothing goes', () => {
+    expect(gone(byJob(run(1, 'Complete'), run(2, 'Complete')), { maxReservedSeconds: 60 })).toEqual(['backup-n-1']);
+    expect(gone(byJob(run(1, 'Failed'), run(2, 'Failed')), { maxBackups: 1 })).toEqual([]);
+  });
+
+  test('maxReservedTime keeps what started within it', () => {
+    const runs = byJob(run(1, 'Complete'), run(5, 'Complete'), run(8, 'Complete'), run(9, 'Complete'));
+    expect(gone(runs, { maxReservedSeconds: 3 * 86_400 })).toEqual(['backup-n-5', 'backup-n-1']);
+  });
+
+  test("another schedule's runs, and folders outside the prefix or above it, are never touched", () => {
+    const other = { ...run(1, 'Complete'), schedule: 'other', job: 'backup-other-1' };
+    const outside = { ...run(2, 'Complete'), storage: 's3://b/elsewhere/c-pd.ns-2379-x' };
+    const above = { ...run(3, 'Complete'), storage: 's3://b/p' };
+    const nested = { ...run(4, 'Complete'), storage: 's3://b/p/a/b' };
+    const otherBucket = { ...run(5, 'Complete'), storage: 's3://c/p/x' };
+    expect(gone(byJob(other, outside, above, nested, otherBucket, run(9, 'Complete')), { maxBackups: 1 })).toEqual([]);
+  });
+
+  test('a folder a kept backup names is kept, whichever other run names it', () => {
+    const runs = byJob(run(1, 'Complete', 'same'), { ...run(2, 'Failed', 'same') }, run(0, 'Complete'));
+    expect(gone(runs, { maxBackups: 1 }, Date.UTC(2026, 0, 10))).toEqual(['backup-n-0']);
+  });
+
+  test('folderOf: one folder directly under the prefix, with the query of a path-style URL ignored', () => {
+    expect(folderOf('s3://b/p/x?force-path-style=false', policy)).toBe('p/x/');
+    expect(folderOf('s3://b/x', { bucket: 'b', prefix: '' })).toBe('x/');
+    expect(folderOf('s3://b/p/..', policy)).toBeUndefined();
+    expect(folderOf('gcs://b/p/x/', policy)).toBeUndefined();
+    expect(folderOf(undefined, policy)).toBeUndefined();
+  });
+});
+
+describe('the S3 client retention uses, against a real S3-protocol server', () => {
+  let server: S3Server;
+  let endpoint = '';
+  beforeAll(async () => {
+    server = await startS3Server(['bk']);
+    endpoint = server.endpoint;
+  });
+  afterAll(() => server?.stop());
+
+  test('lists every key under a folder, page by page, and deletes them in batches; signatures are checked', async () => {
+    const s3 = new S3Client({ bucket: 'bk', endpoint }, { accessKey: 'S3RVER', secretKey: 'S3RVER' });
+    const keys = Array.from({ length: 1205 }, (_, i) => `p/f/${i % 3}/k ${i}+ä.sst`);
+    const all = [...keys, 'p/f0/keep', 'p/g/keep'];
+    for (let i = 0; i < all.length; i += 50) {
+      await Promise.all(all.slice(i, i + 50).map((k) => fetch(`${endpoint}/bk/${k.split('/').map(encodeURIComponent).join('/')}`, { method: 'PUT', body: 'x' })));
+    }
+    const listed = await s3.list('p/f/');
+    expect(listed.sort()).toEqual([...keys].sort());
+    await s3.delete(listed);
+    expect(await s3.list('p/f/')).toEqual([]);
+    expect((await s3.list('p/')).sort()).toEqual(['p/f0/keep', 'p/g/keep']);
+    const wrong = new S3Client({ bucket: 'bk', endpoint }, { accessKey: 'S3RVER', secretKey: 'wrong' });
+    await expect(wrong.list('p/')).rejects.toThrow(/SignatureDoesNotMatch/);
+    const missing = new S3Client({ bucket: 'nowhere', endpoint }, { accessKey: 'S3RVER', secretKey: 'S3RVER' });
+    await expect(missing.list('p/')).rejects.toThrow(/NoSuchBucket/);
+  }, 60_000);
 });

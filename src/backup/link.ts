@@ -8,6 +8,7 @@ import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { formatIssue } from '../tidbcluster/errors';
 import { imageTag } from '../base/version';
+import type { BackupRetentionInfo, ControllerClusterInfo } from '../tidbcluster/names';
 import type { BrJob, ResolvedBackup, ResolvedOperation, ResolvedRestore, ResolvedSchedule } from './resolve';
 
 /** The operations of one cluster, in input order. */
@@ -97,4 +98,24 @@ function imageHasTag(image: string): boolean {
 
 function describe(c: ResolvedCluster): string {
   return c.namespace ? `${c.namespace}/${c.name}` : c.name;
+}
+
+/** What the controller must know of a cluster's schedules: their names, and how each keeps its backups. */
+export function controllerBackupInfo(schedules: readonly ResolvedSchedule[]): Pick<ControllerClusterInfo, 'backupSchedules' | 'backupRetention'> {
+  if (schedules.length === 0) return {};
+  const retention: Record<string, BackupRetentionInfo> = {};
+  for (const s of schedules) {
+    const storage = s.backup.storage;
+    if (!s.retention || storage.provider !== 's3' || !storage.secretName) continue;
+    retention[s.name] = {
+      ...s.retention,
+      bucket: storage.bucket,
+      prefix: storage.prefix,
+      ...(storage.spec.endpoint && { endpoint: storage.spec.endpoint }),
+      ...(storage.spec.region && { region: storage.spec.region }),
+      ...(storage.spec.forcePathStyle !== undefined && { forcePathStyle: storage.spec.forcePathStyle }),
+      secretName: storage.secretName,
+    };
+  }
+  return { backupSchedules: schedules.map((s) => s.name).sort(), ...(Object.keys(retention).length > 0 && { backupRetention: retention }) };
 }

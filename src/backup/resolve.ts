@@ -42,10 +42,20 @@ export interface ResolvedBackup extends OperationBase, BrJob {
   readonly commitTs?: string;
 }
 
+/** How many of a schedule's good backups to keep: exactly one of the two. */
+export interface Retention {
+  /** Keep this many successful backups, the newest. @default none */
+  readonly maxBackups?: number;
+  /** Keep the successful backups that started within this many seconds. @default none */
+  readonly maxReservedSeconds?: number;
+}
+
 export interface ResolvedSchedule extends OperationBase {
   readonly kind: 'BackupSchedule';
   readonly schedule: string;
   readonly pause: boolean;
+  /** `maxBackups` or `maxReservedTime`: the controller removes older backups from the storage. @default none (keep all) */
+  readonly retention?: Retention;
   /** Each run's backup: the template's settings, with the schedule's storage when it has one. */
   readonly backup: BrJob;
 }
@@ -84,8 +94,7 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
   const issues: SpecIssue[] = [];
   const cron = cronProblem(s.schedule ?? '');
   if (cron) issues.push({ path: 'spec.schedule', message: cron });
-  if (s.maxBackups !== undefined) issues.push({ path: 'spec.maxBackups', message: `retention ${NOT_YET}` });
-  if (s.maxReservedTime !== undefined) issues.push({ path: 'spec.maxReservedTime', message: `retention ${NOT_YET}` });
+  const retention = retentionOf(s, issues);
   if (s.logBackupTemplate !== undefined) issues.push({ path: 'spec.logBackupTemplate', message: `log backup ${NOT_YET}` });
   if (!s.backupTemplate) {
     issues.push({ path: 'spec.backupTemplate', message: 'required field is missing: what each run backs up' });
@@ -99,9 +108,17 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
   const own = hasStorage(s);
   const job = brJob(t, own ? s : t, 'spec.backupTemplate', own ? 'spec' : 'spec.backupTemplate', issues);
   if (own && hasStorage(t)) issues.push({ path: 'spec.backupTemplate', message: 'storage is given both in spec and in spec.backupTemplate; give it once' });
+  if (retention && job && (job.storage.provider !== 's3' || !job.storage.secretName)) {
+    const at = own ? 'spec' : 'spec.backupTemplate';
+    issues.push(
+      job.storage.provider !== 's3'
+        ? { path: `${at}.${job.storage.provider}`, message: `retention (${s.maxBackups !== undefined ? 'maxBackups' : 'maxReservedTime'}) on ${job.storage.provider} storage is not carried out yet: only on S3 and S3-compatible storage` }
+        : { path: `${at}.s3.secretName`, message: 'required with retention: the controller removes expired backups from the bucket with these keys' },
+    );
+  }
   if (issues.length > 0 || !job) return { issues };
   return {
-    value: { kind: 'BackupSchedule', ...base({ metadata: doc.metadata, spec: { br: t.br } }, options), schedule: s.schedule.trim(), pause: s.pause === true, backup: job },
+    value: { kind: 'BackupSchedule', ...base({ metadata: doc.metadata, spec: { br: t.br } }, options), schedule: s.schedule.trim(), pause: s.pause === true, backup: job, ...(retention && { retention }) },
     issues,
   };
 }
@@ -121,6 +138,43 @@ export function resolveRestore(doc: Restore, options: OperationOptions = {}): { 
   const job = brJob(s, s, 'spec', 'spec', issues);
   if (issues.length > 0 || !job) return { issues };
   return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit: s.backoffLimit ?? 0 }, issues };
+}
+
+/**
+ * `maxBackups` or `maxReservedTime` (a Go duration, as tidb-operator parses it with
+ * `time.ParseDuration`: `72h`, `30m`; `d` is not a unit there).
+ */
+function retentionOf(s: BackupSchedule['spec'], issues: SpecIssue[]): Retention | undefined {
+  const { maxBackups, maxReservedTime } = s;
+  if (maxBackups !== undefined && maxReservedTime !== undefined) {
+    issues.push({ path: 'spec.maxReservedTime', message: 'give one of maxBackups and maxReservedTime (tidb-operator would use maxReservedTime and ignore maxBackups)' });
+    return undefined;
+  }
+  if (maxBackups !== undefined) {
+    if (!Number.isInteger(maxBackups) || maxBackups < 1) {
+      issues.push({ path: 'spec.maxBackups', message: `expected a whole number of backups to keep, at least 1, got ${JSON.stringify(maxBackups)}` });
+      return undefined;
+    }
+    return { maxBackups };
+  }
+  if (maxReservedTime !== undefined) {
+    const seconds = goDurationSeconds(maxReservedTime);
+    if (seconds === undefined || seconds <= 0) {
+      issues.push({ path: 'spec.maxReservedTime', message: `expected a duration such as 72h or 90m (Go's units: h, m, s), got ${JSON.stringify(maxReservedTime)}` });
+      return undefined;
+    }
+    return { maxReservedSeconds: seconds };
+  }
+  return undefined;
+}
+
+/** Seconds of a Go duration (`1h30m`, `45s`, `1.5h`), or undefined when it is not one. */
+export function goDurationSeconds(text: string): number | undefined {
+  const UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(text)) return undefined;
+  let total = 0;
+  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) total += Number(m[1]) * UNITS[m[2]];
+  return total;
 }
 
 function backupModeIssues(s: BackupSpec, at: string): SpecIssue[] {

@@ -68,7 +68,7 @@ export class TidbClusterChart extends Chart {
     const c = resolved;
     const ops = props.operations ?? NO_OPERATIONS;
     // Always: even without PD, the controller sets the StatefulSets' replicas and partitions.
-    new DiscoveryComponent(this, 'discovery', { cluster: c, backupSchedules: ops.schedules.map((s) => s.name) });
+    new DiscoveryComponent(this, 'discovery', { cluster: c, backupSchedules: ops.schedules });
     // PD's micro-services first, in the operator's order.
     if (c.tso) new PdmsComponent(this, 'tso', { cluster: c, pdms: c.tso });
     if (c.scheduling) new PdmsComponent(this, 'scheduling', { cluster: c, pdms: c.scheduling });

@@ -26,14 +26,16 @@ import {
 } from '../tidbcluster/names';
 import { basePodSpec, fieldRefEnv, finishPodSpec, hasResources, mergeContainers, mergeEnv, namespaced, podLabels, stableJson } from './component';
 import { kubeObject } from './kube';
+import { controllerBackupInfo } from '../backup/link';
+import type { ResolvedSchedule } from '../backup/resolve';
 import { dualStack } from './service';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
 
 export interface DiscoveryComponentProps {
   /** The resolved cluster (`cluster.discovery` is always set). */
   readonly cluster: ResolvedCluster;
-  /** The names of the cluster's BackupSchedules, whose runs the controller records. @default [] */
-  readonly backupSchedules?: readonly string[];
+  /** The cluster's BackupSchedules: the controller records their runs and keeps their retention. @default [] */
+  readonly backupSchedules?: readonly ResolvedSchedule[];
 }
 
 /**
@@ -76,7 +78,8 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
  * `delete` on ConfigMaps, whose old revisions have names known only once rendered. Reading and
  * writing ConfigMaps and Leases is otherwise limited to the controller's two objects.
  */
-export function discoveryRules(cluster: ResolvedCluster, backupSchedules: readonly string[] = []): PolicyRule[] {
+export function discoveryRules(cluster: ResolvedCluster, backupSchedules: readonly ResolvedSchedule[] = []): PolicyRule[] {
+  const secrets = Object.values(controllerBackupInfo(backupSchedules).backupRetention ?? {}).map((r) => r.secretName);
   return [
     // create and delete: a StatefulSet whose volumes grew is re-created, its Pods orphaned and kept.
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
@@ -91,10 +94,12 @@ export function discoveryRules(cluster: ResolvedCluster, backupSchedules: readon
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     // The runs of the cluster's BackupSchedules: their Jobs (their Pods are read with the rule above).
     ...(backupSchedules.length > 0 ? [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['list'] }] : []),
+    // Retention: the keys of the buckets it removes expired backups from.
+    ...(secrets.length > 0 ? [{ apiGroups: [''], resources: ['secrets'], resourceNames: [...new Set(secrets)].sort(), verbs: ['get'] }] : []),
   ];
 }
 
-export function discoveryRole(cluster: ResolvedCluster, backupSchedules: readonly string[] = []): Role {
+export function discoveryRole(cluster: ResolvedCluster, backupSchedules: readonly ResolvedSchedule[] = []): Role {
   return { apiVersion: `${RBAC_GROUP}/v1`, kind: 'Role', metadata: meta(cluster), rules: discoveryRules(cluster, backupSchedules) };
 }
 
@@ -160,7 +165,7 @@ function discoveryPodLabels(cluster: ResolvedCluster) {
 }
 
 /** The `TIDB_GITOPS_CLUSTER` env var: what the controller needs to know that no object it reads says. */
-export function controllerClusterInfo(cluster: ResolvedCluster, backupSchedules: readonly string[] = []): ControllerClusterInfo {
+export function controllerClusterInfo(cluster: ResolvedCluster, backupSchedules: readonly ResolvedSchedule[] = []): ControllerClusterInfo {
   const ref = cluster.joinCluster;
   return {
     name: cluster.name,
@@ -172,7 +177,7 @@ export function controllerClusterInfo(cluster: ResolvedCluster, backupSchedules:
     cluster: ref ? { name: ref.name, namespace: ref.namespace ?? '', clusterDomain: ref.clusterDomain } : null,
     components: COMPONENTS.filter((c) => cluster[c] !== undefined),
     ...(cluster.nodeAccess && { readsNodes: true as const }),
-    ...(backupSchedules.length > 0 && { backupSchedules: [...backupSchedules].sort() }),
+    ...controllerBackupInfo(backupSchedules),
   };
 }
 
@@ -223,7 +228,7 @@ function httpProbe(path: string, p: ResolvedDiscoveryProbe): Probe {
  * One Pod (`Recreate`: never two controllers at once). `replicas: 1` is the renderer's; the controller
  * owns no field of this object.
  */
-export function discoveryDeployment(cluster: ResolvedCluster, backupSchedules: readonly string[] = []): Deployment {
+export function discoveryDeployment(cluster: ResolvedCluster, backupSchedules: readonly ResolvedSchedule[] = []): Deployment {
   const d = cluster.discovery;
   const selector = selectorLabels(cluster.instance, 'discovery');
   const secrets = discoverySecrets(cluster);

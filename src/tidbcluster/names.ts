@@ -220,4 +220,28 @@ export interface ControllerClusterInfo {
    * read Jobs. @default absent (no schedule; the controller reads no Job)
    */
   readonly backupSchedules?: readonly string[];
+  /**
+   * The schedules that keep only some backups, by name: how many, and the S3 bucket the controller
+   * removes the others from. @default absent (no retention)
+   */
+  readonly backupRetention?: Readonly<Record<string, BackupRetentionInfo>>;
+}
+
+/** A schedule's retention as the controller carries it out. */
+export interface BackupRetentionInfo {
+  /** @default none */
+  readonly maxBackups?: number;
+  /** @default none */
+  readonly maxReservedSeconds?: number;
+  readonly bucket: string;
+  /** The schedule's prefix: each run's folder is under it. */
+  readonly prefix: string;
+  /** @default none (AWS's endpoint for the region) */
+  readonly endpoint?: string;
+  /** @default us-east-1 */
+  readonly region?: string;
+  /** @default true */
+  readonly forcePathStyle?: boolean;
+  /** The Secret with `access_key` and `secret_key`. */
+  readonly secretName: string;
 }

@@ -5,13 +5,14 @@
  */
 import {
   AppsV1Api,
-  BatchV1Api,
   CoordinationV1Api,
   CoreV1Api,
   KubeConfig,
   makeInformer,
   PatchStrategy,
   setHeaderOptions,
+  type ApiType,
+  type Configuration,
   type Informer,
   type ObjectCache,
   type V1PersistentVolumeClaim,
@@ -19,7 +20,7 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../../tidbcluster/names';
-import type { ConfigMapMeta, Job, Pod, Pvc, StatefulSet } from '../model/objects';
+import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from '../model/objects';
 import type { LeaseRecord, LeaseStore } from '../runtime/leader';
 import type { Logger } from '../runtime/log';
 
@@ -31,7 +32,7 @@ export const FIELD_MANAGER = 'tidb-gitops-controller';
 
 
 export interface EventTarget {
-  readonly kind: 'Pod' | 'StatefulSet' | 'Job';
+  readonly kind: 'Pod' | 'StatefulSet' | 'Job' | 'CronJob';
   readonly name: string;
   readonly uid?: string;
 }
@@ -53,7 +54,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class KubeAccess implements LeaseStore {
   private readonly kc = new KubeConfig();
   private readonly apps: AppsV1Api;
-  private readonly batch: BatchV1Api;
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
   /** The informer whose cache answers lookups, per resource (replaced by a fresh one after a failure). */
@@ -72,7 +72,6 @@ export class KubeAccess implements LeaseStore {
     if (kubeconfigPath) this.kc.loadFromFile(kubeconfigPath);
     else this.kc.loadFromDefault();
     this.apps = this.kc.makeApiClient(AppsV1Api);
-    this.batch = this.kc.makeApiClient(BatchV1Api);
     this.core = this.kc.makeApiClient(CoreV1Api);
     this.coordination = this.kc.makeApiClient(CoordinationV1Api);
   }
@@ -165,8 +164,13 @@ export class KubeAccess implements LeaseStore {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
   }
 
+  /** A client of another API group, for the modules beside this one (clients/backups.ts). */
+  apiClient<T extends ApiType>(api: new (config: Configuration) => T): T {
+    return this.kc.makeApiClient(api);
+  }
+
   /** Runs a request, retrying what Kubernetes says may succeed later (409, 429, 5xx, no answer). */
-  private async call<T>(verb: string, fn: () => Promise<T>, retry = true): Promise<T> {
+  async call<T>(verb: string, fn: () => Promise<T>, retry = true): Promise<T> {
     let delay = 100;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -392,7 +396,7 @@ export class KubeAccess implements LeaseStore {
             body: {
               metadata: { name: `${target.name}.${suffix}`, namespace: this.namespace },
               involvedObject: {
-                apiVersion: { Pod: 'v1', StatefulSet: 'apps/v1', Job: 'batch/v1' }[target.kind],
+                apiVersion: { Pod: 'v1', StatefulSet: 'apps/v1', Job: 'batch/v1', CronJob: 'batch/v1' }[target.kind],
                 kind: target.kind,
                 name: target.name,
                 namespace: this.namespace,
@@ -415,15 +419,6 @@ export class KubeAccess implements LeaseStore {
     } catch (err) {
       this.log.warn('could not record an event', { reason, error: describe(err) });
     }
-  }
-
-  /** Jobs and their Pods with these labels, read afresh (no informer: backup runs change seldom). */
-  async listJobsAndPods(selector: string): Promise<{ jobs: Job[]; pods: Pod[] }> {
-    const [jobs, pods] = await Promise.all([
-      this.call('list jobs', () => this.batch.listNamespacedJob({ namespace: this.namespace, labelSelector: selector })),
-      this.call('list pods', () => this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: selector })),
-    ]);
-    return { jobs: jobs.items as Job[], pods: pods.items as Pod[] };
   }
 
   async getLease(name: string): Promise<LeaseRecord | undefined> {

@@ -2,7 +2,7 @@
  * The cluster the controller runs for: what the renderer tells it (the `TIDB_GITOPS_CLUSTER` JSON)
  * and the namespace it runs in, and the host names of the cluster's Pods.
  */
-import { COMPONENTS, names, type ComponentKind, type ControllerClusterInfo } from '../../tidbcluster/names';
+import { COMPONENTS, names, type BackupRetentionInfo, type ComponentKind, type ControllerClusterInfo } from '../../tidbcluster/names';
 
 /**
  * What the renderer tells the controller about the cluster (the `TIDB_GITOPS_CLUSTER` JSON), plus the
@@ -51,6 +51,7 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
   if (!Array.isArray(schedules) || schedules.some((n) => typeof n !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n))) {
     throw new Error('TIDB_GITOPS_CLUSTER.backupSchedules: expected a list of BackupSchedule names');
   }
+  const retention = retentionOf(o.backupRetention);
   return {
     name: str('name'),
     namespace,
@@ -64,5 +65,22 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
     components: COMPONENTS.filter((c) => components.includes(c)),
     ...(bool('readsNodes') && { readsNodes: true as const }),
     ...(schedules.length > 0 && { backupSchedules: schedules as string[] }),
+    ...(retention && { backupRetention: retention }),
   };
+}
+
+/** `backupRetention`: per schedule, how many backups to keep and the bucket to remove the others from. */
+function retentionOf(raw: unknown): Record<string, BackupRetentionInfo> | undefined {
+  if (raw === undefined) return undefined;
+  const bad = (why: string) => new Error(`TIDB_GITOPS_CLUSTER.backupRetention: ${why}`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('expected an object of schedules');
+  const out: Record<string, BackupRetentionInfo> = {};
+  for (const [name, r] of Object.entries(raw as Record<string, Record<string, unknown>>)) {
+    const count = (k: string) => r[k] === undefined || (typeof r[k] === 'number' && Number(r[k]) > 0);
+    if (typeof r !== 'object' || r === null || typeof r.bucket !== 'string' || typeof r.prefix !== 'string' || typeof r.secretName !== 'string' || !count('maxBackups') || !count('maxReservedSeconds') || (r.maxBackups === undefined) === (r.maxReservedSeconds === undefined)) {
+      throw bad(`${name}: expected bucket, prefix, secretName and one of maxBackups and maxReservedSeconds`);
+    }
+    out[name] = r as unknown as BackupRetentionInfo;
+  }
+  return out;
 }

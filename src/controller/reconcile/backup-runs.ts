@@ -1,50 +1,93 @@
 /**
  * Each pass, the runs of the cluster's BackupSchedules: their Jobs and Pods are read, the run records
- * in the status ConfigMap follow them, and each run that finished gets an Event on its Job
- * (`BackupComplete`, `BackupFailed`, `BackupLost`). Only for a cluster with schedules: its Role grants
- * reading Jobs then, and not otherwise.
+ * in the status ConfigMap follow them, each run that finished gets an Event on its Job
+ * (`BackupComplete`, `BackupFailed`, `BackupLost`), and a schedule with retention has its expired
+ * backups removed from the bucket (`BackupDeleted`), each recorded `Deleted` once its folder is gone.
+ * Only for a cluster with schedules: its Role grants reading Jobs (and the buckets' Secrets) then,
+ * and not otherwise.
  */
+import { BACKUP_LABEL, LABEL, type BackupRetentionInfo } from '../../tidbcluster/names';
+import { BackupAccess } from '../clients/backups';
 import type { KubeAccess } from '../clients/kube';
 import { describe } from '../clients/kube';
+import { S3Client } from '../clients/s3';
 import type { ClusterInfo } from '../model/cluster';
-import { BACKUP_LABEL, LABEL } from '../../tidbcluster/names';
 import { observeRuns } from '../plan/backup-runs';
+import { expiredRuns } from '../plan/retention';
 import { backupRunsOf, listRuns, type BackupRun } from '../records/backup-runs';
 import type { StatusRecords } from '../records/store';
 import type { Logger } from '../runtime/log';
 
 export interface BackupRunDeps {
   readonly cluster: ClusterInfo;
-  readonly kube: Pick<KubeAccess, 'listJobsAndPods' | 'event'>;
+  readonly kube: Pick<KubeAccess, 'apiClient' | 'call' | 'namespace' | 'event'>;
   readonly log: Logger;
 }
 
 export class BackupRunRecorder {
+  private access?: BackupAccess;
+  /** The last retention problem reported per schedule, so that a standing one is announced once. */
+  private readonly problems = new Map<string, string>();
+
   constructor(
     private readonly d: BackupRunDeps,
     private readonly records: StatusRecords,
   ) {}
 
-  /** Brings the run records up to date; a failure to read or write is logged and tried again next pass. */
+  /** Brings the run records up to date, then keeps each schedule's retention; failures are logged and tried again next pass. */
   async pass(now: number): Promise<void> {
     const schedules = this.d.cluster.backupSchedules ?? [];
     if (schedules.length === 0) return;
+    this.access ??= new BackupAccess(this.d.kube);
     try {
-      const { jobs, pods } = await this.d.kube.listJobsAndPods(`${BACKUP_LABEL.schedule} in (${schedules.join(',')}),${LABEL.managedBy}=${BACKUP_LABEL.managedBy}`);
-      const observed = observeRuns(jobs, pods, this.records.backupRuns);
-      // Only what the status document keeps (the newest runs of each schedule) stays in memory too.
-      const runs = backupRunsOf({ backupRuns: listRuns(observed.runs) });
-      const finished = observed.finished;
-      if (JSON.stringify(runs) === JSON.stringify(this.records.backupRuns)) return;
-      await this.records.setBackupRuns(runs);
-      for (const run of finished) {
-        const uid = jobs.find((j) => j.metadata.name === run.job)?.metadata.uid;
-        await this.d.kube.event({ kind: 'Job', name: run.job, uid }, run.phase === 'Complete' ? 'Normal' : 'Warning', `Backup${run.phase}`, message(run), now);
-      }
+      await this.record(schedules, now);
     } catch (err) {
       this.d.log.warn('could not bring the backup runs up to date', { error: describe(err) });
+      return;
+    }
+    for (const [schedule, policy] of Object.entries(this.d.cluster.backupRetention ?? {})) await this.retain(schedule, policy, now);
+  }
+
+  private async record(schedules: readonly string[], now: number): Promise<void> {
+    const { jobs, pods } = await this.access!.listJobsAndPods(`${BACKUP_LABEL.schedule} in (${schedules.join(',')}),${LABEL.managedBy}=${BACKUP_LABEL.managedBy}`);
+    const observed = observeRuns(jobs, pods, this.records.backupRuns);
+    // Only what the status document keeps (the newest runs of each schedule) stays in memory too.
+    const runs = backupRunsOf({ backupRuns: listRuns(observed.runs) });
+    if (JSON.stringify(runs) === JSON.stringify(this.records.backupRuns)) return;
+    await this.records.setBackupRuns(runs);
+    for (const run of observed.finished) {
+      const uid = jobs.find((j) => j.metadata.name === run.job)?.metadata.uid;
+      await this.d.kube.event({ kind: 'Job', name: run.job, uid }, run.phase === 'Complete' ? 'Normal' : 'Warning', `Backup${run.phase}`, message(run), now);
     }
   }
+
+  /** Removes the schedule's expired backups, one folder at a time, each recorded `Deleted` once gone. */
+  private async retain(schedule: string, policy: BackupRetentionInfo, now: number): Promise<void> {
+    const expired = expiredRuns(schedule, this.records.backupRuns, policy, now);
+    if (expired.length === 0) return;
+    const cronJob = `backup-${schedule}`;
+    try {
+      const s3 = new S3Client(policy, await this.access!.bucketKeys(policy.secretName));
+      for (const { run, folder } of expired) {
+        await s3.delete(await s3.list(folder));
+        // What is gone is recorded before anything else is removed: a restart never forgets it.
+        await this.records.setBackupRuns({ ...this.records.backupRuns, [run.job]: { ...run, phase: 'Deleted', deleted: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z') } });
+        this.d.log.info('removed an expired backup', { schedule, job: run.job, storage: run.storage });
+        await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Normal', 'BackupDeleted', `removed the ${run.phase === 'Complete' ? 'expired backup' : `${run.phase.toLowerCase()} run's partial backup`} ${run.storage} (${run.job}): ${keptBy(policy)}`, now);
+      }
+      this.problems.delete(schedule);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      this.d.log.warn('could not remove expired backups', { schedule, error: why });
+      if (this.problems.get(schedule) === why) return;
+      this.problems.set(schedule, why);
+      await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Warning', 'BackupRetentionFailed', `could not remove the expired backups of schedule ${schedule}: ${why}`, now);
+    }
+  }
+}
+
+function keptBy(policy: BackupRetentionInfo): string {
+  return policy.maxBackups !== undefined ? `maxBackups is ${policy.maxBackups}` : `maxReservedTime is ${policy.maxReservedSeconds}s`;
 }
 
 function message(run: BackupRun): string {

@@ -5,8 +5,11 @@
  * retention can later tell the schedule's own good backups from anything else in the bucket.
  */
 
-/** Where a run stands. `Lost`: its Job went away before it finished (deleted by hand). */
-export type BackupRunPhase = 'Running' | 'Complete' | 'Failed' | 'Lost';
+/**
+ * Where a run stands. `Lost`: its Job went away before it finished (deleted by hand). `Deleted`:
+ * retention removed what it wrote from the storage.
+ */
+export type BackupRunPhase = 'Running' | 'Complete' | 'Failed' | 'Lost' | 'Deleted';
 
 /** One run of a schedule (a Job of its CronJob). */
 export interface BackupRun {
@@ -26,12 +29,14 @@ export interface BackupRun {
   readonly size?: string;
   /** BR's error, or why the run failed. @default none */
   readonly error?: string;
+  /** When retention removed its data (RFC 3339). @default none */
+  readonly deleted?: string;
 }
 
 /** How many runs of each schedule are kept, newest first. */
 export const RUNS_KEPT = 100;
 
-const PHASES: readonly BackupRunPhase[] = ['Running', 'Complete', 'Failed', 'Lost'];
+const PHASES: readonly BackupRunPhase[] = ['Running', 'Complete', 'Failed', 'Lost', 'Deleted'];
 
 /** Reads back the run records (by Job name) from a status document written before. */
 export function backupRunsOf(doc: unknown): Record<string, BackupRun> {
@@ -40,7 +45,7 @@ export function backupRunsOf(doc: unknown): Record<string, BackupRun> {
   const out: Record<string, BackupRun> = {};
   for (const r of runs as Partial<BackupRun>[]) {
     if (typeof r?.job !== 'string' || typeof r.schedule !== 'string' || !PHASES.includes(r.phase as BackupRunPhase)) continue;
-    const optional = (k: 'started' | 'finished' | 'storage' | 'backupTS' | 'size' | 'error') => (typeof r[k] === 'string' ? { [k]: r[k] } : {});
+    const optional = (k: 'started' | 'finished' | 'storage' | 'backupTS' | 'size' | 'error' | 'deleted') => (typeof r[k] === 'string' ? { [k]: r[k] } : {});
     out[r.job] = {
       schedule: r.schedule,
       job: r.job,
@@ -51,6 +56,7 @@ export function backupRunsOf(doc: unknown): Record<string, BackupRun> {
       ...optional('backupTS'),
       ...optional('size'),
       ...optional('error'),
+      ...optional('deleted'),
     };
   }
   return out;

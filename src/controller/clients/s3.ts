@@ -1,0 +1,115 @@
+/**
+ * The S3 calls retention needs, on Node's own fetch: list the objects under a prefix
+ * (ListObjectsV2, page by page) and delete them (DeleteObjects, 1,000 keys a request, as tidb-operator's
+ * clean job batches them), signed with AWS Signature Version 4. Path-style addressing unless
+ * `forcePathStyle: false`, as BR and tidb-operator address a bucket.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import type { BucketKeys } from './backups';
+
+export interface S3Target {
+  readonly bucket: string;
+  /** @default `https://s3.<region>.amazonaws.com` */
+  readonly endpoint?: string;
+  /** @default us-east-1 */
+  readonly region?: string;
+  /** @default true */
+  readonly forcePathStyle?: boolean;
+}
+
+export class S3Error extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export class S3Client {
+  private readonly region: string;
+  private readonly base: URL;
+
+  constructor(
+    private readonly target: S3Target,
+    private readonly keys: BucketKeys,
+    private readonly timeoutMs = 30_000,
+  ) {
+    this.region = target.region || 'us-east-1';
+    const endpoint = (target.endpoint || `https://s3.${this.region}.amazonaws.com`).replace(/\/+$/, '');
+    const url = new URL(endpoint);
+    if (target.forcePathStyle === false) url.hostname = `${target.bucket}.${url.hostname}`;
+    else url.pathname = `${url.pathname.replace(/\/+$/, '')}/${target.bucket}`;
+    this.base = url;
+  }
+
+  /** Every key under `prefix` (which should end in `/`, so that `a/b/` never matches `a/bc/`). */
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const query: Record<string, string> = { 'list-type': '2', prefix, ...(token && { 'continuation-token': token }) };
+      const xml = (await this.request('GET', query)).toString('utf8');
+      for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(unescapeXml(m[1]));
+      token = /<IsTruncated>true<\/IsTruncated>/.test(xml) ? unescapeXml(/<NextContinuationToken>([^<]*)</.exec(xml)?.[1] ?? '') : undefined;
+    } while (token);
+    return keys;
+  }
+
+  /** Deletes the keys; an error names the first key S3 would not delete. */
+  async delete(keys: readonly string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 1000) {
+      const batch = keys.slice(i, i + 1000);
+      const body = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><Delete><Quiet>true</Quiet>${batch.map((k) => `<Object><Key>${escapeXml(k)}</Key></Object>`).join('')}</Delete>`);
+      const xml = (await this.request('POST', { delete: '' }, body)).toString('utf8');
+      const failed = /<Error>[\s\S]*?<Key>([^<]*)<\/Key>[\s\S]*?<Code>([^<]*)<\/Code>/.exec(xml);
+      if (failed) throw new S3Error(`could not delete ${unescapeXml(failed[1])}: ${failed[2]}`, 200);
+    }
+  }
+
+  private async request(method: 'GET' | 'POST', query: Record<string, string>, body?: Buffer): Promise<Buffer> {
+    const url = new URL(this.base);
+    const canonicalQuery = Object.keys(query)
+      .sort()
+      .map((k) => `${rfc3986(k)}=${rfc3986(query[k])}`)
+      .join('&');
+    url.search = canonicalQuery;
+    const payload = body ?? Buffer.alloc(0);
+    const hash = createHash('sha256').update(payload).digest('hex');
+    const now = new Date().toISOString().replace(/[-:]|\.\d{3}/g, '');
+    const headers: Record<string, string> = { host: url.host, 'x-amz-content-sha256': hash, 'x-amz-date': now };
+    if (body) headers['content-md5'] = createHash('md5').update(body).digest('base64');
+    const day = now.slice(0, 8);
+    const scope = `${day}/${this.region}/s3/aws4_request`;
+    const names = Object.keys(headers).sort();
+    const canonical = [method, url.pathname || '/', canonicalQuery, ...names.map((h) => `${h}:${headers[h]}`), '', names.join(';'), hash].join('\n');
+    const toSign = ['AWS4-HMAC-SHA256', now, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
+    let key = createHmac('sha256', `AWS4${this.keys.secretKey}`).update(day).digest();
+    for (const part of [this.region, 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
+    const signature = createHmac('sha256', key).update(toSign).digest('hex');
+    headers.authorization = `AWS4-HMAC-SHA256 Credential=${this.keys.accessKey}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
+    const { host: _host, ...sent } = headers;
+    const res = await fetch(url, { method, headers: sent, ...(body && { body }), signal: AbortSignal.timeout(this.timeoutMs) });
+    const out = Buffer.from(await res.arrayBuffer());
+    if (res.status >= 300) {
+      const xml = out.toString('utf8');
+      const code = /<Code>([^<]*)<\/Code>/.exec(xml)?.[1] ?? `HTTP ${res.status}`;
+      const message = /<Message>([^<]*)<\/Message>/.exec(xml)?.[1];
+      throw new S3Error(`${method} s3://${this.target.bucket}: ${code}${message ? `: ${message}` : ''}`, res.status);
+    }
+    return out;
+  }
+}
+
+/** URI encoding as SigV4 wants it: RFC 3986's unreserved characters stay, everything else %XX. */
+function rfc3986(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+function escapeXml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+}
+
+function unescapeXml(s: string): string {
+  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&#(\d+);/g, (_, n) => String.fromCodePoint(Number(n))).replace(/&amp;/g, '&');
+}
