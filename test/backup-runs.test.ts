@@ -4,6 +4,8 @@
  * renderer tells the controller (the schedules' names) and grants it (listing Jobs, only then).
  */
 import { stringify } from 'yaml';
+import { buildModel, compareModels } from '../src/diff';
+import { loadManifests } from '../src/diff/load';
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
 import { parseClusterInfo } from '../src/controller/model/cluster';
@@ -202,4 +204,34 @@ describe('the S3 client retention uses, against a real S3-protocol server', () =
     const missing = new S3Client({ bucket: 'nowhere', endpoint }, { accessKey: 'S3RVER', secretKey: 'S3RVER' });
     await expect(missing.list('p/')).rejects.toThrow(/NoSuchBucket/);
   }, 60_000);
+});
+
+describe('diff: what a change to the schedules does to the backups', () => {
+  const sched = (spec: Obj) => ({ apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'nightly', namespace: 'ns' }, spec: { schedule: '@daily', backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'aws', bucket: 'b', prefix: 'p', secretName: 's3-secret' } }, ...spec } });
+  /** The backup risks of the change from `before` to `after`, as `tidb-gitops diff` finds them. */
+  function risks(before: Obj[], after: Obj[]): { id: string; message: string }[] {
+    const objects = (docs: Obj[]) => {
+      const loaded = loadManifests([{ file: 'in.yaml', text: docs.map((d) => stringify(d)).join('---\n'), explicit: true }]);
+      expect(loaded.errors).toEqual([]);
+      return loaded.objects;
+    };
+    return compareModels(buildModel(objects(before)), buildModel(objects(after))).clusters.flatMap((c) => c.risks).filter((r) => r.id.startsWith('backup'));
+  }
+
+  test('retention added to a schedule, or tightened, is a risk naming the bucket; a new schedule with retention, or a looser one, is not', () => {
+    const added = risks([cluster(), sched({})], [cluster(), sched({ maxBackups: 3 })]);
+    expect(added.map((r) => r.id)).toEqual(['backup-retention']);
+    expect(added[0].message).toContain('BackupSchedule nightly now keeps the 3 newest backups (it kept every backup)');
+    expect(added[0].message).toContain('s3://b/p/');
+    expect(risks([cluster(), sched({ maxBackups: 3 })], [cluster(), sched({ maxBackups: 2 })])[0].message).toContain('(was the 3 newest backups)');
+    expect(risks([cluster(), sched({ maxReservedTime: '168h' })], [cluster(), sched({ maxReservedTime: '48h' })])[0].message).toContain('now keeps the backups of the last 2 days (was the backups of the last 7 days)');
+    expect(risks([cluster()], [cluster(), sched({ maxBackups: 3 })])).toEqual([]);
+    expect(risks([cluster(), sched({ maxBackups: 2 })], [cluster(), sched({ maxBackups: 5 })])).toEqual([]);
+  });
+
+  test('a schedule removed is a risk: no new backups', () => {
+    const removed = risks([cluster(), sched({ maxBackups: 3 })], [cluster()]);
+    expect(removed.map((r) => r.id)).toEqual(['backup-schedule-removed']);
+    expect(removed[0].message).toContain('no new backups are taken');
+  });
 });

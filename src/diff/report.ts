@@ -34,6 +34,10 @@ export const RISK = {
   nodeAccess: 'node-access',
   /** A running PD changes mode: its micro-services (TSO, scheduling) appear or go. */
   pdMode: 'pd-mode',
+  /** A BackupSchedule's retention starts removing, or removes more of, its backups from the storage. */
+  backupRetention: 'backup-retention',
+  /** A BackupSchedule is removed: no new backups. */
+  backupScheduleRemoved: 'backup-schedule-removed',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];

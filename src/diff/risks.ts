@@ -9,6 +9,7 @@ import { RISK, type ComponentDiff, type Risk, type RiskId } from './report';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type ValueChange } from './values';
 import { compareVersions, formatVersion, imageVersion, type SemVer } from './version';
 import { quantityToBytes } from '../base/quantity';
+import { backupRisks } from './backups';
 
 /** PD's `replication.max-replicas` when its config does not set it. */
 export const DEFAULT_MAX_REPLICAS = 3;
@@ -37,6 +38,7 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   if (access) out.push(access);
   const mode = pdModeRisk(before, after, components.find((d) => d.component === 'pd')?.restart !== undefined);
   if (mode) out.push(mode);
+  out.push(...backupRisks(before, after));
   return out;
 }
 

@@ -1,0 +1,82 @@
+/**
+ * The risks of a change to a cluster's BackupSchedules, read from what the renderer gives the
+ * controller (the discovery Deployment's `TIDB_GITOPS_CLUSTER`: each schedule's retention) and from the
+ * schedules' CronJobs: retention that starts removing, or removes more of, a schedule's backups, and a
+ * schedule that goes (no new backups; the old ones stay, and retention no longer touches them).
+ */
+import { BACKUP_LABEL, CONTROLLER_ENV, type BackupRetentionInfo } from '../tidbcluster/names';
+import { kindOf, labelsOf, nameOf, type ClusterModel, type KubeObject } from './model';
+import { RISK, type Risk } from './report';
+import { isPlainObject } from './values';
+
+/** The schedules' risks, in schedule order. */
+export function backupRisks(before: ClusterModel | undefined, after: ClusterModel): Risk[] {
+  const was = schedulesOf(before);
+  const now = schedulesOf(after);
+  const keptBefore = retentionOf(before);
+  const keptNow = retentionOf(after);
+  const out: Risk[] = [];
+  for (const name of [...new Set([...was.keys(), ...now.keys()])].sort()) {
+    if (was.has(name) && !now.has(name)) {
+      out.push({
+        id: RISK.backupScheduleRemoved,
+        component: 'backup',
+        message: `BackupSchedule ${name} is removed (CronJob ${nameOf(was.get(name)!)}): no new backups are taken, and those it made stay in the storage, no longer removed by its retention.`,
+      });
+      continue;
+    }
+    const old = keptBefore[name];
+    const neu = keptNow[name];
+    // A new schedule has no runs yet: its retention removes nothing now.
+    if (!was.has(name) || !neu || !removesMore(old, neu)) continue;
+    out.push({
+      id: RISK.backupRetention,
+      component: 'backup',
+      message:
+        `BackupSchedule ${name} now keeps ${describe(neu)}${old ? ` (was ${describe(old)})` : ' (it kept every backup)'}: on its next pass the controller removes this schedule's older ` +
+        `good backups from s3://${neu.bucket}/${neu.prefix}${neu.prefix ? '/' : ''} for good (the newest always stays; backups made by hand or before a move are never touched).`,
+    });
+  }
+  return out;
+}
+
+/** Whether `neu` keeps fewer of the backups `old` kept (or `old` kept them all). */
+function removesMore(old: BackupRetentionInfo | undefined, neu: BackupRetentionInfo): boolean {
+  if (!old) return true;
+  if (neu.maxBackups !== undefined) return old.maxBackups === undefined || neu.maxBackups < old.maxBackups;
+  return old.maxReservedSeconds === undefined || (neu.maxReservedSeconds ?? 0) < old.maxReservedSeconds;
+}
+
+function describe(r: BackupRetentionInfo): string {
+  if (r.maxBackups !== undefined) return `the ${r.maxBackups} newest backup${r.maxBackups === 1 ? '' : 's'}`;
+  const s = r.maxReservedSeconds ?? 0;
+  return `the backups of the last ${s % 86_400 === 0 ? `${s / 86_400} day${s === 86_400 ? '' : 's'}` : s % 3600 === 0 ? `${s / 3600} hours` : `${s} seconds`}`;
+}
+
+/** The schedules' CronJobs, by schedule name. */
+function schedulesOf(cluster: ClusterModel | undefined): Map<string, KubeObject> {
+  const out = new Map<string, KubeObject>();
+  for (const o of cluster?.objects.values() ?? []) {
+    const name = labelsOf(o)[BACKUP_LABEL.schedule];
+    if (kindOf(o) === 'CronJob' && name) out.set(name, o);
+  }
+  return out;
+}
+
+/** Each schedule's retention, from the controller's `TIDB_GITOPS_CLUSTER`. */
+function retentionOf(cluster: ClusterModel | undefined): Record<string, BackupRetentionInfo> {
+  const discovery = cluster?.components.get('discovery')?.workload;
+  const containers = (discovery as { spec?: { template?: { spec?: { containers?: unknown[] } } } } | undefined)?.spec?.template?.spec?.containers ?? [];
+  for (const c of containers) {
+    const env = isPlainObject(c) && Array.isArray(c.env) ? c.env : [];
+    const value = env.find((e): e is { value: string } => isPlainObject(e) && e.name === CONTROLLER_ENV.cluster && typeof e.value === 'string')?.value;
+    if (value === undefined) continue;
+    try {
+      const info = JSON.parse(value) as { backupRetention?: unknown };
+      return isPlainObject(info.backupRetention) ? (info.backupRetention as Record<string, BackupRetentionInfo>) : {};
+    } catch {
+      return {};
+    }
+  }
+  return {};
+}
