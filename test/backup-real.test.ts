@@ -113,6 +113,13 @@ describeReal('a BackupSchedule on the real API server', () => {
     expect(run.backupTS).toMatch(/^\d+$/);
     expect(run.started).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 
+    // What Argo CD's own CronJob check and the example's Flux expressions read: the CronJob controller
+    // notes the run's success once it sees the Job complete.
+    const cronJob = () => w.kube.get(`/apis/batch/v1/namespaces/${namespace}/cronjobs/backup-often`);
+    await w.waitFor(async () => (await cronJob())?.status?.lastSuccessfulTime !== undefined, 30_000, 'the CronJob controller to note the success');
+    const cs = (await cronJob())!.status;
+    expect(Date.parse(cs.lastSuccessfulTime)).toBeGreaterThanOrEqual(minutes * 60_000);
+
     const events = await w.kube.list(`/api/v1/namespaces/${namespace}/events`);
     const announced = events.filter((e) => e.reason === 'BackupComplete' && e.involvedObject.name === job.metadata.name);
     expect(announced).toHaveLength(1);

@@ -104,3 +104,21 @@ test('Flux and Argo CD agree on any StatefulSet, rendered by tidb-gitops or not 
   // The sample reaches every verdict, so agreement is not vacuous.
   expect([...seen].sort()).toEqual(['Current', 'Failed', 'InProgress']);
 });
+
+describe('healthCheckExprs for a BackupSchedule\'s CronJob', () => {
+  const cronExprs = kustomization.spec.healthCheckExprs.find((h: Obj) => h.apiVersion === 'batch/v1' && h.kind === 'CronJob');
+  const verdict = (status: Obj): string => {
+    const r = spawnSync(process.execPath, [join(__dirname, 'support/flux-cel.mjs')], { input: JSON.stringify({ exprs: cronExprs, objects: [{ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'backup-n', generation: 1 }, spec: {}, status }] }), encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(r.stderr);
+    return JSON.parse(r.stdout)[0];
+  };
+  test.each([
+    ['never run', {}, 'Current'],
+    ['a run under way', { active: [{ name: 'backup-n-1' }], lastScheduleTime: '2026-11-27T02:00:00Z' }, 'InProgress'],
+    ['the last run succeeded', { lastScheduleTime: '2026-11-27T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' }, 'Current'],
+    ['the last run failed after an earlier success', { lastScheduleTime: '2026-11-28T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' }, 'Failed'],
+    ['no run ever succeeded', { lastScheduleTime: '2026-11-27T02:00:00Z' }, 'Failed'],
+  ])('%s: %s', (_name, status, expected) => {
+    expect(verdict(status)).toBe(expected);
+  });
+});
