@@ -61,18 +61,22 @@ export class BackupRunRecorder {
     }
   }
 
-  /** Removes the schedule's expired backups, one folder at a time, each recorded `Deleted` once gone. */
+  /**
+   * Removes the oldest of the schedule's expired backups, recorded `Deleted` once gone: one folder a
+   * pass, so that a first retention over many old backups never holds up the cluster's own work.
+   */
   private async retain(schedule: string, policy: BackupRetentionInfo, now: number): Promise<void> {
-    const expired = expiredRuns(schedule, this.records.backupRuns, policy, now);
+    const expired = expiredRuns(schedule, this.records.backupRuns, policy, now).slice(-1);
     if (expired.length === 0) return;
     const cronJob = `backup-${schedule}`;
     try {
       const s3 = new S3Client(policy, await this.access!.bucketKeys(policy.secretName));
       for (const { run, folder } of expired) {
-        await s3.delete(await s3.list(folder));
+        const keys = await s3.list(folder);
+        await s3.delete(keys);
         // What is gone is recorded before anything else is removed: a restart never forgets it.
         await this.records.setBackupRuns({ ...this.records.backupRuns, [run.job]: { ...run, phase: 'Deleted', deleted: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z') } });
-        this.d.log.info('removed an expired backup', { schedule, job: run.job, storage: run.storage });
+        this.d.log.info('removed an expired backup', { schedule, job: run.job, storage: run.storage, objects: keys.length });
         await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Normal', 'BackupDeleted', `removed the ${run.phase === 'Complete' ? 'expired backup' : `${run.phase.toLowerCase()} run's partial backup`} ${run.storage} (${run.job}): ${keptBy(policy)}`, now);
       }
       this.problems.delete(schedule);
