@@ -47,9 +47,9 @@ afterEach(async () => {
 afterAll(() => server?.stop());
 
 /** The cluster with its schedule, rendered as the CLI renders them, and checked against the schema. */
-function renderWithSchedule(schedule: Obj) {
+function renderWithSchedule(...schedules: Obj[]) {
   return (cluster: Obj): Obj[] => {
-    const loaded = loadInputs([cluster, schedule].map((d) => stringify(d)).join('---\n'), 'in.yaml');
+    const loaded = loadInputs([cluster, ...schedules].map((d) => stringify(d)).join('---\n'), 'in.yaml');
     const linked = linkOperations(loaded.clusters, loaded.documents);
     const errors = [...loaded.errors.map((e) => e.message), ...linked.errors];
     if (errors.length > 0) throw new Error(errors.join('\n'));
@@ -83,7 +83,9 @@ describeReal('a BackupSchedule on the real API server', () => {
       { schedule: 'often', job: 'backup-often-29453760', phase: 'Complete', started: '2026-01-01T00:00:00Z', storage: `s3://backups/${folderAt('2026-01-01t00-00-00')}` },
       { schedule: 'often', job: 'backup-often-29455200', phase: 'Failed', started: '2026-01-02T00:00:00Z', storage: `s3://backups/${folderAt('2026-01-02t00-00-00')}`, error: 'Error: x' },
     ];
-    const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({}, { namespace }), render: renderWithSchedule(schedule) });
+    // A second schedule whose Secret does not exist: its runs never start.
+    const stuck = { ...schedule, metadata: { name: 'stuck', namespace }, spec: { schedule: '* * * * *', backupTemplate: { br: { cluster: 'c' }, s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'other', secretName: 'missing' } } } };
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({}, { namespace }), render: renderWithSchedule(schedule, stuck) });
     world = w;
     await w.kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c-status', namespace }, data: { 'status.json': JSON.stringify({ backupRuns: seeded }) } });
     await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3-secret', namespace }, stringData: SECRETS['s3-secret'] });
@@ -96,7 +98,7 @@ describeReal('a BackupSchedule on the real API server', () => {
     // The CronJob controller starts the run at the next minute; the Job controller sees it through.
     const jobs = () => w.kube.list(`/apis/batch/v1/namespaces/${namespace}/jobs`);
     await w.waitFor(async () => (await jobs()).some((j) => j.status?.conditions?.some((c: Obj) => c.type === 'Complete' && c.status === 'True')), 100_000, 'a run of the schedule to complete');
-    const job = (await jobs())[0];
+    const job = (await jobs()).find((j) => j.metadata.labels['tidb.pingcap.com/backup-schedule'] === 'often')!;
     expect(job.metadata.name).toMatch(/^backup-often-\d+$/);
     const minutes = Number(/(\d+)$/.exec(job.metadata.name)![1]);
     const folder = `c/c-pd.${namespace}-2379-${new Date(minutes * 60_000).toISOString().slice(0, 19).replace('T', 't').replace(/:/g, '-')}`;
@@ -107,6 +109,11 @@ describeReal('a BackupSchedule on the real API server', () => {
       const cm = await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/c-status`);
       return JSON.parse(cm?.data?.['status.json'] ?? '{}').backupRuns ?? [];
     };
+    // The stuck schedule's run: kept Running with the kubelet's reason, announced once.
+    await w.waitFor(async () => (await runs()).some((r) => r.schedule === 'stuck' && r.phase === 'Running' && r.error === 'CreateContainerConfigError: secret "missing" not found'), 30_000, "the controller to record why the stuck schedule's run cannot start");
+    const stuckEvents = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupStuck');
+    expect(stuckEvents.length).toBeGreaterThanOrEqual(1);
+    expect(stuckEvents[0].message).toBe('the run of schedule stuck cannot start: CreateContainerConfigError: secret "missing" not found');
     await w.waitFor(async () => (await runs()).some((r) => r.job === job.metadata.name && r.phase === 'Complete'), 30_000, 'the controller to record the run');
     const run = (await runs()).find((r) => r.job === job.metadata.name)!;
     expect(run).toMatchObject({ schedule: 'often', phase: 'Complete', storage: `s3://backups/${folder}` });
@@ -135,5 +142,8 @@ describeReal('a BackupSchedule on the real API server', () => {
     expect(await bucketKeys(`${folder}/`)).toEqual(expect.arrayContaining([`${folder}/backupmeta`]));
     const deleted = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupDeleted');
     expect(deleted.map((e) => e.involvedObject.name)).toEqual(['backup-often', 'backup-often']);
+    // One Event per stuck run, however many passes saw it.
+    const stuckJobs = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupStuck').map((e) => e.involvedObject.name);
+    expect(new Set(stuckJobs).size).toBe(stuckJobs.length);
   });
 });

@@ -72,6 +72,20 @@ describe('a run as its Job and Pod tell it', () => {
     expect(finished.map((r) => r.job)).toEqual(['backup-n-5']);
   });
 
+  test('a run whose container cannot start (a missing Secret) says why, once, and stays Running', () => {
+    const waiting = (reason: string, message: string) =>
+      ({ metadata: { name: 'backup-n-7-x', labels: { 'batch.kubernetes.io/job-name': 'backup-n-7' } }, status: { containerStatuses: [{ name: 'backup', state: { waiting: { reason, message } } }] } }) as unknown as Pod;
+    const first = observeRuns([job('backup-n-7', 'n')], [waiting('CreateContainerConfigError', 'secret "s3-secret" not found')], {});
+    expect(first.runs['backup-n-7']).toEqual({ schedule: 'n', job: 'backup-n-7', phase: 'Running', started: T0, error: 'CreateContainerConfigError: secret "s3-secret" not found' });
+    expect(first.stuck.map((r) => r.job)).toEqual(['backup-n-7']);
+    expect(first.finished).toEqual([]);
+    // The same reason next pass is no news; a new one is.
+    expect(observeRuns([job('backup-n-7', 'n')], [waiting('CreateContainerConfigError', 'secret "s3-secret" not found')], first.runs).stuck).toEqual([]);
+    expect(observeRuns([job('backup-n-7', 'n')], [waiting('ImagePullBackOff', 'Back-off pulling image "pingcap/br:v8.5.7"')], first.runs).stuck).toHaveLength(1);
+    // Once it starts, the reason goes; an ordinary wait (ContainerCreating) is none.
+    expect(observeRuns([job('backup-n-7', 'n')], [waiting('ContainerCreating', '')], first.runs).runs['backup-n-7'].error).toBeUndefined();
+  });
+
   test("a Job without the schedule label is not a schedule's run", () => {
     const other = { metadata: { name: 'restore-x', labels: {} }, status: { conditions: complete } } as unknown as Job;
     expect(observeRuns([other], [], {}).runs).toEqual({});

@@ -263,6 +263,16 @@ export class Kubelet extends EventEmitter {
       }
     }
     if (this.runs.get(run.name) !== run || run.state !== 'pending') return;
+    // A Job's container whose environment names a Secret (or key) that does not exist does not start:
+    // kubelet's CreateContainerConfigError, retried until the Secret is there.
+    if (this.runJob && pod.metadata.labels?.['batch.kubernetes.io/job-name'] !== undefined) {
+      const missing = await this.missingSecretKey(pod);
+      if (missing) {
+        await this.writeWaiting(run, pod, 'CreateContainerConfigError', missing);
+        run.timer = setTimeout(() => void this.startContainers(run), 1000);
+        return;
+      }
+    }
     run.state = 'running';
     (run as Run & { startedAt: number }).startedAt = Date.now();
     await this.writeStatus(run);
@@ -321,6 +331,33 @@ export class Kubelet extends EventEmitter {
       await this.kube.patch(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`, 'merge', { metadata: { uid: run.uid }, status }, 'fieldManager=kubelet');
     } catch {
       // Gone or replaced: its watch events say so.
+    }
+  }
+
+  /** What kubelet says of the first `secretKeyRef` its containers' environment cannot resolve, if any. */
+  private async missingSecretKey(pod: Obj): Promise<string | undefined> {
+    for (const c of pod.spec?.containers ?? []) {
+      for (const e of c.env ?? []) {
+        const ref = e.valueFrom?.secretKeyRef;
+        if (!ref || ref.optional) continue;
+        const secret = await this.kube.get(`/api/v1/namespaces/${this.o.namespace}/secrets/${ref.name}`).catch(() => undefined);
+        if (!secret) return `secret "${ref.name}" not found`;
+        if (!(ref.key in (secret.data ?? {}))) return `couldn't find key ${ref.key} in Secret ${this.o.namespace}/${ref.name}`;
+      }
+    }
+    return undefined;
+  }
+
+  /** A Pending Pod whose container waits for a reason (as kubelet reports CreateContainerConfigError). */
+  private async writeWaiting(run: Run, pod: Obj, reason: string, message: string): Promise<void> {
+    const status = {
+      phase: 'Pending',
+      containerStatuses: (pod.spec?.containers ?? []).map((c: Obj) => ({ name: c.name, image: c.image, imageID: '', ready: false, started: false, restartCount: 0, state: { waiting: { reason, message } } })),
+    };
+    try {
+      await this.kube.patch(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`, 'merge', { metadata: { uid: run.uid }, status }, 'fieldManager=kubelet');
+    } catch {
+      // Gone or replaced meanwhile.
     }
   }
 

@@ -70,7 +70,11 @@ export interface Pod {
       name: string;
       restartCount?: number;
       /** Set once the container has stopped: its exit and the message it left (`terminationMessagePath`). */
-      state?: { terminated?: { exitCode?: number; message?: string; finishedAt?: Date | string } };
+      state?: {
+        terminated?: { exitCode?: number; message?: string; finishedAt?: Date | string };
+        /** Why a container has not started: `CreateContainerConfigError` (a missing Secret), `ImagePullBackOff`... */
+        waiting?: { reason?: string; message?: string };
+      };
     }[];
   };
 }

@@ -19,12 +19,22 @@ export interface RunChanges {
   readonly runs: Record<string, BackupRun>;
   /** Runs that finished (or were lost) since the records were written. */
   readonly finished: readonly BackupRun[];
+  /** Running runs whose container cannot start, newly or for a new reason (`error` says why). */
+  readonly stuck: readonly BackupRun[];
 }
+
+/**
+ * Why a run's container cannot start, from its Pods' waiting states: the kubelet retries these for
+ * ever, so the Job neither runs nor fails (a Secret the storage names that does not exist, a key
+ * missing from it, an image that cannot be pulled).
+ */
+const STUCK = new Set(['CreateContainerConfigError', 'CreateContainerError', 'ErrImagePull', 'ImagePullBackOff', 'InvalidImageName']);
 
 /** The run records after looking at the schedules' Jobs and their Pods. */
 export function observeRuns(jobs: readonly Job[], pods: readonly Pod[], known: Readonly<Record<string, BackupRun>>): RunChanges {
   const runs: Record<string, BackupRun> = { ...known };
   const finished: BackupRun[] = [];
+  const stuck: BackupRun[] = [];
   const seen = new Set<string>();
   for (const job of jobs) {
     const name = job.metadata.name;
@@ -36,6 +46,7 @@ export function observeRuns(jobs: readonly Job[], pods: readonly Pod[], known: R
     const run = runOf(job, schedule, pods.filter((p) => p.metadata.labels?.[JOB_NAME_LABEL] === name));
     runs[name] = run;
     if (run.phase !== 'Running') finished.push(run);
+    else if (run.error !== undefined && run.error !== before?.error) stuck.push(run);
   }
   // A run seen running whose Job is gone did not report how it ended.
   for (const [name, r] of Object.entries(known)) {
@@ -44,7 +55,7 @@ export function observeRuns(jobs: readonly Job[], pods: readonly Pod[], known: R
     runs[name] = lost;
     finished.push(lost);
   }
-  return { runs, finished };
+  return { runs, finished, stuck };
 }
 
 function runOf(job: Job, schedule: string, pods: readonly Pod[]): BackupRun {
@@ -53,7 +64,7 @@ function runOf(job: Job, schedule: string, pods: readonly Pod[]): BackupRun {
   const phase = holds('Complete') ? 'Complete' : holds('Failed') ? 'Failed' : 'Running';
   const started = time(job.status?.startTime);
   const finishedAt = phase === 'Complete' ? time(job.status?.completionTime) : phase === 'Failed' ? time(conditions.find((c) => c.type === 'Failed')?.lastTransitionTime) : undefined;
-  const outcome = phase === 'Running' ? {} : terminationOutcome(pods);
+  const outcome = phase === 'Running' ? waitingProblem(pods) : terminationOutcome(pods);
   const failedWithout = phase === 'Failed' && outcome.error === undefined ? { error: conditions.find((c) => c.type === 'Failed')?.message ?? 'the run failed' } : {};
   return {
     schedule,
@@ -82,6 +93,17 @@ export function terminationOutcome(pods: readonly Pod[]): Pick<BackupRun, 'stora
     // BR died before the script wrote its line: the kubelet kept the log's last lines instead.
     return { error: message.split('\n').slice(-3).join('\n').slice(-1000) };
   }
+}
+
+/** Why the run's container cannot start, as `{ error }`, or nothing while it starts or runs normally. */
+function waitingProblem(pods: readonly Pod[]): Pick<BackupRun, 'error'> {
+  for (const p of pods) {
+    for (const s of p.status?.containerStatuses ?? []) {
+      const w = s.state?.waiting;
+      if (w?.reason && STUCK.has(w.reason)) return { error: `${w.reason}: ${w.message ?? 'the container cannot start'}` };
+    }
+  }
+  return {};
 }
 
 /** A time from the API (a Date from the client library, or RFC 3339 text) as RFC 3339 without fractions. */

@@ -1,7 +1,8 @@
 /**
  * Each pass, the runs of the cluster's BackupSchedules: their Jobs and Pods are read, the run records
  * in the status ConfigMap follow them, each run that finished gets an Event on its Job
- * (`BackupComplete`, `BackupFailed`, `BackupLost`), and a schedule with retention has its expired
+ * (`BackupComplete`, `BackupFailed`, `BackupLost`), and so does one whose container cannot start
+ * (`BackupStuck`: a missing Secret, an image that cannot be pulled), and a schedule with retention has its expired
  * backups removed from the bucket (`BackupDeleted`), each recorded `Deleted` once its folder is gone.
  * Only for a cluster with schedules: its Role grants reading Jobs (and the buckets' Secrets) then,
  * and not otherwise.
@@ -55,9 +56,12 @@ export class BackupRunRecorder {
     const runs = backupRunsOf({ backupRuns: listRuns(observed.runs) });
     if (JSON.stringify(runs) === JSON.stringify(this.records.backupRuns)) return;
     await this.records.setBackupRuns(runs);
+    const uid = (job: string) => jobs.find((j) => j.metadata.name === job)?.metadata.uid;
     for (const run of observed.finished) {
-      const uid = jobs.find((j) => j.metadata.name === run.job)?.metadata.uid;
-      await this.d.kube.event({ kind: 'Job', name: run.job, uid }, run.phase === 'Complete' ? 'Normal' : 'Warning', `Backup${run.phase}`, message(run), now);
+      await this.d.kube.event({ kind: 'Job', name: run.job, uid: uid(run.job) }, run.phase === 'Complete' ? 'Normal' : 'Warning', `Backup${run.phase}`, message(run), now);
+    }
+    for (const run of observed.stuck) {
+      await this.d.kube.event({ kind: 'Job', name: run.job, uid: uid(run.job) }, 'Warning', 'BackupStuck', `the run of schedule ${run.schedule} cannot start: ${run.error}`, now);
     }
   }
 
