@@ -23,7 +23,7 @@ const SCHEMAS: Record<string, CompactSchema> = { [BACKUP_KIND]: backupSchema, [S
  * CronJob is `backup-<name>` and a CronJob name may have at most 52 characters (the Jobs it creates
  * add 11).
  */
-export const MAX_NAME: Readonly<Record<string, number>> = { [BACKUP_KIND]: 63 - 'backup-'.length, [SCHEDULE_KIND]: 52 - 'backup-'.length, [RESTORE_KIND]: 63 - 'restore-'.length };
+const MAX_NAME: Readonly<Record<string, number>> = { [BACKUP_KIND]: 63 - 'backup-'.length, [SCHEDULE_KIND]: 52 - 'backup-'.length, [RESTORE_KIND]: 63 - 'restore-'.length };
 
 /** The readers of the three kinds, for `readInputs`. */
 export function operationKinds(options: OperationOptions = {}): DocumentKind<ResolvedOperation>[] {

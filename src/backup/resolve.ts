@@ -169,7 +169,7 @@ function retentionOf(s: BackupSchedule['spec'], issues: SpecIssue[]): Retention 
 }
 
 /** Seconds of a Go duration (`1h30m`, `45s`, `1.5h`), or undefined when it is not one. */
-export function goDurationSeconds(text: string): number | undefined {
+function goDurationSeconds(text: string): number | undefined {
   const UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
   if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(text)) return undefined;
   let total = 0;

@@ -89,12 +89,6 @@ function local(l: LocalStorage, at: string): { storage?: ResolvedLocal; issues: 
   return { storage: { provider: 'local', bucket: l.volume.name, prefix: trimSlashes(l.prefix ?? ''), volume: l.volume, volumeMount: l.volumeMount }, issues };
 }
 
-/** Two storages are the same place: the same provider, bucket and endpoint. */
-export function sameBucket(a: ResolvedStorage, b: ResolvedStorage): boolean {
-  if (a.provider !== b.provider || a.bucket !== b.bucket) return false;
-  return a.provider !== 's3' || (a.spec.endpoint ?? '') === ((b as ResolvedS3).spec.endpoint ?? '');
-}
-
 /** Bucket names: S3's rules (with `_` for older buckets), GCS's and Azure's are subsets of this. */
 const BUCKET = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 

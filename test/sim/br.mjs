@@ -19,7 +19,12 @@
  * - version check: br/pkg/version/version.go `CheckVersionForBR` (BR >= 8.2 refuses TiKV < 8.2; a
  *   major version apart is refused), skipped with `--check-requirements=false`;
  * - output: br/pkg/summary/collector.go (`"Full Backup success summary"` with `[Size=]` and
- *   `[BackupTS=]`); on failure `Error: <message>` on stderr and exit 1 (br/cmd/br/main.go).
+ *   `[BackupTS=]`), on stdout as pingcap/log writes with BR_LOG_TO_TERM; on failure `Error: <message>`
+ *   on stderr and exit 1 (br/cmd/br/main.go); S3 errors in aws-sdk-go v1's words, request id from
+ *   `x-amz-request-id`.
+ *
+ * Not simulated, and refused rather than pretended: the bucket region lookup BR makes for provider
+ * "" or aws (the tests' server is not AWS), storage other than S3, and contacting PD.
  *
  * What BR learns from the cluster it is told in the environment instead: `BR_SIM_TIKV_VERSION` (the
  * stores' version, default the simulator's own `BR_SIM_VERSION`, default v8.5.7).
@@ -67,7 +72,8 @@ function parseFlags(argv, spec) {
     let name = m[1];
     if (!a.startsWith('--')) name = SHORT[name] ?? name;
     const def = spec[name];
-    if (!def) throw new BrError(`unknown flag: ${a.startsWith('--') ? `--${name}` : `-${m[1]}`}`);
+    // cobra's words (spf13/pflag flag.go, parseLongArg and parseSingleShortArg).
+    if (!def) throw new BrError(a.startsWith('--') ? `unknown flag: --${name}` : `unknown shorthand flag: '${m[1][0]}' in ${a}`);
     const [type] = def;
     let value = m[2];
     if (value === undefined) {
@@ -76,10 +82,12 @@ function parseFlags(argv, spec) {
       else throw new BrError(`flag needs an argument: --${name}`);
     }
     if (type === 'bool') {
-      if (!['true', 'false', '1', '0', 't', 'f', 'TRUE', 'FALSE', 'True', 'False'].includes(value)) throw new BrError(`invalid argument "${value}" for "--${name}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
-      values[name] = ['true', '1', 't', 'TRUE', 'True'].includes(value);
+      // strconv.ParseBool's spellings (pflag's boolValue.Set).
+      if (!['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) throw new BrError(`invalid argument "${value}" for "--${name}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
+      values[name] = ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value);
     } else if (type === 'uint' || type === 'int') {
-      if (!/^-?\d+$/.test(value) || (type === 'uint' && value.startsWith('-'))) throw new BrError(`invalid argument "${value}" for "--${name}" flag: strconv.ParseUint: parsing "${value}": invalid syntax`);
+      const parser = type === 'uint' ? 'strconv.ParseUint' : 'strconv.ParseInt';
+      if (!/^-?\d+$/.test(value) || (type === 'uint' && value.startsWith('-'))) throw new BrError(`invalid argument "${value}" for "--${name}" flag: ${parser}: parsing ${JSON.stringify(value)}: invalid syntax`);
       values[name] = Number(value);
     } else if (type === 'strings') {
       values[name] = value.split(',');
@@ -106,6 +114,10 @@ function parseStorage(raw, flags) {
   }
   if (options.endpoint && !/^[a-z]+:\/\//.test(options.endpoint)) throw new BrError(`scheme not found in endpoint: [BR:ExternalStorage:ErrStorageInvalidConfig]invalid external storage config`);
   if (!options.endpoint) throw new BrError('the test BR needs --s3.endpoint (it reaches no AWS region)');
+  // With provider "" or aws, BR first asks AWS for the bucket's region (br/pkg/storage/s3.go,
+  // NewS3Storage, s3manager.GetBucketRegionWithClient), which the S3 server of the tests does not
+  // answer as AWS does: refuse rather than pretend.
+  if (!options.provider || options.provider === 'aws') throw new BrError('the test BR does not simulate the bucket region lookup BR makes for provider aws; give --s3.provider (ceph, minio...)');
   return { bucket: u.host, prefix: decodeURIComponent(u.pathname).replace(/^\/+|\/+$/g, ''), ...options };
 }
 
@@ -134,14 +146,14 @@ function s3Client(store) {
     }
     const res = await fetch(url, { method, headers, ...(body && { body }) });
     const text = Buffer.from(await res.arrayBuffer());
-    return { status: res.status, body: text };
+    return { status: res.status, body: text, requestId: res.headers.get('x-amz-request-id') ?? '' };
   }
   /** aws-sdk-go v1's error text: `<Code>: <Message>\n\tstatus code: <n>, request id: <id>`. */
   const awsError = (r) => {
     const xml = r.body.toString();
     const code = /<Code>([^<]*)<\/Code>/.exec(xml)?.[1] ?? (r.status === 403 ? 'Forbidden' : r.status === 404 ? 'NotFound' : 'Unknown');
     const message = /<Message>([^<]*)<\/Message>/.exec(xml)?.[1] ?? code.replace(/([a-z])([A-Z])/g, '$1 $2');
-    return `${code}: ${message}\n\tstatus code: ${r.status}, request id: ${/<RequestId>([^<]*)</.exec(xml)?.[1] ?? ''}`;
+    return `${code}: ${message}\n\tstatus code: ${r.status}, request id: ${r.requestId}`;
   };
   return {
     uri: `s3://${store.bucket}/${store.prefix}/`,
@@ -190,7 +202,8 @@ const stamp = () => {
   const p = (n, w = 2) => String(n).padStart(w, '0');
   return `[${d.getUTCFullYear()}/${p(d.getUTCMonth() + 1)}/${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}.${p(d.getUTCMilliseconds(), 3)} +00:00]`;
 };
-const log = (level, msg, fields = {}) => process.stderr.write(`${stamp()} [${level}] [collector.go:77] [${JSON.stringify(msg)}]${Object.entries(fields).map(([k, v]) => ` [${k}=${v}]`).join('')}\n`);
+// With BR_LOG_TO_TERM and no log file, pingcap/log writes to stdout (log.go, InitLogger).
+const log = (level, msg, fields = {}) => process.stdout.write(`${stamp()} [${level}] [collector.go:77] [${JSON.stringify(msg)}]${Object.entries(fields).map(([k, v]) => ` [${k}=${v}]`).join('')}\n`);
 
 async function backup(kind, argv) {
   const spec = BACKUP_KINDS[kind];
@@ -209,7 +222,8 @@ async function backup(kind, argv) {
   const sst = Buffer.from(`simulated SST of ${values.pd.join(',')} at ${backupTs}`);
   await s3.put(`1/2_3_${createHash('sha256').update(sst).digest('hex').slice(0, 16)}_${Date.now()}_write.sst`, sst);
   const meta = Buffer.concat([
-    uintField(1, 7371123456789012345n), bytesField(2, '"8.5.7"'), uintField(5, values.lastbackupts), uintField(6, backupTs),
+    // PD's cluster version as its HTTP API gives it, quoted (task/backup.go, RunBackup).
+    uintField(1, 7371123456789012345n), bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))), uintField(5, values.lastbackupts), uintField(6, backupTs),
     bytesField(11, `BR\nRelease Version: ${BR_VERSION}`), uintField(12, values['use-backupmeta-v2'] ? 1 : 0),
   ]);
   await s3.put('backupmeta', meta);
