@@ -1,0 +1,180 @@
+/**
+ * The BR simulator (test/sim/br.mjs) as a command, `br backup` then `br restore`, against a real
+ * S3-protocol server (@20minutes/s3rver) on loopback: a restore of a real backup and its summary
+ * line, and the ways BR v8.5 refuses one (no backupmeta, a cluster that is not fresh, a table that
+ * exists, an unknown flag, the cluster's version, a db or table not in the backup).
+ */
+import { spawn } from 'node:child_process';
+import { BR_SIM } from './support/br-run';
+import { startS3Server, type S3Server } from './support/s3-server';
+
+let server: S3Server | undefined;
+let endpoint = '';
+
+beforeAll(async () => {
+  server = await startS3Server(['bucket']);
+  endpoint = server.endpoint;
+});
+
+afterAll(() => server?.stop());
+
+interface Run {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `node test/sim/br.mjs <args>` with the S3 server's keys and the cluster described by `env`. */
+function br(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BR_SIM, ...args, '--s3.provider=ceph', `--s3.endpoint=${endpoint}`], {
+      env: { PATH: process.env.PATH!, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** The `Error: ...` BR ends with, as printed on stderr. */
+const error = (r: Run) => r.stderr.replace(/^Error: /, '').replace(/\n$/, '');
+
+/** The fields of a summary line, in order: `[name=value]` after the message. */
+function summary(out: string, message: string): [string, string][] | undefined {
+  const line = out.split('\n').find((l) => l.includes(`["${message}"]`));
+  if (!line) return undefined;
+  return [...line.slice(line.indexOf(`["${message}"]`)).matchAll(/ \[([^=\]]+)=([^\]]*)\]/g)].map((m) => [m[1], m[2]]);
+}
+
+async function listKeys(prefix: string): Promise<string[]> {
+  const xml = await (await fetch(`${endpoint}/bucket?list-type=2&prefix=${encodeURIComponent(prefix)}`)).text();
+  return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]);
+}
+
+const SOURCE = { BR_SIM_USER_TABLES: 'shop.orders,shop.items,archive' };
+
+/** A full backup of a cluster holding shop.orders, shop.items and the empty database archive. */
+async function backupFull(folder: string, env: Record<string, string> = {}, extra: string[] = []): Promise<string> {
+  const r = await br(['backup', 'full', `--storage=s3://bucket/${folder}`, ...extra], { ...SOURCE, ...env });
+  expect(r.stderr).toBe('');
+  expect(r.status).toBe(0);
+  return Object.fromEntries(summary(r.stdout, 'Full Backup success summary')!).BackupTS;
+}
+
+describe('br restore of a real backup', () => {
+  test('restores what the backup holds and says so in BR\'s summary line; writes nothing to the storage', async () => {
+    const backupTS = await backupFull('full');
+    const keys = await listKeys('full/');
+    // One SST per table (mysql.user, every cluster's, then the user tables), the MetaV2 metafiles.
+    expect(keys.filter((k) => k.endsWith('.sst'))).toHaveLength(3);
+    expect(keys).toEqual(expect.arrayContaining(['full/backup.lock', 'full/backupmeta', 'full/backupmeta.datafile.000000001', 'full/backupmeta.schema.000000002']));
+
+    const r = await br(['restore', 'full', '--storage=s3://bucket/full']);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const fields = summary(r.stdout, 'Full Restore success summary')!;
+    expect(fields.map(([k]) => k)).toEqual([
+      'total-ranges', 'ranges-succeed', 'ranges-failed', 'restore-ranges', 'total-take', 'restore-data-size(after-compressed)',
+      'Size', 'BackupTS', 'RestoreTS', 'total-kv', 'total-kv-size', 'average-speed',
+    ]);
+    const f = Object.fromEntries(fields);
+    expect(f).toMatchObject({ 'total-ranges': '3', 'ranges-succeed': '3', 'ranges-failed': '0', 'restore-ranges': '3', 'total-kv': '3', BackupTS: backupTS });
+    expect(f['total-take']).toMatch(/^\d+(\.\d+)?(ms|s)$/);
+    expect(f['restore-data-size(after-compressed)']).toBe(`${f.Size}B`);
+    expect(f['average-speed']).toMatch(/^[\d.]+k?B\/s$/);
+    expect(BigInt(f.RestoreTS)).toBeGreaterThan(BigInt(backupTS));
+    expect(r.stdout).toMatch(/^\[\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d\.\d{3} \+00:00\] \[INFO\] \[collector\.go:77\] \["Full Restore success summary"\] \[total-ranges=3\]/m);
+    expect(r.stdout).toContain('["found items to restore after filtering"] [tables=3] [db=3]');
+    expect(await listKeys('full/')).toEqual(keys);
+
+    // db and table restores take their part only; without --with-sys-table no system table.
+    const [db, table, noSys] = await Promise.all([
+      br(['restore', 'db', '--db', 'SHOP', '--storage=s3://bucket/full']),
+      br(['restore', 'table', '--db=shop', '-t', 'items', '--storage=s3://bucket/full']),
+      br(['restore', 'full', '--with-sys-table=false', '--storage=s3://bucket/full']),
+    ]);
+    expect(Object.fromEntries(summary(db.stdout, 'DataBase Restore success summary')!)['total-ranges']).toBe('2');
+    expect(Object.fromEntries(summary(table.stdout, 'Table Restore success summary')!)['total-ranges']).toBe('1');
+    expect(noSys.stdout).toContain('[tables=2] [db=2]');
+  });
+
+  test('a folder without backupmeta fails as BR reads it: load backupmeta failed, S3 NoSuchKey', async () => {
+    const r = await br(['restore', 'full', '--storage=s3://bucket/empty']);
+    expect(r.status).toBe(1);
+    expect(error(r)).toMatch(
+      /^load backupmeta failed: failed to read s3 file, file info: input\.bucket='bucket', input\.key='empty\/backupmeta': NoSuchKey: The specified key does not exist\.\n\tstatus code: 404, request id: [^,]*, host id: .*$/,
+    );
+    // runSnapshotRestore's deferred summary.Summary prints the failed summary.
+    expect(summary(r.stdout, 'Full Restore failed summary')).toEqual([['total-ranges', '0'], ['ranges-succeed', '0'], ['ranges-failed', '0']]);
+  });
+
+  test('a full restore into a cluster that is not fresh fails, with BR\'s banner; a table that exists stops the others', async () => {
+    await backupFull('fresh');
+    const target = { BR_SIM_USER_TABLES: 'shop.orders,test,crm' };
+    const [full, filtered, db, dbUnchecked] = await Promise.all([
+      br(['restore', 'full', '--storage=s3://bucket/fresh'], target),
+      br(['restore', 'full', '--filter=shop.*', '--storage=s3://bucket/fresh'], target),
+      br(['restore', 'db', '--db=shop', '--storage=s3://bucket/fresh'], target),
+      br(['restore', 'db', '--db=shop', '--check-requirements=false', '--storage=s3://bucket/fresh'], target),
+    ]);
+    // The empty `test` database of a fresh TiDB does not count; an empty `crm` does.
+    expect(full.status).toBe(1);
+    expect(error(full)).toBe('user db/tables: shop.orders, crm.: [BR:Restore:ErrRestoreNotFreshCluster]cluster is not fresh');
+    expect(full.stdout).toContain('# the target cluster is not fresh, cannot restore.\n# you can drop existing databases and tables and start restore again\n');
+    // With --filter there is no fresh-cluster check, but the tables restored must not exist.
+    expect(error(filtered)).toBe('table already exists: shop.orders : [BR:Restore:ErrTablesAlreadyExisted]tables already existed in restored cluster');
+    expect(filtered.stdout).not.toContain('not fresh');
+    expect(error(db)).toBe('table already exists: shop.orders : [BR:Restore:ErrTablesAlreadyExisted]tables already existed in restored cluster');
+    // That check is one of --check-requirements'.
+    expect(dbUnchecked.status).toBe(0);
+    expect(summary(dbUnchecked.stdout, 'DataBase Restore success summary')).toBeDefined();
+  });
+
+  test('flags: BR\'s restore flag set, cobra\'s words for the rest', async () => {
+    const [unknown, pointOnly, shorthand, required, badBool] = await Promise.all([
+      br(['restore', 'full', '--pitrrestoredts=1', '--storage=s3://bucket/full']),
+      br(['restore', 'full', '--restored-ts=2024-01-01 00:00:00', '--storage=s3://bucket/full']),
+      br(['restore', 'db', '-x', '--storage=s3://bucket/full']),
+      br(['restore', 'table', '--storage=s3://bucket/full']),
+      br(['restore', 'full', '--online=maybe', '--storage=s3://bucket/full']),
+    ]);
+    expect([unknown.status, error(unknown)]).toEqual([1, 'unknown flag: --pitrrestoredts']);
+    // --restored-ts is `restore point`'s (DefineStreamRestoreFlags).
+    expect(error(pointOnly)).toBe('unknown flag: --restored-ts');
+    expect(error(shorthand)).toBe("unknown shorthand flag: 'x' in -x");
+    expect(error(required)).toBe('required flag(s) "db", "table" not set');
+    expect(error(badBool)).toBe('invalid argument "maybe" for "--online" flag: strconv.ParseBool: parsing "maybe": invalid syntax');
+    for (const r of [unknown, pointOnly, shorthand, required, badBool]) expect(r.stdout).not.toContain('summary');
+  });
+
+  test('the cluster\'s version: TiKV older than BR allows, a backup two major versions newer, both skipped by --check-requirements=false', async () => {
+    await backupFull('newer', { BR_SIM_TIKV_VERSION: 'v10.1.0' }, ['--check-requirements=false']);
+    const [oldTiKV, newer, unchecked] = await Promise.all([
+      br(['restore', 'full', '--storage=s3://bucket/full'], { BR_SIM_TIKV_VERSION: 'v8.1.2' }),
+      br(['restore', 'full', '--storage=s3://bucket/newer']),
+      br(['restore', 'full', '--check-requirements=false', '--storage=s3://bucket/newer']),
+    ]);
+    expect(oldTiKV.status).toBe(1);
+    expect(error(oldTiKV)).toBe(
+      "running BR in incompatible version of cluster, if you believe it's OK, use --check-requirements=false to skip.: TiKV node 127.0.0.1:20160 version v8.1.2 and BR v8.5.7 version mismatch, please use the same version of BR: [BR:Common:ErrVersionMismatch]version mismatch",
+    );
+    // NewMgr fails before runSnapshotRestore: no summary.
+    expect(oldTiKV.stdout).not.toContain('summary');
+    expect(error(newer)).toBe('backup with cluster version 10.1.0 cannot be restored at cluster of version 8.5.7: major version mismatches: [BR:Common:ErrVersionMismatch]version mismatch');
+    expect(summary(newer.stdout, 'Full Restore failed summary')).toBeDefined();
+    expect(unchecked.status).toBe(0);
+  });
+
+  test('a database or table the backup does not hold, and a new-collation mismatch', async () => {
+    const [noDB, noTable, collation] = await Promise.all([
+      br(['restore', 'db', '--db=nowhere', '--storage=s3://bucket/full']),
+      br(['restore', 'table', '--db=shop', '--table=nothing', '--storage=s3://bucket/full']),
+      br(['restore', 'full', '--storage=s3://bucket/full'], { BR_SIM_NEW_COLLATIONS_ENABLED: 'False' }),
+    ]);
+    expect(error(noDB)).toBe('[database: `nowhere`] has not been backup, please ensure you has input a correct database name: [BR:Common:ErrUndefinedDbOrTable]undefined restore databases or tables');
+    expect(error(noTable)).toBe('[table: `shop`.`nothing`] has not been backup, please ensure you has input a correct table name: [BR:Common:ErrUndefinedDbOrTable]undefined restore databases or tables');
+    expect(error(collation)).toBe("the config 'new_collation_enabled' not match, upstream:True, downstream: False: [BR:Common:ErrUnknown]internal error");
+  });
+});
