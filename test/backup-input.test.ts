@@ -141,15 +141,18 @@ spec:
     const { errors } = load([
       cluster(),
       schedule({ maxBackups: 3, logBackupTemplate: { backupMode: 'log', br: { cluster: 'demo' }, s3: { provider: 'ceph', bucket: 'b' } }, backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'ceph', bucket: 'b' }, dumpling: { options: [] }, cleanPolicy: 'Delete' } }),
-      { apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'r', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: { provider: 'ceph', bucket: 'b' } } },
-      { apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'once', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: { provider: 'ceph', bucket: 'b' }, useKMS: false, calcSizeLevel: 'all' } },
+      { apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'r', namespace: 'ns' }, spec: { restoreMode: 'pitr', pitrRestoredTs: '2026-11-27 00:00:00', br: { cluster: 'demo', timeAgo: '1h' }, s3: { provider: 'ceph', bucket: 'b' } } },
+      { apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'once', namespace: 'ns' }, spec: { backupMode: 'log', br: { cluster: 'demo' }, s3: { provider: 'ceph', bucket: 'b' }, useKMS: false, calcSizeLevel: 'all' } },
+      { apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'kept', namespace: 'ns' }, spec: { cleanPolicy: 'Delete', br: { cluster: 'demo' }, s3: { provider: 'ceph', bucket: 'b' } } },
     ]);
     expect(errors).toContain('spec.backupTemplate.dumpling (line');
     expect(errors).toMatch(/spec\.backupTemplate\.dumpling \(line \d+\): not supported: Dumpling/);
     expect(errors).toMatch(/spec\.logBackupTemplate \(line \d+\): log backup is not carried out yet/);
     expect(errors).toMatch(/spec\.backupTemplate\.cleanPolicy \(line \d+\): removing a backup's data/);
-    expect(errors).toMatch(/document 3: kind \(line \d+\): Restore is not carried out yet/);
-    expect(errors).toMatch(/document 4: kind \(line \d+\): a one-shot Backup is not carried out yet/);
+    expect(errors).toMatch(/document 3: spec\.restoreMode \(line \d+\): point-in-time restore is not carried out yet; a snapshot restore \(restoreMode: snapshot\) is/);
+    expect(errors).toMatch(/document 3: spec\.br\.timeAgo \(line \d+\): not supported: is a backup setting/);
+    expect(errors).toMatch(/document 4: spec\.backupMode \(line \d+\): log backup is not carried out yet/);
+    expect(errors).toMatch(/document 5: spec\.cleanPolicy \(line \d+\): removing a backup's data when its document leaves Git is not carried out yet; the data stays \(Retain\), remove cleanPolicy/);
     // The CRD's own defaults ask for nothing and pass.
     expect(errors).not.toContain('useKMS');
     expect(errors).not.toContain('calcSizeLevel');

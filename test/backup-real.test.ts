@@ -1,9 +1,10 @@
 /**
- * A BackupSchedule on the real API server (v1.32, test/kube/): the real CronJob controller starts a
- * run on time and the real Job controller follows its Pod, which the tests' kubelet runs on this
- * machine (the rendered script, with the BR simulator as `/br`) against a real S3-protocol server
- * (@20minutes/s3rver) on loopback. The controller, with the rendered Role's token, records the run in
- * `<cluster>-status` and announces it with an Event; the audit log shows it was never refused.
+ * Backups on the real API server (v1.32, test/kube/): a BackupSchedule, whose runs the real CronJob
+ * controller starts on time, and a one-shot Backup and Restore, whose Jobs the companion controller
+ * creates exactly once. The real Job controller follows each Pod, which the tests' kubelet runs on
+ * this machine (the rendered script, with the BR simulator as `/br`) against a real S3-protocol server
+ * (@20minutes/s3rver) on loopback. The controller, with the rendered Role's token, records each run in
+ * `<cluster>-status` and announces it with Events; the audit log shows it was never refused.
  */
 import { stringify } from 'yaml';
 import { loadInputs } from '../src/backup/load';
@@ -46,10 +47,10 @@ afterEach(async () => {
 
 afterAll(() => server?.stop());
 
-/** The cluster with its schedule, rendered as the CLI renders them, and checked against the schema. */
-function renderWithSchedule(...schedules: Obj[]) {
+/** The cluster with its backup documents, rendered as the CLI renders them, and checked against the schema. */
+function renderWith(...documents: Obj[]) {
   return (cluster: Obj): Obj[] => {
-    const loaded = loadInputs([cluster, ...schedules].map((d) => stringify(d)).join('---\n'), 'in.yaml');
+    const loaded = loadInputs([cluster, ...documents].map((d) => stringify(d)).join('---\n'), 'in.yaml');
     const linked = linkOperations(loaded.clusters, loaded.documents);
     const errors = [...loaded.errors.map((e) => e.message), ...linked.errors];
     if (errors.length > 0) throw new Error(errors.join('\n'));
@@ -85,7 +86,7 @@ describeReal('a BackupSchedule on the real API server', () => {
     ];
     // A second schedule whose Secret does not exist: its runs never start.
     const stuck = { ...schedule, metadata: { name: 'stuck', namespace }, spec: { schedule: '* * * * *', backupTemplate: { br: { cluster: 'c' }, s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'other', secretName: 'missing' } } } };
-    const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({}, { namespace }), render: renderWithSchedule(schedule, stuck) });
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({}, { namespace }), render: renderWith(schedule, stuck) });
     world = w;
     await w.kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c-status', namespace }, data: { 'status.json': JSON.stringify({ backupRuns: seeded }) } });
     await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3-secret', namespace }, stringData: SECRETS['s3-secret'] });
@@ -145,5 +146,71 @@ describeReal('a BackupSchedule on the real API server', () => {
     // One Event per stuck run, however many passes saw it.
     const stuckJobs = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupStuck').map((e) => e.involvedObject.name);
     expect(new Set(stuckJobs).size).toBe(stuckJobs.length);
+  });
+  test('a Backup and a Restore run exactly once: across a controller killed mid-run, a Job deleted as a TTL would, and a re-applied ConfigMap', async () => {
+    const namespace = 'backup-2';
+    const s3 = { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'once', secretName: 's3-secret' };
+    const backupDoc = { apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'once', namespace }, spec: { br: { cluster: 'c' }, s3 } };
+    const restoreDoc = { apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'back', namespace }, spec: { br: { cluster: 'c' }, s3 } };
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({}, { namespace }), render: renderWith(backupDoc, restoreDoc) });
+    world = w;
+    await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3-secret', namespace }, stringData: SECRETS['s3-secret'] });
+    // The backup's Pod holds until released, so that the controller can be killed while it runs.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const runs: string[] = [];
+    w.kubelet.runJob = async (pod) => {
+      const jobName = pod.metadata.labels['batch.kubernetes.io/job-name'];
+      runs.push(jobName);
+      if (jobName === 'backup-once') await gate;
+      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, secrets: SECRETS, tikvVersion: 'v8.5.0' });
+      return { exitCode: r.status ?? 1, message: r.text };
+    };
+    const operations = async (): Promise<Record<string, Obj>> => Object.fromEntries(((await w.status())?.operations ?? []).map((o: Obj) => [o.job, o]));
+    const configMap = (name: string) => w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/${name}`);
+    const first = await w.startController(['--resync', '2s']);
+
+    // Once the cluster is ready the backup starts; the restore waits for it, saying why.
+    await w.waitFor(() => runs.includes('backup-once'), 90_000, 'the backup to start');
+    await w.waitFor(async () => (await operations())['restore-back']?.reason === 'backup-once is running; operations of a cluster run one at a time', 30_000, 'the restore to wait for the backup');
+    const started = (await operations())['backup-once'];
+    expect(started).toMatchObject({ phase: 'Running', template: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    await w.waitFor(async () => (await configMap('backup-once'))?.metadata.annotations?.['tidb-gitops.io/phase'] === 'Running', 30_000, 'the phase on the ConfigMap');
+    await w.waitFor(async () => (await operations())['backup-once']?.uid !== undefined, 30_000, 'the Job UID in the record');
+
+    // Killed mid-run and started again: it neither loses the run nor starts a second one.
+    first.kill('SIGKILL');
+    await first.exited;
+    await w.startController(['--resync', '2s']);
+    release();
+    await w.waitFor(async () => (await operations())['restore-back']?.phase === 'Complete', 90_000, 'the backup, then the restore, to complete');
+    const done = await operations();
+    expect(done['backup-once']).toMatchObject({ phase: 'Complete', uid: (await operations())['backup-once'].uid, storage: 's3://backups/once', backupTS: expect.stringMatching(/^\d+$/) });
+    expect(done['restore-back']).toMatchObject({ phase: 'Complete', storage: 's3://backups/once' });
+    expect(await bucketKeys('once/')).toEqual(expect.arrayContaining(['once/backupmeta', 'once/backup.lock']));
+    expect(runs).toEqual(['backup-once', 'restore-back']);
+    await w.waitFor(async () => (await configMap('restore-back'))?.metadata.annotations?.['tidb-gitops.io/phase'] === 'Complete', 30_000, 'the restore\'s phase on its ConfigMap');
+    const reasons = (await w.events()).filter((e) => e.involvedObject.kind === 'ConfigMap').map((e) => e.reason).sort();
+    // Each said once (waiting only when it starts to: the record and the ConfigMap say what for).
+    expect(reasons.filter((r) => !r.endsWith('Waiting'))).toEqual(['BackupComplete', 'BackupStarted', 'RestoreComplete', 'RestoreStarted']);
+    expect(reasons.filter((r) => r === 'RestoreWaiting')).toHaveLength(1);
+    expect(reasons.filter((r) => r === 'BackupWaiting').length).toBeLessThanOrEqual(1);
+
+    // The finished Job goes, as a TTL would take it, and a re-sync applies the ConfigMap afresh (as a
+    // deleted and re-created Argo CD Application does): the controller notes the outcome on the new
+    // ConfigMap and creates no Job.
+    const before = (await configMap('restore-back'))!.metadata.uid;
+    await w.kube.delete(`/apis/batch/v1/namespaces/${namespace}/jobs/restore-back`, { propagationPolicy: 'Background' });
+    await w.kube.delete(`/api/v1/namespaces/${namespace}/configmaps/restore-back`);
+    await w.waitFor(async () => (await configMap('restore-back')) === undefined, 10_000, 'the ConfigMap to go');
+    await w.apply(w.objects);
+    await w.waitFor(async () => {
+      const cm = await configMap('restore-back');
+      return cm !== undefined && cm.metadata.uid !== before && cm.metadata.annotations?.['tidb-gitops.io/phase'] === 'Complete';
+    }, 30_000, 'the outcome on the re-created ConfigMap');
+    const jobs = await w.kube.list(`/apis/batch/v1/namespaces/${namespace}/jobs`);
+    expect(jobs.map((j) => j.metadata.name)).toEqual(['backup-once']);
+    expect(runs).toEqual(['backup-once', 'restore-back']);
+    expect((await operations())['restore-back']).toEqual(done['restore-back']);
   });
 });

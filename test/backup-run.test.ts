@@ -10,7 +10,7 @@ import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
 import { renderClusters } from '../src/render/render';
 import { cluster, find, type Obj } from './support/render';
-import { scheduledBackupScript } from '../src/render/scripts/br';
+import { oneShotScript, scheduledBackupScript } from '../src/render/scripts/br';
 import { expectShellLintClean } from './support/sandbox';
 import { runBrContainer } from './support/br-run';
 import { startS3Server, type S3Server } from './support/s3-server';
@@ -116,8 +116,47 @@ describe('a scheduled backup run', () => {
   });
 });
 
-describe('the run script', () => {
-  test('passes dash -n (and shellcheck -s sh when installed)', () => {
+/** The Job in a one-shot operation's ConfigMap. */
+function oneShotJob(doc: Obj): Obj {
+  const docs = [cluster(), doc];
+  const loaded = loadInputs(docs.map((d) => stringify(d)).join('---\n'), 'in.yaml');
+  const linked = linkOperations(loaded.clusters, loaded.documents);
+  expect([...loaded.errors.map((e) => e.message), ...linked.errors]).toEqual([]);
+  const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects;
+  const name = `${doc.kind === 'Backup' ? 'backup' : 'restore'}-${doc.metadata.name}`;
+  return JSON.parse(find(objects, 'ConfigMap', name).data['job.json']);
+}
+
+describe('a one-shot backup, then a restore of it', () => {
+  const s3 = (prefix: string) => ({ provider: 'ceph', endpoint, bucket: 'backups', prefix, secretName: 's3-secret' });
+  const runJob = (job: Obj, tikvVersion = 'v8.5.7') => runBrContainer(job.spec.template.spec.containers[0], { namespace: 'ns', jobName: job.metadata.name, secrets: SECRETS, tikvVersion });
+
+  test('the backup writes into the prefix itself; the restore reads it back and reports the same BackupTS', async () => {
+    const b = await runJob(oneShotJob({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'once', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: s3('one/shot') } }));
+    expect(b.status).toBe(0);
+    expect(b.message.storage).toBe('s3://backups/one/shot');
+    expect(await listKeys('one/shot/')).toEqual(expect.arrayContaining(['one/shot/backupmeta']));
+    expect(b.message.backupTS).toBe(await metaEndVersion('one/shot'));
+    const r = await runJob(oneShotJob({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'back', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: s3('one/shot') } }));
+    expect(r.output).toContain('restoring from s3://backups/one/shot');
+    expect(r.output).toContain('Full Restore success summary');
+    expect(r.status).toBe(0);
+    expect(r.message).toEqual({ storage: 's3://backups/one/shot', backupTS: b.message.backupTS, size: expect.stringMatching(/^\d+$/) });
+  });
+
+  test('a restore from a folder that holds no backup fails with BR\'s words', async () => {
+    const r = await runJob(oneShotJob({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'none', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: s3('nothing/here') } }));
+    expect(r.status).toBe(1);
+    expect(r.message.storage).toBe('s3://backups/nothing/here');
+    expect(r.message.error).toMatch(/^Error: /);
+    expect(r.message.error).toMatch(/backupmeta|NoSuchKey/);
+  });
+});
+
+describe('the run scripts', () => {
+  test('pass dash -n (and shellcheck -s sh when installed)', () => {
     expectShellLintClean(scheduledBackupScript());
+    expectShellLintClean(oneShotScript('backup'));
+    expectShellLintClean(oneShotScript('restore'));
   });
 });

@@ -54,6 +54,31 @@ export function backupArgs(job: BrJob, cluster: BrCluster, storage: string, comm
   ];
 }
 
+/**
+ * `br restore <type>` from `storage` (the backup's folder), in the order of the operator's
+ * backup-manager (cmd/backup-manager/app/restore/restore.go `restoreData` and `constructBROptions`,
+ * cmd/backup-manager/app/util/util.go `ConstructBRGlobalOptionsForRestore`): connection, global
+ * options, storage, filters, then `--concurrency`, `--checksum`, `--check-requirements`,
+ * `--ratelimit`, `--online`, and `spec.br.options` last so that they win.
+ */
+export function restoreArgs(job: BrJob, cluster: BrCluster, storage: string): string[] {
+  const br = job.br;
+  return [
+    'restore',
+    job.backupType,
+    ...connectionArgs(cluster),
+    ...globalArgs(job),
+    ...storageArgs(job.storage, storage),
+    ...filterArgs(job),
+    ...(br.concurrency !== undefined ? [`--concurrency=${br.concurrency}`] : []),
+    ...(br.checksum !== undefined ? [`--checksum=${br.checksum}`] : []),
+    ...(br.checkRequirements !== undefined ? [`--check-requirements=${br.checkRequirements}`] : []),
+    ...(br.rateLimit !== undefined ? [`--ratelimit=${br.rateLimit}`] : []),
+    ...(br.onLine !== undefined ? [`--online=${br.onLine}`] : []),
+    ...(br.options ?? []),
+  ];
+}
+
 /** `--log-level`, `--status-addr` and `--send-credentials-to-tikv` (backup-manager's `constructBRGlobalOptions`). */
 function globalArgs(job: BrJob): string[] {
   const br = job.br;

@@ -9,7 +9,7 @@ import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { formatIssue } from '../tidbcluster/errors';
 import { imageTag } from '../base/version';
 import type { BackupRetentionInfo, ControllerClusterInfo } from '../tidbcluster/names';
-import type { BrJob, ResolvedBackup, ResolvedOperation, ResolvedRestore, ResolvedSchedule } from './resolve';
+import { operationJobName, type BrJob, type ResolvedBackup, type ResolvedOperation, type ResolvedRestore, type ResolvedSchedule } from './resolve';
 
 /** The operations of one cluster, in input order. */
 export interface ClusterOperations {
@@ -100,9 +100,15 @@ function describe(c: ResolvedCluster): string {
   return c.namespace ? `${c.namespace}/${c.name}` : c.name;
 }
 
-/** What the controller must know of a cluster's schedules: their names, and how each keeps its backups. */
-export function controllerBackupInfo(schedules: readonly ResolvedSchedule[]): Pick<ControllerClusterInfo, 'backupSchedules' | 'backupRetention'> {
-  if (schedules.length === 0) return {};
+/**
+ * What the controller must know of a cluster's backup documents: the schedules' names and how each
+ * keeps its backups, and the Job names of the one-shot Backups and Restores it runs.
+ */
+export function controllerBackupInfo(ops: ClusterOperations): Pick<ControllerClusterInfo, 'backupSchedules' | 'backupRetention' | 'operations'> {
+  const oneShot = [...ops.backups, ...ops.restores].map(operationJobName).sort();
+  const operations = oneShot.length > 0 ? { operations: oneShot } : {};
+  const schedules = ops.schedules;
+  if (schedules.length === 0) return operations;
   const retention: Record<string, BackupRetentionInfo> = {};
   for (const s of schedules) {
     const storage = s.backup.storage;
@@ -117,5 +123,5 @@ export function controllerBackupInfo(schedules: readonly ResolvedSchedule[]): Pi
       secretName: storage.secretName,
     };
   }
-  return { backupSchedules: schedules.map((s) => s.name).sort(), ...(Object.keys(retention).length > 0 && { backupRetention: retention }) };
+  return { backupSchedules: schedules.map((s) => s.name).sort(), ...(Object.keys(retention).length > 0 && { backupRetention: retention }), ...operations };
 }

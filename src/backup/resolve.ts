@@ -68,6 +68,11 @@ export interface ResolvedRestore extends OperationBase, BrJob {
 
 export type ResolvedOperation = ResolvedBackup | ResolvedSchedule | ResolvedRestore;
 
+/** The Job's (and its ConfigMap's) name of a one-shot Backup or Restore: `backup-<name>`, `restore-<name>`. */
+export function operationJobName(op: { readonly kind: 'Backup' | 'Restore'; readonly name: string }): string {
+  return `${op.kind === 'Backup' ? 'backup' : 'restore'}-${op.name}`;
+}
+
 const NOT_YET = 'is not carried out yet; remove it to render the rest';
 
 /** Options the whole render shares. */
@@ -78,12 +83,7 @@ export interface OperationOptions {
 
 export function resolveBackup(doc: Backup, options: OperationOptions = {}): { value?: ResolvedBackup; issues: SpecIssue[] } {
   const s = doc.spec;
-  const issues: SpecIssue[] = [
-    // A Job rendered into Git runs again whenever it is re-created (a TTL, a re-sync): a one-shot backup
-    // needs the controller to run it exactly once, which it does not do yet.
-    { path: 'kind', message: `a one-shot Backup ${NOT_YET}; a BackupSchedule takes snapshot backups on a cron schedule` },
-    ...backupModeIssues(s, 'spec'),
-  ];
+  const issues: SpecIssue[] = backupModeIssues(s, 'spec');
   const job = brJob(s, s, 'spec', 'spec', issues);
   if (issues.length > 0 || !job) return { issues };
   return { value: { kind: 'Backup', ...base(doc, options), ...job, ...(s.commitTs !== undefined && s.commitTs !== '' && { commitTs: s.commitTs }) }, issues };
@@ -125,19 +125,17 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
 
 export function resolveRestore(doc: Restore, options: OperationOptions = {}): { value?: ResolvedRestore; issues: SpecIssue[] } {
   const s = doc.spec;
-  const issues: SpecIssue[] = [
-    // Rendered as a Job, a restore would run again whenever the Job is re-created: it needs the
-    // controller to run it exactly once, which it does not do yet.
-    { path: 'kind', message: `Restore ${NOT_YET}; restore with BR from a backup's storage path (see the README's Backups section)` },
-  ];
+  const issues: SpecIssue[] = [];
   if (s.restoreMode === 'volume-snapshot') issues.push({ path: 'spec.restoreMode', message: 'not supported: volume-snapshot restores (EBS snapshots across Kubernetes clusters) are not carried out' });
-  if (s.restoreMode === 'pitr') issues.push({ path: 'spec.restoreMode', message: `point-in-time restore ${NOT_YET}` });
+  if (s.restoreMode === 'pitr') issues.push({ path: 'spec.restoreMode', message: 'point-in-time restore is not carried out yet; a snapshot restore (restoreMode: snapshot) is' });
   for (const f of ['pitrRestoredTs', 'pitrFullBackupStorageProvider'] as const) {
     if (s[f] !== undefined && s.restoreMode !== 'pitr') issues.push({ path: `spec.${f}`, message: 'only counts with restoreMode: pitr' });
   }
+  const backoffLimit = s.backoffLimit ?? 0;
+  if (!Number.isInteger(backoffLimit) || backoffLimit < 0) issues.push({ path: 'spec.backoffLimit', message: `expected a whole number of retries, 0 or more, got ${JSON.stringify(s.backoffLimit)}` });
   const job = brJob(s, s, 'spec', 'spec', issues);
   if (issues.length > 0 || !job) return { issues };
-  return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit: s.backoffLimit ?? 0 }, issues };
+  return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit }, issues };
 }
 
 /**
@@ -184,7 +182,7 @@ function backupModeIssues(s: BackupSpec, at: string): SpecIssue[] {
   for (const f of ['logSubcommand', 'logStop', 'logTruncateUntil'] as const) {
     if (s[f] !== undefined && s.backupMode !== 'log') issues.push({ path: `${at}.${f}`, message: 'only counts with backupMode: log' });
   }
-  if (s.cleanPolicy !== undefined && s.cleanPolicy !== 'Retain') issues.push({ path: `${at}.cleanPolicy`, message: `removing a backup's data when its document leaves Git ${NOT_YET}` });
+  if (s.cleanPolicy !== undefined && s.cleanPolicy !== 'Retain') issues.push({ path: `${at}.cleanPolicy`, message: "removing a backup's data when its document leaves Git is not carried out yet; the data stays (Retain), remove cleanPolicy" });
   return issues;
 }
 

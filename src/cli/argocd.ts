@@ -18,6 +18,13 @@ export const PLUGIN_CONFIG_FILE = 'argocd/plugin.yaml';
 export const HEALTH_LUA_FILE = 'argocd/health/statefulset.lua';
 /** The argocd-cm key that replaces Argo CD's built-in StatefulSet health check. */
 export const HEALTH_KEY = 'resource.customizations.health.apps_StatefulSet';
+/** The health check of a one-shot Backup's or Restore's ConfigMap (every other ConfigMap stays Healthy). */
+export const CONFIGMAP_HEALTH_LUA_FILE = 'argocd/health/configmap.lua';
+/** Its argocd-cm key: a core kind has no group before its name. */
+export const CONFIGMAP_HEALTH_KEY = 'resource.customizations.health.ConfigMap';
+
+/** The health checks the patch sets, by argocd-cm key. */
+export type HealthChecks = Readonly<Record<string, string>>;
 
 export const ARGOCD_USAGE = `Usage: tidb-gitops argocd <command> [options]
 
@@ -305,14 +312,17 @@ export interface InstallPatchOptions {
 function installPatch(args: readonly string[], io: Io): number {
   const parsed = parseInstallPatchArgs(args);
   if (typeof parsed === 'string') return usageError(io, parsed);
-  let files: { pluginName: string; healthLua: string };
+  let files: { pluginName: string; health: HealthChecks };
   try {
-    files = { pluginName: pluginName(readPackageFile(PLUGIN_CONFIG_FILE)), healthLua: readPackageFile(HEALTH_LUA_FILE) };
+    files = {
+      pluginName: pluginName(readPackageFile(PLUGIN_CONFIG_FILE)),
+      health: { [HEALTH_KEY]: readPackageFile(HEALTH_LUA_FILE), [CONFIGMAP_HEALTH_KEY]: readPackageFile(CONFIGMAP_HEALTH_LUA_FILE) },
+    };
   } catch (e) {
     io.stderr(`tidb-gitops: ${(e as Error).message}\n`);
     return 1;
   }
-  io.stdout(installPatchYaml(parsed, files.pluginName, files.healthLua));
+  io.stdout(installPatchYaml(parsed, files.pluginName, files.health));
   return 0;
 }
 
@@ -352,11 +362,11 @@ export function parseInstallPatchArgs(args: readonly string[]): InstallPatchOpti
 }
 
 /** The patch documents as one YAML stream, led by a comment that says what each part is for. */
-export function installPatchYaml(opts: InstallPatchOptions, plugin: string, healthLua: string): string {
+export function installPatchYaml(opts: InstallPatchOptions, plugin: string, health: HealthChecks): string {
   const namespace = opts.namespace ?? '';
   const docs: object[] = [];
   if (opts.only !== 'argocd-cm') docs.push(repoServerPatch(opts.image ?? PLUGIN_IMAGE, namespace, plugin));
-  if (opts.only !== 'repo-server') docs.push(argocdCmPatch(namespace, healthLua));
+  if (opts.only !== 'repo-server') docs.push(argocdCmPatch(namespace, health));
   // The comment leads the first document instead of standing alone before a `---`, so that no reader
   // sees an empty document.
   return installPatchHeader(plugin, opts.only) + docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
@@ -382,6 +392,10 @@ function installPatchHeader(plugin: string, only: PatchPart | undefined): string
 #   Pod was updated. Every other StatefulSet is judged as Argo CD's built-in check does. Argo CD keeps
 #   one check per kind: this key replaces a health check of your own for apps/StatefulSet, so merge
 #   yours into its fallback branch if you have one.
+# - ${CONFIGMAP_HEALTH_KEY}: a one-shot Backup or Restore renders as a ConfigMap (label
+#   tidb-gitops.io/operation) holding the Job the tidb-gitops controller runs once; it is Progressing
+#   until the run is over, Healthy once it completed, Degraded when it failed, as the controller notes
+#   in tidb-gitops.io/phase. Every other ConfigMap stays Healthy.
 # - application.resourceTrackingMethod: annotation. With the default label tracking, Argo CD treats
 #   every object labelled app.kubernetes.io/instance=<app name> as part of the app. The rendered
 #   objects carry app.kubernetes.io/instance=<cluster name>, so when the Application is named like the
@@ -439,14 +453,14 @@ export function repoServerPatch(image: string, namespace: string, plugin: string
   };
 }
 
-/** The health check and the tracking method, merged into Argo CD's argocd-cm ConfigMap. */
-export function argocdCmPatch(namespace: string, healthLua: string): object {
+/** The health checks and the tracking method, merged into Argo CD's argocd-cm ConfigMap. */
+export function argocdCmPatch(namespace: string, health: HealthChecks): object {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: patchMetadata('argocd-cm', namespace),
     data: {
-      [HEALTH_KEY]: healthLua,
+      ...health,
       'application.resourceTrackingMethod': 'annotation',
     },
   };

@@ -1,10 +1,11 @@
 /**
- * The risks of a change to a cluster's BackupSchedules, read from what the renderer gives the
- * controller (the discovery Deployment's `TIDB_GITOPS_CLUSTER`: each schedule's retention) and from the
- * schedules' CronJobs: retention that starts removing, or removes more of, a schedule's backups, and a
- * schedule that goes (no new backups; the old ones stay, and retention no longer touches them).
+ * The risks of a change to a cluster's backup documents, read from what the renderer gives the
+ * controller (the discovery Deployment's `TIDB_GITOPS_CLUSTER`: each schedule's retention), from the
+ * schedules' CronJobs and from the one-shot operations' ConfigMaps: retention that starts removing, or
+ * removes more of, a schedule's backups; a schedule that goes (no new backups; the old ones stay, and
+ * retention no longer touches them); and a Restore, always.
  */
-import { BACKUP_LABEL, CONTROLLER_ENV, type BackupRetentionInfo } from '../tidbcluster/names';
+import { BACKUP_LABEL, CONTROLLER_ENV, OPERATION_KEY, type BackupRetentionInfo } from '../tidbcluster/names';
 import { kindOf, labelsOf, nameOf, type ClusterModel, type KubeObject } from './model';
 import { RISK, type Risk } from './report';
 import { isPlainObject } from './values';
@@ -38,6 +39,56 @@ export function backupRisks(before: ClusterModel | undefined, after: ClusterMode
     });
   }
   return out;
+}
+
+/**
+ * A Restore added, or changed: the controller runs it once, writing the backup's data into the live
+ * cluster. A changed one that already ran is not run again, which the risk says too.
+ */
+export function restoreRisks(before: ClusterModel | undefined, after: ClusterModel): Risk[] {
+  const was = restoresOf(before);
+  const out: Risk[] = [];
+  for (const [name, cm] of [...restoresOf(after)].sort(([a], [b]) => a.localeCompare(b))) {
+    const old = was.get(name);
+    const job = jobOf(cm);
+    if (old && jobOf(old) === job) continue;
+    const what = describeRestore(job);
+    out.push({
+      id: RISK.restore,
+      component: 'restore',
+      message: old
+        ? `Restore ${name.replace(/^restore-/, '')} changed: a Restore runs once, so if it already ran this change does nothing (give it a new name to restore again); if it has not, it runs as changed: ${what}.`
+        : `Restore ${name.replace(/^restore-/, '')} is added: once this lands, the controller ${what}, once, when the cluster is ready and no other backup or restore runs.`,
+    });
+  }
+  return out;
+}
+
+/** The one-shot Restores' ConfigMaps, by name (`restore-<name>`). */
+function restoresOf(cluster: ClusterModel | undefined): Map<string, KubeObject> {
+  const out = new Map<string, KubeObject>();
+  for (const o of cluster?.objects.values() ?? []) {
+    const name = labelsOf(o)[BACKUP_LABEL.operation];
+    if (kindOf(o) === 'ConfigMap' && name?.startsWith('restore-')) out.set(name, o);
+  }
+  return out;
+}
+
+function jobOf(cm: KubeObject): string {
+  const data = (cm as { data?: unknown }).data;
+  return isPlainObject(data) && typeof data[OPERATION_KEY.job] === 'string' ? (data[OPERATION_KEY.job] as string) : '';
+}
+
+/** `restores <storage> into the cluster (BR restore full)`, from the Job's BR arguments and storage. */
+function describeRestore(jobJson: string): string {
+  try {
+    const job = JSON.parse(jobJson) as { spec?: { template?: { spec?: { containers?: { args?: string[]; env?: { name: string; value?: string }[] }[] } } } };
+    const c = job.spec?.template?.spec?.containers?.[0];
+    const storage = c?.env?.find((e) => e.name === 'BR_STORAGE')?.value ?? '(unknown storage)';
+    return `restores ${storage} into the cluster (BR ${(c?.args ?? []).slice(0, 2).join(' ')})`;
+  } catch {
+    return 'restores a backup into the cluster';
+  }
 }
 
 /** Whether `neu` keeps fewer of the backups `old` kept (or `old` kept them all). */

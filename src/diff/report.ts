@@ -38,6 +38,8 @@ export const RISK = {
   backupRetention: 'backup-retention',
   /** A BackupSchedule is removed: no new backups. */
   backupScheduleRemoved: 'backup-schedule-removed',
+  /** A Restore is added (or changed before it ran): the controller writes a backup into the cluster, once. */
+  restore: 'restore',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];

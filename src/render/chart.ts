@@ -11,6 +11,8 @@ import { TikvComponent } from './tikv';
 import { TiProxyComponent } from './tiproxy';
 import { VolumeSizesConfigMap } from './volume-sizes';
 import { BackupScheduleCronJob } from './backup-schedule';
+import { BackupOperationConfigMap } from './backup-operation';
+import { operationJobName } from '../backup/resolve';
 import { NO_OPERATIONS, type ClusterOperations } from '../backup/link';
 import { ApiRefusalError, apiProblems } from './api-check';
 import { checkTidbCluster } from '../tidbcluster/check';
@@ -42,7 +44,7 @@ export interface TidbClusterChartProps {
    */
   readonly kubeVersion?: string;
   /**
-   * The cluster's BackupSchedules (and, later, Backups and Restores), as `linkOperations` ties them to
+   * The cluster's BackupSchedules, Backups and Restores, as `linkOperations` ties them to
    * it from the same input.
    * @default none
    */
@@ -68,7 +70,7 @@ export class TidbClusterChart extends Chart {
     const c = resolved;
     const ops = props.operations ?? NO_OPERATIONS;
     // Always: even without PD, the controller sets the StatefulSets' replicas and partitions.
-    new DiscoveryComponent(this, 'discovery', { cluster: c, backupSchedules: ops.schedules });
+    new DiscoveryComponent(this, 'discovery', { cluster: c, operations: ops });
     // PD's micro-services first, in the operator's order.
     if (c.tso) new PdmsComponent(this, 'tso', { cluster: c, pdms: c.tso });
     if (c.scheduling) new PdmsComponent(this, 'scheduling', { cluster: c, pdms: c.scheduling });
@@ -82,6 +84,7 @@ export class TidbClusterChart extends Chart {
     // Last: it reads the volume claim templates of the StatefulSets above.
     new VolumeSizesConfigMap(this, 'volume-sizes', { cluster: c });
     for (const schedule of ops.schedules) new BackupScheduleCronJob(this, `schedule-${schedule.name}`, { cluster: c, schedule });
+    for (const operation of [...ops.backups, ...ops.restores]) new BackupOperationConfigMap(this, operationJobName(operation), { cluster: c, operation });
     // `app.synth()` validates every construct before it writes a file: refusing here keeps a chart the
     // API server would refuse from leaving the other charts' files half-written.
     // (Chart.toJson would run this validation again, so the objects are taken one by one.)

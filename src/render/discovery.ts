@@ -26,16 +26,18 @@ import {
 } from '../tidbcluster/names';
 import { basePodSpec, fieldRefEnv, finishPodSpec, hasResources, mergeContainers, mergeEnv, namespaced, podLabels, stableJson } from './component';
 import { kubeObject } from './kube';
-import { controllerBackupInfo } from '../backup/link';
-import type { ResolvedSchedule } from '../backup/resolve';
+import { controllerBackupInfo, NO_OPERATIONS, type ClusterOperations } from '../backup/link';
 import { dualStack } from './service';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
 
 export interface DiscoveryComponentProps {
   /** The resolved cluster (`cluster.discovery` is always set). */
   readonly cluster: ResolvedCluster;
-  /** The cluster's BackupSchedules: the controller records their runs and keeps their retention. @default [] */
-  readonly backupSchedules?: readonly ResolvedSchedule[];
+  /**
+   * The cluster's backup documents: the controller records the schedules' runs and keeps their
+   * retention, and runs each one-shot Backup and Restore once. @default none
+   */
+  readonly operations?: ClusterOperations;
 }
 
 /**
@@ -48,16 +50,16 @@ export class DiscoveryComponent extends Construct {
   constructor(scope: Construct, id: string, props: DiscoveryComponentProps) {
     super(scope, id);
     const { cluster } = props;
-    const schedules = props.backupSchedules ?? [];
+    const ops = props.operations ?? NO_OPERATIONS;
     kubeObject(this, 'service-account', discoveryServiceAccount(cluster));
-    kubeObject(this, 'role', discoveryRole(cluster, schedules));
+    kubeObject(this, 'role', discoveryRole(cluster, ops));
     kubeObject(this, 'role-binding', discoveryRoleBinding(cluster));
     if (cluster.nodeAccess) {
       kubeObject(this, 'node-reader', nodeReaderRole(cluster));
       kubeObject(this, 'node-reader-binding', nodeReaderBinding(cluster));
     }
     kubeObject(this, 'service', discoveryService(cluster));
-    kubeObject(this, 'deployment', discoveryDeployment(cluster, schedules));
+    kubeObject(this, 'deployment', discoveryDeployment(cluster, ops));
   }
 }
 
@@ -78,8 +80,10 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
  * `delete` on ConfigMaps, whose old revisions have names known only once rendered. Reading and
  * writing ConfigMaps and Leases is otherwise limited to the controller's two objects.
  */
-export function discoveryRules(cluster: ResolvedCluster, backupSchedules: readonly ResolvedSchedule[] = []): PolicyRule[] {
-  const secrets = Object.values(controllerBackupInfo(backupSchedules).backupRetention ?? {}).map((r) => r.secretName);
+export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): PolicyRule[] {
+  const info = controllerBackupInfo(ops);
+  const secrets = Object.values(info.backupRetention ?? {}).map((r) => r.secretName);
+  const oneShot = info.operations ?? [];
   return [
     // create and delete: a StatefulSet whose volumes grew is re-created, its Pods orphaned and kept.
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
@@ -92,15 +96,18 @@ export function discoveryRules(cluster: ResolvedCluster, backupSchedules: readon
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [names.lease(cluster.name)], verbs: ['get', 'update'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-    // The runs of the cluster's BackupSchedules: their Jobs (their Pods are read with the rule above).
-    ...(backupSchedules.length > 0 ? [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['list'] }] : []),
+    // The runs of the cluster's BackupSchedules and one-shot operations: their Jobs (their Pods are read
+    // with the rule above); a one-shot operation's Job is created once from its ConfigMap, on which the
+    // controller notes where it stands for the health checks.
+    ...(ops.schedules.length > 0 || oneShot.length > 0 ? [{ apiGroups: ['batch'], resources: ['jobs'], verbs: oneShot.length > 0 ? ['list', 'create'] : ['list'] }] : []),
+    ...(oneShot.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [...oneShot], verbs: ['get', 'patch'] }] : []),
     // Retention: the keys of the buckets it removes expired backups from.
     ...(secrets.length > 0 ? [{ apiGroups: [''], resources: ['secrets'], resourceNames: [...new Set(secrets)].sort(), verbs: ['get'] }] : []),
   ];
 }
 
-export function discoveryRole(cluster: ResolvedCluster, backupSchedules: readonly ResolvedSchedule[] = []): Role {
-  return { apiVersion: `${RBAC_GROUP}/v1`, kind: 'Role', metadata: meta(cluster), rules: discoveryRules(cluster, backupSchedules) };
+export function discoveryRole(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): Role {
+  return { apiVersion: `${RBAC_GROUP}/v1`, kind: 'Role', metadata: meta(cluster), rules: discoveryRules(cluster, ops) };
 }
 
 /**
@@ -165,7 +172,7 @@ function discoveryPodLabels(cluster: ResolvedCluster) {
 }
 
 /** The `TIDB_GITOPS_CLUSTER` env var: what the controller needs to know that no object it reads says. */
-export function controllerClusterInfo(cluster: ResolvedCluster, backupSchedules: readonly ResolvedSchedule[] = []): ControllerClusterInfo {
+export function controllerClusterInfo(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): ControllerClusterInfo {
   const ref = cluster.joinCluster;
   return {
     name: cluster.name,
@@ -177,7 +184,7 @@ export function controllerClusterInfo(cluster: ResolvedCluster, backupSchedules:
     cluster: ref ? { name: ref.name, namespace: ref.namespace ?? '', clusterDomain: ref.clusterDomain } : null,
     components: COMPONENTS.filter((c) => cluster[c] !== undefined),
     ...(cluster.nodeAccess && { readsNodes: true as const }),
-    ...controllerBackupInfo(backupSchedules),
+    ...controllerBackupInfo(ops),
   };
 }
 
@@ -228,7 +235,7 @@ function httpProbe(path: string, p: ResolvedDiscoveryProbe): Probe {
  * One Pod (`Recreate`: never two controllers at once). `replicas: 1` is the renderer's; the controller
  * owns no field of this object.
  */
-export function discoveryDeployment(cluster: ResolvedCluster, backupSchedules: readonly ResolvedSchedule[] = []): Deployment {
+export function discoveryDeployment(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): Deployment {
   const d = cluster.discovery;
   const selector = selectorLabels(cluster.instance, 'discovery');
   const secrets = discoverySecrets(cluster);
@@ -239,7 +246,7 @@ export function discoveryDeployment(cluster: ResolvedCluster, backupSchedules: r
       fieldRefEnv(CONTROLLER_ENV.podName, 'metadata.name'),
       { name: CONTROLLER_ENV.timezone, value: cluster.timezone || 'UTC' },
       { name: CONTROLLER_ENV.clusterName, value: cluster.name },
-      { name: CONTROLLER_ENV.cluster, value: stableJson(controllerClusterInfo(cluster, backupSchedules)) },
+      { name: CONTROLLER_ENV.cluster, value: stableJson(controllerClusterInfo(cluster, ops)) },
     ],
     d.env,
   );

@@ -37,6 +37,17 @@ export const LABEL_VALUE = {
 export const BACKUP_LABEL = {
   schedule: 'tidb.pingcap.com/backup-schedule',
   managedBy: 'tidb-gitops',
+  /**
+   * A one-shot Backup's or Restore's Job name (`backup-<name>`, `restore-<name>`), on its ConfigMap,
+   * its Job and its Pod: the controller runs each exactly once.
+   */
+  operation: 'tidb-gitops.io/operation',
+} as const;
+
+/** Keys of a one-shot operation's ConfigMap, rendered from its Backup or Restore document. */
+export const OPERATION_KEY = {
+  /** The Job the controller creates, once: `batch/v1` JSON. */
+  job: 'job.json',
 } as const;
 
 /** Annotation keys this project writes for its companion controller. */
@@ -52,6 +63,13 @@ export const ANNOTATION = {
   failoverReplicas: 'tidb-gitops.io/failover-replicas',
   /** Written by the controller: why it refuses to move the StatefulSet to its replicas (absent when it does not). */
   refused: 'tidb-gitops.io/refused',
+  /**
+   * Written by the controller on a one-shot operation's ConfigMap, read by the Argo CD and Flux health
+   * checks: `Waiting`, `Running`, `Complete`, `Failed` or `Lost`.
+   */
+  operationPhase: 'tidb-gitops.io/phase',
+  /** Written with the phase: what the operation waits for, wrote, or why it failed. */
+  operationMessage: 'tidb-gitops.io/message',
 } as const;
 
 /**
@@ -225,6 +243,11 @@ export interface ControllerClusterInfo {
    * removes the others from. @default absent (no retention)
    */
   readonly backupRetention?: Readonly<Record<string, BackupRetentionInfo>>;
+  /**
+   * The cluster's one-shot Backups and Restores, by Job name (`backup-<name>`, `restore-<name>`, also
+   * their ConfigMaps' names): the controller runs each exactly once. @default absent (none)
+   */
+  readonly operations?: readonly string[];
 }
 
 /** A schedule's retention as the controller carries it out. */

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 const { lua, lauxlib, lualib, to_luastring } = require('fengari');
 
 export const HEALTH_LUA = readFileSync(join(__dirname, '../../argocd/health/statefulset.lua'), 'utf8');
-const script = HEALTH_LUA;
+/** The check of a one-shot operation's ConfigMap. */
+export const CONFIGMAP_HEALTH_LUA = readFileSync(join(__dirname, '../../argocd/health/configmap.lua'), 'utf8');
 
 export interface Health {
   status: string;
@@ -53,7 +54,7 @@ function stringField(L: unknown, name: string): string {
   return text;
 }
 
-export function runHealth(obj: unknown, mode: NumberMode = 'float'): Health {
+export function runHealth(obj: unknown, mode: NumberMode = 'float', script = HEALTH_LUA): Health {
   const L = lauxlib.luaL_newstate();
   for (const [name, open] of [
     ['_G', lualib.luaopen_base],
@@ -64,7 +65,7 @@ export function runHealth(obj: unknown, mode: NumberMode = 'float'): Health {
   }
   pushValue(L, obj, mode);
   lua.lua_setglobal(L, to_luastring('obj'));
-  if (lauxlib.luaL_loadbuffer(L, to_luastring(script), null, to_luastring('=statefulset.lua')) !== lua.LUA_OK) {
+  if (lauxlib.luaL_loadbuffer(L, to_luastring(script), null, to_luastring(script === HEALTH_LUA ? '=statefulset.lua' : '=configmap.lua')) !== lua.LUA_OK) {
     throw new Error(`does not compile: ${lua.lua_tojsstring(L, -1)}`);
   }
   if (lua.lua_pcall(L, 0, 1, 0) !== lua.LUA_OK) throw new Error(`failed: ${lua.lua_tojsstring(L, -1)}`);

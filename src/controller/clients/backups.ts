@@ -1,16 +1,25 @@
 /**
- * What the backup work reads from Kubernetes beside the cluster's own objects: the Jobs of the
- * BackupSchedules' CronJobs with their Pods (read afresh each pass: runs change seldom, and no
- * informer is paid for a cluster without schedules), and the Secrets that hold a bucket's keys.
+ * What the backup work reads and writes in Kubernetes beside the cluster's own objects: the Jobs of
+ * the BackupSchedules' CronJobs and of the one-shot operations with their Pods (read afresh each pass:
+ * runs change seldom, and no informer is paid for a cluster without backups), the operations'
+ * ConfigMaps, and the Secrets that hold a bucket's keys.
  */
-import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Job, Pod } from '../model/objects';
-import { KubeError, type KubeAccess } from './kube';
+import { FIELD_MANAGER, KubeError, type KubeAccess } from './kube';
 
 /** A bucket's keys, as tidb-operator reads them from the storage's Secret (`access_key`, `secret_key`). */
 export interface BucketKeys {
   readonly accessKey: string;
   readonly secretKey: string;
+}
+
+/** A one-shot operation's ConfigMap, as the controller reads it. */
+export interface OperationConfigMap {
+  readonly name: string;
+  readonly uid?: string;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly data: Readonly<Record<string, string>>;
 }
 
 export class BackupAccess {
@@ -30,6 +39,24 @@ export class BackupAccess {
       this.kube.call('list pods', () => this.core.listNamespacedPod({ namespace, labelSelector: selector })),
     ]);
     return { jobs: jobs.items as Job[], pods: pods.items as Pod[] };
+  }
+
+  /** ConfigMaps with these labels: name, UID, annotations and data. */
+  async listConfigMaps(selector: string): Promise<OperationConfigMap[]> {
+    const list = await this.kube.call('list configmaps', () => this.core.listNamespacedConfigMap({ namespace: this.kube.namespace, labelSelector: selector }));
+    return list.items.map((c) => ({ name: c.metadata?.name ?? '', uid: c.metadata?.uid, annotations: c.metadata?.annotations ?? {}, data: c.data ?? {} }));
+  }
+
+  /** Creates a Job (never retried: a create that may have landed is found by its name next pass). */
+  async createJob(body: Record<string, unknown>): Promise<Job> {
+    return (await this.kube.call(`create job ${(body.metadata as { name?: string })?.name}`, () => this.batch.createNamespacedJob({ namespace: this.kube.namespace, body: body as never, fieldManager: FIELD_MANAGER }), false)) as Job;
+  }
+
+  /** Sets (string) or removes (null) a ConfigMap's annotations with a merge patch. */
+  async annotateConfigMap(name: string, annotations: Record<string, string | null>): Promise<void> {
+    await this.kube.call(`annotate configmap ${name}`, () =>
+      this.core.patchNamespacedConfigMap({ name, namespace: this.kube.namespace, body: { metadata: { annotations } }, fieldManager: FIELD_MANAGER }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+    );
   }
 
   /** The keys in a storage's Secret; a Secret or key that is missing is an error saying which. */

@@ -32,7 +32,7 @@ export const FIELD_MANAGER = 'tidb-gitops-controller';
 
 
 export interface EventTarget {
-  readonly kind: 'Pod' | 'StatefulSet' | 'Job' | 'CronJob';
+  readonly kind: 'Pod' | 'StatefulSet' | 'Job' | 'CronJob' | 'ConfigMap';
   readonly name: string;
   readonly uid?: string;
 }
@@ -383,7 +383,7 @@ export class KubeAccess implements LeaseStore {
     }
   }
 
-  /** Records a Kubernetes Event on a Pod or StatefulSet; failures are logged, never fatal. */
+  /** Records a Kubernetes Event on an object of the cluster; failures are logged, never fatal. */
   async event(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string, now: number): Promise<void> {
     const time = new Date(now);
     const suffix = `${now.toString(16)}${Math.floor(Math.random() * 0x10000).toString(16)}`;
@@ -396,7 +396,7 @@ export class KubeAccess implements LeaseStore {
             body: {
               metadata: { name: `${target.name}.${suffix}`, namespace: this.namespace },
               involvedObject: {
-                apiVersion: { Pod: 'v1', StatefulSet: 'apps/v1', Job: 'batch/v1', CronJob: 'batch/v1' }[target.kind],
+                apiVersion: { Pod: 'v1', StatefulSet: 'apps/v1', Job: 'batch/v1', CronJob: 'batch/v1', ConfigMap: 'v1' }[target.kind],
                 kind: target.kind,
                 name: target.name,
                 namespace: this.namespace,

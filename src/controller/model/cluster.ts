@@ -52,6 +52,10 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
     throw new Error('TIDB_GITOPS_CLUSTER.backupSchedules: expected a list of BackupSchedule names');
   }
   const retention = retentionOf(o.backupRetention);
+  const operations = (o.operations ?? []) as unknown[];
+  if (!Array.isArray(operations) || operations.some((n) => typeof n !== 'string' || !/^(backup|restore)-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n))) {
+    throw new Error('TIDB_GITOPS_CLUSTER.operations: expected a list of Job names, backup-<name> or restore-<name>');
+  }
   return {
     name: str('name'),
     namespace,
@@ -66,6 +70,7 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
     ...(bool('readsNodes') && { readsNodes: true as const }),
     ...(schedules.length > 0 && { backupSchedules: schedules as string[] }),
     ...(retention && { backupRetention: retention }),
+    ...(operations.length > 0 && { operations: operations as string[] }),
   };
 }
 

@@ -9,7 +9,7 @@
  */
 import { BACKUP_LABEL } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
-import type { BackupRun } from '../records/backup-runs';
+import type { BackupRun, RunReport } from '../records/backup-runs';
 
 /** The label the Job controller puts on a Job's Pods. */
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
@@ -59,6 +59,12 @@ export function observeRuns(jobs: readonly Job[], pods: readonly Pod[], known: R
 }
 
 function runOf(job: Job, schedule: string, pods: readonly Pod[]): BackupRun {
+  const { phase, details } = runOutcome(job, pods);
+  return { schedule, job: job.metadata.name!, phase, ...details };
+}
+
+/** The outcome of a BR Job (a schedule's run or a one-shot operation): its phase and what it reported. */
+export function runOutcome(job: Job, pods: readonly Pod[]): { phase: 'Running' | 'Complete' | 'Failed'; details: RunReport } {
   const conditions = job.status?.conditions ?? [];
   const holds = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
   const phase = holds('Complete') ? 'Complete' : holds('Failed') ? 'Failed' : 'Running';
@@ -67,13 +73,13 @@ function runOf(job: Job, schedule: string, pods: readonly Pod[]): BackupRun {
   const outcome = phase === 'Running' ? waitingProblem(pods) : terminationOutcome(pods);
   const failedWithout = phase === 'Failed' && outcome.error === undefined ? { error: conditions.find((c) => c.type === 'Failed')?.message ?? 'the run failed' } : {};
   return {
-    schedule,
-    job: job.metadata.name!,
     phase,
-    ...(started && { started }),
-    ...(finishedAt && { finished: finishedAt }),
-    ...outcome,
-    ...failedWithout,
+    details: {
+      ...(started && { started }),
+      ...(finishedAt && { finished: finishedAt }),
+      ...outcome,
+      ...failedWithout,
+    },
   };
 }
 

@@ -23,6 +23,8 @@ import type { Logger } from '../runtime/log';
 import type { Metrics } from '../runtime/metrics';
 import type { PlanOptions } from '../view/view';
 import { BackupRunRecorder } from './backup-runs';
+import { OperationRunner } from './operations';
+import { clusterNotReady } from '../plan/operations';
 import { ConfigCollector } from './configmaps';
 import { publishHealth } from './health';
 import { observe, type PassView } from './observe';
@@ -64,6 +66,7 @@ export class Reconciler {
   private readonly volumeSizes: VolumeSizesReader;
   private readonly configs: ConfigCollector;
   private readonly backupRuns: BackupRunRecorder;
+  private readonly operations: OperationRunner;
   /** Copies Node topology labels onto stores and TiDB servers; only when the cluster may read Nodes. */
   private readonly topology?: TopologyLabeler;
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
@@ -75,6 +78,7 @@ export class Reconciler {
     this.volumeSizes = new VolumeSizesReader(d.kube, d.cluster.name, d.log);
     this.configs = new ConfigCollector(d);
     this.backupRuns = new BackupRunRecorder(d, this.records);
+    this.operations = new OperationRunner(d, this.records);
     this.actionDeps = {
       cluster: d.cluster,
       kube: d.kube,
@@ -118,6 +122,7 @@ export class Reconciler {
     if (busy === undefined) return undefined;
     if (this.topology && this.d.acting()) await this.labelTopology(view);
     if (this.d.acting()) await this.backupRuns.pass(view.now);
+    if (this.d.acting()) await this.operations.pass(view.now, clusterNotReady(view.components, plans, view.pd));
     await publishHealth(this.d, view.components, plans, records.failover);
     await records.write(this.status(view, plans));
     if (!busy) await this.configs.collect(view.now);

@@ -8,6 +8,7 @@ import { isReady, podRevision, type Pod } from '../model/objects';
 import { isMsService, podOfMsMember } from '../plan/pdms';
 import type { ComponentPlan } from '../plan/plan';
 import { listRuns } from '../records/backup-runs';
+import { listOperations } from '../records/operations';
 import type { EvictionRecord } from '../records/evictions';
 import type { FailoverState } from '../records/failover';
 import type { LastOperation } from '../records/last-operations';
@@ -72,7 +73,14 @@ export function statusDocument(
 ): string {
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions);
   const runs = listRuns(records.backupRuns);
-  const doc = { ...status, ...(records.ddlPause && { smoothUpgrade: records.ddlPause }), ...(topology && { topology }), ...(runs.length > 0 && { backupRuns: runs }) };
+  const operations = listOperations(records.operations);
+  const doc = {
+    ...status,
+    ...(records.ddlPause && { smoothUpgrade: records.ddlPause }),
+    ...(topology && { topology }),
+    ...(runs.length > 0 && { backupRuns: runs }),
+    ...(operations.length > 0 && { operations }),
+  };
   return JSON.stringify(doc, null, 2);
 }
 

@@ -11,24 +11,28 @@
  */
 export type BackupRunPhase = 'Running' | 'Complete' | 'Failed' | 'Lost' | 'Deleted';
 
-/** One run of a schedule (a Job of its CronJob). */
-export interface BackupRun {
-  readonly schedule: string;
-  /** The Job's name, `backup-<schedule>-<minutes>`. */
-  readonly job: string;
-  readonly phase: BackupRunPhase;
+/** What a BR Job reported, from its Job and its termination message. */
+export interface RunReport {
   /** When the Job started (RFC 3339). @default none (not started yet) */
   readonly started?: string;
   /** When it finished (RFC 3339). @default none (not finished) */
   readonly finished?: string;
-  /** The storage URL of the run's folder, from its termination message. @default none */
+  /** The storage URL BR wrote to or read from, from its termination message. @default none */
   readonly storage?: string;
-  /** BR's BackupTS. @default none */
+  /** BR's BackupTS: the backup's, or the one a restore restored. @default none */
   readonly backupTS?: string;
   /** BR's Size, in bytes. @default none */
   readonly size?: string;
-  /** BR's error, or why the run failed. @default none */
+  /** BR's error, or why the run failed or cannot start. @default none */
   readonly error?: string;
+}
+
+/** One run of a schedule (a Job of its CronJob). */
+export interface BackupRun extends RunReport {
+  readonly schedule: string;
+  /** The Job's name, `backup-<schedule>-<minutes>`. */
+  readonly job: string;
+  readonly phase: BackupRunPhase;
   /** When retention removed its data (RFC 3339). @default none */
   readonly deleted?: string;
 }

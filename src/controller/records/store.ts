@@ -2,8 +2,7 @@
  * The `<cluster>-status` ConfigMap, and every record the controller keeps in it so that a restart (or
  * another replica taking over) finds them: failure records, the evict-leader schedulers it added, the
  * DDL pause of a TiDB upgrade, StatefulSets being re-created, each component's last operation, the runs
- * of the BackupSchedules. The
- * one module that reads and writes it.
+ * of the BackupSchedules, the one-shot Backups and Restores. The one module that reads and writes it.
  *
  * A record changes in memory and is written at once; when the write fails, the old value is put back,
  * so memory never claims what the cluster does not hold, and the caller acts only on what is written.
@@ -11,6 +10,7 @@
 import { names, selectorLabels, type ComponentKind } from '../../tidbcluster/names';
 import type { KubeAccess } from '../clients/kube';
 import { backupRunsOf, type BackupRun } from './backup-runs';
+import { operationsOf, type OperationRecord } from './operations';
 import { ddlPauseOf, type DdlPauseRecord } from './ddl-pause';
 import { evictionsOf, type EvictionRecord } from './evictions';
 import { failoverOf, NO_FAILOVER, type ComponentFailover, type FailoverKind, type FailoverState } from './failover';
@@ -37,6 +37,7 @@ export class StatusRecords {
   private recreateRecords = new Map<string, RecreateRecord>();
   private lastOps = new Map<ComponentKind, LastOperation>();
   private runs: Record<string, BackupRun> = {};
+  private ops: Record<string, OperationRecord> = {};
   private restored = false;
   /** The status document last written (or found at start), kept when only the records change. */
   private doc?: string;
@@ -80,6 +81,11 @@ export class StatusRecords {
     return this.runs;
   }
 
+  /** The one-shot Backups and Restores, by Job name. */
+  get operations(): Readonly<Record<string, OperationRecord>> {
+    return this.ops;
+  }
+
   /** The records are read again on the next `restore`: this replica has just become the leader. */
   forget(): void {
     this.restored = false;
@@ -95,6 +101,7 @@ export class StatusRecords {
     this.evictionRecords = evictionsOf(doc);
     this.ddlPauseRecord = ddlPauseOf(doc);
     this.runs = backupRunsOf(doc);
+    this.ops = operationsOf(doc);
     this.recreateRecords = recreateRecordsOf(data);
     this.doc = data?.[STATUS_KEY];
     this.restored = true;
@@ -147,6 +154,13 @@ export class StatusRecords {
     const previous = this.runs;
     this.runs = next;
     await this.writeOrUndo(() => (this.runs = previous));
+  }
+
+  /** Replaces the operation records. */
+  async setOperations(next: Record<string, OperationRecord>): Promise<void> {
+    const previous = this.ops;
+    this.ops = next;
+    await this.writeOrUndo(() => (this.ops = previous));
   }
 
   /** Adds (undefined: removes) a component's re-creation record. */

@@ -32,22 +32,35 @@ export function scheduledBackupScript(): string {
       "    ''|*[!0-9]*) echo \"not a CronJob's Job: $JOB_NAME\" >&2; exit 1 ;;",
       'esac',
       'run="${BR_CLUSTER}-pd.${NAMESPACE}-2379-$(date -u -d "@$((minutes * 60))" +%Y-%m-%dt%H-%M-%S)"',
+      'storage="${BR_STORAGE%%\\{run\\}*}${run}${BR_STORAGE#*\\{run\\}}"',
     ),
-    runBr(),
+    runBr('backup'),
   ]);
 }
 
-/** BR with the storage placeholder replaced, its output kept, and the outcome left for the controller. */
-function runBr(): string[] {
+/**
+ * For a one-shot Backup or Restore, whose Job the companion controller creates once. Environment:
+ * `BR_STORAGE`, the storage URL of the backup's folder. The arguments are BR's, with
+ * `--storage=@STORAGE@` for the URL, as for a scheduled run.
+ */
+export function oneShotScript(action: 'backup' | 'restore'): string {
+  return renderScript([lines('set -eu', 'storage="$BR_STORAGE"'), runBr(action)]);
+}
+
+/**
+ * BR with the storage placeholder replaced, its output kept, and the outcome left for the controller:
+ * BackupTS and Size from BR's summary line, which a backup and a restore both print (a restore's
+ * BackupTS is the backup's it restored; br/pkg/task/restore.go records both, and the archive size).
+ */
+function runBr(action: 'backup' | 'restore'): string[] {
   return lines(
-    'storage="${BR_STORAGE%%\\{run\\}*}${run}${BR_STORAGE#*\\{run\\}}"',
     'for arg do',
     '    shift',
     '    if [ "$arg" = "--storage=@STORAGE@" ]; then arg="--storage=$storage"; fi',
     '    set -- "$@" "$arg"',
     'done',
-    'echo "backing up to $storage"',
-    '# BR logs to the terminal (BR_LOG_TO_TERM); the summary line has the backup TS and size.',
+    action === 'backup' ? 'echo "backing up to $storage"' : 'echo "restoring from $storage"',
+    '# BR logs to the terminal (BR_LOG_TO_TERM); its summary line has the backup TS and size.',
     'work=$(mktemp -d)',
     'rc=0',
     '{ /br "$@" 2>&1 || echo "$?" > "$work/rc"; } | tee "$work/log"',
