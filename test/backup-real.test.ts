@@ -66,7 +66,7 @@ async function bucketKeys(prefix: string): Promise<string[]> {
 }
 
 describeReal('a BackupSchedule on the real API server', () => {
-  test('runs on time; the controller records the run, announces it, and removes what maxBackups no longer keeps', async () => {
+  test('runs on time, never two at once; the controller records the run across a restart, announces it, and removes what maxBackups no longer keeps', async () => {
     const namespace = 'backup-1';
     const schedule = {
       apiVersion: 'pingcap.com/v1alpha1',
@@ -90,26 +90,50 @@ describeReal('a BackupSchedule on the real API server', () => {
     world = w;
     await w.kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c-status', namespace }, data: { 'status.json': JSON.stringify({ backupRuns: seeded }) } });
     await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3-secret', namespace }, stringData: SECRETS['s3-secret'] });
+    // The schedule's run holds until released, past the next scheduled minute.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held: string[] = [];
     w.kubelet.runJob = async (pod) => {
-      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName: pod.metadata.labels['batch.kubernetes.io/job-name'], secrets: SECRETS, tikvVersion: 'v8.5.0' });
+      const jobName: string = pod.metadata.labels['batch.kubernetes.io/job-name'];
+      if (jobName.startsWith('backup-often-')) {
+        held.push(jobName);
+        await gate;
+      }
+      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, secrets: SECRETS, tikvVersion: 'v8.5.0' });
       return { exitCode: r.status ?? 1, message: r.text };
     };
-    await w.startController(['--resync', '2s']);
-
-    // The CronJob controller starts the run at the next minute; the Job controller sees it through.
+    const first = await w.startController(['--resync', '2s']);
     const jobs = () => w.kube.list(`/apis/batch/v1/namespaces/${namespace}/jobs`);
+    const runs = async (): Promise<Obj[]> => {
+      const cm = await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/c-status`);
+      return JSON.parse(cm?.data?.['status.json'] ?? '{}').backupRuns ?? [];
+    };
+
+    // The CronJob controller starts the run at the next minute. While it runs, the controller is
+    // killed and started again, and the next minute comes: the record stays, and no second run starts
+    // (concurrencyPolicy: Forbid, which the CronJob controller holds from the API's state).
+    await w.waitFor(() => held.length === 1, 100_000, 'a run of the schedule to start');
+    await w.waitFor(async () => (await runs()).some((r) => r.job === held[0] && r.phase === 'Running'), 30_000, 'the controller to record the running run');
+    first.kill('SIGKILL');
+    await first.exited;
+    await w.startController(['--resync', '2s']);
+    await w.waitFor(async () => (await w.events('JobAlreadyActive')).some((e) => e.involvedObject.name === 'backup-often'), 80_000, 'the CronJob controller to skip a run while one is active');
+    expect((await jobs()).filter((j) => j.metadata.labels['tidb.pingcap.com/backup-schedule'] === 'often').map((j) => j.metadata.name)).toEqual([held[0]]);
+    expect((await runs()).find((r) => r.job === held[0])).toMatchObject({ phase: 'Running', schedule: 'often' });
+    // No run after this one: what follows checks what it did.
+    await w.kube.patch(`/apis/batch/v1/namespaces/${namespace}/cronjobs/backup-often`, 'merge', { spec: { suspend: true } });
+    release();
+
+    // The Job controller sees the run through.
     await w.waitFor(async () => (await jobs()).some((j) => j.status?.conditions?.some((c: Obj) => c.type === 'Complete' && c.status === 'True')), 100_000, 'a run of the schedule to complete');
     const job = (await jobs()).find((j) => j.metadata.labels['tidb.pingcap.com/backup-schedule'] === 'often')!;
-    expect(job.metadata.name).toMatch(/^backup-often-\d+$/);
+    expect(job.metadata.name).toBe(held[0]);
     const minutes = Number(/(\d+)$/.exec(job.metadata.name)![1]);
     const folder = `c/c-pd.${namespace}-2379-${new Date(minutes * 60_000).toISOString().slice(0, 19).replace('T', 't').replace(/:/g, '-')}`;
     expect(await bucketKeys(`${folder}/`)).toEqual(expect.arrayContaining([`${folder}/backupmeta`, `${folder}/backup.lock`]));
 
     // The controller keeps the run in the status ConfigMap, with what the run reported.
-    const runs = async (): Promise<Obj[]> => {
-      const cm = await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/c-status`);
-      return JSON.parse(cm?.data?.['status.json'] ?? '{}').backupRuns ?? [];
-    };
     // The stuck schedule's run: kept Running with the kubelet's reason, announced once.
     await w.waitFor(async () => (await runs()).some((r) => r.schedule === 'stuck' && r.phase === 'Running' && r.error === 'CreateContainerConfigError: secret "missing" not found'), 30_000, "the controller to record why the stuck schedule's run cannot start");
     const stuckEvents = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupStuck');
