@@ -4,7 +4,8 @@
  * creates exactly once. The real Job controller follows each Pod, which the tests' kubelet runs on
  * this machine (the rendered script, with the BR simulator as `/br`) against a real S3-protocol server
  * (@20minutes/s3rver) on loopback. The controller, with the rendered Role's token, records each run in
- * `<cluster>-status` and announces it with Events; the audit log shows it was never refused.
+ * `<cluster>-status` and announces it with Events, and reads the log backup task the test puts in
+ * the PD simulator's etcd, during which no restore starts; the audit log shows it was never refused.
  */
 import { stringify } from 'yaml';
 import { loadInputs } from '../src/backup/load';
@@ -171,7 +172,7 @@ describeReal('a BackupSchedule on the real API server', () => {
     const stuckJobs = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupStuck').map((e) => e.involvedObject.name);
     expect(new Set(stuckJobs).size).toBe(stuckJobs.length);
   });
-  test('a Backup and a Restore run exactly once: across a controller killed mid-run, a Job deleted as a TTL would, and a re-applied ConfigMap', async () => {
+  test('a Backup and a Restore run exactly once: across a controller killed mid-run, a log backup task that holds the restore back, a Job deleted as a TTL would, and a re-applied ConfigMap', async () => {
     const namespace = 'backup-2';
     const s3 = { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'once', secretName: 's3-secret' };
     const backupDoc = { apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'once', namespace }, spec: { br: { cluster: 'c' }, s3 } };
@@ -192,6 +193,13 @@ describeReal('a BackupSchedule on the real API server', () => {
     };
     const operations = async (): Promise<Record<string, Obj>> => Object.fromEntries(((await w.status())?.operations ?? []).map((o: Obj) => [o.job, o]));
     const configMap = (name: string) => w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/${name}`);
+    // A log backup task runs into the cluster, as the operator or BR by hand left it (PD's etcd: the
+    // task's info, and the TiDB advancer's global checkpoint a minute ago).
+    const info = Buffer.from('0a0f120d0a0b2f6261636b75702f6c6f67108080b4a7da93ae9f0618ffff8fbbbad6adf00d2204706974722a032a2e2a30033a00', 'hex');
+    const checkpoint = Buffer.alloc(8);
+    checkpoint.writeBigUInt64BE(BigInt(Date.now() - 60_000) << 18n);
+    w.pd.etcd.put('/tidb/br-stream/info/pitr', info);
+    w.pd.etcd.put('/tidb/br-stream/checkpoint/pitr/central_global', checkpoint);
     const first = await w.startController(['--resync', '2s']);
 
     // Once the cluster is ready the backup starts; the restore waits for it, saying why.
@@ -202,11 +210,23 @@ describeReal('a BackupSchedule on the real API server', () => {
     await w.waitFor(async () => (await configMap('backup-once'))?.metadata.annotations?.['tidb-gitops.io/phase'] === 'Running', 30_000, 'the phase on the ConfigMap');
     await w.waitFor(async () => (await operations())['backup-once']?.uid !== undefined, 30_000, 'the Job UID in the record');
 
+    // The controller reads the task from PD's etcd and says where it stands.
+    await w.waitFor(async () => (await w.status())?.logBackups?.[0]?.name === 'pitr', 30_000, 'the log backup task in the status');
+    const [task] = (await w.status())!.logBackups;
+    expect(task).toMatchObject({ name: 'pitr', state: 'Running', storage: 'local:///backup/log', startTS: '450000000000000000', checkpointTS: checkpoint.readBigUInt64BE(0).toString() });
+    expect(task.lagSeconds).toBeGreaterThanOrEqual(60);
+
     // Killed mid-run and started again: it neither loses the run nor starts a second one.
     first.kill('SIGKILL');
     await first.exited;
     await w.startController(['--resync', '2s']);
     release();
+    // The backup completes; the restore waits while the log backup task runs into the cluster, and
+    // starts once the task is stopped (`br log stop` removes its keys).
+    await w.waitFor(async () => (await operations())['restore-back']?.reason === 'the log backup task pitr runs in this cluster (Running); stop it before restoring into the cluster', 60_000, 'the restore to wait for the log backup task');
+    expect((await operations())['backup-once'].phase).toBe('Complete');
+    expect(runs).toEqual(['backup-once']);
+    w.pd.etcd.deletePrefix('/tidb/br-stream/');
     await w.waitFor(async () => (await operations())['restore-back']?.phase === 'Complete', 90_000, 'the backup, then the restore, to complete');
     const done = await operations();
     expect(done['backup-once']).toMatchObject({ phase: 'Complete', uid: (await operations())['backup-once'].uid, storage: 's3://backups/once', backupTS: expect.stringMatching(/^\d+$/) });

@@ -10,6 +10,9 @@
  *   process runs, so a client can ask that member itself (`/pd/api/v2/ready`, `/pd/api/v1/ping`), and
  *   its discovery requests leave from that IP.
  * - a TiFlash started with an IP serves `GET /tiflash/store-status` on `ip:20292` (its proxy's status port).
+ * - `url`'s port also speaks gRPC, for PD's embedded etcd (`etcd`, `pd-etcd`): PD serves etcd's
+ *   client API on its client port beside the HTTP API, and so does the Service here, telling a
+ *   connection's HTTP/2 preface from HTTP/1.1 as PD's cmux does (tikv/pd server/server.go).
  * - with `microservices`, PD runs as the micro-services' API server (`pd-server services api`):
  *   `/pd/api/v2/ms/*` answer from `ms`, the registry the TSO and scheduling servers (pdms.ts) write,
  *   and the leader allocates the TSO default keyspace group once TiKV bootstrapped the cluster.
@@ -28,7 +31,10 @@
  * strings (`members()[i].memberId`, `clusterId()`), exact. Store ids are small numbers from 1.
  */
 import * as http from 'node:http';
+import type { Http2Server, ServerHttp2Session } from 'node:http2';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { EtcdStore, etcdGrpcServer } from './pd-etcd';
 import { parsePdVersion, serve, type ApiModel, type PdVersion, type Reply } from './pd-http';
 import { PdMembers, type Member } from './pd-members';
 import { PdProcesses, type PdPodState } from './pd-process';
@@ -178,10 +184,11 @@ export class PdSim {
   static async start(options: PdSimOptions): Promise<PdSim> {
     const sim = new PdSim(options);
     await new Promise<void>((resolve, reject) => {
-      sim.server.once('error', reject);
-      sim.server.listen(0, '127.0.0.1', () => resolve());
+      sim.front.once('error', reject);
+      sim.front.listen(0, '127.0.0.1', () => resolve());
     });
-    const { port } = sim.server.address() as AddressInfo;
+    await new Promise<void>((resolve) => sim.etcdServer.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = sim.front.address() as AddressInfo;
     sim.baseUrl = `http://127.0.0.1:${port}`;
     if (sim.tickMs > 0) sim.timers.every(sim.tickMs, () => sim.tick());
     sim.timers.every(sim.keyspaceGroupAllocMs, () => sim.keyspaceGroupTick());
@@ -216,6 +223,12 @@ export class PdSim {
   private readonly records = new SimRecords();
   private readonly model: ApiModel;
   private readonly server: http.Server;
+  /** PD's embedded etcd: its keys, and its gRPC KV service on the client port (test/sim/pd-etcd.ts). */
+  readonly etcd = new EtcdStore();
+  private readonly etcdServer: Http2Server;
+  private readonly etcdSessions = new Set<ServerHttp2Session>();
+  /** The Service's port: HTTP/1.1 for the API, HTTP/2 (gRPC) for etcd, told apart by the HTTP/2 preface, as PD's cmux does. */
+  private readonly front: net.Server;
   /** Each PD pod's own listener, while its pd-server runs. */
   private readonly memberListeners = new Map<string, Listener>();
   /** The IP each PD pod was started with. */
@@ -294,6 +307,39 @@ export class PdSim {
     this.server.on('connection', (socket) => {
       if (this.isDown || this.pickMember() === undefined) socket.destroy();
     });
+    this.etcdServer = etcdGrpcServer(this.etcd);
+    this.etcdServer.on('session', (session) => {
+      this.etcdSessions.add(session);
+      session.once('close', () => this.etcdSessions.delete(session));
+    });
+    this.front = net.createServer((socket) => {
+      if (this.isDown || this.pickMember() === undefined) {
+        socket.destroy();
+        return;
+      }
+      socket.once('data', (chunk: Buffer) => {
+        socket.pause();
+        if (chunk.subarray(0, 3).toString() !== 'PRI') {
+          socket.unshift(chunk);
+          this.server.emit('connection', socket);
+          socket.resume();
+          return;
+        }
+        // Node's HTTP/2 session reads the socket's handle itself, past anything put back: the gRPC
+        // connection goes through to the etcd server's own loopback port instead.
+        const upstream = net.connect((this.etcdServer.address() as AddressInfo).port, '127.0.0.1', () => {
+          upstream.write(chunk);
+          socket.pipe(upstream).pipe(socket);
+          socket.resume();
+        });
+        const close = () => {
+          socket.destroy();
+          upstream.destroy();
+        };
+        upstream.on('error', close).on('close', close);
+        socket.on('error', close).on('close', close);
+      });
+    });
   }
 
   /** The Service's base URL, `http://127.0.0.1:<port>` (what the controller gets as `--pd-url`). */
@@ -324,6 +370,7 @@ export class PdSim {
     this.isDown = value;
     if (value) {
       this.server.closeAllConnections();
+      for (const session of this.etcdSessions) session.destroy();
       for (const l of this.memberListeners.values()) l.server.closeAllConnections();
     }
   }
@@ -341,7 +388,10 @@ export class PdSim {
     const listeners = [...this.memberListeners.values(), ...this.tiflashListeners.values()];
     this.memberListeners.clear();
     this.tiflashListeners.clear();
-    await Promise.all([closeServer(this.server), ...listeners.map((l) => closeListener(l))]);
+    for (const session of this.etcdSessions) session.destroy();
+    const front = new Promise<void>((resolve) => this.front.close(() => resolve()));
+    const etcd = new Promise<void>((resolve) => this.etcdServer.close(() => resolve()));
+    await Promise.all([front, etcd, closeServer(this.server), ...listeners.map((l) => closeListener(l))]);
   }
 
   // ---- model accessors (snapshots: changing them changes nothing) ----

@@ -39,6 +39,11 @@ export interface OperationsInput {
   readonly notReady?: string;
   /** A scheduled backup running now (its Job's name), during which no restore starts. @default none */
   readonly scheduledRun?: string;
+  /**
+   * Why no restore starts because of log backup: a task runs into the cluster (a restore would be
+   * logged as new writes), or the tasks cannot be read. @default none
+   */
+  readonly logBackup?: string;
   readonly now: number;
 }
 
@@ -81,6 +86,7 @@ function stepOf(op: OperationInput, input: OperationsInput, busy: string | undef
   if (busy !== undefined) return wait(`${busy} is running; operations of a cluster run one at a time`);
   if (input.notReady !== undefined) return wait(`the cluster is not ready: ${input.notReady}`);
   if (op.job.startsWith('restore-') && input.scheduledRun) return wait(`the scheduled backup ${input.scheduledRun} is running`);
+  if (op.job.startsWith('restore-') && input.logBackup) return wait(input.logBackup);
   const created = new Date(input.now).toISOString().replace(/\.\d{3}Z$/, 'Z');
   return { record: { job: op.job, phase: 'Running', template: op.template.digest, created }, create: true, news: 'started' };
 }

@@ -15,6 +15,7 @@ import type { Job } from '../model/objects';
 import { planOperations, podsOf, type OperationStep } from '../plan/operations';
 import { keptOperations, messageOf, type OperationRecord } from '../records/operations';
 import type { StatusRecords } from '../records/store';
+import type { LogBackupView } from './log-backups';
 import type { Logger } from '../runtime/log';
 
 export interface OperationDeps {
@@ -35,18 +36,18 @@ export class OperationRunner {
    * One pass over the operations. `notReady`: why the cluster cannot take a backup or restore now.
    * Failures are logged and tried again next pass; a Job is never created without its record written first.
    */
-  async pass(now: number, notReady: string | undefined): Promise<void> {
+  async pass(now: number, notReady: string | undefined, logBackups?: LogBackupView): Promise<void> {
     const names = this.d.cluster.operations ?? [];
     if (names.length === 0 && Object.keys(this.records.operations).length === 0) return;
     this.access ??= new BackupAccess(this.d.kube);
     try {
-      await this.run(names, now, notReady);
+      await this.run(names, now, notReady, logBackups);
     } catch (err) {
       this.d.log.warn('could not bring the backup and restore operations up to date', { error: describe(err) });
     }
   }
 
-  private async run(names: readonly string[], now: number, notReady: string | undefined): Promise<void> {
+  private async run(names: readonly string[], now: number, notReady: string | undefined, logBackups: LogBackupView | undefined): Promise<void> {
     const access = this.access!;
     // Without documents in Git the Role grants no Job access: the records stay as they are.
     if (names.length === 0) return;
@@ -70,6 +71,7 @@ export class OperationRunner {
       }),
       ...(notReady !== undefined && { notReady }),
       ...(scheduledRun !== undefined && { scheduledRun }),
+      ...(logBackups && { logBackup: 'error' in logBackups ? `the log backup tasks cannot be read from PD: ${logBackups.error}` : logBackups.tasks[0] && `the log backup task ${logBackups.tasks[0].name} runs in this cluster (${logBackups.tasks[0].state}); stop it before restoring into the cluster` }),
       now,
     });
     // Records first: a Job is created only once its record says so.

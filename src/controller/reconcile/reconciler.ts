@@ -24,6 +24,7 @@ import type { Metrics } from '../runtime/metrics';
 import type { PlanOptions } from '../view/view';
 import { BackupRunRecorder } from './backup-runs';
 import { OperationRunner } from './operations';
+import { LogBackupReader, type LogBackupView } from './log-backups';
 import { clusterNotReady } from '../plan/operations';
 import { ConfigCollector } from './configmaps';
 import { publishHealth } from './health';
@@ -67,6 +68,9 @@ export class Reconciler {
   private readonly configs: ConfigCollector;
   private readonly backupRuns: BackupRunRecorder;
   private readonly operations: OperationRunner;
+  private readonly logBackups: LogBackupReader;
+  /** The log backup tasks as last read, for the status. */
+  private logBackupView?: LogBackupView;
   /** Copies Node topology labels onto stores and TiDB servers; only when the cluster may read Nodes. */
   private readonly topology?: TopologyLabeler;
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
@@ -79,6 +83,7 @@ export class Reconciler {
     this.configs = new ConfigCollector(d);
     this.backupRuns = new BackupRunRecorder(d, this.records);
     this.operations = new OperationRunner(d, this.records);
+    this.logBackups = new LogBackupReader(d);
     this.actionDeps = {
       cluster: d.cluster,
       kube: d.kube,
@@ -122,7 +127,8 @@ export class Reconciler {
     if (busy === undefined) return undefined;
     if (this.topology && this.d.acting()) await this.labelTopology(view);
     if (this.d.acting()) await this.backupRuns.pass(view.now);
-    if (this.d.acting()) await this.operations.pass(view.now, clusterNotReady(view.components, plans, view.pd));
+    this.logBackupView = await this.logBackups.read(view.now);
+    if (this.d.acting()) await this.operations.pass(view.now, clusterNotReady(view.components, plans, view.pd), this.logBackupView);
     await publishHealth(this.d, view.components, plans, records.failover);
     await records.write(this.status(view, plans));
     if (!busy) await this.configs.collect(view.now);
@@ -190,6 +196,6 @@ export class Reconciler {
 
   /** The status document of this pass. */
   private status(view: PassView, plans: readonly ComponentPlan[]): string {
-    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current());
+    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackupView);
   }
 }

@@ -9,6 +9,7 @@ import { isMsService, podOfMsMember } from '../plan/pdms';
 import type { ComponentPlan } from '../plan/plan';
 import { listRuns } from '../records/backup-runs';
 import { listOperations } from '../records/operations';
+import type { LogBackupView } from './log-backups';
 import type { EvictionRecord } from '../records/evictions';
 import type { FailoverState } from '../records/failover';
 import type { LastOperation } from '../records/last-operations';
@@ -70,6 +71,7 @@ export function statusDocument(
   pd: PdState | { error: string } | undefined,
   records: StatusRecords,
   topology: TopologyStatus | undefined,
+  logBackups?: LogBackupView,
 ): string {
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions);
   const runs = listRuns(records.backupRuns);
@@ -80,6 +82,7 @@ export function statusDocument(
     ...(topology && { topology }),
     ...(runs.length > 0 && { backupRuns: runs }),
     ...(operations.length > 0 && { operations }),
+    ...(logBackups && ('error' in logBackups ? { logBackupsError: logBackups.error } : { logBackups: logBackups.tasks })),
   };
   return JSON.stringify(doc, null, 2);
 }

@@ -1,0 +1,51 @@
+/**
+ * Reads the cluster's log backup (PITR) tasks from PD's etcd, at most once per resync period (30 s by
+ * default; tidb-operator reads them once a minute), for a cluster with backup documents: where each
+ * task stands goes into the status, and a restore does not start while one runs into the cluster.
+ */
+import { etcdRangePrefix } from '../clients/etcd';
+import type { ClientTls } from '../clients/http';
+import type { ClusterInfo } from '../model/cluster';
+import { BR_STREAM_PREFIX, logBackupTasks, type LogBackupTask } from '../plan/log-backups';
+import type { Logger } from '../runtime/log';
+
+/** The tasks as last read, or why they could not be. */
+export type LogBackupView = { readonly tasks: readonly LogBackupTask[] } | { readonly error: string };
+
+export interface LogBackupDeps {
+  readonly cluster: ClusterInfo;
+  /** PD's client URL: etcd answers on the same port. */
+  readonly pd: { readonly baseUrl: string };
+  readonly tls?: ClientTls;
+  readonly log: Logger;
+  /** The resync period: the tasks are read at most this often. */
+  readonly options: { readonly resyncMs: number };
+}
+
+export class LogBackupReader {
+  private last?: { at: number; raw: { kvs: Awaited<ReturnType<typeof etcdRangePrefix>> } | { error: string } };
+
+  constructor(private readonly d: LogBackupDeps) {}
+
+  /** Whether this cluster's tasks are read at all: only with backup documents in Git. */
+  get enabled(): boolean {
+    return (this.d.cluster.backupSchedules?.length ?? 0) > 0 || (this.d.cluster.operations?.length ?? 0) > 0;
+  }
+
+  /** The tasks, read again when the last read is a resync period old; undefined when not enabled. */
+  async read(now: number): Promise<LogBackupView | undefined> {
+    if (!this.enabled) return undefined;
+    if (!this.last || now - this.last.at >= this.d.options.resyncMs) {
+      const target = new URL(this.d.pd.baseUrl).host;
+      try {
+        this.last = { at: now, raw: { kvs: await etcdRangePrefix(target, BR_STREAM_PREFIX, this.d.tls) } };
+      } catch (err) {
+        const error = (err as Error).message;
+        if (!this.last || !('error' in this.last.raw) || this.last.raw.error !== error) this.d.log.warn('cannot read the log backup tasks from PD', { error });
+        this.last = { at: now, raw: { error } };
+      }
+    }
+    // The lag is now's: the tasks are worked out from what was read, each pass.
+    return 'error' in this.last.raw ? { error: this.last.raw.error } : { tasks: logBackupTasks(this.last.raw.kvs, now) };
+  }
+}
