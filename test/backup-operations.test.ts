@@ -171,8 +171,11 @@ describe('the controller runs each operation once', () => {
     for (const input of [op('restore-r', { record: done }), op('restore-r', { record: lost.record }), op('restore-r', { record: { ...done, phase: 'Failed' } })]) {
       expect(planOperations({ operations: [input], now: NOW })[0]).toEqual({ record: input.record });
     }
-    // A changed document says so, and still does not run.
-    expect(planOperations({ operations: [op('restore-r', { record: done, template: { json: '{}', digest: 'sha256:bbb' } })], now: NOW })[0]).toEqual({ record: done, news: 'changed' });
+    // A changed document says so, once, and still does not run.
+    const changed = planOperations({ operations: [op('restore-r', { record: done, template: { json: '{}', digest: 'sha256:bbb' } })], now: NOW })[0];
+    expect(changed).toEqual({ record: { ...done, changed: 'sha256:bbb' }, news: 'changed' });
+    expect(planOperations({ operations: [op('restore-r', { record: changed.record, template: { json: '{}', digest: 'sha256:bbb' } })], now: NOW })[0]).toEqual({ record: changed.record });
+    expect(messageOf({ ...changed.record, storage: 's3://b/p', backupTS: '1', size: '2', finished: '2026-11-27T12:03:00Z' })).toBe('restored from s3://b/p, BackupTS 1, 2 bytes, finished 2026-11-27T12:03:00Z. Its document changed since; it is not run again: give it a new name to run it again.');
   });
 
   test('a restart between the record and the Job: the Job is adopted when there, created when not', () => {

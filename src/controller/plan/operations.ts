@@ -63,9 +63,10 @@ function stepOf(op: OperationInput, input: OperationsInput, busy: string | undef
   const r = op.record;
   const live = op.live && ownJob(op.live, op.job) ? op.live : undefined;
   if (r && r.phase !== 'Waiting' && r.phase !== 'Running') {
-    // Over: never again. A document changed since says so once.
-    const changed = op.template && r.template && op.template.digest !== r.template;
-    return changed ? { record: r, news: 'changed' } : { record: r };
+    // Over: never again. A document changed since says so, once per change.
+    const changed = op.template && r.template && op.template.digest !== r.template ? op.template.digest : undefined;
+    if (changed === undefined || changed === r.changed) return { record: r };
+    return { record: { ...r, changed }, news: 'changed' };
   }
   if (r?.phase === 'Running') {
     if (r.uid === undefined) {

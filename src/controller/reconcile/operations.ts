@@ -81,7 +81,7 @@ export class OperationRunner {
       const cm = configMaps.find((c) => c.name === step.record.job);
       const record = step.create && cm ? await this.create(step.record, cm, now) : step.record;
       if (step.news) await this.announce(step, record, cm, jobs.find((j) => j.metadata.name === record.job), now);
-      if (cm) await this.publish(cm, record, step.news === 'changed');
+      if (cm) await this.publish(cm, record);
     }
   }
 
@@ -138,12 +138,12 @@ export class OperationRunner {
           return [r.phase === 'Complete' ? 'Normal' : 'Warning', `${what}${r.phase}`];
       }
     })();
-    await this.d.kube.event(target, type, reason, messageOf(r, step.news === 'changed'), now);
+    await this.d.kube.event(target, type, reason, messageOf(r), now);
   }
 
   /** Where the operation stands, on its ConfigMap for the health checks; written only when it changes. */
-  private async publish(cm: OperationConfigMap, r: OperationRecord, changed: boolean): Promise<void> {
-    const want = { [ANNOTATION.operationPhase]: r.phase, [ANNOTATION.operationMessage]: messageOf(r, changed).slice(0, 1000) };
+  private async publish(cm: OperationConfigMap, r: OperationRecord): Promise<void> {
+    const want = { [ANNOTATION.operationPhase]: r.phase, [ANNOTATION.operationMessage]: messageOf(r).slice(0, 1000) };
     const patch = Object.fromEntries(Object.entries(want).filter(([k, v]) => cm.annotations[k] !== v));
     if (Object.keys(patch).length === 0) return;
     try {

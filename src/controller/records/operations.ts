@@ -28,13 +28,15 @@ export interface OperationRecord extends RunReport {
   readonly created?: string;
   /** Waiting: what it waits for. @default none */
   readonly reason?: string;
+  /** The digest of its document's Job as changed after it ran (not run again). @default none */
+  readonly changed?: string;
 }
 
 /** How many records of operations no longer in Git are kept, newest first. */
 export const FORMER_KEPT = 100;
 
 const PHASES: readonly OperationPhase[] = ['Waiting', 'Running', 'Complete', 'Failed', 'Lost'];
-const TEXT = ['uid', 'template', 'created', 'started', 'finished', 'storage', 'backupTS', 'size', 'error', 'reason'] as const;
+const TEXT = ['uid', 'template', 'created', 'started', 'finished', 'storage', 'backupTS', 'size', 'error', 'reason', 'changed'] as const;
 
 /** Whether an operation has run (or is running): it is never started again. */
 export const hasRun = (r: OperationRecord | undefined): boolean => r !== undefined && r.phase !== 'Waiting';
@@ -74,9 +76,9 @@ export function keptOperations(records: Readonly<Record<string, OperationRecord>
 }
 
 /** What a record says, in a line. */
-export function messageOf(r: OperationRecord, changed = false): string {
+export function messageOf(r: OperationRecord): string {
   const what = r.job.startsWith('restore-') ? 'restore' : 'backup';
-  const again = changed ? ' Its document changed since; it is not run again: give it a new name to run it again.' : '';
+  const again = r.changed !== undefined ? ' Its document changed since; it is not run again: give it a new name to run it again.' : '';
   switch (r.phase) {
     case 'Waiting':
       return `waiting: ${r.reason ?? 'not started'}`;
