@@ -255,6 +255,11 @@ describe('diff: a Restore is always a risk', () => {
     const changed = risks([cluster(), restore()], [cluster(), restore({ backupType: 'db', br: { cluster: 'demo', db: 'app' } })]);
     expect(changed.map((r) => r.message)).toEqual(['Restore r changed: a Restore runs once, so if it already ran this change does nothing (give it a new name to restore again); if it has not, it runs as changed: restores s3://backups/demo/once into the cluster (BR restore db).']);
     expect(risks([cluster(), restore()], [cluster(), restore()])).toEqual([]);
+    // The ConfigMap holds a Job, not a component's config: it is an object added, nothing restarts for it.
+    const loaded = (docs: Obj[]) => loadManifests([{ file: 'in.yaml', text: docs.map((d) => stringify(d)).join('---\n'), explicit: true }]).objects;
+    const report = compareModels(buildModel(loaded([cluster()])), buildModel(loaded([cluster(), restore()]))).clusters[0];
+    expect(report.components.map((c) => c.component)).toEqual(['discovery']);
+    expect(report.objects).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'ConfigMap', name: 'restore-r', change: 'added' })]));
     expect(risks([cluster(), restore()], [cluster()])).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  * label, components by the `app.kubernetes.io/component` label, so foreign manifests that follow the
  * operator's labels are understood too.
  */
-import { ANNOTATION, isConfigRevision, LABEL, names } from '../tidbcluster/names';
+import { ANNOTATION, BACKUP_LABEL, isConfigRevision, LABEL, names } from '../tidbcluster/names';
 import type { ConfigStrategy } from './report';
 import { isPlainObject } from './values';
 
@@ -130,7 +130,8 @@ function componentsOf(instance: string, objects: ReadonlyMap<string, KubeObject>
   const byComponent = new Map<string, KubeObject[]>();
   for (const o of objects.values()) {
     const c = labelsOf(o)[LABEL.component];
-    if (!c) continue;
+    // A one-shot Backup's or Restore's ConfigMap holds a Job, not a component's config (see backups.ts).
+    if (!c || labelsOf(o)[BACKUP_LABEL.operation] !== undefined) continue;
     const list = byComponent.get(c) ?? [];
     list.push(o);
     byComponent.set(c, list);
