@@ -9,7 +9,8 @@
  * answered with `RangeResponse { ResponseHeader header = 1; repeated mvccpb.KeyValue kvs = 2; bool more
  * = 3; int64 count = 4 }`, keys in byte order, `range_end` empty for one key and `\0` for every key from
  * `key` on; `KeyValue { key = 1, create_revision = 2, mod_revision = 3, version = 4, value = 5 }`. Other
- * methods answer UNIMPLEMENTED (12), as a gRPC server does for a method it does not have.
+ * methods answer UNIMPLEMENTED (12) in grpc-go's words (grpc/grpc-go `server.go`, `handleStream`:
+ * `unknown service <s>`, `unknown method <m> for service <s>`).
  */
 import http2 from 'node:http2';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
@@ -100,7 +101,9 @@ export function etcdGrpcServer(store: EtcdStore): http2.Http2Server {
         stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': String(status), ...(message && { 'grpc-message': encodeURIComponent(message) }) }));
         stream.end(body ? frame(body) : undefined);
       };
-      if (headers[':path'] !== '/etcdserverpb.KV/Range') return reply(12, undefined, `unknown method ${headers[':path']}`);
+      const [, service = '', method = ''] = /^\/([^/]*)\/(.*)$/.exec(String(headers[':path'])) ?? [];
+      if (service !== 'etcdserverpb.KV') return reply(12, undefined, `unknown service ${service}`);
+      if (method !== 'Range') return reply(12, undefined, `unknown method ${method} for service ${service}`);
       const body = Buffer.concat(chunks);
       const req = decodeRangeRequest(body.subarray(5, 5 + body.readUInt32BE(1)));
       reply(0, encodeRangeResponse(store.range(req.key, req.rangeEnd, req.limit)));

@@ -38,7 +38,8 @@ export class OperationRunner {
    */
   async pass(now: number, notReady: string | undefined, logBackups?: LogBackupView): Promise<void> {
     const names = this.d.cluster.operations ?? [];
-    if (names.length === 0 && Object.keys(this.records.operations).length === 0) return;
+    // Without documents in Git the Role grants no Job access: the records stay as they are.
+    if (names.length === 0) return;
     this.access ??= new BackupAccess(this.d.kube);
     try {
       await this.run(names, now, notReady, logBackups);
@@ -49,8 +50,6 @@ export class OperationRunner {
 
   private async run(names: readonly string[], now: number, notReady: string | undefined, logBackups: LogBackupView | undefined): Promise<void> {
     const access = this.access!;
-    // Without documents in Git the Role grants no Job access: the records stay as they are.
-    if (names.length === 0) return;
     // Runs of documents that left Git are followed to their end, never started.
     const running = Object.values(this.records.operations).filter((r) => r.phase === 'Running' && !names.includes(r.job)).map((r) => r.job);
     const tracked = [...names, ...running];
