@@ -116,6 +116,9 @@ describeReal('a BackupSchedule on the real API server', () => {
     // (concurrencyPolicy: Forbid, which the CronJob controller holds from the API's state).
     await w.waitFor(() => held.length === 1, 100_000, 'a run of the schedule to start');
     await w.waitFor(async () => (await runs()).some((r) => r.job === held[0] && r.phase === 'Running'), 30_000, 'the controller to record the running run');
+    // The stuck schedule's run started in the same minute: its Event is sent after its record, so the
+    // kill waits for it (an Event is best effort; a controller killed between the two would not resend it).
+    await w.waitFor(async () => (await w.events('BackupStuck')).length > 0, 30_000, "the stuck run's Event");
     first.kill('SIGKILL');
     await first.exited;
     await w.startController(['--resync', '2s']);
