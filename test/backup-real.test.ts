@@ -260,4 +260,87 @@ describeReal('a BackupSchedule on the real API server', () => {
     expect(runs).toEqual(['backup-once', 'restore-back']);
     expect((await operations())['restore-back']).toEqual(done['restore-back']);
   });
+
+  test('a log backup kept in the state Git asks for: started, paused, resumed across a controller killed mid-command, reported when an error pauses it, stopped when its document leaves Git', async () => {
+    const namespace = 'backup-3';
+    const s3 = { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'pitr-log', secretName: 's3-secret' };
+    const doc = (spec: Obj = {}) => ({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'pitr', namespace }, spec: { backupMode: 'log', br: { cluster: 'c' }, s3, ...spec } });
+    const cluster = simCluster({}, { namespace });
+    const w = await RealWorld.start({ cp: suite.cp(), cluster, render: renderWith(doc()) });
+    world = w;
+    await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3-secret', namespace }, stringData: SECRETS['s3-secret'] });
+    const pd = new URL(w.pd.url).host;
+    let gate: Promise<void> | undefined;
+    const runs: string[] = [];
+    w.kubelet.runJob = async (pod) => {
+      const jobName: string = pod.metadata.labels['batch.kubernetes.io/job-name'];
+      runs.push(jobName);
+      if (gate && jobName.includes('-log-resume-')) await gate;
+      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, secrets: SECRETS, tikvVersion: 'v8.5.0', pd });
+      return { exitCode: r.status ?? 1, message: r.text };
+    };
+    const task = async (): Promise<Obj | undefined> => (await w.status())?.logBackups?.find((t: Obj) => t.name === 'pitr');
+    const record = async (): Promise<Obj | undefined> => (await w.status())?.logBackupTasks?.find((t: Obj) => t.configMap === 'backup-pitr');
+    const annotations = async (): Promise<Obj> => (await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/backup-pitr`))?.metadata.annotations ?? {};
+    const inGit = async (spec: Obj) => {
+      w.objects = renderWith(doc(spec))(cluster);
+      await w.apply(w.objects);
+    };
+    let controller = await w.startController(['--resync', '2s']);
+
+    // Started once the cluster is ready: the task in PD, the storage locked and marked with its start.
+    await w.waitFor(async () => (await task())?.state === 'Running' && (await annotations())['tidb-gitops.io/phase'] === 'Complete', 120_000, 'the log backup task to run');
+    expect(runs).toEqual(['backup-pitr-log-start-1']);
+    expect(await bucketKeys('pitr-log/')).toEqual(['pitr-log/backup.lock', 'pitr-log/backupmeta']);
+    expect((await task())!.storage).toBe('s3://backups/pitr-log');
+    expect((await annotations())['tidb-gitops.io/message']).toMatch(/^the log backup task pitr is running, checkpoint TS \d+ \(.*\), into s3:\/\/backups\/pitr-log$/);
+
+    // Paused from Git.
+    await inGit({ logSubcommand: 'log-pause' });
+    await w.waitFor(async () => (await task())?.state === 'Paused' && (await record())?.want === 'paused', 60_000, 'the task to pause');
+    expect(runs).toEqual(['backup-pitr-log-start-1', 'backup-pitr-log-pause-2']);
+
+    // Running again: the resume is held while the controller is killed and started again; it is
+    // followed to its end, not run twice.
+    let release = () => {};
+    gate = new Promise<void>((resolve) => (release = resolve));
+    await inGit({ logSubcommand: 'log-start' });
+    await w.waitFor(async () => (await record())?.last?.uid !== undefined && (await record())?.last?.command === 'resume', 60_000, 'the resume Job in the record');
+    await w.waitFor(() => runs.includes('backup-pitr-log-resume-3'), 30_000, 'the resume to run');
+    controller.kill('SIGKILL');
+    await controller.exited;
+    controller = await w.startController(['--resync', '2s']);
+    release();
+    await w.waitFor(async () => (await task())?.state === 'Running' && (await record())?.last?.phase === 'Complete', 60_000, 'the task to run again');
+    expect(runs).toEqual(['backup-pitr-log-start-1', 'backup-pitr-log-pause-2', 'backup-pitr-log-resume-3']);
+
+    // TiKV pauses the task on an error: Degraded, with TiKV's error, and no resume straight after one.
+    // brpb.StreamBackupError { happen_at, error_code, error_message, store_id } as TiKV writes it.
+    const error = Buffer.from('08c0c09ff1fa3112144b563a4c6f674261636b75703a526166745265711a1774686520726567696f6e206973206e6f7420666f756e642004', 'hex');
+    w.pd.etcd.put('/tidb/br-stream/last-error/pitr/4', error);
+    w.pd.etcd.put('/tidb/br-stream/pause/pitr', JSON.stringify({ severity: 'ERROR', operation_hostname: 'tikv-4', operation_pid: 1, operation_time: new Date().toISOString(), payload_type: 'application/x-protobuf;messageType=brpb.StreamBackupError', payload: error.toString('base64') }));
+    await w.waitFor(async () => (await annotations())['tidb-gitops.io/phase'] === 'Failed', 60_000, 'the error pause on the ConfigMap');
+    expect((await annotations())['tidb-gitops.io/message']).toContain('KV:LogBackup:RaftReq: the region is not found (store 4)');
+    expect(runs).toHaveLength(3);
+    // Resumed by hand (BR's resume removes both keys): healthy again.
+    w.pd.etcd.deletePrefix('/tidb/br-stream/pause/');
+    w.pd.etcd.deletePrefix('/tidb/br-stream/last-error/');
+    await w.waitFor(async () => (await annotations())['tidb-gitops.io/phase'] === 'Complete', 60_000, 'the task healthy again');
+
+    // The document leaves Git: the controller's Pod is replaced (its settings changed), its ConfigMap is
+    // pruned; the new controller stops the task with the stop Job it kept, then forgets it.
+    controller.kill('SIGKILL');
+    await controller.exited;
+    w.objects = renderWith()(cluster);
+    await w.apply(w.objects);
+    await w.kube.delete(`/api/v1/namespaces/${namespace}/configmaps/backup-pitr`);
+    controller = await w.startController(['--resync', '2s']);
+    await w.waitFor(async () => (await task()) === undefined && (await record()) === undefined, 60_000, 'the task to stop and its record to go');
+    expect(runs).toEqual(['backup-pitr-log-start-1', 'backup-pitr-log-pause-2', 'backup-pitr-log-resume-3', 'backup-pitr-log-stop-4']);
+    expect(w.pd.etcd.range(Buffer.from('/tidb/br-stream/'), Buffer.from('/tidb/br-stream0')).kvs).toEqual([]);
+    expect(await bucketKeys('pitr-log/')).toEqual(['pitr-log/backup.lock', 'pitr-log/backupmeta']);
+    const reasons = (await w.events()).filter((e) => e.reason.startsWith('LogBackup')).map((e) => e.reason);
+    // Each command announced when it starts and when it ends, once.
+    expect(reasons.filter((r) => r !== 'LogBackupWaiting').sort()).toEqual(['LogBackupCommand', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupPaused', 'LogBackupResumed', 'LogBackupStarted', 'LogBackupStopped']);
+  });
 });

@@ -128,16 +128,18 @@ describe('what the renderer gives the controller', () => {
   };
   const jobRules = (objects: Obj[]) => (find(objects, 'Role', 'demo-discovery').rules as Obj[]).filter((r) => r.apiGroups.includes('batch'));
 
-  test('with a schedule: its name, and listing Jobs', () => {
+  // Jobs are listed and created with or without documents: a log backup whose document left Git is
+  // stopped by a Job the Role rendered without it must allow.
+  test('with a schedule: its name, and Jobs', () => {
     const objects = render(true);
     expect(info(objects).backupSchedules).toEqual(['nightly']);
-    expect(jobRules(objects)).toEqual([{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['list'] }]);
+    expect(jobRules(objects)).toEqual([{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'create'] }]);
   });
 
-  test('without one: neither', () => {
+  test('without one: no schedule, the same Jobs rule', () => {
     const objects = render(false);
     expect(info(objects).backupSchedules).toBeUndefined();
-    expect(jobRules(objects)).toEqual([]);
+    expect(jobRules(objects)).toEqual([{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'create'] }]);
   });
 
   test('a bad list is refused where the controller reads it', () => {

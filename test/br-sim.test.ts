@@ -2,10 +2,14 @@
  * The BR simulator (test/sim/br.mjs) as a command, `br backup` then `br restore`, against a real
  * S3-protocol server (@20minutes/s3rver) on loopback: a restore of a real backup and its summary
  * line, and the ways BR v8.5 refuses one (no backupmeta, a cluster that is not fresh, a table that
- * exists, an unknown flag, the cluster's version, a db or table not in the backup).
+ * exists, an unknown flag, the cluster's version, a db or table not in the backup); and `br log
+ * start|pause|resume|stop` against the PD simulator's etcd, whose keys the controller then reads.
  */
 import { spawn } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { logBackupTasks } from '../src/controller/plan/log-backups';
 import { BR_SIM } from './support/br-run';
+import { EtcdStore, etcdGrpcServer } from './sim/pd-etcd';
 import { startS3Server, type S3Server } from './support/s3-server';
 
 let server: S3Server | undefined;
@@ -178,3 +182,80 @@ describe('br restore of a real backup', () => {
     expect(error(collation)).toBe("the config 'new_collation_enabled' not match, upstream:True, downstream: False: [BR:Common:ErrUnknown]internal error");
   });
 });
+
+describe('br log against PD\'s etcd and the S3 server', () => {
+  const store = new EtcdStore();
+  const grpc = etcdGrpcServer(store);
+  let pd = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => grpc.listen(0, '127.0.0.1', resolve));
+    pd = `127.0.0.1:${(grpc.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => grpc.close(() => resolve())));
+  const log = (args: string[]) => br(['log', ...args, `--pd=${pd}`]);
+  const keys = () => store.range(Buffer.from('/tidb/br-stream/'), Buffer.from('/tidb/br-stream0')).kvs.map((kv) => kv.key.toString());
+  const tasks = () => logBackupTasks(store.range(Buffer.from('/tidb/br-stream/'), Buffer.from('/tidb/br-stream0')).kvs.map((kv) => ({ key: kv.key.toString(), value: kv.entry.value })), Date.now());
+
+  test('start writes the task and the storage\'s lock and backupmeta; pause, resume and stop follow; one task per cluster', async () => {
+    const started = await log(['start', '--task-name=pitr', '--storage=s3://bucket/log-a']);
+    expect(started.status).toBe(0);
+    expect(summary(started.stdout, 'log start success summary')?.map(([k]) => k)).toEqual(['total-take', 'start-ts', 'task-name']);
+    expect(keys()).toEqual(['/tidb/br-stream/info/pitr', '/tidb/br-stream/ranges/pitr/m', '/tidb/br-stream/ranges/pitr/t']);
+    expect(await listKeys('log-a/')).toEqual(['log-a/backup.lock', 'log-a/backupmeta']);
+    const [task] = tasks();
+    expect(task).toMatchObject({ name: 'pitr', state: 'Running', storage: 's3://bucket/log-a' });
+    const startTs = summary(started.stdout, 'log start success summary')!.find(([k]) => k === 'start-ts')![1];
+    expect(task.startTS).toBe(startTs);
+    // backupmeta: the start TS as start_version (5), no end_version (6).
+    const meta = Buffer.from(await (await fetch(`${endpoint}/bucket/log-a/backupmeta`)).arrayBuffer());
+    expect(meta.toString('hex')).toContain(`28${varintHex(BigInt(startTs))}`);
+
+    const other = await log(['start', '--task-name=other', '--storage=s3://bucket/log-b']);
+    expect(other.status).toBe(1);
+    expect(error(other)).toBe('failed to start the log backup, allow only one running task: [BR:Stream:ErrStreamLogTaskExist]stream task already exists');
+
+    expect((await log(['pause', '--task-name=pitr'])).status).toBe(0);
+    expect(tasks()[0].state).toBe('Paused');
+    expect(error(await log(['pause', '--task-name=pitr']))).toBe('The task pitr is paused already.: [BR:KV:ErrKVUnknown]unknown error occur on tikv');
+    expect((await log(['resume', '--task-name=pitr'])).status).toBe(0);
+    expect(tasks()[0].state).toBe('Running');
+    expect(error(await log(['resume', '--task-name=pitr']))).toBe('The task pitr is active already.: [BR:KV:ErrKVUnknown]unknown error occur on tikv');
+    expect(error(await log(['stop', '--task-name=nothing']))).toBe('no such task nothing: [BR:PiTR:ErrTaskNotFound]task not found');
+    const stopped = await log(['stop', '--task-name=pitr']);
+    expect(stopped.status).toBe(0);
+    expect(stopped.stdout).toContain('["log stop success summary"]');
+    expect(keys()).toEqual([]);
+    expect(await listKeys('log-a/')).toEqual(['log-a/backup.lock', 'log-a/backupmeta']);
+  });
+
+  test('a start on a storage a task used starts from where its log ends; a snapshot backup\'s folder is refused', async () => {
+    await log(['start', '--task-name=again', '--storage=s3://bucket/log-c']);
+    const end = BigInt(tasks()[0].startTS) + 5000n;
+    await log(['stop', '--task-name=again']);
+    const le = Buffer.alloc(8);
+    le.writeBigUInt64LE(end);
+    await fetch(`${endpoint}/bucket/log-c/v1/global_checkpoint/1.ts`, { method: 'PUT', body: le });
+    const restarted = await log(['start', '--task-name=again', '--storage=s3://bucket/log-c', '--start-ts=1']);
+    expect(restarted.status).toBe(0);
+    expect(tasks()[0].startTS).toBe(end.toString());
+    await log(['stop', '--task-name=again']);
+
+    await backupFull('snap-for-log');
+    expect(error(await log(['start', '--task-name=x', '--storage=s3://bucket/snap-for-log']))).toBe('the storage has been used for full backup: [BR:ExternalStorage:ErrStorageUnknown]unknown external storage error');
+    expect(error(await log(['start', '--storage=s3://bucket/y']))).toBe('Miss parameters task-name: [BR:Common:ErrInvalidArgument]invalid argument');
+    expect(error(await log(['start', '--task-name=x', '--storage=s3://bucket/y', '--start-ts=2026-01-01 00:00:00']))).toBe("must set timezone when using datetime format ts, e.g. '2018-05-11 01:42:23+0800': [BR:Common:ErrInvalidArgument]invalid argument");
+    expect(error(await log(['stop', '--task-name=x', '--concurrency=4']))).toBe('unknown flag: --concurrency');
+    expect(keys()).toEqual([]);
+  });
+});
+
+function varintHex(n: bigint): string {
+  const out: number[] = [];
+  do {
+    let b = Number(n & 0x7fn);
+    n >>= 7n;
+    if (n > 0n) b |= 0x80;
+    out.push(b);
+  } while (n > 0n);
+  return Buffer.from(out).toString('hex');
+}

@@ -79,6 +79,31 @@ export function restoreArgs(job: BrJob, cluster: BrCluster, storage: string): st
   ];
 }
 
+/**
+ * `br log <command> --task-name=<name>` as the operator's backup-manager runs it (cmd/backup-manager/app/
+ * backup/backup.go `doStartLogBackup`, `doStopLogBackup`, `doPauseLogBackup`, `doResumeLogBackup`):
+ * the task named like the document, `--start-ts` from `commitTs` for a start, then the connection and
+ * global options; a start also takes the storage (the task's folder, the storage's prefix itself) and
+ * the table filter. `spec.br.options` go last, to a start only: the other commands take no BR options
+ * besides the connection's.
+ */
+export function logArgs(job: BrJob & { readonly name: string }, cluster: BrCluster, command: 'start' | 'pause' | 'resume' | 'stop', storage?: string, startTs?: string): string[] {
+  const start = command === 'start';
+  return [
+    'log',
+    command,
+    `--task-name=${job.name}`,
+    ...(start && startTs !== undefined ? [`--start-ts=${startTs}`] : []),
+    ...connectionArgs(cluster),
+    ...globalArgs(job),
+    ...(start && storage !== undefined ? [...storageArgs(job.storage, storage), ...filterArgs(job)] : []),
+    ...(start && job.br.rateLimit !== undefined ? [`--ratelimit=${job.br.rateLimit}`] : []),
+    ...(start && job.br.checksum !== undefined ? [`--checksum=${job.br.checksum}`] : []),
+    ...(start && job.br.checkRequirements !== undefined ? [`--check-requirements=${job.br.checkRequirements}`] : []),
+    ...(start ? (job.br.options ?? []) : []),
+  ];
+}
+
 /** `--log-level`, `--status-addr` and `--send-credentials-to-tikv` (backup-manager's `constructBRGlobalOptions`). */
 function globalArgs(job: BrJob): string[] {
   const br = job.br;

@@ -104,9 +104,10 @@ function describe(c: ResolvedCluster): string {
  * What the controller must know of a cluster's backup documents: the schedules' names and how each
  * keeps its backups, and the Job names of the one-shot Backups and Restores it runs.
  */
-export function controllerBackupInfo(ops: ClusterOperations): Pick<ControllerClusterInfo, 'backupSchedules' | 'backupRetention' | 'operations'> {
-  const oneShot = [...ops.backups, ...ops.restores].map(operationJobName).sort();
-  const operations = oneShot.length > 0 ? { operations: oneShot } : {};
+export function controllerBackupInfo(ops: ClusterOperations): Pick<ControllerClusterInfo, 'backupSchedules' | 'backupRetention' | 'operations' | 'logBackups'> {
+  const oneShot = [...ops.backups.filter((b) => !b.log), ...ops.restores].map(operationJobName).sort();
+  const logBackups = ops.backups.filter((b) => b.log).map(operationJobName).sort();
+  const operations = { ...(oneShot.length > 0 && { operations: oneShot }), ...(logBackups.length > 0 && { logBackups }) };
   const schedules = ops.schedules;
   if (schedules.length === 0) return operations;
   const retention: Record<string, BackupRetentionInfo> = {};

@@ -35,11 +35,27 @@ export interface BrJob {
   readonly image?: string;
 }
 
-/** A snapshot backup: BR's `backup full|db|table`, once. */
+/** A snapshot backup (BR's `backup full|db|table`, once), or a log backup task kept in a state. */
 export interface ResolvedBackup extends OperationBase, BrJob {
   readonly kind: 'Backup';
-  /** BR's `--backupts`. @default none (now) */
+  /** Snapshot: BR's `--backupts`. @default none (now) */
   readonly commitTs?: string;
+  /** A log backup (`backupMode: log`): the task BR keeps, named like the document. @default none (a snapshot backup) */
+  readonly log?: LogBackup;
+}
+
+/** The state a log backup task is kept in, from `logSubcommand` and `logStop`. */
+export type LogTaskState = 'running' | 'paused' | 'stopped';
+
+/** A log backup (PITR) task as its document declares it. */
+export interface LogBackup {
+  /**
+   * tidb-operator's `ParseLogBackupSubcommand` (pkg/apis/pingcap/v1alpha1/backup.go) read as a state:
+   * `log-start` (or nothing) running, `log-pause` paused, `log-stop` or `logStop: true` stopped.
+   */
+  readonly state: LogTaskState;
+  /** `br log start --start-ts`, from `commitTs`. @default none (now) */
+  readonly startTs?: string;
 }
 
 /** How many of a schedule's good backups to keep: exactly one of the two. */
@@ -85,8 +101,11 @@ export function resolveBackup(doc: Backup, options: OperationOptions = {}): { va
   const s = doc.spec;
   const issues: SpecIssue[] = backupModeIssues(s, 'spec');
   const job = brJob(s, s, 'spec', 'spec', issues);
+  const log = s.backupMode === 'log' ? logBackupOf(s, 'spec', issues) : undefined;
   if (issues.length > 0 || !job) return { issues };
-  return { value: { kind: 'Backup', ...base(doc, options), ...job, ...(s.commitTs !== undefined && s.commitTs !== '' && { commitTs: s.commitTs }) }, issues };
+  const commitTs = s.commitTs !== undefined && s.commitTs !== '' ? s.commitTs : undefined;
+  if (log) return { value: { kind: 'Backup', ...base(doc, options), ...job, log: { ...log, ...(commitTs !== undefined && { startTs: commitTs }) } }, issues };
+  return { value: { kind: 'Backup', ...base(doc, options), ...job, ...(commitTs !== undefined && { commitTs }) }, issues };
 }
 
 export function resolveSchedule(doc: BackupSchedule, options: OperationOptions = {}): { value?: ResolvedSchedule; issues: SpecIssue[] } {
@@ -102,6 +121,7 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
   }
   const t = s.backupTemplate;
   issues.push(...backupModeIssues(t, 'spec.backupTemplate'));
+  if (t.backupMode === 'log') issues.push({ path: 'spec.backupTemplate.backupMode', message: "a schedule's runs are snapshot backups; a log backup goes in spec.logBackupTemplate" });
   if (s.br !== undefined) issues.push({ path: 'spec.br', message: 'give BR settings in spec.backupTemplate.br' });
   if (t.commitTs !== undefined) issues.push({ path: 'spec.backupTemplate.commitTs', message: 'a schedule backs up the data as it is when each run starts; commitTs would make every run the same backup' });
   // The schedule's own storage, when it names one, is where every run goes (operator v1.6+).
@@ -178,12 +198,31 @@ function goDurationSeconds(text: string): number | undefined {
 function backupModeIssues(s: BackupSpec, at: string): SpecIssue[] {
   const issues: SpecIssue[] = [];
   if (s.backupMode === 'volume-snapshot') issues.push({ path: `${at}.backupMode`, message: 'not supported: volume-snapshot backups (EBS snapshots across Kubernetes clusters) are not carried out' });
-  if (s.backupMode === 'log') issues.push({ path: `${at}.backupMode`, message: `log backup ${NOT_YET}` });
   for (const f of ['logSubcommand', 'logStop', 'logTruncateUntil'] as const) {
     if (s[f] !== undefined && s.backupMode !== 'log') issues.push({ path: `${at}.${f}`, message: 'only counts with backupMode: log' });
   }
   if (s.cleanPolicy !== undefined && s.cleanPolicy !== 'Retain') issues.push({ path: `${at}.cleanPolicy`, message: "removing a backup's data when its document leaves Git is not carried out yet; the data stays (Retain), remove cleanPolicy" });
   return issues;
+}
+
+/** A TSO (decimal) or a time with its zone, as BR's `ParseTSString` takes them with its zone check (br/pkg/task/common.go). */
+const TS = /^(\d+|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:?\d{2}|Z))$/;
+
+/** The state a log backup's task is kept in, and what `br log start` cannot take. */
+function logBackupOf(s: BackupSpec, at: string, issues: SpecIssue[]): Omit<LogBackup, 'startTs'> | undefined {
+  const before = issues.length;
+  if (s.logTruncateUntil !== undefined && s.logTruncateUntil !== '') issues.push({ path: `${at}.logTruncateUntil`, message: `truncating the log backup by hand ${NOT_YET}` });
+  if (s.commitTs !== undefined && s.commitTs !== '' && !TS.test(s.commitTs)) {
+    issues.push({ path: `${at}.commitTs`, message: `expected a TSO (digits) or a time with its zone such as "2026-05-11 01:42:23+08:00" (BR refuses a time without one), got ${JSON.stringify(s.commitTs)}` });
+  }
+  if (s.backupType !== undefined && s.backupType !== 'full') issues.push({ path: `${at}.backupType`, message: 'a log backup takes tableFilter rules, not backupType db or table: br log start has no --db or --table' });
+  for (const f of ['concurrency', 'timeAgo'] as const) {
+    if (s.br?.[f] !== undefined) issues.push({ path: `${at}.br.${f}`, message: `is a snapshot backup setting; br log start has no such flag` });
+  }
+  if (issues.length > before) return undefined;
+  // Both at once the CRD refuses (its x-kubernetes-validations rule on logStop).
+  const state: LogTaskState = s.logSubcommand === 'log-pause' ? 'paused' : s.logSubcommand === 'log-stop' || (s.logSubcommand === undefined && s.logStop === true) ? 'stopped' : 'running';
+  return { state };
 }
 
 /** The BR Job settings of a Backup or Restore spec, storage read from `storageSpec`. */

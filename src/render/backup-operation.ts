@@ -9,13 +9,13 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { backupArgs, restoreArgs, storageUrlTemplate } from '../backup/br-args';
-import { operationJobName, type ResolvedBackup, type ResolvedRestore } from '../backup/resolve';
-import { BACKUP_LABEL, LABEL, OPERATION_KEY } from '../tidbcluster/names';
+import { backupArgs, logArgs, restoreArgs, storageUrlTemplate } from '../backup/br-args';
+import { operationJobName, type LogBackup, type ResolvedBackup, type ResolvedRestore } from '../backup/resolve';
+import { BACKUP_LABEL, LABEL, LOG_COMMANDS, logCommandKey, OPERATION_KEY, type LogCommand } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { brPodTemplate } from './br-pod';
 import { namespaced } from './component';
-import { oneShotScript } from './scripts/br';
+import { logCommandScript, oneShotScript } from './scripts/br';
 
 export interface BackupOperationProps {
   readonly cluster: ResolvedCluster;
@@ -32,9 +32,50 @@ export class BackupOperationConfigMap extends Construct {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: namespaced(cluster, name, operationLabels(cluster, operation)),
-      data: { [OPERATION_KEY.job]: `${JSON.stringify(operationJob(cluster, operation), null, 2)}\n` },
+      data: operation.kind === 'Backup' && operation.log ? logBackupData(cluster, operation, operation.log) : { [OPERATION_KEY.job]: json(operationJob(cluster, operation)) },
     });
   }
+}
+
+const json = (o: unknown): string => `${JSON.stringify(o, null, 2)}\n`;
+
+/**
+ * A log backup's ConfigMap: the task and the state to keep it in, and a Job for each BR command the
+ * controller may run to get it there (`br log start|pause|resume|stop`). The stop Job is kept by the
+ * controller too, so that the task is stopped when the document leaves Git.
+ */
+function logBackupData(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBackup): Record<string, string> {
+  const data: Record<string, string> = { [OPERATION_KEY.logTask]: json({ task: op.name, state: log.state }) };
+  for (const command of LOG_COMMANDS) data[logCommandKey(command)] = json(logCommandJob(cluster, op, log, command));
+  return data;
+}
+
+/**
+ * One `br log` command's Job, named `backup-<name>-log-<command>` as tidb-operator names it
+ * (`GetBackupJobName`); the controller adds `-<n>`, the how-manieth command Job of this log backup.
+ * Only `start` needs the storage (and its credentials): the others act on the task in PD alone, and
+ * work after the storage's Secret is gone. BR is not retried by the Job: the controller runs the
+ * command again when the task is still not where it should be.
+ */
+export function logCommandJob(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBackup, command: LogCommand): Record<string, unknown> {
+  const labels = operationLabels(cluster, op);
+  const start = command === 'start';
+  const template = brPodTemplate({
+    cluster,
+    job: op,
+    container: 'log-backup',
+    labels,
+    script: logCommandScript(),
+    args: logArgs(op, { name: cluster.name, tls: cluster.tlsCluster }, command, start ? '@STORAGE@' : undefined, start ? log.startTs : undefined),
+    env: start ? [{ name: 'BR_STORAGE', value: storageUrlTemplate(op.storage, '') }] : [],
+    storage: start,
+  });
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: `${operationJobName(op)}-log-${command}`, labels },
+    spec: { backoffLimit: 0, template },
+  };
 }
 
 function operationLabels(cluster: ResolvedCluster, op: ResolvedBackup | ResolvedRestore): Record<string, string> {

@@ -22,13 +22,15 @@ export interface BrPodProps {
   readonly args: readonly string[];
   /** Variables the script reads, before the storage's and the document's own. */
   readonly env: readonly EnvVar[];
+  /** Whether BR reaches the storage (its credentials and volume). @default true */
+  readonly storage?: boolean;
 }
 
 /** The Pod template (`metadata` and `spec`) of a BR Job. */
 export function brPodTemplate(p: BrPodProps): Record<string, unknown> {
   const { job, cluster } = p;
   const pod = job.pod;
-  const storage = storageAccess(job.storage);
+  const storage = p.storage === false ? NO_ACCESS : storageAccess(job.storage);
   const tls = cluster.tlsCluster
     ? { volume: { name: 'cluster-client-tls', secret: { secretName: names.clusterClientSecret(cluster.name) } }, mount: { name: 'cluster-client-tls', mountPath: CLUSTER_CLIENT_TLS_DIR, readOnly: true } }
     : undefined;
@@ -85,8 +87,10 @@ interface StorageAccess {
  * `--gcs.credentials-file`; Azure's `AZURE_*` variables, which BR reads itself (br/pkg/storage/azblob.go);
  * a local volume mounted where the storage URL points.
  */
+const NO_ACCESS: StorageAccess = { env: [], envFrom: [], volumes: [], mounts: [] };
+
 function storageAccess(storage: ResolvedStorage): StorageAccess {
-  const none: StorageAccess = { env: [], envFrom: [], volumes: [], mounts: [] };
+  const none = NO_ACCESS;
   const secret = storage.secretName;
   switch (storage.provider) {
     case 's3':

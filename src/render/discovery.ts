@@ -83,7 +83,7 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
 export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): PolicyRule[] {
   const info = controllerBackupInfo(ops);
   const secrets = Object.values(info.backupRetention ?? {}).map((r) => r.secretName);
-  const oneShot = info.operations ?? [];
+  const oneShot = [...(info.operations ?? []), ...(info.logBackups ?? [])].sort();
   return [
     // create and delete: a StatefulSet whose volumes grew is re-created, its Pods orphaned and kept.
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
@@ -96,10 +96,13 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [names.lease(cluster.name)], verbs: ['get', 'update'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-    // The runs of the cluster's BackupSchedules and one-shot operations: their Jobs (their Pods are read
-    // with the rule above); a one-shot operation's Job is created once from its ConfigMap, on which the
-    // controller notes where it stands for the health checks.
-    ...(ops.schedules.length > 0 || oneShot.length > 0 ? [{ apiGroups: ['batch'], resources: ['jobs'], verbs: oneShot.length > 0 ? ['list', 'create'] : ['list'] }] : []),
+    // The runs of the cluster's BackupSchedules, one-shot operations and log backup commands: their Jobs
+    // (their Pods are read with the rule above); a one-shot operation's Job is created once from its
+    // ConfigMap, on which the controller notes where it stands for the health checks. Granted with no
+    // backup document too: a log backup whose document left Git is stopped by a Job, and the Role
+    // rendered without that document must still allow it (creating a Job gives no more than creating
+    // a StatefulSet, which the first rule grants).
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'create'] },
     ...(oneShot.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [...oneShot], verbs: ['get', 'patch'] }] : []),
     // Retention: the keys of the buckets it removes expired backups from.
     ...(secrets.length > 0 ? [{ apiGroups: [''], resources: ['secrets'], resourceNames: [...new Set(secrets)].sort(), verbs: ['get'] }] : []),

@@ -48,7 +48,16 @@ export const BACKUP_LABEL = {
 export const OPERATION_KEY = {
   /** The Job the controller creates, once: `batch/v1` JSON. */
   job: 'job.json',
+  /** A log backup's task and the state it is kept in: `{"task": "<name>", "state": "running|paused|stopped"}`. */
+  logTask: 'log-backup.json',
 } as const;
+
+/** The BR commands that keep a log backup task in its state, each a Job in the log backup's ConfigMap. */
+export const LOG_COMMANDS = ['start', 'pause', 'resume', 'stop'] as const;
+export type LogCommand = (typeof LOG_COMMANDS)[number];
+
+/** The key of a log backup command's Job in its ConfigMap: `log-start.json`... */
+export const logCommandKey = (command: LogCommand): string => `log-${command}.json`;
 
 /** Annotation keys this project writes for its companion controller. */
 export const ANNOTATION = {
@@ -248,6 +257,11 @@ export interface ControllerClusterInfo {
    * their ConfigMaps' names): the controller runs each exactly once. @default absent (none)
    */
   readonly operations?: readonly string[];
+  /**
+   * The cluster's log backups, by ConfigMap name (`backup-<name>`): the controller keeps each task in
+   * the state its document asks for. @default absent (none)
+   */
+  readonly logBackups?: readonly string[];
 }
 
 /** A schedule's retention as the controller carries it out. */

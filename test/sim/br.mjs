@@ -126,7 +126,9 @@
  * (its user tables, `db.table` comma-separated, a bare `db` for an empty database; default none),
  * `BR_SIM_NEW_COLLATIONS_ENABLED` (mysql.tidb's new_collation_enabled, default `True`).
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import grpc from '@grpc/grpc-js';
 import http from 'node:http';
 import https from 'node:https';
 
@@ -206,7 +208,26 @@ const RESTORE_KINDS = {
   db: { name: 'DataBase Restore', flags: { db: ['string', ''] }, required: ['db'] },
   table: { name: 'Table Restore', flags: { db: ['string', ''], table: ['string', ''] }, required: ['db', 'table'] },
 };
-const SHORT = { u: 'pd', s: 'storage', L: 'log-level', c: 'send-credentials-to-tikv', f: 'filter', t: 'table' };
+const SHORT = { u: 'pd', s: 'storage', L: 'log-level', c: 'send-credentials-to-tikv', f: 'filter', t: 'table', y: 'yes' };
+/**
+ * `br log` subcommands' own flags (br/pkg/task/stream.go `DefineStreamStartFlags`, `DefineStreamCommonFlags`,
+ * `DefineStreamPauseFlags`, `DefineStreamStatusCommonFlags`, `DefineStreamTruncateLogFlags`; the filter of
+ * `start` from common.go `DefineFilterFlags` with every table accepted).
+ */
+const LOG_KINDS = {
+  start: {
+    'task-name': ['string', ''], 'start-ts': ['string', ''], 'end-ts': ['string', '999999999999999999'], 'gc-ttl': ['int', 1800],
+    filter: ['stringArray', ['*.*']], 'case-sensitive': ['bool', false],
+  },
+  stop: { 'task-name': ['string', ''] },
+  pause: { 'task-name': ['string', ''], 'gc-ttl': ['int', 86400], message: ['string', ''] },
+  resume: { 'task-name': ['string', ''] },
+  status: { 'task-name': ['string', '*'], json: ['bool', false] },
+  truncate: { until: ['string', ''], 'dry-run': ['bool', false], yes: ['bool', false], 'clean-up-compactions': ['bool', false] },
+  metadata: {},
+};
+/** br/cmd/br/stream.go: the summary names (`"log start"`...). */
+const STREAM_PREFIX = '/tidb/br-stream';
 
 /** Go's time.ParseDuration, enough to accept what it accepts. */
 const GO_DURATION = /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$|^[-+]?0$/;
@@ -281,9 +302,9 @@ function s3Client(store) {
   const secretKey = store['secret-access-key'] ?? process.env.AWS_SECRET_ACCESS_KEY;
   const base = store.endpoint.replace(/\/+$/, '');
   const key = (name) => [store.prefix, name].filter((p) => p !== '').join('/');
-  async function request(method, name, body) {
+  async function request(method, name, body, query = '') {
     const path = `/${store.bucket}${name === undefined ? '' : `/${key(name).split('/').map(encodeURIComponent).join('/')}`}`;
-    const url = new URL(base + path);
+    const url = new URL(base + path + (query ? `?${query}` : ''));
     const payload = body ?? Buffer.alloc(0);
     const hash = createHash('sha256').update(payload).digest('hex');
     const now = new Date().toISOString().replace(/[-:]|\.\d{3}/g, '');
@@ -292,7 +313,7 @@ function s3Client(store) {
       const day = now.slice(0, 8);
       const scope = `${day}/${store.region}/s3/aws4_request`;
       const names = Object.keys(headers).sort();
-      const canonical = [method, url.pathname, '', ...names.map((h) => `${h}:${headers[h]}`), '', names.join(';'), hash].join('\n');
+      const canonical = [method, url.pathname, query, ...names.map((h) => `${h}:${headers[h]}`), '', names.join(';'), hash].join('\n');
       const toSign = ['AWS4-HMAC-SHA256', now, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
       let k = createHmac('sha256', `AWS4${secretKey}`).update(day).digest();
       for (const part of [store.region, 's3', 'aws4_request']) k = createHmac('sha256', k).update(part).digest();
@@ -330,6 +351,21 @@ function s3Client(store) {
     async put(name, body) {
       const r = await request('PUT', name, body);
       if (r.status !== 200) throw new BrError(awsError(r));
+    },
+    /** The names under `sub` (relative to the storage's prefix), ListObjectsV2 page by page. */
+    async list(sub) {
+      const out = [];
+      let token;
+      do {
+        const params = [['list-type', '2'], ['prefix', key(sub)], ...(token ? [['continuation-token', token]] : [])].sort(([a], [b]) => (a < b ? -1 : 1));
+        const query = params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+        const r = await request('GET', undefined, undefined, query);
+        if (r.status !== 200) throw new BrError(awsError(r));
+        const xml = r.body.toString();
+        for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) out.push(m[1].replace(/&amp;/g, '&').slice(store.prefix ? store.prefix.length + 1 : 0));
+        token = /<IsTruncated>true<\/IsTruncated>/.test(xml) ? /<NextContinuationToken>([^<]*)</.exec(xml)?.[1] : undefined;
+      } while (token);
+      return out;
     },
     /** br/pkg/storage/s3.go `ReadFile`: a failed GetObject is annotated with the bucket and key. */
     async get(name) {
@@ -873,10 +909,159 @@ async function snapshotRestore(kind, cmdName, values, filter, explicitFilter) {
   }
 }
 
+
+/**
+ * PD's etcd, as BR reaches it (br/pkg/streamhelper/client.go over clientv3): KV Range, Put and
+ * DeleteRange on the `--pd` address. The tests resolve the address's host themselves: `BR_SIM_PD`,
+ * when set, is the `host:port` reached instead. BR wraps a task's keys in one Txn (`PutTask`,
+ * `DeleteTask`); here they are separate Puts and DeleteRanges, which leave the same keys.
+ */
+function etcd(pd) {
+  const target = process.env.BR_SIM_PD || pd.replace(/^https?:\/\//, '');
+  const client = new grpc.Client(target, grpc.credentials.createInsecure());
+  const call = (method, body) => new Promise((resolve, reject) => {
+    client.makeUnaryRequest(`/etcdserverpb.KV/${method}`, (b) => b, (b) => b, body, new grpc.Metadata(), { deadline: Date.now() + 10_000 }, (err, res) => {
+      if (err) reject(new BrError(`rpc error: code = ${grpc.status[err.code] ?? err.code} desc = ${err.details}`));
+      else resolve(res);
+    });
+  });
+  const prefixEnd = (key) => {
+    const end = Buffer.from(key);
+    for (let i = end.length - 1; i >= 0; i--) if (end[i] < 0xff) { end[i]++; return end.subarray(0, i + 1); }
+    return Buffer.from([0]);
+  };
+  return {
+    async prefix(key) {
+      const res = decode(await call('Range', Buffer.concat([bytesField(1, key), bytesField(2, prefixEnd(Buffer.from(key)))])));
+      return res.all(2).map(decode).map((kv) => ({ key: kv.bytes(1)?.toString('latin1') ?? '', value: kv.bytes(5) ?? Buffer.alloc(0) }));
+    },
+    async get(key) {
+      return (await this.prefix(key)).find((kv) => kv.key === key);
+    },
+    put: (key, value) => call('Put', Buffer.concat([bytesField(1, Buffer.from(key, 'latin1')), bytesField(2, value)])),
+    deleteKey: (key) => call('DeleteRange', bytesField(1, key)),
+    deletePrefix: (key) => call('DeleteRange', Buffer.concat([bytesField(1, key), bytesField(2, prefixEnd(Buffer.from(key)))])),
+    close: () => client.close(),
+  };
+}
+
+/** br/pkg/task/common.go `ParseTSString` with the zone check: a TSO, or a time with its zone. */
+function parseTS(text) {
+  if (text === '') return 0n;
+  if (/^\d+$/.test(text)) return BigInt(text);
+  const m = /^(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{2}):(\d{2})(\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$/.exec(text);
+  if (!m) throw new BrError(`parsing time "${text}" as "2006-01-02 15:04:05.999999999 -0700 MST": cannot parse "${text}" as "2006"`);
+  if (!m[8]) throw invalid(`must set timezone when using datetime format ts, e.g. '2018-05-11 01:42:23+0800'`);
+  const iso = `${m[1]}-${m[2].padStart(2, '0')}-${m[3].padStart(2, '0')}T${m[4].padStart(2, '0')}:${m[5]}:${m[6]}${m[7] ?? ''}${m[8] === 'Z' ? 'Z' : m[8].length === 5 ? `${m[8].slice(0, 3)}:${m[8].slice(3)}` : m[8]}`;
+  return BigInt(Date.parse(iso)) << 18n;
+}
+
+/** A storage checkpoint (`v1/global_checkpoint/<store>.ts`): a little-endian u64, as TiKV writes it. */
+const readU64le = (b) => (b.length === 8 ? b.readBigUInt64LE(0) : 0n);
+
+/**
+ * `StorageBackend` of the task info (kvproto brpb.proto: s3 = 3 { endpoint 1, region 2, bucket 3,
+ * prefix 4, access_key 8, secret_access_key 9, force_path_style 10, provider 16 }), the keys included
+ * as BR does with `--send-credentials-to-tikv` (the default).
+ */
+function storageBackend(store, sendCreds) {
+  const s3 = Buffer.concat([
+    bytesField(1, store.endpoint ?? ''), bytesField(2, store.region ?? ''), bytesField(3, store.bucket), bytesField(4, store.prefix),
+    ...(sendCreds && (store['access-key'] ?? process.env.AWS_ACCESS_KEY_ID) ? [bytesField(8, store['access-key'] ?? process.env.AWS_ACCESS_KEY_ID), bytesField(9, store['secret-access-key'] ?? process.env.AWS_SECRET_ACCESS_KEY ?? '')] : []),
+    uintField(10, 1), ...(store.provider ? [bytesField(16, store.provider)] : []),
+  ]);
+  return bytesField(3, s3);
+}
+
+/** A `br log` subcommand (br/cmd/br/stream.go `NewStreamCommand`; br/pkg/task/stream.go `RunStreamCommand`). */
+async function logCommand(kind, argv) {
+  if (kind === undefined || kind.startsWith('-')) throw new BrError('the test BR does not print the help of br log');
+  const spec = LOG_KINDS[kind];
+  if (!spec) throw new BrError(`unknown command "${kind}" for "br log"`);
+  if (['status', 'truncate', 'metadata'].includes(kind)) throw new BrError(`the test BR does not simulate br log ${kind}`);
+  const { values, rest } = parseFlags(argv, { ...COMMON, ...spec });
+  if (rest.length > 0) throw new BrError(`unknown command "${rest[0]}" for "br log ${kind}"`);
+  // ParseStreamCommonFromFlags.
+  const task = values['task-name'];
+  if (!task) throw invalid('Miss parameters task-name');
+  let startTs = 0n;
+  if (kind === 'start') {
+    startTs = parseTS(values['start-ts']);
+    parseTS(values['end-ts']);
+  }
+  // NewStreamMgr: NewMgr with the StreamVersionChecker, then (start only) the storage.
+  if (values['check-requirements']) versionCheck(process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION);
+  const kv = etcd(values.pd[0]);
+  const info = `${STREAM_PREFIX}/info/${task}`;
+  try {
+    if (kind === 'start') return await logStart(kv, task, values, startTs);
+    // streamhelper GetTask: `no such task`.
+    if (!(await kv.get(info))) throw annotate(`no such task ${task}`, 'BR:PiTR:ErrTaskNotFound', 'task not found');
+    const paused = (await kv.get(`${STREAM_PREFIX}/pause/${task}`)) !== undefined;
+    if (kind === 'stop') {
+      // DeleteTask: the info, ranges, checkpoints, pause, last errors and storage checkpoints.
+      await kv.deleteKey(info);
+      for (const p of [`ranges/${task}/`, `checkpoint/${task}/`, `last-error/${task}/`, `storage-checkpoint/${task}`]) await kv.deletePrefix(`${STREAM_PREFIX}/${p}`);
+      await kv.deleteKey(`${STREAM_PREFIX}/pause/${task}`);
+    } else if (kind === 'pause') {
+      if (paused) throw annotate(`The task ${task} is paused already.`, 'BR:KV:ErrKVUnknown', 'unknown error occur on tikv');
+      // PauseV2 (streamhelper/client.go), severity MANUAL.
+      const pause = { severity: 'MANUAL', operation_hostname: hostname(), operation_pid: process.pid, operation_time: new Date().toISOString(), payload_type: values.message ? 'text/plain;charset=UTF-8' : '', payload: values.message ? Buffer.from(values.message).toString('base64') : null };
+      await kv.put(`${STREAM_PREFIX}/pause/${task}`, Buffer.from(JSON.stringify(pause)));
+    } else if (kind === 'resume') {
+      if (!paused) throw annotate(`The task ${task} is active already.`, 'BR:KV:ErrKVUnknown', 'unknown error occur on tikv');
+      await kv.deleteKey(`${STREAM_PREFIX}/pause/${task}`);
+      await kv.deletePrefix(`${STREAM_PREFIX}/last-error/${task}/`);
+    }
+    log('INFO', `log ${kind} success summary`, { 'total-take': goDuration(process.hrtime.bigint() - START) });
+  } finally {
+    kv.close();
+  }
+}
+
+/**
+ * `br log start` (task/stream.go `RunStreamStart`): one task per cluster; a storage that holds
+ * `backup.lock` from an earlier task is a restart from where its log ends, one that holds a snapshot
+ * backup is refused; a fresh one gets `backup.lock` and a `backupmeta` with the start TS. Then the
+ * task's info and ranges go into PD.
+ */
+async function logStart(kv, task, values, startTs) {
+  const count = (await kv.prefix(`${STREAM_PREFIX}/info/`)).length;
+  if (count > 0) throw annotate('failed to start the log backup, allow only one running task', 'BR:Stream:ErrStreamLogTaskExist', 'stream task already exists');
+  const store = parseStorage(values.storage, values);
+  const s3 = s3Client(store);
+  const now = tso();
+  let start = startTs === 0n ? now : startTs;
+  if (start > now) throw invalid(`invalid timestamps, startTS ${start} should be smaller than currentTS ${now}`);
+  if (await s3.exists('backup.lock')) {
+    const meta = decode(await s3.get('backupmeta'));
+    if (meta.uint(6) > 0n) throw annotate('the storage has been used for full backup', 'BR:ExternalStorage:ErrStorageUnknown', 'unknown external storage error');
+    // The log's end: the highest global checkpoint in the storage, else its start.
+    let max = meta.uint(5);
+    for (const key of await s3.list('v1/global_checkpoint/')) if (key.endsWith('.ts')) { const ts = readU64le(await s3.get(key)); if (ts > max) max = ts; }
+    start = max;
+  } else {
+    await s3.put('backup.lock', Buffer.from(LOCK_TEXT));
+    await s3.put('backupmeta', Buffer.concat([uintField(1, 7000000000000000001n), bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))), uintField(5, start)]));
+  }
+  // StreamBackupTaskInfo: storage 1, start_ts 2, end_ts 3, name 4, table_filter 5, compression ZSTD 6, security_config 7 (empty).
+  const filters = values.filter;
+  const infoValue = Buffer.concat([
+    bytesField(1, storageBackend(store, values['send-credentials-to-tikv'])), uintField(2, start), uintField(3, BigInt(values['end-ts'])),
+    bytesField(4, task), ...filters.map((f) => bytesField(5, f)), uintField(6, 3), Buffer.from([0x3a, 0x00]),
+  ]);
+  await kv.put(`${STREAM_PREFIX}/info/${task}`, infoValue);
+  // Every table (`*.*`): the meta keys m..n and the table keys t..u (stream_mgr.go buildObserverAllRange).
+  await kv.put(`${STREAM_PREFIX}/ranges/${task}/m`, Buffer.from('n'));
+  await kv.put(`${STREAM_PREFIX}/ranges/${task}/t`, Buffer.from('u'));
+  log('INFO', 'log start success summary', { 'total-take': goDuration(process.hrtime.bigint() - START), 'start-ts': start, 'task-name': task });
+}
+
 async function main(argv) {
   const [command, sub, ...rest] = argv;
   if (command === 'backup') return backup(sub, rest);
   if (command === 'restore') return restore(sub, rest);
+  if (command === 'log') return logCommand(sub, rest);
   throw new BrError(`unknown command "${command}" for "br"`);
 }
 

@@ -21,6 +21,8 @@ export interface BrRunContext {
   readonly secrets: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** The TiKV version BR finds in the cluster. @default v8.5.7 */
   readonly tikvVersion?: string;
+  /** Where the cluster's PD is reached (`host:port`), whatever `--pd` names: the tests' name resolution. @default none */
+  readonly pd?: string;
 }
 
 export interface BrRunResult {
@@ -55,7 +57,7 @@ export async function runBrContainer(container: Obj, ctx: BrRunContext): Promise
   const local = script.replace('/br "$@"', `node ${BR_SIM} "$@"`).replaceAll('/dev/termination-log', termination);
   try {
     const r = await new Promise<{ status: number | null; output: string }>((resolve) => {
-      const child = spawn(sh, [dashC, local, name, ...args], { env: { PATH: process.env.PATH!, ...env, BR_SIM_TIKV_VERSION: ctx.tikvVersion ?? 'v8.5.7' } });
+      const child = spawn(sh, [dashC, local, name, ...args], { env: { PATH: process.env.PATH!, ...env, BR_SIM_TIKV_VERSION: ctx.tikvVersion ?? 'v8.5.7', ...(ctx.pd && { BR_SIM_PD: ctx.pd }) } });
       let output = '';
       child.stdout.on('data', (d) => (output += d));
       child.stderr.on('data', (d) => (output += d));

@@ -56,6 +56,10 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
   if (!Array.isArray(operations) || operations.some((n) => typeof n !== 'string' || !/^(backup|restore)-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n))) {
     throw new Error('TIDB_GITOPS_CLUSTER.operations: expected a list of Job names, backup-<name> or restore-<name>');
   }
+  const logBackups = (o.logBackups ?? []) as unknown[];
+  if (!Array.isArray(logBackups) || logBackups.some((n) => typeof n !== 'string' || !/^backup-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n))) {
+    throw new Error('TIDB_GITOPS_CLUSTER.logBackups: expected a list of ConfigMap names, backup-<name>');
+  }
   return {
     name: str('name'),
     namespace,
@@ -71,6 +75,7 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
     ...(schedules.length > 0 && { backupSchedules: schedules as string[] }),
     ...(retention && { backupRetention: retention }),
     ...(operations.length > 0 && { operations: operations as string[] }),
+    ...(logBackups.length > 0 && { logBackups: logBackups as string[] }),
   };
 }
 

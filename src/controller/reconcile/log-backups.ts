@@ -9,8 +9,8 @@ import type { ClusterInfo } from '../model/cluster';
 import { BR_STREAM_PREFIX, logBackupTasks, type LogBackupTask } from '../plan/log-backups';
 import type { Logger } from '../runtime/log';
 
-/** The tasks as last read, or why they could not be. */
-export type LogBackupView = { readonly tasks: readonly LogBackupTask[] } | { readonly error: string };
+/** The tasks as last read (`at`: when), or why they could not be. */
+export type LogBackupView = ({ readonly tasks: readonly LogBackupTask[] } | { readonly error: string }) & { readonly at: number };
 
 export interface LogBackupDeps {
   readonly cluster: ClusterInfo;
@@ -27,14 +27,20 @@ export class LogBackupReader {
 
   constructor(private readonly d: LogBackupDeps) {}
 
-  /** Whether this cluster's tasks are read at all: only with backup documents in Git. */
-  get enabled(): boolean {
-    return (this.d.cluster.backupSchedules?.length ?? 0) > 0 || (this.d.cluster.operations?.length ?? 0) > 0;
+  /** Whether this cluster's tasks are read at all: only with backup documents in Git, or records of log backups (`extra`). */
+  enabled(extra = false): boolean {
+    const c = this.d.cluster;
+    return extra || (c.backupSchedules?.length ?? 0) > 0 || (c.operations?.length ?? 0) > 0 || (c.logBackups?.length ?? 0) > 0;
+  }
+
+  /** The next read goes to PD, whatever the period: a `br log` command just ended. */
+  invalidate(): void {
+    this.last = undefined;
   }
 
   /** The tasks, read again when the last read is a resync period old; undefined when not enabled. */
-  async read(now: number): Promise<LogBackupView | undefined> {
-    if (!this.enabled) return undefined;
+  async read(now: number, extra = false): Promise<LogBackupView | undefined> {
+    if (!this.enabled(extra)) return undefined;
     if (!this.last || now - this.last.at >= this.d.options.resyncMs) {
       const target = new URL(this.d.pd.baseUrl).host;
       try {
@@ -46,6 +52,7 @@ export class LogBackupReader {
       }
     }
     // The lag is now's: the tasks are worked out from what was read, each pass.
-    return 'error' in this.last.raw ? { error: this.last.raw.error } : { tasks: logBackupTasks(this.last.raw.kvs, now) };
+    const at = this.last.at;
+    return 'error' in this.last.raw ? { error: this.last.raw.error, at } : { tasks: logBackupTasks(this.last.raw.kvs, now), at };
   }
 }

@@ -25,6 +25,7 @@ import type { PlanOptions } from '../view/view';
 import { BackupRunRecorder } from './backup-runs';
 import { OperationRunner } from './operations';
 import { LogBackupReader, type LogBackupView } from './log-backups';
+import { LogTaskRunner } from './log-tasks';
 import { clusterNotReady } from '../plan/operations';
 import { ConfigCollector } from './configmaps';
 import { publishHealth } from './health';
@@ -69,6 +70,7 @@ export class Reconciler {
   private readonly backupRuns: BackupRunRecorder;
   private readonly operations: OperationRunner;
   private readonly logBackups: LogBackupReader;
+  private readonly logTasks: LogTaskRunner;
   /** The log backup tasks as last read, for the status. */
   private logBackupView?: LogBackupView;
   /** Copies Node topology labels onto stores and TiDB servers; only when the cluster may read Nodes. */
@@ -84,6 +86,7 @@ export class Reconciler {
     this.backupRuns = new BackupRunRecorder(d, this.records);
     this.operations = new OperationRunner(d, this.records);
     this.logBackups = new LogBackupReader(d);
+    this.logTasks = new LogTaskRunner(d, this.records);
     this.actionDeps = {
       cluster: d.cluster,
       kube: d.kube,
@@ -127,8 +130,10 @@ export class Reconciler {
     if (busy === undefined) return undefined;
     if (this.topology && this.d.acting()) await this.labelTopology(view);
     if (this.d.acting()) await this.backupRuns.pass(view.now);
-    this.logBackupView = await this.logBackups.read(view.now);
-    if (this.d.acting()) await this.operations.pass(view.now, clusterNotReady(view.components, plans, view.pd), this.logBackupView);
+    this.logBackupView = await this.logBackups.read(view.now, this.logTasks.active);
+    const notReady = clusterNotReady(view.components, plans, view.pd);
+    if (this.d.acting()) await this.operations.pass(view.now, notReady, this.logBackupView);
+    if (this.d.acting() && (await this.logTasks.pass({ ...(this.logBackupView && { view: this.logBackupView }), ...(notReady !== undefined && { notReady }), now: view.now }))) this.logBackups.invalidate();
     await publishHealth(this.d, view.components, plans, records.failover);
     await records.write(this.status(view, plans));
     if (!busy) await this.configs.collect(view.now);

@@ -9,6 +9,7 @@ import { isMsService, podOfMsMember } from '../plan/pdms';
 import type { ComponentPlan } from '../plan/plan';
 import { listRuns } from '../records/backup-runs';
 import { listOperations } from '../records/operations';
+import { listLogTasks } from '../records/log-tasks';
 import type { LogBackupView } from './log-backups';
 import type { EvictionRecord } from '../records/evictions';
 import type { FailoverState } from '../records/failover';
@@ -76,12 +77,14 @@ export function statusDocument(
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions);
   const runs = listRuns(records.backupRuns);
   const operations = listOperations(records.operations);
+  const logBackupTasks = listLogTasks(records.logTasks);
   const doc = {
     ...status,
     ...(records.ddlPause && { smoothUpgrade: records.ddlPause }),
     ...(topology && { topology }),
     ...(runs.length > 0 && { backupRuns: runs }),
     ...(operations.length > 0 && { operations }),
+    ...(logBackupTasks.length > 0 && { logBackupTasks }),
     ...(logBackups && ('error' in logBackups ? { logBackupsError: logBackups.error } : { logBackups: logBackups.tasks })),
   };
   return JSON.stringify(doc, null, 2);

@@ -11,6 +11,7 @@ import { names, selectorLabels, type ComponentKind } from '../../tidbcluster/nam
 import type { KubeAccess } from '../clients/kube';
 import { backupRunsOf, type BackupRun } from './backup-runs';
 import { operationsOf, type OperationRecord } from './operations';
+import { logTasksOf, type LogTaskRecord } from './log-tasks';
 import { ddlPauseOf, type DdlPauseRecord } from './ddl-pause';
 import { evictionsOf, type EvictionRecord } from './evictions';
 import { failoverOf, NO_FAILOVER, type ComponentFailover, type FailoverKind, type FailoverState } from './failover';
@@ -38,6 +39,7 @@ export class StatusRecords {
   private lastOps = new Map<ComponentKind, LastOperation>();
   private runs: Record<string, BackupRun> = {};
   private ops: Record<string, OperationRecord> = {};
+  private logs: Record<string, LogTaskRecord> = {};
   private restored = false;
   /** The status document last written (or found at start), kept when only the records change. */
   private doc?: string;
@@ -86,6 +88,11 @@ export class StatusRecords {
     return this.ops;
   }
 
+  /** The log backups declared in Git (and those that left it, until stopped), by ConfigMap name. */
+  get logTasks(): Readonly<Record<string, LogTaskRecord>> {
+    return this.logs;
+  }
+
   /** The records are read again on the next `restore`: this replica has just become the leader. */
   forget(): void {
     this.restored = false;
@@ -102,6 +109,7 @@ export class StatusRecords {
     this.ddlPauseRecord = ddlPauseOf(doc);
     this.runs = backupRunsOf(doc);
     this.ops = operationsOf(doc);
+    this.logs = logTasksOf(doc);
     this.recreateRecords = recreateRecordsOf(data);
     this.doc = data?.[STATUS_KEY];
     this.restored = true;
@@ -161,6 +169,13 @@ export class StatusRecords {
     const previous = this.ops;
     this.ops = next;
     await this.writeOrUndo(() => (this.ops = previous));
+  }
+
+  /** Replaces the log backup records. */
+  async setLogTasks(next: Record<string, LogTaskRecord>): Promise<void> {
+    const previous = this.logs;
+    this.logs = next;
+    await this.writeOrUndo(() => (this.logs = previous));
   }
 
   /** Adds (undefined: removes) a component's re-creation record. */

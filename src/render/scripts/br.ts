@@ -48,18 +48,27 @@ export function oneShotScript(action: 'backup' | 'restore'): string {
 }
 
 /**
+ * For a `br log` command of a log backup, whose Job the companion controller creates. Environment:
+ * `BR_STORAGE`, the task's storage URL, for `br log start` only. The outcome goes to the termination
+ * message as for a backup: the storage, or BR's error.
+ */
+export function logCommandScript(): string {
+  return renderScript([lines('set -eu', 'storage="${BR_STORAGE:-}"'), runBr('log')]);
+}
+
+/**
  * BR with the storage placeholder replaced, its output kept, and the outcome left for the controller:
  * BackupTS and Size from BR's summary line, which a backup and a restore both print (a restore's
  * BackupTS is the backup's it restored; br/pkg/task/restore.go records both, and the archive size).
  */
-function runBr(action: 'backup' | 'restore'): string[] {
+function runBr(action: 'backup' | 'restore' | 'log'): string[] {
   return lines(
     'for arg do',
     '    shift',
     '    if [ "$arg" = "--storage=@STORAGE@" ]; then arg="--storage=$storage"; fi',
     '    set -- "$@" "$arg"',
     'done',
-    action === 'backup' ? 'echo "backing up to $storage"' : 'echo "restoring from $storage"',
+    { backup: 'echo "backing up to $storage"', restore: 'echo "restoring from $storage"', log: 'echo "br $1 $2${storage:+ into $storage}"' }[action],
     '# BR logs to the terminal (BR_LOG_TO_TERM); its summary line has the backup TS and size.',
     'work=$(mktemp -d)',
     'rc=0',

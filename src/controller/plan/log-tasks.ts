@@ -1,0 +1,225 @@
+/**
+ * The log backups declared in Git: which `br log` command, if any, brings each task to the state its
+ * document asks for, from its record, its ConfigMap, its command Jobs and the tasks as PD's etcd holds
+ * them. Pure.
+ *
+ * - One command at a time per log backup, and the task is read again after it ends before the next
+ *   one is chosen: the tasks are read once per resync period, and a start must not follow a start.
+ * - `running`: a task that is not there is started (`br log start`), a paused one resumed; one paused
+ *   by an error is resumed too, at most once per {@link RETRY_MS}, since its document asks for it to
+ *   run (tidb-operator leaves it paused and reports it). `paused`: started if missing, then paused.
+ *   `stopped`: stopped while it exists. A document that left Git asks for `stopped`, with the stop
+ *   Job its ConfigMap last had.
+ * - A task of the same name already there is taken over as it is: a cluster moved from tidb-operator
+ *   keeps its task, which the operator named after its Backup (cmd/backup-manager/app/backup/backup.go,
+ *   `--task-name=<Backup name>`).
+ * - BR runs one log backup task per cluster (br/pkg/task/stream.go, `RunStreamStart`: any task under
+ *   `/tidb/br-stream/info/` refuses a start), so a start waits while another task exists.
+ * - A command that failed is tried again after {@link RETRY_MS}; a start or resume waits for the
+ *   cluster to be ready (BR needs every TiKV); pause and stop act on PD alone and never wait.
+ */
+import { logCommandKey, OPERATION_KEY, type LogCommand } from '../../tidbcluster/names';
+import type { Job, Pod } from '../model/objects';
+import type { LogCommandRun, LogTaskRecord, WantedState } from '../records/log-tasks';
+import { runOutcome } from './backup-runs';
+import type { LogBackupTask } from './log-backups';
+import { podsOf } from './operations';
+
+/** How long after a failed command (or a resume of a task an error paused) the same command runs again. */
+export const RETRY_MS = 5 * 60_000;
+
+/** A log backup's ConfigMap, as rendered from its document. */
+export interface LogBackupDoc {
+  readonly task: string;
+  readonly state: WantedState;
+  /** Each command's Job, JSON, by command. */
+  readonly jobs: Partial<Record<LogCommand, string>>;
+}
+
+export interface LogTaskInput {
+  /** The ConfigMap's name, `backup-<name>`. */
+  readonly configMap: string;
+  /** Whether its document is in Git (the cluster's controller settings name it). */
+  readonly inGit: boolean;
+  /** The ConfigMap's content; undefined while it is not there (or its document left Git). */
+  readonly doc?: LogBackupDoc | { readonly problem: string };
+  readonly record?: LogTaskRecord;
+  /** This log backup's command Jobs (by its label) and their Pods. */
+  readonly jobs: readonly Job[];
+  readonly pods: readonly Pod[];
+}
+
+export interface LogTasksContext {
+  /** The tasks as last read from PD (`at`: when), or why they could not be; undefined: not read. */
+  readonly view?: ({ readonly tasks: readonly LogBackupTask[] } | { readonly error: string }) & { readonly at: number };
+  /** Why the cluster cannot take a start or resume now. @default none (ready) */
+  readonly notReady?: string;
+  readonly now: number;
+}
+
+/** Where a log backup stands, for its ConfigMap's health annotations. */
+export type LogTaskPhase = 'Waiting' | 'Running' | 'Complete' | 'Failed';
+
+export interface LogTaskStep {
+  readonly configMap: string;
+  /** The record after this pass; undefined: dropped (stopped, and its document gone). */
+  readonly record?: LogTaskRecord;
+  /** Create this command's Job (the record, with the command `Running`, is written first). */
+  readonly create?: { readonly command: LogCommand; readonly body: Record<string, unknown> };
+  /** An Event to send. */
+  readonly news?: { readonly type: 'Normal' | 'Warning'; readonly reason: string; readonly message: string };
+  readonly phase: LogTaskPhase;
+  readonly message: string;
+}
+
+const PAST: Record<LogCommand, string> = { start: 'Started', pause: 'Paused', resume: 'Resumed', stop: 'Stopped' };
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** Each log backup's step this pass. Steps of different log backups are independent. */
+export function planLogTasks(inputs: readonly LogTaskInput[], ctx: LogTasksContext): LogTaskStep[] {
+  return inputs.map((i) => planLogTask(i, ctx)).filter((s): s is LogTaskStep => s !== undefined);
+}
+
+export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskStep | undefined {
+  const before = input.record;
+  if (!before && !input.inGit) return undefined;
+  const doc = input.doc && 'task' in input.doc ? input.doc : undefined;
+  let r: LogTaskRecord = before ?? { configMap: input.configMap, task: doc?.task ?? input.configMap.replace(/^backup-/, ''), want: 'running', inGit: true, runs: 0 };
+  if (doc) r = { ...r, task: doc.task, want: doc.state, inGit: true, ...(doc.jobs.stop !== undefined && { stopJob: doc.jobs.stop }) };
+  else if (!input.inGit) r = { ...r, want: 'stopped', inGit: false };
+  const { reason: _reason, ...rest } = r;
+  r = rest;
+  const now = iso(ctx.now);
+  const step = (phase: LogTaskPhase, message: string, extra: Partial<LogTaskStep> = {}): LogTaskStep => ({ configMap: input.configMap, record: r, phase, message, ...extra });
+  const wait = (reason: string, phase: LogTaskPhase = 'Waiting'): LogTaskStep => {
+    r = { ...r, reason };
+    const news = reason !== before?.reason ? { type: 'Normal' as const, reason: 'LogBackupWaiting', message: reason } : undefined;
+    return step(phase, `waiting: ${reason}`, news && { news });
+  };
+
+  // The command under way, followed to its end.
+  const last = r.last;
+  if (last?.phase === 'Running') {
+    const live = input.jobs.find((j) => j.metadata.name === last.job);
+    if (last.uid === undefined && !live) {
+      // The record was written and the controller stopped before the Job was created: create it now.
+      const body = jobBody(templateOf(last.command), last.job);
+      if (body) return step('Running', `br log ${last.command} (${last.job})`, { create: { command: last.command, body } });
+      r = { ...r, last: { ...last, phase: 'Lost', error: `its ${logCommandKey(last.command)} is gone`, seen: now } };
+      return step('Failed', `br log ${last.command} could not run: its Job template is gone`);
+    }
+    if (!live || (last.uid !== undefined && live.metadata.uid !== last.uid)) {
+      r = { ...r, last: { ...last, phase: 'Lost', error: 'its Job was deleted before it finished', seen: now } };
+      return step('Failed', `br log ${last.command} ended without an outcome: its Job was deleted`, { news: { type: 'Warning', reason: 'LogBackupCommandLost', message: `br log ${last.command} (${last.job}): its Job was deleted before it finished` } });
+    }
+    const outcome = runOutcome(live, podsOf(last.job, input.pods));
+    const seenRun: LogCommandRun = { command: last.command, job: last.job, created: last.created, uid: live.metadata.uid, phase: outcome.phase, ...outcome.details };
+    if (outcome.phase === 'Running') {
+      r = { ...r, last: seenRun };
+      const stuck = seenRun.error !== undefined && seenRun.error !== last.error;
+      return step('Running', `br log ${last.command} running (${last.job})${seenRun.error ? `: ${seenRun.error}` : ''}`, stuck ? { news: { type: 'Warning', reason: 'LogBackupStuck', message: `br log ${last.command} (${last.job}): ${seenRun.error}` } } : {});
+    }
+    r = { ...r, last: { ...seenRun, seen: now } };
+    if (outcome.phase === 'Complete') return step('Running', `br log ${last.command} done; reading the task again`, { news: { type: 'Normal', reason: `LogBackup${PAST[last.command]}`, message: `br log ${last.command} --task-name=${r.task} succeeded (${last.job})` } });
+    return step('Failed', `br log ${last.command} failed: ${seenRun.error ?? 'no reason given'}`, { news: { type: 'Warning', reason: 'LogBackupCommandFailed', message: `br log ${last.command} --task-name=${r.task} failed (${last.job}): ${seenRun.error ?? 'no reason given'}` } });
+  }
+
+  if (input.inGit && !doc) return wait(input.doc && 'problem' in input.doc ? input.doc.problem : `its ConfigMap ${input.configMap} is not there yet`);
+  const view = ctx.view;
+  if (!view) return wait('the log backup tasks have not been read from PD yet');
+  if ('error' in view) return wait(`the log backup tasks cannot be read from PD: ${view.error}`);
+  if (r.last?.seen !== undefined && view.at <= Date.parse(r.last.seen)) return step('Running', `br log ${r.last.command} ended; reading the task again`);
+
+  const task = view.tasks.find((t) => t.name === r.task);
+  let adopted: LogTaskStep['news'];
+  if (!before && task) {
+    r = { ...r, adopted: now };
+    adopted = { type: 'Normal', reason: 'LogBackupAdopted', message: `the log backup task ${task.name} was already there (${task.state}, started at TS ${task.startTS}); it is kept, not started again` };
+  }
+  const command = commandFor(r.want, task);
+  if (!command) {
+    if (r.want === 'stopped' && !r.inGit) return { configMap: input.configMap, phase: 'Complete', message: 'stopped' };
+    const { phase, message } = synced(r, task);
+    return step(phase, message, adopted && { news: adopted });
+  }
+  if (command === 'start') {
+    const other = view.tasks.find((t) => t.name !== r.task);
+    if (other) return wait(`the log backup task ${other.name} exists in this cluster; BR keeps one task per cluster: stop it, or name this document ${other.name} to take it over`);
+  }
+  if ((command === 'start' || command === 'resume') && ctx.notReady !== undefined) return wait(`the cluster is not ready: ${ctx.notReady}`);
+  // The same command failed (or an error pause was resumed) not long ago: not again yet.
+  const prior = r.last;
+  if (prior && prior.command === command && (prior.phase !== 'Complete' || task?.state === 'Error')) {
+    const since = Date.parse(prior.seen ?? prior.created);
+    if (ctx.now - since < RETRY_MS) {
+      const why = prior.phase === 'Complete' ? `the task was paused by an error again after br log resume: ${task?.error ?? 'no error given'}` : `br log ${command} failed: ${prior.error ?? 'no reason given'}`;
+      return wait(`${why}; tried again after ${iso(since + RETRY_MS)}`, 'Failed');
+    }
+  }
+  const template = templateOf(command);
+  if (template === undefined) return wait(`no ${logCommandKey(command)} to run br log ${command} with`, 'Failed');
+  const runs = r.runs + 1;
+  const name = templateName(template);
+  const body = name !== undefined ? jobBody(template, `${name}-${runs}`) : undefined;
+  if (!body) return wait(`its ${logCommandKey(command)} is not a Job`, 'Failed');
+  const job = String((body.metadata as { name: string }).name);
+  r = { ...r, runs, last: { command, job, phase: 'Running', created: now } };
+  return step('Running', `br log ${command} (${job})`, { create: { command, body }, news: { type: 'Normal', reason: 'LogBackupCommand', message: `running br log ${command} --task-name=${r.task} (${job})${task ? `: the task is ${task.state}` : ': the task is not there'}, the document asks for ${r.want}` } });
+
+  function templateOf(c: LogCommand): string | undefined {
+    return c === 'stop' ? (doc?.jobs.stop ?? r.stopJob) : doc?.jobs[c];
+  }
+}
+
+/** The command that moves the task toward `want`, or undefined when it is there. */
+function commandFor(want: WantedState, task: LogBackupTask | undefined): LogCommand | undefined {
+  switch (want) {
+    case 'running':
+      return !task ? 'start' : task.state === 'Running' ? undefined : 'resume';
+    case 'paused':
+      return !task ? 'start' : task.state === 'Running' ? 'pause' : undefined;
+    case 'stopped':
+      return task ? 'stop' : undefined;
+  }
+}
+
+function synced(r: LogTaskRecord, task: LogBackupTask | undefined): { phase: LogTaskPhase; message: string } {
+  if (!task) return { phase: 'Complete', message: `the log backup task ${r.task} is stopped` };
+  const where = `checkpoint TS ${task.checkpointTS} (${task.checkpointTime}, ${task.lagSeconds} s behind)${task.storage ? `, into ${task.storage}` : ''}`;
+  if (task.state === 'Error') return { phase: 'Failed', message: `the log backup task ${r.task} is paused by an error: ${task.error ?? 'no error given'}; ${where}` };
+  return { phase: 'Complete', message: `the log backup task ${r.task} is ${task.state === 'Running' ? 'running' : 'paused'}, ${where}` };
+}
+
+function templateName(json: string): string | undefined {
+  try {
+    const name = (JSON.parse(json) as { metadata?: { name?: unknown } }).metadata?.name;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Job to create from a template, named `name`; undefined when the template is not a Job. */
+function jobBody(json: string | undefined, name: string): Record<string, unknown> | undefined {
+  if (json === undefined) return undefined;
+  try {
+    const body = JSON.parse(json) as Record<string, unknown>;
+    if (body.kind !== 'Job' || typeof body.metadata !== 'object' || body.metadata === null) return undefined;
+    return { ...body, metadata: { ...(body.metadata as Record<string, unknown>), name } };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A log backup's ConfigMap data read back: its task, state and command Jobs, or what is wrong with it. */
+export function logBackupDocOf(data: Readonly<Record<string, string>>): LogBackupDoc | { problem: string } {
+  try {
+    const spec = JSON.parse(data[OPERATION_KEY.logTask] ?? '') as { task?: unknown; state?: unknown };
+    if (typeof spec.task !== 'string' || !['running', 'paused', 'stopped'].includes(spec.state as string)) throw new Error('no task or state');
+    const jobs: Partial<Record<LogCommand, string>> = {};
+    for (const c of ['start', 'pause', 'resume', 'stop'] as const) if (data[logCommandKey(c)] !== undefined) jobs[c] = data[logCommandKey(c)];
+    return { task: spec.task, state: spec.state as WantedState, jobs };
+  } catch (err) {
+    return { problem: `its ${OPERATION_KEY.logTask} is not a task and a state: ${(err as Error).message}` };
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * Log backups from Git (`backupMode: log`): rendered as a ConfigMap with the task's state and a Job per
+ * `br log` command, checked against the Kubernetes schema; refused where `br log start` cannot carry
+ * out the document; and the controller's plan, which moves the task one command at a time toward the
+ * state the document asks for, takes over a task that is there, waits for BR's one task per cluster,
+ * retries late, and stops the task with its kept stop Job once the document leaves Git.
+ */
+import { stringify } from 'yaml';
+import { loadInputs } from '../src/backup/load';
+import { linkOperations } from '../src/backup/link';
+import { renderClusters } from '../src/render/render';
+import { logBackupDocOf, planLogTask, RETRY_MS, type LogTaskInput, type LogTasksContext } from '../src/controller/plan/log-tasks';
+import type { LogBackupTask } from '../src/controller/plan/log-backups';
+import { listLogTasks, logTasksOf, type LogTaskRecord } from '../src/controller/records/log-tasks';
+import { parseClusterInfo } from '../src/controller/model/cluster';
+import type { Job } from '../src/controller/model/objects';
+import { assertValidK8sObjects, SCHEMA_MINORS } from './support/k8s-schema';
+import { cluster, find, type Obj } from './support/render';
+
+const S3 = { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'backups', prefix: 'demo/log', secretName: 's3-secret' };
+
+function logBackup(spec: Obj = {}, name = 'pitr'): Obj {
+  return { apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name, namespace: 'ns' }, spec: { backupMode: 'log', br: { cluster: 'demo' }, s3: S3, ...spec } };
+}
+
+function load(docs: Obj[]) {
+  const loaded = loadInputs(docs.map((d) => stringify(d)).join('---\n'), 'in.yaml');
+  const linked = linkOperations(loaded.clusters, loaded.documents);
+  return { loaded, linked, errors: [...loaded.errors.map((e) => e.message), ...linked.errors].join('\n') };
+}
+
+function renderAll(docs: Obj[]): Obj[] {
+  const { loaded, linked, errors } = load(docs);
+  if (errors) throw new Error(errors);
+  return renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations).flatMap((r) => r.objects);
+}
+
+describe('a log backup renders as a ConfigMap with its state and a Job per br log command', () => {
+  test('the commands as the operator runs them; only start reaches the storage; every Job valid on 1.31 to 1.36', () => {
+    const objects = renderAll([cluster(), logBackup({ commitTs: '450000000000000000', tableFilter: ['shop.*'], br: { cluster: 'demo', sendCredToTikv: false, options: ['--gc-ttl=3600'] } })]);
+    const cm = find(objects, 'ConfigMap', 'backup-pitr');
+    expect(cm.metadata.labels['tidb-gitops.io/operation']).toBe('backup-pitr');
+    expect(JSON.parse(cm.data['log-backup.json'])).toEqual({ task: 'pitr', state: 'running' });
+    expect(Object.keys(cm.data).sort()).toEqual(['log-backup.json', 'log-pause.json', 'log-resume.json', 'log-start.json', 'log-stop.json']);
+    const jobs = ['start', 'pause', 'resume', 'stop'].map((c) => JSON.parse(cm.data[`log-${c}.json`]));
+    for (const minor of SCHEMA_MINORS) assertValidK8sObjects([cm, ...jobs], minor);
+    const [start, pause, , stop] = jobs;
+    expect(start.metadata.name).toBe('backup-pitr-log-start');
+    expect(start.spec.backoffLimit).toBe(0);
+    const c = start.spec.template.spec.containers[0];
+    expect(c.args).toEqual([
+      'log', 'start', '--task-name=pitr', '--start-ts=450000000000000000', '--pd=demo-pd.$(NAMESPACE):2379', '--send-credentials-to-tikv=false',
+      '--storage=@STORAGE@', '--s3.provider=ceph', '--s3.endpoint=http://minio:9000', '--filter', 'shop.*', '--gc-ttl=3600',
+    ]);
+    const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
+    expect(env.BR_STORAGE).toBe('s3://backups/demo/log');
+    expect(env.AWS_ACCESS_KEY_ID).toEqual({ secretKeyRef: { name: 's3-secret', key: 'access_key' } });
+    // Pause and stop act on PD alone: no storage, no Secret, no BR options.
+    expect(pause.spec.template.spec.containers[0].args).toEqual(['log', 'pause', '--task-name=pitr', '--pd=demo-pd.$(NAMESPACE):2379', '--send-credentials-to-tikv=false']);
+    expect(JSON.stringify(stop)).not.toContain('s3-secret');
+    expect(stop.metadata.labels['tidb-gitops.io/operation']).toBe('backup-pitr');
+  });
+
+  test('logSubcommand and logStop give the state; the controller learns the log backups and may run their Jobs', () => {
+    const state = (spec: Obj) => JSON.parse(find(renderAll([cluster(), logBackup(spec)]), 'ConfigMap', 'backup-pitr').data['log-backup.json']).state;
+    expect(state({})).toBe('running');
+    expect(state({ logSubcommand: 'log-start' })).toBe('running');
+    expect(state({ logSubcommand: 'log-pause' })).toBe('paused');
+    expect(state({ logSubcommand: 'log-stop' })).toBe('stopped');
+    expect(state({ logStop: true })).toBe('stopped');
+    const objects = renderAll([cluster(), logBackup()]);
+    const env = find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env as Obj[];
+    const info = JSON.parse(env.find((e) => e.name === 'TIDB_GITOPS_CLUSTER')!.value);
+    expect(info.logBackups).toEqual(['backup-pitr']);
+    expect(info.operations).toBeUndefined();
+    expect(parseClusterInfo(JSON.stringify(info), 'ns').logBackups).toEqual(['backup-pitr']);
+    const rules = find(objects, 'Role', 'demo-discovery').rules as Obj[];
+    expect(rules.filter((r) => r.resourceNames?.includes('backup-pitr'))).toEqual([{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['backup-pitr'], verbs: ['get', 'patch'] }]);
+    // The storage's Secret is the Pod's to read, not the controller's.
+    expect(rules.filter((r) => r.resources.includes('secrets'))).toEqual([]);
+  });
+
+  test('what br log start cannot carry out is refused with its path', () => {
+    const errors = load([
+      cluster(),
+      logBackup({ backupType: 'db', logTruncateUntil: '450000000000000000', br: { cluster: 'demo', db: 'shop', concurrency: 4 } }, 'a'),
+      logBackup({ commitTs: '2026-11-27 00:00:00' }, 'b'),
+      logBackup({ logStop: true, logSubcommand: 'log-pause' }, 'c'),
+    ]).errors;
+    expect(errors).toMatch(/document 2: spec\.backupType \(line \d+\): a log backup takes tableFilter rules, not backupType db or table/);
+    expect(errors).toMatch(/document 2: spec\.logTruncateUntil \(line \d+\): truncating the log backup by hand is not carried out yet/);
+    expect(errors).toMatch(/document 2: spec\.br\.concurrency \(line \d+\): is a snapshot backup setting; br log start has no such flag/);
+    // The CRD's own rule refuses both ways at once.
+    expect(errors).toMatch(/document 4: spec\.logStop \(line \d+\): Field `logStop` is the old version field, please use `logSubcommand` instead/);
+    expect(errors).toMatch(/document 3: spec\.commitTs \(line \d+\): expected a TSO \(digits\) or a time with its zone/);
+    expect(load([cluster(), logBackup({ commitTs: '2026-11-27 00:00:00+08:00' })]).errors).toBe('');
+  });
+});
+
+const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const job = (name: string, uid: string, condition?: 'Complete' | 'Failed'): Job =>
+  ({ metadata: { name, uid, labels: { 'tidb-gitops.io/operation': 'backup-pitr' } }, status: condition ? { conditions: [{ type: condition, status: 'True' }] } : {} }) as Job;
+const template = (command: string) => JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: `backup-pitr-log-${command}`, labels: { 'tidb-gitops.io/operation': 'backup-pitr' } }, spec: {} });
+const DOC = (state: 'running' | 'paused' | 'stopped') => ({ task: 'pitr', state, jobs: { start: template('start'), pause: template('pause'), resume: template('resume'), stop: template('stop') } });
+const task = (name: string, state: LogBackupTask['state'] = 'Running'): LogBackupTask => ({ name, state, startTS: '1', checkpointTS: '2', checkpointTime: '2026-11-28T11:59:50Z', lagSeconds: 10, storage: 's3://backups/demo/log' });
+const ctx = (tasks: LogBackupTask[], extra: Partial<LogTasksContext> = {}): LogTasksContext => ({ view: { tasks, at: NOW - 1000 }, now: NOW, ...extra });
+const input = (extra: Partial<LogTaskInput> = {}): LogTaskInput => ({ configMap: 'backup-pitr', inGit: true, doc: DOC('running'), jobs: [], pods: [], ...extra });
+
+describe('the controller keeps the task in its state, one br log command at a time', () => {
+  test('a missing task is started: recorded before its Job, named after how many ran; the task is read again before the next', () => {
+    const first = planLogTask(input(), ctx([]))!;
+    expect(first.create?.command).toBe('start');
+    expect((first.create!.body.metadata as Obj).name).toBe('backup-pitr-log-start-1');
+    expect(first.record).toMatchObject({ task: 'pitr', want: 'running', runs: 1, last: { command: 'start', job: 'backup-pitr-log-start-1', phase: 'Running', created: iso(NOW) }, stopJob: template('stop') });
+    expect(first.news?.reason).toBe('LogBackupCommand');
+    // Created: followed until it ends.
+    const created = { ...first.record!, last: { ...first.record!.last!, uid: 'u1' } };
+    const running = planLogTask(input({ record: created, jobs: [job('backup-pitr-log-start-1', 'u1')] }), ctx([]))!;
+    expect(running.create).toBeUndefined();
+    expect(running.phase).toBe('Running');
+    const done = planLogTask(input({ record: created, jobs: [job('backup-pitr-log-start-1', 'u1', 'Complete')] }), ctx([]))!;
+    expect(done.record?.last).toMatchObject({ phase: 'Complete', seen: iso(NOW) });
+    expect(done.news).toMatchObject({ type: 'Normal', reason: 'LogBackupStarted' });
+    // The tasks as read before the Job ended still miss it: no second start until they are read again.
+    const stale = planLogTask(input({ record: done.record }), { view: { tasks: [], at: NOW - 5000 }, now: NOW + 1000 })!;
+    expect(stale.create).toBeUndefined();
+    const fresh = planLogTask(input({ record: done.record }), { view: { tasks: [task('pitr')], at: NOW + 2000 }, now: NOW + 2000 })!;
+    expect(fresh.phase).toBe('Complete');
+    expect(fresh.create).toBeUndefined();
+    expect(fresh.message).toMatch(/^the log backup task pitr is running, checkpoint TS 2 \(2026-11-28T11:59:50Z, 10 s behind\), into s3:\/\/backups\/demo\/log$/);
+  });
+
+  test('each state from each state: pause, resume, stop, start-then-pause; an error pause resumed at most once per retry period', () => {
+    const cmd = (state: 'running' | 'paused' | 'stopped', tasks: LogBackupTask[], record?: LogTaskRecord) => planLogTask(input({ doc: DOC(state), ...(record && { record }) }), ctx(tasks))?.create?.command;
+    expect(cmd('paused', [task('pitr')])).toBe('pause');
+    expect(cmd('paused', [])).toBe('start');
+    expect(cmd('paused', [task('pitr', 'Paused')])).toBeUndefined();
+    expect(cmd('running', [task('pitr', 'Paused')])).toBe('resume');
+    expect(cmd('stopped', [task('pitr', 'Paused')])).toBe('stop');
+    expect(cmd('stopped', [])).toBeUndefined();
+    const resumed: LogTaskRecord = { configMap: 'backup-pitr', task: 'pitr', want: 'running', inGit: true, runs: 3, last: { command: 'resume', job: 'backup-pitr-log-resume-3', phase: 'Complete', created: iso(NOW - 60_000), seen: iso(NOW - 50_000) } };
+    const again = planLogTask(input({ record: resumed }), ctx([{ ...task('pitr', 'Error'), error: 'KV:LogBackup:RaftReq: the region is not found (store 4)' }]))!;
+    expect(again.create).toBeUndefined();
+    expect(again.phase).toBe('Failed');
+    expect(again.record?.reason).toMatch(/^the task was paused by an error again after br log resume: KV:LogBackup:RaftReq.*; tried again after 2026-11-28T12:04:10Z$/);
+    expect(planLogTask(input({ record: resumed }), { ...ctx([task('pitr', 'Error')]), now: NOW - 50_000 + RETRY_MS })?.create?.command).toBe('resume');
+  });
+
+  test('a failed command runs again only after the retry period, under the next name', () => {
+    const failed: LogTaskRecord = { configMap: 'backup-pitr', task: 'pitr', want: 'running', inGit: true, runs: 1, last: { command: 'start', job: 'backup-pitr-log-start-1', phase: 'Failed', created: iso(NOW - 20_000), seen: iso(NOW - 10_000), error: 'Error: failed to check gc safePoint' } };
+    const soon = planLogTask(input({ record: failed }), ctx([]))!;
+    expect(soon.create).toBeUndefined();
+    expect(soon.record?.reason).toBe('br log start failed: Error: failed to check gc safePoint; tried again after 2026-11-28T12:04:50Z');
+    const later = planLogTask(input({ record: failed }), { ...ctx([]), now: NOW + RETRY_MS })!;
+    expect((later.create!.body.metadata as Obj).name).toBe('backup-pitr-log-start-2');
+  });
+
+  test("a task already there is taken over, not started; another task makes a start wait; an unready cluster holds start and resume, not pause or stop", () => {
+    const adopted = planLogTask(input(), ctx([task('pitr')]))!;
+    expect(adopted.create).toBeUndefined();
+    expect(adopted.news).toMatchObject({ reason: 'LogBackupAdopted' });
+    expect(adopted.record?.adopted).toBe(iso(NOW));
+    const blocked = planLogTask(input(), ctx([task('operator-task')]))!;
+    expect(blocked.create).toBeUndefined();
+    expect(blocked.record?.reason).toBe('the log backup task operator-task exists in this cluster; BR keeps one task per cluster: stop it, or name this document operator-task to take it over');
+    expect(planLogTask(input(), ctx([], { notReady: '1 of 3 TiKV Pods are ready' }))?.record?.reason).toBe('the cluster is not ready: 1 of 3 TiKV Pods are ready');
+    expect(planLogTask(input({ doc: DOC('paused') }), ctx([task('pitr')], { notReady: 'x' }))?.create?.command).toBe('pause');
+    expect(planLogTask(input(), { now: NOW, view: { error: 'etcd Range: connection refused', at: NOW } })?.record?.reason).toBe('the log backup tasks cannot be read from PD: etcd Range: connection refused');
+  });
+
+  test('a document that left Git stops its task with the kept stop Job, then is forgotten; a Job deleted mid-command is Lost', () => {
+    const kept: LogTaskRecord = { configMap: 'backup-pitr', task: 'pitr', want: 'running', inGit: true, runs: 1, stopJob: template('stop'), last: { command: 'start', job: 'backup-pitr-log-start-1', uid: 'u1', phase: 'Complete', created: iso(NOW - 600_000), seen: iso(NOW - 590_000) } };
+    const gone = planLogTask({ configMap: 'backup-pitr', inGit: false, record: kept, jobs: [], pods: [] }, ctx([task('pitr')]))!;
+    expect(gone.create?.command).toBe('stop');
+    expect((gone.create!.body.metadata as Obj).name).toBe('backup-pitr-log-stop-2');
+    expect(gone.record).toMatchObject({ want: 'stopped', inGit: false });
+    expect(planLogTask({ configMap: 'backup-pitr', inGit: false, record: { ...gone.record!, last: { ...gone.record!.last!, phase: 'Complete', seen: iso(NOW - 1) } }, jobs: [], pods: [] }, { view: { tasks: [], at: NOW + 1 }, now: NOW + 1 })?.record).toBeUndefined();
+    const lost = planLogTask(input({ record: { ...kept, last: { command: 'pause', job: 'backup-pitr-log-pause-2', uid: 'u2', phase: 'Running', created: iso(NOW) } } }), ctx([task('pitr')]))!;
+    expect(lost.record?.last).toMatchObject({ phase: 'Lost', error: 'its Job was deleted before it finished' });
+    expect(lost.news?.reason).toBe('LogBackupCommandLost');
+  });
+
+  test('the records read back from the status document as written', () => {
+    const record: LogTaskRecord = { configMap: 'backup-pitr', task: 'pitr', want: 'paused', inGit: true, runs: 2, stopJob: template('stop'), adopted: iso(NOW), last: { command: 'pause', job: 'backup-pitr-log-pause-2', uid: 'u', phase: 'Complete', created: iso(NOW), seen: iso(NOW), finished: iso(NOW) } };
+    const doc = JSON.parse(JSON.stringify({ logBackupTasks: listLogTasks({ 'backup-pitr': record }) }));
+    expect(logTasksOf(doc)).toEqual({ 'backup-pitr': record });
+    expect(logTasksOf({ logBackupTasks: [{ configMap: 'x', task: 'x', want: 'sideways' }] })).toEqual({});
+    expect(logBackupDocOf({ 'log-backup.json': '{"task":"pitr"}' })).toEqual({ problem: "its log-backup.json is not a task and a state: no task or state" });
+  });
+});
