@@ -6,6 +6,8 @@
  * retries late, and stops the task with its kept stop Job once the document leaves Git.
  */
 import { stringify } from 'yaml';
+import { buildModel, compareModels } from '../src/diff';
+import { loadManifests } from '../src/diff/load';
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
 import { renderClusters } from '../src/render/render';
@@ -14,7 +16,12 @@ import type { LogBackupTask } from '../src/controller/plan/log-backups';
 import { listLogTasks, logTasksOf, type LogTaskRecord } from '../src/controller/records/log-tasks';
 import { parseClusterInfo } from '../src/controller/model/cluster';
 import type { Job } from '../src/controller/model/objects';
+import type { AddressInfo } from 'node:net';
 import { assertValidK8sObjects, SCHEMA_MINORS } from './support/k8s-schema';
+import { runBrContainer } from './support/br-run';
+import { startS3Server } from './support/s3-server';
+import { EtcdStore, etcdGrpcServer } from './sim/pd-etcd';
+import { logBackupTasks } from '../src/controller/plan/log-backups';
 import { cluster, find, type Obj } from './support/render';
 
 const S3 = { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'backups', prefix: 'demo/log', secretName: 's3-secret' };
@@ -187,5 +194,66 @@ describe('the controller keeps the task in its state, one br log command at a ti
     expect(logTasksOf(doc)).toEqual({ 'backup-pitr': record });
     expect(logTasksOf({ logBackupTasks: [{ configMap: 'x', task: 'x', want: 'sideways' }] })).toEqual({});
     expect(logBackupDocOf({ 'log-backup.json': '{"task":"pitr"}' })).toEqual({ problem: "its log-backup.json is not a task and a state: no task or state" });
+  });
+});
+
+describe("a schedule's logBackupTemplate is the log backup log-<schedule>", () => {
+  const schedule = (spec: Obj = {}): Obj => ({
+    apiVersion: 'pingcap.com/v1alpha1',
+    kind: 'BackupSchedule',
+    metadata: { name: 'nightly', namespace: 'ns' },
+    spec: { schedule: '0 2 * * *', maxBackups: 3, backupTemplate: { br: { cluster: 'demo' }, s3: { ...S3, prefix: 'demo/snap' } }, logBackupTemplate: { backupMode: 'log', br: { cluster: 'demo' }, s3: S3 }, ...spec },
+  });
+
+  test('each start into its own log-<time> folder, as the operator names it; the script makes it when BR starts', async () => {
+    const objects = renderAll([cluster(), schedule()]);
+    const cm = find(objects, 'ConfigMap', 'backup-log-nightly');
+    expect(JSON.parse(cm.data['log-backup.json'])).toEqual({ task: 'log-nightly', state: 'running' });
+    const start = JSON.parse(cm.data['log-start.json']);
+    const env = Object.fromEntries(start.spec.template.spec.containers[0].env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
+    expect(env.BR_STORAGE).toBe('s3://backups/demo/log/{run}');
+    expect(start.spec.template.spec.containers[0].args.slice(0, 3)).toEqual(['log', 'start', '--task-name=log-nightly']);
+    expect(find(objects, 'CronJob', 'backup-nightly')).toBeDefined();
+
+    // The start Job's container, run as a kubelet would, with the BR simulator against S3 and PD's etcd.
+    const s3 = await startS3Server(['backups']);
+    const store = new EtcdStore();
+    const grpc = etcdGrpcServer(store);
+    await new Promise<void>((resolve) => grpc.listen(0, '127.0.0.1', resolve));
+    try {
+      const container = JSON.parse(JSON.stringify(start.spec.template.spec.containers[0]).replaceAll('http://minio:9000', s3.endpoint));
+      const before = new Date().toISOString().slice(0, 19);
+      const r = await runBrContainer(container, { namespace: 'ns', jobName: 'backup-log-nightly-log-start-1', secrets: { 's3-secret': { access_key: 'S3RVER', secret_key: 'S3RVER' } }, pd: `127.0.0.1:${(grpc.address() as AddressInfo).port}` });
+      expect(r.status).toBe(0);
+      const folder = /^s3:\/\/backups\/demo\/log\/log-(\d{4}-\d\d-\d\dt\d\d-\d\d-\d\d)$/.exec(r.message.storage)!;
+      expect(folder).not.toBeNull();
+      expect(folder[1].replace('t', 'T').replace(/-(\d\d)-(\d\d)$/, ':$1:$2') >= before).toBe(true);
+      const [task] = logBackupTasks(store.range(Buffer.from('/tidb/br-stream/'), Buffer.from('/tidb/br-stream0')).kvs.map((kv) => ({ key: kv.key.toString(), value: kv.entry.value })), Date.now());
+      expect(task).toMatchObject({ name: 'log-nightly', state: 'Running', storage: r.message.storage });
+    } finally {
+      await new Promise<void>((resolve) => grpc.close(() => resolve()));
+      await s3.stop();
+    }
+  });
+
+  test('the template must be a log backup; its name is taken like a Backup\'s', () => {
+    expect(load([cluster(), schedule({ logBackupTemplate: { br: { cluster: 'demo' }, s3: S3 } })]).errors).toMatch(/spec\.logBackupTemplate\.backupMode \(line \d+\): expected log: the template of the schedule's log backup, got "snapshot"/);
+    expect(load([cluster(), schedule(), logBackup({}, 'log-nightly')]).errors).toMatch(/Backup "log-nightly" would run as the same Job as the BackupSchedule/);
+  });
+});
+
+describe('diff: a log backup that stops covering new writes is a risk', () => {
+  function risks(before: Obj[], after: Obj[]): string[] {
+    const objects = (docs: Obj[]) => loadManifests([{ file: 'in.yaml', text: docs.map((d) => stringify(d)).join('---\n'), explicit: true }]).objects;
+    return compareModels(buildModel(objects(before)), buildModel(objects(after))).clusters.flatMap((c) => c.risks).filter((r) => r.id === 'log-backup').map((r) => r.message);
+  }
+
+  test('paused, stopped or removed, said with where its log stays; started or resumed, none', () => {
+    expect(risks([cluster(), logBackup()], [cluster()])).toEqual(['Log backup pitr is removed: the controller stops its task (br log stop): what it wrote stays in s3://backups/demo/log, but no point in time after this can be restored to.']);
+    expect(risks([cluster(), logBackup()], [cluster(), logBackup({ logSubcommand: 'log-pause' })])).toEqual(['Log backup pitr is paused (br log pause): what it wrote stays in s3://backups/demo/log, but no point in time after this can be restored to until it is resumed.']);
+    expect(risks([cluster(), logBackup({ logSubcommand: 'log-pause' })], [cluster(), logBackup({ logStop: true })])).toEqual(['Log backup pitr is stopped (br log stop): what it wrote stays in s3://backups/demo/log, but no point in time after this can be restored to.']);
+    expect(risks([cluster()], [cluster(), logBackup()])).toEqual([]);
+    expect(risks([cluster(), logBackup({ logSubcommand: 'log-pause' })], [cluster(), logBackup()])).toEqual([]);
+    expect(risks([cluster(), logBackup({ logSubcommand: 'log-stop' })], [cluster()])).toEqual([]);
   });
 });

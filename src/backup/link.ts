@@ -62,6 +62,23 @@ export function linkOperations(clusters: readonly LoadedCluster[], documents: re
       continue;
     }
     const where = namespace !== undefined ? { namespace } : {};
+    // A schedule's log backup runs as the Backup `log-<schedule>` would: its name is taken too.
+    const log = op.kind === 'BackupSchedule' ? op.logBackup : undefined;
+    if (log) {
+      const logId = `${namespace ?? ''}/backup-${log.name}`;
+      const other = seen.get(logId);
+      if (other) {
+        fail('spec.logBackupTemplate', `the schedule's log backup runs as Backup ${JSON.stringify(log.name)}, which the ${other.value.kind} at ${other.source.file}: document ${other.source.document} is already; rename one`);
+        continue;
+      }
+      const logImage = brImage(log, cluster);
+      if (typeof logImage !== 'string') {
+        fail('spec.logBackupTemplate.toolImage', logImage.problem);
+        continue;
+      }
+      seen.set(logId, doc);
+      ops[index].backups.push({ ...log, ...where, image: logImage });
+    }
     if (op.kind === 'Backup') ops[index].backups.push({ ...op, ...where, image });
     else if (op.kind === 'BackupSchedule') ops[index].schedules.push({ ...op, ...where, backup: { ...op.backup, image } });
     else ops[index].restores.push({ ...op, ...where, image });

@@ -56,6 +56,12 @@ export interface LogBackup {
   readonly state: LogTaskState;
   /** `br log start --start-ts`, from `commitTs`. @default none (now) */
   readonly startTs?: string;
+  /**
+   * Each start writes into a new folder under the prefix, `log-<the start's UTC time,
+   * 2006-01-02t15-04-05>`, as a BackupSchedule's log backup does (tidb-operator
+   * pkg/backup/backupschedule/backup_schedule_manager.go, `buildLogBackup`). @default false (the prefix itself)
+   */
+  readonly timestamped?: boolean;
 }
 
 /** How many of a schedule's good backups to keep: exactly one of the two. */
@@ -74,6 +80,11 @@ export interface ResolvedSchedule extends OperationBase {
   readonly retention?: Retention;
   /** Each run's backup: the template's settings, with the schedule's storage when it has one. */
   readonly backup: BrJob;
+  /**
+   * `logBackupTemplate`: the log backup kept beside the snapshots, named `log-<schedule>` as the
+   * operator names it (`GetLogBackupCRDName`). @default none
+   */
+  readonly logBackup?: ResolvedBackup;
 }
 
 export interface ResolvedRestore extends OperationBase, BrJob {
@@ -114,7 +125,6 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
   const cron = cronProblem(s.schedule ?? '');
   if (cron) issues.push({ path: 'spec.schedule', message: cron });
   const retention = retentionOf(s, issues);
-  if (s.logBackupTemplate !== undefined) issues.push({ path: 'spec.logBackupTemplate', message: `log backup ${NOT_YET}` });
   if (!s.backupTemplate) {
     issues.push({ path: 'spec.backupTemplate', message: 'required field is missing: what each run backs up' });
     return { issues };
@@ -136,9 +146,10 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
         : { path: `${at}.s3.secretName`, message: 'required with retention: the controller removes expired backups from the bucket with these keys' },
     );
   }
+  const logBackup = s.logBackupTemplate !== undefined ? scheduleLogBackup(doc, s.logBackupTemplate, options, issues) : undefined;
   if (issues.length > 0 || !job) return { issues };
   return {
-    value: { kind: 'BackupSchedule', ...base({ metadata: doc.metadata, spec: { br: t.br } }, options), schedule: s.schedule.trim(), pause: s.pause === true, backup: job, ...(retention && { retention }) },
+    value: { kind: 'BackupSchedule', ...base({ metadata: doc.metadata, spec: { br: t.br } }, options), schedule: s.schedule.trim(), pause: s.pause === true, backup: job, ...(retention && { retention }), ...(logBackup && { logBackup }) },
     issues,
   };
 }
@@ -156,6 +167,25 @@ export function resolveRestore(doc: Restore, options: OperationOptions = {}): { 
   const job = brJob(s, s, 'spec', 'spec', issues);
   if (issues.length > 0 || !job) return { issues };
   return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit }, issues };
+}
+
+/**
+ * A schedule's `logBackupTemplate` as the log backup `log-<schedule>`: the template's storage (the
+ * schedule's when the template names none), each start into its own `log-<time>` folder. `pause`
+ * does not touch it, as with the operator, whose paused schedule leaves its log backup running.
+ */
+function scheduleLogBackup(doc: BackupSchedule, t: BackupSpec, options: OperationOptions, issues: SpecIssue[]): ResolvedBackup | undefined {
+  const at = 'spec.logBackupTemplate';
+  const before = issues.length;
+  if (t.backupMode !== 'log') issues.push({ path: `${at}.backupMode`, message: `expected log: the template of the schedule's log backup, got ${JSON.stringify(t.backupMode ?? 'snapshot')}` });
+  issues.push(...backupModeIssues(t, at));
+  const own = !hasStorage(t) && hasStorage(doc.spec);
+  const job = brJob(t, own ? doc.spec : t, at, own ? 'spec' : at, issues);
+  const log = logBackupOf(t, at, issues);
+  if (issues.length > before || !job || !log) return undefined;
+  const startTs = t.commitTs !== undefined && t.commitTs !== '' ? t.commitTs : undefined;
+  const name = `log-${doc.metadata.name}`;
+  return { kind: 'Backup', ...base({ metadata: { ...doc.metadata, name }, spec: { br: t.br } }, options), ...job, log: { ...log, ...(startTs !== undefined && { startTs }), timestamped: true } };
 }
 
 /**

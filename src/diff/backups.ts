@@ -3,9 +3,9 @@
  * controller (the discovery Deployment's `TIDB_GITOPS_CLUSTER`: each schedule's retention), from the
  * schedules' CronJobs and from the one-shot operations' ConfigMaps: retention that starts removing, or
  * removes more of, a schedule's backups; a schedule that goes (no new backups; the old ones stay, and
- * retention no longer touches them); and a Restore, always.
+ * retention no longer touches them); a Restore, always; and a log backup paused, stopped or removed.
  */
-import { BACKUP_LABEL, CONTROLLER_ENV, OPERATION_KEY, type BackupRetentionInfo } from '../tidbcluster/names';
+import { BACKUP_LABEL, CONTROLLER_ENV, logCommandKey, OPERATION_KEY, type BackupRetentionInfo } from '../tidbcluster/names';
 import { kindOf, labelsOf, nameOf, type ClusterModel, type KubeObject } from './model';
 import { RISK, type Risk } from './report';
 import { isPlainObject } from './values';
@@ -60,6 +60,48 @@ export function restoreRisks(before: ClusterModel | undefined, after: ClusterMod
         ? `Restore ${name.replace(/^restore-/, '')} changed: a Restore runs once, so if it already ran this change does nothing (give it a new name to restore again); if it has not, it runs as changed: ${what}.`
         : `Restore ${name.replace(/^restore-/, '')} is added: once this lands, the controller ${what}, once, when the cluster is ready and no other backup or restore runs.`,
     });
+  }
+  return out;
+}
+
+/**
+ * A log backup that stops covering new writes: paused or stopped in its document, or its document
+ * removed (the controller stops the task). The log written so far stays in the storage; no point in
+ * time after this can be restored to until it runs again.
+ */
+export function logBackupRisks(before: ClusterModel | undefined, after: ClusterModel): Risk[] {
+  const was = logBackupsOf(before);
+  const now = logBackupsOf(after);
+  const out: Risk[] = [];
+  for (const [name, old] of [...was].sort(([a], [b]) => a.localeCompare(b))) {
+    const neu = now.get(name);
+    // Already stopped, running on, or as paused as before: nothing more is lost.
+    if (old.state === 'stopped' || neu?.state === 'running' || neu?.state === old.state) continue;
+    const what = !neu ? 'is removed: the controller stops its task (br log stop)' : neu.state === 'paused' ? 'is paused (br log pause)' : 'is stopped (br log stop)';
+    out.push({
+      id: RISK.logBackup,
+      component: 'backup',
+      message: `Log backup ${old.task} ${what}: what it wrote stays in ${old.storage}, but no point in time after this can be restored to${neu?.state === 'paused' ? ' until it is resumed' : ''}.`,
+    });
+  }
+  return out;
+}
+
+/** The log backups' ConfigMaps, by name: task, state and storage. */
+function logBackupsOf(cluster: ClusterModel | undefined): Map<string, { task: string; state: string; storage: string }> {
+  const out = new Map<string, { task: string; state: string; storage: string }>();
+  for (const o of cluster?.objects.values() ?? []) {
+    const name = labelsOf(o)[BACKUP_LABEL.operation];
+    const data = (o as { data?: unknown }).data;
+    if (kindOf(o) !== 'ConfigMap' || !name || !isPlainObject(data) || typeof data[OPERATION_KEY.logTask] !== 'string') continue;
+    try {
+      const spec = JSON.parse(data[OPERATION_KEY.logTask] as string) as { task?: string; state?: string };
+      const start = JSON.parse(String(data[logCommandKey('start')] ?? '{}')) as { spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } } };
+      const storage = start.spec?.template?.spec?.containers?.[0]?.env?.find((e) => e.name === 'BR_STORAGE')?.value ?? 'its storage';
+      out.set(name, { task: spec.task ?? name, state: spec.state ?? 'running', storage });
+    } catch {
+      // Not one this renderer wrote: no risk read from it.
+    }
   }
   return out;
 }

@@ -40,6 +40,8 @@ export const RISK = {
   backupScheduleRemoved: 'backup-schedule-removed',
   /** A Restore is added (or changed before it ran): the controller writes a backup into the cluster, once. */
   restore: 'restore',
+  /** A log backup is paused, stopped or removed (which stops it): no point after that can be restored to. */
+  logBackup: 'log-backup',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];

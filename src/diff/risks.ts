@@ -9,7 +9,7 @@ import { RISK, type ComponentDiff, type Risk, type RiskId } from './report';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type ValueChange } from './values';
 import { compareVersions, formatVersion, imageVersion, type SemVer } from './version';
 import { quantityToBytes } from '../base/quantity';
-import { backupRisks, restoreRisks } from './backups';
+import { backupRisks, logBackupRisks, restoreRisks } from './backups';
 
 /** PD's `replication.max-replicas` when its config does not set it. */
 export const DEFAULT_MAX_REPLICAS = 3;
@@ -40,6 +40,7 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   if (mode) out.push(mode);
   out.push(...backupRisks(before, after));
   out.push(...restoreRisks(before, after));
+  out.push(...logBackupRisks(before, after));
   return out;
 }
 

@@ -67,7 +67,7 @@ export function logCommandJob(cluster: ResolvedCluster, op: ResolvedBackup, log:
     labels,
     script: logCommandScript(),
     args: logArgs(op, { name: cluster.name, tls: cluster.tlsCluster }, command, start ? '@STORAGE@' : undefined, start ? log.startTs : undefined),
-    env: start ? [{ name: 'BR_STORAGE', value: storageUrlTemplate(op.storage, '') }] : [],
+    env: start ? [{ name: 'BR_STORAGE', value: storageUrlTemplate(op.storage, log.timestamped ? '{run}' : '') }] : [],
     storage: start,
   });
   return {

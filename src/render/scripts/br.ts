@@ -49,11 +49,25 @@ export function oneShotScript(action: 'backup' | 'restore'): string {
 
 /**
  * For a `br log` command of a log backup, whose Job the companion controller creates. Environment:
- * `BR_STORAGE`, the task's storage URL, for `br log start` only. The outcome goes to the termination
- * message as for a backup: the storage, or BR's error.
+ * `BR_STORAGE`, the task's storage URL, for `br log start` only; a schedule's log backup has `{run}`
+ * where each start's own folder goes, `log-<UTC time, 2006-01-02t15-04-05>` (tidb-operator
+ * `buildLogBackup`). The outcome goes to the termination message as for a backup: the storage, or
+ * BR's error.
  */
 export function logCommandScript(): string {
-  return renderScript([lines('set -eu', 'storage="${BR_STORAGE:-}"'), runBr('log')]);
+  return renderScript([
+    lines(
+      'set -eu',
+      'storage="${BR_STORAGE:-}"',
+      'case "$storage" in',
+      "    *'{run}'*)",
+      '        run="log-$(date -u +%Y-%m-%dt%H-%M-%S)"',
+      '        storage="${storage%%\\{run\\}*}${run}${storage#*\\{run\\}}"',
+      '        ;;',
+      'esac',
+    ),
+    runBr('log'),
+  ]);
 }
 
 /**
