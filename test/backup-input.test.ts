@@ -149,7 +149,8 @@ spec:
     expect(errors).toMatch(/spec\.backupTemplate\.dumpling \(line \d+\): not supported: Dumpling/);
     expect(errors).not.toContain('spec.logBackupTemplate');
     expect(errors).toMatch(/spec\.backupTemplate\.cleanPolicy \(line \d+\): removing a backup's data/);
-    expect(errors).toMatch(/document 3: spec\.restoreMode \(line \d+\): point-in-time restore is not carried out yet; a snapshot restore \(restoreMode: snapshot\) is/);
+    expect(errors).toMatch(/document 3: spec\.pitrFullBackupStorageProvider \(line \d+\): required with restoreMode: pitr/);
+    expect(errors).toMatch(/document 3: spec\.pitrRestoredTs \(line \d+\): expected a TSO \(digits\) or a time with its zone/);
     expect(errors).toMatch(/document 3: spec\.br\.timeAgo \(line \d+\): not supported: is a backup setting/);
     expect(errors).not.toMatch(/document 4:/);
     expect(errors).toMatch(/document 5: spec\.cleanPolicy \(line \d+\): removing a backup's data when its document leaves Git is not carried out yet; the data stays \(Retain\), remove cleanPolicy/);

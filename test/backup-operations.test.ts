@@ -75,6 +75,33 @@ describe('a one-shot Backup or Restore renders as a ConfigMap holding its Job', 
     expect(env.AWS_ACCESS_KEY_ID).toEqual({ secretKeyRef: { name: 's3-secret', key: 'access_key' } });
   });
 
+  test("a point-in-time restore runs br restore point from the log, on the snapshot, to the point, in the operator's order", () => {
+    const pitr = { restoreMode: 'pitr', pitrRestoredTs: '2026-11-27 10:00:00+08:00', s3: { ...S3, prefix: 'demo/log/log-2026-11-20t02-00-00' }, pitrFullBackupStorageProvider: { s3: { ...S3, prefix: 'demo/snap/demo-pd.ns-2379-2026-11-27t02-00-00' } } };
+    const job = jobOf(renderAll([cluster(), restore(pitr)]), 'restore-r');
+    const c = job.spec.template.spec.containers[0];
+    expect(c.args).toEqual([
+      'restore', 'point', '--pd=demo-pd.$(NAMESPACE):2379', '--storage=@STORAGE@', '--s3.provider=ceph', '--s3.endpoint=http://minio:9000',
+      '--restored-ts=2026-11-27 10:00:00+08:00', '--full-backup-storage=s3://backups/demo/snap/demo-pd.ns-2379-2026-11-27t02-00-00',
+    ]);
+    expect(c.env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('s3://backups/demo/log/log-2026-11-20t02-00-00');
+    // A snapshot on another endpoint of the same kind: in the URL, which BR reads over the flags.
+    const elsewhere = jobOf(renderAll([cluster(), restore({ ...pitr, pitrFullBackupStorageProvider: { s3: { ...S3, endpoint: 'http://other:9000', region: 'eu-1' } } })]), 'restore-r');
+    expect(elsewhere.spec.template.spec.containers[0].args).toContain('--full-backup-storage=s3://backups/demo/once?endpoint=http%3A%2F%2Fother%3A9000&region=eu-1');
+  });
+
+  test('a point-in-time restore needs its snapshot, on storage BR reads with the same credentials, and a point BR takes', () => {
+    const errors = (spec: Obj) => {
+      const loaded = loadInputs([cluster(), restore({ restoreMode: 'pitr', ...spec })].map((d) => stringify(d)).join('---\n'), 'in.yaml');
+      return [...loaded.errors.map((e) => e.message), ...linkOperations(loaded.clusters, loaded.documents).errors].join('\n');
+    };
+    expect(errors({})).toMatch(/spec\.pitrFullBackupStorageProvider \(line \d+\): required with restoreMode: pitr: the snapshot backup the log is replayed on/);
+    expect(errors({ pitrFullBackupStorageProvider: { s3: { ...S3, secretName: 'other' } } })).toMatch(/spec\.pitrFullBackupStorageProvider\.s3\.secretName \(line \d+\): expected the log backup's secretName "s3-secret": BR reads both storages with one set of credentials/);
+    expect(errors({ pitrFullBackupStorageProvider: { gcs: { bucket: 'g', projectId: 'p' } } })).toMatch(/spec\.pitrFullBackupStorageProvider\.gcs \(line \d+\): expected s3 storage like the log backup's/);
+    expect(errors({ pitrFullBackupStorageProvider: { s3: S3 }, pitrRestoredTs: '2026-11-27 10:00:00' })).toMatch(/spec\.pitrRestoredTs \(line \d+\): expected a TSO \(digits\) or a time with its zone/);
+    expect(errors({ pitrFullBackupStorageProvider: { s3: S3 }, backupType: 'db', br: { cluster: 'demo', db: 'app' } })).toMatch(/spec\.backupType \(line \d+\): a point-in-time restore takes tableFilter rules/);
+    expect(errors({ pitrFullBackupStorageProvider: { s3: S3 }, pitrRestoredTs: '450000000000000000' })).toBe('');
+  });
+
   test('a backup takes commitTs as --backupts and never retries into its folder', () => {
     const job = jobOf(renderAll([cluster(), backup({ commitTs: '400036290571534337', br: { cluster: 'demo', timeAgo: '10m' } })]), 'backup-once');
     expect(job.spec.backoffLimit).toBe(0);

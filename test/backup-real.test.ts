@@ -343,4 +343,91 @@ describeReal('a BackupSchedule on the real API server', () => {
     // Each command announced when it starts and when it ends, once.
     expect(reasons.filter((r) => r !== 'LogBackupWaiting').sort()).toEqual(['LogBackupCommand', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupPaused', 'LogBackupResumed', 'LogBackupStarted', 'LogBackupStopped']);
   });
+
+  test('a BackupSchedule with maxBackups: 3 and its log backup, then a restore to a point in time: the restore waits while the task runs into the cluster, and runs once it is stopped from Git', async () => {
+    const namespace = 'backup-4';
+    const snap = { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'p4/snap', secretName: 's3-secret' };
+    const logStorage = { ...snap, prefix: 'p4/log' };
+    const schedule = (spec: Obj = {}, log: Obj = {}) => ({
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'BackupSchedule',
+      metadata: { name: 'nightly', namespace },
+      spec: { schedule: '* * * * *', maxBackups: 3, backupTemplate: { br: { cluster: 'c' }, s3: snap }, logBackupTemplate: { backupMode: 'log', br: { cluster: 'c' }, s3: logStorage, ...log }, ...spec },
+    });
+    // Three good runs from before, in the run records and the bucket: maxBackups: 3 keeps two of them once a new one succeeds.
+    const folderAt = (ts: string) => `p4/snap/c-pd.${namespace}-2379-${ts}`;
+    const seeded = ['2026-01-01t00-00-00', '2026-01-02t00-00-00', '2026-01-03t00-00-00'].map((ts, i) => ({ schedule: 'nightly', job: `backup-nightly-${29453760 + i * 1440}`, phase: 'Complete', started: `2026-01-0${i + 1}T00:00:00Z`, storage: `s3://backups/${folderAt(ts)}` }));
+    for (const r of seeded) await fetch(`${endpoint}/backups/${r.storage.slice('s3://backups/'.length)}/backupmeta`, { method: 'PUT', body: 'x' });
+    const cluster = simCluster({}, { namespace });
+    const w = await RealWorld.start({ cp: suite.cp(), cluster, render: renderWith(schedule()) });
+    world = w;
+    await w.kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c-status', namespace }, data: { 'status.json': JSON.stringify({ backupRuns: seeded }) } });
+    await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3-secret', namespace }, stringData: SECRETS['s3-secret'] });
+    const pd = new URL(w.pd.url).host;
+    const runs: string[] = [];
+    w.kubelet.runJob = async (pod) => {
+      const jobName: string = pod.metadata.labels['batch.kubernetes.io/job-name'];
+      runs.push(jobName);
+      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, secrets: SECRETS, tikvVersion: 'v8.5.0', pd });
+      return { exitCode: r.status ?? 1, message: r.text };
+    };
+    const inGit = async (...docs: Obj[]) => {
+      w.objects = renderWith(...docs)(cluster);
+      await w.apply(w.objects);
+    };
+    const status = async (): Promise<Obj> => (await w.status()) ?? {};
+    let controller = await w.startController(['--resync', '2s']);
+
+    // The log backup starts into its own folder; the schedule's first run completes, and no more are scheduled.
+    await w.waitFor(async () => (await status()).logBackups?.[0]?.state === 'Running', 120_000, 'the log backup task to run');
+    const task = (await status()).logBackups[0];
+    expect(task.name).toBe('log-nightly');
+    const logFolder = /^s3:\/\/backups\/(p4\/log\/log-\d{4}-\d\d-\d\dt\d\d-\d\d-\d\d)$/.exec(task.storage)![1];
+    await w.waitFor(async () => ((await status()).backupRuns ?? []).some((r: Obj) => r.phase === 'Complete' && !seeded.some((s) => s.job === r.job)), 100_000, 'a scheduled run to complete');
+    await inGit(schedule({ pause: true }));
+    const run = (await status()).backupRuns.find((r: Obj) => r.phase === 'Complete' && !seeded.some((s) => s.job === r.job));
+    const snapshotTs = BigInt(run.backupTS);
+    // maxBackups: 3: the oldest seeded backup goes, the two others and the new one stay.
+    await w.waitFor(async () => ((await status()).backupRuns ?? []).filter((r: Obj) => r.phase === 'Deleted').length === 1, 30_000, 'retention to remove the oldest backup');
+    expect(await bucketKeys(`${folderAt('2026-01-01t00-00-00')}/`)).toEqual([]);
+    expect(await bucketKeys(`${folderAt('2026-01-03t00-00-00')}/`)).toEqual([`${folderAt('2026-01-03t00-00-00')}/backupmeta`]);
+
+    // TiKV flushes the log a minute past the snapshot, and the advancer notes the global checkpoint.
+    const logEnd = snapshotTs + (60_000n << 18n);
+    const le = Buffer.alloc(8);
+    le.writeBigUInt64LE(logEnd);
+    await fetch(`${endpoint}/backups/${logFolder}/v1/global_checkpoint/1.ts`, { method: 'PUT', body: le });
+    const be = Buffer.alloc(8);
+    be.writeBigUInt64BE(logEnd);
+    w.pd.etcd.put('/tidb/br-stream/checkpoint/log-nightly/central_global', be);
+
+    // A restore to 30 s after the snapshot, committed beside the schedule (the controller's settings
+    // change: its Pod is replaced). It waits while the log backup task runs into the cluster.
+    const point = snapshotTs + (30_000n << 18n);
+    const restore = {
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'Restore',
+      metadata: { name: 'undo', namespace },
+      spec: { restoreMode: 'pitr', pitrRestoredTs: point.toString(), br: { cluster: 'c' }, s3: { ...logStorage, prefix: logFolder }, pitrFullBackupStorageProvider: { s3: { ...snap, prefix: run.storage.slice('s3://backups/'.length) } } },
+    };
+    controller.kill('SIGKILL');
+    await controller.exited;
+    await inGit(schedule({ pause: true }), restore);
+    controller = await w.startController(['--resync', '2s']);
+    const operation = async (): Promise<Obj | undefined> => ((await status()).operations ?? []).find((o: Obj) => o.job === 'restore-undo');
+    await w.waitFor(async () => (await operation())?.reason === 'the log backup task log-nightly runs in this cluster (Running); stop it before restoring into the cluster', 60_000, 'the restore to wait for the log backup task');
+
+    // The log backup is stopped from Git: the controller stops the task, then runs the restore, once.
+    await inGit(schedule({ pause: true }, { logSubcommand: 'log-stop' }), restore);
+    await w.waitFor(async () => (await operation())?.phase === 'Complete', 90_000, 'the task to stop and the restore to complete');
+    expect(await operation()).toMatchObject({ phase: 'Complete', storage: `s3://backups/${logFolder}`, backupTS: snapshotTs.toString() });
+    expect((await status()).logBackups).toEqual([]);
+    expect(runs.filter((r) => r === 'restore-undo')).toHaveLength(1);
+    expect(runs.filter((r) => r.startsWith('backup-log-nightly-log-'))).toEqual(['backup-log-nightly-log-start-1', 'backup-log-nightly-log-stop-2']);
+    // The log backup's ConfigMap says it is where Git wants it: stopped (once the controller has seen
+    // the stop Job end and read the tasks again, which may come after the restore has started).
+    const cm = async () => (await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/backup-log-nightly`))?.metadata.annotations ?? {};
+    await w.waitFor(async () => (await cm())['tidb-gitops.io/message'] === 'the log backup task log-nightly is stopped', 30_000, 'the log backup stopped on its ConfigMap');
+    expect((await cm())['tidb-gitops.io/phase']).toBe('Complete');
+  });
 });

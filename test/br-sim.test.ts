@@ -249,6 +249,60 @@ describe('br log against PD\'s etcd and the S3 server', () => {
   });
 });
 
+describe('br restore point: a snapshot and the log after it', () => {
+  const store = new EtcdStore();
+  const grpc = etcdGrpcServer(store);
+  let pd = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => grpc.listen(0, '127.0.0.1', resolve));
+    pd = `127.0.0.1:${(grpc.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => grpc.close(() => resolve())));
+  const le = (ts: bigint) => {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(ts);
+    return b;
+  };
+
+  test('restores the snapshot, then the log up to the point; the range checks in BR\'s words', async () => {
+    // The log starts, then the snapshot is taken, then the stores flush the log past it.
+    expect((await br(['log', 'start', '--task-name=pitr', '--storage=s3://bucket/pitr-log', `--pd=${pd}`])).status).toBe(0);
+    const logStart = BigInt(logBackupTasks(store.range(Buffer.from('/tidb/br-stream/'), Buffer.from('/tidb/br-stream0')).kvs.map((kv) => ({ key: kv.key.toString(), value: kv.entry.value })), Date.now())[0].startTS);
+    const snapshotTs = await backupFull('pitr-snap');
+    const logEnd = BigInt(snapshotTs) + (60_000n << 18n);
+    await fetch(`${endpoint}/bucket/pitr-log/v1/global_checkpoint/1.ts`, { method: 'PUT', body: le(logEnd) });
+    const point = (extra: string[]) => br(['restore', 'point', '--storage=s3://bucket/pitr-log', '--full-backup-storage=s3://bucket/pitr-snap', ...extra]);
+
+    const target = BigInt(snapshotTs) + (30_000n << 18n);
+    const ok = await point([`--restored-ts=${target}`]);
+    expect(ok.stderr).toBe('');
+    expect(ok.status).toBe(0);
+    expect(summary(ok.stdout, 'Full Restore success summary')?.find(([k]) => k === 'BackupTS')?.[1]).toBe(snapshotTs);
+    const logged = Object.fromEntries(summary(ok.stdout, 'restore log success summary')!);
+    expect(logged['source-start-point']).toBe(snapshotTs);
+    expect(logged['source-end-point']).toBe(target.toString());
+    // Without --restored-ts: to the end of the log.
+    expect(Object.fromEntries(summary((await point([])).stdout, 'restore log success summary')!)['source-end-point']).toBe(logEnd.toString());
+
+    const time = (ts: bigint) => {
+      const d = new Date(Number(ts >> 18n));
+      return `${d.toISOString().slice(0, 19).replace('T', ' ')}${d.getUTCMilliseconds() ? `.${String(d.getUTCMilliseconds()).padStart(3, '0').replace(/0+$/, '')}` : ''} +0000 UTC`;
+    };
+    const beyond = logEnd + 1n;
+    expect(error(await point([`--restored-ts=${beyond}`]))).toBe(`restore log from ${snapshotTs}(${time(BigInt(snapshotTs))}) to ${beyond}(${time(beyond)}),  but the current existed log from ${logStart}(${time(logStart)}) to ${logEnd}(${time(logEnd)}): [BR:Common:ErrInvalidArgument]invalid argument`);
+    // A snapshot of another cluster.
+    await backupFull('other-cluster-snap', { BR_SIM_CLUSTER_ID: '42' });
+    const other = await br(['restore', 'point', '--storage=s3://bucket/pitr-log', '--full-backup-storage=s3://bucket/other-cluster-snap']);
+    expect(error(other)).toMatch(/^the full snapshot\(from cluster ID:42\) and log\(from cluster ID:7371123456789012345\) come from different cluster\.: \[BR:Common:ErrInvalidArgument\]invalid argument$/);
+    expect(error(await point(['--start-ts=1']))).toBe('start-ts and full-backup-storage are mutually exclusive: [BR:Common:ErrInvalidArgument]invalid argument');
+    // A target cluster that is not fresh: the snapshot phase refuses it.
+    expect(error(await br(['restore', 'point', '--storage=s3://bucket/pitr-log', '--full-backup-storage=s3://bucket/pitr-snap'], { BR_SIM_USER_TABLES: 'shop.orders' }))).toMatch(/cluster is not fresh$/);
+    // A log truncated past the snapshot leaves a gap.
+    await fetch(`${endpoint}/bucket/pitr-log/v1_stream_trancate_safepoint.txt`, { method: 'PUT', body: String(BigInt(snapshotTs) + 1n) });
+    expect(error(await point([]))).toBe(`it has gap between full backup ts:${snapshotTs}(${time(BigInt(snapshotTs))}) and log backup ts:${BigInt(snapshotTs) + 1n}(${time(BigInt(snapshotTs) + 1n)}). : [BR:Common:ErrInvalidArgument]invalid argument`);
+  });
+});
+
 function varintHex(n: bigint): string {
   const out: number[] = [];
   do {

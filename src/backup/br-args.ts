@@ -5,7 +5,7 @@
  * `GenStorageArgsForFlag`), with BR's own flag names (pingcap/tidb br/pkg/task/common.go,
  * backup.go, restore.go). Pure: the same operation always gives the same arguments.
  */
-import type { BrJob } from './resolve';
+import type { BrJob, PointInTime } from './resolve';
 import type { ResolvedStorage } from './storage';
 
 /** Where the cluster client certificate is mounted (tidb-operator's `util.ClusterClientTLSPath`). */
@@ -102,6 +102,50 @@ export function logArgs(job: BrJob & { readonly name: string }, cluster: BrClust
     ...(start && job.br.checkRequirements !== undefined ? [`--check-requirements=${job.br.checkRequirements}`] : []),
     ...(start ? (job.br.options ?? []) : []),
   ];
+}
+
+/**
+ * `br restore point` (a point-in-time restore) from the log backup in `storage`, on the snapshot in
+ * `pitr.fullBackup`, in the operator's order (cmd/backup-manager/app/restore/restore.go `restoreData`
+ * for `--mode=pitr`): connection, global options, the log's storage, filters, `--restored-ts` and
+ * `--full-backup-storage`, then the restore options and `spec.br.options`.
+ */
+export function pointInTimeArgs(job: BrJob, cluster: BrCluster, storage: string, pitr: PointInTime): string[] {
+  const br = job.br;
+  return [
+    'restore',
+    'point',
+    ...connectionArgs(cluster),
+    ...globalArgs(job),
+    ...storageArgs(job.storage, storage),
+    ...filterArgs(job),
+    ...(pitr.restoredTs !== undefined ? [`--restored-ts=${pitr.restoredTs}`] : []),
+    `--full-backup-storage=${fullBackupUrl(pitr.fullBackup, job.storage)}`,
+    ...(br.concurrency !== undefined ? [`--concurrency=${br.concurrency}`] : []),
+    ...(br.checksum !== undefined ? [`--checksum=${br.checksum}`] : []),
+    ...(br.checkRequirements !== undefined ? [`--check-requirements=${br.checkRequirements}`] : []),
+    ...(br.rateLimit !== undefined ? [`--ratelimit=${br.rateLimit}`] : []),
+    ...(br.onLine !== undefined ? [`--online=${br.onLine}`] : []),
+    ...(br.options ?? []),
+  ];
+}
+
+/**
+ * The snapshot's storage URL for `--full-backup-storage`. BR reads it with the same `--s3.*` flags as
+ * the log's storage (br/pkg/task/stream.go, `ParseBackend(cfg.FullBackupStorage, &cfg.BackendOptions)`);
+ * where the snapshot's S3 endpoint, region or provider differ, they go in the URL's query, which BR
+ * reads over the flags (br/pkg/storage/parse.go).
+ */
+function fullBackupUrl(full: ResolvedStorage, log: ResolvedStorage): string {
+  const url = storageUrlTemplate(full, '');
+  if (full.provider !== 's3' || log.provider !== 's3') return url;
+  const query = new URLSearchParams();
+  for (const k of ['endpoint', 'region', 'provider'] as const) {
+    const v = full.spec[k];
+    if (v && v !== log.spec[k]) query.append(k, v);
+  }
+  const q = query.toString();
+  return q === '' ? url : `${url}${url.includes('?') ? '&' : '?'}${q}`;
 }
 
 /** `--log-level`, `--status-addr` and `--send-credentials-to-tikv` (backup-manager's `constructBRGlobalOptions`). */

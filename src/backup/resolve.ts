@@ -91,6 +91,16 @@ export interface ResolvedRestore extends OperationBase, BrJob {
   readonly kind: 'Restore';
   /** Retries of the restore Job. */
   readonly backoffLimit: number;
+  /** A point-in-time restore (`restoreMode: pitr`): the log in `storage`, replayed on a snapshot. @default none (a snapshot restore) */
+  readonly pitr?: PointInTime;
+}
+
+/** What a point-in-time restore (`br restore point`) needs besides the log backup's storage. */
+export interface PointInTime {
+  /** `--restored-ts`: the TSO, or time with its zone, to restore to. @default none (the end of the log) */
+  readonly restoredTs?: string;
+  /** `--full-backup-storage`: the snapshot backup the log is replayed on (`pitrFullBackupStorageProvider`). */
+  readonly fullBackup: ResolvedStorage;
 }
 
 export type ResolvedOperation = ResolvedBackup | ResolvedSchedule | ResolvedRestore;
@@ -158,15 +168,15 @@ export function resolveRestore(doc: Restore, options: OperationOptions = {}): { 
   const s = doc.spec;
   const issues: SpecIssue[] = [];
   if (s.restoreMode === 'volume-snapshot') issues.push({ path: 'spec.restoreMode', message: 'not supported: volume-snapshot restores (EBS snapshots across Kubernetes clusters) are not carried out' });
-  if (s.restoreMode === 'pitr') issues.push({ path: 'spec.restoreMode', message: 'point-in-time restore is not carried out yet; a snapshot restore (restoreMode: snapshot) is' });
   for (const f of ['pitrRestoredTs', 'pitrFullBackupStorageProvider'] as const) {
     if (s[f] !== undefined && s.restoreMode !== 'pitr') issues.push({ path: `spec.${f}`, message: 'only counts with restoreMode: pitr' });
   }
   const backoffLimit = s.backoffLimit ?? 0;
   if (!Number.isInteger(backoffLimit) || backoffLimit < 0) issues.push({ path: 'spec.backoffLimit', message: `expected a whole number of retries, 0 or more, got ${JSON.stringify(s.backoffLimit)}` });
   const job = brJob(s, s, 'spec', 'spec', issues);
+  const pitr = s.restoreMode === 'pitr' ? pointInTime(s, job?.storage, issues) : undefined;
   if (issues.length > 0 || !job) return { issues };
-  return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit }, issues };
+  return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit, ...(pitr && { pitr }) }, issues };
 }
 
 /**
@@ -233,6 +243,37 @@ function backupModeIssues(s: BackupSpec, at: string): SpecIssue[] {
   }
   if (s.cleanPolicy !== undefined && s.cleanPolicy !== 'Retain') issues.push({ path: `${at}.cleanPolicy`, message: "removing a backup's data when its document leaves Git is not carried out yet; the data stays (Retain), remove cleanPolicy" });
   return issues;
+}
+
+/**
+ * `restoreMode: pitr`, as the operator's backup-manager runs it (cmd/backup-manager/app/restore/
+ * restore.go, `restoreData`): `br restore point` from the log backup in the Restore's storage, on the
+ * snapshot in `pitrFullBackupStorageProvider`, to `pitrRestoredTs`. BR reads both storages with the one
+ * set of credentials and flags of the Pod: the snapshot must be on the same kind of storage, with the
+ * same Secret (or volume).
+ */
+function pointInTime(s: Restore['spec'], log: ResolvedStorage | undefined, issues: SpecIssue[]): PointInTime | undefined {
+  const at = 'spec.pitrFullBackupStorageProvider';
+  const before = issues.length;
+  if (s.backupType !== undefined && s.backupType !== 'full') issues.push({ path: 'spec.backupType', message: 'a point-in-time restore takes tableFilter rules, not backupType db or table: br restore point has no --db or --table' });
+  if (s.pitrRestoredTs !== undefined && s.pitrRestoredTs !== '' && !TS.test(s.pitrRestoredTs)) {
+    issues.push({ path: 'spec.pitrRestoredTs', message: `expected a TSO (digits) or a time with its zone such as "2026-05-11 01:42:23+08:00" (BR refuses a time without one), got ${JSON.stringify(s.pitrRestoredTs)}` });
+  }
+  if (!s.pitrFullBackupStorageProvider) {
+    issues.push({ path: at, message: 'required with restoreMode: pitr: the snapshot backup the log is replayed on (logRestoreStartTs, a restore of the log alone, is not carried out yet)' });
+    return undefined;
+  }
+  const { storage: full, issues: fullIssues } = resolveStorage(s.pitrFullBackupStorageProvider, at);
+  issues.push(...fullIssues);
+  if (full && log) {
+    if (full.provider !== log.provider) issues.push({ path: `${at}.${full.provider}`, message: `expected ${log.provider} storage like the log backup's: BR reads both with the same flags and credentials` });
+    else if (full.provider === 'local' && log.provider === 'local' ? full.bucket !== log.bucket : (full.secretName ?? '') !== (log.secretName ?? '')) {
+      const what = full.provider === 'local' ? `volume ${JSON.stringify(log.bucket)}` : log.secretName ? `secretName ${JSON.stringify(log.secretName)}` : 'no secretName';
+      issues.push({ path: `${at}.${full.provider}.${full.provider === 'local' ? 'volume.name' : 'secretName'}`, message: `expected the log backup's ${what}: BR reads both storages with one set of credentials` });
+    }
+  }
+  if (issues.length > before || !full) return undefined;
+  return { fullBackup: full, ...(s.pitrRestoredTs !== undefined && s.pitrRestoredTs !== '' && { restoredTs: s.pitrRestoredTs }) };
 }
 
 /** A TSO (decimal) or a time with its zone, as BR's `ParseTSString` takes them with its zone check (br/pkg/task/common.go). */

@@ -9,7 +9,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { backupArgs, logArgs, restoreArgs, storageUrlTemplate } from '../backup/br-args';
+import { backupArgs, logArgs, pointInTimeArgs, restoreArgs, storageUrlTemplate } from '../backup/br-args';
 import { operationJobName, type LogBackup, type ResolvedBackup, type ResolvedRestore } from '../backup/resolve';
 import { BACKUP_LABEL, LABEL, LOG_COMMANDS, logCommandKey, OPERATION_KEY, type LogCommand } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
@@ -106,7 +106,7 @@ export function operationJob(cluster: ResolvedCluster, op: ResolvedBackup | Reso
     container: action,
     labels,
     script: oneShotScript(action),
-    args: op.kind === 'Backup' ? backupArgs(op, brCluster, '@STORAGE@', op.commitTs) : restoreArgs(op, brCluster, '@STORAGE@'),
+    args: op.kind === 'Backup' ? backupArgs(op, brCluster, '@STORAGE@', op.commitTs) : op.pitr ? pointInTimeArgs(op, brCluster, '@STORAGE@', op.pitr) : restoreArgs(op, brCluster, '@STORAGE@'),
     env: [{ name: 'BR_STORAGE', value: storageUrlTemplate(op.storage, '') }],
   });
   return {

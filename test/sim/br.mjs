@@ -136,6 +136,8 @@ const START = process.hrtime.bigint();
 const BR_VERSION = process.env.BR_SIM_VERSION ?? 'v8.5.7';
 const LOCK_TEXT = "DO NOT DELETE\nThis file exists to remind other backup jobs won't use this path";
 const TEMP_DB_PREFIX = '__TiDB_BR_Temporary_';
+/** The cluster ID PD gives the cluster BR talks to (`BR_SIM_CLUSTER_ID`), written into each backupmeta. */
+const CLUSTER_ID = BigInt(process.env.BR_SIM_CLUSTER_ID ?? '7371123456789012345');
 
 class BrError extends Error {}
 /** pingcap/errors `Annotate(base, what)`: `<what>: [<code>]<base message>`. */
@@ -668,7 +670,7 @@ async function backup(kind, argv) {
   const schemaParts = v2 ? [bytesField(14, await index('schema', schemas.map(schemaMessage), 3))] : schemas.map((s) => bytesField(7, schemaMessage(s)));
   const meta = Buffer.concat([
     // PD's cluster version as its HTTP API gives it, quoted (task/backup.go, RunBackup).
-    uintField(1, 7371123456789012345n), bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))),
+    uintField(1, CLUSTER_ID), bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))),
     ...fileParts, uintField(5, values.lastbackupts), uintField(6, backupTs), ...schemaParts, bytesField(10, '[]'),
     bytesField(11, `BR\nRelease Version: ${BR_VERSION}`), uintField(12, v2 ? 1 : 0), bytesField(20, newCollationsEnabled()),
   ]);
@@ -725,7 +727,7 @@ async function readBackup(s3, crypter) {
   }
   return {
     clusterVersion: meta.string(2), startVersion: meta.uint(5), endVersion: meta.uint(6), isRawKv: meta.uint(8) !== 0n,
-    isTxnKv: meta.uint(21) !== 0n, newCollationsEnabled: meta.string(20), databases: [...databases.values()],
+    clusterId: meta.uint(1), isTxnKv: meta.uint(21) !== 0n, newCollationsEnabled: meta.string(20), databases: [...databases.values()],
   };
 }
 
@@ -765,7 +767,8 @@ async function restore(kind, argv) {
   const spec = RESTORE_KINDS[kind];
   // cobra: `br restore` alone is not runnable and prints its help.
   if (kind === undefined || kind.startsWith('-')) throw new BrError('the test BR does not print the help of br restore');
-  if (['point', 'raw', 'txn'].includes(kind)) throw new BrError(`the test BR does not simulate br restore ${kind}`);
+  if (kind === 'point') return pointRestore(argv);
+  if (['raw', 'txn'].includes(kind)) throw new BrError(`the test BR does not simulate br restore ${kind}`);
   if (!spec) throw new BrError(`unknown command "${kind}" for "br restore"`);
   const { values, rest, changed } = parseFlags(argv, { ...COMMON, ...RESTORE, ...spec.flags });
   if (rest.length > 0) throw new BrError(`unknown command "${rest[0]}" for "br restore ${kind}"`);
@@ -1042,7 +1045,7 @@ async function logStart(kv, task, values, startTs) {
     start = max;
   } else {
     await s3.put('backup.lock', Buffer.from(LOCK_TEXT));
-    await s3.put('backupmeta', Buffer.concat([uintField(1, 7000000000000000001n), bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))), uintField(5, start)]));
+    await s3.put('backupmeta', Buffer.concat([uintField(1, CLUSTER_ID), bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))), uintField(5, start)]));
   }
   // StreamBackupTaskInfo: storage 1, start_ts 2, end_ts 3, name 4, table_filter 5, compression ZSTD 6, security_config 7 (empty).
   const filters = values.filter;
@@ -1055,6 +1058,83 @@ async function logStart(kv, task, values, startTs) {
   await kv.put(`${STREAM_PREFIX}/ranges/${task}/m`, Buffer.from('n'));
   await kv.put(`${STREAM_PREFIX}/ranges/${task}/t`, Buffer.from('u'));
   log('INFO', 'log start success summary', { 'total-take': goDuration(process.hrtime.bigint() - START), 'start-ts': start, 'task-name': task });
+}
+
+
+/** br/pkg/task/stream.go `DefineStreamRestoreFlags`, with the restore flags and `restore full`'s filter (br/cmd/br/restore.go `newStreamRestoreCommand`). */
+const POINT_FLAGS = {
+  'start-ts': ['string', ''], 'restored-ts': ['string', ''], 'full-backup-storage': ['string', ''], 'pitr-batch-count': ['uint', 8],
+  'pitr-batch-size': ['uint', 16777216], 'pitr-concurrency': ['uint', 16], filter: ['stringArray', FULL_RESTORE_FILTER], 'case-sensitive': ['bool', false],
+};
+
+/** Go's `time.Time.String()` of a TSO's physical time, in UTC (oracle.GetTimeFromTS). */
+function tsTime(ts) {
+  const d = new Date(Number(BigInt(ts) >> 18n));
+  const ms = d.getUTCMilliseconds();
+  return `${d.toISOString().slice(0, 19).replace('T', ' ')}${ms ? `.${String(ms).padStart(3, '0').replace(/0+$/, '')}` : ''} +0000 UTC`;
+}
+
+/**
+ * The log's range in its storage (task/stream.go `getLogInfoFromStorage`): from the task's start
+ * (backupmeta's start_version), or the truncate safepoint when higher (`v1_stream_trancate_safepoint.txt`,
+ * stream_metas.go), to the highest global checkpoint the stores flushed (`v1/global_checkpoint/<store>.ts`).
+ */
+async function logRange(s3) {
+  let raw;
+  try {
+    raw = await s3.get('backupmeta');
+  } catch (e) {
+    throw new BrError(`failed to get backup meta from storage: ${e.message}`);
+  }
+  const meta = decode(raw);
+  if (meta.uint(6) > 0n) throw annotate('the storage has been used for full backup', 'BR:ExternalStorage:ErrStorageUnknown', 'unknown external storage error');
+  let min = meta.uint(5);
+  if (await s3.exists('v1_stream_trancate_safepoint.txt')) {
+    const text = (await s3.get('v1_stream_trancate_safepoint.txt')).toString().trim();
+    if (!/^\d+$/.test(text)) throw annotate('failed to parse the truncate safepoint', 'BR:Common:ErrInvalidMetaFile', 'invalid metafile');
+    if (BigInt(text) > min) min = BigInt(text);
+  }
+  let max = min;
+  for (const key of await s3.list('v1/global_checkpoint/')) {
+    if (!key.endsWith('.ts')) continue;
+    const ts = readU64le(await s3.get(key));
+    if (ts > max) max = ts;
+  }
+  return { clusterId: meta.uint(1), min, max };
+}
+
+/**
+ * `br restore point` (task/stream.go `RunStreamRestore`, `checkLogRange`): the log's range read from
+ * its storage, the snapshot's BackupTS from its backupmeta, both from the same cluster, the snapshot
+ * inside the log and the target inside the log after the snapshot; then the snapshot restore (as
+ * `restore full`, with its checks and summary) and the log's summary. Log data files are not
+ * simulated: the log phase replays nothing and says so in its counts.
+ */
+async function pointRestore(argv) {
+  const { values, rest, changed } = parseFlags(argv, { ...COMMON, ...RESTORE, ...POINT_FLAGS });
+  if (rest.length > 0) throw new BrError(`unknown command "${rest[0]}" for "br restore point"`);
+  if (values['start-ts'] && values['full-backup-storage']) throw invalid('start-ts and full-backup-storage are mutually exclusive');
+  if (!values['full-backup-storage']) throw new BrError('the test BR does not simulate a restore of the log alone (--start-ts without --full-backup-storage)');
+  const restoredTs = parseTS(values['restored-ts']);
+  if (values['check-requirements']) versionCheck(process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION);
+  const stream = await logRange(s3Client(parseStorage(values.storage, values)));
+  const full = await readBackup(s3Client(parseStorage(values['full-backup-storage'], values)), values['crypter.method']);
+  if (full.clusterId !== stream.clusterId) throw invalid(`the full snapshot(from cluster ID:${full.clusterId}) and log(from cluster ID:${stream.clusterId}) come from different cluster.`);
+  const startTs = full.endVersion;
+  if (startTs < stream.min) throw invalid(`it has gap between full backup ts:${startTs}(${tsTime(startTs)}) and log backup ts:${stream.min}(${tsTime(stream.min)}). `);
+  const target = restoredTs === 0n ? stream.max : restoredTs;
+  if (!(stream.min <= startTs && startTs <= target && target <= stream.max)) {
+    throw invalid(`restore log from ${startTs}(${tsTime(startTs)}) to ${target}(${tsTime(target)}),  but the current existed log from ${stream.min}(${tsTime(stream.min)}) to ${stream.max}(${tsTime(stream.max)})`);
+  }
+  log('INFO', 'start point in time restore', { 'restore-from': startTs, 'restore-to': target, 'log-min-ts': stream.min, 'log-max-ts': stream.max });
+  const filter = tableFilter(values.filter, values['case-sensitive']);
+  await snapshotRestore('full', 'Full Restore', { ...values, storage: values['full-backup-storage'] }, filter, changed.has('filter'));
+  const targetEnd = tso();
+  log('INFO', 'restore log success summary', {
+    'total-take': goDuration(process.hrtime.bigint() - START), 'source-start-point': startTs, 'source-end-point': target, 'target-end-point': targetEnd,
+    'source-start': JSON.stringify(tsTime(startTs)), 'source-end': JSON.stringify(tsTime(target)), 'target-end': JSON.stringify(tsTime(targetEnd)),
+    'total-kv-count': 0, 'skipped-kv-count-by-checkpoint': 0, 'total-size': '0B', 'skipped-size-by-checkpoint': '0B', 'average-speed (log)': '0B/s',
+  });
 }
 
 async function main(argv) {
