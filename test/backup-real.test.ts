@@ -344,7 +344,7 @@ describeReal('a BackupSchedule on the real API server', () => {
     expect(reasons.filter((r) => r !== 'LogBackupWaiting').sort()).toEqual(['LogBackupCommand', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupPaused', 'LogBackupResumed', 'LogBackupStarted', 'LogBackupStopped']);
   });
 
-  test('a BackupSchedule with maxBackups: 3 and its log backup, then a restore to a point in time: the restore waits while the task runs into the cluster, and runs once it is stopped from Git', async () => {
+  test('a BackupSchedule with maxBackups: 3 and its log backup, then a restore to a point in time: the log truncated to the snapshot kept, the restore waiting while the task runs into the cluster and running once it is stopped from Git', async () => {
     const namespace = 'backup-4';
     const snap = { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'p4/snap', secretName: 's3-secret' };
     const logStorage = { ...snap, prefix: 'p4/log' };
@@ -413,20 +413,26 @@ describeReal('a BackupSchedule on the real API server', () => {
       metadata: { name: 'undo', namespace },
       spec: { restoreMode: 'pitr', pitrRestoredTs: point.toString(), br: { cluster: 'c' }, s3: { ...logStorage, prefix: logFolder }, pitrFullBackupStorageProvider: { s3: { ...snap, prefix: run.storage.slice('s3://backups/'.length) } } },
     };
+    // In the same change retention tightens to maxBackups: 1: the older snapshots go, and the log
+    // before the one kept, which nothing can be replayed on any more, is truncated.
     controller.kill('SIGKILL');
     await controller.exited;
-    await inGit(schedule({ pause: true }), restore);
+    await inGit(schedule({ pause: true, maxBackups: 1 }), restore);
     controller = await w.startController(['--resync', '2s']);
     const operation = async (): Promise<Obj | undefined> => ((await status()).operations ?? []).find((o: Obj) => o.job === 'restore-undo');
     await w.waitFor(async () => (await operation())?.reason === 'the log backup task log-nightly runs in this cluster (Running); stop it before restoring into the cluster', 60_000, 'the restore to wait for the log backup task');
+    const logRecord = async (): Promise<Obj | undefined> => ((await status()).logBackupTasks ?? []).find((t: Obj) => t.configMap === 'backup-log-nightly');
+    await w.waitFor(async () => (await logRecord())?.truncatedUntil === snapshotTs.toString(), 60_000, 'the log to be truncated to the snapshot kept');
+    expect(await (await fetch(`${endpoint}/backups/${logFolder}/v1_stream_trancate_safepoint.txt`)).text()).toBe(snapshotTs.toString());
+    expect((await w.events('LogBackupTruncated')).map((e) => e.message)).toEqual([expect.stringMatching(new RegExp(`^br log truncate --until=${snapshotTs} on s3://backups/${logFolder} succeeded`))]);
 
     // The log backup is stopped from Git: the controller stops the task, then runs the restore, once.
-    await inGit(schedule({ pause: true }, { logSubcommand: 'log-stop' }), restore);
+    await inGit(schedule({ pause: true, maxBackups: 1 }, { logSubcommand: 'log-stop' }), restore);
     await w.waitFor(async () => ['Complete', 'Failed', 'Lost'].includes((await operation())?.phase), 90_000, 'the task to stop and the restore to end');
     expect(await operation()).toEqual(expect.objectContaining({ phase: 'Complete', storage: `s3://backups/${logFolder}`, backupTS: snapshotTs.toString() }));
     expect((await status()).logBackups).toEqual([]);
     expect(runs.filter((r) => r === 'restore-undo')).toHaveLength(1);
-    expect(runs.filter((r) => r.startsWith('backup-log-nightly-log-'))).toEqual(['backup-log-nightly-log-start-1', 'backup-log-nightly-log-stop-2']);
+    expect(runs.filter((r) => r.startsWith('backup-log-nightly-log-'))).toEqual(['backup-log-nightly-log-start-1', 'backup-log-nightly-log-truncate-2', 'backup-log-nightly-log-stop-3']);
     // The log backup's ConfigMap says it is where Git wants it: stopped (once the controller has seen
     // the stop Job end and read the tasks again, which may come after the restore has started).
     const cm = async () => (await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/backup-log-nightly`))?.metadata.annotations ?? {};

@@ -11,7 +11,7 @@ import { linkOperations } from '../src/backup/link';
 import { parseClusterInfo } from '../src/controller/model/cluster';
 import type { Job, Pod } from '../src/controller/model/objects';
 import { observeRuns, terminationOutcome } from '../src/controller/plan/backup-runs';
-import { expiredRuns, folderOf } from '../src/controller/plan/retention';
+import { expiredRuns, folderOf, logTruncation, truncationPoint } from '../src/controller/plan/retention';
 import { S3Client } from '../src/controller/clients/s3';
 import { backupRunsOf, listRuns, RUNS_KEPT, type BackupRun } from '../src/controller/records/backup-runs';
 import { renderClusters } from '../src/render/render';
@@ -144,6 +144,24 @@ describe('what the renderer gives the controller', () => {
 
   test('a bad list is refused where the controller reads it', () => {
     expect(() => parseClusterInfo('{"name":"c","backupSchedules":["Bad Name"]}', 'ns')).toThrow('TIDB_GITOPS_CLUSTER.backupSchedules: expected a list of BackupSchedule names');
+  });
+});
+
+describe("how far a schedule's log backup is truncated", () => {
+  const runs = (list: Partial<BackupRun>[]): Record<string, BackupRun> =>
+    Object.fromEntries(list.map((r, i) => [`j${i}`, { schedule: 'nightly', job: `j${i}`, phase: 'Complete', ...r } as BackupRun]));
+
+  test('to the oldest snapshot still kept; never on a guess', () => {
+    expect(truncationPoint('nightly', runs([{ backupTS: '300' }, { backupTS: '200' }, { phase: 'Deleted', backupTS: '100' }, { phase: 'Failed' }, { schedule: 'other', backupTS: '50' }]))).toBe('200');
+    expect(truncationPoint('nightly', runs([{ backupTS: '300' }, {}]))).toBeUndefined();
+    expect(truncationPoint('nightly', runs([{ phase: 'Running' }]))).toBeUndefined();
+  });
+
+  test('only for a schedule with retention whose log backup is in Git', () => {
+    const info = { name: 'c', backupRetention: { nightly: { maxBackups: 3, bucket: 'b', prefix: 'p', secretName: 's' } }, logBackups: ['backup-log-nightly'] } as never;
+    expect(logTruncation(info, runs([{ backupTS: '300' }]))).toEqual({ 'backup-log-nightly': '300' });
+    expect(logTruncation({ ...(info as object), logBackups: [] } as never, runs([{ backupTS: '300' }]))).toEqual({});
+    expect(logTruncation({ ...(info as object), backupRetention: {} } as never, runs([{ backupTS: '300' }]))).toEqual({});
   });
 });
 

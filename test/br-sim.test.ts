@@ -290,6 +290,19 @@ describe('br restore point: a snapshot and the log after it', () => {
     };
     const beyond = logEnd + 1n;
     expect(error(await point([`--restored-ts=${beyond}`]))).toBe(`restore log from ${snapshotTs}(${time(BigInt(snapshotTs))}) to ${beyond}(${time(beyond)}),  but the current existed log from ${logStart}(${time(logStart)}) to ${logEnd}(${time(logEnd)}): [BR:Common:ErrInvalidArgument]invalid argument`);
+    // Truncated to the snapshot: the metadata files wholly before it go, the log now starts there, and
+    // a restore still reaches any point after the snapshot.
+    const hex = (n: bigint) => n.toString(16).toUpperCase().padStart(16, '0');
+    const before = `pitr-log/v1/backupmeta/${hex(logStart + 5n)}${hex(1n)}-d${hex(logStart)}l${hex(logStart)}u${hex(logStart + 4n)}.meta`;
+    const across = `pitr-log/v1/backupmeta/${hex(logEnd)}-${hex(logStart)}-${hex(logStart)}-${hex(logEnd)}.meta`;
+    for (const key of [before, across]) await fetch(`${endpoint}/bucket/${key}`, { method: 'PUT', body: 'm' });
+    const truncated = await br(['log', 'truncate', `--until=${snapshotTs}`, '--storage=s3://bucket/pitr-log']);
+    expect(truncated.stderr).toBe('');
+    expect(await listKeys('pitr-log/v1/backupmeta/')).toEqual([across]);
+    expect(await (await fetch(`${endpoint}/bucket/pitr-log/v1_stream_trancate_safepoint.txt`)).text()).toBe(snapshotTs);
+    expect(await listKeys('pitr-log/truncating.lock')).toEqual([]);
+    expect((await point([`--restored-ts=${target}`])).status).toBe(0);
+    expect(error(await br(['log', 'truncate', '--storage=s3://bucket/pitr-log']))).toBe('please provide the `--until` ts: [BR:Common:ErrInvalidArgument]invalid argument');
     // A snapshot of another cluster.
     await backupFull('other-cluster-snap', { BR_SIM_CLUSTER_ID: '42' });
     const other = await br(['restore', 'point', '--storage=s3://bucket/pitr-log', '--full-backup-storage=s3://bucket/other-cluster-snap']);

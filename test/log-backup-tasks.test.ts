@@ -48,10 +48,12 @@ describe('a log backup renders as a ConfigMap with its state and a Job per br lo
     const cm = find(objects, 'ConfigMap', 'backup-pitr');
     expect(cm.metadata.labels['tidb-gitops.io/operation']).toBe('backup-pitr');
     expect(JSON.parse(cm.data['log-backup.json'])).toEqual({ task: 'pitr', state: 'running' });
-    expect(Object.keys(cm.data).sort()).toEqual(['log-backup.json', 'log-pause.json', 'log-resume.json', 'log-start.json', 'log-stop.json']);
-    const jobs = ['start', 'pause', 'resume', 'stop'].map((c) => JSON.parse(cm.data[`log-${c}.json`]));
+    expect(Object.keys(cm.data).sort()).toEqual(['log-backup.json', 'log-pause.json', 'log-resume.json', 'log-start.json', 'log-stop.json', 'log-truncate.json']);
+    const jobs = ['start', 'pause', 'resume', 'stop', 'truncate'].map((c) => JSON.parse(cm.data[`log-${c}.json`]));
     for (const minor of SCHEMA_MINORS) assertValidK8sObjects([cm, ...jobs], minor);
-    const [start, pause, , stop] = jobs;
+    const [start, pause, , stop, truncate] = jobs;
+    // Truncate: the storage, no task, the point left for the controller.
+    expect(truncate.spec.template.spec.containers[0].args).toEqual(['log', 'truncate', '--until=@UNTIL@', '--pd=demo-pd.$(NAMESPACE):2379', '--send-credentials-to-tikv=false', '--storage=@STORAGE@', '--s3.provider=ceph', '--s3.endpoint=http://minio:9000']);
     expect(start.metadata.name).toBe('backup-pitr-log-start');
     expect(start.spec.backoffLimit).toBe(0);
     const c = start.spec.template.spec.containers[0];
@@ -186,6 +188,33 @@ describe('the controller keeps the task in its state, one br log command at a ti
     const lost = planLogTask(input({ record: { ...kept, last: { command: 'pause', job: 'backup-pitr-log-pause-2', uid: 'u2', phase: 'Running', created: iso(NOW) } } }), ctx([task('pitr')]))!;
     expect(lost.record?.last).toMatchObject({ phase: 'Lost', error: 'its Job was deleted before it finished' });
     expect(lost.news?.reason).toBe('LogBackupCommandLost');
+  });
+
+  test("truncates the log to the oldest snapshot its schedule keeps: on the task's own folder, only forward, never past the checkpoint", () => {
+    const doc = { ...DOC('running'), jobs: { ...DOC('running').jobs, truncate: JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'backup-pitr-log-truncate' }, spec: { template: { spec: { containers: [{ name: 'log-backup', args: ['log', 'truncate', '--until=@UNTIL@', '--storage=@STORAGE@'], env: [{ name: 'BR_STORAGE', value: 's3://backups/demo/log/{run}' }] }] } } } }) } };
+    const synced: LogTaskRecord = { configMap: 'backup-pitr', task: 'pitr', want: 'running', inGit: true, runs: 1, storage: 's3://backups/demo/log/log-2026-11-20t02-00-00', last: { command: 'start', job: 'backup-pitr-log-start-1', phase: 'Complete', created: iso(NOW - 600_000), seen: iso(NOW - 590_000) } };
+    const running = { ...task('pitr'), startTS: '100', checkpointTS: '900' };
+    const plan = (until: string, record = synced, t = running) => planLogTask(input({ doc, record }), { ...ctx([t]), truncateUntil: { 'backup-pitr': until } });
+    const step = plan('500')!;
+    expect(step.create?.command).toBe('truncate');
+    const c = (step.create!.body as Obj).spec.template.spec.containers[0];
+    expect(c.args).toEqual(['log', 'truncate', '--until=500', '--storage=@STORAGE@']);
+    expect(c.env).toEqual([{ name: 'BR_STORAGE', value: 's3://backups/demo/log/log-2026-11-20t02-00-00' }]);
+    expect(step.record?.last).toMatchObject({ command: 'truncate', until: '500', job: 'backup-pitr-log-truncate-2' });
+    // Seen through: the record keeps how far.
+    const done = planLogTask(input({ doc, record: { ...step.record!, last: { ...step.record!.last!, uid: 'u', phase: 'Running' } }, jobs: [job('backup-pitr-log-truncate-2', 'u', 'Complete')] }), ctx([running]))!;
+    expect(done.record?.truncatedUntil).toBe('500');
+    expect(done.news?.reason).toBe('LogBackupTruncated');
+    // Not again to the same point or behind it, not past the checkpoint or before the task's start, not on a stopped task.
+    const truncated = { ...synced, truncatedUntil: '500' };
+    expect(plan('500', truncated)?.create).toBeUndefined();
+    expect(plan('400', truncated)?.create).toBeUndefined();
+    expect(plan('901')?.create).toBeUndefined();
+    expect(plan('100')?.create).toBeUndefined();
+    expect(plan('500', { ...synced, storage: undefined }, { ...running, storage: undefined })?.create).toBeUndefined();
+    expect(planLogTask(input({ doc: { ...doc, state: 'stopped' }, record: { ...synced, want: 'stopped' } }), { ...ctx([]), truncateUntil: { 'backup-pitr': '500' } })?.create).toBeUndefined();
+    // The state comes first: a paused document is paused before anything is truncated.
+    expect(planLogTask(input({ doc: { ...doc, state: 'paused' }, record: synced }), { ...ctx([running]), truncateUntil: { 'backup-pitr': '500' } })?.create?.command).toBe('pause');
   });
 
   test('the records read back from the status document as written', () => {

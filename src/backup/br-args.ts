@@ -148,6 +148,15 @@ function fullBackupUrl(full: ResolvedStorage, log: ResolvedStorage): string {
   return q === '' ? url : `${url}${url.includes('?') ? '&' : '?'}${q}`;
 }
 
+/**
+ * `br log truncate --until=<ts>` on the log's storage, as the operator's backup-manager runs it
+ * (`doTruncateLogBackup`: no task name, BR's prompt answered yes because no terminal is attached);
+ * `until` is `@UNTIL@`, which the controller replaces with the oldest snapshot its schedule keeps.
+ */
+export function truncateArgs(job: BrJob, cluster: BrCluster, storage: string): string[] {
+  return ['log', 'truncate', '--until=@UNTIL@', ...connectionArgs(cluster), ...globalArgs(job), ...storageArgs(job.storage, storage)];
+}
+
 /** `--log-level`, `--status-addr` and `--send-credentials-to-tikv` (backup-manager's `constructBRGlobalOptions`). */
 function globalArgs(job: BrJob): string[] {
   const br = job.br;

@@ -9,7 +9,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { backupArgs, logArgs, pointInTimeArgs, restoreArgs, storageUrlTemplate } from '../backup/br-args';
+import { backupArgs, logArgs, pointInTimeArgs, restoreArgs, storageUrlTemplate, truncateArgs } from '../backup/br-args';
 import { operationJobName, type LogBackup, type ResolvedBackup, type ResolvedRestore } from '../backup/resolve';
 import { BACKUP_LABEL, LABEL, LOG_COMMANDS, logCommandKey, OPERATION_KEY, type LogCommand } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
@@ -41,7 +41,7 @@ const json = (o: unknown): string => `${JSON.stringify(o, null, 2)}\n`;
 
 /**
  * A log backup's ConfigMap: the task and the state to keep it in, and a Job for each BR command the
- * controller may run to get it there (`br log start|pause|resume|stop`). The stop Job is kept by the
+ * controller may run to get it there (`br log start|pause|resume|stop`), and to truncate it. The stop Job is kept by the
  * controller too, so that the task is stopped when the document leaves Git.
  */
 function logBackupData(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBackup): Record<string, string> {
@@ -53,22 +53,26 @@ function logBackupData(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBac
 /**
  * One `br log` command's Job, named `backup-<name>-log-<command>` as tidb-operator names it
  * (`GetBackupJobName`); the controller adds `-<n>`, the how-manieth command Job of this log backup.
- * Only `start` needs the storage (and its credentials): the others act on the task in PD alone, and
- * work after the storage's Secret is gone. BR is not retried by the Job: the controller runs the
+ * Only `start` and `truncate` need the storage (and its credentials): the others act on the task in
+ * PD alone, and work after the storage's Secret is gone. The controller runs `truncate` on the folder
+ * the task writes to (`BR_STORAGE`, as the start reported it) up to the oldest snapshot its schedule
+ * keeps (`@UNTIL@`). BR is not retried by the Job: the controller runs the
  * command again when the task is still not where it should be.
  */
 export function logCommandJob(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBackup, command: LogCommand): Record<string, unknown> {
   const labels = operationLabels(cluster, op);
   const start = command === 'start';
+  const storage = start || command === 'truncate';
+  const brCluster = { name: cluster.name, tls: cluster.tlsCluster };
   const template = brPodTemplate({
     cluster,
     job: op,
     container: 'log-backup',
     labels,
     script: logCommandScript(),
-    args: logArgs(op, { name: cluster.name, tls: cluster.tlsCluster }, command, start ? '@STORAGE@' : undefined, start ? log.startTs : undefined),
-    env: start ? [{ name: 'BR_STORAGE', value: storageUrlTemplate(op.storage, log.timestamped ? '{run}' : '') }] : [],
-    storage: start,
+    args: command === 'truncate' ? truncateArgs(op, brCluster, '@STORAGE@') : logArgs(op, brCluster, command, start ? '@STORAGE@' : undefined, start ? log.startTs : undefined),
+    env: storage ? [{ name: 'BR_STORAGE', value: storageUrlTemplate(op.storage, log.timestamped ? '{run}' : '') }] : [],
+    storage,
   });
   return {
     apiVersion: 'batch/v1',

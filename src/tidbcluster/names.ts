@@ -52,8 +52,11 @@ export const OPERATION_KEY = {
   logTask: 'log-backup.json',
 } as const;
 
-/** The BR commands that keep a log backup task in its state, each a Job in the log backup's ConfigMap. */
-export const LOG_COMMANDS = ['start', 'pause', 'resume', 'stop'] as const;
+/**
+ * The BR commands that keep a log backup task in its state, and `truncate`, which removes the log
+ * a schedule's retention no longer needs: each a Job in the log backup's ConfigMap.
+ */
+export const LOG_COMMANDS = ['start', 'pause', 'resume', 'stop', 'truncate'] as const;
 export type LogCommand = (typeof LOG_COMMANDS)[number];
 
 /** The key of a log backup command's Job in its ConfigMap: `log-start.json`... */

@@ -18,7 +18,7 @@
  * - A command that failed is tried again after {@link RETRY_MS}; a start or resume waits for the
  *   cluster to be ready (BR needs every TiKV); pause and stop act on PD alone and never wait.
  */
-import { logCommandKey, OPERATION_KEY, type LogCommand } from '../../tidbcluster/names';
+import { LOG_COMMANDS, logCommandKey, OPERATION_KEY, type LogCommand } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
 import type { LogCommandRun, LogTaskRecord, WantedState } from '../records/log-tasks';
 import { runOutcome } from './backup-runs';
@@ -54,6 +54,11 @@ export interface LogTasksContext {
   readonly view?: ({ readonly tasks: readonly LogBackupTask[] } | { readonly error: string }) & { readonly at: number };
   /** Why the cluster cannot take a start or resume now. @default none (ready) */
   readonly notReady?: string;
+  /**
+   * Up to where each log backup's log may go (a TSO), by ConfigMap: the oldest snapshot its schedule's
+   * retention keeps; log before it can no longer be replayed on anything. @default none (no truncation)
+   */
+  readonly truncateUntil?: Readonly<Record<string, string>>;
   readonly now: number;
 }
 
@@ -72,7 +77,7 @@ export interface LogTaskStep {
   readonly message: string;
 }
 
-const PAST: Record<LogCommand, string> = { start: 'Started', pause: 'Paused', resume: 'Resumed', stop: 'Stopped' };
+const PAST: Record<LogCommand, string> = { start: 'Started', pause: 'Paused', resume: 'Resumed', stop: 'Stopped', truncate: 'Truncated' };
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** Each log backup's step this pass. Steps of different log backups are independent. */
@@ -119,8 +124,14 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
       const stuck = seenRun.error !== undefined && seenRun.error !== last.error;
       return step('Running', `br log ${last.command} running (${last.job})${seenRun.error ? `: ${seenRun.error}` : ''}`, stuck ? { news: { type: 'Warning', reason: 'LogBackupStuck', message: `br log ${last.command} (${last.job}): ${seenRun.error}` } } : {});
     }
-    r = { ...r, last: { ...seenRun, seen: now } };
-    if (outcome.phase === 'Complete') return step('Running', `br log ${last.command} done; reading the task again`, { news: { type: 'Normal', reason: `LogBackup${PAST[last.command]}`, message: `br log ${last.command} --task-name=${r.task} succeeded (${last.job})` } });
+    r = { ...r, last: { ...seenRun, ...(last.until !== undefined && { until: last.until }), seen: now } };
+    if (outcome.phase === 'Complete') {
+      // Where the log goes, as the start wrote it (a schedule's log backup has a folder per start), and how far it is truncated.
+      if (last.command === 'start' && seenRun.storage) r = { ...r, storage: seenRun.storage };
+      if (last.command === 'truncate' && last.until !== undefined) r = { ...r, truncatedUntil: last.until };
+      const what = last.command === 'truncate' ? `br log truncate --until=${last.until ?? '?'} on ${r.storage ?? 'its storage'}` : `br log ${last.command} --task-name=${r.task}`;
+      return step('Running', `br log ${last.command} done; reading the task again`, { news: { type: 'Normal', reason: `LogBackup${PAST[last.command]}`, message: `${what} succeeded (${last.job})` } });
+    }
     return step('Failed', `br log ${last.command} failed: ${seenRun.error ?? 'no reason given'}`, { news: { type: 'Warning', reason: 'LogBackupCommandFailed', message: `br log ${last.command} --task-name=${r.task} failed (${last.job}): ${seenRun.error ?? 'no reason given'}` } });
   }
 
@@ -131,12 +142,14 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   if (r.last?.seen !== undefined && view.at <= Date.parse(r.last.seen)) return step('Running', `br log ${r.last.command} ended; reading the task again`);
 
   const task = view.tasks.find((t) => t.name === r.task);
+  if (task?.storage && !r.storage) r = { ...r, storage: task.storage };
   let adopted: LogTaskStep['news'];
   if (!before && task) {
     r = { ...r, adopted: now };
     adopted = { type: 'Normal', reason: 'LogBackupAdopted', message: `the log backup task ${task.name} was already there (${task.state}, started at TS ${task.startTS}); it is kept, not started again` };
   }
-  const command = commandFor(r.want, task);
+  const until = truncation(r, task, ctx.truncateUntil?.[input.configMap]);
+  const command = commandFor(r.want, task) ?? (until !== undefined && doc?.jobs.truncate !== undefined ? 'truncate' : undefined);
   if (!command) {
     if (r.want === 'stopped' && !r.inGit) return { configMap: input.configMap, phase: 'Complete', message: 'stopped' };
     const { phase, message } = synced(r, task);
@@ -160,15 +173,30 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   if (template === undefined) return wait(`no ${logCommandKey(command)} to run br log ${command} with`, 'Failed');
   const runs = r.runs + 1;
   const name = templateName(template);
-  const body = name !== undefined ? jobBody(template, `${name}-${runs}`) : undefined;
+  const truncate = command === 'truncate' && until !== undefined && r.storage !== undefined ? { until, storage: r.storage } : undefined;
+  const body = name !== undefined ? jobBody(template, `${name}-${runs}`, truncate) : undefined;
   if (!body) return wait(`its ${logCommandKey(command)} is not a Job`, 'Failed');
   const job = String((body.metadata as { name: string }).name);
-  r = { ...r, runs, last: { command, job, phase: 'Running', created: now } };
-  return step('Running', `br log ${command} (${job})`, { create: { command, body }, news: { type: 'Normal', reason: 'LogBackupCommand', message: `running br log ${command} --task-name=${r.task} (${job})${task ? `: the task is ${task.state}` : ': the task is not there'}, the document asks for ${r.want}` } });
+  r = { ...r, runs, last: { command, job, phase: 'Running', created: now, ...(truncate && { until: truncate.until }) } };
+  const why = truncate
+    ? `running br log truncate --until=${truncate.until} on ${truncate.storage} (${job}): the oldest snapshot its schedule keeps`
+    : `running br log ${command} --task-name=${r.task} (${job})${task ? `: the task is ${task.state}` : ': the task is not there'}, the document asks for ${r.want}`;
+  return step('Running', `br log ${command} (${job})`, { create: { command, body }, news: { type: 'Normal', reason: 'LogBackupCommand', message: why } });
 
   function templateOf(c: LogCommand): string | undefined {
     return c === 'stop' ? (doc?.jobs.stop ?? r.stopJob) : doc?.jobs[c];
   }
+}
+
+/**
+ * The TSO to truncate the log to, or undefined: only on a task that runs or is paused (its storage is
+ * known, and it still writes there), beyond where it was truncated, and not past its checkpoint (the
+ * log up to `until` must be complete, or no point after the snapshot could be restored to).
+ */
+function truncation(r: LogTaskRecord, task: LogBackupTask | undefined, until: string | undefined): string | undefined {
+  if (until === undefined || !/^\d+$/.test(until) || !task || r.storage === undefined || r.want === 'stopped') return undefined;
+  if (BigInt(until) <= BigInt(r.truncatedUntil ?? '0') || BigInt(until) <= BigInt(task.startTS) || BigInt(until) > BigInt(task.checkpointTS)) return undefined;
+  return until;
 }
 
 /** The command that moves the task toward `want`, or undefined when it is there. */
@@ -199,12 +227,21 @@ function templateName(json: string): string | undefined {
   }
 }
 
-/** The Job to create from a template, named `name`; undefined when the template is not a Job. */
-function jobBody(json: string | undefined, name: string): Record<string, unknown> | undefined {
+/**
+ * The Job to create from a template, named `name`; undefined when the template is not a Job. A
+ * truncate's gets its point (`@UNTIL@` in its arguments) and the task's storage (`BR_STORAGE`).
+ */
+function jobBody(json: string | undefined, name: string, truncate?: { until: string; storage: string }): Record<string, unknown> | undefined {
   if (json === undefined) return undefined;
   try {
-    const body = JSON.parse(json) as Record<string, unknown>;
+    const body = JSON.parse(json) as Record<string, unknown> & { spec?: { template?: { spec?: { containers?: { args?: string[]; env?: { name: string; value?: string }[] }[] } } } };
     if (body.kind !== 'Job' || typeof body.metadata !== 'object' || body.metadata === null) return undefined;
+    if (truncate) {
+      const c = body.spec?.template?.spec?.containers?.[0];
+      if (!c?.args?.includes('--until=@UNTIL@')) return undefined;
+      c.args = c.args.map((a) => (a === '--until=@UNTIL@' ? `--until=${truncate.until}` : a));
+      c.env = (c.env ?? []).map((e) => (e.name === 'BR_STORAGE' ? { name: 'BR_STORAGE', value: truncate.storage } : e));
+    }
     return { ...body, metadata: { ...(body.metadata as Record<string, unknown>), name } };
   } catch {
     return undefined;
@@ -217,7 +254,7 @@ export function logBackupDocOf(data: Readonly<Record<string, string>>): LogBacku
     const spec = JSON.parse(data[OPERATION_KEY.logTask] ?? '') as { task?: unknown; state?: unknown };
     if (typeof spec.task !== 'string' || !['running', 'paused', 'stopped'].includes(spec.state as string)) throw new Error('no task or state');
     const jobs: Partial<Record<LogCommand, string>> = {};
-    for (const c of ['start', 'pause', 'resume', 'stop'] as const) if (data[logCommandKey(c)] !== undefined) jobs[c] = data[logCommandKey(c)];
+    for (const c of LOG_COMMANDS) if (data[logCommandKey(c)] !== undefined) jobs[c] = data[logCommandKey(c)];
     return { task: spec.task, state: spec.state as WantedState, jobs };
   } catch (err) {
     return { problem: `its ${OPERATION_KEY.logTask} is not a task and a state: ${(err as Error).message}` };

@@ -16,6 +16,7 @@
  */
 import type { BackupRetentionInfo } from '../../tidbcluster/names';
 import type { BackupRun } from '../records/backup-runs';
+import type { ClusterInfo } from '../model/cluster';
 
 export interface Expired {
   readonly run: BackupRun;
@@ -67,4 +68,31 @@ export function folderOf(storage: string | undefined, policy: Pick<BackupRetenti
 function startedMs(r: BackupRun): number {
   const t = r.started ? Date.parse(r.started) : Number.NaN;
   return Number.isNaN(t) ? 0 : t;
+}
+
+/**
+ * Up to where a schedule's log backup may be truncated: the BackupTS of the oldest snapshot of this
+ * schedule still kept (its `Complete` runs; the expired ones go one a pass, so this only moves
+ * forward). Log before it cannot be replayed on any snapshot left. Undefined while a kept run's
+ * BackupTS is unknown, or no run completed: nothing is truncated on a guess.
+ */
+export function truncationPoint(schedule: string, runs: Readonly<Record<string, BackupRun>>): string | undefined {
+  const kept = Object.values(runs).filter((r) => r.schedule === schedule && r.phase === 'Complete');
+  if (kept.length === 0 || kept.some((r) => !r.backupTS || !/^\d+$/.test(r.backupTS))) return undefined;
+  return kept.map((r) => BigInt(r.backupTS!)).reduce((a, b) => (b < a ? b : a)).toString();
+}
+
+/**
+ * Up to where each schedule's log backup (`backup-log-<schedule>`) may be truncated, for the schedules
+ * whose retention removes old snapshots: the oldest snapshot still kept.
+ */
+export function logTruncation(cluster: Pick<ClusterInfo, 'backupRetention' | 'logBackups'>, runs: Readonly<Record<string, BackupRun>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const schedule of Object.keys(cluster.backupRetention ?? {})) {
+    const configMap = `backup-log-${schedule}`;
+    if (!(cluster.logBackups ?? []).includes(configMap)) continue;
+    const until = truncationPoint(schedule, runs);
+    if (until !== undefined) out[configMap] = until;
+  }
+  return out;
 }

@@ -26,6 +26,7 @@ import { BackupRunRecorder } from './backup-runs';
 import { OperationRunner } from './operations';
 import { LogBackupReader, type LogBackupView } from './log-backups';
 import { LogTaskRunner } from './log-tasks';
+import { logTruncation } from '../plan/retention';
 import { clusterNotReady } from '../plan/operations';
 import { ConfigCollector } from './configmaps';
 import { publishHealth } from './health';
@@ -133,7 +134,8 @@ export class Reconciler {
     this.logBackupView = await this.logBackups.read(view.now, this.logTasks.active);
     const notReady = clusterNotReady(view.components, plans, view.pd);
     if (this.d.acting()) await this.operations.pass(view.now, notReady, this.logBackupView);
-    if (this.d.acting() && (await this.logTasks.pass({ ...(this.logBackupView && { view: this.logBackupView }), ...(notReady !== undefined && { notReady }), now: view.now }))) this.logBackups.invalidate();
+    const truncateUntil = logTruncation(this.d.cluster, records.backupRuns);
+    if (this.d.acting() && (await this.logTasks.pass({ ...(this.logBackupView && { view: this.logBackupView }), ...(notReady !== undefined && { notReady }), truncateUntil, now: view.now }))) this.logBackups.invalidate();
     await publishHealth(this.d, view.components, plans, records.failover);
     await records.write(this.status(view, plans));
     if (!busy) await this.configs.collect(view.now);

@@ -21,6 +21,8 @@ export interface LogCommandRun extends RunReport {
   readonly created: string;
   /** When the controller saw it end (RFC 3339); the task is read again after that before the next command. @default none */
   readonly seen?: string;
+  /** A truncate's `--until`. @default none */
+  readonly until?: string;
 }
 
 export interface LogTaskRecord {
@@ -41,11 +43,15 @@ export interface LogTaskRecord {
   readonly adopted?: string;
   /** Why no command runs although the task is not in its state. @default none */
   readonly reason?: string;
+  /** Where the task writes its log (BR's storage URL), as its start reported it or PD holds it. @default none (not known yet) */
+  readonly storage?: string;
+  /** Up to where the log was truncated (a TSO). @default none */
+  readonly truncatedUntil?: string;
 }
 
 const STATES: readonly WantedState[] = ['running', 'paused', 'stopped'];
 const RUN_PHASES: readonly LogCommandRun['phase'][] = ['Running', 'Complete', 'Failed', 'Lost'];
-const RUN_TEXT = ['uid', 'created', 'seen', 'started', 'finished', 'storage', 'backupTS', 'size', 'error'] as const;
+const RUN_TEXT = ['uid', 'created', 'seen', 'started', 'finished', 'storage', 'backupTS', 'size', 'error', 'until'] as const;
 
 /** Reads back the records (by ConfigMap name) from a status document written before. */
 export function logTasksOf(doc: unknown): Record<string, LogTaskRecord> {
@@ -65,6 +71,8 @@ export function logTasksOf(doc: unknown): Record<string, LogTaskRecord> {
       ...(last && { last }),
       ...(typeof r.adopted === 'string' && { adopted: r.adopted }),
       ...(typeof r.reason === 'string' && { reason: r.reason }),
+      ...(typeof r.storage === 'string' && { storage: r.storage }),
+      ...(typeof r.truncatedUntil === 'string' && /^\d+$/.test(r.truncatedUntil) && { truncatedUntil: r.truncatedUntil }),
     };
   }
   return out;
