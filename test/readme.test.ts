@@ -94,6 +94,7 @@ test('"What gets rendered" states the Role the controller gets, rule by rule', (
     configmaps: 'ConfigMaps',
     leases: 'Leases',
     events: 'Events',
+    jobs: 'Jobs',
   };
   const byResource = new Map<string, string[]>();
   for (const rule of role.rules as { resources: string[]; verbs: string[]; resourceNames?: string[] }[]) {

@@ -3,7 +3,9 @@
 -- A one-shot Backup or Restore renders as a ConfigMap holding the Job that carries it out (label
 -- tidb-gitops.io/operation); the tidb-gitops controller creates that Job once and writes where the
 -- operation stands on the ConfigMap: tidb-gitops.io/phase (Waiting, Running, Complete, Failed, Lost)
--- and tidb-gitops.io/message. This check reads them:
+-- and tidb-gitops.io/message. A log backup's ConfigMap (same label) gets the same phases: Complete
+-- while its task is in the state its document asks for, Waiting or Running while a command waits or
+-- runs, Failed when one failed or an error paused the task. This check reads them:
 --
 -- * Waiting or Running, or no phase yet (the controller has not seen it): Progressing;
 -- * Complete: Healthy;

@@ -114,9 +114,26 @@
  * - not followed: the newest `RunRestore` checks `CheckVersionForBR` a second time after `NewMgr`,
  *   even with `--check-requirements=false`; the 8.2-era `runRestore` does not, nor does this.
  *
+ * Log backup (br/cmd/br/stream.go, br/pkg/task/stream.go, br/pkg/streamhelper), BR v8.5 as stored:
+ * - `start` refuses while any task exists (one per cluster), writes `backup.lock` and a `backupmeta`
+ *   with the start TS into a fresh storage, restarts from the log's end on a storage a task used
+ *   (the highest `v1/global_checkpoint/<store>.ts`), refuses a snapshot backup's folder, then puts the
+ *   task's info (`StreamBackupTaskInfo`) and ranges into PD (`--pd`, reached at `BR_SIM_PD` when set);
+ *   `pause` puts a PauseV2 `MANUAL` pause, `resume` removes it and the stores' last errors, `stop`
+ *   removes every key of the task; each refuses a task that is not there, or is already paused or
+ *   running, in BR's words; TiKV's own writes (checkpoints, errors, the log files) are the tests';
+ * - `truncate` (no PD) moves `v1_stream_trancate_safepoint.txt` up to `--until` under
+ *   `truncating.lock` and removes the metadata files wholly before it, not the data files they index;
+ * - `restore point` reads the log's range from its storage and the snapshot's BackupTS from its
+ *   backupmeta, refuses two clusters, a gap or a point outside the log (`checkLogRange`'s words, with
+ *   Go's time format in UTC), then restores the snapshot as `restore full` does and prints
+ *   `restore log success summary`; no log is replayed (its counts say 0);
+ * - BR wraps a task's keys in one etcd Txn; here they are Puts and DeleteRanges, which leave the same keys.
+ *
  * Not simulated, and refused rather than pretended: the bucket region lookup BR makes for provider
- * "" or aws (the tests' server is not AWS), storage other than S3, contacting PD, encrypted backups
- * (`--crypter.method` other than plaintext), `restore point|raw|txn`, EBS restore (`--type=aws-ebs`),
+ * "" or aws (the tests' server is not AWS), storage other than S3, encrypted backups
+ * (`--crypter.method` other than plaintext), `restore raw|txn`, `restore point` without a snapshot
+ * (`--start-ts`), `log status|metadata`, EBS restore (`--type=aws-ebs`),
  * `--checkpoint-storage` and filter files (`--filter @file`). Not checked: TiCDC changefeeds, a
  * running log backup, the target's disk space, the SSTs themselves (TiKV reads them, not BR).
  *
@@ -124,7 +141,8 @@
  * to (the backed-up one for backup, the target for restore): `BR_SIM_TIKV_VERSION` (the stores'
  * version, default the simulator's own `BR_SIM_VERSION`, default v8.5.7), `BR_SIM_USER_TABLES`
  * (its user tables, `db.table` comma-separated, a bare `db` for an empty database; default none),
- * `BR_SIM_NEW_COLLATIONS_ENABLED` (mysql.tidb's new_collation_enabled, default `True`).
+ * `BR_SIM_NEW_COLLATIONS_ENABLED` (mysql.tidb's new_collation_enabled, default `True`), `BR_SIM_CLUSTER_ID`
+ * (PD's cluster ID, written into each backupmeta, default 7371123456789012345).
  */
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
