@@ -134,6 +134,8 @@ describe('the controller keeps the task in its state, one br log command at a ti
     // The tasks as read before the Job ended still miss it: no second start until they are read again.
     const stale = planLogTask(input({ record: done.record }), { view: { tasks: [], at: NOW - 5000 }, now: NOW + 1000 })!;
     expect(stale.create).toBeUndefined();
+    // Nor one of the second it was seen ending in: the record keeps whole seconds.
+    expect(planLogTask(input({ record: done.record }), { view: { tasks: [], at: NOW + 500 }, now: NOW + 1000 })?.create).toBeUndefined();
     const fresh = planLogTask(input({ record: done.record }), { view: { tasks: [task('pitr')], at: NOW + 2000 }, now: NOW + 2000 })!;
     expect(fresh.phase).toBe('Complete');
     expect(fresh.create).toBeUndefined();

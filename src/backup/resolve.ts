@@ -256,9 +256,7 @@ function pointInTime(s: Restore['spec'], log: ResolvedStorage | undefined, issue
   const at = 'spec.pitrFullBackupStorageProvider';
   const before = issues.length;
   if (s.backupType !== undefined && s.backupType !== 'full') issues.push({ path: 'spec.backupType', message: 'a point-in-time restore takes tableFilter rules, not backupType db or table: br restore point has no --db or --table' });
-  if (s.pitrRestoredTs !== undefined && s.pitrRestoredTs !== '' && !TS.test(s.pitrRestoredTs)) {
-    issues.push({ path: 'spec.pitrRestoredTs', message: `expected a TSO (digits) or a time with its zone such as "2026-05-11 01:42:23+08:00" (BR refuses a time without one), got ${JSON.stringify(s.pitrRestoredTs)}` });
-  }
+  issues.push(...tsIssues(s.pitrRestoredTs, 'spec.pitrRestoredTs'));
   if (!s.pitrFullBackupStorageProvider) {
     issues.push({ path: at, message: 'required with restoreMode: pitr: the snapshot backup the log is replayed on (logRestoreStartTs, a restore of the log alone, is not carried out yet)' });
     return undefined;
@@ -279,13 +277,16 @@ function pointInTime(s: Restore['spec'], log: ResolvedStorage | undefined, issue
 /** A TSO (decimal) or a time with its zone, as BR's `ParseTSString` takes them with its zone check (br/pkg/task/common.go). */
 const TS = /^(\d+|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:?\d{2}|Z))$/;
 
+function tsIssues(value: string | undefined, path: string): SpecIssue[] {
+  if (value === undefined || value === '' || TS.test(value)) return [];
+  return [{ path, message: `expected a TSO (digits) or a time with its zone such as "2026-05-11 01:42:23+08:00" (BR refuses a time without one), got ${JSON.stringify(value)}` }];
+}
+
 /** The state a log backup's task is kept in, and what `br log start` cannot take. */
 function logBackupOf(s: BackupSpec, at: string, issues: SpecIssue[]): Omit<LogBackup, 'startTs'> | undefined {
   const before = issues.length;
   if (s.logTruncateUntil !== undefined && s.logTruncateUntil !== '') issues.push({ path: `${at}.logTruncateUntil`, message: `truncating the log backup by hand ${NOT_YET}` });
-  if (s.commitTs !== undefined && s.commitTs !== '' && !TS.test(s.commitTs)) {
-    issues.push({ path: `${at}.commitTs`, message: `expected a TSO (digits) or a time with its zone such as "2026-05-11 01:42:23+08:00" (BR refuses a time without one), got ${JSON.stringify(s.commitTs)}` });
-  }
+  issues.push(...tsIssues(s.commitTs, `${at}.commitTs`));
   if (s.backupType !== undefined && s.backupType !== 'full') issues.push({ path: `${at}.backupType`, message: 'a log backup takes tableFilter rules, not backupType db or table: br log start has no --db or --table' });
   for (const f of ['concurrency', 'timeAgo'] as const) {
     if (s.br?.[f] !== undefined) issues.push({ path: `${at}.br.${f}`, message: `is a snapshot backup setting; br log start has no such flag` });

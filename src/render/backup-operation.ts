@@ -41,8 +41,8 @@ const json = (o: unknown): string => `${JSON.stringify(o, null, 2)}\n`;
 
 /**
  * A log backup's ConfigMap: the task and the state to keep it in, and a Job for each BR command the
- * controller may run to get it there (`br log start|pause|resume|stop`), and to truncate it. The stop Job is kept by the
- * controller too, so that the task is stopped when the document leaves Git.
+ * controller may run to get it there (`br log start|pause|resume|stop`) or to truncate its log. The
+ * controller keeps the stop Job too, so that the task is stopped when the document leaves Git.
  */
 function logBackupData(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBackup): Record<string, string> {
   const data: Record<string, string> = { [OPERATION_KEY.logTask]: json({ task: op.name, state: log.state }) };
@@ -56,8 +56,8 @@ function logBackupData(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBac
  * Only `start` and `truncate` need the storage (and its credentials): the others act on the task in
  * PD alone, and work after the storage's Secret is gone. The controller runs `truncate` on the folder
  * the task writes to (`BR_STORAGE`, as the start reported it) up to the oldest snapshot its schedule
- * keeps (`@UNTIL@`). BR is not retried by the Job: the controller runs the
- * command again when the task is still not where it should be.
+ * keeps (`@UNTIL@`). BR is not retried by the Job: the controller runs the command again when the
+ * task is still not where it should be.
  */
 export function logCommandJob(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBackup, command: LogCommand): Record<string, unknown> {
   const labels = operationLabels(cluster, op);

@@ -17,6 +17,8 @@
  *   `/tidb/br-stream/info/` refuses a start), so a start waits while another task exists.
  * - A command that failed is tried again after {@link RETRY_MS}; a start or resume waits for the
  *   cluster to be ready (BR needs every TiKV); pause and stop act on PD alone and never wait.
+ * - Once the task is where it should be, its log is truncated (`br log truncate --until`) up to the
+ *   point its schedule's retention gives, on the folder the task writes to, only forward.
  */
 import { LOG_COMMANDS, logCommandKey, OPERATION_KEY, type LogCommand } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
@@ -98,7 +100,8 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   const step = (phase: LogTaskPhase, message: string, extra: Partial<LogTaskStep> = {}): LogTaskStep => ({ configMap: input.configMap, record: r, phase, message, ...extra });
   const wait = (reason: string, phase: LogTaskPhase = 'Waiting'): LogTaskStep => {
     r = { ...r, reason };
-    const news = reason !== before?.reason ? { type: 'Normal' as const, reason: 'LogBackupWaiting', message: reason } : undefined;
+    // Announced when it starts waiting; what it waits for may then change, in the record and on the ConfigMap.
+    const news = before?.reason === undefined ? { type: 'Normal' as const, reason: 'LogBackupWaiting', message: reason } : undefined;
     return step(phase, `waiting: ${reason}`, news && { news });
   };
 
@@ -139,7 +142,9 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   const view = ctx.view;
   if (!view) return wait('the log backup tasks have not been read from PD yet');
   if ('error' in view) return wait(`the log backup tasks cannot be read from PD: ${view.error}`);
-  if (r.last?.seen !== undefined && view.at <= Date.parse(r.last.seen)) return step('Running', `br log ${r.last.command} ended; reading the task again`);
+  // Read after the second the command was seen ending in (the record keeps whole seconds): a read of
+  // the same pass may come from before BR's last write.
+  if (r.last?.seen !== undefined && view.at < Date.parse(r.last.seen) + 1000) return step('Running', `br log ${r.last.command} ended; reading the task again`);
 
   const task = view.tasks.find((t) => t.name === r.task);
   if (task?.storage && !r.storage) r = { ...r, storage: task.storage };

@@ -68,9 +68,10 @@ export class LogTaskRunner {
     const next: Record<string, LogTaskRecord> = Object.fromEntries(steps.filter((s) => s.record).map((s) => [s.configMap, s.record!]));
     if (JSON.stringify(next) !== JSON.stringify(this.records.logTasks)) await this.records.setLogTasks(next);
     for (const step of steps) {
-      const cm = configMaps.find((c) => c.name === step.configMap);
+      // A ConfigMap whose document left Git may linger until pruned; the Role no longer covers it.
+      const cm = inGit.has(step.configMap) ? configMaps.find((c) => c.name === step.configMap) : undefined;
       const s = step.create && step.record ? await this.create(step, step.record, step.create.body) : step;
-      if (s.news) await this.announce(s, cm);
+      if (s.news) await this.announce(s, cm, ctx.now);
       if (cm) await this.publish(cm, s);
     }
     // A command seen ending this pass: the tasks are read again before the next is chosen.
@@ -102,11 +103,11 @@ export class LogTaskRunner {
   }
 
   /** An Event on the ConfigMap, or on the command's Job once the document (and its ConfigMap) left Git. */
-  private async announce(step: LogTaskStep, cm: OperationConfigMap | undefined): Promise<void> {
+  private async announce(step: LogTaskStep, cm: OperationConfigMap | undefined, now: number): Promise<void> {
     const last = step.record?.last;
     const target = cm ? { kind: 'ConfigMap' as const, name: cm.name, uid: cm.uid } : last?.uid ? { kind: 'Job' as const, name: last.job, uid: last.uid } : undefined;
     if (!target || !step.news) return;
-    await this.d.kube.event(target, step.news.type, step.news.reason, step.news.message, Date.now());
+    await this.d.kube.event(target, step.news.type, step.news.reason, step.news.message, now);
   }
 
   /** Where the log backup stands, on its ConfigMap for the health checks; written only when it changes. */
