@@ -5,8 +5,12 @@
  * this machine (the rendered script, with the BR simulator as `/br`) against a real S3-protocol server
  * (@20minutes/s3rver) on loopback. The controller, with the rendered Role's token, records each run in
  * `<cluster>-status` and announces it with Events, and reads the log backup task the test puts in
- * the PD simulator's etcd, during which no restore starts; the audit log shows it was never refused.
+ * the PD simulator's etcd, during which no restore starts. A log backup is kept in the state Git asks
+ * for with `br log` Jobs (the BR simulator writing the PD simulator's etcd over gRPC), and a schedule
+ * with retention and a log backup ends in a point-in-time restore. The audit log shows the controller
+ * was never refused.
  */
+import { spawn } from 'node:child_process';
 import { stringify } from 'yaml';
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
@@ -14,7 +18,7 @@ import { renderClusters } from '../src/render/render';
 import { realApiSuite } from './kube/suite';
 import { RealWorld } from './kube/world';
 import { simCluster } from './sim/controller-process';
-import { runBrContainer } from './support/br-run';
+import { BR_SIM, runBrContainer } from './support/br-run';
 import { startS3Server, type S3Server } from './support/s3-server';
 import { assertValidK8sObjects } from './support/k8s-schema';
 
@@ -59,6 +63,17 @@ function renderWith(...documents: Obj[]) {
     assertValidK8sObjects(objects, '1.32');
     return objects;
   };
+}
+
+/** BR run by hand (as the operator's backup-manager ran it), with the bucket's keys. */
+function brCommand(args: string[], env: Record<string, string>): Promise<{ status: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BR_SIM, ...args], { env: { PATH: process.env.PATH!, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', ...env } });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('close', (status) => resolve({ status, output }));
+  });
 }
 
 async function bucketKeys(prefix: string): Promise<string[]> {
@@ -261,7 +276,7 @@ describeReal('a BackupSchedule on the real API server', () => {
     expect((await operations())['restore-back']).toEqual(done['restore-back']);
   });
 
-  test('a log backup kept in the state Git asks for: started, paused, resumed across a controller killed mid-command, reported when an error pauses it, stopped when its document leaves Git', async () => {
+  test("a log backup kept in the state Git asks for: the operator's task adopted, paused, resumed across a controller killed mid-command, reported when an error pauses it, stopped when its document leaves Git", async () => {
     const namespace = 'backup-3';
     const s3 = { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'pitr-log', secretName: 's3-secret' };
     const doc = (spec: Obj = {}) => ({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'pitr', namespace }, spec: { backupMode: 'log', br: { cluster: 'c' }, s3, ...spec } });
@@ -286,19 +301,22 @@ describeReal('a BackupSchedule on the real API server', () => {
       w.objects = renderWith(doc(spec))(cluster);
       await w.apply(w.objects);
     };
+    // The task runs already, as the operator's log backup Job started it before the move: BR named
+    // after the Backup (`br log start --task-name=pitr`), into its storage.
+    const operatorStart = await brCommand(['log', 'start', '--task-name=pitr', '--pd=c-pd.backup-3:2379', '--storage=s3://backups/pitr-log', '--s3.provider=ceph', `--s3.endpoint=${endpoint}`], { BR_SIM_PD: pd });
+    expect(operatorStart.status).toBe(0);
     let controller = await w.startController(['--resync', '2s']);
 
-    // Started once the cluster is ready: the task in PD, the storage locked and marked with its start.
-    await w.waitFor(async () => (await task())?.state === 'Running' && (await annotations())['tidb-gitops.io/phase'] === 'Complete', 120_000, 'the log backup task to run');
-    expect(runs).toEqual(['backup-pitr-log-start-1']);
-    expect(await bucketKeys('pitr-log/')).toEqual(['pitr-log/backup.lock', 'pitr-log/backupmeta']);
-    expect((await task())!.storage).toBe('s3://backups/pitr-log');
+    // Adopted as it is, not started again.
+    await w.waitFor(async () => (await record())?.adopted !== undefined && (await annotations())['tidb-gitops.io/phase'] === 'Complete', 120_000, 'the log backup task to be adopted');
+    expect(runs).toEqual([]);
+    expect((await task())).toMatchObject({ state: 'Running', storage: 's3://backups/pitr-log' });
     expect((await annotations())['tidb-gitops.io/message']).toMatch(/^the log backup task pitr is running, checkpoint TS \d+ \(.*\), into s3:\/\/backups\/pitr-log$/);
 
     // Paused from Git.
     await inGit({ logSubcommand: 'log-pause' });
     await w.waitFor(async () => (await task())?.state === 'Paused' && (await record())?.want === 'paused', 60_000, 'the task to pause');
-    expect(runs).toEqual(['backup-pitr-log-start-1', 'backup-pitr-log-pause-2']);
+    expect(runs).toEqual(['backup-pitr-log-pause-1']);
 
     // Running again: the resume is held while the controller is killed and started again; it is
     // followed to its end, not run twice.
@@ -306,13 +324,13 @@ describeReal('a BackupSchedule on the real API server', () => {
     gate = new Promise<void>((resolve) => (release = resolve));
     await inGit({ logSubcommand: 'log-start' });
     await w.waitFor(async () => (await record())?.last?.uid !== undefined && (await record())?.last?.command === 'resume', 60_000, 'the resume Job in the record');
-    await w.waitFor(() => runs.includes('backup-pitr-log-resume-3'), 30_000, 'the resume to run');
+    await w.waitFor(() => runs.includes('backup-pitr-log-resume-2'), 30_000, 'the resume to run');
     controller.kill('SIGKILL');
     await controller.exited;
     controller = await w.startController(['--resync', '2s']);
     release();
     await w.waitFor(async () => (await task())?.state === 'Running' && (await record())?.last?.phase === 'Complete', 60_000, 'the task to run again');
-    expect(runs).toEqual(['backup-pitr-log-start-1', 'backup-pitr-log-pause-2', 'backup-pitr-log-resume-3']);
+    expect(runs).toEqual(['backup-pitr-log-pause-1', 'backup-pitr-log-resume-2']);
 
     // TiKV pauses the task on an error: Degraded, with TiKV's error, and no resume straight after one.
     // brpb.StreamBackupError { happen_at, error_code, error_message, store_id } as TiKV writes it.
@@ -321,7 +339,7 @@ describeReal('a BackupSchedule on the real API server', () => {
     w.pd.etcd.put('/tidb/br-stream/pause/pitr', JSON.stringify({ severity: 'ERROR', operation_hostname: 'tikv-4', operation_pid: 1, operation_time: new Date().toISOString(), payload_type: 'application/x-protobuf;messageType=brpb.StreamBackupError', payload: error.toString('base64') }));
     await w.waitFor(async () => (await annotations())['tidb-gitops.io/phase'] === 'Failed', 60_000, 'the error pause on the ConfigMap');
     expect((await annotations())['tidb-gitops.io/message']).toContain('KV:LogBackup:RaftReq: the region is not found (store 4)');
-    expect(runs).toHaveLength(3);
+    expect(runs).toHaveLength(2);
     // Resumed by hand (BR's resume removes both keys): healthy again.
     w.pd.etcd.deletePrefix('/tidb/br-stream/pause/');
     w.pd.etcd.deletePrefix('/tidb/br-stream/last-error/');
@@ -336,12 +354,12 @@ describeReal('a BackupSchedule on the real API server', () => {
     await w.kube.delete(`/api/v1/namespaces/${namespace}/configmaps/backup-pitr`);
     controller = await w.startController(['--resync', '2s']);
     await w.waitFor(async () => (await task()) === undefined && (await record()) === undefined, 60_000, 'the task to stop and its record to go');
-    expect(runs).toEqual(['backup-pitr-log-start-1', 'backup-pitr-log-pause-2', 'backup-pitr-log-resume-3', 'backup-pitr-log-stop-4']);
+    expect(runs).toEqual(['backup-pitr-log-pause-1', 'backup-pitr-log-resume-2', 'backup-pitr-log-stop-3']);
     expect(w.pd.etcd.range(Buffer.from('/tidb/br-stream/'), Buffer.from('/tidb/br-stream0')).kvs).toEqual([]);
     expect(await bucketKeys('pitr-log/')).toEqual(['pitr-log/backup.lock', 'pitr-log/backupmeta']);
     const reasons = (await w.events()).filter((e) => e.reason.startsWith('LogBackup')).map((e) => e.reason);
     // Each command announced when it starts and when it ends, once.
-    expect(reasons.filter((r) => r !== 'LogBackupWaiting').sort()).toEqual(['LogBackupCommand', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupPaused', 'LogBackupResumed', 'LogBackupStarted', 'LogBackupStopped']);
+    expect(reasons.filter((r) => r !== 'LogBackupWaiting').sort()).toEqual(['LogBackupAdopted', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupCommand', 'LogBackupPaused', 'LogBackupResumed', 'LogBackupStopped']);
   });
 
   test('a BackupSchedule with maxBackups: 3 and its log backup, then a restore to a point in time: the log truncated to the snapshot kept, the restore waiting while the task runs into the cluster and running once it is stopped from Git', async () => {

@@ -77,6 +77,14 @@ describe('a log backup renders as a ConfigMap with its state and a Job per br lo
     expect(state({ logSubcommand: 'log-pause' })).toBe('paused');
     expect(state({ logSubcommand: 'log-stop' })).toBe('stopped');
     expect(state({ logStop: true })).toBe('stopped');
+    // logTruncateUntil, as the TSO BR reads: a TSO as it is, a time with its zone converted.
+    const spec = (until: string) => JSON.parse(find(renderAll([cluster(), logBackup({ logTruncateUntil: until })]), 'ConfigMap', 'backup-pitr').data['log-backup.json']);
+    expect(spec('450000000000000000')).toEqual({ task: 'pitr', state: 'running', truncateUntil: '450000000000000000' });
+    const tso = (BigInt(Date.UTC(2024, 4, 25, 5, 9, 29, 531)) << 18n).toString();
+    expect(spec('2024-05-25 13:09:29.531+08:00').truncateUntil).toBe(tso);
+    expect(spec('2024-05-25T05:09:29.531Z').truncateUntil).toBe(tso);
+    expect(spec('2024-05-25 07:09:29.531+0200').truncateUntil).toBe(tso);
+    expect(load([cluster(), logBackup({ logTruncateUntil: '2024-05-25 05:09:29' })]).errors).toMatch(/spec\.logTruncateUntil \(line \d+\): expected a TSO \(digits\) or a time with its zone/);
     const objects = renderAll([cluster(), logBackup()]);
     const env = find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env as Obj[];
     const info = JSON.parse(env.find((e) => e.name === 'TIDB_GITOPS_CLUSTER')!.value);
@@ -97,7 +105,7 @@ describe('a log backup renders as a ConfigMap with its state and a Job per br lo
       logBackup({ logStop: true, logSubcommand: 'log-pause' }, 'c'),
     ]).errors;
     expect(errors).toMatch(/document 2: spec\.backupType \(line \d+\): a log backup takes tableFilter rules, not backupType db or table/);
-    expect(errors).toMatch(/document 2: spec\.logTruncateUntil \(line \d+\): truncating the log backup by hand is not carried out yet/);
+    expect(errors).not.toContain('logTruncateUntil');
     expect(errors).toMatch(/document 2: spec\.br\.concurrency \(line \d+\): is a snapshot backup setting; br log start has no such flag/);
     // The CRD's own rule refuses both ways at once.
     expect(errors).toMatch(/document 4: spec\.logStop \(line \d+\): Field `logStop` is the old version field, please use `logSubcommand` instead/);
@@ -215,6 +223,11 @@ describe('the controller keeps the task in its state, one br log command at a ti
     expect(plan('100')?.create).toBeUndefined();
     expect(plan('500', { ...synced, storage: undefined }, { ...running, storage: undefined })?.create).toBeUndefined();
     expect(planLogTask(input({ doc: { ...doc, state: 'stopped' }, record: { ...synced, want: 'stopped' } }), { ...ctx([]), truncateUntil: { 'backup-pitr': '500' } })?.create).toBeUndefined();
+    // By hand (logTruncateUntil), the later of it and the schedule's point.
+    const byHand = (until: string, fromSchedule?: string) => planLogTask(input({ doc: { ...doc, truncateUntil: until }, record: synced }), { ...ctx([running]), ...(fromSchedule && { truncateUntil: { 'backup-pitr': fromSchedule } }) });
+    expect(((byHand('600')!.create!.body as Obj).spec.template.spec.containers[0].args as string[])[2]).toBe('--until=600');
+    expect(((byHand('600', '700')!.create!.body as Obj).spec.template.spec.containers[0].args as string[])[2]).toBe('--until=700');
+    expect(byHand('950')?.create).toBeUndefined();
     // The state comes first: a paused document is paused before anything is truncated.
     expect(planLogTask(input({ doc: { ...doc, state: 'paused' }, record: synced }), { ...ctx([running]), truncateUntil: { 'backup-pitr': '500' } })?.create?.command).toBe('pause');
   });

@@ -57,6 +57,11 @@ export interface LogBackup {
   /** `br log start --start-ts`, from `commitTs`. @default none (now) */
   readonly startTs?: string;
   /**
+   * `logTruncateUntil` as a TSO: the log before it is removed (`br log truncate --until`), once the
+   * task's checkpoint has passed it, as the operator's `log-truncate`. @default none
+   */
+  readonly truncateUntil?: string;
+  /**
    * Each start writes into a new folder under the prefix, `log-<the start's UTC time,
    * 2006-01-02t15-04-05>`, as a BackupSchedule's log backup does (tidb-operator
    * pkg/backup/backupschedule/backup_schedule_manager.go, `buildLogBackup`). @default false (the prefix itself)
@@ -109,8 +114,6 @@ export type ResolvedOperation = ResolvedBackup | ResolvedSchedule | ResolvedRest
 export function operationJobName(op: { readonly kind: 'Backup' | 'Restore'; readonly name: string }): string {
   return `${op.kind === 'Backup' ? 'backup' : 'restore'}-${op.name}`;
 }
-
-const NOT_YET = 'is not carried out yet; remove it to render the rest';
 
 /** Options the whole render shares. */
 export interface OperationOptions {
@@ -285,7 +288,7 @@ function tsIssues(value: string | undefined, path: string): SpecIssue[] {
 /** The state a log backup's task is kept in, and what `br log start` cannot take. */
 function logBackupOf(s: BackupSpec, at: string, issues: SpecIssue[]): Omit<LogBackup, 'startTs'> | undefined {
   const before = issues.length;
-  if (s.logTruncateUntil !== undefined && s.logTruncateUntil !== '') issues.push({ path: `${at}.logTruncateUntil`, message: `truncating the log backup by hand ${NOT_YET}` });
+  issues.push(...tsIssues(s.logTruncateUntil, `${at}.logTruncateUntil`));
   issues.push(...tsIssues(s.commitTs, `${at}.commitTs`));
   if (s.backupType !== undefined && s.backupType !== 'full') issues.push({ path: `${at}.backupType`, message: 'a log backup takes tableFilter rules, not backupType db or table: br log start has no --db or --table' });
   for (const f of ['concurrency', 'timeAgo'] as const) {
@@ -294,7 +297,17 @@ function logBackupOf(s: BackupSpec, at: string, issues: SpecIssue[]): Omit<LogBa
   if (issues.length > before) return undefined;
   // Both at once the CRD refuses (its x-kubernetes-validations rule on logStop).
   const state: LogTaskState = s.logSubcommand === 'log-pause' ? 'paused' : s.logSubcommand === 'log-stop' || (s.logSubcommand === undefined && s.logStop === true) ? 'stopped' : 'running';
-  return { state };
+  const until = s.logTruncateUntil !== undefined && s.logTruncateUntil !== '' ? toTso(s.logTruncateUntil) : undefined;
+  return { state, ...(until !== undefined && { truncateUntil: until }) };
+}
+
+/** A TS as BR reads it (`ParseTSString`): a TSO as it is, a time as its physical milliseconds shifted by 18 bits. */
+function toTso(ts: string): string {
+  if (/^\d+$/.test(ts)) return ts;
+  const [date, time] = ts.split(/[ T]/);
+  const zone = /(Z|[+-]\d{2}:?\d{2})$/.exec(time)![1];
+  const iso = `${date}T${time.slice(0, time.length - zone.length)}${zone === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`}`;
+  return (BigInt(Date.parse(iso)) << 18n).toString();
 }
 
 /** The BR Job settings of a Backup or Restore spec, storage read from `storageSpec`. */

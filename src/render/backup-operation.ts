@@ -45,7 +45,7 @@ const json = (o: unknown): string => `${JSON.stringify(o, null, 2)}\n`;
  * controller keeps the stop Job too, so that the task is stopped when the document leaves Git.
  */
 function logBackupData(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBackup): Record<string, string> {
-  const data: Record<string, string> = { [OPERATION_KEY.logTask]: json({ task: op.name, state: log.state }) };
+  const data: Record<string, string> = { [OPERATION_KEY.logTask]: json({ task: op.name, state: log.state, ...(log.truncateUntil !== undefined && { truncateUntil: log.truncateUntil }) }) };
   for (const command of LOG_COMMANDS) data[logCommandKey(command)] = json(logCommandJob(cluster, op, log, command));
   return data;
 }

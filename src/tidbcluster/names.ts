@@ -48,7 +48,10 @@ export const BACKUP_LABEL = {
 export const OPERATION_KEY = {
   /** The Job the controller creates, once: `batch/v1` JSON. */
   job: 'job.json',
-  /** A log backup's task and the state it is kept in: `{"task": "<name>", "state": "running|paused|stopped"}`. */
+  /**
+   * A log backup's task, the state it is kept in, and the TSO its log is truncated to by hand:
+   * `{"task": "<name>", "state": "running|paused|stopped", "truncateUntil": "<TSO>"}`.
+   */
   logTask: 'log-backup.json',
 } as const;
 

@@ -18,7 +18,8 @@
  * - A command that failed is tried again after {@link RETRY_MS}; a start or resume waits for the
  *   cluster to be ready (BR needs every TiKV); pause and stop act on PD alone and never wait.
  * - Once the task is where it should be, its log is truncated (`br log truncate --until`) up to the
- *   point its schedule's retention gives, on the folder the task writes to, only forward.
+ *   point its schedule's retention gives, or its document's `logTruncateUntil` (the later of the two),
+ *   on the folder the task writes to, only forward.
  */
 import { LOG_COMMANDS, logCommandKey, OPERATION_KEY, type LogCommand } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
@@ -34,6 +35,8 @@ export const RETRY_MS = 5 * 60_000;
 export interface LogBackupDoc {
   readonly task: string;
   readonly state: WantedState;
+  /** `logTruncateUntil`, a TSO. @default none */
+  readonly truncateUntil?: string;
   /** Each command's Job, JSON, by command. */
   readonly jobs: Partial<Record<LogCommand, string>>;
 }
@@ -153,7 +156,7 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
     r = { ...r, adopted: now };
     adopted = { type: 'Normal', reason: 'LogBackupAdopted', message: `the log backup task ${task.name} was already there (${task.state}, started at TS ${task.startTS}); it is kept, not started again` };
   }
-  const until = truncation(r, task, ctx.truncateUntil?.[input.configMap]);
+  const until = truncation(r, task, latest(ctx.truncateUntil?.[input.configMap], doc?.truncateUntil));
   const command = commandFor(r.want, task) ?? (until !== undefined && doc?.jobs.truncate !== undefined ? 'truncate' : undefined);
   if (!command) {
     if (r.want === 'stopped' && !r.inGit) return { configMap: input.configMap, phase: 'Complete', message: 'stopped' };
@@ -184,7 +187,7 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   const job = String((body.metadata as { name: string }).name);
   r = { ...r, runs, last: { command, job, phase: 'Running', created: now, ...(truncate && { until: truncate.until }) } };
   const why = truncate
-    ? `running br log truncate --until=${truncate.until} on ${truncate.storage} (${job}): the oldest snapshot its schedule keeps`
+    ? `running br log truncate --until=${truncate.until} on ${truncate.storage} (${job})`
     : `running br log ${command} --task-name=${r.task} (${job})${task ? `: the task is ${task.state}` : ': the task is not there'}, the document asks for ${r.want}`;
   return step('Running', `br log ${command} (${job})`, { create: { command, body }, news: { type: 'Normal', reason: 'LogBackupCommand', message: why } });
 
@@ -202,6 +205,13 @@ function truncation(r: LogTaskRecord, task: LogBackupTask | undefined, until: st
   if (until === undefined || !/^\d+$/.test(until) || !task || r.storage === undefined || r.want === 'stopped') return undefined;
   if (BigInt(until) <= BigInt(r.truncatedUntil ?? '0') || BigInt(until) <= BigInt(task.startTS) || BigInt(until) > BigInt(task.checkpointTS)) return undefined;
   return until;
+}
+
+/** The later of two TSOs, either of which may be missing. */
+function latest(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || !/^\d+$/.test(a)) return b;
+  if (b === undefined || !/^\d+$/.test(b)) return a;
+  return BigInt(a) >= BigInt(b) ? a : b;
 }
 
 /** The command that moves the task toward `want`, or undefined when it is there. */
@@ -256,11 +266,12 @@ function jobBody(json: string | undefined, name: string, truncate?: { until: str
 /** A log backup's ConfigMap data read back: its task, state and command Jobs, or what is wrong with it. */
 export function logBackupDocOf(data: Readonly<Record<string, string>>): LogBackupDoc | { problem: string } {
   try {
-    const spec = JSON.parse(data[OPERATION_KEY.logTask] ?? '') as { task?: unknown; state?: unknown };
+    const spec = JSON.parse(data[OPERATION_KEY.logTask] ?? '') as { task?: unknown; state?: unknown; truncateUntil?: unknown };
     if (typeof spec.task !== 'string' || !['running', 'paused', 'stopped'].includes(spec.state as string)) throw new Error('no task or state');
     const jobs: Partial<Record<LogCommand, string>> = {};
     for (const c of LOG_COMMANDS) if (data[logCommandKey(c)] !== undefined) jobs[c] = data[logCommandKey(c)];
-    return { task: spec.task, state: spec.state as WantedState, jobs };
+    const until = typeof spec.truncateUntil === 'string' && /^\d+$/.test(spec.truncateUntil) ? { truncateUntil: spec.truncateUntil } : {};
+    return { task: spec.task, state: spec.state as WantedState, jobs, ...until };
   } catch (err) {
     return { problem: `its ${OPERATION_KEY.logTask} is not a task and a state: ${(err as Error).message}` };
   }
