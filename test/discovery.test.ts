@@ -43,6 +43,9 @@ describe('discovery objects', () => {
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['demo-discovery'], verbs: ['get', 'update'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      // The runs and log backup commands it records and creates; with no backup document too, for the
+      // stop of a log backup whose document left Git.
+      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'create'] },
     ]);
     expect(names.status('demo')).toBe('demo-status');
     expect(names.lease('demo')).toBe('demo-discovery');
