@@ -281,7 +281,8 @@ describeReal('a BackupSchedule on the real API server', () => {
     const s3 = { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'pitr-log', secretName: 's3-secret' };
     const doc = (spec: Obj = {}) => ({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'pitr', namespace }, spec: { backupMode: 'log', br: { cluster: 'c' }, s3, ...spec } });
     const cluster = simCluster({}, { namespace });
-    const w = await RealWorld.start({ cp: suite.cp(), cluster, render: renderWith(doc()) });
+    // The cluster runs first without the document, as it does under the operator before the move.
+    const w = await RealWorld.start({ cp: suite.cp(), cluster, render: renderWith() });
     world = w;
     await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3-secret', namespace }, stringData: SECRETS['s3-secret'] });
     const pd = new URL(w.pd.url).host;
@@ -302,10 +303,21 @@ describeReal('a BackupSchedule on the real API server', () => {
       await w.apply(w.objects);
     };
     // The task runs already, as the operator's log backup Job started it before the move: BR named
-    // after the Backup (`br log start --task-name=pitr`), into its storage.
-    const operatorStart = await brCommand(['log', 'start', '--task-name=pitr', '--pd=c-pd.backup-3:2379', '--storage=s3://backups/pitr-log', '--s3.provider=ceph', `--s3.endpoint=${endpoint}`], { BR_SIM_PD: pd });
-    expect(operatorStart.status).toBe(0);
+    // after the Backup (`br log start --task-name=pitr`), into its storage. (PD answers once its Pods
+    // run, which needs the controller's discovery: until then BR is refused, and run again.)
     let controller = await w.startController(['--resync', '2s']);
+    let operatorStart = { status: null as number | null, output: '' };
+    await w.waitFor(async () => {
+      operatorStart = await brCommand(['log', 'start', '--task-name=pitr', '--pd=c-pd.backup-3:2379', '--storage=s3://backups/pitr-log', '--s3.provider=ceph', `--s3.endpoint=${endpoint}`], { BR_SIM_PD: pd });
+      return !operatorStart.output.includes('code = UNAVAILABLE');
+    }, 60_000, 'PD to answer BR');
+    expect(operatorStart.output).not.toContain('Error:');
+    expect(operatorStart.status).toBe(0);
+    // The document is committed: the controller's settings change, and its Pod is replaced.
+    controller.kill('SIGKILL');
+    await controller.exited;
+    await inGit({});
+    controller = await w.startController(['--resync', '2s']);
 
     // Adopted as it is, not started again.
     await w.waitFor(async () => (await record())?.adopted !== undefined && (await annotations())['tidb-gitops.io/phase'] === 'Complete', 120_000, 'the log backup task to be adopted');

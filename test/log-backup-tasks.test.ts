@@ -180,6 +180,10 @@ describe('the controller keeps the task in its state, one br log command at a ti
     expect(adopted.create).toBeUndefined();
     expect(adopted.news).toMatchObject({ reason: 'LogBackupAdopted' });
     expect(adopted.record?.adopted).toBe(iso(NOW));
+    // Also after waiting for the cluster, before any command ran; not a task this controller started.
+    const waited: LogTaskRecord = { configMap: 'backup-pitr', task: 'pitr', want: 'running', inGit: true, runs: 0, reason: 'the cluster is not ready: x' };
+    expect(planLogTask(input({ record: waited }), ctx([task('pitr')]))?.news?.reason).toBe('LogBackupAdopted');
+    expect(planLogTask(input({ record: { ...waited, runs: 1 } }), ctx([task('pitr')]))?.news).toBeUndefined();
     const blocked = planLogTask(input(), ctx([task('operator-task')]))!;
     expect(blocked.create).toBeUndefined();
     expect(blocked.record?.reason).toBe('the log backup task operator-task exists in this cluster; BR keeps one task per cluster: stop it, or name this document operator-task to take it over');

@@ -152,7 +152,8 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   const task = view.tasks.find((t) => t.name === r.task);
   if (task?.storage && !r.storage) r = { ...r, storage: task.storage };
   let adopted: LogTaskStep['news'];
-  if (!before && task) {
+  // Found there before this controller ran any command for it (it may have waited for the cluster).
+  if (task && r.runs === 0 && r.adopted === undefined) {
     r = { ...r, adopted: now };
     adopted = { type: 'Normal', reason: 'LogBackupAdopted', message: `the log backup task ${task.name} was already there (${task.state}, started at TS ${task.startTS}); it is kept, not started again` };
   }
