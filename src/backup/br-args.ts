@@ -62,7 +62,6 @@ export function backupArgs(job: BrJob, cluster: BrCluster, storage: string, comm
  * `--ratelimit`, `--online`, and `spec.br.options` last so that they win.
  */
 export function restoreArgs(job: BrJob, cluster: BrCluster, storage: string): string[] {
-  const br = job.br;
   return [
     'restore',
     job.backupType,
@@ -70,12 +69,7 @@ export function restoreArgs(job: BrJob, cluster: BrCluster, storage: string): st
     ...globalArgs(job),
     ...storageArgs(job.storage, storage),
     ...filterArgs(job),
-    ...(br.concurrency !== undefined ? [`--concurrency=${br.concurrency}`] : []),
-    ...(br.checksum !== undefined ? [`--checksum=${br.checksum}`] : []),
-    ...(br.checkRequirements !== undefined ? [`--check-requirements=${br.checkRequirements}`] : []),
-    ...(br.rateLimit !== undefined ? [`--ratelimit=${br.rateLimit}`] : []),
-    ...(br.onLine !== undefined ? [`--online=${br.onLine}`] : []),
-    ...(br.options ?? []),
+    ...restoreOptions(job),
   ];
 }
 
@@ -111,7 +105,6 @@ export function logArgs(job: BrJob & { readonly name: string }, cluster: BrClust
  * `--full-backup-storage`, then the restore options and `spec.br.options`.
  */
 export function pointInTimeArgs(job: BrJob, cluster: BrCluster, storage: string, pitr: PointInTime): string[] {
-  const br = job.br;
   return [
     'restore',
     'point',
@@ -121,12 +114,7 @@ export function pointInTimeArgs(job: BrJob, cluster: BrCluster, storage: string,
     ...filterArgs(job),
     ...(pitr.restoredTs !== undefined ? [`--restored-ts=${pitr.restoredTs}`] : []),
     `--full-backup-storage=${fullBackupUrl(pitr.fullBackup, job.storage)}`,
-    ...(br.concurrency !== undefined ? [`--concurrency=${br.concurrency}`] : []),
-    ...(br.checksum !== undefined ? [`--checksum=${br.checksum}`] : []),
-    ...(br.checkRequirements !== undefined ? [`--check-requirements=${br.checkRequirements}`] : []),
-    ...(br.rateLimit !== undefined ? [`--ratelimit=${br.rateLimit}`] : []),
-    ...(br.onLine !== undefined ? [`--online=${br.onLine}`] : []),
-    ...(br.options ?? []),
+    ...restoreOptions(job),
   ];
 }
 
@@ -155,6 +143,19 @@ function fullBackupUrl(full: ResolvedStorage, log: ResolvedStorage): string {
  */
 export function truncateArgs(job: BrJob, cluster: BrCluster, storage: string): string[] {
   return ['log', 'truncate', '--until=@UNTIL@', ...connectionArgs(cluster), ...globalArgs(job), ...storageArgs(job.storage, storage)];
+}
+
+/** A restore's options in the operator's order (`constructBROptions`), then `spec.br.options` so that they win. */
+function restoreOptions(job: BrJob): string[] {
+  const br = job.br;
+  return [
+    ...(br.concurrency !== undefined ? [`--concurrency=${br.concurrency}`] : []),
+    ...(br.checksum !== undefined ? [`--checksum=${br.checksum}`] : []),
+    ...(br.checkRequirements !== undefined ? [`--check-requirements=${br.checkRequirements}`] : []),
+    ...(br.rateLimit !== undefined ? [`--ratelimit=${br.rateLimit}`] : []),
+    ...(br.onLine !== undefined ? [`--online=${br.onLine}`] : []),
+    ...(br.options ?? []),
+  ];
 }
 
 /** `--log-level`, `--status-addr` and `--send-credentials-to-tikv` (backup-manager's `constructBRGlobalOptions`). */
