@@ -998,6 +998,19 @@ function storageBackend(store, sendCreds) {
   return bytesField(3, s3);
 }
 
+/**
+ * What `br log start|stop|pause|resume` print on success (br/pkg/task/stream.go: `summary.Log(cmdName,
+ * logutil.StreamBackupTaskInfo(&ti.Info))`, then the deferred `summary.Summary(cmdName)`): the task
+ * as br/pkg/logutil `zapStreamBackupTaskInfo` encodes it (taskName, startTs, endTS, tableFilter) under
+ * `streamTaskInfo`, then `<cmd> success summary` with total-take.
+ */
+function taskSummary(cmdName, infoValue) {
+  const info = decode(infoValue);
+  const object = `{taskName=${info.string(4)}, startTs=${info.uint(2)}, endTS=${info.uint(3)}, tableFilter=${info.all(5).map((f) => f.toString()).join(',')}}`;
+  log('INFO', cmdName, { streamTaskInfo: JSON.stringify(object) });
+  log('INFO', `${cmdName} success summary`, { 'total-take': goDuration(process.hrtime.bigint() - START) });
+}
+
 /** A `br log` subcommand (br/cmd/br/stream.go `NewStreamCommand`; br/pkg/task/stream.go `RunStreamCommand`). */
 async function logCommand(kind, argv) {
   if (kind === undefined || kind.startsWith('-')) throw new BrError('the test BR does not print the help of br log');
@@ -1022,7 +1035,8 @@ async function logCommand(kind, argv) {
   try {
     if (kind === 'start') return await logStart(kv, task, values, startTs);
     // streamhelper GetTask: `no such task`.
-    if (!(await kv.get(info))) throw annotate(`no such task ${task}`, 'BR:PiTR:ErrTaskNotFound', 'task not found');
+    const found = await kv.get(info);
+    if (!found) throw annotate(`no such task ${task}`, 'BR:PiTR:ErrTaskNotFound', 'task not found');
     const paused = (await kv.get(`${STREAM_PREFIX}/pause/${task}`)) !== undefined;
     if (kind === 'stop') {
       // DeleteTask: the info, ranges, checkpoints, pause, last errors and storage checkpoints.
@@ -1039,7 +1053,7 @@ async function logCommand(kind, argv) {
       await kv.deleteKey(`${STREAM_PREFIX}/pause/${task}`);
       await kv.deletePrefix(`${STREAM_PREFIX}/last-error/${task}/`);
     }
-    log('INFO', `log ${kind} success summary`, { 'total-take': goDuration(process.hrtime.bigint() - START) });
+    taskSummary(`log ${kind}`, found.value);
   } finally {
     kv.close();
   }
@@ -1125,7 +1139,7 @@ async function logStart(kv, task, values, startTs) {
   // Every table (`*.*`): the meta keys m..n and the table keys t..u (stream_mgr.go buildObserverAllRange).
   await kv.put(`${STREAM_PREFIX}/ranges/${task}/m`, Buffer.from('n'));
   await kv.put(`${STREAM_PREFIX}/ranges/${task}/t`, Buffer.from('u'));
-  log('INFO', 'log start success summary', { 'total-take': goDuration(process.hrtime.bigint() - START), 'start-ts': start, 'task-name': task });
+  taskSummary('log start', infoValue);
 }
 
 
