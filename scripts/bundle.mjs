@@ -7,7 +7,7 @@
 // The bundles carry other packages' code, so lib/THIRD-PARTY-NOTICES.txt lists each package they
 // contain with its license text, read from the package itself.
 import { build } from 'esbuild';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,6 +28,10 @@ const results = await Promise.all([
   build({ ...common, entryPoints: [join(root, 'src/controller/main.ts')], outfile: join(root, 'lib/tidb-gitops-controller.js') }),
   build({ ...common, entryPoints: [join(root, 'src/index.ts')], outfile: join(root, 'lib/index.js'), external: ['cdk8s', 'constructs'] }),
 ]);
+
+// The Kubernetes definitions the CLI validates passed-through objects against, read only when there are
+// some: beside the bundles, and beside tsc's output of src/base (what `cdk8s synth` runs).
+for (const to of ['lib/kube-schema-data.json', 'lib/src/base/kube-schema-data.json']) copyFileSync(join(root, 'src/base/kube-schema-data.json'), join(root, to));
 
 /** The package directory (under node_modules) an input file of a bundle belongs to, if any. */
 function packageDir(input) {

@@ -191,18 +191,21 @@ describe('plugin.yaml', () => {
 });
 
 describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
-  test('renders every TidbCluster of a read-only source directory to stdout and changes nothing', () => {
+  test('renders every TidbCluster of a read-only source directory to stdout, with the objects beside it, and changes nothing', () => {
     const dir = appDir({ 'tidb-cluster.yaml': basic, 'app-settings.yaml': UNRELATED });
     const r = generate(dir, { ARGOCD_ENV_CONTROLLER_IMAGE: 'registry.example.com/tidb-gitops:0.1.0' });
-    expect(r.stderr).toBe('app-settings.yaml: document 1: skipped ConfigMap app-settings: not a TidbCluster\n');
+    expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    const objects = manifests(r.stdout);
-    expect(objects).toHaveLength(17);
+    const all = manifests(r.stdout);
+    // The ConfigMap kept beside the cluster comes last, in the destination namespace like the rest.
+    expect(all[all.length - 1]).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-settings', namespace: 'tidb' }, data: { kind: 'TidbCluster' } });
+    const objects = all.slice(0, -1);
+    expect(objects).toHaveLength(20);
     expect(discoveryImage(objects)).toBe('registry.example.com/tidb-gitops:0.1.0');
     // No NAMESPACE setting: the Application's destination namespace.
     expect(new Set(objects.map((o) => o.metadata.namespace))).toEqual(new Set(['tidb']));
     // The same stream `render` prints for these settings, for the destination's Kubernetes (KUBE_VERSION).
-    const render = cli(['render', join(root, 'examples/basic'), '-n', 'tidb', '--controller-image', 'registry.example.com/tidb-gitops:0.1.0', '--kube-version', '1.33']);
+    const render = cli(['render', dir, '-n', 'tidb', '--controller-image', 'registry.example.com/tidb-gitops:0.1.0', '--kube-version', '1.33']);
     expect(r.stdout).toBe(render.stdout);
     assertValidK8sObjects(objects, 33);
   });
@@ -287,7 +290,7 @@ describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
     const dir = appDir({ 'tidb-cluster.yaml': basic });
     const r = generate(dir, { ARGOCD_ENV_NAMESPCE: 'x', PARAM_CONTROLLER_IMAGES: 'y', ARGOCD_ENV_LOG_LEVEL: 'debug' });
     expect(r.status).toBe(0);
-    expect(manifests(r.stdout)).toHaveLength(17);
+    expect(manifests(r.stdout)).toHaveLength(20);
     expect(r.stderr.split('\n').filter(Boolean)).toEqual([
       'note: ARGOCD_ENV_LOG_LEVEL: plugin env entry "LOG_LEVEL" is not a setting of tidb-gitops and was ignored (settings: CONTROLLER_IMAGE, KUBE_VERSION, NAMESPACE, PATHS)',
       'note: ARGOCD_ENV_NAMESPCE: plugin env entry "NAMESPCE" is not a setting of tidb-gitops and was ignored; did you mean ARGOCD_ENV_NAMESPACE?',

@@ -477,7 +477,7 @@ const CASES: Case[] = [
     files: { 'empty.yaml': '' },
     args: ['render', '$D/empty.yaml'],
     exit: 1,
-    stderr: ['$D/empty.yaml: no TidbCluster document in this file'],
+    stderr: ['$D/empty.yaml: no Kubernetes object in this file'],
     problems: 1,
   },
   {
@@ -513,22 +513,25 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
-    name: 'a directory with only other kinds: each is skipped with a note, then an error',
+    name: 'a directory with only other kinds: they would pass through, but there is no cluster to render',
     files: {
       'manifests/a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n',
-      'manifests/sub/b.yml': 'apiVersion: v1\nkind: Secret\n',
+      'manifests/sub/b.yml': 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n',
       'manifests/notes.txt': 'kind: TidbCluster\n',
     },
     args: ['render', '$D/manifests'],
     out: true,
     exit: 1,
-    stderr: [
-      '$D/manifests/a.yaml: document 1: skipped ConfigMap settings: not a TidbCluster\n',
-      '$D/manifests/a.yaml: document 2: skipped Service web: not a TidbCluster\n',
-      '$D/manifests/sub/b.yml: document 1: skipped Secret: not a TidbCluster\n',
-      'no TidbCluster document found in the inputs\n',
-    ],
-    notStderr: ['notes.txt'],
+    stderr: ['no TidbCluster document found in the inputs\n'],
+    notStderr: ['notes.txt', 'skipped'],
+    problems: 1,
+  },
+  {
+    name: 'an object kept beside the cluster without a name',
+    files: { 'c.yaml': `${DEMO}---\napiVersion: v1\nkind: Secret\n` },
+    args: ['render', '$D/c.yaml'],
+    exit: 1,
+    stderr: ['$D/c.yaml: document 2: metadata.name (line 13): required\n'],
     problems: 1,
   },
   {

@@ -26,7 +26,7 @@ describe('tidb-gitops render', () => {
     expect(a.stderr).toBe(imageNote('basic'));
     expect(a.stdout).toBe(b.stdout);
     const docs = parseAllDocuments(a.stdout).map((d) => d.toJS());
-    expect(docs).toHaveLength(17);
+    expect(docs).toHaveLength(20);
     expect(docs.every((d) => typeof d.apiVersion === 'string' && typeof d.kind === 'string')).toBe(true);
   });
 
@@ -36,7 +36,7 @@ describe('tidb-gitops render', () => {
     expect(r.stdout).toBe(cli(['render', 'examples/basic']).stdout);
   });
 
-  test('walks directories recursively in sorted order and notes skipped kinds on stderr', () => {
+  test('walks directories recursively in sorted order; other objects pass through after the clusters', () => {
     const tree = join(dir, 'tree');
     mkdirSync(join(tree, 'b'), { recursive: true });
     writeFileSync(join(tree, 'b', 'one.yml'), basic.replace('name: basic', 'name: one'));
@@ -44,9 +44,11 @@ describe('tidb-gitops render', () => {
     writeFileSync(join(tree, 'notes.txt'), 'not yaml at all: [');
     const r = cli(['render', tree]);
     expect(r.status).toBe(0);
-    expect(r.stderr).toBe(`${join(tree, 'a.yaml')}: document 1: skipped ConfigMap x: not a TidbCluster\n${imageNote('two', 'one')}`);
-    const names = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter((d) => d.kind === 'StatefulSet').map((d) => d.metadata.name);
+    expect(r.stderr).toBe(imageNote('two', 'one'));
+    const docs = parseAllDocuments(r.stdout).map((d) => d.toJS());
+    const names = docs.filter((d) => d.kind === 'StatefulSet').map((d) => d.metadata.name);
     expect(names).toEqual(['two-pd', 'two-tikv', 'two-tidb', 'one-pd', 'one-tikv', 'one-tidb']);
+    expect(docs[docs.length - 1]).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } });
   });
 
   test('-o writes one file per cluster with the same content as stdout, and reports on stderr', () => {
@@ -54,7 +56,7 @@ describe('tidb-gitops render', () => {
     const r = cli(['render', 'examples/basic', '-o', out, '-n', 'db']);
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (17 objects)\n`);
+    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (20 objects)\n`);
     expect(readdirSync(out)).toEqual(['db.basic.k8s.yaml']);
     expect(readFileSync(join(out, 'db.basic.k8s.yaml'), 'utf8')).toBe(cli(['render', 'examples/basic', '--namespace=db']).stdout);
   });
@@ -79,7 +81,7 @@ describe('tidb-gitops render', () => {
     r = check('--prune');
     expect([r.status, r.stderr.split('\n')[0]]).toEqual([3, `${out}/db.gone.k8s.yaml: no input renders it any more`]);
     r = cli(['render', 'examples/basic', '-o', out, '-n', 'db', '--prune']);
-    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (17 objects)\ndeleted ${out}/db.gone.k8s.yaml (no input renders it any more)\n`);
+    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (20 objects)\ndeleted ${out}/db.gone.k8s.yaml (no input renders it any more)\n`);
     expect(readdirSync(out).sort()).toEqual(['db.basic.k8s.yaml', 'kustomization.yaml']);
     expect(check('--prune').status).toBe(0);
     r = cli(['render', 'examples/basic', '--check']);

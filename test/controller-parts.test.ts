@@ -248,3 +248,44 @@ describe('Discovery', () => {
     expect((await d.handle('GET', '/new/%%%', '10.0.0.1')).status).toBe(400);
   });
 });
+
+describe('Discovery /prestop/<pod>', () => {
+  const tikv = (name: string, o: { terminating?: boolean; ip?: string; grace?: number } = {}) => ({
+    metadata: { name, labels: { 'app.kubernetes.io/component': 'tikv', 'app.kubernetes.io/instance': 'c' }, ...(o.terminating && { deletionTimestamp: new Date() }) },
+    spec: { terminationGracePeriodSeconds: o.grace },
+    status: { podIP: o.ip ?? '10.0.0.7' },
+  });
+  /** A clock that moves a second on every read, so the waits below take no real time. */
+  const ticking = () => {
+    let t = 0;
+    return () => (t += 1000);
+  };
+  const discovery = (pods: ReturnType<typeof tikv>[]) =>
+    new Discovery({
+      cluster: parseClusterInfo(CLUSTER_JSON, 'ns'),
+      pods: () => pods,
+      pdReplicas: () => 3,
+      pdStatefulSet: () => ({ replicas: 3 }),
+      // Nothing listens on port 9: PD does not answer.
+      pdClients: [new PdClient('http://127.0.0.1:9', undefined, 500)],
+      checkSource: true,
+      note: () => {},
+      preStop: { pollMs: 1, now: ticking() },
+    });
+
+  it('serves only the TiKV Pods of the cluster, asking from their own address', async () => {
+    const d = discovery([tikv('c-tikv-0', { terminating: true })]);
+    expect(await d.handle('GET', '/prestop/c-pd-0', '10.0.0.7')).toEqual({ status: 404, body: 'c-pd-0 is not a TiKV Pod of cluster c\n' });
+    expect(await d.handle('GET', '/prestop/c-tikv-0', '10.0.0.8')).toEqual({ status: 403, body: "the request does not come from Pod c-tikv-0's address\n" });
+  });
+
+  it('refuses a Pod that is not being deleted, once the informer had time to see a deletion', async () => {
+    expect(await discovery([tikv('c-tikv-0')]).handle('GET', '/prestop/c-tikv-0', '10.0.0.7')).toEqual({ status: 409, body: 'c-tikv-0 is not being deleted: nothing to wait for\n' });
+  });
+
+  it('holds a deleted Pod at most its grace period less 10 seconds (and 1 for the hook to hear), then lets it go', async () => {
+    const r = await discovery([tikv('c-tikv-0', { terminating: true, grace: 60 })]).handle('GET', '/prestop/c-tikv-0', '10.0.0.7');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatch(/^stopped waiting after 50s: PD stores unavailable: /);
+  });
+});

@@ -548,3 +548,42 @@ describe('leader eviction asked for on a TiKV Pod (tidb.pingcap.com/evict-leader
     expect(planOne(tikv(ask('yes-please'))).action).toBeUndefined();
   });
 });
+
+describe('a TiKV Pod someone else deletes (a node drain)', () => {
+  const drain = { pod: 'c-tikv-1', for: 'drain' as const, since: new Date(NOW).toISOString() };
+  const tikv = (second = pod('tikv', 1, 'r1', { terminating: true, ready: false })) => ({ kind: 'tikv' as const, sts: sts('tikv'), pods: [pod('tikv', 0), second, pod('tikv', 2)] });
+
+  it('evicts its store\'s leaders at once, recording the scheduler as the drain\'s', () => {
+    const p = planOne(tikv());
+    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, record: drain });
+    expect(p.event).toMatchObject({ reason: 'DrainEvictLeader', pod: 'c-tikv-1' });
+    expect(p.busy).toBe(true);
+  });
+
+  it('comes before an upgrade or a scale-out the component is in the middle of', () => {
+    const upgrading = { ...tikv(), sts: sts('tikv', { current: 'r1', update: 'r2', partition: 2 }) };
+    expect(planOne(upgrading).action).toMatchObject({ type: 'evict-begin', pod: 'c-tikv-1', record: drain });
+    const growing = { ...tikv(), sts: sts('tikv', { desired: 4 }) };
+    expect(planOne(growing).action).toMatchObject({ type: 'evict-begin', pod: 'c-tikv-1', record: drain });
+  });
+
+  it('leaves alone a store that is being evicted already (the controller\'s own restart, an administrator), has no leaders, or is not Up', () => {
+    expect(planOne(tikv(), pdState({ evicting: new Set([2]) })).action?.type).not.toBe('evict-begin');
+    expect(planOne(tikv(), pdState({ stores: [store(0, 100), store(1, 0), store(2, 100)] })).action?.type).not.toBe('evict-begin');
+    expect(planOne(tikv(), pdState({ stores: [store(0, 100), store(1, 100, 'Offline'), store(2, 100)] })).action?.type).not.toBe('evict-begin');
+    // Without PD's stores there is nothing to do: the component's own plan goes on.
+    expect(planOne(tikv(), { error: 'connection refused' }).action?.type).not.toBe('evict-begin');
+  });
+
+  it('keeps the scheduler until the Pod is back and Ready, then removes it', () => {
+    const evicting = pdState({ stores: [store(0, 150), store(1, 0), store(2, 150)], evicting: new Set([2]) });
+    const keep = (p: ReturnType<typeof pod> | undefined) => {
+      const c = tikv();
+      return planOne({ ...c, pods: [c.pods[0], ...(p ? [p] : []), c.pods[2]] }, evicting, [], { evictions: { 2: drain } }).action;
+    };
+    expect(keep(pod('tikv', 1, 'r1', { terminating: true, ready: false }))).toBeUndefined();
+    expect(keep(undefined)).toBeUndefined();
+    expect(keep(pod('tikv', 1, 'r1', { ready: false }))).toBeUndefined();
+    expect(keep(pod('tikv', 1))).toEqual({ type: 'evict-cleanup', storeIds: [2] });
+  });
+});

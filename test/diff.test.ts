@@ -269,7 +269,7 @@ describe('components and clusters added or removed', () => {
     expect(riskIds(c)).toEqual(['component-removed']);
     expect(c.risks[0].message).toContain('TiFlash is removed: StatefulSet demo-tiflash is deleted and its Pods stop');
     const removed = c.objects.filter((o) => o.change === 'removed').map((o) => `${o.kind} ${o.name}`);
-    expect(removed).toEqual(['ConfigMap demo-tiflash', 'Service demo-tiflash-peer', 'StatefulSet demo-tiflash']);
+    expect(removed).toEqual(['ConfigMap demo-tiflash', 'PodDisruptionBudget demo-tiflash', 'Service demo-tiflash-peer', 'StatefulSet demo-tiflash']);
     const discovery = component(c, 'discovery');
     expect(discovery.restart!.by).toBe('deployment');
     expect(discovery.restart!.causes.map((x) => x.path)).toEqual(['containers[discovery].env[TIDB_GITOPS_CLUSTER].value > components']);
@@ -454,7 +454,7 @@ describe('tidb-gitops diff inputs', () => {
   it('fails with exit 1 when the same object comes twice', () => {
     const r = run(['examples/basic', file('twice/a.yaml', `${toYamlStream(render(basic))}---\n${basic}`)]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/duplicate object ServiceAccount basic-discovery, also rendered from .*a\.yaml: document 18/);
+    expect(r.stderr).toMatch(/duplicate object ServiceAccount basic-discovery, also rendered from .*a\.yaml: document 21/);
   });
 
   it('reads one side from stdin with -', () => {

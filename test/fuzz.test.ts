@@ -75,7 +75,7 @@ function check(input: string | Buffer): void {
       // `file: document N: path (line L): message`, or a file-level line naming the file.
       expect(line.startsWith(`${file}: `)).toBe(true);
       const rest = line.slice(file.length + 2);
-      expect(rest).toMatch(/^(document \d+: \S.*?( \(line \d+\))?: .|line \d+: not valid UTF-8 |no TidbCluster document in this file$)/);
+      expect(rest).toMatch(/^(document \d+: \S.*?( \(line \d+\))?: .|line \d+: not valid UTF-8 |no Kubernetes object in this file$)/);
     }
     // With -o: the directory is exactly as it was.
     const o = cli(['render', file, '-o', join(dir, 'out')]);

@@ -158,7 +158,7 @@ describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)
     const generate = run('999:999', ['argocd', 'generate'], { HOME: '/tmp', ARGOCD_APP_NAMESPACE: 'tidb', KUBE_VERSION: '1.33', PARAM_CONTROLLER_IMAGE: 'registry.example.com/tg:1' }, '/tmp/app');
     expect(generate.status).toBe(0);
     const objects = parseAllDocuments(generate.stdout).map((d) => d.toJS());
-    expect(objects).toHaveLength(17);
+    expect(objects).toHaveLength(20);
     expect(objects.every((o) => o.metadata.namespace === 'tidb')).toBe(true);
     const patch = run('999:999', ['argocd', 'install-patch'], { HOME: '/tmp' });
     expect(patch.status).toBe(0);

@@ -57,6 +57,7 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
     'bin/tidb-gitops.js',
     'lib/THIRD-PARTY-NOTICES.txt',
     'lib/index.js',
+    'lib/kube-schema-data.json',
     'lib/tidb-gitops-controller.js',
     'lib/tidb-gitops.js',
     'package.json',

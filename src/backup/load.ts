@@ -10,6 +10,6 @@ import type { ResolvedOperation } from './resolve';
 /** Parses and checks every document of one YAML text (`loadTidbClusters`, with the operations). */
 export function loadInputs(text: string, file: string, options: ResolveOptions = {}): InputResult<ResolvedOperation> {
   const bombs = aliasErrors(text, file);
-  if (bombs.length > 0) return { clusters: [], errors: bombs, skipped: [], documents: [] };
+  if (bombs.length > 0) return { clusters: [], errors: bombs, skipped: [], documents: [], others: [] };
   return readInputs(text, file, options, operationKinds({ namespace: options.namespace }));
 }

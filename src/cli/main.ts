@@ -14,8 +14,9 @@ Commands:
   render PATH...       Render TidbCluster documents into Kubernetes manifests.
                        PATH is a file, a directory (searched recursively for
                        *.yaml and *.yml, hidden directories skipped) or - for
-                       standard input. Documents of other kinds are skipped
-                       with a note on stderr.
+                       standard input. Other Kubernetes objects pass through
+                       after the clusters' (validated for the target version,
+                       namespaced like them); a Kustomization is skipped.
   controller [options] Run the companion controller of one cluster (what the
                        rendered <cluster>-discovery Deployment runs). See
                        'tidb-gitops controller --help'.
@@ -26,8 +27,9 @@ Commands:
 
 Options for render:
   -o, --output DIR     Write one file per cluster into DIR
-                       (<name>.k8s.yaml, or <namespace>.<name>.k8s.yaml) instead
-                       of printing one YAML stream. All files or none are written.
+                       (<name>.k8s.yaml, or <namespace>.<name>.k8s.yaml), and
+                       _passthrough.k8s.yaml for other objects, instead of
+                       printing one YAML stream. All files or none are written.
   -n, --namespace NS   Namespace for clusters whose metadata has none.
       --controller-image IMAGE
                        Image of the <cluster>-discovery Deployment (the

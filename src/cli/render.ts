@@ -9,6 +9,9 @@ import { readInputs } from '../base/inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
 import { DNS1123_LABEL } from '../base/patterns';
 import { DEFAULTS } from '../tidbcluster/defaults';
+import { collisions, passThrough, PASSTHROUGH_FILE } from '../render/passthrough';
+import { toYamlStream } from '../render/output';
+import { OLDEST_KUBE_MINOR } from '../tidbcluster/kube-version';
 
 export interface RenderOptions {
   readonly paths: readonly string[];
@@ -46,16 +49,21 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   const messages: string[] = [...errors];
   const clusters: LoadedCluster[] = [];
   const documents: LoadedDocument<ResolvedOperation>[] = [];
+  const others: LoadedDocument<Record<string, unknown>>[] = [];
   for (const input of inputs) {
     const result = loadInputs(input.text, input.file, resolveOptions);
     for (const line of result.skipped) io.stderr(`${line}\n`);
     messages.push(...result.errors.map((e) => e.message));
     clusters.push(...result.clusters);
     documents.push(...result.documents);
-    if (input.explicit && result.clusters.length === 0 && result.documents.length === 0 && result.errors.length === 0) {
-      messages.push(`${input.file}: no TidbCluster document in this file`);
+    others.push(...result.others);
+    if (input.explicit && result.clusters.length === 0 && result.documents.length === 0 && result.others.length === 0 && result.errors.length === 0) {
+      messages.push(`${input.file}: no Kubernetes object in this file`);
     }
   }
+  const target = opts.kubeVersion === undefined ? undefined : parseKubeVersion(opts.kubeVersion);
+  const passed = passThrough(others, { namespace: opts.namespace, kubeMinor: target && 'minor' in target ? target.minor : OLDEST_KUBE_MINOR });
+  messages.push(...passed.errors);
   messages.push(...duplicateMessages(clusters));
   const linked = linkOperations(clusters, documents);
   // A broken reference is only news when the cluster it names was read without problems.
@@ -64,6 +72,10 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   // Only valid input is rendered; what the API server would refuse in the result counts as bad input too.
   const rendered = messages.length === 0 ? renderClusters(clusters.map((c) => c.resolved), linked.operations) : [];
   messages.push(...renderProblems(rendered, clusters));
+  if (messages.length === 0) {
+    const from = (i: number) => `rendered from ${clusters[i].source.file}: document ${clusters[i].source.document}`;
+    messages.push(...collisions(rendered.map((r, i) => ({ objects: r.objects, from: from(i) })), passed.objects));
+  }
   if (messages.length > 0) {
     io.stderr(`${messages.join('\n')}\n`);
     io.stderr(`${countProblems(messages)} found; nothing was rendered\n`);
@@ -76,12 +88,14 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   }
   const imageNote = defaultImageNote(clusters, opts.controllerImageSetting);
   if (imageNote && !opts.check) io.stderr(`${imageNote}\n`);
+  const extra = passed.objects.map((p) => p.object);
   if (opts.outDir === undefined) {
-    io.stdout(rendered.map((r) => r.yaml).join(''));
+    io.stdout(rendered.map((r) => r.yaml).join('') + toYamlStream(extra));
     return 0;
   }
   const dir = opts.outDir.replace(/\/$/, '');
-  const files = rendered.map((r) => ({ name: r.fileName, content: r.yaml }));
+  const files = rendered.map((r) => ({ name: r.fileName, content: r.yaml, count: r.objects.length }));
+  if (extra.length > 0) files.push({ name: PASSTHROUGH_FILE, content: toYamlStream(extra), count: extra.length });
   const leftovers = opts.prune ? leftoverFiles(opts.outDir, files.map((f) => f.name)) : [];
   if (opts.check) {
     const stale = staleFiles(opts.outDir, files, leftovers);
@@ -103,7 +117,7 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
     io.stderr(`${(e as Error).message}\nnothing was written\n`);
     return 1;
   }
-  for (const r of rendered) io.stderr(`wrote ${dir}/${r.fileName} (${r.objects.length} objects)\n`);
+  for (const f of files) io.stderr(`wrote ${dir}/${f.name} (${f.count} objects)\n`);
   for (const f of leftovers) io.stderr(`deleted ${dir}/${f} (no input renders it any more)\n`);
   return 0;
 }

@@ -22,8 +22,11 @@ interface Slot {
   swapped: boolean;
 }
 
-/** A file name rendered output uses: `<cluster>.k8s.yaml` or `<namespace>.<cluster>.k8s.yaml`. */
-export const RENDERED_FILE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\.k8s\.yaml$/;
+/**
+ * A file name rendered output uses: `<cluster>.k8s.yaml` or `<namespace>.<cluster>.k8s.yaml`, and
+ * `_passthrough.k8s.yaml` for the objects kept beside the clusters.
+ */
+export const RENDERED_FILE = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?|_passthrough)\.k8s\.yaml$/;
 
 /** Rendered files in `dir` that are not among `keep` (a cluster no longer in the inputs). */
 export function leftoverFiles(dir: string, keep: readonly string[]): string[] {

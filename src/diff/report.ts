@@ -42,6 +42,10 @@ export const RISK = {
   restore: 'restore',
   /** A log backup is paused, stopped or removed (which stops it): no point after that can be restored to. */
   logBackup: 'log-backup',
+  /** A component's PodDisruptionBudget is removed or lets more of its Pods be evicted at once. */
+  disruptionBudget: 'disruption-budget',
+  /** The cluster's NetworkPolicies appear on a running cluster, go, or admit other namespaces. */
+  networkPolicy: 'network-policy',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];

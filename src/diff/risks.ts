@@ -10,6 +10,7 @@ import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type Valu
 import { compareVersions, formatVersion, imageVersion, type SemVer } from './version';
 import { quantityToBytes } from '../base/quantity';
 import { backupRisks, logBackupRisks, restoreRisks } from './backups';
+import { disruptionBudgetRisks, networkPolicyRisks } from './guard-rails';
 
 /** PD's `replication.max-replicas` when its config does not set it. */
 export const DEFAULT_MAX_REPLICAS = 3;
@@ -41,6 +42,8 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   out.push(...backupRisks(before, after));
   out.push(...restoreRisks(before, after));
   out.push(...logBackupRisks(before, after));
+  out.push(...disruptionBudgetRisks(before, after));
+  out.push(...networkPolicyRisks(before, after));
   return out;
 }
 

@@ -10,6 +10,9 @@ import { TiFlashComponent } from './tiflash';
 import { TikvComponent } from './tikv';
 import { TiProxyComponent } from './tiproxy';
 import { VolumeSizesConfigMap } from './volume-sizes';
+import { DisruptionBudgetComponent } from './disruption-budget';
+import { NetworkPolicyComponent } from './network-policy';
+import { BUDGET_COMPONENTS } from '../tidbcluster/guard-rails';
 import { BackupScheduleCronJob } from './backup-schedule';
 import { BackupOperationConfigMap } from './backup-operation';
 import { operationJobName } from '../backup/resolve';
@@ -18,6 +21,7 @@ import { ApiRefusalError, apiProblems } from './api-check';
 import { checkTidbCluster } from '../tidbcluster/check';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import type { TidbCluster } from '../tidbcluster/types';
+import type { ComponentKind } from '../tidbcluster/names';
 
 export interface TidbClusterChartProps {
   /**
@@ -81,6 +85,13 @@ export class TidbClusterChart extends Chart {
     if (c.pump) new PumpComponent(this, 'pump', { cluster: c });
     if (c.tidb) new TidbComponent(this, 'tidb', { cluster: c });
     if (c.ticdc) new TiCDCComponent(this, 'ticdc', { cluster: c });
+    for (const [kind, budget] of Object.entries(c.disruptionBudgets)) {
+      new DisruptionBudgetComponent(this, `${kind}-budget`, { cluster: c, kind: kind as ComponentKind, budget: budget! });
+    }
+    if (c.networkPolicy) {
+      new NetworkPolicyComponent(this, 'discovery-policy', { cluster: c, kind: 'discovery' });
+      for (const kind of renderedComponents(c)) new NetworkPolicyComponent(this, `${kind}-policy`, { cluster: c, kind });
+    }
     // Last: it reads the volume claim templates of the StatefulSets above.
     new VolumeSizesConfigMap(this, 'volume-sizes', { cluster: c });
     for (const schedule of ops.schedules) new BackupScheduleCronJob(this, `schedule-${schedule.name}`, { cluster: c, schedule });
@@ -109,6 +120,9 @@ export class TidbClusterChart extends Chart {
     return [];
   }
 }
+
+/** The components the cluster renders as StatefulSets. */
+const renderedComponents = (c: ResolvedCluster): ComponentKind[] => BUDGET_COMPONENTS.filter((k) => c[k as keyof ResolvedCluster] !== undefined);
 
 function resolveProps(props: TidbClusterChartProps): ResolvedCluster {
   if ((props.cluster === undefined) === (props.resolved === undefined)) {

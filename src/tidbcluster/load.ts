@@ -1,5 +1,5 @@
 /**
- * Reading TidbCluster documents from YAML text: multi-document streams, other kinds skipped, every
+ * Reading TidbCluster documents from YAML text: multi-document streams, other kinds set apart, every
  * problem reported with file, document index, path and line. No file system access here.
  */
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
@@ -45,6 +45,23 @@ export interface LoadedDocument<T> {
 
 export interface InputResult<T> extends LoadResult {
   readonly documents: LoadedDocument<T>[];
+  /**
+   * Kubernetes objects of other kinds (an apiVersion and a kind), which a render passes through;
+   * they are not in `skipped`.
+   */
+  readonly others: LoadedDocument<Record<string, unknown>>[];
+}
+
+/**
+ * Documents that are read by tools, not applied: a Kustomization beside the manifests Flux or
+ * `kustomize build` reads. They are skipped, never passed through.
+ */
+const TOOL_GROUPS = ['kustomize.config.k8s.io/', 'config.kubernetes.io/'];
+
+/** Whether a document other than the caller's kinds is an object to pass through. */
+function isOther(obj: Record<string, unknown>): boolean {
+  const { apiVersion, kind } = obj;
+  return typeof apiVersion === 'string' && apiVersion !== '' && typeof kind === 'string' && kind !== '' && !TOOL_GROUPS.some((g) => apiVersion.startsWith(g));
 }
 
 /** Parses and checks every document of one YAML text. */
@@ -56,7 +73,8 @@ export function loadTidbClusters(text: string, file: string, options: ResolveOpt
 
 /** {@link loadTidbClusters} for a text whose aliases {@link aliasErrors} has checked already. */
 export function readTidbClusters(text: string, file: string, options: ResolveOptions = {}): LoadResult {
-  return readInputs(text, file, options, []);
+  const { clusters, errors, skipped, others } = readInputs(text, file, options, []);
+  return { clusters, errors, skipped: others.length === 0 ? skipped : [...skipped, ...others.map((o) => skippedLine(o.source, o.value))] };
 }
 
 /**
@@ -97,7 +115,7 @@ function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds:
   if (MAYBE_NON_STRING_KEY.test(text)) return undefined;
   const docs = fastLoadAll(text);
   if (!docs) return undefined;
-  const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [] };
+  const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [], others: [] };
   const lines = lazyLines(text);
   for (let i = 0; i < docs.length; i++) {
     const value = docs[i];
@@ -112,7 +130,8 @@ function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds:
       continue;
     }
     if (obj.kind !== KIND) {
-      result.skipped.push(skippedLine(source, obj));
+      if (isOther(obj)) result.others.push({ source, value: obj, line: (path) => lines(source.document, path) });
+      else result.skipped.push(skippedLine(source, obj));
       continue;
     }
     if (documentIssues(obj).length > 0) return undefined;
@@ -138,7 +157,7 @@ export function slowLoadAll(text: string): unknown[] {
 function slowLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): InputResult<T> {
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [] };
+  const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [], others: [] };
   if (!Array.isArray(docs)) return result; // an empty stream
   docs.forEach((doc, i) => loadDocument(doc, { file, document: i + 1 }, lines, options, kinds, result));
   return result;
@@ -164,11 +183,14 @@ function loadDocument<T>(doc: Document.Parsed, source: SourceRef, lines: LineCou
   }
   const obj = value as Record<string, unknown>;
   const other = kinds.find((k) => k.kind === obj.kind);
+  const withLines = (issues: readonly SpecIssue[]) => issues.map((i) => ({ ...i, line: i.line ?? lineOf(doc, lines, i.path) }));
   if (obj.kind !== KIND && !other) {
-    out.skipped.push(skippedLine(source, obj));
+    if (!isOther(obj)) out.skipped.push(skippedLine(source, obj));
+    // Kubernetes reads every key as a string: a passed-through object must not say otherwise either.
+    else if (keyIssues.length > 0) out.errors.push(new SpecError(keyIssues, source));
+    else out.others.push({ source, value: obj, line: (path) => lineOf(doc, lines, path) });
     return;
   }
-  const withLines = (issues: readonly SpecIssue[]) => issues.map((i) => ({ ...i, line: i.line ?? lineOf(doc, lines, i.path) }));
   if (keyIssues.length > 0) {
     out.errors.push(new SpecError(keyIssues, source));
     return;

@@ -137,6 +137,8 @@ export const names = {
   configRevision: (cluster: string, c: ComponentKind, hash: string) => `${cluster}-${c}-${hash}`,
   /** The companion controller's Deployment, Service, ServiceAccount, Role and RoleBinding. */
   discovery: (cluster: string) => `${cluster}-discovery`,
+  /** A component's PodDisruptionBudget: the StatefulSet's name (another kind, so no clash). */
+  disruptionBudget: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
   /**
    * The ClusterRole and ClusterRoleBinding that let the controller read Nodes (topology labels):
    * cluster-scoped, so the namespace is part of the name.

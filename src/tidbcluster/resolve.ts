@@ -20,6 +20,8 @@ import { DEFAULT_KUBE_VERSION, parseKubeVersion } from './kube-version';
 import type { TidbCluster, TidbClusterSpec } from './types';
 import { DNS1123_LABEL, DNS_DOMAIN } from '../base/patterns';
 import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
+import { disruptionBudgets, drainHooks, networkPolicy, unknownClusterSettings, type DisruptionBudgets, type NetworkPolicySettings } from './guard-rails';
+import type { ComponentKind } from './names';
 
 // The per-component types live with their resolvers; the renderer reads them all from here.
 export type {
@@ -116,6 +118,21 @@ export interface ResolvedCluster {
    * controller reads Nodes through a ClusterRole. @default none (no ClusterRole; everything namespaced)
    */
   readonly nodeAccess?: ResolvedNodeAccess;
+  /**
+   * The PodDisruptionBudget of each component that has one (`tidb-gitops.io/disruption-budgets`).
+   * @default maxUnavailable 1 for every component the cluster has
+   */
+  readonly disruptionBudgets: DisruptionBudgets;
+  /**
+   * Whether TiKV Pods get the preStop hook that waits, bounded, for their region leaders to leave
+   * (`tidb-gitops.io/drain-hooks`). @default true
+   */
+  readonly drainHooks: boolean;
+  /**
+   * With `tidb-gitops.io/network-policy: "true"`: a NetworkPolicy per component admitting only the
+   * ports each needs. @default none (no NetworkPolicy)
+   */
+  readonly networkPolicy?: NetworkPolicySettings;
 }
 
 export interface ResolvedClusterRef {
@@ -251,13 +268,32 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
     tiproxy: spec.tiproxy && resolveTiProxy(ctx),
     discovery: resolveDiscovery(ctx),
     nodeAccess: resolveNodeAccess({ pdConfig: pd?.config, storeLabels: spec.tikv?.storeLabels, namespace }, issues),
+    disruptionBudgets: disruptionBudgets(tc.metadata.annotations ?? {}, renderedKinds(spec), issues),
+    drainHooks: drainHooks(tc.metadata.annotations ?? {}, issues),
+    networkPolicy: networkPolicy(
+      tc.metadata.annotations ?? {},
+      issues,
+      spec.acrossK8s ? 'not with spec.acrossK8s: the peers in other Kubernetes clusters have no Pods a NetworkPolicy can name' : undefined,
+    ),
   };
+  unknownClusterSettings(tc.metadata.annotations ?? {}, issues);
   const rendered = COMPONENT_FIELDS.filter((c) => spec[c]);
   if (rendered.length === 0) {
     issues.push({ path: 'spec', message: `no component to render: set at least one of ${COMPONENT_FIELDS.join(', ')}` });
   }
   if (issues.length > 0) throw new SpecError(issues);
   return cluster;
+}
+
+/** The components a spec renders as StatefulSets (PD's micro-services with `spec.pd.mode: ms`). */
+function renderedKinds(spec: TidbClusterSpec): ComponentKind[] {
+  const kinds: ComponentKind[] = [];
+  if (spec.pd) kinds.push('pd');
+  if (spec.pd?.mode === 'ms') {
+    for (const ms of spec.pdms ?? []) if ((ms.name === 'tso' || ms.name === 'scheduling') && !kinds.includes(ms.name)) kinds.push(ms.name);
+  }
+  for (const k of ['tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy'] as const) if (spec[k]) kinds.push(k);
+  return kinds;
 }
 
 function resolveFeatureFlags(spec: TidbClusterSpec, issues: SpecIssue[]): ScriptFeatureFlags {

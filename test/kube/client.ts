@@ -54,6 +54,7 @@ const RESOURCES: Record<string, { plural: string; namespaced: boolean }> = {
   ClusterRole: { plural: 'clusterroles', namespaced: false },
   ClusterRoleBinding: { plural: 'clusterrolebindings', namespaced: false },
   Lease: { plural: 'leases', namespaced: true },
+  PodDisruptionBudget: { plural: 'poddisruptionbudgets', namespaced: true },
   CustomResourceDefinition: { plural: 'customresourcedefinitions', namespaced: false },
   TidbCluster: { plural: 'tidbclusters', namespaced: true },
 };

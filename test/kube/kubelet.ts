@@ -76,6 +76,14 @@ export class Kubelet extends EventEmitter {
    * run for ever like any other.
    */
   runJob?: (pod: Obj) => Promise<JobOutcome>;
+  /**
+   * Runs a deleted Pod's preStop hooks (one of its containers has `lifecycle.preStop`) while its
+   * containers still run, as kubelet does before it stops them; cut off at the Pod's grace period.
+   * Without it, hooks are skipped.
+   */
+  preStop?: (pod: Obj) => Promise<void>;
+  /** Every preStop run: the Pod, and how long it held the Pod (ms). */
+  readonly preStops: { pod: string; ms: number }[] = [];
   private readonly runs = new Map<string, Run>();
   private readonly pods = new Map<string, Obj>();
   private stopWatch?: () => void;
@@ -401,6 +409,15 @@ export class Kubelet extends EventEmitter {
     run.state = 'terminating';
     run.ready = false;
     const pod = this.pods.get(run.name);
+    const hooked = (pod?.spec?.containers ?? []).some((c: Obj) => c.lifecycle?.preStop);
+    if (wasRunning && pod && hooked && this.preStop) {
+      const started = Date.now();
+      const grace = (pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+      let cut: NodeJS.Timeout | undefined;
+      await Promise.race([this.preStop(pod).catch(() => undefined), new Promise((r) => (cut = setTimeout(r, grace)))]);
+      clearTimeout(cut);
+      this.preStops.push({ pod: run.name, ms: Date.now() - started });
+    }
     if (wasRunning && pod) this.emit('podStopped', pod);
     await sleep(this.o.stopMs);
     while (!this.alive && !this.closed) await sleep(100);

@@ -1,67 +1,37 @@
 /**
- * Strict validation of rendered manifests against the OpenAPI definitions of
- * the Kubernetes version they target (1.31 to 1.36, test/schemas), roughly
- * what `kubectl apply --validate=strict` does client-side: unknown fields,
- * wrong types and missing required fields fail.
+ * Strict validation of rendered manifests against the full OpenAPI definitions of the Kubernetes
+ * version they target (1.31 to 1.36, test/schemas), with the validator the CLI uses on the objects
+ * it passes through (src/base/kube-schema.ts): unknown fields, wrong types and missing required
+ * fields fail.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { OLDEST_KUBE_MINOR } from '../../src/tidbcluster/kube-version';
+import { describeObject, KubeSchema, type K8sSchemaError, type SchemaNode } from '../../src/base/kube-schema';
 
-export interface K8sSchemaError {
-  path: string;
-  message: string;
-}
-
-interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
-
-interface SchemaNode {
-  type?: string;
-  format?: string;
-  $ref?: string;
-  enum?: unknown[];
-  oneOf?: SchemaNode[];
-  items?: SchemaNode;
-  properties?: Record<string, SchemaNode>;
-  additionalProperties?: SchemaNode | boolean;
-  required?: string[];
-  'x-kubernetes-group-version-kind'?: GroupVersionKind[];
-}
-
-interface SchemaIndex {
-  definitions: Record<string, SchemaNode>;
-  /** `group/version/kind` -> definition; group is '' for the core API. */
-  byGvk: Map<string, SchemaNode>;
-}
+export type { K8sSchemaError };
 
 /** The target's minor version (31 for 1.31), or `1.NN` as the CLI takes it. */
 export type KubeMinor = number | string;
 /** The minors whose definitions test/schemas holds. */
 export const SCHEMA_MINORS = [31, 32, 33, 34, 35, 36] as const;
 const schemaFile = (minor: number) => path.resolve(__dirname, '..', 'schemas', `kubernetes-v1.${minor}-definitions.json`);
-const REF_PREFIX = '#/definitions/';
-const QUANTITY_REF = `${REF_PREFIX}io.k8s.apimachinery.pkg.api.resource.Quantity`;
-// metav1.Time marshals its zero value as null, and the API server reads null back as zero: objects as
-// stored carry `creationTimestamp: null` in embedded templates.
-const TIME_REF = `${REF_PREFIX}io.k8s.apimachinery.pkg.apis.meta.v1.Time`;
 
-// Kubernetes resource.Quantity grammar: sign, decimal number, then either a
-// decimal exponent, a binary SI suffix (Ki..Ei) or a decimal SI suffix (m..E).
-const QUANTITY_RE = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[mkMGTPE])?$/;
-const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const IDENTIFIER_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const INT32_MIN = -(2 ** 31);
-const INT32_MAX = 2 ** 31 - 1;
+// Loaded once per process; jest gives each test file its own module registry, so once per test file.
+const cached = new Map<number, KubeSchema>();
 
-const cachedIndex = new Map<number, SchemaIndex>();
-
-// ---------------------------------------------------------------------------
-// Public API
+/** The full definitions of a version, as test/schemas holds them. */
+export function fullSchema(kube: KubeMinor): KubeSchema {
+  const minor = minorOf(kube);
+  let found = cached.get(minor);
+  if (!found) {
+    const file = schemaFile(minor);
+    const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { definitions?: Record<string, SchemaNode> };
+    if (!json.definitions) throw new Error(`${file}: no "definitions" object`);
+    cached.set(minor, (found = new KubeSchema(json.definitions)));
+  }
+  return found;
+}
 
 /**
  * Validates one object (must carry apiVersion + kind); finds the definition by
@@ -69,11 +39,7 @@ const cachedIndex = new Map<number, SchemaIndex>();
  * -> group apps, version v1). Unknown apiVersion/kind is an error.
  */
 export function validateK8sObject(obj: unknown, kube: KubeMinor = OLDEST_KUBE_MINOR): K8sSchemaError[] {
-  const errors: K8sSchemaError[] = [];
-  index = schemaIndex(minorOf(kube));
-  const definition = definitionFor(obj, errors);
-  if (definition) validateNode(obj, definition, '', errors);
-  return errors;
+  return fullSchema(kube).validate(obj);
 }
 
 function minorOf(kube: KubeMinor): number {
@@ -94,257 +60,4 @@ export function assertValidK8sObjects(objs: unknown[], kube: KubeMinor = OLDEST_
   if (problems.length > 0) {
     throw new Error(`${problems.length} Kubernetes 1.${minorOf(kube)} schema violation(s):\n${problems.join('\n')}`);
   }
-}
-
-// ---------------------------------------------------------------------------
-// Schema loading (once per process; jest gives each test file its own module
-// registry, so this is once per test file).
-
-/** The definitions of the version being validated against (set by validateK8sObject; validation is synchronous). */
-let index: SchemaIndex;
-
-function schemaIndex(minor: number): SchemaIndex {
-  let found = cachedIndex.get(minor);
-  if (!found) cachedIndex.set(minor, (found = buildIndex(loadDefinitions(minor))));
-  return found;
-}
-
-function loadDefinitions(minor: number): Record<string, SchemaNode> {
-  const file = schemaFile(minor);
-  const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { definitions?: Record<string, SchemaNode> };
-  if (!json.definitions) throw new Error(`${file}: no "definitions" object`);
-  return json.definitions;
-}
-
-function buildIndex(definitions: Record<string, SchemaNode>): SchemaIndex {
-  const byGvk = new Map<string, SchemaNode>();
-  for (const definition of Object.values(definitions)) {
-    for (const gvk of definition['x-kubernetes-group-version-kind'] ?? []) {
-      byGvk.set(gvkKey(gvk.group, gvk.version, gvk.kind), definition);
-    }
-  }
-  return { definitions, byGvk };
-}
-
-const gvkKey = (group: string, version: string, kind: string): string => `${group}/${version}/${kind}`;
-
-// ---------------------------------------------------------------------------
-// Top-level lookup
-
-function definitionFor(obj: unknown, errors: K8sSchemaError[]): SchemaNode | undefined {
-  if (!isPlainObject(obj)) {
-    errors.push({ path: '', message: `expected a Kubernetes object, got ${describeValue(obj)}` });
-    return undefined;
-  }
-  const { apiVersion, kind } = obj;
-  if (typeof apiVersion !== 'string' || apiVersion === '') {
-    errors.push({ path: 'apiVersion', message: 'missing apiVersion' });
-  }
-  if (typeof kind !== 'string' || kind === '') errors.push({ path: 'kind', message: 'missing kind' });
-  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || errors.length > 0) return undefined;
-
-  // "v1" is the core group; "apps/v1" is group "apps", version "v1".
-  const slash = apiVersion.lastIndexOf('/');
-  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
-  const version = apiVersion.slice(slash + 1);
-  const definition = index.byGvk.get(gvkKey(group, version, kind));
-  if (!definition) errors.push({ path: 'kind', message: `unknown apiVersion/kind ${apiVersion} ${kind}` });
-  return definition;
-}
-
-// ---------------------------------------------------------------------------
-// Recursive validation
-
-function validateNode(value: unknown, schema: SchemaNode, at: string, errors: K8sSchemaError[]): void {
-  if (schema.$ref) {
-    validateRef(value, schema.$ref, at, errors);
-    return;
-  }
-  if (isAnyValue(schema)) return;
-  if (value === null) {
-    errors.push({ path: at, message: 'null is not allowed here' });
-    return;
-  }
-  if (schema.format === 'int-or-string') {
-    checkIntOrString(value, at, errors);
-    return;
-  }
-  if (schema.oneOf) {
-    checkOneOf(value, schema.oneOf, at, errors);
-    return;
-  }
-  if (schema.enum && !schema.enum.includes(value)) {
-    errors.push({ path: at, message: `${describeValue(value)} is not one of ${JSON.stringify(schema.enum)}` });
-    return;
-  }
-  validateByType(value, schema, at, errors);
-}
-
-function validateRef(value: unknown, ref: string, at: string, errors: K8sSchemaError[]): void {
-  const definition = ref.startsWith(REF_PREFIX) ? index.definitions[ref.slice(REF_PREFIX.length)] : undefined;
-  if (!definition) throw new Error(`schema bug: dangling $ref ${ref}`);
-  // The schema declares Quantity as string|number; its string grammar only
-  // lives in the Go parser, so we re-check it here.
-  if (ref === QUANTITY_REF) checkQuantity(value, at, errors);
-  else if (ref === TIME_REF && value === null) return;
-  else validateNode(value, definition, at, errors);
-}
-
-/** Definitions without any type info (e.g. apiextensions JSON) accept any value, null included. */
-function isAnyValue(schema: SchemaNode): boolean {
-  return !schema.type && !schema.properties && !schema.oneOf && !schema.format && !schema.enum;
-}
-
-function validateByType(value: unknown, schema: SchemaNode, at: string, errors: K8sSchemaError[]): void {
-  switch (schema.type ?? (schema.properties ? 'object' : undefined)) {
-    case 'object':
-      return validateObject(value, schema, at, errors);
-    case 'array':
-      return validateArray(value, schema, at, errors);
-    case 'string':
-      return checkString(value, schema.format, at, errors);
-    case 'integer':
-      return checkInteger(value, schema.format, at, errors);
-    case 'number':
-      return check(typeof value === 'number' && Number.isFinite(value), 'number', value, at, errors);
-    case 'boolean':
-      return check(typeof value === 'boolean', 'boolean', value, at, errors);
-    default:
-      throw new Error(`schema bug: unsupported type ${String(schema.type)} at ${at}`);
-  }
-}
-
-function validateObject(value: unknown, schema: SchemaNode, at: string, errors: K8sSchemaError[]): void {
-  if (!isPlainObject(value)) {
-    check(false, 'object', value, at, errors);
-    return;
-  }
-  for (const name of schema.required ?? []) {
-    if (value[name] === undefined) errors.push({ path: join(at, name), message: 'missing required field' });
-  }
-  for (const [key, child] of Object.entries(value)) {
-    // Keys whose value is undefined vanish on serialisation, like in YAML output.
-    if (child !== undefined) validateField(key, child, schema, at, errors);
-  }
-}
-
-function validateField(key: string, value: unknown, schema: SchemaNode, at: string, errors: K8sSchemaError[]): void {
-  const declared = schema.properties?.[key];
-  const extra = schema.additionalProperties;
-  if (declared) validateNode(value, declared, join(at, key), errors);
-  else if (typeof extra === 'object') validateNode(value, extra, join(at, key), errors);
-  // An object schema with neither properties nor additionalProperties is a free-form map.
-  else if (schema.properties || extra === false) {
-    errors.push({ path: join(at, key), message: unknownFieldMessage(key, schema.properties ?? {}) });
-  }
-}
-
-function validateArray(value: unknown, schema: SchemaNode, at: string, errors: K8sSchemaError[]): void {
-  if (!Array.isArray(value)) {
-    check(false, 'array', value, at, errors);
-    return;
-  }
-  const items = schema.items;
-  if (items) value.forEach((item, i) => validateNode(item, items, `${at}[${i}]`, errors));
-}
-
-// ---------------------------------------------------------------------------
-// Scalars
-
-function checkString(value: unknown, format: string | undefined, at: string, errors: K8sSchemaError[]): void {
-  if (typeof value !== 'string') return check(false, 'string', value, at, errors);
-  if (format === 'byte' && !BASE64_RE.test(value)) {
-    errors.push({ path: at, message: 'expected base64-encoded data' });
-  } else if (format === 'date-time' && !DATE_TIME_RE.test(value)) {
-    errors.push({ path: at, message: `expected an RFC 3339 date-time, got ${JSON.stringify(value)}` });
-  }
-}
-
-function checkInteger(value: unknown, format: string | undefined, at: string, errors: K8sSchemaError[]): void {
-  if (typeof value !== 'number' || !Number.isInteger(value)) return check(false, 'integer', value, at, errors);
-  if (format === 'int32' && (value < INT32_MIN || value > INT32_MAX)) {
-    errors.push({ path: at, message: `${value} does not fit in int32` });
-  }
-}
-
-function checkIntOrString(value: unknown, at: string, errors: K8sSchemaError[]): void {
-  const ok = typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value));
-  check(ok, 'integer or string', value, at, errors);
-}
-
-function checkQuantity(value: unknown, at: string, errors: K8sSchemaError[]): void {
-  if (typeof value === 'number' && Number.isFinite(value)) return;
-  if (typeof value !== 'string') return check(false, 'quantity (string or number)', value, at, errors);
-  if (!QUANTITY_RE.test(value)) errors.push({ path: at, message: `invalid quantity ${JSON.stringify(value)}` });
-}
-
-/** Valid when any branch accepts the value (IntOrString, or oneOf used elsewhere). */
-function checkOneOf(value: unknown, branches: SchemaNode[], at: string, errors: K8sSchemaError[]): void {
-  const ok = branches.some((branch) => {
-    const branchErrors: K8sSchemaError[] = [];
-    validateNode(value, branch, at, branchErrors);
-    return branchErrors.length === 0;
-  });
-  const expected = branches.map((b) => b.type ?? b.$ref ?? '?').join(' or ');
-  check(ok, expected, value, at, errors);
-}
-
-function check(ok: boolean, expected: string, value: unknown, at: string, errors: K8sSchemaError[]): void {
-  if (!ok) errors.push({ path: at, message: `expected ${expected}, got ${describeValue(value)}` });
-}
-
-// ---------------------------------------------------------------------------
-// Formatting helpers
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** `spec` + `replicas` -> `spec.replicas`; non-identifiers become `labels["app.kubernetes.io/name"]`. */
-function join(at: string, key: string): string {
-  if (!IDENTIFIER_RE.test(key)) return `${at}[${JSON.stringify(key)}]`;
-  return at === '' ? key : `${at}.${key}`;
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'object') return 'object';
-  return `${typeof value} ${JSON.stringify(value)}`;
-}
-
-function describeObject(obj: unknown, index: number): string {
-  if (!isPlainObject(obj)) return `#${index}`;
-  const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
-  const name = [meta.namespace, meta.name].filter((s) => typeof s === 'string').join('/');
-  return `#${index} ${String(obj.kind ?? '?')} ${name || '<unnamed>'}`;
-}
-
-function unknownFieldMessage(key: string, declared: Record<string, SchemaNode>): string {
-  const suggestion = closestName(key, Object.keys(declared));
-  return `unknown field ${JSON.stringify(key)}${suggestion ? ` (did you mean ${JSON.stringify(suggestion)}?)` : ''}`;
-}
-
-/** A declared name within edit distance 2, to make typos obvious in failures. */
-function closestName(key: string, candidates: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of candidates) {
-    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length];
 }

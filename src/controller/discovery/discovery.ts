@@ -8,6 +8,8 @@
  *   running members (`--join`). A member that lost its data is removed from PD before it rejoins under
  *   the same name. Until it can answer, it returns 500 and the script asks again.
  * - `GET /verify/<base64(pd url)>` (acrossK8s): the PD endpoints to use, the given one first.
+ * - `GET /prestop/<pod>`: a deleted TiKV Pod's preStop hook waits here for its leaders to leave
+ *   (`prestop.ts`).
  *
  * Callers must be Pods of this cluster: the name in the request must be a Pod that the PD StatefulSet
  * itself made (its controller owner reference names the StatefulSet and its uid), with an ordinal the
@@ -20,6 +22,7 @@ import { LABEL, names } from '../../tidbcluster/names';
 import { PdClient, type PdListedMember } from '../clients/pd';
 import type { ClusterInfo } from '../model/cluster';
 import { isTerminating, ordinalOf, type Pod } from '../model/objects';
+import { preStopWait, type PreStopDeps } from './prestop';
 
 export interface DiscoveryAnswer {
   readonly status: number;
@@ -38,6 +41,8 @@ export interface DiscoveryDeps {
   readonly pdClients: readonly PdClient[];
   /** Reject callers whose address is not their Pod's. @default true */
   readonly checkSource: boolean;
+  /** How `/prestop` polls PD, and its clock (tests). @default every second, Date.now */
+  readonly preStop?: Pick<PreStopDeps, 'pollMs' | 'now'>;
   /** Notes what discovery did (stale member removed...), for logs and events. */
   note(kind: 'bootstrap' | 'join' | 'stale-member', message: string, pod: string): void;
 }
@@ -56,7 +61,11 @@ export class Discovery {
     const parts = url.split('?')[0].split('/').filter(Boolean);
     if (parts[0] === 'new' && (parts.length === 2 || parts.length === 3)) return this.newMember(parts[1], parts[2] ?? 'pd', remoteAddress);
     if (parts[0] === 'verify' && parts.length === 2) return this.verify(parts[1], remoteAddress);
-    return answer(404, `unknown path ${url}; discovery serves /new/<base64 peer address> and /verify/<base64 PD URL>`);
+    if (parts[0] === 'prestop' && parts.length === 2) {
+      const { cluster, pods, pdClients, checkSource } = this.deps;
+      return preStopWait({ cluster, pods, pdClients, checkSource, fromPod, ...this.deps.preStop }, parts[1], remoteAddress);
+    }
+    return answer(404, `unknown path ${url}; discovery serves /new/<base64 peer address>, /verify/<base64 PD URL> and /prestop/<TiKV Pod>`);
   }
 
   private async newMember(encoded: string, registerType: string, remote: string | undefined): Promise<DiscoveryAnswer> {

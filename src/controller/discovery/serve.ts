@@ -24,7 +24,7 @@ export function discoveryHandler(d: { readonly discovery: Discovery; readonly se
       }
       // Label values from a fixed set: a series per path anyone can send would grow without bound.
       const route = path.split('/')[1];
-      d.metrics.inc('tidb_gitops_discovery_requests_total', { path: route === 'new' || route === 'verify' ? route : 'other', code: String(status) });
+      d.metrics.inc('tidb_gitops_discovery_requests_total', { path: route === 'new' || route === 'verify' || route === 'prestop' ? route : 'other', code: String(status) });
       const shown = path.length > 200 ? `${path.slice(0, 200)}...` : path;
       if (status >= 400) d.log.info('discovery request refused', { path: shown, status, reason: body.trim().slice(0, 500), remote: req.socket.remoteAddress });
       else d.log.info('discovery answered', { path: shown, answer: body });

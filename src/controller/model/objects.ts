@@ -60,7 +60,7 @@ export interface PodCondition {
 
 export interface Pod {
   metadata: ObjectMeta;
-  spec?: { volumes?: Volume[]; nodeName?: string; containers?: { name: string; image?: string }[] };
+  spec?: { volumes?: Volume[]; nodeName?: string; containers?: { name: string; image?: string }[]; terminationGracePeriodSeconds?: number };
   status?: {
     phase?: string;
     podIP?: string;

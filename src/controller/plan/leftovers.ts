@@ -4,7 +4,8 @@
  */
 import { names } from '../../tidbcluster/names';
 import { LOG_BACKUP_FLUSHED_ANNOTATION, OPERATION_MARKS } from '../model/annotations';
-import { isTerminating, ordinalOf } from '../model/objects';
+import { isReady, isTerminating, ordinalOf } from '../model/objects';
+import { replicasOf } from '../model/settings';
 import type { ComponentState, PlanInput } from '../view/view';
 import { requests } from './evict-requests';
 
@@ -18,8 +19,20 @@ export function leftoverEvictions(input: PlanInput, c: ComponentState): number[]
   // A request still standing keeps its scheduler; it goes once the Pod no longer asks.
   const asking = new Set(requests(c).map((r) => r.pod.metadata.name));
   return Object.entries(input.evictions ?? {})
-    .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined && !(r.for === 'request' && asking.has(r.pod)))
+    .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined && !(r.for === 'request' && asking.has(r.pod)) && !(r.for === 'drain' && drainPending(c, r.pod, sts)))
     .map(([id]) => Number(id));
+}
+
+/**
+ * A drained Pod keeps its scheduler until its successor is Ready: removed earlier, PD would send
+ * leaders back to a store that is stopping or not serving yet. A Pod the StatefulSet no longer has
+ * (scaled in meanwhile) does not come back.
+ */
+function drainPending(c: ComponentState, pod: string, sts: string): boolean {
+  const ordinal = ordinalOf(pod, sts)!;
+  const live = c.pods.find((p) => p.metadata.name === pod);
+  if (!live) return ordinal < replicasOf(c.sts);
+  return isTerminating(live) || !isReady(live);
 }
 
 export function leftoverMarks(c: ComponentState): { pod: string; keys: string[] }[] {

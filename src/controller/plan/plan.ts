@@ -4,8 +4,8 @@
  * action per component, then plans again from fresh state, so every step is safe to repeat after a
  * crash: the state that matters lives in the cluster (partition, Pod revisions, Pod and claim
  * annotations, PD members, stores and schedulers, failure records in the status ConfigMap), never only
- * in memory. Failover (`failover.ts`) comes first, then scaling (`scale.ts`), then what an idle
- * component has left to do (`leftovers.ts`, `evict-requests.ts`, `volumes.ts`), then upgrading
+ * in memory. A Pod someone else deletes has its leaders moved away first (`drain.ts`); then come
+ * failover (`failover.ts`), scaling (`scale.ts`), what an idle component has left to do (`leftovers.ts`, `evict-requests.ts`, `volumes.ts`), then upgrading
  * (`upgrade.ts`, with each component's checks in `upgrade-<component>.ts`).
  */
 import { ANNOTATION, names, type ComponentKind } from '../../tidbcluster/names';
@@ -15,6 +15,7 @@ import { isUpgrading, liveStrategy, partitionOf, podList, statusCurrent, targetR
 import type { ComponentState, PlanInput } from '../view/view';
 import type { Action, Phase, PlanEvent } from './action';
 import { evictRequestStep } from './evict-requests';
+import { drainStep } from './drain';
 import { failoverStep } from './failover';
 import { leftoverEvictions, leftoverMarks } from './leftovers';
 import { scaleStep } from './scale';
@@ -87,6 +88,10 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
       message: `${names.statefulSet(input.cluster.name, c.kind)}: updateStrategy ${liveStrategy(sts)} -> ${strategy}${rolling ? ` (partition ${replicas}: no Pod restarts until the controller steps it)` : ''}`,
     });
   }
+
+  // A Pod that is being deleted by someone else has seconds left: its leaders move before anything else.
+  const drain = drainStep(input, c);
+  if (drain && !drain.ok) return result(drain.reason, true, drain.action, drain.event);
 
   // Failover first, then scaling, then upgrading, in the operator's order.
   const failover = failoverStep(input, c, settings, desired);

@@ -1,0 +1,190 @@
+/**
+ * The cluster's guard rails, set on the TidbCluster with annotations under `tidb-gitops.io/`, since
+ * the operator's CRD has no field for them: against voluntary disruptions (node drains, cluster
+ * autoscaler scale-downs), a PodDisruptionBudget per component and the preStop hooks that let a
+ * draining TiKV Pod hand its region leaders over before it stops, both on by default; and, opt-in,
+ * a NetworkPolicy per component.
+ *
+ * ```yaml
+ * metadata:
+ *   annotations:
+ *     tidb-gitops.io/disruption-budgets: "tidb=25%, ticdc=none"   # or "none" for no budget at all
+ *     tidb-gitops.io/drain-hooks: "false"
+ *     tidb-gitops.io/network-policy: "true"
+ *     tidb-gitops.io/metrics-from: monitoring
+ * ```
+ *
+ * Pure: reads the annotations, reports what it cannot read as issues at their annotation.
+ */
+import type { SpecIssue } from './errors';
+import type { ComponentKind } from './names';
+
+/** The annotation that sets or turns off the PodDisruptionBudgets, per component. */
+export const DISRUPTION_BUDGETS_ANNOTATION = 'tidb-gitops.io/disruption-budgets';
+/** `"false"` leaves the preStop hooks out of the TiKV Pods. */
+export const DRAIN_HOOKS_ANNOTATION = 'tidb-gitops.io/drain-hooks';
+
+/** `"true"` renders a NetworkPolicy per component (see `render/network-policy.ts`). */
+export const NETWORK_POLICY_ANNOTATION = 'tidb-gitops.io/network-policy';
+/** The namespace whose Pods (Prometheus) may read the metrics ports, with network policies on. */
+export const METRICS_FROM_ANNOTATION = 'tidb-gitops.io/metrics-from';
+
+/** Every annotation key under `tidb-gitops.io/` a TidbCluster may carry. */
+export const CLUSTER_SETTING_ANNOTATIONS: readonly string[] = [DISRUPTION_BUDGETS_ANNOTATION, DRAIN_HOOKS_ANNOTATION, NETWORK_POLICY_ANNOTATION, METRICS_FROM_ANNOTATION];
+
+/** A component's PodDisruptionBudget: how many of its Pods a voluntary disruption may take at once. */
+export interface DisruptionBudget {
+  /** `maxUnavailable`: a count (1 or more) or a percentage of the replicas (`"25%"`). @default 1 */
+  readonly maxUnavailable: number | string;
+}
+
+/** The budget of each component that has one; a component that is absent has none. */
+export type DisruptionBudgets = Readonly<Partial<Record<ComponentKind, DisruptionBudget>>>;
+
+/**
+ * Every component gets `maxUnavailable: 1`: a drain takes one PD member, one TiKV store (so no
+ * region with three replicas loses two), one TiDB server, one TiCDC capture at a time.
+ */
+export const DEFAULT_MAX_UNAVAILABLE = 1;
+
+const path = (key: string): string => `metadata.annotations["${key}"]`;
+
+/**
+ * Reads `tidb-gitops.io/disruption-budgets` for the components the cluster has: `none`, or a
+ * comma-separated list of `<component>=<value>` where the value is a count (1 or more), a percentage
+ * (`1%` to `100%`) or `none`. Components the list does not name keep the default.
+ */
+export function disruptionBudgets(annotations: Readonly<Record<string, string>>, components: readonly ComponentKind[], issues: SpecIssue[]): DisruptionBudgets {
+  const text = annotations[DISRUPTION_BUDGETS_ANNOTATION];
+  const out: Partial<Record<ComponentKind, DisruptionBudget>> = {};
+  for (const c of components) out[c] = { maxUnavailable: DEFAULT_MAX_UNAVAILABLE };
+  if (text === undefined) return out;
+  const where = path(DISRUPTION_BUDGETS_ANNOTATION);
+  if (text.trim() === 'none') return {};
+  const seen = new Set<string>();
+  for (const raw of text.split(',')) {
+    const item = raw.trim();
+    const m = /^([a-z]+)\s*=\s*(\S+)$/.exec(item);
+    if (!m) {
+      issues.push({
+        path: where,
+        message: `expected "none" or a list such as "tidb=25%, ticdc=none" (<component>=<count, percentage or none>, separated by commas), got ${JSON.stringify(item)} in ${JSON.stringify(text)}`,
+      });
+      continue;
+    }
+    const [, component, value] = m;
+    if (!(BUDGET_COMPONENTS as readonly string[]).includes(component)) {
+      issues.push({ path: where, message: `unknown component ${JSON.stringify(component)}; expected one of ${BUDGET_COMPONENTS.join(', ')}` });
+      continue;
+    }
+    if (seen.has(component)) {
+      issues.push({ path: where, message: `${component} is named twice` });
+      continue;
+    }
+    seen.add(component);
+    const kind = component as ComponentKind;
+    if (!components.includes(kind)) {
+      issues.push({ path: where, message: `${component}: the cluster has no ${component} (its spec has no such component), so there is no budget to set` });
+      continue;
+    }
+    const budget = budgetValue(value);
+    if (typeof budget === 'string') {
+      issues.push({ path: where, message: `${component}=${value}: ${budget}` });
+      continue;
+    }
+    if (budget === undefined) delete out[kind];
+    else out[kind] = budget;
+  }
+  return out;
+}
+
+/** The components a budget can be set for, in the order the README lists them. */
+export const BUDGET_COMPONENTS: readonly ComponentKind[] = ['pd', 'tso', 'scheduling', 'tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy'];
+
+/** A budget, undefined for `none`, or what is wrong with the value. */
+function budgetValue(value: string): DisruptionBudget | undefined | string {
+  if (value === 'none') return undefined;
+  if (/^\d{1,6}$/.test(value)) {
+    const n = Number(value);
+    if (n === 0) return 'a budget of 0 refuses every eviction, so no node holding one of these Pods could ever be drained; write none for no budget, or 1 or more';
+    return { maxUnavailable: n };
+  }
+  const pct = /^(\d{1,3})%$/.exec(value);
+  if (pct) {
+    const n = Number(pct[1]);
+    if (n >= 1 && n <= 100) return { maxUnavailable: `${n}%` };
+    return 'expected a percentage from 1% to 100%';
+  }
+  return 'expected a count of Pods (1 or more), a percentage of the replicas such as 25%, or none';
+}
+
+/** Reads `tidb-gitops.io/drain-hooks`: `"true"` (the default) or `"false"`. */
+export function drainHooks(annotations: Readonly<Record<string, string>>, issues: SpecIssue[]): boolean {
+  const text = annotations[DRAIN_HOOKS_ANNOTATION];
+  if (text === undefined || text === 'true') return true;
+  if (text === 'false') return false;
+  issues.push({ path: path(DRAIN_HOOKS_ANNOTATION), message: `expected "true" or "false", got ${JSON.stringify(text)}` });
+  return true;
+}
+
+/** The network policy settings: on or off, and where Prometheus runs. */
+export interface NetworkPolicySettings {
+  /** The namespace whose Pods may read the metrics ports. @default none (only the cluster's own Pods) */
+  readonly metricsFrom?: string;
+}
+
+/**
+ * Reads `tidb-gitops.io/network-policy` (`"true"` or `"false"`, off by default) and
+ * `tidb-gitops.io/metrics-from` (a namespace, only with network policies on).
+ */
+export function networkPolicy(annotations: Readonly<Record<string, string>>, issues: SpecIssue[], refusal?: string): NetworkPolicySettings | undefined {
+  const on = annotations[NETWORK_POLICY_ANNOTATION];
+  const from = annotations[METRICS_FROM_ANNOTATION];
+  if (on !== undefined && on !== 'true' && on !== 'false') {
+    issues.push({ path: path(NETWORK_POLICY_ANNOTATION), message: `expected "true" or "false", got ${JSON.stringify(on)}` });
+    return undefined;
+  }
+  if (on !== 'true') {
+    if (from !== undefined) issues.push({ path: path(METRICS_FROM_ANNOTATION), message: `applies with ${NETWORK_POLICY_ANNOTATION}: "true" only (without network policies every Pod may read the metrics)` });
+    return undefined;
+  }
+  if (refusal) {
+    issues.push({ path: path(NETWORK_POLICY_ANNOTATION), message: refusal });
+    return undefined;
+  }
+  if (from === undefined) return {};
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(from) || from.length > 63) {
+    issues.push({ path: path(METRICS_FROM_ANNOTATION), message: `expected the name of a namespace (where Prometheus runs), got ${JSON.stringify(from)}` });
+    return undefined;
+  }
+  return { metricsFrom: from };
+}
+
+/**
+ * A `tidb-gitops.io/` annotation this project does not read is most likely a typo of one it does:
+ * refused, with the keys it knows, rather than ignored.
+ */
+export function unknownClusterSettings(annotations: Readonly<Record<string, string>>, issues: SpecIssue[]): void {
+  for (const key of Object.keys(annotations)) {
+    if (!key.startsWith('tidb-gitops.io/') || CLUSTER_SETTING_ANNOTATIONS.includes(key)) continue;
+    issues.push({ path: path(key), message: `unknown setting; a TidbCluster takes ${CLUSTER_SETTING_ANNOTATIONS.slice(0, -1).join(', ')} and ${CLUSTER_SETTING_ANNOTATIONS[CLUSTER_SETTING_ANNOTATIONS.length - 1]}` });
+  }
+}
+
+/**
+ * Seconds of a TiKV Pod's termination grace period kept for the server itself to stop (flush and
+ * close) after its preStop hook: the hook waits for the leaders at most the rest.
+ */
+export const STOP_RESERVE_SECONDS = 10;
+
+/** The Kubernetes default of `terminationGracePeriodSeconds`. */
+export const DEFAULT_GRACE_SECONDS = 30;
+
+/**
+ * How long a draining TiKV Pod's preStop hook waits for its region leaders to leave: its grace
+ * period less {@link STOP_RESERVE_SECONDS}, so that kubelet never has to kill the server.
+ * 0: no wait (and no hook).
+ */
+export function drainWaitSeconds(terminationGracePeriodSeconds: number | undefined): number {
+  return Math.max(0, (terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) - STOP_RESERVE_SECONDS);
+}

@@ -1,0 +1,147 @@
+/**
+ * Node drains against the rendered PodDisruptionBudgets on a real API server and controller manager
+ * (its disruption controller keeps the budgets' status; the Eviction API enforces them), with
+ * `kubectl drain` as an administrator runs it, the shipped controller, and the tests' kubelet
+ * running the TiKV preStop hook's request against the controller as the hook's script makes it.
+ */
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import { promisify } from 'node:util';
+import type { Obj } from './kube/client';
+import { realApiSuite } from './kube/suite';
+import { RealWorld } from './kube/world';
+import { simCluster } from './sim/controller-process';
+import { render } from './support/render';
+
+const run = promisify(execFile);
+const suite = realApiSuite();
+const { describeReal } = suite;
+
+jest.setTimeout(240_000);
+
+let world: RealWorld | undefined;
+afterEach(async () => {
+  const w = world;
+  world = undefined;
+  if (!w) return;
+  try {
+    expect(w.forbidden()).toEqual([]);
+  } finally {
+    await w.close();
+  }
+});
+
+/** `kubectl drain NODE`, as an administrator runs it: its exit code and everything it printed. */
+async function drain(w: RealWorld, node: string, timeout: string): Promise<{ code: number; output: string }> {
+  try {
+    const r = await run('kubectl', ['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${timeout}`, '--kubeconfig', w.cp.adminKubeconfig()], { maxBuffer: 16 * 1024 * 1024 });
+    return { code: 0, output: r.stdout + r.stderr };
+  } catch (e) {
+    const err = e as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof err.code === 'number' ? err.code : 1, output: `${err.stdout ?? ''}${err.stderr ?? ''}` };
+  }
+}
+
+/** What the TiKV preStop hook does (`GET /prestop/<pod>` on discovery), from the Pod's own address. */
+function preStopRequest(w: RealWorld, pod: Obj): Promise<void> {
+  const answers = (w as RealWorld & { preStopAnswers?: string[] }).preStopAnswers!;
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port: w.discoveryPort, path: `/prestop/${pod.metadata.name}`, localAddress: w.kubelet.ipOf(pod.metadata.name) }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => {
+        answers.push(`${pod.metadata.name} ${res.statusCode} ${body.trim()}`);
+        resolve();
+      });
+    });
+    req.on('error', (e) => {
+      answers.push(`${pod.metadata.name} error ${e.message}`);
+      resolve();
+    });
+  });
+}
+
+/** Two Nodes: Pods of even ordinal on `<namespace>-a` (two TiKV Pods, two PD Pods), odd ones on `<namespace>-b`. */
+async function twoNodes(namespace: string): Promise<RealWorld> {
+  const w = await RealWorld.start({
+    cp: suite.cp(),
+    cluster: simCluster({}, { namespace }),
+    render,
+    kubelet: { nodes: [{ name: `${namespace}-a` }, { name: `${namespace}-b` }] },
+  });
+  world = w;
+  (w as RealWorld & { preStopAnswers?: string[] }).preStopAnswers = [];
+  w.kubelet.preStop = (pod) => (pod.metadata.labels?.['app.kubernetes.io/component'] === 'tikv' ? preStopRequest(w, pod) : Promise.resolve());
+  await w.startController();
+  await w.waitFor(async () => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', 2)), 90_000, 'the cluster to come up');
+  // The disruption controller has counted every Pod healthy.
+  await w.waitFor(async () => {
+    const budgets = await w.kube.list(`/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets`);
+    return budgets.length === 3 && budgets.every((b) => b.status?.observedGeneration === b.metadata.generation && b.status?.currentHealthy === b.status?.expectedPods && b.status?.disruptionsAllowed === 1);
+  }, 30_000, 'the budgets to allow one disruption each');
+  return w;
+}
+
+const nodeOf = async (w: RealWorld, pod: string): Promise<string | undefined> => (await w.kube.get(`/api/v1/namespaces/${w.namespace}/pods/${pod}`).catch(() => undefined))?.spec?.nodeName;
+
+describeReal('node drains and the disruption budgets', () => {
+  it('kubectl drain of a Node with two TiKV Pods evicts one, is refused the second until the first is back and Ready, and no leader is lost', async () => {
+    const w = await twoNodes('drain-a');
+    expect(await nodeOf(w, 'c-tikv-0')).toBe('drain-a-a');
+    expect(await nodeOf(w, 'c-tikv-2')).toBe('drain-a-a');
+    // Each Pod that comes back takes 3 seconds to be Ready: long enough for the drain's next try to meet it not Ready.
+    const gate = w.kubelet.readinessGate;
+    const born = new Map<string, number>();
+    w.kubelet.on('podCreated', (p: Obj) => born.set(p.metadata.uid, Date.now()));
+    w.kubelet.readinessGate = (p) => gate(p) && Date.now() - (born.get(p.metadata.uid) ?? 0) > 3000;
+    const readyAt = new Map<string, number>();
+    const deletedAt = new Map<string, number>();
+    w.kubelet.on('podReady', (p: Obj) => readyAt.set(p.metadata.name, Date.now()));
+    const stop = w.kube.watch(`/api/v1/namespaces/${w.namespace}/pods`, '', (_type, p) => {
+      if (p.metadata.deletionTimestamp && !deletedAt.has(p.metadata.uid)) deletedAt.set(p.metadata.uid, Date.now());
+    });
+    const uids = Object.fromEntries(await Promise.all(['c-tikv-0', 'c-tikv-2'].map(async (n) => [n, (await w.kube.get(`/api/v1/namespaces/${w.namespace}/pods/${n}`))!.metadata.uid])));
+    readyAt.clear();
+
+    const r = await drain(w, 'drain-a-a', '150s');
+    stop();
+    expect(r.output).toContain('node/drain-a-a drained');
+    expect(r.code).toBe(0);
+    // The budget held one of the two back, as the Eviction API answers it (429), which kubectl retries.
+    expect(r.output).toMatch(/Cannot evict pod as it would violate the pod's disruption budget/);
+    const order = ['c-tikv-0', 'c-tikv-2'].sort((a, b) => deletedAt.get(uids[a])! - deletedAt.get(uids[b])!);
+    // The second was evicted only after the first one's successor was Ready.
+    expect(deletedAt.get(uids[order[1]])!).toBeGreaterThan(readyAt.get(order[0])!);
+    expect(w.kubelet.maxDown('tikv')).toBe(1);
+    expect(w.kubelet.maxDown('pd')).toBe(1);
+    // Each drained TiKV Pod's hook waited until the controller had moved its leaders away, and none stopped with one.
+    const answers = (w as RealWorld & { preStopAnswers?: string[] }).preStopAnswers!;
+    expect(answers.filter((a) => /c-tikv-[02] 200 store \d+ of c-tikv-[02] has no region leaders left/.test(a))).toHaveLength(2);
+    expect(w.pd.stopsWithLeaders).toEqual([]);
+    expect((await w.events('DrainEvictLeader')).map((e) => e.involvedObject?.name ?? e.regarding?.name).sort()).toEqual(['c-tikv-0', 'c-tikv-2']);
+    // Once the Pods are back and Ready, the controller removes the schedulers it added for the drain.
+    await w.waitFor(() => w.pd.evictSchedulers().length === 0, 30_000, 'the drain\'s evict-leader schedulers to go');
+  });
+
+  it('a drain is never held by a crash-looping Pod: an unhealthy Pod is evicted whatever the budget says', async () => {
+    const w = await twoNodes('drain-b');
+    // Two TiKV Pods stop being Ready (crash-looping): the budget allows no disruption of a healthy one now.
+    const gate = w.kubelet.readinessGate;
+    const broken = new Set(['c-tikv-0', 'c-tikv-1']);
+    w.kubelet.readinessGate = (p) => !broken.has(p.metadata.name) && gate(p);
+    await w.waitFor(async () => {
+      const b = await w.kube.get(`/apis/policy/v1/namespaces/${w.namespace}/poddisruptionbudgets/c-tikv`);
+      return b?.status?.currentHealthy === 1 && b?.status?.disruptionsAllowed === 0;
+    }, 30_000, 'the TiKV budget to allow no disruption');
+    // With the Kubernetes default policy, the drain would wait for ever on c-tikv-1 (the second Node's one TiKV Pod).
+    await w.kube.patch(`/apis/policy/v1/namespaces/${w.namespace}/poddisruptionbudgets/c-tikv`, 'merge', { spec: { unhealthyPodEvictionPolicy: 'IfHealthyBudget' } });
+    const held = await drain(w, 'drain-b-b', '12s');
+    expect(held.code).not.toBe(0);
+    expect(held.output).toMatch(/evicting pod drain-b\/c-tikv-1[\s\S]*Cannot evict pod as it would violate the pod's disruption budget/);
+    // As rendered (AlwaysAllow), the same drain goes through.
+    await w.apply(w.objects.filter((o) => o.kind === 'PodDisruptionBudget'));
+    const r = await drain(w, 'drain-b-b', '120s');
+    expect(r.output).toContain('node/drain-b-b drained');
+    expect(r.code).toBe(0);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * Kubernetes objects kept beside a cluster pass through `render` unchanged: namespaced like the
+ * cluster's own objects, validated strictly for the target version, refused when they take a
+ * rendered object's name; `diff` reports them; the compact definitions the CLI ships validate as
+ * the full ones do.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { renderCommand } from '../src/cli/render';
+import { kubeSchema } from '../src/base/kube-schemas';
+import { buildModel, compareModels, type KubeObject } from '../src/diff';
+import { cluster, render, type Obj } from './support/render';
+import { fullSchema, SCHEMA_MINORS } from './support/k8s-schema';
+
+const root = join(__dirname, '..');
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-passthrough-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let seq = 0;
+/** Runs `render` in this process on files written to a fresh directory. */
+function run(files: Record<string, string>, args: { namespace?: string; kubeVersion?: string; outDir?: string } = {}) {
+  const d = join(dir, `case-${++seq}`);
+  mkdirSync(d);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(d, name), text);
+  let stdout = '';
+  let stderr = '';
+  const status = renderCommand({ paths: [d], controllerImage: 'example.com/c:1', ...args, outDir: args.outDir && join(d, args.outDir) }, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => '' });
+  return { status, stdout, stderr, dir: d, docs: parseAllDocuments(stdout).map((x) => x.toJS() as Obj) };
+}
+
+const CLUSTER = stringify(cluster({}, { namespace: undefined }));
+const yaml = (...objects: Obj[]) => objects.map((o) => stringify(o)).join('---\n');
+const SECRET = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-root' }, type: 'Opaque', stringData: { root: 'secret' } };
+const ROLE = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'system:demo-reader' }, rules: [] };
+const MONITOR = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'demo' }, spec: { selector: {}, endpoints: [{ port: 'metrics' }] } };
+
+describe('objects kept beside the cluster', () => {
+  test('pass through after the cluster, unchanged but for the namespace of a namespaced built-in kind', () => {
+    const r = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(SECRET, ROLE, MONITOR) }, { namespace: 'db' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.docs.slice(-3)).toEqual([{ ...SECRET, metadata: { name: 'demo-root', namespace: 'db' } }, ROLE, MONITOR]);
+    // The cluster's objects come first, as render prints them alone.
+    expect(r.docs.slice(0, -3)).toEqual(render(cluster({}, { namespace: undefined }), { namespace: 'db', controllerImage: 'example.com/c:1' }));
+    // A namespace written on the object stays.
+    const own = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml({ ...SECRET, metadata: { name: 's', namespace: 'other' } }) }, { namespace: 'db' });
+    expect(own.docs[own.docs.length - 1].metadata).toEqual({ name: 's', namespace: 'other' });
+  });
+
+  test('-o writes them to _passthrough.k8s.yaml, and --prune takes that file away once there are none', () => {
+    const r = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(SECRET) }, { namespace: 'db', outDir: 'out' });
+    expect(r.status).toBe(0);
+    expect(readdirSync(join(r.dir, 'out'))).toEqual(['_passthrough.k8s.yaml', 'db.demo.k8s.yaml']);
+    expect(r.stderr).toContain(`wrote ${join(r.dir, 'out')}/_passthrough.k8s.yaml (1 objects)`);
+    expect(parseAllDocuments(readFileSync(join(r.dir, 'out', '_passthrough.k8s.yaml'), 'utf8')).map((d) => d.toJS())).toEqual([{ ...SECRET, metadata: { name: 'demo-root', namespace: 'db' } }]);
+    rmSync(join(r.dir, 'more.yaml'));
+    let err = '';
+    const status = renderCommand({ paths: [join(r.dir, 'tc.yaml')], outDir: join(r.dir, 'out'), namespace: 'db', prune: true, controllerImage: 'example.com/c:1' }, { stdout: () => {}, stderr: (s) => (err += s), readStdin: () => '' });
+    expect(status).toBe(0);
+    expect(err).toContain('_passthrough.k8s.yaml (no input renders it any more)');
+    expect(readdirSync(join(r.dir, 'out'))).toEqual(['db.demo.k8s.yaml']);
+  });
+
+  test('a Kustomization beside the manifests is read by kustomize, not applied: it is skipped', () => {
+    const r = run({ 'tc.yaml': CLUSTER, 'kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [tc.yaml]\n' });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/kustomization\.yaml: document 1: skipped Kustomization: not a TidbCluster/);
+    expect(r.docs.some((d) => d.kind === 'Kustomization')).toBe(false);
+  });
+
+  test.each([
+    ['a field the kind does not have', { ...SECRET, strinData: {} }, 'document 1: strinData (line 8): unknown field "strinData" (did you mean "stringData"?)'],
+    ['a wrong type', { ...SECRET, type: 3 }, 'document 1: type (line 5): expected string, got number 3'],
+    ['no name', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'x-' } }, 'document 1: metadata.name (line 4): required: generateName makes a new object at every apply'],
+    ['a version Kubernetes no longer serves', { apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'p' } }, 'document 1: apiVersion (line 1): Kubernetes 1.31 does not serve policy/v1beta1 PodDisruptionBudget'],
+    ['a TidbMonitor', { apiVersion: 'pingcap.com/v1alpha1', kind: 'TidbMonitor', metadata: { name: 'm' } }, 'document 1: kind (line 2): monitoring from a TidbMonitor is not carried out yet'],
+    ['another operator kind', { apiVersion: 'pingcap.com/v1alpha1', kind: 'DMCluster', metadata: { name: 'dm' } }, "document 1: kind (line 2): a DMCluster needs tidb-operator's CRD and controller"],
+  ])('%s is refused with its path and line, and nothing is rendered', (_name, object, message) => {
+    const r = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(object) });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`more.yaml: ${message}`);
+  });
+
+  test('a kind the target version lacks names the first version that serves it', () => {
+    // resource.k8s.io/v1 (dynamic resource allocation) is served from 1.34 on.
+    const deviceClass = { apiVersion: 'resource.k8s.io/v1', kind: 'DeviceClass', metadata: { name: 'gpu' }, spec: {} };
+    const old = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(deviceClass) });
+    const first = SCHEMA_MINORS.find((m) => fullSchema(m).knows('resource.k8s.io/v1', 'DeviceClass'));
+    expect(old.stderr).toContain(`Kubernetes 1.31 does not serve resource.k8s.io/v1 DeviceClass (1.${first} and later do: render for it with --kube-version)`);
+    const now = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(deviceClass) }, { kubeVersion: `1.${first}` });
+    expect(now.status).toBe(0);
+    // Cluster-scoped: no namespace is added.
+    expect(now.docs[now.docs.length - 1]).toEqual(deviceClass);
+  });
+
+  test('one that takes a rendered object\'s name, or another kept object\'s, is refused naming both', () => {
+    const pdb = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'demo-tikv' }, spec: { maxUnavailable: 2 } };
+    const r = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(pdb, SECRET, SECRET) }, { namespace: 'db' });
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toEqual([
+      `${r.dir}/more.yaml: document 1: metadata.name (line 4): PodDisruptionBudget demo-tikv in namespace db is also rendered from ${r.dir}/tc.yaml: document 1; rename one of them`,
+      `${r.dir}/more.yaml: document 3: metadata.name (line 19): Secret demo-root in namespace db is also in ${r.dir}/more.yaml: document 2; rename one of them`,
+      '2 problems found; nothing was rendered',
+    ]);
+  });
+
+  test('diff reports them as objects outside any cluster', () => {
+    const before = [...render(cluster()), SECRET] as KubeObject[];
+    const after = [...render(cluster()), { ...SECRET, stringData: { root: 'other' } }] as KubeObject[];
+    const report = compareModels(buildModel(before), buildModel(after));
+    expect(report.clusters.map((c) => c.objects.map((o) => `${o.change} ${o.kind} ${o.name}`))).toEqual([['changed Secret demo-root']]);
+  });
+});
+
+describe('the Kubernetes definitions the CLI ships', () => {
+  test('are what scripts/gen-kube-schema.mjs makes of test/schemas', () => {
+    const out = join(dir, 'kube-schema-data.json');
+    execFileSync(process.execPath, [join(root, 'scripts/gen-kube-schema.mjs'), out]);
+    expect(readFileSync(out, 'utf8')).toBe(readFileSync(join(root, 'src/base/kube-schema-data.json'), 'utf8'));
+  });
+
+  test.each(SCHEMA_MINORS)('validate as the full definitions of 1.%s do', (minor) => {
+    const objects = [...render(cluster({ ticdc: { replicas: 1 } }), { kubeVersion: `1.${minor}` }), SECRET, ROLE];
+    const broken = [
+      { ...SECRET, data: { root: 'not base64!' } },
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: '2', template: { spec: { containers: [{ name: 'c', imagePullPolicy: 1 }] } } } },
+    ];
+    for (const o of [...objects, ...broken]) expect(kubeSchema(minor).validate(o)).toEqual(fullSchema(minor).validate(o));
+    expect(broken.every((o) => kubeSchema(minor).validate(o).length > 0)).toBe(true);
+  });
+});
