@@ -273,9 +273,9 @@ describe('Discovery /prestop/<pod>', () => {
       preStop: { pollMs: 1, now: ticking() },
     });
 
-  it('serves only the TiKV Pods of the cluster, asking from their own address', async () => {
+  it('serves only the PD, TiKV and TiCDC Pods of the cluster, asking from their own address', async () => {
     const d = discovery([tikv('c-tikv-0', { terminating: true })]);
-    expect(await d.handle('GET', '/prestop/c-pd-0', '10.0.0.7')).toEqual({ status: 404, body: 'c-pd-0 is not a TiKV Pod of cluster c\n' });
+    expect(await d.handle('GET', '/prestop/c-tidb-0', '10.0.0.7')).toEqual({ status: 404, body: 'c-tidb-0 is not a PD, TiKV or TiCDC Pod of cluster c\n' });
     expect(await d.handle('GET', '/prestop/c-tikv-0', '10.0.0.8')).toEqual({ status: 403, body: "the request does not come from Pod c-tikv-0's address\n" });
   });
 
@@ -286,6 +286,6 @@ describe('Discovery /prestop/<pod>', () => {
   it('holds a deleted Pod at most its grace period less 10 seconds (and 1 for the hook to hear), then lets it go', async () => {
     const r = await discovery([tikv('c-tikv-0', { terminating: true, grace: 60 })]).handle('GET', '/prestop/c-tikv-0', '10.0.0.7');
     expect(r.status).toBe(200);
-    expect(r.body).toMatch(/^stopped waiting after 50s: PD stores unavailable: /);
+    expect(r.body).toMatch(/^stopped waiting after 50s: PD unavailable: /);
   });
 });

@@ -575,6 +575,29 @@ describe('a TiKV Pod someone else deletes (a node drain)', () => {
     expect(planOne(tikv(), { error: 'connection refused' }).action?.type).not.toBe('evict-begin');
   });
 
+  it('moves PD leadership off a PD Pod being deleted, to the member the operator would pick', () => {
+    const pdComp = { kind: 'pd' as const, sts: sts('pd'), pods: [pod('pd', 0, 'r1', { terminating: true, ready: false }), pod('pd', 1), pod('pd', 2)] };
+    const p = planOne(pdComp);
+    expect(p.action).toEqual({ type: 'transfer-leader', pod: 'c-pd-0', from: 'c-pd-0', to: 'c-pd-2' });
+    expect(p.event).toMatchObject({ reason: 'DrainPDLeaderTransfer', pod: 'c-pd-0' });
+    // A follower being deleted has nothing to hand over.
+    expect(planOne(pdComp, pdState({ leader: 'c-pd-1' })).action?.type).not.toBe('transfer-leader');
+  });
+
+  it('moves a TSO primary off its Pod being deleted (v8.3.0 and later can transfer)', () => {
+    const msPod = (ord: number, terminating = false) => ({
+      ...pod('tso', ord, 'r1', { terminating, ready: !terminating }),
+      spec: { containers: [{ name: 'tso', image: 'pingcap/pd:v8.5.0' }] },
+    });
+    const members = [0, 1].map((i) => ({ name: `c-tso-${i}`, serviceAddr: `http://c-tso-${i}.c-tso-peer.ns.svc:2379` }));
+    const tso = { kind: 'tso' as const, sts: sts('tso', { replicas: 2 }), pods: [msPod(0, true), msPod(1)] };
+    const withMs = (primary: string) => pdState({ ms: { tso: { members, primary } } });
+    const p = planOne(tso, withMs(members[0].serviceAddr));
+    expect(p.action).toEqual({ type: 'transfer-primary', service: 'tso', pod: 'c-tso-0', primary: members[0].serviceAddr, to: 'c-tso-1' });
+    expect(p.event).toMatchObject({ reason: 'DrainPrimaryTransfer', pod: 'c-tso-0' });
+    expect(planOne(tso, withMs(members[1].serviceAddr)).action?.type).not.toBe('transfer-primary');
+  });
+
   it('keeps the scheduler until the Pod is back and Ready, then removes it', () => {
     const evicting = pdState({ stores: [store(0, 150), store(1, 0), store(2, 150)], evicting: new Set([2]) });
     const keep = (p: ReturnType<typeof pod> | undefined) => {

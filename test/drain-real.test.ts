@@ -2,7 +2,7 @@
  * Node drains against the rendered PodDisruptionBudgets on a real API server and controller manager
  * (its disruption controller keeps the budgets' status; the Eviction API enforces them), with
  * `kubectl drain` as an administrator runs it, the shipped controller, and the tests' kubelet
- * running the TiKV preStop hook's request against the controller as the hook's script makes it.
+ * running the PD and TiKV preStop hooks' request against the controller as the hook's script makes it.
  */
 import { execFile } from 'node:child_process';
 import http from 'node:http';
@@ -71,7 +71,7 @@ async function twoNodes(namespace: string): Promise<RealWorld> {
   });
   world = w;
   (w as RealWorld & { preStopAnswers?: string[] }).preStopAnswers = [];
-  w.kubelet.preStop = (pod) => (pod.metadata.labels?.['app.kubernetes.io/component'] === 'tikv' ? preStopRequest(w, pod) : Promise.resolve());
+  w.kubelet.preStop = (pod) => preStopRequest(w, pod);
   await w.startController();
   await w.waitFor(async () => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', 2)), 90_000, 'the cluster to come up');
   // The disruption controller has counted every Pod healthy.
@@ -85,7 +85,7 @@ async function twoNodes(namespace: string): Promise<RealWorld> {
 const nodeOf = async (w: RealWorld, pod: string): Promise<string | undefined> => (await w.kube.get(`/api/v1/namespaces/${w.namespace}/pods/${pod}`).catch(() => undefined))?.spec?.nodeName;
 
 describeReal('node drains and the disruption budgets', () => {
-  it('kubectl drain of a Node with two TiKV Pods evicts one, is refused the second until the first is back and Ready, and no leader is lost', async () => {
+  it('kubectl drain of a Node with two TiKV Pods evicts one, is refused the second until the first is back and Ready, and no leader is lost, of PD or of a region', async () => {
     const w = await twoNodes('drain-a');
     expect(await nodeOf(w, 'c-tikv-0')).toBe('drain-a-a');
     expect(await nodeOf(w, 'c-tikv-2')).toBe('drain-a-a');
@@ -100,6 +100,9 @@ describeReal('node drains and the disruption budgets', () => {
     const stop = w.kube.watch(`/api/v1/namespaces/${w.namespace}/pods`, '', (_type, p) => {
       if (p.metadata.deletionTimestamp && !deletedAt.has(p.metadata.uid)) deletedAt.set(p.metadata.uid, Date.now());
     });
+    // The PD leader on the drained Node: its leadership must move before it stops.
+    await fetch(`http://${w.kubelet.ipOf('c-pd-1')}:2379/pd/api/v1/leader/transfer/c-pd-0`, { method: 'POST' });
+    await w.waitFor(() => w.pd.leader() === 'c-pd-0', 10_000, 'c-pd-0 to lead PD');
     const uids = Object.fromEntries(await Promise.all(['c-tikv-0', 'c-tikv-2'].map(async (n) => [n, (await w.kube.get(`/api/v1/namespaces/${w.namespace}/pods/${n}`))!.metadata.uid])));
     readyAt.clear();
 
@@ -118,6 +121,9 @@ describeReal('node drains and the disruption budgets', () => {
     const answers = (w as RealWorld & { preStopAnswers?: string[] }).preStopAnswers!;
     expect(answers.filter((a) => /c-tikv-[02] 200 store \d+ of c-tikv-[02] has no region leaders left/.test(a))).toHaveLength(2);
     expect(w.pd.stopsWithLeaders).toEqual([]);
+    expect(w.pd.stopsWhileLeader).toEqual([]);
+    expect(answers.filter((a) => /^c-pd-0 200 c-pd-0 does not lead PD/.test(a))).toHaveLength(1);
+    expect((await w.events('DrainPDLeaderTransfer')).map((e) => e.involvedObject?.name ?? e.regarding?.name)).toEqual(['c-pd-0']);
     expect((await w.events('DrainEvictLeader')).map((e) => e.involvedObject?.name ?? e.regarding?.name).sort()).toEqual(['c-tikv-0', 'c-tikv-2']);
     // Once the Pods are back and Ready, the controller removes the schedulers it added for the drain.
     await w.waitFor(() => w.pd.evictSchedulers().length === 0, 30_000, 'the drain\'s evict-leader schedulers to go');

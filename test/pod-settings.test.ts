@@ -118,11 +118,14 @@ describe('pod settings: cluster level as defaults, component level wins', () => 
     for (const svc of objects.filter((o) => o.kind === 'Service')) expect(svc.spec.ipFamilyPolicy).toBe('PreferDualStack');
   });
 
-  test('output is deterministic and ordered by kind (RBAC and ConfigMaps, Services, workloads), discovery first', () => {
+  test('output is deterministic and ordered by kind (budgets, RBAC and ConfigMaps, Services, workloads), discovery first', () => {
     const a = render(cluster({ tidb: { replicas: 1, service: { type: 'ClusterIP' } } }));
     const b = render(cluster({ tidb: { replicas: 1, service: { type: 'ClusterIP' } } }));
     expect(JSON.stringify(a)).toBe(JSON.stringify(b));
     expect(a.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'PodDisruptionBudget/demo-pd',
+      'PodDisruptionBudget/demo-tikv',
+      'PodDisruptionBudget/demo-tidb',
       'ServiceAccount/demo-discovery',
       'ConfigMap/demo-pd',
       'ConfigMap/demo-tikv',

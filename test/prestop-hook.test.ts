@@ -1,5 +1,5 @@
 /**
- * The TiKV preStop hook as rendered, run by dash with the real wget: it asks the controller's
+ * The preStop hook of PD, TiKV and TiCDC as rendered, run by dash with the real wget: it asks the controller's
  * discovery for `/prestop/<pod>` (reached here through wget's `http_proxy`, since the Service name
  * resolves only in a cluster), asks again while the controller is not answering, and gives up at
  * its bound, so that it never holds a stopping Pod longer than its grace period allows.
@@ -41,17 +41,19 @@ function runHook(command: string[], env: Record<string, string>): Promise<{ code
   });
 }
 
-describe('the TiKV preStop hook', () => {
-  test('waits the grace period less 10 seconds for the leaders, and is left out when that leaves nothing, or when drain hooks are off', () => {
+describe('the preStop hook of PD, TiKV and TiCDC', () => {
+  test('waits the grace period less 10 seconds, and is left out when that leaves nothing, or when drain hooks are off', () => {
     const hook = hookOf(render(cluster()));
     expect(hook?.slice(0, 2)).toEqual(['/bin/sh', '-c']);
     expect(hook?.[2]).toContain('wget -qO- -T 20 "http://demo-discovery.ns:10261/prestop/${pod}"');
     expect(hookOf(render(cluster({ tikv: { replicas: 3, requests: { storage: '1Gi' }, terminationGracePeriodSeconds: 120 } })))?.[2]).toContain('-T 110 ');
     expect(hookOf(render(cluster({ tikv: { replicas: 3, requests: { storage: '1Gi' }, terminationGracePeriodSeconds: 10 } })))).toBeUndefined();
     expect(hookOf(render(cluster({}, { annotations: { [DRAIN_HOOKS_ANNOTATION]: 'false' } })))).toBeUndefined();
-    // PD, TiDB and the others have none.
-    const objects = render(cluster());
-    for (const c of ['pd', 'tidb']) expect(container(find(objects, 'StatefulSet', `demo-${c}`), c).lifecycle).toBeUndefined();
+    // PD and TiCDC have the same hook, with their own certificate; TiDB and the others have none.
+    const objects = render(cluster({ ticdc: { replicas: 2 }, tlsCluster: { enabled: true, enableDiscoveryMTLS: true } }));
+    expect(container(find(objects, 'StatefulSet', 'demo-pd'), 'pd').lifecycle.preStop.exec.command[2]).toContain('--cacert /var/lib/pd-tls/ca.crt');
+    expect(container(find(objects, 'StatefulSet', 'demo-ticdc'), 'ticdc').lifecycle.preStop.exec.command[2]).toContain('--cacert /var/lib/ticdc-tls/ca.crt');
+    expect(container(find(objects, 'StatefulSet', 'demo-tidb'), 'tidb').lifecycle).toBeUndefined();
   });
 
   test('passes dash -n and shellcheck -s sh, with and without mTLS', () => {

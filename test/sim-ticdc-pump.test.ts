@@ -4,6 +4,9 @@ import { GracefulError, type StepOutcome } from '../src/controller/clients/http'
 import { pumpNodes, takePumpOffline } from '../src/controller/clients/pump';
 import { PumpSim, type PumpSimOptions } from './sim/pump';
 import { TicdcSim, type TicdcSimOptions } from './sim/ticdc';
+import { Discovery } from '../src/controller/discovery/discovery';
+import { parseClusterInfo } from '../src/controller/model/cluster';
+import { PdClient } from '../src/controller/clients/pd';
 
 // ---- helpers: a raw HTTP client, per-test loopback addresses, cleanup ----
 
@@ -443,6 +446,34 @@ describe('drainCapture (src/controller/clients/ticdc.ts) against TicdcSim', () =
     expect(sim.stopsWithTables).toEqual([]);
     expect(sim.stopsWhileOwner).toEqual([]);
     expect(CDC_PODS.filter((p) => p !== pod).reduce((n, p) => n + sim.tablesOf(p), 0)).toBe(20);
+  });
+
+  test("a deleted capture's preStop request (the owner's) drains it and is answered once it holds no tables", async () => {
+    const { sim, ips } = await cdcReady({ drainRate: 2, tickMs: 25 });
+    const pod = sim.owner() as string;
+    const pods = CDC_PODS.map((name) => ({
+      metadata: { name, labels: { 'app.kubernetes.io/component': 'ticdc', 'app.kubernetes.io/instance': 'basic' }, ...(name === pod && { deletionTimestamp: new Date() }) },
+      spec: { terminationGracePeriodSeconds: 60 },
+      status: { podIP: ips.get(name) },
+    }));
+    const discovery = new Discovery({
+      cluster: parseClusterInfo(JSON.stringify({ name: 'basic', clusterDomain: '', acrossK8s: false, tls: false, discoveryMtls: false, pdAddresses: [], cluster: null, components: ['pd', 'tikv', 'tidb', 'ticdc'] }), 'ns'),
+      pods: () => pods,
+      pdReplicas: () => 3,
+      pdStatefulSet: () => undefined,
+      pdClients: [new PdClient('http://127.0.0.1:9', undefined, 500)],
+      checkSource: true,
+      note: () => {},
+      preStop: { pollMs: 20, ticdcUrl: (p) => `http://${ips.get(p)}:${sim.port}` },
+    });
+    const answer = await discovery.handle('GET', `/prestop/${pod}`, ips.get(pod));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatch(/is drained: no tables left/);
+    expect(sim.owner()).not.toBe(pod);
+    expect(sim.tablesOf(pod)).toBe(0);
+    await sim.captureStop(pod);
+    expect(sim.stopsWithTables).toEqual([]);
+    expect(sim.stopsWhileOwner).toEqual([]);
   });
 
   test('a non-owner on v6.5.12 while a capture is uninitialised: waits on 503, then drains', async () => {

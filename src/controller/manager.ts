@@ -111,6 +111,7 @@ export class Manager {
       },
       pdClients: clients,
       checkSource: opts.checkSource,
+      tls: opts.pdTls,
       note: (kind, message, pod) => {
         this.log.info(message, { discovery: kind, pod });
         if (kind !== 'join') void event(pod, kind === 'bootstrap' ? 'Normal' : 'Warning', kind === 'bootstrap' ? 'PDBootstrap' : 'PDStaleMember', message);

@@ -15,6 +15,8 @@ import type {
 } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedComponent, ResolvedPod } from '../tidbcluster/resolve';
 import { ANNOTATION, names, selectorLabels, type ComponentKind, type Labels } from '../tidbcluster/names';
+import { drainWaitSeconds } from '../tidbcluster/guard-rails';
+import { preStopScript } from './scripts/prestop';
 
 /** `metadata.namespace` when the cluster has one. */
 export function namespaced(cluster: ResolvedCluster, name: string, labels?: Labels, annotations?: Record<string, string>) {
@@ -273,4 +275,17 @@ export function finishPodSpec(base: ReturnType<typeof basePodSpec>, containers: 
 function storedEnv(c: Container): Container {
   if (!c.env?.some((e) => e.value === '')) return c;
   return { ...c, env: c.env.map(({ value, ...rest }) => (value === '' ? rest : { ...rest, value })) };
+}
+
+/**
+ * The preStop hook of a PD, TiKV or TiCDC container: it holds a deleted Pod until the controller says
+ * what it had to hand over is gone (see `scripts/prestop.ts`), bounded by the Pod's grace period less
+ * the time the server needs to stop. None when the cluster turns drain hooks off or the grace period
+ * leaves no time for it.
+ */
+export function preStopHook(cluster: ResolvedCluster, comp: Pick<ResolvedComponent, 'pod'>, certDir: string): Pick<Container, 'lifecycle'> {
+  const seconds = drainWaitSeconds(comp.pod.terminationGracePeriodSeconds);
+  if (!cluster.drainHooks || seconds === 0) return {};
+  const script = preStopScript({ clusterName: cluster.name, namespace: cluster.namespace, discoveryMtls: cluster.discoveryMtls, certDir, seconds });
+  return { lifecycle: { preStop: { exec: { command: ['/bin/sh', '-c', script] } } } };
 }

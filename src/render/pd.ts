@@ -17,6 +17,7 @@ import {
   statefulSet,
   storageVolumeClaims,
   volumeClaimTemplate,
+  preStopHook,
 } from './component';
 import { pdConfig, pdDashboardUsesTidbTls } from './config/components';
 import { componentConfigMap } from './configmap';
@@ -130,6 +131,7 @@ export function pdStatefulSet(cluster: ResolvedCluster, pd: ResolvedPD, configMa
     ...(pd.envFrom.length > 0 && { envFrom: pd.envFrom }),
     volumeMounts: mounts,
     ...(hasResources(pd) && { resources: pd.resources }),
+    ...preStopHook(cluster, pd, TLS_DIR.pd),
     ...(pd.securityContext && { securityContext: pd.securityContext }),
     ...(pd.readinessProbe && {
       readinessProbe: {

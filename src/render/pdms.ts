@@ -16,6 +16,7 @@ import {
   podAnnotations,
   statefulSet,
   storageVolumeClaims,
+  preStopHook,
 } from './component';
 import { pdmsConfig } from './config/components';
 import { componentConfigMap } from './configmap';
@@ -100,6 +101,7 @@ export function pdmsStatefulSet(cluster: ResolvedCluster, pdms: ResolvedPdms, co
     ...(pdms.envFrom.length > 0 && { envFrom: pdms.envFrom }),
     volumeMounts: mounts,
     ...(hasResources(pdms) && { resources: pdms.resources }),
+    ...preStopHook(cluster, pdms, TLS_DIR.pd),
     ...(pdms.securityContext && { securityContext: pdms.securityContext }),
   };
   const podSpec = finishPodSpec(basePodSpec(cluster, pdms), mergeContainers([container], pdms.additionalContainers), [

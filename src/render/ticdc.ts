@@ -15,6 +15,7 @@ import {
   podAnnotations,
   statefulSet,
   storageVolumeClaims,
+  preStopHook,
 } from './component';
 import { ticdcConfig } from './config/ticdc';
 import { componentConfigMap } from './configmap';
@@ -118,6 +119,7 @@ export function ticdcStatefulSet(cluster: ResolvedCluster, ticdc: ResolvedTiCDC,
     ...(ticdc.envFrom.length > 0 && { envFrom: ticdc.envFrom }),
     volumeMounts: mounts,
     ...(hasResources(ticdc) && { resources: ticdc.resources }),
+    ...preStopHook(cluster, ticdc, TLS_DIR.ticdc),
     ...(ticdc.securityContext && { securityContext: ticdc.securityContext }),
   };
   const podSpec = finishPodSpec(basePodSpec(cluster, ticdc, { sysctlInit: false }), mergeContainers([container], ticdc.additionalContainers), volumes);

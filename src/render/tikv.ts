@@ -14,6 +14,7 @@ import {
   mergeContainers,
   mergeEnv,
   podAnnotations,
+  preStopHook,
   statefulSet,
   storageVolumeClaims,
   volumeClaimTemplate,
@@ -23,8 +24,6 @@ import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
 import { logTailerContainer, logVolume, placeTailers } from './log-tailer';
 import { tikvStartScript } from './scripts';
-import { preStopScript } from './scripts/prestop';
-import { drainWaitSeconds } from '../tidbcluster/guard-rails';
 import { tikvScriptContext } from './script-context';
 import { peerService } from './service';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
@@ -101,7 +100,7 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
     ...(tikv.envFrom.length > 0 && { envFrom: tikv.envFrom }),
     volumeMounts: mounts,
     ...(hasResources(tikv) && { resources: tikv.resources }),
-    ...tikvLifecycle(cluster, tikv),
+    ...preStopHook(cluster, tikv, TLS_DIR.tikv),
     ...(tikv.readinessProbe && {
       readinessProbe: {
         tcpSocket: { port: PORT.tikvServer },
@@ -126,18 +125,6 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
   );
   const claims = [volumeClaimTemplate(names.dataVolume('tikv'), tikv.storageRequest, tikv.storageClassName, tikv.volumeAttributesClassName), ...storage.claims];
   return statefulSet(cluster, tikv, podSpec, claims, podAnnotations(tikv, PORT.tikvStatus));
-}
-
-/**
- * The preStop hook that holds a deleted TiKV Pod until its region leaders have left (see
- * `scripts/prestop.ts`), bounded by its grace period less the time TiKV needs to stop. None when the
- * cluster turns drain hooks off or the grace period leaves no time for it.
- */
-function tikvLifecycle(cluster: ResolvedCluster, tikv: ResolvedTiKV): Pick<Container, 'lifecycle'> {
-  const seconds = drainWaitSeconds(tikv.pod.terminationGracePeriodSeconds);
-  if (!cluster.drainHooks || seconds === 0) return {};
-  const script = preStopScript({ clusterName: cluster.name, namespace: cluster.namespace, discoveryMtls: cluster.discoveryMtls, certDir: TLS_DIR.tikv, seconds });
-  return { lifecycle: { preStop: { exec: { command: ['/bin/sh', '-c', script] } } } };
 }
 
 /** `rocksdblog` / `raftlog` sidecars, placed before `tikv`. TiKV before v5.0 wrote these logs elsewhere. */

@@ -2,8 +2,8 @@
  * The cluster's guard rails, set on the TidbCluster with annotations under `tidb-gitops.io/`, since
  * the operator's CRD has no field for them: against voluntary disruptions (node drains, cluster
  * autoscaler scale-downs), a PodDisruptionBudget per component and the preStop hooks that let a
- * draining TiKV Pod hand its region leaders over before it stops, both on by default; and, opt-in,
- * a NetworkPolicy per component.
+ * draining PD, TiKV or TiCDC Pod hand its leadership, region leaders or tables over before it stops,
+ * both on by default; and, opt-in, a NetworkPolicy per component.
  *
  * ```yaml
  * metadata:
@@ -21,7 +21,7 @@ import type { ComponentKind } from './names';
 
 /** The annotation that sets or turns off the PodDisruptionBudgets, per component. */
 export const DISRUPTION_BUDGETS_ANNOTATION = 'tidb-gitops.io/disruption-budgets';
-/** `"false"` leaves the preStop hooks out of the TiKV Pods. */
+/** `"false"` leaves the preStop hooks out of the PD (and micro-services), TiKV and TiCDC Pods. */
 export const DRAIN_HOOKS_ANNOTATION = 'tidb-gitops.io/drain-hooks';
 
 /** `"true"` renders a NetworkPolicy per component (see `render/network-policy.ts`). */
@@ -172,8 +172,8 @@ export function unknownClusterSettings(annotations: Readonly<Record<string, stri
 }
 
 /**
- * Seconds of a TiKV Pod's termination grace period kept for the server itself to stop (flush and
- * close) after its preStop hook: the hook waits for the leaders at most the rest.
+ * Seconds of a Pod's termination grace period kept for the server itself to stop (flush and close)
+ * after its preStop hook: the hook waits at most the rest.
  */
 export const STOP_RESERVE_SECONDS = 10;
 
@@ -181,9 +181,8 @@ export const STOP_RESERVE_SECONDS = 10;
 export const DEFAULT_GRACE_SECONDS = 30;
 
 /**
- * How long a draining TiKV Pod's preStop hook waits for its region leaders to leave: its grace
- * period less {@link STOP_RESERVE_SECONDS}, so that kubelet never has to kill the server.
- * 0: no wait (and no hook).
+ * How long a draining Pod's preStop hook waits for what it hands over: its grace period less
+ * {@link STOP_RESERVE_SECONDS}, so that kubelet never has to kill the server. 0: no wait (and no hook).
  */
 export function drainWaitSeconds(terminationGracePeriodSeconds: number | undefined): number {
   return Math.max(0, (terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) - STOP_RESERVE_SECONDS);

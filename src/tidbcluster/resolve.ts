@@ -124,8 +124,8 @@ export interface ResolvedCluster {
    */
   readonly disruptionBudgets: DisruptionBudgets;
   /**
-   * Whether TiKV Pods get the preStop hook that waits, bounded, for their region leaders to leave
-   * (`tidb-gitops.io/drain-hooks`). @default true
+   * Whether PD, TiKV and TiCDC Pods get the preStop hook that waits, bounded, for their leadership,
+   * region leaders or tables to be handed over (`tidb-gitops.io/drain-hooks`). @default true
    */
   readonly drainHooks: boolean;
   /**

@@ -55,6 +55,7 @@ const RESOURCES: Record<string, { plural: string; namespaced: boolean }> = {
   ClusterRoleBinding: { plural: 'clusterrolebindings', namespaced: false },
   Lease: { plural: 'leases', namespaced: true },
   PodDisruptionBudget: { plural: 'poddisruptionbudgets', namespaced: true },
+  NetworkPolicy: { plural: 'networkpolicies', namespaced: true },
   CustomResourceDefinition: { plural: 'customresourcedefinitions', namespaced: false },
   TidbCluster: { plural: 'tidbclusters', namespaced: true },
 };

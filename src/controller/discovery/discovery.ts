@@ -8,8 +8,8 @@
  *   running members (`--join`). A member that lost its data is removed from PD before it rejoins under
  *   the same name. Until it can answer, it returns 500 and the script asks again.
  * - `GET /verify/<base64(pd url)>` (acrossK8s): the PD endpoints to use, the given one first.
- * - `GET /prestop/<pod>`: a deleted TiKV Pod's preStop hook waits here for its leaders to leave
- *   (`prestop.ts`).
+ * - `GET /prestop/<pod>`: a deleted PD, TiKV or TiCDC Pod's preStop hook waits here until it has
+ *   handed its leadership, region leaders or tables over (`prestop.ts`).
  *
  * Callers must be Pods of this cluster: the name in the request must be a Pod that the PD StatefulSet
  * itself made (its controller owner reference names the StatefulSet and its uid), with an ordinal the
@@ -23,6 +23,7 @@ import { PdClient, type PdListedMember } from '../clients/pd';
 import type { ClusterInfo } from '../model/cluster';
 import { isTerminating, ordinalOf, type Pod } from '../model/objects';
 import { preStopWait, type PreStopDeps } from './prestop';
+import type { ClientTls } from '../clients/http';
 
 export interface DiscoveryAnswer {
   readonly status: number;
@@ -41,8 +42,10 @@ export interface DiscoveryDeps {
   readonly pdClients: readonly PdClient[];
   /** Reject callers whose address is not their Pod's. @default true */
   readonly checkSource: boolean;
+  /** The cluster's client certificate (`/prestop` asks TiCDC with it under cluster TLS). @default none */
+  readonly tls?: ClientTls;
   /** How `/prestop` polls PD, and its clock (tests). @default every second, Date.now */
-  readonly preStop?: Pick<PreStopDeps, 'pollMs' | 'now'>;
+  readonly preStop?: Pick<PreStopDeps, 'pollMs' | 'now' | 'ticdcUrl'>;
   /** Notes what discovery did (stale member removed...), for logs and events. */
   note(kind: 'bootstrap' | 'join' | 'stale-member', message: string, pod: string): void;
 }
@@ -62,10 +65,10 @@ export class Discovery {
     if (parts[0] === 'new' && (parts.length === 2 || parts.length === 3)) return this.newMember(parts[1], parts[2] ?? 'pd', remoteAddress);
     if (parts[0] === 'verify' && parts.length === 2) return this.verify(parts[1], remoteAddress);
     if (parts[0] === 'prestop' && parts.length === 2) {
-      const { cluster, pods, pdClients, checkSource } = this.deps;
-      return preStopWait({ cluster, pods, pdClients, checkSource, fromPod, ...this.deps.preStop }, parts[1], remoteAddress);
+      const { cluster, pods, pdClients, checkSource, tls } = this.deps;
+      return preStopWait({ cluster, pods, pdClients, checkSource, tls, fromPod, ...this.deps.preStop }, parts[1], remoteAddress);
     }
-    return answer(404, `unknown path ${url}; discovery serves /new/<base64 peer address>, /verify/<base64 PD URL> and /prestop/<TiKV Pod>`);
+    return answer(404, `unknown path ${url}; discovery serves /new/<base64 peer address>, /verify/<base64 PD URL> and /prestop/<PD, TiKV or TiCDC Pod>`);
   }
 
   private async newMember(encoded: string, registerType: string, remote: string | undefined): Promise<DiscoveryAnswer> {

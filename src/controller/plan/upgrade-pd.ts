@@ -58,7 +58,7 @@ export const pdUpgrade: UpgradeChecks = {
 };
 
 /** Leader transfer target as the operator picks it: the highest healthy ordinal above, else the lowest below. */
-function transferTarget(input: PlanInput, c: ComponentState, pd: PdState, pod: string): string | undefined {
+export function transferTarget(input: PlanInput, c: ComponentState, pd: PdState, pod: string): string | undefined {
   const sts = names.statefulSet(input.cluster.name, 'pd');
   const self = ordinalOf(pod, sts)!;
   const healthy = new Map<number, string>();

@@ -1,9 +1,9 @@
 /**
- * The TiKV container's preStop hook. Kubelet runs it when the Pod is deleted (a node drain's
- * eviction, `kubectl delete pod`) before it sends TiKV SIGTERM. The controller has seen the deletion
- * and asked PD to move the store's region leaders away; the hook asks the controller to answer once
- * they have left (`GET /prestop/<pod>` on discovery), which it does after at most `seconds`, so that
- * the store stops with no leader to lose and no client waits out an election.
+ * The preStop hook of the PD, TiKV and TiCDC containers. Kubelet runs it when the Pod is deleted (a
+ * node drain's eviction, `kubectl delete pod`) before it sends the server SIGTERM. The controller has
+ * seen the deletion and moved what the server holds (PD's leadership, the store's region leaders, the
+ * capture's tables); the hook asks the controller to answer once that is done (`GET /prestop/<pod>`
+ * on discovery), which it does after at most `seconds`, so that no client waits out an election.
  *
  * Only `sh`, `cat`, `date`, `sleep` and `wget` (or `curl` where discovery requires a client
  * certificate) from the image, as the start scripts use; a controller that does not answer costs the
