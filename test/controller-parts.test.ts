@@ -273,9 +273,9 @@ describe('Discovery /prestop/<pod>', () => {
       preStop: { pollMs: 1, now: ticking() },
     });
 
-  it('serves only the PD, TiKV and TiCDC Pods of the cluster, asking from their own address', async () => {
+  it('serves only the PD (and micro-service), TiKV and TiCDC Pods of the cluster, asking from their own address', async () => {
     const d = discovery([tikv('c-tikv-0', { terminating: true })]);
-    expect(await d.handle('GET', '/prestop/c-tidb-0', '10.0.0.7')).toEqual({ status: 404, body: 'c-tidb-0 is not a PD, TiKV or TiCDC Pod of cluster c\n' });
+    expect(await d.handle('GET', '/prestop/c-tidb-0', '10.0.0.7')).toEqual({ status: 404, body: 'c-tidb-0 is not a PD, TSO, scheduling, TiKV or TiCDC Pod of cluster c\n' });
     expect(await d.handle('GET', '/prestop/c-tikv-0', '10.0.0.8')).toEqual({ status: 403, body: "the request does not come from Pod c-tikv-0's address\n" });
   });
 
