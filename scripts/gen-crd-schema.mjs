@@ -14,7 +14,7 @@
 //
 // Usage: node scripts/gen-crd-schema.mjs [crd.yaml out.json]
 // The CRDs are tidb-operator's manifests/crd/v1/pingcap.com_<kind>.yaml (release-1.x). Without
-// arguments every CRD the project reads is prepared (TidbCluster, Backup, BackupSchedule, Restore),
+// arguments every CRD the project reads is prepared (TidbCluster, Backup, BackupSchedule, Restore, TidbInitializer),
 // each read from ../shared/schemas/ next to the repository, or from the folder $TIDB_GITOPS_CRDS.
 
 import { createHash } from 'node:crypto';
@@ -31,6 +31,7 @@ const TARGETS = [
   ['pingcap.com_backups.yaml', 'src/backup/generated/backup.schema.json'],
   ['pingcap.com_backupschedules.yaml', 'src/backup/generated/backupschedule.schema.json'],
   ['pingcap.com_restores.yaml', 'src/backup/generated/restore.schema.json'],
+  ['pingcap.com_tidbinitializers.yaml', 'src/initializer/generated/tidbinitializer.schema.json'],
 ];
 
 // Keywords whose values are plain data, copied as-is.

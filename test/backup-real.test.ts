@@ -11,16 +11,12 @@
  * was never refused.
  */
 import { spawn } from 'node:child_process';
-import { stringify } from 'yaml';
-import { loadInputs } from '../src/backup/load';
-import { linkOperations } from '../src/backup/link';
-import { renderClusters } from '../src/render/render';
 import { realApiSuite } from './kube/suite';
 import { RealWorld } from './kube/world';
 import { simCluster } from './sim/controller-process';
 import { BR_SIM, runBrContainer } from './support/br-run';
 import { startS3Server, type S3Server } from './support/s3-server';
-import { assertValidK8sObjects } from './support/k8s-schema';
+import { renderWith } from './support/companions';
 
 type Obj = Record<string, any>;
 
@@ -52,18 +48,6 @@ afterEach(async () => {
 
 afterAll(() => server?.stop());
 
-/** The cluster with its backup documents, rendered as the CLI renders them, and checked against the schema. */
-function renderWith(...documents: Obj[]) {
-  return (cluster: Obj): Obj[] => {
-    const loaded = loadInputs([cluster, ...documents].map((d) => stringify(d)).join('---\n'), 'in.yaml');
-    const linked = linkOperations(loaded.clusters, loaded.documents);
-    const errors = [...loaded.errors.map((e) => e.message), ...linked.errors];
-    if (errors.length > 0) throw new Error(errors.join('\n'));
-    const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations).flatMap((r) => r.objects);
-    assertValidK8sObjects(objects, '1.32');
-    return objects;
-  };
-}
 
 /** BR run by hand (as the operator's backup-manager ran it), with the bucket's keys. */
 function brCommand(args: string[], env: Record<string, string>): Promise<{ status: number | null; output: string }> {

@@ -684,7 +684,7 @@ const CASES: Case[] = [
     problems: 6,
   },
   {
-    name: 'not supported yet: suspendAction, tidb.initializer (with -o)',
+    name: 'not supported yet: suspendAction; a TidbInitializer whose SQL cannot be split (with -o)',
     files: {
       'unsupported.yaml': y`
         apiVersion: pingcap.com/v1alpha1
@@ -700,6 +700,18 @@ const CASES: Case[] = [
             replicas: 1
             initializer:
               createPassword: true
+        ---
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbInitializer
+        metadata:
+          name: init
+        spec:
+          image: tnir/mysqlclient
+          cluster:
+            name: demo
+          initSql: |
+            CREATE DATABASE app;
+            INSERT INTO app.t VALUES ('unclosed);
       `,
     },
     args: ['render', '$D/unsupported.yaml'],
@@ -707,7 +719,7 @@ const CASES: Case[] = [
     exit: 1,
     stderr: [
       '$D/unsupported.yaml: document 1: spec.suspendAction (line 7): not supported yet: to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
-      '$D/unsupported.yaml: document 1: spec.tidb.initializer (line 13): not supported yet: create the root password yourself (a Secret and a one-off Job); it is not part of the rendered cluster',
+      "$D/unsupported.yaml: document 2: spec.initSql (line 23): cannot be read as SQL statements: line 2: a quoted string that starts here is never closed (lines counted from the first line of the SQL)",
     ],
     problems: 2,
   },

@@ -19,6 +19,8 @@ const LAYERS = [
   'base',
   // The input: TidbCluster types, load, validate, defaults, resolve.
   'tidbcluster',
+  // Beside the cluster: the TidbInitializer (root's password, users, the initial SQL).
+  'initializer',
   // Beside the cluster: Backup, BackupSchedule and Restore documents, their storage and BR's arguments.
   'backup',
   // The manifests: one construct per component; config and scripts as pure functions.

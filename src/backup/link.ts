@@ -1,21 +1,25 @@
 /**
  * Ties each Backup, BackupSchedule and Restore to the TidbCluster it names (`spec.br.cluster`,
- * `spec.br.clusterNamespace`) among the clusters of the same input. A reference to a cluster that is
- * not there, an operation in another namespace than its cluster's, or one defined twice is an error
- * naming the file, document, path and line.
+ * `spec.br.clusterNamespace`), and each TidbInitializer to its `spec.cluster`, among the clusters of
+ * the same input. A reference to a cluster that is not there, a document in another namespace than its
+ * cluster's, or one defined twice is an error naming the file, document, path and line.
  */
 import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { formatIssue } from '../tidbcluster/errors';
 import { imageTag } from '../base/version';
 import type { BackupRetentionInfo, ControllerClusterInfo } from '../tidbcluster/names';
-import { operationJobName, type BrJob, type ResolvedBackup, type ResolvedOperation, type ResolvedRestore, type ResolvedSchedule } from './resolve';
+import type { ResolvedInitializer } from '../initializer/types';
+import type { CompanionDocument } from './load';
+import { operationJobName, type BrJob, type ClusterRef, type ResolvedBackup, type ResolvedRestore, type ResolvedSchedule } from './resolve';
 
 /** The operations of one cluster, in input order. */
 export interface ClusterOperations {
   readonly backups: readonly ResolvedBackup[];
   readonly schedules: readonly ResolvedSchedule[];
   readonly restores: readonly ResolvedRestore[];
+  /** The cluster's TidbInitializer. @default none */
+  readonly initializer?: ResolvedInitializer;
 }
 
 export const NO_OPERATIONS: ClusterOperations = { backups: [], schedules: [], restores: [] };
@@ -27,13 +31,35 @@ export interface Linked {
   readonly errors: string[];
 }
 
-export function linkOperations(clusters: readonly LoadedCluster[], documents: readonly LoadedDocument<ResolvedOperation>[]): Linked {
-  const ops = clusters.map(() => ({ backups: [] as ResolvedBackup[], schedules: [] as ResolvedSchedule[], restores: [] as ResolvedRestore[] }));
+export function linkOperations(clusters: readonly LoadedCluster[], documents: readonly LoadedDocument<CompanionDocument>[]): Linked {
+  const ops = clusters.map(() => ({ backups: [] as ResolvedBackup[], schedules: [] as ResolvedSchedule[], restores: [] as ResolvedRestore[], initializer: undefined as ResolvedInitializer | undefined, initializerAt: undefined as LoadedDocument<CompanionDocument> | undefined }));
   const errors: string[] = [];
-  const seen = new Map<string, LoadedDocument<ResolvedOperation>>();
+  const seen = new Map<string, LoadedDocument<CompanionDocument>>();
   for (const doc of documents) {
     const op = doc.value;
     const fail = (path: string, message: string) => errors.push(formatIssue({ path, line: doc.line(path), message }, doc.source));
+    if (op.kind === 'TidbInitializer') {
+      const index = findCluster(clusters, op);
+      if (index < 0) {
+        fail('spec.cluster.name', `no TidbCluster ${JSON.stringify(op.cluster.name)}${op.cluster.namespace ? ` in namespace ${op.cluster.namespace}` : ''} in the input${clusters.length ? ` (have: ${clusters.map((c) => describe(c.resolved)).join(', ')})` : ''}; a TidbInitializer renders with its cluster`);
+        continue;
+      }
+      const cluster = clusters[index].resolved;
+      const first = ops[index].initializerAt;
+      if ((op.namespace ?? cluster.namespace ?? '') !== (cluster.namespace ?? '')) {
+        fail('metadata.namespace', `a TidbInitializer must be in its cluster's namespace ${JSON.stringify(cluster.namespace ?? '')}: the cluster's controller reads its Secrets with rights in that namespace only`);
+      } else if (first) {
+        fail('metadata.name', `TidbCluster ${describe(cluster)} already has the TidbInitializer ${JSON.stringify(first.value.name)} at ${first.source.file}: document ${first.source.document}; a cluster is initialized once, keep one`);
+      } else if (!cluster.tidb) {
+        fail('spec.cluster.name', `TidbCluster ${describe(cluster)} has no TiDB (spec.tidb) for the controller to log in to`);
+      } else if (cluster.createPassword) {
+        fail('spec.cluster.name', `TidbCluster ${describe(cluster)} sets spec.tidb.initializer.createPassword, which initializes it too: drop createPassword and give root's password in this TidbInitializer's passwordSecret (key root)`);
+      } else {
+        ops[index].initializer = { ...op, ...(op.namespace === undefined && cluster.namespace !== undefined && { namespace: cluster.namespace }) };
+        ops[index].initializerAt = doc;
+      }
+      continue;
+    }
     const at = op.kind === 'BackupSchedule' ? 'spec.backupTemplate.br' : 'spec.br';
     const index = findCluster(clusters, op);
     if (index < 0) {
@@ -83,11 +109,11 @@ export function linkOperations(clusters: readonly LoadedCluster[], documents: re
     else if (op.kind === 'BackupSchedule') ops[index].schedules.push({ ...op, ...where, backup: { ...op.backup, image } });
     else ops[index].restores.push({ ...op, ...where, image });
   }
-  return { operations: ops, errors };
+  return { operations: ops.map(({ initializerAt: _, initializer, ...o }) => ({ ...o, ...(initializer && { initializer }) })), errors };
 }
 
-/** The cluster an operation names: same name, and same namespace when the operation has one. */
-function findCluster(clusters: readonly LoadedCluster[], op: ResolvedOperation): number {
+/** The cluster a document names: same name, and same namespace when the document has one. */
+function findCluster(clusters: readonly LoadedCluster[], op: { readonly cluster: ClusterRef }): number {
   const named = clusters.map((c, i) => [c.resolved, i] as const).filter(([c]) => c.name === op.cluster.name);
   if (op.cluster.namespace !== undefined) return named.find(([c]) => (c.namespace ?? '') === op.cluster.namespace)?.[1] ?? -1;
   return named.length === 1 ? named[0][1] : -1;

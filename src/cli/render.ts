@@ -2,7 +2,7 @@
 import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
 import { loadInputs } from '../backup/load';
 import { linkOperations } from '../backup/link';
-import type { ResolvedOperation } from '../backup/resolve';
+import type { CompanionDocument } from '../backup/load';
 import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputs } from '../base/inputs';
@@ -48,7 +48,7 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   const { inputs, errors } = readInputs(opts.paths, io.readStdin);
   const messages: string[] = [...errors];
   const clusters: LoadedCluster[] = [];
-  const documents: LoadedDocument<ResolvedOperation>[] = [];
+  const documents: LoadedDocument<CompanionDocument>[] = [];
   const others: LoadedDocument<Record<string, unknown>>[] = [];
   for (const input of inputs) {
     const result = loadInputs(input.text, input.file, resolveOptions);

@@ -8,7 +8,7 @@ import { fastLoadAll } from '../base/yaml/fast-load';
 import { aliasErrors, readInputs, slowLoadAll, type InputResult, type LoadedCluster, type LoadedDocument } from '../tidbcluster/load';
 import { operationKinds } from '../backup/kinds';
 import { linkOperations } from '../backup/link';
-import type { ResolvedOperation } from '../backup/resolve';
+import type { CompanionDocument } from '../backup/load';
 import type { ResolveOptions } from '../tidbcluster/resolve';
 import { KIND } from '../tidbcluster/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
@@ -45,7 +45,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const given: { object: KubeObject; origin: string }[] = [];
   const live = new Map<string, Owner[]>();
   const clusters: LoadedCluster[] = [];
-  const operations: LoadedDocument<ResolvedOperation>[] = [];
+  const operations: LoadedDocument<CompanionDocument>[] = [];
   const kinds = operationKinds({ namespace: options.namespace });
   const opKinds = new Set(kinds.map((k) => k.kind));
   const read = (text: string, file: string) => readInputs(text, file, options, kinds);
@@ -56,7 +56,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
       continue;
     }
     let docs = fastLoadAll(t.text);
-    let loaded: InputResult<ResolvedOperation> | undefined;
+    let loaded: InputResult<CompanionDocument> | undefined;
     if (!docs) {
       // Only the full parser knows line numbers: let it say what is wrong.
       loaded = read(t.text, t.file);

@@ -46,6 +46,8 @@ export const RISK = {
   disruptionBudget: 'disruption-budget',
   /** The cluster's NetworkPolicies appear on a running cluster, go, or admit other namespaces. */
   networkPolicy: 'network-policy',
+  /** An initializer is added to a running cluster, renamed (it runs again), or changed (it does not). */
+  initializer: 'initializer',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];

@@ -11,6 +11,7 @@ import { compareVersions, formatVersion, imageVersion, type SemVer } from './ver
 import { quantityToBytes } from '../base/quantity';
 import { backupRisks, logBackupRisks, restoreRisks } from './backups';
 import { disruptionBudgetRisks, networkPolicyRisks } from './guard-rails';
+import { initializerRisks } from './initializer';
 
 /** PD's `replication.max-replicas` when its config does not set it. */
 export const DEFAULT_MAX_REPLICAS = 3;
@@ -44,6 +45,7 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   out.push(...logBackupRisks(before, after));
   out.push(...disruptionBudgetRisks(before, after));
   out.push(...networkPolicyRisks(before, after));
+  out.push(...initializerRisks(before, after));
   return out;
 }
 

@@ -27,6 +27,7 @@ import {
 import { basePodSpec, fieldRefEnv, finishPodSpec, hasResources, mergeContainers, mergeEnv, namespaced, podLabels, stableJson } from './component';
 import { kubeObject } from './kube';
 import { controllerBackupInfo, NO_OPERATIONS, type ClusterOperations } from '../backup/link';
+import { initializerInfo } from '../initializer/read';
 import { dualStack } from './service';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
 
@@ -82,8 +83,10 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
  */
 export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): PolicyRule[] {
   const info = controllerBackupInfo(ops);
-  const secrets = Object.values(info.backupRetention ?? {}).map((r) => r.secretName);
-  const oneShot = [...(info.operations ?? []), ...(info.logBackups ?? [])].sort();
+  const init = initializerInfo(cluster, ops.initializer);
+  const secrets = [...Object.values(info.backupRetention ?? {}).map((r) => r.secretName), ...(init?.passwordSecret ? [init.passwordSecret] : []), ...(init?.tls ? [init.tls.secret] : [])];
+  const oneShot = [...(info.operations ?? []), ...(info.logBackups ?? []), ...(init ? [names.initializer(cluster.name)] : [])].sort();
+  const sqlConfigMap = init?.sql && init.sql.configMap !== names.initializer(cluster.name) ? [init.sql.configMap] : [];
   return [
     // create and delete: a StatefulSet whose volumes grew is re-created, its Pods orphaned and kept.
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
@@ -104,7 +107,10 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
     // a StatefulSet, which the first rule grants).
     { apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'create'] },
     ...(oneShot.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [...oneShot], verbs: ['get', 'patch'] }] : []),
-    // Retention: the keys of the buckets it removes expired backups from.
+    // The initializer's SQL, when a ConfigMap of the user's holds it.
+    ...(sqlConfigMap.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: sqlConfigMap, verbs: ['get'] }] : []),
+    // Retention: the keys of the buckets it removes expired backups from; the initializer: the
+    // passwords it sets and the certificate it reaches TiDB with.
     ...(secrets.length > 0 ? [{ apiGroups: [''], resources: ['secrets'], resourceNames: [...new Set(secrets)].sort(), verbs: ['get'] }] : []),
   ];
 }
@@ -177,6 +183,7 @@ function discoveryPodLabels(cluster: ResolvedCluster) {
 /** The `TIDB_GITOPS_CLUSTER` env var: what the controller needs to know that no object it reads says. */
 export function controllerClusterInfo(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): ControllerClusterInfo {
   const ref = cluster.joinCluster;
+  const init = initializerInfo(cluster, ops.initializer);
   return {
     name: cluster.name,
     clusterDomain: cluster.clusterDomain,
@@ -188,6 +195,7 @@ export function controllerClusterInfo(cluster: ResolvedCluster, ops: ClusterOper
     components: COMPONENTS.filter((c) => cluster[c] !== undefined),
     ...(cluster.nodeAccess && { readsNodes: true as const }),
     ...controllerBackupInfo(ops),
+    ...(init && { initializer: init }),
   };
 }
 

@@ -52,7 +52,6 @@ const CLUSTER_SCOPED = new Set([
 /** What the project does with tidb-operator's other kinds: they need its CRDs and controller. */
 const OPERATOR_KINDS: Readonly<Record<string, string>> = {
   TidbMonitor: 'monitoring from a TidbMonitor is not carried out yet',
-  TidbInitializer: 'a TidbInitializer (root password, initial SQL) is not carried out yet',
   CompactBackup: 'CompactBackup (compacting the log backup) is not carried out',
 };
 

@@ -44,6 +44,12 @@ export const BACKUP_LABEL = {
   operation: 'tidb-gitops.io/operation',
 } as const;
 
+/**
+ * The TidbCluster annotation that keeps internal clients (PD dashboard, TiProxy, the initializer) off
+ * TLS towards TiDB.
+ */
+export const SKIP_TLS_TO_TIDB = 'tidb.tidb.pingcap.com/skip-tls-when-connect-tidb';
+
 /** Keys of a one-shot operation's ConfigMap, rendered from its Backup or Restore document. */
 export const OPERATION_KEY = {
   /** The Job the controller creates, once: `batch/v1` JSON. */
@@ -166,6 +172,13 @@ export const names = {
   clusterClientSecret: (cluster: string) => `${cluster}-cluster-client-secret`,
   /** TiDB's SQL server certificate (`spec.tidb.tlsClient.enabled`). */
   tidbServerSecret: (cluster: string) => `${cluster}-tidb-server-secret`,
+  /**
+   * The ConfigMap of the cluster's initializer (`<cluster>-tidb-initializer`, the operator's name for its
+   * Job and ConfigMap): the inline SQL, and where the controller notes how it went.
+   */
+  initializer: (cluster: string) => `${cluster}-tidb-initializer`,
+  /** The Secret `spec.tidb.initializer.createPassword` reads root's password from (key `root`). */
+  initSecret: (cluster: string) => `${cluster}-init`,
   /** Client certificate for internal SQL clients (PD dashboard, TiProxy) with `tlsClient`. */
   tidbClientSecret: (cluster: string) => `${cluster}-tidb-client-secret`,
   /** volumeClaimTemplate name of an extra storage volume, e.g. `tikv-raft`. */
@@ -270,6 +283,38 @@ export interface ControllerClusterInfo {
    * the state its document asks for. @default absent (none)
    */
   readonly logBackups?: readonly string[];
+  /**
+   * Root's password, more users and the initial SQL, set once (`spec.tidb.initializer.createPassword`
+   * or a TidbInitializer). @default absent (the controller logs in to no database)
+   */
+  readonly initializer?: InitializerInfo;
+}
+
+/** What the controller sets up in the database, once, and where it reads it from. */
+export interface InitializerInfo {
+  /** The TidbInitializer's name, or `create-password` for `spec.tidb.initializer.createPassword`. */
+  readonly name: string;
+  /** `sha256:` of what Git asks (the rest of this object and the inline SQL): a change after it ran is announced. */
+  readonly digest: string;
+  /**
+   * A Secret whose keys are user names and values their passwords: `root` sets root's password, other
+   * keys create users. @default none (no password is set)
+   */
+  readonly passwordSecret?: string;
+  /** Only the Secret's `root` key counts (`createPassword`). @default absent (every key) */
+  readonly rootOnly?: true;
+  /** Where the SQL is: a ConfigMap and its key. @default none (no SQL) */
+  readonly sql?: { readonly configMap: string; readonly key: string };
+  /** The host root and the created users may log in from. */
+  readonly permitHost: string;
+  /** The session time zone of the SQL. @default none (the server's) */
+  readonly timezone?: string;
+  /** TLS to TiDB's MySQL port: the client certificate's Secret, and whether its CA goes unchecked. @default none (plain) */
+  readonly tls?: {
+    readonly secret: string;
+    /** @default absent (the CA is checked) */
+    readonly skipCA?: true;
+  };
 }
 
 /** A schedule's retention as the controller carries it out. */

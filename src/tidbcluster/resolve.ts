@@ -91,6 +91,11 @@ export interface ResolvedCluster {
   readonly joinCluster?: ResolvedClusterRef;
   /** `spec.tidb.tlsClient` when enabled: TLS for MySQL clients. @default none (no TLS for MySQL clients) */
   readonly sqlTls?: ResolvedSqlTls;
+  /**
+   * `spec.tidb.initializer.createPassword`: the controller sets root's password from the Secret
+   * `<cluster>-init`, once. @default absent (the controller sets no password)
+   */
+  readonly createPassword?: true;
   /** The TidbCluster's own annotations (a few operator switches live there). */
   readonly annotations: Readonly<Record<string, string>>;
   /** @default none (no PD) */
@@ -257,6 +262,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
           skipInternalClientCA: spec.tidb.tlsClient.skipInternalClientCA ?? false,
         }
       : undefined,
+    ...(spec.tidb?.initializer?.createPassword === true && { createPassword: true as const }),
     annotations: tc.metadata.annotations ?? {},
     pd,
     ...resolvePdms(ctx),

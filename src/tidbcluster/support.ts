@@ -59,7 +59,7 @@ export const SUPPORTED: Record<string, readonly string[]> = {
   'spec.tidb': [
     ...COMPONENT_COMMON, 'service', 'binlogEnabled', 'separateSlowLog', 'slowLogVolumeName', 'slowLogTailer',
     'tokenBasedAuthEnabled', 'bootstrapSQLConfigMapName', 'plugins', 'arguments', 'lifecycle',
-    'customizedStartupProbe', 'serverLabels', 'scalePolicy', 'tlsClient',
+    'customizedStartupProbe', 'serverLabels', 'scalePolicy', 'tlsClient', 'initializer',
   ],
   ...Object.fromEntries(
     Object.entries(COMPONENT_MODULES).map(([comp, f]) => [`spec.${comp}`, [...COMPONENT_COMMON.filter((k) => !f.except?.includes(k)), ...f.extra]]),
@@ -104,7 +104,6 @@ const REASONS: Record<string, string> = {
   suspendAction: 'to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
   enablePVReclaim:
     'claims of scaled-in Pods are kept, annotated tidb.pingcap.com/pvc-defer-deleting, until their ordinal comes back; delete them yourself to free the volumes',
-  initializer: 'create the root password yourself (a Secret and a one-off Job); it is not part of the rendered cluster',
 };
 
 /** Why the field at `path` is refused, or undefined for the generic message. */

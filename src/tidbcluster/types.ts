@@ -285,6 +285,14 @@ export interface TiDBSpec extends ComponentSpec {
   scalePolicy?: ScalePolicy;
   /** TLS for MySQL clients. @default off */
   tlsClient?: TiDBTLSClient;
+  /**
+   * `createPassword: true`: the controller sets root's password, once and only while root has none,
+   * from the Secret `<cluster>-init` (key `root`), which it reads and never writes. @default off
+   */
+  initializer?: {
+    /** @default false */
+    createPassword?: boolean;
+  };
 }
 
 /** The operator's discovery probe settings; the controller's probes are HTTP checks on its metrics port. */

@@ -198,6 +198,11 @@ export class RealWorld {
     return proc;
   }
 
+  /** What every controller started so far wrote on stderr (its log lines). */
+  controllerOutput(): string {
+    return this.controllers.map((c) => c.stderr.join('\n')).join('\n');
+  }
+
   controller(): ControllerProcess {
     const last = this.controllers[this.controllers.length - 1];
     if (!last) throw new Error('no controller was started');

@@ -2,7 +2,8 @@
  * What the backup work reads and writes in Kubernetes beside the cluster's own objects: the Jobs of
  * the BackupSchedules' CronJobs and of the one-shot operations with their Pods (read afresh each pass:
  * runs change seldom, and no informer is paid for a cluster without backups), the operations'
- * ConfigMaps, and the Secrets that hold a bucket's keys.
+ * ConfigMaps, the Secrets that hold a bucket's keys, and what the initializer reads: its passwords,
+ * certificate and SQL.
  */
 import { BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Job, Pod } from '../model/objects';
@@ -57,6 +58,27 @@ export class BackupAccess {
     await this.kube.call(`annotate configmap ${name}`, () =>
       this.core.patchNamespacedConfigMap({ name, namespace: this.kube.namespace, body: { metadata: { annotations } }, fieldManager: FIELD_MANAGER }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
     );
+  }
+
+  /** A Secret's data, decoded, or undefined when there is no such Secret. */
+  async secretData(name: string): Promise<Record<string, Buffer> | undefined> {
+    try {
+      const data = (await this.kube.call(`get secret ${name}`, () => this.core.readNamespacedSecret({ name, namespace: this.kube.namespace }), false)).data ?? {};
+      return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** A ConfigMap's data, or undefined when there is no such ConfigMap. */
+  async configMapData(name: string): Promise<Record<string, string> | undefined> {
+    try {
+      return (await this.kube.call(`get configmap ${name}`, () => this.core.readNamespacedConfigMap({ name, namespace: this.kube.namespace }), false)).data ?? {};
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return undefined;
+      throw err;
+    }
   }
 
   /** The keys in a storage's Secret; a Secret or key that is missing is an error saying which. */

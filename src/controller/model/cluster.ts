@@ -2,7 +2,7 @@
  * The cluster the controller runs for: what the renderer tells it (the `TIDB_GITOPS_CLUSTER` JSON)
  * and the namespace it runs in, and the host names of the cluster's Pods.
  */
-import { COMPONENTS, names, type BackupRetentionInfo, type ComponentKind, type ControllerClusterInfo } from '../../tidbcluster/names';
+import { COMPONENTS, names, type BackupRetentionInfo, type ComponentKind, type ControllerClusterInfo, type InitializerInfo } from '../../tidbcluster/names';
 
 /**
  * What the renderer tells the controller about the cluster (the `TIDB_GITOPS_CLUSTER` JSON), plus the
@@ -60,6 +60,7 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
   if (!Array.isArray(logBackups) || logBackups.some((n) => typeof n !== 'string' || !/^backup-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n))) {
     throw new Error('TIDB_GITOPS_CLUSTER.logBackups: expected a list of ConfigMap names, backup-<name>');
   }
+  const initializer = initializerOf(o.initializer);
   return {
     name: str('name'),
     namespace,
@@ -76,7 +77,26 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
     ...(retention && { backupRetention: retention }),
     ...(operations.length > 0 && { operations: operations as string[] }),
     ...(logBackups.length > 0 && { logBackups: logBackups as string[] }),
+    ...(initializer && { initializer }),
   };
+}
+
+/** `initializer`: what to set up in the database, once. */
+function initializerOf(raw: unknown): InitializerInfo | undefined {
+  if (raw === undefined) return undefined;
+  const bad = new Error('TIDB_GITOPS_CLUSTER.initializer: expected {name, digest, permitHost} and optionally passwordSecret, rootOnly, sql {configMap, key}, timezone, tls {secret, skipCA}');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad;
+  const r = raw as Record<string, unknown>;
+  const text = (v: unknown, optional = true) => (optional && v === undefined) || (typeof v === 'string' && v !== '');
+  const sql = r.sql as Record<string, unknown> | undefined;
+  const tls = r.tls as Record<string, unknown> | undefined;
+  const ok =
+    text(r.name, false) && text(r.digest, false) && text(r.permitHost, false) && text(r.passwordSecret) && text(r.timezone) &&
+    (r.rootOnly === undefined || r.rootOnly === true) &&
+    (sql === undefined || (typeof sql === 'object' && sql !== null && text(sql.configMap, false) && text(sql.key, false))) &&
+    (tls === undefined || (typeof tls === 'object' && tls !== null && text(tls.secret, false) && (tls.skipCA === undefined || tls.skipCA === true)));
+  if (!ok) throw bad;
+  return r as unknown as InitializerInfo;
 }
 
 /** `backupRetention`: per schedule, how many backups to keep and the bucket to remove the others from. */

@@ -24,6 +24,7 @@ import type { Metrics } from '../runtime/metrics';
 import type { PlanOptions } from '../view/view';
 import { BackupRunRecorder } from './backup-runs';
 import { OperationRunner } from './operations';
+import { InitializerRunner } from './initializer';
 import { LogBackupReader, type LogBackupView } from './log-backups';
 import { LogTaskRunner } from './log-tasks';
 import { logTruncation } from '../plan/retention';
@@ -70,6 +71,7 @@ export class Reconciler {
   private readonly configs: ConfigCollector;
   private readonly backupRuns: BackupRunRecorder;
   private readonly operations: OperationRunner;
+  private readonly initializer: InitializerRunner;
   private readonly logBackups: LogBackupReader;
   private readonly logTasks: LogTaskRunner;
   /** The log backup tasks as last read, for the status. */
@@ -86,6 +88,7 @@ export class Reconciler {
     this.configs = new ConfigCollector(d);
     this.backupRuns = new BackupRunRecorder(d, this.records);
     this.operations = new OperationRunner(d, this.records);
+    this.initializer = new InitializerRunner(d, this.records);
     this.logBackups = new LogBackupReader(d);
     this.logTasks = new LogTaskRunner(d, this.records);
     this.actionDeps = {
@@ -134,6 +137,7 @@ export class Reconciler {
     this.logBackupView = await this.logBackups.read(view.now, this.logTasks.active);
     const notReady = clusterNotReady(view.components, plans, view.pd);
     if (this.d.acting()) await this.operations.pass(view.now, notReady, this.logBackupView);
+    if (this.d.acting()) await this.initializer.pass(view.now, view.components.find((c) => c.kind === 'tidb')?.pods ?? []);
     const truncateUntil = logTruncation(this.d.cluster, records.backupRuns);
     if (this.d.acting() && (await this.logTasks.pass({ ...(this.logBackupView && { view: this.logBackupView }), ...(notReady !== undefined && { notReady }), truncateUntil, now: view.now }))) this.logBackups.invalidate();
     await publishHealth(this.d, view.components, plans, records.failover);

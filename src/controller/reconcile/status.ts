@@ -84,6 +84,7 @@ export function statusDocument(
     ...(topology && { topology }),
     ...(runs.length > 0 && { backupRuns: runs }),
     ...(operations.length > 0 && { operations }),
+    ...(records.initializer && { initializer: records.initializer }),
     ...(logBackupTasks.length > 0 && { logBackupTasks }),
     ...(logBackups && ('error' in logBackups ? { logBackupsError: logBackups.error } : { logBackups: logBackups.tasks })),
   };

@@ -2,7 +2,8 @@
  * The `<cluster>-status` ConfigMap, and every record the controller keeps in it so that a restart (or
  * another replica taking over) finds them: failure records, the evict-leader schedulers it added, the
  * DDL pause of a TiDB upgrade, StatefulSets being re-created, each component's last operation, the runs
- * of the BackupSchedules, the one-shot Backups and Restores. The one module that reads and writes it.
+ * of the BackupSchedules, the one-shot Backups and Restores, the initializer. The one module that
+ * reads and writes it.
  *
  * A record changes in memory and is written at once; when the write fails, the old value is put back,
  * so memory never claims what the cluster does not hold, and the caller acts only on what is written.
@@ -11,6 +12,7 @@ import { names, selectorLabels, type ComponentKind } from '../../tidbcluster/nam
 import type { KubeAccess } from '../clients/kube';
 import { backupRunsOf, type BackupRun } from './backup-runs';
 import { operationsOf, type OperationRecord } from './operations';
+import { initializerOf, type InitializerRecord } from './initializer';
 import { logTasksOf, type LogTaskRecord } from './log-tasks';
 import { ddlPauseOf, type DdlPauseRecord } from './ddl-pause';
 import { evictionsOf, type EvictionRecord } from './evictions';
@@ -40,6 +42,7 @@ export class StatusRecords {
   private runs: Record<string, BackupRun> = {};
   private ops: Record<string, OperationRecord> = {};
   private logs: Record<string, LogTaskRecord> = {};
+  private init?: InitializerRecord;
   private restored = false;
   /** The status document last written (or found at start), kept when only the records change. */
   private doc?: string;
@@ -93,6 +96,11 @@ export class StatusRecords {
     return this.logs;
   }
 
+  /** The cluster's initializer: root's password, users and the initial SQL. */
+  get initializer(): InitializerRecord | undefined {
+    return this.init;
+  }
+
   /** The records are read again on the next `restore`: this replica has just become the leader. */
   forget(): void {
     this.restored = false;
@@ -110,6 +118,7 @@ export class StatusRecords {
     this.runs = backupRunsOf(doc);
     this.ops = operationsOf(doc);
     this.logs = logTasksOf(doc);
+    this.init = initializerOf(doc);
     this.recreateRecords = recreateRecordsOf(data);
     this.doc = data?.[STATUS_KEY];
     this.restored = true;
@@ -176,6 +185,13 @@ export class StatusRecords {
     const previous = this.logs;
     this.logs = next;
     await this.writeOrUndo(() => (this.logs = previous));
+  }
+
+  /** Replaces the initializer's record. */
+  async setInitializer(next: InitializerRecord): Promise<void> {
+    const previous = this.init;
+    this.init = next;
+    await this.writeOrUndo(() => (this.init = previous));
   }
 
   /** Adds (undefined: removes) a component's re-creation record. */

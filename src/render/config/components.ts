@@ -4,11 +4,10 @@
  */
 import type { ResolvedCluster, ResolvedPD, ResolvedPdms, ResolvedTiDB, ResolvedTiKV } from '../../tidbcluster/resolve';
 import { imageVersionBelow } from '../../base/version';
+import { SKIP_TLS_TO_TIDB } from '../../tidbcluster/names';
 import { TLS_DIR, tlsFile } from '../tls';
 import { encodeToml, isTomlTable, mergeTables, type TomlTable } from '../../base/toml';
 
-/** The TidbCluster annotation that keeps internal clients (PD dashboard, TiProxy) off TLS towards TiDB. */
-export const SKIP_TLS_TO_TIDB = 'tidb.tidb.pingcap.com/skip-tls-when-connect-tidb';
 
 /**
  * PD's dashboard talks to TiDB with a client certificate when TiDB serves TLS to clients; PD before

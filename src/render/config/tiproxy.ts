@@ -5,9 +5,8 @@
  */
 import type { ResolvedCluster } from '../../tidbcluster/resolve';
 import { TIPROXY_CLUSTER_TLS_DIR, type ResolvedTiProxy } from '../../tidbcluster/tiproxy';
-import { names, PORT } from '../../tidbcluster/names';
+import { names, PORT, SKIP_TLS_TO_TIDB } from '../../tidbcluster/names';
 import { TLS_DIR, tlsFile } from '../tls';
-import { SKIP_TLS_TO_TIDB } from './components';
 import { encodeToml, TomlEditor } from '../../base/toml';
 
 /** Certificate directories in the TiProxy container. */

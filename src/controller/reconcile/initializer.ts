@@ -1,0 +1,281 @@
+/**
+ * Each pass, the cluster's initializer: root's password from its Secret, more users, and the initial
+ * SQL, carried out once by logging in to a ready TiDB Pod as root over the MySQL protocol. Root's
+ * password is set only while root has none (an empty password still logs in); the Secrets are read,
+ * never written; no password is ever logged, recorded or put in an Event. The record in the status
+ * ConfigMap says how far it got before each step, so that a restart takes up only what cannot run
+ * twice, and the outcome goes on the `<cluster>-tidb-initializer` ConfigMap
+ * (`tidb-gitops.io/phase`, `tidb-gitops.io/message`) and into Events on it: `InitializerWaiting`,
+ * `InitializerComplete`, `InitializerFailed`, `InitializerLost`, `InitializerChanged`.
+ */
+import { splitSql } from '../../base/sql';
+import { ANNOTATION, BACKUP_LABEL, names, PORT, type InitializerInfo } from '../../tidbcluster/names';
+import { BackupAccess } from '../clients/backups';
+import { describe, type KubeAccess } from '../clients/kube';
+import { connectMysql, ER_ACCESS_DENIED, MysqlError, sqlString, type MysqlConnection, type MysqlOptions } from '../clients/mysql';
+import { podHost, type ClusterInfo } from '../model/cluster';
+import { isReady, type Pod } from '../model/objects';
+import { planInitializer } from '../plan/initializer';
+import { initializerMessage, type InitializerRecord, type InitializerStep } from '../records/initializer';
+import type { StatusRecords } from '../records/store';
+import type { Logger } from '../runtime/log';
+
+export interface InitializerDeps {
+  readonly cluster: ClusterInfo;
+  readonly kube: Pick<KubeAccess, 'apiClient' | 'call' | 'namespace' | 'event'>;
+  readonly log: Logger;
+  /** Where a TiDB Pod's MySQL port is. @default `<pod>.<cluster>-tidb-peer.<namespace>:4000` */
+  readonly sqlAddress?: (pod: string) => { readonly host: string; readonly port: number };
+  /** How long one statement may take, ms. @default 120000 */
+  readonly statementTimeoutMs?: number;
+}
+
+/** What the initializer reads before it logs in. */
+interface Inputs {
+  /** Root's password, when the Secret has one. */
+  readonly root?: string;
+  /** The other users and their passwords, by name. */
+  readonly users: readonly (readonly [string, string])[];
+  readonly statements: readonly { readonly text: string; readonly line: number }[];
+  readonly tls?: MysqlOptions['tls'];
+}
+
+/** An input that is not there yet: the initializer waits for it. */
+class Missing extends Error {}
+
+/** A step that failed for good: the record says Failed with this message. */
+class Refused extends Error {}
+
+export class InitializerRunner {
+  private access?: BackupAccess;
+  /** The phase and message last noted on the ConfigMap by this process. */
+  private published?: string;
+
+  constructor(
+    private readonly d: InitializerDeps,
+    private readonly records: StatusRecords,
+  ) {}
+
+  /** One pass: TiDB's Pods as observed. Failures are logged and tried again next pass. */
+  async pass(now: number, tidbPods: readonly Pod[]): Promise<void> {
+    const info = this.d.cluster.initializer;
+    if (!info) return;
+    this.access ??= new BackupAccess(this.d.kube);
+    try {
+      const readyPod = tidbPods.filter(isReady).map((p) => p.metadata.name).sort()[0];
+      const plan = planInitializer({ info, record: this.records.initializer, ...(readyPod !== undefined && { readyPod }) });
+      if (plan.kind === 'record') {
+        await this.records.setInitializer(plan.record);
+        if (plan.news) await this.announce(plan.record, plan.news, now);
+      } else if (plan.kind === 'run') {
+        await this.run(info, plan.pod, plan.resume, now);
+      }
+      const r = this.records.initializer;
+      if (r?.name === info.name) await this.publish(r);
+    } catch (err) {
+      this.d.log.warn('could not bring the initializer up to date', { error: describe(err) });
+    }
+  }
+
+  private async run(info: InitializerInfo, pod: string, resume: InitializerRecord | undefined, now: number): Promise<void> {
+    let inputs: Inputs;
+    try {
+      inputs = await this.read(info);
+    } catch (err) {
+      if (!(err instanceof Missing)) throw err;
+      const r = this.records.initializer;
+      if (resume || (r?.name === info.name && r.reason === err.message)) return;
+      const waiting: InitializerRecord = { name: info.name, phase: 'Waiting', reason: err.message };
+      await this.records.setInitializer(waiting);
+      await this.announce(waiting, 'waiting', now);
+      return;
+    }
+    const started = resume?.started ?? iso(now);
+    let record: InitializerRecord = resume ?? { name: info.name, phase: 'Running', step: 'connect', digest: info.digest, started };
+    const step = async (s: InitializerStep, more: Partial<InitializerRecord> = {}) => {
+      record = { ...record, ...more, step: s };
+      await this.records.setInitializer(record);
+    };
+    if (!resume) await this.records.setInitializer(record);
+    let conn: MysqlConnection | undefined;
+    try {
+      const login = await this.login(info, inputs, pod, resume?.step === 'password');
+      if ('done' in login) return await this.finish({ ...record, phase: 'Complete', root: login.done }, now);
+      conn = login.conn;
+      const mode = (await conn.query('SELECT @@SESSION.sql_mode')).rows[0]?.[0] ?? '';
+      const q = (s: string) => sqlString(s, /NO_BACKSLASH_ESCAPES/i.test(mode));
+      let root = record.root ?? login.root;
+      if (inputs.root !== undefined && root === undefined) {
+        await step('password');
+        await secret(conn, `ALTER USER 'root'@'%' IDENTIFIED BY ${q(inputs.root)}`, "setting root's password");
+        root = 'set';
+      }
+      const created: string[] = [...(record.users ?? [])];
+      if (inputs.users.length > 0) {
+        await step('users', { ...(root && { root }) });
+        for (const [user, password] of inputs.users) {
+          const exists = await conn.query(`SELECT COUNT(*) FROM mysql.user WHERE User = ${q(user)} AND Host = ${q(info.permitHost)}`);
+          if (exists.rows[0]?.[0] !== '0') continue;
+          await secret(conn, `CREATE USER ${q(user)}@${q(info.permitHost)} IDENTIFIED BY ${q(password)}`, `creating the user ${user}`);
+          created.push(user);
+          await step('users', { users: [...created] });
+        }
+      }
+      if (info.timezone !== undefined) await refusedAs(`the time zone ${info.timezone}`, () => conn!.query(`SET time_zone = ${q(info.timezone!)}`));
+      let ran = 0;
+      if (inputs.statements.length > 0) {
+        await step('sql', { ...(root && { root }), users: created, statements: 0 });
+        for (const [i, s] of inputs.statements.entries()) {
+          try {
+            await conn.query(s.text);
+          } catch (err) {
+            const count = `statement ${i + 1} of ${inputs.statements.length} (line ${s.line} of the SQL)`;
+            const before = i === 0 ? 'none ran before it' : `the ${i} before it ran`;
+            if (err instanceof MysqlError && err.code !== 0) throw new Refused(`${count} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}; ${before}, none after it`);
+            throw new Refused(`${count} got no answer (${(err as Error).message}): it may have run or not; ${before}, none after it`);
+          }
+          ran++;
+        }
+      }
+      if (info.permitHost !== '%') {
+        await step('host', { ...(root && { root }), users: created, statements: ran });
+        await refusedAs(`moving root to the host ${info.permitHost}`, () => conn!.query(`RENAME USER 'root'@'%' TO 'root'@${q(info.permitHost)}`));
+      }
+      await refusedAs('FLUSH PRIVILEGES', () => conn!.query('FLUSH PRIVILEGES'));
+      await this.finish({ ...record, phase: 'Complete', ...(root && { root }), ...(created.length > 0 && { users: created }), ...(inputs.statements.length > 0 && { statements: ran }) }, now);
+    } catch (err) {
+      if (err instanceof Refused) {
+        await this.finish({ ...record, phase: 'Failed', error: err.message }, now);
+        return;
+      }
+      // Not reached, or cut off before anything that cannot run twice: the next pass tries again from
+      // the record, which says how far it got.
+      if (record.step === 'sql' || record.step === 'host') {
+        await this.finish({ ...record, phase: 'Failed', error: `the connection to TiDB was lost ${record.step === 'sql' ? 'while the SQL ran' : "while root's host was changed"} (${describe(err)}); it is not run again: see in the database what ran, and finish by hand` }, now);
+        return;
+      }
+      this.d.log.warn('the initializer could not reach TiDB; tried again next pass', { pod, error: describe(err) });
+    } finally {
+      conn?.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Logs in as root: with no password while root has none; else with the Secret's root password, when
+   * it has one. `done`: nothing else to do (only root's password was asked for, and root has one).
+   */
+  private async login(info: InitializerInfo, inputs: Inputs, pod: string, passwordStep: boolean): Promise<{ conn: MysqlConnection; root?: 'set' | 'kept' } | { done: 'kept' }> {
+    const { host, port } = this.d.sqlAddress?.(pod) ?? { host: podHost(this.d.cluster, 'tidb', pod), port: PORT.tidbServer };
+    const options = { host, port, user: 'root', timeoutMs: this.d.statementTimeoutMs ?? 120_000, ...(inputs.tls && { tls: inputs.tls }) };
+    try {
+      return { conn: await connectMysql({ ...options, password: '' }) };
+    } catch (err) {
+      if (!(err instanceof MysqlError) || err.code !== ER_ACCESS_DENIED) throw err;
+    }
+    const nothingElse = inputs.users.length === 0 && inputs.statements.length === 0 && info.permitHost === '%';
+    if (inputs.root === undefined) {
+      throw new Refused(`root has a password, and ${info.passwordSecret === undefined ? 'there is no passwordSecret' : `the Secret ${info.passwordSecret} has no root key`} to log in with: nothing was done`);
+    }
+    try {
+      // Root's password is the Secret's: set by an earlier run cut off after it, or by someone else.
+      return { conn: await connectMysql({ ...options, password: inputs.root }), root: passwordStep ? 'set' : 'kept' };
+    } catch (err) {
+      if (!(err instanceof MysqlError) || err.code !== ER_ACCESS_DENIED) throw err;
+      if (nothingElse) return { done: 'kept' };
+      throw new Refused(`root has a password, and it is not the one in the Secret ${info.passwordSecret} (key root): nothing was done`);
+    }
+  }
+
+  /** The Secrets and SQL the run needs; an input that is not there is {@link Missing}. */
+  private async read(info: InitializerInfo): Promise<Inputs> {
+    const access = this.access!;
+    const users: [string, string][] = [];
+    let root: string | undefined;
+    if (info.passwordSecret !== undefined) {
+      const data = await access.secretData(info.passwordSecret);
+      if (!data) throw new Missing(`the Secret ${info.passwordSecret} is not there; create it with ${info.rootOnly ? 'the key root' : 'a key per user (root for root)'} and the password as its value`);
+      for (const [key, value] of Object.entries(data).sort(([a], [b]) => a.localeCompare(b))) {
+        // Only the first line, as the operator's initializer read its password files.
+        const password = value.toString('utf8').split(/\r?\n/)[0];
+        if (key === 'root') root = password;
+        else if (!info.rootOnly) users.push([key, password]);
+      }
+      if (info.rootOnly && root === undefined) throw new Missing(`the Secret ${info.passwordSecret} has no key root`);
+    }
+    let statements: Inputs['statements'] = [];
+    if (info.sql) {
+      const data = await access.configMapData(info.sql.configMap);
+      const text = data?.[info.sql.key];
+      if (text === undefined) throw new Missing(data ? `the ConfigMap ${info.sql.configMap} has no key ${info.sql.key}` : `the ConfigMap ${info.sql.configMap} is not there`);
+      const split = splitSql(text);
+      if (split.problem !== undefined) throw new Missing(`the SQL in the ConfigMap ${info.sql.configMap} cannot be read as statements (${split.problem}); correct it`);
+      statements = split.statements;
+    }
+    let tls: Inputs['tls'];
+    if (info.tls) {
+      const data = await access.secretData(info.tls.secret);
+      if (!data || !data['tls.crt'] || !data['tls.key']) throw new Missing(`the Secret ${info.tls.secret} with TiDB's client certificate (tls.crt, tls.key${info.tls.skipCA ? '' : ', ca.crt'}) is not there`);
+      if (!info.tls.skipCA && !data['ca.crt']) throw new Missing(`the Secret ${info.tls.secret} has no ca.crt`);
+      tls = { cert: data['tls.crt'], key: data['tls.key'], ...(!info.tls.skipCA && { ca: data['ca.crt'] }) };
+    }
+    return { ...(root !== undefined && { root }), users, statements, ...(tls && { tls }) };
+  }
+
+  private async finish(record: InitializerRecord, now: number): Promise<void> {
+    const { step: _s, reason: _r, ...rest } = record;
+    const done = { ...rest, finished: iso(now) };
+    await this.records.setInitializer(done);
+    this.d.log.info('the initializer is over', { phase: done.phase, message: initializerMessage(done) });
+    await this.announce(done, 'over', now);
+  }
+
+  private async announce(r: InitializerRecord, news: 'waiting' | 'changed' | 'lost' | 'over', now: number): Promise<void> {
+    const cm = await this.configMap();
+    if (!cm) return;
+    const reason = news === 'waiting' ? 'InitializerWaiting' : news === 'changed' ? 'InitializerChanged' : `Initializer${r.phase}`;
+    const type = reason === 'InitializerComplete' || reason === 'InitializerWaiting' ? 'Normal' : 'Warning';
+    await this.d.kube.event({ kind: 'ConfigMap', name: cm.name, uid: cm.uid }, type, reason, initializerMessage(r), now);
+  }
+
+  /** Where it stands, on the ConfigMap for the health checks; written when it changes. */
+  private async publish(r: InitializerRecord): Promise<void> {
+    const want = { [ANNOTATION.operationPhase]: r.phase, [ANNOTATION.operationMessage]: initializerMessage(r).slice(0, 1000) };
+    const key = JSON.stringify(want);
+    if (key === this.published) return;
+    const cm = await this.configMap();
+    if (!cm) return;
+    const patch = Object.fromEntries(Object.entries(want).filter(([k, v]) => cm.annotations[k] !== v));
+    if (Object.keys(patch).length > 0) await this.access!.annotateConfigMap(cm.name, patch);
+    this.published = key;
+  }
+
+  private async configMap() {
+    const name = names.initializer(this.d.cluster.name);
+    return (await this.access!.listConfigMaps(`${BACKUP_LABEL.operation}=${name}`)).find((c) => c.name === name);
+  }
+}
+
+/**
+ * A statement that carries a password: an error from the server may quote the statement, so only its
+ * number is kept.
+ */
+async function secret(conn: MysqlConnection, sql: string, what: string): Promise<void> {
+  try {
+    await conn.query(sql);
+  } catch (err) {
+    if (err instanceof MysqlError && err.code !== 0) throw new Refused(`${what} failed: ERROR ${err.code} (${err.sqlState}); the server's message is not shown, as it may quote the password`);
+    throw err;
+  }
+}
+
+/** A statement without a password whose refusal by the server ends the run. */
+async function refusedAs<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof MysqlError && err.code !== 0) throw new Refused(`${what} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}`);
+    throw err;
+  }
+}
+
+const iso = (now: number) => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
