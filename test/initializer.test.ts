@@ -6,6 +6,7 @@
  */
 import { stringify } from 'yaml';
 import { buildModel, compareModels, type KubeObject } from '../src/diff';
+import { loadManifests } from '../src/diff/load';
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
 import { splitSql } from '../src/base/sql';
@@ -210,6 +211,14 @@ describe('the initializer runs once', () => {
 describe('diff', () => {
   const risks = (before: Obj[] | undefined, after: Obj[]) =>
     compareModels(buildModel((before ? renderAll(before) : []) as KubeObject[]), buildModel(renderAll(after) as KubeObject[])).clusters.flatMap((c) => c.risks.filter((r) => r.id === 'initializer').map((r) => r.message));
+
+  test('reads a TidbInitializer beside its cluster in the inputs, as render does, not as an object of its own', () => {
+    const text = [cluster(), initializer({ initSql: 'SELECT 1;' })].map((d) => stringify(d)).join('---\n');
+    const loaded = loadManifests([{ file: 'in.yaml', text, explicit: true }]);
+    expect(loaded.errors).toEqual([]);
+    expect(loaded.objects.filter((o) => o.kind === 'TidbInitializer')).toEqual([]);
+    expect(loaded.objects).toEqual(renderAll([cluster(), initializer({ initSql: 'SELECT 1;' })]));
+  });
 
   test('reports one added to a running cluster, renamed, or changed; not one that comes with a new cluster', () => {
     const sql = { initSql: 'CREATE DATABASE app;' };

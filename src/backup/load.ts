@@ -2,7 +2,7 @@
  * Reading the input of a render: TidbClusters and, beside them, the Backup, BackupSchedule, Restore and
  * TidbInitializer documents, every problem of every document at once.
  */
-import { aliasErrors, readInputs, type InputResult } from '../tidbcluster/load';
+import { aliasErrors, readInputs, type DocumentKind, type InputResult } from '../tidbcluster/load';
 import type { ResolveOptions } from '../tidbcluster/resolve';
 import { operationKinds } from './kinds';
 import type { ResolvedOperation } from './resolve';
@@ -12,9 +12,14 @@ import type { ResolvedInitializer } from '../initializer/types';
 /** A document read beside the clusters. */
 export type CompanionDocument = ResolvedOperation | ResolvedInitializer;
 
+/** The readers of every kind read beside the clusters, for `readInputs`. */
+export function companionKinds(options: { readonly namespace?: string } = {}): DocumentKind<CompanionDocument>[] {
+  return [...operationKinds(options), initializerKind(options)];
+}
+
 /** Parses and checks every document of one YAML text (`loadTidbClusters`, with the operations). */
 export function loadInputs(text: string, file: string, options: ResolveOptions = {}): InputResult<CompanionDocument> {
   const bombs = aliasErrors(text, file);
   if (bombs.length > 0) return { clusters: [], errors: bombs, skipped: [], documents: [], others: [] };
-  return readInputs<CompanionDocument>(text, file, options, [...operationKinds({ namespace: options.namespace }), initializerKind({ namespace: options.namespace })]);
+  return readInputs(text, file, options, companionKinds({ namespace: options.namespace }));
 }

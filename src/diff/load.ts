@@ -6,9 +6,8 @@
 import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
 import { fastLoadAll } from '../base/yaml/fast-load';
 import { aliasErrors, readInputs, slowLoadAll, type InputResult, type LoadedCluster, type LoadedDocument } from '../tidbcluster/load';
-import { operationKinds } from '../backup/kinds';
 import { linkOperations } from '../backup/link';
-import type { CompanionDocument } from '../backup/load';
+import { companionKinds, type CompanionDocument } from '../backup/load';
 import type { ResolveOptions } from '../tidbcluster/resolve';
 import { KIND } from '../tidbcluster/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
@@ -46,7 +45,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const live = new Map<string, Owner[]>();
   const clusters: LoadedCluster[] = [];
   const operations: LoadedDocument<CompanionDocument>[] = [];
-  const kinds = operationKinds({ namespace: options.namespace });
+  const kinds = companionKinds({ namespace: options.namespace });
   const opKinds = new Set(kinds.map((k) => k.kind));
   const read = (text: string, file: string) => readInputs(text, file, options, kinds);
   for (const t of texts) {
@@ -87,7 +86,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
         notes.push(`${where}: skipped: not a Kubernetes object (no apiVersion and kind)`);
         return;
       }
-      // Backups, schedules and restores at the top level render with their cluster.
+      // Backups, schedules, restores and initializers at the top level render with their cluster.
       if (!inList && opKinds.has(String(doc.kind))) return;
       if (doc.kind === KIND) {
         // Top-level TidbClusters are rendered above; one inside a List is a live object.
