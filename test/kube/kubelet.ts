@@ -256,7 +256,8 @@ export class Kubelet extends EventEmitter {
 
   /** Starts the containers once every ConfigMap the Pod mounts exists (kubelet's volume setup). */
   private async startContainers(run: Run): Promise<void> {
-    if (this.runs.get(run.name) !== run || run.state !== 'pending') return;
+    // Once closed, nothing is started nor retried: a retry would keep the test process alive for ever.
+    if (this.closed || this.runs.get(run.name) !== run || run.state !== 'pending') return;
     const pod = this.pods.get(run.name);
     if (!pod) return;
     const wanted = new Set<string>();
@@ -266,6 +267,7 @@ export class Kubelet extends EventEmitter {
     }
     for (const cm of wanted) {
       if (!(await this.kube.get(`/api/v1/namespaces/${this.o.namespace}/configmaps/${cm}`).catch(() => undefined))) {
+        if (this.closed) return;
         run.timer = setTimeout(() => void this.startContainers(run), this.o.startMs);
         return;
       }
@@ -277,6 +279,7 @@ export class Kubelet extends EventEmitter {
       const missing = await this.missingSecretKey(pod);
       if (missing) {
         await this.writeWaiting(run, pod, 'CreateContainerConfigError', missing);
+        if (this.closed) return;
         run.timer = setTimeout(() => void this.startContainers(run), 1000);
         return;
       }
