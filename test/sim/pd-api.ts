@@ -10,6 +10,9 @@
  *   process runs, so a client can ask that member itself (`/pd/api/v2/ready`, `/pd/api/v1/ping`), and
  *   its discovery requests leave from that IP.
  * - a TiFlash started with an IP serves `GET /tiflash/store-status` on `ip:20292` (its proxy's status port).
+ * - `GET /metrics`, on the Service and a member's own listener, is the member's embedded etcd's
+ *   Prometheus endpoint (see pd-http `metrics`); the leader's `pd_cluster_status` is collected every
+ *   `metricsCollectMs`.
  * - `url`'s port also speaks gRPC, for PD's embedded etcd (`etcd`, `pd-etcd`): PD serves etcd's
  *   client API on its client port beside the HTTP API, and so does the Service here, telling a
  *   connection's HTTP/2 preface from HTTP/1.1 as PD's cmux does (tikv/pd server/server.go).
@@ -35,7 +38,7 @@ import type { Http2Server, ServerHttp2Session } from 'node:http2';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { EtcdStore, etcdGrpcServer } from './pd-etcd';
-import { parsePdVersion, serve, type ApiModel, type PdVersion, type Reply } from './pd-http';
+import { collectClusterStatus, parsePdVersion, serve, type ApiModel, type PdVersion, type Reply } from './pd-http';
 import { PdMembers, type Member } from './pd-members';
 import { PdProcesses, type PdPodState } from './pd-process';
 import {
@@ -142,6 +145,12 @@ export interface PdSimOptions {
    * reality. @default 10
    */
   msPrimaryRetryMs?: number;
+  /**
+   * Period of the leader's metrics collection (`pd_cluster_status` in `/metrics`): PD's
+   * `metricsCollectionJobInterval`, 10 s (tikv/pd server/cluster/cluster.go). 0 turns it off, and the
+   * test calls `collectMetrics()`. @default 10000
+   */
+  metricsCollectMs?: number;
 }
 
 /** The defaults of `PdSimOptions`, in one place. */
@@ -163,6 +172,7 @@ export const PD_SIM_DEFAULTS = {
   microservices: false,
   keyspaceGroupAllocMs: 100,
   msPrimaryRetryMs: 10,
+  metricsCollectMs: 10_000,
 } as const;
 
 /** TiFlash proxy's status port (tidb-operator `DefaultTiFlashProxyStatusPort`). */
@@ -191,6 +201,7 @@ export class PdSim {
     const { port } = sim.front.address() as AddressInfo;
     sim.baseUrl = `http://127.0.0.1:${port}`;
     if (sim.tickMs > 0) sim.timers.every(sim.tickMs, () => sim.tick());
+    if (sim.metricsCollectMs > 0) sim.timers.every(sim.metricsCollectMs, () => sim.collectMetrics());
     sim.timers.every(sim.keyspaceGroupAllocMs, () => sim.keyspaceGroupTick());
     return sim;
   }
@@ -219,6 +230,7 @@ export class PdSim {
   private readonly tickMs: number;
   private readonly clientPort: number;
   private readonly keyspaceGroupAllocMs: number;
+  private readonly metricsCollectMs: number;
   private readonly timers = new Timers();
   private readonly records = new SimRecords();
   private readonly model: ApiModel;
@@ -242,6 +254,7 @@ export class PdSim {
     this.tickMs = o.tickMs;
     this.clientPort = o.clientPort;
     this.keyspaceGroupAllocMs = o.keyspaceGroupAllocMs;
+    this.metricsCollectMs = o.metricsCollectMs;
     this.discoveryUrl = options.discoveryUrl;
     this.stuckEviction = new Set(options.stuckEviction ?? []);
     const members = new PdMembers({ electionMs: o.electionMs, transferMs: o.transferMs, regionLoadMs: o.regionLoadMs }, this.timers, this.records);
@@ -290,6 +303,7 @@ export class PdSim {
       microservices: o.microservices,
       ms: new MsRegistry(),
       msPrimaryRetryMs: o.msPrimaryRetryMs,
+      metrics: new Map(),
     };
 
     ({
@@ -495,6 +509,10 @@ export class PdSim {
   pdStart(podName: string, peerHost = this.pdPeerHost(podName), ip?: string): void {
     if (ip === undefined) this.podIps.delete(podName);
     else this.podIps.set(podName, ip);
+    // A new process: its start time (the start script `exec`s pd-server, which keeps it), no scrapes yet.
+    // (A container restart after a failed join, which PdProcesses plays within, keeps this time here.)
+    const now = Date.now();
+    this.model.metrics.set(podName, { startMs: now, serverStart: Math.floor(now / 1000), scrapes: 0, clusterStatus: new Map() });
     this.model.processes.start(podName, peerHost, ip);
   }
 
@@ -579,6 +597,11 @@ export class PdSim {
     this.model.stores.tick();
   }
 
+  /** One run of the leader's metrics collection now (`pd_cluster_status`, see `metricsCollectMs`). */
+  collectMetrics(): void {
+    collectClusterStatus(this.model);
+  }
+
   /**
    * The leader's keyspace-group job in API mode (pkg/keyspace/tso_keyspace_group.go): it runs from the
    * RaftCluster's start (server/cluster/cluster.go `Start`: `keyspaceGroupManager.Bootstrap`), i.e. once
@@ -640,7 +663,7 @@ export class PdSim {
           reply = { status: injected.status, headers: { 'content-type': RENDER_JSON_TYPE }, body: renderJson(injected.message) };
         } else {
           try {
-            reply = await serve(this.model, member, { method, url: path, body: Buffer.concat(chunks).toString('utf8') });
+            reply = await serve(this.model, member, { method, url: path, body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
           } catch (err) {
             reply = { status: 500, headers: { 'content-type': RENDER_JSON_TYPE }, body: renderJson(`simulator error: ${(err as Error).message}`) };
           }
@@ -664,6 +687,9 @@ export class PdSim {
 
   /** pd-server of a pod started or stopped serving: its own listener follows, when the pod has an IP. */
   private memberServing(pod: string, member: Member | undefined, graceful = false): void {
+    const metrics = this.model.metrics.get(pod);
+    // server/server.go `startServer`: `pd_server_info`'s value.
+    if (member !== undefined && metrics !== undefined) metrics.serverStart = Math.floor(Date.now() / 1000);
     const existing = this.memberListeners.get(pod);
     if (member === undefined) {
       this.memberListeners.delete(pod);

@@ -19,9 +19,19 @@
  * `/pd/api/v2` is PD's gin router (server/apiv2/router.go), with its own redirector; its
  * micro-service routes (`/ms/members/{service}`, `/ms/primary/{service}`) answer from the registry the
  * TSO and scheduling servers write (pdms.ts) while PD runs in API mode (`services api`).
+ * `GET /metrics` is not PD's own route but its embedded etcd's, on the same client port, answered by
+ * the member asked (see `metrics`).
  */
 import type { Member, PdMembers } from './pd-members';
-import { MS_SERVICES, decodeRegistryEntry, type MsRegistry } from './pdms';
+import {
+  MS_SERVICES,
+  decodeRegistryEntry,
+  goProcessFamilies,
+  promhttpAnswer,
+  promhttpFamilies,
+  type MsRegistry,
+  type PromFamily,
+} from './pdms';
 import type { PdProcesses } from './pd-process';
 import type { StoreLabel, TikvStore, TikvStores } from './pd-stores';
 import {
@@ -118,6 +128,20 @@ export interface ApiModel {
   ms: MsRegistry;
   /** `GET /ms/primary`'s interval between looks (100 ms in PD, time-scaled: `PdSimOptions.msPrimaryRetryMs`). */
   msPrimaryRetryMs: number;
+  /** Each PD pod's pd-server process as `/metrics` shows it, by pod name (pd-api sets it at every start). */
+  metrics: Map<string, PdProcessMetrics>;
+}
+
+/** What a pd-server process's `/metrics` shows beyond the cluster model. */
+export interface PdProcessMetrics {
+  /** When the container's process started (epoch ms): `process_start_time_seconds`. */
+  startMs: number;
+  /** When `startServer` ran (unix seconds): `pd_server_info`'s value. */
+  serverStart: number;
+  /** Scrapes answered so far: `promhttp_metric_handler_requests_total{code="200"}`. */
+  scrapes: number;
+  /** `pd_cluster_status` as the leader's last metrics collection left it (key: the labels as JSON). */
+  clusterStatus: Map<string, { labels: Record<string, string>; value: number }>;
 }
 
 export interface ApiRequest {
@@ -127,12 +151,15 @@ export interface ApiRequest {
   body: string;
   /** The member that forwarded this request (`PD-Redirector` header). */
   redirectedFrom?: string;
+  /** The request's headers, where an answer depends on them (`Accept-Encoding` for `/metrics`). */
+  headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 export interface Reply {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  /** Text, or bytes (a gzipped `/metrics`). */
+  body: string | Buffer;
 }
 
 /** `h.rd.JSON(w, status, v)`. */
@@ -193,6 +220,7 @@ export async function serve(model: ApiModel, member: Member, req: ApiRequest): P
   }
   if (path === '/pd/api/v1' || path.startsWith('/pd/api/v1/')) return v1(model, member, req, path, parsed.searchParams);
   if (path.startsWith('/pd/api/v2/')) return v2(model, member, req, path, parsed.searchParams);
+  if (path === '/metrics') return metrics(model, member, req);
   return notFound();
 }
 
@@ -882,4 +910,173 @@ function ready(model: ApiModel, member: Member, query: URLSearchParams): Reply {
   const loaded = model.members.regionsLoaded(member);
   if (!query.has('verbose')) return bare(loaded ? 200 : 500);
   return loaded ? ginJson(200, { region_loaded: true }, '    ') : ginJson(500, { region_loaded: false });
+}
+
+// ---- /metrics (etcd's, on PD's client port) ----
+
+/**
+ * `GET /metrics` (any method): PD registers no such route itself; its embedded etcd does. PD hands its
+ * API to etcd as `UserHandlers` (server/server.go `startEtcd`), etcd's client mux sends every other
+ * path to its own `http.ServeMux` (go.etcd.io/etcd/server/v3 v3.5.15 embed/serve.go `createMux`:
+ * `httpmux.Handle("/", handler)`), where embed/etcd.go `serveClients` registered
+ * `etcdhttp.HandleMetrics(mux)`: `mux.Handle("/metrics", promhttp.Handler())`
+ * (server/etcdserver/api/etcdhttp/metrics.go). So the member asked answers, no redirector, leader or
+ * not; the default registry holds everything the pd-server binary registers. promhttp.Handler gzips
+ * for a client that accepts it; PD v8.5's prometheus/common (go.mod: v0.51.1, v0.55.0 from v8.5.3)
+ * adds `; escaping=values` to the content type. Families modelled:
+ * - `etcd_server_has_leader`, `etcd_server_is_leader`, `etcd_server_id{server_id}` (etcd
+ *   server/etcdserver/metrics.go; set in raft.go at every leader change and in server.go `NewServer`:
+ *   the member id in hex). The simulator's etcd leader is always the PD leader (pd-members.ts).
+ * - `pd_cluster_metadata{type="cluster<id>"} 0` and `pd_server_info{hash,version}` = the start in unix
+ *   seconds, both set by server/server.go `startServer` (server/metrics.go `metadataGauge`,
+ *   pkg/basicserver/metrics.go `ServerInfoGauge`).
+ * - `pd_monitor_time_jump_back_total` (server/metrics.go), 0: no clock jumps here.
+ * - `pd_cluster_status` (pkg/statistics/metrics.go `clusterStatusGauge`), see `collectClusterStatus`.
+ * - promhttp's own (`InstrumentMetricHandler`), and client_golang's `go_goroutines`, `go_threads`,
+ *   `process_start_time_seconds`.
+ * The many other families PD registers are not modelled.
+ */
+function metrics(model: ApiModel, member: Member, req: ApiRequest): Reply {
+  const proc = processMetrics(model, member.pod);
+  const leader = model.members.leader;
+  const families: PromFamily[] = [
+    ...goProcessFamilies(proc.startMs, 420, 24),
+    ...promhttpFamilies(proc.scrapes),
+    { name: 'etcd_server_has_leader', help: 'Whether or not a leader exists. 1 is existence, 0 is not.', type: 'gauge', samples: [{ value: leader ? 1 : 0 }] },
+    { name: 'etcd_server_is_leader', help: 'Whether or not this member is a leader. 1 if is, 0 otherwise.', type: 'gauge', samples: [{ value: leader === member ? 1 : 0 }] },
+    {
+      name: 'etcd_server_id',
+      help: "Server or member ID in hexadecimal format. 1 for 'server_id' label with current ID.",
+      type: 'gauge',
+      samples: [{ labels: { server_id: member.memberId.toString(16) }, value: 1 }],
+    },
+    {
+      name: 'pd_server_info',
+      help: 'Indicate the pd server info, and the value is the start timestamp (s).',
+      type: 'gauge',
+      samples: [{ labels: { version: model.version.text, hash: model.version.gitHash }, value: proc.serverStart }],
+    },
+    { name: 'pd_monitor_time_jump_back_total', help: 'Counter of system time jumps backward.', type: 'counter', samples: [{ value: 0 }] },
+  ];
+  if (model.members.clusterId !== undefined) {
+    families.push({ name: 'pd_cluster_metadata', help: 'Record critical metadata.', type: 'gauge', samples: [{ labels: { type: `cluster${model.members.clusterId}` }, value: 0 }] });
+  }
+  // Jobs that stopped (leadership lost, a scheduling server registered) emptied the gauge then.
+  if (!clusterStatusCollected(model, member)) proc.clusterStatus.clear();
+  families.push({ name: 'pd_cluster_status', help: 'Status of the cluster.', type: 'gauge', samples: [...proc.clusterStatus.values()] });
+  proc.scrapes++;
+  return promhttpAnswer(families, 'values', req.headers?.['accept-encoding']);
+}
+
+function processMetrics(model: ApiModel, pod: string): PdProcessMetrics {
+  let m = model.metrics.get(pod);
+  if (m === undefined) {
+    const now = Date.now();
+    m = { startMs: now, serverStart: Math.floor(now / 1000), scrapes: 0, clusterStatus: new Map() };
+    model.metrics.set(pod, m);
+  }
+  return m;
+}
+
+/**
+ * The member's RaftCluster runs its scheduling jobs, which collect `pd_cluster_status`
+ * (server/cluster/scheduling_controller.go `runSchedulingMetricsCollectionJob`): it is the leader, TiKV
+ * bootstrapped the cluster (the leader's `createRaftCluster` starts it then), and, in API mode, no
+ * scheduling server is registered (server/cluster/cluster.go `checkSchedulingService`: with
+ * `enable-scheduling-fallback`, true by default, PD schedules itself only while none is). Jobs that
+ * stop empty the gauge (`resetSchedulingMetrics` → pkg/statistics `Reset`).
+ */
+function clusterStatusCollected(model: ApiModel, member: Member): boolean {
+  if (model.members.leader !== member || !member.running || !model.stores.bootstrapped) return false;
+  return !(model.microservices && model.ms.entries('scheduling').length > 0);
+}
+
+const STORE_STATUS_TYPES = [
+  'store_up_count', 'store_disconnected_count', 'store_slow_count', 'store_down_count', 'store_unhealth_count', 'store_offline_count',
+  'store_tombstone_count', 'store_low_space_count', 'store_preparing_count', 'store_serving_count', 'store_removing_count', 'store_removed_count',
+] as const;
+type StoreStatusType = (typeof STORE_STATUS_TYPES)[number];
+
+/**
+ * One store's status counts (pkg/statistics/store_collection.go `observe`; `observeStoreStatus` from
+ * v8.5.5): by node state; a Preparing or Serving store counts as down (Down here: past
+ * `max-store-down-time`), else disconnected (Disconnected here, which also stands for PD's unhealthy,
+ * 10 min without a heartbeat, not told apart in this model), else up. Slow and low-space stores are not
+ * modelled.
+ */
+function storeStatusCounts(s: TikvStore): Record<StoreStatusType, number> {
+  const r = Object.fromEntries(STORE_STATUS_TYPES.map((t) => [t, 0])) as Record<StoreStatusType, number>;
+  switch (s.nodeState) {
+    case 'Preparing':
+    case 'Serving':
+      if (s.state === 'Down') r.store_down_count++;
+      else if (s.state === 'Disconnected') r.store_disconnected_count++;
+      else r.store_up_count++;
+      if (s.nodeState === 'Preparing') r.store_preparing_count++;
+      else r.store_serving_count++;
+      break;
+    case 'Removing':
+      r.store_offline_count++;
+      r.store_removing_count++;
+      break;
+    case 'Removed':
+      r.store_tombstone_count++;
+      r.store_removed_count++;
+      break;
+  }
+  return r;
+}
+
+/** A store's size figures as the model has them (as `storeInfo` shows them): used bytes, capacity, counts. */
+function storeSizes(s: Pick<TikvStore, 'regionCount' | 'leaderCount'>): Record<string, number> {
+  return {
+    storage_size: s.regionCount * REGION_SIZE_MIB * MIB,
+    storage_capacity: CAPACITY,
+    region_count: s.regionCount,
+    leader_count: s.leaderCount,
+    witness_count: 0,
+    learner_count: 0,
+  };
+}
+
+/**
+ * One run of the leader's metrics collection (server/cluster/scheduling_controller.go
+ * `collectSchedulingMetrics`, every `metricsCollectionJobInterval`, 10 s, server/cluster/cluster.go):
+ * `pd_cluster_status` as pkg/statistics/store_collection.go sets it, in two shapes:
+ * - v8.5.0 to v8.5.4, label `type`: the status counts summed over the stores, the size figures summed
+ *   over the stores that are not Tombstone (`storeStatistics.collect`: all 18 types every time).
+ * - v8.5.5+, labels `type`, `engine` (`tikv`/`tiflash`), `store` (the id): per store, the 12 status
+ *   counts, and the 6 size figures of stores that are not Tombstone (a Tombstone store's keep the values
+ *   they last had: only the jobs' stop resets the gauge).
+ * Every other member's gauge is emptied (it was, when its jobs stopped). The simulator runs one
+ * collection for all members at once (`PdSimOptions.metricsCollectMs`): the first one after a member
+ * became leader comes at the next round, where PD's comes one interval after its RaftCluster started.
+ */
+export function collectClusterStatus(model: ApiModel): void {
+  for (const [pod, m] of model.metrics) {
+    const member = model.processes.servingMember(pod);
+    if (member === undefined || !clusterStatusCollected(model, member)) {
+      m.clusterStatus.clear();
+      continue;
+    }
+    const set = (labels: Record<string, string>, value: number) => m.clusterStatus.set(JSON.stringify(Object.entries(labels).sort()), { labels, value });
+    const stores = model.stores.list();
+    if (model.version.patch < 5) {
+      const totals: Record<string, number> = { ...storeStatusCounts({ nodeState: 'Removed' } as TikvStore), ...storeSizes({ regionCount: 0, leaderCount: 0 }) };
+      for (const t of Object.keys(totals)) totals[t] = 0;
+      for (const s of stores) {
+        for (const [t, v] of Object.entries(storeStatusCounts(s))) totals[t] += v;
+        if (s.nodeState === 'Removed') continue;
+        for (const [t, v] of Object.entries(storeSizes(s))) totals[t] += v;
+      }
+      for (const [type, value] of Object.entries(totals)) set({ type }, value);
+      continue;
+    }
+    for (const s of stores) {
+      const base = { engine: s.engine === 'tiflash' ? 'tiflash' : 'tikv', store: String(s.id) };
+      for (const [type, value] of Object.entries(storeStatusCounts(s))) set({ type, ...base }, value);
+      if (s.nodeState === 'Removed') continue;
+      for (const [type, value] of Object.entries(storeSizes(s))) set({ type, ...base }, value);
+    }
+  }
 }

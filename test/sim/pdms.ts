@@ -76,10 +76,13 @@
  *   `health`): behind the redirector up to v8.5.3 and in v9.0.0-beta.1 (a secondary answers with the
  *   primary's health, or the redirector's errors), answered by the server asked from v8.5.4. v7.5 has
  *   no such route.
+ * - `GET /metrics` (pkg/mcs/tso/server/apis/v1/api.go, pkg/mcs/scheduling/server/apis/v1/api.go
+ *   `apiHandlerEngine.GET("metrics", utils.PromHandler())`, every release): the Prometheus text
+ *   format on the engine, so behind the redirector in v7.5 only; see `metrics`.
  * - Any other path (and another method on these): gin's 404 (`404 page not found`, text/plain; with
  *   gzip, the middleware's empty gzip stream, sniffed `application/x-gzip`), from the primary in v7.5.
- *   The servers' other routes (`/status`, `/metrics`, `/config`...) are not modelled; they are listed
- *   in `unsimulated`.
+ *   The servers' other routes (`/status`, `/config`...) are not modelled; they are listed in
+ *   `unsimulated`.
  *
  * Not modelled: TLS, PD (etcd) losing quorum under running servers (leases cannot be kept alive),
  * the tiny window between a transfer's lease revocation and its expected-primary flag in which
@@ -348,6 +351,14 @@ interface PdmsProcess {
   leaseHeld: boolean;
   /** Since when its election loop skips the campaign for an expected-primary flag naming another (it looks again every 200 ms). */
   heldSince?: number;
+  /** Process start (epoch ms): `process_start_time_seconds`. */
+  readonly startMs: number;
+  /** When `startServer` ran (unix seconds), the value of `pd_server_info` (v8.0.0+): here, when it began to listen. */
+  servingSince?: number;
+  /** `service_member_role` as this process last set it: 1 while primary, 0 once it stepped down, unset before it ever was. */
+  role?: 0 | 1;
+  /** Scrapes of `/metrics` this process answered (`promhttp_metric_handler_requests_total{code="200"}`). */
+  scrapes: number;
 }
 
 interface ServiceState {
@@ -554,6 +565,8 @@ export class PdmsSim {
       state: 'waiting',
       registered: false,
       leaseHeld: false,
+      startMs: Date.now(),
+      scrapes: 0,
     };
     this.procs.set(pod, proc);
     const waiting = () => proc.state === 'waiting' && !this.timers.closed;
@@ -600,6 +613,7 @@ export class PdmsSim {
     // v7.5-v8.2 `startServer`: the entry is written once the servers listen.
     if (!registersFirst) this.register(proc);
     proc.state = 'running';
+    proc.servingSince = Math.floor(Date.now() / 1000);
     this.schedule(service);
   }
 
@@ -777,6 +791,7 @@ export class PdmsSim {
     if (cands.length === 0) return; // the flag's expiry, a start or a group change schedules again
     const winner = cands[Math.floor(Math.random() * cands.length)];
     st.primary = { proc: winner, dead: false };
+    winner.role = 1;
     for (const p of this.procs.values()) if (p.service === service) p.heldSince = undefined;
     if (atLeast(winner.version, 8, 3, 0)) {
       this.timers.cancel(st.flag?.timer);
@@ -800,6 +815,8 @@ export class PdmsSim {
 
   private stepDown(service: PdmsService): void {
     const st = this.services[service];
+    // The primary's deferred `resetLeaderOnce`: `ServiceMemberGauge.WithLabelValues(...).Set(0)`.
+    if (st.primary !== undefined) st.primary.proc.role = 0;
     st.primary = undefined;
     this.pd.ms.setPrimary(service, undefined);
     this.schedule(service);
@@ -859,6 +876,11 @@ export class PdmsSim {
     // `RegisterPrimaryRouter` (from v8.3.0): behind the redirector in every release.
     if (req.path === `${prefix}/primary/transfer` && req.method === 'POST' && atLeast(v, 8, 3, 0)) {
       return this.redirect(proc, req, () => this.transfer(proc, req));
+    }
+    // `apiHandlerEngine.GET("metrics", utils.PromHandler())`, on the engine: behind the redirector only
+    // where that is on the engine too (v7.5: a secondary answers with the primary's metrics).
+    if (req.path === '/metrics' && req.method === 'GET') {
+      return scope === 'engine' ? this.redirect(proc, req, () => this.metrics(proc)) : this.metrics(proc);
     }
     const noRoute = (): MsReply => {
       this.unsimulated.push(`${proc.pod} ${req.method} ${req.path}`);
@@ -948,6 +970,42 @@ export class PdmsSim {
   }
 
   /**
+   * `GET /metrics`: pkg/mcs/utils/util.go `PromHandler` (`promhttp.InstrumentMetricHandler(
+   * prometheus.DefaultRegisterer, promhttp.HandlerFor(prometheus.DefaultGatherer, {DisableCompression:
+   * true}))`; gin's gzip middleware still compresses, see `encodeReply`). The content type's `escaping`
+   * term follows the release's prometheus/common (go.mod: v0.26.0 in v7.5.0, v0.46.0 in v8.0.0, none;
+   * v0.51.1 from v8.1.0, v0.55.0 from v8.5.3 and in v9.0.0-beta.1: `values`). Families:
+   * - `service_member_role{service}` (pkg/member/metrics.go `ServiceMemberGauge`): 1 from the moment
+   *   the server became primary, 0 once it stepped down (pkg/tso/global_allocator.go
+   *   `campaignLeader`, label `TSO Service Group 0` for the default keyspace group;
+   *   pkg/mcs/scheduling/server/server.go `primaryElectionLoop`, `Scheduling Service`), absent before.
+   * - `pd_server_info{hash,version}` (pkg/basicserver/metrics.go `ServerInfoGauge`, set by the
+   *   servers' `startServer` from v8.0.0): the start in unix seconds; the tag and its commit.
+   * - promhttp's own, and the Go and process collectors' `go_goroutines`, `go_threads`,
+   *   `process_start_time_seconds`.
+   * The many other families a pd-server binary registers are not modelled.
+   */
+  private metrics(proc: PdmsProcess): MsReply {
+    const v = proc.version;
+    const families: PromFamily[] = [...goProcessFamilies(proc.startMs, proc.service === 'tso' ? 180 : 260, 14), ...promhttpFamilies(proc.scrapes)];
+    if (proc.role !== undefined) {
+      const service = proc.service === 'tso' ? 'TSO Service Group 0' : 'Scheduling Service';
+      families.push({ name: 'service_member_role', help: 'The leader/primary of services', type: 'gauge', samples: [{ labels: { service }, value: proc.role }] });
+    }
+    if (atLeast(v, 8, 0, 0) && proc.servingSince !== undefined) {
+      families.push({
+        name: 'pd_server_info',
+        help: 'Indicate the pd server info, and the value is the start timestamp (s).',
+        type: 'gauge',
+        samples: [{ labels: { version: v.text, hash: GIT_HASHES[v.text] ?? UNKNOWN_GIT_HASH }, value: proc.servingSince }],
+      });
+    }
+    proc.scrapes++;
+    const escaping: PromEscaping = atLeast(v, 8, 1, 0) ? 'values' : 'none';
+    return { status: 200, headers: { 'content-type': promContentType(escaping) }, body: promText(families) };
+  }
+
+  /**
    * `GetHealth` (pkg/mcs/tso/server/apis/v1/api.go, v8.0.0+): the default keyspace group's allocator
    * manager (its error as text when this server is out of the group), then 200 `"ok"` (IndentedJSON)
    * while its member knows a primary (`IsLeaderElected`: the primary key exists, even a killed
@@ -1019,4 +1077,157 @@ function closeServer(server: http.Server): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   return closed;
+}
+
+// ---- Prometheus' text exposition format, shared by the simulators' `/metrics` ----
+//
+// (It belongs with Go's other formats in pd-wire.ts; it lives here because pdms.ts is the one module
+// that pd-http, pd-api, tidb, ticdc and pump can all import without a cycle.)
+
+/** A metric family as a Go server's registry gathers it: counters and gauges only. */
+export interface PromFamily {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge';
+  samples: readonly { labels?: Readonly<Record<string, string>>; value: number }[];
+}
+
+/**
+ * The `escaping` term prometheus/common adds to the negotiated content type (expfmt/encode.go
+ * `Negotiate`: `FmtText + "; escaping=" + model.NameEscapingScheme`): none before v0.47.0, `values`
+ * from v0.47.0 (model/metric.go `NameEscapingScheme = ValueEncodingEscaping`), `underscores` from
+ * v0.59.0 (`UnderscoreEscaping`). Which one a server writes is the prometheus/common version its
+ * release's go.mod selects.
+ */
+export type PromEscaping = 'none' | 'values' | 'underscores';
+
+/**
+ * The `Content-Type` promhttp sets for the text format (client_golang prometheus/promhttp/http.go
+ * `HandlerForTransactional`: `header.Set(contentTypeHeader, string(expfmt.Negotiate(req.Header)))`),
+ * for a scraper that takes the text format (Prometheus 2.42's default `Accept` lists OpenMetrics,
+ * which a handler without `EnableOpenMetrics` does not offer, then `text/plain;version=0.0.4`). A
+ * request that asks for protobuf, or names an `escaping` itself, is not modelled: it gets this too.
+ */
+export function promContentType(escaping: PromEscaping): string {
+  return `text/plain; version=0.0.4; charset=utf-8${escaping === 'none' ? '' : `; escaping=${escaping}`}`;
+}
+
+/**
+ * A float64 as expfmt writes it (prometheus/common expfmt/text_create.go `writeFloat`): `1`, `0`,
+ * `-1`, `NaN`, `+Inf`, `-Inf` as such, else `strconv.AppendFloat(f, 'g', -1, 64)`: the shortest
+ * digits that read back, in %e form (`1.2345e+09`, two exponent digits at least) when the exponent
+ * is below -4 or at least 6 (the shortest form decides with precision 6), else %f (`300`, `0.25`).
+ */
+export function goFloat(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  if (v === 0) return '0';
+  const [mantissa, expText] = v.toExponential().split('e');
+  const exp = Number(expText);
+  const sign = mantissa.startsWith('-') ? '-' : '';
+  const digits = mantissa.replace('-', '').replace('.', '');
+  if (exp < -4 || exp >= 6) {
+    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    return `${sign}${m}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+  const int = digits.slice(0, exp + 1).padEnd(exp + 1, '0');
+  const frac = digits.slice(exp + 1);
+  return `${sign}${int}${frac ? `.${frac}` : ''}`;
+}
+
+const goLess = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The text a Go server writes for its registry: what `Registry.Gather` returns (client_golang
+ * prometheus/registry.go; families without a metric left out, families sorted by name, label pairs
+ * by name, the metrics of a family by their label values, internal/metric.go `NormalizeMetricFamilies`)
+ * encoded by prometheus/common expfmt/text_create.go `MetricFamilyToText`: `# HELP` (`\` and newline
+ * escaped), `# TYPE`, then one `name{label="value",...} value` line per metric (`\`, `"` and newline
+ * escaped in values), no timestamps, no blank lines.
+ */
+export function promText(families: readonly PromFamily[]): string {
+  const lines: string[] = [];
+  const escHelp = (s: string) => s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  const escValue = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+  for (const f of [...families].filter((x) => x.samples.length > 0).sort((a, b) => goLess(a.name, b.name))) {
+    const metrics = f.samples.map((s) => ({ pairs: Object.entries(s.labels ?? {}).sort(([a], [b]) => goLess(a, b)), value: s.value }));
+    metrics.sort((a, b) => {
+      for (let i = 0; i < Math.min(a.pairs.length, b.pairs.length); i++) {
+        const c = goLess(a.pairs[i][1], b.pairs[i][1]);
+        if (c !== 0) return c;
+      }
+      return 0;
+    });
+    lines.push(`# HELP ${f.name} ${escHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
+    for (const m of metrics) {
+      const labels = m.pairs.length === 0 ? '' : `{${m.pairs.map(([k, v]) => `${k}="${escValue(v)}"`).join(',')}}`;
+      lines.push(`${f.name}${labels} ${goFloat(m.value)}`);
+    }
+  }
+  return lines.map((l) => `${l}\n`).join('');
+}
+
+/**
+ * client_golang's process and Go collectors (prometheus/process_collector.go, go_collector.go), which
+ * every Go server here registers (the default registry has both; TiCDC and Pump register them in
+ * their own): `process_start_time_seconds` is the process start as /proc gives it (clock ticks of
+ * 1/100 s, `Starttime/userHZ + boot time`); the goroutine and thread counts are plausible constants,
+ * the simulator having no goroutines.
+ */
+export function goProcessFamilies(startMs: number, goroutines: number, threads: number): PromFamily[] {
+  return [
+    { name: 'go_goroutines', help: 'Number of goroutines that currently exist.', type: 'gauge', samples: [{ value: goroutines }] },
+    { name: 'go_threads', help: 'Number of OS threads created.', type: 'gauge', samples: [{ value: threads }] },
+    {
+      name: 'process_start_time_seconds',
+      help: 'Start time of the process since unix epoch in seconds.',
+      type: 'gauge',
+      samples: [{ value: Math.floor(startMs / 10) / 100 }],
+    },
+  ];
+}
+
+/**
+ * What `promhttp.InstrumentMetricHandler` registers in the registerer it is given
+ * (prometheus/promhttp/http.go): the scrapes served so far by status code (200, 500 and 503 made up
+ * front; the scrape being served is counted once it ends) and the scrapes in flight (this one). Only
+ * where the handler's registerer is also the gatherer: TiCDC and Pump set `prometheus.DefaultGatherer`
+ * to their own registry but leave `DefaultRegisterer`, so their answers have neither family.
+ */
+export function promhttpFamilies(scrapesServed: number): PromFamily[] {
+  return [
+    { name: 'promhttp_metric_handler_requests_in_flight', help: 'Current number of scrapes being served.', type: 'gauge', samples: [{ value: 1 }] },
+    {
+      name: 'promhttp_metric_handler_requests_total',
+      help: 'Total number of scrapes by HTTP status code.',
+      type: 'counter',
+      samples: [
+        { labels: { code: '200' }, value: scrapesServed },
+        { labels: { code: '500' }, value: 0 },
+        { labels: { code: '503' }, value: 0 },
+      ],
+    },
+  ];
+}
+
+/**
+ * promhttp's answer (prometheus/promhttp/http.go): 200, the negotiated content type, the body gzipped
+ * with `Content-Encoding: gzip` when the request accepts gzip and the handler compresses (what
+ * Prometheus asks for; zstd, which client_golang v1.20+ also offers, is not modelled).
+ */
+export function promhttpAnswer(
+  families: readonly PromFamily[],
+  escaping: PromEscaping,
+  acceptEncoding: string | string[] | undefined,
+  compress = true,
+): { status: number; headers: Record<string, string>; body: Buffer } {
+  const text = Buffer.from(promText(families), 'utf8');
+  // v1.19 `gzipAccepted`: a comma-separated part that is `gzip` or starts with `gzip;`.
+  const accepted = String(acceptEncoding ?? '')
+    .split(',')
+    .some((e) => e.trim() === 'gzip' || e.trim().startsWith('gzip;'));
+  if (compress && accepted) return { status: 200, headers: { 'content-type': promContentType(escaping), 'content-encoding': 'gzip' }, body: gzipSync(text) };
+  return { status: 200, headers: { 'content-type': promContentType(escaping) }, body: text };
 }

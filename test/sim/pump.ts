@@ -21,6 +21,8 @@
  *   "context canceled"), then `commitStatus` writes `offline` once it is safe (`waitSafeToOffline`: fake
  *   binlog, then every second until the drainers caught up; `offlineMs` here, held while
  *   `drainersLagging`), or `paused`; then the listener closes and the process exits 0.
+ * - `/metrics` (any method, on net/http's default ServeMux beside the gorilla router, server.go:419-421):
+ *   Pump's own registry in the Prometheus text format (see `metrics`).
  * - SIGTERM (`pumpStop`): cmd/pump/main.go calls the same `Close()`; with the in-memory state still
  *   `online`, `commitStatus` writes **paused** (server.go:877-900). SIGTERM during a close changes
  *   nothing (`Close` runs once): the pump keeps waiting; `pumpKill` is the SIGKILL after the grace period.
@@ -31,6 +33,7 @@
  */
 import * as http from 'node:http';
 import { definedOnly, FaultInjector, pollUntil, type RequestMatch } from './pd-runtime';
+import { goProcessFamilies, promhttpAnswer, type PromFamily } from './pdms';
 
 export interface PumpSimOptions {
   /** The TidbCluster's name: pumps advertise `<pod>.<cluster>-pump...:<port>`. */
@@ -122,7 +125,8 @@ export type { RequestMatch } from './pd-runtime';
 interface Answer {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  /** Text, or bytes (a gzipped `/metrics`). */
+  body: string | Buffer;
 }
 
 interface PumpProc {
@@ -142,6 +146,8 @@ interface PumpProc {
   heartbeat?: NodeJS.Timeout;
   exited: Promise<void>;
   markExited: () => void;
+  /** Process start (epoch ms): `process_start_time_seconds`. */
+  startMs: number;
 }
 
 /** The pod's persistent volume: the `.node` file. */
@@ -227,6 +233,7 @@ export class PumpSim {
       timers: new Set(),
       exited,
       markExited,
+      startMs: Date.now(),
     };
     await new Promise<void>((resolve, reject) => {
       proc.server.once('error', reject);
@@ -450,7 +457,7 @@ export class PumpSim {
           a = { status: injected.status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${injected.message}\n` };
         } else {
           try {
-            a = this.route(proc, method, url);
+            a = this.route(proc, method, url, req.headers);
           } catch (err) {
             a = { status: 500, headers: { 'content-type': 'text/plain' }, body: `pump simulator error: ${(err as Error).message}` };
           }
@@ -468,10 +475,10 @@ export class PumpSim {
 
   /**
    * gorilla/mux routes with `.Methods(...)` (server.go:414-418): a known path with another method is a 405
-   * with an empty body, an unknown path net/http's 404. `/metrics` and `/debug/pprof/` are on the default
-   * ServeMux. Path variables are matched on the decoded path.
+   * with an empty body, an unknown path net/http's 404. `/metrics` (served) and `/debug/pprof/` (not
+   * modelled) are on the default ServeMux. Path variables are matched on the decoded path.
    */
-  private route(proc: PumpProc, method: string, url: string): Answer {
+  private route(proc: PumpProc, method: string, url: string, headers: http.IncomingHttpHeaders = {}): Answer {
     let path: string;
     try {
       path = decodeURIComponent(new URL(url, 'http://pump').pathname);
@@ -479,6 +486,7 @@ export class PumpSim {
       path = new URL(url, 'http://pump').pathname;
     }
     const state = /^\/state\/([^/]+)\/([^/]+)$/.exec(path);
+    if (path === '/metrics') return this.metrics(proc, headers);
     if (path === '/status') return method === 'GET' ? this.status(proc) : METHOD_NOT_ALLOWED;
     if (state !== null) return method === 'PUT' ? this.applyAction(proc, state[1], state[2]) : METHOD_NOT_ALLOWED;
     const known: [RegExp, string][] = [
@@ -488,11 +496,38 @@ export class PumpSim {
     ];
     const k = known.find(([re]) => re.test(path));
     if (k !== undefined && k[1] !== method) return METHOD_NOT_ALLOWED;
-    if (k !== undefined || path === '/metrics' || path.startsWith('/debug/pprof/')) {
+    if (k !== undefined || path.startsWith('/debug/pprof/')) {
       this.unsimulated.push(`${method} ${path}`);
       return { status: 500, headers: { 'content-type': 'text/plain' }, body: `pump simulator: ${method} ${path} is not simulated` };
     }
     return NOT_FOUND;
+  }
+
+  /**
+   * `/metrics`: `prometheus.DefaultGatherer = registry; http.Handle("/metrics", promhttp.Handler())`
+   * (server.go:420-421): pump/metrics.go's own registry, which has the process and Go collectors
+   * (`go_goroutines`, `go_threads`, `process_start_time_seconds`) but not promhttp's own families (those
+   * go to the untouched `DefaultRegisterer`). Gzipped for a client that accepts it; prometheus/common
+   * v0.37.0 (v6.5) to v0.39.0 (v7.5 to master) writes no `escaping` term. Modelled families:
+   * - `binlog_pump_storage_max_commit_ts` (pump/storage/metrics.go, set by storage.go at open and at
+   *   every write): the physical part (ms) of the storage's max commit TS, the one the node reports
+   *   in its registry entry (`maxCommitTS`, refreshed at every heartbeat here).
+   * - `binlog_pump_loss_binlog_count` (pump/metrics.go), 0: no binlog is lost here.
+   */
+  private metrics(proc: PumpProc, headers: http.IncomingHttpHeaders): Answer {
+    const entry = this.registry.get(proc.nodeId);
+    const families: PromFamily[] = [
+      ...goProcessFamilies(proc.startMs, 120, 16),
+      { name: 'binlog_pump_loss_binlog_count', help: 'Total loss binlog count', type: 'counter', samples: [{ value: 0 }] },
+      {
+        name: 'binlog_pump_storage_max_commit_ts',
+        help: 'max commit ts of storage',
+        type: 'gauge',
+        // oracle.ExtractPhysical: the TSO's milliseconds (ts >> 18).
+        samples: [{ value: entry === undefined ? 0 : Number(entry.maxCommitTS >> 18n) }],
+      },
+    ];
+    return promhttpAnswer(families, 'none', headers['accept-encoding']);
   }
 
   /**

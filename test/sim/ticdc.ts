@@ -21,6 +21,12 @@
  * non-owner that TiCDC forwards to the owner are answered here by the owner's model directly, with the
  * owner's version; the requests log says which capture answered.
  *
+ * The architecture played is tiflow's (pingcap/tiflow cdc/): captures, an owner elected in etcd, the v3
+ * table scheduler. TiCDC's new architecture (the pingcap/ticdc repository, tagged from v8.5.4) is not
+ * modelled. `/metrics`, a route of every release, is served (see `metrics`); the real routes this
+ * model does not serve are listed in `UNSIMULATED_PREFIXES` (and the ServeMux's list of v4.0-v5.1), so
+ * that a request to one is answered 500 and recorded rather than taken for a 404.
+ *
  * Records for tests: `stopsWithTables` (a capture stopped while it still held tables: the controller
  * should have drained it first), `stopsWhileOwner`, `ownerChanges`, `requests`, `unsimulated` (requests
  * to real TiCDC routes this model does not serve).
@@ -28,6 +34,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import { definedOnly, FaultInjector, pollUntil, Timers, type RequestMatch } from './pd-runtime';
+import { goProcessFamilies, promhttpAnswer, type PromEscaping, type PromFamily } from './pdms';
 
 // ---------------------------------------------------------------------------------------------
 // Options, records
@@ -193,7 +200,8 @@ function features(v: Version): Features {
 interface Answer {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  /** Text, or bytes (a gzipped `/metrics`). */
+  body: string | Buffer;
 }
 
 /** The connection is closed without an answer (net/http recovering a handler panic). */
@@ -259,6 +267,11 @@ interface CaptureProc {
   liveness: 0 | 1;
   server: http.Server;
   initTimer?: NodeJS.Timeout;
+  /** Process start (epoch ms): `process_start_time_seconds`. */
+  startMs: number;
+  /** Time this process owned the cluster in earlier terms (ms); the current term runs from `ownerSince`. */
+  ownedMs: number;
+  ownerSince?: number;
 }
 
 
@@ -357,6 +370,8 @@ export class TicdcSim {
       state: 'starting',
       liveness: 0,
       server: http.createServer((req, res) => this.serve(proc, req, res)),
+      startMs: Date.now(),
+      ownedMs: 0,
     };
     await new Promise<void>((resolve, reject) => {
       proc.server.once('error', reject);
@@ -529,6 +544,7 @@ export class TicdcSim {
   private becomeOwner(proc: CaptureProc): void {
     const now = Date.now();
     this.ownerProc = proc;
+    proc.ownerSince = now;
     this.campaign = this.campaign.filter((c) => c !== proc);
     this.ownerChanges.push({ from: this.lastOwnerPod, to: proc.pod, reason: 'election', time: now });
     this.lastOwnerPod = proc.pod;
@@ -541,6 +557,11 @@ export class TicdcSim {
 
   /** The owner key is gone (resign or exit); the drain state lived in the old owner and is lost. */
   private loseOwner(): void {
+    const old = this.ownerProc;
+    if (old?.ownerSince !== undefined) {
+      old.ownedMs += Date.now() - old.ownerSince;
+      old.ownerSince = undefined;
+    }
     this.ownerProc = undefined;
     this.drainTargetId = undefined;
     this.maybeElect();
@@ -657,7 +678,7 @@ export class TicdcSim {
         reply = 'drop';
       } else {
         try {
-          reply = this.route(proc, method, url, Buffer.concat(chunks).toString('utf8'), record);
+          reply = this.route(proc, method, url, Buffer.concat(chunks).toString('utf8'), record, req.headers);
         } catch (err) {
           reply = { status: 500, headers: { 'content-type': 'text/plain' }, body: `ticdc simulator error: ${(err as Error).message}` };
         }
@@ -676,10 +697,10 @@ export class TicdcSim {
 
 
   /** One request to `proc`, through the router of its version. */
-  private route(proc: CaptureProc, method: string, url: string, body: string, record: CdcRequestRecord): Reply {
+  private route(proc: CaptureProc, method: string, url: string, body: string, record: CdcRequestRecord, headers: http.IncomingHttpHeaders = {}): Reply {
     const path = new URL(url, 'http://cdc').pathname;
-    if (!proc.features.gin) return this.serveMux(proc, path, method);
-    const routes = this.ginRoutes(proc);
+    if (!proc.features.gin) return path === '/metrics' ? this.metrics(proc, headers) : this.serveMux(proc, path, method);
+    const routes = this.ginRoutes(proc, headers);
     const found = routes.find((r) => r.method === method && r.path === path);
     if (found !== undefined) return found.handle(body, record);
     // gin: RedirectTrailingSlash is on (gin.New), HandleMethodNotAllowed off, so another method is a 404.
@@ -693,7 +714,7 @@ export class TicdcSim {
    * TiCDC's gin routes that this model serves, per version: cdc/http.go `RegisterRoutes`, cdc/api/v1/api.go
    * `RegisterOpenAPIRoutes` (v6.2+), cdc/api/open.go (v6.0-v6.1), cdc/http_router.go (v5.2-v5.4).
    */
-  private ginRoutes(proc: CaptureProc): { method: string; path: string; handle: (body: string, record: CdcRequestRecord) => Reply }[] {
+  private ginRoutes(proc: CaptureProc, headers: http.IncomingHttpHeaders = {}): { method: string; path: string; handle: (body: string, record: CdcRequestRecord) => Reply }[] {
     const f = proc.features;
     const routes = [
       { method: 'GET', path: '/status', handle: () => this.rootStatus(proc) },
@@ -718,7 +739,39 @@ export class TicdcSim {
         handle: (b: string, r: CdcRequestRecord) => this.apiV1(proc, () => this.forwardToOwner(proc, r, (owner) => this.drainCapture(owner, b))),
       });
     }
+    // cdc/http.go `RegisterRoutes` (v6.0+; cdc/http_status.go `startStatusHTTP` in v5.2-v5.4): `router.Any("/metrics", gin.WrapH(promhttp.Handler()))`.
+    for (const method of GIN_ANY_METHODS) routes.push({ method, path: '/metrics', handle: () => this.metrics(proc, headers) });
     return routes;
+  }
+
+  /**
+   * `/metrics` (any method; every release, before the capture is initialised too): promhttp.Handler()
+   * after `prometheus.DefaultGatherer = registry`, TiCDC's own registry (cdc/server/metrics.go; cdc/metrics.go
+   * before v6.2), which has the process and Go collectors (`go_goroutines`, `go_threads`,
+   * `process_start_time_seconds`) but not promhttp's own families (registered in the untouched
+   * `DefaultRegisterer`). Gzipped for a client that accepts it. The content type's `escaping` term
+   * follows tiflow's go.mod: prometheus/common below v0.47.0 up to v8.0 (none), v0.52.2 to v0.57.0 in
+   * v8.1.0-v8.5.5 (`values`), v0.61.0 in v9.0.0-beta.1 and v0.65.0 from v8.5.6 and on master
+   * (`underscores`). Modelled family:
+   * - `ticdc_owner_ownership_counter` (cdc/owner/metrics.go; cdc/metrics_owner.go from v4.0.11): the
+   *   seconds this process has been owner, added at every owner tick (cdc/owner/owner.go
+   *   `updateMetrics`, every `owner-flush-interval`, 50 ms), counted here to the millisecond.
+   */
+  private metrics(proc: CaptureProc, headers: http.IncomingHttpHeaders): Answer {
+    const v = parseTicdcVersion(proc.versionText);
+    const families: PromFamily[] = goProcessFamilies(proc.startMs, 900, 40);
+    if (atLeast(v, 4, 0, 11)) {
+      const ms = proc.ownedMs + (proc.ownerSince === undefined ? 0 : Date.now() - proc.ownerSince);
+      families.push({
+        name: 'ticdc_owner_ownership_counter',
+        help: 'The counter of ownership increases every 5 seconds on a owner capture',
+        type: 'counter',
+        samples: [{ value: ms / 1000 }],
+      });
+    }
+    const escaping: PromEscaping =
+      !atLeast(v, 8, 1, 0) ? 'none' : (v[0] === 8 && v[1] === 5 && v[2] >= 6) || atLeast(v, 9, 0, 0) ? 'underscores' : 'values';
+    return promhttpAnswer(families, escaping, headers['accept-encoding']);
   }
 
   /** net/http ServeMux of TiCDC v4.0-v5.1 (cdc/http_status.go:44-59 (v5.1.5)): any method reaches a handler. */
@@ -730,7 +783,7 @@ export class TicdcSim {
     }
     // cdc/http_api_handler.go handleHealth (v5.1.5:59-61): always 200, no body.
     if (path === '/api/v1/health') return emptyAnswer(200);
-    const legacy = ['/api/v1/changefeeds', '/capture/owner/', '/debug/', '/admin/log', '/metrics'];
+    const legacy = ['/api/v1/changefeeds', '/capture/owner/', '/debug/', '/admin/log'];
     if (legacy.some((p) => path === p || path.startsWith(p))) return this.unsimulatedRoute(proc, method, path);
     return MUX_404;
   }
@@ -893,10 +946,12 @@ const UNSIMULATED_PREFIXES = [
   '/capture/owner/',
   '/debug/',
   '/admin/log',
-  '/metrics',
   '/swagger/',
   '/config',
 ];
+
+/** gin's `Any` (gin routergroup.go `anyMethods`). */
+const GIN_ANY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'HEAD', 'OPTIONS', 'DELETE', 'CONNECT', 'TRACE'];
 
 /** `api.WriteData`: MarshalIndent with one space, `application/json` (cdc/api/util.go (v8.5.x)). */
 function rootStatusAnswer(st: { version: string; git_hash: string; id?: string; pid: number; is_owner: boolean }): Answer {

@@ -24,6 +24,9 @@
  *   server/handler/upgrade_handler.go) write "duplicated op" where later ones write "duplicated
  *   operation". Another method: 400 `This API only support POST method`; another operation: 400
  *   `wrong operation:<op>` (`show` is not modelled).
+ * - `/metrics` (any method; pkg/server/http_status.go `startHTTPServer`: `router.Handle("/metrics",
+ *   promhttp.Handler())`; server/http_status.go before v7.5): the default registry in the Prometheus
+ *   text format, gzipped for a client that accepts it (see `metrics`).
  * - Other paths: gorilla/mux's not-found handler, 404 `404 page not found`.
  *
  * Records for tests: `requests` (method, path, pod), `unsimulated` (paths this model does not serve),
@@ -31,6 +34,7 @@
  */
 import * as http from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { goProcessFamilies, promhttpAnswer, promhttpFamilies, type PromEscaping, type PromFamily } from './pdms';
 
 export interface TidbSimOptions {
   /** The release, as in the image tag. @default 'v8.5.0' */
@@ -46,8 +50,13 @@ interface TidbProcess {
   readonly ip: string;
   readonly server: http.Server;
   readonly ddlId: string;
+  /** Unix seconds: `/info`'s `start_timestamp`. */
   readonly startedAt: number;
+  /** Epoch ms: `process_start_time_seconds`. */
+  readonly startedMs: number;
   labels: Record<string, string>;
+  /** `/metrics` scrapes answered (`promhttp_metric_handler_requests_total{code="200"}`). */
+  scrapes: number;
 }
 
 export interface TidbRequest {
@@ -90,7 +99,9 @@ export class TidbSim {
       server: http.createServer((req, res) => this.serve(proc, req, res)),
       ddlId: randomUUID(),
       startedAt: Math.floor(Date.now() / 1000),
+      startedMs: Date.now(),
       labels: { ...this.o.configLabels },
+      scrapes: 0,
     };
     this.procs.set(pod, proc);
     await new Promise<void>((resolve, reject) => {
@@ -122,6 +133,34 @@ export class TidbSim {
     return this.versions.get(pod) ?? this.o.version;
   }
 
+  /**
+   * `/metrics`: `promhttp.Handler()` on the default registry. Families modelled (pkg/metrics/server.go,
+   * registered by pkg/metrics/metrics.go `RegisterMetrics`):
+   * - `tidb_server_info{hash,version}` = the server's start in unix seconds (`/info`'s
+   *   `start_timestamp`), set with it (pkg/domain/infosync/info.go `getServerInfo`):
+   *   `mysql.TiDBReleaseVersion` (the tag) and the git hash `/info` shows.
+   * - `tidb_monitor_time_jump_back_total` 0.
+   * - promhttp's own, and client_golang's `go_goroutines`, `go_threads`, `process_start_time_seconds`.
+   * `tidb_server_connections{resource_group}` exists only once a MySQL client connected (the gauge
+   * vector's child is made on the first connection, pkg/server/conn.go), which this model has none of.
+   */
+  private metrics(proc: TidbProcess, acceptEncoding: string | string[] | undefined) {
+    const release = this.versionOf(proc.pod);
+    const families: PromFamily[] = [
+      ...goProcessFamilies(proc.startedMs, 640, 30),
+      ...promhttpFamilies(proc.scrapes),
+      {
+        name: 'tidb_server_info',
+        help: 'Indicate the tidb server info, and the value is the start timestamp (s).',
+        type: 'gauge',
+        samples: [{ labels: { version: release, hash: '0000000000000000000000000000000000000000' }, value: proc.startedAt }],
+      },
+      { name: 'tidb_monitor_time_jump_back_total', help: 'Counter of system time jumps backward.', type: 'counter', samples: [{ value: 0 }] },
+    ];
+    proc.scrapes++;
+    return promhttpAnswer(families, tidbEscaping(release), acceptEncoding);
+  }
+
   private serve(proc: TidbProcess, req: http.IncomingMessage, res: http.ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -135,6 +174,12 @@ export class TidbSim {
         res.end(text);
       };
       const data = (d: unknown) => send(200, json(d), 'application/json');
+      if (path === '/metrics') {
+        const a = this.metrics(proc, req.headers['accept-encoding']);
+        res.writeHead(a.status, a.headers);
+        res.end(a.body);
+        return;
+      }
       if (path === '/info') {
         const release = this.versionOf(proc.pod);
         return data({
@@ -190,6 +235,27 @@ export class TidbSim {
       send(404, '404 page not found\n');
     });
   }
+}
+
+/**
+ * The content type's `escaping` term (see pdms `PromEscaping`) by release, from the prometheus/common
+ * the release's go.mod selects. TiDB's go.mod at its tags was not at hand; pingcap/tiflow's is, and
+ * it requires TiDB of the same branch, so it selects at least TiDB's version, and the commits that
+ * moved its TiDB dependency moved prometheus/common with it: v0.46.0 with TiDB of 2024-02 (v8.0),
+ * v0.52.2 with TiDB of 2024-04-15 (v8.1), v0.55.0 with 2024-07, v0.57.0 with 2024-09-20 (client_golang
+ * v1.19.1 to v1.20.2 in the same commit) and TiDB release-8.5 up to 2025-04, v0.65.0 with release-8.5
+ * of 2026-03 (tiflow v8.5.6); pingcap/ticdc's moves of its TiDB release-8.5 dependency place that last
+ * change between 2025-11-21 and 2026-01-30. So: none before v8.1, `values` in v8.1 to v8.5.5 (v8.5.5,
+ * released 2025-12-23, is not pinned down), `underscores` from v8.5.6.
+ */
+function tidbEscaping(version: string): PromEscaping {
+  const m = /^v(\d+)\.(\d+)\.(\d+)/.exec(version);
+  // nightly, latest: master, ahead of release-8.5 (v0.65.0).
+  if (!m) return 'underscores';
+  const [a, b, c] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (a < 8 || (a === 8 && b < 1)) return 'none';
+  if (a === 8 && b === 5 && c >= 6) return 'underscores';
+  return a > 8 ? 'underscores' : 'values';
 }
 
 function olderThan(version: string, than: readonly number[]): boolean {
