@@ -14,7 +14,7 @@
 //
 // Usage: node scripts/gen-crd-schema.mjs [crd.yaml out.json]
 // The CRDs are tidb-operator's manifests/crd/v1/pingcap.com_<kind>.yaml (release-1.x). Without
-// arguments every CRD the project reads is prepared (TidbCluster, Backup, BackupSchedule, Restore, TidbInitializer),
+// arguments every CRD the project reads is prepared (TidbCluster, Backup, BackupSchedule, Restore, TidbInitializer, TidbMonitor),
 // each read from ../shared/schemas/ next to the repository, or from the folder $TIDB_GITOPS_CRDS.
 
 import { createHash } from 'node:crypto';
@@ -32,6 +32,7 @@ const TARGETS = [
   ['pingcap.com_backupschedules.yaml', 'src/backup/generated/backupschedule.schema.json'],
   ['pingcap.com_restores.yaml', 'src/backup/generated/restore.schema.json'],
   ['pingcap.com_tidbinitializers.yaml', 'src/initializer/generated/tidbinitializer.schema.json'],
+  ['pingcap.com_tidbmonitors.yaml', 'src/monitoring/generated/tidbmonitor.schema.json'],
 ];
 
 // Keywords whose values are plain data, copied as-is.

@@ -3,16 +3,19 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { renderClusters } from '../src/render/render';
 import { kubeVersionText, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../src/tidbcluster/kube-version';
-import { loadTidbClusters } from '../src/tidbcluster/load';
+import { loadInputs } from '../src/backup/load';
+import { linkOperations } from '../src/backup/link';
 import { assertValidK8sObjects } from './support/k8s-schema';
 
 const root = join(__dirname, '..');
 const STALE = 'is stale: run `npm run golden` and review the diff';
 
 function renderFile(path: string, kubeVersion?: string): { fileName: string; yaml: string }[] {
-  const loaded = loadTidbClusters(readFileSync(path, 'utf8'), path, { kubeVersion });
-  expect(loaded.errors.map((e) => e.message)).toEqual([]);
-  return renderClusters(loaded.clusters.map((c) => c.resolved));
+  // As the CLI reads them: the clusters and the documents beside them (a TidbMonitor).
+  const loaded = loadInputs(readFileSync(path, 'utf8'), path, { kubeVersion });
+  const linked = linkOperations(loaded.clusters, loaded.documents);
+  expect([...loaded.errors.map((e) => e.message), ...linked.errors]).toEqual([]);
+  return renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations);
 }
 
 function expectSame(actual: string, goldenPath: string): void {

@@ -21,6 +21,8 @@ const LAYERS = [
   'tidbcluster',
   // Beside the cluster: the TidbInitializer (root's password, users, the initial SQL).
   'initializer',
+  // Beside the cluster: the TidbMonitor, and each cluster's monitoring.
+  'monitoring',
   // Beside the cluster: Backup, BackupSchedule and Restore documents, their storage and BR's arguments.
   'backup',
   // The manifests: one construct per component; config and scripts as pure functions.

@@ -79,7 +79,7 @@ describe('objects kept beside the cluster', () => {
     ['a wrong type', { ...SECRET, type: 3 }, 'document 1: type (line 5): expected string, got number 3'],
     ['no name', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'x-' } }, 'document 1: metadata.name (line 4): required: generateName makes a new object at every apply'],
     ['a version Kubernetes no longer serves', { apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'p' } }, 'document 1: apiVersion (line 1): Kubernetes 1.31 does not serve policy/v1beta1 PodDisruptionBudget'],
-    ['a TidbMonitor', { apiVersion: 'pingcap.com/v1alpha1', kind: 'TidbMonitor', metadata: { name: 'm' } }, 'document 1: kind (line 2): monitoring from a TidbMonitor is not carried out yet'],
+    ['a CompactBackup', { apiVersion: 'pingcap.com/v1alpha1', kind: 'CompactBackup', metadata: { name: 'm' } }, 'document 1: kind (line 2): CompactBackup (compacting the log backup) is not carried out'],
     ['another operator kind', { apiVersion: 'pingcap.com/v1alpha1', kind: 'DMCluster', metadata: { name: 'dm' } }, "document 1: kind (line 2): a DMCluster needs tidb-operator's CRD and controller"],
   ])('%s is refused with its path and line, and nothing is rendered', (_name, object, message) => {
     const r = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(object) });

@@ -10,6 +10,7 @@ import { formatIssue } from '../tidbcluster/errors';
 import { imageTag } from '../base/version';
 import type { BackupRetentionInfo, ControllerClusterInfo } from '../tidbcluster/names';
 import type { ResolvedInitializer } from '../initializer/types';
+import type { ResolvedMonitor } from '../monitoring/types';
 import type { CompanionDocument } from './load';
 import { operationJobName, type BrJob, type ClusterRef, type ResolvedBackup, type ResolvedRestore, type ResolvedSchedule } from './resolve';
 
@@ -20,6 +21,8 @@ export interface ClusterOperations {
   readonly restores: readonly ResolvedRestore[];
   /** The cluster's TidbInitializer. @default none */
   readonly initializer?: ResolvedInitializer;
+  /** The TidbMonitor naming the cluster. @default none */
+  readonly monitor?: ResolvedMonitor;
 }
 
 export const NO_OPERATIONS: ClusterOperations = { backups: [], schedules: [], restores: [] };
@@ -32,12 +35,33 @@ export interface Linked {
 }
 
 export function linkOperations(clusters: readonly LoadedCluster[], documents: readonly LoadedDocument<CompanionDocument>[]): Linked {
-  const ops = clusters.map(() => ({ backups: [] as ResolvedBackup[], schedules: [] as ResolvedSchedule[], restores: [] as ResolvedRestore[], initializer: undefined as ResolvedInitializer | undefined, initializerAt: undefined as LoadedDocument<CompanionDocument> | undefined }));
+  const ops = clusters.map(() => ({ backups: [] as ResolvedBackup[], schedules: [] as ResolvedSchedule[], restores: [] as ResolvedRestore[], initializer: undefined as ResolvedInitializer | undefined, initializerAt: undefined as LoadedDocument<CompanionDocument> | undefined, monitor: undefined as ResolvedMonitor | undefined, monitorAt: undefined as LoadedDocument<CompanionDocument> | undefined }));
   const errors: string[] = [];
   const seen = new Map<string, LoadedDocument<CompanionDocument>>();
   for (const doc of documents) {
     const op = doc.value;
     const fail = (path: string, message: string) => errors.push(formatIssue({ path, line: doc.line(path), message }, doc.source));
+    if (op.kind === 'TidbMonitor') {
+      op.clusters.forEach((ref, i) => {
+        const at = `spec.clusters[${i}].name`;
+        const index = findCluster(clusters, { cluster: ref });
+        if (index < 0) {
+          fail(at, `no TidbCluster ${JSON.stringify(ref.name)}${ref.namespace ? ` in namespace ${ref.namespace}` : ''} in the input${clusters.length ? ` (have: ${clusters.map((c) => describe(c.resolved)).join(', ')})` : ''}; a cluster's monitoring renders with it`);
+          return;
+        }
+        const cluster = clusters[index].resolved;
+        const first = ops[index].monitorAt;
+        if (first) {
+          fail(at, `TidbCluster ${describe(cluster)} is already monitored by the TidbMonitor ${JSON.stringify(first.value.name)} at ${first.source.file}: document ${first.source.document}; name it in one`);
+        } else if (cluster.monitoring.enabled === false) {
+          fail(at, `TidbCluster ${describe(cluster)} turns monitoring off (tidb-gitops.io/monitoring: "false"): drop the annotation or this cluster from the TidbMonitor`);
+        } else {
+          ops[index].monitor = op;
+          ops[index].monitorAt = doc;
+        }
+      });
+      continue;
+    }
     if (op.kind === 'TidbInitializer') {
       const index = findCluster(clusters, op);
       if (index < 0) {
@@ -109,7 +133,10 @@ export function linkOperations(clusters: readonly LoadedCluster[], documents: re
     else if (op.kind === 'BackupSchedule') ops[index].schedules.push({ ...op, ...where, backup: { ...op.backup, image } });
     else ops[index].restores.push({ ...op, ...where, image });
   }
-  return { operations: ops.map(({ initializerAt: _, initializer, ...o }) => ({ ...o, ...(initializer && { initializer }) })), errors };
+  return {
+    operations: ops.map(({ initializerAt: _i, monitorAt: _m, initializer, monitor, ...o }) => ({ ...o, ...(initializer && { initializer }), ...(monitor && { monitor }) })),
+    errors,
+  };
 }
 
 /** The cluster a document names: same name, and same namespace when the document has one. */

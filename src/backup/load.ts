@@ -1,6 +1,6 @@
 /**
- * Reading the input of a render: TidbClusters and, beside them, the Backup, BackupSchedule, Restore and
- * TidbInitializer documents, every problem of every document at once.
+ * Reading the input of a render: TidbClusters and, beside them, the Backup, BackupSchedule, Restore,
+ * TidbInitializer and TidbMonitor documents, every problem of every document at once.
  */
 import { aliasErrors, readInputs, type DocumentKind, type InputResult } from '../tidbcluster/load';
 import type { ResolveOptions } from '../tidbcluster/resolve';
@@ -8,13 +8,15 @@ import { operationKinds } from './kinds';
 import type { ResolvedOperation } from './resolve';
 import { initializerKind } from '../initializer/read';
 import type { ResolvedInitializer } from '../initializer/types';
+import { monitorKind } from '../monitoring/read';
+import type { ResolvedMonitor } from '../monitoring/types';
 
 /** A document read beside the clusters. */
-export type CompanionDocument = ResolvedOperation | ResolvedInitializer;
+export type CompanionDocument = ResolvedOperation | ResolvedInitializer | ResolvedMonitor;
 
 /** The readers of every kind read beside the clusters, for `readInputs`. */
 export function companionKinds(options: { readonly namespace?: string } = {}): DocumentKind<CompanionDocument>[] {
-  return [...operationKinds(options), initializerKind(options)];
+  return [...operationKinds(options), initializerKind(options), monitorKind(options)];
 }
 
 /** Parses and checks every document of one YAML text (`loadTidbClusters`, with the operations). */

@@ -20,6 +20,9 @@ Commands:
   controller [options] Run the companion controller of one cluster (what the
                        rendered <cluster>-discovery Deployment runs). See
                        'tidb-gitops controller --help'.
+  publish-monitoring   Publish a cluster's alert rules and dashboards from
+                       PingCAP's tidb-monitor-initializer files (what the
+                       rendered <cluster>-monitoring-<hash> Job runs).
   diff OLD NEW         What merging a change would do to the clusters, as a
                        Markdown report. See 'tidb-gitops diff --help'.
   argocd ...           The Argo CD config-management plugin's commands. See
@@ -162,10 +165,11 @@ function usageError(io: Io, message: string): number {
 /** Process entry: real stdio, exit code through process.exitCode so stdout is flushed. */
 export function run(): void {
   const argv = process.argv.slice(2);
-  if (argv[0] === 'controller') {
+  if (argv[0] === 'controller' || argv[0] === 'publish-monitoring') {
     // A bundle of its own (with the Kubernetes client), loaded only here so rendering stays fast.
-    const controller = require(join(__dirname, 'tidb-gitops-controller.js')) as { run(args: readonly string[]): void };
-    controller.run(argv.slice(1));
+    const controller = require(join(__dirname, 'tidb-gitops-controller.js')) as { run(args: readonly string[]): void; publish(args: readonly string[]): void };
+    if (argv[0] === 'controller') controller.run(argv.slice(1));
+    else controller.publish(argv.slice(1));
     return;
   }
   // --debug anywhere: an unexpected failure prints its stack too.

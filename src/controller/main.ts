@@ -5,6 +5,7 @@
 import { Manager } from './manager';
 import { CONTROLLER_USAGE, parseControllerArgs } from './options';
 import { Logger } from './runtime/log';
+import { publishMonitoring } from './publish-monitoring';
 
 /** Runs the controller until SIGTERM or SIGINT; resolves with the exit code. */
 export async function controllerMain(args: readonly string[]): Promise<number> {
@@ -46,6 +47,11 @@ export async function controllerMain(args: readonly string[]): Promise<number> {
 /** Bundle entry: `node lib/tidb-gitops-controller.js` runs with process arguments. */
 export function run(args: readonly string[] = process.argv.slice(2)): void {
   void controllerMain(args).then((code) => process.exit(code));
+}
+
+/** `tidb-gitops publish-monitoring`: the container of a cluster's monitoring Job. */
+export function publish(args: readonly string[]): void {
+  void publishMonitoring(args).then((code) => process.exit(code));
 }
 
 if (require.main === module) run();

@@ -48,6 +48,8 @@ export const RISK = {
   networkPolicy: 'network-policy',
   /** An initializer is added to a running cluster, renamed (it runs again), or changed (it does not). */
   initializer: 'initializer',
+  /** The monitoring is turned off, or its alert rules and dashboards are replaced by another release's. */
+  monitoring: 'monitoring',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];

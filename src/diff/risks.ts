@@ -12,6 +12,7 @@ import { quantityToBytes } from '../base/quantity';
 import { backupRisks, logBackupRisks, restoreRisks } from './backups';
 import { disruptionBudgetRisks, networkPolicyRisks } from './guard-rails';
 import { initializerRisks } from './initializer';
+import { monitoringRisks } from './monitoring';
 
 /** PD's `replication.max-replicas` when its config does not set it. */
 export const DEFAULT_MAX_REPLICAS = 3;
@@ -46,6 +47,7 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   out.push(...disruptionBudgetRisks(before, after));
   out.push(...networkPolicyRisks(before, after));
   out.push(...initializerRisks(before, after));
+  out.push(...monitoringRisks(before, after));
   return out;
 }
 

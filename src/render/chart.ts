@@ -16,6 +16,8 @@ import { BUDGET_COMPONENTS } from '../tidbcluster/guard-rails';
 import { BackupScheduleCronJob } from './backup-schedule';
 import { BackupOperationConfigMap } from './backup-operation';
 import { InitializerConfigMap } from './initializer';
+import { MonitoringComponent } from './monitoring';
+import { clusterMonitoring } from '../monitoring/read';
 import { operationJobName } from '../backup/resolve';
 import { NO_OPERATIONS, type ClusterOperations } from '../backup/link';
 import { ApiRefusalError, apiProblems } from './api-check';
@@ -98,6 +100,8 @@ export class TidbClusterChart extends Chart {
     for (const schedule of ops.schedules) new BackupScheduleCronJob(this, `schedule-${schedule.name}`, { cluster: c, schedule });
     for (const operation of [...ops.backups, ...ops.restores]) new BackupOperationConfigMap(this, operationJobName(operation), { cluster: c, operation });
     if (ops.initializer || c.createPassword) new InitializerConfigMap(this, 'initializer', { cluster: c, ...(ops.initializer && { initializer: ops.initializer }) });
+    const monitoring = clusterMonitoring(c, ops.monitor);
+    if (monitoring) new MonitoringComponent(this, 'monitoring', { cluster: c, monitoring });
     // `app.synth()` validates every construct before it writes a file: refusing here keeps a chart the
     // API server would refuse from leaving the other charts' files half-written.
     // (Chart.toJson would run this validation again, so the objects are taken one by one.)

@@ -51,7 +51,6 @@ const CLUSTER_SCOPED = new Set([
 
 /** What the project does with tidb-operator's other kinds: they need its CRDs and controller. */
 const OPERATOR_KINDS: Readonly<Record<string, string>> = {
-  TidbMonitor: 'monitoring from a TidbMonitor is not carried out yet',
   CompactBackup: 'CompactBackup (compacting the log backup) is not carried out',
 };
 
@@ -75,7 +74,7 @@ export function passThrough(docs: readonly LoadedDocument<Record<string, unknown
     const issues: SpecIssue[] = [];
     const at = (path: string, message: string) => issues.push({ path, line: doc.line(path), message });
     if (group === 'pingcap.com') {
-      at('kind', `${OPERATOR_KINDS[kind] ?? `a ${kind} needs tidb-operator's CRD and controller, which tidb-gitops does not run`}; tidb-gitops reads TidbCluster, Backup, BackupSchedule and Restore`);
+      at('kind', `${OPERATOR_KINDS[kind] ?? `a ${kind} needs tidb-operator's CRD and controller, which tidb-gitops does not run`}; tidb-gitops reads TidbCluster, Backup, BackupSchedule, Restore, TidbInitializer and TidbMonitor`);
     } else if (schema.knows(apiVersion, kind)) {
       for (const e of schema.validate(obj)) at(e.path || 'kind', e.message);
     } else if (isBuiltInGroup(group)) {

@@ -12,6 +12,8 @@
  *     tidb-gitops.io/drain-hooks: "false"
  *     tidb-gitops.io/network-policy: "true"
  *     tidb-gitops.io/metrics-from: monitoring
+ *     tidb-gitops.io/monitoring: "true"
+ *     tidb-gitops.io/monitoring-labels: "release=kube-prometheus-stack"
  * ```
  *
  * Pure: reads the annotations, reports what it cannot read as issues at their annotation.
@@ -29,8 +31,23 @@ export const NETWORK_POLICY_ANNOTATION = 'tidb-gitops.io/network-policy';
 /** The namespace whose Pods (Prometheus) may read the metrics ports, with network policies on. */
 export const METRICS_FROM_ANNOTATION = 'tidb-gitops.io/metrics-from';
 
+/**
+ * `"true"`: PodMonitors for Prometheus Operator, and PingCAP's alert rules and dashboards for the
+ * cluster's version (see `render/monitoring.ts`); `"false"` refuses a TidbMonitor naming the cluster.
+ */
+export const MONITORING_ANNOTATION = 'tidb-gitops.io/monitoring';
+/** Labels put on every monitoring object, so that a Prometheus's or Grafana's selector takes them. */
+export const MONITORING_LABELS_ANNOTATION = 'tidb-gitops.io/monitoring-labels';
+
 /** Every annotation key under `tidb-gitops.io/` a TidbCluster may carry. */
-export const CLUSTER_SETTING_ANNOTATIONS: readonly string[] = [DISRUPTION_BUDGETS_ANNOTATION, DRAIN_HOOKS_ANNOTATION, NETWORK_POLICY_ANNOTATION, METRICS_FROM_ANNOTATION];
+export const CLUSTER_SETTING_ANNOTATIONS: readonly string[] = [
+  DISRUPTION_BUDGETS_ANNOTATION,
+  DRAIN_HOOKS_ANNOTATION,
+  NETWORK_POLICY_ANNOTATION,
+  METRICS_FROM_ANNOTATION,
+  MONITORING_ANNOTATION,
+  MONITORING_LABELS_ANNOTATION,
+];
 
 /** A component's PodDisruptionBudget: how many of its Pods a voluntary disruption may take at once. */
 export interface DisruptionBudget {
@@ -158,6 +175,48 @@ export function networkPolicy(annotations: Readonly<Record<string, string>>, iss
     return undefined;
   }
   return { metricsFrom: from };
+}
+
+/** The cluster's own monitoring settings, from its annotations. */
+export interface MonitoringSettings {
+  /** `tidb-gitops.io/monitoring`: true on, false off (a TidbMonitor naming the cluster is refused). @default undefined (on only with a TidbMonitor) */
+  readonly enabled?: boolean;
+  /** `tidb-gitops.io/monitoring-labels`: labels for every monitoring object. @default {} */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+const LABEL_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
+
+/**
+ * Reads `tidb-gitops.io/monitoring` (`"true"` or `"false"`) and `tidb-gitops.io/monitoring-labels`
+ * (`key=value` pairs separated by commas, each a valid Kubernetes label).
+ */
+export function monitoringSettings(annotations: Readonly<Record<string, string>>, issues: SpecIssue[]): MonitoringSettings {
+  const on = annotations[MONITORING_ANNOTATION];
+  let enabled: boolean | undefined;
+  if (on === 'true' || on === 'false') enabled = on === 'true';
+  else if (on !== undefined) issues.push({ path: path(MONITORING_ANNOTATION), message: `expected "true" or "false", got ${JSON.stringify(on)}` });
+  const labels: Record<string, string> = {};
+  const text = annotations[MONITORING_LABELS_ANNOTATION];
+  if (text !== undefined) {
+    const where = path(MONITORING_LABELS_ANNOTATION);
+    for (const raw of text.split(',')) {
+      const item = raw.trim();
+      if (item === '') continue;
+      const eq = item.indexOf('=');
+      const key = eq < 0 ? item : item.slice(0, eq).trim();
+      const value = eq < 0 ? undefined : item.slice(eq + 1).trim();
+      if (value === undefined || !LABEL_NAME.test(key) || key.length > 317 || key.split('/').pop()!.length > 63 || !LABEL_VALUE.test(value) || value.length > 63) {
+        issues.push({ path: where, message: `expected labels such as "release=kube-prometheus-stack, team=db" (key=value, each a Kubernetes label), got ${JSON.stringify(item)}` });
+      } else if (key in labels) {
+        issues.push({ path: where, message: `label ${JSON.stringify(key)} is given twice` });
+      } else {
+        labels[key] = value;
+      }
+    }
+  }
+  return { ...(enabled !== undefined && { enabled }), labels };
 }
 
 /**

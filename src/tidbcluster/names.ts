@@ -104,7 +104,7 @@ export const VOLUME_SIZES_KEY = 'sizes.json';
 export type Labels = Record<string, string>;
 
 /** The four selector labels of a component: on StatefulSets, their selectors, Services and ConfigMaps. */
-export function selectorLabels(instance: string, component: ComponentKind | 'discovery'): Labels {
+export function selectorLabels(instance: string, component: ComponentKind | 'discovery' | 'monitoring'): Labels {
   return {
     [LABEL.name]: LABEL_VALUE.name,
     [LABEL.managedBy]: LABEL_VALUE.managedBy,
@@ -143,6 +143,12 @@ export const names = {
   configRevision: (cluster: string, c: ComponentKind, hash: string) => `${cluster}-${c}-${hash}`,
   /** The companion controller's Deployment, Service, ServiceAccount, Role and RoleBinding. */
   discovery: (cluster: string) => `${cluster}-discovery`,
+  /** The ServiceAccount, Role and RoleBinding of the Job publishing the rules and dashboards; the Job's name starts with it. */
+  monitoring: (cluster: string) => `${cluster}-monitoring`,
+  /** The PrometheusRule of PingCAP's alert rules. */
+  alertRules: (cluster: string) => `${cluster}-alert-rules`,
+  /** The ConfigMap of one dashboard (of one part of it, when it is too large for one). */
+  dashboard: (cluster: string, dashboard: string) => `${cluster}-dashboard-${dashboard}`,
   /** A component's PodDisruptionBudget: the StatefulSet's name (another kind, so no clash). */
   disruptionBudget: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
   /**
@@ -219,6 +225,33 @@ export const CONTROLLER_HTTP = {
   ready: '/readyz',
   live: '/healthz',
 } as const;
+
+/** The environment variable of the publishing Job holding {@link MonitoringPublishInfo} as JSON. */
+export const MONITORING_ENV = 'TIDB_GITOPS_MONITORING';
+/** The environment variable of the publishing Job holding the Job's own name. */
+export const MONITORING_JOB_ENV = 'TIDB_GITOPS_JOB';
+/** The label Kubernetes (1.27 and later) puts on a Job's Pods, naming the Job. */
+export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+/** The label Grafana's dashboard sidecar looks for (the Grafana Helm chart's and kube-prometheus-stack's default). */
+export const GRAFANA_DASHBOARD_LABEL = 'grafana_dashboard';
+
+/** What the Job publishing a cluster's alert rules and dashboards is told. */
+export interface MonitoringPublishInfo {
+  /** The cluster's name (the namespace is the Pod's). */
+  readonly cluster: string;
+  /** The initializer image the rules and dashboards come from (recorded on what is published). */
+  readonly image: string;
+  /** The cluster's components: a rule file or dashboard of a component it does not run is left out. */
+  readonly components: readonly ComponentKind[];
+  /** Publish the alert rules as a PrometheusRule. */
+  readonly rules: boolean;
+  /** Publish the dashboards as ConfigMaps for Grafana's sidecar. */
+  readonly dashboards: boolean;
+  /** Labels for everything published. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** Where the init container copied the image's files. */
+  readonly assets: string;
+}
 
 /** Environment variables of the controller container, in the order they are rendered. */
 export const CONTROLLER_ENV = {

@@ -20,7 +20,7 @@ import { DEFAULT_KUBE_VERSION, parseKubeVersion } from './kube-version';
 import type { TidbCluster, TidbClusterSpec } from './types';
 import { DNS1123_LABEL, DNS_DOMAIN } from '../base/patterns';
 import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
-import { disruptionBudgets, drainHooks, networkPolicy, unknownClusterSettings, type DisruptionBudgets, type NetworkPolicySettings } from './guard-rails';
+import { disruptionBudgets, drainHooks, monitoringSettings, networkPolicy, unknownClusterSettings, type DisruptionBudgets, type MonitoringSettings, type NetworkPolicySettings } from './guard-rails';
 import type { ComponentKind } from './names';
 
 // The per-component types live with their resolvers; the renderer reads them all from here.
@@ -138,6 +138,12 @@ export interface ResolvedCluster {
    * ports each needs. @default none (no NetworkPolicy)
    */
   readonly networkPolicy?: NetworkPolicySettings;
+  /**
+   * The cluster's monitoring annotations (`tidb-gitops.io/monitoring`, `-labels`); whether monitoring
+   * is rendered is decided with the TidbMonitor naming the cluster, if any (`monitoring/read.ts`).
+   * @default { labels: {} }
+   */
+  readonly monitoring: MonitoringSettings;
 }
 
 export interface ResolvedClusterRef {
@@ -281,6 +287,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
       issues,
       spec.acrossK8s ? 'not with spec.acrossK8s: the peers in other Kubernetes clusters have no Pods a NetworkPolicy can name' : undefined,
     ),
+    monitoring: monitoringSettings(tc.metadata.annotations ?? {}, issues),
   };
   unknownClusterSettings(tc.metadata.annotations ?? {}, issues);
   const rendered = COMPONENT_FIELDS.filter((c) => spec[c]);

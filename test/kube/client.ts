@@ -58,6 +58,8 @@ const RESOURCES: Record<string, { plural: string; namespaced: boolean }> = {
   NetworkPolicy: { plural: 'networkpolicies', namespaced: true },
   CustomResourceDefinition: { plural: 'customresourcedefinitions', namespaced: false },
   TidbCluster: { plural: 'tidbclusters', namespaced: true },
+  PodMonitor: { plural: 'podmonitors', namespaced: true },
+  PrometheusRule: { plural: 'prometheusrules', namespaced: true },
 };
 
 /** `/api/v1/namespaces/ns/pods[/name]` for an apiVersion and kind. */

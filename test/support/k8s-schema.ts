@@ -28,9 +28,41 @@ export function fullSchema(kube: KubeMinor): KubeSchema {
     const file = schemaFile(minor);
     const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { definitions?: Record<string, SchemaNode> };
     if (!json.definitions) throw new Error(`${file}: no "definitions" object`);
-    cached.set(minor, (found = new KubeSchema(json.definitions)));
+    cached.set(minor, (found = new KubeSchema({ ...json.definitions, ...monitoringDefinitions() })));
   }
   return found;
+}
+
+/** Prometheus Operator's CRDs the monitoring objects are validated against (`scripts/gen-monitoring-crds.mjs`). */
+export const MONITORING_CRDS_FILE = path.resolve(__dirname, '..', 'schemas', 'monitoring-crds.json');
+const OBJECT_META = '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+
+/** A CRD's structural schema in the definitions' dialect: int-or-string, free-form and metadata as there. */
+function fromCrdSchema(node: any, top = false): SchemaNode {
+  if (node['x-kubernetes-int-or-string']) return { format: 'int-or-string' } as SchemaNode;
+  if (node['x-kubernetes-preserve-unknown-fields'] && !node.properties) return {} as SchemaNode;
+  const out: any = {};
+  for (const key of ['type', 'format', 'enum', 'required']) if (node[key] !== undefined) out[key] = node[key];
+  if (node.properties) {
+    out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, top && k === 'metadata' ? { $ref: OBJECT_META } : fromCrdSchema(v)]));
+  }
+  if (node.items) out.items = fromCrdSchema(node.items);
+  if (typeof node.additionalProperties === 'object') out.additionalProperties = fromCrdSchema(node.additionalProperties);
+  return out as SchemaNode;
+}
+
+function monitoringDefinitions(): Record<string, SchemaNode> {
+  const { crds } = JSON.parse(fs.readFileSync(MONITORING_CRDS_FILE, 'utf8')) as { crds: any[] };
+  const out: Record<string, SchemaNode> = {};
+  for (const crd of crds) {
+    for (const v of crd.spec.versions) {
+      if (!v.served) continue;
+      const schema = fromCrdSchema(v.schema.openAPIV3Schema, true) as any;
+      schema['x-kubernetes-group-version-kind'] = [{ group: crd.spec.group, version: v.name, kind: crd.spec.names.kind }];
+      out[`${crd.spec.group}.${v.name}.${crd.spec.names.kind}`] = schema;
+    }
+  }
+  return out;
 }
 
 /**

@@ -1,0 +1,91 @@
+/**
+ * `tidb-gitops publish-monitoring`: the container of a cluster's monitoring Job. Reads the rule files
+ * and dashboards its init container copied from PingCAP's `tidb-monitor-initializer` image, and applies
+ * the cluster's PrometheusRule and dashboard ConfigMaps (server-side apply), each owned by the Job, so
+ * that Kubernetes removes them with it. Runs once per release; running it again changes nothing.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { publish, PUBLISH_FIELD_MANAGER, type AssetFile } from '../monitoring/publish';
+import { CONTROLLER_ENV, MONITORING_ENV, MONITORING_JOB_ENV, type MonitoringPublishInfo } from '../tidbcluster/names';
+import { describe } from './clients/kube';
+
+const USAGE = `Usage: tidb-gitops publish-monitoring [--kubeconfig FILE]
+
+Publishes a cluster's alert rules (a PrometheusRule) and Grafana dashboards (ConfigMaps) from the
+files of PingCAP's tidb-monitor-initializer image. Run by the cluster's rendered monitoring Job, which
+sets ${MONITORING_ENV}, ${MONITORING_JOB_ENV} and ${CONTROLLER_ENV.podNamespace}.
+`;
+
+interface Io {
+  readonly env: NodeJS.ProcessEnv;
+  readonly out: (line: string) => void;
+}
+
+function readInfo(env: NodeJS.ProcessEnv): MonitoringPublishInfo {
+  const text = env[MONITORING_ENV];
+  if (!text) throw new Error(`${MONITORING_ENV} is not set`);
+  const info = JSON.parse(text) as MonitoringPublishInfo;
+  if (typeof info.cluster !== 'string' || !Array.isArray(info.components) || typeof info.assets !== 'string') throw new Error(`${MONITORING_ENV} is not what the renderer writes`);
+  return info;
+}
+
+/** The image's files: every rule file and dashboard in the assets folder. */
+export function readAssets(dir: string): AssetFile[] {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.rules.yml') || name.endsWith('.json'))
+    .sort()
+    .map((name) => ({ name, text: readFileSync(join(dir, name), 'utf8') }));
+}
+
+export async function publishMonitoring(args: readonly string[], io: Io = { env: process.env, out: (l) => process.stdout.write(`${l}\n`) }): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.out(USAGE);
+    return 0;
+  }
+  const at = args.indexOf('--kubeconfig');
+  const kubeconfig = at >= 0 ? args[at + 1] : undefined;
+  try {
+    const info = readInfo(io.env);
+    const namespace = io.env[CONTROLLER_ENV.podNamespace];
+    const jobName = io.env[MONITORING_JOB_ENV];
+    if (!namespace) throw new Error(`${CONTROLLER_ENV.podNamespace} is not set`);
+    if (!jobName) throw new Error(`${MONITORING_JOB_ENV} is not set (the Job's Pod label batch.kubernetes.io/job-name)`);
+    const files = readAssets(info.assets);
+    if (files.length === 0) throw new Error(`no rule file or dashboard in ${info.assets}: is ${info.image} a tidb-monitor-initializer image?`);
+    const kc = new KubeConfig();
+    if (kubeconfig) kc.loadFromFile(kubeconfig);
+    else kc.loadFromDefault();
+    const batch = kc.makeApiClient(BatchV1Api);
+    const core = kc.makeApiClient(CoreV1Api);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const job = await batch.readNamespacedJob({ name: jobName, namespace });
+    const uid = job.metadata?.uid;
+    if (!uid) throw new Error(`Job ${jobName} has no uid`);
+    const out = publish(files, info, namespace, { name: jobName, uid });
+    for (const s of out.skipped) io.out(`skipped ${s}`);
+    const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+    for (const cm of out.dashboards) {
+      const name = (cm.metadata as { name: string }).name;
+      await core.patchNamespacedConfigMap({ name, namespace, body: cm, fieldManager: PUBLISH_FIELD_MANAGER, force: true }, apply);
+      io.out(`applied ConfigMap ${name}`);
+    }
+    if (out.rules) {
+      const name = (out.rules.metadata as { name: string }).name;
+      const groups = (out.rules.spec as { groups: { rules: unknown[] }[] }).groups;
+      await custom.patchNamespacedCustomObject(
+        { group: 'monitoring.coreos.com', version: 'v1', namespace, plural: 'prometheusrules', name, body: out.rules, fieldManager: PUBLISH_FIELD_MANAGER, force: true },
+        apply,
+      );
+      io.out(`applied PrometheusRule ${name} (${groups.length} groups, ${groups.reduce((n, g) => n + g.rules.length, 0)} rules)`);
+    }
+    io.out(`published the monitoring of ${namespace}/${info.cluster} from ${info.image}`);
+    return 0;
+  } catch (err) {
+    const e = err as { code?: number; body?: unknown };
+    const hint = e.code === 404 && String(e.body ?? '').includes('prometheusrules') ? ' (is Prometheus Operator, with its PrometheusRule CRD, installed?)' : '';
+    io.out(`tidb-gitops publish-monitoring: ${describe(err)}${hint}`);
+    return 1;
+  }
+}
