@@ -12,6 +12,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { buildModel, compareModels, type KubeObject } from '../src/diff';
+import { loadManifests } from '../src/diff/load';
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
 import { hasMatcherEverywhere } from '../src/base/promql';
@@ -387,3 +389,31 @@ describe('publishing the dashboards', () => {
     expect(splitDashboard({ title: 't', panels: [{ type: 'row' }] })).toHaveLength(1);
   });
 });
+
+describe('diff', () => {
+  const risks = (before: Obj[], after: Obj[]) =>
+    compareModels(buildModel(renderAll(before) as KubeObject[]), buildModel(renderAll(after) as KubeObject[])).clusters.flatMap((c) => c.risks.filter((r) => r.id === 'monitoring').map((r) => r.message));
+  const on = (version = 'v8.5.7') => cluster({ version }, { annotations: MONITORED });
+
+  test('reads a TidbMonitor beside its cluster, as render does', () => {
+    const loaded = loadManifests([{ file: 'in.yaml', text: [cluster(), operatorMonitor()].map((d) => stringify(d)).join('---\n'), explicit: true }]);
+    expect(loaded.errors).toEqual([]);
+    expect(loaded.objects).toEqual(renderAll([cluster(), operatorMonitor()]));
+  });
+
+  test('reports monitoring turned off, and a release whose rules and dashboards replace the others; not one turned on or unchanged', () => {
+    expect(risks([cluster()], [on()])).toEqual([]);
+    expect(risks([on()], [on()])).toEqual([]);
+    const job = (version: string) => job0(renderAll([on(version)]));
+    expect(risks([on()], [cluster()])).toEqual([
+      `Monitoring is turned off: the PodMonitors go, so Prometheus stops scraping the cluster; pruning the Job ${job('v8.5.7')} removes the alert rules and dashboards it published (they name it as their owner).`,
+    ]);
+    expect(risks([on('v8.5.6')], [on('v8.5.7')])).toEqual([
+      `The alert rules and dashboards of pingcap/tidb-monitor-initializer:v8.5.7 replace those of pingcap/tidb-monitor-initializer:v8.5.6: the new Job ${job('v8.5.7')} publishes them, and what only the old Job ${job('v8.5.6')} published goes when it is pruned.`,
+    ]);
+  });
+});
+
+function job0(objects: Obj[]): string {
+  return objects.find((o) => o.kind === 'Job')!.metadata.name;
+}

@@ -49,12 +49,13 @@ export function monitoringRisks(before: ClusterModel | undefined, after: Cluster
   }
   const from = was.job.info?.image;
   const to = now.job.info?.image;
-  const release = from !== to && from && to ? ` of ${to} (were ${from})` : '';
+  const what = published(now.job.info);
+  const release = from !== to && from && to ? `The ${what} of ${to} replace those of ${from}` : `The ${what} are published again`;
   return [
     {
       id: RISK.monitoring,
       component: 'monitoring',
-      message: `The ${published(now.job.info)} are published again${release} by the new Job ${now.job.name}; those only the old Job ${was.job.name} published go when it is pruned.`,
+      message: `${release}: the new Job ${now.job.name} publishes them, and what only the old Job ${was.job.name} published goes when it is pruned.`,
     },
   ];
 }
