@@ -5,7 +5,12 @@
  * real RBAC authorizer enforces the rendered Role) on files in the initializer image's format, and
  * publishes the PrometheusRule and dashboard ConfigMaps owned by the Job; running it again changes
  * nothing; a new release's Job takes over what both publish, and the real garbage collector removes
- * what only the pruned Job published, and everything once monitoring is turned off.
+ * what only the pruned Job published, and everything once monitoring is turned off. And a real scraper
+ * with Kubernetes service discovery against the same API server (VictoriaMetrics' vmagent, Debian's;
+ * Debian's Prometheus is built without Kubernetes discovery), given exactly the scrape configs
+ * Prometheus Operator makes of the rendered PodMonitors (support/podmonitor-scrape.ts), finds the
+ * cluster's Pods and scrapes the simulators' /metrics at their Pod addresses, with the labels
+ * PingCAP's rules and dashboards select by; the real Prometheus scrapes the same targets too.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +22,9 @@ import { RealWorld } from './kube/world';
 import { simCluster } from './sim/controller-process';
 import { renderWith } from './support/companions';
 import { MONITORING_CRDS_FILE } from './support/k8s-schema';
+import { scrapeConfigs } from './support/podmonitor-scrape';
+import { startVmagent, type Vmagent } from './support/vmagent';
+import { startPrometheus, type Prom } from './support/prometheus';
 import { resourcePath, type KubeClient } from './kube/client';
 
 type Obj = Record<string, any>;
@@ -38,10 +46,16 @@ const RULES = `groups:
 const dashboard = (title: string) => JSON.stringify({ uid: title, title: `Test-Cluster-${title}`, panels: [{ type: 'timeseries', datasource: 'tidb-cluster' }], templating: { list: [] } });
 
 let world: RealWorld | undefined;
+let vm: Vmagent | undefined;
+let prom: Prom | undefined;
 const dirs: string[] = [];
 afterEach(async () => {
   const w = world;
   world = undefined;
+  await vm?.stop();
+  await prom?.stop();
+  vm = undefined;
+  prom = undefined;
   await w?.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -160,5 +174,89 @@ describeReal('monitoring on the real API server', () => {
     }, 60_000, 'the garbage collector to remove the rules and dashboards');
     // The publishing ServiceAccount was never refused.
     expect(w.cp.audit().filter((r) => r.user === `system:serviceaccount:${namespace}:c-monitoring` && r.code === 403)).toEqual([]);
+  });
+
+  test("a real scraper discovers the cluster's Pods through the rendered PodMonitors and scrapes them with the operator's labels", async () => {
+    const namespace = 'mon-scrape';
+    const admin = suite.cp().admin();
+    await installCrds(admin);
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({ tidb: { replicas: 1 } }, { namespace, annotations: { 'tidb-gitops.io/monitoring': 'true' } }), render: renderWith() });
+    world = w;
+    // The controller sets the StatefulSets' replicas and serves PD its discovery.
+    await w.startController();
+    await w.waitFor(async () => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', 1)), 120_000, 'the cluster to run');
+    // What Prometheus Operator would select: the PodMonitors as the API server keeps them.
+    const monitors = await w.kube.list(`/apis/monitoring.coreos.com/v1/namespaces/${namespace}/podmonitors`);
+    expect(monitors.map((m) => m.metadata.name).sort()).toEqual(['c-discovery', 'c-pd', 'c-tidb', 'c-tikv']);
+
+    // The scraper's credentials: a ServiceAccount that may list and watch Pods in the namespace, no more.
+    const dir = mkdtempSync(join(tmpdir(), 'mon-scrape-'));
+    dirs.push(dir);
+    const sa = 'prometheus';
+    await admin.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace } });
+    await admin.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: sa, namespace }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }] });
+    await admin.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: sa, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa }, subjects: [{ kind: 'ServiceAccount', name: sa, namespace }] });
+    const token = await admin.ok('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } });
+    const tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, token.status.token, { mode: 0o600 });
+    const scrape = scrapeConfigs(monitors, {
+      apiServer: w.cp.server,
+      caFile: w.cp.pki.caCert,
+      bearerTokenFile: tokenFile,
+      secretFile: () => {
+        throw new Error('no TLS in this cluster');
+      },
+    });
+    const config = { global: { scrape_interval: '1s' }, scrape_configs: scrape };
+
+    const expected = (pod: Obj) => {
+      const component = pod.metadata.labels['app.kubernetes.io/component'];
+      const port = { pd: 2379, tikv: 20180, tidb: 10080, discovery: 10263 }[component as string];
+      return { pod: pod.metadata.name, component, address: `${pod.status.podIP}:${port}` };
+    };
+    const pods = (await w.kube.list(`/api/v1/namespaces/${namespace}/pods`)).filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === 'c' && p.metadata.labels?.['app.kubernetes.io/managed-by'] === 'tidb-operator');
+    const want = pods.map(expected).sort((a, b) => (a.pod < b.pod ? -1 : 1));
+    expect(want.map((t) => t.pod)).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2', 'c-tidb-0', 'c-tikv-0', 'c-tikv-1', 'c-tikv-2', expect.stringMatching(/^c-discovery-/)].sort());
+
+    const check = (targets: Obj[]) => {
+      const got = targets
+        .map((t) => ({ pod: t.labels.instance, component: t.labels.component, address: t.labels.__address__ ?? new URL(t.scrapeUrl).host, labels: t.labels, health: t.health }))
+        .sort((a, b) => (a.pod < b.pod ? -1 : 1));
+      expect(got.map(({ pod, component, address }) => ({ pod, component, address }))).toEqual(want);
+      for (const t of got) {
+        expect(t.labels).toMatchObject({ job: t.component, cluster: 'c', tidb_cluster: `${namespace}-c`, kubernetes_namespace: namespace });
+      }
+      return got;
+    };
+    // The servers are scraped; the controller runs outside its Pod here (its metrics are not at the Pod's address).
+    const serving = (targets: Obj[]) => targets.length === want.length && targets.filter((t) => t.labels.component !== 'discovery').every((t) => t.health === 'up');
+
+    vm = await startVmagent({ config, dir });
+    const v = vm;
+    check(await v.waitFor(async () => {
+      const ts = await v.targets();
+      return serving(ts) ? ts : undefined;
+    }, 60_000, 'vmagent to scrape every server Pod'));
+    // What was scraped carries the labels PingCAP's rules and dashboards select by.
+    await v.waitFor(async () => {
+      const series = v.written();
+      const up = (component: string) => series.filter((s: Obj) => s.labels.__name__ === 'up' && s.labels.job === component && s.labels.tidb_cluster === `${namespace}-c` && s.value === 1).length;
+      return up('pd') === 3 && up('tikv') === 3 && up('tidb') === 1 ? true : undefined;
+    }, 60_000, 'the servers\' up series');
+
+    prom = await startPrometheus({ config: { ...config, global: { scrape_interval: '1s', evaluation_interval: '1s' } }, dir });
+    const p = prom;
+    check(await p.waitFor(async () => {
+      const ts = await p.targets();
+      return serving(ts) ? ts : undefined;
+    }, 60_000, 'Prometheus to scrape every server Pod'));
+    const pdUp = await p.waitFor(async () => {
+      const r = await p.query(`up{job="pd", tidb_cluster="${namespace}-c"} == 1`);
+      return r.length === 3 ? r : undefined;
+    }, 60_000, 'PD up in Prometheus');
+    expect(pdUp.map((r: Obj) => r.metric.instance).sort()).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2']);
+
+    // The scrapers read Pods only: every request of theirs was allowed.
+    expect(w.cp.audit().filter((r) => r.user === `system:serviceaccount:${namespace}:${sa}` && r.code !== 200)).toEqual([]);
   });
 });
