@@ -5,7 +5,6 @@
 import { Manager } from './manager';
 import { CONTROLLER_USAGE, parseControllerArgs } from './options';
 import { Logger } from './runtime/log';
-import { publishMonitoring } from './publish-monitoring';
 
 /** Runs the controller until SIGTERM or SIGINT; resolves with the exit code. */
 export async function controllerMain(args: readonly string[]): Promise<number> {
@@ -49,9 +48,12 @@ export function run(args: readonly string[] = process.argv.slice(2)): void {
   void controllerMain(args).then((code) => process.exit(code));
 }
 
-/** `tidb-gitops publish-monitoring`: the container of a cluster's monitoring Job. */
+/**
+ * `tidb-gitops publish-monitoring`: the container of a cluster's monitoring Job. Loaded only here, so
+ * that the controller, which runs for as long as the cluster does, never holds its YAML reader.
+ */
 export function publish(args: readonly string[]): void {
-  void publishMonitoring(args).then((code) => process.exit(code));
+  void import('./publish-monitoring').then(({ publishMonitoring }) => publishMonitoring(args)).then((code) => process.exit(code));
 }
 
 if (require.main === module) run();
