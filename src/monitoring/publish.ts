@@ -48,6 +48,7 @@ const DASHBOARDS: Readonly<Record<string, ComponentKind | 'all'>> = {
   'tiflash_proxy_details.json': 'tiflash',
   'ticdc.json': 'ticdc',
   'TiCDC-Monitor-Summary.json': 'ticdc',
+  'ticdc_new_arch.json': 'ticdc',
   'tiproxy_summary.json': 'tiproxy',
   'binlog.json': 'pump',
 };
