@@ -725,6 +725,55 @@ const CASES: Case[] = [
   },
 
   {
+    name: "an operator user's TidbMonitor: what has no counterpart is refused, each by path and line (with -o)",
+    files: {
+      'monitor.yaml': y`
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbCluster
+        metadata:
+          name: demo
+          annotations:
+            tidb-gitops.io/monitoring-labels: release
+        spec:
+          pd:
+            replicas: 1
+        ---
+        apiVersion: pingcap.com/v1alpha1
+        kind: TidbMonitor
+        metadata:
+          name: demo
+        spec:
+          clusters:
+            - name: demo
+            - name: other
+          alertmanagerURL: alertmanager.monitoring:9093
+          persistent: true
+          prometheus:
+            baseImage: prom/prometheus
+            version: v2.27.1
+            service:
+              type: NodePort
+          initializer:
+            baseImage: pingcap/tidb-monitor-initializer
+            version: v8.5.7
+          reloader:
+            baseImage: pingcap/tidb-monitor-reloader
+            version: v1.0.1
+      `,
+    },
+    args: ['render', '$D/monitor.yaml'],
+    out: true,
+    exit: 1,
+    stderr: [
+      '$D/monitor.yaml: document 1: metadata.annotations["tidb-gitops.io/monitoring-labels"] (line 6): expected labels such as "release=kube-prometheus-stack, team=db" (key=value, each a Kubernetes label), got "release"',
+      "$D/monitor.yaml: document 2: spec.alertmanagerURL (line 19): not carried over: where alerts go is your Prometheus's setting (spec.alerting of its Prometheus resource); for the alert rules, set enableAlertRules: true; remove it",
+      '$D/monitor.yaml: document 2: spec.persistent (line 20): not carried over: tidb-gitops runs no Prometheus, so it keeps no monitoring data: your Prometheus stores it (spec.storage of its Prometheus resource); remove it',
+      '$D/monitor.yaml: document 2: spec.prometheus.service (line 25): not carried over: tidb-gitops runs no Prometheus: your Prometheus Operator scrapes the rendered PodMonitors, so this is set on its Prometheus resource; remove it',
+    ],
+    problems: 4,
+  },
+
+  {
     name: 'new components and cluster-wide fields: every problem at once (with -o)',
     files: {
       'components.yaml': y`
