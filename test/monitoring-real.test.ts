@@ -23,6 +23,7 @@ import { simCluster } from './sim/controller-process';
 import { renderWith } from './support/companions';
 import { MONITORING_CRDS_FILE } from './support/k8s-schema';
 import { scrapeConfigs } from './support/podmonitor-scrape';
+import { scraperAccount } from './support/scraper-account';
 import { startVmagent, type Vmagent } from './support/vmagent';
 import { startPrometheus, type Prom } from './support/prometheus';
 import { resourcePath, type KubeClient } from './kube/client';
@@ -193,12 +194,7 @@ describeReal('monitoring on the real API server', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mon-scrape-'));
     dirs.push(dir);
     const sa = 'prometheus';
-    await admin.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace } });
-    await admin.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: sa, namespace }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }] });
-    await admin.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: sa, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa }, subjects: [{ kind: 'ServiceAccount', name: sa, namespace }] });
-    const token = await admin.ok('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } });
-    const tokenFile = join(dir, 'token');
-    writeFileSync(tokenFile, token.status.token, { mode: 0o600 });
+    const tokenFile = await scraperAccount(admin, namespace, sa, dir);
     const scrape = scrapeConfigs(monitors, {
       apiServer: w.cp.server,
       caFile: w.cp.pki.caCert,

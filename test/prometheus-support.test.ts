@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { parse } from 'yaml';
 import type { Obj } from './kube/client';
 import { realApiSuite } from './kube/suite';
+import { scraperAccount } from './support/scraper-account';
 import { scrapeConfigs, type ScrapeConfigOptions } from './support/podmonitor-scrape';
 import { checkConfig, checkRules, prometheusInstalled, startPrometheus, type Prom } from './support/prometheus';
 import { checkVmagentConfig, startVmagent, vmagentInstalled, type Vmagent } from './support/vmagent';
@@ -491,11 +492,15 @@ describeScrapers('a real Prometheus, and a real vmagent, against a real API serv
     'app.kubernetes.io/component': component,
   });
 
-  testProm('GIVEN two Pods and a PodMonitor selecting one THEN Prometheus scrapes exactly that Pod\'s named port, with the relabeled labels', async () => {
+  /**
+   * The cases' world: a namespace with two "pods" serving /metrics on loopback (the PodMonitor's
+   * basic-pd-0 at 127.0.0.1, and basic-tikv-0 at 127.0.0.2, which would be up too if it were
+   * selected), a scraper account `sa`, and the PodMonitor's scrape configs.
+   */
+  async function twoPods(ns: string, sa: string, verbs: readonly string[]) {
     const cp = suite.cp();
     const kube = cp.admin();
-    const ns = 'prom-support';
-    dir = mkdtempSync(join(tmpdir(), 'prom-support-'));
+    dir = mkdtempSync(join(tmpdir(), `${ns}-`));
 
     // Two "pods" on loopback: the PodMonitor's one at 127.0.0.1, another that would be up too if it were selected.
     const pdPort = await metricsServer('127.0.0.1', '# TYPE demo_requests_total counter\ndemo_requests_total 7\n# TYPE demo_dropped_total counter\ndemo_dropped_total 3\n');
@@ -505,19 +510,8 @@ describeScrapers('a real Prometheus, and a real vmagent, against a real API serv
     // ServiceAccount admission needs the namespace's default ServiceAccount before any Pod.
     await waitUntil(async () => (await kube.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`)) !== undefined, 60_000, 'the default ServiceAccount');
 
-    // Prometheus's credentials: a ServiceAccount token allowed to list and watch Pods in the namespace, and the cluster CA.
-    await kube.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'prometheus', namespace: ns } });
-    await kube.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'prometheus', namespace: ns }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }] });
-    await kube.create({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'prometheus', namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'prometheus' },
-      subjects: [{ kind: 'ServiceAccount', name: 'prometheus', namespace: ns }],
-    });
-    const token = await kube.ok('POST', `/api/v1/namespaces/${ns}/serviceaccounts/prometheus/token`, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } });
-    const tokenFile = join(dir, 'token');
-    writeFileSync(tokenFile, token.status.token, { mode: 0o600 });
+    // The scraper's credentials: a token that may only read Pods in the namespace, and the cluster CA.
+    const tokenFile = await scraperAccount(kube, ns, sa, dir, verbs);
 
     const pod = async (name: string, component: string, ip: string, port: number) => {
       await kube.create({
@@ -568,6 +562,11 @@ describeScrapers('a real Prometheus, and a real vmagent, against a real API serv
         throw new Error('no secrets in this PodMonitor');
       },
     });
+    return { cp, ns, pdPort, tikvPort, tokenFile, scrape };
+  }
+
+  testProm('GIVEN two Pods and a PodMonitor selecting one THEN Prometheus scrapes exactly that Pod\'s named port, with the relabeled labels', async () => {
+    const { cp, ns, pdPort, scrape } = await twoPods('prom-support', 'prometheus', ['get', 'list', 'watch']);
 
     // Started with nothing to scrape, then given the PodMonitor's jobs by a reload.
     prom = await startPrometheus({ config: { global: { scrape_interval: '1s', evaluation_interval: '1s' }, scrape_configs: [] }, dir });
@@ -621,82 +620,8 @@ describeScrapers('a real Prometheus, and a real vmagent, against a real API serv
   });
 
   testVm('GIVEN two Pods and a PodMonitor selecting one THEN vmagent, discovering them itself with a pods-only token, scrapes exactly that Pod\'s named port, with the relabeled labels', async () => {
-    const cp = suite.cp();
-    const kube = cp.admin();
-    const ns = 'vmagent-support';
+    const { cp, ns, pdPort, tokenFile, scrape } = await twoPods('vmagent-support', 'vmagent', ['list', 'watch']);
     const sa = 'vmagent';
-    dir = mkdtempSync(join(tmpdir(), 'vmagent-support-'));
-
-    // Two "pods" on loopback: the PodMonitor's one at 127.0.0.1, another that would be up too if it were selected.
-    const pdPort = await metricsServer('127.0.0.1', '# TYPE demo_requests_total counter\ndemo_requests_total 7\n# TYPE demo_dropped_total counter\ndemo_dropped_total 3\n');
-    const tikvPort = await metricsServer('127.0.0.2', 'demo_requests_total 1\n');
-
-    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    await waitUntil(async () => (await kube.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`)) !== undefined, 60_000, 'the default ServiceAccount');
-
-    // vmagent's credentials: a ServiceAccount token that may only list and watch Pods in the namespace, and the cluster CA.
-    await kube.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace: ns } });
-    await kube.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: sa, namespace: ns }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }] });
-    await kube.create({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: sa, namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa },
-      subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }],
-    });
-    const token = await kube.ok('POST', `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } });
-    const tokenFile = join(dir, 'token');
-    writeFileSync(tokenFile, token.status.token, { mode: 0o600 });
-
-    const pod = async (name: string, component: string, ip: string, port: number) => {
-      await kube.create({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, namespace: ns, labels: labels(component) },
-        spec: {
-          automountServiceAccountToken: false,
-          containers: [{ name: component, image: `pingcap/${component}:v8.5.1`, ports: [{ name: 'client', containerPort: 2379 }, { name: 'status', containerPort: port }] }],
-        },
-      });
-      // No kubelet: the status a kubelet would report, through the status subresource.
-      await kube.patch(`/api/v1/namespaces/${ns}/pods/${name}/status`, 'merge', { status: { phase: 'Running', hostIP: '127.0.0.1', hostIPs: [{ ip: '127.0.0.1' }], podIP: ip, podIPs: [{ ip }] } });
-    };
-    await pod('basic-pd-0', 'pd', '127.0.0.1', pdPort);
-    await pod('basic-tikv-0', 'tikv', '127.0.0.2', tikvPort);
-
-    const pm = {
-      apiVersion: 'monitoring.coreos.com/v1',
-      kind: 'PodMonitor',
-      metadata: { name: 'basic-pd', namespace: ns },
-      spec: {
-        jobLabel: 'app.kubernetes.io/component',
-        podTargetLabels: ['app.kubernetes.io/instance'],
-        selector: {
-          matchLabels: { 'app.kubernetes.io/instance': 'basic' },
-          matchExpressions: [
-            { key: 'app.kubernetes.io/component', operator: 'In', values: ['pd'] },
-            { key: 'app.kubernetes.io/managed-by', operator: 'Exists' },
-          ],
-        },
-        podMetricsEndpoints: [
-          {
-            port: 'status',
-            path: '/metrics',
-            params: { collect: ['all'] },
-            relabelings: [{ targetLabel: 'tidb_cluster', replacement: 'basic' }],
-            metricRelabelings: [{ sourceLabels: ['__name__'], regex: 'demo_dropped_total', action: 'drop' }],
-          },
-        ],
-      },
-    };
-    const scrape = scrapeConfigs([pm], {
-      apiServer: cp.server,
-      caFile: cp.pki.caCert,
-      bearerTokenFile: tokenFile,
-      secretFile: () => {
-        throw new Error('no secrets in this PodMonitor');
-      },
-    });
     // Discovery is vmagent's own, from exactly what scrapeConfigs wrote.
     expect(scrape[0].kubernetes_sd_configs).toEqual([{ role: 'pod', namespaces: { names: [ns] }, api_server: cp.server, bearer_token_file: tokenFile, tls_config: { ca_file: cp.pki.caCert } }]);
 

@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { KubeClient, type Obj } from '../kube/client';
 import { freePort } from '../sim/controller-process';
 import { sanitizeLabelName } from './podmonitor-scrape';
+import { pollUntil } from './poll';
 
 export const PROMETHEUS_BIN = '/usr/bin/prometheus';
 export const PROMTOOL_BIN = '/usr/bin/promtool';
@@ -71,7 +72,6 @@ export interface Prom {
 }
 
 const MAX_OUTPUT = 256 * 1024;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function requireBinary(bin: string): void {
   if (!existsSync(bin)) {
@@ -137,24 +137,8 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prom>
     return body;
   };
 
-  const waitFor = async <T>(pred: () => Promise<T>, timeoutMs: number, what: string): Promise<NonNullable<T>> => {
-    const deadline = Date.now() + timeoutMs;
-    let last: unknown;
-    for (;;) {
-      if (!running()) throw new Error(`prometheus exited (${child.exitCode ?? child.signalCode}) while waiting for ${what}:\n${tail()}`);
-      try {
-        const v = await pred();
-        if (v) return v as NonNullable<T>;
-        last = undefined;
-      } catch (err) {
-        last = err;
-      }
-      if (Date.now() > deadline) {
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\nprometheus log:\n${tail()}`);
-      }
-      await sleep(200);
-    }
-  };
+  const waitFor = <T>(pred: () => Promise<T>, timeoutMs: number, what: string): Promise<NonNullable<T>> =>
+    pollUntil({ name: 'prometheus', exited: () => (running() ? undefined : String(child.exitCode ?? child.signalCode)), tail }, pred, timeoutMs, what);
 
   let stopped = false;
   const prom: Prom = {

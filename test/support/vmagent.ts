@@ -59,6 +59,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Obj } from '../kube/client';
 import { freePort } from '../sim/controller-process';
+import { pollUntil } from './poll';
 
 export const VMAGENT_BIN = '/usr/bin/vmagent';
 
@@ -121,7 +122,6 @@ export interface Vmagent {
 
 const MAX_OUTPUT = 256 * 1024;
 const MAX_SERIES = 100_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function requireBinary(): void {
   if (!existsSync(VMAGENT_BIN)) {
@@ -232,28 +232,10 @@ export async function startVmagent(options: VmagentOptions): Promise<Vmagent> {
     return Number(m[1]);
   };
 
-  const waitFor = async <T>(pred: () => Promise<T>, timeoutMs: number, what: string): Promise<NonNullable<T>> => {
-    const deadline = Date.now() + timeoutMs;
-    let last: unknown;
-    for (;;) {
-      if (!running()) {
-        // vmagent's reason (a config it refuses at start, say) is its `fatal` line.
-        const fatal = out.split('\n').filter((l) => l.includes('\tfatal\t')).join('\n');
-        throw new Error(`vmagent exited (${child.exitCode ?? child.signalCode}) while waiting for ${what}${fatal ? `: ${fatal}` : ''}\nvmagent log:\n${tail()}`);
-      }
-      try {
-        const v = await pred();
-        if (v) return v as NonNullable<T>;
-        last = undefined;
-      } catch (err) {
-        last = err;
-      }
-      if (Date.now() > deadline) {
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\nvmagent log:\n${tail()}`);
-      }
-      await sleep(200);
-    }
-  };
+  // vmagent's reason (a config it refuses at start, say) is its `fatal` line.
+  const fatal = () => out.split('\n').filter((l) => l.includes('\tfatal\t')).join('\n');
+  const waitFor = <T>(pred: () => Promise<T>, timeoutMs: number, what: string): Promise<NonNullable<T>> =>
+    pollUntil({ name: 'vmagent', exited: () => (running() ? undefined : `${child.exitCode ?? child.signalCode}${fatal() ? `: ${fatal()}` : ''}`), tail }, pred, timeoutMs, what);
 
   let stopped = false;
   const vm: Vmagent = {
