@@ -103,22 +103,56 @@ describe('TiKV restarts in an upgrade', () => {
   const annotated = (annotations: Record<string, string>) => simCluster(BASE, { annotations });
 
   it("asks log backup to flush once a store has no leaders, and a task that fails to flush does not hold the restart", async () => {
-    const w = await start({}, { tikv: { logBackupTasks: [{ name: 'pitr' }, { name: 'audit', error: 'failed to write to external storage' }] } });
+    // FlushNow is there from TiKV v8.5.6 (tikv/tikv#18027).
+    const w = await start({ version: 'v8.5.6' }, { tikv: { logBackupTasks: [{ name: 'pitr' }, { name: 'audit', error: 'failed to write to external storage' }] } });
     await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
-    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }));
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.7' }));
     await w.waitFor(() => w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tikv').length === 3, 60_000, 'the upgrade');
     expect(w.pd.stopsWithLeaders).toEqual([]);
     for (const pod of ['c-tikv-2', 'c-tikv-1', 'c-tikv-0']) {
       const stop = w.stops.find((s) => s.pod === pod)!;
       const before = w.tikv.flushes.filter((f) => f.pod === pod && f.time <= stop.time);
       expect(before.length).toBeGreaterThan(0);
-      expect(before.every((f) => f.leaders === 0)).toBe(true);
+      expect(before.every((f) => f.leaders === 0 && f.version === 'v8.5.6' && f.answered === 'flushed')).toBe(true);
     }
     const failed = w.events('FailedLogBackupFlush');
     expect(failed.map((e) => e.involvedObject.name).sort()).toEqual(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']);
     expect(failed[0].message).toMatch(/log backup did not flush on store \d+: task audit: failed to write to external storage; restarting c-tikv-\d anyway/);
     // It read each store's own count before letting it go.
     expect(new Set(w.tikv.requests.filter((r) => r.path === '/metrics').map((r) => r.pod))).toEqual(new Set(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']));
+  });
+
+  it('says that a TiKV before v8.5.6 cannot flush on demand, not that it has no log backup, and restarts it', async () => {
+    const w = await World.start({ cluster: simCluster(BASE), render, tikv: { logBackupTasks: [{ name: 'pitr' }] } });
+    world = w;
+    const controller = await w.startController();
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }));
+    await w.waitFor(() => w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tikv').length === 3, 60_000, 'the upgrade');
+    expect(w.pd.stopsWithLeaders).toEqual([]);
+    for (const pod of ['c-tikv-2', 'c-tikv-1', 'c-tikv-0']) {
+      const stop = w.stops.find((s) => s.pod === pod)!;
+      const asked = w.tikv.flushes.filter((f) => f.pod === pod && f.time <= stop.time);
+      expect(asked.map((f) => [f.version, f.answered])).toEqual([['v8.5.0', 'unimplemented']]);
+    }
+    const out = controller.stderr.join('\n');
+    for (const pod of ['c-tikv-0', 'c-tikv-1', 'c-tikv-2']) {
+      expect(out).toContain(`${pod} runs TiKV v8.5.0, which cannot flush log backup on demand (FlushNow came in v8.5.6): restarting it without a flush`);
+    }
+    expect(out).not.toContain('no log backup service');
+    expect(w.events('FailedLogBackupFlush')).toEqual([]);
+  });
+
+  it('says "no log backup service" where log backup is off on a TiKV that has FlushNow', async () => {
+    const w = await World.start({ cluster: simCluster({ ...BASE, version: 'v8.5.6' }), render, tikv: { logBackup: false } });
+    world = w;
+    const controller = await w.startController();
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.7' }));
+    await w.waitFor(() => w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tikv').length === 3, 60_000, 'the upgrade');
+    const out = controller.stderr.join('\n');
+    for (const pod of ['c-tikv-0', 'c-tikv-1', 'c-tikv-2']) expect(out).toContain(`${pod} has no log backup service to flush (log-backup.enable is off)`);
+    expect(out).not.toContain('cannot flush log backup on demand');
   });
 
   it('restarts without a flush under tidb.pingcap.com/tikv-restart-without-flush-log-backup', async () => {

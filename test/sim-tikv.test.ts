@@ -5,7 +5,7 @@
 import { decodeFlushNowResponse, flushLogBackup, leaderCountFromMetrics, tikvLeaderCount } from '../src/controller/clients/tikv';
 import type { PdSim } from './sim/pd-api';
 import { freePort } from './sim/controller-process';
-import { TikvSim, type TikvSimOptions } from './sim/tikv';
+import { hasFlushNow, TikvSim, type TikvSimOptions } from './sim/tikv';
 
 /** Stands in for PD's view of the store: the simulator reads only the counts of the Pod's store. */
 const store = { leaderCount: 12, regionCount: 30 };
@@ -86,6 +86,30 @@ describe("log backup's FlushNow over gRPC", () => {
     const down = await flushLogBackup(grpc, undefined, 1000);
     expect(down.ok).toBe(false);
     expect(down.detail).toMatch(/FlushNow on 127\.0\.0\.1:\d+: /);
+  });
+
+  it('answers UNIMPLEMENTED before v8.5.6, even while a task runs, and flushes from v8.5.6 on (tikv/tikv#18027)', async () => {
+    const tasks = [{ name: 'pitr' }];
+    const old = await start({ logBackupTasks: tasks, version: 'v8.5.5' });
+    expect(await flushLogBackup(old.grpc)).toEqual({ ok: true, supported: false, tasks: [], detail: `${old.grpc} answered UNIMPLEMENTED to FlushNow` });
+    const now = await start({ logBackupTasks: tasks, version: 'v8.5.6' });
+    expect(await flushLogBackup(now.grpc)).toEqual({ ok: true, supported: true, tasks: ['pitr'], detail: 'flushed pitr' });
+    expect(sim!.flushes.map((f) => [f.version, f.answered])).toEqual([['v8.5.6', 'flushed']]);
+    expect(started[0].flushes.map((f) => [f.version, f.answered])).toEqual([['v8.5.5', 'unimplemented']]);
+  });
+
+  it.each([
+    ['v7.5.7', false],
+    ['v8.1.2', false],
+    ['v8.4.0', false],
+    ['v8.5.0', false],
+    ['v8.5.5', false],
+    ['v8.5.6', true],
+    ['v8.5.7', true],
+    ['v9.0.0-beta.1', true],
+    ['nightly', true],
+  ])('has FlushNow in TiKV %s: %s', (version, has) => {
+    expect(hasFlushNow(version)).toBe(has);
   });
 
   it('decodes FlushNowResponse field by field, skipping fields it does not know', () => {

@@ -72,7 +72,7 @@ export class Processes {
     if (component === 'pd') pd.pdStart(name, undefined, ip);
     if (component === 'tikv') {
       pd.tikvStart(name);
-      tikv?.serverStart(name, ip).catch(failed);
+      tikv?.serverStart(name, ip, podImageTag(pod as Pod, 'tikv')).catch(failed);
     }
     if (component === 'tiflash') pd.tiflashStart(name, undefined, ip);
     if (component === 'ticdc') ticdc?.captureStart(name, ip).catch(failed);

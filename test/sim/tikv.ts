@@ -4,7 +4,7 @@
  * `FlushNow`). The store itself (registration, leaders, heartbeats) is PD's side, in the PD simulator;
  * this one reads the leaders a store holds from there.
  *
- * What a tikv-server answers, as tikv/tikv does (v8.5.x):
+ * What a tikv-server answers, as tikv/tikv does (v8.5.x; FlushNow per release, below):
  * - `GET /metrics` (src/server/status_server/mod.rs `handle_get_metrics`): the Prometheus text format,
  *   content type `prometheus::TEXT_FORMAT` (`text/plain; version=0.0.4`); gzip only when the request
  *   accepts it, which the controller's client never says, so not modelled. The gauge
@@ -23,11 +23,17 @@
  *   `log-backup.enable` is on (components/server/src/server.rs registers `create_log_backup` only
  *   when the backup-stream scheduler exists); otherwise the
  *   call ends with UNIMPLEMENTED, as for any unknown method.
+ *   FlushNow itself came with tikv/tikv#18027 (commit 222019fb, kvproto pingcap/kvproto#1285): the
+ *   tags v8.5.6, v8.5.7, v9.0.0-beta.1 and master have `fn flush_now` in service.rs; v7.5.x, v8.1.x,
+ *   v8.2.0 ... v8.4.0 and v8.5.0 ... v8.5.5 do not (their LogBackup service has only
+ *   GetLastFlushTSOfRegion and SubscribeFlushEvent). There grpcio answers the unregistered method
+ *   with UNIMPLEMENTED and no message (grpcio `execute_unimplemented`), even while a task runs: the
+ *   simulator plays that by the Pod's image tag (`version`), as it does with the service off.
  *
  * Records for tests: `flushes` (which Pod, when, and the leaders its store held then), `requests`.
  */
 import * as http from 'node:http';
-import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
+import { Server, ServerCredentials, status, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import type { PdSim } from './pd-api';
 
@@ -42,10 +48,30 @@ export interface TikvSimOptions {
   logBackup?: boolean;
   /** The log backup tasks; one with `error` fails to flush with that message. @default [] */
   logBackupTasks?: { name: string; error?: string }[];
+  /** The TiKV release played when `serverStart` is given none (a Pod's image tag). @default 'v8.5.7' */
+  version?: string;
+}
+
+/** The first release with FlushNow (tikv/tikv#18027; tags v8.5.6, v8.5.7, v9.0.0-beta.1, master). */
+export const FLUSH_NOW_SINCE = [8, 5, 6] as const;
+
+/** Whether a TiKV release serves FlushNow: v8.5.6 and later (`nightly`/`latest` as master). */
+export function hasFlushNow(version: string): boolean {
+  if (/^(nightly|latest)$/.test(version)) return true;
+  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (!m) throw new Error(`TiKV simulator: not a version: ${version}`);
+  for (let i = 0; i < 3; i++) {
+    const d = Number(m[i + 1]) - FLUSH_NOW_SINCE[i];
+    if (d !== 0) return d > 0;
+  }
+  return true;
 }
 
 export interface TikvFlush {
   readonly pod: string;
+  /** The release the Pod ran: one without FlushNow answered UNIMPLEMENTED and flushed nothing. */
+  readonly version: string;
+  readonly answered: 'flushed' | 'unimplemented';
   readonly time: number;
   /** Leaders the store held when the flush was asked for. */
   readonly leaders: number;
@@ -86,12 +112,13 @@ export class TikvSim {
     private readonly pd: PdSim,
     options: TikvSimOptions = {},
   ) {
-    this.o = { statusPort: 20180, grpcPort: 20160, metricsRefreshMs: 10_000, logBackup: true, logBackupTasks: [], ...options };
+    this.o = { statusPort: 20180, grpcPort: 20160, metricsRefreshMs: 10_000, logBackup: true, logBackupTasks: [], version: 'v8.5.7', ...options };
   }
 
-  /** The Pod's tikv-server listens on `ip`; resolves once both ports do. */
-  async serverStart(pod: string, ip: string): Promise<void> {
+  /** The Pod's tikv-server (release `version`, its image tag) listens on `ip`; resolves once both ports do. */
+  async serverStart(pod: string, ip: string, version = this.o.version): Promise<void> {
     await this.serverStop(pod);
+    const flushes = hasFlushNow(version);
     const grpc = new Server();
     if (this.o.logBackup) {
       grpc.addService(
@@ -106,7 +133,7 @@ export class TikvSim {
             responseDeserialize: () => [],
           },
         },
-        { FlushNow: (_call: ServerUnaryCall<unknown, unknown>, done: sendUnaryData<unknown>) => this.flushNow(pod, done) },
+        { FlushNow: (_call: ServerUnaryCall<unknown, unknown>, done: sendUnaryData<unknown>) => this.flushNow(pod, version, flushes, done) },
       );
     }
     const proc: TikvProcess = {
@@ -143,8 +170,15 @@ export class TikvSim {
     proc.gauge = { region: store?.regionCount ?? 0, leader: store?.leaderCount ?? 0 };
   }
 
-  private flushNow(pod: string, done: sendUnaryData<unknown>): void {
-    this.flushes.push({ pod, time: Date.now(), leaders: this.pd.store(pod)?.leaderCount ?? 0 });
+  private flushNow(pod: string, version: string, served: boolean, done: sendUnaryData<unknown>): void {
+    const leaders = this.pd.store(pod)?.leaderCount ?? 0;
+    if (!served) {
+      // The method is not registered in this release: grpcio's `execute_unimplemented`, no message.
+      this.flushes.push({ pod, version, answered: 'unimplemented', time: Date.now(), leaders });
+      done({ code: status.UNIMPLEMENTED, details: '' });
+      return;
+    }
+    this.flushes.push({ pod, version, answered: 'flushed', time: Date.now(), leaders });
     const results = this.o.logBackupTasks.map((t) => ({ taskName: t.name, success: t.error === undefined, errorMessage: t.error ?? '' }));
     done(null, results);
   }

@@ -7,8 +7,9 @@
 import { names, PORT } from '../../tidbcluster/names';
 import { takePumpOffline } from '../clients/pump';
 import { captureAddressPrefix, captureVersion, drainCapture, gracefulUpgradeSupported, resignOwnerOf } from '../clients/ticdc';
-import { flushLogBackup, tikvGrpcTarget } from '../clients/tikv';
+import { FLUSH_NOW_SINCE, flushLogBackup, tikvGrpcTarget, type FlushOutcome } from '../clients/tikv';
 import { LOG_BACKUP_FLUSHED_ANNOTATION, RETIRED_ANNOTATION, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../model/annotations';
+import { podImageTag, versionAtLeast } from '../model/values';
 import { rfc3339, type ActionContext, type Handlers } from './context';
 
 export const gracefulActions: Pick<Handlers, 'retire' | 'drain-capture' | 'flush-log-backup'> = {
@@ -70,11 +71,37 @@ export const gracefulActions: Pick<Handlers, 'retire' | 'drain-capture' | 'flush
       ctx.log.warn(`${ctx.reason}: ${outcome.detail}; restarting it anyway`, { pod: action.pod, store: action.storeId });
       await ctx.event(action.pod, 'Warning', 'FailedLogBackupFlush', `log backup did not flush on store ${action.storeId}: ${outcome.detail}; restarting ${action.pod} anyway`);
     } else {
-      ctx.log.info(`${ctx.reason}: ${outcome.detail}`, { pod: action.pod, store: action.storeId, tasks: outcome.tasks });
+      const detail = outcome.supported ? outcome.detail : unimplementedFlush(ctx, action.pod, outcome);
+      ctx.log.info(`${ctx.reason}: ${detail}`, { pod: action.pod, store: action.storeId, tasks: outcome.tasks });
     }
     await ctx.kube.annotatePod(action.pod, { [LOG_BACKUP_FLUSHED_ANNOTATION]: action.revision });
   },
 };
+
+/**
+ * What an UNIMPLEMENTED answer to FlushNow means, by the release the Pod runs. From v8.5.6 on, only
+ * that log backup is off (`log-backup.enable`: the LogBackup service is not registered). Before, the
+ * method is missing even while a task runs: the TiKV keeps what it has not flushed in its swap files,
+ * which it truncates when it starts again (backup-stream `tempfiles.rs`, `TempFilePool::new`), and the
+ * store that next leads each region scans it again from the task's checkpoint
+ * (`subscription_manager.rs`, `get_last_checkpoint_of`): nothing is lost, but the checkpoint lags.
+ */
+function unimplementedFlush(ctx: ActionContext, podName: string, outcome: FlushOutcome): string {
+  const pod = ctx.pods.find((p) => p.metadata.name === podName);
+  const tag = pod && podImageTag(pod, 'tikv');
+  switch (versionAtLeast(tag, FLUSH_NOW_SINCE)) {
+    case true:
+      return `${podName} has no log backup service to flush (log-backup.enable is off)`;
+    case false:
+      return (
+        `${podName} runs TiKV ${tag}, which cannot flush log backup on demand (FlushNow came in ${FLUSH_NOW_SINCE}): ` +
+        'restarting it without a flush; what it has not flushed yet is scanned again from the task checkpoint by the stores ' +
+        'that lead its regions next, so the log backup checkpoint may lag by up to its flush interval (log-backup.max-flush-interval, default 3m) and more while they scan'
+      );
+    default:
+      return `${outcome.detail}: log backup is off, or ${podName}'s TiKV (${tag ?? 'no image tag'}) predates FlushNow (${FLUSH_NOW_SINCE}) and restarts without a flush`;
+  }
+}
 
 /** The time a capture began to hand its tables over, noted once: `gracefulShutdownTimeout` counts from it. */
 async function markDrainBegin(ctx: ActionContext, pod: string): Promise<void> {

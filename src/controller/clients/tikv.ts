@@ -7,7 +7,10 @@
  *   which TiKV refreshes every 10 s: tikv `components/raftstore/src/coprocessor/region_info_accessor.rs`);
  * - a log backup flush, gRPC `logbackup.LogBackup/FlushNow` on the server port 20160 (kvproto
  *   `proto/logbackuppb.proto`; tikv `components/backup-stream/src/service.rs`), so the restart loses
- *   no more than what was written since.
+ *   no more than what was written since. FlushNow exists from TiKV v8.5.6 (tikv/tikv#18027, in the
+ *   tags v8.5.6, v8.5.7, v9.0.0-beta.1 and master; not in v7.5.x, v8.1.x, v8.5.0 ... v8.5.5): older
+ *   releases answer UNIMPLEMENTED even while a log backup task runs, as any TiKV does with
+ *   `log-backup.enable` off.
  *
  * Both go over TLS with the cluster client certificate when the cluster has tlsCluster.
  */
@@ -92,13 +95,19 @@ function decodeFlushResult(bytes: Uint8Array): FlushResult {
 export interface FlushOutcome {
   /** True when every task flushed (or there was none); false with `detail` saying why not. */
   readonly ok: boolean;
-  /** False when the server has no log backup service to ask (gRPC UNIMPLEMENTED). */
+  /**
+   * False when the server answers UNIMPLEMENTED: log backup is off, or (before {@link FLUSH_NOW_SINCE})
+   * the release has no FlushNow. Only the release tells the two apart.
+   */
   readonly supported: boolean;
   readonly tasks: readonly string[];
   readonly detail: string;
 }
 
 export const FLUSH_NOW_METHOD = '/logbackup.LogBackup/FlushNow';
+
+/** The first TiKV release with FlushNow (tikv/tikv#18027; `fn flush_now` in the v8.5.6 tag's service.rs, not in v8.5.5's). */
+export const FLUSH_NOW_SINCE = 'v8.5.6';
 
 /**
  * Calls FlushNow and waits for the answer, at most `timeoutMs` (tidb-operator gives it 3 minutes).
@@ -121,7 +130,7 @@ export function flushLogBackup(target: string, tls?: ClientTls, timeoutMs = 180_
       { deadline: Date.now() + timeoutMs },
       (err: ServiceError | null, results?: FlushResult[]) => {
         if (err) {
-          if (err.code === GrpcStatus.UNIMPLEMENTED) resolve({ ok: true, supported: false, tasks: [], detail: `${target} has no log backup service to flush` });
+          if (err.code === GrpcStatus.UNIMPLEMENTED) resolve({ ok: true, supported: false, tasks: [], detail: `${target} answered UNIMPLEMENTED to FlushNow` });
           else resolve({ ok: false, supported: true, tasks: [], detail: `FlushNow on ${target}: ${err.details || err.message}` });
           return;
         }
