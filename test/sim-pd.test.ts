@@ -5,6 +5,10 @@ import { DUPLICATED_JOIN, newClusterId, randomMemberId } from './sim/pd-members'
 import { GoMap, atoi, bytesSize, goDuration, goJson, goQuote, jsonSyntaxError, parseUint64, renderJson, rfc3339Nano } from './sim/pd-wire';
 import { World, simCluster } from './sim/world';
 import { render } from './support/render';
+import { pdActions } from '../src/controller/actions/pd';
+import type { ActionContext } from '../src/controller/actions/context';
+import { PdClient } from '../src/controller/clients/pd';
+import { Logger } from '../src/controller/runtime/log';
 
 // ---- helpers: an HTTP client, a discovery stub, cleanup ----
 
@@ -422,6 +426,43 @@ describe('PD members', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(4900);
     expect(sim.leader()).toBe('demo-pd-2');
   }, 10_000);
+
+  test('a transfer that outlasts the 5 s move timeout answers 500 and still lands; a second ask for it joins it', async () => {
+    const sim = await startSim({ transferMs: 6000 });
+    await formPdCluster(sim, 3);
+    const cause = 'etcdserver: request timed out, leader transfer took too long';
+
+    const started = Date.now();
+    const first = call('POST', `${sim.url}/pd/api/v1/leader/transfer/demo-pd-2`);
+    await new Promise((r) => setTimeout(r, 3000));
+    const second = call('POST', `${sim.url}/pd/api/v1/leader/transfer/demo-pd-2`);
+    expect(await first).toMatchObject({ status: 500, text: pdText(`[PD:etcd:ErrEtcdMoveLeader]${cause}: ${cause}`) });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4900);
+    expect(sim.leader()).toBe('demo-pd-0');
+    // The second ask did not restart the transfer (raft ignores a request to the same transferee).
+    expect(await second).toMatchObject({ status: 200, text: pdText('The transfer command is submitted.') });
+    expect(Date.now() - started).toBeLessThan(6900);
+    expect(sim.leader()).toBe('demo-pd-2');
+    expect(sim.transfers).toEqual([{ from: 'demo-pd-0', to: 'demo-pd-2', time: expect.any(Number) }]);
+  }, 15_000);
+
+  test("the controller's transfer-leader asks a transfer that outlasts PD's answer once, and sees the leader move", async () => {
+    const sim = await startSim({ transferMs: 6000 });
+    await formPdCluster(sim, 3);
+    const pd = new PdClient(sim.url);
+    const handlers = pdActions();
+    const action = { type: 'transfer-leader', pod: 'demo-pd-0', from: 'demo-pd-0', to: 'demo-pd-2' } as const;
+    const started = Date.now();
+    // Reconcile passes as the controller makes them: each reads PD's leader and, while it has not
+    // moved, runs the action; a thrown error is tried again on the next pass.
+    while ((await pd.leader()) === 'demo-pd-0' && Date.now() - started < 12_000) {
+      const ctx = { pd, now: Date.now(), reason: 'test', log: new Logger('error', {}, () => {}) } as unknown as ActionContext;
+      await handlers['transfer-leader'](action, ctx).catch(() => false);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(await pd.leader()).toBe('demo-pd-2');
+    expect(sim.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/pd/api/v1/leader/transfer/')).map((r) => r.status)).toEqual([500]);
+  }, 20_000);
 
   test('without a leader, requests wait up to 3 s for one and then get the redirector\'s 503 text (v8.5.0-v8.5.4)', async () => {
     const sim = await startSim();

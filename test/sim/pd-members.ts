@@ -72,6 +72,9 @@ export class PdMembers {
   private raftClusterBootstrapped = false;
   private election: NodeJS.Timeout | undefined;
   private transfer: NodeJS.Timeout | undefined;
+  /** The member the transfer under way moves the leadership to, and the requests waiting on it. */
+  private transferTo: string | undefined;
+  private transferWaiters: (() => void)[] = [];
 
   constructor(
     private readonly config: PdMembersConfig,
@@ -190,16 +193,37 @@ export class PdMembers {
       const cause = 'etcdserver: request timed out, leader transfer took too long';
       const timeout = this.timers.after(MOVE_LEADER_TIMEOUT_MS, () => resolve(`[PD:etcd:ErrEtcdMoveLeader]${cause}: ${cause}`));
       if (!to.running) return; // a stopped member never takes the leadership: the move times out
+      const done = (): void => {
+        this.timers.cancel(timeout);
+        resolve(undefined);
+      };
+      // A request for the transferee already under way joins it: raft ignores a second
+      // MsgTransferLeader to the same node ("transfer leadership to %x is in progress, ignores request
+      // to same node", etcd raft/raft.go `stepLeader`), and etcd's `MoveLeader` only waits for the
+      // leader to change. To another member, the transfer under way is aborted and this one starts.
+      if (this.transfer !== undefined && this.transferTo === target) {
+        this.transferWaiters.push(done);
+        return;
+      }
       this.timers.cancel(this.transfer);
+      this.transferTo = target;
+      this.transferWaiters = [done];
+      // Not cancelled when `MoveEtcdLeader` gives up at 5 s: its deadline only ends the wait, raft's
+      // transfer goes on, and PD runs it under the server's context, not the request's
+      // (server/api/member.go `TransferLeader` passes `h.svr.Context()`), so a client that hangs up
+      // does not stop it either. (Raft gives a transfer up within an election timeout, 3 s in
+      // PD, raft/raft.go `tickHeartbeat`; a `transferMs` above 5 s plays the rare transfer that PD
+      // reports as timed out and that still lands.)
       this.transfer = this.timers.after(this.config.transferMs, () => {
         this.transfer = undefined;
+        this.transferTo = undefined;
+        const waiters = this.transferWaiters.splice(0);
         // The transfer is void if leadership or the target changed meanwhile (the move then times out).
         if (this.leaderName !== from || !to.running || this.byName.get(target) !== to) return;
-        this.timers.cancel(timeout);
         this.leaderName = target;
         this.records.transfers.push({ from: from as string, to: target, time: Date.now() });
         this.noteLoading();
-        resolve(undefined);
+        for (const w of waiters) w();
       });
     });
   }
@@ -216,6 +240,8 @@ export class PdMembers {
     this.leaderName = undefined;
     this.timers.cancel(this.transfer);
     this.transfer = undefined;
+    this.transferTo = undefined;
+    this.transferWaiters = [];
   }
 
   /** Members that start to load their regions now: followers of a leader, and the leader of a bootstrapped cluster. */

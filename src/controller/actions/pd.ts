@@ -12,7 +12,7 @@ import type { Handlers } from './context';
 const TRANSFER_PATIENCE_MS = 5000;
 
 export function pdActions(): Pick<Handlers, 'transfer-leader' | 'transfer-primary' | 'delete-member' | 'delete-store'> {
-  /** When a transfer away from a Pod was last asked for. */
+  /** When a transfer away from a Pod was last asked for (a leader transfer: when the ask ended). */
   const transfers = new Map<string, number>();
   return {
     async 'transfer-primary'(action, ctx) {
@@ -32,10 +32,25 @@ export function pdActions(): Pick<Handlers, 'transfer-leader' | 'transfer-primar
     },
 
     async 'transfer-leader'(action, ctx) {
+      // PD may take its move timeout plus a redirect hop to answer, and the move may complete after
+      // it answered (see `PdClient.transferLeader`); so patience counts from when the ask ended, and
+      // the passes in between read PD's leader before it is asked again.
       const last = transfers.get(action.pod);
       if (last !== undefined && ctx.now - last < TRANSFER_PATIENCE_MS) return false;
-      await ctx.pd.transferLeader(action.to);
+      const started = Date.now();
       transfers.set(action.pod, ctx.now);
+      let outcome: 'submitted' | 'unsettled';
+      try {
+        outcome = await ctx.pd.transferLeader(action.to);
+      } catch (e) {
+        transfers.delete(action.pod); // refused or unreachable: nothing is under way
+        throw e;
+      }
+      transfers.set(action.pod, ctx.now + (Date.now() - started));
+      if (outcome === 'unsettled') {
+        ctx.log.warn(`PD did not confirm the leader transfer to ${action.to} in time; it may still complete, so it is not asked again for ${TRANSFER_PATIENCE_MS} ms`);
+        return false;
+      }
       ctx.log.info(ctx.reason, { from: action.from, to: action.to });
     },
 

@@ -45,6 +45,8 @@ export class PdError extends Error {
     readonly status?: number,
     /** The answer's text (PD writes errors as JSON strings; this is the string). */
     readonly detail = '',
+    /** No answer came within the client's timeout: the server may still be working on the request. */
+    readonly timedOut = false,
   ) {
     super(message);
   }
@@ -74,6 +76,16 @@ function answerText(body: string): string {
   return trimmed;
 }
 
+/**
+ * How long PD may take to answer `POST /pd/api/v1/leader/transfer/{name}`: the handler
+ * (tikv/pd server/api/member.go `leaderHandler.TransferLeader` → pkg/member/member.go
+ * `ResignEtcdLeader` → `MoveEtcdLeader`) waits up to `moveLeaderTimeout`, 5 s, for etcd's leader to
+ * move, and a follower first waits up to 3 s for a leader to forward to (pkg/utils/apiutil/serverapi/
+ * middleware.go `redirector.waitForLeader`, backoffMaxDelay), then proxies the request. Plus a margin
+ * for the hop itself.
+ */
+export const PD_TRANSFER_TIMEOUT_MS = 5000 + 3000 + 2000;
+
 /** A store id from PD's JSON: a uint64, small in practice; refused when a double cannot hold it. */
 function storeIdOf(raw: unknown, url: string): number {
   const id = typeof raw === 'string' ? Number(raw) : raw;
@@ -98,20 +110,20 @@ export class PdClient {
     return client;
   }
 
-  private async send(method: string, path: string, body?: unknown): Promise<HttpResult> {
+  private async send(method: string, path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<HttpResult> {
     const url = `${this.baseUrl}${path}`;
     try {
-      const res = await httpRequest(url, { method, body: body === undefined ? undefined : JSON.stringify(body), timeoutMs: this.timeoutMs, tls: this.tls });
+      const res = await httpRequest(url, { method, body: body === undefined ? undefined : JSON.stringify(body), timeoutMs, tls: this.tls });
       this.onRequest(String(res.status));
       return res;
     } catch (e) {
       this.onRequest('error');
-      throw new PdError(`${method} ${url}: ${(e as Error).message}`);
+      throw new PdError(`${method} ${url}: ${(e as Error).message}`, undefined, '', /^timed out after/.test((e as Error).message));
     }
   }
 
-  private async call(method: string, path: string, body?: unknown, okStatus: readonly number[] = [200]): Promise<string> {
-    const res = await this.send(method, path, body);
+  private async call(method: string, path: string, body?: unknown, okStatus: readonly number[] = [200], timeoutMs?: number): Promise<string> {
+    const res = await this.send(method, path, body, timeoutMs);
     if (!okStatus.includes(res.status)) {
       const text = answerText(res.body);
       throw new PdError(`${method} ${this.baseUrl}${path}: HTTP ${res.status} ${text.slice(0, 200)}`, res.status, text);
@@ -145,8 +157,21 @@ export class PdClient {
     return r?.name || undefined;
   }
 
-  async transferLeader(to: string): Promise<void> {
-    await this.call('POST', `/pd/api/v1/leader/transfer/${encodeURIComponent(to)}`, undefined, [200, 404]);
+  /**
+   * Asks PD to move its leadership to `to`. 'submitted': etcd's leader moved. 'unsettled': PD gave up
+   * waiting (500 `ErrEtcdMoveLeader`, etcd's "leader transfer took too long") or did not answer in
+   * time; the move may still complete, since PD runs it under its own context, not the request's
+   * (`ResignEtcdLeader(h.svr.Context(), ...)`), and etcd's `MoveLeader` only stops waiting at its
+   * deadline, leaving raft's transfer under way (etcd server/etcdserver/server.go). Other refusals throw.
+   */
+  async transferLeader(to: string): Promise<'submitted' | 'unsettled'> {
+    try {
+      await this.call('POST', `/pd/api/v1/leader/transfer/${encodeURIComponent(to)}`, undefined, [200, 404], Math.max(this.timeoutMs, PD_TRANSFER_TIMEOUT_MS));
+      return 'submitted';
+    } catch (e) {
+      if (e instanceof PdError && (e.timedOut || (e.status === 500 && /ErrEtcdMoveLeader|leader transfer took too long/.test(e.detail)))) return 'unsettled';
+      throw e;
+    }
   }
 
   /** Removes a member by name; PD answers 404 for a name it does not know, which counts as done. */
