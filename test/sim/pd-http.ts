@@ -23,15 +23,8 @@
  * the member asked (see `metrics`).
  */
 import type { Member, PdMembers } from './pd-members';
-import {
-  MS_SERVICES,
-  decodeRegistryEntry,
-  goProcessFamilies,
-  promhttpAnswer,
-  promhttpFamilies,
-  type MsRegistry,
-  type PromFamily,
-} from './pdms';
+import { MS_SERVICES, decodeRegistryEntry, type MsRegistry } from './pdms';
+import { goProcessFamilies, promhttpAnswer, promhttpFamilies, type PromFamily } from './prom-text';
 import type { PdProcesses } from './pd-process';
 import type { StoreLabel, TikvStore, TikvStores } from './pd-stores';
 import {

@@ -33,7 +33,7 @@
  */
 import * as http from 'node:http';
 import { definedOnly, FaultInjector, pollUntil, type RequestMatch } from './pd-runtime';
-import { goProcessFamilies, promhttpAnswer, type PromFamily } from './pdms';
+import { goProcessFamilies, promhttpAnswer, type PromFamily } from './prom-text';
 
 export interface PumpSimOptions {
   /** The TidbCluster's name: pumps advertise `<pod>.<cluster>-pump...:<port>`. */

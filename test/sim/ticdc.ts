@@ -34,7 +34,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import { definedOnly, FaultInjector, pollUntil, Timers, type RequestMatch } from './pd-runtime';
-import { goProcessFamilies, promhttpAnswer, type PromEscaping, type PromFamily } from './pdms';
+import { goProcessFamilies, promhttpAnswer, type PromEscaping, type PromFamily } from './prom-text';
 
 // ---------------------------------------------------------------------------------------------
 // Options, records

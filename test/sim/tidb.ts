@@ -34,7 +34,7 @@
  */
 import * as http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { goProcessFamilies, promhttpAnswer, promhttpFamilies, type PromEscaping, type PromFamily } from './pdms';
+import { goProcessFamilies, promhttpAnswer, promhttpFamilies, type PromEscaping, type PromFamily } from './prom-text';
 
 export interface TidbSimOptions {
   /** The release, as in the image tag. @default 'v8.5.0' */
