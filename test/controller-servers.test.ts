@@ -237,6 +237,20 @@ describe('TiCDC and Pump', () => {
   });
 });
 
+describe("TiCDC's new architecture", () => {
+  it('v8.5.6, whose drain API moves nothing: each capture goes only once ownership is off it and the owner is healthy; no drain is asked', async () => {
+    const ticdc = { replicas: 3, env: [{ name: 'TICDC_NEWARCH', value: 'true' }] };
+    const w = await start({ version: 'v8.5.6', ticdc });
+    await w.waitFor(() => w.settled('ticdc', 3) && w.ticdc!.captures().filter((c) => c.state === 'running' && c.architecture === 'new').length === 3, 40_000, 'the cluster to come up');
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.6', ticdc: { ...ticdc, annotations: { restart: '1' } } }));
+    await w.waitFor(() => w.settled('ticdc', 3) && stopsOf(w, 'ticdc').length === 3, 90_000, 'the TiCDC rolling restart');
+    expect(stopsOf(w, 'ticdc')).toEqual(['c-ticdc-2', 'c-ticdc-1', 'c-ticdc-0']);
+    expect(w.ticdc!.stopsWhileOwner).toEqual([]);
+    expect(w.ticdc!.requests.filter((r) => r.path === '/api/v1/captures/drain')).toEqual([]);
+    expect(w.controller().logs.some((l) => /runs TiCDC v8\.5\.6 in its new architecture, whose drain API moves no table/.test(l.msg))).toBe(true);
+  });
+});
+
 describe('Kubernetes API server restart', () => {
   it('rides out the restart and its 403s (RBAC caches not yet filled), then finishes an upgrade', async () => {
     const w = await start({});

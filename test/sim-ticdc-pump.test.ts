@@ -525,9 +525,114 @@ describe('drainCapture (src/controller/clients/ticdc.ts) against TicdcSim', () =
     expect(first).toMatchObject({ done: false });
     expect(first.detail).toContain('asked it to resign');
     await sim.waitFor(() => sim.owner() !== undefined && sim.owner() !== owner, 3000, 'another owner');
-    expect(await resignOwnerOf(base(owner), sim.addressPrefix(owner))).toMatchObject({ done: true });
+    let next = await resignOwnerOf(base(owner), sim.addressPrefix(owner));
+    for (let i = 0; !next.done && i < 100; i++) {
+      await sleep(20);
+      next = await resignOwnerOf(base(owner), sim.addressPrefix(owner));
+    }
+    expect(next).toMatchObject({ done: true, detail: expect.stringContaining('TiCDC is healthy') });
   });
 
+  test("ownership taken from the next Pod: done only once the new owner's /api/v1/health answers 200 (the operator's IsHealthy)", async () => {
+    const { sim, ips } = await cdcReady({ ownerInitMs: 400 });
+    const base = (p: string) => `http://${ips.get(p)}:${sim.port}`;
+    const owner = sim.owner() as string;
+    await resignOwnerOf(base(owner), sim.addressPrefix(owner));
+    await sim.waitFor(() => sim.owner() !== undefined && sim.owner() !== owner, 3000, 'another owner');
+    const early = await resignOwnerOf(base(owner), sim.addressPrefix(owner));
+    expect(early).toEqual({ done: false, detail: expect.stringContaining('waiting for TiCDC to be healthy (HTTP 500 [CDC:ErrClusterIsUnhealthy]TiCDC cluster is unhealthy') });
+    let next = early;
+    for (let i = 0; !next.done && i < 200; i++) {
+      await sleep(20);
+      next = await resignOwnerOf(base(owner), sim.addressPrefix(owner));
+    }
+    expect(next).toMatchObject({ done: true });
+    expect(sim.requests.filter((r) => r.path === '/api/v1/health').at(-1)?.status).toBe(200);
+  });
+});
+
+describe("TiCDC's new architecture (pingcap/ticdc): what a drain answer means, by release", () => {
+  const newArch = (version: string, extra: Partial<TicdcSimOptions> = {}) => cdcReady({ architecture: 'new', version, drainRate: 2, tickMs: 25, ...extra });
+  const put = (url: string, id: string) => call('PUT', url, JSON.stringify({ capture_id: id }));
+
+  test('TicdcSim v8.5.6: the drain handler answers a counter (0, and 10 on every tenth call) and moves nothing (api/v1/api.go drainCapture)', async () => {
+    const { sim, url } = await newArch('v8.5.6');
+    const pod = CDC_PODS.find((p) => p !== sim.owner()) as string;
+    const id = sim.captures().find((c) => c.pod === pod)!.id as string;
+    const held = sim.tablesOf(pod);
+    expect(held).toBeGreaterThan(0);
+    const counts: number[] = [];
+    for (let i = 0; i < 10; i++) counts.push(json(await put(url(pod, '/api/v1/captures/drain'), id)).current_table_count);
+    expect(counts).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 10]);
+    await sleep(100);
+    expect(sim.tablesOf(pod)).toBe(held);
+    // Health is the coordinator's liveness: 200 with {} (api/v2/health.go), resign answers {} with 202.
+    const health = await call('GET', url(pod, '/api/v1/health'));
+    expect([health.status, health.text]).toEqual([200, '{}']);
+    const resign = await call('POST', url(pod, '/api/v1/owner/resign'));
+    expect([resign.status, resign.text]).toEqual([202, '{}']);
+  });
+
+  test('TicdcSim v8.5.7: the coordinator cannot be drained (400); another capture drains to 0; a v8.5.6 peer makes it 0 at once (controller_drain.go)', async () => {
+    const { sim, url } = await newArch('v8.5.7');
+    const owner = sim.owner() as string;
+    const ownerId = sim.captures().find((c) => c.pod === owner)!.id as string;
+    const refused = await put(url(owner, '/api/v1/captures/drain'), ownerId);
+    expect(refused.status).toBe(400);
+    expect(json(refused)).toEqual({ error_msg: '[CDC:ErrSchedulerRequestFailed]scheduler request failed, cannot drain the owner', error_code: 'CDC:ErrSchedulerRequestFailed' });
+    const pod = CDC_PODS.find((p) => p !== owner) as string;
+    const id = sim.captures().find((c) => c.pod === pod)!.id as string;
+    const first = json(await put(url(pod, '/api/v1/captures/drain'), id)).current_table_count as number;
+    expect(first).toBeGreaterThan(0);
+    await sim.waitFor(() => sim.tablesOf(pod) === 0, 3000, 'drained');
+    expect(json(await put(url(pod, '/api/v1/captures/drain'), id)).current_table_count).toBe(0);
+
+    // basic-ticdc-0 registers first and is elected; basic-ticdc-2 runs a release without the drain protocol.
+    const mixed = await cdcReady({ architecture: 'new', version: 'v8.5.7' }, CDC_PODS, { 'basic-ticdc-2': 'v8.5.6' });
+    expect(mixed.sim.owner()).toBe('basic-ticdc-0');
+    const tid = mixed.sim.captures().find((c) => c.pod === 'basic-ticdc-1')!.id as string;
+    expect(json(await put(mixed.url('basic-ticdc-1', '/api/v1/captures/drain'), tid)).current_table_count).toBe(0);
+    await sleep(100);
+    expect(mixed.sim.tablesOf('basic-ticdc-1')).toBeGreaterThan(0);
+  });
+
+  test('drainCapture on v8.5.6: never takes the counter for a drain; the owner resigns first, then the capture goes once the new owner is healthy, saying its tables go with it', async () => {
+    const { sim, ips } = await newArch('v8.5.6');
+    const pod = sim.owner() as string;
+    const base = `http://${ips.get(pod)}:${sim.port}`;
+    const outcomes: StepOutcome[] = [];
+    for (let i = 0; i < 100; i++) {
+      const o = await drainCapture(base, { captureAddress: sim.addressPrefix(pod), newArchitecture: true, imageTag: 'v8.5.6' });
+      outcomes.push(o);
+      if (o.done) break;
+      await sleep(15);
+    }
+    expect(outcomes[0].detail).toContain('asked it to resign');
+    const last = outcomes.at(-1)!;
+    expect(last.done).toBe(true);
+    expect(last.detail).toContain('runs TiCDC v8.5.6 in its new architecture, whose drain API moves no table');
+    expect(outcomes.some((o) => /is drained/.test(o.detail))).toBe(false);
+    expect(sim.requests.filter((r) => r.path === '/api/v1/captures/drain')).toEqual([]);
+    expect(sim.owner()).not.toBe(pod);
+    await sim.captureStop(pod);
+    expect(sim.stopsWhileOwner).toEqual([]);
+  });
+
+  test('drainCapture on v8.5.7: resigns, then drains the capture to 0 tables before it goes', async () => {
+    const { sim, ips } = await newArch('v8.5.7');
+    const pod = sim.owner() as string;
+    const base = `http://${ips.get(pod)}:${sim.port}`;
+    let last: StepOutcome = { done: false, detail: '' };
+    for (let i = 0; i < 200 && !last.done; i++) {
+      last = await drainCapture(base, { captureAddress: sim.addressPrefix(pod), newArchitecture: true, imageTag: 'v8.5.7' });
+      if (!last.done) await sleep(15);
+    }
+    expect(last.detail).toContain('is drained, or TiCDC chose a plain restart');
+    expect(sim.tablesOf(pod)).toBe(0);
+    await sim.captureStop(pod);
+    expect(sim.stopsWithTables).toEqual([]);
+    expect(sim.stopsWhileOwner).toEqual([]);
+  });
 });
 
 // ---- Pump ----

@@ -221,6 +221,18 @@ describe('TiCDC config, flags and TZ', () => {
     expect(renderErrors(withCdc({ config: { gcTTL: 1.5 } }))).toContain('spec.ticdc.config.gcTTL (line');
   });
 
+  test("TiCDC's new architecture (newarch = true, or TICDC_NEWARCH=true) is noted on the Pod for the controller; a newarch that is not a boolean is refused", () => {
+    const annotation = (objects: Obj[]) => sts(objects).spec.template.metadata.annotations?.['tidb-gitops.io/ticdc-architecture'];
+    expect(annotation(render(withCdc({ config: 'newarch = true\n' })))).toBe('new');
+    expect(annotation(render(withCdc({ env: [{ name: 'TICDC_NEWARCH', value: 'true' }] })))).toBe('new');
+    expect(annotation(render(withCdc({ env: [{ name: 'TICDC_NEWARCH', value: '1' }] })))).toBeUndefined();
+    expect(annotation(render(withCdc({ config: 'newarch = false\n' })))).toBeUndefined();
+    expect(annotation(render(withCdc()))).toBeUndefined();
+    const errors = renderErrors(withCdc({ config: 'newarch = "yes"\n' }));
+    expect(errors).toContain('spec.ticdc.config.newarch (line');
+    expect(errors).toContain('expected true or false (TiCDC refuses to start with any other value), got "yes"');
+  });
+
   test('fails on other keys in a config mapping, which tidb-operator would drop', () => {
     expect(renderErrors(withCdc({ config: { logLevel: 'info', sorter: { dir: '/x' } } }))).toMatch(
       /spec\.ticdc\.config\.sorter \(line \d+\): a config mapping only takes timezone, gcTTL, logLevel, logFile \(tidb-operator reads a mapping into its four-field TiCDCConfig, so every other key would be lost\); give TiCDC's config as a TOML string/,

@@ -2,7 +2,7 @@ import { Construct } from 'constructs';
 import type { ConfigMap, Container, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import type { ResolvedTiCDC } from '../tidbcluster/ticdc';
-import { names, PORT } from '../tidbcluster/names';
+import { names, PORT, TICDC_ARCHITECTURE_ANNOTATION } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
@@ -123,5 +123,6 @@ export function ticdcStatefulSet(cluster: ResolvedCluster, ticdc: ResolvedTiCDC,
     ...(ticdc.securityContext && { securityContext: ticdc.securityContext }),
   };
   const podSpec = finishPodSpec(basePodSpec(cluster, ticdc, { sysctlInit: false }), mergeContainers([container], ticdc.additionalContainers), volumes);
-  return statefulSet(cluster, ticdc, podSpec, storage.claims, podAnnotations(ticdc, PORT.ticdc));
+  const annotations = { ...podAnnotations(ticdc, PORT.ticdc), ...(ticdc.newArchitecture && { [TICDC_ARCHITECTURE_ANNOTATION]: 'new' }) };
+  return statefulSet(cluster, ticdc, podSpec, storage.claims, annotations);
 }

@@ -195,6 +195,12 @@ export const names = {
 /** TidbCluster (or StatefulSet) annotation with which the controller restarts Pods without health checks. */
 export const FORCE_UPGRADE_ANNOTATION = 'tidb.pingcap.com/force-upgrade';
 
+/**
+ * TiCDC Pod annotation, `new` when the capture runs TiCDC's new architecture (`newarch`): the
+ * controller reads from it what the capture's drain answer means.
+ */
+export const TICDC_ARCHITECTURE_ANNOTATION = 'tidb-gitops.io/ticdc-architecture';
+
 /** Fixed ports (tidb-operator v1 defaults). */
 export const PORT = {
   pdClient: 2379,

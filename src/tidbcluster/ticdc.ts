@@ -21,6 +21,12 @@ export interface ResolvedTiCDC extends ResolvedComponent {
   readonly timezone: string;
   /** The config has keys beyond the four above: TiCDC gets a ConfigMap and `--config`. */
   readonly configFile: boolean;
+  /**
+   * TiCDC runs its new architecture: config `newarch = true`, or the env `TICDC_NEWARCH=true`
+   * (pingcap/ticdc cmd/cdc/server/server.go `isNewArchEnabled`, v8.5.4+). The controller reads it
+   * from the Pod to know what a drain answer means. @default false
+   */
+  readonly newArchitecture: boolean;
 }
 
 /** Component defaults (tidb-operator v1's values). */
@@ -95,11 +101,24 @@ export function resolveTiCDC(ctx: Ctx): ResolvedTiCDC {
       wordValue(config['log-file'], logFile, LOG_FILE, 'a file path of letters, digits, ., _, / and -', ctx.issues) ?? TICDC_DEFAULTS.logFile,
     timezone: stringValue(config.tz, tz, ctx.issues) ?? (ctx.spec.timezone || TICDC_DEFAULTS.timezone),
     configFile: Object.keys(config).some((k) => !(TICDC_FLAG_KEYS as readonly string[]).includes(k)),
+    newArchitecture: newArchitecture(config.newarch, spec, path, ctx.issues),
     settings: {
       ...settings,
       gracefulShutdownTimeout: duration(spec.gracefulShutdownTimeout, `${path}.gracefulShutdownTimeout`, ctx.issues),
     },
   };
+}
+
+/**
+ * Whether TiCDC starts its new architecture. TiCDC decodes its config strictly, so a `newarch` that
+ * is not a boolean stops it; the env counts when its value is exactly `true`, as TiCDC reads it.
+ */
+function newArchitecture(value: TomlValue | undefined, spec: TiCDCSpec, path: string, issues: SpecIssue[]): boolean {
+  if (value !== undefined && typeof value !== 'boolean') {
+    issues.push({ path: `${path}.config.newarch`, message: `expected true or false (TiCDC refuses to start with any other value), got ${describe(value)}` });
+  }
+  const env = (spec.env ?? []).find((e) => e.name === 'TICDC_NEWARCH');
+  return value === true || env?.value === 'true';
 }
 
 function isMapping(config: unknown): config is Record<string, unknown> {

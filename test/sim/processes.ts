@@ -75,7 +75,12 @@ export class Processes {
       tikv?.serverStart(name, ip, podImageTag(pod as Pod, 'tikv')).catch(failed);
     }
     if (component === 'tiflash') pd.tiflashStart(name, undefined, ip);
-    if (component === 'ticdc') ticdc?.captureStart(name, ip).catch(failed);
+    if (component === 'ticdc') {
+      // TiCDC runs its new architecture when TICDC_NEWARCH is exactly "true" (pingcap/ticdc cmd/cdc/server/server.go `isNewArchEnabled`).
+      const env: { name: string; value?: string }[] = pod.spec?.containers?.find((c: { name: string }) => c.name === 'ticdc')?.env ?? [];
+      const architecture = env.some((e) => e.name === 'TICDC_NEWARCH' && e.value === 'true') ? ('new' as const) : undefined;
+      ticdc?.captureStart(name, ip, { version: podImageTag(pod as Pod, 'ticdc'), architecture }).catch(failed);
+    }
     if (component === 'pump') pump?.pumpStart(name, ip).catch(failed);
     if (component === 'tidb') tidb?.serverStart(name, ip, podImageTag(pod as Pod, 'tidb')).catch(failed);
     // The container is named after the service (tidb-operator pd_ms_member_manager.go); its tag is the release.

@@ -21,9 +21,13 @@
  * non-owner that TiCDC forwards to the owner are answered here by the owner's model directly, with the
  * owner's version; the requests log says which capture answered.
  *
- * The architecture played is tiflow's (pingcap/tiflow cdc/): captures, an owner elected in etcd, the v3
- * table scheduler. TiCDC's new architecture (the pingcap/ticdc repository, tagged from v8.5.4) is not
- * modelled. `/metrics`, a route of every release, is served (see `metrics`); the real routes this
+ * The architecture played is tiflow's (pingcap/tiflow cdc/) by default: captures, an owner elected in
+ * etcd, the v3 table scheduler. A capture started with `architecture: 'new'` plays TiCDC's new
+ * architecture (pingcap/ticdc, tagged from v8.5.4, turned on by `newarch = true`, `--newarch` or
+ * `TICDC_NEWARCH=true`: cmd/cdc/server/server.go `isNewArchEnabled`; the only one in v9.0.0-beta.1)
+ * where its HTTP API differs: the v1 routes of api/v1/api.go `RegisterOpenAPIV1Routes` (v8.5.4+) over
+ * api/v2 handlers, see `newArchDrain`, `health` and `apiV1`. Its coordinator is played by the same
+ * owner model. `/metrics`, a route of every release, is served (see `metrics`); the real routes this
  * model does not serve are listed in `UNSIMULATED_PREFIXES` (and the ServeMux's list of v4.0-v5.1), so
  * that a request to one is answered 500 and recorded rather than taken for a 404.
  *
@@ -49,6 +53,8 @@ export interface TicdcSimOptions {
   version?: string;
   /** Port every capture listens on and advertises (tidb-operator: `DefaultTiCDCPort`). @default 8301 */
   port?: number;
+  /** Which TiCDC the captures run (`captureStart` can override it per process). @default 'tiflow' */
+  architecture?: TicdcArchitecture;
   /** Tables the one changefeed replicates; 0 means no changefeed. @default 20 */
   tables?: number;
   /** From process start to the capture registered and ready (IsReady). @default 30 */
@@ -74,6 +80,7 @@ export interface TicdcSimOptions {
 /** The defaults of `TicdcSimOptions`, in one place. */
 export const TICDC_SIM_DEFAULTS = {
   version: 'v8.5.0',
+  architecture: 'tiflow' as TicdcArchitecture,
   port: 8301,
   tables: 20,
   initMs: 30,
@@ -94,6 +101,9 @@ type TicdcConfig = TicdcSimOptions & { -readonly [K in keyof typeof TICDC_SIM_DE
 export type TicdcTimings = Partial<
   Pick<TicdcSimOptions, 'initMs' | 'electionMs' | 'campaignRetryMs' | 'ownerInitMs' | 'captureInitMs' | 'drainRate' | 'rescheduleMs' | 'balanceMs'>
 >;
+
+/** tiflow's TiCDC (pingcap/tiflow `cdc/`), or the new architecture (pingcap/ticdc, `newarch`). */
+export type TicdcArchitecture = 'tiflow' | 'new';
 
 /** A capture process stopped while the owner still scheduled tables on it. */
 export interface StopWithTables {
@@ -137,6 +147,7 @@ export interface CaptureView {
   id?: string;
   address: string;
   version: string;
+  architecture: TicdcArchitecture;
   /** `starting`: listening, not yet registered; `running`: registered; `stopped`: exited. */
   state: 'starting' | 'running' | 'stopped';
   isOwner: boolean;
@@ -181,10 +192,25 @@ interface Features {
    * ErrSchedulerRequestFailed "not all captures initialized", which the API answers with 503.
    */
   drainUninitialisedCountsOne: boolean;
+  /** The new architecture (pingcap/ticdc): its own v1 routes over api/v2 handlers. */
+  newArch: boolean;
+  /**
+   * The new architecture's drain moves something: `co.DrainNode` (api/v1/api.go `drainCapture` and
+   * coordinator/controller_drain.go, v8.5.7 and master). In v8.5.4-v8.5.6, v9.0.0-beta.1 and
+   * v26.3.1-v26.3.4 the handler answers from a counter and moves nothing.
+   */
+  newArchDrain: boolean;
 }
 
-function features(v: Version): Features {
+/** Releases of the new architecture whose drain API drains (see `Features.newArchDrain`). */
+export function newArchDrains(v: Version): boolean {
+  return (v[0] === 8 && v[1] === 5 && v[2] >= 7) || atLeast(v, 26, 3, 5);
+}
+
+function features(v: Version, architecture: TicdcArchitecture): Features {
   return {
+    newArch: architecture === 'new',
+    newArchDrain: architecture === 'new' && newArchDrains(v),
     gin: atLeast(v, 5, 2, 0),
     infoError: atLeast(v, 6, 1, 1),
     drainApi: atLeast(v, 6, 2, 0),
@@ -258,6 +284,7 @@ interface CaptureProc {
   pod: string;
   ip: string;
   versionText: string;
+  architecture: TicdcArchitecture;
   features: Features;
   address: string;
   id?: string;
@@ -269,6 +296,8 @@ interface CaptureProc {
   initTimer?: NodeJS.Timeout;
   /** Process start (epoch ms): `process_start_time_seconds`. */
   startMs: number;
+  /** New architecture before v8.5.7: the drain handler's call counter (`drainCaptureCounter`, a package variable). */
+  drainCalls: number;
   /** Time this process owned the cluster in earlier terms (ms); the current term runs from `ownerSince`. */
   ownedMs: number;
   ownerSince?: number;
@@ -310,6 +339,8 @@ export class TicdcSim {
   /** When the owner's scheduler sees each capture (by id) as initialised. */
   private readonly captureReadyAt = new Map<string, number>();
   private drainTargetId?: string;
+  /** Captures whose new-architecture drain completed (`isCompletedDrainTarget`). */
+  private readonly drainedIds = new Set<string>();
   /** Capture id holding each table (its Primary), undefined while the table is not replicating. */
   private readonly primaries: (string | undefined)[];
   private readonly orphanedAt: number[];
@@ -354,16 +385,18 @@ export class TicdcSim {
    * The Pod's cdc server starts and listens on `ip:port` (resolves once it listens; rejects when it
    * cannot). It registers `initMs` later. `version` overrides the simulator's (a rolling upgrade).
    */
-  async captureStart(pod: string, ip: string, opts: { version?: string } = {}): Promise<void> {
+  async captureStart(pod: string, ip: string, opts: { version?: string; architecture?: TicdcArchitecture } = {}): Promise<void> {
     if (this.closed) throw new Error('TicdcSim is closed');
     const current = this.procs.get(pod);
     if (current !== undefined && current.state !== 'stopped') throw new Error(`captureStart: ${pod} is already ${current.state}; call captureStop first`);
     const versionText = opts.version ?? this.o.version;
+    const architecture = opts.architecture ?? this.o.architecture;
     const proc: CaptureProc = {
       pod,
       ip,
       versionText,
-      features: features(parseTicdcVersion(versionText)),
+      architecture,
+      features: features(parseTicdcVersion(versionText), architecture),
       address: this.advertiseAddress(pod),
       pid: this.nextPid++,
       gitHash: randomBytes(20).toString('hex'),
@@ -371,6 +404,7 @@ export class TicdcSim {
       liveness: 0,
       server: http.createServer((req, res) => this.serve(proc, req, res)),
       startMs: Date.now(),
+      drainCalls: 0,
       ownedMs: 0,
     };
     await new Promise<void>((resolve, reject) => {
@@ -450,6 +484,7 @@ export class TicdcSim {
       id: p.id,
       address: p.address,
       version: p.versionText,
+      architecture: p.architecture,
       state: p.state,
       isOwner: this.ownerProc === p,
       liveness: p.liveness,
@@ -729,14 +764,15 @@ export class TicdcSim {
       {
         method: 'POST',
         path: '/api/v1/owner/resign',
-        handle: (_b: string, r: CdcRequestRecord) => this.apiV1(proc, () => this.forwardToOwner(proc, r, () => this.resignOwner())),
+        handle: (_b: string, r: CdcRequestRecord) => this.apiV1(proc, () => this.forwardToOwner(proc, r, (owner) => this.resignOwner(owner))),
       },
     ];
     if (f.drainApi) {
       routes.push({
         method: 'PUT',
         path: '/api/v1/captures/drain',
-        handle: (b: string, r: CdcRequestRecord) => this.apiV1(proc, () => this.forwardToOwner(proc, r, (owner) => this.drainCapture(owner, b))),
+        handle: (b: string, r: CdcRequestRecord) =>
+          this.apiV1(proc, () => this.forwardToOwner(proc, r, (owner) => (owner.features.newArch ? this.newArchDrain(owner, b) : this.drainCapture(owner, b)))),
       });
     }
     // cdc/http.go `RegisterRoutes` (v6.0+; cdc/http_status.go `startStatusHTTP` in v5.2-v5.4): `router.Any("/metrics", gin.WrapH(promhttp.Handler()))`.
@@ -799,6 +835,9 @@ export class TicdcSim {
    * meet the uninitialised capture themselves (see `notInitialised`).
    */
   private apiV1(proc: CaptureProc, handler: () => Reply, needsInfo = true): Reply {
+    // The new architecture has no ready check: `SelfInfo` fails until `reset` (server/server.go
+    // `SelfInfo` (v8.5.7:393-399)), in the handler or in `ForwardToCoordinator`, answered 500.
+    if (proc.state !== 'running' && proc.features.newArch) return httpError(500, 'CDC:ErrCaptureNotInitialized', 'capture has not been initialized yet');
     if (proc.state !== 'running') {
       if (proc.features.drainApi) return ERR_NOT_READY();
       if (needsInfo) return this.notInitialised(proc);
@@ -851,6 +890,13 @@ export class TicdcSim {
    * (pkg/version/check.go `CheckTiCDCVersion`): 500 ErrClusterIsUnhealthy.
    */
   private health(proc: CaptureProc, record: CdcRequestRecord): Reply {
+    // New architecture: forwarded to the coordinator, whose own liveness decides (api/v2/health.go
+    // `ServerHealth` (v8.5.4-v8.5.7, v26.3.x)): 200 `{}`, else 500 ErrClusterIsUnhealthy.
+    if (proc.features.newArch) {
+      return this.forwardToOwner(proc, record, (owner) =>
+        owner.liveness === 0 ? compactJson(200, {}) : httpError(500, 'CDC:ErrClusterIsUnhealthy', 'TiCDC cluster is unhealthy'),
+      );
+    }
     if (!proc.features.v63) return this.ownerProc === undefined ? ERR_NO_LEADER() : emptyAnswer(200);
     return this.forwardToOwner(proc, record, () => {
       const versions = new Set(this.registered.map((c) => c.versionText));
@@ -892,10 +938,50 @@ export class TicdcSim {
     );
   }
 
-  /** `POST /api/v1/owner/resign` on the owner (api.go `ResignController` (v8.5.x:620-627)): 202, empty body. */
-  private resignOwner(): Reply {
+  /**
+   * `POST /api/v1/owner/resign` on the owner (api.go `ResignController` (v8.5.x:620-627)): 202, empty
+   * body. The new architecture stops its coordinator and answers `{}` with 202 to a v1 call (api/v2/
+   * coordinator.go `ResignOwner`, helper.go `getStatus` (v8.5.4+)).
+   */
+  private resignOwner(owner: CaptureProc): Reply {
     this.resign();
-    return emptyAnswer(202);
+    return owner.features.newArch ? compactJson(202, {}) : emptyAnswer(202);
+  }
+
+  /**
+   * `PUT /api/v1/captures/drain` in the new architecture, on the coordinator (the captures group is
+   * forwarded to it: api/v1/api.go `RegisterOpenAPIV1Routes`). Without `newArchDrain` (v8.5.4-v8.5.6,
+   * v9.0.0-beta.1, v26.3.1-v26.3.4: api/v1/api.go `drainCapture`) a per-process counter answers 10 on
+   * every tenth call and 0 otherwise; nothing moves. With it (v8.5.7: api/v1/api.go `drainCapture`,
+   * coordinator/controller_drain.go `DrainNode`): the coordinator itself cannot be drained (400); an
+   * unknown target is 0 once drained, else 400 ErrCaptureNotExist; another drain still active, or
+   * the coordinator not bootstrapped, answers 1; a peer without the drain protocol (a release
+   * without it) answers 0, "fall back to legacy hard restart"; otherwise the tables left on the target.
+   */
+  private newArchDrain(owner: CaptureProc, rawBody: string): Reply {
+    const parsed = bindDrainRequest(rawBody);
+    if (typeof parsed !== 'string') return parsed;
+    const target = parsed;
+    if (!owner.features.newArchDrain) {
+      owner.drainCalls += 1;
+      return compactJson(202, { current_table_count: owner.drainCalls % 10 === 0 ? 10 : 0 });
+    }
+    if (!this.registered.some((c) => c.id === target)) {
+      if (this.drainedIds.has(target)) return compactJson(202, { current_table_count: 0 });
+      return httpError(400, 'CDC:ErrCaptureNotExist', `capture not exists, ${target}`);
+    }
+    if (target === owner.id) return httpError(400, 'CDC:ErrSchedulerRequestFailed', 'scheduler request failed, cannot drain the owner');
+    if (this.drainTargetId !== undefined && this.drainTargetId !== target) return compactJson(202, { current_table_count: 1 });
+    if (!this.schedulerReady(Date.now())) return compactJson(202, { current_table_count: 1 });
+    if (this.registered.some((c) => !c.features.newArchDrain)) return compactJson(202, { current_table_count: 0 });
+    const left = this.tableCount(target);
+    if (left === 0) {
+      this.drainedIds.add(target);
+      if (this.drainTargetId === target) this.drainTargetId = undefined;
+      return compactJson(202, { current_table_count: 0 });
+    }
+    this.drainTargetId = target;
+    return compactJson(202, { current_table_count: left });
   }
 
   /**

@@ -9,7 +9,7 @@ import { takePumpOffline } from '../clients/pump';
 import { captureAddressPrefix, captureVersion, drainCapture, gracefulUpgradeSupported, resignOwnerOf } from '../clients/ticdc';
 import { FLUSH_NOW_SINCE, flushLogBackup, tikvGrpcTarget, type FlushOutcome } from '../clients/tikv';
 import { LOG_BACKUP_FLUSHED_ANNOTATION, RETIRED_ANNOTATION, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../model/annotations';
-import { podImageTag, versionAtLeast } from '../model/values';
+import { captureHints, podImageTag, versionAtLeast } from '../model/values';
 import { rfc3339, type ActionContext, type Handlers } from './context';
 
 export const gracefulActions: Pick<Handlers, 'retire' | 'drain-capture' | 'flush-log-backup'> = {
@@ -22,7 +22,8 @@ export const gracefulActions: Pick<Handlers, 'retire' | 'drain-capture' | 'flush
     if (action.how === 'ticdc') {
       await markDrainBegin(ctx, podName);
       const host = captureAddressPrefix(c, podName);
-      outcome = await drainCapture(`${scheme}://${host}:${PORT.ticdc}`, { tls: ctx.tls, captureAddress: host });
+      const hints = captureHints(ctx.pods.find((p) => p.metadata.name === podName));
+      outcome = await drainCapture(`${scheme}://${host}:${PORT.ticdc}`, { tls: ctx.tls, captureAddress: host, ...hints });
     } else {
       const peer = names.peerService(c.name, 'pump');
       const advertised = `${podName}.${peer}${names.pumpAdvertiseZone(c.namespace, c.clusterDomain, c.acrossK8s)}:${PORT.pump}`;
@@ -51,7 +52,7 @@ export const gracefulActions: Pick<Handlers, 'retire' | 'drain-capture' | 'flush
     if (!gracefulUpgradeSupported(running, action.targetVersion)) {
       ctx.log.info(`the capture of ${action.pod} runs ${running ?? 'a version without /api/v1/status'} and cannot hand its tables over to ${action.targetVersion}; restarting it without a drain`, { pod: action.pod });
     } else {
-      const drained = await drainCapture(base, { ...opts, captureAddress: host });
+      const drained = await drainCapture(base, { ...opts, captureAddress: host, ...captureHints(ctx.pods.find((p) => p.metadata.name === action.pod)) });
       ctx.log.info(drained.detail, { pod: action.pod, done: drained.done });
       if (!drained.done) return false;
       if (action.next) {

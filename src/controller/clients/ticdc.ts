@@ -95,8 +95,44 @@ async function resignOwner(base: string, capture: Capture, opts: RequestOptions)
   return { done: false, detail: `capture ${capture.id} (${capture.address}) is the owner; resign answered HTTP ${res.status} ${cdcErrorText(res.body)}; retrying` };
 }
 
+/**
+ * What a drain answer of `current_table_count: 0` means, by TiCDC's architecture and release:
+ * - `tables`: tiflow's TiCDC (pingcap/tiflow `cdc/`): the owner's scheduler moved every table away.
+ * - `best-effort`: the new architecture from v8.5.7 (coordinator/controller_drain.go `DrainNode`, also
+ *   on master): the coordinator saw the drain converge, or chose a plain restart because a capture
+ *   in the cluster cannot take part in a drain (a release without the protocol).
+ * - `none`: the new architecture in v8.5.4-v8.5.6, v9.0.0-beta.1 and v26.3.1-v26.3.4 (api/v1/api.go
+ *   `drainCapture`): the handler answers from a call counter and moves nothing, so its answer says
+ *   nothing. An unknown version of the new architecture counts as this, the safe reading.
+ */
+export type DrainMeaning = 'tables' | 'best-effort' | 'none';
+
+/** See {@link DrainMeaning}; `version` is the capture's own (`/api/v1/status`) or its image tag. */
+export function drainMeaning(version: string | undefined, newArchitecture: boolean): DrainMeaning {
+  const v = version === undefined ? undefined : semver(version);
+  // v9.0.0-beta.1 (pingcap/ticdc) has only the new architecture.
+  const newArch = newArchitecture || (v !== undefined && v[0] === 9 && v[1] === 0 && v[2] === 0 && /-beta/.test(version!));
+  if (!newArch) return 'tables';
+  if (version !== undefined && /^(latest|nightly|master)$/i.test(version.trim())) return 'best-effort';
+  if (v === undefined) return 'none';
+  return (v[0] === 8 && v[1] === 5 && v[2] >= 7) || cmp(v, [26, 3, 5]) >= 0 ? 'best-effort' : 'none';
+}
+
+/**
+ * Whether the TiCDC cluster is healthy, as tidb-operator's `IsHealthy` asks before the next capture
+ * restarts (`GET /api/v1/health`, answered by the owner): 200 yes; 404 a TiCDC without the route,
+ * taken as yes; 500 (ErrClusterIsUnhealthy, or no owner) and 503 (not ready) no.
+ */
+async function clusterHealthy(root: string, opts: RequestOptions): Promise<{ healthy: boolean; text: string }> {
+  const url = `${root}/api/v1/health`;
+  const res = await send('GET', url, opts);
+  if (res.status === 200) return { healthy: true, text: 'healthy' };
+  if (res.status === 404) return { healthy: true, text: 'no health API (HTTP 404)' };
+  return { healthy: false, text: `HTTP ${res.status} ${cdcErrorText(res.body)}`.trim() };
+}
+
 /** `PUT <base>/api/v1/captures/drain` with `{"capture_id"}`; TiCDC answers `{"current_table_count": n}`. */
-async function requestDrain(base: string, capture: Capture, opts: RequestOptions): Promise<StepOutcome> {
+async function requestDrain(base: string, capture: Capture, opts: RequestOptions, meaning: DrainMeaning = 'tables'): Promise<StepOutcome> {
   const url = `${base}/api/v1/captures/drain`;
   const res = await send('PUT', url, opts, JSON.stringify({ capture_id: capture.id }));
   const who = `capture ${capture.id} (${capture.address})`;
@@ -112,9 +148,10 @@ async function requestDrain(base: string, capture: Capture, opts: RequestOptions
     throw new GracefulError(`PUT ${url}: expected {"current_table_count": n}, got "${snippet(res.body)}"`, url, res.status);
   }
   const n = v.current_table_count;
-  return n === 0
-    ? { done: true, detail: `${who} is drained: no tables left` }
-    : { done: false, detail: `${who} is draining: ${n} table${n === 1 ? '' : 's'} left` };
+  if (n !== 0) return { done: false, detail: `${who} is draining: ${n} table${n === 1 ? '' : 's'} left` };
+  return meaning === 'best-effort'
+    ? { done: true, detail: `${who} is drained, or TiCDC chose a plain restart for it (a capture in the cluster cannot take part in a drain)` }
+    : { done: true, detail: `${who} is drained: no tables left` };
 }
 
 /**
@@ -134,7 +171,7 @@ async function requestDrain(base: string, capture: Capture, opts: RequestOptions
  *   with `.svc.<domain>` across Kubernetes clusters). Defaults to the host name of `base`.
  * @throws GracefulError when the Pod cannot be reached or answers something that is not TiCDC's.
  */
-export async function drainCapture(base: string, opts: RequestOptions & { readonly captureAddress?: string } = {}): Promise<StepOutcome> {
+export async function drainCapture(base: string, opts: RequestOptions & { readonly captureAddress?: string; readonly newArchitecture?: boolean; readonly imageTag?: string } = {}): Promise<StepOutcome> {
   const root = trimSlash(base);
   const prefix = opts.captureAddress ?? new URL(root).hostname;
   const list = await listCaptures(root, opts);
@@ -154,7 +191,21 @@ export async function drainCapture(base: string, opts: RequestOptions & { readon
     const resigned = await resignOwner(root, self, opts);
     if (resigned !== 'unsupported') return resigned;
   }
-  return requestDrain(root, self, opts);
+  const tagMeaning = drainMeaning(opts.imageTag, opts.newArchitecture === true);
+  if (tagMeaning === 'tables') return requestDrain(root, self, opts);
+  // The new architecture: what 0 means depends on the release the capture runs.
+  const version = await captureVersion(root, opts).catch(() => opts.imageTag);
+  const meaning = drainMeaning(version, true);
+  if (meaning === 'best-effort') return requestDrain(root, self, opts, meaning);
+  const health = await clusterHealthy(root, opts);
+  if (!health.healthy) return { done: false, detail: `capture ${self.id} (${self.address}): waiting for the TiCDC owner ${owner.address} to be healthy (${health.text}) before it goes` };
+  return {
+    done: true,
+    detail:
+      `capture ${self.id} (${self.address}) runs TiCDC ${version ?? '(version unknown)'} in its new architecture, whose drain API moves no table ` +
+      `(it answers 0 without draining; v8.5.7 drains): not the owner and the owner ${owner.address} is healthy, so it goes with its tables, ` +
+      'which the other captures resume from their changefeed checkpoints after it stops (replication lags meanwhile)',
+  };
 }
 
 /**
@@ -204,7 +255,11 @@ export async function resignOwnerOf(base: string, prefix: string, opts: RequestO
   if (list.kind === 'unavailable') return { done: false, detail: `${root} cannot list captures yet (${list.text}); retrying` };
   const owner = list.captures.find((c) => c.isOwner);
   if (!owner) return { done: false, detail: `no owner among ${list.captures.length} captures; waiting for an owner to be elected` };
-  if (!captureMatches(owner.address, prefix) || list.captures.length === 1) return { done: true, detail: `the owner is capture ${owner.id} (${owner.address})` };
+  if (!captureMatches(owner.address, prefix) || list.captures.length === 1) {
+    const health = await clusterHealthy(root, opts);
+    if (!health.healthy) return { done: false, detail: `the owner is capture ${owner.id} (${owner.address}); waiting for TiCDC to be healthy (${health.text})` };
+    return { done: true, detail: `the owner is capture ${owner.id} (${owner.address}) and TiCDC is healthy` };
+  }
   const resigned = await resignOwner(root, owner, opts);
   return resigned === 'unsupported' ? { done: true, detail: `${root} has no resign API (HTTP 404)` } : resigned;
 }

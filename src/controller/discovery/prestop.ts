@@ -22,6 +22,7 @@ import { captureAddressPrefix, drainCapture } from '../clients/ticdc';
 import { names, PORT, type ComponentKind } from '../../tidbcluster/names';
 import type { ClusterInfo } from '../model/cluster';
 import { isTerminating, type Pod } from '../model/objects';
+import { captureHints } from '../model/values';
 import { storeOfPod } from '../view/lookups';
 import { podOfMsMember } from '../plan/pdms';
 
@@ -112,7 +113,7 @@ async function lookAt(deps: PreStopDeps, kind: Hooked, podName: string): Promise
   if (kind === 'ticdc') {
     const host = captureAddressPrefix(cluster, podName);
     const base = deps.ticdcUrl?.(podName) ?? `${cluster.tls ? 'https' : 'http'}://${host}:${PORT.ticdc}`;
-    return drainCapture(base, { tls: deps.tls, captureAddress: host });
+    return drainCapture(base, { tls: deps.tls, captureAddress: host, ...captureHints(deps.pods().find((p) => p.metadata.name === podName)) });
   }
   if (kind === 'pd') {
     const leader = await first(deps.pdClients, (pd) => pd.leader());

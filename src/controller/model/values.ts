@@ -2,6 +2,7 @@
  * Values the controller reads from objects as text: Go durations, times, image tags and versions.
  */
 import { tagVersionAtLeast } from '../../base/version';
+import { TICDC_ARCHITECTURE_ANNOTATION } from '../../tidbcluster/names';
 import type { Pod, StatefulSet } from './objects';
 
 /**
@@ -49,3 +50,12 @@ export function tagOf(image: string | undefined): string | undefined {
 
 /** The tag a Pod's container runs. */
 export const podImageTag = (pod: Pod, container: string): string | undefined => tagOf(pod.spec?.containers?.find((c) => c.name === container)?.image);
+
+/**
+ * What the renderer and the image say of a TiCDC Pod's capture before it is asked: whether it runs
+ * TiCDC's new architecture (the Pod's `tidb-gitops.io/ticdc-architecture: new`) and its image tag.
+ */
+export function captureHints(pod: Pod | undefined): { readonly newArchitecture: boolean; readonly imageTag?: string } {
+  if (!pod) return { newArchitecture: false };
+  return { newArchitecture: pod.metadata.annotations?.[TICDC_ARCHITECTURE_ANNOTATION] === 'new', imageTag: podImageTag(pod, 'ticdc') };
+}
