@@ -77,6 +77,18 @@ describe('PD', () => {
     expect(notLoaded).toEqual([]);
     expect([...reasons].some((r) => /waiting for PD member c-pd-\d to be ready: regions not loaded yet/.test(r))).toBe(true);
   });
+
+  it('finishes a PD upgrade under pd-server.use-region-storage = false, where a follower is never ready until it leads', async () => {
+    const w = await start({ version: 'v8.5.2' }, { pd: { version: 'v8.5.2', regionLoadMs: 200, useRegionStorage: false } });
+    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3), 30_000, 'the cluster to come up');
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.3' }));
+    await w.waitFor(() => w.settled('pd', 3) && stopsOf(w, 'pd').length === 3, 60_000, 'the PD upgrade');
+    expect(stopsOf(w, 'pd')).toEqual(['c-pd-2', 'c-pd-1', 'c-pd-0']);
+    expect(w.pd.stopsWhileLeader).toEqual([]);
+    // The followers' /ready never passed: the controller went on because PD keeps no region storage.
+    const followers = ['c-pd-1', 'c-pd-2'].filter((m) => m !== w.pd.leader());
+    expect(followers.some((m) => !w.pd.pdRegionsLoaded(m))).toBe(true);
+  });
 });
 
 describe('TiKV evict-leader schedulers', () => {

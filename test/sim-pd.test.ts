@@ -600,6 +600,23 @@ describe('member listeners and readiness', () => {
     expect((await call('GET', `${memberUrl(1)}/pd/api/v2/ready`)).status).toBe(500);
     expect(sim.requests.filter((r) => r.path.startsWith('/pd/api/v2/ready')).every((r) => r.via === 'member')).toBe(true);
   });
+
+  test('use-region-storage = false: a follower never loads regions (500 until it leads); /config/pd-server says so as a string', async () => {
+    const sim = await startSim({ version: 'v8.5.2', clientPort: CLIENT_PORT, regionLoadMs: 50, useRegionStorage: false });
+    await formPdCluster(sim, 2, ips);
+    sim.tikvStart('demo-tikv-0');
+    await sim.waitFor(() => sim.pdRegionsLoaded('demo-pd-0'), 2000, 'the leader loaded');
+    await sleep(200);
+    expect(sim.pdRegionsLoaded('demo-pd-1')).toBe(false);
+    expect(await call('GET', `${memberUrl(1)}/pd/api/v2/ready`)).toMatchObject({ status: 500, text: '' });
+    const cfg = await call('GET', `${memberUrl(1)}/pd/api/v1/config/pd-server`);
+    expect(cfg.status).toBe(200);
+    expect(cfg.body).toMatchObject({ 'use-region-storage': 'false', 'key-type': 'table', 'max-gap-reset-ts': '24h0m0s' });
+    // Leading, it loads them from etcd; stepping down, it keeps them for the life of its process.
+    await call('POST', `${memberUrl(0)}/pd/api/v1/leader/transfer/demo-pd-1`);
+    await sim.waitFor(() => sim.pdRegionsLoaded('demo-pd-1'), 3000, 'demo-pd-1 loaded as leader');
+    expect((await call('GET', `${memberUrl(1)}/pd/api/v2/ready`)).status).toBe(200);
+  });
 });
 
 // ---- TiKV stores ----

@@ -103,6 +103,8 @@ export interface PdSimOptions {
   transferMs?: number;
   /** Time a member takes to load its regions once it follows a leader, or leads a bootstrapped cluster (`/pd/api/v2/ready`). @default 300 */
   regionLoadMs?: number;
+  /** `pd-server.use-region-storage`: false keeps every follower's `/pd/api/v2/ready` at 500 until it leads. @default true */
+  useRegionStorage?: boolean;
   /** The port of each member's own listener (`pdStart` with an IP). @default 2379 */
   clientPort?: number;
   /** Period of the store scheduling rounds; 0 turns them off, and the test calls `tick()`. @default 20 */
@@ -159,6 +161,7 @@ export const PD_SIM_DEFAULTS = {
   electionMs: 100,
   transferMs: 30,
   regionLoadMs: 300,
+  useRegionStorage: true,
   clientPort: 2379,
   tickMs: 20,
   evictRate: 30,
@@ -257,7 +260,7 @@ export class PdSim {
     this.metricsCollectMs = o.metricsCollectMs;
     this.discoveryUrl = options.discoveryUrl;
     this.stuckEviction = new Set(options.stuckEviction ?? []);
-    const members = new PdMembers({ electionMs: o.electionMs, transferMs: o.transferMs, regionLoadMs: o.regionLoadMs }, this.timers, this.records);
+    const members = new PdMembers({ electionMs: o.electionMs, transferMs: o.transferMs, regionLoadMs: o.regionLoadMs, useRegionStorage: o.useRegionStorage }, this.timers, this.records);
     const processes = new PdProcesses(
       {
         discoveryRetryMs: o.discoveryRetryMs,
@@ -301,6 +304,7 @@ export class PdSim {
       evictBatch: 3,
       maxStoreDownTime: '30m0s',
       microservices: o.microservices,
+      useRegionStorage: o.useRegionStorage,
       ms: new MsRegistry(),
       msPrimaryRetryMs: o.msPrimaryRetryMs,
       metrics: new Map(),

@@ -117,6 +117,8 @@ export interface ApiModel {
   maxStoreDownTime: string;
   /** PD runs as the micro-services' API server (`pd-server services api`: `IsAPIServiceMode`). */
   microservices: boolean;
+  /** `pd-server.use-region-storage` (see `PdSimOptions.useRegionStorage`). */
+  useRegionStorage: boolean;
   /** The micro-services' keys in etcd: registry, primaries, the TSO default keyspace group. */
   ms: MsRegistry;
   /** `GET /ms/primary`'s interval between looks (100 ms in PD, time-scaled: `PdSimOptions.msPrimaryRetryMs`). */
@@ -292,6 +294,7 @@ const ROUTES: Route[] = [
   mux('GET', '/cluster', (c) => rd(200, { id: c.model.members.clusterId, max_peer_count: c.model.replication.maxReplicas || undefined })),
   mux('GET', '/config', (c) => getConfig(c)),
   mux('GET', '/config/replicate', (c) => rd(200, replicationJson(c.model.replication))),
+  mux('GET', '/config/pd-server', (c) => rd(200, pdServerJson(c.model))),
   mux('POST', '/config/replicate', (c) => setReplication(c)),
   mux('GET', '/schedulers', (c) => getSchedulers(c)),
   mux('POST', '/schedulers', (c) => createScheduler(c)),
@@ -435,6 +438,28 @@ function replicationJson(r: ReplicationConfig) {
     'enable-placement-rules': String(r.enablePlacementRules),
     'enable-placement-rules-cache': String(r.enablePlacementRulesCache),
     'isolation-level': r.isolationLevel,
+  };
+}
+
+/**
+ * `GET /config/pd-server` (server/api/config.go `GetPDServerConfig`, the leader's persisted options):
+ * server/config.PDServerConfig with its defaults, the bools `,string` (config.go, v8.5.x).
+ */
+function pdServerJson(model: ApiModel) {
+  return {
+    'use-region-storage': String(model.useRegionStorage),
+    'max-gap-reset-ts': '24h0m0s',
+    'key-type': 'table',
+    'runtime-services': '',
+    'metric-storage': '',
+    'dashboard-address': 'auto',
+    'flow-round-by-digit': 3,
+    'min-resolved-ts-persistence-interval': '1s',
+    'server-memory-limit': 0,
+    'server-memory-limit-gc-trigger': 0.7,
+    'enable-gogc-tuner': 'false',
+    'gc-tuner-threshold': 0.6,
+    'block-safe-point-v1': 'false',
   };
 }
 

@@ -40,6 +40,12 @@ export interface PdMembersConfig {
   transferMs: number;
   /** How long a member takes to load its regions once it starts to (see `Member.loadingSince`). */
   regionLoadMs: number;
+  /**
+   * `pd-server.use-region-storage` (tikv/pd server/config/config.go, default true). When false a
+   * follower never starts its region syncer (server/server.go `leaderLoop`: `if IsUseRegionStorage()
+   * { StartSyncWithLeader }`), so nothing loads its regions until it leads (cluster.go `LoadClusterInfo`).
+   */
+  useRegionStorage: boolean;
 }
 
 /** A member as `addMember` takes it; the id is assigned here. */
@@ -244,14 +250,19 @@ export class PdMembers {
     this.transferWaiters = [];
   }
 
-  /** Members that start to load their regions now: followers of a leader, and the leader of a bootstrapped cluster. */
+  /**
+   * Members that start to load their regions now: followers of a leader (from their own LevelDB,
+   * pkg/syncer/client.go `StartSyncWithLeader`, only with region storage), and the leader of a
+   * bootstrapped cluster. Once loaded, a member stays loaded for the life of its process
+   * (pkg/storage/storage.go `regionLoaded` is never reset).
+   */
   private noteLoading(): void {
     const leader = this.leaderName;
     if (leader === undefined) return;
     const now = Date.now();
     for (const m of this.byName.values()) {
       if (!m.running || m.loadingSince !== undefined) continue;
-      if (m.name !== leader || this.raftClusterBootstrapped) m.loadingSince = now;
+      if (m.name === leader ? this.raftClusterBootstrapped : this.config.useRegionStorage) m.loadingSince = now;
     }
   }
 

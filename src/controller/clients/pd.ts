@@ -244,6 +244,18 @@ export class PdClient {
   }
 
   /**
+   * `pd-server.use-region-storage` as persisted, the leader's view (`GET /pd/api/v1/config/pd-server`;
+   * the bool is written as a string, `json:"use-region-storage,string"`). A member applies it when it
+   * starts following a leader (tikv/pd server/server.go `reloadConfigFromKV`).
+   */
+  async useRegionStorage(): Promise<boolean> {
+    const r = await this.json<{ 'use-region-storage'?: unknown }>('/pd/api/v1/config/pd-server');
+    const v = r['use-region-storage'];
+    if (v !== 'true' && v !== 'false') throw new PdError(`GET ${this.baseUrl}/pd/api/v1/config/pd-server: expected "use-region-storage" of "true" or "false", got ${JSON.stringify(v)}`);
+    return v === 'true';
+  }
+
+  /**
    * `replication.location-labels`: the label keys PD spreads a region's replicas over, in order. PD
    * writes them as one comma-joined string (tikv/pd `pkg/utils/typeutil/string_slice.go`).
    */

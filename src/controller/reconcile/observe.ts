@@ -109,6 +109,21 @@ async function readPdCore(pd: PdClient, stores: boolean, scalingIn: boolean): Pr
 }
 
 /**
+ * A follower whose `/pd/api/v2/ready` answers 500. With `pd-server.use-region-storage = false` a
+ * follower never loads regions (tikv/pd server/server.go `leaderLoop` starts the region syncer only
+ * with region storage): it would answer 500 until it leads, and an upgrade waiting for it would wait
+ * for ever. There is nothing to wait for then; a member that becomes leader loads them from etcd
+ * before it serves (`LoadClusterInfo`), so it counts as ready once healthy.
+ */
+function followerNotReady(regionStorage: boolean | Error): ProbeResult {
+  if (regionStorage === false) {
+    return { ok: true, detail: 'a follower without region storage (pd-server.use-region-storage = false) loads no regions until it leads; healthy is enough' };
+  }
+  if (regionStorage instanceof Error) return { ok: false, detail: `regions not loaded yet (HTTP 500); whether PD keeps region storage is unknown: ${regionStorage.message}` };
+  return { ok: false, detail: 'regions not loaded yet (HTTP 500)' };
+}
+
+/**
  * Asks the servers the planner will ask about (see `probesWanted`): each upgraded PD member's
  * `/pd/api/v2/ready` at its own client URL, each upgraded TiFlash's `/tiflash/store-status`, the own
  * leader count of each TiKV being evicted.
@@ -125,15 +140,22 @@ async function probe(
   const pdReady: Record<string, ProbeResult> = {};
   const tiflashStatus: Record<string, ProbeResult> = {};
   const tikvLeaders: Record<string, LeaderProbe> = {};
+  // Asked once per pass, only when a member is not ready: whether followers can load regions at all.
+  let regionStorage: Promise<boolean | Error> | undefined;
+  const leader = pd && !('error' in pd) ? pd.leader : undefined;
   await Promise.all([
     ...wanted.pdReady.map(async (pod) => {
-      const url = memberOfPod(members, pod)?.clientUrls[0];
+      const member = memberOfPod(members, pod);
+      const url = member?.clientUrls[0];
       if (!url) return;
-      pdReady[pod] = await d.pd
-        .forMember(url)
-        .ready()
-        .then((ok) => ({ ok, detail: ok ? 'ready' : 'regions not loaded yet (HTTP 500)' }))
-        .catch((e: Error) => ({ ok: false, detail: e.message }));
+      const ok = await d.pd.forMember(url).ready().catch((e: Error) => e);
+      if (ok instanceof Error) pdReady[pod] = { ok: false, detail: ok.message };
+      else if (ok) pdReady[pod] = { ok: true, detail: 'ready' };
+      else if (member.name === leader) pdReady[pod] = { ok: false, detail: 'regions not loaded yet (HTTP 500)' };
+      else {
+        regionStorage ??= d.pd.useRegionStorage().catch((e: Error) => e);
+        pdReady[pod] = followerNotReady(await regionStorage);
+      }
     }),
     ...wanted.tiflashStatus.map(async (pod) => {
       tiflashStatus[pod] = await tiflashStoreStatus(tiflashStatusUrl(c, pod), d.tls);
