@@ -772,6 +772,29 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
 // ---- TSO: the default keyspace group ----
 
 describe('TSO and the default keyspace group', () => {
+  test('PD: GET /pd/api/v2/tso/keyspace-groups/0 (tso_keyspace_group.go): 500 before bootstrap, then the group members; null for a group never saved', async () => {
+    const groupUrl = (_pd: PdSim, id = '0') => `http://${PD_IPS[0]}:${PORT}/pd/api/v2/tso/keyspace-groups/${id}`;
+    const pd = await startPd();
+    expect(await call('GET', groupUrl(pd))).toMatchObject({ status: 500, text: '"[PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first"', type: GIN_JSON });
+    const sim = startPdms(pd);
+    await startServers(sim, ['demo-tso-0', 'demo-tso-1', 'demo-tso-2']);
+    pd.tikvStart('demo-tikv-0');
+    await sim.waitFor(() => pd.ms.defaultKeyspaceGroup?.length === 2, 2000, 'the group allocated');
+    const reply = await call('GET', groupUrl(pd));
+    expect(reply).toMatchObject({ status: 200, type: GIN_JSON });
+    expect(JSON.parse(reply.text)).toEqual({ id: 0, 'user-kind': 'basic', members: [addr('demo-tso-0'), addr('demo-tso-1')].map((address) => ({ address, priority: 0 })), keyspaces: [0] });
+    expect(reply.text).toContain('\n    "id": 0,');
+    expect(await call('GET', groupUrl(pd, '4097'))).toMatchObject({ status: 400, text: '"invalid keyspace group id"' });
+    expect(await call('GET', groupUrl(pd, '7'))).toMatchObject({ status: 200, text: 'null' });
+  });
+
+  test('PD not in API mode: GET /pd/api/v2/tso/keyspace-groups/0 is 500 "keyspace group manager is not initialized", once bootstrapped', async () => {
+    const pd = await startPd({ microservices: false });
+    pd.tikvStart('demo-tikv-0');
+    await pd.waitFor(() => pd.tikvBootstrapped(), 2000, 'bootstrapped');
+    expect(await call('GET', `http://${PD_IPS[0]}:${PORT}/pd/api/v2/tso/keyspace-groups/0`)).toMatchObject({ status: 500, text: '"keyspace group manager is not initialized"' });
+  });
+
   test('each TSO server is its own group until TiKV bootstraps; then PD gives the group 2 servers and the third leaves the election', async () => {
     const pd = await startPd();
     const sim = startPdms(pd);
@@ -958,6 +981,18 @@ describe("the controller's PD micro-service client (src/controller/clients/pd.ts
     const err = await new PdClient(plain.url).msMembers('tso').then(() => undefined, (e: PdError) => e);
     expect(err).toBeInstanceOf(PdError);
     expect({ status: err!.status, detail: err!.detail }).toEqual({ status: 404, detail: 'not support micro service' });
+  });
+
+  test("reads TSO's default keyspace group: not bootstrapped is a PdError that says so, then the two servers PD gave it", async () => {
+    const pd = await startPd();
+    const client = new PdClient(pd.url);
+    const early = await client.tsoDefaultGroup().then(() => undefined, (e: PdError) => e);
+    expect(early?.notBootstrapped).toBe(true);
+    const sim = startPdms(pd);
+    await startServers(sim, ['demo-tso-0', 'demo-tso-1', 'demo-tso-2']);
+    pd.tikvStart('demo-tikv-0');
+    await sim.waitFor(() => pd.ms.defaultKeyspaceGroup?.length === 2, 2000, 'the group allocated');
+    expect(await client.tsoDefaultGroup()).toEqual([addr('demo-tso-0'), addr('demo-tso-1')]);
   });
 
   test('transfers the primary by name; a refusal is a PdError with the server answer; an empty name lets the primary choose', async () => {

@@ -864,7 +864,26 @@ function v2Route(method: string, path: string): { handler: V2Handler; param: str
   if (members !== null) return { handler: msMembers, param: members[1] };
   const primary = /^\/pd\/api\/v2\/ms\/primary\/([^/]+)$/.exec(path);
   if (primary !== null) return { handler: msPrimary, param: primary[1] };
+  const group = /^\/pd\/api\/v2\/tso\/keyspace-groups\/([^/]+)$/.exec(path);
+  if (group !== null) return { handler: keyspaceGroup, param: group[1] };
   return undefined;
+}
+
+/**
+ * `GET /pd/api/v2/tso/keyspace-groups/{id}` (server/apiv2/handlers/tso_keyspace_group.go
+ * `GetKeyspaceGroupByID`, the same from v8.0.0 to v8.5.7), behind `BootstrapChecker`: 500
+ * ErrNotBootstrapped first; an id that is not 0 to 4096, 400; PD not in API mode (no group manager),
+ * 500 `"keyspace group manager is not initialized"`; a group not saved, 200 `null`; else the group
+ * (pkg/storage/endpoint/tso_keyspace_group.go `KeyspaceGroup`) by `c.IndentedJSON`. Only the default
+ * group (0, which `GroupManager.Bootstrap` saves with keyspace 0) is modelled.
+ */
+function keyspaceGroup(model: ApiModel, param: string): Reply {
+  if (!model.stores.bootstrapped) return ginJson(500, NOT_BOOTSTRAPPED);
+  if (!/^\d+$/.test(param) || Number(param) > 4096) return ginJson(400, 'invalid keyspace group id');
+  if (!model.microservices) return ginJson(500, 'keyspace group manager is not initialized');
+  const members = model.ms.defaultKeyspaceGroup;
+  if (Number(param) !== 0 || members === undefined) return ginJson(200, null, '    ');
+  return ginJson(200, { id: 0, 'user-kind': 'basic', members: members.length === 0 ? null : members.map((address) => ({ address, priority: 0 })), keyspaces: [0] }, '    ');
 }
 
 /**

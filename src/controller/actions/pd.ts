@@ -24,7 +24,7 @@ export function pdActions(): Pick<Handlers, 'transfer-leader' | 'transfer-primar
         await transferMsPrimary(action.primary, action.service, action.to, ctx.tls);
       } catch (e) {
         // Refused (not unreachable): the server knows which members may lead, so let it choose.
-        if (!(e instanceof PdError) || e.status === undefined || action.to === '') throw e;
+        if (!(e instanceof PdError) || e.status === undefined || action.to === '' || action.exact) throw e;
         ctx.log.warn(`the ${action.service} primary refused ${action.to} (${e.message}); letting it choose another server`);
         await transferMsPrimary(action.primary, action.service, '', ctx.tls);
       }

@@ -352,6 +352,18 @@ export class PdClient {
     return (list ?? []).map((m) => ({ name: m.name ?? '', serviceAddr: m['service-addr'] ?? '' }));
   }
 
+  /**
+   * The service addresses of the TSO servers in TSO's default keyspace group, the only ones that may
+   * be its primary (`GET /pd/api/v2/tso/keyspace-groups/0`, tikv/pd server/apiv2/handlers/
+   * tso_keyspace_group.go; PD gives the group two servers once TiKV bootstrapped). `[]` while the
+   * group is not saved or has no members yet (each TSO server then serves the group alone). PD
+   * answers 500 ErrNotBootstrapped before TiKV bootstraps (`PdError.notBootstrapped`).
+   */
+  async tsoDefaultGroup(): Promise<string[]> {
+    const group = await this.json<{ members?: { address?: unknown }[] | null } | null>('/pd/api/v2/tso/keyspace-groups/0');
+    return (group?.members ?? []).map((m) => m.address).filter((a): a is string => typeof a === 'string');
+  }
+
   /** The primary of a PD micro-service: its service address, or "" while none is elected (`GetPrimary`). */
   async msPrimary(service: string): Promise<string> {
     const addr = await this.json<string>(`/pd/api/v2/ms/primary/${encodeURIComponent(service)}`);

@@ -26,7 +26,11 @@ export type Action =
    * Move a PD micro-service's primary off `pod` before it restarts: ask the primary (at its service
    * address `primary`) to hand over to the server named `to` ("": any other one it may hand over to).
    */
-  | { readonly type: 'transfer-primary'; readonly service: 'tso' | 'scheduling'; readonly pod: string; readonly primary: string; readonly to: string }
+  /**
+   * Move a micro-service's primary to the server named `to` (`''`: the server picks). `exact`: never
+   * let the server pick instead, where its pick could be a server that cannot lead (TSO before v8.4.0).
+   */
+  | { readonly type: 'transfer-primary'; readonly service: 'tso' | 'scheduling'; readonly pod: string; readonly primary: string; readonly to: string; readonly exact?: true }
   /**
    * Add the evict-leader scheduler for the Pod's store and note the time on the Pod (`annotation`,
    * once). `record`: the store had no scheduler, so this one is the controller's own: it is recorded

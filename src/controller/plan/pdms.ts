@@ -15,6 +15,15 @@ import { act, OK, wait, type Step, type UpgradeChecks } from './action';
 /** The first pd-server release with the micro-services' primary transfer API (tikv/pd#8157). */
 export const MS_TRANSFER_SINCE = 'v8.3.0';
 
+/**
+ * From this release a TSO primary takes as transfer targets only the servers in its keyspace group
+ * (tikv/pd#8530, pkg/mcs/tso/server/apis/v1/api.go `transferPrimary`). Before, it answers 200 for a
+ * server outside it, which never campaigns: TSO has no primary until the transfer's expected-primary
+ * lease expires (pkg/mcs/utils/expected_primary.go `TransferPrimary`, pkg/tso/global_allocator.go
+ * `primaryElectionLoop`).
+ */
+export const TSO_GROUP_FILTER_SINCE = 'v8.4.0';
+
 export type MsService = 'tso' | 'scheduling';
 export const isMsService = (kind: string): kind is MsService => kind === 'tso' || kind === 'scheduling';
 
@@ -63,17 +72,43 @@ export function prepareMs(input: PlanInput, c: ComponentState & { kind: MsServic
   const primary = ms.members.find((m) => m.serviceAddr === ms.primary) ?? (ms.primary ? { name: '', serviceAddr: ms.primary } : undefined);
   if (!primary || podOfMsMember(primary) !== name) return OK;
   if (versionAtLeast(podImageTag(pod, service), MS_TRANSFER_SINCE) !== true) return OK;
-  const others = ms.members.filter((m) => podOfMsMember(m) !== name);
+  let others: readonly MsMember[] = ms.members.filter((m) => podOfMsMember(m) !== name);
   if (others.length === 0) return OK;
+  const unfiltered = service === 'tso' && versionAtLeast(podImageTag(pod, service), TSO_GROUP_FILTER_SINCE) !== true;
+  if (unfiltered) {
+    const inGroup = tsoGroupTargets(ms, others);
+    if (typeof inGroup === 'string') return wait(inGroup);
+    // No other server of the group registered, or no group yet (each server then serves TSO alone):
+    // nothing can take over, so it restarts as the primary, as a lone server does.
+    if (inGroup.length === 0) return OK;
+    others = inGroup;
+  }
   // Servers before v8.3.0 register no name: then any other server will do (`new_primary` empty).
   const to = transferTarget(input, c, others, name)?.name ?? '';
   const target = to || 'another server';
-  return act(`moving the ${service} primary from ${name} to ${target} before restarting ${name}`, { type: 'transfer-primary', service, pod: name, primary: ms.primary, to }, {
+  if (unfiltered && !to) return OK;
+  const action = { type: 'transfer-primary' as const, service, pod: name, primary: ms.primary, to, ...(unfiltered && { exact: true as const }) };
+  return act(`moving the ${service} primary from ${name} to ${target} before restarting ${name}`, action, {
     type: 'Normal',
     reason: 'PrimaryTransfer',
     message: `transferring the ${service} primary from ${name} to ${target}`,
     pod: name,
   });
+}
+
+/**
+ * The other servers a TSO primary without the group filter may hand over to: those in TSO's default
+ * keyspace group. Before TiKV bootstraps, and before PD gives the group members, there is none
+ * (every server serves the group alone). A group PD could not tell is a reason to wait.
+ */
+function tsoGroupTargets(ms: Extract<MsState, { members: unknown }>, others: readonly MsMember[]): readonly MsMember[] | string {
+  const group = ms.group;
+  if (group === undefined) return "TSO's default keyspace group was not read";
+  if (!Array.isArray(group)) {
+    const failed = group as { readonly error: string; readonly notBootstrapped: boolean };
+    return failed.notBootstrapped ? [] : `TSO's default keyspace group unavailable: ${failed.error}`;
+  }
+  return others.filter((m) => group.includes(m.serviceAddr));
 }
 
 /** TSO and scheduling in an upgrade. */

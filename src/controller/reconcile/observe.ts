@@ -79,8 +79,12 @@ async function readMs(pd: PdClient, services: readonly MsService[]): Promise<Non
   const out: Partial<Record<MsService, MsState>> = {};
   await Promise.all(
     services.map(async (service) => {
-      out[service] = await Promise.all([pd.msMembers(service), pd.msPrimary(service)])
-        .then(([members, primary]) => ({ members, primary }))
+      const group =
+        service === 'tso'
+          ? pd.tsoDefaultGroup().catch((e: Error) => ({ error: e.message, notBootstrapped: e instanceof PdError && e.notBootstrapped }))
+          : Promise.resolve(undefined);
+      out[service] = await Promise.all([pd.msMembers(service), pd.msPrimary(service), group])
+        .then(([members, primary, g]) => ({ members, primary, ...(g !== undefined && { group: g }) }))
         .catch((e: Error) => ({ error: e.message }));
     }),
   );

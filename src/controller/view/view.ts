@@ -37,7 +37,17 @@ export interface PdState {
 }
 
 /** A PD micro-service as PD sees it: its registered servers and its primary (`""` while none), or why it could not be read. */
-export type MsState = { readonly members: readonly MsMember[]; readonly primary: string } | { readonly error: string };
+export type MsState =
+  | {
+      readonly members: readonly MsMember[];
+      readonly primary: string;
+      /**
+       * TSO only: the service addresses in TSO's default keyspace group (`[]` before PD gave it
+       * members), or why they could not be read. @default not read
+       */
+      readonly group?: readonly string[] | { readonly error: string; readonly notBootstrapped: boolean };
+    }
+  | { readonly error: string };
 
 /**
  * Per-Pod checks the controller makes before the planner runs, for the Pods the planner will ask
