@@ -610,3 +610,18 @@ describe('a TiKV Pod someone else deletes (a node drain)', () => {
     expect(keep(pod('tikv', 1))).toEqual({ type: 'evict-cleanup', storeIds: [2] });
   });
 });
+
+describe('PD micro-services in an upgrade', () => {
+  it("upgrades TSO before TiKV bootstraps under PD v8.0-v8.1, whose registry answers ErrNotBootstrapped until then; another registry error waits", () => {
+    const msPod = (ord: number, rev: string) => ({ ...pod('tso', ord, rev), spec: { containers: [{ name: 'tso', image: 'pingcap/pd:v8.1.0' }] } });
+    const tso = { kind: 'tso' as const, sts: sts('tso', { replicas: 2, update: 'r2', partition: 2 }), pods: [msPod(0, 'r1'), msPod(1, 'r1')] };
+    const notBootstrapped = pdState({ stores: [], bootstrapped: false, ms: { tso: { error: 'HTTP 500 [PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first', notBootstrapped: true } } });
+    expect(planOne(tso, notBootstrapped).action).toMatchObject({ partition: 1 });
+    const unavailable = planOne(tso, pdState({ ms: { tso: { error: 'connect ECONNREFUSED' } } }));
+    expect(unavailable.action).toBeUndefined();
+    expect(unavailable.reason).toContain("PD's registry of tso servers unavailable: connect ECONNREFUSED");
+    // The restarted server counts once its Pod is Ready: its registration cannot be read yet.
+    const half = { ...tso, pods: [msPod(0, 'r1'), msPod(1, 'r2')] };
+    expect(planOne(half, notBootstrapped).action).toMatchObject({ partition: 0 });
+  });
+});

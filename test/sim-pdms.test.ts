@@ -983,6 +983,20 @@ describe("the controller's PD micro-service client (src/controller/clients/pd.ts
     expect({ status: err!.status, detail: err!.detail }).toEqual({ status: 404, detail: 'not support micro service' });
   });
 
+  test('PD v7.6-v8.1 before TiKV bootstraps: the registry answers 500 ErrNotBootstrapped, read as such (not as a registry that is down)', async () => {
+    // server/apiv2/handlers/micro_service.go: `router.Use(middlewares.BootstrapChecker())` (v7.6.0-v8.1.2,
+    // removed in v8.2.0 by tikv/pd#8122); middlewares/bootstrap_checker.go: `c.AbortWithStatusJSON(500,
+    // errs.ErrNotBootstrapped.FastGenByArgs().Error())`, compact, gin's JSON content type. PdSim plays
+    // v8.5 only, so this answer is served here byte for byte.
+    const body = '"[PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first"';
+    const base = await listenForTest(http.createServer((_req, res) => res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(body)));
+    for (const ask of [(c: PdClient) => c.msMembers('tso'), (c: PdClient) => c.msPrimary('scheduling')]) {
+      const err = await ask(new PdClient(base)).then(() => undefined, (e: PdError) => e);
+      expect(err).toBeInstanceOf(PdError);
+      expect(err!.notBootstrapped).toBe(true);
+    }
+  });
+
   test("reads TSO's default keyspace group: not bootstrapped is a PdError that says so, then the two servers PD gave it", async () => {
     const pd = await startPd();
     const client = new PdClient(pd.url);

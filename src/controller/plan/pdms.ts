@@ -48,9 +48,21 @@ export function msOf(input: PlanInput, service: MsService): Extract<MsState, { m
   return ms;
 }
 
+/**
+ * PD v7.6 to v8.1 keeps its registry to itself until TiKV bootstraps the cluster. Nothing is served
+ * by TSO or scheduling before then, and servers of those releases have no transfer API: an upgrade
+ * needs no primary moved, and an upgraded server counts once its Pod is Ready.
+ */
+function registryBeforeBootstrap(input: PlanInput, service: MsService): boolean {
+  const pd = pdOf(input);
+  const ms = typeof pd === 'string' ? undefined : pd.ms?.[service];
+  return ms !== undefined && 'error' in ms && ms.notBootstrapped === true;
+}
+
 /** An upgraded Pod counts once its server has registered with PD again. */
 export function checkUpgradedMs(input: PlanInput, service: MsService, pod: Pod): Step {
   const name = pod.metadata.name!;
+  if (registryBeforeBootstrap(input, service)) return OK;
   const ms = msOf(input, service);
   if (typeof ms === 'string') return wait(ms);
   if (!ms.members.some((m) => podOfMsMember(m) === name)) return wait(`waiting for the ${service} server of ${name} to register with PD`);
@@ -67,6 +79,7 @@ export function checkUpgradedMs(input: PlanInput, service: MsService, pod: Pod):
 export function prepareMs(input: PlanInput, c: ComponentState & { kind: MsService }, pod: Pod): Step {
   const name = pod.metadata.name!;
   const service = c.kind;
+  if (registryBeforeBootstrap(input, service)) return OK;
   const ms = msOf(input, service);
   if (typeof ms === 'string') return wait(ms);
   const primary = ms.members.find((m) => m.serviceAddr === ms.primary) ?? (ms.primary ? { name: '', serviceAddr: ms.primary } : undefined);

@@ -85,7 +85,7 @@ async function readMs(pd: PdClient, services: readonly MsService[]): Promise<Non
           : Promise.resolve(undefined);
       out[service] = await Promise.all([pd.msMembers(service), pd.msPrimary(service), group])
         .then(([members, primary, g]) => ({ members, primary, ...(g !== undefined && { group: g }) }))
-        .catch((e: Error) => ({ error: e.message }));
+        .catch((e: Error) => ({ error: e.message, ...(e instanceof PdError && e.notBootstrapped && { notBootstrapped: true }) }));
     }),
   );
   return out;

@@ -165,7 +165,7 @@ function msStatus(kind: ComponentKind, pd: PdState | undefined, podNames: readon
   if (!isMsService(kind)) return {};
   const ms = pd?.ms?.[kind];
   if (!ms) return {};
-  if ('error' in ms) return { serversError: ms.error };
+  if ('error' in ms) return { serversError: ms.notBootstrapped ? `PD lists its ${kind} servers once TiKV has bootstrapped the cluster (${ms.error})` : ms.error };
   return {
     servers: ms.members.map((m) => {
       const pod = podOfMsMember(m);

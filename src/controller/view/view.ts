@@ -47,7 +47,15 @@ export type MsState =
        */
       readonly group?: readonly string[] | { readonly error: string; readonly notBootstrapped: boolean };
     }
-  | { readonly error: string };
+  | {
+      readonly error: string;
+      /**
+       * PD v7.6 to v8.1 answers its registry only once TiKV bootstrapped the cluster (500
+       * ErrNotBootstrapped, server/apiv2/handlers/micro_service.go `BootstrapChecker`, gone in v8.2.0).
+       * @default false
+       */
+      readonly notBootstrapped?: boolean;
+    };
 
 /**
  * Per-Pod checks the controller makes before the planner runs, for the Pods the planner will ask
