@@ -255,17 +255,27 @@ describe('TiKV failover', () => {
     await w.waitFor(() => w.sts('tikv').metadata.annotations['tidb-gitops.io/failover-replicas'] === undefined, 10_000, 'the failover annotation to go');
   });
 
-  it('marks a refused TiKV scale-in on the StatefulSet for the health checks, and clears it when Git backs out', async () => {
-    const { w } = await running();
+  it('marks a refused TiKV scale-in on the StatefulSet for the health checks, says it is stuck and how to get out, and clears both when Git backs out', async () => {
+    const { w } = await running({}, {}, {}, ['--stuck-after', '2s']);
     await w.applyCluster(scaled(w, { tikv: 2 }));
     await w.waitFor(() => w.sts('tikv').metadata.annotations['tidb-gitops.io/refused'] !== undefined, 20_000, 'the refusal on the StatefulSet');
     const refused = w.sts('tikv').metadata.annotations['tidb-gitops.io/refused'];
     expect(refused).toContain('max-replicas');
     expect(w.events('FailedScaleIn').map((e) => e.message)).toContain(refused);
     expect(w.sts('tikv').spec.replicas).toBe(3);
+    // The same wait for --stuck-after: the status gives the way out, and one OperationStuck event says it.
+    await w.waitFor(() => w.status()?.components.tikv.stuck !== undefined, 20_000, 'the status to say the scale-in is stuck');
+    expect(w.status()!.components.tikv.stuck.hint).toBe('add a TiKV, or lower PD replication.max-replicas, or take the scale-in back in Git');
+    await w.waitFor(() => w.events('OperationStuck').length > 0, 10_000, 'the OperationStuck event');
+    const [stuck] = w.events('OperationStuck');
+    expect(stuck.type).toBe('Warning');
+    expect(stuck.involvedObject).toMatchObject({ kind: 'StatefulSet', name: 'c-tikv' });
+    expect(stuck.message).toMatch(/^tikv scaling has not moved for \d+s: TiKV cannot scale in: 3 Up stores and PD keeps 3 replicas/);
     await w.applyCluster(scaled(w, { tikv: 3 }));
     await w.waitFor(() => w.sts('tikv').metadata.annotations['tidb-gitops.io/refused'] === undefined, 20_000, 'the refusal to be cleared');
     expect(w.settled('tikv', 3)).toBe(true);
+    await w.waitFor(() => w.status()?.components.tikv.stuck === undefined, 10_000, 'the stuck mark to go');
+    expect(w.events('OperationStuck')).toHaveLength(1);
   });
 
   it('with recoverFailover, removes the extra replica once the store is Up again', async () => {

@@ -52,6 +52,8 @@ export interface ControllerOptions {
    * it). @default 3600000
    */
   readonly configGraceMs?: number;
+  /** How long an operation may wait on one reason before it is reported stuck (`--stuck-after`). @default 30000 */
+  readonly stuckAfterMs?: number;
   readonly log: Logger;
 }
 
@@ -122,7 +124,7 @@ export class Manager {
       kube: this.kube,
       pd: this.pd,
       tls: opts.pdTls,
-      options: { autoFailover: opts.autoFailover, failoverPeriodMs: opts.failoverPeriodMs, resyncMs: opts.resyncMs, configGraceMs: opts.configGraceMs },
+      options: { autoFailover: opts.autoFailover, failoverPeriodMs: opts.failoverPeriodMs, resyncMs: opts.resyncMs, configGraceMs: opts.configGraceMs, stuckAfterMs: opts.stuckAfterMs },
       metrics: this.metrics,
       log: this.log,
       event,

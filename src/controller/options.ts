@@ -51,6 +51,8 @@ Options (other environment variables in brackets):
   --config-grace D         Keep an unused config revision (hash-named ConfigMap) newer
                            than the one in use this long, as Git may be applying it
                            (default 1h)
+  --stuck-after D          An operation waiting this long on one reason is reported
+                           stuck: status, log and an OperationStuck event (default 30s)
   --log-level LEVEL        debug, info, warn or error (default info)
 `;
 
@@ -119,6 +121,7 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
     ['--tiflash-failover-period', '5m'],
     ['--tidb-failover-period', '5m'],
     ['--config-grace', '1h'],
+    ['--stuck-after', '30s'],
   ] as const) {
     const text = flags.get(flag) ?? dflt;
     const ms = parseDuration(text);
@@ -181,6 +184,7 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
         tidb: durations['--tidb-failover-period'],
       },
       configGraceMs: durations['--config-grace'],
+      stuckAfterMs: durations['--stuck-after'],
       logLevel,
     },
   };

@@ -17,6 +17,7 @@ import type { ClusterInfo } from '../model/cluster';
 import { settingsOf } from '../model/settings';
 import { trackHealth } from '../plan/failover';
 import { plan, type ComponentPlan } from '../plan/plan';
+import { trackWaits, type StuckReport, type WaitMark } from '../plan/stuck';
 import { extraReplicas } from '../records/failover';
 import { StatusRecords } from '../records/store';
 import type { Logger } from '../runtime/log';
@@ -46,6 +47,8 @@ export interface ReconcilerDeps {
   readonly options: Omit<PlanOptions, 'newFailoverUid'> & {
     /** How long an unused config revision newer than the one in use is kept. @default 3600000 */
     readonly configGraceMs?: number;
+    /** How long an operation may wait on one reason before it is reported stuck. @default 30000 */
+    readonly stuckAfterMs?: number;
   };
   readonly metrics: Metrics;
   readonly log: Logger;
@@ -80,6 +83,9 @@ export class Reconciler {
   private readonly topology?: TopologyLabeler;
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
   private readonly standingEvents = new Map<ComponentKind, string>();
+  /** Each component's current wait, and the ones waiting too long (`plan/stuck.ts`). */
+  private waits: ReadonlyMap<ComponentKind, WaitMark> = new Map();
+  private stuck: ReadonlyMap<ComponentKind, StuckReport> = new Map();
   private acted = false;
 
   constructor(private readonly d: ReconcilerDeps) {
@@ -129,6 +135,7 @@ export class Reconciler {
     const view = await observe(this.d, records, this.volumeSizes);
     records.setUnhealthySince(trackHealth(records.failover.unhealthySince, { ...view, failover: records.failover }));
     const plans = plan({ ...view, failover: records.failover });
+    await this.noteWaits(view, plans);
     records.composeWith(() => this.status(view, plans));
     const busy = await this.act(view, plans);
     if (busy === undefined) return undefined;
@@ -181,6 +188,19 @@ export class Reconciler {
     return busy;
   }
 
+  /** Keeps each component's wait; one that lasts too long is reported once, as a Warning event. */
+  private async noteWaits(view: PassView, plans: readonly ComponentPlan[]): Promise<void> {
+    const t = trackWaits(this.waits, plans, view.components, view.now, this.d.options.stuckAfterMs);
+    this.waits = t.marks;
+    this.stuck = t.stuck;
+    for (const s of t.report) {
+      const seconds = Math.round((view.now - s.since) / 1000);
+      const message = `${s.kind} ${s.phase.toLowerCase()} has not moved for ${seconds}s: ${s.reason}. ${s.hint}`;
+      this.d.log.warn(message, { component: s.kind });
+      await this.d.event(names.statefulSet(this.d.cluster.name, s.kind), 'Warning', 'OperationStuck', message, true);
+    }
+  }
+
   /** The plan's event, on its Pod or, when it names none, on the component's StatefulSet. */
   private planEvent(p: ComponentPlan): Promise<void> {
     const e = p.event!;
@@ -207,6 +227,6 @@ export class Reconciler {
 
   /** The status document of this pass. */
   private status(view: PassView, plans: readonly ComponentPlan[]): string {
-    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackupView);
+    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackupView, this.stuck);
   }
 }

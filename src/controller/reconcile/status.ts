@@ -7,6 +7,7 @@ import type { ComponentKind } from '../../tidbcluster/names';
 import { isReady, podRevision, type Pod } from '../model/objects';
 import { isMsService, podOfMsMember } from '../plan/pdms';
 import type { ComponentPlan } from '../plan/plan';
+import type { StuckReport } from '../plan/stuck';
 import { listRuns } from '../records/backup-runs';
 import { listOperations } from '../records/operations';
 import { listLogTasks } from '../records/log-tasks';
@@ -46,6 +47,8 @@ export interface ComponentStatus {
     labels: Readonly<Record<string, string>>;
   }[];
   readonly lastOperation: LastOperation | null;
+  /** The operation has waited on `reason` since `since` (RFC 3339); `hint` is the way out. @default none */
+  readonly stuck?: { readonly since: string; readonly hint: string };
 }
 
 export interface ClusterStatus {
@@ -73,8 +76,9 @@ export function statusDocument(
   records: StatusRecords,
   topology: TopologyStatus | undefined,
   logBackups?: LogBackupView,
+  stuck?: ReadonlyMap<ComponentKind, StuckReport>,
 ): string {
-  const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions);
+  const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions, stuck);
   const runs = listRuns(records.backupRuns);
   const operations = listOperations(records.operations);
   const logBackupTasks = listLogTasks(records.logTasks);
@@ -99,6 +103,7 @@ function buildStatus(
   lastOps: ReadonlyMap<ComponentKind, LastOperation>,
   failover: FailoverState = { components: {}, unhealthySince: {} },
   evictions: Readonly<Record<string, EvictionRecord>> = {},
+  stuck: ReadonlyMap<ComponentKind, StuckReport> = new Map(),
 ): ClusterStatus {
   const out: Partial<Record<ComponentKind, ComponentStatus>> = {};
   const pdState = pd && !('error' in pd) ? pd : undefined;
@@ -118,6 +123,7 @@ function buildStatus(
       reason: p.reason,
       pods: byOrd.map((pod: Pod) => ({ name: pod.metadata.name!, ready: isReady(pod), revision: podRevision(pod) ?? null })),
       lastOperation: lastOps.get(c.kind) ?? null,
+      ...(stuck.has(c.kind) && { stuck: { since: new Date(stuck.get(c.kind)!.since).toISOString(), hint: stuck.get(c.kind)!.hint } }),
       ...(c.kind === 'pd' && pdState
         ? {
             members: pdState.members.map((m) => ({
