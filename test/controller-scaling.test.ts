@@ -278,6 +278,56 @@ describe('TiKV failover', () => {
     expect(w.events('OperationStuck')).toHaveLength(1);
   });
 
+  it('replaces the TiKV Git names, its store Down: offline to Tombstone, then a fresh claim and a new store, once; no other Pod restarts', async () => {
+    const { w } = await running({ tikv: 4 }, {}, {}, ['--tikv-failover-period', '10m']);
+    const claim = uidOf(w, 'tikv-c-tikv-1');
+    const oldStore = w.pd.store('c-tikv-1')!.id;
+    const others = ['c-tikv-0', 'c-tikv-2', 'c-tikv-3'].map((p) => [p, w.pd.store(p)!.id, uidOf(w, `tikv-${p}`)]);
+    // Its volume is lost with its node: the TiKV process is gone and its store turns Down.
+    w.stopTikv('c-tikv-1');
+    await w.waitFor(() => w.pd.store('c-tikv-1')?.state === 'Down', 20_000, 'the store to be Down');
+    const replace = (value?: string) => simCluster(
+      { pd: { replicas: 3, requests: { storage: '1Gi' } }, tikv: { replicas: 4, requests: { storage: '1Gi' } }, tidb: { replicas: 2 } },
+      value === undefined ? {} : { annotations: { 'tidb-gitops.io/replace': value } },
+    );
+    await w.applyCluster(replace('c-tikv-1'));
+    await w.waitFor(() => w.status()?.replacements?.['c-tikv-1']?.phase === 'done', 60_000, 'the replacement to be done');
+    expect(w.pd.stores().find((s) => s.id === oldStore)?.state ?? 'Tombstone').toBe('Tombstone');
+    const fresh = w.pd.store('c-tikv-1')!;
+    expect(fresh.id).not.toBe(oldStore);
+    expect(fresh.state).toBe('Up');
+    expect(uidOf(w, 'tikv-c-tikv-1')).not.toBe(claim);
+    expect(w.status()!.replacements['c-tikv-1']).toMatchObject({ component: 'tikv', storeId: oldStore, volumes: [{ name: 'tikv-c-tikv-1', uid: claim }] });
+    // The others kept their stores and claims, and only c-tikv-1 stopped.
+    expect(['c-tikv-0', 'c-tikv-2', 'c-tikv-3'].map((p) => [p, w.pd.store(p)!.id, uidOf(w, `tikv-${p}`)])).toEqual(others);
+    expect(w.stops.map((s) => s.pod)).toEqual(['c-tikv-1']);
+    expect(eventTargets(w, 'ReplaceMember')).toEqual(['c-tikv-1']);
+    expect(eventTargets(w, 'MemberReplaced')).toEqual(['c-tikv-1']);
+    // Done once: Git still asking changes nothing; taking the request back forgets the record.
+    await w.waitFor(() => w.status()?.components.tikv.phase === 'Normal' && w.status()?.components.tikv.reason === 'up to date', 20_000, 'the component to be idle');
+    expect(w.stops.map((s) => s.pod)).toEqual(['c-tikv-1']);
+    await w.applyCluster(replace());
+    await w.waitFor(() => w.status()?.replacements === undefined, 20_000, 'the record to go with the request');
+    expect(w.pd.store('c-tikv-1')!.id).toBe(fresh.id);
+  });
+
+  it('replaces the PD member Git names: leadership first, the member deleted, a fresh claim, a new member; the others untouched', async () => {
+    const { w } = await running();
+    // The leader itself: its leadership moves before its member is deleted.
+    const target = w.pd.leader()!;
+    const before = w.pd.members().find((m) => m.name === target)!.memberId;
+    const claim = uidOf(w, `pd-${target}`);
+    await w.applyCluster(simCluster({ pd: { replicas: 3, requests: { storage: '1Gi' } }, tikv: { replicas: 3, requests: { storage: '1Gi' } }, tidb: { replicas: 2 } }, { annotations: { 'tidb-gitops.io/replace': target } }));
+    await w.waitFor(() => w.status()?.replacements?.[target]?.phase === 'done', 60_000, 'the replacement to be done');
+    const now = w.pd.members().find((m) => m.name === target)!;
+    expect(now.memberId).not.toBe(before);
+    expect(w.pd.members().filter((m) => m.running)).toHaveLength(3);
+    expect(uidOf(w, `pd-${target}`)).not.toBe(claim);
+    expect(w.stops.map((s) => s.pod)).toEqual([target]);
+    expect(w.pd.stopsWhileLeader).toEqual([]);
+    expect(w.pd.splitBrain).toEqual([]);
+  });
+
   it('with recoverFailover, removes the extra replica once the store is Up again', async () => {
     const { w } = await running({}, { tikv: { replicas: 3, requests: { storage: '1Gi' }, recoverFailover: true } });
     w.stopTikv('c-tikv-2');

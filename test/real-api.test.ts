@@ -443,6 +443,43 @@ describeReal('a rendered cluster on a real API server', () => {
   });
 });
 
+describeReal('a lost node on a real API server', () => {
+  it('replaces the TiKV Git names after its node is gone: store offline to Tombstone, Pod force-deleted, a fresh claim and store on another node; nothing else restarts', async () => {
+    const ns = `real-${++seq}`;
+    const nodes = ['a', 'b', 'c', 'd'].map((x) => ({ name: `${ns}-${x}` }));
+    const lost = nodes[1].name;
+    const spec = { tikv: { replicas: 4, requests: { storage: '1Gi' } } };
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, spec), render, kubelet: { nodes } });
+    world = w;
+    await w.startController(['--tikv-failover-period', '10m', '--pd-failover-period', '10m', '--tidb-failover-period', '10m']);
+    await w.waitFor(async () => (await w.settled('pd', 3)) && (await w.settled('tikv', 4)) && (await w.settled('tidb', 2)), 90_000, 'the cluster to come up');
+    const uids = async () => Object.fromEntries([...(await w.pods('pd')), ...(await w.pods('tikv')), ...(await w.pods('tidb'))].map((p) => [p.metadata.name, p.metadata.uid]));
+    const before = await uids();
+    const claims = Object.fromEntries((await w.pvcs('tikv')).map((c) => [c.metadata.name, c.metadata.uid]));
+    const oldStore = w.pd.store('c-tikv-1')!.id;
+    const otherStores = ['c-tikv-0', 'c-tikv-2', 'c-tikv-3'].map((p) => w.pd.store(p)!.id);
+    // The second node dies with c-pd-1, c-tikv-1 and c-tidb-1 on it: heartbeats stop, and its servers with them.
+    expect(w.kubelet.stopNode(lost).sort()).toEqual(['c-pd-1', 'c-tidb-1', 'c-tikv-1']);
+    await w.waitFor(async () => (await w.kube.get(`/api/v1/nodes/${lost}`))?.status?.conditions?.find((c: Obj) => c.type === 'Ready')?.status === 'Unknown', 60_000, 'the node-lifecycle controller to mark the node');
+    await w.waitFor(() => w.pd.store('c-tikv-1')?.state === 'Down', 30_000, 'the store to be Down');
+
+    await w.applyCluster(simCluster(spec, { namespace: w.namespace, annotations: { 'tidb-gitops.io/replace': 'c-tikv-1' } }));
+    await w.waitFor(async () => (await w.status())?.replacements?.['c-tikv-1']?.phase === 'done', 120_000, 'the replacement to be done');
+    const fresh = w.pd.store('c-tikv-1')!;
+    expect([fresh.state, fresh.id === oldStore]).toEqual(['Up', false]);
+    expect(w.pd.stores().find((s) => s.id === oldStore)?.state ?? 'Tombstone').toBe('Tombstone');
+    const pod = (await w.pods('tikv')).find((p) => p.metadata.name === 'c-tikv-1')!;
+    expect(pod.spec.nodeName).not.toBe(lost);
+    expect((await w.pvcs('tikv')).find((c) => c.metadata.name === 'tikv-c-tikv-1')!.metadata.uid).not.toBe(claims['tikv-c-tikv-1']);
+    // The other stores and claims are untouched, and no Pod but c-tikv-1 was replaced (those on the lost node stay there, lost).
+    expect(['c-tikv-0', 'c-tikv-2', 'c-tikv-3'].map((p) => w.pd.store(p)!.id)).toEqual(otherStores);
+    for (const name of ['tikv-c-tikv-0', 'tikv-c-tikv-2', 'tikv-c-tikv-3']) expect((await w.pvcs('tikv')).find((c) => c.metadata.name === name)!.metadata.uid).toBe(claims[name]);
+    const after = await uids();
+    expect(Object.keys(before).filter((n) => after[n] !== before[n])).toEqual(['c-tikv-1']);
+    expect((await w.events('MemberReplaced')).map((e) => e.involvedObject.name)).toEqual(['c-tikv-1']);
+  });
+});
+
 describeReal('re-applying unchanged manifests on a real API server', () => {
   const inputs = [
     ...readdirSync(join(__dirname, 'golden/inputs')).map((f) => join(__dirname, 'golden/inputs', f)),

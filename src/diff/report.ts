@@ -50,6 +50,8 @@ export const RISK = {
   initializer: 'initializer',
   /** The monitoring is turned off, or its alert rules and dashboards are replaced by another release's. */
   monitoring: 'monitoring',
+  /** Git asks to replace a Pod (`tidb-gitops.io/replace`): its store or member is removed and its volumes deleted. */
+  replace: 'replace',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];

@@ -13,6 +13,7 @@ import { backupRisks, logBackupRisks, restoreRisks } from './backups';
 import { disruptionBudgetRisks, networkPolicyRisks } from './guard-rails';
 import { initializerRisks } from './initializer';
 import { monitoringRisks } from './monitoring';
+import { replaceRisks } from './replace';
 
 /** PD's `replication.max-replicas` when its config does not set it. */
 export const DEFAULT_MAX_REPLICAS = 3;
@@ -48,6 +49,7 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   out.push(...networkPolicyRisks(before, after));
   out.push(...initializerRisks(before, after));
   out.push(...monitoringRisks(before, after));
+  out.push(...replaceRisks(before, after));
   return out;
 }
 

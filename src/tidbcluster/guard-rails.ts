@@ -20,6 +20,7 @@
  */
 import type { SpecIssue } from './errors';
 import type { ComponentKind } from './names';
+import { REPLACE_ANNOTATION } from './replace';
 
 /** The annotation that sets or turns off the PodDisruptionBudgets, per component. */
 export const DISRUPTION_BUDGETS_ANNOTATION = 'tidb-gitops.io/disruption-budgets';
@@ -47,6 +48,7 @@ export const CLUSTER_SETTING_ANNOTATIONS: readonly string[] = [
   METRICS_FROM_ANNOTATION,
   MONITORING_ANNOTATION,
   MONITORING_LABELS_ANNOTATION,
+  REPLACE_ANNOTATION,
 ];
 
 /** A component's PodDisruptionBudget: how many of its Pods a voluntary disruption may take at once. */

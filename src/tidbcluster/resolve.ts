@@ -21,6 +21,7 @@ import type { TidbCluster, TidbClusterSpec } from './types';
 import { DNS1123_LABEL, DNS_DOMAIN } from '../base/patterns';
 import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
 import { disruptionBudgets, drainHooks, monitoringSettings, networkPolicy, unknownClusterSettings, type DisruptionBudgets, type MonitoringSettings, type NetworkPolicySettings } from './guard-rails';
+import { replaceRequests } from './replace';
 import type { ComponentKind } from './names';
 
 // The per-component types live with their resolvers; the renderer reads them all from here.
@@ -290,12 +291,21 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
     monitoring: monitoringSettings(tc.metadata.annotations ?? {}, issues),
   };
   unknownClusterSettings(tc.metadata.annotations ?? {}, issues);
+  const replace = replaceRequests(
+    tc.metadata.annotations ?? {},
+    tc.metadata.name,
+    { pd: cluster.pd?.replicas, tikv: cluster.tikv?.replicas, tiflash: cluster.tiflash?.replicas },
+    issues,
+  );
   const rendered = COMPONENT_FIELDS.filter((c) => spec[c]);
   if (rendered.length === 0) {
     issues.push({ path: 'spec', message: `no component to render: set at least one of ${COMPONENT_FIELDS.join(', ')}` });
   }
   if (issues.length > 0) throw new SpecError(issues);
-  return cluster;
+  // Each component is handed the Pods it is to replace, with its other operation settings.
+  const withReplace = <T extends { readonly settings: Record<string, unknown> }>(comp: T | undefined, pods: string[] | undefined): T | undefined =>
+    comp && pods ? { ...comp, settings: { ...comp.settings, replace: pods } } : comp;
+  return { ...cluster, pd: withReplace(cluster.pd, replace.pd), tikv: withReplace(cluster.tikv, replace.tikv), tiflash: withReplace(cluster.tiflash, replace.tiflash) };
 }
 
 /** The components a spec renders as StatefulSets (PD's micro-services with `spec.pd.mode: ms`). */

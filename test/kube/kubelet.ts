@@ -42,6 +42,8 @@ interface Run {
   uid: string;
   name: string;
   ip: string;
+  /** The Node it is bound to. */
+  node?: string;
   state: 'pending' | 'running' | 'terminating';
   ready: boolean;
   readyDue: boolean;
@@ -90,6 +92,8 @@ export class Kubelet extends EventEmitter {
   private heartbeat?: NodeJS.Timeout;
   private probe?: NodeJS.Timeout;
   private alive = true;
+  /** Nodes that are gone (`stopNode`): no heartbeat, no status, their containers stopped. */
+  private readonly deadNodes = new Set<string>();
   /** Pods that stopped and whose successor is not Ready yet, by component; and the most at once. */
   private readonly down = new Map<string, Set<string>>();
   private readonly mostDown = new Map<string, number>();
@@ -104,10 +108,38 @@ export class Kubelet extends EventEmitter {
     this.o = { startMs: 150, readyMs: 50, stopMs: 100, probeMs: 100, nodes: [{ name: options.node }], ...options };
   }
 
-  /** The Node a Pod is bound to: by its ordinal over the Nodes. */
+  /**
+   * The Node a Pod is bound to: by its ordinal over the Nodes, passing over a Node that is gone (as
+   * the scheduler does a Node the node-lifecycle controller tainted).
+   */
   private nodeFor(pod: string): string {
     const ordinal = Number(/-(\d+)$/.exec(pod)?.[1] ?? 0);
-    return this.o.nodes[ordinal % this.o.nodes.length].name;
+    const n = this.o.nodes.length;
+    for (let i = 0; i < n; i++) {
+      const node = this.o.nodes[(ordinal + i) % n].name;
+      if (!this.deadNodes.has(node)) return node;
+    }
+    return this.o.nodes[ordinal % n].name;
+  }
+
+  /**
+   * A Node is gone for good (its machine died): its heartbeats and Lease renewals stop, the
+   * containers of its Pods stop, and nothing about its Pods is written any more; the node-lifecycle
+   * controller then marks the Node and its Pods not Ready. A Pod on it goes only by a deletion with
+   * no grace period, as nobody is there to confirm a graceful one. The Pods it runs, by name.
+   */
+  stopNode(node: string): string[] {
+    this.deadNodes.add(node);
+    const lost: string[] = [];
+    for (const run of this.runs.values()) {
+      if (run.node !== node) continue;
+      clearTimeout(run.timer);
+      const pod = this.pods.get(run.name);
+      if (run.state === 'running' && pod) this.emit('podStopped', pod);
+      run.state = 'terminating';
+      lost.push(run.name);
+    }
+    return lost;
   }
 
   /**
@@ -178,7 +210,7 @@ export class Kubelet extends EventEmitter {
   /** Node status and Lease renewal, as kubelet's node status loop does. */
   private async beat(): Promise<void> {
     if (!this.alive || this.closed) return;
-    for (const { name } of this.o.nodes) await this.beatNode(name);
+    for (const { name } of this.o.nodes) if (!this.deadNodes.has(name)) await this.beatNode(name);
   }
 
   private async beatNode(node: string): Promise<void> {
@@ -224,6 +256,7 @@ export class Kubelet extends EventEmitter {
       this.runs.delete(name);
       run = undefined;
     }
+    if (run?.node !== undefined && this.deadNodes.has(run.node)) return;
     if (!run) {
       if (pod.metadata.deletionTimestamp) return;
       run = { uid: pod.metadata.uid, name, ip: allocateIp(), state: 'pending', ready: false, readyDue: false };
@@ -242,10 +275,11 @@ export class Kubelet extends EventEmitter {
   }
 
   private async admit(run: Run, pod: Obj): Promise<void> {
+    run.node = pod.spec?.nodeName ?? this.nodeFor(run.name);
     if (!pod.spec?.nodeName) {
       try {
         await this.kube.ok('POST', `/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/binding`, {
-          body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: run.name, uid: run.uid }, target: { apiVersion: 'v1', kind: 'Node', name: this.nodeFor(run.name) } },
+          body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: run.name, uid: run.uid }, target: { apiVersion: 'v1', kind: 'Node', name: run.node } },
         });
       } catch {
         // Deleted meanwhile, or bound by someone else.

@@ -100,7 +100,7 @@ export function planOne(
   c: ComponentState,
   pd: PdState | { error: string } | undefined = pdState(),
   others: ComponentState[] = [],
-  extra: Partial<Pick<PlanInput, 'volumes' | 'failover' | 'options' | 'now' | 'probes' | 'evictions' | 'volumeSizes' | 'volumeRefusals'>> = {},
+  extra: Partial<Pick<PlanInput, 'volumes' | 'failover' | 'options' | 'now' | 'probes' | 'evictions' | 'volumeSizes' | 'volumeRefusals' | 'replacements'>> = {},
 ) {
   const all = [...others, c];
   return plan({ cluster: CLUSTER, components: all, pd, now: NOW, probes: PROBES_OK, ...extra }).find((p) => p.kind === c.kind)!;

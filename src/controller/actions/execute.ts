@@ -13,6 +13,7 @@ import { failoverActions } from './failover';
 import { gracefulActions } from './graceful';
 import { pdActions } from './pd';
 import { podActions } from './pods';
+import { replaceActions } from './replace';
 import { statefulSetActions } from './statefulset';
 import { tidbActions } from './tidb';
 import { volumeActions } from './volumes';
@@ -33,6 +34,7 @@ export class Executor {
       ...gracefulActions,
       ...tidbActions,
       ...failoverActions(),
+      ...replaceActions(),
     };
   }
 

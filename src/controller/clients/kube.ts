@@ -314,8 +314,12 @@ export class KubeAccess implements LeaseStore {
    * Deletes a Pod or claim, only if it still is the object of that UID: a successor with the same
    * name is left alone. Gone, or replaced, counts as done.
    */
-  async deleteIfSame(kind: 'pod' | 'pvc', name: string, uid: string | undefined): Promise<void> {
-    const body = uid ? { preconditions: { uid } } : {};
+  /**
+   * Deletes a Pod or claim if it is still the one with `uid` (any, without one). `gracePeriodSeconds`
+   * 0 removes a Pod at once, also one whose node is gone and whose kubelet will never confirm it.
+   */
+  async deleteIfSame(kind: 'pod' | 'pvc', name: string, uid: string | undefined, gracePeriodSeconds?: number): Promise<void> {
+    const body = { ...(uid && { preconditions: { uid } }), ...(gracePeriodSeconds !== undefined && { gracePeriodSeconds }) };
     try {
       const args = { name, namespace: this.namespace, body };
       if (kind === 'pod') await this.call(`delete pod ${name}`, () => this.core.deleteNamespacedPod(args), false);

@@ -6,6 +6,7 @@ import type { Pod } from '../model/objects';
 import type { ComponentSettings } from '../model/settings';
 import type { EvictionRecord } from '../records/evictions';
 import type { ComponentFailover, FailureRecord } from '../records/failover';
+import type { ReplaceRecord } from '../records/replacements';
 import { ownsEviction } from '../view/lookups';
 import type { ComponentState, PdState, PlanInput } from '../view/view';
 
@@ -83,6 +84,14 @@ export type Action =
   | { readonly type: 'clear-marks'; readonly marks: readonly { readonly pod: string; readonly keys: readonly string[] }[] }
   /** Replace the component's failure records (undefined clears them); written to the status at once. */
   | { readonly type: 'failover-set'; readonly failover: ComponentFailover | undefined }
+  /** Set (undefined: forget) the replacement record of a Pod; written to the status at once. */
+  | { readonly type: 'replace-set'; readonly pod: string; readonly record: ReplaceRecord | undefined }
+  /**
+   * A replacement whose store is Tombstone or member deleted: delete the PD member (when it is one),
+   * the Pod's claims, then the Pod without a grace period (its node may be gone, and it serves
+   * nothing any more), each only if it is still the one recorded.
+   */
+  | { readonly type: 'replace-delete'; readonly pod: string; readonly record: ReplaceRecord }
   /** PD failover: delete the failed member, its Pod and its claims, then mark the record done. */
   | { readonly type: 'failover-delete'; readonly key: string; readonly record: FailureRecord }
   /** Grow the claims to the size Git asks for (`spec.resources.requests.storage`). */

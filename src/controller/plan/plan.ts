@@ -17,6 +17,7 @@ import type { Action, Phase, PlanEvent } from './action';
 import { evictRequestStep } from './evict-requests';
 import { drainStep } from './drain';
 import { failoverStep } from './failover';
+import { replaceStep } from './replace';
 import { leftoverEvictions, leftoverMarks } from './leftovers';
 import { scaleStep } from './scale';
 import { upgradeStep } from './upgrade';
@@ -92,6 +93,10 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
   // A Pod that is being deleted by someone else has seconds left: its leaders move before anything else.
   const drain = drainStep(input, c);
   if (drain && !drain.ok) return result(drain.reason, true, drain.action, drain.event);
+
+  // A replacement Git asks for comes first: a member gone for good may be what holds the rest.
+  const replace = replaceStep(input, c, settings);
+  if (replace && !replace.ok) return result(replace.reason, true, replace.action, replace.event);
 
   // Failover first, then scaling, then upgrading, in the operator's order.
   const failover = failoverStep(input, c, settings, desired);

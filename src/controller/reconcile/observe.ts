@@ -12,6 +12,7 @@ import { tiflashStatusUrl, tiflashStoreStatus } from '../clients/tiflash';
 import { tikvLeaderCount, tikvMetricsUrl } from '../clients/tikv';
 import type { ClusterInfo } from '../model/cluster';
 import type { Pod } from '../model/objects';
+import { settingsOf } from '../model/settings';
 import { isMsService, type MsService } from '../plan/pdms';
 import { probesWanted } from '../plan/probes';
 import type { StatusRecords } from '../records/store';
@@ -48,7 +49,9 @@ export async function observe(d: ObserveDeps, records: StatusRecords, volumeSize
   const msServices = components.map((x) => x.kind).filter(isMsService);
   const needsPd = storeKinds.length > 0 || msServices.length > 0 || components.some((x) => x.kind === 'pd');
   // Tombstones and max-replicas matter only while a store component has more replicas than it should.
-  const scalingIn = storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (targetReplicas({ failover: records.failover }, x) ?? Infinity));
+  // A store being replaced is checked the same way before it goes offline.
+  const replacing = storeKinds.some((x) => Array.isArray(settingsOf(x.sts).replace) && (settingsOf(x.sts).replace as unknown[]).length > 0);
+  const scalingIn = replacing || storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (targetReplicas({ failover: records.failover }, x) ?? Infinity));
   const pd = needsPd ? await readPd(d.pd, storeKinds.length > 0, scalingIn, msServices) : undefined;
   const probes = await probe(d, components, pd);
   const { autoFailover, failoverPeriodMs, resyncMs } = d.options;
@@ -61,6 +64,7 @@ export async function observe(d: ObserveDeps, records: StatusRecords, volumeSize
     options: { autoFailover, failoverPeriodMs, resyncMs, newFailoverUid: randomUUID() },
     probes,
     evictions: records.evictions,
+    replacements: records.replacements,
     volumeSizes,
     volumeRefusals: volumeSizesReader.refusals,
     ddlPause: records.ddlPause,

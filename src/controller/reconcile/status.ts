@@ -85,6 +85,7 @@ export function statusDocument(
   const doc = {
     ...status,
     ...(records.ddlPause && { smoothUpgrade: records.ddlPause }),
+    ...(Object.keys(records.replacements).length > 0 && { replacements: records.replacements }),
     ...(topology && { topology }),
     ...(runs.length > 0 && { backupRuns: runs }),
     ...(operations.length > 0 && { operations }),

@@ -16,6 +16,7 @@ import { initializerOf, type InitializerRecord } from './initializer';
 import { logTasksOf, type LogTaskRecord } from './log-tasks';
 import { ddlPauseOf, type DdlPauseRecord } from './ddl-pause';
 import { evictionsOf, type EvictionRecord } from './evictions';
+import { replacementsOf, type ReplaceRecord } from './replacements';
 import { failoverOf, NO_FAILOVER, type ComponentFailover, type FailoverKind, type FailoverState } from './failover';
 import { lastOperationsOf, type LastOperation } from './last-operations';
 import { recreateKey, recreateRecordsOf, type RecreateRecord } from './recreate';
@@ -36,6 +37,7 @@ export function parseStatus(json: string | undefined): unknown {
 export class StatusRecords {
   private failoverState: FailoverState = NO_FAILOVER;
   private evictionRecords: Record<string, EvictionRecord> = {};
+  private replaceRecords: Record<string, ReplaceRecord> = {};
   private ddlPauseRecord?: DdlPauseRecord;
   private recreateRecords = new Map<string, RecreateRecord>();
   private lastOps = new Map<ComponentKind, LastOperation>();
@@ -62,6 +64,11 @@ export class StatusRecords {
   }
 
   /** The evict-leader schedulers this controller added, by store id. */
+  /** The replacements Git asked for, by Pod name. */
+  get replacements(): Readonly<Record<string, ReplaceRecord>> {
+    return this.replaceRecords;
+  }
+
   get evictions(): Readonly<Record<string, EvictionRecord>> {
     return this.evictionRecords;
   }
@@ -114,6 +121,7 @@ export class StatusRecords {
     this.lastOps = lastOperationsOf(doc);
     this.failoverState = failoverOf(doc);
     this.evictionRecords = evictionsOf(doc);
+    this.replaceRecords = replacementsOf(doc);
     this.ddlPauseRecord = ddlPauseOf(doc);
     this.runs = backupRunsOf(doc);
     this.ops = operationsOf(doc);
@@ -150,6 +158,16 @@ export class StatusRecords {
     else delete components[kind];
     this.failoverState = { ...previous, components };
     await this.writeOrUndo(() => (this.failoverState = previous));
+  }
+
+  /** Sets (undefined: forgets) the replacement record of a Pod. */
+  async setReplacement(pod: string, record: ReplaceRecord | undefined): Promise<void> {
+    const previous = this.replaceRecords;
+    const next = { ...previous };
+    if (record) next[pod] = record;
+    else delete next[pod];
+    this.replaceRecords = next;
+    await this.writeOrUndo(() => (this.replaceRecords = previous));
   }
 
   /** Replaces the eviction records. */

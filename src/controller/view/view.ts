@@ -12,6 +12,7 @@ import type { VolumeSizes } from '../model/volume-sizes';
 import type { DdlPauseRecord } from '../records/ddl-pause';
 import type { EvictionRecord } from '../records/evictions';
 import type { FailoverState } from '../records/failover';
+import type { ReplaceRecord } from '../records/replacements';
 
 export interface PdState {
   readonly members: readonly PdMember[];
@@ -114,6 +115,8 @@ export interface PlanInput {
   readonly probes?: Probes;
   /** The evict-leader schedulers this controller added, by store id. @default none */
   readonly evictions?: Readonly<Record<string, EvictionRecord>>;
+  /** The replacements Git asked for, by Pod name (`plan/replace.ts`). @default none */
+  readonly replacements?: Readonly<Record<string, ReplaceRecord>>;
   /** The volume sizes Git asks for (the `<cluster>-volume-sizes` ConfigMap). @default none */
   readonly volumeSizes?: VolumeSizes;
   /** The DDL pause this controller asked TiDB for in a TiDB upgrade (see plan/upgrade-tidb.ts). @default none */
