@@ -2,6 +2,8 @@
  * TiDB's smooth upgrade (DDL paused while TiDB rolls): tidb-operator's version classes
  * (`smooth_upgrade.go`), and where the planner pauses and resumes DDL.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { plan } from '../src/controller/plan/plan';
 import type { Pod, StatefulSet } from '../src/controller/model/objects';
 import { classifySmoothUpgrade } from '../src/controller/plan/upgrade-tidb';
@@ -65,7 +67,7 @@ describe('the planner pauses DDL before the first TiDB restart and resumes it af
   };
   const planTidb = (s: StatefulSet, pods: Pod[], ddlPause?: DdlPauseRecord) =>
     plan({ cluster: CLUSTER, components: [{ kind: 'tidb', sts: s, pods }], pd: pdState(), now: NOW, probes: PROBES_OK, ddlPause })[0];
-  const paused = (source = 'v8.5.0', target = 'v8.5.1', state: 'paused' | 'starting' = 'paused'): DdlPauseRecord => ({ source, target, state, since: 'then' });
+  const paused = (source = 'v8.5.0', target = 'v8.5.1', state: DdlPauseRecord['state'] = 'paused'): DdlPauseRecord => ({ source, target, state, since: 'then' });
 
   it('pauses DDL on the lowest Ready TiDB before any restart, then steps', () => {
     const pods = [tidbPod(0, 'r1', 'v8.5.0', { ready: false }), tidbPod(1, 'r1', 'v8.5.0')];
@@ -80,6 +82,12 @@ describe('the planner pauses DDL before the first TiDB restart and resumes it af
   it('asks again when the record says starting (the controller stopped before TiDB answered)', () => {
     const ready = [tidbPod(0, 'r1', 'v8.5.0'), tidbPod(1, 'r1', 'v8.5.0')];
     expect(planTidb(tidbSts('v8.5.1'), ready, paused('v8.5.0', 'v8.5.1', 'starting')).action).toMatchObject({ type: 'ddl-pause' });
+  });
+
+  it('steps on, asking no more, once the TiDB asked had no /upgrade/start (the record says unsupported)', () => {
+    const ready = [tidbPod(0, 'r1', 'v8.5.0'), tidbPod(1, 'r1', 'v8.5.0')];
+    expect(planTidb(tidbSts('v8.5.1'), ready, paused('v8.5.0', 'v8.5.1', 'unsupported')).action).toEqual({ type: 'apply', replicas: 2, partition: 1 });
+    expect(ddlPauseOf({ smoothUpgrade: { source: 'v8.5.0', target: 'v8.5.1', state: 'unsupported', since: 'x' } })?.state).toBe('unsupported');
   });
 
   it('leaves DDL alone for a pair that needs no pause, and for a config-only rollout', () => {
@@ -122,10 +130,44 @@ describe("TiDB's /upgrade/{op}, as the simulated tidb-server answers it", () => 
       await tidbUpgradeOp(base, 'finish');
       await tidbUpgradeOp(base, 'finish');
       expect(sim.upgradeOps.map((o) => [o.op, o.changed])).toEqual([['start', true], ['start', false], ['finish', true], ['finish', false]]);
+      // A server without the route answers 404: no pause there, never a retry for ever.
       sim.setVersion('c-tidb-0', 'v7.0.0');
-      await expect(tidbUpgradeOp(base, 'start')).rejects.toThrow(/HTTP 404/);
+      expect(await tidbUpgradeOp(base, 'start')).toEqual({ supported: false, answer: '404 page not found' });
     } finally {
       await sim.close();
+    }
+  });
+});
+
+describe("TiDB's /upgrade/{op} answers, byte for byte", () => {
+  const answering = async (status: number, body: string, type = 'application/json') => {
+    const server = http.createServer((_req, res) => res.writeHead(status, { 'content-type': type }).end(body));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  };
+
+  it.each([
+    ['success (WriteData: MarshalIndent of a string)', '"success!"', 'success!'],
+    ['a duplicate, before v7.5.0', '"It\'s a duplicated op and the cluster is already in upgrading state."', "It's a duplicated op and the cluster is already in upgrading state."],
+    ['a duplicate, from v7.5.0', '"It\'s a duplicated operation and the cluster is already in upgrading state."', "It's a duplicated operation and the cluster is already in upgrading state."],
+    // server/handler/upgrade_handler.go of the tree before the pkg/ move: no return after the first WriteData.
+    ['two values in one body (a duplicate in the pre-pkg/ trees)', '"Be upgrading.""success!"', 'Be upgrading. success!'],
+    ['an answer this client does not know, still a 200', 'ok', 'ok'],
+  ])('HTTP 200 with %s is done', async (_name, body, answer) => {
+    const s = await answering(200, body);
+    try {
+      expect(await tidbUpgradeOp(s.base, 'start')).toEqual({ supported: true, answer });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('an error (WriteError: 400 or 500, plain text) is retried', async () => {
+    const s = await answering(500, 'context deadline exceeded', 'text/plain; charset=utf-8');
+    try {
+      await expect(tidbUpgradeOp(s.base, 'finish')).rejects.toThrow(`POST ${s.base}/upgrade/finish: HTTP 500 "context deadline exceeded"`);
+    } finally {
+      await s.close();
     }
   });
 });

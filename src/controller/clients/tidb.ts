@@ -14,32 +14,42 @@ export function tidbStatusBase(c: ClusterInfo, pod: string): string {
   return `${c.tls ? 'https' : 'http'}://${podHost(c, 'tidb', pod)}:${PORT.tidbStatus}`;
 }
 
-/**
- * TiDB's answers that mean the cluster is where it was asked to go (pingcap/tidb `upgrade_handler.go`;
- * releases before v7.5.0 say "duplicated op", later ones "duplicated operation").
- */
-const DONE: Record<'start' | 'finish', RegExp> = {
-  start: /^(success!|It's a duplicated op(eration)? and the cluster is already in upgrading state\.)$/,
-  finish: /^(success!|It's a duplicated op(eration)? and the cluster is already in normal state\.)$/,
-};
+/** What TiDB answered to an upgrade op: whether it has the API, and its words. */
+export interface UpgradeOpAnswer {
+  /** false: no such route (HTTP 404), a TiDB without the DDL pause of a smooth upgrade. */
+  readonly supported: boolean;
+  /** The JSON strings of the body, joined with a space (or the body as it is). */
+  readonly answer: string;
+}
 
 /**
- * `POST <base>/upgrade/{start,finish}` (`base`: the Pod's status URL, `tidbStatusBase`); resolves
- * when TiDB says the cluster is in the state asked for (a JSON string body, the new state or a
- * duplicate), rejects otherwise. TiDB's start waits up to 10 s for the DDL owner, so start gets
- * 30 s, as with the operator.
+ * The JSON strings of an answer body. Every success of the handler is `WriteData` of a JSON string;
+ * some development trees wrote two in one body on a duplicate op ("Be upgrading." then "success!":
+ * pingcap/tidb `server/handler/upgrade_handler.go` before the `pkg/` move, `ServeHTTP` without a
+ * `return` after the first), so each value is read.
  */
-export async function tidbUpgradeOp(base: string, op: 'start' | 'finish', tls?: ClientTls): Promise<void> {
+function answerText(body: string): string {
+  const values = body.match(/"(?:[^"\\]|\\.)*"/g);
+  const rest = values ? body.replace(/"(?:[^"\\]|\\.)*"/g, '').trim() : body.trim();
+  if (!values || rest !== '') return body.trim();
+  return values.map((v) => JSON.parse(v) as string).join(' ');
+}
+
+/**
+ * `POST <base>/upgrade/{start,finish}` (`base`: the Pod's status URL, `tidbStatusBase`). Any HTTP
+ * 200 means the cluster is in the state asked for: TiDB writes 200 only on success (`success!`, a
+ * duplicate's "It's a duplicated op[eration] and the cluster is already in ... state.", or in some
+ * trees "Be upgrading." with "success!"), and errors through `WriteError` (400, 500). A 404 is a TiDB
+ * without the route, whatever its tag says: no pause to wait for, never a retry for ever. Other
+ * answers reject (retried). TiDB's start waits up to 10 s for the DDL owner, so start gets 30 s, as
+ * with the operator.
+ */
+export async function tidbUpgradeOp(base: string, op: 'start' | 'finish', tls?: ClientTls): Promise<UpgradeOpAnswer> {
   const url = `${base}/upgrade/${op}`;
   const res = await httpRequest(url, { method: 'POST', tls, timeoutMs: op === 'start' ? 30_000 : 5_000 });
-  let text = res.body.trim();
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === 'string') text = parsed;
-  } catch {
-    // Not JSON: compared as it is.
-  }
-  if (res.status !== 200 || !DONE[op].test(text)) throw new Error(`POST ${url}: HTTP ${res.status} ${JSON.stringify(res.body.slice(0, 200))}`);
+  if (res.status === 200) return { supported: true, answer: answerText(res.body) };
+  if (res.status === 404) return { supported: false, answer: answerText(res.body) };
+  throw new Error(`POST ${url}: HTTP ${res.status} ${JSON.stringify(res.body.slice(0, 200))}`);
 }
 
 /** Options of the label requests. */

@@ -84,7 +84,7 @@ function ddlPauseStep(input: PlanInput, c: ComponentState): Step {
     if (!pod) return wait('waiting for a Ready TiDB Pod to resume DDL paused for an earlier upgrade');
     return act(`resuming DDL paused for the TiDB upgrade ${record.source} -> ${record.target}, which is no longer the one under way`, { type: 'ddl-resume', pod, stale: true });
   }
-  if (record?.state === 'paused' || source === undefined || target === undefined) return OK;
+  if (record?.state === 'paused' || record?.state === 'unsupported' || source === undefined || target === undefined) return OK;
   if (!record && classifySmoothUpgrade(source, target) !== 'switch') return OK;
   if (!pod) return wait(`waiting for a Ready TiDB Pod to pause DDL before the upgrade ${source} -> ${target}`);
   return act(`pausing DDL before the TiDB upgrade ${source} -> ${target}`, { type: 'ddl-pause', pod, source, target }, {

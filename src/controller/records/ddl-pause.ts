@@ -6,8 +6,11 @@
 export interface DdlPauseRecord {
   readonly source: string;
   readonly target: string;
-  /** `starting`: recorded, TiDB not yet known to have paused DDL; `paused`: TiDB said it did. */
-  readonly state: 'starting' | 'paused';
+  /**
+   * `starting`: recorded, TiDB not yet known to have paused DDL; `paused`: TiDB said it did;
+   * `unsupported`: the TiDB asked has no such API (HTTP 404), so the upgrade goes on without a pause.
+   */
+  readonly state: 'starting' | 'paused' | 'unsupported';
   readonly since: string;
 }
 
@@ -15,5 +18,5 @@ export interface DdlPauseRecord {
 export function ddlPauseOf(doc: unknown): DdlPauseRecord | undefined {
   const r = (doc as { smoothUpgrade?: Partial<DdlPauseRecord> } | undefined)?.smoothUpgrade;
   if (typeof r !== 'object' || r === null || typeof r.source !== 'string' || typeof r.target !== 'string') return undefined;
-  return { source: r.source, target: r.target, state: r.state === 'paused' ? 'paused' : 'starting', since: String(r.since ?? '') };
+  return { source: r.source, target: r.target, state: r.state === 'paused' || r.state === 'unsupported' ? r.state : 'starting', since: String(r.since ?? '') };
 }
