@@ -478,6 +478,25 @@ describeReal('a lost node on a real API server', () => {
     expect(Object.keys(before).filter((n) => after[n] !== before[n])).toEqual(['c-tikv-1']);
     expect((await w.events('MemberReplaced')).map((e) => e.involvedObject.name)).toEqual(['c-tikv-1']);
   });
+
+  it('fails a PD member over when its node is gone: its Pod, which no kubelet will confirm, is deleted at once and comes back on another node', async () => {
+    const ns = `real-${++seq}`;
+    const nodes = ['a', 'b', 'c'].map((x) => ({ name: `${ns}-${x}` }));
+    const spec = { pd: { replicas: 3, requests: { storage: '1Gi' }, maxFailoverCount: 1 } };
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, spec), render, kubelet: { nodes } });
+    world = w;
+    await w.startController(['--pd-failover-period', '2s', '--tikv-failover-period', '10m', '--tidb-failover-period', '10m']);
+    await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
+    const failed = w.pd.members().find((m) => m.name === 'c-pd-1')!.memberId;
+    const podUid = (await w.pods('pd')).find((p) => p.metadata.name === 'c-pd-1')!.metadata.uid;
+    expect(w.kubelet.stopNode(nodes[1].name).sort()).toEqual(['c-pd-1', 'c-tidb-1', 'c-tikv-1']);
+    await w.waitFor(async () => (await w.events('PDFailover')).length > 0, 60_000, 'the failover to begin');
+    // The failed Pod goes although its kubelet is gone, and c-pd-1 starts again elsewhere, as a new member.
+    await w.waitFor(async () => (await w.pods('pd')).some((p) => p.metadata.name === 'c-pd-1' && p.metadata.uid !== podUid && p.spec.nodeName !== nodes[1].name), 60_000, 'c-pd-1 on another node');
+    await w.waitFor(() => w.pd.members().some((m) => m.name === 'c-pd-1' && m.memberId !== failed && m.running), 60_000, 'a new member c-pd-1');
+    expect(w.pd.members().some((m) => m.memberId === failed)).toBe(false);
+    expect(w.pd.splitBrain).toEqual([]);
+  });
 });
 
 describeReal('re-applying unchanged manifests on a real API server', () => {

@@ -33,7 +33,10 @@ export function failoverActions(): Pick<Handlers, 'failover-set' | 'failover-del
       if (r.podUid !== undefined) deletes.set(r.podUid, ctx.now);
       if (r.memberId) await ctx.pd.deleteMemberById(r.memberId);
       for (const v of r.volumes ?? []) await ctx.kube.deleteIfSame('pvc', v.name, v.uid);
-      await ctx.kube.deleteIfSame('pod', r.pod, r.podUid);
+      // Without a grace period: the member is gone from PD already, and on a node that is lost no
+      // kubelet would ever confirm a graceful deletion (the operator force-deletes a failure
+      // member's Pod whose host is down, pkg/manager/member/failure_recovery.go).
+      await ctx.kube.deleteIfSame('pod', r.pod, r.podUid, 0);
       ctx.log.warn(ctx.reason, { member: action.key, pod: r.pod, volumes: (r.volumes ?? []).map((v) => v.name) });
     },
   };
