@@ -427,3 +427,32 @@ describe('leader eviction asked for on a Pod (tidb.pingcap.com/evict-leader: del
     expect(w.kube.get('Pod', 'ns', 'c-tikv-1')!.metadata.annotations?.['tidb.pingcap.com/evict-leader']).toBeUndefined();
   });
 });
+
+describe("tidb-operator's PD and TiDB Pod requests, made with kubectl annotate", () => {
+  const annotate = async (w: World, pod: string, annotations: Record<string, string>) => {
+    const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/pods/${pod}?fieldManager=${TEST_MANAGER}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ metadata: { annotations } }),
+    });
+    expect(res.status).toBe(200);
+  };
+
+  it('pd-transfer-leader: delete-pod on the leader moves leadership off it, then deletes it; tidb-graceful-shutdown: delete-pod deletes a TiDB Pod', async () => {
+    const { w } = await running();
+    const leader = w.pd.leader()!;
+    await annotate(w, leader, { 'tidb.pingcap.com/pd-transfer-leader': 'delete-pod' });
+    await w.waitFor(() => stopsOf(w, 'pd').includes(leader), 30_000, `${leader} to be deleted`);
+    expect(w.pd.stopsWhileLeader).toEqual([]);
+    expect(w.events('PDLeaderTransfer')).toHaveLength(1);
+    await w.waitFor(() => w.settled('pd', 3), 30_000, 'PD to settle');
+    expect(w.kube.get('Pod', 'ns', leader)!.metadata.annotations?.['tidb.pingcap.com/pd-transfer-leader']).toBeUndefined();
+    expect(stopsOf(w, 'pd')).toEqual([leader]);
+
+    await annotate(w, 'c-tidb-0', { 'tidb.pingcap.com/tidb-graceful-shutdown': 'delete-pod' });
+    await w.waitFor(() => stopsOf(w, 'tidb').includes('c-tidb-0'), 30_000, 'c-tidb-0 to be deleted');
+    await w.waitFor(() => w.settled('tidb', 2), 30_000, 'TiDB to settle');
+    expect(stopsOf(w, 'tidb')).toEqual(['c-tidb-0']);
+    expect(w.events('TiDBGracefulShutdown')).toHaveLength(1);
+  });
+});

@@ -32,6 +32,18 @@ export const USER_EVICT_ANNOTATIONS = ['tidb.pingcap.com/evict-leader', 'tidb.pi
 /** tidb-operator's Pod-level request: `none` (evict, keep the Pod) or `delete-pod` (evict, then delete it). */
 export const EVICT_REQUEST_ANNOTATION = 'tidb.pingcap.com/evict-leader';
 
+/** tidb-operator's PD Pod request: `none` (keep PD leadership off this Pod) or `delete-pod` (then delete it). */
+export const PD_TRANSFER_REQUEST_ANNOTATION = 'tidb.pingcap.com/pd-transfer-leader';
+
+/** When a PD transfer request ends by itself (RFC 3339; the operator's key, with "evict" in it). */
+export const PD_TRANSFER_EXPIRY_ANNOTATION = 'tidb.pingcap.com/pd-evict-leader-expiration-time';
+
+/** tidb-operator's TiDB Pod request: `delete-pod` deletes the Pod (TiDB shuts down gracefully), `none` nothing. */
+export const TIDB_SHUTDOWN_REQUEST_ANNOTATION = 'tidb.pingcap.com/tidb-graceful-shutdown';
+
+/** tidb-operator's Pod request to replace its volumes (`"true"`): for PD, TiKV and TiFlash, as `tidb-gitops.io/replace`. */
+export const REPLACE_VOLUME_ANNOTATION = 'tidb.pingcap.com/replace-volume';
+
 /** When a request ends by itself (RFC 3339): the request annotations are then removed. */
 export const EVICT_REQUEST_EXPIRY_ANNOTATION = 'tidb.pingcap.com/tikv-evict-leader-expiration-time';
 

@@ -39,10 +39,12 @@ export type Action =
    */
   | { readonly type: 'evict-begin'; readonly pod: string; readonly storeId: number; readonly annotation?: string; readonly record?: EvictionRecord }
   /**
-   * Delete a TiKV Pod whose `tidb.pingcap.com/evict-leader: delete-pod` request is met (its store has no
-   * leaders); `uid` is a precondition, so a Pod re-created meanwhile is left alone.
+   * Delete a Pod whose request is met: a TiKV `tidb.pingcap.com/evict-leader: delete-pod` (its store has no
+   * leaders), a PD `tidb.pingcap.com/pd-transfer-leader: delete-pod` (it does not lead), a TiDB
+   * `tidb.pingcap.com/tidb-graceful-shutdown: delete-pod`; `uid` is a precondition, so a Pod
+   * re-created meanwhile is left alone.
    */
-  | { readonly type: 'delete-pod'; readonly pod: string; readonly uid?: string; readonly storeId: number }
+  | { readonly type: 'delete-pod'; readonly pod: string; readonly uid?: string; readonly storeId?: number }
   /** Note on the upgraded Pod that its eviction is over; remove the scheduler when it is the controller's own (`remove`). */
   | { readonly type: 'evict-end'; readonly pod: string; readonly storeId: number; readonly remove: boolean }
   /** Remove the controller's own evict-leader schedulers once no upgrade or scale-in needs them, and forget their records. */

@@ -18,6 +18,7 @@ import { evictRequestStep } from './evict-requests';
 import { drainStep } from './drain';
 import { failoverStep } from './failover';
 import { replaceStep } from './replace';
+import { pdTransferRequestStep, tidbShutdownRequestStep } from './pod-requests';
 import { leftoverEvictions, leftoverMarks } from './leftovers';
 import { scaleStep } from './scale';
 import { upgradeStep } from './upgrade';
@@ -124,6 +125,8 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
       const request = evictRequestStep(input, c);
       if (request && !request.ok) return result(request.reason, true, request.action, request.event);
     }
+    const podRequest = pdTransferRequestStep(input, c) ?? tidbShutdownRequestStep(c, phases);
+    if (podRequest && !podRequest.ok) return result(podRequest.reason, true, podRequest.action, podRequest.event);
     const volumes = volumeStep(input, c, replicas);
     if (volumes) return noted(volumes.reason, !volumes.refused, volumes.action, volumes.event);
     const unready = unreadyPods(input, c, replicas);

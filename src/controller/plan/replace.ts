@@ -16,7 +16,8 @@
  *   without a grace period: its node may be gone, and its store or member is removed already.
  * - Done once the Pod is Ready again and PD has its new store Up, or its new member healthy.
  */
-import { isReady, ordinalOf, type Pod } from '../model/objects';
+import { REPLACE_VOLUME_ANNOTATION } from '../model/annotations';
+import { isReady, isTerminating, ordinalOf, type Pod } from '../model/objects';
 import type { ComponentSettings } from '../model/settings';
 import { names } from '../../tidbcluster/names';
 import type { ReplaceRecord } from '../records/replacements';
@@ -37,17 +38,22 @@ export function replaceRequested(settings: ComponentSettings): string[] {
 export function replaceStep(input: PlanInput, c: ComponentState, settings: ComponentSettings): Step | undefined {
   const kind = c.kind;
   if (!isReplaceable(kind)) return undefined;
-  const asked = replaceRequested(settings);
+  const fromGit = replaceRequested(settings);
+  // tidb-operator's request on the Pod itself: the same replacement, asked with kubectl.
+  const fromPods = c.pods.filter((p) => !isTerminating(p) && p.metadata.annotations?.[REPLACE_VOLUME_ANNOTATION] === 'true').map((p) => p.metadata.name!);
+  const asked = [...new Set([...fromGit, ...fromPods])];
   const records = input.replacements ?? {};
   for (const [pod, r] of Object.entries(records)) {
-    if (r.component === kind && !asked.includes(pod)) {
-      return act(`forgetting the replacement of ${pod}: Git no longer asks for it`, { type: 'replace-set', pod, record: undefined });
+    // A Pod's own request goes with the Pod it replaces: its record stays until the replacement is done.
+    if (r.component === kind && !asked.includes(pod) && (r.requestedBy !== 'pod' || r.phase === 'done')) {
+      const who = r.requestedBy === 'pod' ? 'the replaced Pod carried the request' : 'Git no longer asks for it';
+      return act(`forgetting the replacement of ${pod}: ${who}`, { type: 'replace-set', pod, record: undefined });
     }
   }
-  for (const pod of asked) {
+  for (const pod of [...asked, ...Object.keys(records).filter((p) => records[p].component === kind && !asked.includes(p))]) {
     const r = records[pod];
     if (r?.phase === 'done') continue;
-    if (!r) return begin(input, c, kind, pod);
+    if (!r) return begin(input, c, kind, pod, !fromGit.includes(pod));
     if (r.phase === 'removing') return kind === 'pd' ? removeMember(input, pod, r) : removeStore(input, pod, r);
     return recreate(input, c, pod, r);
   }
@@ -60,11 +66,12 @@ function podOf(input: PlanInput, c: ComponentState, pod: string): Pod | undefine
 }
 
 /** The record that starts a replacement: what is replaced, by identity, once the removal is safe. */
-function begin(input: PlanInput, c: ComponentState, kind: Kind, pod: string): Step {
+function begin(input: PlanInput, c: ComponentState, kind: Kind, pod: string, byPod: boolean): Step {
   const live = podOf(input, c, pod);
   const base = {
     component: kind,
     phase: 'removing' as const,
+    ...(byPod && { requestedBy: 'pod' as const }),
     startedAt: new Date(input.now).toISOString(),
     ...(live?.metadata.uid !== undefined && { podUid: live.metadata.uid }),
     volumes: volumesOfPod(input.volumes ?? [], c.sts, pod).map((v) => ({ name: v.metadata.name!, uid: v.metadata.uid ?? '' })),
@@ -98,10 +105,11 @@ function begin(input: PlanInput, c: ComponentState, kind: Kind, pod: string): St
     record = { ...base, ...(store && { storeId: store.id }) };
     what = store ? `store ${store.id} goes offline until PD reports it Tombstone` : `${pod} has no store in PD`;
   }
-  return act(`replacing ${pod} as Git asks: ${what}`, { type: 'replace-set', pod, record }, {
+  const asker = byPod ? `its ${REPLACE_VOLUME_ANNOTATION} annotation` : 'Git';
+  return act(`replacing ${pod} as ${asker} asks: ${what}`, { type: 'replace-set', pod, record }, {
     type: 'Warning',
     reason: 'ReplaceMember',
-    message: `replacing ${pod} (tidb-gitops.io/replace): ${what}; then its volumes and Pod are deleted and it starts again on fresh volumes`,
+    message: `replacing ${pod} (${byPod ? REPLACE_VOLUME_ANNOTATION : 'tidb-gitops.io/replace'}): ${what}; then its volumes and Pod are deleted and it starts again on fresh volumes`,
     pod,
   });
 }

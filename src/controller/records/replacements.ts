@@ -27,6 +27,11 @@ export interface ReplaceRecord {
   readonly storeId?: number;
   /** PD: the member deleted (a 64-bit id, as text). */
   readonly memberId?: string;
+  /**
+   * `pod`: asked by tidb-operator's `tidb.pingcap.com/replace-volume` on the Pod, which goes with the
+   * Pod, so the record is kept until done. @default asked by Git (`tidb-gitops.io/replace`)
+   */
+  readonly requestedBy?: 'pod';
 }
 
 const PHASES: readonly ReplacePhase[] = ['removing', 'deleting', 'done'];
@@ -49,6 +54,7 @@ export function replacementsOf(doc: unknown): Record<string, ReplaceRecord> {
       volumes: Array.isArray(v.volumes) ? v.volumes.filter((x) => typeof x?.name === 'string' && typeof x?.uid === 'string') : [],
       ...(typeof v.storeId === 'number' && { storeId: v.storeId }),
       ...(typeof v.memberId === 'string' && { memberId: v.memberId }),
+      ...(v.requestedBy === 'pod' && { requestedBy: 'pod' as const }),
     };
   }
   return out;
