@@ -38,6 +38,17 @@ describe('trackWaits', () => {
     expect(at(93_000, [{ ...waiting(reason), busy: false }]).marks.size).toBe(0);
   });
 
+  it('counts no wait of a component in Normal, nor one that ends by itself at a time it names', () => {
+    const normal: ComponentPlan = { ...waiting('PD member c-pd-1 is unhealthy; failover after 5m'), kind: 'pd', phase: 'Normal' };
+    const minReady = waiting('waiting for upgraded Pod c-tikv-2 to have been Ready for 120s (min-ready-seconds)');
+    let marks: ReadonlyMap<ComponentKind, WaitMark> = new Map();
+    for (const ms of [0, 60_000, 120_000]) {
+      const t = trackWaits(marks, [normal, minReady], tikv(), NOW + ms, 30_000);
+      expect(t.stuck.size).toBe(0);
+      marks = t.marks;
+    }
+  });
+
   it('takes a reason that changes as progress: fewer leaders left starts the count again', () => {
     let marks: ReadonlyMap<ComponentKind, WaitMark> = new Map();
     for (let i = 0; i < 10; i++) {

@@ -90,6 +90,15 @@ describe('replacing a TiKV store', () => {
     expect(p.event).toMatchObject({ type: 'Warning', reason: 'ReplaceRefused' });
   });
 
+  it('one that cannot start yet holds nothing else: a scale-out (which may make it possible) goes on, the refusal noted', () => {
+    const c = tikv();
+    const s = withClaims('tikv', ['c-tikv-1']);
+    s.metadata.annotations!['tidb-gitops.io/replicas'] = '4';
+    const p = planOne({ ...c, sts: s }, pdState({ stores: [store(0, 10), store(1, 10, 'Down'), store(2, 10)], maxReplicas: 3 }), [], { volumes: claims });
+    expect(p.action).toMatchObject({ type: 'apply', replicas: 4 });
+    expect(p.reason).toContain('; cannot replace c-tikv-1 yet: only 2 other TiKV stores are Up');
+  });
+
   it('takes the store offline, waits while it is Offline, and goes on once it is Tombstone (gone from the stores)', () => {
     const replacements = { 'c-tikv-1': record({}) };
     expect(planOne(tikv(), fourStores, [], { volumes: claims, replacements }).action).toEqual({ type: 'delete-store', pod: 'c-tikv-1', storeId: 2 });

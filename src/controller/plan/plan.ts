@@ -17,7 +17,7 @@ import type { Action, Phase, PlanEvent } from './action';
 import { evictRequestStep } from './evict-requests';
 import { drainStep } from './drain';
 import { failoverStep } from './failover';
-import { replaceStep } from './replace';
+import { replaceStep, replaceUnderWay } from './replace';
 import { pdTransferRequestStep, tidbShutdownRequestStep } from './pod-requests';
 import { leftoverEvictions, leftoverMarks } from './leftovers';
 import { scaleStep } from './scale';
@@ -95,15 +95,17 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
   const drain = drainStep(input, c);
   if (drain && !drain.ok) return result(drain.reason, true, drain.action, drain.event);
 
-  // A replacement Git asks for comes first: a member gone for good may be what holds the rest.
+  // A replacement Git asks for comes first: a member gone for good may be what holds the rest. One
+  // that cannot start yet holds nothing (failover may be what makes it possible): it is noted.
   const replace = replaceStep(input, c, settings);
-  if (replace && !replace.ok) return result(replace.reason, true, replace.action, replace.event);
+  if (replace && !replace.ok && (replace.action || replaceUnderWay(input, c.kind))) return result(replace.reason, true, replace.action, replace.event);
+  const held = replace && !replace.ok ? replace : undefined;
 
   // Failover first, then scaling, then upgrading, in the operator's order.
   const failover = failoverStep(input, c, settings, desired);
   if (failover?.action) return result(failover.reason, true, failover.action, failover.event);
-  const note = failover ? `; ${failover.reason}` : '';
-  const noted = (reason: string, busy: boolean, action?: Action, event?: PlanEvent) => result(`${reason}${note}`, busy, action, event ?? failover?.event);
+  const note = [failover?.reason, held?.reason].filter((r) => r !== undefined).map((r) => `; ${r}`).join('');
+  const noted = (reason: string, busy: boolean, action?: Action, event?: PlanEvent) => result(`${reason}${note}`, busy || held !== undefined, action, event ?? failover?.event ?? held?.event);
 
   const target = targetReplicas(input, c)!;
   const upgrading = rolling && isUpgrading(sts, c.pods);
@@ -129,6 +131,7 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
     if (podRequest && !podRequest.ok) return result(podRequest.reason, true, podRequest.action, podRequest.event);
     const volumes = volumeStep(input, c, replicas);
     if (volumes) return noted(volumes.reason, !volumes.refused, volumes.action, volumes.event);
+    if (held) return result(`${held.reason}${failover ? `; ${failover.reason}` : ''}`, true, undefined, held.event ?? failover?.event);
     const unready = unreadyPods(input, c, replicas);
     const idle = rolling ? 'up to date' : 'updateStrategy OnDelete: Pods update when deleted';
     return noted(unready.length > 0 ? `${idle}; ${podList(unready)} not Ready` : idle, failover?.waiting === true);

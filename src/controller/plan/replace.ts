@@ -60,6 +60,11 @@ export function replaceStep(input: PlanInput, c: ComponentState, settings: Compo
   return undefined;
 }
 
+/** Whether a replacement of this component has begun and is not done: it holds the component's other operations. */
+export function replaceUnderWay(input: PlanInput, kind: string): boolean {
+  return Object.values(input.replacements ?? {}).some((r) => r.component === kind && r.phase !== 'done');
+}
+
 function podOf(input: PlanInput, c: ComponentState, pod: string): Pod | undefined {
   const ord = ordinalOf(pod, names.statefulSet(input.cluster.name, c.kind));
   return ord === undefined ? undefined : c.pods.find((p) => p.metadata.name === pod);

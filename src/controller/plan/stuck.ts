@@ -12,6 +12,12 @@ import type { ComponentPlan } from './plan';
 /** How long one wait may last before it counts as stuck (`--stuck-after`). */
 export const DEFAULT_STUCK_AFTER_MS = 30_000;
 
+/** The phases of an operation; a component in Normal waits for nothing that could be stuck. */
+const OPERATION_PHASES: readonly string[] = ['Upgrading', 'Scaling', 'Failover'];
+
+/** Waits that end by themselves at a time they name: `min-ready-seconds`, a failover period, a join grace. */
+const SELF_ENDING = /min-ready-seconds|failover after|after its creation/;
+
 /** A component's current wait: its reason, since when, and whether it was reported. */
 export interface WaitMark {
   readonly reason: string;
@@ -49,7 +55,7 @@ export function trackWaits(
   const stuck = new Map<ComponentKind, StuckReport>();
   const report: StuckReport[] = [];
   for (const p of plans) {
-    if (!p.busy || p.action) continue;
+    if (!p.busy || p.action || !OPERATION_PHASES.includes(p.phase) || SELF_ENDING.test(p.reason)) continue;
     const before = marks.get(p.kind);
     const mark = before?.reason === p.reason ? before : { reason: p.reason, since: now, reported: false };
     if (now - mark.since < stuckAfterMs) {
