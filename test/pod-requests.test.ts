@@ -24,7 +24,14 @@ describe('tidb.pingcap.com/pd-transfer-leader on a PD Pod', () => {
     expect(planOne(pdWith(1, { 'tidb.pingcap.com/pd-transfer-leader': 'none' }), pdState({ leader: 'c-pd-0' }))).toMatchObject({ action: undefined, reason: 'up to date' });
     const sick = planOne(pdWith(0, { 'tidb.pingcap.com/pd-transfer-leader': 'none' }), pdState({ leader: 'c-pd-0', members: [member(0), member(1, false), member(2)] }));
     expect(sick.action).toBeUndefined();
-    expect(sick.reason).toBe('the PD leader transfer asked for on c-pd-0 waits: member c-pd-1 is not healthy');
+    expect(sick.reason).toBe('the PD request on c-pd-0 waits: 2 of 3 PD members are healthy, and it needs more than half plus one');
+  });
+
+  it('delete-pod on a follower waits too while PD is not stable (as the operator, never with one or two members)', () => {
+    const asked = { 'tidb.pingcap.com/pd-transfer-leader': 'delete-pod' };
+    expect(planOne(pdWith(1, asked), pdState({ leader: 'c-pd-0', members: [member(0), member(1), member(2, false)] })).action).toBeUndefined();
+    const one = { kind: 'pd' as const, sts: sts('pd', { replicas: 1 }), pods: [annotated(pods('pd', ['r1'])[0], asked)] };
+    expect(planOne(one, pdState({ leader: 'c-pd-0', members: [member(0)] })).reason).toBe('the PD request on c-pd-0 waits: 1 of 1 PD members are healthy, and it needs more than half plus one');
   });
 
   it('delete-pod: moves leadership first, then deletes the Pod once it does not lead', () => {

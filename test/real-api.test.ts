@@ -387,14 +387,16 @@ describeReal('a rendered cluster on a real API server', () => {
 
     const storeLabels = () => [0, 1, 2].map((i) => Object.fromEntries((w.pd.store(`c-tikv-${i}`)?.labels ?? []).map((l) => [l.key, l.value])));
     const want = (i: number) => ({ zone: `zone-${'abc'[i]}`, host: `${ns}-node-${'abc'[i]}` });
-    await w.waitFor(() => JSON.stringify(storeLabels()) === JSON.stringify([0, 1, 2].map(want)), 30_000, 'the stores to carry their Node\'s zone and host');
-    await w.waitFor(() => [0, 1].every((i) => w.tidb.labels(`c-tidb-${i}`)?.zone !== undefined), 30_000, 'the TiDB servers to carry their labels');
+    await w.waitFor(() => JSON.stringify(storeLabels()) === JSON.stringify([0, 1, 2].map(want)), 60_000, 'the stores to carry their Node\'s zone and host');
+    await w.waitFor(() => [0, 1].every((i) => w.tidb.labels(`c-tidb-${i}`)?.zone !== undefined), 60_000, 'the TiDB servers to carry their labels');
     expect([0, 1].map((i) => w.tidb.labels(`c-tidb-${i}`))).toEqual([0, 1].map((i) => ({ dc: 'dc1', ...want(i) })));
     // The status shows PD's store labels as read at the start of a pass: the pass after the one that set them.
     await w.waitFor(async () => {
       const s = await w.status();
-      return s?.topology?.servers?.['c-tidb-1'] !== undefined && JSON.stringify(s.components.tikv.stores.map((st: Obj) => st.labels)) === JSON.stringify([0, 1, 2].map(want));
-    }, 20_000, 'the status to show the store and server labels');
+      // In PD's order, which is not the ordinals' (a store registering late comes where PD puts it).
+      const byPod = [...(s?.components.tikv.stores ?? [])].sort((a: Obj, b: Obj) => String(a.pod).localeCompare(String(b.pod)));
+      return s?.topology?.servers?.['c-tidb-1'] !== undefined && JSON.stringify(byPod.map((st: Obj) => st.labels)) === JSON.stringify([0, 1, 2].map(want));
+    }, 60_000, 'the status to show the store and server labels');
     expect((await w.status())!.topology).toEqual({ locationLabels: ['zone', 'host'], servers: { 'c-tidb-0': { dc: 'dc1', ...want(0) }, 'c-tidb-1': { dc: 'dc1', ...want(1) } }, problem: null });
 
     // A restarted TiDB starts from its config file's labels: the controller sets them again, once.

@@ -131,7 +131,7 @@ describe("TiDB's /upgrade/{op}, as the simulated tidb-server answers it", () => 
       await tidbUpgradeOp(base, 'finish');
       expect(sim.upgradeOps.map((o) => [o.op, o.changed])).toEqual([['start', true], ['start', false], ['finish', true], ['finish', false]]);
       // A server without the route answers 404: no pause there, never a retry for ever.
-      sim.setVersion('c-tidb-0', 'v7.0.0');
+      sim.setVersion('c-tidb-0', 'v7.3.0');
       expect(await tidbUpgradeOp(base, 'start')).toEqual({ supported: false, answer: '404 page not found' });
     } finally {
       await sim.close();

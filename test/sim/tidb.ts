@@ -16,7 +16,8 @@
  *   with the error text. An empty map changes nothing.
  * - The labels live in memory: a restart starts again from the config file's `[labels]`.
  * - `POST /upgrade/{start,finish}` (pkg/server/handler/upgrade_handler.go `ClusterUpgradeHandler`,
- *   routed from v7.1.0 in pkg/server/http_status.go): the cluster-wide upgrade state, which lives in
+ *   routed in pkg/server/http_status.go from v7.4.0 and from v7.1.2 on the 7.1 line, pingcap/tidb#45887
+ *   and #46276; v7.1.0, v7.1.1, v7.2.0 and v7.3.0 answer gorilla/mux's 404): the cluster-wide upgrade state, which lives in
  *   the cluster (TiKV), not in one server, so it outlives TiDB restarts. `start` pauses DDL and answers
  *   `"success!"`, or, already paused, `"It's a duplicated operation and the cluster is already in
  *   upgrading state."`; `finish` resumes it (`"success!"`, or the duplicate's `"... already in normal
@@ -220,7 +221,7 @@ export class TidbSim {
         return data(proc.labels);
       }
       const upgrade = /^\/upgrade\/([^/]+)$/.exec(path);
-      if (upgrade && !olderThan(this.versionOf(proc.pod), [7, 1])) {
+      if (upgrade && hasUpgradeApi(this.versionOf(proc.pod))) {
         if (method !== 'POST') return send(400, 'This API only support POST method');
         const op = upgrade[1];
         if (op !== 'start' && op !== 'finish') return send(400, `wrong operation:${op}`);
@@ -256,6 +257,15 @@ function tidbEscaping(version: string): PromEscaping {
   if (a < 8 || (a === 8 && b < 1)) return 'none';
   if (a === 8 && b === 5 && c >= 6) return 'underscores';
   return a > 8 ? 'underscores' : 'values';
+}
+
+/** `/upgrade/{op}` is routed from v7.4.0, and on the 7.1 line from v7.1.2 (pingcap/tidb#46276). */
+function hasUpgradeApi(version: string): boolean {
+  const m = /^v(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (!m) return true;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (major !== 7) return major > 7;
+  return minor >= 4 || (minor === 1 && patch >= 2);
 }
 
 function olderThan(version: string, than: readonly number[]): boolean {

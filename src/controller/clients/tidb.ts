@@ -39,7 +39,7 @@ function answerText(body: string): string {
  * `POST <base>/upgrade/{start,finish}` (`base`: the Pod's status URL, `tidbStatusBase`). Any HTTP
  * 200 means the cluster is in the state asked for: TiDB writes 200 only on success (`success!`, a
  * duplicate's "It's a duplicated op[eration] and the cluster is already in ... state.", or in some
- * trees "Be upgrading." with "success!"), and errors through `WriteError` (400, 500). A 404 is a TiDB
+ * trees "Be upgrading." with "success!"), and errors through `WriteError` (400, with the error's text). A 404 is a TiDB
  * without the route, whatever its tag says: no pause to wait for, never a retry for ever. Other
  * answers reject (retried). TiDB's start waits up to 10 s for the DDL owner, so start gets 30 s, as
  * with the operator.

@@ -4,8 +4,8 @@
  * goes with its Pod: the re-created Pod does not carry it.
  *
  * - `tidb.pingcap.com/pd-transfer-leader` (`none` or `delete-pod`) on a PD Pod: PD leadership moves off
- *   the Pod while every member is healthy; with `delete-pod` the Pod is then deleted (here once it no
- *   longer leads, where the operator deletes right after asking). Past
+ *   the Pod while more PD members are healthy than half plus one (`IsPDStable`); with `delete-pod` the
+ *   Pod is then deleted (here once it no longer leads, where the operator deletes right after asking). Past
  *   `tidb.pingcap.com/pd-evict-leader-expiration-time` the request is removed.
  * - `tidb.pingcap.com/tidb-graceful-shutdown: delete-pod` on a TiDB Pod: the Pod is deleted (TiDB
  *   shuts down gracefully within its grace period) while neither PD, TiKV nor TiDB upgrades or scales;
@@ -47,27 +47,30 @@ export function pdTransferRequestStep(input: PlanInput, c: ComponentState): Step
     const pd = pdOf(input);
     if (typeof pd === 'string') return wait(pd);
     const member = memberOfPod(pd.members, name);
-    if (member && pd.leader === member.name) {
-      // The operator's IsPDStable: every member healthy.
-      const sick = pd.members.find((m) => !m.healthy);
-      if (sick) return wait(`the PD leader transfer asked for on ${name} waits: member ${sick.name} is not healthy`);
+    const leads = member !== undefined && pd.leader === member.name;
+    if (!leads && value === 'none') continue;
+    // The operator's IsPDStable (pkg/pdapi/pdutil.go): more healthy members than half plus one, so
+    // never with one or two members; nothing moves or goes before that.
+    const healthy = pd.members.filter((m) => m.healthy).length;
+    if (healthy <= Math.floor(pd.members.length / 2) + 1) {
+      return wait(`the PD request on ${name} waits: ${healthy} of ${pd.members.length} PD members are healthy, and it needs more than half plus one`);
+    }
+    if (leads) {
       const to = transferTarget(input, c, pd, name);
       if (!to) return wait(`the PD leader transfer asked for on ${name} waits: no other member is healthy`);
-      return act(`moving PD leadership off ${name}, as its ${PD_TRANSFER_REQUEST_ANNOTATION} annotation asks`, { type: 'transfer-leader', pod: name, from: member.name, to }, {
+      return act(`moving PD leadership off ${name}, as its ${PD_TRANSFER_REQUEST_ANNOTATION} annotation asks`, { type: 'transfer-leader', pod: name, from: member!.name, to }, {
         type: 'Normal',
         reason: 'PDLeaderTransfer',
-        message: `transferring PD leadership from ${member.name} to ${to}, as the Pod's ${PD_TRANSFER_REQUEST_ANNOTATION} annotation asks`,
+        message: `transferring PD leadership from ${member!.name} to ${to}, as the Pod's ${PD_TRANSFER_REQUEST_ANNOTATION} annotation asks`,
         pod: name,
       });
     }
-    if (value === 'delete-pod') {
-      return act(`deleting ${name}, which does not lead PD, as its ${PD_TRANSFER_REQUEST_ANNOTATION}: delete-pod annotation asks`, { type: 'delete-pod', pod: name, uid: pod.metadata.uid }, {
-        type: 'Normal',
-        reason: 'PDLeaderTransferDeletePod',
-        message: `${name} does not lead PD: deleting the Pod, as its ${PD_TRANSFER_REQUEST_ANNOTATION}: delete-pod annotation asks`,
-        pod: name,
-      });
-    }
+    return act(`deleting ${name}, which does not lead PD, as its ${PD_TRANSFER_REQUEST_ANNOTATION}: delete-pod annotation asks`, { type: 'delete-pod', pod: name, uid: pod.metadata.uid }, {
+      type: 'Normal',
+      reason: 'PDLeaderTransferDeletePod',
+      message: `${name} does not lead PD: deleting the Pod, as its ${PD_TRANSFER_REQUEST_ANNOTATION}: delete-pod annotation asks`,
+      pod: name,
+    });
   }
   return undefined;
 }
