@@ -292,6 +292,8 @@ describe('TiKV failover', () => {
     );
     await w.applyCluster(replace('c-tikv-1'));
     await w.waitFor(() => w.status()?.replacements?.['c-tikv-1']?.phase === 'done', 60_000, 'the replacement to be done');
+    // The event follows the record it announces.
+    await w.waitFor(() => w.events('MemberReplaced').length > 0, 10_000, 'the MemberReplaced event');
     expect(w.pd.stores().find((s) => s.id === oldStore)?.state ?? 'Tombstone').toBe('Tombstone');
     const fresh = w.pd.store('c-tikv-1')!;
     expect(fresh.id).not.toBe(oldStore);

@@ -77,7 +77,7 @@ describe('disruption budgets', () => {
   test('a tidb-gitops.io/ annotation the project does not read is refused, naming the ones it does', () => {
     const errors = errorsOf(annotated({ 'tidb-gitops.io/disruption-budget': 'none' }));
     expect(errors).toEqual([
-      `tc.yaml: document 1: metadata.annotations["tidb-gitops.io/disruption-budget"] (line 7): unknown setting; a TidbCluster takes ${DISRUPTION_BUDGETS_ANNOTATION}, ${DRAIN_HOOKS_ANNOTATION}, tidb-gitops.io/network-policy, tidb-gitops.io/metrics-from, tidb-gitops.io/monitoring and tidb-gitops.io/monitoring-labels`,
+      `tc.yaml: document 1: metadata.annotations["tidb-gitops.io/disruption-budget"] (line 7): unknown setting; a TidbCluster takes ${DISRUPTION_BUDGETS_ANNOTATION}, ${DRAIN_HOOKS_ANNOTATION}, tidb-gitops.io/network-policy, tidb-gitops.io/metrics-from, tidb-gitops.io/monitoring, tidb-gitops.io/monitoring-labels and tidb-gitops.io/replace`,
     ]);
   });
 

@@ -478,6 +478,7 @@ describeReal('a lost node on a real API server', () => {
     for (const name of ['tikv-c-tikv-0', 'tikv-c-tikv-2', 'tikv-c-tikv-3']) expect((await w.pvcs('tikv')).find((c) => c.metadata.name === name)!.metadata.uid).toBe(claims[name]);
     const after = await uids();
     expect(Object.keys(before).filter((n) => after[n] !== before[n])).toEqual(['c-tikv-1']);
+    await w.waitFor(async () => (await w.events('MemberReplaced')).length > 0, 10_000, 'the MemberReplaced event, which follows the record');
     expect((await w.events('MemberReplaced')).map((e) => e.involvedObject.name)).toEqual(['c-tikv-1']);
   });
 

@@ -164,11 +164,15 @@ async function requestDrain(base: string, capture: Capture, opts: RequestOptions
  * 3. If it is the owner: `POST /api/v1/owner/resign` and wait for the next step (404: go on to drain).
  *    No owner listed: wait (an election is under way).
  * 4. `PUT /api/v1/captures/drain` `{"capture_id"}`: done when `current_table_count` is 0; 404
- *    (unsupported): done; 503: wait.
+ *    (unsupported): done; 503: wait. In TiCDC's new architecture what 0 means depends on the release
+ *    (see {@link DrainMeaning}): where the drain moves nothing it is not asked at all, and the capture
+ *    goes once the owner answers healthy (`GET /api/v1/health`).
  *
  * @param base `<scheme>://<pod>.<cluster>-ticdc-peer.<ns>.svc:8301`.
  * @param opts.captureAddress How the capture's advertised address starts (`<pod>.<cluster>-ticdc-peer.<ns>`,
  *   with `.svc.<domain>` across Kubernetes clusters). Defaults to the host name of `base`.
+ * @param opts.newArchitecture The Pod runs TiCDC's new architecture (`newarch`). @default false
+ * @param opts.imageTag The Pod's TiCDC image tag, read where the capture cannot tell its version. @default none
  * @throws GracefulError when the Pod cannot be reached or answers something that is not TiCDC's.
  */
 export async function drainCapture(base: string, opts: RequestOptions & { readonly captureAddress?: string; readonly newArchitecture?: boolean; readonly imageTag?: string } = {}): Promise<StepOutcome> {
