@@ -71,7 +71,7 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
   expect(existsSync(join(root, pkg.types))).toBe(true);
   // The notices name every package a bundle holds, with its license text.
   const notices = readFileSync(join(root, 'lib/THIRD-PARTY-NOTICES.txt'), 'utf8');
-  for (const name of ['yaml', '@iarna/toml', 'js-yaml', '@kubernetes/client-node', 'cdk8s', 'constructs']) {
+  for (const name of ['yaml', '@iarna/toml', 'js-yaml', '@grpc/grpc-js', 'cdk8s', 'constructs']) {
     expect(notices).toMatch(new RegExp(`^${name.replace('/', '\\/')} \\d+\\.\\d+\\.\\d+ \\(`, 'm'));
   }
   expect(notices).toContain('Permission is hereby granted, free of charge');

@@ -1,6 +1,6 @@
 /**
  * Tests of the simulated Kubernetes API server (test/sim/kube-api.ts), through plain HTTP the way
- * client-node talks to it, and of its StatefulSet controller and kubelet.
+ * Kubernetes clients talk to it, and of its StatefulSet controller and kubelet.
  */
 import { KubeSim, type KubeObject } from './sim/kube-api';
 import { forbiddenStatus, requestAttributes } from './sim/kube-authz';
@@ -203,7 +203,7 @@ describe('KubeSim REST basics', () => {
     expect(r.body.items[0].kind).toBeUndefined();
   });
 
-  it('gives a kubeconfig that client-node accepts for a plain-http server', () => {
+  it('gives a kubeconfig for a plain-http server', () => {
     const text = sim.kubeconfig();
     expect(text).toContain(`server: ${sim.url}`);
     expect(text).toContain('insecure-skip-tls-verify: true');

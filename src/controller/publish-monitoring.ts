@@ -6,10 +6,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { publish, PUBLISH_FIELD_MANAGER, type AssetFile } from '../monitoring/publish';
 import { CONTROLLER_ENV, MONITORING_ENV, MONITORING_JOB_ENV, type MonitoringPublishInfo } from '../tidbcluster/names';
-import { describe } from './clients/kube';
+import { APPLY_PATCH, describe } from './clients/kube';
+import { KubeRest, loadKubeTarget } from './clients/kube-rest';
 
 const USAGE = `Usage: tidb-gitops publish-monitoring [--kubeconfig FILE]
 
@@ -46,6 +46,7 @@ export async function publishMonitoring(args: readonly string[], io: Io = { env:
   }
   const at = args.indexOf('--kubeconfig');
   const kubeconfig = at >= 0 ? args[at + 1] : undefined;
+  let rest: KubeRest | undefined;
   try {
     const info = readInfo(io.env);
     const namespace = io.env[CONTROLLER_ENV.podNamespace];
@@ -54,30 +55,22 @@ export async function publishMonitoring(args: readonly string[], io: Io = { env:
     if (!jobName) throw new Error(`${MONITORING_JOB_ENV} is not set (the Job's Pod label batch.kubernetes.io/job-name)`);
     const files = readAssets(info.assets);
     if (files.length === 0) throw new Error(`no rule file or dashboard in ${info.assets}: is ${info.image} a tidb-monitor-initializer image?`);
-    const kc = new KubeConfig();
-    if (kubeconfig) kc.loadFromFile(kubeconfig);
-    else kc.loadFromDefault();
-    const batch = kc.makeApiClient(BatchV1Api);
-    const core = kc.makeApiClient(CoreV1Api);
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const job = await batch.readNamespacedJob({ name: jobName, namespace });
+    rest = new KubeRest(loadKubeTarget(kubeconfig));
+    const job = await rest.request<{ metadata?: { uid?: string } }>('GET', `/apis/batch/v1/namespaces/${namespace}/jobs/${encodeURIComponent(jobName)}`);
     const uid = job.metadata?.uid;
     if (!uid) throw new Error(`Job ${jobName} has no uid`);
     const out = publish(files, info, namespace, { name: jobName, uid });
     for (const s of out.skipped) io.out(`skipped ${s}`);
-    const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+    const apply = (path: string, body: unknown) => rest!.request('PATCH', path, { body, contentType: APPLY_PATCH, query: { fieldManager: PUBLISH_FIELD_MANAGER, force: true } });
     for (const cm of out.dashboards) {
       const name = (cm.metadata as { name: string }).name;
-      await core.patchNamespacedConfigMap({ name, namespace, body: cm, fieldManager: PUBLISH_FIELD_MANAGER, force: true }, apply);
+      await apply(`/api/v1/namespaces/${namespace}/configmaps/${encodeURIComponent(name)}`, cm);
       io.out(`applied ConfigMap ${name}`);
     }
     if (out.rules) {
       const name = (out.rules.metadata as { name: string }).name;
       const groups = (out.rules.spec as { groups: { rules: unknown[] }[] }).groups;
-      await custom.patchNamespacedCustomObject(
-        { group: 'monitoring.coreos.com', version: 'v1', namespace, plural: 'prometheusrules', name, body: out.rules, fieldManager: PUBLISH_FIELD_MANAGER, force: true },
-        apply,
-      );
+      await apply(`/apis/monitoring.coreos.com/v1/namespaces/${namespace}/prometheusrules/${encodeURIComponent(name)}`, out.rules);
       io.out(`applied PrometheusRule ${name} (${groups.length} groups, ${groups.reduce((n, g) => n + g.rules.length, 0)} rules)`);
     }
     io.out(`published the monitoring of ${namespace}/${info.cluster} from ${info.image}`);
@@ -87,5 +80,7 @@ export async function publishMonitoring(args: readonly string[], io: Io = { env:
     const hint = e.code === 404 && String(e.body ?? '').includes('prometheusrules') ? ' (is Prometheus Operator, with its PrometheusRule CRD, installed?)' : '';
     io.out(`tidb-gitops publish-monitoring: ${describe(err)}${hint}`);
     return 1;
+  } finally {
+    rest?.close();
   }
 }

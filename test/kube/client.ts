@@ -1,7 +1,7 @@
 /**
  * A small REST client for the real API server in tests: JSON requests over HTTPS with a client
- * certificate or a bearer token, the four PATCH types, and watches. Test code only; the controller
- * under test uses its own client (@kubernetes/client-node).
+ * certificate or a bearer token, the four PATCH types, and watches. Test code only, written apart from
+ * the controller's own client (src/controller/clients/kube-rest.ts) so that neither checks itself.
  */
 import https from 'node:https';
 import { readFileSync } from 'node:fs';

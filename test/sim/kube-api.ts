@@ -1,6 +1,6 @@
 /**
  * A simulated Kubernetes API server for scenario tests. It speaks the REST protocol that
- * @kubernetes/client-node uses (GET/LIST/WATCH, create, replace, the four PATCH types, delete) over
+ * the controller's client uses (GET/LIST/WATCH, create, replace, the four PATCH types, delete) over
  * plain HTTP on 127.0.0.1, and runs the pieces of a cluster that StatefulSet-driven code depends on:
  * the StatefulSet controller (revisions, partitions, ordered or parallel Pod management), the
  * pvc-protection controller (with the admission plugin that puts its finalizer on every claim, a claim
@@ -72,6 +72,8 @@ export interface RequestRecord {
   contentType?: string;
   /** The `fieldManager` query parameter, if any. */
   fieldManager?: string;
+  /** The request's Authorization header, if any. */
+  authorization?: string;
   watch: boolean;
 }
 
@@ -258,7 +260,7 @@ export class KubeSim {
 
   /**
    * A kubeconfig YAML text pointing at `url`: one cluster, no namespace, no credentials. It sets
-   * `insecure-skip-tls-verify: true`, without which client-node 1.x refuses an `http:` server.
+   * `insecure-skip-tls-verify: true`, as kubectl and client libraries want for a server without TLS.
    */
   kubeconfig(): string {
     return [
@@ -281,6 +283,14 @@ export class KubeSim {
       'preferences: {}',
       '',
     ].join('\n');
+  }
+
+  /**
+   * Ends every open watch stream, as the API server does when a watch's timeout passes or it shuts down
+   * (`apiserver/pkg/endpoints/handlers/watch.go` `serveWatch` returns and the chunked response ends).
+   */
+  endWatches(): void {
+    this.watches.closeAll();
   }
 
   /** Ends watch streams, stops timers, rejects pending `waitFor`s and closes the server. */
@@ -474,6 +484,7 @@ export class KubeSim {
     const contentType = req.headers['content-type'];
     if (contentType) record.contentType = contentType;
     if (query.fieldManager !== undefined) record.fieldManager = query.fieldManager;
+    if (req.headers.authorization !== undefined) record.authorization = req.headers.authorization;
     this.requests.push(record);
     let body: string;
     try {

@@ -1,6 +1,6 @@
 /**
  * API errors as the Kubernetes API server reports them: an HTTP code plus a `Status` body whose
- * `reason` clients switch on (client-node surfaces both on its `ApiException`).
+ * `reason` clients switch on.
  */
 
 /** The `reason` Kubernetes gives for each HTTP code it answers with. */

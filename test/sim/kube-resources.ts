@@ -1,6 +1,6 @@
 /**
  * The resource types the simulated API server serves, and the discovery documents that describe
- * them (client-node's `KubernetesObjectApi` reads `/api/v1` or `/apis/<group>/<version>` to map a
+ * them (clients such as kubectl read `/api/v1` or `/apis/<group>/<version>` to map a
  * kind onto its REST path).
  */
 

@@ -5,9 +5,17 @@
  * ConfigMaps, the Secrets that hold a bucket's keys, and what the initializer reads: its passwords,
  * certificate and SQL.
  */
-import { BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Job, Pod } from '../model/objects';
-import { FIELD_MANAGER, KubeError, type KubeAccess } from './kube';
+import { FIELD_MANAGER, KubeError, MERGE_PATCH, type KubeAccess } from './kube';
+
+interface List<T> {
+  readonly items: T[];
+}
+
+interface ConfigMap {
+  readonly metadata?: { name?: string; uid?: string; annotations?: Record<string, string> };
+  readonly data?: Record<string, string>;
+}
 
 /** A bucket's keys, as tidb-operator reads them from the storage's Secret (`access_key`, `secret_key`). */
 export interface BucketKeys {
@@ -24,46 +32,40 @@ export interface OperationConfigMap {
 }
 
 export class BackupAccess {
-  private readonly batch: BatchV1Api;
-  private readonly core: CoreV1Api;
-
-  constructor(private readonly kube: Pick<KubeAccess, 'apiClient' | 'call' | 'namespace' | 'event'>) {
-    this.batch = kube.apiClient(BatchV1Api);
-    this.core = kube.apiClient(CoreV1Api);
-  }
+  constructor(private readonly kube: Pick<KubeAccess, 'send' | 'path' | 'namespace' | 'event'>) {}
 
   /** Jobs and their Pods with these labels. */
   async listJobsAndPods(selector: string): Promise<{ jobs: Job[]; pods: Pod[] }> {
-    const namespace = this.kube.namespace;
+    const query = { labelSelector: selector };
     const [jobs, pods] = await Promise.all([
-      this.kube.call('list jobs', () => this.batch.listNamespacedJob({ namespace, labelSelector: selector })),
-      this.kube.call('list pods', () => this.core.listNamespacedPod({ namespace, labelSelector: selector })),
+      this.kube.send<List<Job>>('list jobs', 'GET', this.kube.path(BATCH, 'jobs'), { query }),
+      this.kube.send<List<Pod>>('list pods', 'GET', this.kube.path(CORE, 'pods'), { query }),
     ]);
-    return { jobs: jobs.items as Job[], pods: pods.items as Pod[] };
+    return { jobs: jobs.items, pods: pods.items };
   }
 
   /** ConfigMaps with these labels: name, UID, annotations and data. */
   async listConfigMaps(selector: string): Promise<OperationConfigMap[]> {
-    const list = await this.kube.call('list configmaps', () => this.core.listNamespacedConfigMap({ namespace: this.kube.namespace, labelSelector: selector }));
+    const list = await this.kube.send<List<ConfigMap>>('list configmaps', 'GET', this.kube.path(CORE, 'configmaps'), { query: { labelSelector: selector } });
     return list.items.map((c) => ({ name: c.metadata?.name ?? '', uid: c.metadata?.uid, annotations: c.metadata?.annotations ?? {}, data: c.data ?? {} }));
   }
 
   /** Creates a Job (never retried: a create that may have landed is found by its name next pass). */
   async createJob(body: Record<string, unknown>): Promise<Job> {
-    return (await this.kube.call(`create job ${(body.metadata as { name?: string })?.name}`, () => this.batch.createNamespacedJob({ namespace: this.kube.namespace, body: body as never, fieldManager: FIELD_MANAGER }), false)) as Job;
+    const name = (body.metadata as { name?: string })?.name;
+    return this.kube.send<Job>(`create job ${name}`, 'POST', this.kube.path(BATCH, 'jobs'), { body, query: { fieldManager: FIELD_MANAGER } }, false);
   }
 
   /** Sets (string) or removes (null) a ConfigMap's annotations with a merge patch. */
   async annotateConfigMap(name: string, annotations: Record<string, string | null>): Promise<void> {
-    await this.kube.call(`annotate configmap ${name}`, () =>
-      this.core.patchNamespacedConfigMap({ name, namespace: this.kube.namespace, body: { metadata: { annotations } }, fieldManager: FIELD_MANAGER }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
-    );
+    const opts = { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } };
+    await this.kube.send(`annotate configmap ${name}`, 'PATCH', this.kube.path(CORE, 'configmaps', name), opts);
   }
 
   /** A Secret's data, decoded, or undefined when there is no such Secret. */
   async secretData(name: string): Promise<Record<string, Buffer> | undefined> {
     try {
-      const data = (await this.kube.call(`get secret ${name}`, () => this.core.readNamespacedSecret({ name, namespace: this.kube.namespace }), false)).data ?? {};
+      const data = (await this.secret(name)).data ?? {};
       return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
@@ -74,7 +76,7 @@ export class BackupAccess {
   /** A ConfigMap's data, or undefined when there is no such ConfigMap. */
   async configMapData(name: string): Promise<Record<string, string> | undefined> {
     try {
-      return (await this.kube.call(`get configmap ${name}`, () => this.core.readNamespacedConfigMap({ name, namespace: this.kube.namespace }), false)).data ?? {};
+      return (await this.kube.send<ConfigMap>(`get configmap ${name}`, 'GET', this.kube.path(CORE, 'configmaps', name), {}, false)).data ?? {};
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
       throw err;
@@ -85,7 +87,7 @@ export class BackupAccess {
   async bucketKeys(secretName: string): Promise<BucketKeys> {
     let data: Record<string, string> | undefined;
     try {
-      data = (await this.kube.call(`get secret ${secretName}`, () => this.core.readNamespacedSecret({ name: secretName, namespace: this.kube.namespace }), false)).data;
+      data = (await this.secret(secretName)).data;
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) throw new Error(`the Secret ${secretName} does not exist`);
       throw err;
@@ -97,4 +99,11 @@ export class BackupAccess {
     };
     return { accessKey: key('access_key'), secretKey: key('secret_key') };
   }
+
+  private secret(name: string): Promise<{ data?: Record<string, string> }> {
+    return this.kube.send(`get secret ${name}`, 'GET', this.kube.path(CORE, 'secrets', name), {}, false);
+  }
 }
+
+const CORE = 'api/v1';
+const BATCH = 'apis/batch/v1';

@@ -1,34 +1,24 @@
 /**
- * Kubernetes access for the controller, through @kubernetes/client-node: informers for the cluster's
- * StatefulSets and Pods, and the few writes the controller makes, each naming its field manager and
- * retried on conflicts, throttling and server errors. The only module that loads the client library.
+ * Kubernetes access for the controller: informers for the cluster's StatefulSets, Pods and claims, and
+ * the few writes the controller makes, each naming its field manager and retried on conflicts,
+ * throttling and server errors. Requests go through `KubeRest`, which knows paths, not kinds.
  */
-import {
-  AppsV1Api,
-  CoordinationV1Api,
-  CoreV1Api,
-  KubeConfig,
-  makeInformer,
-  PatchStrategy,
-  setHeaderOptions,
-  type ApiType,
-  type Configuration,
-  type Informer,
-  type ObjectCache,
-  type V1PersistentVolumeClaim,
-  type V1Pod,
-  type V1StatefulSet,
-} from '@kubernetes/client-node';
 import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../../tidbcluster/names';
 import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from '../model/objects';
 import type { LeaseRecord, LeaseStore } from '../runtime/leader';
 import type { Logger } from '../runtime/log';
+import { Informer } from './informer';
+import { KubeRest, loadKubeTarget, statusMessage, type RequestOptions } from './kube-rest';
 
 type InformerName = 'statefulsets' | 'pods' | 'persistentvolumeclaims';
-type AnyObject = V1StatefulSet | V1Pod | V1PersistentVolumeClaim;
+type AnyObject = StatefulSet | Pod | Pvc;
 
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'tidb-gitops-controller';
+
+/** Content types of the patches the controller sends. */
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const APPLY_PATCH = 'application/apply-patch+yaml';
 
 
 export interface EventTarget {
@@ -47,18 +37,18 @@ export class KubeError extends Error {
   }
 }
 
+const CORE = 'api/v1';
+const APPS = 'apis/apps/v1';
+const COORDINATION = 'apis/coordination.k8s.io/v1';
+
 const RETRYABLE = (code: number): boolean => code === 409 || code === 429 || code >= 500 || code === 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
 export class KubeAccess implements LeaseStore {
-  private readonly kc = new KubeConfig();
-  private readonly apps: AppsV1Api;
-  private readonly core: CoreV1Api;
-  private readonly coordination: CoordinationV1Api;
-  /** The informer whose cache answers lookups, per resource (replaced by a fresh one after a failure). */
-  private readonly informers = new Map<InformerName, Informer<AnyObject> & ObjectCache<AnyObject>>();
-  private readonly syncedSet = new Set<string>();
+  private readonly rest: KubeRest;
+  /** The informer whose cache answers lookups, per resource. */
+  private readonly informers = new Map<InformerName, Informer<AnyObject>>();
   private stopped = false;
   /** Called after every API request the controller makes itself (not the informers), for metrics. */
   onRequest: (verb: string, code: number) => void = () => {};
@@ -69,11 +59,7 @@ export class KubeAccess implements LeaseStore {
     private readonly log: Logger,
     kubeconfigPath?: string,
   ) {
-    if (kubeconfigPath) this.kc.loadFromFile(kubeconfigPath);
-    else this.kc.loadFromDefault();
-    this.apps = this.kc.makeApiClient(AppsV1Api);
-    this.core = this.kc.makeApiClient(CoreV1Api);
-    this.coordination = this.kc.makeApiClient(CoordinationV1Api);
+    this.rest = new KubeRest(loadKubeTarget(kubeconfigPath));
   }
 
   /** Label selector of everything the cluster's components run. */
@@ -82,65 +68,28 @@ export class KubeAccess implements LeaseStore {
   }
 
   /**
-   * Starts watching StatefulSets, Pods and claims; `onChange` runs on every add, update and delete.
-   * A watch that fails is replaced by a new informer that lists afresh (with backoff while it keeps
-   * failing, as it does for a few seconds after an API server restart, whose RBAC caches answer 403):
-   * the client library's own restart resumes from the old resourceVersion without a list, and a failed
-   * restart of it is never tried again. Until the new one has listed the resource counts as not synced,
-   * and the old cache answers lookups.
+   * Starts watching StatefulSets, Pods and claims (see `Informer`); `onChange` runs on every add,
+   * update and delete. Resolves once each has answered its first list, either way.
    */
   async startInformers(onChange: (what: string) => void): Promise<void> {
     const ns = this.namespace;
-    const selector = this.selector;
-    const resources: { name: InformerName; path: string; list: () => Promise<any> }[] = [
-      { name: 'statefulsets', path: `/apis/apps/v1/namespaces/${ns}/statefulsets`, list: () => this.apps.listNamespacedStatefulSet({ namespace: ns, labelSelector: selector }) },
-      { name: 'pods', path: `/api/v1/namespaces/${ns}/pods`, list: () => this.core.listNamespacedPod({ namespace: ns, labelSelector: selector }) },
+    const paths: Record<InformerName, string> = {
+      statefulsets: `/apis/apps/v1/namespaces/${ns}/statefulsets`,
+      pods: `/api/v1/namespaces/${ns}/pods`,
       // Claims made from a StatefulSet's templates carry its selector labels, so the same selector finds them.
-      { name: 'persistentvolumeclaims', path: `/api/v1/namespaces/${ns}/persistentvolumeclaims`, list: () => this.core.listNamespacedPersistentVolumeClaim({ namespace: ns, labelSelector: selector }) },
-    ];
-    const run = (r: (typeof resources)[number], retryMs: number): Promise<void> => {
-      let failed = false;
-      let listed = false;
-      // The cache holds a list's items as soon as the list call resolves: that is when a resource is synced.
-      const informer = makeInformer<AnyObject>(
-        this.kc,
-        r.path,
-        () =>
-          r.list().then((out) => {
-            setImmediate(() => {
-              if (failed || this.stopped) return;
-              listed = true;
-              this.informers.set(r.name, informer);
-              this.syncedSet.add(r.name);
-              onChange(r.name);
-            });
-            return out;
-          }),
-        selector,
-      );
-      const fail = (err: unknown) => {
-        if (failed || this.stopped) return;
-        failed = true;
-        this.syncedSet.delete(r.name);
-        void informer.stop().catch(() => {});
-        // Back off while it keeps failing; one that had listed starts again at 1 s.
-        const delay = listed ? 1000 : retryMs;
-        this.log.warn('watch failed; listing again', { resource: r.name, error: describe(err), inMs: delay });
-        setTimeout(() => {
-          if (!this.stopped) void run(r, Math.min(delay * 2, 30_000));
-        }, delay);
-      };
-      informer.on('change', () => onChange(r.name));
-      informer.on('error', fail);
-      if (!this.informers.has(r.name)) this.informers.set(r.name, informer);
-      return informer.start().catch(fail);
+      persistentvolumeclaims: `/api/v1/namespaces/${ns}/persistentvolumeclaims`,
     };
-    await Promise.all(resources.map((r) => run(r, 1000)));
+    const started = (Object.keys(paths) as InformerName[]).map((name) => {
+      const informer = new Informer<AnyObject>(this.rest, paths[name], this.selector, () => onChange(name), this.log, name);
+      this.informers.set(name, informer);
+      return informer.start();
+    });
+    await Promise.all(started);
   }
 
-  /** Every informer has listed at least once and is watching. */
+  /** Every informer has listed since its last failure and is watching. */
   synced(): boolean {
-    return this.syncedSet.size === 3;
+    return this.informers.size === 3 && [...this.informers.values()].every((i) => i.synced);
   }
 
   volumes(): Pvc[] {
@@ -156,17 +105,23 @@ export class KubeAccess implements LeaseStore {
   }
 
   private cached(name: InformerName): unknown[] {
-    return [...(this.informers.get(name)?.list(this.namespace) ?? [])];
+    return this.informers.get(name)?.list() ?? [];
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    for (const i of this.informers.values()) i.stop();
+    this.rest.close();
   }
 
-  /** A client of another API group, for the modules beside this one (clients/backups.ts). */
-  apiClient<T extends ApiType>(api: new (config: Configuration) => T): T {
-    return this.kc.makeApiClient(api);
+  /** The path of a namespaced collection or object: `ns('api/v1', 'pods', name)`. */
+  path(group: string, resource: string, name?: string): string {
+    return `/${group}/namespaces/${this.namespace}/${resource}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+  }
+
+  /** Sends one request through `call`: retried when `retry`, as `call` says. */
+  send<T = any>(verb: string, method: string, path: string, opts?: RequestOptions, retry = true): Promise<T> {
+    return this.call(verb, () => this.rest.request<T>(method, path, opts), retry);
   }
 
   /** Runs a request, retrying what Kubernetes says may succeed later (409, 429, 5xx, no answer). */
@@ -206,32 +161,17 @@ export class KubeAccess implements LeaseStore {
         updateStrategy: partition === undefined ? { type: 'OnDelete' } : { type: 'RollingUpdate', rollingUpdate: { partition } },
       },
     };
-    await this.call(`apply statefulset ${name}`, () =>
-      this.apps.patchNamespacedStatefulSet(
-        { name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER, force: true },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-      ),
-    );
+    await this.send(`apply statefulset ${name}`, 'PATCH', this.path(APPS, 'statefulsets', name), { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
   }
 
   /** Sets (string) or removes (null) StatefulSet annotations with a merge patch. */
   async annotateStatefulSet(name: string, annotations: Record<string, string | null>): Promise<void> {
-    await this.call(`annotate statefulset ${name}`, () =>
-      this.apps.patchNamespacedStatefulSet(
-        { name, namespace: this.namespace, body: { metadata: { annotations } }, fieldManager: FIELD_MANAGER },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
-    );
+    await this.send(`annotate statefulset ${name}`, 'PATCH', this.path(APPS, 'statefulsets', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
   }
 
   /** Sets (string) or removes (null) Pod annotations with a merge patch. */
   async annotatePod(name: string, annotations: Record<string, string | null>): Promise<void> {
-    await this.call(`annotate pod ${name}`, () =>
-      this.core.patchNamespacedPod(
-        { name, namespace: this.namespace, body: { metadata: { annotations } }, fieldManager: FIELD_MANAGER },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
-    );
+    await this.send(`annotate pod ${name}`, 'PATCH', this.path(CORE, 'pods', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
   }
 
   /**
@@ -240,19 +180,13 @@ export class KubeAccess implements LeaseStore {
    */
   async resizeVolume(name: string, uid: string, size: string): Promise<void> {
     const body = { metadata: { uid }, spec: { resources: { requests: { storage: size } } } };
-    await this.call(`resize pvc ${name}`, () =>
-      this.core.patchNamespacedPersistentVolumeClaim(
-        { name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
-    false);
+    await this.send(`resize pvc ${name}`, 'PATCH', this.path(CORE, 'persistentvolumeclaims', name), { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } }, false);
   }
 
   /** A StatefulSet as plain JSON (as the API server sends it), or undefined when it does not exist. */
   async readStatefulSet(name: string): Promise<any | undefined> {
     try {
-      const sts = await this.call(`get statefulset ${name}`, () => this.apps.readNamespacedStatefulSet({ name, namespace: this.namespace }));
-      return JSON.parse(JSON.stringify(sts));
+      return await this.send(`get statefulset ${name}`, 'GET', this.path(APPS, 'statefulsets', name));
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
       throw err;
@@ -267,7 +201,7 @@ export class KubeAccess implements LeaseStore {
   async deleteStatefulSetOrphan(name: string, uid: string): Promise<void> {
     const body = { propagationPolicy: 'Orphan', preconditions: { uid } };
     try {
-      await this.call(`delete statefulset ${name}`, () => this.apps.deleteNamespacedStatefulSet({ name, namespace: this.namespace, body }), false);
+      await this.send(`delete statefulset ${name}`, 'DELETE', this.path(APPS, 'statefulsets', name), { body }, false);
     } catch (err) {
       if (err instanceof KubeError && (err.code === 404 || err.code === 409)) return;
       throw err;
@@ -277,10 +211,8 @@ export class KubeAccess implements LeaseStore {
   /** Creates a StatefulSet from plain JSON; its uid, or undefined when one of that name exists already. */
   async createStatefulSet(object: any): Promise<string | undefined> {
     try {
-      const out = await this.call(`create statefulset ${object.metadata.name}`, () =>
-        this.apps.createNamespacedStatefulSet({ namespace: this.namespace, body: object, fieldManager: FIELD_MANAGER }),
-      false);
-      return out.metadata?.uid;
+      const out = await this.send(`create statefulset ${object.metadata.name}`, 'POST', this.path(APPS, 'statefulsets'), { body: object, query: { fieldManager: FIELD_MANAGER } }, false);
+      return out?.metadata?.uid;
     } catch (err) {
       if (err instanceof KubeError && err.code === 409) return undefined;
       throw err;
@@ -292,22 +224,12 @@ export class KubeAccess implements LeaseStore {
    * that the next apply from Git finds the fields it owned still its own.
    */
   async setManagedFields(name: string, uid: string, managedFields: unknown[]): Promise<void> {
-    await this.call(`patch statefulset ${name}`, () =>
-      this.apps.patchNamespacedStatefulSet(
-        { name, namespace: this.namespace, body: { metadata: { uid, managedFields } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
-    false);
+    await this.send(`patch statefulset ${name}`, 'PATCH', this.path(APPS, 'statefulsets', name), { body: { metadata: { uid, managedFields } }, contentType: MERGE_PATCH }, false);
   }
 
   /** Sets PVC annotations with a merge patch. */
   async annotateVolume(name: string, annotations: Record<string, string>): Promise<void> {
-    await this.call(`annotate pvc ${name}`, () =>
-      this.core.patchNamespacedPersistentVolumeClaim(
-        { name, namespace: this.namespace, body: { metadata: { annotations } }, fieldManager: FIELD_MANAGER },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
-    );
+    await this.send(`annotate pvc ${name}`, 'PATCH', this.path(CORE, 'persistentvolumeclaims', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
   }
 
   /**
@@ -321,9 +243,8 @@ export class KubeAccess implements LeaseStore {
   async deleteIfSame(kind: 'pod' | 'pvc', name: string, uid: string | undefined, gracePeriodSeconds?: number): Promise<void> {
     const body = { ...(uid && { preconditions: { uid } }), ...(gracePeriodSeconds !== undefined && { gracePeriodSeconds }) };
     try {
-      const args = { name, namespace: this.namespace, body };
-      if (kind === 'pod') await this.call(`delete pod ${name}`, () => this.core.deleteNamespacedPod(args), false);
-      else await this.call(`delete pvc ${name}`, () => this.core.deleteNamespacedPersistentVolumeClaim(args), false);
+      const resource = kind === 'pod' ? 'pods' : 'persistentvolumeclaims';
+      await this.send(`delete ${kind} ${name}`, 'DELETE', this.path(CORE, resource, name), { body }, false);
     } catch (err) {
       if (err instanceof KubeError && (err.code === 404 || (err.code === 409 && uid))) return;
       throw err;
@@ -332,8 +253,8 @@ export class KubeAccess implements LeaseStore {
 
   /** The cluster's ConfigMaps (metadata only is used), by the components' selector. */
   async listConfigMaps(): Promise<ConfigMapMeta[]> {
-    const list = await this.call('list configmaps', () => this.core.listNamespacedConfigMap({ namespace: this.namespace, labelSelector: this.selector }));
-    return list.items as unknown as ConfigMapMeta[];
+    const list = await this.send<{ items: ConfigMapMeta[] }>('list configmaps', 'GET', this.path(CORE, 'configmaps'), { query: { labelSelector: this.selector } });
+    return list.items;
   }
 
   /**
@@ -343,7 +264,7 @@ export class KubeAccess implements LeaseStore {
   async deleteConfigMap(name: string, uid: string | undefined, resourceVersion: string | undefined): Promise<boolean> {
     try {
       const body = { preconditions: { uid, resourceVersion } };
-      await this.call(`delete configmap ${name}`, () => this.core.deleteNamespacedConfigMap({ name, namespace: this.namespace, body }), false);
+      await this.send(`delete configmap ${name}`, 'DELETE', this.path(CORE, 'configmaps', name), { body }, false);
       return true;
     } catch (err) {
       if (err instanceof KubeError && (err.code === 404 || err.code === 409)) return false;
@@ -354,18 +275,13 @@ export class KubeAccess implements LeaseStore {
   /** Creates or updates a ConfigMap's data by server-side apply. */
   async applyConfigMap(name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: this.namespace, labels }, data };
-    await this.call(`apply configmap ${name}`, () =>
-      this.core.patchNamespacedConfigMap(
-        { name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER, force: true },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-      ),
-    );
+    await this.send(`apply configmap ${name}`, 'PATCH', this.path(CORE, 'configmaps', name), { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
   }
 
   /** A ConfigMap's data, or undefined when it does not exist. */
   async getConfigMapData(name: string): Promise<Record<string, string> | undefined> {
     try {
-      const cm = await this.call(`get configmap ${name}`, () => this.core.readNamespacedConfigMap({ name, namespace: this.namespace }));
+      const cm = await this.send<{ data?: Record<string, string> }>(`get configmap ${name}`, 'GET', this.path(CORE, 'configmaps', name));
       return cm.data ?? {};
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
@@ -379,7 +295,7 @@ export class KubeAccess implements LeaseStore {
    */
   async nodeLabels(name: string): Promise<Record<string, string> | undefined> {
     try {
-      const node = await this.call(`get node ${name}`, () => this.core.readNode({ name }));
+      const node = await this.send<{ metadata?: { labels?: Record<string, string> } }>(`get node ${name}`, 'GET', `/api/v1/nodes/${encodeURIComponent(name)}`);
       return node.metadata?.labels ?? {};
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
@@ -389,37 +305,31 @@ export class KubeAccess implements LeaseStore {
 
   /** Records a Kubernetes Event on an object of the cluster; failures are logged, never fatal. */
   async event(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string, now: number): Promise<void> {
-    const time = new Date(now);
+    const time = new Date(now).toISOString();
     const suffix = `${now.toString(16)}${Math.floor(Math.random() * 0x10000).toString(16)}`;
     try {
-      await this.call(
-        'create event',
-        () =>
-          this.core.createNamespacedEvent({
+      await this.send('create event', 'POST', this.path(CORE, 'events'), {
+        query: { fieldManager: FIELD_MANAGER },
+        body: {
+          metadata: { name: `${target.name}.${suffix}`, namespace: this.namespace },
+          involvedObject: {
+            apiVersion: { Pod: 'v1', StatefulSet: 'apps/v1', Job: 'batch/v1', CronJob: 'batch/v1', ConfigMap: 'v1' }[target.kind],
+            kind: target.kind,
+            name: target.name,
             namespace: this.namespace,
-            body: {
-              metadata: { name: `${target.name}.${suffix}`, namespace: this.namespace },
-              involvedObject: {
-                apiVersion: { Pod: 'v1', StatefulSet: 'apps/v1', Job: 'batch/v1', CronJob: 'batch/v1', ConfigMap: 'v1' }[target.kind],
-                kind: target.kind,
-                name: target.name,
-                namespace: this.namespace,
-                uid: target.uid,
-              },
-              type,
-              reason,
-              message,
-              count: 1,
-              firstTimestamp: time,
-              lastTimestamp: time,
-              source: { component: FIELD_MANAGER },
-              reportingComponent: FIELD_MANAGER,
-              reportingInstance: process.env[CONTROLLER_ENV.podName] ?? FIELD_MANAGER,
-            },
-            fieldManager: FIELD_MANAGER,
-          }),
-        true,
-      );
+            uid: target.uid,
+          },
+          type,
+          reason,
+          message,
+          count: 1,
+          firstTimestamp: time,
+          lastTimestamp: time,
+          source: { component: FIELD_MANAGER },
+          reportingComponent: FIELD_MANAGER,
+          reportingInstance: process.env[CONTROLLER_ENV.podName] ?? FIELD_MANAGER,
+        },
+      });
     } catch (err) {
       this.log.warn('could not record an event', { reason, error: describe(err) });
     }
@@ -427,12 +337,12 @@ export class KubeAccess implements LeaseStore {
 
   async getLease(name: string): Promise<LeaseRecord | undefined> {
     try {
-      const l = await this.call('get lease', () => this.coordination.readNamespacedLease({ name, namespace: this.namespace }), false);
+      const l = await this.send('get lease', 'GET', this.path(COORDINATION, 'leases', name), {}, false);
       return {
         holder: l.spec?.holderIdentity ?? '',
         durationSeconds: l.spec?.leaseDurationSeconds ?? 0,
-        acquireTime: l.spec?.acquireTime as unknown as string | undefined,
-        renewTime: l.spec?.renewTime as unknown as string | undefined,
+        acquireTime: l.spec?.acquireTime,
+        renewTime: l.spec?.renewTime,
         transitions: l.spec?.leaseTransitions ?? 0,
         resourceVersion: l.metadata?.resourceVersion ?? '',
       };
@@ -454,14 +364,14 @@ export class KubeAccess implements LeaseStore {
       spec: {
         holderIdentity: lease.holder,
         leaseDurationSeconds: lease.durationSeconds,
-        acquireTime: lease.acquireTime as unknown as Date,
-        renewTime: lease.renewTime as unknown as Date,
+        acquireTime: lease.acquireTime,
+        renewTime: lease.renewTime,
         leaseTransitions: lease.transitions,
       },
     };
     const out = resourceVersion
-      ? await this.call('update lease', () => this.coordination.replaceNamespacedLease({ name, namespace: this.namespace, body, fieldManager: FIELD_MANAGER }), false)
-      : await this.call('create lease', () => this.coordination.createNamespacedLease({ namespace: this.namespace, body, fieldManager: FIELD_MANAGER }), false);
+      ? await this.send('update lease', 'PUT', this.path(COORDINATION, 'leases', name), { body, query: { fieldManager: FIELD_MANAGER } }, false)
+      : await this.send('create lease', 'POST', this.path(COORDINATION, 'leases'), { body, query: { fieldManager: FIELD_MANAGER } }, false);
     return out.metadata?.resourceVersion ?? '';
   }
 }
@@ -482,17 +392,9 @@ function retryAfterMs(err: unknown): number | undefined {
 export function describe(err: unknown): string {
   if (err instanceof Error) {
     const body = (err as { body?: unknown }).body;
-    const msg = typeof body === 'string' ? safeStatusMessage(body) : (body as { message?: string } | undefined)?.message;
+    const msg = typeof body === 'string' ? statusMessage(body) : (body as { message?: string } | undefined)?.message;
     const code = codeOf(err);
     return msg ? `HTTP ${code}: ${msg}` : err.message.split('\n')[0];
   }
   return String(err);
-}
-
-function safeStatusMessage(body: string): string | undefined {
-  try {
-    return (JSON.parse(body) as { message?: string }).message;
-  } catch {
-    return body.slice(0, 200) || undefined;
-  }
 }

@@ -21,7 +21,7 @@ import type { Logger } from '../runtime/log';
 
 export interface BackupRunDeps {
   readonly cluster: ClusterInfo;
-  readonly kube: Pick<KubeAccess, 'apiClient' | 'call' | 'namespace' | 'event'>;
+  readonly kube: Pick<KubeAccess, 'send' | 'path' | 'namespace' | 'event'>;
   readonly log: Logger;
 }
 

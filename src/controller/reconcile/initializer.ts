@@ -22,7 +22,7 @@ import type { Logger } from '../runtime/log';
 
 export interface InitializerDeps {
   readonly cluster: ClusterInfo;
-  readonly kube: Pick<KubeAccess, 'apiClient' | 'call' | 'namespace' | 'event'>;
+  readonly kube: Pick<KubeAccess, 'send' | 'path' | 'namespace' | 'event'>;
   readonly log: Logger;
   /** Where a TiDB Pod's MySQL port is. @default `<pod>.<cluster>-tidb-peer.<namespace>:4000` */
   readonly sqlAddress?: (pod: string) => { readonly host: string; readonly port: number };

@@ -20,7 +20,7 @@ import type { Logger } from '../runtime/log';
 
 export interface OperationDeps {
   readonly cluster: ClusterInfo;
-  readonly kube: Pick<KubeAccess, 'apiClient' | 'call' | 'namespace' | 'event'>;
+  readonly kube: Pick<KubeAccess, 'send' | 'path' | 'namespace' | 'event'>;
   readonly log: Logger;
 }
 
