@@ -7,9 +7,6 @@
  * Every scenario ends by checking the API server's audit log: the controller, authenticated with the
  * rendered ServiceAccount's token, never got a 403 from the real RBAC authorizer.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
 import { pathOf, resourcePath, type Obj } from './kube/client';
 import { realApiSuite } from './kube/suite';
 import { RealWorld, type ApplyMode } from './kube/world';
@@ -499,40 +496,5 @@ describeReal('a lost node on a real API server', () => {
     await w.waitFor(() => w.pd.members().some((m) => m.name === 'c-pd-1' && m.memberId !== failed && m.running), 60_000, 'a new member c-pd-1');
     expect(w.pd.members().some((m) => m.memberId === failed)).toBe(false);
     expect(w.pd.splitBrain).toEqual([]);
-  });
-});
-
-describeReal('re-applying unchanged manifests on a real API server', () => {
-  const inputs = [
-    ...readdirSync(join(__dirname, 'golden/inputs')).map((f) => join(__dirname, 'golden/inputs', f)),
-    ...readdirSync(join(__dirname, 'fixtures/examples')).map((d) => join(__dirname, 'fixtures/examples', d, 'tidb-cluster.yaml')),
-  ];
-  /** Every cluster of the file, in the given namespace (clusters another one references keep their namespace). */
-  const renderIn = (file: string, namespace: string): Obj[] => {
-    const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj);
-    const moved = docs.map((d) => ({ ...d, metadata: { ...d.metadata, namespace }, spec: d.spec?.cluster ? { ...d.spec, cluster: { ...d.spec.cluster, namespace } } : d.spec }));
-    return render(moved.map((d) => stringify(d)).join('---\n'));
-  };
-
-  it.each(inputs.map((f) => [f.split('/').slice(-2).join('/'), f]))('%s: a second apply changes nothing, client-side and server-side', async (_name, file) => {
-    const admin = suite.cp().admin();
-    for (const mode of ['client-side', 'server-side'] as const) {
-      const namespace = `noop-${++seq}`;
-      await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-      const objects = renderIn(file, namespace);
-      const w = { apply: (o: Obj[]) => RealWorld.applyObjects(suite.cp(), o, mode) };
-      await w.apply(objects);
-      // Let the StatefulSet controller write its status first: the second apply is Git's, not the first's echo.
-      await new Promise((r) => setTimeout(r, 500));
-      // Generations move with every spec change (status writes of the controllers do not move them).
-      const versions = async () => Promise.all(objects.map(async (o) => `${o.kind}/${o.metadata.name} ${(await admin.get(pathOf(o)))?.metadata.generation}`));
-      const before = await versions();
-      const out = await w.apply(objects);
-      // kubectl's three-way patch always carries a PodDisruptionBudget's selector (its patch strategy is
-      // "replace"), so kubectl says "configured" though nothing changes: the generations below tell.
-      if (mode === 'client-side') expect(out.filter((l) => !l.endsWith(' unchanged') && !/^poddisruptionbudget\.policy\/\S+ configured$/.test(l))).toEqual([]);
-      else expect(out).toEqual([]);
-      expect(await versions()).toEqual(before);
-    }
   });
 });

@@ -5,7 +5,6 @@
  * simulated and the real Kubernetes API.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 type Obj = Record<string, any>;
@@ -16,17 +15,8 @@ export const CONTROLLER_BUNDLE = process.env.TIDB_GITOPS_TEST_BUNDLE ?? join(__d
 /** Short requeue and Lease timings, so scenarios run in seconds. */
 export const FAST_CONTROLLER_ARGS = ['--requeue', '50ms', '--resync', '1s', '--lease-duration', '3s', '--lease-renew', '300ms', '--renew-deadline', '2500ms'];
 
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** A free TCP port on 127.0.0.1 (see ports.ts). */
+export { freePort } from './ports';
 
 export interface LogLine {
   level: string;

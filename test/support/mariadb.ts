@@ -8,10 +8,11 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../sim/ports';
 
 const run = promisify(execFile);
 
@@ -140,17 +141,6 @@ function greets(host: string, port: number): Promise<boolean> {
     s.once('error', () => done(false));
     s.once('close', () => done(false));
     s.once('data', (b: Buffer) => done(b.length > 4 && b[4] === 10));
-  });
-}
-
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
   });
 }
 
