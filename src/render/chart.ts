@@ -120,6 +120,18 @@ export class TidbClusterChart extends Chart {
     return objects;
   }
 
+  /**
+   * What `toJson` gives, for a chart that nothing was added to after construction (the CLI's): its
+   * objects in construct order, each serialised once, checked once. cdk8s's synthesis would build a
+   * dependency graph (there are no dependencies, so its order is the construct order), run the
+   * validation above (serialising every object and checking them), then serialise and check again.
+   */
+  objectsAsBuilt(): any[] {
+    const objects = this.node.findAll().flatMap((c) => (c instanceof ApiObject && Chart.of(c) === this ? [c.toJson()] : []));
+    this.refuseApiProblems(objects);
+    return objects;
+  }
+
   private refuseApiProblems(objects: readonly any[]): string[] {
     const problems = apiProblems(objects, this.resolved.kubeMinor);
     if (problems.length > 0) throw new ApiRefusalError(problems);

@@ -1,4 +1,4 @@
-import { ApiObject, type ApiObjectProps, type JsonPatch } from 'cdk8s';
+import { ApiObject, type ApiObjectMetadataDefinition, type ApiObjectProps, type JsonPatch } from 'cdk8s';
 import type { Construct } from 'constructs';
 
 /**
@@ -22,11 +22,62 @@ export class KubeObject extends ApiObject {
     super.addJsonPatch(...ops);
   }
 
+  /**
+   * The object as given, when no JSON patch changed it (else `toJson()`): for reading a field, without
+   * serialising the whole object. Null and undefined values are still in it.
+   */
+  givenJson(): any {
+    return this.patched ? this.toJson() : this.json;
+  }
+
   override toJson(): any {
     if (this.patched) return super.toJson();
     const { apiVersion, kind, metadata: _metadata, ...rest } = this.json;
-    return { apiVersion, kind, metadata: sorted(this.metadata.toJson()), ...(sorted(rest) as object) };
+    return { apiVersion, kind, metadata: metadataJson(this.metadata), ...(sorted(rest) as object) };
   }
+}
+
+/** An object as given where it is a {@link KubeObject} (see `givenJson`), else serialised. */
+export function givenJson(o: ApiObject): any {
+  // `instanceof` narrows to ApiObject only: cdk8s declares its own `Symbol.hasInstance`.
+  const k = o as Partial<KubeObject>;
+  return typeof k.givenJson === 'function' ? k.givenJson() : o.toJson();
+}
+
+/** The fields of cdk8s's `ApiObjectMetadataDefinition` its `toJson` reads (cdk8s 2.x, metadata.ts). */
+interface MetadataFields {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly labels?: Record<string, string>;
+  readonly annotations?: Record<string, string>;
+  readonly finalizers?: string[];
+  readonly ownerReferences?: unknown[];
+  readonly _additionalAttributes?: Record<string, unknown>;
+}
+
+/**
+ * What cdk8s's `metadata.toJson()` gives (its fields, labels and annotations added since included;
+ * empty arrays and objects dropped, keys sorted) for plain JSON, without its token resolution. Falls
+ * back to cdk8s where the metadata is not laid out as this cdk8s release lays it out.
+ */
+function metadataJson(metadata: ApiObjectMetadataDefinition): unknown {
+  const m = metadata as unknown as MetadataFields;
+  if (typeof m._additionalAttributes !== 'object' || typeof m.labels !== 'object' || typeof m.annotations !== 'object') return sorted(metadata.toJson());
+  const { name, namespace, annotations, finalizers, ownerReferences, labels } = m;
+  return sanitized({ ...m._additionalAttributes, name, namespace, annotations, finalizers, ownerReferences, labels }) ?? {};
+}
+
+/** cdk8s's `sanitizeValue` with empty arrays and objects filtered (`_util.ts`), keys sorted. */
+function sanitized(value: unknown): unknown {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.length === 0 ? undefined : value.map(sanitized);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const v = sanitized((value as Record<string, unknown>)[key]);
+    if (v !== null && v !== undefined) out[key] = v;
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
 }
 
 /**

@@ -14,9 +14,11 @@ function kindRank(kind: unknown): number {
   return i < 0 ? KIND_ORDER.length : i;
 }
 
-/** The chart's objects as plain JSON, in output order (the sort is stable: construct order within a kind). */
-export function chartObjects(chart: Chart): Record<string, unknown>[] {
-  const objects = chart.toJson() as Record<string, unknown>[];
+/**
+ * The chart's objects as plain JSON, in output order (the sort is stable: construct order within a
+ * kind). `objects` are the chart's own, when the caller has them (`TidbClusterChart.objectsAsBuilt`).
+ */
+export function chartObjects(chart: Chart, objects = chart.toJson() as Record<string, unknown>[]): Record<string, unknown>[] {
   return objects
     .map((o, i) => ({ o, i }))
     .sort((a, b) => kindRank(a.o.kind) - kindRank(b.o.kind) || a.i - b.i)

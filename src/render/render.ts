@@ -34,7 +34,7 @@ export function renderClusters(clusters: readonly ResolvedCluster[], operations:
     const chart = new TidbClusterChart(new App(), clusterId(resolved), { resolved, ...(operations[i] && { operations: operations[i] }) });
     const fileName = `${clusterId(resolved)}.k8s.yaml`;
     try {
-      const objects = chartObjects(chart);
+      const objects = chartObjects(chart, chart.objectsAsBuilt());
       return { fileName, objects, yaml: toYamlStream(objects), problems: [] };
     } catch (e) {
       if (!(e instanceof ApiRefusalError)) throw e;

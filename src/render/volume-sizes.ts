@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import { COMPONENTS, names, selectorLabels, VOLUME_SIZES_KEY, VOLUME_SIZES_LABEL, type ComponentKind } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { namespaced } from './component';
+import { givenJson } from './kube';
 
 /** `{"<component>": {"<volumeClaimTemplate>": "<storage request>"}}` of the StatefulSets given. */
 export function volumeSizes(cluster: string, statefulSets: readonly any[]): Record<string, Record<string, string>> {
@@ -12,7 +13,7 @@ export function volumeSizes(cluster: string, statefulSets: readonly any[]): Reco
     const sizes: Record<string, string> = {};
     for (const t of sts?.spec?.volumeClaimTemplates ?? []) {
       const storage = t?.spec?.resources?.requests?.storage;
-      if (t?.metadata?.name && storage !== undefined) sizes[t.metadata.name] = String(storage);
+      if (t?.metadata?.name && storage !== undefined && storage !== null) sizes[t.metadata.name] = String(storage);
     }
     if (Object.keys(sizes).length > 0) out[kind] = sizes;
   }
@@ -38,7 +39,7 @@ export class VolumeSizesConfigMap extends Construct {
     const statefulSets = chart.node
       .findAll()
       .filter((n): n is ApiObject => n instanceof ApiObject && n.kind === 'StatefulSet' && Chart.of(n) === chart)
-      .map((o) => o.toJson());
+      .map(givenJson);
     const sizes = volumeSizes(c.name, statefulSets);
     const labels = { ...selectorLabels(c.instance, 'discovery'), [VOLUME_SIZES_LABEL]: 'true' };
     new ApiObject(this, 'configmap', {
