@@ -99,7 +99,11 @@ describe('discovery objects', () => {
       { name: 'discovery', containerPort: 10261, protocol: 'TCP' },
       { name: 'metrics', containerPort: 10263, protocol: 'TCP' },
     ]);
-    expect(c.env.map((e: Obj) => e.name)).toEqual(['MY_POD_NAMESPACE', 'MY_POD_NAME', 'TZ', 'TC_NAME', 'TIDB_GITOPS_CLUSTER']);
+    expect(c.env.map((e: Obj) => e.name)).toEqual(['MY_POD_NAMESPACE', 'MY_POD_NAME', 'TZ', 'TC_NAME', 'TIDB_GITOPS_CLUSTER', 'MALLOC_ARENA_MAX', 'NODE_OPTIONS']);
+    expect(c.env.slice(5)).toEqual([
+      { name: 'MALLOC_ARENA_MAX', value: '2' },
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
+    ]);
     expect(c.env.slice(0, 4)).toEqual([
       { name: 'MY_POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: 'MY_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
@@ -348,6 +352,7 @@ describe('spec.discovery settings', () => {
       env: [
         { name: 'LOG_LEVEL', value: 'debug' },
         { name: 'TC_NAME', value: 'not-taken' },
+        { name: 'NODE_OPTIONS', value: '--max-old-space-size=200' },
       ],
       envFrom: [{ configMapRef: { name: 'extra' } }],
       additionalVolumes: [{ name: 'scratch', emptyDir: {} }],
@@ -359,8 +364,10 @@ describe('spec.discovery settings', () => {
       ],
     });
     const c = controller(objects);
-    expect(c.env.map((e: Obj) => e.name)).toEqual(['MY_POD_NAMESPACE', 'MY_POD_NAME', 'TZ', 'TC_NAME', 'TIDB_GITOPS_CLUSTER', 'LOG_LEVEL']);
+    // The user's NODE_OPTIONS replaces the rendered one; MALLOC_ARENA_MAX, which the user left alone, stays.
+    expect(c.env.map((e: Obj) => e.name)).toEqual(['MY_POD_NAMESPACE', 'MY_POD_NAME', 'TZ', 'TC_NAME', 'TIDB_GITOPS_CLUSTER', 'LOG_LEVEL', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX']);
     expect(c.env[3]).toEqual({ name: 'TC_NAME', value: 'demo' });
+    expect(c.env[6]).toEqual({ name: 'NODE_OPTIONS', value: '--max-old-space-size=200' });
     expect(c.envFrom).toEqual([{ configMapRef: { name: 'extra' } }]);
     expect(c.volumeMounts).toEqual([
       { name: 'tmp', mountPath: '/tmp' },

@@ -13,7 +13,7 @@ import type {
   Volume,
   VolumeMount,
 } from '../../imports/k8s';
-import type { ResolvedDiscoveryProbe } from '../tidbcluster/discovery';
+import { DISCOVERY_DEFAULTS, type ResolvedDiscoveryProbe } from '../tidbcluster/discovery';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import {
   COMPONENTS,
@@ -259,7 +259,7 @@ export function discoveryDeployment(cluster: ResolvedCluster, ops: ClusterOperat
       { name: CONTROLLER_ENV.clusterName, value: cluster.name },
       { name: CONTROLLER_ENV.cluster, value: stableJson(controllerClusterInfo(cluster, ops)) },
     ],
-    d.env,
+    mergeEnv(d.env, DISCOVERY_DEFAULTS.env.map((e) => ({ ...e }))),
   );
   const container: Container = {
     name: 'discovery',

@@ -67,12 +67,23 @@ export const DISCOVERY_DEFAULTS = {
   securityContext: SECURITY_CONTEXT,
   readinessProbe: { periodSeconds: 5, failureThreshold: 3 },
   livenessProbe: { initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
+  /**
+   * How the controller's Node runs, each unless `spec.discovery.env` sets it: two malloc arenas rather
+   * than glibc's eight per core, and a young generation of 1 MiB per semi-space rather than V8's 16.
+   * Measured with `npm run bench` on Node 24: a peak of 80 MiB rather than 89, and 1 MiB more after
+   * 10,000 watch events and 1,000 requests rather than 9, for about 1 ms more CPU per pass.
+   */
+  env: [
+    { name: 'MALLOC_ARENA_MAX', value: '2' },
+    { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
+  ],
 } as const;
 
 export const DISCOVERY_DEFAULTS_TABLE: readonly DefaultEntry[] = [
   { field: 'spec.discovery.image', value: DEFAULTS.controllerImage, note: '`--controller-image` when given; `spec.discovery.version` sets the tag' },
   { field: 'spec.discovery.requests', value: '{cpu: 50m, memory: 96Mi}', note: 'only when requests and limits are both unset' },
   { field: 'spec.discovery.limits', value: '{memory: 256Mi}', note: 'only when requests and limits are both unset' },
+  ...DISCOVERY_DEFAULTS.env.map((e) => ({ field: `spec.discovery.env ${e.name}`, value: e.value, note: 'unless spec.discovery.env sets it' })),
   {
     field: 'spec.discovery.podSecurityContext',
     value: 'non-root 65532, RuntimeDefault seccomp',
