@@ -8,7 +8,9 @@
  *   `tidb_gitops_reconcile_seconds_total`, requests to the simulators included) and the CPU time the
  *   controller process used per pass (from /proc), which the machine's load moves least;
  * - Kubernetes API requests per idle minute (the controller's own, watches counted when opened);
- * - peak resident memory of the controller process.
+ * - peak resident memory of the controller process, and whether it stays flat under load: its resident
+ *   memory once settled after the upgrade, and again after 10,000 watch events (a Pod annotated over
+ *   and over) and 1,000 HTTP requests to its endpoints.
  *
  * Prints one JSON object on stdout.
  */
@@ -31,12 +33,38 @@ function render(cluster: Obj): Obj[] {
 }
 
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
+const LOAD_EVENTS = Number(process.env.BENCH_LOAD_EVENTS ?? 10_000);
+const LOAD_REQUESTS = 1_000;
+/** How long the controller is left alone before its resident memory is read as settled. */
+const SETTLE_MS = 3000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Resident memory once settled, then after `LOAD_EVENTS` watch events and `LOAD_REQUESTS` requests,
+ * each read after the same pause.
+ */
+async function underLoad(world: World, ctl: { child: { pid?: number }; get(path: string): Promise<unknown> }): Promise<{ settledKiB?: number; afterKiB?: number }> {
+  await sleep(SETTLE_MS);
+  const settledKiB = peakRssKiB(ctl.child.pid!, 'VmRSS');
+  const pod = world.kube.list('Pod').find((p) => p.metadata.name.includes('-tidb-'))!;
+  for (let i = 0; i < LOAD_EVENTS; i++) {
+    const current = world.kube.get('Pod', pod.metadata.namespace ?? '', pod.metadata.name)!;
+    world.kube.apply({ ...current, metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, 'bench.tidb-gitops.io/n': String(i) } } });
+    // Let the streams drain now and then, as a real API server's writes are spread out.
+    if (i % 200 === 199) await sleep(5);
+  }
+  const paths = ['/metrics', '/healthz', '/readyz'];
+  for (let i = 0; i < LOAD_REQUESTS; i += 10) await Promise.all(paths.concat(paths, paths, ['/metrics']).map((p) => ctl.get(p).catch(() => undefined)));
+  await sleep(SETTLE_MS);
+  return { settledKiB, afterKiB: peakRssKiB(ctl.child.pid!, 'VmRSS') };
+}
 /** Simulated Pod restart: terminate, start, become Ready. */
 const POD = { podStopMs: 300, podStartMs: 500, podReadyMs: 200 };
 
-function peakRssKiB(pid: number): number | undefined {
+function peakRssKiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number | undefined {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : undefined;
   } catch {
     return undefined;
@@ -63,7 +91,7 @@ async function passes(ctl: { get(path: string): Promise<{ body: string }> }): Pr
 }
 
 async function main(): Promise<void> {
-  const world = await World.start({ cluster: simCluster(), render, bundle: join(ROOT, 'lib/tidb-gitops-controller.js'), kube: POD });
+  const world = await World.start({ cluster: simCluster(), render, bundle: process.env.BENCH_CONTROLLER_BUNDLE ?? join(ROOT, 'lib/tidb-gitops-controller.js'), kube: POD });
   try {
     const ctl = await world.startController([], 'bench', false);
     const settled = () => world.settled('pd', 3) && world.settled('tikv', 3) && world.settled('tidb', 2);
@@ -97,6 +125,7 @@ async function main(): Promise<void> {
     const restartMs = [...restarts.values()].reduce((n, r) => n + ((r.ready ?? r.stop) - r.stop), 0);
     const pods = restarts.size;
     const rssKiB = peakRssKiB(ctl.child.pid!);
+    const load = await underLoad(world, ctl);
     ctl.kill('SIGTERM');
     await ctl.exited;
     process.stdout.write(
@@ -110,6 +139,7 @@ async function main(): Promise<void> {
         },
         idle: { seconds: IDLE_SECONDS, requests: idle.length, perMinute: Math.round((idle.length * 60) / IDLE_SECONDS), byKind: idleByKind },
         rssKiB,
+        load: { events: LOAD_EVENTS, requests: LOAD_REQUESTS, ...load },
         violations: { stopsWhileLeader: world.pd.stopsWhileLeader.length, stopsWithLeaders: world.pd.stopsWithLeaders.length },
       })}\n`,
     );

