@@ -62,6 +62,7 @@ export class Informer<T extends Named> {
           backoff = 1000;
           firstList();
         }
+        if (this.stopped) return;
         await this.watchOnce();
       } catch (err) {
         firstList();
