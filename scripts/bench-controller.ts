@@ -46,7 +46,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 async function underLoad(world: World, ctl: { child: { pid?: number }; get(path: string): Promise<unknown> }): Promise<{ settledKiB?: number; afterKiB?: number }> {
   await sleep(SETTLE_MS);
-  const settledKiB = peakRssKiB(ctl.child.pid!, 'VmRSS');
+  const settledKiB = rssKiB(ctl.child.pid!, 'VmRSS');
   const pod = world.kube.list('Pod').find((p) => p.metadata.name.includes('-tidb-'))!;
   for (let i = 0; i < LOAD_EVENTS; i++) {
     const current = world.kube.get('Pod', pod.metadata.namespace ?? '', pod.metadata.name)!;
@@ -57,12 +57,13 @@ async function underLoad(world: World, ctl: { child: { pid?: number }; get(path:
   const paths = ['/metrics', '/healthz', '/readyz'];
   for (let i = 0; i < LOAD_REQUESTS; i += 10) await Promise.all(paths.concat(paths, paths, ['/metrics']).map((p) => ctl.get(p).catch(() => undefined)));
   await sleep(SETTLE_MS);
-  return { settledKiB, afterKiB: peakRssKiB(ctl.child.pid!, 'VmRSS') };
+  return { settledKiB, afterKiB: rssKiB(ctl.child.pid!, 'VmRSS') };
 }
 /** Simulated Pod restart: terminate, start, become Ready. */
 const POD = { podStopMs: 300, podStartMs: 500, podReadyMs: 200 };
 
-function peakRssKiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number | undefined {
+/** A process's resident memory from /proc: its peak (VmHWM) or now (VmRSS). */
+function rssKiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number | undefined {
   try {
     const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : undefined;
@@ -124,7 +125,7 @@ async function main(): Promise<void> {
     const passCount = passesAfter.count - passesBefore.count;
     const restartMs = [...restarts.values()].reduce((n, r) => n + ((r.ready ?? r.stop) - r.stop), 0);
     const pods = restarts.size;
-    const rssKiB = peakRssKiB(ctl.child.pid!);
+    const peakKiB = rssKiB(ctl.child.pid!);
     const load = await underLoad(world, ctl);
     ctl.kill('SIGTERM');
     await ctl.exited;
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
           cpuPerPassMs: Math.round(((cpuAfter - cpuBefore) * 10) / passCount) / 10,
         },
         idle: { seconds: IDLE_SECONDS, requests: idle.length, perMinute: Math.round((idle.length * 60) / IDLE_SECONDS), byKind: idleByKind },
-        rssKiB,
+        rssKiB: peakKiB,
         load: { events: LOAD_EVENTS, requests: LOAD_REQUESTS, ...load },
         violations: { stopsWhileLeader: world.pd.stopsWhileLeader.length, stopsWithLeaders: world.pd.stopsWithLeaders.length },
       })}\n`,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { publish, PUBLISH_FIELD_MANAGER, type AssetFile } from '../monitoring/publish';
 import { CONTROLLER_ENV, MONITORING_ENV, MONITORING_JOB_ENV, type MonitoringPublishInfo } from '../tidbcluster/names';
 import { APPLY_PATCH, describe } from './clients/kube';
-import { KubeRest, loadKubeTarget } from './clients/kube-rest';
+import { API, KubeRest, loadKubeTarget, namespacedPath } from './clients/kube-rest';
 
 const USAGE = `Usage: tidb-gitops publish-monitoring [--kubeconfig FILE]
 
@@ -56,7 +56,7 @@ export async function publishMonitoring(args: readonly string[], io: Io = { env:
     const files = readAssets(info.assets);
     if (files.length === 0) throw new Error(`no rule file or dashboard in ${info.assets}: is ${info.image} a tidb-monitor-initializer image?`);
     rest = new KubeRest(loadKubeTarget(kubeconfig));
-    const job = await rest.request<{ metadata?: { uid?: string } }>('GET', `/apis/batch/v1/namespaces/${namespace}/jobs/${encodeURIComponent(jobName)}`);
+    const job = await rest.request<{ metadata?: { uid?: string } }>('GET', namespacedPath(API.batch, namespace, 'jobs', jobName));
     const uid = job.metadata?.uid;
     if (!uid) throw new Error(`Job ${jobName} has no uid`);
     const out = publish(files, info, namespace, { name: jobName, uid });
@@ -64,13 +64,13 @@ export async function publishMonitoring(args: readonly string[], io: Io = { env:
     const apply = (path: string, body: unknown) => rest!.request('PATCH', path, { body, contentType: APPLY_PATCH, query: { fieldManager: PUBLISH_FIELD_MANAGER, force: true } });
     for (const cm of out.dashboards) {
       const name = (cm.metadata as { name: string }).name;
-      await apply(`/api/v1/namespaces/${namespace}/configmaps/${encodeURIComponent(name)}`, cm);
+      await apply(namespacedPath(API.core, namespace, 'configmaps', name), cm);
       io.out(`applied ConfigMap ${name}`);
     }
     if (out.rules) {
       const name = (out.rules.metadata as { name: string }).name;
       const groups = (out.rules.spec as { groups: { rules: unknown[] }[] }).groups;
-      await apply(`/apis/monitoring.coreos.com/v1/namespaces/${namespace}/prometheusrules/${encodeURIComponent(name)}`, out.rules);
+      await apply(namespacedPath(API.monitoring, namespace, 'prometheusrules', name), out.rules);
       io.out(`applied PrometheusRule ${name} (${groups.length} groups, ${groups.reduce((n, g) => n + g.rules.length, 0)} rules)`);
     }
     io.out(`published the monitoring of ${namespace}/${info.cluster} from ${info.image}`);

@@ -106,7 +106,7 @@ export class TidbClusterChart extends Chart {
     // API server would refuse from leaving the other charts' files half-written.
     // (Chart.toJson would run this validation again, so the objects are taken one by one.)
     this.node.addValidation({
-      validate: () => this.refuseApiProblems(this.node.findAll().flatMap((c) => (c instanceof ApiObject && Chart.of(c) === this ? [c.toJson()] : []))),
+      validate: () => this.refuseApiProblems(this.ownObjects()),
     });
   }
 
@@ -127,9 +127,14 @@ export class TidbClusterChart extends Chart {
    * validation above (serialising every object and checking them), then serialise and check again.
    */
   objectsAsBuilt(): any[] {
-    const objects = this.node.findAll().flatMap((c) => (c instanceof ApiObject && Chart.of(c) === this ? [c.toJson()] : []));
+    const objects = this.ownObjects();
     this.refuseApiProblems(objects);
     return objects;
+  }
+
+  /** The chart's own objects (not a nested chart's), serialised, in construct order. */
+  private ownObjects(): any[] {
+    return this.node.findAll().flatMap((c) => (c instanceof ApiObject && Chart.of(c) === this ? [c.toJson()] : []));
   }
 
   private refuseApiProblems(objects: readonly any[]): string[] {

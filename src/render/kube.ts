@@ -64,20 +64,7 @@ function metadataJson(metadata: ApiObjectMetadataDefinition): unknown {
   const m = metadata as unknown as MetadataFields;
   if (typeof m._additionalAttributes !== 'object' || typeof m.labels !== 'object' || typeof m.annotations !== 'object') return sorted(metadata.toJson());
   const { name, namespace, annotations, finalizers, ownerReferences, labels } = m;
-  return sanitized({ ...m._additionalAttributes, name, namespace, annotations, finalizers, ownerReferences, labels }) ?? {};
-}
-
-/** cdk8s's `sanitizeValue` with empty arrays and objects filtered (`_util.ts`), keys sorted. */
-function sanitized(value: unknown): unknown {
-  if (value === null || value === undefined) return undefined;
-  if (typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.length === 0 ? undefined : value.map(sanitized);
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = sanitized((value as Record<string, unknown>)[key]);
-    if (v !== null && v !== undefined) out[key] = v;
-  }
-  return Object.keys(out).length === 0 ? undefined : out;
+  return sorted({ ...m._additionalAttributes, name, namespace, annotations, finalizers, ownerReferences, labels }, true) ?? {};
 }
 
 /**
@@ -86,20 +73,26 @@ function sanitized(value: unknown): unknown {
  */
 export const KEEP_NULL = Object.freeze({ keepNull: true }) as unknown as null;
 
-function sorted(value: unknown): unknown {
+/**
+ * The value with its keys sorted and null and undefined dropped ({@link KEEP_NULL} stays null).
+ * `dropEmpty` also drops empty arrays and objects, as cdk8s's `sanitizeValue` does for metadata.
+ */
+function sorted(value: unknown, dropEmpty = false): unknown {
   if (value === KEEP_NULL) return null;
   if (Array.isArray(value)) {
     const out: unknown[] = [];
-    for (const v of value) if (v !== null && v !== undefined) out.push(sorted(v));
-    return out;
+    for (const v of value) if (v !== null && v !== undefined) out.push(sorted(v, dropEmpty));
+    return dropEmpty && out.length === 0 ? undefined : out;
   }
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value).sort()) {
     const v = (value as Record<string, unknown>)[key];
-    if (v !== null && v !== undefined) out[key] = sorted(v);
+    if (v === null || v === undefined) continue;
+    const s = sorted(v, dropEmpty);
+    if (s !== undefined) out[key] = s;
   }
-  return out;
+  return dropEmpty && Object.keys(out).length === 0 ? undefined : out;
 }
 
 /** A Kubernetes object of a known JSON shape (`imports/k8s.ts`), added to the construct tree. */

@@ -3,7 +3,6 @@
  * Helm installs kinds, then in construct order: discovery first, then the components), scripts and TOML
  * as `|` blocks.
  */
-import type { Chart } from 'cdk8s';
 import { emitYaml } from '../base/yaml/emit';
 
 /** What a Pod needs exists before the workload that starts it (Helm's install order). */
@@ -14,11 +13,8 @@ function kindRank(kind: unknown): number {
   return i < 0 ? KIND_ORDER.length : i;
 }
 
-/**
- * The chart's objects as plain JSON, in output order (the sort is stable: construct order within a
- * kind). `objects` are the chart's own, when the caller has them (`TidbClusterChart.objectsAsBuilt`).
- */
-export function chartObjects(chart: Chart, objects = chart.toJson() as Record<string, unknown>[]): Record<string, unknown>[] {
+/** A chart's objects in output order (the sort is stable: construct order within a kind). */
+export function outputOrder(objects: readonly Record<string, unknown>[]): Record<string, unknown>[] {
   return objects
     .map((o, i) => ({ o, i }))
     .sort((a, b) => kindRank(a.o.kind) - kindRank(b.o.kind) || a.i - b.i)

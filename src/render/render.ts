@@ -3,7 +3,7 @@ import { TidbClusterChart } from './chart';
 import type { LoadedCluster } from '../tidbcluster/load';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { ApiRefusalError } from './api-check';
-import { chartObjects, toYamlStream } from './output';
+import { outputOrder, toYamlStream } from './output';
 import type { ClusterOperations } from '../backup/link';
 
 export interface RenderedCluster {
@@ -34,7 +34,7 @@ export function renderClusters(clusters: readonly ResolvedCluster[], operations:
     const chart = new TidbClusterChart(new App(), clusterId(resolved), { resolved, ...(operations[i] && { operations: operations[i] }) });
     const fileName = `${clusterId(resolved)}.k8s.yaml`;
     try {
-      const objects = chartObjects(chart, chart.objectsAsBuilt());
+      const objects = outputOrder(chart.objectsAsBuilt());
       return { fileName, objects, yaml: toYamlStream(objects), problems: [] };
     } catch (e) {
       if (!(e instanceof ApiRefusalError)) throw e;

@@ -7,6 +7,7 @@
  */
 import type { Job, Pod } from '../model/objects';
 import { FIELD_MANAGER, KubeError, MERGE_PATCH, type KubeAccess } from './kube';
+import { API } from './kube-rest';
 
 interface List<T> {
   readonly items: T[];
@@ -38,28 +39,28 @@ export class BackupAccess {
   async listJobsAndPods(selector: string): Promise<{ jobs: Job[]; pods: Pod[] }> {
     const query = { labelSelector: selector };
     const [jobs, pods] = await Promise.all([
-      this.kube.send<List<Job>>('list jobs', 'GET', this.kube.path(BATCH, 'jobs'), { query }),
-      this.kube.send<List<Pod>>('list pods', 'GET', this.kube.path(CORE, 'pods'), { query }),
+      this.kube.send<List<Job>>('list jobs', 'GET', this.kube.path(API.batch, 'jobs'), { query }),
+      this.kube.send<List<Pod>>('list pods', 'GET', this.kube.path(API.core, 'pods'), { query }),
     ]);
     return { jobs: jobs.items, pods: pods.items };
   }
 
   /** ConfigMaps with these labels: name, UID, annotations and data. */
   async listConfigMaps(selector: string): Promise<OperationConfigMap[]> {
-    const list = await this.kube.send<List<ConfigMap>>('list configmaps', 'GET', this.kube.path(CORE, 'configmaps'), { query: { labelSelector: selector } });
+    const list = await this.kube.send<List<ConfigMap>>('list configmaps', 'GET', this.kube.path(API.core, 'configmaps'), { query: { labelSelector: selector } });
     return list.items.map((c) => ({ name: c.metadata?.name ?? '', uid: c.metadata?.uid, annotations: c.metadata?.annotations ?? {}, data: c.data ?? {} }));
   }
 
   /** Creates a Job (never retried: a create that may have landed is found by its name next pass). */
   async createJob(body: Record<string, unknown>): Promise<Job> {
     const name = (body.metadata as { name?: string })?.name;
-    return this.kube.send<Job>(`create job ${name}`, 'POST', this.kube.path(BATCH, 'jobs'), { body, query: { fieldManager: FIELD_MANAGER } }, false);
+    return this.kube.send<Job>(`create job ${name}`, 'POST', this.kube.path(API.batch, 'jobs'), { body, query: { fieldManager: FIELD_MANAGER } }, false);
   }
 
   /** Sets (string) or removes (null) a ConfigMap's annotations with a merge patch. */
   async annotateConfigMap(name: string, annotations: Record<string, string | null>): Promise<void> {
     const opts = { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } };
-    await this.kube.send(`annotate configmap ${name}`, 'PATCH', this.kube.path(CORE, 'configmaps', name), opts);
+    await this.kube.send(`annotate configmap ${name}`, 'PATCH', this.kube.path(API.core, 'configmaps', name), opts);
   }
 
   /** A Secret's data, decoded, or undefined when there is no such Secret. */
@@ -76,7 +77,7 @@ export class BackupAccess {
   /** A ConfigMap's data, or undefined when there is no such ConfigMap. */
   async configMapData(name: string): Promise<Record<string, string> | undefined> {
     try {
-      return (await this.kube.send<ConfigMap>(`get configmap ${name}`, 'GET', this.kube.path(CORE, 'configmaps', name), {}, false)).data ?? {};
+      return (await this.kube.send<ConfigMap>(`get configmap ${name}`, 'GET', this.kube.path(API.core, 'configmaps', name), {}, false)).data ?? {};
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
       throw err;
@@ -101,9 +102,6 @@ export class BackupAccess {
   }
 
   private secret(name: string): Promise<{ data?: Record<string, string> }> {
-    return this.kube.send(`get secret ${name}`, 'GET', this.kube.path(CORE, 'secrets', name), {}, false);
+    return this.kube.send(`get secret ${name}`, 'GET', this.kube.path(API.core, 'secrets', name), {}, false);
   }
 }
-
-const CORE = 'api/v1';
-const BATCH = 'apis/batch/v1';

@@ -14,6 +14,20 @@ import { delimiter, dirname, isAbsolute, join } from 'node:path';
 /** Where the service account's token, CA and namespace are mounted in a Pod. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/** The path prefix of each API group the controller reads or writes. */
+export const API = {
+  core: 'api/v1',
+  apps: 'apis/apps/v1',
+  batch: 'apis/batch/v1',
+  coordination: 'apis/coordination.k8s.io/v1',
+  monitoring: 'apis/monitoring.coreos.com/v1',
+} as const;
+
+/** The path of a namespaced collection (`resource`), or of the object `name` in it. */
+export function namespacedPath(group: string, namespace: string, resource: string, name?: string): string {
+  return `/${group}/namespaces/${namespace}/${resource}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+}
+
 /** The API server and the credentials to reach it. */
 export interface KubeTarget {
   /** `https://host:port` (or `http:` for a test server), without a trailing slash. */
@@ -68,19 +82,19 @@ export function fromKubeconfig(file: string): KubeTarget {
   const fail = (what: string): never => {
     throw new Error(`${file}: ${what}`);
   };
-  if (!doc || typeof doc !== 'object') fail('not a kubeconfig (expected a mapping with clusters, users and contexts)');
-  const current = doc!['current-context'] ?? fail('no current-context');
-  const context = doc!.contexts?.find((c) => c.name === current)?.context ?? fail(`no context named ${JSON.stringify(current)}`);
-  const cluster = doc!.clusters?.find((c) => c.name === context.cluster)?.cluster ?? fail(`no cluster named ${JSON.stringify(context.cluster)}`);
-  const user = context.user === undefined ? {} : (doc!.users?.find((u) => u.name === context.user)?.user ?? fail(`no user named ${JSON.stringify(context.user)}`));
+  if (!doc || typeof doc !== 'object') return fail('not a kubeconfig (expected a mapping with clusters, users and contexts)');
+  const current = doc['current-context'] ?? fail('no current-context');
+  const context = doc.contexts?.find((c) => c.name === current)?.context ?? fail(`no context named ${JSON.stringify(current)}`);
+  const cluster = doc.clusters?.find((c) => c.name === context.cluster)?.cluster ?? fail(`no cluster named ${JSON.stringify(context.cluster)}`);
+  const user = context.user === undefined ? {} : (doc.users?.find((u) => u.name === context.user)?.user ?? fail(`no user named ${JSON.stringify(context.user)}`));
   const dir = dirname(file);
   const path = (p: string) => (isAbsolute(p) ? p : join(dir, p));
   const bytes = (data: string | undefined, p: string | undefined) => (data ? Buffer.from(data, 'base64') : p ? readFileSync(path(p)) : undefined);
-  if (!cluster.server) fail(`cluster ${JSON.stringify(context.cluster)} has no server`);
+  const server = cluster.server || fail(`cluster ${JSON.stringify(context.cluster)} has no server`);
   if (user['auth-provider']) fail(`user ${JSON.stringify(context.user)} uses an auth-provider, which is not supported: use a token, a client certificate or an exec plugin`);
   const exec = user.exec;
   return {
-    server: cluster.server!.replace(/\/+$/, ''),
+    server: server.replace(/\/+$/, ''),
     ca: bytes(cluster['certificate-authority-data'], cluster['certificate-authority']),
     insecure: cluster['insecure-skip-tls-verify'] === true,
     serverName: cluster['tls-server-name'],
@@ -230,12 +244,12 @@ export class KubeRest {
     this.agent.destroy();
   }
 
-  private async headers(): Promise<http.OutgoingHttpHeaders> {
-    const token = await this.bearer();
+  private headers(): http.OutgoingHttpHeaders {
+    const token = this.bearer();
     return { Accept: 'application/json', 'User-Agent': 'tidb-gitops-controller', ...(token && { Authorization: `Bearer ${token}` }) };
   }
 
-  private async bearer(): Promise<string | undefined> {
+  private bearer(): string | undefined {
     const t = this.target;
     if (t.token) return t.token;
     const now = Date.now();
@@ -255,7 +269,7 @@ export class KubeRest {
     const url = new URL(this.base.pathname.replace(/\/$/, '') + path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const headers = await this.headers();
+    const headers = this.headers();
     if (body !== undefined) Object.assign(headers, { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(body) });
     const send = this.secure ? https.request : http.request;
     return new Promise((resolve, reject) => {

@@ -8,7 +8,7 @@ import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from '../model/objects';
 import type { LeaseRecord, LeaseStore } from '../runtime/leader';
 import type { Logger } from '../runtime/log';
 import { Informer } from './informer';
-import { KubeRest, loadKubeTarget, statusMessage, type RequestOptions } from './kube-rest';
+import { API, KubeRest, loadKubeTarget, namespacedPath, statusMessage, type RequestOptions } from './kube-rest';
 
 type InformerName = 'statefulsets' | 'pods' | 'persistentvolumeclaims';
 type AnyObject = StatefulSet | Pod | Pvc;
@@ -36,10 +36,6 @@ export class KubeError extends Error {
     super(message);
   }
 }
-
-const CORE = 'api/v1';
-const APPS = 'apis/apps/v1';
-const COORDINATION = 'apis/coordination.k8s.io/v1';
 
 const RETRYABLE = (code: number): boolean => code === 409 || code === 429 || code >= 500 || code === 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -72,12 +68,11 @@ export class KubeAccess implements LeaseStore {
    * update and delete. Resolves once each has answered its first list, either way.
    */
   async startInformers(onChange: (what: string) => void): Promise<void> {
-    const ns = this.namespace;
     const paths: Record<InformerName, string> = {
-      statefulsets: `/apis/apps/v1/namespaces/${ns}/statefulsets`,
-      pods: `/api/v1/namespaces/${ns}/pods`,
+      statefulsets: this.path(API.apps, 'statefulsets'),
+      pods: this.path(API.core, 'pods'),
       // Claims made from a StatefulSet's templates carry its selector labels, so the same selector finds them.
-      persistentvolumeclaims: `/api/v1/namespaces/${ns}/persistentvolumeclaims`,
+      persistentvolumeclaims: this.path(API.core, 'persistentvolumeclaims'),
     };
     const started = (Object.keys(paths) as InformerName[]).map((name) => {
       const informer = new Informer<AnyObject>(this.rest, paths[name], this.selector, () => onChange(name), this.log, name);
@@ -114,9 +109,9 @@ export class KubeAccess implements LeaseStore {
     this.rest.close();
   }
 
-  /** The path of a namespaced collection or object: `ns('api/v1', 'pods', name)`. */
+  /** The path of a collection or object of the cluster's namespace: `path(API.core, 'pods', name)`. */
   path(group: string, resource: string, name?: string): string {
-    return `/${group}/namespaces/${this.namespace}/${resource}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+    return namespacedPath(group, this.namespace, resource, name);
   }
 
   /** Sends one request through `call`: retried when `retry`, as `call` says. */
@@ -161,17 +156,17 @@ export class KubeAccess implements LeaseStore {
         updateStrategy: partition === undefined ? { type: 'OnDelete' } : { type: 'RollingUpdate', rollingUpdate: { partition } },
       },
     };
-    await this.send(`apply statefulset ${name}`, 'PATCH', this.path(APPS, 'statefulsets', name), { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
+    await this.send(`apply statefulset ${name}`, 'PATCH', this.path(API.apps, 'statefulsets', name), { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
   }
 
   /** Sets (string) or removes (null) StatefulSet annotations with a merge patch. */
   async annotateStatefulSet(name: string, annotations: Record<string, string | null>): Promise<void> {
-    await this.send(`annotate statefulset ${name}`, 'PATCH', this.path(APPS, 'statefulsets', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+    await this.send(`annotate statefulset ${name}`, 'PATCH', this.path(API.apps, 'statefulsets', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
   }
 
   /** Sets (string) or removes (null) Pod annotations with a merge patch. */
   async annotatePod(name: string, annotations: Record<string, string | null>): Promise<void> {
-    await this.send(`annotate pod ${name}`, 'PATCH', this.path(CORE, 'pods', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+    await this.send(`annotate pod ${name}`, 'PATCH', this.path(API.core, 'pods', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
   }
 
   /**
@@ -180,13 +175,13 @@ export class KubeAccess implements LeaseStore {
    */
   async resizeVolume(name: string, uid: string, size: string): Promise<void> {
     const body = { metadata: { uid }, spec: { resources: { requests: { storage: size } } } };
-    await this.send(`resize pvc ${name}`, 'PATCH', this.path(CORE, 'persistentvolumeclaims', name), { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } }, false);
+    await this.send(`resize pvc ${name}`, 'PATCH', this.path(API.core, 'persistentvolumeclaims', name), { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } }, false);
   }
 
   /** A StatefulSet as plain JSON (as the API server sends it), or undefined when it does not exist. */
   async readStatefulSet(name: string): Promise<any | undefined> {
     try {
-      return await this.send(`get statefulset ${name}`, 'GET', this.path(APPS, 'statefulsets', name));
+      return await this.send(`get statefulset ${name}`, 'GET', this.path(API.apps, 'statefulsets', name));
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
       throw err;
@@ -201,7 +196,7 @@ export class KubeAccess implements LeaseStore {
   async deleteStatefulSetOrphan(name: string, uid: string): Promise<void> {
     const body = { propagationPolicy: 'Orphan', preconditions: { uid } };
     try {
-      await this.send(`delete statefulset ${name}`, 'DELETE', this.path(APPS, 'statefulsets', name), { body }, false);
+      await this.send(`delete statefulset ${name}`, 'DELETE', this.path(API.apps, 'statefulsets', name), { body }, false);
     } catch (err) {
       if (err instanceof KubeError && (err.code === 404 || err.code === 409)) return;
       throw err;
@@ -211,7 +206,7 @@ export class KubeAccess implements LeaseStore {
   /** Creates a StatefulSet from plain JSON; its uid, or undefined when one of that name exists already. */
   async createStatefulSet(object: any): Promise<string | undefined> {
     try {
-      const out = await this.send(`create statefulset ${object.metadata.name}`, 'POST', this.path(APPS, 'statefulsets'), { body: object, query: { fieldManager: FIELD_MANAGER } }, false);
+      const out = await this.send(`create statefulset ${object.metadata.name}`, 'POST', this.path(API.apps, 'statefulsets'), { body: object, query: { fieldManager: FIELD_MANAGER } }, false);
       return out?.metadata?.uid;
     } catch (err) {
       if (err instanceof KubeError && err.code === 409) return undefined;
@@ -224,12 +219,12 @@ export class KubeAccess implements LeaseStore {
    * that the next apply from Git finds the fields it owned still its own.
    */
   async setManagedFields(name: string, uid: string, managedFields: unknown[]): Promise<void> {
-    await this.send(`patch statefulset ${name}`, 'PATCH', this.path(APPS, 'statefulsets', name), { body: { metadata: { uid, managedFields } }, contentType: MERGE_PATCH }, false);
+    await this.send(`patch statefulset ${name}`, 'PATCH', this.path(API.apps, 'statefulsets', name), { body: { metadata: { uid, managedFields } }, contentType: MERGE_PATCH }, false);
   }
 
   /** Sets PVC annotations with a merge patch. */
   async annotateVolume(name: string, annotations: Record<string, string>): Promise<void> {
-    await this.send(`annotate pvc ${name}`, 'PATCH', this.path(CORE, 'persistentvolumeclaims', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+    await this.send(`annotate pvc ${name}`, 'PATCH', this.path(API.core, 'persistentvolumeclaims', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
   }
 
   /**
@@ -244,7 +239,7 @@ export class KubeAccess implements LeaseStore {
     const body = { ...(uid && { preconditions: { uid } }), ...(gracePeriodSeconds !== undefined && { gracePeriodSeconds }) };
     try {
       const resource = kind === 'pod' ? 'pods' : 'persistentvolumeclaims';
-      await this.send(`delete ${kind} ${name}`, 'DELETE', this.path(CORE, resource, name), { body }, false);
+      await this.send(`delete ${kind} ${name}`, 'DELETE', this.path(API.core, resource, name), { body }, false);
     } catch (err) {
       if (err instanceof KubeError && (err.code === 404 || (err.code === 409 && uid))) return;
       throw err;
@@ -253,7 +248,7 @@ export class KubeAccess implements LeaseStore {
 
   /** The cluster's ConfigMaps (metadata only is used), by the components' selector. */
   async listConfigMaps(): Promise<ConfigMapMeta[]> {
-    const list = await this.send<{ items: ConfigMapMeta[] }>('list configmaps', 'GET', this.path(CORE, 'configmaps'), { query: { labelSelector: this.selector } });
+    const list = await this.send<{ items: ConfigMapMeta[] }>('list configmaps', 'GET', this.path(API.core, 'configmaps'), { query: { labelSelector: this.selector } });
     return list.items;
   }
 
@@ -264,7 +259,7 @@ export class KubeAccess implements LeaseStore {
   async deleteConfigMap(name: string, uid: string | undefined, resourceVersion: string | undefined): Promise<boolean> {
     try {
       const body = { preconditions: { uid, resourceVersion } };
-      await this.send(`delete configmap ${name}`, 'DELETE', this.path(CORE, 'configmaps', name), { body }, false);
+      await this.send(`delete configmap ${name}`, 'DELETE', this.path(API.core, 'configmaps', name), { body }, false);
       return true;
     } catch (err) {
       if (err instanceof KubeError && (err.code === 404 || err.code === 409)) return false;
@@ -275,13 +270,13 @@ export class KubeAccess implements LeaseStore {
   /** Creates or updates a ConfigMap's data by server-side apply. */
   async applyConfigMap(name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: this.namespace, labels }, data };
-    await this.send(`apply configmap ${name}`, 'PATCH', this.path(CORE, 'configmaps', name), { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
+    await this.send(`apply configmap ${name}`, 'PATCH', this.path(API.core, 'configmaps', name), { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
   }
 
   /** A ConfigMap's data, or undefined when it does not exist. */
   async getConfigMapData(name: string): Promise<Record<string, string> | undefined> {
     try {
-      const cm = await this.send<{ data?: Record<string, string> }>(`get configmap ${name}`, 'GET', this.path(CORE, 'configmaps', name));
+      const cm = await this.send<{ data?: Record<string, string> }>(`get configmap ${name}`, 'GET', this.path(API.core, 'configmaps', name));
       return cm.data ?? {};
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
@@ -295,7 +290,7 @@ export class KubeAccess implements LeaseStore {
    */
   async nodeLabels(name: string): Promise<Record<string, string> | undefined> {
     try {
-      const node = await this.send<{ metadata?: { labels?: Record<string, string> } }>(`get node ${name}`, 'GET', `/api/v1/nodes/${encodeURIComponent(name)}`);
+      const node = await this.send<{ metadata?: { labels?: Record<string, string> } }>(`get node ${name}`, 'GET', `/${API.core}/nodes/${encodeURIComponent(name)}`);
       return node.metadata?.labels ?? {};
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
@@ -308,7 +303,7 @@ export class KubeAccess implements LeaseStore {
     const time = new Date(now).toISOString();
     const suffix = `${now.toString(16)}${Math.floor(Math.random() * 0x10000).toString(16)}`;
     try {
-      await this.send('create event', 'POST', this.path(CORE, 'events'), {
+      await this.send('create event', 'POST', this.path(API.core, 'events'), {
         query: { fieldManager: FIELD_MANAGER },
         body: {
           metadata: { name: `${target.name}.${suffix}`, namespace: this.namespace },
@@ -337,7 +332,7 @@ export class KubeAccess implements LeaseStore {
 
   async getLease(name: string): Promise<LeaseRecord | undefined> {
     try {
-      const l = await this.send('get lease', 'GET', this.path(COORDINATION, 'leases', name), {}, false);
+      const l = await this.send('get lease', 'GET', this.path(API.coordination, 'leases', name), {}, false);
       return {
         holder: l.spec?.holderIdentity ?? '',
         durationSeconds: l.spec?.leaseDurationSeconds ?? 0,
@@ -370,8 +365,8 @@ export class KubeAccess implements LeaseStore {
       },
     };
     const out = resourceVersion
-      ? await this.send('update lease', 'PUT', this.path(COORDINATION, 'leases', name), { body, query: { fieldManager: FIELD_MANAGER } }, false)
-      : await this.send('create lease', 'POST', this.path(COORDINATION, 'leases'), { body, query: { fieldManager: FIELD_MANAGER } }, false);
+      ? await this.send('update lease', 'PUT', this.path(API.coordination, 'leases', name), { body, query: { fieldManager: FIELD_MANAGER } }, false)
+      : await this.send('create lease', 'POST', this.path(API.coordination, 'leases'), { body, query: { fieldManager: FIELD_MANAGER } }, false);
     return out.metadata?.resourceVersion ?? '';
   }
 }
