@@ -9,6 +9,7 @@ import { BACKUP_LABEL, CONTROLLER_ENV, logCommandKey, OPERATION_KEY, type Backup
 import { kindOf, labelsOf, nameOf, type ClusterModel, type KubeObject } from './model';
 import { RISK, type Risk } from './report';
 import { isPlainObject } from './values';
+import { compareCodeUnits } from '../base/order';
 
 /** The schedules' risks, in schedule order. */
 export function backupRisks(before: ClusterModel | undefined, after: ClusterModel): Risk[] {
@@ -48,7 +49,7 @@ export function backupRisks(before: ClusterModel | undefined, after: ClusterMode
 export function restoreRisks(before: ClusterModel | undefined, after: ClusterModel): Risk[] {
   const was = restoresOf(before);
   const out: Risk[] = [];
-  for (const [name, cm] of [...restoresOf(after)].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [name, cm] of [...restoresOf(after)].sort(([a], [b]) => compareCodeUnits(a, b))) {
     const old = was.get(name);
     const job = jobOf(cm);
     if (old && jobOf(old) === job) continue;
@@ -73,7 +74,7 @@ export function logBackupRisks(before: ClusterModel | undefined, after: ClusterM
   const was = logBackupsOf(before);
   const now = logBackupsOf(after);
   const out: Risk[] = [];
-  for (const [name, old] of [...was].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [name, old] of [...was].sort(([a], [b]) => compareCodeUnits(a, b))) {
     const neu = now.get(name);
     // Already stopped, running on, or as paused as before: nothing more is lost.
     if (old.state === 'stopped' || neu?.state === 'running' || neu?.state === old.state) continue;

@@ -5,6 +5,7 @@
  * {@link GracefulError} naming the URL.
  */
 import { GracefulError, isObject, parseJson, send, snippet, trimSlash, type RequestOptions, type StepOutcome } from './http';
+import { compareCodeUnits } from '../../base/order';
 
 /** A node as a pump's `GET /status` lists it (tidb-binlog `node.Status`). */
 export interface PumpNode {
@@ -38,7 +39,7 @@ export async function pumpNodes(base: string, opts: RequestOptions = {}): Promis
       state: typeof n.state === 'string' ? n.state : '',
       isAlive: n.isAlive === true,
     }))
-    .sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+    .sort((a, b) => compareCodeUnits(a.nodeId, b.nodeId));
 }
 
 /** The node list from the first pump that gives one; throws with every URL's failure when none does. */

@@ -10,6 +10,7 @@
 import { BACKUP_LABEL } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
 import type { BackupRun, RunReport } from '../records/backup-runs';
+import { compareCodeUnits } from '../../base/order';
 
 /** The label the Job controller puts on a Job's Pods. */
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
@@ -88,7 +89,7 @@ export function terminationOutcome(pods: readonly Pod[]): Pick<BackupRun, 'stora
   const messages = pods
     .flatMap((p) => (p.status?.containerStatuses ?? []).map((s) => s.state?.terminated))
     .filter((t): t is NonNullable<typeof t> => t !== undefined)
-    .sort((a, b) => (time(b.finishedAt) ?? '').localeCompare(time(a.finishedAt) ?? ''));
+    .sort((a, b) => compareCodeUnits(time(b.finishedAt) ?? '', time(a.finishedAt) ?? ''));
   const message = messages[0]?.message?.trim();
   if (!message) return {};
   try {

@@ -16,6 +16,7 @@
  */
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import type { EtcdKeyValue } from '../clients/etcd';
+import { compareCodeUnits } from '../../base/order';
 
 /** The prefix every log backup key is under. */
 export const BR_STREAM_PREFIX = '/tidb/br-stream/';
@@ -65,7 +66,7 @@ export function logBackupTasks(kvs: readonly EtcdKeyValue[], now: number): LogBa
       ...(errors.length > 0 && { error: errors.join('; ') }),
     });
   }
-  return tasks.sort((a, b) => a.name.localeCompare(b.name));
+  return tasks.sort((a, b) => compareCodeUnits(a.name, b.name));
 }
 
 function bigEndian(value: Buffer): bigint | undefined {

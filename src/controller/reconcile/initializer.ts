@@ -19,6 +19,7 @@ import { planInitializer } from '../plan/initializer';
 import { initializerMessage, type InitializerRecord, type InitializerStep } from '../records/initializer';
 import type { StatusRecords } from '../records/store';
 import type { Logger } from '../runtime/log';
+import { compareCodeUnits } from '../../base/order';
 
 export interface InitializerDeps {
   readonly cluster: ClusterInfo;
@@ -194,7 +195,7 @@ export class InitializerRunner {
     if (info.passwordSecret !== undefined) {
       const data = await access.secretData(info.passwordSecret);
       if (!data) throw new Missing(`the Secret ${info.passwordSecret} is not there; create it with ${info.rootOnly ? 'the key root' : 'a key per user (root for root)'} and the password as its value`);
-      for (const [key, value] of Object.entries(data).sort(([a], [b]) => a.localeCompare(b))) {
+      for (const [key, value] of Object.entries(data).sort(([a], [b]) => compareCodeUnits(a, b))) {
         // Only the first line, as the operator's initializer read its password files.
         const password = value.toString('utf8').split(/\r?\n/)[0];
         if (key === 'root') root = password;

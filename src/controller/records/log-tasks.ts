@@ -6,6 +6,7 @@
  */
 import { LOG_COMMANDS, type LogCommand } from '../../tidbcluster/names';
 import type { RunReport } from './backup-runs';
+import { compareCodeUnits } from '../../base/order';
 
 /** The state a task is to be kept in (`stopped` too once its document left Git). */
 export type WantedState = 'running' | 'paused' | 'stopped';
@@ -88,5 +89,5 @@ function runOf(v: unknown): LogCommandRun | undefined {
 
 /** The records as the status document lists them, by ConfigMap name. */
 export function listLogTasks(records: Readonly<Record<string, LogTaskRecord>>): LogTaskRecord[] {
-  return Object.values(records).sort((a, b) => a.configMap.localeCompare(b.configMap));
+  return Object.values(records).sort((a, b) => compareCodeUnits(a.configMap, b.configMap));
 }

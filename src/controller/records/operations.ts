@@ -6,6 +6,7 @@
  * an operation has had.
  */
 import type { RunReport } from './backup-runs';
+import { compareCodeUnits } from '../../base/order';
 
 /**
  * Where an operation stands. `Waiting`: not started, and why (`reason`). `Running`: its Job is
@@ -57,7 +58,7 @@ export function operationsOf(doc: unknown): Record<string, OperationRecord> {
 
 /** The records as the status document lists them, by name. */
 export function listOperations(records: Readonly<Record<string, OperationRecord>>): OperationRecord[] {
-  return Object.values(records).sort((a, b) => a.job.localeCompare(b.job));
+  return Object.values(records).sort((a, b) => compareCodeUnits(a.job, b.job));
 }
 
 /**
@@ -70,7 +71,7 @@ export function keptOperations(records: Readonly<Record<string, OperationRecord>
   const all = Object.values(records);
   const former = all
     .filter((r) => !inGit.has(r.job) && hasRun(r))
-    .sort((a, b) => (b.created ?? '').localeCompare(a.created ?? '') || a.job.localeCompare(b.job))
+    .sort((a, b) => compareCodeUnits(b.created ?? '', a.created ?? '') || compareCodeUnits(a.job, b.job))
     .slice(0, FORMER_KEPT);
   return Object.fromEntries([...all.filter((r) => inGit.has(r.job)), ...former].map((r) => [r.job, r]));
 }
