@@ -75,6 +75,13 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
     expect(notices).toMatch(new RegExp(`^${name.replace('/', '\\/')} \\d+\\.\\d+\\.\\d+ \\(`, 'm'));
   }
   expect(notices).toContain('Permission is hereby granted, free of charge');
+  // cdk8s ships its own copy of yaml; where it is our release, the CLI bundle holds one copy.
+  const version = (dir: string) => JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')).version;
+  if (existsSync(join(root, 'node_modules/cdk8s/node_modules/yaml')) && version('node_modules/yaml') === version('node_modules/cdk8s/node_modules/yaml')) {
+    const cli = readFileSync(join(root, 'lib/tidb-gitops.js'), 'utf8');
+    expect(cli).toContain('node_modules/yaml/dist/index.js');
+    expect(cli).not.toContain('node_modules/cdk8s/node_modules/yaml/');
+  }
   expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toContain('Apache License\n                           Version 2.0, January 2004');
 });
 
