@@ -62,8 +62,12 @@ async function underLoad(world: World, ctl: { child: { pid?: number }; get(path:
 /** Simulated Pod restart: terminate, start, become Ready. */
 const POD = { podStopMs: 300, podStartMs: 500, podReadyMs: 200 };
 
-/** A process's resident memory from /proc: its peak (VmHWM) or now (VmRSS). */
-function rssKiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number | undefined {
+/**
+ * A process's resident memory from /proc: its peak (VmHWM), now (VmRSS), or of that the private part
+ * (RssAnon: heaps, stacks) and the part backed by files (RssFile: mostly the `node` executable's pages,
+ * which every process running the same file on a node shares through the page cache).
+ */
+function rssKiB(pid: number, field: 'VmHWM' | 'VmRSS' | 'RssAnon' | 'RssFile' = 'VmHWM'): number | undefined {
   try {
     const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : undefined;
@@ -126,6 +130,7 @@ async function main(): Promise<void> {
     const restartMs = [...restarts.values()].reduce((n, r) => n + ((r.ready ?? r.stop) - r.stop), 0);
     const pods = restarts.size;
     const peakKiB = rssKiB(ctl.child.pid!);
+    const [anonKiB, fileKiB] = [rssKiB(ctl.child.pid!, 'RssAnon'), rssKiB(ctl.child.pid!, 'RssFile')];
     const load = await underLoad(world, ctl);
     ctl.kill('SIGTERM');
     await ctl.exited;
@@ -140,6 +145,7 @@ async function main(): Promise<void> {
         },
         idle: { seconds: IDLE_SECONDS, requests: idle.length, perMinute: Math.round((idle.length * 60) / IDLE_SECONDS), byKind: idleByKind },
         rssKiB: peakKiB,
+        afterUpgrade: { anonKiB, fileKiB },
         load: { events: LOAD_EVENTS, requests: LOAD_REQUESTS, ...load },
         violations: { stopsWhileLeader: world.pd.stopsWhileLeader.length, stopsWithLeaders: world.pd.stopsWithLeaders.length },
       })}\n`,

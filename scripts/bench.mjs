@@ -364,6 +364,7 @@ function printSummary(r) {
           ['controller CPU time per reconcile pass, upgrade', `${r.controller.passes.cpuPerPassMs} ms`, '-', ''],
           ['controller API requests per idle minute', String(r.controller.idle.perMinute), '-', ''],
           ['controller peak RSS', `${mibOr(r.controller.rssKiB)}${r.controller.baseline ? `  (baseline ${r.controller.baseline.rev}: ${mibOr(r.controller.baseline.rssKiB)})` : ''}`, `<= ${r.controller.rssTargetMiB} MiB`, verdict(r.controller.rssPass)],
+          ['controller private memory (RssAnon) after the upgrade', `${mibOr(r.controller.afterUpgrade?.anonKiB)}  (bare node ${mibOr(r.controller.bareNode.anonKiB)})`, '-', ''],
           ['controller memory under load, change from settled', r.controller.loadDriftMiB === undefined ? 'n/a' : `${r.controller.loadDriftMiB >= 0 ? '+' : ''}${r.controller.loadDriftMiB} MiB`, `within ${r.controller.flatTargetMiB} MiB`, verdict(r.controller.flatPass)],
         ]
       : []),
@@ -397,9 +398,14 @@ async function controllerBench(idleSeconds, baselineRev) {
   const baseline = baselineBundle ? runWith(baselineBundle.file, `baseline ${baselineBundle.rev}`) : undefined;
   const r = runWith(join(ROOT, 'lib/tidb-gitops-controller.js'), 'this tree');
   baselineBundle?.cleanup();
+  // A bare `node` of the same release, idle, for the private/shared split.
+  const bare = spawnSync(options.node, ['-e', "setTimeout(() => process.stdout.write(require('fs').readFileSync('/proc/self/status', 'utf8')), 300)"], { encoding: 'utf8' });
+  const field = (name) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(bare.stdout)?.[1]) || undefined;
+  const bareNode = { anonKiB: field('RssAnon'), fileKiB: field('RssFile') };
   const drift = r.load.afterKiB !== undefined && r.load.settledKiB !== undefined ? (r.load.afterKiB - r.load.settledKiB) / 1024 : undefined;
   return {
     ...r,
+    bareNode,
     baseline: baseline && { rev: baselineBundle.rev, rssKiB: baseline.rssKiB, load: baseline.load, passes: baseline.passes, upgrade: baseline.upgrade },
     overheadTargetMs: TARGET_OVERHEAD_MS,
     overheadPass: r.upgrade.overheadPerPodMs <= TARGET_OVERHEAD_MS,
@@ -446,6 +452,7 @@ function printController(c) {
     ['  controller CPU time during it, per pass', `${c.passes.cpuMs} ms, ${c.passes.cpuPerPassMs} ms`],
     [`Kubernetes API requests over ${c.idle.seconds} s idle`, `${c.idle.requests}  (${Object.entries(c.idle.byKind).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'})`],
     ['peak RSS of the controller process', c.rssKiB === undefined ? 'n/a' : mib(c.rssKiB)],
+    ['  of it private (RssAnon) / backed by files (RssFile), after the upgrade', `${mibOr(c.afterUpgrade?.anonKiB)} / ${mibOr(c.afterUpgrade?.fileKiB)}  (bare node: ${mibOr(c.bareNode.anonKiB)} / ${mibOr(c.bareNode.fileKiB)})`],
     [`resident memory settled, then after ${c.load.events} watch events and ${c.load.requests} requests`, `${mibOr(c.load.settledKiB)}, ${mibOr(c.load.afterKiB)}`],
     ...(c.baseline
       ? [
