@@ -3,6 +3,8 @@
  * records keep when the Job is gone, how they read back from a status document, and what the
  * renderer tells the controller (the schedules' names) and grants it (listing Jobs, only then).
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
 import { buildModel, compareModels } from '../src/diff';
 import { loadManifests } from '../src/diff/load';
@@ -238,6 +240,48 @@ describe('the S3 client retention uses, against a real S3-protocol server', () =
     const missing = new S3Client({ bucket: 'nowhere', endpoint }, { accessKey: 'S3RVER', secretKey: 'S3RVER' });
     await expect(missing.list('p/')).rejects.toThrow(/NoSuchBucket/);
   }, 60_000);
+});
+
+describe('the S3 client under the errors S3 asks to be retried', () => {
+  // S3's error responses (AWS S3 API reference, "Error responses"): 500 InternalError and 503 SlowDown
+  // say "Please try again" / "Please reduce your request rate"; the SDKs retry them.
+  const error = (code: string, message: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>1</RequestId></Error>`;
+  async function serve(answers: [number, string][]): Promise<{ endpoint: string; seen: string[]; close: () => void }> {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization?.includes('Signature=') ? 'signed' : 'unsigned'}`);
+      const [status, body] = answers[Math.min(seen.length - 1, answers.length - 1)];
+      res.writeHead(status, { 'content-type': 'application/xml' }).end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => server.close() };
+  }
+  const listing = '<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult><Name>bk</Name><KeyCount>1</KeyCount><IsTruncated>false</IsTruncated><Contents><Key>p/a</Key></Contents></ListBucketResult>';
+
+  test('a 500 InternalError and a 503 SlowDown are sent again, signed anew; the answer after them counts', async () => {
+    const s = await serve([[500, error('InternalError', 'We encountered an internal error. Please try again.')], [503, error('SlowDown', 'Please reduce your request rate.')], [200, listing]]);
+    try {
+      const s3 = new S3Client({ bucket: 'bk', endpoint: s.endpoint }, { accessKey: 'a', secretKey: 'b' }, 5_000, 1);
+      expect(await s3.list('p/')).toEqual(['p/a']);
+      expect(s.seen).toEqual(Array(3).fill('GET /bk?list-type=2&prefix=p%2F signed'));
+    } finally {
+      s.close();
+    }
+  });
+
+  test('four attempts in all; an error S3 does not ask to retry is not retried', async () => {
+    const failing = await serve([[500, error('InternalError', 'We encountered an internal error. Please try again.')]]);
+    const denied = await serve([[403, error('AccessDenied', 'Access Denied')]]);
+    try {
+      await expect(new S3Client({ bucket: 'bk', endpoint: failing.endpoint }, { accessKey: 'a', secretKey: 'b' }, 5_000, 1).delete(['p/a'])).rejects.toThrow('POST s3://bk: InternalError');
+      expect(failing.seen).toHaveLength(4);
+      await expect(new S3Client({ bucket: 'bk', endpoint: denied.endpoint }, { accessKey: 'a', secretKey: 'b' }, 5_000, 1).list('p/')).rejects.toThrow('GET s3://bk: AccessDenied: Access Denied');
+      expect(denied.seen).toHaveLength(1);
+    } finally {
+      failing.close();
+      denied.close();
+    }
+  });
 });
 
 describe('diff: what a change to the schedules does to the backups', () => {

@@ -3,6 +3,10 @@
  * (ListObjectsV2, page by page) and delete them (DeleteObjects, 1,000 keys a request, as tidb-operator's
  * clean job batches them), signed with AWS Signature Version 4. Path-style addressing unless
  * `forcePathStyle: false`, as BR and tidb-operator address a bucket.
+ *
+ * Both calls are idempotent, so an answer S3 asks to be retried (500 InternalError "Please try
+ * again", 503 SlowDown or ServiceUnavailable) is sent again, signed anew, after a jittered backoff,
+ * up to four attempts in all, as AWS's SDKs do.
  */
 import { createHash, createHmac } from 'node:crypto';
 import type { BucketKeys } from './backups';
@@ -26,6 +30,10 @@ export class S3Error extends Error {
   }
 }
 
+/** Statuses S3 documents as "try again": InternalError, and SlowDown or ServiceUnavailable. */
+const RETRIED = new Set([500, 503]);
+const ATTEMPTS = 4;
+
 export class S3Client {
   private readonly region: string;
   private readonly base: URL;
@@ -34,6 +42,8 @@ export class S3Client {
     private readonly target: S3Target,
     private readonly keys: BucketKeys,
     private readonly timeoutMs = 30_000,
+    /** The first retry waits up to this long, each next one twice as long. */
+    private readonly retryBaseMs = 100,
   ) {
     this.region = target.region || 'us-east-1';
     const endpoint = (target.endpoint || `https://s3.${this.region}.amazonaws.com`).replace(/\/+$/, '');
@@ -68,6 +78,17 @@ export class S3Client {
   }
 
   private async request(method: 'GET' | 'POST', query: Record<string, string>, body?: Buffer): Promise<Buffer> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.send(method, query, body);
+      } catch (e) {
+        if (!(e instanceof S3Error) || !RETRIED.has(e.status) || attempt >= ATTEMPTS) throw e;
+        await new Promise((r) => setTimeout(r, Math.random() * this.retryBaseMs * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  private async send(method: 'GET' | 'POST', query: Record<string, string>, body?: Buffer): Promise<Buffer> {
     const url = new URL(this.base);
     const canonicalQuery = Object.keys(query)
       .sort()
