@@ -5,6 +5,7 @@
  * The input is checked against the same rules where it is read, with lines; this catches what only
  * exists once values are combined, such as a cluster's and a component's annotations together.
  */
+import { isIP } from 'node:net';
 import {
   annotationProblems,
   configMapKeyProblem,
@@ -14,12 +15,14 @@ import {
   imageProblem,
   labelProblems,
   objectNameProblem,
+  objectSizeProblem,
   portNameProblem,
   portProblem,
   serviceTypeProblem,
   targetPortProblem,
 } from '../tidbcluster/api-rules';
 import { joinKey } from '../tidbcluster/crd-schema';
+import { claimSizeProblem, storageClassProblem } from '../tidbcluster/pod-rules';
 
 type Obj = Record<string, unknown>;
 
@@ -44,6 +47,8 @@ export function apiProblems(objects: readonly Obj[], kubeMinor: number): string[
     add('metadata.name', objectNameProblem(String(o.kind), meta.name));
     if (meta.namespace !== undefined) add('metadata.namespace', dnsLabelProblem(meta.namespace, 'namespace'));
     objectMeta(meta, 'metadata', add);
+    const size = objectSizeProblem(o);
+    if (size) out.push(`${who}: ${size}`);
     const spec = asObj(o.spec);
     switch (o.kind) {
       case 'ConfigMap': {
@@ -58,8 +63,13 @@ export function apiProblems(objects: readonly Obj[], kubeMinor: number): string[
       case 'StatefulSet':
       case 'Deployment':
         labels(asObj(asObj(spec.selector).matchLabels), 'spec.selector.matchLabels', add);
-        podTemplate(asObj(spec.template), 'spec.template', kubeMinor, add);
-        asList(spec.volumeClaimTemplates).forEach((t, i) => objectMeta(asObj(asObj(t).metadata), `spec.volumeClaimTemplates[${i}].metadata`, add));
+        podTemplate(asObj(spec.template), 'spec.template', kubeMinor, add, asList(spec.volumeClaimTemplates).map((t) => String(asObj(asObj(t).metadata).name)));
+        asList(spec.volumeClaimTemplates).forEach((t, i) => {
+          objectMeta(asObj(asObj(t).metadata), `spec.volumeClaimTemplates[${i}].metadata`, add);
+          const claim = asObj(asObj(t).spec);
+          add(`spec.volumeClaimTemplates[${i}].spec.resources.requests.storage`, claimSizeProblem(asObj(asObj(claim.resources).requests).storage));
+          add(`spec.volumeClaimTemplates[${i}].spec.storageClassName`, storageClassProblem(claim.storageClassName));
+        });
         break;
       default:
     }
@@ -78,14 +88,52 @@ function labels(map: Obj, path: string, add: Add): void {
   for (const [k, problem] of labelProblems(map)) add(joinKey(path, k), problem);
 }
 
-function podTemplate(template: Obj, path: string, kubeMinor: number, add: Add): void {
+function podTemplate(template: Obj, path: string, kubeMinor: number, add: Add, claims: readonly string[] = []): void {
   objectMeta(asObj(template.metadata), `${path}.metadata`, add);
   const spec = asObj(template.spec);
   labels(asObj(spec.nodeSelector), `${path}.spec.nodeSelector`, add);
+  // Names are unique across init and regular containers, and volumes by name (validateContainers,
+  // validateVolumes): what the input adds never merges into what is rendered.
+  const containerNames = new Set<string>();
+  const volumes = new Set<string>(claims);
+  asList(spec.volumes).forEach((v, i) => {
+    const volume = asObj(v);
+    const at = `${path}.spec.volumes[${i}]`;
+    add(`${at}.name`, dnsLabelProblem(volume.name, 'volume name'));
+    if (volumes.has(String(volume.name))) add(`${at}.name`, `two volumes are named ${String(volume.name)}; give the additional one another name`);
+    volumes.add(String(volume.name));
+    if (Object.keys(volume).filter((k) => k !== 'name').length !== 1) add(at, `volume ${String(volume.name)} needs exactly one source (emptyDir, configMap, secret, persistentVolumeClaim, ...)`);
+  });
   for (const list of ['initContainers', 'containers']) {
-    asList(spec[list]).forEach((c, i) => container(asObj(c), `${path}.spec.${list}[${i}]`, kubeMinor, add));
+    asList(spec[list]).forEach((c, i) => {
+      const at = `${path}.spec.${list}[${i}]`;
+      const ctr = asObj(c);
+      if (containerNames.has(String(ctr.name))) add(`${at}.name`, `two containers are named ${String(ctr.name)} (init containers and containers share one set of names)`);
+      containerNames.add(String(ctr.name));
+      container(ctr, at, kubeMinor, add);
+      mounts(ctr, at, volumes, add);
+      if (spec.hostNetwork === true) {
+        asList(ctr.ports).forEach((p, j) => {
+          const port = asObj(p);
+          if (port.hostPort !== undefined && port.hostPort !== 0 && port.hostPort !== port.containerPort) add(`${at}.ports[${j}].hostPort`, `with hostNetwork the host port is the container port: ${String(port.hostPort)} is not ${String(port.containerPort)}`);
+        });
+      }
+    });
   }
-  asList(spec.volumes).forEach((v, i) => add(`${path}.spec.volumes[${i}].name`, dnsLabelProblem(asObj(v).name, 'volume name')));
+}
+
+/** Each mount names a volume of the Pod, and no two mounts of a container share a path (validateVolumeMounts). */
+function mounts(c: Obj, path: string, volumes: ReadonlySet<string>, add: Add): void {
+  const paths = new Set<string>();
+  asList(c.volumeMounts).forEach((m, i) => {
+    const mount = asObj(m);
+    const at = `${path}.volumeMounts[${i}]`;
+    if (!volumes.has(String(mount.name))) add(`${at}.name`, `no volume of the Pod is named ${String(mount.name)}`);
+    const mountPath = String(mount.mountPath ?? '');
+    if (mountPath === '') add(`${at}.mountPath`, 'a mount needs a path');
+    if (paths.has(mountPath)) add(`${at}.mountPath`, `two mounts of container ${String(c.name)} are at ${mountPath}`);
+    paths.add(mountPath);
+  });
 }
 
 function container(c: Obj, path: string, kubeMinor: number, add: Add): void {
@@ -103,13 +151,52 @@ function container(c: Obj, path: string, kubeMinor: number, add: Add): void {
 function serviceSpec(spec: Obj, add: Add): void {
   if (spec.type !== undefined) add('spec.type', serviceTypeProblem(spec.type));
   labels(asObj(spec.selector), 'spec.selector', add);
-  asList(spec.ports).forEach((p, i) => {
-    const port = asObj(p);
+  const type = spec.type ?? 'ClusterIP';
+  const external = type === 'NodePort' || type === 'LoadBalancer';
+  const ports = asList(spec.ports).map(asObj);
+  const names = new Set<string>();
+  const numbers = new Set<string>();
+  const nodePorts = new Set<string>();
+  ports.forEach((port, i) => {
     add(`spec.ports[${i}].port`, portProblem(port.port));
     if (port.nodePort !== undefined) add(`spec.ports[${i}].nodePort`, portProblem(port.nodePort, true));
     if (port.targetPort !== undefined) add(`spec.ports[${i}].targetPort`, targetPortProblem(port.targetPort));
     if (port.name !== undefined) add(`spec.ports[${i}].name`, portNameProblem(port.name));
+    // ValidateService: names are required once there are two ports, and unique; so is each port with its protocol.
+    const name = String(port.name ?? '');
+    if (ports.length > 1 && name === '') add(`spec.ports[${i}].name`, 'a Service with more than one port needs a name for each');
+    if (name !== '' && names.has(name)) add(`spec.ports[${i}].name`, `two ports of the Service are named ${name}`);
+    names.add(name);
+    const number = `${String(port.port)}/${String(port.protocol ?? 'TCP')}`;
+    if (numbers.has(number)) add(`spec.ports[${i}].port`, `two ports of the Service are ${number}`);
+    numbers.add(number);
+    if (port.nodePort !== undefined && port.nodePort !== 0) {
+      if (!external) add(`spec.ports[${i}].nodePort`, `a node port needs type NodePort or LoadBalancer, not ${String(type)}`);
+      const nodePort = `${String(port.nodePort)}/${String(port.protocol ?? 'TCP')}`;
+      if (nodePorts.has(nodePort)) add(`spec.ports[${i}].nodePort`, `two ports of the Service ask for node port ${nodePort}`);
+      nodePorts.add(nodePort);
+    }
   });
+  if (spec.externalTrafficPolicy !== undefined && !external) add('spec.externalTrafficPolicy', `only a Service of type NodePort or LoadBalancer has an external traffic policy, not ${String(type)}`);
+  add('spec.clusterIP', clusterIPProblem(spec.clusterIP, String(type)));
+  if (type === 'ExternalName' && !spec.externalName) add('spec.externalName', 'a Service of type ExternalName needs externalName');
+  asList(spec.loadBalancerSourceRanges).forEach((r, i) => add(`spec.loadBalancerSourceRanges[${i}]`, cidrProblem(r)));
+}
+
+/** Why `ip` cannot be the Service's clusterIP (an IP, "None" for headless, or empty), or undefined. */
+function clusterIPProblem(ip: unknown, type: string): string | undefined {
+  if (ip === undefined || ip === '') return undefined;
+  if (ip === 'None') return type === 'ClusterIP' ? undefined : `clusterIP None (headless) is for type ClusterIP, not ${type}`;
+  if (type === 'ExternalName') return 'a Service of type ExternalName has no clusterIP';
+  return typeof ip === 'string' && isIP(ip) !== 0 ? undefined : `${JSON.stringify(ip)} is not an IP address (or None for a headless Service)`;
+}
+
+function cidrProblem(r: unknown): string | undefined {
+  const [ip, bits, more] = String(r).split('/');
+  const family = isIP(ip ?? '');
+  const max = family === 6 ? 128 : 32;
+  if (family !== 0 && more === undefined && /^\d+$/.test(bits ?? '') && Number(bits) <= max) return undefined;
+  return `${JSON.stringify(r)} is not a CIDR (as 10.0.0.0/8)`;
 }
 
 function asObj(v: unknown): Obj {

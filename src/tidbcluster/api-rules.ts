@@ -1,15 +1,14 @@
 /**
  * The rules the Kubernetes API server applies beyond the JSON schema (label and annotation syntax,
  * sizes, enums, port ranges, names), as pure functions that return why a value is refused. The input
- * is checked with them where it is read ({@link apiIssues}, with paths and lines), and every rendered
+ * is checked with them where it is read (`api-input.ts`, with paths and lines), and every rendered
  * object is checked again (`render/api-check.ts`), so nothing reaches a cluster that would refuse it.
  *
  * The rules follow k8s.io/apimachinery `pkg/util/validation` and `pkg/api/validation`, and
  * k8s.io/kubernetes `pkg/apis/core/validation` (ValidateLabels, ValidateAnnotations, IsEnvVarName,
  * IsRelaxedEnvVarName, IsValidPortNum, IsValidPortName, IsConfigMapKey, ValidateConfigMap).
  */
-import { joinKey } from './crd-schema';
-import { quoted, type SpecIssue } from './errors';
+import { quoted } from './errors';
 import { DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../base/patterns';
 
 const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
@@ -175,115 +174,33 @@ export function configMapSizeProblem(data: Readonly<Record<string, unknown>>): s
   return `its data takes ${kib(total)}; a ConfigMap holds at most ${kib(MAX_CONFIGMAP_BYTES)}`;
 }
 
+/** What etcd stores of one object at most (its default --max-request-bytes): 1.5 MiB. */
+export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * Why the object is too large to store, or to apply client-side (`kubectl apply`, Argo CD's default):
+ * that keeps the whole object as JSON in an annotation, and all annotations together hold 256 KiB.
+ * Go's JSON writes `<`, `>`, `&` and U+2028/U+2029 as six-character escapes, so they count six.
+ */
+export function objectSizeProblem(o: Readonly<Record<string, unknown>>): string | undefined {
+  const json = JSON.stringify(o);
+  const escapes = (json.match(/[<>&\u2028\u2029]/g)?.length ?? 0) * 5;
+  const size = bytes(json) + escapes;
+  if (size > MAX_OBJECT_BYTES) return `the object takes ${kib(size)}; the API server stores at most ${kib(MAX_OBJECT_BYTES)} per object`;
+  const meta = o.metadata as { annotations?: Record<string, unknown> } | undefined;
+  let annotations = bytes(LAST_APPLIED) + size + 1;
+  for (const [k, v] of Object.entries(meta?.annotations ?? {})) annotations += bytes(k) + (typeof v === 'string' ? bytes(v) : 0);
+  if (annotations > MAX_ANNOTATIONS_BYTES) {
+    return `the object takes ${kib(size)}: too large for client-side apply (kubectl apply, Argo CD's default), which keeps it in an annotation of at most ${kib(MAX_ANNOTATIONS_BYTES)} with the others; make the config smaller`;
+  }
+  return undefined;
+}
+
 function kib(n: number): string {
   return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MiB` : `${(n / 1024).toFixed(1)} KiB`;
 }
 
-// ---- the input: where these rules meet a TidbCluster ----
-
-const LABEL_MAPS = new Set(['labels', 'matchLabels', 'nodeSelector']);
-const CONTAINER_LISTS = new Set(['initContainers', 'additionalContainers']);
-const NO_SPACE = new Set(['baseImage', 'version']);
-
-/**
- * Every place of a TidbCluster where a value would reach an object the API server refuses: label and
- * annotation maps, environment variable names, images, container names and ports, Service types and
- * ports. The walk is generic (by field name), so the same field is checked wherever the CRD allows it.
- */
-export function apiIssues(doc: unknown, kubeMinor: number): SpecIssue[] {
-  const issues: SpecIssue[] = [];
-  if (!isObject(doc)) return issues;
-  if (isObject(doc.metadata)) walk(doc.metadata, 'metadata', kubeMinor, issues);
-  if (isObject(doc.spec)) walk(doc.spec, 'spec', kubeMinor, issues);
-  return issues;
-}
-
-function walk(node: Record<string, unknown>, path: string, kubeMinor: number, issues: SpecIssue[]): void {
-  for (const [key, value] of Object.entries(node)) {
-    const at = joinKey(path, key);
-    // serverLabels and storeLabels are TiDB and TiKV labels, not Kubernetes ones.
-    if (LABEL_MAPS.has(key) && isObject(value)) {
-      for (const [k, problem] of labelProblems(value)) issues.push({ path: joinKey(at, k), message: problem });
-      continue;
-    }
-    if (key === 'annotations' && isObject(value)) {
-      for (const [k, problem] of annotationProblems(value)) issues.push({ path: k === undefined ? at : joinKey(at, k), message: problem });
-      continue;
-    }
-    if (key === 'env' && Array.isArray(value)) {
-      value.forEach((e, i) => {
-        const problem = isObject(e) ? envNameProblem(e.name, kubeMinor) : undefined;
-        if (problem) issues.push({ path: `${at}[${i}].name`, message: problem });
-      });
-    }
-    if ((key === 'image' && typeof value === 'string') || (NO_SPACE.has(key) && typeof value === 'string')) {
-      const problem = imageProblem(value, key === 'image' ? 'image reference' : 'image name or tag');
-      if (problem) issues.push({ path: at, message: problem });
-      continue;
-    }
-    if (CONTAINER_LISTS.has(key) && Array.isArray(value)) {
-      value.forEach((c, i) => {
-        if (!isObject(c)) return;
-        if (c.name !== undefined) {
-          const problem = dnsLabelProblem(c.name, 'container name');
-          if (problem) issues.push({ path: `${at}[${i}].name`, message: problem });
-        }
-        if (Array.isArray(c.ports)) containerPortIssues(c.ports, `${at}[${i}].ports`, issues);
-      });
-    }
-    if ((key === 'service' && isObject(value)) || (key === 'services' && Array.isArray(value))) {
-      const services = Array.isArray(value) ? value.map((s, i) => [s, `${at}[${i}]`] as const) : [[value, at] as const];
-      for (const [svc, p] of services) if (isObject(svc)) serviceIssues(svc, p, issues);
-    }
-    if (Array.isArray(value)) {
-      value.forEach((v, i) => {
-        if (isObject(v)) walk(v, `${at}[${i}]`, kubeMinor, issues);
-      });
-    } else if (isObject(value) && key !== 'config') {
-      walk(value, at, kubeMinor, issues);
-    }
-  }
-}
-
-function containerPortIssues(ports: unknown[], path: string, issues: SpecIssue[]): void {
-  ports.forEach((p, i) => {
-    if (!isObject(p)) return;
-    const at = `${path}[${i}]`;
-    const problems: [string, string | undefined][] = [
-      ['containerPort', portProblem(p.containerPort)],
-      ['hostPort', p.hostPort === undefined ? undefined : portProblem(p.hostPort, true)],
-      ['name', p.name === undefined ? undefined : portNameProblem(p.name)],
-    ];
-    for (const [field, problem] of problems) if (problem) issues.push({ path: `${at}.${field}`, message: problem });
-  });
-}
-
-function serviceIssues(svc: Record<string, unknown>, path: string, issues: SpecIssue[]): void {
-  // An empty type means the default (ClusterIP), as in the operator.
-  if (svc.type !== undefined && svc.type !== '') {
-    const problem = serviceTypeProblem(svc.type);
-    if (problem) issues.push({ path: `${path}.type`, message: problem });
-  }
-  for (const field of ['port', 'nodePort', 'mysqlNodePort', 'statusNodePort']) {
-    if (svc[field] === undefined) continue;
-    const problem = portProblem(svc[field], field !== 'port');
-    if (problem) issues.push({ path: `${path}.${field}`, message: problem });
-  }
-  if (Array.isArray(svc.additionalPorts)) {
-    svc.additionalPorts.forEach((p, i) => {
-      if (!isObject(p)) return;
-      const at = `${path}.additionalPorts[${i}]`;
-      const problems: [string, string | undefined][] = [
-        ['port', portProblem(p.port)],
-        ['nodePort', p.nodePort === undefined ? undefined : portProblem(p.nodePort, true)],
-        ['targetPort', p.targetPort === undefined ? undefined : targetPortProblem(p.targetPort)],
-        ['name', p.name === undefined ? undefined : portNameProblem(p.name)],
-      ];
-      for (const [field, problem] of problems) if (problem) issues.push({ path: `${at}.${field}`, message: problem });
-    });
-  }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
+export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

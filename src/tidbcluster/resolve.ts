@@ -5,7 +5,7 @@
 import { DEFAULTS } from './defaults';
 import { SpecError, type SpecIssue } from './errors';
 import { LABEL } from './names';
-import { apiIssues } from './api-rules';
+import { apiIssues } from './api-input';
 import { CONFIG_UPDATE_STRATEGIES, checked, oneOf, type Ctx } from './component';
 import { resolveDiscovery, type ResolvedDiscovery } from './discovery';
 import { resolvePD, type ResolvedPD } from './pd';
