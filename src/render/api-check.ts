@@ -39,42 +39,49 @@ export class ApiRefusalError extends Error {
 export function apiProblems(objects: readonly Obj[], kubeMinor: number): string[] {
   const out: string[] = [];
   for (const o of objects) {
-    const meta = asObj(o.metadata);
-    const who = `${String(o.kind)} ${String(meta.name)}`;
-    const add = (field: string, problem: string | undefined) => {
-      if (problem) out.push(`${who}: ${field}: ${problem}`);
-    };
-    add('metadata.name', objectNameProblem(String(o.kind), meta.name));
-    if (meta.namespace !== undefined) add('metadata.namespace', dnsLabelProblem(meta.namespace, 'namespace'));
-    objectMeta(meta, 'metadata', add);
-    const size = objectSizeProblem(o);
-    if (size) out.push(`${who}: ${size}`);
-    const spec = asObj(o.spec);
-    switch (o.kind) {
-      case 'ConfigMap': {
-        const data = asObj(o.data);
-        for (const k of Object.keys(data)) add(joinKey('data', k), configMapKeyProblem(k));
-        add('data', configMapSizeProblem(data));
-        break;
-      }
-      case 'Service':
-        serviceSpec(spec, add);
-        break;
-      case 'StatefulSet':
-      case 'Deployment':
-        labels(asObj(asObj(spec.selector).matchLabels), 'spec.selector.matchLabels', add);
-        podTemplate(asObj(spec.template), 'spec.template', kubeMinor, add, asList(spec.volumeClaimTemplates).map((t) => String(asObj(asObj(t).metadata).name)));
-        asList(spec.volumeClaimTemplates).forEach((t, i) => {
-          objectMeta(asObj(asObj(t).metadata), `spec.volumeClaimTemplates[${i}].metadata`, add);
-          const claim = asObj(asObj(t).spec);
-          add(`spec.volumeClaimTemplates[${i}].spec.resources.requests.storage`, claimSizeProblem(asObj(asObj(claim.resources).requests).storage));
-          add(`spec.volumeClaimTemplates[${i}].spec.storageClassName`, storageClassProblem(claim.storageClassName));
-        });
-        break;
-      default:
-    }
+    const before = out.length;
+    checkObject(o, kubeMinor, out);
+    // The size only where nothing more specific (annotations, a ConfigMap's data) said it already.
+    const size = out.length === before ? objectSizeProblem(o) : undefined;
+    if (size) out.push(`${String(o.kind)} ${String(asObj(o.metadata).name)}: ${size}`);
   }
   return out;
+}
+
+/** The API server's rules on one object, a line in `out` per problem. */
+function checkObject(o: Obj, kubeMinor: number, out: string[]): void {
+  const meta = asObj(o.metadata);
+  const who = `${String(o.kind)} ${String(meta.name)}`;
+  const add = (field: string, problem: string | undefined) => {
+    if (problem) out.push(`${who}: ${field}: ${problem}`);
+  };
+  add('metadata.name', objectNameProblem(String(o.kind), meta.name));
+  if (meta.namespace !== undefined) add('metadata.namespace', dnsLabelProblem(meta.namespace, 'namespace'));
+  objectMeta(meta, 'metadata', add);
+  const spec = asObj(o.spec);
+  switch (o.kind) {
+    case 'ConfigMap': {
+      const data = asObj(o.data);
+      for (const k of Object.keys(data)) add(joinKey('data', k), configMapKeyProblem(k));
+      add('data', configMapSizeProblem(data));
+      break;
+    }
+    case 'Service':
+      serviceSpec(spec, add);
+      break;
+    case 'StatefulSet':
+    case 'Deployment':
+      labels(asObj(asObj(spec.selector).matchLabels), 'spec.selector.matchLabels', add);
+      podTemplate(asObj(spec.template), 'spec.template', kubeMinor, add, asList(spec.volumeClaimTemplates).map((t) => String(asObj(asObj(t).metadata).name)));
+      asList(spec.volumeClaimTemplates).forEach((t, i) => {
+        objectMeta(asObj(asObj(t).metadata), `spec.volumeClaimTemplates[${i}].metadata`, add);
+        const claim = asObj(asObj(t).spec);
+        add(`spec.volumeClaimTemplates[${i}].spec.resources.requests.storage`, claimSizeProblem(asObj(asObj(claim.resources).requests).storage));
+        add(`spec.volumeClaimTemplates[${i}].spec.storageClassName`, storageClassProblem(claim.storageClassName));
+      });
+      break;
+    default:
+  }
 }
 
 type Add = (field: string, problem: string | undefined) => void;
