@@ -8,7 +8,7 @@
  * `npm test` builds first; to run this file alone: `npm run build && npx jest test/bad-input.test.ts`.
  */
 import { execFileSync, spawnSync } from 'child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { imageNote } from './support/cli-notes';
 import { dirname, join, resolve } from 'path';
@@ -1252,6 +1252,52 @@ describe('inputs that are no regular file', () => {
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain(`${join(D, 'gone.yaml')}: no such file or directory`);
     }
+  });
+});
+
+describe('symlinked directories and standard input', () => {
+  const tree = (name: string) => {
+    const D = join(TMP, `links-${name}`);
+    mkdirSync(join(D, 'clusters', 'a'), { recursive: true });
+    mkdirSync(join(D, 'elsewhere'), { recursive: true });
+    writeFileSync(join(D, 'clusters', 'a', 'demo.yaml'), DEMO);
+    writeFileSync(join(D, 'elsewhere', 'other.yaml'), DEMO.replace('name: demo', 'name: other'));
+    return D;
+  };
+  const names = (yaml: string) => [...new Set([...yaml.matchAll(/app\.kubernetes\.io\/instance: (\S+)/g)].map((m) => m[1]))].sort();
+
+  test('a symlinked directory is read, not skipped (its clusters would be pruned)', () => {
+    const D = tree('followed');
+    symlinkSync(join(D, 'elsewhere'), join(D, 'clusters', 'b'));
+    const r = runCli(['render', join(D, 'clusters')]);
+    expect(r.stderr).not.toContain('error');
+    expect(r.status).toBe(0);
+    expect(names(r.stdout)).toEqual(['demo', 'other']);
+  });
+
+  test('a directory reached through two links is read once', () => {
+    const D = tree('twice');
+    symlinkSync(join(D, 'elsewhere'), join(D, 'clusters', 'b'));
+    symlinkSync(join(D, 'elsewhere'), join(D, 'clusters', 'c'));
+    const r = runCli(['render', join(D, 'clusters')]);
+    expect(r.status).toBe(0);
+    expect(names(r.stdout)).toEqual(['demo', 'other']);
+  });
+
+  test('a symlink back to a directory being read is an error naming it, and nothing is written', () => {
+    const D = tree('loop');
+    symlinkSync(join(D, 'clusters'), join(D, 'clusters', 'a', 'up'));
+    const r = runCli(['render', join(D, 'clusters'), '-o', join(D, 'out')]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${join(D, 'clusters', 'a', 'up')}: a symlink to ${realpathSync(join(D, 'clusters'))}, which holds it: following it would never end`);
+    expect(existsSync(join(D, 'out'))).toBe(false);
+  });
+
+  test('standard input is limited to 8 MiB like a file', () => {
+    const r = runCli(['render', '-'], `${DEMO}#${'x'.repeat(8 * 1024 * 1024)}\n`);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('<stdin>: is over 8 MiB; input files are limited to 8.0 MiB');
   });
 });
 

@@ -1,5 +1,5 @@
 /** Input paths -> YAML texts: files, directories (recursively, *.yaml / *.yml, sorted) and `-` for stdin. */
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface InputText {
@@ -85,6 +85,32 @@ export function readInputFile(path: string): string {
   }
 }
 
+/**
+ * Standard input's text, at most {@link MAX_INPUT_BYTES}, like a file: `render - < /dev/zero` ends at
+ * the limit instead of growing without end. A non-blocking descriptor that has nothing yet is waited on.
+ */
+export function readStdinText(fd = 0): string {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const chunk = Buffer.alloc(64 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, chunk, 0, chunk.length, null);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+      continue;
+    }
+    if (n === 0) break;
+    chunks.push(Buffer.from(chunk.subarray(0, n)));
+    length += n;
+    // Reading stops here, so the whole size is not known: "over 8 MiB".
+    if (length > MAX_INPUT_BYTES) throw tooBig(MAX_INPUT_BYTES + 1);
+  }
+  return decodeUtf8(Buffer.concat(chunks, length));
+}
+
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -133,26 +159,60 @@ function kindOfEntry(st: import('node:fs').Stats): string {
 /**
  * The YAML files under `dir`, recursively, sorted, hidden directories skipped: what `render DIR` reads.
  * A subdirectory that cannot be read is named in `errors` (when given), not skipped in silence.
+ * Symlinks are followed, to directories too (a skipped directory would have its clusters pruned); a
+ * link back to a directory being read is a loop and an error, and a directory reached a second time
+ * through another link is read once.
  */
 export function yamlFilesUnder(dir: string, errors?: string[]): string[] {
   const out: string[] = [];
+  walkYaml(dir, errors, [realOrSelf(dir)], new Set([realOrSelf(dir)]), out);
+  return out;
+}
+
+function walkYaml(dir: string, errors: string[] | undefined, ancestors: string[], seen: Set<string>, out: string[]): void {
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch (e) {
     if (!errors) throw e;
     errors.push(`${dir}: ${describeFsError(e)}`);
-    return out;
+    return;
   }
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    // Hidden directories (.git, .github workflows...) hold no inputs.
-    if (entry.isDirectory() && entry.name.startsWith('.')) continue;
     const full = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...yamlFilesUnder(full, errors));
+    let isDir = entry.isDirectory();
+    if (entry.isSymbolicLink()) {
+      try {
+        isDir = statSync(full).isDirectory();
+      } catch {
+        isDir = false; // a dangling link: read (and refused there) if named *.yaml, like a file
+      }
+    }
+    // Hidden directories (.git, .github workflows...) hold no inputs.
+    if (isDir && entry.name.startsWith('.')) continue;
+    if (isDir) {
+      const real = realOrSelf(full);
+      if (ancestors.includes(real)) {
+        const message = `a symlink to ${real}, which holds it: following it would never end`;
+        if (!errors) throw Object.assign(new Error(message), { code: 'ELOOP' });
+        errors.push(`${full}: ${message}`);
+        continue;
+      }
+      if (seen.has(real)) continue;
+      seen.add(real);
+      walkYaml(full, errors, [...ancestors, real], seen, out);
+    }
     // Symlinks and other entries named *.yaml are read (and refused there when they are no file).
     else if (YAML_FILE.test(entry.name)) out.push(full);
   }
-  return out;
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 export function describeFsError(e: unknown): string {

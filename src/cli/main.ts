@@ -1,11 +1,10 @@
 /** The `tidb-gitops` command line: argument parsing and dispatch only. */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { version } from '../../package.json';
 import { argocdMain } from './argocd';
 import { diffMain } from './diff';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../tidbcluster/kube-version';
-import { decodeUtf8 } from '../base/inputs';
+import { readStdinText } from '../base/inputs';
 import { namespaceProblem, renderCommand, type Io } from './render';
 
 const USAGE = `Usage: tidb-gitops <command> [options]
@@ -177,7 +176,7 @@ export function run(): void {
   const io: Io = {
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
-    readStdin: () => decodeUtf8(readFileSync(0)),
+    readStdin: () => readStdinText(),
     env: process.env,
   };
   process.exitCode = guarded(() => main(argv.filter((a) => a !== '--debug'), io), io, debug);
