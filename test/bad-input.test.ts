@@ -200,6 +200,14 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
+    name: 'a near-miss kind is an error, not a skipped document whose cluster prune would delete',
+    files: { 'k.yaml': DEMO.replace('kind: TidbCluster', 'kind: TiDBCluster') },
+    args: ['render', '$D/k.yaml'],
+    exit: 1,
+    stderr: ['$D/k.yaml: document 1: kind (line 2): "TiDBCluster" is no kind tidb-gitops reads; did you mean TidbCluster?'],
+    problems: 1,
+  },
+  {
     name: 'bytes that are not UTF-8 are refused with their line, not read as U+FFFD',
     files: { 'latin1.yaml': Buffer.concat([Buffer.from(DEMO), Buffer.from('  labels:\n    owner: J'), Buffer.from([0xfc]), Buffer.from('rgen\n')]) },
     args: ['render', '$D/latin1.yaml'],

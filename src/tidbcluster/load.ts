@@ -58,6 +58,31 @@ export interface InputResult<T> extends LoadResult {
  */
 const TOOL_GROUPS = ['kustomize.config.k8s.io/', 'config.kubernetes.io/'];
 
+/** The operator's kinds tidb-gitops reads. */
+const OPERATOR_KINDS = [KIND, 'Backup', 'BackupSchedule', 'Restore', 'TidbInitializer', 'TidbMonitor'];
+
+/**
+ * The operator kind a document's kind is a slip of (`TiDBCluster`, `TidbClusters`), for documents of
+ * the operator's group or of none. Such a document would otherwise be passed through or skipped, and
+ * the cluster it meant pruned.
+ */
+function nearMissKind(obj: Record<string, unknown>): string | undefined {
+  if (typeof obj.kind !== 'string' || OPERATOR_KINDS.includes(obj.kind)) return undefined;
+  if (obj.apiVersion !== undefined && !(typeof obj.apiVersion === 'string' && obj.apiVersion.startsWith('pingcap.com/'))) return undefined;
+  const lower = obj.kind.toLowerCase();
+  return OPERATOR_KINDS.find((k) => withinOneEdit(lower, k.toLowerCase()));
+}
+
+/** Equal, or one letter changed, added, dropped, or two neighbours swapped. */
+function withinOneEdit(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  if (a.length === b.length) return a.slice(i + 1) === b.slice(i + 1) || (a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2));
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
+}
+
 /** Whether a document other than the caller's kinds is an object to pass through. */
 function isOther(obj: Record<string, unknown>): boolean {
   const { apiVersion, kind } = obj;
@@ -123,6 +148,7 @@ function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds:
     if (value === null || value === undefined) continue;
     if (typeof value !== 'object' || Array.isArray(value)) return undefined;
     const obj = value as Record<string, unknown>;
+    if (nearMissKind(obj)) return undefined;
     const other = kinds.find((k) => k.kind === obj.kind);
     if (other) {
       if (documentIssues(obj, other).length > 0) return undefined;
@@ -182,6 +208,12 @@ function loadDocument<T>(doc: Document.Parsed, source: SourceRef, lines: LineCou
     return;
   }
   const obj = value as Record<string, unknown>;
+  const meant = nearMissKind(obj);
+  if (meant) {
+    const message = `${JSON.stringify(obj.kind)} is no kind tidb-gitops reads; did you mean ${meant}?`;
+    out.errors.push(new SpecError([{ path: 'kind', line: lineOf(doc, lines, 'kind'), message }], source));
+    return;
+  }
   const other = kinds.find((k) => k.kind === obj.kind);
   const withLines = (issues: readonly SpecIssue[]) => issues.map((i) => ({ ...i, line: i.line ?? lineOf(doc, lines, i.path) }));
   if (obj.kind !== KIND && !other) {
