@@ -118,7 +118,7 @@ const storageVolume = record({ name: pick('raft', 'Bad_Name', 'pd', 'tikv', 'a'.
 const SERVICE_FIELDS: Record<string, fc.Arbitrary<unknown>> = {
   externalTrafficPolicy: pick('Local', 'Cluster'),
   clusterIP: pick('None', '10.0.0.10', 'bad'),
-  loadBalancerSourceRanges: fc.array(pick('10.0.0.0/8', '2001:db8::/32', 'not-a-cidr'), { maxLength: 1 }),
+  loadBalancerSourceRanges: fc.array(pick('10.0.0.0/8', ' 192.168.0.0/16 ', '2001:db8::/32', 'not-a-cidr'), { maxLength: 1 }),
   externalName: pick('db.example.com'),
   // Node ports within the API server's default --service-node-port-range (30000-32767).
   mysqlNodePort: pick(30001, 30003),
@@ -153,6 +153,7 @@ const FIELDS: Record<string, fc.Arbitrary<unknown>> = {
   storageClassName: pick('standard', 'Bad_Class', ''),
   storageVolumes: fc.array(storageVolume, { maxLength: 2 }),
   topologySpreadConstraints: fc.array(record({ topologyKey: pick('topology.kubernetes.io/zone', '', 'bad key') }), { maxLength: 2 }),
+  priorityClassName: pick('Bad_Class', ''),
 };
 const componentPatch = fc
   .uniqueArray(fc.constantFrom(...Object.keys(FIELDS)), { minLength: 1, maxLength: 3 })

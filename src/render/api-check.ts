@@ -21,6 +21,7 @@ import {
   serviceTypeProblem,
   targetPortProblem,
 } from '../tidbcluster/api-rules';
+import { DNS1123_SUBDOMAIN } from '../base/patterns';
 import { joinKey } from '../tidbcluster/crd-schema';
 import { claimSizeProblem, storageClassProblem } from '../tidbcluster/pod-rules';
 
@@ -147,8 +148,13 @@ function container(c: Obj, path: string, kubeMinor: number, add: Add): void {
   add(`${path}.name`, dnsLabelProblem(c.name, 'container name'));
   if (c.image !== undefined) add(`${path}.image`, imageProblem(c.image));
   asList(c.env).forEach((e, i) => add(`${path}.env[${i}].name`, envNameProblem(asObj(e).name, kubeMinor)));
+  const portNames = new Set<string>();
   asList(c.ports).forEach((p, i) => {
     const port = asObj(p);
+    if (typeof port.name === 'string' && port.name !== '') {
+      if (portNames.has(port.name)) add(`${path}.ports[${i}].name`, `two ports of container ${String(c.name)} are named ${port.name}`);
+      portNames.add(port.name);
+    }
     add(`${path}.ports[${i}].containerPort`, portProblem(port.containerPort));
     if (port.hostPort !== undefined) add(`${path}.ports[${i}].hostPort`, portProblem(port.hostPort, true));
     if (port.name !== undefined) add(`${path}.ports[${i}].name`, portNameProblem(port.name));
@@ -186,7 +192,11 @@ function serviceSpec(spec: Obj, add: Add): void {
   });
   if (spec.externalTrafficPolicy !== undefined && !external) add('spec.externalTrafficPolicy', `only a Service of type NodePort or LoadBalancer has an external traffic policy, not ${String(type)}`);
   add('spec.clusterIP', clusterIPProblem(spec.clusterIP, String(type)));
-  if (type === 'ExternalName' && !spec.externalName) add('spec.externalName', 'a Service of type ExternalName needs externalName');
+  if (type === 'ExternalName') {
+    const name = typeof spec.externalName === 'string' ? spec.externalName.replace(/\.$/, '') : '';
+    if (name === '') add('spec.externalName', 'a Service of type ExternalName needs externalName');
+    else if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) add('spec.externalName', `${JSON.stringify(spec.externalName)} is not a DNS name`);
+  }
   asList(spec.loadBalancerSourceRanges).forEach((r, i) => add(`spec.loadBalancerSourceRanges[${i}]`, cidrProblem(r)));
 }
 
@@ -199,7 +209,7 @@ function clusterIPProblem(ip: unknown, type: string): string | undefined {
 }
 
 function cidrProblem(r: unknown): string | undefined {
-  const [ip, bits, more] = String(r).split('/');
+  const [ip, bits, more] = String(r).trim().split('/');
   const family = isIP(ip ?? '');
   const max = family === 6 ? 128 : 32;
   if (family !== 0 && more === undefined && /^\d+$/.test(bits ?? '') && Number(bits) <= max) return undefined;

@@ -29,7 +29,7 @@ import {
   podSecurityContextFindings,
   pullPolicyProblem,
   resourceFindings,
-  schedulerNameProblem,
+  priorityClassProblem,
   storageClassProblem,
   tolerationFindings,
   topologySpreadFindings,
@@ -65,7 +65,7 @@ const FIELD_RULES = new Map<string, (value: unknown) => Finding[]>(
     topologySpreadConstraints: topologySpreadFindings,
     imagePullPolicy: (v: unknown) => one(pullPolicyProblem(v)),
     storageClassName: (v: unknown) => one(storageClassProblem(v)),
-    schedulerName: (v: unknown) => one(schedulerNameProblem(v)),
+    priorityClassName: (v: unknown) => one(priorityClassProblem(v)),
     storageSize: (v: unknown) => one(claimSizeProblem(v)),
   }),
 );

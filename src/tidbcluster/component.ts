@@ -23,7 +23,8 @@ import { suggest } from './crd-schema';
 import { DEFAULTS } from './defaults';
 import type { SpecIssue } from './errors';
 import { upgradeChecks } from './upgrade-checks';
-import { FORCE_UPGRADE_ANNOTATION, LABEL, LABEL_VALUE, type ComponentKind } from './names';
+import { FORCE_UPGRADE_ANNOTATION, LABEL, LABEL_VALUE, names, type ComponentKind } from './names';
+import { dnsLabelProblem } from './api-rules';
 import { featureCheck, KUBE_FEATURES, kubeVersionText, type KubeFeature } from './kube-version';
 import { quantityToBytes } from '../base/quantity';
 import type { ComponentConfig, ComponentSpec, LogTailerSpec, PodSettings, ResourceList, ServiceSpec } from './spec-parts';
@@ -156,7 +157,14 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
   const { spec } = ctx;
   const { resources, storage } = splitResources(comp.requests, comp.limits, (comp as { claims?: unknown[] }).claims);
   if (comp.volumeAttributesClassName !== undefined) requireFeature(ctx, `${path}.volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
+  const claimNames = new Set<string>();
   (comp.storageVolumes ?? []).forEach((v, i) => {
+    // The claim template is `<component>-<name>`, and the Pod's volume takes that name: a DNS label.
+    const claim = names.storageVolume(kind, v.name);
+    const problem = dnsLabelProblem(claim, `volume name once prefixed (${claim})`);
+    if (problem) ctx.issues.push({ path: `${path}.storageVolumes[${i}].name`, message: problem });
+    else if (claimNames.has(claim)) ctx.issues.push({ path: `${path}.storageVolumes[${i}].name`, message: `two storage volumes are named ${v.name}; each needs its own name` });
+    claimNames.add(claim);
     if (v.volumeAttributesClassName) {
       requireFeature(ctx, `${path}.storageVolumes[${i}].volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
     }

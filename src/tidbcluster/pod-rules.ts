@@ -7,8 +7,8 @@
  *
  * Ported from k8s.io/kubernetes `pkg/apis/core/validation/validation.go` (release-1.32): ValidateTolerations,
  * ValidateResourceRequirements, validateEnv, validateEnvVarValueFrom, validateEnvFrom, validatePullPolicy,
- * validateDNSPolicy, validatePodDNSConfig, validateAffinity, ValidatePodSecurityContext,
- * ValidateSecurityContext, validateVolumes, ValidatePersistentVolumeClaimSpec and ValidateService, and
+ * validateDNSPolicy, validatePodDNSConfig, validateAffinity, validatePodSpecSecurityContext,
+ * ValidateSecurityContext, validateTopologySpreadConstraints, validateVolumes, ValidatePersistentVolumeClaimSpec and ValidateService, and
  * k8s.io/apimachinery `pkg/util/validation` (IsValidIP, IsDNS1123Subdomain, IsQualifiedName).
  */
 import { isIP } from 'node:net';
@@ -116,7 +116,11 @@ export function resourceFindings(requests: unknown, limits: unknown, skip: reado
       if (v === undefined) continue; // the schema's pattern speaks for it
       if (v < 0) out.push([joinKey(side, name), `${quoted(q)} is negative; a quantity here must be 0 or more`]);
       else if (name.includes('/') && !Number.isInteger(v)) out.push([joinKey(side, name), `${quoted(q)}: an extended resource is counted in whole units`]);
-      else if (HUGEPAGES.test(name) && !Number.isInteger(v)) out.push([joinKey(side, name), `${quoted(q)}: huge pages are counted in bytes (1Gi, 256Mi)`]);
+      else if (HUGEPAGES.test(name)) {
+        // validateResourceQuantityHugePageValue: a whole number of pages of the size the name gives.
+        const page = quantityValue(name.slice('hugepages-'.length));
+        if (page !== undefined && page > 0 && (!Number.isInteger(v) || v % page !== 0)) out.push([joinKey(side, name), `${quoted(q)} is not a whole number of ${name.slice('hugepages-'.length)} pages`]);
+      }
     }
   };
   check(req, 'requests');
@@ -222,7 +226,7 @@ export function dnsFindings(policy: unknown, config: unknown): Finding[] {
   });
   const searches = list(c.searches);
   if (searches.length > 32) out.push(['dnsConfig.searches', `${searches.length} search domains; at most 32`]);
-  if (searches.reduce((n: number, s) => n + String(s).length + 1, 0) > 2048) out.push(['dnsConfig.searches', 'the search domains take more than 2048 characters together']);
+  if (searches.map(String).join(' ').length > 2048) out.push(['dnsConfig.searches', 'the search domains take more than 2048 characters together (with a space between each)']);
   searches.forEach((s, i) => {
     const domain = typeof s === 'string' ? s.replace(/\.$/, '') : '';
     if (domain.length > 253 || !DNS1123_SUBDOMAIN.test(domain)) out.push([`dnsConfig.searches[${i}]`, `${quoted(s)} is not a DNS domain (lowercase letters, digits, "-" and ".")`]);
@@ -387,11 +391,15 @@ export function affinityFindings(affinity: unknown): Finding[] {
 
 export function topologySpreadFindings(constraints: unknown): Finding[] {
   const out: Finding[] = [];
+  const seen = new Set<string>();
   list(constraints).forEach((c, i) => {
     if (!isObj(c)) return;
-    const key = typeof c.topologyKey === 'string' ? c.topologyKey : '';
-    const problem = key === '' ? 'a topology spread constraint needs a topologyKey' : qualifiedNameProblem(key);
-    if (problem) out.push([`[${i}].topologyKey`, problem]);
+    // Only its presence is checked (validateTopologySpreadConstraints), not its form; a key appears
+    // once per whenUnsatisfiable (DoNotSchedule when not given, as the operator renders it).
+    if (typeof c.topologyKey !== 'string' || c.topologyKey === '') out.push([`[${i}].topologyKey`, 'a topology spread constraint needs a topologyKey']);
+    const pair = `${String(c.topologyKey)}/${typeof c.whenUnsatisfiable === 'string' ? c.whenUnsatisfiable : 'DoNotSchedule'}`;
+    if (seen.has(pair)) out.push([`[${i}].topologyKey`, `two constraints spread over ${String(c.topologyKey)}; give each key once`]);
+    seen.add(pair);
     out.push(...labelSelectorFindings(c.labelSelector, `[${i}].labelSelector`));
   });
   return out;
@@ -409,8 +417,8 @@ export function claimSizeProblem(size: unknown): string | undefined {
   return v !== undefined && v <= 0 ? `a volume of ${quoted(size)}: its size must be above zero` : undefined;
 }
 
-/** Why `name` is no scheduler name (a DNS subdomain), or undefined. */
-export function schedulerNameProblem(name: unknown): string | undefined {
+/** Why `name` cannot name a PriorityClass (a DNS subdomain; empty means none), or undefined. */
+export function priorityClassProblem(name: unknown): string | undefined {
   if (typeof name !== 'string' || name === '') return undefined;
-  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a scheduler name (lowercase letters, digits, "-" and ".")`;
+  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a PriorityClass name (lowercase letters, digits, "-" and ".", at most 253)`;
 }
