@@ -300,6 +300,21 @@ describe('parse errors', () => {
     expect(() => parseToml('a = 1\na = 2\n')).toThrow(/line 2.*redefine/);
   });
 
+  it.each([
+    ['[constructor]\na = 1', 1, 2, 'constructor'],
+    ['[log]\nlevel = "info"\n[b.log.constructor]\n[a]\nb = 1', 3, 8, 'constructor'],
+    ['toString = 1', 1, 1, 'toString'],
+    ['x = { valueOf = 1 }', 1, 7, 'valueOf'],
+  ])('refuses %j, whose key every JavaScript object has, at its place, and leaves Object alone', (text, line, column, key) => {
+    expect(() => parseToml(text)).toThrow(`line ${line}, column ${column}: the key "${key}" cannot be read`);
+    expect(Object.prototype.hasOwnProperty.call(Object, 'a')).toBe(false);
+  });
+
+  it('reads such words inside strings and as parts of longer keys', () => {
+    expect(parseToml('x = "constructor = 1"\nmy-constructor = 2\n')).toEqual({ x: 'constructor = 1', 'my-constructor': 2 });
+    expect(Object.keys(parseToml('[__proto__]\nx = 1\n'))).toEqual(['__proto__']);
+  });
+
   it('parses an empty document to an empty table', () => {
     expect(parseToml('')).toEqual({});
     expect(parseToml('# only a comment\n')).toEqual({});

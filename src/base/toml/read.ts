@@ -119,9 +119,29 @@ function keepFloat(box: object): object {
   return box;
 }
 
+/**
+ * Keys that name a member every JavaScript object inherits. @iarna/toml looks keys up with `in`-like
+ * reads, so `[constructor]` would write into the global `Object` and `[toString]` would fail deep in
+ * the writer. No TiDB, TiKV, PD or TiFlash setting has such a name, so they are refused with their
+ * place. (`__proto__` the parser keeps as an ordinary key.)
+ */
+const INHERITED_KEY = new RegExp(
+  `(^|[\\[.,{]|\\s)\\s*(["']?)(${Object.getOwnPropertyNames(Object.prototype)
+    .filter((k) => k !== '__proto__')
+    .join('|')})\\2\\s*(?=[=.\\]])`,
+  'm',
+);
+
 /** Parses a TOML document; throws TomlSyntaxError (with line/column and a plain-words message) on bad input. */
 export function parseToml(text: string): TomlTable {
   if (typeof text !== 'string') throw new TypeError('parseToml expects a string');
+  const inherited = INHERITED_KEY.exec(text);
+  if (inherited) {
+    const at = inherited.index + inherited[1].length + inherited[0].slice(inherited[1].length).search(/\S/);
+    const before = text.slice(0, at).split(/\r?\n/);
+    const line = before.length;
+    throw new TomlSyntaxError(`the key ${JSON.stringify(inherited[3])} cannot be read: it names a member every JavaScript object has, and no setting has that name`, line, before[line - 1].length + 1, text.split(/\r?\n/)[line - 1]);
+  }
   const parser = new FloatKeepingParser();
   let raw: unknown;
   try {
