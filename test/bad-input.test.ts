@@ -200,6 +200,14 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
+    name: 'an integer in a config mapping beyond 2^53 is refused, not rounded',
+    files: { 'big.yaml': demoWith('', '', `    config:\n      performance:\n        max-txn-ttl: 9007199254740993\n`) },
+    args: ['render', '$D/big.yaml'],
+    exit: 1,
+    stderr: ['$D/big.yaml: document 1: spec.tidb.config.performance.max-txn-ttl (line 14): expected an integer within ±9007199254740991, the largest read exactly: beyond it digits are lost (write it in a TOML string, `config: |`, to keep every digit)'],
+    problems: 1,
+  },
+  {
     name: 'a near-miss kind is an error, not a skipped document whose cluster prune would delete',
     files: { 'k.yaml': DEMO.replace('kind: TidbCluster', 'kind: TiDBCluster') },
     args: ['render', '$D/k.yaml'],

@@ -185,11 +185,22 @@ function checkObject(ctx: Context, node: SchemaNode, obj: Record<string, unknown
   }
 }
 
+/** Free-form values (a config table): any shape, but no integer a reader has already rounded. */
+function checkFreeForm(ctx: Context, value: unknown, path: string): void {
+  if (typeof value === 'number') {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) report(ctx, path, `expected an integer within ±${Number.MAX_SAFE_INTEGER}, the largest read exactly: beyond it digits are lost (write it in a TOML string, \`config: |\`, to keep every digit)`);
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => checkFreeForm(ctx, v, `${path}[${i}]`));
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) checkFreeForm(ctx, v, joinKey(path, k));
+  }
+}
+
 /** A key not listed in `properties`: validate, accept or reject it. */
 function checkUndeclared(ctx: Context, node: SchemaNode, key: string, value: unknown, path: string): void {
   const extra = node.additionalProperties;
   if (typeof extra === 'number') return checkValue(ctx, extra, value, path);
-  if (extra === true || node['x-kubernetes-preserve-unknown-fields']) return;
+  if (extra === true || node['x-kubernetes-preserve-unknown-fields']) return checkFreeForm(ctx, value, path);
   // An object schema with neither properties nor additionalProperties (e.g.
   // metadata) is free-form; one that lists properties is a closed struct.
   if (extra === false || node.properties !== undefined) {
