@@ -219,6 +219,15 @@ describe('the controller keeps the task in its state, one br log command at a ti
     const done = planLogTask(input({ doc, record: { ...step.record!, last: { ...step.record!.last!, uid: 'u', phase: 'Running' } }, jobs: [job('backup-pitr-log-truncate-2', 'u', 'Complete')] }), ctx([running]))!;
     expect(done.record?.truncatedUntil).toBe('500');
     expect(done.news?.reason).toBe('LogBackupTruncated');
+    // Seen running first (a slow Job, a loaded node): the point is kept through that pass, so the
+    // truncate counts once it succeeds and is not run again.
+    const created = { ...step.record!, last: { ...step.record!.last!, uid: 'u', phase: 'Running' as const } };
+    const seenRunning = planLogTask(input({ doc, record: created, jobs: [job('backup-pitr-log-truncate-2', 'u', 'Running')] }), ctx([running]))!;
+    expect(seenRunning.create).toBeUndefined();
+    expect(seenRunning.record?.last).toMatchObject({ command: 'truncate', until: '500', phase: 'Running' });
+    const after = planLogTask(input({ doc, record: seenRunning.record!, jobs: [job('backup-pitr-log-truncate-2', 'u', 'Complete')] }), ctx([running]))!;
+    expect(after.record?.truncatedUntil).toBe('500');
+    expect(after.news?.message).toMatch(/^br log truncate --until=500 on s3:\/\/backups\/demo\/log\/log-2026-11-20t02-00-00 succeeded/);
     // Not again to the same point or behind it, not past the checkpoint or before the task's start, not on a stopped task.
     const truncated = { ...synced, truncatedUntil: '500' };
     expect(plan('500', truncated)?.create).toBeUndefined();

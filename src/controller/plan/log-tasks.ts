@@ -124,13 +124,15 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
       return step('Failed', `br log ${last.command} ended without an outcome: its Job was deleted`, { news: { type: 'Warning', reason: 'LogBackupCommandLost', message: `br log ${last.command} (${last.job}): its Job was deleted before it finished` } });
     }
     const outcome = runOutcome(live, podsOf(last.job, input.pods));
-    const seenRun: LogCommandRun = { command: last.command, job: last.job, created: last.created, uid: live.metadata.uid, phase: outcome.phase, ...outcome.details };
+    // A truncate keeps its point through every pass that sees it running: it is what the log is
+    // truncated to once the Job has succeeded.
+    const seenRun: LogCommandRun = { command: last.command, job: last.job, created: last.created, uid: live.metadata.uid, phase: outcome.phase, ...outcome.details, ...(last.until !== undefined && { until: last.until }) };
     if (outcome.phase === 'Running') {
       r = { ...r, last: seenRun };
       const stuck = seenRun.error !== undefined && seenRun.error !== last.error;
       return step('Running', `br log ${last.command} running (${last.job})${seenRun.error ? `: ${seenRun.error}` : ''}`, stuck ? { news: { type: 'Warning', reason: 'LogBackupStuck', message: `br log ${last.command} (${last.job}): ${seenRun.error}` } } : {});
     }
-    r = { ...r, last: { ...seenRun, ...(last.until !== undefined && { until: last.until }), seen: now } };
+    r = { ...r, last: { ...seenRun, seen: now } };
     if (outcome.phase === 'Complete') {
       // Where the log goes, as the start wrote it (a schedule's log backup has a folder per start), and how far it is truncated.
       if (last.command === 'start' && seenRun.storage) r = { ...r, storage: seenRun.storage };
