@@ -12,6 +12,10 @@ import { BR_SIM } from './support/br-run';
 import { EtcdStore, etcdGrpcServer } from './sim/pd-etcd';
 import { startS3Server, type S3Server } from './support/s3-server';
 
+// Each test runs the simulator as several processes one after another: on a loaded machine that
+// takes far longer than Jest's 5 s default, which would fail a test that has done nothing wrong.
+jest.setTimeout(120_000);
+
 let server: S3Server | undefined;
 let endpoint = '';
 
