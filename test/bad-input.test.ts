@@ -208,6 +208,14 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
+    name: 'a timeout the controller cannot read is refused, not replaced by its default',
+    files: { 't.yaml': DEMO.replace('  tikv:\n', '  tikv:\n    evictLeaderTimeout: forever\n') },
+    args: ['render', '$D/t.yaml'],
+    exit: 1,
+    stderr: ['$D/t.yaml: document 1: spec.tikv.evictLeaderTimeout (line 9): expected a Go duration such as 1500m, 400s or 1h30m, got "forever"'],
+    problems: 1,
+  },
+  {
     name: 'a near-miss kind is an error, not a skipped document whose cluster prune would delete',
     files: { 'k.yaml': DEMO.replace('kind: TidbCluster', 'kind: TiDBCluster') },
     args: ['render', '$D/k.yaml'],

@@ -35,8 +35,15 @@ describe('parseDuration', () => {
     ['1h30m', 5_400_000],
     ['250ms', 250],
     ['1.5s', 1500],
+    // As Go's time.ParseDuration: a bare 0, a sign, a leading or trailing point, μs and µs.
+    ['0', 0],
+    ['-5m', -300_000],
+    ['+1h', 3_600_000],
+    ['.5s', 500],
+    ['2.s', 2000],
+    ['1500μs', 1.5],
   ])('%s', (text, ms) => expect(parseDuration(text)).toBe(ms));
-  it.each(['', '10', 'ten seconds', '5s junk'])('rejects %j', (text) => expect(parseDuration(text)).toBeUndefined());
+  it.each(['', '10', 'ten seconds', '5s junk', 'forever', '1d', '--5m'])('rejects %j', (text) => expect(parseDuration(text)).toBeUndefined());
 });
 
 describe('controller arguments', () => {

@@ -20,3 +20,6 @@ export const DNS_DOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 export const SUB_DIR = /^[A-Za-z0-9._/-]*$/;
 /** A TiDB plugin name, a word of the start command. */
 export const PLUGIN_NAME = /^[A-Za-z0-9._-]+$/;
+
+/** A Go duration as time.ParseDuration takes it: `0`, or numbers with units, signed (`1h30m`, `-5m`, `.5s`). */
+export const GO_DURATION = /^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$/;

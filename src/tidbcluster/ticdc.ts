@@ -5,7 +5,7 @@ import type { SpecIssue } from './errors';
 import { resolveComponent, type Ctx, type ResolvedComponent } from './component';
 import type { ComponentFields } from './fields';
 import type { TiCDCSpec } from './types';
-import { DNS1123_LABEL } from '../base/patterns';
+import { DNS1123_LABEL, GO_DURATION } from '../base/patterns';
 
 export interface ResolvedTiCDC extends ResolvedComponent {
   readonly kind: 'ticdc';
@@ -70,7 +70,6 @@ export const TICDC_FIELDS: ComponentFields = {
 /** Volume names the TiCDC pod uses itself. */
 const OWN_VOLUMES = ['annotations', 'ticdc-tls', 'cluster-client-tls', 'config'];
 /** Go `time.ParseDuration` syntax, as `metav1.Duration` reads it. */
-const GO_DURATION = /^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$/;
 /** Log levels and file paths are words of the start command. */
 export const LOG_LEVEL = /^[A-Za-z]+$/;
 export const LOG_FILE = /^[A-Za-z0-9._/-]*$/;

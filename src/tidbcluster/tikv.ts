@@ -1,7 +1,7 @@
 /** `spec.tikv`: what TiKV resolves beyond the common component fields. */
 import { DEFAULTS } from './defaults';
 import { checked, resolveComponent, resolveLogTailer, storageCapacity, type Ctx, type ResolvedComponent, type ResolvedLogTailer } from './component';
-import { SUB_DIR } from '../base/patterns';
+import { GO_DURATION, SUB_DIR } from '../base/patterns';
 
 /** A separate TiKV log (RocksDB's or Raft's) followed by its own tailer. */
 export interface ResolvedTiKVLog {
@@ -44,8 +44,8 @@ export function resolveTiKV(ctx: Ctx): ResolvedTiKV {
     logTailer: resolveLogTailer(ctx, tikv.logTailer, 'spec.tikv.logTailer'),
     settings: {
       ...base.settings,
-      evictLeaderTimeout: tikv.evictLeaderTimeout ?? DEFAULTS.tikvEvictLeaderTimeout,
-      waitLeaderTransferBackTimeout: tikv.waitLeaderTransferBackTimeout ?? DEFAULTS.tikvWaitLeaderTransferBackTimeout,
+      evictLeaderTimeout: goDuration(ctx, 'spec.tikv.evictLeaderTimeout', tikv.evictLeaderTimeout) ?? DEFAULTS.tikvEvictLeaderTimeout,
+      waitLeaderTransferBackTimeout: goDuration(ctx, 'spec.tikv.waitLeaderTransferBackTimeout', tikv.waitLeaderTransferBackTimeout) ?? DEFAULTS.tikvWaitLeaderTransferBackTimeout,
       recoverFailover: tikv.recoverFailover ?? false,
       recoverByUID: tikv.failover?.recoverByUID,
       storeLabels: tikv.storeLabels ?? [],
@@ -54,4 +54,11 @@ export function resolveTiKV(ctx: Ctx): ResolvedTiKV {
       spareVolReplaceReplicas: tikv.spareVolReplaceReplicas ?? DEFAULTS.pdSpareVolReplaceReplicas,
     },
   };
+}
+
+/** A duration the controller reads as the operator does (Go's time.ParseDuration); other text is refused, not replaced by the default. */
+function goDuration(ctx: Ctx, path: string, value: string | undefined): string | undefined {
+  if (value === undefined || GO_DURATION.test(value)) return value;
+  ctx.issues.push({ path, message: `expected a Go duration such as 1500m, 400s or 1h30m, got ${JSON.stringify(value)}` });
+  return value;
 }

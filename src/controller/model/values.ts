@@ -1,25 +1,22 @@
 /**
  * Values the controller reads from objects as text: Go durations, times, image tags and versions.
  */
+import { GO_DURATION } from '../../base/patterns';
 import { tagVersionAtLeast } from '../../base/version';
 import { TICDC_ARCHITECTURE_ANNOTATION } from '../../tidbcluster/names';
 import type { Pod, StatefulSet } from './objects';
 
 /**
- * Go duration (`1500m`, `400s`, `1h30m`, `250ms`) in milliseconds; undefined when it does not parse.
+ * Go duration (`1500m`, `400s`, `1h30m`, `250ms`, `0`, `-5m`, `.5s`) in milliseconds, as
+ * time.ParseDuration reads it; undefined when it does not parse (the renderer refuses such text).
  */
 export function parseDuration(text: string | undefined): number | undefined {
-  if (!text) return undefined;
-  const unit: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
+  if (!text || !GO_DURATION.test(text)) return undefined;
+  const sign = text.startsWith('-') ? -1 : 1;
+  const unit: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
   let total = 0;
-  let m: RegExpExecArray | null;
-  let consumed = 0;
-  while ((m = re.exec(text)) !== null) {
-    total += Number(m[1]) * unit[m[2]];
-    consumed = re.lastIndex;
-  }
-  return consumed === text.length && consumed > 0 ? total : undefined;
+  for (const m of text.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) total += Number(m[1]) * unit[m[2]];
+  return sign * total;
 }
 
 /** The tag of the image of a StatefulSet's container (`pingcap/tiflash:v8.5.0` -> `v8.5.0`), if any. */
