@@ -23,7 +23,7 @@ import {
 } from '../tidbcluster/api-rules';
 import { DNS1123_SUBDOMAIN } from '../base/patterns';
 import { joinKey } from '../tidbcluster/crd-schema';
-import { claimSizeProblem, storageClassProblem } from '../tidbcluster/pod-rules';
+import { claimSizeProblem, classNameProblem } from '../tidbcluster/pod-rules';
 
 type Obj = Record<string, unknown>;
 
@@ -78,7 +78,7 @@ function checkObject(o: Obj, kubeMinor: number, out: string[]): void {
         objectMeta(asObj(asObj(t).metadata), `spec.volumeClaimTemplates[${i}].metadata`, add);
         const claim = asObj(asObj(t).spec);
         add(`spec.volumeClaimTemplates[${i}].spec.resources.requests.storage`, claimSizeProblem(asObj(asObj(claim.resources).requests).storage));
-        add(`spec.volumeClaimTemplates[${i}].spec.storageClassName`, storageClassProblem(claim.storageClassName));
+        add(`spec.volumeClaimTemplates[${i}].spec.storageClassName`, classNameProblem(claim.storageClassName, 'StorageClass'));
       });
       break;
     default:

@@ -22,6 +22,7 @@ import {
   affinityFindings,
   attach,
   claimSizeProblem,
+  classNameProblem,
   containerSecurityContextFindings,
   dnsFindings,
   envFindings,
@@ -29,8 +30,6 @@ import {
   podSecurityContextFindings,
   pullPolicyProblem,
   resourceFindings,
-  priorityClassProblem,
-  storageClassProblem,
   tolerationFindings,
   topologySpreadFindings,
   type Finding,
@@ -64,8 +63,8 @@ const FIELD_RULES = new Map<string, (value: unknown) => Finding[]>(
     securityContext: containerSecurityContextFindings,
     topologySpreadConstraints: topologySpreadFindings,
     imagePullPolicy: (v: unknown) => one(pullPolicyProblem(v)),
-    storageClassName: (v: unknown) => one(storageClassProblem(v)),
-    priorityClassName: (v: unknown) => one(priorityClassProblem(v)),
+    storageClassName: (v: unknown) => one(classNameProblem(v, 'StorageClass')),
+    priorityClassName: (v: unknown) => one(classNameProblem(v, 'PriorityClass')),
     storageSize: (v: unknown) => one(claimSizeProblem(v)),
   }),
 );
@@ -83,7 +82,8 @@ function nodeIssues(node: Record<string, unknown>, path: string, issues: SpecIss
   if ((isObject(node.requests) || isObject(node.limits)) && !CLAIM_RESOURCES.test(path)) {
     const container = CONTAINER_RESOURCES.test(path);
     add(resourceFindings(node.requests, node.limits, container ? [] : ['storage']));
-    if (!container && isObject(node.requests) && node.requests.storage !== undefined) add(one(claimSizeProblem(node.requests.storage)).map(([, m]) => ['requests.storage', m]));
+    const size = container || !isObject(node.requests) ? undefined : claimSizeProblem(node.requests.storage);
+    if (size) issues.push({ path: attach(path, 'requests.storage'), message: size });
   }
   if (node.dnsPolicy !== undefined || node.dnsConfig !== undefined) add(dnsFindings(node.dnsPolicy, node.dnsConfig));
 }

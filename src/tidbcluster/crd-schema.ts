@@ -464,7 +464,7 @@ function closest(candidates: Candidate[], lower: string): string | undefined {
 }
 
 /** Damerau-Levenshtein (optimal string alignment): a transposition costs 1. */
-function editDistance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   let prev2: number[] = [];
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {

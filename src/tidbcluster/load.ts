@@ -10,6 +10,7 @@ import { formatIssue, SpecError, type SourceRef, type SpecIssue } from './errors
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { aliasProblems } from '../base/yaml/aliases';
 import { KIND, type TidbCluster } from './types';
+import { editDistance } from './crd-schema';
 
 export interface LoadedCluster {
   readonly source: SourceRef;
@@ -70,17 +71,8 @@ function nearMissKind(obj: Record<string, unknown>): string | undefined {
   if (typeof obj.kind !== 'string' || OPERATOR_KINDS.includes(obj.kind)) return undefined;
   if (obj.apiVersion !== undefined && !(typeof obj.apiVersion === 'string' && obj.apiVersion.startsWith('pingcap.com/'))) return undefined;
   const lower = obj.kind.toLowerCase();
-  return OPERATOR_KINDS.find((k) => withinOneEdit(lower, k.toLowerCase()));
-}
-
-/** Equal, or one letter changed, added, dropped, or two neighbours swapped. */
-function withinOneEdit(a: string, b: string): boolean {
-  if (a === b) return true;
-  if (Math.abs(a.length - b.length) > 1) return false;
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  if (a.length === b.length) return a.slice(i + 1) === b.slice(i + 1) || (a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2));
-  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
+  // One letter changed, added, dropped, or two neighbours swapped.
+  return OPERATOR_KINDS.find((k) => editDistance(lower, k.toLowerCase()) <= 1);
 }
 
 /** Whether a document other than the caller's kinds is an object to pass through. */

@@ -13,9 +13,10 @@
  */
 import { isIP } from 'node:net';
 import { DNS1123_SUBDOMAIN } from '../base/patterns';
+import { quantityValue } from '../base/quantity';
 import { joinKey } from './crd-schema';
 import { quoted } from './errors';
-import { labelValueProblem, qualifiedNameProblem } from './api-rules';
+import { isObject as isObj, labelValueProblem, qualifiedNameProblem } from './api-rules';
 
 /** A problem below the field: the path relative to it ('' for the field itself) and why. */
 export type Finding = [path: string, problem: string];
@@ -26,23 +27,8 @@ export function attach(base: string, rel: string): string {
 }
 type Obj = Record<string, unknown>;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const MAX_ID = 2147483647;
-
-// ---- quantities ----
-
-const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E))?$/;
-const FACTOR: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60, '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
-
-/** A quantity's value (exact enough to compare and to tell its sign), or undefined. */
-export function quantityValue(q: unknown): number | undefined {
-  if (typeof q === 'number') return Number.isFinite(q) ? q : undefined;
-  if (typeof q !== 'string') return undefined;
-  const m = QUANTITY.exec(q);
-  if (!m) return undefined;
-  return Number(m[1]) * (m[2] ? 10 ** Number(m[2].slice(1)) : FACTOR[m[3] ?? '']);
-}
 
 // ---- tolerations (ValidateTolerations) ----
 
@@ -405,20 +391,14 @@ export function topologySpreadFindings(constraints: unknown): Finding[] {
   return out;
 }
 
-/** Why `name` cannot name a StorageClass (a DNS subdomain; empty means none), or undefined. */
-export function storageClassProblem(name: unknown): string | undefined {
+/** Why `name` cannot name a StorageClass or PriorityClass (a DNS subdomain; empty means none), or undefined. */
+export function classNameProblem(name: unknown, kind: 'StorageClass' | 'PriorityClass'): string | undefined {
   if (typeof name !== 'string' || name === '') return undefined;
-  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a StorageClass name (lowercase letters, digits, "-" and ".", at most 253)`;
+  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a ${kind} name (lowercase letters, digits, "-" and ".", at most 253)`;
 }
 
 /** Why a claim's size is refused (it must be above zero), or undefined. */
 export function claimSizeProblem(size: unknown): string | undefined {
   const v = quantityValue(size);
   return v !== undefined && v <= 0 ? `a volume of ${quoted(size)}: its size must be above zero` : undefined;
-}
-
-/** Why `name` cannot name a PriorityClass (a DNS subdomain; empty means none), or undefined. */
-export function priorityClassProblem(name: unknown): string | undefined {
-  if (typeof name !== 'string' || name === '') return undefined;
-  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a PriorityClass name (lowercase letters, digits, "-" and ".", at most 253)`;
 }
