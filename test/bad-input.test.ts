@@ -293,10 +293,11 @@ const CASES: Case[] = [
     args: ['render', '$D/keys.yaml'],
     exit: 1,
     stderr: [
-      '$D/keys.yaml: document 1: spec.pd.nodeSelector.1 (line 8): a mapping key must be a string; quote it ("1") if it is meant as one',
-      '$D/keys.yaml: document 1: spec.pd.labels.true (line 10): a mapping key must be a string; quote it ("true") if it is meant as one',
+      '$D/keys.yaml: document 1: spec.pd.nodeSelector["1"] (line 8): a key must be text: kubectl reads 1 as a number and makes it the key "1": quote it ("1") if it is meant as text',
+      '$D/keys.yaml: document 1: spec.pd.nodeSelector["1"] (line 8): the key "1" is given twice in this mapping (first on line 8): kubectl keeps the last, other tools the first; keep one',
+      '$D/keys.yaml: document 1: spec.pd.labels.true (line 10): a key must be text: kubectl reads true as a boolean and makes it the key "true": quote it ("true") if it is meant as text',
     ],
-    problems: 2,
+    problems: 3,
   },
   {
     name: '-n with a value that is no namespace is a usage error',
@@ -513,6 +514,17 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
+    name: 'config as a tagged list or binary is refused, not coerced to a table',
+    files: { 'tags.yaml': demoWith('', '    config: !!omap [a: 1]\n    labels: !!binary aGk=\n') },
+    args: ['render', '$D/tags.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/tags.yaml: document 1: spec.pd.config (line 8): the tag !!omap is not read here (kubectl drops or reinterprets it): write the list without it',
+      '$D/tags.yaml: document 1: spec.pd.labels (line 9): the tag !!binary is not read here (kubectl drops or reinterprets it): write the value without it',
+    ],
+    problems: 2,
+  },
+  {
     name: 'binary-ish file (a zip header)',
     files: { 'blob.yaml': Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]) },
     args: ['render', '$D/blob.yaml'],
@@ -521,11 +533,11 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
-    name: 'duplicate key in a mapping (not valid YAML)',
+    name: 'duplicate key in a mapping (kubectl would keep the last silently)',
     files: { 'dupkey.yaml': DEMO.replace('    replicas: 1\n', '    replicas: 1\n    replicas: 2\n') },
     args: ['render', '$D/dupkey.yaml'],
     exit: 1,
-    stderr: ['$D/dupkey.yaml: document 1: (yaml) (line 8): not valid YAML: Map keys must be unique'],
+    stderr: ['$D/dupkey.yaml: document 1: spec.pd.replicas (line 8): the key "replicas" is given twice in this mapping (first on line 7): kubectl keeps the last, other tools the first; keep one'],
     problems: 1,
   },
   {

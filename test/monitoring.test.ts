@@ -20,7 +20,7 @@ import { hasMatcherEverywhere } from '../src/base/promql';
 import { MAX_DASHBOARD_BYTES, publish, splitDashboard, type AssetFile } from '../src/monitoring/publish';
 import { renderClusters } from '../src/render/render';
 import type { MonitoringPublishInfo } from '../src/tidbcluster/names';
-import { cluster, find, type Obj } from './support/render';
+import { cluster, find, toYaml, type Obj } from './support/render';
 import { assertValidK8sObjects, SCHEMA_MINORS } from './support/k8s-schema';
 
 /** The operator's `examples/basic/tidb-monitor.yaml`, as operator users have it (namespaced here). */
@@ -50,7 +50,7 @@ const ALL = {
 };
 
 function load(docs: Obj[]) {
-  const loaded = loadInputs(docs.map((d) => stringify(d)).join('---\n'), 'in.yaml');
+  const loaded = loadInputs(docs.map((d) => toYaml(d)).join('---\n'), 'in.yaml');
   const linked = linkOperations(loaded.clusters, loaded.documents);
   return { loaded, linked, errors: [...loaded.errors.map((e) => e.message), ...linked.errors].join('\n') };
 }
@@ -396,7 +396,7 @@ describe('diff', () => {
   const on = (version = 'v8.5.7') => cluster({ version }, { annotations: MONITORED });
 
   test('reads a TidbMonitor beside its cluster, as render does', () => {
-    const loaded = loadManifests([{ file: 'in.yaml', text: [cluster(), operatorMonitor()].map((d) => stringify(d)).join('---\n'), explicit: true }]);
+    const loaded = loadManifests([{ file: 'in.yaml', text: [cluster(), operatorMonitor()].map((d) => toYaml(d)).join('---\n'), explicit: true }]);
     expect(loaded.errors).toEqual([]);
     expect(loaded.objects).toEqual(renderAll([cluster(), operatorMonitor()]));
   });

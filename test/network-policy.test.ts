@@ -4,11 +4,10 @@
  * (and of the namespace `spec.cluster` joins), the metrics ports from Prometheus's namespace, and
  * nothing else; refused where they cannot be right; reported by `diff`.
  */
-import { stringify } from 'yaml';
 import { buildModel, compareModels, type KubeObject } from '../src/diff';
 import { loadTidbClusters } from '../src/tidbcluster/load';
 import { METRICS_FROM_ANNOTATION, NETWORK_POLICY_ANNOTATION } from '../src/tidbcluster/guard-rails';
-import { cluster, render, type Obj } from './support/render';
+import { cluster, render, toYaml, type Obj } from './support/render';
 
 const policies = (objects: Obj[]) => objects.filter((o) => o.kind === 'NetworkPolicy');
 const on = (extra: Record<string, string> = {}, spec: Obj = {}) => cluster(spec, { annotations: { [NETWORK_POLICY_ANNOTATION]: 'true', ...extra } });
@@ -61,7 +60,7 @@ describe('network policies', () => {
     [{ [NETWORK_POLICY_ANNOTATION]: 'true', [METRICS_FROM_ANNOTATION]: 'Monitoring!' }, {}, `metadata.annotations["${METRICS_FROM_ANNOTATION}"] (line 8): expected the name of a namespace`],
     [{ [NETWORK_POLICY_ANNOTATION]: 'true' }, { acrossK8s: true }, `metadata.annotations["${NETWORK_POLICY_ANNOTATION}"] (line 7): not with spec.acrossK8s`],
   ])('%j is refused at its line', (annotations, spec, message) => {
-    const errors = loadTidbClusters(stringify(cluster(spec, { annotations })), 'tc.yaml').errors.map((e) => e.message);
+    const errors = loadTidbClusters(toYaml(cluster(spec, { annotations })), 'tc.yaml').errors.map((e) => e.message);
     expect(errors.join('\n')).toContain(`tc.yaml: document 1: ${message}`);
   });
 

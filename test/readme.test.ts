@@ -48,6 +48,12 @@ test("README's input error example is what render prints for it", () => {
   expect(readmeBlock('all of them are reported at once')).toBe(r.stderr);
 });
 
+test("README's YAML 1.1 warning is what render prints for it", () => {
+  const r = cli(['render', 'cluster.yaml'], join(root, 'test/fixtures/readme/yaml11'));
+  expect(r.status).toBe(0);
+  expectSampleOf(readmeBlock('error about that value says which reading it got'), r.stderr);
+});
+
 describe("README's impact report samples are what diff prints", () => {
   const base = readFileSync(join(root, 'examples/gitops/tidb-clusters/basic.yaml'), 'utf8');
   const report = (changed: string) => {

@@ -86,6 +86,7 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
     if (w) io.stderr(`${w}\n`);
     for (const line of c.warnings) io.stderr(`${line}\n`);
   }
+  for (const d of [...documents, ...others]) for (const line of d.warnings) io.stderr(`${line}\n`);
   const imageNote = defaultImageNote(clusters, opts.controllerImageSetting);
   if (imageNote && !opts.check) io.stderr(`${imageNote}\n`);
   const extra = passed.objects.map((p) => p.object);

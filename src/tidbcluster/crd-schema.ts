@@ -9,6 +9,7 @@
 // `kubectl --validate=strict`) would report, phrased for humans editing YAML.
 
 import schema from './generated/tidbcluster.schema.json';
+import { joinKey } from '../base/path';
 
 export interface SchemaIssue {
   path: string;
@@ -384,13 +385,7 @@ function isPlainObject(value: object): boolean {
 // ---------------------------------------------------------------------------
 // Paths
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-
-/** `path.key`, or `path["key"]` for a key that is no plain word (what `parsePath` reads back). */
-export function joinKey(path: string, key: string): string {
-  if (!IDENTIFIER.test(key)) return `${path}[${JSON.stringify(key)}]`;
-  return path === '' ? key : `${path}.${key}`;
-}
+export { joinKey };
 
 function report(ctx: Context, path: string, message: string): void {
   ctx.issues.push({ path, message });

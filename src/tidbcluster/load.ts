@@ -2,15 +2,15 @@
  * Reading TidbCluster documents from YAML text: multi-document streams, other kinds set apart, every
  * problem reported with file, document index, path and line. No file system access here.
  */
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
-import { tomlFloat } from '../base/toml';
 import { documentIssues as clusterIssues } from './check';
 import { fastLoadAll } from '../base/yaml/fast-load';
 import { formatIssue, SpecError, type SourceRef, type SpecIssue } from './errors';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { aliasProblems } from '../base/yaml/aliases';
+import { plainDocuments, readYaml, type ReadDocument } from '../base/yaml/read';
 import { KIND, type TidbCluster } from './types';
 import { editDistance } from './crd-schema';
+import { parsePath } from '../base/path';
 
 export interface LoadedCluster {
   readonly source: SourceRef;
@@ -42,6 +42,8 @@ export interface LoadedDocument<T> {
   readonly value: T;
   /** The line of a path in the document (for problems found later, across documents). */
   line(path: string): number | undefined;
+  /** `file: document N: path (line L): warning: ...` for each reading other YAML tools take differently. */
+  readonly warnings: readonly string[];
 }
 
 export interface InputResult<T> extends LoadResult {
@@ -102,17 +104,12 @@ export function readInputs<T>(text: string, file: string, options: ResolveOption
   return fastLoad(text, file, options, kinds) ?? slowLoad(text, file, options, kinds);
 }
 
-/** The line of `path` in document `document` of `text`, parsing the text once, on first use. */
+/** The line of `path` in document `document` of `text`, reading the text once, on first use. */
 function lazyLines(text: string): (document: number, path: string) => number | undefined {
-  let parsed: { docs: Document.Parsed[]; lines: LineCounter } | undefined;
+  let docs: ReadDocument[] | undefined;
   return (document, path) => {
-    if (!parsed) {
-      const lines = new LineCounter();
-      const docs = parseAllDocuments(text, { lineCounter: lines });
-      parsed = { docs: Array.isArray(docs) ? docs : [], lines };
-    }
-    const doc = parsed.docs[document - 1];
-    return doc ? lineOf(doc, parsed.lines, path) : undefined;
+    docs ??= readYaml(text);
+    return docs[document - 1]?.line(path);
   };
 }
 
@@ -121,15 +118,8 @@ export function aliasErrors(text: string, file: string): SpecError[] {
   return aliasProblems(text).map((p) => new SpecError([{ path: '(yaml)', line: p.line, message: p.message }], { file, document: p.document }));
 }
 
-/**
- * A mapping key that YAML reads as a number, boolean or null (js-yaml turns it into a string without a
- * word). It may also match inside a block of text; then the full parser just takes a closer look.
- */
-const MAYBE_NON_STRING_KEY = /(?:^|[\s{,])(?:-\s+)?(?:[-+]?(?:\d[\d_.]*|\.\d+)|true|false|True|False|TRUE|FALSE|null|Null|NULL|~)\s*:(?:\s|$)/m;
-
 /** Clean input only: undefined as soon as anything would need a message with a line number. */
 function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): InputResult<T> | undefined {
-  if (MAYBE_NON_STRING_KEY.test(text)) return undefined;
   const docs = fastLoadAll(text);
   if (!docs) return undefined;
   const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [], others: [] };
@@ -144,11 +134,11 @@ function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds:
     const other = kinds.find((k) => k.kind === obj.kind);
     if (other) {
       if (documentIssues(obj, other).length > 0) return undefined;
-      result.documents.push({ source, value: other.read(obj, source), line: (path) => lines(source.document, path) });
+      result.documents.push({ source, value: other.read(obj, source), line: (path) => lines(source.document, path), warnings: [] });
       continue;
     }
     if (obj.kind !== KIND) {
-      if (isOther(obj)) result.others.push({ source, value: obj, line: (path) => lines(source.document, path) });
+      if (isOther(obj)) result.others.push({ source, value: obj, line: (path) => lines(source.document, path), warnings: [] });
       else result.skipped.push(skippedLine(source, obj));
       continue;
     }
@@ -166,63 +156,58 @@ function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds:
   return result;
 }
 
-/** The plain values of every document as the full parser reads them (for tests of the fast path). */
+/** The plain values of every document as the full reader reads them (for tests of the fast path). */
 export function slowLoadAll(text: string): unknown[] {
-  const docs = parseAllDocuments(text);
-  return (Array.isArray(docs) ? docs : []).map((doc) => (doc.contents === null ? null : toPlain(doc.contents, doc)));
+  return plainDocuments(text);
 }
 
 function slowLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): InputResult<T> {
-  const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [], others: [] };
-  if (!Array.isArray(docs)) return result; // an empty stream
-  docs.forEach((doc, i) => loadDocument(doc, { file, document: i + 1 }, lines, options, kinds, result));
+  readYaml(text).forEach((doc, i) => loadDocument(doc, { file, document: i + 1 }, options, kinds, result));
   return result;
 }
 
-function loadDocument<T>(doc: Document.Parsed, source: SourceRef, lines: LineCounter, options: ResolveOptions, kinds: readonly DocumentKind<T>[], out: InputResult<T>): void {
-  if (doc.errors.length > 0) {
-    out.errors.push(
-      new SpecError(
-        doc.errors.map((e) => ({ path: '(yaml)', line: lines.linePos(e.pos[0]).line, message: `not valid YAML: ${firstLine(e.message)}` })),
-        source,
-      ),
-    );
+function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveOptions, kinds: readonly DocumentKind<T>[], out: InputResult<T>): void {
+  if (doc.syntax.length > 0) {
+    out.errors.push(new SpecError(doc.syntax, source));
     return;
   }
-  // An empty document (a trailing `---`) parses as a null scalar: nothing to render, nothing wrong.
-  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
-  const keyIssues: SpecIssue[] = [];
-  const value = toPlain(doc.contents, doc, { path: '', issues: keyIssues, lines });
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    out.errors.push(new SpecError([{ path: '(document)', line: lineOf(doc, lines, ''), message: 'expected a mapping (a Kubernetes object)' }], source));
+  const value = doc.value;
+  // An empty document (a trailing `---`) reads as null: nothing to render, nothing wrong.
+  if (value === null) return;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    out.errors.push(new SpecError([{ path: '(document)', line: doc.line(''), message: 'expected a mapping (a Kubernetes object)' }], source));
     return;
   }
   const obj = value as Record<string, unknown>;
   const meant = nearMissKind(obj);
   if (meant) {
     const message = `${JSON.stringify(obj.kind)} is no kind tidb-gitops reads; did you mean ${meant}?`;
-    out.errors.push(new SpecError([{ path: 'kind', line: lineOf(doc, lines, 'kind'), message }], source));
+    out.errors.push(new SpecError([{ path: 'kind', line: doc.line('kind'), message }], source));
     return;
   }
   const other = kinds.find((k) => k.kind === obj.kind);
-  const withLines = (issues: readonly SpecIssue[]) => issues.map((i) => ({ ...i, line: i.line ?? lineOf(doc, lines, i.path) }));
+  // A problem with a value YAML 1.2 tools read differently (`name: yes` is true to kubectl) says so.
+  const withLines = (issues: readonly SpecIssue[]) =>
+    issues.map((i) => {
+      const note = doc.notes.find((n) => n.path === i.path);
+      return { ...i, line: i.line ?? doc.line(i.path), ...(note && { message: `${i.message} (${note.message})` }) };
+    });
   if (obj.kind !== KIND && !other) {
     if (!isOther(obj)) out.skipped.push(skippedLine(source, obj));
-    // Kubernetes reads every key as a string: a passed-through object must not say otherwise either.
-    else if (keyIssues.length > 0) out.errors.push(new SpecError(keyIssues, source));
-    else out.others.push({ source, value: obj, line: (path) => lineOf(doc, lines, path) });
+    // What kubectl would read differently or not at all is refused in a passed-through object too.
+    else if (doc.issues.length > 0) out.errors.push(new SpecError(doc.issues, source));
+    else out.others.push({ source, value: obj, line: doc.line, warnings: yamlWarnings(doc, source) });
     return;
   }
-  if (keyIssues.length > 0) {
-    out.errors.push(new SpecError(keyIssues, source));
+  if (doc.issues.length > 0) {
+    out.errors.push(new SpecError(doc.issues, source));
     return;
   }
   if (other) {
     const issues = documentIssues(obj, other);
     if (issues.length > 0) out.errors.push(new SpecError(withLines(issues), source));
-    else out.documents.push({ source, value: other.read(obj, source), line: (path) => lineOf(doc, lines, path) });
+    else out.documents.push({ source, value: other.read(obj, source), line: doc.line, warnings: yamlWarnings(doc, source) });
     return;
   }
   const issues = documentIssues(obj);
@@ -232,7 +217,7 @@ function loadDocument<T>(doc: Document.Parsed, source: SourceRef, lines: LineCou
   }
   try {
     const resolved = resolveCluster(obj as unknown as TidbCluster, options);
-    const warnings = withLines(resolved.warnings).map((w) => formatIssue({ ...w, message: `warning: ${w.message}` }, source));
+    const warnings = [...yamlWarnings(doc, source), ...withLines(resolved.warnings).map((w) => formatIssue({ ...w, message: `warning: ${w.message}` }, source))];
     out.clusters.push({ source, resolved, warnings });
   } catch (e) {
     if (!(e instanceof SpecError)) throw e;
@@ -255,77 +240,10 @@ function describe(obj: Record<string, unknown>): string {
   return typeof name === 'string' ? `${kind} ${name}` : kind;
 }
 
-/** Where toPlain is in a TidbCluster document, and where it notes keys that are not strings. */
-interface KeyCheck {
-  readonly path: string;
-  readonly issues: SpecIssue[];
-  readonly lines: LineCounter;
+/** `file: document N: path (line L): warning: ...` for each reading other YAML tools take differently. */
+function yamlWarnings(doc: ReadDocument, source: SourceRef): string[] {
+  return doc.notes.map((n) => formatIssue({ ...n, message: `warning: ${n.message}` }, source));
 }
 
-/** The JS value of a node; floats written with a fraction or exponent stay floats for TOML. */
-function toPlain(node: unknown, doc: Document.Parsed, check?: KeyCheck): unknown {
-  if (isAlias(node)) return toPlain(node.resolve(doc), doc, check);
-  if (isMap(node)) {
-    const out: Record<string, unknown> = {};
-    for (const pair of node.items) {
-      const key = isScalar(pair.key) ? pair.key.value : pair.key;
-      const at = check && (check.path === '' ? String(key) : `${check.path}.${String(key)}`);
-      // Kubernetes reads every key as a string: `1:` and `"1":` would become one key, `true:` a "true".
-      if (check && at !== undefined && key !== '<<' && typeof key !== 'string') {
-        const where = isScalar(pair.key) && pair.key.range ? check.lines.linePos(pair.key.range[0]).line : undefined;
-        check.issues.push({
-          path: at,
-          ...(where !== undefined && { line: where }),
-          message: `a mapping key must be a string; quote it (${JSON.stringify(String(key))}) if it is meant as one`,
-        });
-      }
-      // `<<: *anchor` merges the anchored mapping's keys under the explicit ones.
-      if (key === '<<' && (isAlias(pair.value) || isMap(pair.value))) {
-        const merged = toPlain(pair.value, doc, check);
-        if (merged && typeof merged === 'object') for (const [k, v] of Object.entries(merged)) if (!(k in out)) out[k] = v;
-        continue;
-      }
-      // An own property even for `__proto__` (assigning it would set the prototype); check.ts refuses it.
-      const value = toPlain(pair.value, doc, check && { ...check, path: at! });
-      Object.defineProperty(out, String(key), { value, enumerable: true, writable: true, configurable: true });
-    }
-    return out;
-  }
-  if (isSeq(node)) return node.items.map((item, i) => toPlain(item, doc, check && { ...check, path: `${check.path}[${i}]` }));
-  if (isScalar(node)) {
-    const v = node.value;
-    if (typeof v === 'number' && Number.isInteger(v) && isFloatLiteral(node.source)) return tomlFloat(v);
-    return v;
-  }
-  return node === undefined ? null : node;
-}
+export { parsePath };
 
-function isFloatLiteral(source: unknown): boolean {
-  return typeof source === 'string' && /^[-+]?(\d[\d_]*)?\.\d|[eE]/.test(source) && !/^0x/i.test(source);
-}
-
-/** Line of the deepest node the path reaches (the path itself may name a missing key). */
-function lineOf(doc: Document.Parsed, lines: LineCounter, path: string): number | undefined {
-  const segments = parsePath(path);
-  for (let n = segments.length; n >= 0; n--) {
-    const node = (n === 0 ? doc.contents : doc.getIn(segments.slice(0, n), true)) as Node | undefined;
-    if (node && node.range) return lines.linePos(node.range[0]).line;
-  }
-  return undefined;
-}
-
-/** `spec.tidb.env[0]["app.kubernetes.io/name"]` -> ['spec', 'tidb', 'env', 0, 'app.kubernetes.io/name'] */
-export function parsePath(path: string): (string | number)[] {
-  const out: (string | number)[] = [];
-  const re = /([^.[\]]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]/g;
-  for (let m = re.exec(path); m; m = re.exec(path)) {
-    if (m[1] !== undefined) out.push(m[1]);
-    else if (m[2] !== undefined) out.push(Number(m[2]));
-    else out.push(JSON.parse(`"${m[3]}"`) as string);
-  }
-  return out;
-}
-
-function firstLine(s: string): string {
-  return s.split('\n')[0];
-}

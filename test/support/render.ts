@@ -29,7 +29,7 @@ export function cluster(spec: Obj = {}, metadata: Obj = {}): Obj {
  * version (`options.kubeVersion`, else the default, 1.31).
  */
 export function render(input: Obj | string, options: ResolveOptions = {}): Obj[] {
-  const text = typeof input === 'string' ? input : stringify(input);
+  const text = typeof input === 'string' ? input : toYaml(input);
   const loaded = loadTidbClusters(text, 'test.yaml', options);
   if (loaded.errors.length > 0) throw new Error(loaded.errors.map((e) => e.message).join('\n'));
   const rendered = renderClusters(loaded.clusters.map((c) => c.resolved));
@@ -42,7 +42,7 @@ export function render(input: Obj | string, options: ResolveOptions = {}): Obj[]
 
 /** The error messages for an input that must fail. */
 export function renderErrors(input: Obj | string, options: ResolveOptions = {}): string {
-  const text = typeof input === 'string' ? input : stringify(input);
+  const text = typeof input === 'string' ? input : toYaml(input);
   const loaded = loadTidbClusters(text, 'test.yaml', options);
   if (loaded.errors.length === 0) throw new Error('expected the input to be rejected, but it was accepted');
   return loaded.errors.map((e) => e.message).join('\n');
@@ -70,3 +70,11 @@ export function tomlOf(cm: Obj): string {
 }
 
 export { parse };
+
+/**
+ * An object as YAML text that kubectl (and so the renderer) reads back as the same object: YAML 1.1,
+ * so strings such as "yes", "on" or "010" are quoted.
+ */
+export function toYaml(value: unknown): string {
+  return stringify(value, { version: '1.1' });
+}

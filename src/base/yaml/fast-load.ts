@@ -1,44 +1,60 @@
 /**
- * The fast way to read YAML: js-yaml, with scalars resolved exactly as the YAML 1.2 core schema (what
- * the `yaml` package uses) resolves them. Only clean input takes this path; anything it cannot read,
- * and any document with a problem, is read again with `yaml`, which knows lines for messages.
+ * The fast way to read YAML: js-yaml, with plain scalars resolved exactly as kubectl resolves them
+ * (`scalar.ts`). Only clean input takes this path: anything that needs a message or a warning (a form
+ * YAML 1.2 tools read differently, a merge, a tag, a key that is not text) makes it give up, and the
+ * text is read again by `read.ts`, which knows lines and says what is wrong.
  */
 import * as jsyaml from 'js-yaml';
 import { loadAll, Schema, Type } from 'js-yaml';
-import { tomlFloat } from '../toml';
+import { readPlainScalar, type PlainScalar, type ScalarKind } from './scalar';
 
 // js-yaml exports its built-in types at run time; its type declarations leave them out.
-const types = (jsyaml as unknown as { types: Record<'str' | 'seq' | 'map' | 'null' | 'bool' | 'merge', Type> }).types;
+const types = (jsyaml as unknown as { types: Record<'str' | 'seq' | 'map', Type> }).types;
 
-const INT = /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$/;
-const FLOAT = /^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
+/** Thrown from inside js-yaml to give up on the text. */
+class NotClean extends Error {}
 
-const int = new Type('tag:yaml.org,2002:int', {
-  kind: 'scalar',
-  resolve: (data: string) => data !== null && INT.test(data),
-  construct: (data: string) => (data.startsWith('0o') ? parseInt(data.slice(2), 8) : data.startsWith('0x') ? parseInt(data.slice(2), 16) : Number(data)),
-});
+let lastText: string | undefined;
+let lastReading: PlainScalar | undefined;
 
-/** A float written as `1.0` stays a float for TOML (see `tomlFloat`), as the slow path keeps it. */
-const float = new Type('tag:yaml.org,2002:float', {
-  kind: 'scalar',
-  resolve: (data: string) => data !== null && FLOAT.test(data) && !INT.test(data),
-  construct: (data: string) => {
-    const lower = data.toLowerCase();
-    const v = lower.endsWith('.inf') ? (lower.startsWith('-') ? -Infinity : Infinity) : lower === '.nan' ? NaN : Number(data);
-    return Number.isInteger(v) ? tomlFloat(v) : v;
-  },
-});
+/** js-yaml asks each implicit type in turn about the same text: read it once. */
+function reading(text: string): PlainScalar {
+  if (text !== lastText) {
+    lastText = text;
+    lastReading = readPlainScalar(text);
+  }
+  return lastReading!;
+}
 
-const CORE_1_2 = new Schema({
+const implicit = (kind: ScalarKind) =>
+  new Type(`tag:yaml.org,2002:${kind}`, {
+    kind: 'scalar',
+    resolve: (text: string | null) => (text === null ? kind === 'null' : reading(text).kind === kind),
+    construct: (text: string | null) => {
+      if (text === null) return null;
+      const read = reading(text);
+      if (read.refused || read.differsFrom12) throw new NotClean();
+      return read.value;
+    },
+  });
+
+const KUBECTL = new Schema({
   explicit: [types.str, types.seq, types.map],
-  implicit: [types.null, types.bool, int, float, types.merge],
+  implicit: [implicit('null'), implicit('bool'), implicit('int'), implicit('float')],
 });
 
-/** Every document of the text as plain values, or undefined when js-yaml cannot read it. */
+/**
+ * Text the fast path leaves to the full reader: a key that may not be text (a number, a boolean, null,
+ * a mapping or a list), an explicit key, a merge, a directive, or content after `---`.
+ */
+const NOT_FOR_FAST =
+  /(?:^|[\s{,])(?:-\s+)*(?:[-+]?(?:\d[\w.+-]*|\.\w+)|true|false|True|False|TRUE|FALSE|null|Null|NULL|~)\s*:(?:\s|$)|[\]}]\s*:(?:\s|$)|(?:^|\s)\?(?:\s|$)|<<|^%|^---[^\S\n]*[^\s#]/m;
+
+/** Every document of the text as plain values, or undefined when the text needs the full reader. */
 export function fastLoadAll(text: string): unknown[] | undefined {
+  if (NOT_FOR_FAST.test(text)) return undefined;
   try {
-    return loadAll(text, undefined, { schema: CORE_1_2 });
+    return loadAll(text, undefined, { schema: KUBECTL });
   } catch {
     return undefined;
   }
