@@ -292,6 +292,14 @@ describe('parse errors', () => {
     expect(syntax.message).toContain('level = ');
   });
 
+  it('refuses tables, arrays and inline tables nested past 100 levels, at their line, instead of overflowing the stack', () => {
+    const header = `x = 1\n[${Array(3000).fill('a').join('.')}]\ny = 2\n`;
+    expect(() => parseToml(header)).toThrow(/line 2, column 1: tables and arrays nest more than 100 levels deep/);
+    expect(() => parseToml(`a = ${'['.repeat(500)}${']'.repeat(500)}\n`)).toThrow(/more than 100 levels deep/);
+    expect(() => parseToml(`a = ${'{b = '.repeat(500)}1${'}'.repeat(500)}\n`)).toThrow(/more than 100 levels deep/);
+    expect(parseToml(`[${Array(99).fill('a').join('.')}]\ny = 2\n`)).toBeDefined();
+  });
+
   it('names the offending character instead of its code', () => {
     expect(() => parseToml('a = 1\n= 2\n')).toThrow(/line 2, column 1: unexpected character "="/);
   });

@@ -100,7 +100,8 @@ describe('documents', () => {
   test('nesting beyond 100 levels is refused, not a crash, however it is written', () => {
     const deep = (n: number) => `a: ${'['.repeat(n)}${']'.repeat(n)}\n`;
     expect(accepted(one(deep(98)))).toBe(true);
-    for (const text of [deep(100), deep(5000), `a:\n  ${'- '.repeat(5000)}1\n`]) {
+    const indented = Array.from({ length: 2000 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n');
+    for (const text of [deep(100), deep(5000), `a:\n  ${'- '.repeat(5000)}1\n`, indented]) {
       expect(one(text).syntax[0].message).toMatch(/more than 100 levels deep/);
       expect(fastLoadAll(text)).toBeUndefined();
     }

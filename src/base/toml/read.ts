@@ -150,7 +150,41 @@ export function parseToml(text: string): TomlTable {
   } catch (err) {
     throw toSyntaxError(err, text);
   }
+  const deep = tooDeep(raw);
+  if (deep) {
+    const line = deepestLine(text);
+    throw new TomlSyntaxError(`tables and arrays nest more than ${MAX_TOML_DEPTH} levels deep; no setting is that deep`, line, 1, text.split(/\r?\n/)[line - 1]);
+  }
   return normaliseParsed(raw) as TomlTable;
+}
+
+/** Levels of tables and arrays a config may nest (every walk after parsing recurses). */
+export const MAX_TOML_DEPTH = 100;
+
+/** Whether the parsed value nests deeper than {@link MAX_TOML_DEPTH}; walks without recursion. */
+function tooDeep(root: unknown): boolean {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (value === null || typeof value !== 'object' || value instanceof Date || value instanceof TomlFloat) continue;
+    if (depth > MAX_TOML_DEPTH) return true;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** The line most likely at fault: the one with the most dots, brackets or braces. */
+function deepestLine(text: string): number {
+  let best = 0;
+  let line = 1;
+  text.split(/\r?\n/).forEach((l, i) => {
+    const n = (l.match(/[.[{]/g) ?? []).length;
+    if (n > best) {
+      best = n;
+      line = i + 1;
+    }
+  });
+  return line;
 }
 
 function toSyntaxError(err: unknown, text: string): Error {

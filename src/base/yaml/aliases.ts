@@ -56,8 +56,8 @@ export function anchorTargets(doc: Document.Parsed): Map<Alias, Node | undefined
 export function aliasProblems(text: string): AliasProblem[] {
   if (!text.includes('&')) return [];
   const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lines, schema: 'failsafe' });
-  if (!Array.isArray(docs)) return [];
+  // Nesting that overflows the parser is refused by the reader, with its own message.
+  const docs = parseDocuments(text, lines) ?? [];
   const out: AliasProblem[] = [];
   docs.forEach((doc, i) => {
     // A document that does not parse is refused for that, with its own message.
@@ -66,6 +66,20 @@ export function aliasProblems(text: string): AliasProblem[] {
     if (problem) out.push({ document: i + 1, line: lines.linePos(problem.offset).line, message: problem.message });
   });
   return out;
+}
+
+/**
+ * The documents of `text`, scalars left as text (the failsafe schema: their meaning is decided by
+ * `scalar.ts`); undefined when they nest deep enough to overflow the parser, which recurses per level.
+ */
+export function parseDocuments(text: string, lines: LineCounter): Document.Parsed[] | undefined {
+  try {
+    const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, schema: 'failsafe', uniqueKeys: false });
+    return Array.isArray(docs) ? docs : [];
+  } catch (e) {
+    if (e instanceof RangeError) return undefined;
+    throw e;
+  }
 }
 
 /** What is wrong with the aliases of one parsed document, with the offset to report it at. */

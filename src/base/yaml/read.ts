@@ -14,9 +14,9 @@
  * Readings a YAML 1.2 tool would take differently (`on`, `010`) and merges that replace a key written
  * before them are noted, for warnings. Nothing here knows about Kubernetes kinds.
  */
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Alias, type Document, type Node, type Scalar } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, type Alias, type Document, type Node, type Scalar } from 'yaml';
 import { joinKey, parsePath } from '../path';
-import { aliasProblem, anchorTargets, MAX_DEPTH } from './aliases';
+import { aliasProblem, anchorTargets, MAX_DEPTH, parseDocuments } from './aliases';
 import { readPlainScalar, readTaggedScalar } from './scalar';
 
 export interface YamlIssue {
@@ -49,12 +49,28 @@ const STACK_OVERFLOW = /Maximum call stack size exceeded/;
 /** Every document of `text`, read. */
 export function readYaml(text: string): ReadDocument[] {
   const lines = new LineCounter();
-  // Scalars stay text (the failsafe schema): their meaning is kubectl's, decided below.
-  const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, schema: 'failsafe', uniqueKeys: false });
-  const docs = Array.isArray(parsed) ? parsed : [];
+  const docs = parseDocuments(text, lines);
+  if (!docs) {
+    const syntax = [{ path: '(yaml)', line: deepestLine(text), message: `it nests mappings and lists more than ${MAX_DEPTH} levels deep: write it flatter` }];
+    return [{ value: null, syntax, issues: [], notes: [], line: () => undefined }];
+  }
   const out = docs.map((doc) => readDocument(doc, lines));
   for (const s of streamIssues(text, docs)) out[s.document]?.syntax.push({ path: '(yaml)', line: lines.linePos(s.offset).line, message: s.message });
   return out;
+}
+
+/** The line that nests deepest, by indentation and by the `-`, `[` and `{` that open a level on it. */
+function deepestLine(text: string): number {
+  let best = -1;
+  let line = 1;
+  text.split('\n').forEach((l, i) => {
+    const n = l.length - l.trimStart().length + (l.match(/(?:^|\s)-(?=\s|$)|[[{]/g) ?? []).length * 2;
+    if (n > best) {
+      best = n;
+      line = i + 1;
+    }
+  });
+  return line;
 }
 
 /** The plain values of every document (for tests and for readers that need no messages). */
