@@ -565,4 +565,9 @@ describe('tidb-gitops argocd', () => {
     expect(readSettings({ ARGOCD_APP_NAMESPACE: 'dest' }).settings.namespace).toBe('dest');
     expect(readSettings({}).settings.namespace).toBeUndefined();
   });
+
+  test('readSettings: a namespace that is no DNS label is an error naming where it came from', () => {
+    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'Bad_NS' }).errors).toEqual([`ARGOCD_APP_NAMESPACE: "Bad_NS" is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`]);
+    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'tidb', PARAM_NAMESPACE: 'x y' }).errors).toEqual([`PARAM_NAMESPACE: "x y" is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`]);
+  });
 });

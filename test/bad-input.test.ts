@@ -525,6 +525,17 @@ const CASES: Case[] = [
     problems: 2,
   },
   {
+    name: 'spec.cluster names a namespace and a domain PD can be reached at',
+    files: { 'join.yaml': DEMO.replace('spec:\n', 'spec:\n  cluster: {name: basic, namespace: "Bad NS", clusterDomain: "x_y"}\n') },
+    args: ['render', '$D/join.yaml'],
+    exit: 1,
+    stderr: [
+      `$D/join.yaml: document 1: spec.cluster.namespace (line 6): expected a namespace (a DNS label: lowercase letters, digits and '-', at most 63), got "Bad NS"`,
+      '$D/join.yaml: document 1: spec.cluster.clusterDomain (line 6): expected a DNS domain such as cluster.local (lowercase letters, digits, - and .), got "x_y"',
+    ],
+    problems: 2,
+  },
+  {
     name: 'binary-ish file (a zip header)',
     files: { 'blob.yaml': Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]) },
     args: ['render', '$D/blob.yaml'],

@@ -9,7 +9,7 @@ import { version } from '../../package.json';
 import { CONTROLLER_REPOSITORY } from '../tidbcluster/defaults';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputFile, yamlFilesUnder } from '../base/inputs';
-import { renderCommand, type Io } from './render';
+import { namespaceProblem, renderCommand, type Io } from './render';
 
 /** The plugin sidecar's image: this release's image with the CLI and plugin.yaml, built by the Dockerfile's `argocd-cmp` stage. */
 export const PLUGIN_IMAGE = `${CONTROLLER_REPOSITORY}:${version}-argocd-cmp`;
@@ -156,6 +156,8 @@ export function readSettings(env: Env): SettingsResult {
   const kubeVersion = pick('KUBE_VERSION') ?? (present(env.KUBE_VERSION) ? { value: env.KUBE_VERSION.trim(), from: 'KUBE_VERSION' } : undefined);
   const target = kubeVersion && parseKubeVersion(kubeVersion.value);
   if (target && 'error' in target) errors.push(`${kubeVersion.from}: ${target.error}`);
+  const nsProblem = namespace && namespaceProblem(namespace.value);
+  if (nsProblem) errors.push(`${namespace.from}: ${nsProblem}`);
   for (const p of paths.list) {
     const problem = pathProblem(p);
     if (problem) errors.push(`${paths.from}: ${JSON.stringify(p)} ${problem}`);

@@ -123,10 +123,6 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   return 0;
 }
 
-/**
- * A cluster without PD and without `spec.cluster` is valid (the operator takes it too), but its
- * components can only work if a PD answers at `<cluster>-pd:2379`: say so instead of failing.
- */
 /** Why `ns` cannot be a namespace (a DNS label of at most 63 characters), or undefined. */
 export function namespaceProblem(ns: string): string | undefined {
   if (DNS1123_LABEL.test(ns) && ns.length <= 63) return undefined;
@@ -140,6 +136,10 @@ export function kubeVersionNote(kubeVersion: string | undefined): string | undef
   return 'note' in target ? `note: ${target.note}` : undefined;
 }
 
+/**
+ * A cluster without PD and without `spec.cluster` is valid (the operator takes it too), but its
+ * components can only work if a PD answers at `<cluster>-pd:2379`: say so instead of failing.
+ */
 export function pdWarning(c: LoadedCluster): string | undefined {
   const r = c.resolved;
   if (r.pd || r.joinCluster) return undefined;

@@ -238,6 +238,9 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
   oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES);
   if (spec.clusterDomain) checked(ctx, 'spec.clusterDomain', spec.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
   if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS1123_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");
+  // The namespace ends up in PD's join address (`<name>-pd.<namespace>:2379`) and in the controller's RBAC.
+  if (spec.cluster?.namespace) checked(ctx, 'spec.cluster.namespace', spec.cluster.namespace, /^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "a namespace (a DNS label: lowercase letters, digits and '-', at most 63)");
+  if (spec.cluster?.clusterDomain) checked(ctx, 'spec.cluster.clusterDomain', spec.cluster.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
   const pd = spec.pd && resolvePD(ctx);
   if (spec.tikv?.storeLabels) checkStoreLabelKeys(spec.tikv.storeLabels, issues);
   const cluster: ResolvedCluster = {
