@@ -536,6 +536,17 @@ const CASES: Case[] = [
     problems: 2,
   },
   {
+    name: 'a config value where the renderer writes a table is refused, not replaced',
+    files: { 'owned.yaml': DEMO.replace('    replicas: 1\n', '    replicas: 1\n    config:\n      security: abc\n').replace('  tidb:\n    replicas: 1\n', '  tidb:\n    replicas: 1\n    config:\n      log: "y"\n') },
+    args: ['render', '$D/owned.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/owned.yaml: document 1: spec.pd.config.security (line 9): expected a table (the renderer sets keys inside security), got "abc"',
+      '$D/owned.yaml: document 1: spec.tidb.config.log (line 15): expected a table (the renderer sets keys inside log), got "y"',
+    ],
+    problems: 2,
+  },
+  {
     name: 'binary-ish file (a zip header)',
     files: { 'blob.yaml': Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]) },
     args: ['render', '$D/blob.yaml'],

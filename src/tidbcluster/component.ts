@@ -29,6 +29,7 @@ import { featureCheck, KUBE_FEATURES, kubeVersionText, type KubeFeature } from '
 import { quantityToBytes } from '../base/quantity';
 import type { ComponentConfig, ComponentSpec, LogTailerSpec, PodSettings, ResourceList, ServiceSpec } from './spec-parts';
 import type { TidbCluster, TidbClusterSpec } from './types';
+import { OWNED_CONFIG_TABLES, ownedTablesChecked } from './config-tables';
 
 /** Pod-level settings after the cluster/component precedence rules. */
 export interface ResolvedPod {
@@ -206,7 +207,7 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
       storageSize: String(v.storageSize),
       mountPath: v.mountPath || undefined,
     })),
-    config: configTable(comp.config, `${path}.config`, ctx.issues),
+    config: ownedTablesChecked(configTable(comp.config, `${path}.config`, ctx.issues), OWNED_CONFIG_TABLES[kind] ?? [], `${path}.config`, ctx.issues),
     settings: {
       ...clusterSettings(ctx.tc),
       // Read by nobody but `diff`, which reports a change of target like any other setting.

@@ -18,6 +18,7 @@ import type { ComponentFields } from './fields';
 import type { ComponentSpec, Quantity, ResourceList } from './spec-parts';
 import type { TiFlashStorageClaim } from './types';
 import { imageTag } from '../base/version';
+import { checkOwnedTables } from './config-tables';
 
 /**
  * Tables the renderer writes keys into, per file. The resolver checks that a user's config has no
@@ -200,27 +201,6 @@ function subConfig(value: TomlValue | undefined, path: string, issues: SpecIssue
   if (typeof value === 'string') return parseConfigToml(value, path, issues);
   issues.push({ path, message: `expected a TOML document (a string) or a mapping, got ${JSON.stringify(value)}` });
   return {};
-}
-
-/** The renderer writes keys inside these tables; a user value of another type there cannot be merged. */
-function checkOwnedTables(table: TomlTable, owned: readonly string[], path: string, issues: SpecIssue[]): void {
-  for (const dotted of owned) {
-    let cur: TomlValue = table;
-    const keys = dotted.split('.');
-    for (let i = 0; i < keys.length; i++) {
-      const next: TomlValue | undefined = isTomlTable(cur) ? cur[keys[i]] : undefined;
-      if (next === undefined) break;
-      if (!isTomlTable(next)) {
-        const at = keys.slice(0, i + 1).join('.');
-        // Each bad table once, even when several owned paths run through it.
-        if (!issues.some((x) => x.path === `${path}.${at}`)) {
-          issues.push({ path: `${path}.${at}`, message: `expected a table (the renderer sets keys inside ${at}), got ${JSON.stringify(next)}` });
-        }
-        break;
-      }
-      cur = next;
-    }
-  }
 }
 
 const REFUSED_CLAIM_FIELD = 'not supported yet: tidb-operator v1 ignores it for TiFlash (only resources.requests.storage sizes the claim); remove it';
