@@ -547,6 +547,25 @@ const CASES: Case[] = [
     problems: 2,
   },
   {
+    name: 'an input inside the output directory is refused, not overwritten or pruned',
+    keep: { 'out/demo.k8s.yaml': DEMO },
+    args: ['render', '$D/out'],
+    out: true,
+    exit: 1,
+    stderr: ['$D/out/demo.k8s.yaml: is inside the output directory $D/out, whose files render overwrites and prunes: keep the inputs outside it'],
+    problems: 1,
+  },
+  {
+    name: 'a cluster without a namespace beside a namesake with one',
+    files: { 'two.yaml': `${DEMO}---\n${DEMO.replace('name: demo\n', 'name: demo\n  namespace: tidb\n')}` },
+    args: ['render', '$D/two.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/two.yaml: document 1: metadata.namespace: cluster "demo" has no namespace, and one of the same name is in "tidb" ($D/two.yaml: document 2): applied there, the two would be one; give this one a namespace (metadata.namespace, or -n)',
+    ],
+    problems: 1,
+  },
+  {
     name: 'binary-ish file (a zip header)',
     files: { 'blob.yaml': Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]) },
     args: ['render', '$D/blob.yaml'],

@@ -1,4 +1,6 @@
 /** `tidb-gitops render PATH... [-o DIR] [-n NAMESPACE] [--controller-image IMAGE] [--kube-version V]` */
+import { realpathSync } from 'node:fs';
+import { dirname, resolve, sep } from 'node:path';
 import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
 import { loadInputs } from '../backup/load';
 import { linkOperations } from '../backup/link';
@@ -46,7 +48,7 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   const note = kubeVersionNote(opts.kubeVersion);
   if (note) io.stderr(`${note}\n`);
   const { inputs, errors } = readInputs(opts.paths, io.readStdin);
-  const messages: string[] = [...errors];
+  const messages: string[] = [...errors, ...(opts.outDir === undefined ? [] : inputsInOutput(inputs, opts.outDir))];
   const clusters: LoadedCluster[] = [];
   const documents: LoadedDocument<CompanionDocument>[] = [];
   const others: LoadedDocument<Record<string, unknown>>[] = [];
@@ -121,6 +123,25 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   for (const f of files) io.stderr(`wrote ${dir}/${f.name} (${f.count} objects)\n`);
   for (const f of leftovers) io.stderr(`deleted ${dir}/${f} (no input renders it any more)\n`);
   return 0;
+}
+
+/**
+ * Inputs inside the output directory: render would overwrite or prune them (an input named
+ * `basic.k8s.yaml` there is replaced by the cluster's output), and the next run would read its own
+ * output back as input.
+ */
+function inputsInOutput(inputs: readonly { file: string }[], outDir: string): string[] {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const out = real(outDir);
+  return inputs
+    .filter((i) => i.file !== '<stdin>' && (real(dirname(i.file)) + sep).startsWith(out + sep))
+    .map((i) => `${i.file}: is inside the output directory ${outDir}, whose files render overwrites and prunes: keep the inputs outside it`);
 }
 
 /** Why `ns` cannot be a namespace (a DNS label of at most 63 characters), or undefined. */

@@ -62,5 +62,18 @@ export function duplicateMessages(clusters: readonly LoadedCluster[]): string[] 
       seen.set(id, c);
     }
   }
+  // A cluster without a namespace lands in whichever namespace its objects are applied to
+  // (`kubectl apply -n`, Argo CD's destination): where a namesake has one, the two may be one.
+  const namespaced = new Map<string, LoadedCluster>();
+  for (const c of clusters) if (c.resolved.namespace && !namespaced.has(c.resolved.name)) namespaced.set(c.resolved.name, c);
+  for (const c of clusters) {
+    const other = namespaced.get(c.resolved.name);
+    if (c.resolved.namespace || !other) continue;
+    const where = (s: LoadedCluster) => `${s.source.file}: document ${s.source.document}`;
+    out.push(
+      `${where(c)}: metadata.namespace: cluster ${JSON.stringify(c.resolved.name)} has no namespace, and one of the same name is in ${JSON.stringify(other.resolved.namespace)} (${where(other)}): ` +
+        'applied there, the two would be one; give this one a namespace (metadata.namespace, or -n)',
+    );
+  }
   return out;
 }
