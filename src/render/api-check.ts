@@ -100,6 +100,13 @@ function podTemplate(template: Obj, path: string, kubeMinor: number, add: Add, c
   objectMeta(asObj(template.metadata), `${path}.metadata`, add);
   const spec = asObj(template.spec);
   labels(asObj(spec.nodeSelector), `${path}.spec.nodeSelector`, add);
+  // A Pod on the node's network namespace cannot set that namespace's sysctls (ValidateHostSysctl).
+  if (spec.hostNetwork === true) {
+    asList(asObj(spec.securityContext).sysctls).forEach((s, i) => {
+      const name = String(asObj(s).name ?? '');
+      if (/^net[./]/.test(name)) add(`${path}.spec.securityContext.sysctls[${i}].name`, `${name} cannot be set with hostNetwork: the Pod shares the node's network namespace`);
+    });
+  }
   // Names are unique across init and regular containers, and volumes by name (validateContainers,
   // validateVolumes): what the input adds never merges into what is rendered.
   const containerNames = new Set<string>();
