@@ -566,6 +566,17 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
+    name: 'a config that is a list or a number is refused, not read as a table or dropped',
+    files: { 'cfg.yaml': DEMO.replace('    replicas: 1\n', '    replicas: 1\n    config: [1, 2]\n').replace('  tidb:\n    replicas: 1\n', '  tidb:\n    replicas: 1\n    config: 5\n') },
+    args: ['render', '$D/cfg.yaml'],
+    exit: 1,
+    stderr: [
+      '$D/cfg.yaml: document 1: spec.pd.config (line 8): expected a TOML document (a string) or a mapping, got [1,2]',
+      '$D/cfg.yaml: document 1: spec.tidb.config (line 12): expected a TOML document (a string) or a mapping, got 5',
+    ],
+    problems: 2,
+  },
+  {
     name: 'binary-ish file (a zip header)',
     files: { 'blob.yaml': Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]) },
     args: ['render', '$D/blob.yaml'],

@@ -153,7 +153,8 @@ function mounts(c: Obj, path: string, volumes: ReadonlySet<string>, add: Add): v
 
 function container(c: Obj, path: string, kubeMinor: number, add: Add): void {
   add(`${path}.name`, dnsLabelProblem(c.name, 'container name'));
-  if (c.image !== undefined) add(`${path}.image`, imageProblem(c.image));
+  // Required when the Pod is created, though a StatefulSet's template may omit it (validateContainers).
+  add(`${path}.image`, c.image === undefined || c.image === '' ? `container ${String(c.name)} needs an image` : imageProblem(c.image));
   asList(c.env).forEach((e, i) => add(`${path}.env[${i}].name`, envNameProblem(asObj(e).name, kubeMinor)));
   const portNames = new Set<string>();
   asList(c.ports).forEach((p, i) => {

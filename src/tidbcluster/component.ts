@@ -427,6 +427,10 @@ export function topologySpread(
 export function configTable(config: ComponentConfig | undefined, path: string, issues: SpecIssue[]): TomlTable {
   if (config === undefined || config === null) return {};
   if (typeof config === 'string') return parseConfigToml(config, path, issues);
+  if (typeof config !== 'object' || Array.isArray(config)) {
+    issues.push({ path, message: `expected a TOML document (a string) or a mapping, got ${JSON.stringify(config)}` });
+    return {};
+  }
   return toTable(config, path, issues);
 }
 
