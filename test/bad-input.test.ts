@@ -572,7 +572,7 @@ const CASES: Case[] = [
     exit: 1,
     stderr: [
       '$D/cfg.yaml: document 1: spec.pd.config (line 8): expected a TOML document (a string) or a mapping, got [1,2]',
-      '$D/cfg.yaml: document 1: spec.tidb.config (line 12): expected a TOML document (a string) or a mapping, got 5',
+      '$D/cfg.yaml: document 1: spec.tidb.config (line 13): expected a TOML document (a string) or a mapping, got 5',
     ],
     problems: 2,
   },

@@ -448,6 +448,8 @@ function closest(candidates: Candidate[], lower: string): string | undefined {
   let best: Candidate | undefined;
   let bestDistance = Infinity;
   for (const c of candidates) {
+    // The distance is at least the difference in length: most candidates need no table.
+    if (Math.abs(c.lower.length - lower.length) > Math.min(limit, bestDistance - 1)) continue;
     const d = editDistance(lower, c.lower);
     // d < shorter length: rewriting a whole short word is no "typo".
     if (d <= limit && d < Math.min(lower.length, c.lower.length) && d < bestDistance) {

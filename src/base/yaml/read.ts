@@ -103,7 +103,13 @@ function readDocument(doc: Document.Parsed, lines: LineCounter): ReadDocument {
     line: lines.linePos(e.pos[0]).line,
     message: STACK_OVERFLOW.test(e.message) ? `it nests mappings and lists more than ${MAX_DEPTH} levels deep: write it flatter` : `not valid YAML: ${e.message.split('\n')[0]}`,
   }));
-  const line = (path: string) => lineOf(doc, lines, path);
+  /** Offsets of the nodes read, by path: one lookup per problem, however many problems. */
+  const offsets = new Map<string, number>();
+  const line = (path: string) => {
+    const offset = offsetOf(offsets, path);
+    if (offset !== undefined) return lines.linePos(offset).line;
+    return doc.contents?.range ? lines.linePos(doc.contents.range[0]).line : undefined;
+  };
   const result = { value: null as unknown, syntax, issues: [] as YamlIssue[], notes: [] as YamlIssue[], line };
   if (syntax.length > 0) return result;
   const targets = anchorTargets(doc);
@@ -112,9 +118,25 @@ function readDocument(doc: Document.Parsed, lines: LineCounter): ReadDocument {
     syntax.push({ path: '(yaml)', line: lines.linePos(bomb.offset).line, message: bomb.message });
     return result;
   }
-  const reader = new Reader(targets, lines, result);
+  const reader = new Reader(targets, lines, result, offsets);
   result.value = doc.contents === null ? null : reader.value(doc.contents, '', 1);
   return result;
+}
+
+/** The offset of the deepest node read along `path` (the path itself may name a missing key). */
+function offsetOf(offsets: ReadonlyMap<string, number>, path: string): number | undefined {
+  const exact = offsets.get(path);
+  if (exact !== undefined) return exact;
+  const prefixes = [''];
+  for (const segment of parsePath(path)) {
+    const last = prefixes[prefixes.length - 1];
+    prefixes.push(typeof segment === 'number' ? `${last}[${segment}]` : joinKey(last, segment));
+  }
+  for (let i = prefixes.length - 1; i >= 0; i--) {
+    const offset = offsets.get(prefixes[i]);
+    if (offset !== undefined) return offset;
+  }
+  return undefined;
 }
 
 class Reader {
@@ -122,6 +144,7 @@ class Reader {
     private readonly targets: Map<Alias, Node | undefined>,
     private readonly lines: LineCounter,
     private readonly out: { syntax: YamlIssue[]; issues: YamlIssue[]; notes: YamlIssue[] },
+    private readonly offsets: Map<string, number>,
   ) {}
 
   private at(node: unknown): number | undefined {
@@ -143,6 +166,9 @@ class Reader {
   /** The plain value of a node at `path`, `level` levels of mappings and lists deep. */
   value(node: unknown, path: string, level: number): unknown {
     const target = this.deref(node);
+    // Where the path is written (the alias, for an alias), the first time it is read.
+    const at = (node as Node | null)?.range?.[0];
+    if (at !== undefined && !this.offsets.has(path)) this.offsets.set(path, at);
     if (target === undefined || target === null) return null;
     if (isScalar(target)) return this.scalar(target, path);
     if (level > MAX_DEPTH) {
@@ -298,14 +324,4 @@ function differs(text: string, value: unknown, as12: string): string {
   const read = JSON.stringify(value !== null && typeof value === 'object' ? value.valueOf() : value);
   const other = as12 === 'text' ? `the text ${JSON.stringify(text)}` : as12;
   return `${text} is read as ${read}, as kubectl reads YAML (1.1); YAML 1.2 tools read ${other}. Write ${read} or quote the text to say which is meant`;
-}
-
-/** Line of the deepest node the path reaches (the path itself may name a missing key). */
-function lineOf(doc: Document.Parsed, lines: LineCounter, path: string): number | undefined {
-  const segments = parsePath(path);
-  for (let n = segments.length; n >= 0; n--) {
-    const node = (n === 0 ? doc.contents : doc.getIn(segments.slice(0, n), true)) as Node | undefined;
-    if (node && node.range) return lines.linePos(node.range[0]).line;
-  }
-  return undefined;
 }
