@@ -559,10 +559,17 @@ describe('tidb-gitops argocd', () => {
 
   test('readSettings: parameter over env entry over the destination namespace', () => {
     const { settings, notes, errors } = readSettings({ ARGOCD_APP_NAMESPACE: 'dest', ARGOCD_ENV_NAMESPACE: 'env', PARAM_NAMESPACE: 'param' });
-    expect(settings).toEqual({ controllerImage: undefined, namespace: 'param', paths: ['.'] });
+    expect(settings).toEqual({ controllerImage: undefined, namespace: 'param', kubeVersion: undefined, paths: ['.'], fallback: { namespace: 'dest', kubeVersion: undefined } });
     expect([notes, errors]).toEqual([[], []]);
     expect(readSettings({ ARGOCD_APP_NAMESPACE: 'dest', ARGOCD_ENV_NAMESPACE: 'env' }).settings.namespace).toBe('env');
-    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'dest' }).settings.namespace).toBe('dest');
+    // Argo CD's own destination comes last, after the environment and the inputs' RenderSettings.
+    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'dest', KUBE_VERSION: 'v1.33.1' }).settings).toEqual({
+      controllerImage: undefined,
+      namespace: undefined,
+      kubeVersion: undefined,
+      paths: ['.'],
+      fallback: { namespace: 'dest', kubeVersion: 'v1.33.1' },
+    });
     expect(readSettings({}).settings.namespace).toBeUndefined();
   });
 

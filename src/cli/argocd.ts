@@ -108,14 +108,16 @@ export const SETTING_NAMES = ['CONTROLLER_IMAGE', 'KUBE_VERSION', 'NAMESPACE', '
 type SettingName = (typeof SETTING_NAMES)[number];
 
 export interface GenerateSettings {
-  /** @default the renderer's default, this release's controller image */
+  /** @default the environment's or the inputs' RenderSettings, else this release's controller image */
   readonly controllerImage?: string;
-  /** @default ARGOCD_APP_NAMESPACE, else none (the objects carry no namespace) */
+  /** @default the environment's or the inputs' RenderSettings, else ARGOCD_APP_NAMESPACE, else none */
   readonly namespace?: string;
   /** @default ['.'] */
   readonly paths: readonly string[];
-  /** @default KUBE_VERSION, the destination cluster's version as Argo CD passes it; else 1.31 */
+  /** @default the environment's or the inputs' RenderSettings, else KUBE_VERSION (the destination's), else 1.31 */
   readonly kubeVersion?: string;
+  /** What Argo CD itself passes (destination namespace, its Kubernetes version): the last resort. @default none */
+  readonly fallback?: { readonly namespace?: string; readonly kubeVersion?: string };
 }
 
 export interface SettingsResult {
@@ -150,20 +152,32 @@ export function readSettings(env: Env): SettingsResult {
     }
     return undefined;
   };
-  const namespace = pick('NAMESPACE') ?? (present(env.ARGOCD_APP_NAMESPACE) ? { value: env.ARGOCD_APP_NAMESPACE.trim(), from: 'ARGOCD_APP_NAMESPACE' } : undefined);
+  const namespace = pick('NAMESPACE');
+  const destination = present(env.ARGOCD_APP_NAMESPACE) ? { value: env.ARGOCD_APP_NAMESPACE.trim(), from: 'ARGOCD_APP_NAMESPACE' } : undefined;
   const paths = pickPaths(env, pick('PATHS'));
-  // Argo CD sets KUBE_VERSION to the destination cluster's version; a setting overrides it.
-  const kubeVersion = pick('KUBE_VERSION') ?? (present(env.KUBE_VERSION) ? { value: env.KUBE_VERSION.trim(), from: 'KUBE_VERSION' } : undefined);
-  const target = kubeVersion && parseKubeVersion(kubeVersion.value);
-  if (target && 'error' in target) errors.push(`${kubeVersion.from}: ${target.error}`);
-  const nsProblem = namespace && namespaceProblem(namespace.value);
-  if (nsProblem) errors.push(`${namespace.from}: ${nsProblem}`);
+  // Argo CD sets KUBE_VERSION to the destination cluster's version: used when nothing else names one.
+  const kubeVersion = pick('KUBE_VERSION');
+  const destinationVersion = present(env.KUBE_VERSION) ? { value: env.KUBE_VERSION.trim(), from: 'KUBE_VERSION' } : undefined;
+  for (const v of [kubeVersion, destinationVersion]) {
+    const target = v && parseKubeVersion(v.value);
+    if (v && target && 'error' in target) errors.push(`${v.from}: ${target.error}`);
+  }
+  for (const ns of [namespace, destination]) {
+    const problem = ns && namespaceProblem(ns.value);
+    if (ns && problem) errors.push(`${ns.from}: ${problem}`);
+  }
   for (const p of paths.list) {
     const problem = pathProblem(p);
     if (problem) errors.push(`${paths.from}: ${JSON.stringify(p)} ${problem}`);
   }
   return {
-    settings: { controllerImage: pick('CONTROLLER_IMAGE')?.value, namespace: namespace?.value, paths: paths.list, kubeVersion: kubeVersion?.value },
+    settings: {
+      controllerImage: pick('CONTROLLER_IMAGE')?.value,
+      namespace: namespace?.value,
+      paths: paths.list,
+      kubeVersion: kubeVersion?.value,
+      ...((destination || destinationVersion) && { fallback: { namespace: destination?.value, kubeVersion: destinationVersion?.value } }),
+    },
     notes,
     errors,
   };
@@ -250,7 +264,8 @@ function generate(args: readonly string[], io: Io): number {
       namespace: settings.namespace,
       controllerImage: settings.controllerImage,
       kubeVersion: settings.kubeVersion,
-      controllerImageSetting: 'the controller-image parameter (or CONTROLLER_IMAGE)',
+      fallback: settings.fallback,
+      controllerImageSetting: 'the controller-image parameter (or CONTROLLER_IMAGE, or controllerImage in a RenderSettings document)',
     },
     { stdout: (s) => (out += s), stderr: io.stderr, readStdin: () => '', env: io.env },
   );

@@ -7,6 +7,7 @@ import { toMarkdown } from '../diff/markdown';
 import { readSide } from '../diff/sources';
 import { DEFAULT_KUBE_VERSION, parseKubeVersion } from '../tidbcluster/kube-version';
 import { kubeVersionNote, namespaceProblem, type Io } from './render';
+import { layerSettings, settingsFromEnv, settingsFromInputs } from '../tidbcluster/settings';
 
 export const DIFF_USAGE = `Usage: tidb-gitops diff [options] OLD NEW
 
@@ -140,13 +141,21 @@ export function diffCommand(opts: DiffOptions, io: Io): number {
   ].map(({ role, arg }) => readSide(arg, { role, readStdin: io.readStdin, env: io.env ?? process.env }));
   const errors = sides.flatMap((s) => s.errors);
   const notes = sides.flatMap((s) => s.notes);
-  const resolve = { namespace: opts.namespace, controllerImage: opts.controllerImage };
-  const kubeVersions = [opts.oldKubeVersion ?? opts.kubeVersion, opts.kubeVersion];
-  for (const v of new Set(kubeVersions)) {
+  // Each side renders with its own RenderSettings (a change of them is part of the change), under the
+  // command line and the environment, as `render` does.
+  const fromEnv = settingsFromEnv(io.env ?? process.env);
+  errors.push(...fromEnv.errors);
+  const options = sides.map((s, i) => {
+    const fromInputs = settingsFromInputs(s.texts);
+    errors.push(...fromInputs.errors);
+    const flags = { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: i === 0 ? (opts.oldKubeVersion ?? opts.kubeVersion) : opts.kubeVersion };
+    return layerSettings(flags, fromEnv.settings, fromInputs.settings);
+  });
+  for (const v of new Set(options.map((o) => o.kubeVersion))) {
     const note = kubeVersionNote(v);
     if (note) notes.push(note);
   }
-  const loaded = errors.length > 0 ? [] : sides.map((s, i) => loadManifests(s.texts, { ...resolve, kubeVersion: kubeVersions[i] }));
+  const loaded = errors.length > 0 ? [] : sides.map((s, i) => loadManifests(s.texts, options[i]));
   for (const l of loaded) {
     errors.push(...l.errors);
     notes.push(...l.notes);

@@ -14,6 +14,7 @@ import { DEFAULTS } from '../tidbcluster/defaults';
 import { collisions, passThrough, PASSTHROUGH_FILE } from '../render/passthrough';
 import { toYamlStream } from '../render/output';
 import { OLDEST_KUBE_MINOR } from '../tidbcluster/kube-version';
+import { layerSettings, settingsFromEnv, settingsFromInputs, type RenderSettings } from '../tidbcluster/settings';
 
 export interface RenderOptions {
   readonly paths: readonly string[];
@@ -29,6 +30,11 @@ export interface RenderOptions {
   readonly check?: boolean;
   /** How the user names another controller image, for the note on the default one. @default '--controller-image' */
   readonly controllerImageSetting?: string;
+  /**
+   * Settings below the environment and the inputs' RenderSettings (Argo CD's destination namespace and
+   * Kubernetes version). @default none
+   */
+  readonly fallback?: RenderSettings;
 }
 
 /** Exit status of `render --check` when the output directory is not what the inputs render. */
@@ -44,11 +50,15 @@ export interface Io {
 
 /** Returns the exit code: 0 rendered, 1 bad input or output. Manifests go to stdout only. */
 export function renderCommand(opts: RenderOptions, io: Io): number {
-  const resolveOptions = { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion };
-  const note = kubeVersionNote(opts.kubeVersion);
-  if (note) io.stderr(`${note}\n`);
   const { inputs, errors } = readInputs(opts.paths, io.readStdin);
-  const messages: string[] = [...errors, ...(opts.outDir === undefined ? [] : inputsInOutput(inputs, opts.outDir))];
+  // Command line, then environment, then the inputs' RenderSettings, then the caller's fallback.
+  const fromEnv = settingsFromEnv(io.env ?? {});
+  const fromInputs = settingsFromInputs(inputs);
+  const flags = { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion };
+  const resolveOptions = layerSettings(flags, fromEnv.settings, fromInputs.settings, opts.fallback ?? {});
+  const note = kubeVersionNote(resolveOptions.kubeVersion);
+  if (note) io.stderr(`${note}\n`);
+  const messages: string[] = [...errors, ...fromEnv.errors, ...fromInputs.errors, ...(opts.outDir === undefined ? [] : inputsInOutput(inputs, opts.outDir))];
   const clusters: LoadedCluster[] = [];
   const documents: LoadedDocument<CompanionDocument>[] = [];
   const others: LoadedDocument<Record<string, unknown>>[] = [];
@@ -63,8 +73,8 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
       messages.push(`${input.file}: no Kubernetes object in this file`);
     }
   }
-  const target = opts.kubeVersion === undefined ? undefined : parseKubeVersion(opts.kubeVersion);
-  const passed = passThrough(others, { namespace: opts.namespace, kubeMinor: target && 'minor' in target ? target.minor : OLDEST_KUBE_MINOR });
+  const target = resolveOptions.kubeVersion === undefined ? undefined : parseKubeVersion(resolveOptions.kubeVersion);
+  const passed = passThrough(others, { namespace: resolveOptions.namespace, kubeMinor: target && 'minor' in target ? target.minor : OLDEST_KUBE_MINOR });
   messages.push(...passed.errors);
   messages.push(...duplicateMessages(clusters));
   const linked = linkOperations(clusters, documents);

@@ -11,6 +11,7 @@ import { plainDocuments, readYaml, type ReadDocument } from '../base/yaml/read';
 import { KIND, type TidbCluster } from './types';
 import { editDistance } from './crd-schema';
 import { parsePath } from '../base/path';
+import { isSettingsDocument } from './settings';
 
 export interface LoadedCluster {
   readonly source: SourceRef;
@@ -130,6 +131,8 @@ function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds:
     if (value === null || value === undefined) continue;
     if (typeof value !== 'object' || Array.isArray(value)) return undefined;
     const obj = value as Record<string, unknown>;
+    // Render settings are read before the clusters (settings.ts): nothing to render or pass through.
+    if (isSettingsDocument(obj)) continue;
     if (nearMissKind(obj)) return undefined;
     const other = kinds.find((k) => k.kind === obj.kind);
     if (other) {
@@ -180,6 +183,7 @@ function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveO
     return;
   }
   const obj = value as Record<string, unknown>;
+  if (isSettingsDocument(obj)) return;
   const meant = nearMissKind(obj);
   if (meant) {
     const message = `${JSON.stringify(obj.kind)} is no kind tidb-gitops reads; did you mean ${meant}?`;

@@ -11,7 +11,7 @@ export function imageNote(...clusters: string[]): string {
 
 /** The same note from `argocd generate`, which names the plugin's setting. */
 export function pluginImageNote(...clusters: string[]): string {
-  return imageNoteFor('the controller-image parameter (or CONTROLLER_IMAGE)', clusters);
+  return imageNoteFor('the controller-image parameter (or CONTROLLER_IMAGE, or controllerImage in a RenderSettings document)', clusters);
 }
 
 function imageNoteFor(setting: string, clusters: string[]): string {

@@ -1,0 +1,135 @@
+/**
+ * Render settings kept beside the clusters, so that `render`, `render --check`, `diff`, the Argo CD
+ * plugin and a CI job render the same objects without repeating flags:
+ *
+ * ```yaml
+ * apiVersion: tidb-gitops.io/v1alpha1
+ * kind: RenderSettings
+ * kubeVersion: "1.32"
+ * controllerImage: registry.example.com/tidb-gitops:0.1.0
+ * namespace: tidb
+ * ```
+ *
+ * A setting comes from, first to last: the command line (or the Argo CD plugin's parameters), the
+ * environment (`TIDB_GITOPS_KUBE_VERSION`, `TIDB_GITOPS_CONTROLLER_IMAGE`, `TIDB_GITOPS_NAMESPACE`),
+ * a RenderSettings document among the inputs, and the defaults. Pure functions, no I/O.
+ */
+import { DNS1123_LABEL } from '../base/patterns';
+import { readYaml } from '../base/yaml/read';
+import { imageProblem } from './api-rules';
+import { formatIssue, type SpecIssue } from './errors';
+import { parseKubeVersion } from './kube-version';
+import type { ResolveOptions } from './resolve';
+
+export const SETTINGS_API_VERSION = 'tidb-gitops.io/v1alpha1';
+export const SETTINGS_KIND = 'RenderSettings';
+
+/** The settings a render takes; each unset one falls through to the next source. */
+export interface RenderSettings {
+  /** @default unset */
+  readonly kubeVersion?: string;
+  /** @default unset */
+  readonly controllerImage?: string;
+  /** @default unset */
+  readonly namespace?: string;
+}
+
+/** The environment variable of each setting. */
+export const SETTINGS_ENV: Readonly<Record<keyof RenderSettings, string>> = {
+  kubeVersion: 'TIDB_GITOPS_KUBE_VERSION',
+  controllerImage: 'TIDB_GITOPS_CONTROLLER_IMAGE',
+  namespace: 'TIDB_GITOPS_NAMESPACE',
+};
+
+const FIELDS = new Set(['apiVersion', 'kind', 'metadata', 'kubeVersion', 'controllerImage', 'namespace']);
+
+/** Whether a document is a RenderSettings document (of any version of the group, to report it). */
+export function isSettingsDocument(doc: unknown): boolean {
+  const d = doc as Record<string, unknown> | null;
+  return !!d && typeof d === 'object' && d.kind === SETTINGS_KIND && typeof d.apiVersion === 'string' && d.apiVersion.startsWith('tidb-gitops.io/');
+}
+
+/** Every problem with one value of a setting, wherever it came from. */
+export function settingProblem(name: keyof RenderSettings, value: unknown): string | undefined {
+  if (typeof value !== 'string' || value === '') return `expected a non-empty string, got ${JSON.stringify(value)}`;
+  if (name === 'kubeVersion') {
+    const v = parseKubeVersion(value);
+    return 'error' in v ? v.error : undefined;
+  }
+  if (name === 'namespace') return DNS1123_LABEL.test(value) && value.length <= 63 ? undefined : `${JSON.stringify(value)} is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`;
+  return imageProblem(value);
+}
+
+/** The settings of a RenderSettings document, and its problems (paths without lines). */
+export function readSettingsDocument(doc: Record<string, unknown>): { settings: RenderSettings; issues: SpecIssue[] } {
+  const issues: SpecIssue[] = [];
+  if (doc.apiVersion !== SETTINGS_API_VERSION) issues.push({ path: 'apiVersion', message: `expected ${SETTINGS_API_VERSION}, got ${JSON.stringify(doc.apiVersion)}` });
+  for (const key of Object.keys(doc)) if (!FIELDS.has(key)) issues.push({ path: key, message: 'unknown field; a RenderSettings document takes kubeVersion, controllerImage and namespace' });
+  const settings: { -readonly [K in keyof RenderSettings]?: string } = {};
+  for (const name of Object.keys(SETTINGS_ENV) as (keyof RenderSettings)[]) {
+    if (doc[name] === undefined) continue;
+    const problem = settingProblem(name, doc[name]);
+    if (problem) issues.push({ path: name, message: problem });
+    else settings[name] = doc[name] as string;
+  }
+  return { settings, issues };
+}
+
+/** The settings the environment gives, and a message per bad one. */
+export function settingsFromEnv(env: Readonly<Record<string, string | undefined>>): { settings: RenderSettings; errors: string[] } {
+  const settings: { -readonly [K in keyof RenderSettings]?: string } = {};
+  const errors: string[] = [];
+  for (const [name, variable] of Object.entries(SETTINGS_ENV) as [keyof RenderSettings, string][]) {
+    const value = env[variable]?.trim();
+    if (!value) continue;
+    const problem = settingProblem(name, value);
+    if (problem) errors.push(`${variable}: ${problem}`);
+    else settings[name] = value;
+  }
+  return { settings, errors };
+}
+
+/** Each setting from the first source that has it. */
+export function layerSettings(...sources: readonly RenderSettings[]): ResolveOptions {
+  const pick = (name: keyof RenderSettings) => sources.find((s) => s[name] !== undefined)?.[name];
+  const out: { -readonly [K in keyof ResolveOptions]?: string } = {};
+  for (const name of Object.keys(SETTINGS_ENV) as (keyof RenderSettings)[]) {
+    const v = pick(name);
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
+/** Where a RenderSettings document was read. */
+interface SettingsSource {
+  readonly where: string;
+  readonly settings: RenderSettings;
+}
+
+/**
+ * The settings of the RenderSettings documents among the inputs (they must agree), and a message per
+ * problem, each with its file, document, path and line. Texts without the word are not parsed again.
+ */
+export function settingsFromInputs(inputs: readonly { file: string; text: string }[]): { settings: RenderSettings; errors: string[] } {
+  const found: SettingsSource[] = [];
+  const errors: string[] = [];
+  for (const input of inputs) {
+    if (!input.text.includes(SETTINGS_KIND)) continue;
+    readYaml(input.text).forEach((doc, i) => {
+      if (doc.syntax.length > 0 || !isSettingsDocument(doc.value)) return;
+      const source = { file: input.file, document: i + 1 };
+      const { settings, issues } = readSettingsDocument(doc.value as Record<string, unknown>);
+      for (const issue of issues) errors.push(formatIssue({ ...issue, line: doc.line(issue.path) }, source));
+      found.push({ where: `${input.file}: document ${i + 1}`, settings });
+    });
+  }
+  const settings: { -readonly [K in keyof RenderSettings]?: string } = {};
+  for (const name of Object.keys(SETTINGS_ENV) as (keyof RenderSettings)[]) {
+    const first = found.find((f) => f.settings[name] !== undefined);
+    if (!first) continue;
+    settings[name] = first.settings[name];
+    const other = found.find((f) => f.settings[name] !== undefined && f.settings[name] !== first.settings[name]);
+    if (other) errors.push(`${other.where}: ${name}: ${JSON.stringify(other.settings[name])} differs from ${JSON.stringify(first.settings[name])} in ${first.where}; the RenderSettings of one render must agree`);
+  }
+  return { settings, errors };
+}
