@@ -255,8 +255,9 @@ describe('the other ways in', () => {
     );
   });
 
-  test('Argo CD: KUBE_VERSION, which Argo CD passes, unless a kube-version setting overrides it', () => {
-    expect(readSettings({ KUBE_VERSION: '1.34.2' }).settings.kubeVersion).toBe('1.34.2');
+  test('Argo CD: KUBE_VERSION, which Argo CD passes, unless a kube-version setting (or RenderSettings) overrides it', () => {
+    // Argo CD's own value is the last resort, below the environment and the inputs' RenderSettings.
+    expect(readSettings({ KUBE_VERSION: '1.34.2' }).settings).toMatchObject({ kubeVersion: undefined, fallback: { kubeVersion: '1.34.2' } });
     expect(readSettings({ KUBE_VERSION: '1.34.2', PARAM_KUBE_VERSION: '1.32' }).settings.kubeVersion).toBe('1.32');
     expect(readSettings({ KUBE_VERSION: '1.34.2', ARGOCD_ENV_KUBE_VERSION: '1.33' }).settings.kubeVersion).toBe('1.33');
     expect(readSettings({}).settings.kubeVersion).toBeUndefined();

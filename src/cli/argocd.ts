@@ -7,6 +7,7 @@ import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { version } from '../../package.json';
 import { CONTROLLER_REPOSITORY } from '../tidbcluster/defaults';
+import { editDistance } from '../tidbcluster/crd-schema';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputFile, yamlFilesUnder } from '../base/inputs';
 import { namespaceProblem, renderCommand, type Io } from './render';
@@ -232,16 +233,6 @@ function closest(word: string, candidates: readonly string[]): string | undefine
     if (d <= Math.max(2, Math.floor(c.length / 4)) && (!best || d < best.d)) best = { c, d };
   }
   return best?.c;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length];
 }
 
 /**
