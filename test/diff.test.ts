@@ -236,6 +236,11 @@ describe('StatefulSet fields Kubernetes does not let change', () => {
     expect(r.message).toContain('StatefulSet demo-tikv: volumeClaimTemplates change (tikv: spec.resources.requests.storage 100Gi -> 200Gi)');
     expect(r.message).toContain('Volumes grow: the API server refuses this StatefulSet until the companion controller has grown each claim');
     expect(c.objects.filter((o) => o.kind === 'StatefulSet')).toEqual([{ kind: 'StatefulSet', name: 'demo-tikv', namespace: 'ns', change: 'changed', fields: ['spec.volumeClaimTemplates'] }]);
+    // The new sizes are the controller's to act on now, not a config read at some later restart.
+    expect(c.components.find((d) => d.component === 'discovery')!.config.map((x) => [x.to, x.appliedBy])).toEqual([['demo-volume-sizes', 'controller']]);
+    const md = toMarkdown(diff(cluster(), withComponent('tikv', { requests: { storage: '200Gi' } })));
+    expect(md).toContain('- **Config** (ConfigMap `demo-volume-sizes`, read by the controller within its next pass, which then acts on the claims as Risks says):');
+    expect(md).not.toContain('config in place');
   });
 
   it('a smaller storage request is refused; another template change still needs the StatefulSet deleted by hand', () => {

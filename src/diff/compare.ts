@@ -231,6 +231,9 @@ function baseName(c: ConfigMapFacts): string {
   return c.strategy === 'RollingUpdate' ? c.name.replace(/-[0-9a-f]+$/, '') : c.name;
 }
 
+/** The ending of `<cluster>-volume-sizes` (`NAMES.volumeSizes`). */
+const VOLUME_SIZES_SUFFIX = '-volume-sizes';
+
 function configChanges(old: ComponentModel | undefined, neu: ComponentModel | undefined, appliedBy: ConfigChange['appliedBy']): ConfigChange[] {
   const out: ConfigChange[] = [];
   for (const [a, b] of configPairs(old, neu)) {
@@ -240,7 +243,8 @@ function configChanges(old: ComponentModel | undefined, neu: ComponentModel | un
       ...(a && { from: a.name }),
       ...(b && { to: b.name }),
       strategy: (b ?? a)!.strategy,
-      appliedBy,
+      // The volume sizes are the controller's to act on, not a process's to read at its next start.
+      appliedBy: (b ?? a)!.name.endsWith(VOLUME_SIZES_SUFFIX) ? 'controller' : appliedBy,
       keys: data.keys,
       scripts: data.scripts,
       otherData: data.otherData,

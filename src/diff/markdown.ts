@@ -175,6 +175,7 @@ function configLines(cfg: ConfigChange, restarts: boolean): string[] {
   const names = cfg.from && cfg.to && cfg.from !== cfg.to ? `${code(cfg.from)} -> ${code(cfg.to)}` : code((cfg.to ?? cfg.from)!);
   let how: string;
   if (cfg.appliedBy === 'new-pods') how = 'new';
+  else if (cfg.appliedBy === 'controller') how = 'read by the controller within its next pass, which then acts on the claims as Risks says';
   else if (cfg.appliedBy === 'rolling-restart') how = `${cfg.strategy}: applied by the rolling restart${restarts ? ' above' : ''}`;
   else if (cfg.strategy === 'InPlace') {
     how = 'InPlace: nothing restarts now; the running Pods see the new file, but the processes read it only at their next restart';

@@ -120,9 +120,10 @@ export interface ConfigChange {
   /**
    * When the running processes get the new config: `rolling-restart` (the component restarts in this
    * change), `next-restart` (in place: Pods see the new file but the processes read it only when they
-   * next start) or `new-pods` (the component is new).
+   * next start), `new-pods` (the component is new) or `controller` (the companion controller acts on it
+   * within its next pass: the volume sizes).
    */
-  readonly appliedBy: 'rolling-restart' | 'next-restart' | 'new-pods';
+  readonly appliedBy: 'rolling-restart' | 'next-restart' | 'new-pods' | 'controller';
   readonly keys: readonly ConfigKeyChange[];
   /** Data keys holding scripts (e.g. `startup-script`) whose text changed. */
   readonly scripts: readonly string[];
