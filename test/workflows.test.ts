@@ -51,7 +51,8 @@ describe('the release workflow', () => {
   test('runs on version tags, publishes nothing before the tests pass, with least privilege', () => {
     expect(release.on).toEqual({ push: { tags: ['v*.*.*'] } });
     expect(release.permissions).toEqual({});
-    expect(release.jobs.npm.needs).toBe('test');
+    // The package names its images by default: it ships only once they are pushed and signed.
+    expect(release.jobs.npm.needs).toEqual(['test', 'images']);
     expect(release.jobs.images.needs).toBe('test');
     expect(release.jobs['github-release'].needs).toEqual(['test', 'npm', 'images']);
     expect(release.jobs.npm.permissions).toEqual({ contents: 'read', 'id-token': 'write' });
@@ -89,11 +90,17 @@ describe('the release workflow', () => {
     expect(run.steps[0].stdout).toContain(`::error::the CLI names 'image: ${IMAGE}:${version}' and 'image: ${IMAGE}:${version}-argocd-cmp'; this release publishes ${IMAGE}:9.9.9`);
   });
 
-  test('publishes the npm package with provenance, after showing what ships', () => {
+  test('publishes the npm package with provenance by trusted publishing (no token), after showing what ships', () => {
     const run = runJob(release, 'npm', { cwd: root, context: context(`v${version}`), shims, recordEnv: ['NODE_AUTH_TOKEN'] });
     expect(run.steps.every((s) => s.status === 0)).toBe(true);
-    expect(run.calls.map((c) => [c.command, ...c.args].join(' '))).toEqual(['npm ci --no-audit --no-fund', 'npm pack --dry-run', 'npm publish --provenance --access public']);
-    expect(run.calls[2].env).toEqual({ NODE_AUTH_TOKEN: 'npm-token' });
+    expect(run.calls.map((c) => [c.command, ...c.args].join(' '))).toEqual([
+      'npm install --global npm@^11.5.1',
+      'npm ci --no-audit --no-fund',
+      'npm pack --dry-run',
+      'npm publish --provenance --access public',
+    ]);
+    expect(run.calls[3].env).toEqual({});
+    expect(JSON.stringify(release.jobs.npm)).not.toContain('secrets.');
     expect(run.uses.find((u) => u.uses.startsWith('actions/setup-node@'))!.with).toEqual({ 'node-version': 24, 'registry-url': 'https://registry.npmjs.org' });
   });
 
