@@ -1,6 +1,7 @@
 /**
  * The cdk8s app behind `cdk8s synth`: renders the bundled example cluster (examples/basic) into the
- * output directory (dist/), exactly as `tidb-gitops render examples/basic -o dist` does.
+ * output directory (dist/), exactly as `tidb-gitops render examples/basic -o dist` does, with the same
+ * settings (the environment's TIDB_GITOPS_*, then the inputs' RenderSettings).
  */
 import { renderCommand } from './cli/render';
 
@@ -13,5 +14,6 @@ process.exitCode = renderCommand(
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
     readStdin: () => '',
+    env: process.env,
   },
 );

@@ -85,6 +85,17 @@ describe('render', () => {
   });
 });
 
+describe('cdk8s synth', () => {
+  test('the cdk8s app reads the same settings: the inputs\' RenderSettings under the environment', () => {
+    const synth = (env: Record<string, string>) =>
+      spawnSync(process.execPath, [join(root, 'lib/src/main.js')], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, TIDB_GITOPS_EXAMPLES: 'clusters', CDK8S_OUTDIR: 'synth', ...env } });
+    expect(synth({}).status).toBe(0);
+    expect(readFileSync(join(dir, 'synth/from-file.basic.k8s.yaml'), 'utf8')).toContain('registry.example.com/tidb-gitops:7');
+    expect(synth({ TIDB_GITOPS_NAMESPACE: 'from-env' }).status).toBe(0);
+    expect(summary(readFileSync(join(dir, 'synth/from-env.basic.k8s.yaml'), 'utf8')).namespaces).toEqual(['from-env']);
+  });
+});
+
 describe('the Argo CD plugin', () => {
   const generate = (env: Record<string, string>) => {
     const r = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'argocd', 'generate'], { cwd: join(dir, 'clusters'), encoding: 'utf8', env: { PATH: process.env.PATH, ...env } });
