@@ -5,6 +5,8 @@
 
 /** A Kubernetes object name or namespace (RFC 1123 label; callers also bound the length to 63). */
 export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A namespace: an RFC 1123 label of at most 63 characters. */
+export const NAMESPACE = /^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** A name that must start with a letter (RFC 1035 label), such as a Service name. */
 export const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 /** A DNS subdomain (RFC 1123): most object names; callers also bound the length to 253. */

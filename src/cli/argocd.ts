@@ -8,9 +8,10 @@ import { parse, stringify } from 'yaml';
 import { version } from '../../package.json';
 import { CONTROLLER_REPOSITORY } from '../tidbcluster/defaults';
 import { editDistance } from '../tidbcluster/crd-schema';
-import { DEFAULT_KUBE_VERSION, KUBE_RANGE, parseKubeVersion } from '../tidbcluster/kube-version';
+import { DEFAULT_KUBE_VERSION, KUBE_RANGE } from '../tidbcluster/kube-version';
 import { readInputFile, yamlFilesUnder } from '../base/inputs';
-import { namespaceProblem, renderCommand, type Io } from './render';
+import { renderCommand, type Io } from './render';
+import { settingProblem } from '../tidbcluster/settings';
 
 /** The plugin sidecar's image: this release's image with the CLI and plugin.yaml, built by the Dockerfile's `argocd-cmp` stage. */
 export const PLUGIN_IMAGE = `${CONTROLLER_REPOSITORY}:${version}-argocd-cmp`;
@@ -159,13 +160,10 @@ export function readSettings(env: Env): SettingsResult {
   // Argo CD sets KUBE_VERSION to the destination cluster's version: used when nothing else names one.
   const kubeVersion = pick('KUBE_VERSION');
   const destinationVersion = present(env.KUBE_VERSION) ? { value: env.KUBE_VERSION.trim(), from: 'KUBE_VERSION' } : undefined;
-  for (const v of [kubeVersion, destinationVersion]) {
-    const target = v && parseKubeVersion(v.value);
-    if (v && target && 'error' in target) errors.push(`${v.from}: ${target.error}`);
-  }
-  for (const ns of [namespace, destination]) {
-    const problem = ns && namespaceProblem(ns.value);
-    if (ns && problem) errors.push(`${ns.from}: ${problem}`);
+  const given = [['kubeVersion', kubeVersion], ['kubeVersion', destinationVersion], ['namespace', namespace], ['namespace', destination]] as const;
+  for (const [name, v] of given) {
+    const problem = v && settingProblem(name, v.value);
+    if (v && problem) errors.push(`${v.from}: ${problem}`);
   }
   for (const p of paths.list) {
     const problem = pathProblem(p);

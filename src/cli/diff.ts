@@ -6,8 +6,8 @@ import { loadManifests } from '../diff/load';
 import { toMarkdown } from '../diff/markdown';
 import { readSide } from '../diff/sources';
 import { DEFAULT_KUBE_VERSION, parseKubeVersion } from '../tidbcluster/kube-version';
-import { kubeVersionNote, namespaceProblem, type Io } from './render';
-import { layerSettings, settingsFromEnv, settingsFromInputs } from '../tidbcluster/settings';
+import { kubeVersionNote, type Io } from './render';
+import { layerSettings, namespaceProblem, settingsFromEnv, settingsFromInputs } from '../tidbcluster/settings';
 
 export const DIFF_USAGE = `Usage: tidb-gitops diff [options] OLD NEW
 

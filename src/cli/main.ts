@@ -5,7 +5,8 @@ import { argocdMain } from './argocd';
 import { diffMain } from './diff';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../tidbcluster/kube-version';
 import { readStdinText } from '../base/inputs';
-import { namespaceProblem, renderCommand, type Io } from './render';
+import { renderCommand, type Io } from './render';
+import { namespaceProblem } from '../tidbcluster/settings';
 
 const USAGE = `Usage: tidb-gitops <command> [options]
 

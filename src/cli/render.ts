@@ -9,7 +9,6 @@ import { duplicateMessages, renderClusters, renderProblems } from '../render/ren
 import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputs } from '../base/inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
-import { DNS1123_LABEL } from '../base/patterns';
 import { DEFAULTS } from '../tidbcluster/defaults';
 import { collisions, passThrough, PASSTHROUGH_FILE } from '../render/passthrough';
 import { toYamlStream } from '../render/output';
@@ -148,16 +147,13 @@ function inputsInOutput(inputs: readonly { file: string }[], outDir: string): st
       return resolve(p);
     }
   };
-  const out = real(outDir);
+  const out = real(outDir) + sep;
+  // One lookup per directory: a tree of clusters has many files in few directories.
+  const inside = new Map<string, boolean>();
+  const isInside = (dir: string) => inside.get(dir) ?? inside.set(dir, (real(dir) + sep).startsWith(out)).get(dir)!;
   return inputs
-    .filter((i) => i.file !== '<stdin>' && (real(dirname(i.file)) + sep).startsWith(out + sep))
+    .filter((i) => i.file !== '<stdin>' && isInside(dirname(i.file)))
     .map((i) => `${i.file}: is inside the output directory ${outDir}, whose files render overwrites and prunes: keep the inputs outside it`);
-}
-
-/** Why `ns` cannot be a namespace (a DNS label of at most 63 characters), or undefined. */
-export function namespaceProblem(ns: string): string | undefined {
-  if (DNS1123_LABEL.test(ns) && ns.length <= 63) return undefined;
-  return `${JSON.stringify(ns)} is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`;
 }
 
 /** The note for a version newer than this release knows, if any. */

@@ -18,7 +18,7 @@ import { resolveTiKV, type ResolvedTiKV } from './tikv';
 import { resolveTiProxy, type ResolvedTiProxy } from './tiproxy';
 import { DEFAULT_KUBE_VERSION, parseKubeVersion } from './kube-version';
 import type { TidbCluster, TidbClusterSpec } from './types';
-import { DNS1123_LABEL, DNS_DOMAIN } from '../base/patterns';
+import { DNS1123_LABEL, DNS_DOMAIN, NAMESPACE } from '../base/patterns';
 import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
 import { disruptionBudgets, drainHooks, monitoringSettings, networkPolicy, unknownClusterSettings, type DisruptionBudgets, type MonitoringSettings, type NetworkPolicySettings } from './guard-rails';
 import { replaceRequests } from './replace';
@@ -239,7 +239,7 @@ export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): R
   if (spec.clusterDomain) checked(ctx, 'spec.clusterDomain', spec.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
   if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS1123_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");
   // The namespace ends up in PD's join address (`<name>-pd.<namespace>:2379`) and in the controller's RBAC.
-  if (spec.cluster?.namespace) checked(ctx, 'spec.cluster.namespace', spec.cluster.namespace, /^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "a namespace (a DNS label: lowercase letters, digits and '-', at most 63)");
+  if (spec.cluster?.namespace) checked(ctx, 'spec.cluster.namespace', spec.cluster.namespace, NAMESPACE, "a namespace (a DNS label: lowercase letters, digits and '-', at most 63)");
   if (spec.cluster?.clusterDomain) checked(ctx, 'spec.cluster.clusterDomain', spec.cluster.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
   const pd = spec.pd && resolvePD(ctx);
   if (spec.tikv?.storeLabels) checkStoreLabelKeys(spec.tikv.storeLabels, issues);

@@ -14,7 +14,7 @@
  * environment (`TIDB_GITOPS_KUBE_VERSION`, `TIDB_GITOPS_CONTROLLER_IMAGE`, `TIDB_GITOPS_NAMESPACE`),
  * a RenderSettings document among the inputs, and the defaults. Pure functions, no I/O.
  */
-import { DNS1123_LABEL } from '../base/patterns';
+import { NAMESPACE } from '../base/patterns';
 import { readYaml } from '../base/yaml/read';
 import { imageProblem } from './api-rules';
 import { formatIssue, type SpecIssue } from './errors';
@@ -49,6 +49,11 @@ export function isSettingsDocument(doc: unknown): boolean {
   return !!d && typeof d === 'object' && d.kind === SETTINGS_KIND && typeof d.apiVersion === 'string' && d.apiVersion.startsWith('tidb-gitops.io/');
 }
 
+/** Why `ns` cannot be a namespace (a DNS label of at most 63 characters), or undefined. */
+export function namespaceProblem(ns: string): string | undefined {
+  return NAMESPACE.test(ns) ? undefined : `${JSON.stringify(ns)} is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`;
+}
+
 /** Every problem with one value of a setting, wherever it came from. */
 export function settingProblem(name: keyof RenderSettings, value: unknown): string | undefined {
   if (typeof value !== 'string' || value === '') return `expected a non-empty string, got ${JSON.stringify(value)}`;
@@ -56,7 +61,7 @@ export function settingProblem(name: keyof RenderSettings, value: unknown): stri
     const v = parseKubeVersion(value);
     return 'error' in v ? v.error : undefined;
   }
-  if (name === 'namespace') return DNS1123_LABEL.test(value) && value.length <= 63 ? undefined : `${JSON.stringify(value)} is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`;
+  if (name === 'namespace') return namespaceProblem(value);
   return imageProblem(value);
 }
 

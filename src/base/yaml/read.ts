@@ -45,13 +45,14 @@ const MAP = 'tag:yaml.org,2002:map';
 const SEQ = 'tag:yaml.org,2002:seq';
 const MERGE = 'tag:yaml.org,2002:merge';
 const STACK_OVERFLOW = /Maximum call stack size exceeded/;
+const TOO_DEEP = `it nests mappings and lists more than ${MAX_DEPTH} levels deep: write it flatter`;
 
 /** Every document of `text`, read. */
 export function readYaml(text: string): ReadDocument[] {
   const lines = new LineCounter();
   const docs = parseDocuments(text, lines);
   if (!docs) {
-    const syntax = [{ path: '(yaml)', line: deepestLine(text), message: `it nests mappings and lists more than ${MAX_DEPTH} levels deep: write it flatter` }];
+    const syntax = [{ path: '(yaml)', line: deepestLine(text), message: TOO_DEEP }];
     return [{ value: null, syntax, issues: [], notes: [], line: () => undefined }];
   }
   const out = docs.map((doc) => readDocument(doc, lines));
@@ -101,7 +102,7 @@ function readDocument(doc: Document.Parsed, lines: LineCounter): ReadDocument {
   const syntax: YamlIssue[] = doc.errors.map((e) => ({
     path: '(yaml)',
     line: lines.linePos(e.pos[0]).line,
-    message: STACK_OVERFLOW.test(e.message) ? `it nests mappings and lists more than ${MAX_DEPTH} levels deep: write it flatter` : `not valid YAML: ${e.message.split('\n')[0]}`,
+    message: STACK_OVERFLOW.test(e.message) ? TOO_DEEP : `not valid YAML: ${e.message.split('\n')[0]}`,
   }));
   /** Offsets of the nodes read, by path: one lookup per problem, however many problems. */
   const offsets = new Map<string, number>();
@@ -152,10 +153,17 @@ class Reader {
     return range ? this.lines.linePos(range[0]).line : undefined;
   }
 
+  /** What each list already says, as line and message. */
+  private readonly said = new Map<YamlIssue[], Set<string>>();
+
   private issue(list: YamlIssue[], path: string, node: unknown, message: string): void {
     const line = this.at(node);
     // Once per place in the text, not again for every alias or merge that repeats it.
-    if (list.some((i) => i.line === line && i.message === message)) return;
+    let said = this.said.get(list);
+    if (!said) this.said.set(list, (said = new Set()));
+    const key = `${line}\0${message}`;
+    if (said.has(key)) return;
+    said.add(key);
     list.push({ path: path === '' ? '(document)' : path, ...(line !== undefined && { line }), message });
   }
 
@@ -172,7 +180,7 @@ class Reader {
     if (target === undefined || target === null) return null;
     if (isScalar(target)) return this.scalar(target, path);
     if (level > MAX_DEPTH) {
-      this.issue(this.out.syntax, path, target, `it nests mappings and lists more than ${MAX_DEPTH} levels deep: write it flatter`);
+      this.issue(this.out.syntax, path, target, TOO_DEEP);
       return null;
     }
     if (isMap(target)) {
