@@ -2,7 +2,8 @@
 // controller, with the Kubernetes client it needs, is a second bundle loaded only by
 // `tidb-gitops controller`, so rendering never pays for it. The library (the package's main) is a third,
 // with cdk8s and constructs left to the app that uses it: they are peer dependencies, so the app's own
-// copies are the ones its constructs and ours share.
+// copies are the ones its constructs and ours share; `tidb-gitops/inputs` (lib/inputs.js) loads and
+// validates without them.
 //
 // The bundles carry other packages' code, so lib/THIRD-PARTY-NOTICES.txt lists each package they
 // contain with its license text, read from the package itself.
@@ -49,7 +50,13 @@ const results = await Promise.all([
   build({ ...common, entryPoints: [join(root, 'src/cli/main.ts')], outfile: join(root, 'lib/tidb-gitops.js'), plugins: [oneYaml] }),
   build({ ...common, entryPoints: [join(root, 'src/controller/main.ts')], outfile: join(root, 'lib/tidb-gitops-controller.js') }),
   build({ ...common, entryPoints: [join(root, 'src/index.ts')], outfile: join(root, 'lib/index.js'), external: ['cdk8s', 'constructs'] }),
+  // `tidb-gitops/inputs`: loading and validating, for an app without cdk8s. Bundled with neither, so
+  // a need for them crept in fails the build rather than the app.
+  build({ ...common, entryPoints: [join(root, 'src/inputs.ts')], outfile: join(root, 'lib/inputs.js'), external: [] }),
 ]);
+const inputs = results.at(-1).metafile.inputs;
+const peer = Object.keys(inputs).find((f) => /node_modules\/(cdk8s|constructs)\//.test(f));
+if (peer) throw new Error(`lib/inputs.js must load without cdk8s, but bundles ${peer}`);
 
 // The Kubernetes definitions the CLI validates passed-through objects against, read only when there are
 // some: beside the bundles, and beside tsc's output of src/base (what `cdk8s synth` runs).

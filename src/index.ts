@@ -1,3 +1,8 @@
+// First: a clear error where the peer dependencies the constructs need are missing.
+import './base/peers';
+
+export * from './inputs';
+export { TidbCluster, type TidbClusterProps } from './render/cluster';
 export { TidbClusterChart, type TidbClusterChartProps } from './render/chart';
 export { DiscoveryComponent, type DiscoveryComponentProps } from './render/discovery';
 export { PdComponent, type PdComponentProps } from './render/pd';
@@ -11,21 +16,6 @@ export { TiProxyComponent, type TiProxyComponentProps } from './render/tiproxy';
 export { VolumeSizesConfigMap, type VolumeSizesProps } from './render/volume-sizes';
 export { renderClusters, type RenderedCluster } from './render/render';
 export { toYamlStream } from './render/output';
-export { checkTidbCluster } from './tidbcluster/check';
-export { loadTidbClusters, type LoadedCluster, type LoadResult } from './tidbcluster/load';
-export { resolveCluster, type ResolvedCluster, type ResolveOptions } from './tidbcluster/resolve';
-export { SpecError, formatIssue, type SpecIssue, type SourceRef } from './tidbcluster/errors';
 export { ApiRefusalError } from './render/api-check';
-export { DEFAULTS, DEFAULTS_TABLE } from './tidbcluster/defaults';
-export { ANNOTATION, CONTROLLER_ENV, CONTROLLER_HTTP, LABEL, names, PORT, selectorLabels, type ControllerClusterInfo } from './tidbcluster/names';
-export type * from './tidbcluster/types';
-export { DEFAULT_KUBE_VERSION, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, parseKubeVersion, type KubeTarget } from './tidbcluster/kube-version';
-export { loadInputs, type CompanionDocument } from './backup/load';
-export { linkOperations, type ClusterOperations, type Linked } from './backup/link';
-export type { ResolvedOperation, ResolvedSchedule, ResolvedBackup, ResolvedRestore, BrJob, ClusterRef } from './backup/resolve';
-export type { ResolvedStorage } from './backup/storage';
 export { BackupScheduleCronJob, type BackupScheduleProps } from './render/backup-schedule';
-export type * from './backup/types';
-export type * from './initializer/types';
 export { InitializerConfigMap, type InitializerProps } from './render/initializer';
-export type { InputResult, LoadedDocument, DocumentKind } from './tidbcluster/load';

@@ -25,6 +25,8 @@ const LAYERS = [
   'monitoring',
   // Beside the cluster: Backup, BackupSchedule and Restore documents, their storage and BR's arguments.
   'backup',
+  // The inputs read together: settings, clusters and the documents tied to them (no cdk8s).
+  'load',
   // The manifests: one construct per component; config and scripts as pure functions.
   'render',
   // The pull-request impact report.

@@ -57,6 +57,7 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
     'bin/tidb-gitops.js',
     'lib/THIRD-PARTY-NOTICES.txt',
     'lib/index.js',
+    'lib/inputs.js',
     'lib/kube-schema-data.json',
     'lib/tidb-gitops-controller.js',
     'lib/tidb-gitops.js',
@@ -65,7 +66,7 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
   expect(paths.filter((p) => !p.startsWith('lib/types/'))).toEqual(fixed);
   const types = paths.filter((p) => p.startsWith('lib/types/'));
   expect(types.every((p) => p.endsWith('.d.ts'))).toBe(true);
-  expect(types).toEqual(expect.arrayContaining(['lib/types/src/index.d.ts', 'lib/types/src/render/chart.d.ts', 'lib/types/imports/k8s.d.ts']));
+  expect(types).toEqual(expect.arrayContaining(['lib/types/src/index.d.ts', 'lib/types/src/inputs.d.ts', 'lib/types/src/render/cluster.d.ts', 'lib/types/imports/k8s.d.ts']));
   // The library's types only: nothing of the CLI, the controller, diff or the cdk8s app entry.
   expect(types.filter((p) => /\/(cli|controller|diff)\/|src\/main\.d\.ts$/.test(p))).toEqual([]);
   expect(existsSync(join(root, pkg.types))).toBe(true);
@@ -121,17 +122,38 @@ test('installed as a CLI it brings no dependency, and renders', () => {
   expect(rendered).toBe(local);
 }, 120_000);
 
+test('without cdk8s, tidb-gitops/inputs loads and validates, and the main entry says what it needs', () => {
+  const app = join(tmp, 'no-cdk8s');
+  install(app, [tarball]);
+  expect(existsSync(join(app, 'node_modules/cdk8s'))).toBe(false);
+  const script = `
+    const { loadClusterInputs, InputError } = require('tidb-gitops/inputs');
+    const read = loadClusterInputs([${JSON.stringify(example)}], { namespace: 'tidb' });
+    console.log(read.clusters.map((c) => c.resolved.namespace + '/' + c.resolved.name + ' ' + c.resolved.tikv.replicas).join());
+    try { loadClusterInputs([${JSON.stringify(join(root, 'test/fixtures/readme/cluster.yaml'))}]); } catch (e) { console.log(e instanceof InputError, e.problems.length); }
+    try { require('tidb-gitops'); } catch (e) { console.log(e.message); }
+  `;
+  const r = spawnSync(process.execPath, ['-e', script], { cwd: app, encoding: 'utf8' });
+  expect(r.stderr).toBe('');
+  expect(r.stdout.split('\n')).toEqual([
+    'tidb/basic 1',
+    'true 3',
+    "tidb-gitops: its cdk8s constructs need the packages cdk8s and constructs (npm install cdk8s constructs); to load and validate TidbClusters without them, require 'tidb-gitops/inputs'",
+    '',
+  ]);
+}, 120_000);
+
 const APP = `import { App, Chart } from 'cdk8s';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { SpecError, TidbClusterChart, type TidbCluster } from 'tidb-gitops';
+import { SpecError, TidbClusterChart, type TidbClusterManifest } from 'tidb-gitops';
 
 const app = new App({ outdir: process.argv[3] });
-const cluster = parse(readFileSync(process.argv[2], 'utf8')) as TidbCluster;
+const cluster = parse(readFileSync(process.argv[2], 'utf8')) as TidbClusterManifest;
 const chart = new TidbClusterChart(app, 'basic', { cluster, namespace: 'tidb' });
 const asChart: Chart = chart;
 try {
-  new TidbClusterChart(app, 'broken', { cluster: { ...cluster, spec: { ...cluster.spec, pd: { replicas: -1 } } } as TidbCluster });
+  new TidbClusterChart(app, 'broken', { cluster: { ...cluster, spec: { ...cluster.spec, pd: { replicas: -1 } } } as TidbClusterManifest });
 } catch (e) {
   if (!(e instanceof SpecError)) throw e;
 }

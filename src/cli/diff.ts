@@ -6,7 +6,8 @@ import { loadManifests } from '../diff/load';
 import { toMarkdown } from '../diff/markdown';
 import { readSide } from '../diff/sources';
 import { DEFAULT_KUBE_VERSION, parseKubeVersion } from '../tidbcluster/kube-version';
-import { kubeVersionNote, type Io } from './render';
+import type { Io } from './render';
+import { kubeVersionNote } from '../load/clusters';
 import { layerSettings, namespaceProblem, settingsFromEnv, settingsFromInputs } from '../tidbcluster/settings';
 
 export const DIFF_USAGE = `Usage: tidb-gitops diff [options] OLD NEW

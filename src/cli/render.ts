@@ -1,11 +1,9 @@
 /** `tidb-gitops render PATH... [-o DIR] [-n NAMESPACE] [--controller-image IMAGE] [--kube-version V]` */
 import { realpathSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
-import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
-import { loadInputs } from '../backup/load';
-import { linkOperations } from '../backup/link';
-import type { CompanionDocument } from '../backup/load';
-import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
+import type { LoadedCluster } from '../tidbcluster/load';
+import { kubeVersionNote, readClusterInputs } from '../load/clusters';
+import { renderClusters, renderProblems } from '../render/render';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputs } from '../base/inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
@@ -13,7 +11,7 @@ import { DEFAULTS } from '../tidbcluster/defaults';
 import { collisions, passThrough, PASSTHROUGH_FILE } from '../render/passthrough';
 import { toYamlStream } from '../render/output';
 import { OLDEST_KUBE_MINOR } from '../tidbcluster/kube-version';
-import { layerSettings, settingsFromEnv, settingsFromInputs, type RenderSettings } from '../tidbcluster/settings';
+import type { RenderSettings } from '../tidbcluster/settings';
 
 export interface RenderOptions {
   readonly paths: readonly string[];
@@ -49,39 +47,23 @@ export interface Io {
 
 /** Returns the exit code: 0 rendered, 1 bad input or output. Manifests go to stdout only. */
 export function renderCommand(opts: RenderOptions, io: Io): number {
-  const { inputs, errors } = readInputs(opts.paths, io.readStdin);
+  const read = readInputs(opts.paths, io.readStdin);
+  const outputErrors = opts.outDir === undefined ? [] : inputsInOutput(read.inputs, opts.outDir);
   // Command line, then environment, then the inputs' RenderSettings, then the caller's fallback.
-  const fromEnv = settingsFromEnv(io.env ?? {});
-  const fromInputs = settingsFromInputs(inputs);
-  const flags = { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion };
-  const resolveOptions = layerSettings(flags, fromEnv.settings, fromInputs.settings, opts.fallback ?? {});
-  const note = kubeVersionNote(resolveOptions.kubeVersion);
+  const { clusters, others, settings, errors, skipped, warnings } = readClusterInputs(
+    { inputs: read.inputs, errors: [...read.errors, ...outputErrors] },
+    { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion, env: io.env ?? {}, ...(opts.fallback && { fallback: opts.fallback }) },
+  );
+  const note = kubeVersionNote(settings.kubeVersion);
   if (note) io.stderr(`${note}\n`);
-  const messages: string[] = [...errors, ...fromEnv.errors, ...fromInputs.errors, ...(opts.outDir === undefined ? [] : inputsInOutput(inputs, opts.outDir))];
-  const clusters: LoadedCluster[] = [];
-  const documents: LoadedDocument<CompanionDocument>[] = [];
-  const others: LoadedDocument<Record<string, unknown>>[] = [];
-  for (const input of inputs) {
-    const result = loadInputs(input.text, input.file, resolveOptions);
-    for (const line of result.skipped) io.stderr(`${line}\n`);
-    messages.push(...result.errors.map((e) => e.message));
-    clusters.push(...result.clusters);
-    documents.push(...result.documents);
-    others.push(...result.others);
-    if (input.explicit && result.clusters.length === 0 && result.documents.length === 0 && result.others.length === 0 && result.errors.length === 0) {
-      messages.push(`${input.file}: no Kubernetes object in this file`);
-    }
-  }
-  const target = resolveOptions.kubeVersion === undefined ? undefined : parseKubeVersion(resolveOptions.kubeVersion);
-  const passed = passThrough(others, { namespace: resolveOptions.namespace, kubeMinor: target && 'minor' in target ? target.minor : OLDEST_KUBE_MINOR });
+  for (const line of skipped) io.stderr(`${line}\n`);
+  const messages = [...errors];
+  const target = settings.kubeVersion === undefined ? undefined : parseKubeVersion(settings.kubeVersion);
+  const passed = passThrough(others, { namespace: settings.namespace, kubeMinor: target && 'minor' in target ? target.minor : OLDEST_KUBE_MINOR });
   messages.push(...passed.errors);
-  messages.push(...duplicateMessages(clusters));
-  const linked = linkOperations(clusters, documents);
-  // A broken reference is only news when the cluster it names was read without problems.
-  if (messages.length === 0) messages.push(...linked.errors);
   if (messages.length === 0 && clusters.length === 0) messages.push('no TidbCluster document found in the inputs');
   // Only valid input is rendered; what the API server would refuse in the result counts as bad input too.
-  const rendered = messages.length === 0 ? renderClusters(clusters.map((c) => c.resolved), linked.operations) : [];
+  const rendered = messages.length === 0 ? renderClusters(clusters.map((c) => c.resolved), clusters.map((c) => c.operations)) : [];
   messages.push(...renderProblems(rendered, clusters));
   if (messages.length === 0) {
     const from = (i: number) => `rendered from ${clusters[i].source.file}: document ${clusters[i].source.document}`;
@@ -95,9 +77,8 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   for (const c of clusters) {
     const w = pdWarning(c);
     if (w) io.stderr(`${w}\n`);
-    for (const line of c.warnings) io.stderr(`${line}\n`);
   }
-  for (const d of [...documents, ...others]) for (const line of d.warnings) io.stderr(`${line}\n`);
+  for (const line of warnings) io.stderr(`${line}\n`);
   const imageNote = defaultImageNote(clusters, opts.controllerImageSetting);
   if (imageNote && !opts.check) io.stderr(`${imageNote}\n`);
   const extra = passed.objects.map((p) => p.object);
@@ -154,13 +135,6 @@ function inputsInOutput(inputs: readonly { file: string }[], outDir: string): st
   return inputs
     .filter((i) => i.file !== '<stdin>' && isInside(dirname(i.file)))
     .map((i) => `${i.file}: is inside the output directory ${outDir}, whose files render overwrites and prunes: keep the inputs outside it`);
-}
-
-/** The note for a version newer than this release knows, if any. */
-export function kubeVersionNote(kubeVersion: string | undefined): string | undefined {
-  if (kubeVersion === undefined) return undefined;
-  const target = parseKubeVersion(kubeVersion);
-  return 'note' in target ? `note: ${target.note}` : undefined;
 }
 
 /**

@@ -3,7 +3,8 @@
  * `render` renders them, every other Kubernetes object (an already rendered `dist/`, say) is taken as
  * it is. No file system access here.
  */
-import { duplicateMessages, renderClusters, renderProblems } from '../render/render';
+import { renderClusters, renderProblems } from '../render/render';
+import { duplicateMessages } from '../load/clusters';
 import { fastLoadAll } from '../base/yaml/fast-load';
 import { aliasErrors, readInputs, slowLoadAll, type InputResult, type LoadedCluster, type LoadedDocument } from '../tidbcluster/load';
 import { linkOperations } from '../backup/link';

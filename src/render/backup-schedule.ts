@@ -14,6 +14,7 @@ import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { brPodTemplate } from './br-pod';
 import { namespaced } from './component';
 import { scheduledBackupScript } from './scripts/br';
+import { refuseAtSynthesis } from './checked';
 
 export interface BackupScheduleProps {
   readonly cluster: ResolvedCluster;
@@ -22,8 +23,12 @@ export interface BackupScheduleProps {
 
 /** The CronJob of one BackupSchedule. */
 export class BackupScheduleCronJob extends Construct {
+  /** CronJob `backup-<schedule>`. */
+  readonly cronJob: ApiObject;
+
   constructor(scope: Construct, id: string, props: BackupScheduleProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster, schedule } = props;
     const labels = {
       ...schedule.labels,
@@ -47,7 +52,7 @@ export class BackupScheduleCronJob extends Construct {
         { name: 'BR_STORAGE', value: storageUrlTemplate(job.storage, '{run}') },
       ],
     });
-    new ApiObject(this, 'cronjob', {
+    this.cronJob = new ApiObject(this, 'cronjob', {
       apiVersion: 'batch/v1',
       kind: 'CronJob',
       metadata: namespaced(cluster, `backup-${schedule.name}`, labels),

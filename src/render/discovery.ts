@@ -1,3 +1,4 @@
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type {
   ClusterRole,
@@ -30,6 +31,7 @@ import { controllerBackupInfo, NO_OPERATIONS, type ClusterOperations } from '../
 import { initializerInfo } from '../initializer/read';
 import { dualStack } from './service';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
+import { refuseAtSynthesis } from './checked';
 
 export interface DiscoveryComponentProps {
   /** The resolved cluster (`cluster.discovery` is always set). */
@@ -48,19 +50,31 @@ export interface DiscoveryComponentProps {
  * `tidb-gitops controller`.
  */
 export class DiscoveryComponent extends Construct {
+  /** ServiceAccount `<cluster>-discovery`, the controller's. */
+  readonly serviceAccount: ApiObject;
+  /** Role `<cluster>-discovery`. */
+  readonly role: ApiObject;
+  /** RoleBinding `<cluster>-discovery`. */
+  readonly roleBinding: ApiObject;
+  /** Service `<cluster>-discovery` (PD discovery, the controller's HTTP port). */
+  readonly service: ApiObject;
+  /** Deployment `<cluster>-discovery`, running `tidb-gitops controller`. */
+  readonly deployment: ApiObject;
+
   constructor(scope: Construct, id: string, props: DiscoveryComponentProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster } = props;
     const ops = props.operations ?? NO_OPERATIONS;
-    kubeObject(this, 'service-account', discoveryServiceAccount(cluster));
-    kubeObject(this, 'role', discoveryRole(cluster, ops));
-    kubeObject(this, 'role-binding', discoveryRoleBinding(cluster));
+    this.serviceAccount = kubeObject(this, 'service-account', discoveryServiceAccount(cluster));
+    this.role = kubeObject(this, 'role', discoveryRole(cluster, ops));
+    this.roleBinding = kubeObject(this, 'role-binding', discoveryRoleBinding(cluster));
     if (cluster.nodeAccess) {
       kubeObject(this, 'node-reader', nodeReaderRole(cluster));
       kubeObject(this, 'node-reader-binding', nodeReaderBinding(cluster));
     }
-    kubeObject(this, 'service', discoveryService(cluster));
-    kubeObject(this, 'deployment', discoveryDeployment(cluster, ops));
+    this.service = kubeObject(this, 'service', discoveryService(cluster));
+    this.deployment = kubeObject(this, 'deployment', discoveryDeployment(cluster, ops));
   }
 }
 

@@ -13,6 +13,7 @@ import type { ResolvedInitializer } from '../initializer/types';
 import { BACKUP_LABEL, LABEL, LABEL_VALUE, names } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { namespaced } from './component';
+import { refuseAtSynthesis } from './checked';
 
 export interface InitializerProps {
   readonly cluster: ResolvedCluster;
@@ -20,12 +21,20 @@ export interface InitializerProps {
   readonly initializer?: ResolvedInitializer;
 }
 
+/**
+ * The ConfigMap `<cluster>-tidb-initializer`: the controller sets the root password and runs the
+ * initial SQL it holds, once.
+ */
 export class InitializerConfigMap extends Construct {
+  /** ConfigMap `<cluster>-tidb-initializer`. */
+  readonly configMap: ApiObject;
+
   constructor(scope: Construct, id: string, props: InitializerProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster, initializer } = props;
     const name = names.initializer(cluster.name);
-    new ApiObject(this, 'configmap', {
+    this.configMap = new ApiObject(this, 'configmap', {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: namespaced(cluster, name, {

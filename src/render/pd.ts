@@ -1,3 +1,4 @@
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { Container, Service, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedPD, ResolvedService } from '../tidbcluster/resolve';
@@ -22,6 +23,7 @@ import {
 import { pdConfig, pdDashboardUsesTidbTls } from './config/components';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
+import { refuseAtSynthesis } from './checked';
 import { pdStartScript } from './scripts';
 import { pdScriptContext } from './script-context';
 import { dualStack, peerService } from './service';
@@ -37,18 +39,28 @@ export interface PdComponentProps {
  * and StatefulSet `<cluster>-pd` with data volume `pd`.
  */
 export class PdComponent extends Construct {
+  /** ConfigMap `<cluster>-pd`: PD's config file and start script. */
+  readonly configMap: ApiObject;
+  /** The client Service `<cluster>-pd`. */
+  readonly service: ApiObject;
+  /** The headless Service `<cluster>-pd-peer`. */
+  readonly peerService: ApiObject;
+  /** StatefulSet `<cluster>-pd`. */
+  readonly statefulSet: ApiObject;
+
   constructor(scope: Construct, id: string, props: PdComponentProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster } = props;
     const pd = cluster.pd!;
     const configMap = componentConfigMap(cluster, pd, {
       'config-file': pdConfig(cluster, pd),
       'startup-script': pdStartScript(pdScriptContext(cluster, pd)),
     });
-    kubeObject(this, 'config', configMap);
-    kubeObject(this, 'service', pdService(cluster, pd));
-    kubeObject(this, 'peer', pdPeerService(cluster));
-    kubeObject(this, 'statefulset', pdStatefulSet(cluster, pd, configMap.metadata!.name!));
+    this.configMap = kubeObject(this, 'config', configMap);
+    this.service = kubeObject(this, 'service', pdService(cluster, pd));
+    this.peerService = kubeObject(this, 'peer', pdPeerService(cluster));
+    this.statefulSet = kubeObject(this, 'statefulset', pdStatefulSet(cluster, pd, configMap.metadata!.name!));
   }
 }
 

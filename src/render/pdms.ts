@@ -1,3 +1,4 @@
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { Container, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedPdms } from '../tidbcluster/resolve';
@@ -21,6 +22,7 @@ import {
 import { pdmsConfig } from './config/components';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
+import { refuseAtSynthesis } from './checked';
 import { pdmsStartScript } from './scripts';
 import { pdmsScriptContext } from './script-context';
 import { pdClientService, pdPeerService } from './pd';
@@ -42,17 +44,27 @@ export interface PdmsComponentProps {
  * keeps no data.
  */
 export class PdmsComponent extends Construct {
+  /** ConfigMap `<cluster>-<name>`: the micro-service's config file and start script. */
+  readonly configMap: ApiObject;
+  /** The client Service `<cluster>-<name>` (`tso`, `scheduling`). */
+  readonly service: ApiObject;
+  /** The headless Service `<cluster>-<name>-peer`. */
+  readonly peerService: ApiObject;
+  /** StatefulSet `<cluster>-<name>`. */
+  readonly statefulSet: ApiObject;
+
   constructor(scope: Construct, id: string, props: PdmsComponentProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster, pdms } = props;
     const configMap = componentConfigMap(cluster, pdms, {
       'config-file': pdmsConfig(cluster, pdms),
       'startup-script': pdmsStartScript(pdmsScriptContext(cluster, pdms, imageVersionAtLeast(pdms.image, PDMS_NAME_SINCE) === true)),
     });
-    kubeObject(this, 'config', configMap);
-    kubeObject(this, 'service', pdClientService(cluster, pdms.kind, pdms.service));
-    kubeObject(this, 'peer', pdPeerService(cluster, pdms.kind));
-    kubeObject(this, 'statefulset', pdmsStatefulSet(cluster, pdms, configMap.metadata!.name!));
+    this.configMap = kubeObject(this, 'config', configMap);
+    this.service = kubeObject(this, 'service', pdClientService(cluster, pdms.kind, pdms.service));
+    this.peerService = kubeObject(this, 'peer', pdPeerService(cluster, pdms.kind));
+    this.statefulSet = kubeObject(this, 'statefulset', pdmsStatefulSet(cluster, pdms, configMap.metadata!.name!));
   }
 }
 

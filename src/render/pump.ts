@@ -1,3 +1,4 @@
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { ConfigMap, Container, EnvVar, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedPump } from '../tidbcluster/pump';
@@ -19,6 +20,7 @@ import {
 import { pumpConfig } from './config/pump';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
+import { refuseAtSynthesis } from './checked';
 import { baseContext } from './script-context';
 import { pumpScriptNamesNamespace, pumpStartScript, type PumpScriptContext } from './scripts/pump';
 import { peerService } from './service';
@@ -37,14 +39,22 @@ export const PUMP_DATA_VOLUME = 'data';
  * StatefulSet `<cluster>-pump` with volume `data`; the start command is inline.
  */
 export class PumpComponent extends Construct {
+  /** ConfigMap `<cluster>-pump`: Pump's config file and start script. */
+  readonly configMap: ApiObject;
+  /** The headless Service `<cluster>-pump-peer`. */
+  readonly peerService: ApiObject;
+  /** StatefulSet `<cluster>-pump`. */
+  readonly statefulSet: ApiObject;
+
   constructor(scope: Construct, id: string, props: PumpComponentProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster } = props;
     const pump = cluster.pump!;
     const configMap = pumpConfigMap(cluster, pump);
-    kubeObject(this, 'config', configMap);
-    kubeObject(this, 'peer', pumpPeerService(cluster));
-    kubeObject(this, 'statefulset', pumpStatefulSet(cluster, pump, configMap.metadata!.name!));
+    this.configMap = kubeObject(this, 'config', configMap);
+    this.peerService = kubeObject(this, 'peer', pumpPeerService(cluster));
+    this.statefulSet = kubeObject(this, 'statefulset', pumpStatefulSet(cluster, pump, configMap.metadata!.name!));
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { ConfigMap, Container, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
@@ -20,6 +21,7 @@ import {
 import { ticdcConfig } from './config/ticdc';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
+import { refuseAtSynthesis } from './checked';
 import { baseContext } from './script-context';
 import { ticdcStartScript, type TiCDCScriptContext } from './scripts/ticdc';
 import { peerService } from './service';
@@ -38,14 +40,22 @@ export const SINK_TLS_DIR = '/var/lib/sink-tls';
  * command is inline), and a ConfigMap only when the config holds more than the keys that become flags.
  */
 export class TiCDCComponent extends Construct {
+  /** ConfigMap `<cluster>-ticdc` (its config file), where `spec.ticdc.config` is set. @default none */
+  readonly configMap?: ApiObject;
+  /** The headless Service `<cluster>-ticdc-peer`. */
+  readonly peerService: ApiObject;
+  /** StatefulSet `<cluster>-ticdc`. */
+  readonly statefulSet: ApiObject;
+
   constructor(scope: Construct, id: string, props: TiCDCComponentProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster } = props;
     const ticdc = cluster.ticdc!;
     const configMap = ticdcConfigMap(cluster, ticdc);
-    if (configMap) kubeObject(this, 'config', configMap);
-    kubeObject(this, 'peer', ticdcPeerService(cluster));
-    kubeObject(this, 'statefulset', ticdcStatefulSet(cluster, ticdc, configMap?.metadata?.name));
+    if (configMap) this.configMap = kubeObject(this, 'config', configMap);
+    this.peerService = kubeObject(this, 'peer', ticdcPeerService(cluster));
+    this.statefulSet = kubeObject(this, 'statefulset', ticdcStatefulSet(cluster, ticdc, configMap?.metadata?.name));
   }
 }
 

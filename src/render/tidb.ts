@@ -1,3 +1,4 @@
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { Container, Probe, Service, ServicePort, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedTiDB, ResolvedTiDBService } from '../tidbcluster/resolve';
@@ -21,6 +22,7 @@ import {
 import { TIDB_AUTH_TOKEN_DIR, TIDB_BOOTSTRAP_DIR, tidbConfig } from './config/components';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
+import { refuseAtSynthesis } from './checked';
 import { logTailerContainer, logVolume, placeTailers } from './log-tailer';
 import { tidbStartScript } from './scripts';
 import { tidbScriptContext } from './script-context';
@@ -37,8 +39,18 @@ export interface TidbComponentProps {
  * `spec.tidb.service` is set, and StatefulSet `<cluster>-tidb` (no data volume).
  */
 export class TidbComponent extends Construct {
+  /** ConfigMap `<cluster>-tidb`: TiDB's config file and start script. */
+  readonly configMap: ApiObject;
+  /** The client Service `<cluster>-tidb`, where `spec.tidb.service` is set. @default none */
+  readonly service?: ApiObject;
+  /** The headless Service `<cluster>-tidb-peer`. */
+  readonly peerService: ApiObject;
+  /** StatefulSet `<cluster>-tidb`. */
+  readonly statefulSet: ApiObject;
+
   constructor(scope: Construct, id: string, props: TidbComponentProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster } = props;
     const tidb = cluster.tidb!;
     const storage = storageVolumeClaims(tidb);
@@ -47,10 +59,10 @@ export class TidbComponent extends Construct {
       'config-file': tidbConfig(cluster, tidb),
       'startup-script': tidbStartScript(tidbScriptContext(cluster, tidb)),
     });
-    kubeObject(this, 'config', configMap);
-    kubeObject(this, 'peer', tidbPeerService(cluster));
-    if (tidb.service) kubeObject(this, 'service', tidbService(cluster, tidb.service));
-    kubeObject(this, 'statefulset', tidbStatefulSet(cluster, tidb, configMap.metadata!.name!, slowLog, storage));
+    this.configMap = kubeObject(this, 'config', configMap);
+    this.peerService = kubeObject(this, 'peer', tidbPeerService(cluster));
+    if (tidb.service) this.service = kubeObject(this, 'service', tidbService(cluster, tidb.service));
+    this.statefulSet = kubeObject(this, 'statefulset', tidbStatefulSet(cluster, tidb, configMap.metadata!.name!, slowLog, storage));
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { Container, PersistentVolumeClaim, Service, Volume, VolumeMount } from '../../imports/k8s';
 import { names, PORT } from '../tidbcluster/names';
@@ -19,6 +20,7 @@ import {
 import { TIFLASH_CONFIG_DIR, tiflashConfigData } from './config/tiflash';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
+import { refuseAtSynthesis } from './checked';
 import { logTailerContainer, placeTailers } from './log-tailer';
 import { baseContext } from './script-context';
 import { tiflashInitScript, tiflashStartScript, type TiFlashScriptContext } from './scripts/tiflash';
@@ -35,14 +37,22 @@ export interface TiFlashComponentProps {
  * StatefulSet `<cluster>-tiflash` with one volume `data<i>` per storage claim.
  */
 export class TiFlashComponent extends Construct {
+  /** ConfigMap `<cluster>-tiflash`: TiFlash's config file and start script. */
+  readonly configMap: ApiObject;
+  /** The headless Service `<cluster>-tiflash-peer`. */
+  readonly peerService: ApiObject;
+  /** StatefulSet `<cluster>-tiflash`. */
+  readonly statefulSet: ApiObject;
+
   constructor(scope: Construct, id: string, props: TiFlashComponentProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster } = props;
     const tiflash = cluster.tiflash!;
     const configMap = componentConfigMap(cluster, tiflash, tiflashConfigData(cluster, tiflash));
-    kubeObject(this, 'config', configMap);
-    kubeObject(this, 'peer', tiflashPeerService(cluster));
-    kubeObject(this, 'statefulset', tiflashStatefulSet(cluster, tiflash, configMap.metadata!.name!));
+    this.configMap = kubeObject(this, 'config', configMap);
+    this.peerService = kubeObject(this, 'peer', tiflashPeerService(cluster));
+    this.statefulSet = kubeObject(this, 'statefulset', tiflashStatefulSet(cluster, tiflash, configMap.metadata!.name!));
   }
 }
 

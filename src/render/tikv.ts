@@ -1,3 +1,4 @@
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { Container, Service, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedTiKV } from '../tidbcluster/resolve';
@@ -22,6 +23,7 @@ import {
 import { tikvConfig } from './config/components';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
+import { refuseAtSynthesis } from './checked';
 import { logTailerContainer, logVolume, placeTailers } from './log-tailer';
 import { tikvStartScript } from './scripts';
 import { tikvScriptContext } from './script-context';
@@ -35,17 +37,25 @@ export interface TikvComponentProps {
 
 /** TiKV: ConfigMap, headless `<cluster>-tikv-peer` and StatefulSet `<cluster>-tikv` with volume `tikv`. */
 export class TikvComponent extends Construct {
+  /** ConfigMap `<cluster>-tikv`: TiKV's config file and start script. */
+  readonly configMap: ApiObject;
+  /** The headless Service `<cluster>-tikv-peer`. */
+  readonly peerService: ApiObject;
+  /** StatefulSet `<cluster>-tikv`. */
+  readonly statefulSet: ApiObject;
+
   constructor(scope: Construct, id: string, props: TikvComponentProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster } = props;
     const tikv = cluster.tikv!;
     const configMap = componentConfigMap(cluster, tikv, {
       'config-file': tikvConfig(cluster, tikv),
       'startup-script': tikvStartScript(tikvScriptContext(cluster, tikv)),
     });
-    kubeObject(this, 'config', configMap);
-    kubeObject(this, 'peer', tikvPeerService(cluster));
-    kubeObject(this, 'statefulset', tikvStatefulSet(cluster, tikv, configMap.metadata!.name!));
+    this.configMap = kubeObject(this, 'config', configMap);
+    this.peerService = kubeObject(this, 'peer', tikvPeerService(cluster));
+    this.statefulSet = kubeObject(this, 'statefulset', tikvStatefulSet(cluster, tikv, configMap.metadata!.name!));
   }
 }
 

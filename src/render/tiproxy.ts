@@ -1,3 +1,4 @@
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { Container, Probe, Service, ServicePort, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
@@ -20,6 +21,7 @@ import {
 import { TIPROXY_TLS_DIR, tiproxyConfig, tiproxyTls } from './config/tiproxy';
 import { componentConfigMap } from './configmap';
 import { kubeObject } from './kube';
+import { refuseAtSynthesis } from './checked';
 import { baseContext } from './script-context';
 import { tiproxyStartScript, type TiProxyScriptContext } from './scripts/tiproxy';
 import { dualStack, peerService } from './service';
@@ -39,18 +41,28 @@ const CONFIG_DIR = '/etc/proxy';
  * volume of its own).
  */
 export class TiProxyComponent extends Construct {
+  /** ConfigMap `<cluster>-tiproxy`: TiProxy's config file and start script. */
+  readonly configMap: ApiObject;
+  /** The client Service `<cluster>-tiproxy`. */
+  readonly service: ApiObject;
+  /** The headless Service `<cluster>-tiproxy-peer`. */
+  readonly peerService: ApiObject;
+  /** StatefulSet `<cluster>-tiproxy`. */
+  readonly statefulSet: ApiObject;
+
   constructor(scope: Construct, id: string, props: TiProxyComponentProps) {
     super(scope, id);
+    refuseAtSynthesis(this, props.cluster.kubeMinor);
     const { cluster } = props;
     const tiproxy = cluster.tiproxy!;
     const configMap = componentConfigMap(cluster, tiproxy, {
       'config-file': tiproxyConfig(cluster, tiproxy),
       'startup-script': tiproxyStartScript(tiproxyScriptContext(cluster)),
     });
-    kubeObject(this, 'config', configMap);
-    kubeObject(this, 'service', tiproxyService(cluster));
-    kubeObject(this, 'peer', tiproxyPeerService(cluster));
-    kubeObject(this, 'statefulset', tiproxyStatefulSet(cluster, tiproxy, configMap.metadata!.name!));
+    this.configMap = kubeObject(this, 'config', configMap);
+    this.service = kubeObject(this, 'service', tiproxyService(cluster));
+    this.peerService = kubeObject(this, 'peer', tiproxyPeerService(cluster));
+    this.statefulSet = kubeObject(this, 'statefulset', tiproxyStatefulSet(cluster, tiproxy, configMap.metadata!.name!));
   }
 }
 

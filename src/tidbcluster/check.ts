@@ -8,14 +8,14 @@ import { SpecError, type SpecIssue } from './errors';
 import { COMPONENTS } from './names';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { unsupportedFields } from './support';
-import type { TidbCluster } from './types';
+import type { TidbClusterManifest } from './types';
 import { DNS1035_LABEL, DNS1123_LABEL, LONE_SURROGATE_SOURCE } from '../base/patterns';
 
 /** Validates and resolves one document; throws SpecError with every issue found. */
 export function checkTidbCluster(doc: unknown, options: ResolveOptions = {}): ResolvedCluster {
   const issues = documentIssues(doc);
   if (issues.length > 0) throw new SpecError(issues);
-  return resolveCluster(doc as TidbCluster, options);
+  return resolveCluster(doc as TidbClusterManifest, options);
 }
 
 /** Issues found before resolution (schema, support, names, references). */

@@ -28,7 +28,7 @@ import { dnsLabelProblem } from './api-rules';
 import { featureCheck, KUBE_FEATURES, kubeVersionText, type KubeFeature } from './kube-version';
 import { quantityToBytes } from '../base/quantity';
 import type { ComponentConfig, ComponentSpec, LogTailerSpec, PodSettings, ResourceList, ServiceSpec } from './spec-parts';
-import type { TidbCluster, TidbClusterSpec } from './types';
+import type { TidbClusterManifest, TidbClusterSpec } from './types';
 import { OWNED_CONFIG_TABLES, ownedTablesChecked } from './config-tables';
 
 /** Pod-level settings after the cluster/component precedence rules. */
@@ -140,7 +140,7 @@ export interface ResolvedService {
 
 
 export interface Ctx {
-  readonly tc: TidbCluster;
+  readonly tc: TidbClusterManifest;
   readonly spec: TidbClusterSpec;
   /** The cluster's namespace: its own, else the one given with `--namespace`. @default none (objects take the namespace they are applied to) */
   readonly namespace?: string;
@@ -264,7 +264,7 @@ export function resolvePullPolicy(ctx: Ctx, comp: Pick<PodSettings, 'imagePullPo
 }
 
 /** Cluster-wide operation settings; every component's settings annotation carries them too. */
-export function clusterSettings(tc: TidbCluster): { paused: boolean; pvReclaimPolicy: string; enablePVReclaim: boolean; forceUpgrade: boolean } {
+export function clusterSettings(tc: TidbClusterManifest): { paused: boolean; pvReclaimPolicy: string; enablePVReclaim: boolean; forceUpgrade: boolean } {
   const spec = tc.spec ?? {};
   return {
     paused: spec.paused ?? false,

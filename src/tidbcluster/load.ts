@@ -8,7 +8,7 @@ import { formatIssue, SpecError, type SourceRef, type SpecIssue } from './errors
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { aliasProblems } from '../base/yaml/aliases';
 import { plainDocuments, readYaml, type ReadDocument } from '../base/yaml/read';
-import { KIND, type TidbCluster } from './types';
+import { KIND, type TidbClusterManifest } from './types';
 import { editDistance } from './crd-schema';
 import { parsePath } from '../base/path';
 import { isSettingsDocument } from './settings';
@@ -147,7 +147,7 @@ function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds:
     }
     if (documentIssues(obj).length > 0) return undefined;
     try {
-      const resolved = resolveCluster(obj as unknown as TidbCluster, options);
+      const resolved = resolveCluster(obj as unknown as TidbClusterManifest, options);
       // Warnings name their line, which only the full parser knows.
       if (resolved.warnings.length > 0) return undefined;
       result.clusters.push({ source, resolved, warnings: [] });
@@ -220,7 +220,7 @@ function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveO
     return;
   }
   try {
-    const resolved = resolveCluster(obj as unknown as TidbCluster, options);
+    const resolved = resolveCluster(obj as unknown as TidbClusterManifest, options);
     const warnings = [...yamlWarnings(doc, source), ...withLines(resolved.warnings).map((w) => formatIssue({ ...w, message: `warning: ${w.message}` }, source))];
     out.clusters.push({ source, resolved, warnings });
   } catch (e) {

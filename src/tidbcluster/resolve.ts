@@ -17,7 +17,7 @@ import { resolveTiFlash, type ResolvedTiFlash } from './tiflash';
 import { resolveTiKV, type ResolvedTiKV } from './tikv';
 import { resolveTiProxy, type ResolvedTiProxy } from './tiproxy';
 import { DEFAULT_KUBE_VERSION, parseKubeVersion } from './kube-version';
-import type { TidbCluster, TidbClusterSpec } from './types';
+import type { TidbClusterManifest, TidbClusterSpec } from './types';
 import { DNS1123_LABEL, DNS_DOMAIN, NAMESPACE } from '../base/patterns';
 import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
 import { disruptionBudgets, drainHooks, monitoringSettings, networkPolicy, unknownClusterSettings, type DisruptionBudgets, type MonitoringSettings, type NetworkPolicySettings } from './guard-rails';
@@ -211,7 +211,7 @@ const FEATURE_FLAGS: Record<string, keyof ScriptFeatureFlags> = {
  * Resolves a schema-valid TidbCluster. Throws SpecError listing every problem found (bad TOML,
  * contradictory settings) with its path.
  */
-export function resolveCluster(tc: TidbCluster, options: ResolveOptions = {}): ResolvedCluster {
+export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions = {}): ResolvedCluster {
   const issues: SpecIssue[] = [];
   const spec = tc.spec ?? {};
   const namespace = tc.metadata.namespace ?? options.namespace;

@@ -21,7 +21,8 @@ export type * from './spec-parts';
 export const API_VERSION = 'pingcap.com/v1alpha1';
 export const KIND = 'TidbCluster';
 
-export interface TidbCluster {
+/** A TidbCluster document (`pingcap.com/v1alpha1`) as written in YAML, the input the constructs render. */
+export interface TidbClusterManifest {
   apiVersion: typeof API_VERSION;
   kind: typeof KIND;
   metadata: {

@@ -1,0 +1,150 @@
+/**
+ * The inputs read together, as every command reads them and as a cdk8s app of one's own can: the
+ * render settings, every TidbCluster with the documents beside it (Backups, BackupSchedules, Restores,
+ * its TidbInitializer and TidbMonitor) tied to it, and the other Kubernetes objects. Nothing here needs
+ * cdk8s, so `tidb-gitops/inputs` loads and validates with this alone.
+ */
+import { readInputs as readInputFiles, readStdinText, type InputText } from '../base/inputs';
+import { loadInputs, type CompanionDocument } from '../backup/load';
+import { linkOperations, type ClusterOperations } from '../backup/link';
+import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
+import type { ResolvedCluster, ResolveOptions } from '../tidbcluster/resolve';
+import { layerSettings, settingsFromEnv, settingsFromInputs, type RenderSettings } from '../tidbcluster/settings';
+import { parseKubeVersion } from '../tidbcluster/kube-version';
+
+export interface ReadClusterOptions extends ResolveOptions {
+  /**
+   * The environment whose `TIDB_GITOPS_KUBE_VERSION`, `TIDB_GITOPS_CONTROLLER_IMAGE` and
+   * `TIDB_GITOPS_NAMESPACE` come after the options given and before the inputs' RenderSettings.
+   * @default {} (no setting from the environment)
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Settings below the inputs' RenderSettings (what Argo CD passes). @default none */
+  readonly fallback?: RenderSettings;
+}
+
+/** A cluster of the inputs, with what it renders with. */
+export interface ClusterInput extends LoadedCluster {
+  /** Its BackupSchedules, Backups, Restores, TidbInitializer and TidbMonitor. */
+  readonly operations: ClusterOperations;
+}
+
+export interface ClusterInputs {
+  readonly clusters: ClusterInput[];
+  /** Other Kubernetes objects among the inputs (`render` passes them through), as read. */
+  readonly others: LoadedDocument<Record<string, unknown>>[];
+  /** The settings in effect, each from the first source that had it. */
+  readonly settings: ResolveOptions;
+  /**
+   * Problems, one per line (`file: document N: path (line L): message`), all of them. Where there is
+   * one, `clusters` may be incomplete and must not be rendered.
+   */
+  readonly errors: string[];
+  /** Documents and files passed over (a Kustomization, YAML that is not a Kubernetes object). */
+  readonly skipped: string[];
+  /** Readings worth a look that do not stop a render (the clusters' and documents' warnings). */
+  readonly warnings: string[];
+}
+
+/** YAML texts to read, and the problems met finding them (they count as the inputs' own). */
+export interface InputTexts {
+  readonly inputs: readonly InputText[];
+  /** @default none */
+  readonly errors?: readonly string[];
+}
+
+/**
+ * Reads YAML texts: the settings from the options, then `env`, then the inputs' RenderSettings, then
+ * `fallback`; then every document with those settings. Never throws for bad input.
+ */
+export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, options: ReadClusterOptions = {}): ClusterInputs {
+  const fromEnv = settingsFromEnv(options.env ?? {});
+  const fromInputs = settingsFromInputs(inputs);
+  const given = { namespace: options.namespace, controllerImage: options.controllerImage, kubeVersion: options.kubeVersion };
+  const settings = layerSettings(given, fromEnv.settings, fromInputs.settings, options.fallback ?? {});
+  const errors = [...earlier, ...fromEnv.errors, ...fromInputs.errors];
+  const skipped: string[] = [];
+  const loaded: LoadedCluster[] = [];
+  const documents: LoadedDocument<CompanionDocument>[] = [];
+  const others: LoadedDocument<Record<string, unknown>>[] = [];
+  for (const input of inputs) {
+    const result = loadInputs(input.text, input.file, settings);
+    skipped.push(...result.skipped);
+    errors.push(...result.errors.map((e) => e.message));
+    loaded.push(...result.clusters);
+    documents.push(...result.documents);
+    others.push(...result.others);
+    if (input.explicit && result.clusters.length === 0 && result.documents.length === 0 && result.others.length === 0 && result.errors.length === 0) {
+      errors.push(`${input.file}: no Kubernetes object in this file`);
+    }
+  }
+  errors.push(...duplicateMessages(loaded));
+  const linked = linkOperations(loaded, documents);
+  // A broken reference is only news when the cluster it names was read without problems.
+  if (errors.length === 0) errors.push(...linked.errors);
+  const clusters = loaded.map((c, i) => ({ ...c, operations: linked.operations[i] }));
+  const warnings = [...loaded.flatMap((c) => c.warnings), ...[...documents, ...others].flatMap((d) => d.warnings)];
+  return { clusters, others, settings, errors, skipped, warnings };
+}
+
+/** The problems of a set of inputs, all of them: what {@link loadClusterInputs} throws. */
+export class InputError extends Error {
+  /** One line per problem, `file: document N: path (line L): message`. */
+  readonly problems: readonly string[];
+
+  constructor(errors: readonly string[]) {
+    const problems = errors.flatMap((e) => e.split('\n'));
+    super(`${problems.join('\n')}\n${problems.length === 1 ? '1 problem' : `${problems.length} problems`} found`);
+    this.name = 'InputError';
+    this.problems = problems;
+  }
+}
+
+/**
+ * Reads input paths as `tidb-gitops render` does (files, directories searched for `*.yaml` and
+ * `*.yml`, sorted, `-` for standard input; the same limits) and {@link readClusterInputs} them. Throws an {@link InputError}
+ * listing every problem, so a cdk8s app renders nothing from inputs the CLI would refuse.
+ */
+export function loadClusterInputs(paths: readonly string[], options: ReadClusterOptions = {}): ClusterInputs {
+  const result = readClusterInputs(readInputFiles(paths, readStdinText), options);
+  if (result.errors.length > 0) throw new InputError(result.errors);
+  return result;
+}
+
+/** Chart id and file stem of a cluster: unique per namespace and name (names cannot contain dots). */
+export function clusterId(c: Pick<ResolvedCluster, 'name' | 'namespace'>): string {
+  return c.namespace ? `${c.namespace}.${c.name}` : c.name;
+}
+
+/** The note for a version newer than this release knows, if any. */
+export function kubeVersionNote(kubeVersion: string | undefined): string | undefined {
+  if (kubeVersion === undefined) return undefined;
+  const target = parseKubeVersion(kubeVersion);
+  return 'note' in target ? `note: ${target.note}` : undefined;
+}
+
+/** One message per cluster defined twice (same namespace and name), naming both places. */
+export function duplicateMessages(clusters: readonly LoadedCluster[]): string[] {
+  const seen = new Map<string, LoadedCluster>();
+  const out: string[] = [];
+  const where = (s: LoadedCluster) => `${s.source.file}: document ${s.source.document}`;
+  for (const c of clusters) {
+    const id = clusterId(c.resolved);
+    const first = seen.get(id);
+    if (first) out.push(`${where(c)}: metadata.name: duplicate cluster ${JSON.stringify(id)}, also defined at ${where(first)}`);
+    else seen.set(id, c);
+  }
+  // A cluster without a namespace lands in whichever namespace its objects are applied to
+  // (`kubectl apply -n`, Argo CD's destination): where a namesake has one, the two may be one.
+  const namespaced = new Map<string, LoadedCluster>();
+  for (const c of clusters) if (c.resolved.namespace && !namespaced.has(c.resolved.name)) namespaced.set(c.resolved.name, c);
+  for (const c of clusters) {
+    const other = namespaced.get(c.resolved.name);
+    if (c.resolved.namespace || !other) continue;
+    out.push(
+      `${where(c)}: metadata.namespace: cluster ${JSON.stringify(c.resolved.name)} has no namespace, and one of the same name is in ${JSON.stringify(other.resolved.namespace)} (${where(other)}): ` +
+        'applied there, the two would be one; give this one a namespace (metadata.namespace, or -n)',
+    );
+  }
+  return out;
+}

@@ -1,0 +1,26 @@
+import { ApiObject } from 'cdk8s';
+import type { Construct } from 'constructs';
+import { ApiRefusalError, apiProblems } from './api-check';
+
+/** Constructs whose objects are checked at synthesis: a construct inside one adds no check of its own. */
+const CHECKED = new WeakSet<Construct>();
+
+/**
+ * Refuses at synthesis (`app.synth()`, `Chart.toJson()`, which validate every construct before
+ * anything is written) what the API server would refuse among the objects under `scope`: as they are
+ * then, after whatever the app added or patched, however the constructs were composed. Each object
+ * is checked once: a scope inside one already checked adds nothing.
+ */
+export function refuseAtSynthesis(scope: Construct, kubeMinor: number): void {
+  for (let s = scope.node.scope; s; s = s.node.scope) if (CHECKED.has(s)) return;
+  CHECKED.add(scope);
+  scope.node.addValidation({
+    validate: () => {
+      const objects = scope.node.findAll().flatMap((c) => (c instanceof ApiObject ? [c.toJson()] : []));
+      const problems = apiProblems(objects, kubeMinor);
+      // Thrown rather than returned, so that the app can tell it from cdk8s's own errors.
+      if (problems.length > 0) throw new ApiRefusalError(problems);
+      return [];
+    },
+  });
+}
