@@ -3,8 +3,9 @@
  * of is assembled by the script the Dockerfile runs (scripts/image-rootfs.sh), from the same Node.js
  * 24 release as the pinned base image (the official linux build, from the npm registry's
  * node-linux-<arch> package), and run with chroot as the images' users: size, contents, and the
- * commands the controller Deployment and the Argo CD plugin run. Building the images themselves
- * needs a container registry; `scripts/images.sh` does that where one is reachable. Needs the built
+ * commands the controller Deployment and the Argo CD plugin run. Building the images from the
+ * Dockerfile needs a container registry; `scripts/images.sh` does that where one is reachable, and
+ * test/release-real.test.ts makes them from this root filesystem with umoci. Needs the built
  * package (`npm run build`), root for chroot, and the npm registry.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { buildImageRootfs } from './support/image-rootfs';
 
 jest.setTimeout(120_000);
 
@@ -93,16 +95,7 @@ describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)
 
   beforeAll(() => {
     tmp = mkdtempSync(join(tmpdir(), 'tidb-gitops-image-'));
-    // The release the pinned base image carries, as Node.js builds it for linux.
-    const version = /Node (24\.\d+\.\d+)/.exec(dockerfile)?.[1];
-    expect(version).toBeDefined();
-    const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
-    const packed = execFileSync('npm', ['pack', '--silent', `node-linux-${arch}@${version}`], { cwd: tmp, encoding: 'utf8' }).trim().split('\n').at(-1)!;
-    execFileSync('tar', ['xzf', packed], { cwd: tmp });
-    rootfs = join(tmp, 'rootfs');
-    const r = spawnSync('sh', [join(root, 'scripts/image-rootfs.sh'), join(tmp, 'package/bin/node'), root, rootfs], { encoding: 'utf8' });
-    expect(r.stderr).toBe('');
-    expect(r.status).toBe(0);
+    rootfs = buildImageRootfs(tmp);
   });
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
