@@ -1,4 +1,4 @@
-// Writes the generated parts of README.md (between `<!-- generated:NAME -->` markers) from the code:
+// Writes the generated parts of docs/reference.md (between `<!-- generated:NAME -->` markers) from the code:
 // the defaults table and the supported-fields list. `npm test` fails when they are out of date.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -59,23 +59,23 @@ export function applySections(readme, sections) {
   let out = readme;
   for (const [name, body] of Object.entries(sections)) {
     const re = new RegExp(`(<!-- generated:${name} -->)[\\s\\S]*?(<!-- /generated:${name} -->)`);
-    if (!re.test(out)) throw new Error(`README.md has no <!-- generated:${name} --> section`);
+    if (!re.test(out)) throw new Error(`docs/reference.md has no <!-- generated:${name} --> section`);
     out = out.replace(re, (_m, open, close) => `${open}\n${body}\n${close}`);
   }
   return out;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const path = join(root, 'README.md');
+  const path = join(root, 'docs/reference.md');
   const current = readFileSync(path, 'utf8');
   const wanted = applySections(current, generatedSections());
   if (process.argv.includes('--check')) {
     if (wanted !== current) {
-      console.error('README.md generated sections are stale: run `npm run docs`');
+      console.error('docs/reference.md generated sections are stale: run `npm run docs`');
       process.exit(1);
     }
   } else {
     writeFileSync(path, wanted);
-    console.log('README.md generated sections updated');
+    console.log('docs/reference.md generated sections updated');
   }
 }

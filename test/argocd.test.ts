@@ -359,11 +359,11 @@ const INSTALLS = readFileSync(join(FIXTURES, 'SOURCES.md'), 'utf8')
   .filter((m): m is RegExpExecArray => m !== null)
   .map(([, file, tag, sha256]) => ({ file, tag, sha256 }));
 
-/** The overlay the README shows under "With Argo CD", with its remote install.yaml swapped for `resource`. */
+/** The overlay docs/reference.md shows under "With Argo CD", with its remote install.yaml swapped for `resource`. */
 function readmeOverlay(resource: string): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readFileSync(join(root, 'docs/reference.md'), 'utf8');
   const block = /^( *)```yaml\n\1(# kustomization\.yaml of the Argo CD installation\n[\s\S]*?)^\1```/m.exec(readme);
-  if (!block) throw new Error('README.md has no "# kustomization.yaml of the Argo CD installation" block');
+  if (!block) throw new Error('docs/reference.md has no "# kustomization.yaml of the Argo CD installation" block');
   const indent = new RegExp(`^${block[1]}`, 'gm');
   const text = block[2].replace(indent, '').replace(/https:\/\/raw\.githubusercontent\.com\/argoproj\/argo-cd\/[^/]+\/manifests\/install\.yaml/, resource);
   expect(text).toContain(resource);
@@ -408,7 +408,7 @@ describe('tidb-gitops argocd install-patch', () => {
     const install = gunzipSync(readFileSync(join(FIXTURES, file))).toString('utf8');
 
     test.each([
-      ["the README's overlay (namespace: argocd)", (k: string) => k, 'argocd'],
+      ["the reference's overlay (namespace: argocd)", (k: string) => k, 'argocd'],
       ['the same overlay without a namespace: line', (k: string) => k.replace(/^namespace: .*\n/m, ''), undefined],
     ])('the default patch applies with %s, changing only the sidecar and three argocd-cm keys', (_name, edit, namespace) => {
       const kustomization = edit(readmeOverlay('install.yaml'));

@@ -1,6 +1,6 @@
 /**
  * Moving a running tidb-operator cluster to tidb-gitops, on a real API server (test/kube/), following
- * the README's "Migrating from tidb-operator" steps: the objects tidb-operator v1 creates for
+ * the "Migrating from tidb-operator" steps of docs/operations.md: the objects tidb-operator v1 creates for
  * examples/basic (test/kube/operator-basic.ts, built from the operator's source, owner references to
  * a TidbCluster included), the real StatefulSet and garbage-collector controllers, `kubectl` for
  * every step a user types, the shipped CLI for the report and the shipped controller for the rest.
@@ -73,7 +73,7 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
 const uids = (objects: Obj[]) => Object.fromEntries(objects.map((o) => [o.metadata.name, o.metadata.uid]));
 const partitionOf = (sts: Obj | undefined): number | undefined => sts?.spec?.updateStrategy?.rollingUpdate?.partition;
 const COMPONENTS = ['pd', 'tikv', 'tidb'] as const;
-/** The README's `kubectl get` for the live objects of the cluster. */
+/** The `kubectl get` of docs/operations.md for the live objects of the cluster. */
 const LIVE_KINDS = 'statefulsets,services,configmaps,deployments,serviceaccounts,roles,rolebindings';
 
 describeReal('migrating a tidb-operator cluster (examples/basic) to tidb-gitops', () => {

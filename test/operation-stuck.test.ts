@@ -102,7 +102,7 @@ describe('stuckHint', () => {
     ['TiKV cannot scale in: 3 Up stores and PD keeps 3 replicas of each region (replication.max-replicas)', /^add a TiKV, or lower PD replication\.max-replicas/],
     ['waiting for store 2 (c-tikv-1) to be Up, it is Disconnected', /^the store does not heartbeat PD/],
     ["PD's registry of tso servers unavailable: connect ECONNREFUSED", /^the controller cannot read PD/],
-    ['waiting for the StatefulSet controller to observe the new spec', /README section "When an operation is stuck"/],
+    ['waiting for the StatefulSet controller to observe the new spec', /docs\/operations.md, "When an operation is stuck"/],
   ])('%s', (reason, expected) => {
     expect(stuckHint(reason, [])).toMatch(expected);
   });

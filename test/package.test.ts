@@ -161,6 +161,15 @@ console.log(asChart.node.id, chart.resolved.name);
 app.synth();
 `;
 
+/** The example app of docs/reference.md ("Using it as a cdk8s library"), as written there. */
+function referenceApp(): string {
+  const doc = readFileSync(join(root, 'docs/reference.md'), 'utf8');
+  const at = doc.indexOf('```ts\n// main.ts: every cluster of tidb-clusters/');
+  expect(at).toBeGreaterThanOrEqual(0);
+  const start = doc.indexOf('\n', at) + 1;
+  return doc.slice(start, doc.indexOf('```', start));
+}
+
 describe.each(PEERS)('in a cdk8s app with cdk8s $cdk8s and constructs $constructs', (peers) => {
   test('compiles strictly, shares one cdk8s, and synthesizes what the CLI renders', () => {
     const app = join(tmp, `app-${peers.cdk8s}`.replace(/[^\w.-]/g, '_'));
@@ -176,9 +185,10 @@ describe.each(PEERS)('in a cdk8s app with cdk8s $cdk8s and constructs $construct
     mkdirSync(join(modules, '@types'), { recursive: true });
     symlinkSync(join(root, 'node_modules/@types/node'), join(modules, '@types/node'));
     writeFileSync(join(app, 'main.ts'), APP);
+    writeFileSync(join(app, 'reference.ts'), referenceApp());
     writeFileSync(
       join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'commonjs', strict: true, esModuleInterop: true, skipLibCheck: false, types: ['node'], outDir: 'out' }, files: ['main.ts'] }),
+      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'commonjs', strict: true, esModuleInterop: true, skipLibCheck: false, types: ['node'], outDir: 'out' }, files: ['main.ts', 'reference.ts'] }),
     );
     const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', app], { encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr).toBe('');
@@ -195,5 +205,21 @@ describe.each(PEERS)('in a cdk8s app with cdk8s $cdk8s and constructs $construct
     const key = (o: any) => `${o.kind}/${o.metadata.name}`;
     expect(synthesized.map(key).sort()).toEqual(rendered.map(key).sort());
     for (const o of rendered) expect(synthesized.find((s) => key(s) === key(o))).toEqual(o);
+
+    // The reference's app, run where its inputs are: the CLI's objects, its Namespace, its annotation.
+    const repo = join(app, 'repo');
+    mkdirSync(join(repo, 'tidb-clusters'), { recursive: true });
+    writeFileSync(join(repo, 'tidb-clusters/basic.yaml'), readFileSync(example));
+    writeFileSync(join(repo, 'tidb-clusters/tidb-gitops.yaml'), 'apiVersion: tidb-gitops.io/v1alpha1\nkind: RenderSettings\nnamespace: tidb\n');
+    const ref = spawnSync(process.execPath, [join(app, 'out/reference.js')], { cwd: repo, encoding: 'utf8', env: { PATH: process.env.PATH } });
+    expect(ref.stderr).toBe('');
+    expect(ref.status).toBe(0);
+    expect(readdirSync(join(repo, 'dist'))).toEqual(['databases.k8s.yaml']);
+    const ours = parseAllDocuments(readFileSync(join(repo, 'dist/databases.k8s.yaml'), 'utf8')).map((d) => d.toJS());
+    const expected = parseAllDocuments(execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', 'tidb-clusters'], { cwd: repo, encoding: 'utf8' })).map((d) => d.toJS());
+    const service = expected.find((o) => key(o) === 'Service/basic-tidb');
+    service.metadata.annotations = { ...service.metadata.annotations, 'networking.gke.io/load-balancer-type': 'Internal' };
+    expect(ours.map(key).sort()).toEqual(['Namespace/tidb', ...expected.map(key)].sort());
+    for (const o of expected) expect(ours.find((s) => key(s) === key(o))).toEqual(o);
   }, 180_000);
 });

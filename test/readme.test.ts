@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
 const root = join(__dirname, '..');
 
-test('README generated sections (defaults, supported fields) match the code', () => {
+test('the generated sections of docs/reference.md (defaults, supported fields) match the code', () => {
   // scripts/docs.mjs reads the built library, which `npm test` builds first.
   const r = spawnSync(process.execPath, [join(root, 'scripts/docs.mjs'), '--check'], { encoding: 'utf8' });
   expect(r.stderr).toBe('');
@@ -18,9 +18,12 @@ test('.ci/run runs the test command the README gives', () => {
   expect(readFileSync(join(root, '.ci/run'), 'utf8')).toMatch(/^npm test$/m);
 });
 
-/** The fenced block of README.md that follows `marker` (a line of prose or the block's first line). */
+/** README.md and the documents under docs/, one after the other. */
+const docs = (): string => ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)].map((f) => readFileSync(join(root, f), 'utf8')).join('\n');
+
+/** The fenced block of the documentation that follows `marker` (a line of prose or the block's first line). */
 function readmeBlock(marker: string): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = docs();
   const at = readme.indexOf(marker);
   expect(at).toBeGreaterThanOrEqual(0);
   const open = readme.lastIndexOf('```', at) > readme.lastIndexOf('\n\n', at) ? readme.lastIndexOf('```', at) : readme.indexOf('```', at);
@@ -114,7 +117,7 @@ test('"What gets rendered" states the Role the controller gets, rule by rule', (
   const groups = new Map<string, string[]>();
   for (const [resource, parts] of byResource) groups.set(parts.join(', and '), [...(groups.get(parts.join(', and ')) ?? []), NAMES[resource] ?? resource]);
   const summary = [...groups].map(([verbs, names]) => `${names.join(' and ')}: ${verbs}`).join('; ');
-  expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(`Role and RoleBinding \`<c>-discovery\` (${summary})`);
+  expect(docs()).toContain(`Role and RoleBinding \`<c>-discovery\` (${summary})`);
 });
 
 test("the Backups section's schedule renders beside examples/basic as the CronJob it names", () => {
@@ -125,8 +128,35 @@ test("the Backups section's schedule renders beside examples/basic as the CronJo
     expect(r.status).toBe(0);
     const cronJobs = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter((o) => o?.kind === 'CronJob');
     expect(cronJobs.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['tidb/backup-nightly']);
-    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain('kubectl get jobs -n tidb -l\n  tidb.pingcap.com/backup-schedule=nightly');
+    expect(docs()).toContain('kubectl get jobs -n tidb -l\n  tidb.pingcap.com/backup-schedule=nightly');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('every link between the documents reaches a file, and a heading where it names one', () => {
+  const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+  const anchors = (file: string) => {
+    const out = new Set<string>();
+    let fenced = false;
+    for (const line of readFileSync(join(root, file), 'utf8').split('\n')) {
+      if (/^\s*```/.test(line)) fenced = !fenced;
+      const m = /^#{1,6} (.*)/.exec(line);
+      if (m && !fenced) out.add(slug(m[1]));
+    }
+    return out;
+  };
+  const broken: string[] = [];
+  for (const file of files) {
+    const text = readFileSync(join(root, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue;
+      const [path, anchor] = target.split('#');
+      const to = path === '' ? file : join(file, '..', path).replace(/^\.\//, '');
+      if (!existsSync(join(root, to))) broken.push(`${file}: ${target}: no file ${to}`);
+      else if (anchor !== undefined && to.endsWith('.md') && !anchors(to).has(anchor)) broken.push(`${file}: ${target}: no such heading in ${to}`);
+    }
+  }
+  expect(broken).toEqual([]);
 });

@@ -12,7 +12,7 @@
 -- * Failed or Lost: Degraded.
 --
 -- Every other ConfigMap is Healthy, as Argo CD judges a ConfigMap without a check. The Flux
--- healthCheckExprs in the README's example apply the same rules.
+-- healthCheckExprs in docs/reference.md's example apply the same rules.
 --
 -- Argo CD runs it with gopher-lua (Lua 5.1) and only the base and table libraries.
 

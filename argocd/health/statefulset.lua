@@ -14,7 +14,7 @@
 --
 -- The controller writes two annotations for this check: tidb-gitops.io/failover-replicas (the Pods it
 -- added for failover, on top of the rendered count) and tidb-gitops.io/refused (why it will not scale
--- in). The Flux healthCheckExprs in the README's example apply the same rules.
+-- in). The Flux healthCheckExprs in docs/reference.md's example apply the same rules.
 --
 -- Argo CD runs it with gopher-lua (Lua 5.1) and only the base and table libraries: no string or math
 -- functions here, and nothing that Lua 5.1 lacks (no integer division, no goto).

@@ -123,7 +123,7 @@ export function ownerRisks(before: ClusterModel, live: ReadonlyMap<string, reado
       undefined,
       `${objects.length === 1 ? '1 object is' : `${objects.length} objects are`} owned by ${owner} (${objects.join(', ')}): ` +
         `while that owner exists, deleting it deletes them, and its operator keeps rewriting them. Stop the operator and orphan them first ` +
-        `(\`kubectl delete ${owner.split(' ')[0].toLowerCase()} ${owner.split(' ')[1]} --cascade=orphan\`; see "Migrating from tidb-operator" in the README).`,
+        `(\`kubectl delete ${owner.split(' ')[0].toLowerCase()} ${owner.split(' ')[1]} --cascade=orphan\`; see "Migrating from tidb-operator" in docs/operations.md).`,
     ),
   );
 }

@@ -1,6 +1,6 @@
 /**
  * Every default the renderer applies, in one table (tidb-operator v1's values). `resolve.ts` is the
- * only reader; the README's defaults table is generated from it (`npm run docs`).
+ * only reader; the defaults table of docs/reference.md is generated from it (`npm run docs`).
  */
 import { version } from '../../package.json';
 

@@ -117,7 +117,7 @@ export function disruptionBudgets(annotations: Readonly<Record<string, string>>,
   return out;
 }
 
-/** The components a budget can be set for, in the order the README lists them. */
+/** The components a budget can be set for, in the order docs/reference.md lists them. */
 export const BUDGET_COMPONENTS: readonly ComponentKind[] = ['pd', 'tso', 'scheduling', 'tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy'];
 
 /** A budget, undefined for `none`, or what is wrong with the value. */

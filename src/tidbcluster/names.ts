@@ -95,7 +95,7 @@ export const ANNOTATION = {
 
 /**
  * Label of the volume sizes ConfigMap, by which a Flux Kustomization of its own applies it apart from
- * the StatefulSets (see the README).
+ * the StatefulSets (see docs/reference.md).
  */
 export const VOLUME_SIZES_LABEL = 'tidb-gitops.io/volume-sizes';
 /** Key of the volume sizes ConfigMap: `{"<component>": {"<volumeClaimTemplate>": "<quantity>"}}`. */

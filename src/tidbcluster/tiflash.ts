@@ -50,7 +50,7 @@ export const TIFLASH_DEFAULTS = {
   clusterLog: '/data0/logs/flash_cluster_manager.log',
 } as const;
 
-/** TiFlash's defaults, for the README's defaults table. */
+/** TiFlash's defaults, for the defaults table of docs/reference.md. */
 export const TIFLASH_DEFAULTS_TABLE: readonly DefaultEntry[] = [
   { field: 'spec.timezone', value: TIFLASH_DEFAULTS.timezone, note: 'TZ of TiFlash when spec.timezone is empty' },
   { field: 'spec.tiflash.privileged', value: TIFLASH_DEFAULTS.privileged, note: 'only when no securityContext is given' },

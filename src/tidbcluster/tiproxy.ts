@@ -36,7 +36,7 @@ export const TIPROXY_FIELDS: ComponentFields = {
   },
 };
 
-/** TiProxy's defaults, for the README's defaults table. */
+/** TiProxy's defaults, for the defaults table of docs/reference.md. */
 export const TIPROXY_DEFAULTS_TABLE: readonly DefaultEntry[] = [
   { field: 'spec.tiproxy.certLayout', value: '""', note: 'legacy certificate layout' },
   { field: 'spec.tiproxy.sslEnableTiDB', value: false },

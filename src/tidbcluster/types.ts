@@ -31,7 +31,7 @@ export interface TidbClusterManifest {
     namespace?: string;
     /** The `app.kubernetes.io/instance` label here renames the instance label of every object. @default {} */
     labels?: Record<string, string>;
-    /** A few operator switches are read from here (see the README). @default {} */
+    /** A few operator switches are read from here (see docs/reference.md). @default {} */
     annotations?: Record<string, string>;
   };
   spec: TidbClusterSpec;

@@ -43,6 +43,8 @@ export interface RealWorldOptions {
   readonly kubelet?: Partial<Omit<KubeletOptions, 'node' | 'namespace'>>;
   /** Apply the rendered manifests at start. false: the test puts other objects there first. @default true */
   readonly applyAtStart?: boolean;
+  /** Create the namespace. false: it exists already (made by the steps a test follows). @default true */
+  readonly createNamespace?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -93,7 +95,7 @@ export class RealWorld {
     const { cp, cluster } = opts;
     const namespace: string = cluster.metadata.namespace;
     const admin = cp.admin();
-    await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    if (opts.createNamespace ?? true) await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     // The build's ServiceAccount admission (OpenShift's fork of 1.32) projects this ConfigMap into
     // every Pod; OpenShift's publisher of it does not run here, so the harness publishes it.
     await admin.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'openshift-service-ca.crt', namespace }, data: { 'service-ca.crt': '' } });

@@ -117,5 +117,5 @@ export function stuckHint(reason: string, pods: readonly Pod[]): string {
   if (/cannot scale in: \d+ Up stores/.test(reason)) return 'add a TiKV, or lower PD replication.max-replicas, or take the scale-in back in Git';
   if (/to be Up, it is/.test(reason)) return 'the store does not heartbeat PD: read its TiKV log; the operation goes on once PD reports it Up';
   if (/PD|registry/.test(reason) && /unavailable|cannot|not answer|error/i.test(reason)) return 'the controller cannot read PD: look at the PD Pods and the controller log';
-  return 'see the reason; the README section "When an operation is stuck" lists the ways out';
+  return 'see the reason; docs/operations.md, "When an operation is stuck", lists the ways out';
 }
