@@ -5,10 +5,12 @@
 #   docker build -t ghcr.io/tidb-gitops/tidb-gitops:$(node -p 'require("./package.json").version') .
 #   docker build --target argocd-cmp -t ghcr.io/tidb-gitops/tidb-gitops:$(node -p 'require("./package.json").version')-argocd-cmp .
 #
-# Both images are FROM scratch: Node.js 24 (stripped of its debug symbols), the shared libraries it
-# loads, the two CLI bundles, the plugin files, the licenses. No shell, no package manager, no
-# node_modules; about 118 MB. The base is pinned by digest (node:24-bookworm-slim, Node 24.18.0);
-# NODE_IMAGE overrides it.
+# Both images are FROM scratch: Node.js 26, the active LTS with the longest support left (stripped of
+# its debug symbols), the shared libraries it loads, the two CLI bundles, the plugin files, the
+# licenses. No shell, no package manager, no node_modules. The build runs on node:24-bookworm-slim,
+# pinned by digest (NODE_IMAGE overrides it); the Node.js the images ship is Node.js's own linux build
+# as the npm registry publishes it (node-linux-<arch>), pinned by version and by the integrity of each
+# architecture's package, and loads the build image's glibc.
 
 ARG NODE_IMAGE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
@@ -28,13 +30,27 @@ RUN npm run build
 # The root filesystem both images share (scripts/image-rootfs.sh says what goes in).
 FROM ${NODE_IMAGE} AS rootfs
 RUN apt-get update \
-  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends binutils \
+  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends binutils libatomic1 \
   && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/lib /app/lib
 COPY --from=build /src/argocd /app/argocd
 COPY --from=build /src/LICENSE /app/LICENSE
 COPY scripts/image-rootfs.sh /usr/local/sbin/image-rootfs
-RUN image-rootfs /usr/local/bin/node /app /rootfs
+ARG TARGETARCH
+ARG NODE_RUNTIME=26.12.1
+ARG NODE_INTEGRITY_AMD64=sha512-jk5LMAmgHlPlPMWpsUrSOqNaEZG+11UNd35hWQ+p5/XGaelWuTqJ69IcAy/5xtPPN4d5ZRBNOGB6gLMCh2kL9A==
+ARG NODE_INTEGRITY_ARM64=sha512-8Oxs6Y7rDcKufVIM/zYRSwytj46WOrZk7yFCLTKDcs17bBjAeD9HMAqo97hMfMyxozIud0S4vZCs5WB/3iavNQ==
+WORKDIR /node
+RUN case "${TARGETARCH:-amd64}" in \
+      amd64) arch=x64 integrity="$NODE_INTEGRITY_AMD64" ;; \
+      arm64) arch=arm64 integrity="$NODE_INTEGRITY_ARM64" ;; \
+      *) echo "no Node.js package pinned for $TARGETARCH" >&2; exit 1 ;; \
+    esac \
+  && npm pack --silent "node-linux-$arch@$NODE_RUNTIME" >/dev/null \
+  && got="sha512-$(node -e 'process.stdout.write(require("crypto").createHash("sha512").update(require("fs").readFileSync(process.argv[1])).digest("base64"))' node-linux-$arch-$NODE_RUNTIME.tgz)" \
+  && if [ "$got" != "$integrity" ]; then echo "node-linux-$arch@$NODE_RUNTIME: integrity $got, pinned $integrity" >&2; exit 1; fi \
+  && tar xzf "node-linux-$arch-$NODE_RUNTIME.tgz" \
+  && image-rootfs /node/package/bin/node /app /rootfs
 
 FROM scratch AS runtime
 COPY --from=rootfs /rootfs /

@@ -25,6 +25,8 @@ command -v strip >/dev/null || { echo "image-rootfs: strip is needed (Debian: bi
 mkdir -p "$out/usr/local/bin" "$out/etc" "$out/tmp" "$out/app/lib" "$out/home/argocd" "$out/home/nonroot"
 strip -o "$out/usr/local/bin/node" "$node"
 chmod 755 "$out/usr/local/bin/node"
+# A library node needs that this system lacks would make an image that cannot start: stop here.
+if ldd "$node" | grep 'not found' >&2; then echo "image-rootfs: $node needs libraries this system lacks (above)" >&2; exit 1; fi
 # "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)".
 ldd "$node" | grep -o '/[^ ]*' | while read -r lib; do
   mkdir -p "$out$(dirname "$lib")"
