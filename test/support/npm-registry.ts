@@ -10,11 +10,10 @@
  * package.json's `overrides` entry is for Verdaccio: its verdaccio-audit asks for node-fetch by the
  * dist-tag `cjs`, which a registry mirror may not carry; the override names that release (2.7.0).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pollUntil } from './poll';
+import { pollUntil, startLogged } from './poll';
 
 export interface NpmRegistry {
   /** `http://127.0.0.1:<port>/` */
@@ -52,26 +51,9 @@ log: { type: stdout, format: json, level: warn }
 export async function startNpmRegistry(): Promise<NpmRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'npm-registry-'));
   writeFileSync(join(dir, 'config.yaml'), config(dir));
-  const child: ChildProcess = spawn(process.execPath, ['-e', MAIN], {
-    env: { ...process.env, VERDACCIO_MODULE: require.resolve('verdaccio'), VERDACCIO_CONFIG: join(dir, 'config.yaml') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  let exit: string | undefined;
-  child.stdout!.on('data', (d) => (log += d));
-  child.stderr!.on('data', (d) => (log += d));
-  child.on('exit', (code, signal) => (exit = `${code ?? signal}`));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const { server, log, stop } = startLogged('verdaccio', process.execPath, ['-e', MAIN], dir, { ...process.env, VERDACCIO_MODULE: require.resolve('verdaccio'), VERDACCIO_CONFIG: join(dir, 'config.yaml') });
   try {
-    const server = { name: 'verdaccio', exited: () => exit, tail: () => log.slice(-4000) };
-    const port = await pollUntil(server, async () => /^listening on (\d+)$/m.exec(log)?.[1], 60_000, 'its port');
+    const port = await pollUntil(server, async () => /^listening on (\d+)$/m.exec(log())?.[1], 60_000, 'its port');
     const url = `http://127.0.0.1:${port}/`;
     await pollUntil(server, async () => (await fetch(`${url}-/ping`)).ok, 60_000, `${url}-/ping`);
     return {

@@ -3,11 +3,10 @@
  * 127.0.0.1 over plain HTTP, on a port the OS picks (it logs the one it got), its blobs in a temporary
  * folder. No authentication: skopeo pushes and pulls with --tls-verify=false.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pollUntil } from './poll';
+import { pollUntil, startLogged } from './poll';
 
 export const REGISTRY_BIN = '/usr/bin/docker-registry';
 
@@ -34,23 +33,9 @@ export async function startOciRegistry(): Promise<OciRegistry> {
   if (!existsSync(REGISTRY_BIN)) throw new Error(`${REGISTRY_BIN} is missing (Debian: docker-registry)`);
   const dir = mkdtempSync(join(tmpdir(), 'oci-registry-'));
   writeFileSync(join(dir, 'config.yml'), config(dir));
-  const child: ChildProcess = spawn(REGISTRY_BIN, ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  let exit: string | undefined;
-  child.stdout!.on('data', (d) => (log += d));
-  child.stderr!.on('data', (d) => (log += d));
-  child.on('exit', (code, signal) => (exit = `${code ?? signal}`));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const { server, log, stop } = startLogged('docker-registry', REGISTRY_BIN, ['serve', join(dir, 'config.yml')], dir);
   try {
-    const server = { name: 'docker-registry', exited: () => exit, tail: () => log.slice(-4000) };
-    const port = await pollUntil(server, async () => /listening on 127\.0\.0\.1:(\d+)/.exec(log)?.[1], 60_000, 'its port');
+    const port = await pollUntil(server, async () => /listening on 127\.0\.0\.1:(\d+)/.exec(log())?.[1], 60_000, 'its port');
     const host = `127.0.0.1:${port}`;
     // The API's base endpoint answers 200 once the registry serves.
     await pollUntil(server, async () => (await fetch(`http://${host}/v2/`)).status === 200, 60_000, `http://${host}/v2/`);

@@ -13,6 +13,9 @@ export interface PolledServer {
   readonly tail: () => string;
 }
 
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Resolves with the first truthy value of `pred`; its errors are retried and the last is reported. */
@@ -34,4 +37,35 @@ export async function pollUntil<T>(server: PolledServer, pred: () => Promise<T>,
     }
     await sleep(200);
   }
+}
+
+/** A server process a test started, its output kept for messages. */
+export interface LoggedServer {
+  readonly server: PolledServer;
+  /** The whole output so far (stdout and stderr). */
+  readonly log: () => string;
+  /** Stops the process (SIGTERM, then waits for it) and removes `dir`. */
+  readonly stop: () => Promise<void>;
+}
+
+/** Starts `command` with its stdout and stderr kept; `dir` (its files) goes when it is stopped. */
+export function startLogged(name: string, command: string, args: readonly string[], dir: string, env: NodeJS.ProcessEnv = process.env): LoggedServer {
+  const child: ChildProcess = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  let exit: string | undefined;
+  child.stdout!.on('data', (d) => (log += d));
+  child.stderr!.on('data', (d) => (log += d));
+  child.on('exit', (code, signal) => (exit = `${code ?? signal}`));
+  return {
+    server: { name, exited: () => exit, tail: () => log.slice(-4000) },
+    log: () => log,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
