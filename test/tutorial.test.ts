@@ -31,7 +31,7 @@ interface Step {
 }
 
 /** The tutorial's `sh` blocks, with the reason given before a block that is not run. */
-export function tutorialSteps(markdown: string): Step[] {
+function tutorialSteps(markdown: string): Step[] {
   const lines = markdown.split('\n');
   const steps: Step[] = [];
   for (let i = 0; i < lines.length; i++) {

@@ -1,6 +1,6 @@
 import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { ApiRefusalError, apiProblems } from './api-check';
+import { refusedUnlessValid } from './checked';
 import { resolveClusterProps, TidbCluster, type TidbClusterProps } from './cluster';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 
@@ -32,12 +32,12 @@ export class TidbClusterChart extends Chart {
    * objects in construct order, each serialised once, checked once. cdk8s's synthesis would build a
    * dependency graph (there are no dependencies, so its order is the construct order), run every
    * construct's validation (serialising every object and checking them), then serialise again.
-   * Throws {@link ApiRefusalError} listing every problem when the API server would refuse one.
+   * Throws `ApiRefusalError` listing every problem when the API server would refuse one.
    */
   objectsAsBuilt(): any[] {
-    const objects = this.node.findAll().flatMap((c) => (c instanceof ApiObject && Chart.of(c) === this ? [c.toJson()] : []));
-    const problems = apiProblems(objects, this.resolved.kubeMinor);
-    if (problems.length > 0) throw new ApiRefusalError(problems);
-    return objects;
+    return refusedUnlessValid(
+      this.node.findAll().flatMap((c) => (c instanceof ApiObject && Chart.of(c) === this ? [c.toJson()] : [])),
+      this.resolved.kubeMinor,
+    );
   }
 }

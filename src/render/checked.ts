@@ -5,6 +5,13 @@ import { ApiRefusalError, apiProblems } from './api-check';
 /** Constructs whose objects are checked at synthesis: a construct inside one adds no check of its own. */
 const CHECKED = new WeakSet<Construct>();
 
+/** The objects, when the API server would take every one; else {@link ApiRefusalError} listing every problem. */
+export function refusedUnlessValid<T extends Record<string, unknown>>(objects: T[], kubeMinor: number): T[] {
+  const problems = apiProblems(objects, kubeMinor);
+  if (problems.length > 0) throw new ApiRefusalError(problems);
+  return objects;
+}
+
 /**
  * Refuses at synthesis (`app.synth()`, `Chart.toJson()`, which validate every construct before
  * anything is written) what the API server would refuse among the objects under `scope`: as they are
@@ -16,10 +23,11 @@ export function refuseAtSynthesis(scope: Construct, kubeMinor: number): void {
   CHECKED.add(scope);
   scope.node.addValidation({
     validate: () => {
-      const objects = scope.node.findAll().flatMap((c) => (c instanceof ApiObject ? [c.toJson()] : []));
-      const problems = apiProblems(objects, kubeMinor);
       // Thrown rather than returned, so that the app can tell it from cdk8s's own errors.
-      if (problems.length > 0) throw new ApiRefusalError(problems);
+      refusedUnlessValid(
+        scope.node.findAll().flatMap((c) => (c instanceof ApiObject ? [c.toJson()] : [])),
+        kubeMinor,
+      );
       return [];
     },
   });
