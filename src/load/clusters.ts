@@ -87,8 +87,15 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
   return { clusters, others, settings, errors, skipped, warnings };
 }
 
+const INPUT_ERROR = Symbol.for('tidb-gitops.InputError');
+
 /** The problems of a set of inputs, all of them: what {@link loadClusterInputs} throws. */
 export class InputError extends Error {
+  /** `instanceof` by a mark, as for SpecError: each entry's bundle has its own copy of the class. */
+  static override [Symbol.hasInstance](x: unknown): boolean {
+    return typeof x === 'object' && x !== null && INPUT_ERROR in x;
+  }
+
   /** One line per problem, `file: document N: path (line L): message`. */
   readonly problems: readonly string[];
 
@@ -97,6 +104,7 @@ export class InputError extends Error {
     super(`${problems.join('\n')}\n${problems.length === 1 ? '1 problem' : `${problems.length} problems`} found`);
     this.name = 'InputError';
     this.problems = problems;
+    Object.defineProperty(this, INPUT_ERROR, { value: true });
   }
 }
 

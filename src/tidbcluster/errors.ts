@@ -15,14 +15,25 @@ export interface SourceRef {
   readonly document: number;
 }
 
+const SPEC_ERROR = Symbol.for('tidb-gitops.SpecError');
+
 /** One or more problems with a TidbCluster; its message lists them all, one per line. */
 export class SpecError extends Error {
+  /**
+   * `instanceof` by a mark rather than by class: `tidb-gitops` and `tidb-gitops/inputs` are bundles
+   * with a copy each, and an error thrown through one is still a SpecError to the other.
+   */
+  static override [Symbol.hasInstance](x: unknown): boolean {
+    return typeof x === 'object' && x !== null && SPEC_ERROR in x;
+  }
+
   constructor(
     readonly issues: readonly SpecIssue[],
     readonly source?: SourceRef,
   ) {
     super(issues.map((i) => formatIssue(i, source)).join('\n'));
     this.name = 'SpecError';
+    Object.defineProperty(this, SPEC_ERROR, { value: true });
   }
 
   /** The same issues, attributed to a file and document. */
