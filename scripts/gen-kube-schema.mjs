@@ -1,16 +1,17 @@
 #!/usr/bin/env node
 // Generates src/base/kube-schema-data.json: the Kubernetes OpenAPI definitions of every supported
-// minor (test/schemas, 1.31 to 1.36), reduced to what validation reads (types, properties, items,
-// required, enums, formats, references, group-version-kinds) and stored once where versions agree.
-// The CLI validates the objects it passes through against it (src/base/kube-schema.ts).
+// minor (1.31 to 1.36 from ../shared/schemas, 1.37 from the OpenAPI document of the k8s.io/kubernetes
+// release test/kube/harness/go.mod requires; see scripts/upstream.js), reduced to what validation reads
+// (types, properties, items, required, enums, formats, references, group-version-kinds) and stored once
+// where versions agree. The CLI validates the objects it passes through against it
+// (src/base/kube-schema.ts).
 //
 // Usage: node scripts/gen-kube-schema.mjs [output.json]
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { kubeMinors, readKubeDefinitions, REPO_ROOT } from './upstream.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const MINORS = [31, 32, 33, 34, 35, 36];
+const MINORS = kubeMinors();
 const KEEP = new Set(['type', 'format', '$ref', 'enum', 'oneOf', 'items', 'properties', 'additionalProperties', 'required', 'x-kubernetes-group-version-kind']);
 
 function reduce(node, top) {
@@ -29,7 +30,7 @@ function reduce(node, top) {
 
 const definitions = {};
 MINORS.forEach((minor, bit) => {
-  const { definitions: defs } = JSON.parse(readFileSync(join(root, 'test', 'schemas', `kubernetes-v1.${minor}-definitions.json`), 'utf8'));
+  const defs = readKubeDefinitions(minor);
   for (const name of Object.keys(defs).sort()) {
     const node = reduce(defs[name], true);
     const text = JSON.stringify(node);
@@ -39,6 +40,6 @@ MINORS.forEach((minor, bit) => {
     else variants.push([1 << bit, node]);
   }
 });
-const out = process.argv[2] ?? join(root, 'src', 'base', 'kube-schema-data.json');
+const out = process.argv[2] ?? join(REPO_ROOT, 'src', 'base', 'kube-schema-data.json');
 writeFileSync(out, `${JSON.stringify({ minors: MINORS, definitions })}\n`);
 console.log(`wrote ${out}`);

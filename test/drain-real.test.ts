@@ -11,7 +11,6 @@ import type { Obj } from './kube/client';
 import { realApiSuite } from './kube/suite';
 import { RealWorld } from './kube/world';
 import { simCluster } from './sim/controller-process';
-import { render } from './support/render';
 
 const run = promisify(execFile);
 const suite = realApiSuite();
@@ -66,7 +65,7 @@ async function twoNodes(namespace: string): Promise<RealWorld> {
   const w = await RealWorld.start({
     cp: suite.cp(),
     cluster: simCluster({}, { namespace }),
-    render,
+    render: suite.render,
     kubelet: { nodes: [{ name: `${namespace}-a` }, { name: `${namespace}-b` }] },
   });
   world = w;

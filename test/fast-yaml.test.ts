@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fastLoadAll } from '../src/base/yaml/fast-load';
 import { slowLoadAll } from '../src/tidbcluster/load';
+import { SHARED_DIR } from '../scripts/upstream';
 
 const root = join(__dirname, '..');
 
@@ -15,7 +16,7 @@ function expectSameReading(text: string): void {
 describe('fast YAML path', () => {
   test.each([
     ['golden inputs', join(root, 'test/golden/inputs')],
-    ['operator examples', join(root, 'test/fixtures/examples')],
+    ['operator examples', join(SHARED_DIR, 'examples')],
     ['bundled examples', join(root, 'examples/basic')],
     ['bench input', join(root, 'bench')],
   ])('reads the %s exactly as the full reader does', (_name, dir) => {

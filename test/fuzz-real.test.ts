@@ -15,23 +15,22 @@
  * The seed is fixed; `FUZZ_REAL_RUNS=N` and `FUZZ_SEED=S` explore further.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'yaml';
 import { renderClusters } from '../src/render/render';
 import { loadTidbClusters } from '../src/tidbcluster/load';
+import { operatorExample } from '../scripts/upstream';
 import { resourcePath, type Obj } from './kube/client';
 import { realApiSuite } from './kube/suite';
 
 const RUNS = Number(process.env.FUZZ_REAL_RUNS ?? 200);
 const SEED = Number(process.env.FUZZ_SEED ?? 23);
 const NAMESPACE = 'oracle';
-const KUBE_VERSION = '1.32';
 
 const suite = realApiSuite();
 jest.setTimeout(600_000);
 
-const BASE = parse(readFileSync(join(__dirname, 'fixtures/examples/basic/tidb-cluster.yaml'), 'utf8')) as Obj;
+const BASE = parse(readFileSync(operatorExample('basic'), 'utf8')) as Obj;
 
 // ---- values for the fields the renderer passes through, valid and not ----
 
@@ -216,7 +215,7 @@ suite.describeReal('the real API server accepts every render the renderer accept
     };
     for (const [i, c] of cases.entries()) {
       const text = JSON.stringify(clusterOf(c));
-      const loaded = loadTidbClusters(text, `case-${i}.yaml`, { kubeVersion: KUBE_VERSION });
+      const loaded = loadTidbClusters(text, `case-${i}.yaml`, { kubeVersion: suite.cp().kubeVersion });
       if (loaded.errors.length > 0) continue;
       const rendered = renderClusters(loaded.clusters.map((x) => x.resolved));
       if (rendered.some((r) => r.problems.length > 0)) continue;

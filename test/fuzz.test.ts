@@ -14,19 +14,20 @@
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
-import { join, resolve } from 'path';
+import { join } from 'path';
 import fc from 'fast-check';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { guarded, main } from '../src/cli/main';
 import schemaFile from '../src/tidbcluster/generated/tidbcluster.schema.json';
 import { assertValidK8sObjects } from './support/k8s-schema';
-import { haveKubectl, kubectlRead } from './support/kubectl-read';
+import { kubectlRead } from './support/kubectl-read';
+import { operatorExample } from '../scripts/upstream';
+import { KUBECTL, requires } from './support/requires';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 700);
 const SEED = Number(process.env.FUZZ_SEED ?? 17);
-const ROOT = resolve(__dirname, '..');
 
-const EXAMPLES = ['basic', 'basic-tls', 'tiflash'].map((e) => readFileSync(join(ROOT, 'test/fixtures/examples', e, 'tidb-cluster.yaml'), 'utf8'));
+const EXAMPLES = ['basic', 'basic-tls', 'tiflash'].map((e) => readFileSync(operatorExample(e), 'utf8'));
 
 let TMP: string;
 beforeAll(() => {
@@ -290,7 +291,7 @@ describe(`render under fuzzing (seed ${SEED}, ${RUNS} cases per generator)`, () 
     fc.assert(fc.property(fc.array(fc.nat(1_000_000), { minLength: 80, maxLength: 80 }), (choices) => check(fromSchema([...choices]))), { seed: SEED, numRuns: RUNS });
   }, 600_000);
 
-  const withKubectl = haveKubectl() ? test : test.skip;
+  const withKubectl = requires(KUBECTL).test;
   withKubectl('every accepted render reads back through kubectl exactly as written', () => {
     expect(accepted.length).toBeGreaterThan(20);
     // One kubectl run for all of them (deduplicated: many mutations render the same).

@@ -12,12 +12,12 @@ import { parse, parseAllDocuments, stringify } from 'yaml';
 import { version } from '../package.json';
 import { assertValidK8sObjects } from './support/k8s-schema';
 import { kustomizeBuild } from './support/kustomize';
+import { GIT, KUBECTL, requires } from './support/requires';
 
 type Obj = Record<string, any>;
 const root = join(__dirname, '..');
 const example = join(root, 'examples/gitops');
 const workflow = parse(readFileSync(join(example, '.github/workflows/tidb-gitops.yaml'), 'utf8')) as Obj;
-const gitAvailable = spawnSync('git', ['--version']).status === 0;
 
 let tmp: string;
 beforeAll(() => {
@@ -41,7 +41,7 @@ describe('the Flux objects', () => {
     expect(check.failed).toContain("'tidb-gitops.io/refused'");
   });
 
-  it('split dist/: the volume sizes ConfigMap in a Kustomization of its own, everything else in the main one (real kustomize)', () => {
+  requires(KUBECTL).test('split dist/: the volume sizes ConfigMap in a Kustomization of its own, everything else in the main one (real kustomize)', () => {
     const build = (file: string) => {
       const ks = parse(readFileSync(join(example, 'flux', file), 'utf8')) as Obj;
       const dir = mkdtempSync(join(tmp, 'ks-'));
@@ -125,7 +125,7 @@ const git = (repo: string, ...args: string[]) => {
   return r.stdout.trim();
 };
 
-(gitAvailable ? describe : describe.skip)('the pull-request workflow', () => {
+requires(GIT).describe('the pull-request workflow', () => {
   let repo: string;
   let bin: string;
   let base: string;

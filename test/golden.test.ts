@@ -6,6 +6,7 @@ import { kubeVersionText, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../src/ti
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
 import { assertValidK8sObjects } from './support/k8s-schema';
+import { operatorExamples } from '../scripts/upstream';
 
 const root = join(__dirname, '..');
 const STALE = 'is stale: run `npm run golden` and review the diff';
@@ -36,11 +37,9 @@ describe.each([
   });
 });
 
-describe('the operator\'s example clusters (test/fixtures/examples), as given', () => {
-  const examples = readdirSync(join(root, 'test/fixtures/examples')).sort();
-
-  test.each(examples)('%s renders exactly its golden file, every object valid', (name) => {
-    const [rendered] = renderFile(join(root, 'test/fixtures/examples', name, 'tidb-cluster.yaml'));
+describe("the operator's example clusters (../shared/examples), as given", () => {
+  test.each(operatorExamples().map(({ name, file }) => [name, file]))('%s renders exactly its golden file, every object valid', (name, file) => {
+    const [rendered] = renderFile(file);
     expectSame(rendered.yaml, join(root, 'test/golden/examples', `${name}.k8s.yaml`));
     assertValidK8sObjects(parseAllDocuments(rendered.yaml).map((d) => d.toJS()));
   });

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { buildImageRootfs } from './support/image-rootfs';
+import { chrootPath, CHROOT, requires } from './support/requires';
 
 jest.setTimeout(120_000);
 
@@ -83,16 +84,14 @@ describe('Dockerfile', () => {
   });
 });
 
-const CHROOT = ['/usr/sbin/chroot', '/usr/bin/chroot', '/sbin/chroot'].find((p) => existsSync(p));
-const canChroot = process.getuid?.() === 0 && CHROOT !== undefined;
-const describeRootfs = canChroot ? describe : describe.skip;
-if (!canChroot && process.env.CI) throw new Error('the image test needs root and chroot in CI');
+const CHROOT_BIN = chrootPath();
+const describeRootfs = requires(CHROOT).describe;
 
 describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)', () => {
   let tmp: string;
   let rootfs: string;
   const run = (user: string, args: string[], env: Record<string, string> = {}, cwd = '/') =>
-    spawnSync(CHROOT!, [`--userspec=${user}`, rootfs, '/usr/local/bin/node', '-e', `process.chdir(${JSON.stringify(cwd)}); require('child_process').execFileSync('/usr/local/bin/tidb-gitops', ${JSON.stringify(args)}, { stdio: 'inherit' })`], {
+    spawnSync(CHROOT_BIN!, [`--userspec=${user}`, rootfs, '/usr/local/bin/node', '-e', `process.chdir(${JSON.stringify(cwd)}); require('child_process').execFileSync('/usr/local/bin/tidb-gitops', ${JSON.stringify(args)}, { stdio: 'inherit' })`], {
       encoding: 'utf8',
       env: { PATH: '/usr/local/bin', ...env },
     });

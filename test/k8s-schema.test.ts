@@ -1,5 +1,16 @@
+/**
+ * The tests' strict validation against Kubernetes' definitions (test/support/k8s-schema.ts), and the
+ * definitions themselves: one set for every supported minor, each read where it lives
+ * (scripts/upstream.js), and what the repository derives from them (the compact definitions the CLI
+ * ships, the types in imports/) is what its script makes of them now.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ConfigMap, Service, StatefulSet } from '../imports/k8s';
-import { assertValidK8sObjects, K8sSchemaError, validateK8sObject } from './support/k8s-schema';
+import { kubeDefinitionsFile, kubeMinors, kubeRelease, REPO_ROOT } from '../scripts/upstream';
+import { assertValidK8sObjects, fullSchema, K8sSchemaError, SCHEMA_MINORS, validateK8sObject } from './support/k8s-schema';
 
 // Fixtures are typed with the generated imports so that these tests also prove
 // the generated interfaces accept realistic manifests.
@@ -209,5 +220,48 @@ describe('assertValidK8sObjects', () => {
   it('validates a few hundred objects in one call', () => {
     const objects = Array.from({ length: 100 }, () => [service(), statefulSet(), configMap()]).flat();
     expect(() => assertValidK8sObjects(objects)).not.toThrow();
+  });
+});
+
+describe('the Kubernetes definitions', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-k8s-schema-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** What `script` writes to the file it is given, and the committed `file` it stands for. */
+  function regenerated(script: string, file: string): { now: string; committed: string } {
+    const out = join(dir, file.replace(/\//g, '_'));
+    execFileSync(process.execPath, [join(REPO_ROOT, 'scripts', script), out], { stdio: ['ignore', 'ignore', 'pipe'] });
+    return { now: readFileSync(out, 'utf8'), committed: readFileSync(join(REPO_ROOT, file), 'utf8') };
+  }
+
+  it('exist for exactly the minors the release renders for', () => {
+    expect(kubeMinors()).toEqual(SCHEMA_MINORS);
+  });
+
+  it("of the newest minor are the OpenAPI document of the release the real-API suites run (test/kube/harness/go.mod)", () => {
+    const release = kubeRelease();
+    expect(release.minor).toBe(SCHEMA_MINORS[SCHEMA_MINORS.length - 1]);
+    expect(kubeDefinitionsFile(release.minor).endsWith(join(`k8s.io/kubernetes@${release.version}`, 'api/openapi-spec/swagger.json'))).toBe(true);
+  });
+
+  it.each(SCHEMA_MINORS)("of 1.%s know what every render makes, and Prometheus Operator's kinds", (minor) => {
+    for (const [apiVersion, kind] of [['apps/v1', 'StatefulSet'], ['v1', 'Service'], ['v1', 'ConfigMap'], ['policy/v1', 'PodDisruptionBudget'], ['monitoring.coreos.com/v1', 'PodMonitor'], ['monitoring.coreos.com/v1', 'PrometheusRule']]) {
+      expect(fullSchema(minor).knows(apiVersion, kind)).toBe(true);
+    }
+  });
+
+  it('are, in src/base/kube-schema-data.json, what scripts/gen-kube-schema.mjs makes of them now', () => {
+    const { now, committed } = regenerated('gen-kube-schema.mjs', 'src/base/kube-schema-data.json');
+    // Not toBe: a diff of two half-megabyte lines helps no one. Run the script and review git's diff.
+    expect(now === committed).toBe(true);
+    expect(JSON.parse(committed).minors).toEqual(SCHEMA_MINORS);
+  });
+
+  it("are, in imports/k8s.ts, what scripts/import-k8s.mjs makes of the newest minor's now", () => {
+    const { now, committed } = regenerated('import-k8s.mjs', 'imports/k8s.ts');
+    expect(committed).toBe(now);
   });
 });

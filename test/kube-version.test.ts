@@ -35,19 +35,20 @@ describe('parseKubeVersion', () => {
     ['v1.32.1+k3s1', 32],
     ['1.35+', 35],
     [' 1.36 ', 36],
+    ['v1.37.2', 37],
   ])('reads %j as 1.%i', (text, minor) => {
     expect(parseKubeVersion(text)).toEqual({ minor });
   });
 
   test('refuses versions older than 1.31, naming the supported range', () => {
-    expect(parseKubeVersion('1.30')).toEqual({ error: 'Kubernetes 1.30 is not supported: this release renders for Kubernetes 1.31 to 1.36' });
-    expect(parseKubeVersion('v1.27.3')).toEqual({ error: 'Kubernetes 1.27 is not supported: this release renders for Kubernetes 1.31 to 1.36' });
+    expect(parseKubeVersion('1.30')).toEqual({ error: 'Kubernetes 1.30 is not supported: this release renders for Kubernetes 1.31 to 1.37' });
+    expect(parseKubeVersion('v1.27.3')).toEqual({ error: 'Kubernetes 1.27 is not supported: this release renders for Kubernetes 1.31 to 1.37' });
   });
 
   test('renders a newer minor as the newest known, with a note', () => {
-    expect(parseKubeVersion('1.37.1')).toEqual({
-      minor: 36,
-      note: 'Kubernetes 1.37 is newer than this release knows; rendering for 1.36, whose objects it accepts',
+    expect(parseKubeVersion('1.38.1')).toEqual({
+      minor: 37,
+      note: 'Kubernetes 1.38 is newer than this release knows; rendering for 1.37, whose objects it accepts',
     });
   });
 
@@ -63,7 +64,7 @@ describe('featureCheck', () => {
         warning: `VolumeAttributesClass is beta and off by default in Kubernetes 1.${minor} (on by default from 1.34): the API server drops this field unless the VolumeAttributesClass feature gate is on`,
       });
     }
-    for (const minor of [34, 35, 36]) expect(featureCheck(KUBE_FEATURES.volumeAttributesClass, minor)).toBeUndefined();
+    for (const minor of SCHEMA_MINORS.filter((m) => m >= 34)) expect(featureCheck(KUBE_FEATURES.volumeAttributesClass, minor)).toBeUndefined();
   });
 
   test('native sidecars are on in every supported version', () => {
@@ -199,7 +200,19 @@ describe('volumeAttributesClassName', () => {
         `c.yaml: document 1: spec.pd.volumeAttributesClassName (line 12): warning: VolumeAttributesClass is beta and off by default in Kubernetes ${kubeVersion} (on by default from 1.34): the API server drops this field unless the VolumeAttributesClass feature gate is on`,
       );
     }
-    for (const kubeVersion of ['1.34', '1.36']) expect(loadTidbClusters(text, 'c.yaml', { kubeVersion }).clusters[0].warnings).toEqual([]);
+    for (const kubeVersion of ['1.34', '1.37']) expect(loadTidbClusters(text, 'c.yaml', { kubeVersion }).clusters[0].warnings).toEqual([]);
+  });
+});
+
+describe('claim templates as the target stores them', () => {
+  it('carry Go\'s empty creationTimestamp (null) up to 1.33, and none from 1.34, where the server leaves it out', () => {
+    const templates = (kubeVersion: string) =>
+      render(cluster({ tikv: { replicas: 3, requests: { storage: '1Gi' } } }), { kubeVersion })
+        .filter((o) => o.kind === 'StatefulSet')
+        .flatMap((o) => o.spec.volumeClaimTemplates ?? []);
+    expect(templates('1.33').length).toBeGreaterThan(1);
+    for (const t of templates('1.33')) expect(t.metadata).toEqual({ name: t.metadata.name, creationTimestamp: null });
+    for (const v of ['1.34', '1.37']) for (const t of templates(v)) expect(t.metadata).toEqual({ name: t.metadata.name });
   });
 });
 
@@ -222,14 +235,14 @@ describe('render --kube-version', () => {
     expect(run(['render', '-'], input).stdout).toBe(run(['render', '-', '--kube-version', '1.31'], input).stdout);
   });
 
-  test('an unsupported version is a usage error; a newer one renders for 1.36 with a note', () => {
+  test('an unsupported version is a usage error; a newer one renders for 1.37 with a note', () => {
     const old = run(['render', '-', '--kube-version', '1.29'], input);
     expect(old).toMatchObject({ code: 2, stdout: '' });
-    expect(old.stderr).toContain('--kube-version: Kubernetes 1.29 is not supported: this release renders for Kubernetes 1.31 to 1.36');
+    expect(old.stderr).toContain('--kube-version: Kubernetes 1.29 is not supported: this release renders for Kubernetes 1.31 to 1.37');
     const newer = run(['render', '-', '--kube-version', '1.38'], input);
     expect(newer.code).toBe(0);
-    expect(newer.stderr).toBe(`note: Kubernetes 1.38 is newer than this release knows; rendering for 1.36, whose objects it accepts\n${imageNote('demo')}`);
-    expect(newer.stdout).toBe(run(['render', '-', '--kube-version', '1.36'], input).stdout);
+    expect(newer.stderr).toBe(`note: Kubernetes 1.38 is newer than this release knows; rendering for 1.37, whose objects it accepts\n${imageNote('demo')}`);
+    expect(newer.stdout).toBe(run(['render', '-', '--kube-version', '1.37'], input).stdout);
   });
 
   test('prints the volumeAttributesClassName warning on stderr and still renders', () => {
@@ -261,7 +274,7 @@ describe('the other ways in', () => {
     expect(readSettings({ KUBE_VERSION: '1.34.2', PARAM_KUBE_VERSION: '1.32' }).settings.kubeVersion).toBe('1.32');
     expect(readSettings({ KUBE_VERSION: '1.34.2', ARGOCD_ENV_KUBE_VERSION: '1.33' }).settings.kubeVersion).toBe('1.33');
     expect(readSettings({}).settings.kubeVersion).toBeUndefined();
-    expect(readSettings({ KUBE_VERSION: '1.28.9' }).errors).toEqual(['KUBE_VERSION: Kubernetes 1.28 is not supported: this release renders for Kubernetes 1.31 to 1.36']);
+    expect(readSettings({ KUBE_VERSION: '1.28.9' }).errors).toEqual(['KUBE_VERSION: Kubernetes 1.28 is not supported: this release renders for Kubernetes 1.31 to 1.37']);
   });
 
   test('diff reports a change of target like any other setting', () => {

@@ -43,7 +43,7 @@ function renderAll(docs: Obj[]): Obj[] {
 }
 
 describe('a log backup renders as a ConfigMap with its state and a Job per br log command', () => {
-  test('the commands as the operator runs them; only start reaches the storage; every Job valid on 1.31 to 1.36', () => {
+  test('the commands as the operator runs them; only start reaches the storage; every Job valid on every supported Kubernetes', () => {
     const objects = renderAll([cluster(), logBackup({ commitTs: '450000000000000000', tableFilter: ['shop.*'], br: { cluster: 'demo', sendCredToTikv: false, options: ['--gc-ttl=3600'] } })]);
     const cm = find(objects, 'ConfigMap', 'backup-pitr');
     expect(cm.metadata.labels['tidb-gitops.io/operation']).toBe('backup-pitr');
@@ -262,6 +262,8 @@ describe("a schedule's logBackupTemplate is the log backup log-<schedule>", () =
     spec: { schedule: '0 2 * * *', maxBackups: 3, backupTemplate: { br: { cluster: 'demo' }, s3: { ...S3, prefix: 'demo/snap' } }, logBackupTemplate: { backupMode: 'log', br: { cluster: 'demo' }, s3: S3 }, ...spec },
   });
 
+  // Starts the S3 server (a Node.js process) and runs BR (sh, then node with the simulator and gRPC):
+  // half a second on an idle machine, past Jest's default 5 s on a loaded one.
   test('each start into its own log-<time> folder, as the operator names it; the script makes it when BR starts', async () => {
     const objects = renderAll([cluster(), schedule()]);
     const cm = find(objects, 'ConfigMap', 'backup-log-nightly');
@@ -291,7 +293,7 @@ describe("a schedule's logBackupTemplate is the log backup log-<schedule>", () =
       await new Promise<void>((resolve) => grpc.close(() => resolve()));
       await s3.stop();
     }
-  });
+  }, 60_000);
 
   test('the template must be a log backup; its name is taken like a Backup\'s', () => {
     expect(load([cluster(), schedule({ logBackupTemplate: { br: { cluster: 'demo' }, s3: S3 } })]).errors).toMatch(/spec\.logBackupTemplate\.backupMode \(line \d+\): expected log: the template of the schedule's log backup, got "snapshot"/);

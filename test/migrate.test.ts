@@ -16,7 +16,6 @@ import { resourcePath, type Obj } from './kube/client';
 import { realApiSuite } from './kube/suite';
 import { operatorObjects, operatorTidbCluster, tidbClusterCrd } from './kube/operator-basic';
 import { RealWorld, type ApplyMode } from './kube/world';
-import { render } from './support/render';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..');
@@ -26,7 +25,7 @@ const { describeReal } = suite;
 jest.setTimeout(300_000);
 
 /** The API server's version: what Argo CD would pass as KUBE_VERSION. */
-const KUBE_VERSION = '1.32';
+const kubeVersion = () => suite.cp().kubeVersion;
 let world: RealWorld | undefined;
 let seq = 0;
 afterEach(async () => {
@@ -43,7 +42,7 @@ function gitCluster(namespace: string, spec: Obj = {}): Obj {
   return { ...tc, spec: { ...tc.spec, ...spec, tikv: { ...tc.spec.tikv, evictLeaderTimeout: '3s', ...(spec.tikv ?? {}) } } };
 }
 
-const renderFor = (cluster: Obj) => render(cluster, { kubeVersion: KUBE_VERSION });
+const renderFor = (cluster: Obj) => suite.render(cluster);
 
 /** tidb-operator's discovery for one PD (its /new answer), while the operator's cluster starts. */
 function operatorDiscovery(w: RealWorld): Promise<Server> {
@@ -104,7 +103,7 @@ describeReal('migrating a tidb-operator cluster (examples/basic) to tidb-gitops'
         writeFileSync(liveFile, await kubectl(['get', LIVE_KINDS, '-n', namespace, '-l', 'app.kubernetes.io/instance=basic', '-o', 'yaml']));
         const gitFile = join(dir, 'tidb-cluster.yaml');
         writeFileSync(gitFile, stringify(gitCluster(namespace)));
-        const report = await cli(['diff', '--kube-version', KUBE_VERSION, '--exit-code', liveFile, gitFile]);
+        const report = await cli(['diff', '--kube-version', kubeVersion(), '--exit-code', liveFile, gitFile]);
         if (process.env.TIDB_GITOPS_MIGRATION_REPORT && mode === 'client-side') writeFileSync(process.env.TIDB_GITOPS_MIGRATION_REPORT, report.stdout);
         expect(report.stderr).toBe('');
         expect(report.code).toBe(4); // changes, with a risk: the owner references

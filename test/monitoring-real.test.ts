@@ -13,7 +13,7 @@
  * PingCAP's rules and dashboards select by; the real Prometheus scrapes the same targets too.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,7 +21,7 @@ import { realApiSuite } from './kube/suite';
 import { RealWorld } from './kube/world';
 import { simCluster } from './sim/controller-process';
 import { renderWith } from './support/companions';
-import { MONITORING_CRDS_FILE } from './support/k8s-schema';
+import { monitoringCrds } from './support/k8s-schema';
 import { scrapeConfigs } from './support/podmonitor-scrape';
 import { scraperAccount } from './support/scraper-account';
 import { startVmagent, type Vmagent } from './support/vmagent';
@@ -61,9 +61,9 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** Prometheus Operator's PodMonitor and PrometheusRule CRDs (test/schemas/monitoring-crds.json), once per API server. */
+/** Prometheus Operator's PodMonitor and PrometheusRule CRDs, as its release ships them, once per API server. */
 async function installCrds(admin: KubeClient): Promise<void> {
-  const { crds } = JSON.parse(readFileSync(MONITORING_CRDS_FILE, 'utf8')) as { crds: Obj[] };
+  const crds = monitoringCrds() as Obj[];
   for (const crd of crds) {
     const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
     if (!(await admin.get(path))) await admin.create(crd);

@@ -17,6 +17,7 @@ import {
   type Obj,
 } from './kube/operator-basic';
 import { validateK8sObject } from './support/k8s-schema';
+import { operatorExample } from '../scripts/upstream';
 
 const NS = 'tidb-basic';
 const UID = '6f1b3c9e-2a4d-4c1e-9b7a-0d5e8f2a1c33';
@@ -222,7 +223,7 @@ describe('tidb-operator v1 fixture for examples/basic', () => {
   });
 
   it('keeps the TidbCluster equal to the example file', () => {
-    const file = yaml.load(readFileSync(join(__dirname, 'fixtures/examples/basic/tidb-cluster.yaml'), 'utf8')) as Obj;
+    const file = yaml.load(readFileSync(operatorExample('basic'), 'utf8')) as Obj;
     expect(operatorTidbCluster(NS)).toEqual({ ...file, metadata: { ...file.metadata, namespace: NS } });
     const crd = tidbClusterCrd();
     expect(crd.spec.names).toMatchObject({ plural: 'tidbclusters', shortNames: ['tc'], kind: 'TidbCluster' });

@@ -22,8 +22,9 @@ import type { Obj } from './kube/client';
 import { realApiSuite } from './kube/suite';
 import { scraperAccount } from './support/scraper-account';
 import { scrapeConfigs, type ScrapeConfigOptions } from './support/podmonitor-scrape';
-import { checkConfig, checkRules, prometheusInstalled, startPrometheus, type Prom } from './support/prometheus';
-import { checkVmagentConfig, startVmagent, vmagentInstalled, type Vmagent } from './support/vmagent';
+import { checkConfig, checkRules, startPrometheus, type Prom } from './support/prometheus';
+import { PROMETHEUS, requires, VMAGENT } from './support/requires';
+import { checkVmagentConfig, startVmagent, type Vmagent } from './support/vmagent';
 
 const API = 'https://127.0.0.1:6443';
 const noFiles: ScrapeConfigOptions = {
@@ -334,25 +335,14 @@ describe('scrapeConfigs', () => {
   });
 });
 
-const missingPrometheus = prometheusInstalled() ? '' : '/usr/bin/prometheus or /usr/bin/promtool is missing (Debian package prometheus; .ci/run installs it)';
-if (missingPrometheus) {
-  // CI installs the package: there, its absence is a failure, not a skip.
-  if (process.env.CI === 'true') test('the Prometheus tests have their binaries', () => expect(missingPrometheus).toBe(''));
-  // eslint-disable-next-line no-console
-  else console.warn(`Prometheus tests skipped: ${missingPrometheus}`);
-}
-const describeProm = missingPrometheus ? describe.skip : describe;
-const missingVmagent = vmagentInstalled() ? '' : '/usr/bin/vmagent is missing (Debian package victoria-metrics; .ci/run installs it)';
-if (missingVmagent) {
-  if (process.env.CI === 'true') test('the vmagent tests have their binary', () => expect(missingVmagent).toBe(''));
-  // eslint-disable-next-line no-console
-  else console.warn(`vmagent tests skipped: ${missingVmagent}`);
-}
-const describeVm = missingVmagent ? describe.skip : describe;
+const prometheus = requires(PROMETHEUS);
+const describeProm = prometheus.describe;
+const vmagent = requires(VMAGENT);
+const describeVm = vmagent.describe;
 /** The real-API scrapers share one control plane: its describe runs when either scraper is installed. */
-const describeScrapers = missingPrometheus && missingVmagent ? describe.skip : describe;
-const testProm = missingPrometheus ? test.skip : test;
-const testVm = missingVmagent ? test.skip : test;
+const describeScrapers = prometheus.ok || vmagent.ok ? describe : describe.skip;
+const testProm = prometheus.test;
+const testVm = vmagent.test;
 
 describeProm('promtool', () => {
   let dir: string;

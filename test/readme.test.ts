@@ -13,9 +13,12 @@ test('the generated sections of docs/reference.md (defaults, supported fields) m
   expect(r.status).toBe(0);
 });
 
-test('.ci/run runs the test command the README gives', () => {
-  expect(readFileSync(join(root, 'README.md'), 'utf8')).toMatch(/^npm test\s/m);
-  expect(readFileSync(join(root, '.ci/run'), 'utf8')).toMatch(/^npm test$/m);
+test('.ci/run runs the test command the README gives, which installs what the tests need and runs npm test', () => {
+  expect(readFileSync(join(root, 'README.md'), 'utf8')).toMatch(/^bash scripts\/test\.sh\s/m);
+  expect(readFileSync(join(root, '.ci/run'), 'utf8')).toMatch(/^exec bash scripts\/test\.sh$/m);
+  const script = readFileSync(join(root, 'scripts/test.sh'), 'utf8');
+  expect(script).toMatch(/^bash scripts\/kube-assets\.sh /m);
+  expect(script.trimEnd().split('\n').at(-1)).toBe('npm test');
 });
 
 /** README.md and the documents under docs/, one after the other. */

@@ -11,7 +11,7 @@ import { pathOf, resourcePath, type Obj } from './kube/client';
 import { realApiSuite } from './kube/suite';
 import { RealWorld, type ApplyMode } from './kube/world';
 import { simCluster } from './sim/controller-process';
-import { render } from './support/render';
+import { KubeSim } from './sim/kube-api';
 import { expandableStorage } from './kube/resizer';
 
 const suite = realApiSuite();
@@ -40,7 +40,7 @@ const clusterIn = (namespace: string, spec: Record<string, unknown> = {}) => sim
 
 /** A fresh namespace with a 3 PD / 3 TiKV / 2 TiDB cluster up and settled under the controller. */
 async function running(spec: Record<string, unknown> = {}, apply: ApplyMode = 'server-side'): Promise<RealWorld> {
-  const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(`real-${++seq}`, spec), render, apply });
+  const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(`real-${++seq}`, spec), render: suite.render, apply });
   world = w;
   await w.startController();
   await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
@@ -50,6 +50,16 @@ async function running(spec: Record<string, unknown> = {}, apply: ApplyMode = 's
 const allSettled = async (w: RealWorld, tidb = 2): Promise<boolean> => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', tidb));
 const stopsOf = (w: RealWorld, component: string) => w.stops.filter((s) => s.component === component).map((s) => s.pod);
 const partitionOf = (sts: Obj | undefined): number | undefined => sts?.spec?.updateStrategy?.rollingUpdate?.partition;
+
+/**
+ * How the API server refuses new claim templates on TiKV's StatefulSet: up to 1.36 one error for the
+ * whole spec, from 1.37 one for the immutable field (`pkg/apis/apps/validation/validation.go`).
+ */
+function claimTemplatesRefused(): RegExp {
+  return Number(suite.cp().kubeVersion.split('.')[1]) >= 37
+    ? /"c-tikv" is invalid: spec\.volumeClaimTemplates: Invalid value: .*: field is immutable/
+    : /"c-tikv" is invalid: spec: Forbidden: updates to statefulset spec for fields other than/;
+}
 
 /**
  * Flux's first step (fluxcd/pkg `ssa/manager_apply.go` `ApplyAll`): a server-side dry-run apply of
@@ -96,7 +106,9 @@ describeReal('a rendered cluster on a real API server', () => {
     for (const c of ['pd', 'tikv', 'tidb']) expect(status.components[c]).toMatchObject({ phase: 'Normal', reason: 'up to date' });
     // The API server stores the rendered updateStrategy-less StatefulSet; the controller owns the strategy and its partition.
     const pd = (await w.sts('pd'))!;
-    expect(pd.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    // From 1.37 the server fills in maxUnavailable 1 wherever it defaults a rollingUpdate.
+    const gated = Number(suite.cp().kubeVersion.split('.')[1]) >= 37 ? { maxUnavailable: 1 } : {};
+    expect(pd.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3, ...gated } });
     expect(ownersOf(pd, [['spec', 'replicas'], ['spec', 'updateStrategy', 'rollingUpdate', 'partition'], ['spec', 'updateStrategy', 'type']])).toEqual({
       'spec.replicas': [CONTROLLER],
       'spec.updateStrategy.rollingUpdate.partition': [CONTROLLER],
@@ -282,7 +294,7 @@ describeReal('a rendered cluster on a real API server', () => {
     const storage = await expandableStorage(suite.cp().admin(), ns, { volumes: 3, size: '10Gi' });
     const tikv = (size: string) => ({ tikv: { replicas: 3, requests: { storage: size }, storageClassName: storage.className } });
     try {
-      const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, tikv('10Gi')), render, apply: tool === 'argo' ? 'client-side' : 'server-side' });
+      const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, tikv('10Gi')), render: suite.render, apply: tool === 'argo' ? 'client-side' : 'server-side' });
       world = w;
       await w.startController();
       await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
@@ -292,7 +304,7 @@ describeReal('a rendered cluster on a real API server', () => {
       const stsBefore = (await w.sts('tikv'))!;
       const stops = w.stops.length;
 
-      w.objects = render(clusterIn(ns, tikv('20Gi')));
+      w.objects = suite.render(clusterIn(ns, tikv('20Gi')));
       const sizes = w.objects.filter((o) => o.metadata.labels?.['tidb-gitops.io/volume-sizes'] === 'true');
       expect(sizes.map((o) => o.metadata.name)).toEqual(['c-volume-sizes']);
       if (tool === 'argo') {
@@ -303,12 +315,12 @@ describeReal('a rendered cluster on a real API server', () => {
           () => undefined,
           (err: Error) => err,
         );
-        if (refused) expect(refused.message).toMatch(/"c-tikv" is invalid: spec: Forbidden: updates to statefulset spec for fields other than/);
+        if (refused) expect(refused.message).toMatch(claimTemplatesRefused());
         else expect((await w.sts('tikv'))!.metadata.uid).not.toBe(stsBefore.metadata.uid);
       } else {
         // Flux: the Kustomization holding the StatefulSets dry-runs every object and applies none
         // when one is refused; the volume sizes come with a Kustomization of their own.
-        await expect(fluxDryRun(w, w.objects.filter((o) => !sizes.includes(o)))).resolves.toMatch(/c-tikv.*Forbidden: updates to statefulset spec/);
+        await expect(fluxDryRun(w, w.objects.filter((o) => !sizes.includes(o)))).resolves.toMatch(claimTemplatesRefused());
         await w.apply(sizes, 'server-side');
       }
 
@@ -353,13 +365,13 @@ describeReal('a rendered cluster on a real API server', () => {
     const storage = await expandableStorage(suite.cp().admin(), ns, { volumes: 3, size: '10Gi', expandable: false });
     const tikv = (size: string) => ({ tikv: { replicas: 3, requests: { storage: size }, storageClassName: storage.className } });
     try {
-      const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, tikv('10Gi')), render, apply: 'server-side' });
+      const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, tikv('10Gi')), render: suite.render, apply: 'server-side' });
       world = w;
       await w.startController();
       await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
       await w.waitFor(async () => (await w.pvcs('tikv')).every((p) => p.status?.phase === 'Bound'), 30_000, 'the TiKV claims to bind');
       const before = (await w.sts('tikv'))!;
-      w.objects = render(clusterIn(ns, tikv('20Gi')));
+      w.objects = suite.render(clusterIn(ns, tikv('20Gi')));
       await w.apply(w.objects.filter((o) => o.metadata.labels?.['tidb-gitops.io/volume-sizes'] === 'true'), 'server-side');
       await w.waitFor(async () => (await w.events('VolumeResizeRefused')).length > 0, 30_000, 'the refusal event');
       const [event] = await w.events('VolumeResizeRefused');
@@ -382,7 +394,7 @@ describeReal('a rendered cluster on a real API server', () => {
       tidb: { replicas: 2, serverLabels: { dc: 'dc1' } },
     };
     // PD's config file sets the location-labels at bootstrap; the simulator starts with them.
-    const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, spec), render, pd: { locationLabels: ['zone', 'host'] }, kubelet: { nodes } });
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, spec), render: suite.render, pd: { locationLabels: ['zone', 'host'] }, kubelet: { nodes } });
     world = w;
     const reader = `tidb-gitops:${ns}:c-discovery`;
     expect(w.objects.filter((o) => o.kind.startsWith('Cluster')).map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([`ClusterRole/${reader}`, `ClusterRoleBinding/${reader}`]);
@@ -455,7 +467,7 @@ describeReal('a lost node on a real API server', () => {
     const nodes = ['a', 'b', 'c', 'd'].map((x) => ({ name: `${ns}-${x}` }));
     const lost = nodes[1].name;
     const spec = { tikv: { replicas: 4, requests: { storage: '1Gi' } } };
-    const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, spec), render, kubelet: { nodes } });
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, spec), render: suite.render, kubelet: { nodes } });
     world = w;
     await w.startController(['--tikv-failover-period', '10m', '--pd-failover-period', '10m', '--tidb-failover-period', '10m']);
     await w.waitFor(async () => (await w.settled('pd', 3)) && (await w.settled('tikv', 4)) && (await w.settled('tidb', 2)), 90_000, 'the cluster to come up');
@@ -490,7 +502,7 @@ describeReal('a lost node on a real API server', () => {
     const ns = `real-${++seq}`;
     const nodes = ['a', 'b', 'c'].map((x) => ({ name: `${ns}-${x}` }));
     const spec = { pd: { replicas: 3, requests: { storage: '1Gi' }, maxFailoverCount: 1 } };
-    const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, spec), render, kubelet: { nodes } });
+    const w = await RealWorld.start({ cp: suite.cp(), cluster: clusterIn(ns, spec), render: suite.render, kubelet: { nodes } });
     world = w;
     await w.startController(['--pd-failover-period', '2s', '--tikv-failover-period', '10m', '--tidb-failover-period', '10m']);
     await w.waitFor(() => allSettled(w), 90_000, 'the cluster to come up');
@@ -503,5 +515,85 @@ describeReal('a lost node on a real API server', () => {
     await w.waitFor(() => w.pd.members().some((m) => m.name === 'c-pd-1' && m.memberId !== failed && m.running), 60_000, 'a new member c-pd-1');
     expect(w.pd.members().some((m) => m.memberId === failed)).toBe(false);
     expect(w.pd.splitBrain).toEqual([]);
+  });
+});
+
+describeReal('the Kubernetes simulator (test/sim) answers StatefulSet writes as this API server does', () => {
+  let sim: KubeSim;
+  const minor = () => Number(suite.cp().kubeVersion.split('.')[1]);
+  beforeAll(async () => {
+    sim = await KubeSim.start({ kubeMinor: minor() });
+  });
+  afterAll(() => sim.close());
+
+  const ns = `sim-contract-${process.pid}`;
+  /** A StatefulSet whose updateStrategy (and any other spec field) the case sets. */
+  const sts = (name: string, spec: Obj = {}): Obj => ({
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name, namespace: ns },
+    spec: {
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'img' }] } },
+      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      ...spec,
+    },
+  });
+  /** The answer of each server to one request: its status, and the stored spec or the refusal's message. */
+  async function both(method: string, path: string, body: unknown, contentType = 'application/json') {
+    const real = await suite.cp().admin().request(method, path, { body, contentType });
+    const fake = await fetch(`${sim.url}${path}`, { method, headers: { 'content-type': contentType }, body: JSON.stringify(body) });
+    const simBody = (await fake.json()) as Obj;
+    const view = (status: number, o: Obj) => (status < 300 ? { status, spec: { ...o.spec, template: o.spec.template.metadata, volumeClaimTemplates: o.spec.volumeClaimTemplates?.map((t: Obj) => t.metadata) } } : { status, message: o.message });
+    return { real: view(real.status, real.body), sim: view(fake.status, simBody) };
+  }
+
+  it('creates with the same defaults, and refuses the same updates with the same words', async () => {
+    await suite.cp().admin().create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await fetch(`${sim.url}/api/v1/namespaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) });
+    const path = `/apis/apps/v1/namespaces/${ns}/statefulsets`;
+    const cases: Record<string, Obj> = {
+      a: { updateStrategy: { type: 'RollingUpdate' } },
+      b: { updateStrategy: {} },
+      c: {},
+      d: { updateStrategy: { type: 'OnDelete' } },
+      e: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: {} } },
+      f: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } }, persistentVolumeClaimRetentionPolicy: { whenScaled: 'Delete' } },
+    };
+    for (const [name, spec] of Object.entries(cases)) {
+      const { real, sim: fake } = await both('POST', path, sts(name, spec));
+      expect({ name, ...fake }).toEqual({ name, ...real });
+    }
+    // An update of the claim templates, and one of minReadySeconds (forbidden before 1.37, allowed after).
+    const grown = sts('c');
+    grown.spec.volumeClaimTemplates[0].spec.resources.requests.storage = '2Gi';
+    const refused = await both('PUT', `${path}/c`, grown);
+    expect(refused.real.status).toBe(422);
+    // The server prints the refused value in Go's notation, the simulator as JSON: the words before it agree.
+    const words = (m: string) => m.replace(/Invalid value: .*: field is immutable/, 'Invalid value: …: field is immutable');
+    expect(words(refused.sim.message)).toBe(words(refused.real.message));
+    const slower = await both('PUT', `${path}/d`, sts('d', { ...cases.d, minReadySeconds: 5 }));
+    expect(slower.sim.status).toBe(slower.real.status);
+  });
+
+  it('lets the controller switch a set created by kubectl to OnDelete and back', async () => {
+    const path = `/apis/apps/v1/namespaces/${ns}/statefulsets/c`;
+    const apply = (partition?: number) => ({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'c', namespace: ns },
+      spec: { replicas: 0, updateStrategy: partition === undefined ? { type: 'OnDelete' } : { type: 'RollingUpdate', rollingUpdate: { partition } } },
+    });
+    const q = '?fieldManager=tidb-gitops&force=true';
+    // Server-side apply alone cannot drop a rollingUpdate the creator owns: both refuse it the same way...
+    const applied = await both('PATCH', `${path}${q}`, apply(), 'application/apply-patch+yaml');
+    expect(applied.sim).toEqual(applied.real);
+    // ...which is why the controller switches with a merge patch that removes it (src/controller/clients/kube.ts).
+    const merged = await both('PATCH', `${path}?fieldManager=tidb-gitops`, { spec: { replicas: 0, updateStrategy: { type: 'OnDelete', rollingUpdate: null } } }, 'application/merge-patch+json');
+    expect(merged.real).toMatchObject({ status: 200, spec: { updateStrategy: { type: 'OnDelete' } } });
+    expect(merged.sim).toEqual(merged.real);
+    const back = await both('PATCH', `${path}${q}`, apply(0), 'application/apply-patch+yaml');
+    expect(back.sim).toEqual(back.real);
   });
 });

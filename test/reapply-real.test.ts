@@ -9,7 +9,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { pathOf, type Obj } from './kube/client';
 import { realApiSuite } from './kube/suite';
 import { RealWorld } from './kube/world';
-import { render } from './support/render';
+import { operatorExample } from '../scripts/upstream';
 
 const suite = realApiSuite();
 const { describeReal } = suite;
@@ -21,13 +21,13 @@ let seq = 0;
 describeReal('re-applying unchanged manifests on a real API server', () => {
   const inputs = [
     ...readdirSync(join(__dirname, 'golden/inputs')).map((f) => join(__dirname, 'golden/inputs', f)),
-    ...readdirSync(join(__dirname, 'fixtures/examples')).map((d) => join(__dirname, 'fixtures/examples', d, 'tidb-cluster.yaml')),
+    ...['basic', 'basic-tls', 'tiflash'].map(operatorExample),
   ];
   /** Every cluster of the file, in the given namespace (clusters another one references keep their namespace). */
   const renderIn = (file: string, namespace: string): Obj[] => {
     const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj);
     const moved = docs.map((d) => ({ ...d, metadata: { ...d.metadata, namespace }, spec: d.spec?.cluster ? { ...d.spec, cluster: { ...d.spec.cluster, namespace } } : d.spec }));
-    return render(moved.map((d) => stringify(d)).join('---\n'));
+    return suite.render(moved.map((d) => stringify(d)).join('---\n'));
   };
 
   it.concurrent.each(inputs.map((f) => [f.split('/').slice(-2).join('/'), f]))('%s: a second apply changes nothing, client-side and server-side', async (_name, file) => {

@@ -7,17 +7,18 @@
  * layout, unpacked and run with chroot as the users and with the environment their configs name.
  *
  * Needs the built package (`npm run build`), the npm registry (for the Node.js binary), and for the
- * images root, chroot, umoci, skopeo and docker-registry (.ci/run installs them). CI fails where one is
- * missing; elsewhere those tests are skipped.
+ * images root, chroot, umoci, skopeo and docker-registry (`bash scripts/test.sh` installs them; see
+ * test/support/requires.ts for what a missing one does).
  */
 import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { buildImageRootfs } from './support/image-rootfs';
 import { startNpmRegistry, type NpmRegistry } from './support/npm-registry';
-import { REGISTRY_BIN, startOciRegistry, type OciRegistry } from './support/oci-registry';
+import { startOciRegistry, type OciRegistry } from './support/oci-registry';
+import { chrootPath, CHROOT, OCI_TOOLS, requires } from './support/requires';
 
 const root = join(__dirname, '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -67,7 +68,8 @@ describe('the npm package, published to a registry (Verdaccio) and installed fro
     const r = publish();
     if (r.status !== 0) throw failed('npm publish', r);
     expect(r.stdout).toContain(`+ ${pkg.name}@${pkg.version}`);
-    const doc = (await (await fetch(`${registry.url}${pkg.name}`)).json()) as any;
+    const { status, body: doc } = await registry.getJson(pkg.name);
+    expect(status).toBe(200);
     expect(doc['dist-tags']).toEqual({ latest: pkg.version });
     expect(doc.versions[pkg.version].dist.tarball).toBe(`${registry.url}${pkg.name}/-/${pkg.name}-${pkg.version}.tgz`);
     expect(doc.versions[pkg.version].dependencies).toBeUndefined();
@@ -114,19 +116,9 @@ describe('the npm package, published to a registry (Verdaccio) and installed fro
   }, 120_000);
 });
 
-const CHROOT = ['/usr/sbin/chroot', '/usr/bin/chroot', '/sbin/chroot'].find((p) => existsSync(p));
-const onPath = (cmd: string) => (process.env.PATH ?? '').split(delimiter).some((d) => existsSync(join(d, cmd)));
-const missing = [
-  ...(process.getuid?.() === 0 ? [] : ['root']),
-  ...(CHROOT ? [] : ['chroot']),
-  ...['umoci', 'skopeo'].filter((c) => !onPath(c)),
-  ...(existsSync(REGISTRY_BIN) ? [] : [REGISTRY_BIN]),
-];
-if (missing.length > 0) {
-  if (process.env.CI) throw new Error(`the release test's images need ${missing.join(', ')} in CI (.ci/run installs them)`);
-  console.log(`skipping the release test's images: no ${missing.join(', ')}`);
-}
-const describeImages = missing.length === 0 ? describe : describe.skip;
+const CHROOT_BIN = chrootPath();
+/** The images are made in a chroot, as root, and pushed to and pulled from a real registry. */
+const describeImages = requires(CHROOT, OCI_TOOLS).describe;
 
 /** The image config the Dockerfile gives a target: its stage and those it is built FROM. */
 function dockerfileConfig(target: string) {
@@ -222,7 +214,7 @@ describeImages('the images, built with umoci, pushed to a registry (docker-regis
     const { rootfs, config } = image;
     const command = [...(config.Entrypoint ?? []), ...args];
     const env = Object.fromEntries(config.Env.map((e: string) => e.split(/=(.*)/s).slice(0, 2)));
-    return spawnSync(CHROOT!, [`--userspec=${config.User}`, rootfs, ...command], { env, input, encoding: 'utf8' });
+    return spawnSync(CHROOT_BIN!, [`--userspec=${config.User}`, rootfs, ...command], { env, input, encoding: 'utf8' });
   };
 
   test('the controller image runs as 65532: --version, and render of standard input as the CLI here renders', () => {

@@ -4,7 +4,7 @@
  */
 import { KubeSim, type KubeObject } from './sim/kube-api';
 import { forbiddenStatus, requestAttributes } from './sim/kube-authz';
-import { planStatefulSet, type PodView, type StatefulSetState } from './sim/kube-statefulset';
+import { planStatefulSet, validateStatefulSetUpdate, type PodView, type StatefulSetState } from './sim/kube-statefulset';
 
 const NS = 'db';
 const FAST = { podStartMs: 20, podReadyMs: 10, podStopMs: 20 };
@@ -700,7 +700,8 @@ describe('KubeSim StatefulSet controller', () => {
 
     const applied = sim.apply(statefulSet('tikv', { image: 'img:v2' }));
     expect(applied.spec.replicas).toBe(3);
-    expect(applied.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
+    // maxUnavailable: the 1.37 default, filled in when the set was created.
+    expect(applied.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 2, maxUnavailable: 1 } });
     expect(applied.spec.template.metadata.labels).toEqual({ app: 'tikv' });
     expect(applied.spec.template.spec.containers[0].image).toBe('img:v2');
     expect(applied.metadata.generation).toBe(generation + 1);
@@ -713,7 +714,7 @@ describe('KubeSim StatefulSet controller', () => {
     sim.apply(statefulSet('pd', { replicas: 1 }));
     const changed = statefulSet('pd', { replicas: 1 });
     changed.spec.serviceName = 'other';
-    expect(() => sim.apply(changed)).toThrow(/spec: Forbidden: updates to statefulset spec/);
+    expect(() => sim.apply(changed)).toThrow('spec.serviceName: Invalid value: "other": field is immutable');
     const r = await call(sim, 'PATCH', `${STS_PATH}/pd`, { spec: { serviceName: 'other' } }, 'application/merge-patch+json');
     expect(r.status).toBe(422);
     expect(r.body.reason).toBe('Invalid');
@@ -840,7 +841,27 @@ describe('KubeSim StatefulSet controller', () => {
   });
 });
 
-describe('KubeSim StatefulSet defaults (apps/v1 SetDefaults_StatefulSet, Kubernetes 1.32)', () => {
+describe('StatefulSet update validation before 1.37: one error for the whole spec', () => {
+  it('forbids a change to any spec field outside the mutable ones (1.36)', () => {
+    const old = statefulSet('pd', { replicas: 1 });
+    const next = statefulSet('pd', { replicas: 1 });
+    next.spec.serviceName = 'other';
+    expect(validateStatefulSetUpdate(old, next, 36)).toEqual([expect.stringMatching(/^spec: Forbidden: updates to statefulset spec for fields other than/)]);
+    expect(validateStatefulSetUpdate(old, next, 37)).toEqual(['spec.serviceName: Invalid value: "other": field is immutable']);
+    next.spec.serviceName = old.spec.serviceName;
+    next.spec.minReadySeconds = 5;
+    expect(validateStatefulSetUpdate(old, next, 36)).toEqual([]);
+  });
+});
+
+describe.each([36, 37])('KubeSim StatefulSet defaults (apps/v1 SetDefaults_StatefulSet, Kubernetes 1.%i)', (minor) => {
+  beforeEach(async () => {
+    await sim.close();
+    sim = await KubeSim.start({ ...FAST, kubeMinor: minor });
+  });
+  /** maxUnavailable 1, wherever the server defaults a rollingUpdate: from 1.37, where its gate is on. */
+  const gated = minor >= 37 ? { maxUnavailable: 1 } : {};
+
   /** What the server stores for a StatefulSet written with these spec fields. */
   async function stored(name: string, fields: Record<string, unknown>): Promise<Record<string, any>> {
     const manifest = statefulSet(name, { replicas: 0 });
@@ -856,22 +877,23 @@ describe('KubeSim StatefulSet defaults (apps/v1 SetDefaults_StatefulSet, Kuberne
 
   it('invents no rollingUpdate: partition 0 only inside a rollingUpdate that is there, or when the type was empty', async () => {
     const others = { podManagementPolicy: 'OrderedReady', replicas: 1, revisionHistoryLimit: 10, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' } };
-    // Each answer below is what a v1.32.13 kube-apiserver stored for the same input.
+    // Each answer below is what a kube-apiserver of that release stored for the same input (1.32.13 for
+    // the gate off, 1.37.2 for it on); test/real-api.test.ts checks them against the one it runs.
     expect(await stored('a', { updateStrategy: { type: 'RollingUpdate' } })).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate' } });
-    expect(await stored('b', { updateStrategy: {} })).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } } });
-    expect(await stored('c', {})).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } } });
+    expect(await stored('b', { updateStrategy: {} })).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, ...gated } } });
+    expect(await stored('c', {})).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, ...gated } } });
     expect(await stored('d', { updateStrategy: { type: 'OnDelete' } })).toEqual({ ...others, updateStrategy: { type: 'OnDelete' } });
     expect(await stored('e', { updateStrategy: { type: 'RollingUpdate', rollingUpdate: {} } })).toEqual({
       ...others,
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, ...gated } },
     });
-    // maxUnavailable needs the MaxUnavailableStatefulSet gate (alpha, off): dropped, not defaulted.
+    // maxUnavailable needs the MaxUnavailableStatefulSet gate: dropped where it is off, kept where on.
     // The retention policy is defaulted field by field.
     expect(
       await stored('f', { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } }, persistentVolumeClaimRetentionPolicy: { whenScaled: 'Delete' } }),
     ).toEqual({
       ...others,
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0 } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, ...(minor >= 37 ? { maxUnavailable: 2 } : {}) } },
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
     });
     // Validation does not ask for a partition that is not there; one that is must be >= 0.
@@ -1047,7 +1069,9 @@ describe('KubeSim restart', () => {
       again.close();
     }
     await waitReady(sim, 'pd', 1);
-    await expect(sim.restart()).resolves.toBeUndefined();
+    // Another restart once the first is over; short, as the default outage (1 s down, 2 s forbidden)
+    // is 3 s of waiting and took this test near Jest's 5 s on a loaded machine.
+    await expect(sim.restart({ downMs: 50, forbiddenMs: 50 })).resolves.toBeUndefined();
     expect(sim.restarts).toHaveLength(2);
   });
 

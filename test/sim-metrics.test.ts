@@ -11,7 +11,7 @@
  * scrapes them all (its own Accept and Accept-Encoding, its scrape parser, which is not promtool's).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +24,8 @@ import { goFloat, promText, type PromFamily } from './sim/prom-text';
 import { PumpSim } from './sim/pump';
 import { TicdcSim } from './sim/ticdc';
 import { TidbSim } from './sim/tidb';
+import { PROMETHEUS_BIN, PROMTOOL_BIN } from './support/prometheus';
+import { PROMETHEUS, requires } from './support/requires';
 
 // ---- helpers ----
 
@@ -206,10 +208,11 @@ function parseExposition(text: string): Map<string, Family> {
 
 // ---- the real Prometheus parser: promtool ----
 
-const PROMTOOL = process.env.TIDB_GITOPS_PROMTOOL ?? '/usr/bin/promtool';
-/** CI installs promtool (.ci/run); elsewhere the promtool checks are skipped when it is missing. */
-const withPromtool = existsSync(PROMTOOL) || process.env.CI ? test : test.skip;
-const havePromtool = existsSync(PROMTOOL) || Boolean(process.env.CI);
+const PROMTOOL = PROMTOOL_BIN;
+/** Debian's Prometheus package: promtool parses the expositions, and Prometheus scrapes the simulators. */
+const prometheus = requires(PROMETHEUS);
+const withPromtool = prometheus.test;
+const havePromtool = prometheus.ok;
 
 /** `promtool check metrics` on `body`: its exit code and stderr lines. */
 function promtool(body: string): { code: number | null; problems: string[] } {
@@ -742,8 +745,7 @@ describe('Pump: /metrics on 8250 (the default ServeMux)', () => {
 
 // ---- a real Prometheus scrapes them all ----
 
-const PROMETHEUS = process.env.TIDB_GITOPS_PROMETHEUS ?? '/usr/bin/prometheus';
-const withPrometheus = existsSync(PROMETHEUS) || process.env.CI ? test : test.skip;
+const withPrometheus = prometheus.test;
 
 async function freePort(): Promise<number> {
   const srv = net.createServer();
@@ -762,7 +764,7 @@ async function startPrometheus(jobs: Record<string, string[]>): Promise<string> 
   };
   writeFileSync(join(dir, 'prometheus.yml'), JSON.stringify(config));
   const port = await freePort();
-  const child = spawn(PROMETHEUS, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], {
+  const child = spawn(PROMETHEUS_BIN, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';

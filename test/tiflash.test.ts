@@ -3,10 +3,10 @@
  * (init container or mount-cm mode, log sidecars, TLS, storage claims), and the input it refuses.
  */
 import { readFileSync } from 'fs';
-import { join } from 'path';
 import { parseToml, tomlFloat } from '../src/base/toml';
 import { tiflashVersion } from '../src/tidbcluster/tiflash';
 import { cluster, container, env, find, render, renderErrors, type Obj } from './support/render';
+import { operatorExample } from '../scripts/upstream';
 
 const claim = (storage: string, extra: Obj = {}) => ({ resources: { requests: { storage } }, ...extra });
 const TIFLASH = { replicas: 2, storageClaims: [claim('100Gi')] };
@@ -256,7 +256,7 @@ describe('TiFlash objects', () => {
   });
 
   test('the operator example renders (with a namespace)', () => {
-    const text = readFileSync(join(__dirname, 'fixtures/examples/tiflash/tidb-cluster.yaml'), 'utf8');
+    const text = readFileSync(operatorExample('tiflash'), 'utf8');
     const objects = render(text, { namespace: 'tidb' });
     const sts = find(objects, 'StatefulSet', 'demo-tiflash');
     expect(sts.spec.volumeClaimTemplates[0].spec.storageClassName).toBe('local-storage');

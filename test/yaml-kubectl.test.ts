@@ -11,7 +11,8 @@ import { aliasProblems } from '../src/base/yaml/aliases';
 import { readYaml, type ReadDocument } from '../src/base/yaml/read';
 import { readPlainScalar } from '../src/base/yaml/scalar';
 import { isTomlFloat } from '../src/base/toml';
-import { haveKubectl, kubectlRead } from './support/kubectl-read';
+import { kubectlRead } from './support/kubectl-read';
+import { KUBECTL, requires } from './support/requires';
 
 const SEED = Number(process.env.YAML_SEED ?? 11);
 const RUNS = Number(process.env.YAML_RUNS ?? 300);
@@ -183,7 +184,7 @@ const document = fc
 /** Refusals kubectl shares (it cannot read the document either). */
 const KUBECTL_REFUSES = /JSON, and so Kubernetes|cannot read a null one|!!\w+ cannot hold|kubectl cannot read/;
 
-(haveKubectl() ? describe : describe.skip)('what kubectl reads', () => {
+requires(KUBECTL).describe('what kubectl reads', () => {
   const docs = fc
     .sample(document, { seed: SEED, numRuns: RUNS })
     .map((spec, i) => `apiVersion: v1\nkind: Probe\nmetadata:\n  name: p${i}\n${spec}\n`);

@@ -45,7 +45,8 @@ describe('emitYaml', () => {
 
 // ---- kubectl's own reader ------------------------------------------------------------------------
 import fc from 'fast-check';
-import { haveKubectl, kubectlRead } from './support/kubectl-read';
+import { kubectlRead } from './support/kubectl-read';
+import { KUBECTL, requires } from './support/requires';
 
 /** Strings of any characters a UTF-8 file can hold (no lone surrogates), biased towards the awkward ones. */
 const awkwardString = fc.oneof(
@@ -61,7 +62,7 @@ const kubeLike = fc.record({
   data: fc.dictionary(awkwardString, awkwardString, { maxKeys: 4 }),
 });
 
-const describeKubectl = haveKubectl() ? describe : describe.skip;
+const describeKubectl = requires(KUBECTL).describe;
 describeKubectl('what kubectl reads back', () => {
   test('C1 controls, DEL, NEL, separators, BOM and non-characters are escaped, and kubectl reads each back unchanged', () => {
     const value = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { nel: 'a\u0085b', del: 'a\u007fb', c1: '\u0080\u009f', ls: 'a\u2028b\u2029c', bom: '\ufeffx', nonchar: '\ufffe\uffff', emoji: '\ud83d\ude00', esc: '\u001b[0m' } };

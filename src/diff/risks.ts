@@ -167,6 +167,19 @@ function specOf(o: KubeObject): Record<string, unknown> {
   return isPlainObject(o.spec) ? o.spec : {};
 }
 
+/**
+ * Claim templates as the API server compares them, decoded: a `creationTimestamp: null` and none are
+ * both Go's empty time. Servers before 1.34 write the null back, later ones leave it out; neither differs.
+ */
+function claimTemplatesAsCompared(templates: unknown): unknown {
+  if (!Array.isArray(templates)) return templates;
+  return templates.map((t) => {
+    if (!isPlainObject(t) || !isPlainObject(t.metadata) || t.metadata.creationTimestamp !== null) return t;
+    const { creationTimestamp: _empty, ...metadata } = t.metadata;
+    return { ...t, metadata };
+  });
+}
+
 function immutableFieldRisks(component: string, old: KubeObject, neu: KubeObject): Risk[] {
   if (kindOf(old) !== kindOf(neu)) return [];
   const what = `${kindOf(neu)} ${nameOf(neu)}`;
@@ -183,8 +196,9 @@ function immutableFieldRisks(component: string, old: KubeObject, neu: KubeObject
   if (!deepEqual(a.serviceName, b.serviceName)) {
     out.push(risk(RISK.serviceName, component, `${what}: spec.serviceName changes (${show(a.serviceName)} -> ${show(b.serviceName)}). ${recreate}`));
   }
-  if (!deepEqual(a.volumeClaimTemplates, b.volumeClaimTemplates)) {
-    const changes = diffValues(a.volumeClaimTemplates ?? [], b.volumeClaimTemplates ?? []);
+  const claims = { old: claimTemplatesAsCompared(a.volumeClaimTemplates), neu: claimTemplatesAsCompared(b.volumeClaimTemplates) };
+  if (!deepEqual(claims.old, claims.neu)) {
+    const changes = diffValues(claims.old ?? [], claims.neu ?? []);
     const sizes = sizeChanges(changes);
     const shrinks = sizes?.filter((s) => s.to < s.from) ?? [];
     const message =

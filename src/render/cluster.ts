@@ -44,7 +44,7 @@ export interface TidbClusterProps {
    */
   readonly controllerImage?: string;
   /**
-   * The Kubernetes version to render for, `1.31` to `1.36` (newer versions render for 1.36). Only with
+   * The Kubernetes version to render for, `1.31` to `1.37` (newer versions render for 1.37). Only with
    * `cluster`: a `resolved` cluster was resolved for its version already.
    * @default 1.31, the oldest supported
    */

@@ -179,9 +179,10 @@ export function configVolumes(configMapName: string, configFile: string, scriptF
 
 /**
  * A ReadWriteOnce claim template; an explicit `storageClassName: ""` is kept (it asks for no class).
- * It carries what the API server fills in and stores (`volumeMode`, `status.phase`, and the
- * `creationTimestamp: null` of Go's empty time): claim templates are one atomic list, so without
- * them every client-side apply would see a difference and send the list again.
+ * It carries what the API server fills in and stores (`volumeMode`, `status.phase`; and the
+ * `creationTimestamp: null` of Go's empty time where the target stores it, see
+ * {@link storedClaimTemplates}): claim templates are one atomic list, so without them every
+ * client-side apply would see a difference and send the list again.
  */
 export function volumeClaimTemplate(
   name: string,
@@ -192,7 +193,7 @@ export function volumeClaimTemplate(
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name, creationTimestamp: KEEP_NULL as unknown as string },
+    metadata: { name },
     spec: {
       accessModes: ['ReadWriteOnce'],
       ...(storageClassName !== undefined && { storageClassName }),
@@ -202,6 +203,16 @@ export function volumeClaimTemplate(
     },
     status: { phase: 'Pending' },
   };
+}
+
+/**
+ * Claim templates as the target's API server stores them: before 1.34 it writes Go's empty time back
+ * as `creationTimestamp: null`; from 1.34 `metav1.ObjectMeta.CreationTimestamp` is `omitzero`
+ * (k8s.io/apimachinery `pkg/apis/meta/v1/types.go`) and the server leaves it out.
+ */
+export function storedClaimTemplates(claims: PersistentVolumeClaim[], kubeMinor: number): PersistentVolumeClaim[] {
+  if (kubeMinor >= 34) return claims;
+  return claims.map((c) => ({ ...c, metadata: { ...c.metadata, creationTimestamp: KEEP_NULL as unknown as string } }));
 }
 
 /** PVC templates and mounts for `storageVolumes` (`<component>-<name>`). */
@@ -244,7 +255,7 @@ export function statefulSet(
         metadata: { labels: podLabels(cluster, comp), annotations },
         spec: podSpec,
       },
-      ...(claims.length > 0 && { volumeClaimTemplates: claims }),
+      ...(claims.length > 0 && { volumeClaimTemplates: storedClaimTemplates(claims, cluster.kubeMinor) }),
     },
   };
 }

@@ -5,8 +5,8 @@
 
 /** The oldest Kubernetes minor this release renders for, and the default target: 1.31. */
 export const OLDEST_KUBE_MINOR = 31;
-/** The newest Kubernetes minor this release knows: 1.36. Newer clusters get output for it. */
-export const NEWEST_KUBE_MINOR = 36;
+/** The newest Kubernetes minor this release knows: 1.37. Newer clusters get output for it. */
+export const NEWEST_KUBE_MINOR = 37;
 /** The default target, as the CLI and the library take it. */
 export const DEFAULT_KUBE_VERSION = `1.${OLDEST_KUBE_MINOR}`;
 

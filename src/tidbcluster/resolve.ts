@@ -49,7 +49,7 @@ export interface ResolveOptions {
    */
   readonly controllerImage?: string;
   /**
-   * The Kubernetes version to render for: `1.31` to `1.36` (also `v1.34.2`, `1.34+`); newer minors
+   * The Kubernetes version to render for: `1.31` to `1.37` (also `v1.34.2`, `1.34+`); newer minors
    * render as the newest known. @default 1.31, the oldest supported
    */
   readonly kubeVersion?: string;

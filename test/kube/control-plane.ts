@@ -55,6 +55,8 @@ rules:
 
 export class ControlPlane {
   readonly server: string;
+  /** The API server's release as `--kube-version` takes it (`1.37`), read from `/version` at start. */
+  kubeVersion = '';
   private readonly processes = new Map<string, ChildProcess>();
   private stopped = false;
 
@@ -84,6 +86,8 @@ export class ControlPlane {
       await cp.startApiServer();
       cp.startControllerManager();
       const admin = cp.admin();
+      const { major, minor } = (await admin.ok('GET', '/version')) as { major: string; minor: string };
+      cp.kubeVersion = `${major}.${minor.replace(/\D+$/, '')}`;
       await cp.waitFor(async () => (await admin.get('/api/v1/namespaces/default/serviceaccounts/default').catch(() => undefined)) !== undefined, 60_000, 'the default ServiceAccount');
     } catch (err) {
       await cp.stop();
@@ -230,8 +234,7 @@ export class ControlPlane {
       '--bind-address=127.0.0.1',
       `--secure-port=${this.ports.kcm}`,
       '--leader-elect=false',
-      // The build is OpenShift's fork of 1.32; its one extra controller needs OpenShift.
-      '--controllers=*,-service-ca-certificate-publisher-controller',
+      '--controllers=*',
       `--service-account-private-key-file=${p.saKey}`,
       `--root-ca-file=${p.caCert}`,
       '--use-service-account-credentials=true',

@@ -1,38 +1,40 @@
 /**
- * What every real-API test file shares: a `describe` that runs when the binaries are present (and,
- * in CI, a failing test when they are not, since .ci/run always prepares them), and one control
- * plane started before the file's tests and stopped after them.
+ * What every real-API test file shares: a `describe` that runs when the control plane is built (see
+ * test/support/requires.ts for what happens when it is not), and one control plane started before the
+ * file's tests and stopped after them.
  */
+import type { ResolveOptions } from '../../src/tidbcluster/resolve';
+import { render, type Obj } from '../support/render';
+import { KUBE_CONTROL_PLANE, requires } from '../support/requires';
 import { findKubeAssets } from './assets';
 import { ControlPlane } from './control-plane';
 
 export interface RealApiSuite {
-  /** `describe` when the binaries are present, else `describe.skip`. */
+  /** `describe` when the control plane is built, else one that skips. */
   readonly describeReal: jest.Describe;
   /** The file's control plane (started in its beforeAll). */
   readonly cp: () => ControlPlane;
+  /** Renders for the API server's release, as Argo CD does with the KUBE_VERSION it passes. */
+  readonly render: (input: Obj | string, options?: ResolveOptions) => Obj[];
 }
 
 export function realApiSuite(): RealApiSuite {
-  const lookup = findKubeAssets();
-  if (!('assets' in lookup)) {
-    // CI prepares the binaries (.ci/run): there, their absence is a failure, not a skip.
-    if (process.env.CI === 'true') test('the real-API suite has its binaries', () => expect(lookup.missing).toBe(''));
-    // eslint-disable-next-line no-console
-    else console.warn(`real-API suite skipped: ${lookup.missing}`);
-  }
+  const gate = requires(KUBE_CONTROL_PLANE);
   let cp: ControlPlane | undefined;
   beforeAll(async () => {
-    if ('assets' in lookup) cp = await ControlPlane.start(lookup.assets);
+    const lookup = findKubeAssets();
+    if (gate.ok && 'assets' in lookup) cp = await ControlPlane.start(lookup.assets);
   }, 150_000);
   afterAll(async () => {
     await cp?.stop();
   });
+  const running = () => {
+    if (!cp) throw new Error('the control plane is not running');
+    return cp;
+  };
   return {
-    describeReal: 'assets' in lookup ? describe : describe.skip,
-    cp: () => {
-      if (!cp) throw new Error('the control plane is not running');
-      return cp;
-    },
+    describeReal: gate.describe,
+    cp: running,
+    render: (input, options = {}) => render(input, { kubeVersion: running().kubeVersion, ...options }),
   };
 }

@@ -96,9 +96,6 @@ export class RealWorld {
     const namespace: string = cluster.metadata.namespace;
     const admin = cp.admin();
     if (opts.createNamespace ?? true) await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-    // The build's ServiceAccount admission (OpenShift's fork of 1.32) projects this ConfigMap into
-    // every Pod; OpenShift's publisher of it does not run here, so the harness publishes it.
-    await admin.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'openshift-service-ca.crt', namespace }, data: { 'service-ca.crt': '' } });
     const pd = await PdSim.start({ cluster: cluster.metadata.name, namespace, ...opts.pd });
     const kubelet = new Kubelet(admin, { node: `node-${namespace}`, namespace, startMs: 150, readyMs: 50, stopMs: 100, ...opts.kubelet });
     const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-hosts-'));

@@ -56,6 +56,11 @@ export interface KubeSimOptions {
    * from an older resourceVersion gets a 410 Expired ERROR event. @default 10000
    */
   watchHistory?: number;
+  /**
+   * The Kubernetes minor whose StatefulSet defaults and update validation the server applies
+   * (`kube-statefulset.ts` says where each differs). @default 37, the release the real-API suites run
+   */
+  kubeMinor?: number;
 }
 
 /** One HTTP request the server answered. */
@@ -232,10 +237,16 @@ export class KubeSim {
       },
       { startMs: opts.podStartMs ?? 150, readyMs: opts.podReadyMs ?? 50, stopMs: opts.podStopMs ?? 100 },
     );
-    this.registry = new Registry(this.store, hostIP, {
-      podCreated: (pod) => this.kubelet.admit(pod),
-      podDeleting: (pod, immediate) => this.kubelet.terminate(pod, immediate),
-    });
+    this.registry = new Registry(
+      this.store,
+      hostIP,
+      {
+        podCreated: (pod) => this.kubelet.admit(pod),
+        podDeleting: (pod, immediate) => this.kubelet.terminate(pod, immediate),
+      },
+      Date.now,
+      opts.kubeMinor,
+    );
     this.statefulSets = new StatefulSetController(this.store, this.registry, new EventRecorder(this.store, this.registry, 'statefulset-controller'));
     this.pvcProtection = new PvcProtectionController(this.store, this.registry);
     this.availability = new AvailabilityTracker(this.store);

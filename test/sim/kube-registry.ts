@@ -13,7 +13,7 @@ import { FieldOwnership } from './kube-fields';
 import { pendingPodStatus, terminatingPodStatus } from './kube-kubelet';
 import { jsonPatch, mergePatch, strategicMergePatch, threeWayMerge } from './kube-patch';
 import { apiVersionOf, RESOURCE_TYPES, type ResourceType, typeByApiVersionKind, typeKey } from './kube-resources';
-import { defaultStatefulSetSpec, dropStatefulSetDisabledFields, validateStatefulSet, validateStatefulSetUpdate } from './kube-statefulset';
+import { defaultStatefulSetSpec, dropStatefulSetDisabledFields, SIM_KUBE_MINOR, validateStatefulSet, validateStatefulSetUpdate } from './kube-statefulset';
 import type { ObjectStore } from './kube-store';
 import { clone, isObject, jsonEqual, randomSuffix, rfc3339 } from './kube-util';
 
@@ -78,12 +78,16 @@ export class Registry {
   readonly fields = new FieldOwnership();
   private nextClusterIP = 10;
 
-  /** @param hostIP the simulated node's address, every Pod's `status.hostIP`. */
+  /**
+   * @param hostIP the simulated node's address, every Pod's `status.hostIP`.
+   * @param kubeMinor the Kubernetes minor whose defaults and validation the server applies.
+   */
   constructor(
     private readonly store: ObjectStore,
     private readonly hostIP: string,
     private readonly listener: RegistryListener,
     private readonly now: () => number = Date.now,
+    private readonly kubeMinor = SIM_KUBE_MINOR,
   ) {}
 
   /** The stored object; 404 if missing. */
@@ -407,10 +411,10 @@ export class Registry {
       ]);
     }
     if (rt.kind === 'StatefulSet') {
-      obj.spec = defaultStatefulSetSpec(obj.spec ?? {});
-      dropStatefulSetDisabledFields(obj, old);
+      obj.spec = defaultStatefulSetSpec(obj.spec ?? {}, this.kubeMinor);
+      dropStatefulSetDisabledFields(obj, old, this.kubeMinor);
       const problems = validateStatefulSet(obj);
-      if (old) problems.push(...validateStatefulSetUpdate(old, obj));
+      if (old) problems.push(...validateStatefulSetUpdate(old, obj, this.kubeMinor));
       if (problems.length > 0) throw invalid(qualifiedKind(rt), obj.metadata.name, problems);
     } else if (rt.kind === 'Service') {
       obj.spec = { ...(obj.spec ?? {}) };

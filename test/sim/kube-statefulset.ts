@@ -18,21 +18,28 @@ export function revisionName(sts: KubeObject): string {
   return `${sts.metadata.name}-${shortHash(sts.spec?.template ?? {})}`;
 }
 
+/** The newest Kubernetes minor the simulator answers as: the release the real-API suites run. */
+export const SIM_KUBE_MINOR = 37;
+
 /**
  * Applies the API server's defaults to a StatefulSet spec (on every write, as the server does), as
- * `SetDefaults_StatefulSet` in kubernetes v1.32 `pkg/apis/apps/v1/defaults.go` gives them:
+ * `SetDefaults_StatefulSet` in `pkg/apis/apps/v1/defaults.go` gives them (kubernetes v1.32 to v1.37):
  * - `podManagementPolicy` OrderedReady, `replicas` 1, `revisionHistoryLimit` 10;
  * - `updateStrategy.type` RollingUpdate when empty, and only then an empty `rollingUpdate` too;
  * - `rollingUpdate.partition` 0 only when `rollingUpdate` is present: a set written with
- *   `updateStrategy: {type: RollingUpdate}` is stored without `rollingUpdate` (a 1.32 server stores
- *   exactly `{"type":"RollingUpdate"}`), and the controller reads the missing partition as 0;
- * - `rollingUpdate.maxUnavailable` is not defaulted: that needs the MaxUnavailableStatefulSet feature
- *   gate, alpha and off in 1.32 (`pkg/features/versioned_kube_features.go`);
+ *   `updateStrategy: {type: RollingUpdate}` is stored without `rollingUpdate`, and the controller
+ *   reads the missing partition as 0;
+ * - `rollingUpdate.maxUnavailable` 1, likewise only when `rollingUpdate` is present, where the
+ *   MaxUnavailableStatefulSet feature gate is on: from 1.37, where it is beta and on by default
+ *   (`pkg/features/kube_features.go`; alpha and off before 1.35, beta and off in 1.35 and 1.36);
  * - `persistentVolumeClaimRetentionPolicy.whenDeleted` and `.whenScaled` Retain, each on its own
- *   (StatefulSetAutoDeletePVC is GA and locked on in 1.32).
+ *   (StatefulSetAutoDeletePVC is GA and locked on).
  * Fields the gates leave out are dropped afterwards by `dropStatefulSetDisabledFields`.
+ * The embedded objects' `metadata.creationTimestamp` (the pod template's, each claim template's) is Go's
+ * empty time: written back as `null` before 1.34, left out from 1.34, where `ObjectMeta.CreationTimestamp`
+ * is `omitzero` (k8s.io/apimachinery `pkg/apis/meta/v1/types.go`).
  */
-export function defaultStatefulSetSpec(spec: Record<string, any>): Record<string, any> {
+export function defaultStatefulSetSpec(spec: Record<string, any>, minor = SIM_KUBE_MINOR): Record<string, any> {
   const s = clone(spec);
   if (!s.podManagementPolicy) s.podManagementPolicy = 'OrderedReady';
   if (!isObject(s.updateStrategy)) s.updateStrategy = {};
@@ -41,22 +48,35 @@ export function defaultStatefulSetSpec(spec: Record<string, any>): Record<string
     strategy.type = 'RollingUpdate';
     if (strategy.rollingUpdate == null) strategy.rollingUpdate = {};
   }
-  if (strategy.type === 'RollingUpdate' && isObject(strategy.rollingUpdate)) strategy.rollingUpdate.partition ??= 0;
+  if (strategy.type === 'RollingUpdate' && isObject(strategy.rollingUpdate)) {
+    strategy.rollingUpdate.partition ??= 0;
+    if (maxUnavailableGate(minor)) strategy.rollingUpdate.maxUnavailable ??= 1;
+  }
   if (strategy.rollingUpdate === null) delete strategy.rollingUpdate;
   if (!isObject(s.persistentVolumeClaimRetentionPolicy)) s.persistentVolumeClaimRetentionPolicy = {};
   if (!s.persistentVolumeClaimRetentionPolicy.whenDeleted) s.persistentVolumeClaimRetentionPolicy.whenDeleted = 'Retain';
   if (!s.persistentVolumeClaimRetentionPolicy.whenScaled) s.persistentVolumeClaimRetentionPolicy.whenScaled = 'Retain';
   s.replicas ??= 1;
   s.revisionHistoryLimit ??= 10;
+  const embedded = [s.template, ...(Array.isArray(s.volumeClaimTemplates) ? s.volumeClaimTemplates : [])].filter(isObject);
+  for (const e of embedded) {
+    if (!isObject(e.metadata)) e.metadata = {};
+    if (minor >= 34 && e.metadata.creationTimestamp === null) delete e.metadata.creationTimestamp;
+    else if (minor < 34) e.metadata.creationTimestamp ??= null;
+  }
   return s;
 }
 
+/** Whether the MaxUnavailableStatefulSet feature gate is on by default in a minor. */
+const maxUnavailableGate = (minor: number): boolean => minor >= 37;
+
 /**
- * Drops what a disabled feature gate does not allow, as `dropStatefulSetDisabledFields` in v1.32
+ * Drops what a disabled feature gate does not allow, as `dropStatefulSetDisabledFields` in
  * `pkg/registry/apps/statefulset/strategy.go` does on create and update: with MaxUnavailableStatefulSet
- * off (the 1.32 default), `rollingUpdate.maxUnavailable` goes unless the stored set already had it.
+ * off (before 1.37), `rollingUpdate.maxUnavailable` goes unless the stored set already had it.
  */
-export function dropStatefulSetDisabledFields(next: KubeObject, old?: KubeObject): void {
+export function dropStatefulSetDisabledFields(next: KubeObject, old?: KubeObject, minor = SIM_KUBE_MINOR): void {
+  if (maxUnavailableGate(minor)) return;
   const rolling = next.spec?.updateStrategy?.rollingUpdate;
   if (isObject(rolling) && old?.spec?.updateStrategy?.rollingUpdate?.maxUnavailable == null) delete rolling.maxUnavailable;
 }
@@ -87,7 +107,11 @@ export function validateStatefulSet(sts: KubeObject): string[] {
       problems.push(`spec.updateStrategy.rollingUpdate.partition: Invalid value: ${JSON.stringify(strategy.rollingUpdate?.partition)}: must be greater than or equal to 0`);
     }
   } else if (strategy.type === 'OnDelete') {
-    if (strategy.rollingUpdate !== undefined) problems.push("spec.updateStrategy.rollingUpdate: Invalid value: only allowed for updateStrategy 'RollingUpdate'");
+    // The refused value is printed as the internal Go struct encodes: both fields, by their Go names.
+    if (strategy.rollingUpdate !== undefined) {
+      const value = JSON.stringify({ Partition: strategy.rollingUpdate?.partition ?? 0, MaxUnavailable: strategy.rollingUpdate?.maxUnavailable ?? null });
+      problems.push(`spec.updateStrategy.rollingUpdate: Invalid value: ${value}: only allowed for updateStrategy 'RollingUpdate'`);
+    }
   } else {
     problems.push(`spec.updateStrategy.type: Unsupported value: ${JSON.stringify(strategy.type)}`);
   }
@@ -99,9 +123,21 @@ export function validateStatefulSet(sts: KubeObject): string[] {
 
 /** The spec fields an update may change; changing any other is forbidden. */
 const MUTABLE_SPEC_FIELDS = ['replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds', 'revisionHistoryLimit'];
+/** The immutable fields 1.37 names one by one, in the order it checks them. */
+const IMMUTABLE_SPEC_FIELDS = ['selector', 'volumeClaimTemplates', 'serviceName', 'podManagementPolicy'];
 
-/** Validation errors of a StatefulSet update (on top of `validateStatefulSet`). */
-export function validateStatefulSetUpdate(old: KubeObject, next: KubeObject): string[] {
+/**
+ * Validation errors of a StatefulSet update (on top of `validateStatefulSet`), as
+ * `ValidateStatefulSetUpdate` in `pkg/apis/apps/validation/validation.go` has them: up to 1.36 any
+ * spec field outside the mutable ones is forbidden, in one error for the whole spec; from 1.37 only
+ * selector, volumeClaimTemplates, serviceName and podManagementPolicy are immutable, each with its
+ * own `field is immutable` (the real one prints the new value in Go's notation; here it is JSON).
+ */
+export function validateStatefulSetUpdate(old: KubeObject, next: KubeObject, minor = SIM_KUBE_MINOR): string[] {
+  if (minor >= 37) {
+    const changed = IMMUTABLE_SPEC_FIELDS.filter((f) => !jsonEqual(old.spec?.[f] ?? null, next.spec?.[f] ?? null));
+    return changed.map((f) => `spec.${f}: Invalid value: ${JSON.stringify(next.spec?.[f] ?? null)}: field is immutable`);
+  }
   const fixed = (spec: Record<string, any> = {}) => {
     const rest = clone(spec);
     for (const f of MUTABLE_SPEC_FIELDS) delete rest[f];
@@ -110,7 +146,7 @@ export function validateStatefulSetUpdate(old: KubeObject, next: KubeObject): st
   if (jsonEqual(fixed(old.spec), fixed(next.spec))) return [];
   return [
     "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', " +
-      "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+      "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
   ];
 }
 

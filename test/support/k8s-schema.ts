@@ -1,40 +1,45 @@
 /**
  * Strict validation of rendered manifests against the full OpenAPI definitions of the Kubernetes
- * version they target (1.31 to 1.36, test/schemas), with the validator the CLI uses on the objects
- * it passes through (src/base/kube-schema.ts): unknown fields, wrong types and missing required
- * fields fail.
+ * version they target (every supported minor; scripts/upstream.js says where each is read from), with
+ * the validator the CLI uses on the objects it passes through (src/base/kube-schema.ts): unknown
+ * fields, wrong types and missing required fields fail. Prometheus Operator's PodMonitor and
+ * PrometheusRule join every version's definitions.
  */
 import * as fs from 'fs';
-import * as path from 'path';
-import { OLDEST_KUBE_MINOR } from '../../src/tidbcluster/kube-version';
+import { load } from 'js-yaml';
+import { NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../../src/tidbcluster/kube-version';
 import { describeObject, KubeSchema, type K8sSchemaError, type SchemaNode } from '../../src/base/kube-schema';
+import { prometheusOperatorCrdFile, readKubeDefinitions } from '../../scripts/upstream';
 
 export type { K8sSchemaError };
 
 /** The target's minor version (31 for 1.31), or `1.NN` as the CLI takes it. */
 export type KubeMinor = number | string;
-/** The minors whose definitions test/schemas holds. */
-export const SCHEMA_MINORS = [31, 32, 33, 34, 35, 36] as const;
-const schemaFile = (minor: number) => path.resolve(__dirname, '..', 'schemas', `kubernetes-v1.${minor}-definitions.json`);
+/** Every minor the release renders for, oldest first. */
+export const SCHEMA_MINORS: readonly number[] = Array.from({ length: NEWEST_KUBE_MINOR - OLDEST_KUBE_MINOR + 1 }, (_, i) => OLDEST_KUBE_MINOR + i);
 
 // Loaded once per process; jest gives each test file its own module registry, so once per test file.
 const cached = new Map<number, KubeSchema>();
 
-/** The full definitions of a version, as test/schemas holds them. */
+/** The full definitions of a version, Prometheus Operator's CRDs among them. */
 export function fullSchema(kube: KubeMinor): KubeSchema {
   const minor = minorOf(kube);
   let found = cached.get(minor);
-  if (!found) {
-    const file = schemaFile(minor);
-    const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { definitions?: Record<string, SchemaNode> };
-    if (!json.definitions) throw new Error(`${file}: no "definitions" object`);
-    cached.set(minor, (found = new KubeSchema({ ...json.definitions, ...monitoringDefinitions() })));
-  }
+  if (!found) cached.set(minor, (found = new KubeSchema({ ...(readKubeDefinitions(minor) as Record<string, SchemaNode>), ...monitoringDefinitions() })));
   return found;
 }
 
-/** Prometheus Operator's CRDs the monitoring objects are validated against (`scripts/gen-monitoring-crds.mjs`). */
-export const MONITORING_CRDS_FILE = path.resolve(__dirname, '..', 'schemas', 'monitoring-crds.json');
+let crds: any[] | undefined;
+
+/**
+ * Prometheus Operator's PodMonitor and PrometheusRule CRDs, as its release ships them (read once): the
+ * monitoring objects are validated against them, and the real-API suites install them.
+ */
+export function monitoringCrds(): any[] {
+  crds ??= ['podmonitors', 'prometheusrules'].map((plural) => load(fs.readFileSync(prometheusOperatorCrdFile(plural), 'utf8')));
+  return crds;
+}
+
 const OBJECT_META = '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
 /** A CRD's structural schema in the definitions' dialect: int-or-string, free-form and metadata as there. */
@@ -52,9 +57,8 @@ function fromCrdSchema(node: any, top = false): SchemaNode {
 }
 
 function monitoringDefinitions(): Record<string, SchemaNode> {
-  const { crds } = JSON.parse(fs.readFileSync(MONITORING_CRDS_FILE, 'utf8')) as { crds: any[] };
   const out: Record<string, SchemaNode> = {};
-  for (const crd of crds) {
+  for (const crd of monitoringCrds()) {
     for (const v of crd.spec.versions) {
       if (!v.served) continue;
       const schema = fromCrdSchema(v.schema.openAPIV3Schema, true) as any;
@@ -76,8 +80,8 @@ export function validateK8sObject(obj: unknown, kube: KubeMinor = OLDEST_KUBE_MI
 
 function minorOf(kube: KubeMinor): number {
   const minor = typeof kube === 'number' ? kube : Number(/^v?1\.(\d+)/.exec(kube)?.[1]);
-  if (!(SCHEMA_MINORS as readonly number[]).includes(minor)) {
-    throw new Error(`no Kubernetes schema for ${JSON.stringify(kube)}; test/schemas has 1.${SCHEMA_MINORS.join(', 1.')}`);
+  if (!SCHEMA_MINORS.includes(minor)) {
+    throw new Error(`no Kubernetes schema for ${JSON.stringify(kube)}; this release renders for 1.${SCHEMA_MINORS.join(', 1.')}`);
   }
   return minor;
 }

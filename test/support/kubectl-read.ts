@@ -3,14 +3,9 @@
  * parses every document and prints it as JSON. A test label is added to make kubectl print at all and
  * removed again, so the result is what kubectl understood the text to be.
  */
-import { execFileSync, spawnSync } from 'child_process';
+import { execFileSync } from 'child_process';
 
 const LABEL = 'readback.tidb-gitops.test/x';
-
-/** Whether kubectl is on the PATH (`.ci/run` installs it). */
-export function haveKubectl(): boolean {
-  return spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
-}
 
 /** The objects of `yaml` as kubectl reads them; throws with kubectl's message when it cannot. */
 export function kubectlRead(yaml: string): Record<string, unknown>[] {

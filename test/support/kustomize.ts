@@ -1,6 +1,6 @@
 /**
  * Real Kustomize, as built into kubectl (`kubectl kustomize DIR`): the tool an Argo CD installation's
- * overlay goes through. `.ci/run` makes sure kubectl is on the PATH.
+ * overlay goes through (the control plane's kubectl: test/kube/path-setup.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';

@@ -144,8 +144,8 @@ function greets(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** A CA, and a server and a client certificate it signed (P-256 keys: quick to make). */
-async function makeCertificates(dir: string): Promise<MariaDbTls> {
+/** A CA, and a server and a client certificate it signed (P-256 keys: quick to make), written to `dir`. */
+export async function makeCertificates(dir: string): Promise<MariaDbTls> {
   const f = (name: string) => join(dir, name);
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   await run('openssl', ['req', '-x509', ...key, '-days', '2', '-subj', '/CN=tidb-gitops test CA', '-keyout', f('ca.key'), '-out', f('ca.crt')]);

@@ -192,7 +192,12 @@ export interface PromtoolResult {
 function promtool(args: string[]): Promise<PromtoolResult> {
   requireBinary(PROMTOOL_BIN);
   return new Promise((resolve) => {
-    execFile(PROMTOOL_BIN, args, { timeout: 60_000 }, (err, stdout, stderr) => resolve({ ok: !err, output: `${stdout}${stderr}` }));
+    execFile(PROMTOOL_BIN, args, { timeout: 60_000 }, (err, stdout, stderr) => {
+      // An exit status is promtool's verdict, its output says why; anything else (not started, killed
+      // at the timeout) is said here, as the output alone would not.
+      const notRun = err && typeof err.code !== 'number' ? `\npromtool ${args.join(' ')} did not run to its end: ${err.killed ? `killed (${err.signal}) after 60 s` : err.message}` : '';
+      resolve({ ok: !err, output: `${stdout}${stderr}${notRun}` });
+    });
   });
 }
 
@@ -217,11 +222,6 @@ export async function checkConfig(config: Obj, opts: { syntaxOnly?: boolean } = 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** Whether the Prometheus binaries are installed (for a suite that skips without them outside CI). */
-export function prometheusInstalled(): boolean {
-  return existsSync(PROMETHEUS_BIN) && existsSync(PROMTOOL_BIN);
 }
 
 let kubernetesSD: Promise<boolean> | undefined;

@@ -129,11 +129,6 @@ function requireBinary(): void {
   }
 }
 
-/** Whether vmagent is installed (for a suite that skips without it outside CI). */
-export function vmagentInstalled(): boolean {
-  return existsSync(VMAGENT_BIN);
-}
-
 export interface VmagentCheckResult {
   readonly ok: boolean;
   /** vmagent's output (its reason, when it refuses). */

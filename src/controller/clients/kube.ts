@@ -140,23 +140,30 @@ export class KubeAccess implements LeaseStore {
   }
 
   /**
-   * Sets replicas and the update strategy by server-side apply: `RollingUpdate` with the partition,
-   * or `OnDelete` (undefined partition), which lets the partition go. The fields travel together in
-   * every write: a field left out of an apply is released by the controller's field manager, and the
-   * strategy and its partition must change in one request (the API refuses a partition under
-   * OnDelete, and a RollingUpdate without one rolls every Pod).
+   * Sets replicas and the update strategy in one write: `RollingUpdate` with the partition, or
+   * `OnDelete` (undefined partition), which lets the partition go. The fields travel together (the API
+   * refuses a partition under OnDelete, and a RollingUpdate without one rolls every Pod).
+   *
+   * `RollingUpdate` is a server-side apply of the two fields; a field left out of an apply is released
+   * by the controller's field manager. `OnDelete` is a merge patch that removes `rollingUpdate` whole:
+   * the StatefulSet's creator owns what the API server defaulted at create (`rollingUpdate.partition`,
+   * and from Kubernetes 1.37 `rollingUpdate.maxUnavailable`), so an apply that leaves `rollingUpdate`
+   * out would keep those, and the API refuses any `rollingUpdate` under OnDelete.
    */
   async applyStatefulSet(name: string, replicas: number, partition: number | undefined): Promise<void> {
+    const path = this.path(API.apps, 'statefulsets', name);
+    if (partition === undefined) {
+      const body = { spec: { replicas, updateStrategy: { type: 'OnDelete', rollingUpdate: null } } };
+      await this.send(`apply statefulset ${name}`, 'PATCH', path, { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+      return;
+    }
     const body = {
       apiVersion: 'apps/v1',
       kind: 'StatefulSet',
       metadata: { name, namespace: this.namespace },
-      spec: {
-        replicas,
-        updateStrategy: partition === undefined ? { type: 'OnDelete' } : { type: 'RollingUpdate', rollingUpdate: { partition } },
-      },
+      spec: { replicas, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition } } },
     };
-    await this.send(`apply statefulset ${name}`, 'PATCH', this.path(API.apps, 'statefulsets', name), { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
+    await this.send(`apply statefulset ${name}`, 'PATCH', path, { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
   }
 
   /** Sets (string) or removes (null) StatefulSet annotations with a merge patch. */
