@@ -1,6 +1,6 @@
 /**
  * What PingCAP's tidb-operator v1 (branch `release-1.x`, the v1.6 line, head 0045b121) creates for
- * the `basic` example (test/fixtures/examples/basic/tidb-cluster.yaml) in one namespace, as plain
+ * the `basic` example (../shared/examples/basic/tidb-cluster.yaml) in one namespace, as plain
  * JSON objects, in the order the operator creates them, in the state it leaves them when idle.
  *
  * Built from the operator's source, NOT from this project's renderer (nothing here may come from
@@ -365,8 +365,8 @@ export function tidbClusterCrd(): Obj {
   };
 }
 
-/** The TidbCluster as the user applied it (test/fixtures/examples/basic/tidb-cluster.yaml, a copy
- * of ../shared/examples/basic/tidb-cluster.yaml; comments dropped), in `namespace`. */
+/** The TidbCluster as the user applied it (the fields of ../shared/examples/basic/tidb-cluster.yaml;
+ * test/operator-basic.test.ts checks they agree), in `namespace`. */
 export function operatorTidbCluster(namespace: string): Obj {
   return {
     apiVersion: 'pingcap.com/v1alpha1',
