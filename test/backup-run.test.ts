@@ -20,12 +20,20 @@ const SECRETS: Record<string, Record<string, string>> = { 's3-secret': { access_
 let server: S3Server | undefined;
 let endpoint = '';
 
+/**
+ * Each BR run is two processes (sh, then node with the simulator) talking to the S3 server, itself a
+ * Node.js process: a fifth of a second on an idle machine, up to 7 s on a loaded one, where a test of
+ * two or three runs went past Jest's default 5 s (21 s for three). The tests that run BR, and the
+ * hooks that start and stop the server, say how long they may take, far above that.
+ */
+const RUN_TIMEOUT_MS = 120_000;
+
 beforeAll(async () => {
   server = await startS3Server(['backups']);
   endpoint = server.endpoint;
-});
+}, RUN_TIMEOUT_MS);
 
-afterAll(() => server?.stop());
+afterAll(() => server?.stop(), RUN_TIMEOUT_MS);
 
 function cronJob(s3: Obj, clusterSpec: Obj = {}): Obj {
   const docs = [
@@ -94,13 +102,13 @@ describe('a scheduled backup run', () => {
     expect(again.status).toBe(1);
     expect(again.message.error).toContain('backup meta file exists in s3://backups/demo/demo-pd.ns-2379-2026-11-27t02-00-00/');
     expect(again.message.error).toContain('[BR:Common:ErrInvalidArgument]');
-  });
+  }, RUN_TIMEOUT_MS);
 
   test('the next run goes to a folder of its own', async () => {
     const r = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 24 * 60}`);
     expect(r.status).toBe(0);
     expect(r.message.storage).toBe('s3://backups/demo/demo-pd.ns-2379-2026-11-28t02-00-00');
-  });
+  }, RUN_TIMEOUT_MS);
 
   test('a missing bucket, wrong keys and a TiKV BR refuses fail with BR\'s words', async () => {
     const noBucket = await run(cronJob({ bucket: 'nowhere', secretName: 's3-secret' }), `backup-nightly-${MINUTES}`);
@@ -113,7 +121,7 @@ describe('a scheduled backup run', () => {
     expect(old.status).toBe(1);
     expect(old.message.error).toContain('TiKV node 127.0.0.1:20160 version v8.1.2 and BR v8.5.7 version mismatch');
     expect(await listKeys('demo/demo-pd.ns-2379-2026-11-27t02-02-00/')).toEqual([]);
-  });
+  }, RUN_TIMEOUT_MS);
 });
 
 /** The Job in a one-shot operation's ConfigMap. */
@@ -142,7 +150,7 @@ describe('a one-shot backup, then a restore of it', () => {
     expect(r.output).toContain('Full Restore success summary');
     expect(r.status).toBe(0);
     expect(r.message).toEqual({ storage: 's3://backups/one/shot', backupTS: b.message.backupTS, size: expect.stringMatching(/^\d+$/) });
-  });
+  }, RUN_TIMEOUT_MS);
 
   test('a restore from a folder that holds no backup fails with BR\'s words', async () => {
     const r = await runJob(oneShotJob({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'none', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: s3('nothing/here') } }));
@@ -150,7 +158,7 @@ describe('a one-shot backup, then a restore of it', () => {
     expect(r.message.storage).toBe('s3://backups/nothing/here');
     expect(r.message.error).toMatch(/^Error: /);
     expect(r.message.error).toMatch(/backupmeta|NoSuchKey/);
-  });
+  }, RUN_TIMEOUT_MS);
 });
 
 describe('the run scripts', () => {

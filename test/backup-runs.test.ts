@@ -217,11 +217,12 @@ describe('retention: which runs go', () => {
 describe('the S3 client retention uses, against a real S3-protocol server', () => {
   let server: S3Server;
   let endpoint = '';
+  // A Node.js process of its own: up to 4 s to start on a loaded machine.
   beforeAll(async () => {
     server = await startS3Server(['bk']);
     endpoint = server.endpoint;
-  });
-  afterAll(() => server?.stop());
+  }, 60_000);
+  afterAll(() => server?.stop(), 60_000);
 
   test('lists every key under a folder, page by page, and deletes them in batches; signatures are checked', async () => {
     const s3 = new S3Client({ bucket: 'bk', endpoint }, { accessKey: 'S3RVER', secretKey: 'S3RVER' });

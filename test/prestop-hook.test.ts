@@ -78,6 +78,7 @@ describe('the preStop hook of PD, TiKV and TiCDC', () => {
     }
   });
 
+  // Two 2-second pauses: at least 4 s however fast the machine, past Jest's default 5 s on a loaded one.
   test('asks again every 2 seconds while the controller refuses (not leading, restarting)', async () => {
     const c = await controller((n) => (n < 3 ? { status: 503, body: 'not serving' } : { status: 200, body: 'done' }));
     try {
@@ -90,7 +91,7 @@ describe('the preStop hook of PD, TiKV and TiCDC', () => {
     } finally {
       await c.close();
     }
-  });
+  }, 30_000);
 
   test('gives up at its bound when the controller never answers', async () => {
     const c = await controller(() => 'hang');

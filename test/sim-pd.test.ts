@@ -1026,6 +1026,10 @@ describe('TiFlash', () => {
 // ---- the world: both simulators around rendered manifests ----
 
 describe('World', () => {
+  // Each test starts a world and waits on it with bounds of its own (10 s for the Pods, then seconds
+  // more): it says how long it may take, above their sum, rather than Jest's default 5 s cutting it
+  // off first (the first took near 3 s on a loaded machine).
+  const WORLD_TEST_MS = 60_000;
   /** A world with one Pod per component (no controller sets replicas), PD formed through a stub discovery. */
   async function startWorld(): Promise<World> {
     const w = await World.start({ cluster: simCluster(), render, pd: { electionMs: 20, discoveryRetryMs: 10 } });
@@ -1063,7 +1067,7 @@ describe('World', () => {
 
     expect(() => w.stopPd('c-tikv-0')).toThrow('Pod c-tikv-0 is not a pd Pod');
     expect(() => w.stopTikv('c-tikv-9')).toThrow('no Pod ns/c-tikv-9');
-  });
+  }, WORLD_TEST_MS);
 
   test('lists claims per component; a deleted claim wipes the data of its Pod', async () => {
     const w = await startWorld();
@@ -1088,7 +1092,7 @@ describe('World', () => {
     w.kube.delete('Pod', 'ns', 'c-tikv-0');
     await w.waitFor(() => wiped.length > 0, 5000, 'the claim to go with its Pod');
     expect(wiped).toEqual(['tikv-c-tikv-0 undefined']);
-  });
+  }, WORLD_TEST_MS);
 
   test('records a Pod created while a claim of its is marked for deletion', async () => {
     const w = await startWorld();
@@ -1104,7 +1108,7 @@ describe('World', () => {
     expect(w.violations).toEqual([
       'Pod c-tikv-0 was created on PersistentVolumeClaim tikv-c-tikv-0, which is marked for deletion (tidb.pingcap.com/pvc-defer-deleting: "2024-01-01T00:00:00Z")',
     ]);
-  });
+  }, WORLD_TEST_MS);
 });
 
 // ---- faults ----

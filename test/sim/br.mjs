@@ -146,7 +146,6 @@
  */
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import grpc from '@grpc/grpc-js';
 import http from 'node:http';
 import https from 'node:https';
 
@@ -940,8 +939,12 @@ async function snapshotRestore(kind, cmdName, values, filter, explicitFilter) {
  * DeleteRange on the `--pd` address. The tests resolve the address's host themselves: `BR_SIM_PD`,
  * when set, is the `host:port` reached instead. BR wraps a task's keys in one Txn (`PutTask`,
  * `DeleteTask`); here they are separate Puts and DeleteRanges, which leave the same keys.
+ *
+ * gRPC is loaded here rather than at the top: only the log commands reach PD, and loading it was a
+ * quarter of the CPU time every other command took to run (each run is a process of its own).
  */
-function etcd(pd) {
+async function etcd(pd) {
+  const { default: grpc } = await import('@grpc/grpc-js');
   const target = process.env.BR_SIM_PD || pd.replace(/^https?:\/\//, '');
   const client = new grpc.Client(target, grpc.credentials.createInsecure());
   const call = (method, body) => new Promise((resolve, reject) => {
@@ -1030,7 +1033,7 @@ async function logCommand(kind, argv) {
   }
   // NewStreamMgr: NewMgr with the StreamVersionChecker, then (start only) the storage.
   if (values['check-requirements']) versionCheck(process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION);
-  const kv = etcd(values.pd[0]);
+  const kv = await etcd(values.pd[0]);
   const info = `${STREAM_PREFIX}/info/${task}`;
   try {
     if (kind === 'start') return await logStart(kv, task, values, startTs);
