@@ -93,6 +93,22 @@ describe('a BackupSchedule renders as a CronJob', () => {
     const image = (toolImage: string) => brContainer(find(renderAll([cluster(), schedule({ backupTemplate: { ...schedule().spec.backupTemplate, toolImage } })]), 'CronJob', 'backup-nightly')).image;
     expect(image('registry.local/br')).toBe('registry.local/br:v8.5.7');
     expect(image('registry.local:5000/br:v8.5.6')).toBe('registry.local:5000/br:v8.5.6');
+    // A digest pins the image: nothing is added to it.
+    const digest = `sha256:${'a'.repeat(64)}`;
+    expect(image(`registry.local:5000/br@${digest}`)).toBe(`registry.local:5000/br@${digest}`);
+    expect(image(`pingcap/br:v8.5.6@${digest}`)).toBe(`pingcap/br:v8.5.6@${digest}`);
+  });
+
+  test('a TiKV image pinned by tag and digest gives BR its tag, not the digest', () => {
+    const digest = `sha256:${'b'.repeat(64)}`;
+    const objects = renderAll([cluster({ tikv: { ...cluster().spec.tikv, version: `v8.5.2@${digest}` } }), schedule()]);
+    expect(brContainer(find(objects, 'CronJob', 'backup-nightly')).image).toBe('pingcap/br:v8.5.2');
+  });
+
+  test("s3.options are rclone's: an operator user's schedule that has them runs, and BR never sees them", () => {
+    const s3 = { ...schedule().spec.backupTemplate.s3, options: ['--s3-no-check-bucket', '--checksum'] };
+    const c = brContainer(find(renderAll([cluster(), schedule({ backupTemplate: { br: { cluster: 'demo' }, s3 } })]), 'CronJob', 'backup-nightly'));
+    expect(c.args).toEqual(['backup', 'full', '--pd=demo-pd.$(NAMESPACE):2379', '--storage=@STORAGE@', '--s3.region=us-west-2', '--s3.provider=aws']);
   });
 
   test('a schedule takes the namespace of its cluster when it has none', () => {
@@ -148,7 +164,8 @@ spec:
     expect(errors).toContain('spec.backupTemplate.dumpling (line');
     expect(errors).toMatch(/spec\.backupTemplate\.dumpling \(line \d+\): not supported: Dumpling/);
     expect(errors).not.toContain('spec.logBackupTemplate');
-    expect(errors).toMatch(/spec\.backupTemplate\.cleanPolicy \(line \d+\): removing a backup's data/);
+    // A schedule's cleanPolicy is carried out by its retention; on this S3 storage without keys it cannot be.
+    expect(errors).toMatch(/spec\.backupTemplate\.s3\.secretName \(line \d+\): required with cleanPolicy Delete/);
     expect(errors).toMatch(/document 3: spec\.pitrFullBackupStorageProvider \(line \d+\): required with restoreMode: pitr/);
     expect(errors).toMatch(/document 3: spec\.pitrRestoredTs \(line \d+\): expected a TSO \(digits\) or a time with its zone/);
     expect(errors).toMatch(/document 3: spec\.br\.timeAgo \(line \d+\): not supported: is a backup setting/);
@@ -159,7 +176,7 @@ spec:
     expect(errors).not.toContain('calcSizeLevel');
   });
 
-  test('retention: one of maxBackups and maxReservedTime, on S3 with keys the controller can use', () => {
+  test('retention: one of maxBackups and maxReservedTime; removing data needs S3 and keys the controller can use', () => {
     const s3 = { provider: 'aws', bucket: 'b', secretName: 's3-secret' };
     const errs = (spec: Obj) => load([cluster(), schedule({ backupTemplate: { br: { cluster: 'demo' }, s3 }, ...spec })]).errors;
     expect(errs({ maxBackups: 3 })).toBe('');
@@ -167,19 +184,34 @@ spec:
     expect(errs({ maxBackups: 3, maxReservedTime: '72h' })).toMatch(/spec\.maxReservedTime \(line \d+\): give one of maxBackups and maxReservedTime/);
     expect(errs({ maxBackups: 0 })).toMatch(/spec\.maxBackups \(line \d+\): expected a whole number of backups to keep, at least 1, got 0/);
     expect(errs({ maxReservedTime: '7d' })).toMatch(/spec\.maxReservedTime \(line \d+\): expected a duration such as 72h or 90m \(Go's units: h, m, s\), got "7d"/);
-    const noKeys = load([cluster(), schedule({ maxBackups: 3, backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'aws', bucket: 'b' } } })]).errors;
-    expect(noKeys).toMatch(/spec\.backupTemplate\.s3\.secretName \(line \d+\): required with retention: the controller removes expired backups from the bucket with these keys/);
-    const gcs = load([cluster(), schedule({ maxBackups: 3, backupTemplate: { br: { cluster: 'demo' }, gcs: { projectId: 'p', bucket: 'b' } } })]).errors;
-    expect(gcs).toMatch(/spec\.backupTemplate\.gcs \(line \d+\): retention \(maxBackups\) on gcs storage is not carried out yet: only on S3 and S3-compatible storage/);
+    // The operator's default, Retain, keeps the data of expired runs: no keys needed, on any storage.
+    const keyless = (cleanPolicy?: string) => load([cluster(), schedule({ maxBackups: 3, backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'aws', bucket: 'b' }, ...(cleanPolicy && { cleanPolicy }) } })]).errors;
+    expect(keyless()).toBe('');
+    expect(keyless('Retain')).toBe('');
+    for (const policy of ['Delete', 'OnFailure']) {
+      expect(keyless(policy)).toMatch(new RegExp(`spec\\.backupTemplate\\.s3\\.secretName \\(line \\d+\\): required with cleanPolicy ${policy}: the controller removes expired backups from the bucket with these keys`));
+    }
+    const gcs = (cleanPolicy?: string) => load([cluster(), schedule({ maxBackups: 3, backupTemplate: { br: { cluster: 'demo' }, gcs: { projectId: 'p', bucket: 'b' }, ...(cleanPolicy && { cleanPolicy }) } })]).errors;
+    expect(gcs()).toBe('');
+    expect(gcs('Delete')).toMatch(/spec\.backupTemplate\.cleanPolicy \(line \d+\): removing expired backups \(cleanPolicy Delete\) from gcs storage is not carried out yet: only from S3 and S3-compatible storage; with Retain, expired runs leave the records and their data stays/);
   });
 
-  test('with retention the controller learns the bucket and may read its Secret, and only that one', () => {
-    const { loaded, linked } = load([cluster(), schedule({ maxBackups: 2, backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'p', secretName: 's3-secret', forcePathStyle: true } } })]);
-    const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects;
-    const env = find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env as Obj[];
-    const info = JSON.parse(env.find((e) => e.name === 'TIDB_GITOPS_CLUSTER')!.value);
-    expect(info.backupRetention).toEqual({ nightly: { maxBackups: 2, bucket: 'b', prefix: 'p', endpoint: 'http://minio:9000', forcePathStyle: true, secretName: 's3-secret' } });
-    expect((find(objects, 'Role', 'demo-discovery').rules as Obj[]).filter((r) => r.resources.includes('secrets'))).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: ['s3-secret'], verbs: ['get'] }]);
+  test('with retention that removes data the controller learns the bucket and may read its Secret, and only that one', () => {
+    const rendered = (cleanPolicy?: string) => {
+      const s3 = { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'p', secretName: 's3-secret', forcePathStyle: true };
+      const { loaded, linked } = load([cluster(), schedule({ maxBackups: 2, backupTemplate: { br: { cluster: 'demo' }, s3, ...(cleanPolicy && { cleanPolicy }) } })]);
+      const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects;
+      const env = find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env as Obj[];
+      const secrets = (find(objects, 'Role', 'demo-discovery').rules as Obj[]).filter((r) => r.resources.includes('secrets'));
+      return { info: JSON.parse(env.find((e) => e.name === 'TIDB_GITOPS_CLUSTER')!.value), secrets };
+    };
+    const deleting = rendered('Delete');
+    expect(deleting.info.backupRetention).toEqual({ nightly: { maxBackups: 2, cleanPolicy: 'Delete', bucket: 'b', prefix: 'p', endpoint: 'http://minio:9000', forcePathStyle: true, secretName: 's3-secret' } });
+    expect(deleting.secrets).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: ['s3-secret'], verbs: ['get'] }]);
+    // Retain, the default, removes nothing: the controller gets neither the bucket nor its keys.
+    const retaining = rendered();
+    expect(retaining.info.backupRetention).toEqual({ nightly: { maxBackups: 2, cleanPolicy: 'Retain' } });
+    expect(retaining.secrets).toEqual([]);
   });
 
   test("the CRD's rules: logStop and logSubcommand exclude each other", () => {

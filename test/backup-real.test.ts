@@ -72,7 +72,7 @@ describeReal('a BackupSchedule on the real API server', () => {
       apiVersion: 'pingcap.com/v1alpha1',
       kind: 'BackupSchedule',
       metadata: { name: 'often', namespace },
-      spec: { schedule: '* * * * *', maxBackups: 1, backupTemplate: { br: { cluster: 'c' }, s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'c', secretName: 's3-secret' } } },
+      spec: { schedule: '* * * * *', maxBackups: 1, backupTemplate: { br: { cluster: 'c' }, cleanPolicy: 'Delete', s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'c', secretName: 's3-secret' } } },
     };
     // What the bucket holds from before: two runs of this schedule the records know (one good, one
     // failed), a backup made by hand under the same prefix, and a folder whose name only starts like
@@ -366,7 +366,7 @@ describeReal('a BackupSchedule on the real API server', () => {
       apiVersion: 'pingcap.com/v1alpha1',
       kind: 'BackupSchedule',
       metadata: { name: 'nightly', namespace },
-      spec: { schedule: '* * * * *', maxBackups: 3, backupTemplate: { br: { cluster: 'c' }, s3: snap }, logBackupTemplate: { backupMode: 'log', br: { cluster: 'c' }, s3: logStorage, ...log }, ...spec },
+      spec: { schedule: '* * * * *', maxBackups: 3, backupTemplate: { br: { cluster: 'c' }, cleanPolicy: 'Delete', s3: snap }, logBackupTemplate: { backupMode: 'log', br: { cluster: 'c' }, s3: logStorage, ...log }, ...spec },
     });
     // Three good runs from before, in the run records and the bucket: maxBackups: 3 keeps two of them once a new one succeeds.
     const folderAt = (ts: string) => `p4/snap/c-pd.${namespace}-2379-${ts}`;

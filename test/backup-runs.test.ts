@@ -168,17 +168,23 @@ describe("how far a schedule's log backup is truncated", () => {
 });
 
 describe('retention: which runs go', () => {
-  const policy = { bucket: 'b', prefix: 'p', secretName: 's' };
+  const policy = { bucket: 'b', prefix: 'p', secretName: 's', cleanPolicy: 'Delete' as const };
   const run = (day: number, phase: BackupRun['phase'], folder = `c-pd.ns-2379-2026-01-${String(day).padStart(2, '0')}t00-00-00`): BackupRun => ({
     schedule: 'n', job: `backup-n-${day}`, phase, started: `2026-01-${String(day).padStart(2, '0')}T00:00:00Z`, storage: `s3://b/p/${folder}`,
   });
   const byJob = (...runs: BackupRun[]) => Object.fromEntries(runs.map((r) => [r.job, r]));
-  const gone = (runs: Record<string, BackupRun>, p: Obj, now = Date.UTC(2026, 0, 10)) => expiredRuns('n', runs, { ...policy, ...p } as never, now).map((e) => e.run.job);
+  /** The runs whose data retention removes. */
+  const gone = (runs: Record<string, BackupRun>, p: Obj, now = Date.UTC(2026, 0, 10)) =>
+    expiredRuns('n', runs, { ...policy, ...p } as never, now)
+      .filter((e) => e.action === 'delete')
+      .map((e) => e.run.job);
+  /** Each expired run and what retention does with it. */
+  const plan = (runs: Record<string, BackupRun>, p: Obj, now = Date.UTC(2026, 0, 10)) => expiredRuns('n', runs, { ...policy, ...p } as never, now).map((e) => `${e.run.job} ${e.action}`);
 
   test('maxBackups keeps the newest good backups; failed runs never count and go once a newer one is good', () => {
     const runs = byJob(run(1, 'Complete'), run(2, 'Complete'), run(3, 'Failed'), run(4, 'Complete'), run(5, 'Running'), run(6, 'Failed'));
     expect(gone(runs, { maxBackups: 2 })).toEqual(['backup-n-3', 'backup-n-1']);
-    expect(expiredRuns('n', runs, { ...policy, maxBackups: 2 }, 0).map((e) => e.folder)).toEqual(['p/c-pd.ns-2379-2026-01-03t00-00-00/', 'p/c-pd.ns-2379-2026-01-01t00-00-00/']);
+    expect(expiredRuns('n', runs, { ...policy, maxBackups: 2 }, 0).map((e) => e.action === 'delete' && e.folder)).toEqual(['p/c-pd.ns-2379-2026-01-03t00-00-00/', 'p/c-pd.ns-2379-2026-01-01t00-00-00/']);
   });
 
   test('the newest good backup stays whatever the limits say; with none, nothing goes', () => {
@@ -198,6 +204,22 @@ describe('retention: which runs go', () => {
     const nested = { ...run(4, 'Complete'), storage: 's3://b/p/a/b' };
     const otherBucket = { ...run(5, 'Complete'), storage: 's3://c/p/x' };
     expect(gone(byJob(other, outside, above, nested, otherBucket, run(9, 'Complete')), { maxBackups: 1 })).toEqual([]);
+  });
+
+  test('cleanPolicy decides what an expired run loses: Retain (the default) nothing, OnFailure a failed or lost run\'s partial backup, Delete all', () => {
+    const runs = byJob(run(1, 'Complete'), run(2, 'Failed'), run(3, 'Lost'), run(4, 'Complete'), run(5, 'Complete'));
+    expect(plan(runs, { maxBackups: 2, cleanPolicy: undefined, bucket: undefined, prefix: undefined, secretName: undefined })).toEqual(['backup-n-3 release', 'backup-n-2 release', 'backup-n-1 release']);
+    expect(plan(runs, { maxBackups: 2, cleanPolicy: 'Retain' })).toEqual(['backup-n-3 release', 'backup-n-2 release', 'backup-n-1 release']);
+    expect(plan(runs, { maxBackups: 2, cleanPolicy: 'OnFailure' })).toEqual(['backup-n-3 delete', 'backup-n-2 delete', 'backup-n-1 release']);
+    expect(plan(runs, { maxBackups: 2, cleanPolicy: 'Delete' })).toEqual(['backup-n-3 delete', 'backup-n-2 delete', 'backup-n-1 delete']);
+    // A released run is no longer one retention acts on, nor one the log is kept for.
+    const released = { ...runs, 'backup-n-1': { ...runs['backup-n-1'], phase: 'Released' as const } };
+    expect(plan(released, { maxBackups: 2, cleanPolicy: 'Retain' })).toEqual(['backup-n-3 release', 'backup-n-2 release']);
+  });
+
+  test('an expired run whose folder is not the schedule\'s to remove is released, its data left where it is', () => {
+    const outside = { ...run(2, 'Complete'), storage: 's3://b/elsewhere/c-pd.ns-2379-x' };
+    expect(plan(byJob(outside, run(9, 'Complete')), { maxBackups: 1 })).toEqual(['backup-n-2 release']);
   });
 
   test('a folder a kept backup names is kept, whichever other run names it', () => {
@@ -286,7 +308,13 @@ describe('the S3 client under the errors S3 asks to be retried', () => {
 });
 
 describe('diff: what a change to the schedules does to the backups', () => {
-  const sched = (spec: Obj) => ({ apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'nightly', namespace: 'ns' }, spec: { schedule: '@daily', backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'aws', bucket: 'b', prefix: 'p', secretName: 's3-secret' } }, ...spec } });
+  /** A schedule; its backupTemplate's cleanPolicy is `Delete` unless given (`null`: none, the operator's default). */
+  const sched = (spec: Obj, cleanPolicy: string | null = 'Delete') => ({
+    apiVersion: 'pingcap.com/v1alpha1',
+    kind: 'BackupSchedule',
+    metadata: { name: 'nightly', namespace: 'ns' },
+    spec: { schedule: '@daily', backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'aws', bucket: 'b', prefix: 'p', secretName: 's3-secret' }, ...(cleanPolicy && { cleanPolicy }) }, ...spec },
+  });
   /** The backup risks of the change from `before` to `after`, as `tidb-gitops diff` finds them. */
   function risks(before: Obj[], after: Obj[]): { id: string; message: string }[] {
     const objects = (docs: Obj[]) => {
@@ -306,6 +334,19 @@ describe('diff: what a change to the schedules does to the backups', () => {
     expect(risks([cluster(), sched({ maxReservedTime: '168h' })], [cluster(), sched({ maxReservedTime: '48h' })])[0].message).toContain('now keeps the backups of the last 2 days (was the backups of the last 7 days)');
     expect(risks([cluster()], [cluster(), sched({ maxBackups: 3 })])).toEqual([]);
     expect(risks([cluster(), sched({ maxBackups: 2 })], [cluster(), sched({ maxBackups: 5 })])).toEqual([]);
+  });
+
+  test('retention that keeps the data (cleanPolicy Retain, the default) is no risk; a policy that starts removing data is', () => {
+    expect(risks([cluster(), sched({}, null)], [cluster(), sched({ maxBackups: 1 }, null)])).toEqual([]);
+    expect(risks([cluster(), sched({ maxBackups: 3 }, 'Retain')], [cluster(), sched({ maxBackups: 1 }, 'Retain')])).toEqual([]);
+    const deleting = risks([cluster(), sched({ maxBackups: 3 }, null)], [cluster(), sched({ maxBackups: 3 }, 'Delete')]);
+    expect(deleting.map((r) => r.id)).toEqual(['backup-retention']);
+    expect(deleting[0].message).toContain('now keeps the 3 newest backups (was the 3 newest backups, cleanPolicy Retain)');
+    expect(deleting[0].message).toContain("removes this schedule's older good backups, and failed runs' partial ones, from s3://b/p/ for good (cleanPolicy Delete");
+    const onFailure = risks([cluster(), sched({ maxBackups: 3 }, null)], [cluster(), sched({ maxBackups: 3 }, 'OnFailure')]);
+    expect(onFailure[0].message).toContain("removes the partial backups of this schedule's failed runs from s3://b/p/ for good");
+    expect(risks([cluster(), sched({ maxBackups: 3 }, 'OnFailure')], [cluster(), sched({ maxBackups: 3 }, 'Delete')]).map((r) => r.id)).toEqual(['backup-retention']);
+    expect(risks([cluster(), sched({ maxBackups: 3 }, 'Delete')], [cluster(), sched({ maxBackups: 3 }, 'OnFailure')])).toEqual([]);
   });
 
   test('a schedule removed is a risk: no new backups', () => {

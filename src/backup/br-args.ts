@@ -177,7 +177,7 @@ function filterArgs(job: BrJob): string[] {
 }
 
 /**
- * `--storage` and the provider's flags (pkg/backup/util/remote.go `newS3StorageOptionForFlag`,
+ * `--storage` and the provider's flags (tidb-operator pkg/backup/util/remote.go `newS3StorageOptionForFlag`,
  * `newGcsStorageOptionForFlag`, `newAzblobStorageOptionForFlag`, `newLocalStorageOptionForFlag`).
  * `url` is the storage URL of the backup's folder, as {@link storageUrlTemplate} gives it.
  */
@@ -192,7 +192,8 @@ export function storageArgs(storage: ResolvedStorage, url: string): string[] {
       if (s.sse) args.push(`--s3.sse=${s.sse}`);
       if (s.acl) args.push(`--s3.acl=${s.acl}`);
       if (s.storageClass) args.push(`--s3.storage-class=${s.storageClass}`);
-      args.push(...(s.options ?? []));
+      // `options` are rclone's (the operator's cleaner and Dumpling read them), never BR's: BR refuses
+      // them as unknown flags, so they are not passed, as the operator does not pass them.
       break;
     }
     case 'gcs': {

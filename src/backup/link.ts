@@ -8,7 +8,7 @@ import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { formatIssue } from '../tidbcluster/errors';
 import { imageTag } from '../base/version';
-import type { BackupRetentionInfo, ControllerClusterInfo } from '../tidbcluster/names';
+import { removesData, type BackupRetentionInfo, type ControllerClusterInfo } from '../tidbcluster/names';
 import type { ResolvedInitializer } from '../initializer/types';
 import type { ResolvedMonitor } from '../monitoring/types';
 import type { CompanionDocument } from './load';
@@ -147,13 +147,13 @@ function findCluster(clusters: readonly LoadedCluster[], op: { readonly cluster:
 }
 
 /**
- * The BR image: `toolImage`, with the TiKV version added when it has no tag, else `pingcap/br:<TiKV
- * version>` (tidb-operator pkg/backup/backup/backup_manager.go, `makeBRBackupJob`): BR must match the
- * cluster it backs up.
+ * The BR image: `toolImage`, with the TiKV version added when it has neither a tag nor a digest, else
+ * `pingcap/br:<TiKV version>` (tidb-operator pkg/backup/backup/backup_manager.go, `makeBRBackupJob`):
+ * BR must match the cluster it backs up. A digest (`…@sha256:…`) pins the image as it is.
  */
 function brImage(job: BrJob, cluster: ResolvedCluster): string | { problem: string } {
   const tool = job.pod.toolImage;
-  if (tool && imageHasTag(tool)) return tool;
+  if (tool && (imageHasTag(tool) || tool.includes('@'))) return tool;
   const tikv = cluster.tikv?.image;
   const version = tikv && imageHasTag(tikv) ? imageTag(tikv) : undefined;
   if (version === undefined) {
@@ -162,8 +162,10 @@ function brImage(job: BrJob, cluster: ResolvedCluster): string | { problem: stri
   return `${tool || 'pingcap/br'}:${version}`;
 }
 
+/** Whether the image names a tag (`repo:tag`, also before a digest: `repo:tag@sha256:…`). */
 function imageHasTag(image: string): boolean {
-  return !image.includes('@') && image.lastIndexOf(':') > image.lastIndexOf('/');
+  const name = image.split('@')[0];
+  return name.lastIndexOf(':') > name.lastIndexOf('/');
 }
 
 function describe(c: ResolvedCluster): string {
@@ -183,16 +185,22 @@ export function controllerBackupInfo(ops: ClusterOperations): Pick<ControllerClu
   const retention: Record<string, BackupRetentionInfo> = {};
   for (const s of schedules) {
     const storage = s.backup.storage;
-    if (!s.retention || storage.provider !== 's3' || !storage.secretName) continue;
-    retention[s.name] = {
-      ...s.retention,
-      bucket: storage.bucket,
-      prefix: storage.prefix,
-      ...(storage.spec.endpoint && { endpoint: storage.spec.endpoint }),
-      ...(storage.spec.region && { region: storage.spec.region }),
-      ...(storage.spec.forcePathStyle !== undefined && { forcePathStyle: storage.spec.forcePathStyle }),
-      secretName: storage.secretName,
-    };
+    if (!s.retention) continue;
+    const { maxBackups, maxReservedSeconds, cleanPolicy } = s.retention;
+    const limits = { ...(maxBackups !== undefined && { maxBackups }), ...(maxReservedSeconds !== undefined && { maxReservedSeconds }), cleanPolicy };
+    // The bucket and its keys only where the policy removes data (resolve refuses it elsewhere).
+    retention[s.name] =
+      removesData(s.retention) && storage.provider === 's3' && storage.secretName
+        ? {
+            ...limits,
+            bucket: storage.bucket,
+            prefix: storage.prefix,
+            ...(storage.spec.endpoint && { endpoint: storage.spec.endpoint }),
+            ...(storage.spec.region && { region: storage.spec.region }),
+            ...(storage.spec.forcePathStyle !== undefined && { forcePathStyle: storage.spec.forcePathStyle }),
+            secretName: storage.secretName,
+          }
+        : limits;
   }
   return { backupSchedules: schedules.map((s) => s.name).sort(), ...(Object.keys(retention).length > 0 && { backupRetention: retention }), ...operations };
 }

@@ -4,6 +4,7 @@
  * TidbCluster is `link.ts`'s.
  */
 import type { SpecIssue } from '../tidbcluster/errors';
+import { logBackupOfSchedule, type CleanPolicy } from '../tidbcluster/names';
 import { cronProblem } from './cron';
 import { resolveStorage, type ResolvedStorage } from './storage';
 import type { BRConfig, Backup, BackupSchedule, BackupSpec, JobPodSettings, Restore, StorageProvider } from './types';
@@ -75,6 +76,8 @@ export interface Retention {
   readonly maxBackups?: number;
   /** Keep the successful backups that started within this many seconds. @default none */
   readonly maxReservedSeconds?: number;
+  /** What happens to an expired run's data (`spec.backupTemplate.cleanPolicy`). @default 'Retain' */
+  readonly cleanPolicy: CleanPolicy;
 }
 
 export interface ResolvedSchedule extends OperationBase {
@@ -143,7 +146,8 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
     return { issues };
   }
   const t = s.backupTemplate;
-  issues.push(...backupModeIssues(t, 'spec.backupTemplate'));
+  issues.push(...backupModeIssues(t, 'spec.backupTemplate', { cleanPolicy: true }));
+  const cleanPolicy: CleanPolicy = t.cleanPolicy ?? 'Retain';
   if (t.backupMode === 'log') issues.push({ path: 'spec.backupTemplate.backupMode', message: "a schedule's runs are snapshot backups; a log backup goes in spec.logBackupTemplate" });
   if (s.br !== undefined) issues.push({ path: 'spec.br', message: 'give BR settings in spec.backupTemplate.br' });
   if (t.commitTs !== undefined) issues.push({ path: 'spec.backupTemplate.commitTs', message: 'a schedule backs up the data as it is when each run starts; commitTs would make every run the same backup' });
@@ -151,18 +155,30 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
   const own = hasStorage(s);
   const job = brJob(t, own ? s : t, 'spec.backupTemplate', own ? 'spec' : 'spec.backupTemplate', issues);
   if (own && hasStorage(t)) issues.push({ path: 'spec.backupTemplate', message: 'storage is given both in spec and in spec.backupTemplate; give it once' });
-  if (retention && job && (job.storage.provider !== 's3' || !job.storage.secretName)) {
+  // Retention removes data only under Delete and OnFailure; under Retain it needs no keys, on any storage.
+  if (retention && job && cleanPolicy !== 'Retain' && (job.storage.provider !== 's3' || !job.storage.secretName)) {
     const at = own ? 'spec' : 'spec.backupTemplate';
     issues.push(
       job.storage.provider !== 's3'
-        ? { path: `${at}.${job.storage.provider}`, message: `retention (${s.maxBackups !== undefined ? 'maxBackups' : 'maxReservedTime'}) on ${job.storage.provider} storage is not carried out yet: only on S3 and S3-compatible storage` }
-        : { path: `${at}.s3.secretName`, message: 'required with retention: the controller removes expired backups from the bucket with these keys' },
+        ? {
+            path: 'spec.backupTemplate.cleanPolicy',
+            message: `removing expired backups (cleanPolicy ${cleanPolicy}) from ${job.storage.provider} storage is not carried out yet: only from S3 and S3-compatible storage; with Retain, expired runs leave the records and their data stays`,
+          }
+        : { path: `${at}.s3.secretName`, message: `required with cleanPolicy ${cleanPolicy}: the controller removes expired backups from the bucket with these keys` },
     );
   }
   const logBackup = s.logBackupTemplate !== undefined ? scheduleLogBackup(doc, s.logBackupTemplate, options, issues) : undefined;
   if (issues.length > 0 || !job) return { issues };
   return {
-    value: { kind: 'BackupSchedule', ...base({ metadata: doc.metadata, spec: { br: t.br } }, options), schedule: s.schedule.trim(), pause: s.pause === true, backup: job, ...(retention && { retention }), ...(logBackup && { logBackup }) },
+    value: {
+      kind: 'BackupSchedule',
+      ...base({ metadata: doc.metadata, spec: { br: t.br } }, options),
+      schedule: s.schedule.trim(),
+      pause: s.pause === true,
+      backup: job,
+      ...(retention && { retention: { ...retention, cleanPolicy } }),
+      ...(logBackup && { logBackup }),
+    },
     issues,
   };
 }
@@ -197,7 +213,7 @@ function scheduleLogBackup(doc: BackupSchedule, t: BackupSpec, options: Operatio
   const log = logBackupOf(t, at, issues);
   if (issues.length > before || !job || !log) return undefined;
   const startTs = t.commitTs !== undefined && t.commitTs !== '' ? t.commitTs : undefined;
-  const name = `log-${doc.metadata.name}`;
+  const name = logBackupOfSchedule(doc.metadata.name).task;
   return { kind: 'Backup', ...base({ metadata: { ...doc.metadata, name }, spec: { br: t.br } }, options), ...job, log: { ...log, ...(startTs !== undefined && { startTs }), timestamped: true } };
 }
 
@@ -205,7 +221,7 @@ function scheduleLogBackup(doc: BackupSchedule, t: BackupSpec, options: Operatio
  * `maxBackups` or `maxReservedTime` (a Go duration, as tidb-operator parses it with
  * `time.ParseDuration`: `72h`, `30m`; `d` is not a unit there).
  */
-function retentionOf(s: BackupSchedule['spec'], issues: SpecIssue[]): Retention | undefined {
+function retentionOf(s: BackupSchedule['spec'], issues: SpecIssue[]): Omit<Retention, 'cleanPolicy'> | undefined {
   const { maxBackups, maxReservedTime } = s;
   if (maxBackups !== undefined && maxReservedTime !== undefined) {
     issues.push({ path: 'spec.maxReservedTime', message: 'give one of maxBackups and maxReservedTime (tidb-operator would use maxReservedTime and ignore maxBackups)' });
@@ -238,13 +254,17 @@ function goDurationSeconds(text: string): number | undefined {
   return total;
 }
 
-function backupModeIssues(s: BackupSpec, at: string): SpecIssue[] {
+/**
+ * What a backup's mode allows. `cleanPolicy` is carried out for a schedule's runs, by its retention
+ * (`allow.cleanPolicy`); a one-shot Backup's data is never removed when its document leaves Git.
+ */
+function backupModeIssues(s: BackupSpec, at: string, allow: { cleanPolicy?: boolean } = {}): SpecIssue[] {
   const issues: SpecIssue[] = [];
   if (s.backupMode === 'volume-snapshot') issues.push({ path: `${at}.backupMode`, message: 'not supported: volume-snapshot backups (EBS snapshots across Kubernetes clusters) are not carried out' });
   for (const f of ['logSubcommand', 'logStop', 'logTruncateUntil'] as const) {
     if (s[f] !== undefined && s.backupMode !== 'log') issues.push({ path: `${at}.${f}`, message: 'only counts with backupMode: log' });
   }
-  if (s.cleanPolicy !== undefined && s.cleanPolicy !== 'Retain') issues.push({ path: `${at}.cleanPolicy`, message: "removing a backup's data when its document leaves Git is not carried out yet; the data stays (Retain), remove cleanPolicy" });
+  if (!allow.cleanPolicy && s.cleanPolicy !== undefined && s.cleanPolicy !== 'Retain') issues.push({ path: `${at}.cleanPolicy`, message: "removing a backup's data when its document leaves Git is not carried out yet; the data stays (Retain), remove cleanPolicy" });
   return issues;
 }
 

@@ -8,9 +8,11 @@ const NEWEST = /^(latest|nightly|master)(-.*)?$/;
 const SEMVER = /^v?(\d+)\.(\d+)\.(\d+)/;
 
 export function imageTag(image: string): string {
-  const slash = image.lastIndexOf('/');
-  const colon = image.lastIndexOf(':');
-  return colon > slash ? image.slice(colon + 1) : 'latest';
+  // A digest (`repo:tag@sha256:…`) pins the image; the tag is what stands before it.
+  const name = image.split('@')[0];
+  const slash = name.lastIndexOf('/');
+  const colon = name.lastIndexOf(':');
+  return colon > slash ? name.slice(colon + 1) : 'latest';
 }
 
 /**

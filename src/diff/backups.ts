@@ -5,7 +5,7 @@
  * removes more of, a schedule's backups; a schedule that goes (no new backups; the old ones stay, and
  * retention no longer touches them); a Restore, always; and a log backup paused, stopped or removed.
  */
-import { BACKUP_LABEL, CONTROLLER_ENV, logCommandKey, OPERATION_KEY, type BackupRetentionInfo } from '../tidbcluster/names';
+import { BACKUP_LABEL, CONTROLLER_ENV, logCommandKey, OPERATION_KEY, removesData, type BackupRetentionInfo } from '../tidbcluster/names';
 import { kindOf, labelsOf, nameOf, type ClusterModel, type KubeObject } from './model';
 import { RISK, type Risk } from './report';
 import { isPlainObject } from './values';
@@ -30,13 +30,18 @@ export function backupRisks(before: ClusterModel | undefined, after: ClusterMode
     const old = keptBefore[name];
     const neu = keptNow[name];
     // A new schedule has no runs yet: its retention removes nothing now.
-    if (!was.has(name) || !neu || !removesMore(old, neu)) continue;
+    if (!was.has(name) || !neu || !deletesMore(old, neu)) continue;
+    const where = `s3://${neu.bucket}/${neu.prefix}${neu.prefix ? '/' : ''}`;
+    const what =
+      neu.cleanPolicy === 'OnFailure'
+        ? `the partial backups of this schedule's failed runs from ${where} for good (expired good backups leave the records and their data stays: cleanPolicy OnFailure)`
+        : `this schedule's older good backups, and failed runs' partial ones, from ${where} for good (cleanPolicy Delete; the newest good backup always stays)`;
     out.push({
       id: RISK.backupRetention,
       component: 'backup',
       message:
-        `BackupSchedule ${name} now keeps ${describe(neu)}${old ? ` (was ${describe(old)})` : ' (it kept every backup)'}: on its next pass the controller removes this schedule's older ` +
-        `good backups from s3://${neu.bucket}/${neu.prefix}${neu.prefix ? '/' : ''} for good (the newest always stays; backups made by hand or before a move are never touched).`,
+        `BackupSchedule ${name} now keeps ${describe(neu)}${old ? ` (was ${describe(old)}${old.cleanPolicy !== neu.cleanPolicy ? `, cleanPolicy ${old.cleanPolicy ?? 'Retain'}` : ''})` : ' (it kept every backup)'}: ` +
+        `on its next pass the controller removes ${what}. Backups made by hand or before a move are never touched.`,
     });
   }
   return out;
@@ -134,9 +139,15 @@ function describeRestore(jobJson: string): string {
   }
 }
 
-/** Whether `neu` keeps fewer of the backups `old` kept (or `old` kept them all). */
-function removesMore(old: BackupRetentionInfo | undefined, neu: BackupRetentionInfo): boolean {
-  if (!old) return true;
+/**
+ * Whether `neu` removes data from the storage that `old` kept: it removes data at all (cleanPolicy
+ * Delete or OnFailure; Retain never does), and `old` did not, removed less (OnFailure before Delete),
+ * or kept more (a looser limit, or none).
+ */
+function deletesMore(old: BackupRetentionInfo | undefined, neu: BackupRetentionInfo): boolean {
+  if (!removesData(neu)) return false;
+  if (!old || !removesData(old)) return true;
+  if (old.cleanPolicy === 'OnFailure' && neu.cleanPolicy === 'Delete') return true;
   if (neu.maxBackups !== undefined) return old.maxBackups === undefined || neu.maxBackups < old.maxBackups;
   return old.maxReservedSeconds === undefined || (neu.maxReservedSeconds ?? 0) < old.maxReservedSeconds;
 }

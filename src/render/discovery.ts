@@ -98,7 +98,7 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
 export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): PolicyRule[] {
   const info = controllerBackupInfo(ops);
   const init = initializerInfo(cluster, ops.initializer);
-  const secrets = [...Object.values(info.backupRetention ?? {}).map((r) => r.secretName), ...(init?.passwordSecret ? [init.passwordSecret] : []), ...(init?.tls ? [init.tls.secret] : [])];
+  const secrets = [...Object.values(info.backupRetention ?? {}).flatMap((r) => (r.secretName ? [r.secretName] : [])), ...(init?.passwordSecret ? [init.passwordSecret] : []), ...(init?.tls ? [init.tls.secret] : [])];
   const oneShot = [...(info.operations ?? []), ...(info.logBackups ?? []), ...(init ? [names.initializer(cluster.name)] : [])].sort();
   const sqlConfigMap = init?.sql && init.sql.configMap !== names.initializer(cluster.name) ? [init.sql.configMap] : [];
   return [

@@ -71,6 +71,12 @@ export type LogCommand = (typeof LOG_COMMANDS)[number];
 /** The key of a log backup command's Job in its ConfigMap: `log-start.json`... */
 export const logCommandKey = (command: LogCommand): string => `log-${command}.json`;
 
+/**
+ * A schedule's log backup (its `logBackupTemplate`): the log backup task and Backup `log-<schedule>`,
+ * whose Jobs the ConfigMap `backup-log-<schedule>` describes to the controller.
+ */
+export const logBackupOfSchedule = (schedule: string): { readonly task: string; readonly configMap: string } => ({ task: `log-${schedule}`, configMap: `backup-log-${schedule}` });
+
 /** Annotation keys this project writes for its companion controller. */
 export const ANNOTATION = {
   /** Desired replica count of a component StatefulSet; the controller owns `spec.replicas`. */
@@ -356,21 +362,37 @@ export interface InitializerInfo {
   };
 }
 
+/**
+ * What retention does with an expired run's data, as tidb-operator's `cleanPolicy`: `Retain` keeps it
+ * (the run leaves the records, which say where it stays), `Delete` removes it, `OnFailure` removes a
+ * failed or lost run's partial backup only.
+ */
+export type CleanPolicy = 'Retain' | 'Delete' | 'OnFailure';
+
 /** A schedule's retention as the controller carries it out. */
 export interface BackupRetentionInfo {
   /** @default none */
   readonly maxBackups?: number;
   /** @default none */
   readonly maxReservedSeconds?: number;
-  readonly bucket: string;
-  /** The schedule's prefix: each run's folder is under it. */
-  readonly prefix: string;
+  /** @default 'Retain' */
+  readonly cleanPolicy?: CleanPolicy;
+  /**
+   * The bucket, prefix and keys below are given when the policy removes data (S3 storage only).
+   * @default none
+   */
+  readonly bucket?: string;
+  /** The schedule's prefix: each run's folder is under it. @default none */
+  readonly prefix?: string;
   /** @default none (AWS's endpoint for the region) */
   readonly endpoint?: string;
   /** @default us-east-1 */
   readonly region?: string;
   /** @default true */
   readonly forcePathStyle?: boolean;
-  /** The Secret with `access_key` and `secret_key`. */
-  readonly secretName: string;
+  /** The Secret with `access_key` and `secret_key`. @default none */
+  readonly secretName?: string;
 }
+
+/** Whether a policy ever removes data from the bucket (and so needs its storage and keys). */
+export const removesData = (r: Pick<BackupRetentionInfo, 'cleanPolicy'>): boolean => (r.cleanPolicy ?? 'Retain') !== 'Retain';

@@ -24,7 +24,8 @@ export interface KubeAssets {
 /** The binaries, or the reason the real-API suites cannot run here. */
 export type AssetsLookup = { readonly assets: KubeAssets } | { readonly missing: string };
 
-const executable = (file: string): boolean => {
+/** Whether `file` exists and may be run. */
+export const executable = (file: string): boolean => {
   try {
     accessSync(file, constants.X_OK);
     return true;

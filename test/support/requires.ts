@@ -13,9 +13,9 @@
  * - in CI (`CI=true`), where `scripts/test.sh` has installed everything, the same test fails instead:
  *   a missing server is a broken machine there, never a quiet skip.
  */
-import { accessSync, constants, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { findKubeAssets } from '../kube/assets';
+import { executable, findKubeAssets } from '../kube/assets';
 import { PROMETHEUS_BIN, PROMTOOL_BIN } from './prometheus';
 import { VMAGENT_BIN } from './vmagent';
 
@@ -32,15 +32,6 @@ export interface Requirement {
   /** Why it cannot be had here, with what installs it; `undefined` when it is there. */
   readonly missing: () => string | undefined;
 }
-
-const executable = (file: string): boolean => {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** The first executable called `name` on PATH. */
 export function onPath(name: string): string | undefined {

@@ -2,7 +2,7 @@
  * The cluster the controller runs for: what the renderer tells it (the `TIDB_GITOPS_CLUSTER` JSON)
  * and the namespace it runs in, and the host names of the cluster's Pods.
  */
-import { COMPONENTS, names, type BackupRetentionInfo, type ComponentKind, type ControllerClusterInfo, type InitializerInfo } from '../../tidbcluster/names';
+import { COMPONENTS, names, removesData, type BackupRetentionInfo, type ComponentKind, type ControllerClusterInfo, type InitializerInfo } from '../../tidbcluster/names';
 
 /**
  * What the renderer tells the controller about the cluster (the `TIDB_GITOPS_CLUSTER` JSON), plus the
@@ -107,9 +107,15 @@ function retentionOf(raw: unknown): Record<string, BackupRetentionInfo> | undefi
   const out: Record<string, BackupRetentionInfo> = {};
   for (const [name, r] of Object.entries(raw as Record<string, Record<string, unknown>>)) {
     const count = (k: string) => r[k] === undefined || (typeof r[k] === 'number' && Number(r[k]) > 0);
-    if (typeof r !== 'object' || r === null || typeof r.bucket !== 'string' || typeof r.prefix !== 'string' || typeof r.secretName !== 'string' || !count('maxBackups') || !count('maxReservedSeconds') || (r.maxBackups === undefined) === (r.maxReservedSeconds === undefined)) {
-      throw bad(`${name}: expected bucket, prefix, secretName and one of maxBackups and maxReservedSeconds`);
-    }
+    const ok =
+      typeof r === 'object' &&
+      r !== null &&
+      count('maxBackups') &&
+      count('maxReservedSeconds') &&
+      (r.maxBackups === undefined) !== (r.maxReservedSeconds === undefined) &&
+      (r.cleanPolicy === undefined || ['Retain', 'Delete', 'OnFailure'].includes(r.cleanPolicy as string)) &&
+      (!removesData(r) || (typeof r.bucket === 'string' && typeof r.prefix === 'string' && typeof r.secretName === 'string'));
+    if (!ok) throw bad(`${name}: expected one of maxBackups and maxReservedSeconds, a cleanPolicy of Retain, Delete or OnFailure, and bucket, prefix and secretName where it removes data`);
     out[name] = r as unknown as BackupRetentionInfo;
   }
   return out;

@@ -9,44 +9,73 @@
  *   within it (tidb-operator pkg/backup/backupschedule/backup_schedule_manager.go,
  *   `backupGCByMaxBackups` and `calculateExpiredBackups`, minus their counting of running and failed
  *   backups as kept ones).
+ * - `maxReservedTime` beside a log backup keeps every point of the window restorable, as the
+ *   operator's `calculateExpiredBackupsWithLogBackup` does: the window ends at the later of the log's
+ *   checkpoint and the newest snapshot, the snapshots taken after its start are kept, and so is the
+ *   newest one taken before it, the one the log is replayed on from the window's start (and truncated
+ *   to). While the log backup's checkpoint cannot be read, nothing expires by time.
  * - A `Failed` or `Lost` run's folder goes once a newer run completed: it holds a partial backup
  *   nothing can restore from.
- * - A run with no storage path, or one outside the schedule's bucket and prefix, is never touched; nor
- *   is a folder that a kept backup names.
+ * - What happens to an expired run's data is the schedule's `cleanPolicy`, as tidb-operator's cleaner
+ *   decides it for a Backup its retention deleted (pkg/apis/pingcap/v1alpha1/backup.go,
+ *   `IsCleanCandidate` and `NeedRetainData`): `Retain` (the default) releases it, the run leaving the
+ *   records with its storage still named; `Delete` removes it; `OnFailure` removes a failed or lost
+ *   run's partial backup and releases a complete one.
+ * - A run with no storage path, or one outside the schedule's bucket and prefix, is never removed
+ *   (only released); nor is a folder that a kept backup, a run under way or another schedule's run
+ *   names.
  */
-import type { BackupRetentionInfo } from '../../tidbcluster/names';
-import type { BackupRun } from '../records/backup-runs';
+import { logBackupOfSchedule, type BackupRetentionInfo, type CleanPolicy } from '../../tidbcluster/names';
+import { newestFirst, type BackupRun } from '../records/backup-runs';
 import type { ClusterInfo } from '../model/cluster';
 
-export interface Expired {
-  readonly run: BackupRun;
-  /** The folder's key prefix in the bucket, ending in `/`. */
-  readonly folder: string;
-}
+/** An expired run, and what retention does with its data. */
+export type Expired =
+  | {
+      readonly run: BackupRun;
+      readonly action: 'delete';
+      /** The folder's key prefix in the bucket, ending in `/`. */
+      readonly folder: string;
+    }
+  | { readonly run: BackupRun; readonly action: 'release' };
 
-/** The runs of `schedule` whose data retention removes now. */
-export function expiredRuns(schedule: string, runs: Readonly<Record<string, BackupRun>>, policy: BackupRetentionInfo, now: number): Expired[] {
+/**
+ * A schedule's log backup as retention sees it: none, one whose tasks could not be read this pass, or
+ * one with its checkpoint's time (none when its task is not running: stopped, or not started yet).
+ */
+export type LogWindow = { readonly kind: 'none' } | { readonly kind: 'unknown' } | { readonly kind: 'log'; readonly checkpointMs?: number };
+
+/** The runs of `schedule` whose data retention lets go now. */
+export function expiredRuns(schedule: string, runs: Readonly<Record<string, BackupRun>>, policy: BackupRetentionInfo, now: number, log: LogWindow = { kind: 'none' }): Expired[] {
   const mine = Object.values(runs)
     .filter((r) => r.schedule === schedule)
-    .sort((a, b) => startedMs(b) - startedMs(a));
+    .sort(newestFirst);
   const complete = mine.filter((r) => r.phase === 'Complete');
   if (complete.length === 0) return [];
   const newest = complete[0];
   const keep = new Set<BackupRun>([newest]);
   complete.forEach((r, i) => {
     if (policy.maxBackups !== undefined && i < policy.maxBackups) keep.add(r);
-    if (policy.maxReservedSeconds !== undefined && now - startedMs(r) <= policy.maxReservedSeconds * 1000) keep.add(r);
   });
-  // A folder a kept backup names is never removed, whichever other run names it too.
-  const kept = new Set([...keep].map((r) => folderOf(r.storage, policy)));
+  if (policy.maxReservedSeconds !== undefined) for (const r of reserved(complete, policy.maxReservedSeconds * 1000, now, log)) keep.add(r);
+  // A folder a kept backup names is never removed, whichever other run names it too; nor one a run
+  // still under way names, nor one any run of another schedule names (it may be that run's own).
+  const others = Object.values(runs).filter((r) => (r.schedule !== schedule && r.phase !== 'Deleted') || (r.schedule === schedule && r.phase === 'Running'));
+  const kept = new Set([...keep, ...others].map((r) => folderOf(r.storage, policy)));
   const out: Expired[] = [];
   for (const r of mine) {
     const expired = r.phase === 'Complete' ? !keep.has(r) : (r.phase === 'Failed' || r.phase === 'Lost') && startedMs(r) < startedMs(newest);
     if (!expired) continue;
-    const folder = folderOf(r.storage, policy);
-    if (folder && !kept.has(folder)) out.push({ run: r, folder });
+    const folder = deletes(policy.cleanPolicy ?? 'Retain', r) ? folderOf(r.storage, policy) : undefined;
+    if (folder === undefined) out.push({ run: r, action: 'release' });
+    else if (!kept.has(folder)) out.push({ run: r, action: 'delete', folder });
   }
   return out;
+}
+
+/** Whether a policy removes an expired run's data. */
+function deletes(policy: CleanPolicy, run: BackupRun): boolean {
+  return policy === 'Delete' || (policy === 'OnFailure' && (run.phase === 'Failed' || run.phase === 'Lost'));
 }
 
 /**
@@ -54,7 +83,7 @@ export function expiredRuns(schedule: string, runs: Readonly<Record<string, Back
  * bucket, directly under its prefix; else undefined (not this schedule's to remove).
  */
 export function folderOf(storage: string | undefined, policy: Pick<BackupRetentionInfo, 'bucket' | 'prefix'>): string | undefined {
-  if (!storage) return undefined;
+  if (!storage || policy.bucket === undefined || policy.prefix === undefined) return undefined;
   const m = /^s3:\/\/([^/?]+)\/([^?]*)(\?.*)?$/.exec(storage);
   if (!m || m[1] !== policy.bucket) return undefined;
   const path = m[2].replace(/\/+$/, '');
@@ -63,6 +92,22 @@ export function folderOf(storage: string | undefined, policy: Pick<BackupRetenti
   // One folder directly under the prefix, never the prefix itself or anything above it.
   if (rest === undefined || rest === '' || rest.includes('/') || rest === '.' || rest === '..') return undefined;
   return `${path}/`;
+}
+
+/** The complete runs (newest first) `maxReservedTime` keeps. */
+function reserved(complete: readonly BackupRun[], windowMs: number, now: number, log: LogWindow): BackupRun[] {
+  if (log.kind === 'none') return complete.filter((r) => now - startedMs(r) <= windowMs);
+  if (log.kind === 'unknown') return [...complete];
+  const latest = Math.max(log.checkpointMs ?? -Infinity, ...complete.map(snapshotMs));
+  const start = latest - windowMs;
+  const inside = complete.filter((r) => snapshotMs(r) > start);
+  const before = complete.filter((r) => snapshotMs(r) <= start).sort((a, b) => snapshotMs(b) - snapshotMs(a))[0];
+  return before ? [...inside, before] : inside;
+}
+
+/** When a snapshot was taken: its BackupTS's physical time, else when its run started. */
+function snapshotMs(r: BackupRun): number {
+  return r.backupTS && /^\d+$/.test(r.backupTS) ? Number(BigInt(r.backupTS) >> 18n) : startedMs(r);
 }
 
 function startedMs(r: BackupRun): number {
@@ -89,7 +134,7 @@ export function truncationPoint(schedule: string, runs: Readonly<Record<string, 
 export function logTruncation(cluster: Pick<ClusterInfo, 'backupRetention' | 'logBackups'>, runs: Readonly<Record<string, BackupRun>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const schedule of Object.keys(cluster.backupRetention ?? {})) {
-    const configMap = `backup-log-${schedule}`;
+    const { configMap } = logBackupOfSchedule(schedule);
     if (!(cluster.logBackups ?? []).includes(configMap)) continue;
     const until = truncationPoint(schedule, runs);
     if (until !== undefined) out[configMap] = until;

@@ -2,19 +2,21 @@
  * Each pass, the runs of the cluster's BackupSchedules: their Jobs and Pods are read, the run records
  * in the status ConfigMap follow them, each run that finished gets an Event on its Job
  * (`BackupComplete`, `BackupFailed`, `BackupLost`), and so does one whose container cannot start
- * (`BackupStuck`: a missing Secret, an image that cannot be pulled), and a schedule with retention has its expired
- * backups removed from the bucket (`BackupDeleted`), each recorded `Deleted` once its folder is gone.
+ * (`BackupStuck`: a missing Secret, an image that cannot be pulled), and a schedule with retention lets its expired runs go:
+ * removed from the bucket where its cleanPolicy says so (`BackupDeleted`, recorded `Deleted` once the
+ * folder is gone), else released with their data kept (`BackupReleased`, recorded `Released`).
  * Only for a cluster with schedules: its Role grants reading Jobs (and the buckets' Secrets) then,
  * and not otherwise.
  */
-import { BACKUP_LABEL, LABEL, type BackupRetentionInfo } from '../../tidbcluster/names';
+import { BACKUP_LABEL, LABEL, logBackupOfSchedule, type BackupRetentionInfo } from '../../tidbcluster/names';
 import { BackupAccess } from '../clients/backups';
 import type { KubeAccess } from '../clients/kube';
 import { describe } from '../clients/kube';
 import { S3Client } from '../clients/s3';
 import type { ClusterInfo } from '../model/cluster';
 import { observeRuns } from '../plan/backup-runs';
-import { expiredRuns } from '../plan/retention';
+import { expiredRuns, type LogWindow } from '../plan/retention';
+import type { LogBackupView } from './log-backups';
 import { backupRunsOf, listRuns, type BackupRun } from '../records/backup-runs';
 import type { StatusRecords } from '../records/store';
 import type { Logger } from '../runtime/log';
@@ -35,8 +37,11 @@ export class BackupRunRecorder {
     private readonly records: StatusRecords,
   ) {}
 
-  /** Brings the run records up to date, then keeps each schedule's retention; failures are logged and tried again next pass. */
-  async pass(now: number): Promise<void> {
+  /**
+   * Brings the run records up to date, then keeps each schedule's retention, by the log backups' tasks
+   * as read this pass; failures are logged and tried again next pass.
+   */
+  async pass(now: number, logBackups?: LogBackupView): Promise<void> {
     const schedules = this.d.cluster.backupSchedules ?? [];
     if (schedules.length === 0) return;
     this.access ??= new BackupAccess(this.d.kube);
@@ -46,14 +51,14 @@ export class BackupRunRecorder {
       this.d.log.warn('could not bring the backup runs up to date', { error: describe(err) });
       return;
     }
-    for (const [schedule, policy] of Object.entries(this.d.cluster.backupRetention ?? {})) await this.retain(schedule, policy, now);
+    for (const [schedule, policy] of Object.entries(this.d.cluster.backupRetention ?? {})) await this.retain(schedule, policy, now, logWindow(this.d.cluster, schedule, logBackups));
   }
 
   private async record(schedules: readonly string[], now: number): Promise<void> {
     const { jobs, pods } = await this.access!.listJobsAndPods(`${BACKUP_LABEL.schedule} in (${schedules.join(',')}),${LABEL.managedBy}=${BACKUP_LABEL.managedBy}`);
     const observed = observeRuns(jobs, pods, this.records.backupRuns);
     // Only what the status document keeps (the newest runs of each schedule) stays in memory too.
-    const runs = backupRunsOf({ backupRuns: listRuns(observed.runs) });
+    const runs = backupRunsOf({ backupRuns: listRuns(observed.runs, retainedSchedules(this.d.cluster)) });
     if (JSON.stringify(runs) === JSON.stringify(this.records.backupRuns)) return;
     await this.records.setBackupRuns(runs);
     const uid = (job: string) => jobs.find((j) => j.metadata.name === job)?.metadata.uid;
@@ -66,23 +71,32 @@ export class BackupRunRecorder {
   }
 
   /**
-   * Removes the oldest of the schedule's expired backups, recorded `Deleted` once gone: one folder a
-   * pass, so that a first retention over many old backups never holds up the cluster's own work.
+   * Lets the oldest of the schedule's expired runs go, one a pass, so that a first retention over many
+   * old backups never holds up the cluster's own work: its folder removed from the bucket where the
+   * policy says so (recorded `Deleted` once gone), else recorded `Released`, its data staying where the
+   * record says.
    */
-  private async retain(schedule: string, policy: BackupRetentionInfo, now: number): Promise<void> {
-    const expired = expiredRuns(schedule, this.records.backupRuns, policy, now).slice(-1);
-    if (expired.length === 0) return;
+  private async retain(schedule: string, policy: BackupRetentionInfo, now: number, log: LogWindow): Promise<void> {
+    const [expired] = expiredRuns(schedule, this.records.backupRuns, policy, now, log).slice(-1);
+    if (expired === undefined) return;
+    const { run } = expired;
     const cronJob = `backup-${schedule}`;
+    const at = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    if (expired.action === 'release') {
+      await this.records.setBackupRuns({ ...this.records.backupRuns, [run.job]: { ...run, phase: 'Released', deleted: at } });
+      this.d.log.info('released an expired backup, its data kept', { schedule, job: run.job, storage: run.storage });
+      const what = run.phase === 'Complete' ? 'expired backup' : `${run.phase.toLowerCase()} run`;
+      await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Normal', 'BackupReleased', `let the ${what} ${run.job} go (${keptBy(policy)}); cleanPolicy ${policy.cleanPolicy ?? 'Retain'} keeps its data at ${run.storage ?? '(no storage path reported)'}`, now);
+      return;
+    }
     try {
-      const s3 = new S3Client(policy, await this.access!.bucketKeys(policy.secretName));
-      for (const { run, folder } of expired) {
-        const keys = await s3.list(folder);
-        await s3.delete(keys);
-        // What is gone is recorded before anything else is removed: a restart never forgets it.
-        await this.records.setBackupRuns({ ...this.records.backupRuns, [run.job]: { ...run, phase: 'Deleted', deleted: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z') } });
-        this.d.log.info('removed an expired backup', { schedule, job: run.job, storage: run.storage, objects: keys.length });
-        await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Normal', 'BackupDeleted', `removed the ${run.phase === 'Complete' ? 'expired backup' : `${run.phase.toLowerCase()} run's partial backup`} ${run.storage} (${run.job}): ${keptBy(policy)}`, now);
-      }
+      const s3 = new S3Client(bucketOf(policy), await this.access!.bucketKeys(policy.secretName!));
+      const keys = await s3.list(expired.folder);
+      await s3.delete(keys);
+      // What is gone is recorded before anything else is removed: a restart never forgets it.
+      await this.records.setBackupRuns({ ...this.records.backupRuns, [run.job]: { ...run, phase: 'Deleted', deleted: at } });
+      this.d.log.info('removed an expired backup', { schedule, job: run.job, storage: run.storage, objects: keys.length });
+      await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Normal', 'BackupDeleted', `removed the ${run.phase === 'Complete' ? 'expired backup' : `${run.phase.toLowerCase()} run's partial backup`} ${run.storage} (${run.job}): ${keptBy(policy)}, cleanPolicy ${policy.cleanPolicy}`, now);
       this.problems.delete(schedule);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
@@ -92,6 +106,29 @@ export class BackupRunRecorder {
       await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Warning', 'BackupRetentionFailed', `could not remove the expired backups of schedule ${schedule}: ${why}`, now);
     }
   }
+}
+
+/** The bucket of a policy that removes data (the settings always name one then: model/cluster.ts). */
+function bucketOf(policy: BackupRetentionInfo): BackupRetentionInfo & { bucket: string; prefix: string } {
+  if (policy.bucket === undefined || policy.prefix === undefined) throw new Error('the retention settings name no bucket to remove backups from');
+  return policy as BackupRetentionInfo & { bucket: string; prefix: string };
+}
+
+/**
+ * A schedule's log backup (`log-<schedule>`, from its `logBackupTemplate`) as retention reads it: its
+ * checkpoint while its task runs or is paused, unknown while the tasks cannot be read.
+ */
+function logWindow(cluster: Pick<ClusterInfo, 'logBackups'>, schedule: string, view: LogBackupView | undefined): LogWindow {
+  const log = logBackupOfSchedule(schedule);
+  if (!(cluster.logBackups ?? []).includes(log.configMap)) return { kind: 'none' };
+  if (view === undefined || 'error' in view) return { kind: 'unknown' };
+  const task = view.tasks.find((t) => t.name === log.task);
+  return task && /^\d+$/.test(task.checkpointTS) ? { kind: 'log', checkpointMs: Number(BigInt(task.checkpointTS) >> 18n) } : { kind: 'log' };
+}
+
+/** The schedules with retention, whose records retention decides from. */
+function retainedSchedules(cluster: Pick<ClusterInfo, 'backupRetention'>): ReadonlySet<string> {
+  return new Set(Object.keys(cluster.backupRetention ?? {}));
 }
 
 function keptBy(policy: BackupRetentionInfo): string {

@@ -140,8 +140,9 @@ export class Reconciler {
     const busy = await this.act(view, plans);
     if (busy === undefined) return undefined;
     if (this.topology && this.d.acting()) await this.labelTopology(view);
-    if (this.d.acting()) await this.backupRuns.pass(view.now);
+    // The log backups first: retention by maxReservedTime keeps the window up to their checkpoints.
     this.logBackupView = await this.logBackups.read(view.now, this.logTasks.active);
+    if (this.d.acting()) await this.backupRuns.pass(view.now, this.logBackupView);
     const notReady = clusterNotReady(view.components, plans, view.pd);
     if (this.d.acting()) await this.operations.pass(view.now, notReady, this.logBackupView);
     if (this.d.acting()) await this.initializer.pass(view.now, view.components.find((c) => c.kind === 'tidb')?.pods ?? []);

@@ -8,7 +8,7 @@ import { isReady, podRevision, type Pod } from '../model/objects';
 import { isMsService, podOfMsMember } from '../plan/pdms';
 import type { ComponentPlan } from '../plan/plan';
 import type { StuckReport } from '../plan/stuck';
-import { listRuns } from '../records/backup-runs';
+import { sortRuns } from '../records/backup-runs';
 import { listOperations } from '../records/operations';
 import { listLogTasks } from '../records/log-tasks';
 import type { LogBackupView } from './log-backups';
@@ -79,7 +79,8 @@ export function statusDocument(
   stuck?: ReadonlyMap<ComponentKind, StuckReport>,
 ): string {
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions, stuck);
-  const runs = listRuns(records.backupRuns);
+  // The records are cut to what they keep where they are written (reconcile/backup-runs.ts).
+  const runs = sortRuns(records.backupRuns);
   const operations = listOperations(records.operations);
   const logBackupTasks = listLogTasks(records.logTasks);
   const doc = {
