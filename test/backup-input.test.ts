@@ -105,6 +105,15 @@ describe('a BackupSchedule renders as a CronJob', () => {
     expect(brContainer(find(objects, 'CronJob', 'backup-nightly')).image).toBe('pingcap/br:v8.5.2');
   });
 
+  test('an S3 endpoint without its scheme or host is refused where it is written, as the operator refuses it', () => {
+    const errs = (endpoint: string) => load([cluster(), schedule({ backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'ceph', bucket: 'b', endpoint } } })]).errors;
+    for (const endpoint of ['minio:9000', 'minio.svc', '//minio:9000', 'http://']) {
+      expect(errs(endpoint)).toMatch(new RegExp(`spec\\.backupTemplate\\.s3\\.endpoint \\(line \\d+\\): expected a URL with its scheme and host, such as http://minio:9000 or https://s3\\.example\\.com, got "${endpoint.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}"`));
+    }
+    expect(errs('http://minio:9000')).toBe('');
+    expect(errs('https://s3.example.com/')).toBe('');
+  });
+
   test("s3.options are rclone's: an operator user's schedule that has them runs, and BR never sees them", () => {
     const s3 = { ...schedule().spec.backupTemplate.s3, options: ['--s3-no-check-bucket', '--checksum'] };
     const c = brContainer(find(renderAll([cluster(), schedule({ backupTemplate: { br: { cluster: 'demo' }, s3 } })]), 'CronJob', 'backup-nightly'));

@@ -44,6 +44,16 @@ export type ResolvedStorage = ResolvedS3 | ResolvedGcs | ResolvedAzblob | Resolv
 
 const PROVIDERS = ['s3', 'gcs', 'azblob', 'local'] as const;
 
+/**
+ * Why an S3 endpoint cannot be used, as tidb-operator refuses it (pkg/backup/util/util.go,
+ * `validateS3`: Go's `url.Parse` must find a scheme and a host); BR would fail on it at the first run.
+ */
+function endpointProblem(endpoint: string | undefined): string | undefined {
+  if (endpoint === undefined || endpoint === '') return undefined;
+  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]+/.test(endpoint)) return undefined;
+  return `expected a URL with its scheme and host, such as http://minio:9000 or https://s3.example.com, got ${JSON.stringify(endpoint)}`;
+}
+
 /** The storage `spec` names at `at`, or the problems that stop it being one. */
 export function resolveStorage(spec: StorageProvider, at: string): { storage?: ResolvedStorage; issues: SpecIssue[] } {
   const given = PROVIDERS.filter((p) => spec[p] !== undefined && spec[p] !== null);
@@ -71,6 +81,8 @@ export function resolveStorage(spec: StorageProvider, at: string): { storage?: R
     issues.push({ path: `${here}.${bucketKey}`, message: `no ${bucketKey}: the storage needs one (or path: ${bucketKey}/prefix)` });
   }
   if (location && /(^|\/)\.\.?(\/|$)/.test(location.prefix)) issues.push({ path: `${here}.prefix`, message: `${JSON.stringify(location.prefix)} has a "." or ".." segment, which object storage keeps literally` });
+  const endpoint = provider === 's3' ? endpointProblem((s as S3Storage).endpoint) : undefined;
+  if (endpoint) issues.push({ path: `${here}.endpoint`, message: endpoint });
   if (issues.length > 0 || !location) return { issues };
   const secretName = s.secretName === '' ? undefined : s.secretName;
   const base = { ...location, ...(secretName !== undefined && { secretName }) };
