@@ -107,7 +107,8 @@ export function validateStatefulSet(sts: KubeObject): string[] {
       problems.push(`spec.updateStrategy.rollingUpdate.partition: Invalid value: ${JSON.stringify(strategy.rollingUpdate?.partition)}: must be greater than or equal to 0`);
     }
   } else if (strategy.type === 'OnDelete') {
-    // The refused value is printed as the internal Go struct encodes: both fields, by their Go names.
+    // pkg/apis/apps/validation/validation.go, ValidateStatefulSetSpec: the refused value is printed as
+    // the internal Go struct encodes, both fields by their Go names (`{"Partition":0,"MaxUnavailable":1}`).
     if (strategy.rollingUpdate !== undefined) {
       const value = JSON.stringify({ Partition: strategy.rollingUpdate?.partition ?? 0, MaxUnavailable: strategy.rollingUpdate?.maxUnavailable ?? null });
       problems.push(`spec.updateStrategy.rollingUpdate: Invalid value: ${value}: only allowed for updateStrategy 'RollingUpdate'`);
@@ -129,7 +130,8 @@ const IMMUTABLE_SPEC_FIELDS = ['selector', 'volumeClaimTemplates', 'serviceName'
 /**
  * Validation errors of a StatefulSet update (on top of `validateStatefulSet`), as
  * `ValidateStatefulSetUpdate` in `pkg/apis/apps/validation/validation.go` has them: up to 1.36 any
- * spec field outside the mutable ones is forbidden, in one error for the whole spec; from 1.37 only
+ * spec field outside the mutable ones is forbidden, in one error for the whole spec (worded as 1.35
+ * and 1.36 word it); from 1.37 only
  * selector, volumeClaimTemplates, serviceName and podManagementPolicy are immutable, each with its
  * own `field is immutable` (the real one prints the new value in Go's notation; here it is JSON).
  */

@@ -41,7 +41,7 @@ export function onPath(name: string): string | undefined {
   return undefined;
 }
 
-/** Whether each answer is looked up once per test file. */
+/** `find`, asked once per test file and its answer kept. */
 function once(find: () => string | undefined): () => string | undefined {
   let done = false;
   let answer: string | undefined;

@@ -38,6 +38,9 @@ export interface LogBackupTask {
   readonly error?: string;
 }
 
+/** The physical part of a TSO, in milliseconds since the epoch: its bits above the 18 logical ones. */
+export const tsoMillis = (tso: bigint): number => Number(tso >> 18n);
+
 /** The tasks under {@link BR_STREAM_PREFIX}, by name. */
 export function logBackupTasks(kvs: readonly EtcdKeyValue[], now: number): LogBackupTask[] {
   const under = (kind: string, task: string) => kvs.filter((kv) => kv.key.startsWith(`${BR_STREAM_PREFIX}${kind}/${task}/`) || kv.key === `${BR_STREAM_PREFIX}${kind}/${task}`);
@@ -54,7 +57,7 @@ export function logBackupTasks(kvs: readonly EtcdKeyValue[], now: number): LogBa
     const pause = kvs.find((p) => p.key === `${BR_STREAM_PREFIX}pause/${name}`);
     const errors = under('last-error', name).map((e) => decodeStreamError(e.value)).filter((e) => e !== '');
     const errorPause = pause !== undefined && (pauseSeverity(pause.value) === 'ERROR' || errors.length > 0);
-    const physical = Number(checkpoint >> 18n);
+    const physical = tsoMillis(checkpoint);
     tasks.push({
       name,
       state: pause === undefined ? 'Running' : errorPause ? 'Error' : 'Paused',

@@ -28,6 +28,7 @@
 import { logBackupOfSchedule, type BackupRetentionInfo, type CleanPolicy } from '../../tidbcluster/names';
 import { newestFirst, type BackupRun } from '../records/backup-runs';
 import type { ClusterInfo } from '../model/cluster';
+import { tsoMillis } from './log-backups';
 
 /** An expired run, and what retention does with its data. */
 export type Expired =
@@ -107,7 +108,7 @@ function reserved(complete: readonly BackupRun[], windowMs: number, now: number,
 
 /** When a snapshot was taken: its BackupTS's physical time, else when its run started. */
 function snapshotMs(r: BackupRun): number {
-  return r.backupTS && /^\d+$/.test(r.backupTS) ? Number(BigInt(r.backupTS) >> 18n) : startedMs(r);
+  return r.backupTS && /^\d+$/.test(r.backupTS) ? tsoMillis(BigInt(r.backupTS)) : startedMs(r);
 }
 
 function startedMs(r: BackupRun): number {

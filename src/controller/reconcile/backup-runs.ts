@@ -15,6 +15,7 @@ import { describe } from '../clients/kube';
 import { S3Client } from '../clients/s3';
 import type { ClusterInfo } from '../model/cluster';
 import { observeRuns } from '../plan/backup-runs';
+import { tsoMillis } from '../plan/log-backups';
 import { expiredRuns, type LogWindow } from '../plan/retention';
 import type { LogBackupView } from './log-backups';
 import { backupRunsOf, listRuns, type BackupRun } from '../records/backup-runs';
@@ -123,7 +124,7 @@ function logWindow(cluster: Pick<ClusterInfo, 'logBackups'>, schedule: string, v
   if (!(cluster.logBackups ?? []).includes(log.configMap)) return { kind: 'none' };
   if (view === undefined || 'error' in view) return { kind: 'unknown' };
   const task = view.tasks.find((t) => t.name === log.task);
-  return task && /^\d+$/.test(task.checkpointTS) ? { kind: 'log', checkpointMs: Number(BigInt(task.checkpointTS) >> 18n) } : { kind: 'log' };
+  return task && /^\d+$/.test(task.checkpointTS) ? { kind: 'log', checkpointMs: tsoMillis(BigInt(task.checkpointTS)) } : { kind: 'log' };
 }
 
 /** The schedules with retention, whose records retention decides from. */
