@@ -17,7 +17,7 @@ set -eu
 [ $# -eq 3 ] || { echo "usage: $0 NODE APP OUT" >&2; exit 2; }
 node=$1 app=$2 out=$3
 [ ! -e "$out" ] || { echo "image-rootfs: $out exists" >&2; exit 1; }
-for f in lib/tidb-gitops.js lib/tidb-gitops-controller.js lib/THIRD-PARTY-NOTICES.txt LICENSE argocd/plugin.yaml argocd/health/statefulset.lua argocd/health/configmap.lua; do
+for f in lib/tidb-gitops.js lib/tidb-gitops-controller.js lib/THIRD-PARTY-NOTICES.txt LICENSE argocd/plugin.yaml argocd/health/statefulset.lua argocd/health/configmap.lua argocd/health/cronjob.lua; do
   [ -f "$app/$f" ] || { echo "image-rootfs: $app/$f is missing (run npm run build)" >&2; exit 1; }
 done
 command -v strip >/dev/null || { echo "image-rootfs: strip is needed (Debian: binutils)" >&2; exit 1; }
@@ -54,6 +54,7 @@ mkdir -p "$out/app/argocd/health"
 cp "$app/argocd/plugin.yaml" "$out/app/argocd/plugin.yaml"
 cp "$app/argocd/health/statefulset.lua" "$out/app/argocd/health/statefulset.lua"
 cp "$app/argocd/health/configmap.lua" "$out/app/argocd/health/configmap.lua"
+cp "$app/argocd/health/cronjob.lua" "$out/app/argocd/health/cronjob.lua"
 # No /usr/bin/env in the image: the command names node by its path. The compile cache (as in
 # bin/tidb-gitops.js) goes to /tmp where it is writable, as in the Argo CD plugin's sidecar.
 printf '%s\n' '#!/usr/local/bin/node' "require('node:module').enableCompileCache?.();" "require('/app/lib/tidb-gitops.js').run();" > "$out/usr/local/bin/tidb-gitops"

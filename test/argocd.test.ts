@@ -391,7 +391,7 @@ describe('tidb-gitops argocd install-patch', () => {
     test.each([
       ["the reference's overlay (namespace: argocd)", (k: string) => k, 'argocd'],
       ['the same overlay without a namespace: line', (k: string) => k.replace(/^namespace: .*\n/m, ''), undefined],
-    ])('the default patch applies with %s, changing only the sidecar and three argocd-cm keys', (_name, edit, namespace) => {
+    ])('the default patch applies with %s, changing only the sidecar and four argocd-cm keys', (_name, edit, namespace) => {
       const kustomization = edit(readmeOverlay('install.yaml'));
       const r = cli(['argocd', 'install-patch']);
       expect(r.status).toBe(0);
@@ -448,12 +448,13 @@ describe('tidb-gitops argocd install-patch', () => {
       expect(basePod.volumes.map((v: any) => v.name)).toEqual(expect.arrayContaining(['var-files', 'plugins', 'tmp']));
       expect(JSON.stringify(sidecar)).not.toMatch(/\bnp[mx]\b/);
 
-      // argocd-cm keeps what it had and gains the three keys.
+      // argocd-cm keeps what it had and gains the four keys.
       expect(cm.data).toEqual({
         ...(before('ConfigMap', 'argocd-cm').data ?? {}),
         'application.resourceTrackingMethod': 'annotation',
         'resource.customizations.health.apps_StatefulSet': readFileSync(join(root, 'argocd/health/statefulset.lua'), 'utf8'),
         'resource.customizations.health.ConfigMap': readFileSync(join(root, 'argocd/health/configmap.lua'), 'utf8'),
+        'resource.customizations.health.batch_CronJob': readFileSync(join(root, 'argocd/health/cronjob.lua'), 'utf8'),
       });
     });
 

@@ -57,7 +57,7 @@ describe('a BackupSchedule renders as a CronJob', () => {
       '--s3.region=us-west-2', '--s3.provider=aws', '--concurrency=8', '--ratelimit=4', '--checksum=false', '--lastbackupts=42',
     ]);
     const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
-    expect(env.BR_STORAGE).toBe('s3://backups/demo/{run}');
+    expect(env.BR_STORAGE).toBe('s3://backups/demo/nightly/{run}');
     expect(env.AWS_ACCESS_KEY_ID).toEqual({ secretKeyRef: { name: 's3-secret', key: 'access_key' } });
     expect(env.JOB_NAME).toEqual({ fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } });
     expect(cj.spec.jobTemplate.spec.template.metadata.labels['tidb.pingcap.com/backup-schedule']).toBe('nightly');
@@ -72,7 +72,7 @@ describe('a BackupSchedule renders as a CronJob', () => {
     expect(cj.spec.suspend).toBe(true);
     const c = brContainer(cj);
     expect(c.args).toEqual(expect.arrayContaining(['backup', 'db', '--db=shop', '--ca=/var/lib/cluster-client-tls/ca.crt', '--s3.endpoint=http://minio:9000']));
-    expect(c.env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('s3://backups/team/a/{run}?force-path-style=false');
+    expect(c.env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('s3://backups/team/a/nightly/{run}?force-path-style=false');
     expect(c.env.some((e: Obj) => e.name === 'AWS_ACCESS_KEY_ID')).toBe(false);
     expect(cj.spec.jobTemplate.spec.template.spec.volumes).toEqual([{ name: 'cluster-client-tls', secret: { secretName: 'demo-cluster-client-secret' } }]);
   });
@@ -80,12 +80,12 @@ describe('a BackupSchedule renders as a CronJob', () => {
   test('GCS, Azure Blob and a local volume', () => {
     const gcs = brContainer(find(renderAll([cluster(), schedule({ backupTemplate: { br: { cluster: 'demo' }, gcs: { projectId: 'proj', bucket: 'b', prefix: 'p', secretName: 'gcs', storageClass: 'COLDLINE', objectAcl: 'private' } } })]), 'CronJob', 'backup-nightly'));
     expect(gcs.args).toEqual(expect.arrayContaining(['--gcs.storage-class=COLDLINE', '--gcs.predefined-acl=private', '--gcs.credentials-file=/var/lib/gcs-credentials/credentials']));
-    expect(gcs.env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('gcs://b/p/{run}/');
+    expect(gcs.env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('gcs://b/p/nightly/{run}/');
     const az = brContainer(find(renderAll([cluster(), schedule({ backupTemplate: { br: { cluster: 'demo' }, azblob: { container: 'c', prefix: 'p', secretName: 'az', storageAccount: 'acct', accessTier: 'Cool' } } })]), 'CronJob', 'backup-nightly'));
     expect(az.envFrom).toEqual([{ secretRef: { name: 'az' } }]);
-    expect(az.env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('azure://c/p/{run}/?account-name=acct');
+    expect(az.env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('azure://c/p/nightly/{run}/?account-name=acct');
     const local = find(renderAll([cluster(), schedule({ backupTemplate: { br: { cluster: 'demo' }, local: { prefix: 'bk', volume: { name: 'nfs', nfs: { server: 'nfs.example', path: '/exports' } }, volumeMount: { name: 'nfs', mountPath: '/nfs' } } } })]), 'CronJob', 'backup-nightly');
-    expect(brContainer(local).env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('local:///nfs/bk/{run}');
+    expect(brContainer(local).env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('local:///nfs/bk/nightly/{run}');
     expect(local.spec.jobTemplate.spec.template.spec.volumes).toEqual([{ name: 'nfs', nfs: { server: 'nfs.example', path: '/exports' } }]);
   });
 
@@ -185,7 +185,7 @@ spec:
     expect(errors).not.toContain('calcSizeLevel');
   });
 
-  test('retention: one of maxBackups and maxReservedTime; removing data needs S3 and keys the controller can use', () => {
+  test('retention: one of maxBackups and maxReservedTime; removing data from S3 needs keys the controller can use', () => {
     const s3 = { provider: 'aws', bucket: 'b', secretName: 's3-secret' };
     const errs = (spec: Obj) => load([cluster(), schedule({ backupTemplate: { br: { cluster: 'demo' }, s3 }, ...spec })]).errors;
     expect(errs({ maxBackups: 3 })).toBe('');
@@ -200,9 +200,52 @@ spec:
     for (const policy of ['Delete', 'OnFailure']) {
       expect(keyless(policy)).toMatch(new RegExp(`spec\\.backupTemplate\\.s3\\.secretName \\(line \\d+\\): required with cleanPolicy ${policy}: the controller removes expired backups from the bucket with these keys`));
     }
-    const gcs = (cleanPolicy?: string) => load([cluster(), schedule({ maxBackups: 3, backupTemplate: { br: { cluster: 'demo' }, gcs: { projectId: 'p', bucket: 'b' }, ...(cleanPolicy && { cleanPolicy }) } })]).errors;
-    expect(gcs()).toBe('');
-    expect(gcs('Delete')).toMatch(/spec\.backupTemplate\.cleanPolicy \(line \d+\): removing expired backups \(cleanPolicy Delete\) from gcs storage is not carried out yet: only from S3 and S3-compatible storage; with Retain, expired runs leave the records and their data stays/);
+  });
+
+  test('retention that removes data from GCS or Azure needs the credentials the controller reads; from a local volume it is refused', () => {
+    const errs = (storage: Obj, cleanPolicy?: string, own = false) =>
+      load([cluster(), schedule({ maxBackups: 3, ...(own && storage), backupTemplate: { br: { cluster: 'demo' }, ...(!own && storage), ...(cleanPolicy && { cleanPolicy }) } })]).errors;
+    const gcs = { gcs: { projectId: 'p', bucket: 'b' } };
+    expect(errs(gcs)).toBe('');
+    expect(errs(gcs, 'Delete')).toMatch(/spec\.backupTemplate\.gcs\.secretName \(line \d+\): required with cleanPolicy Delete: the controller removes expired backups from the bucket with the service account key in this Secret's credentials/);
+    expect(errs(gcs, 'OnFailure', true)).toMatch(/spec\.gcs\.secretName \(line \d+\): required with cleanPolicy OnFailure/);
+    expect(errs({ gcs: { ...gcs.gcs, secretName: 'gcs' } }, 'Delete')).toBe('');
+    const azblob = { azblob: { container: 'c' } };
+    expect(errs(azblob)).toBe('');
+    expect(errs(azblob, 'Delete')).toMatch(
+      /spec\.backupTemplate\.azblob\.secretName \(line \d+\): required with cleanPolicy Delete: the controller removes expired backups from the container with this Secret's AZURE_STORAGE_KEY \(and AZURE_STORAGE_ACCOUNT unless storageAccount is given\), or with a sasToken/,
+    );
+    expect(errs({ azblob: { ...azblob.azblob, secretName: 'az' } }, 'Delete')).toBe('');
+    expect(errs({ azblob: { ...azblob.azblob, sasToken: 'sv=x' } }, 'Delete')).toMatch(
+      /spec\.backupTemplate\.azblob\.storageAccount \(line \d+\): required with cleanPolicy Delete and a sasToken: the account the controller removes expired backups from \(or a secretName whose Secret holds AZURE_STORAGE_ACCOUNT\)/,
+    );
+    expect(errs({ azblob: { ...azblob.azblob, sasToken: 'sv=x', storageAccount: 'acct' } }, 'Delete')).toBe('');
+    const local = { local: { prefix: 'p', volume: { name: 'nfs', nfs: { server: 'nfs', path: '/b' } }, volumeMount: { name: 'nfs', mountPath: '/b' } } };
+    expect(errs(local)).toBe('');
+    expect(errs(local, 'Delete')).toMatch(/spec\.backupTemplate\.cleanPolicy \(line \d+\): removing expired backups \(cleanPolicy Delete\) from local storage is not carried out yet: only from S3, GCS and Azure Blob storage/);
+  });
+
+  test('retention that removes data from GCS or Azure tells the controller the storage kind, the bucket or container, and the account and SAS token it was given', () => {
+    const info = (storage: Obj) => {
+      const { loaded, linked, errors } = load([cluster(), schedule({ maxBackups: 2, backupTemplate: { br: { cluster: 'demo' }, cleanPolicy: 'Delete', ...storage } })]);
+      if (errors) throw new Error(errors);
+      const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects;
+      const env = find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env as Obj[];
+      const secrets = (find(objects, 'Role', 'demo-discovery').rules as Obj[]).filter((r) => r.resources.includes('secrets')).flatMap((r) => r.resourceNames);
+      return { retention: JSON.parse(env.find((e) => e.name === 'TIDB_GITOPS_CLUSTER')!.value).backupRetention.nightly, secrets };
+    };
+    expect(info({ gcs: { projectId: 'p', bucket: 'b/deep', prefix: 'p', secretName: 'gcs' } })).toEqual({
+      retention: { maxBackups: 2, cleanPolicy: 'Delete', storageKind: 'gcs', bucket: 'b', prefix: 'deep/p', secretName: 'gcs' },
+      secrets: ['gcs'],
+    });
+    expect(info({ azblob: { container: 'c', prefix: 'p', secretName: 'az' } })).toEqual({
+      retention: { maxBackups: 2, cleanPolicy: 'Delete', storageKind: 'azblob', bucket: 'c', prefix: 'p', secretName: 'az' },
+      secrets: ['az'],
+    });
+    expect(info({ azblob: { container: 'c', prefix: 'p', storageAccount: 'acct', sasToken: 'sv=x&sig=y' } })).toEqual({
+      retention: { maxBackups: 2, cleanPolicy: 'Delete', storageKind: 'azblob', bucket: 'c', prefix: 'p', account: 'acct', sasToken: 'sv=x&sig=y' },
+      secrets: [],
+    });
   });
 
   test('with retention that removes data the controller learns the bucket and may read its Secret, and only that one', () => {
@@ -215,7 +258,7 @@ spec:
       return { info: JSON.parse(env.find((e) => e.name === 'TIDB_GITOPS_CLUSTER')!.value), secrets };
     };
     const deleting = rendered('Delete');
-    expect(deleting.info.backupRetention).toEqual({ nightly: { maxBackups: 2, cleanPolicy: 'Delete', bucket: 'b', prefix: 'p', endpoint: 'http://minio:9000', forcePathStyle: true, secretName: 's3-secret' } });
+    expect(deleting.info.backupRetention).toEqual({ nightly: { maxBackups: 2, cleanPolicy: 'Delete', bucket: 'b', prefix: 'p', endpoint: 'http://minio:9000', provider: 'ceph', forcePathStyle: true, secretName: 's3-secret' } });
     expect(deleting.secrets).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: ['s3-secret'], verbs: ['get'] }]);
     // Retain, the default, removes nothing: the controller gets neither the bucket nor its keys.
     const retaining = rendered();

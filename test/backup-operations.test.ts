@@ -9,8 +9,10 @@ import { loadManifests } from '../src/diff/load';
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
 import { renderClusters } from '../src/render/render';
-import { clusterNotReady, planOperations, type OperationInput } from '../src/controller/plan/operations';
-import { keptOperations, listOperations, messageOf, operationsOf, type OperationRecord } from '../src/controller/records/operations';
+import { clusterNotReady, operationDigests, planOperations as planWith, type OperationInput, type OperationsInput } from '../src/controller/plan/operations';
+import { jobToCreate } from '../src/controller/reconcile/operations';
+import { StatusRecords } from '../src/controller/records/store';
+import { FORMER_KEPT, keptOperations, listOperations, messageOf, operationsOf, type OperationRecord } from '../src/controller/records/operations';
 import { parseClusterInfo } from '../src/controller/model/cluster';
 import { assertValidK8sObjects, SCHEMA_MINORS } from './support/k8s-schema';
 import { cluster, find, type Obj } from './support/render';
@@ -84,9 +86,20 @@ describe('a one-shot Backup or Restore renders as a ConfigMap holding its Job', 
       '--restored-ts=2026-11-27 10:00:00+08:00', '--full-backup-storage=s3://backups/demo/snap/demo-pd.ns-2379-2026-11-27t02-00-00',
     ]);
     expect(c.env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('s3://backups/demo/log/log-2026-11-20t02-00-00');
-    // A snapshot on another endpoint of the same kind: in the URL, which BR reads over the flags.
+    // A snapshot on another endpoint, region or provider: each URL names all of them, since BR folds a
+    // URL's values into options both storages share and parses the log's URL again after the snapshot's.
     const elsewhere = jobOf(renderAll([cluster(), restore({ ...pitr, pitrFullBackupStorageProvider: { s3: { ...S3, endpoint: 'http://other:9000', region: 'eu-1' } } })]), 'restore-r');
-    expect(elsewhere.spec.template.spec.containers[0].args).toContain('--full-backup-storage=s3://backups/demo/once?endpoint=http%3A%2F%2Fother%3A9000&region=eu-1');
+    const ec = elsewhere.spec.template.spec.containers[0];
+    expect(ec.args).toContain('--full-backup-storage=s3://backups/demo/once?endpoint=http%3A%2F%2Fother%3A9000&region=eu-1&provider=ceph&force-path-style=true');
+    expect(ec.env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('s3://backups/demo/log/log-2026-11-20t02-00-00?endpoint=http%3A%2F%2Fminio%3A9000&region=&provider=ceph&force-path-style=true');
+    const aws = jobOf(renderAll([cluster(), restore({ ...pitr, s3: { ...pitr.s3, provider: 'aws', endpoint: undefined, region: 'us-west-2' }, pitrFullBackupStorageProvider: { s3: { ...S3, provider: 'aws', endpoint: undefined, region: 'eu-west-1', forcePathStyle: false } } })]), 'restore-r');
+    expect(aws.spec.template.spec.containers[0].args).toContain('--full-backup-storage=s3://backups/demo/once?endpoint=&region=eu-west-1&provider=aws&force-path-style=false');
+    expect(aws.spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('s3://backups/demo/log/log-2026-11-20t02-00-00?endpoint=&region=us-west-2&provider=aws&force-path-style=true');
+    // Azure: another account or SAS token, likewise in both URLs.
+    const az = { container: 'logs', prefix: 'demo/log', secretName: 'az', storageAccount: 'one' };
+    const azure = jobOf(renderAll([cluster(), restore({ ...pitr, s3: undefined, azblob: az, pitrFullBackupStorageProvider: { azblob: { ...az, container: 'snaps', storageAccount: 'two', sasToken: 'sv=1&sig=x' } } })]), 'restore-r');
+    expect(azure.spec.template.spec.containers[0].args).toContain('--full-backup-storage=azure://snaps/demo/log/?account-name=two&sas-token=sv%3D1%26sig%3Dx');
+    expect(azure.spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'BR_STORAGE').value).toBe('azure://logs/demo/log/?account-name=one&sas-token=');
   });
 
   test('a point-in-time restore needs its snapshot, on storage BR reads with the same credentials, and a point BR takes', () => {
@@ -96,7 +109,7 @@ describe('a one-shot Backup or Restore renders as a ConfigMap holding its Job', 
     };
     expect(errors({})).toMatch(/spec\.pitrFullBackupStorageProvider \(line \d+\): required with restoreMode: pitr: the snapshot backup the log is replayed on/);
     expect(errors({ pitrFullBackupStorageProvider: { s3: { ...S3, secretName: 'other' } } })).toMatch(/spec\.pitrFullBackupStorageProvider\.s3\.secretName \(line \d+\): expected the log backup's secretName "s3-secret": BR reads both storages with one set of credentials/);
-    expect(errors({ pitrFullBackupStorageProvider: { gcs: { bucket: 'g', projectId: 'p' } } })).toMatch(/spec\.pitrFullBackupStorageProvider\.gcs \(line \d+\): expected s3 storage like the log backup's/);
+    expect(errors({ pitrFullBackupStorageProvider: { gcs: { bucket: 'g', projectId: 'p' } } })).toMatch(/spec\.pitrFullBackupStorageProvider\.gcs \(line \d+\): expected s3 storage like the log backup's: the restore's Job gives BR the log storage's credentials only, which do not reach a snapshot on gcs; copy the snapshot to s3 storage they reach/);
     expect(errors({ pitrFullBackupStorageProvider: { s3: S3 }, pitrRestoredTs: '2026-11-27 10:00:00' })).toMatch(/spec\.pitrRestoredTs \(line \d+\): expected a TSO \(digits\) or a time with its zone/);
     expect(errors({ pitrFullBackupStorageProvider: { s3: S3 }, backupType: 'db', br: { cluster: 'demo', db: 'app' } })).toMatch(/spec\.backupType \(line \d+\): a point-in-time restore takes tableFilter rules/);
     expect(errors({ pitrFullBackupStorageProvider: { s3: S3 }, pitrRestoredTs: '450000000000000000' })).toBe('');
@@ -133,11 +146,17 @@ describe('a one-shot Backup or Restore renders as a ConfigMap holding its Job', 
 // ---- the controller's plan ----
 
 const NOW = Date.UTC(2026, 10, 27, 12, 0, 0);
-const TEMPLATE = { json: '{"kind":"Job"}', digest: 'sha256:aaa' };
+const TEMPLATE = { json: '{"kind":"Job"}', digest: 'sha256:aaa', spec: 'sha256:sss' };
+/** PD's cluster ID of the cluster in these tests; another instance of it has OTHER. */
+const CLUSTER = '7371123456789012345';
+const OTHER = '7400000000000000001';
 
-function job(name: string, uid: string, condition?: 'Complete' | 'Failed'): Obj {
+/** The plan for a cluster whose PD says it is CLUSTER, unless the input says otherwise. */
+const planOperations = (input: OperationsInput) => planWith({ clusterId: CLUSTER, ...input });
+
+function job(name: string, uid: string, condition?: 'Complete' | 'Failed', clusterId?: string): Obj {
   return {
-    metadata: { name, uid, labels: { 'tidb-gitops.io/operation': name } },
+    metadata: { name, uid, labels: { 'tidb-gitops.io/operation': name }, ...(clusterId && { annotations: { 'tidb-gitops.io/cluster-id': clusterId } }) },
     status: {
       startTime: '2026-11-27T12:00:05Z',
       ...(condition === 'Complete' && { completionTime: '2026-11-27T12:03:00Z' }),
@@ -157,7 +176,7 @@ function op(jobName: string, extra: Partial<OperationInput> = {}): OperationInpu
 describe('the controller runs each operation once', () => {
   test('starts one on a ready cluster: the record says Running before the Job exists', () => {
     const [step] = planOperations({ operations: [op('restore-r')], now: NOW });
-    expect(step).toEqual({ record: { job: 'restore-r', phase: 'Running', template: 'sha256:aaa', created: '2026-11-27T12:00:00Z' }, create: true, news: 'started' });
+    expect(step).toEqual({ record: { job: 'restore-r', phase: 'Running', template: 'sha256:aaa', spec: 'sha256:sss', created: '2026-11-27T12:00:00Z', clusterId: CLUSTER }, create: true, news: 'started' });
   });
 
   test('waits, with the reason, while the cluster is not ready, its ConfigMap is missing, or a scheduled backup runs (restore only)', () => {
@@ -190,7 +209,7 @@ describe('the controller runs each operation once', () => {
   });
 
   test('a Job gone before it finished is Lost, never created again; a finished one stays finished', () => {
-    const running: OperationRecord = { job: 'restore-r', phase: 'Running', uid: 'u1', template: 'sha256:aaa' };
+    const running: OperationRecord = { job: 'restore-r', phase: 'Running', uid: 'u1', template: 'sha256:aaa', spec: 'sha256:sss', clusterId: CLUSTER };
     const [lost] = planOperations({ operations: [op('restore-r', { record: running })], now: NOW });
     expect(lost).toEqual({ record: { ...running, phase: 'Lost', error: 'its Job was deleted before it finished; it is not run again' }, news: 'finished' });
     // A Job of that name made again by someone else is not this run.
@@ -200,9 +219,9 @@ describe('the controller runs each operation once', () => {
       expect(planOperations({ operations: [input], now: NOW })[0]).toEqual({ record: input.record });
     }
     // A changed document says so, once, and still does not run.
-    const changed = planOperations({ operations: [op('restore-r', { record: done, template: { json: '{}', digest: 'sha256:bbb' } })], now: NOW })[0];
-    expect(changed).toEqual({ record: { ...done, changed: 'sha256:bbb' }, news: 'changed' });
-    expect(planOperations({ operations: [op('restore-r', { record: changed.record, template: { json: '{}', digest: 'sha256:bbb' } })], now: NOW })[0]).toEqual({ record: changed.record });
+    const changed = planOperations({ operations: [op('restore-r', { record: done, template: { json: '{}', digest: 'sha256:bbb', spec: 'sha256:ttt' } })], now: NOW })[0];
+    expect(changed).toEqual({ record: { ...done, changed: 'sha256:ttt' }, news: 'changed' });
+    expect(planOperations({ operations: [op('restore-r', { record: changed.record, template: { json: '{}', digest: 'sha256:bbb', spec: 'sha256:ttt' } })], now: NOW })[0]).toEqual({ record: changed.record });
     expect(messageOf({ ...changed.record, storage: 's3://b/p', backupTS: '1', size: '2', finished: '2026-11-27T12:03:00Z' })).toBe('restored from s3://b/p, BackupTS 1, 2 bytes, finished 2026-11-27T12:03:00Z. Its document changed since; it is not run again: give it a new name to run it again.');
   });
 
@@ -217,6 +236,9 @@ describe('the controller runs each operation once', () => {
   test('records lost with the Job still there: adopted, not run twice; a foreign Job of that name is never adopted', () => {
     const adopted = planOperations({ operations: [op('restore-r', { live: job('restore-r', 'u3', 'Complete') as never })], now: NOW })[0];
     expect(adopted.record).toMatchObject({ phase: 'Complete', uid: 'u3' });
+    // Marked with this cluster's ID when the controller created it: adopted too, and bound to it.
+    const marked = planOperations({ operations: [op('restore-r', { live: job('restore-r', 'u4', 'Complete', CLUSTER) as never })], now: NOW })[0];
+    expect(marked.record).toMatchObject({ phase: 'Complete', uid: 'u4', clusterId: CLUSTER });
     const foreign = { metadata: { name: 'restore-r', uid: 'x', labels: {} } };
     const step = planOperations({ operations: [op('restore-r', { live: foreign as never })], now: NOW })[0];
     expect(step.record).toEqual({ job: 'restore-r', phase: 'Waiting', reason: 'a Job named restore-r exists that this operation did not create; delete it or rename the document' });
@@ -233,22 +255,113 @@ describe('the controller runs each operation once', () => {
 });
 
 describe('the records', () => {
-  test('round-trip through the status document; what ran is kept while in Git, and the newest 100 after', () => {
+  test('round-trip through the status document; what ran is never dropped: whole while in Git and for the newest 100 after, short for the others', () => {
     const records: Record<string, OperationRecord> = {
-      'restore-r': { job: 'restore-r', phase: 'Complete', uid: 'u', template: 'sha256:a', created: '2026-11-27T12:00:00Z', storage: 's3://b/p' },
+      'restore-r': { job: 'restore-r', phase: 'Complete', uid: 'u', template: 'sha256:a', spec: 'sha256:s', clusterId: CLUSTER, created: '2026-11-27T12:00:00Z', storage: 's3://b/p' },
       'backup-w': { job: 'backup-w', phase: 'Waiting', reason: 'x' },
+      'restore-again': { job: 'restore-again', phase: 'Running', clusterId: OTHER, formerCluster: CLUSTER },
     };
     expect(operationsOf(JSON.parse(JSON.stringify({ operations: listOperations(records) })))).toEqual(records);
     expect(operationsOf({ operations: [{ job: 'x', phase: 'Weird' }, { phase: 'Complete' }] })).toEqual({});
     const many: Record<string, OperationRecord> = {};
-    for (let i = 0; i < 150; i++) many[`backup-b${i}`] = { job: `backup-b${i}`, phase: 'Complete', created: new Date(NOW + i * 1000).toISOString() };
-    const kept = keptOperations({ ...many, ...records }, ['restore-r', 'backup-b0']);
-    expect(Object.keys(kept)).toHaveLength(102);
-    expect(kept['backup-b0']).toBeDefined();
-    expect(kept['backup-b149']).toBeDefined();
-    expect(kept['backup-b10']).toBeUndefined();
-    // A Waiting record of a document that left Git goes.
+    for (let i = 0; i < 250; i++) many[`restore-b${i}`] = { job: `restore-b${i}`, phase: 'Complete', uid: `u${i}`, storage: 's3://b/p', clusterId: CLUSTER, created: new Date(NOW + i * 1000).toISOString() };
+    const kept = keptOperations({ ...many, ...records }, ['restore-r', 'restore-b0']);
+    expect(Object.keys(kept)).toHaveLength(252);
+    expect(kept['restore-b0']).toEqual(many['restore-b0']);
+    expect(kept['restore-b249']).toEqual(many['restore-b249']);
+    expect(kept[`restore-b${250 - FORMER_KEPT}`]).toEqual(many[`restore-b${250 - FORMER_KEPT}`]);
+    // Older than the newest 100 that left Git: what makes it run once, and to which cluster.
+    expect(kept['restore-b10']).toEqual({ job: 'restore-b10', phase: 'Complete', clusterId: CLUSTER, created: many['restore-b10'].created });
+    // A Waiting record of a document that left Git goes: it never ran.
     expect(kept['backup-w']).toBeUndefined();
+    // Kept short, the record still stops a document put back in Git after all those others.
+    const back = planOperations({ operations: [op('restore-b10', { record: kept['restore-b10'] })], now: NOW })[0];
+    expect(back.create).toBeUndefined();
+    expect(back.record.phase).toBe('Complete');
+  });
+});
+
+describe("the records outlive what Argo CD's label tracking prunes", () => {
+  test('the status ConfigMap does not carry the label by which label tracking claims objects', async () => {
+    const applied: { name: string; labels: Record<string, string> }[] = [];
+    const kube = { getConfigMapData: async () => undefined, applyConfigMap: async (name: string, labels: Record<string, string>) => void applied.push({ name, labels }) };
+    const records = new StatusRecords(kube, 'demo');
+    await records.restore();
+    await records.setOperations({ 'restore-r': { job: 'restore-r', phase: 'Running', clusterId: CLUSTER } });
+    expect(applied).toEqual([{ name: 'demo-status', labels: { 'app.kubernetes.io/name': 'tidb-cluster', 'app.kubernetes.io/managed-by': 'tidb-operator', 'app.kubernetes.io/component': 'discovery' } }]);
+  });
+});
+
+describe('a restore is bound to the cluster instance it restored', () => {
+  const done: OperationRecord = { job: 'restore-r', phase: 'Complete', uid: 'u1', template: 'sha256:aaa', spec: 'sha256:sss', created: '2026-11-27T12:00:00Z', clusterId: OTHER, storage: 's3://b/p' };
+
+  test('in a cluster made anew (another PD cluster ID) it is not Complete: it waits for the Job of the earlier run to go, then runs, once', () => {
+    // The earlier run's Job is still there: not adopted, and the way out said, once.
+    const leftover = planOperations({ operations: [op('restore-r', { record: done, live: job('restore-r', 'u1', 'Complete', OTHER) as never })], now: NOW })[0];
+    expect(leftover).toEqual({
+      record: { job: 'restore-r', phase: 'Waiting', formerCluster: OTHER, reason: `the Job restore-r of the restore into the cluster as it was before (PD cluster ID ${OTHER}) is still there; delete it (kubectl delete job restore-r) and the restore runs into this cluster` },
+      news: 'waiting',
+    });
+    expect(planOperations({ operations: [op('restore-r', { record: leftover.record, live: job('restore-r', 'u1', 'Complete', OTHER) as never })], now: NOW })[0]).toEqual({ record: leftover.record });
+    // A Job made before the annotation: the record says it is the earlier run's.
+    expect(planOperations({ operations: [op('restore-r', { record: done, live: job('restore-r', 'u1', 'Complete') as never })], now: NOW })[0].record.phase).toBe('Waiting');
+    // Deleted: the restore runs into this cluster, and says what it does.
+    const again = planOperations({ operations: [op('restore-r', { record: leftover.record })], now: NOW })[0];
+    expect(again).toEqual({ record: { job: 'restore-r', phase: 'Running', template: 'sha256:aaa', spec: 'sha256:sss', created: '2026-11-27T12:00:00Z', clusterId: CLUSTER, formerCluster: OTHER }, create: true, news: 'started' });
+    expect(messageOf({ ...again.record, phase: 'Complete', storage: 's3://b/p', backupTS: '1', size: '2', finished: 'f' })).toBe(
+      `restored from s3://b/p, BackupTS 1, 2 bytes, finished f, into the cluster made anew (PD cluster ID ${CLUSTER}; it restored before into cluster ${OTHER}, which is gone).`,
+    );
+    // Its Job gone with the records lost: the same. Over, it stays over in this cluster.
+    expect(planOperations({ operations: [op('restore-r', { record: done })], now: NOW })[0].create).toBe(true);
+    expect(planOperations({ operations: [op('restore-r', { record: { ...again.record, phase: 'Complete' } })], now: NOW })[0].create).toBeUndefined();
+    // Not while the cluster is not ready, nor while PD does not say which cluster it is.
+    expect(planOperations({ operations: [op('restore-r', { record: done })], notReady: 'x', now: NOW })[0].record).toMatchObject({ phase: 'Waiting', formerCluster: OTHER });
+    expect(planOperations({ operations: [op('restore-r', { record: leftover.record })], clusterId: undefined, now: NOW })[0].record).toEqual({ job: 'restore-r', phase: 'Waiting', formerCluster: OTHER, reason: "PD's cluster ID cannot be read, to bind the run to this instance of the cluster" });
+  });
+
+  test('in the same cluster, or unknown, it stays as it was; a Backup is not bound; a Job of another instance is not adopted', () => {
+    expect(planOperations({ operations: [op('restore-r', { record: done })], clusterId: OTHER, now: NOW })[0]).toEqual({ record: done });
+    const { clusterId: _c, ...older } = done;
+    expect(planOperations({ operations: [op('restore-r', { record: older })], now: NOW })[0]).toEqual({ record: older });
+    expect(planOperations({ operations: [op('restore-r', { record: done })], clusterId: undefined, now: NOW })[0]).toEqual({ record: done });
+    const backup: OperationRecord = { ...done, job: 'backup-b' };
+    expect(planOperations({ operations: [op('backup-b', { record: backup })], now: NOW })[0]).toEqual({ record: backup });
+    // Records lost, and the Job left says it ran against another instance: not Complete here.
+    const foreign = planOperations({ operations: [op('restore-r', { live: job('restore-r', 'u7', 'Complete', OTHER) as never })], now: NOW })[0];
+    expect(foreign.record).toMatchObject({ phase: 'Waiting', formerCluster: OTHER });
+    expect(foreign.create).toBeUndefined();
+  });
+
+  test("the controller's Job says which instance it runs against, and is no object of an Argo CD Application's by label", () => {
+    const template = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'restore-r', labels: { 'app.kubernetes.io/instance': 'demo', 'tidb-gitops.io/operation': 'restore-r' } }, spec: { template: { metadata: { labels: { 'app.kubernetes.io/instance': 'demo' } } } } };
+    expect(jobToCreate(template, CLUSTER)).toEqual({
+      ...template,
+      metadata: { name: 'restore-r', labels: { 'tidb-gitops.io/operation': 'restore-r' }, annotations: { 'tidb-gitops.io/cluster-id': CLUSTER } },
+    });
+  });
+});
+
+describe('a finished operation stays quiet through a cluster upgrade', () => {
+  const jobJson = (image: string, db = 'app') => JSON.stringify({ kind: 'Job', spec: { template: { spec: { containers: [{ name: 'restore', image, args: ['restore', 'db', `--db=${db}`] }] } } } }, null, 2);
+
+  test('a new BR image alone changes nothing; a change of what it does is announced, once', () => {
+    const before = operationDigests(jobJson('pingcap/br:v8.5.0'));
+    const upgraded = operationDigests(jobJson('pingcap/br:v8.5.7'));
+    expect(upgraded.digest).not.toBe(before.digest);
+    expect(upgraded.spec).toBe(before.spec);
+    const done: OperationRecord = { job: 'restore-r', phase: 'Complete', template: before.digest, spec: before.spec, clusterId: CLUSTER };
+    expect(planOperations({ operations: [op('restore-r', { record: done, template: { json: jobJson('pingcap/br:v8.5.7'), ...upgraded } })], now: NOW })[0]).toEqual({ record: done });
+    const other = operationDigests(jobJson('pingcap/br:v8.5.7', 'billing'));
+    expect(other.spec).not.toBe(before.spec);
+    expect(planOperations({ operations: [op('restore-r', { record: done, template: { json: '', ...other } })], now: NOW })[0]).toEqual({ record: { ...done, changed: other.spec }, news: 'changed' });
+  });
+
+  test('a record kept before the digest of what it does takes it quietly', () => {
+    const upgraded = operationDigests(jobJson('pingcap/br:v8.5.7'));
+    const older: OperationRecord = { job: 'backup-b', phase: 'Complete', template: 'sha256:old' };
+    expect(planOperations({ operations: [op('backup-b', { record: older, template: { json: '', ...upgraded } })], now: NOW })[0]).toEqual({ record: { ...older, spec: upgraded.spec } });
+    const announced: OperationRecord = { ...older, changed: 'sha256:old-change' };
+    expect(planOperations({ operations: [op('backup-b', { record: announced, template: { json: '', ...upgraded } })], now: NOW })[0]).toEqual({ record: { ...announced, spec: upgraded.spec, changed: upgraded.spec } });
   });
 });
 

@@ -16,6 +16,7 @@ import { RealWorld } from './kube/world';
 import { simCluster } from './sim/controller-process';
 import { BR_SIM, runBrContainer } from './support/br-run';
 import { startS3Server, type S3Server } from './support/s3-server';
+import { CRONJOB_HEALTH_LUA, runHealth } from './support/argocd-lua';
 import { renderWith } from './support/companions';
 
 type Obj = Record<string, any>;
@@ -74,15 +75,27 @@ describeReal('a BackupSchedule on the real API server', () => {
       metadata: { name: 'often', namespace },
       spec: { schedule: '* * * * *', maxBackups: 1, backupTemplate: { br: { cluster: 'c' }, cleanPolicy: 'Delete', s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'c', secretName: 's3-secret' } } },
     };
-    // What the bucket holds from before: two runs of this schedule the records know (one good, one
-    // failed), a backup made by hand under the same prefix, and a folder whose name only starts like
-    // the old run's. Retention may remove the first two only.
-    const folderAt = (ts: string) => `c/c-pd.${namespace}-2379-${ts}`;
+    // What the bucket holds from before: three runs of this schedule the records know (a good one in
+    // the layout shared with other schedules, a failed one in its own folder, a failed one in the
+    // shared layout), a backup made by hand under the same prefix, and a folder whose name only starts
+    // like the first run's. Retention may remove the first two only: the third run's folder may be
+    // another run's backup.
+    const legacyAt = (ts: string) => `c/c-pd.${namespace}-2379-${ts}`;
+    const ownAt = (ts: string, uid: string) => `c/often/c-pd.${namespace}-2379-${ts}-${uid}`;
     const put = (key: string) => fetch(`${endpoint}/backups/${key}`, { method: 'PUT', body: 'x' });
-    for (const key of [`${folderAt('2026-01-01t00-00-00')}/backupmeta`, `${folderAt('2026-01-01t00-00-00')}/1/a_write.sst`, `${folderAt('2026-01-02t00-00-00')}/backup.lock`, 'c/by-hand/backupmeta', `${folderAt('2026-01-01t00-00-00')}0/backupmeta`]) await put(key);
+    const seededKeys = [
+      `${legacyAt('2026-01-01t00-00-00')}/backupmeta`,
+      `${legacyAt('2026-01-01t00-00-00')}/1/a_write.sst`,
+      `${ownAt('2026-01-02t00-00-00', '0000abcd')}/backup.lock`,
+      `${legacyAt('2026-01-03t00-00-00')}/backupmeta`,
+      'c/by-hand/backupmeta',
+      `${legacyAt('2026-01-01t00-00-00')}0/backupmeta`,
+    ];
+    for (const key of seededKeys) await put(key);
     const seeded = [
-      { schedule: 'often', job: 'backup-often-29453760', phase: 'Complete', started: '2026-01-01T00:00:00Z', storage: `s3://backups/${folderAt('2026-01-01t00-00-00')}` },
-      { schedule: 'often', job: 'backup-often-29455200', phase: 'Failed', started: '2026-01-02T00:00:00Z', storage: `s3://backups/${folderAt('2026-01-02t00-00-00')}`, error: 'Error: x' },
+      { schedule: 'often', job: 'backup-often-29453760', phase: 'Complete', started: '2026-01-01T00:00:00Z', storage: `s3://backups/${legacyAt('2026-01-01t00-00-00')}` },
+      { schedule: 'often', job: 'backup-often-29455200', uid: '0000abcd-0000-4000-8000-000000000000', phase: 'Failed', started: '2026-01-02T00:00:00Z', storage: `s3://backups/${ownAt('2026-01-02t00-00-00', '0000abcd')}`, error: 'Error: x' },
+      { schedule: 'often', job: 'backup-often-29456640', phase: 'Failed', started: '2026-01-03T00:00:00Z', storage: `s3://backups/${legacyAt('2026-01-03t00-00-00')}`, error: 'Error: backup meta file exists' },
     ];
     // A second schedule whose Secret does not exist: its runs never start.
     const stuck = { ...schedule, metadata: { name: 'stuck', namespace }, spec: { schedule: '* * * * *', backupTemplate: { br: { cluster: 'c' }, s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'other', secretName: 'missing' } } } };
@@ -100,7 +113,7 @@ describeReal('a BackupSchedule on the real API server', () => {
         held.push(jobName);
         await gate;
       }
-      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, secrets: SECRETS, tikvVersion: 'v8.5.0' });
+      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, labels: pod.metadata.labels, secrets: SECRETS, tikvVersion: 'v8.5.0' });
       return { exitCode: r.status ?? 1, message: r.text };
     };
     const first = await w.startController(['--resync', '2s']);
@@ -133,12 +146,18 @@ describeReal('a BackupSchedule on the real API server', () => {
     const job = (await jobs()).find((j) => j.metadata.labels['tidb.pingcap.com/backup-schedule'] === 'often')!;
     expect(job.metadata.name).toBe(held[0]);
     const minutes = Number(/(\d+)$/.exec(job.metadata.name)![1]);
-    const folder = `c/c-pd.${namespace}-2379-${new Date(minutes * 60_000).toISOString().slice(0, 19).replace('T', 't').replace(/:/g, '-')}`;
+    // The run's folder is the schedule's own, named with the Job's UID.
+    const folder = `c/often/c-pd.${namespace}-2379-${new Date(minutes * 60_000).toISOString().slice(0, 19).replace('T', 't').replace(/:/g, '-')}-${job.metadata.uid.slice(0, 8)}`;
     expect(await bucketKeys(`${folder}/`)).toEqual(expect.arrayContaining([`${folder}/backupmeta`, `${folder}/backup.lock`]));
 
     // The controller keeps the run in the status ConfigMap, with what the run reported.
     // The stuck schedule's run: kept Running with the kubelet's reason, announced once.
     await w.waitFor(async () => (await runs()).some((r) => r.schedule === 'stuck' && r.phase === 'Running' && r.error === 'CreateContainerConfigError: secret "missing" not found'), 30_000, "the controller to record why the stuck schedule's run cannot start");
+    // Its CronJob says so to the health checks: Argo CD's own check would call it healthy.
+    await w.waitFor(async () => (await w.kube.get(`/apis/batch/v1/namespaces/${namespace}/cronjobs/backup-stuck`))?.metadata.annotations?.['tidb-gitops.io/backup-health'] === 'Degraded', 30_000, "the stuck schedule's CronJob to be noted Degraded");
+    const stuckCronJob = (await w.kube.get(`/apis/batch/v1/namespaces/${namespace}/cronjobs/backup-stuck`))!;
+    expect(stuckCronJob.metadata.annotations['tidb-gitops.io/message']).toMatch(/^the run backup-stuck-\d+ cannot start: CreateContainerConfigError: secret "missing" not found$/);
+    expect(runHealth(stuckCronJob, 'float', CRONJOB_HEALTH_LUA).status).toBe('Degraded');
     const stuckEvents = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupStuck');
     expect(stuckEvents.length).toBeGreaterThanOrEqual(1);
     expect(stuckEvents[0].message).toBe('the run of schedule stuck cannot start: CreateContainerConfigError: secret "missing" not found');
@@ -153,6 +172,9 @@ describeReal('a BackupSchedule on the real API server', () => {
     const cronJob = () => w.kube.get(`/apis/batch/v1/namespaces/${namespace}/cronjobs/backup-often`);
     await w.waitFor(async () => (await cronJob())?.status?.lastSuccessfulTime !== undefined, 30_000, 'the CronJob controller to note the success');
     const cs = (await cronJob())!.status;
+    // The failed run seeded before it is no longer the last: the controller notes the schedule well.
+    await w.waitFor(async () => (await cronJob())?.metadata.annotations?.['tidb-gitops.io/backup-health'] === undefined, 30_000, 'the schedule to be noted well');
+    expect((await cronJob())!.metadata.annotations?.['tidb-gitops.io/message']).toBeUndefined();
     expect(Date.parse(cs.lastSuccessfulTime)).toBeGreaterThanOrEqual(minutes * 60_000);
 
     const events = await w.kube.list(`/api/v1/namespaces/${namespace}/events`);
@@ -161,15 +183,19 @@ describeReal('a BackupSchedule on the real API server', () => {
     expect(announced[0].involvedObject).toMatchObject({ kind: 'Job', apiVersion: 'batch/v1', uid: job.metadata.uid });
     expect(announced[0].message).toContain(`written to s3://backups/${folder}`);
 
-    // maxBackups: 1 keeps the new run; the old good run and the failed one go, nothing else does.
-    await w.waitFor(async () => (await runs()).filter((r) => r.phase === 'Deleted').length === 2, 30_000, 'retention to remove the two old runs');
-    expect(await bucketKeys(`${folderAt('2026-01-01t00-00-00')}/`)).toEqual([]);
-    expect(await bucketKeys(`${folderAt('2026-01-02t00-00-00')}/`)).toEqual([]);
+    // maxBackups: 1 keeps the new run; the old good run and the failed one in its own folder go; the
+    // failed run in the shared layout is let go with its folder kept; nothing else goes.
+    await w.waitFor(async () => (await runs()).filter((r) => r.phase === 'Deleted' || r.phase === 'Released').length === 3, 30_000, 'retention to let the three old runs go');
+    expect((await runs()).filter((r) => r.phase === 'Deleted' || r.phase === 'Released').map((r) => `${r.job} ${r.phase}`).sort()).toEqual(['backup-often-29453760 Deleted', 'backup-often-29455200 Deleted', 'backup-often-29456640 Released']);
+    expect(await bucketKeys(`${legacyAt('2026-01-01t00-00-00')}/`)).toEqual([]);
+    expect(await bucketKeys(`${ownAt('2026-01-02t00-00-00', '0000abcd')}/`)).toEqual([]);
+    expect(await bucketKeys(`${legacyAt('2026-01-03t00-00-00')}/`)).toEqual([`${legacyAt('2026-01-03t00-00-00')}/backupmeta`]);
     expect(await bucketKeys('c/by-hand/')).toEqual(['c/by-hand/backupmeta']);
-    expect(await bucketKeys(`${folderAt('2026-01-01t00-00-00')}0/`)).toEqual([`${folderAt('2026-01-01t00-00-00')}0/backupmeta`]);
+    expect(await bucketKeys(`${legacyAt('2026-01-01t00-00-00')}0/`)).toEqual([`${legacyAt('2026-01-01t00-00-00')}0/backupmeta`]);
     expect(await bucketKeys(`${folder}/`)).toEqual(expect.arrayContaining([`${folder}/backupmeta`]));
-    const deleted = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupDeleted');
-    expect(deleted.map((e) => e.involvedObject.name)).toEqual(['backup-often', 'backup-often']);
+    const retentionEvents = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupDeleted' || e.reason === 'BackupReleased');
+    expect(retentionEvents.map((e) => `${e.reason} ${e.involvedObject.name}`).sort()).toEqual(['BackupDeleted backup-often', 'BackupDeleted backup-often', 'BackupReleased backup-often']);
+    expect(retentionEvents.find((e) => e.reason === 'BackupReleased')!.message).toContain("though cleanPolicy Delete removes data: a failed run's folder in the layout shared with other schedules may hold another run's backup");
     // One Event per stuck run, however many passes saw it.
     const stuckJobs = (await w.kube.list(`/api/v1/namespaces/${namespace}/events`)).filter((e) => e.reason === 'BackupStuck').map((e) => e.involvedObject.name);
     expect(new Set(stuckJobs).size).toBe(stuckJobs.length);
@@ -190,7 +216,7 @@ describeReal('a BackupSchedule on the real API server', () => {
       const jobName = pod.metadata.labels['batch.kubernetes.io/job-name'];
       runs.push(jobName);
       if (jobName === 'backup-once') await gate;
-      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, secrets: SECRETS, tikvVersion: 'v8.5.0' });
+      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, labels: pod.metadata.labels, secrets: SECRETS, tikvVersion: 'v8.5.0' });
       return { exitCode: r.status ?? 1, message: r.text };
     };
     const operations = async (): Promise<Record<string, Obj>> => Object.fromEntries(((await w.status())?.operations ?? []).map((o: Obj) => [o.job, o]));
@@ -211,6 +237,15 @@ describeReal('a BackupSchedule on the real API server', () => {
     expect(started).toMatchObject({ phase: 'Running', template: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
     await w.waitFor(async () => (await configMap('backup-once'))?.metadata.annotations?.['tidb-gitops.io/phase'] === 'Running', 30_000, 'the phase on the ConfigMap');
     await w.waitFor(async () => (await operations())['backup-once']?.uid !== undefined, 30_000, 'the Job UID in the record');
+    // The record and the Job say which instance of the cluster the run is against (PD's cluster ID);
+    // neither the Job nor the records carry the label by which Argo CD's label tracking would prune
+    // them (the Pods keep it).
+    expect((await operations())['backup-once'].clusterId).toBe(w.pd.clusterId());
+    const created = await w.kube.get(`/apis/batch/v1/namespaces/${namespace}/jobs/backup-once`);
+    expect(created!.metadata.annotations['tidb-gitops.io/cluster-id']).toBe(w.pd.clusterId());
+    expect(created!.metadata.labels['app.kubernetes.io/instance']).toBeUndefined();
+    expect(created!.spec.template.metadata.labels['app.kubernetes.io/instance']).toBe('c');
+    expect((await configMap('c-status'))!.metadata.labels['app.kubernetes.io/instance']).toBeUndefined();
 
     // The controller reads the task from PD's etcd and says where it stands.
     await w.waitFor(async () => (await w.status())?.logBackups?.[0]?.name === 'pitr', 30_000, 'the log backup task in the status');
@@ -276,7 +311,7 @@ describeReal('a BackupSchedule on the real API server', () => {
       const jobName: string = pod.metadata.labels['batch.kubernetes.io/job-name'];
       runs.push(jobName);
       if (gate && jobName.includes('-log-resume-')) await gate;
-      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, secrets: SECRETS, tikvVersion: 'v8.5.0', pd });
+      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, labels: pod.metadata.labels, secrets: SECRETS, tikvVersion: 'v8.5.0', pd });
       return { exitCode: r.status ?? 1, message: r.text };
     };
     const task = async (): Promise<Obj | undefined> => (await w.status())?.logBackups?.find((t: Obj) => t.name === 'pitr');
@@ -382,7 +417,7 @@ describeReal('a BackupSchedule on the real API server', () => {
     w.kubelet.runJob = async (pod) => {
       const jobName: string = pod.metadata.labels['batch.kubernetes.io/job-name'];
       runs.push(jobName);
-      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, secrets: SECRETS, tikvVersion: 'v8.5.0', pd });
+      const r = await runBrContainer(pod.spec.containers[0], { namespace, jobName, labels: pod.metadata.labels, secrets: SECRETS, tikvVersion: 'v8.5.0', pd });
       return { exitCode: r.status ?? 1, message: r.text };
     };
     const inGit = async (...docs: Obj[]) => {

@@ -35,22 +35,26 @@ beforeAll(async () => {
 
 afterAll(() => server?.stop(), RUN_TIMEOUT_MS);
 
-function cronJob(s3: Obj, clusterSpec: Obj = {}): Obj {
+/** The CronJob of schedule `name` backing up to the test's bucket (with these S3 settings), or to `storage`. */
+function cronJob(s3: Obj, clusterSpec: Obj = {}, name = 'nightly', storage?: Obj): Obj {
   const docs = [
     cluster(clusterSpec),
-    { apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'nightly', namespace: 'ns' }, spec: { schedule: '0 2 * * *', backupTemplate: { br: { cluster: 'demo' }, s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'demo', ...s3 } } } },
+    { apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name, namespace: 'ns' }, spec: { schedule: '0 2 * * *', backupTemplate: { br: { cluster: 'demo' }, ...(storage ?? { s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'demo', ...s3 } }) } } },
   ];
   const loaded = loadInputs(docs.map((d) => stringify(d)).join('---\n'), 'in.yaml');
   const linked = linkOperations(loaded.clusters, loaded.documents);
   expect([...loaded.errors.map((e) => e.message), ...linked.errors]).toEqual([]);
-  return find(renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects, 'CronJob', 'backup-nightly');
+  return find(renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects, 'CronJob', `backup-${name}`);
 }
 
+/** The UID the Job controller gave the Job (its Pods carry it in the `batch.kubernetes.io/controller-uid` label). */
+const UID = '1a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
+
 /** Runs the CronJob's container as the kubelet would for the Job `jobName`. */
-function run(cj: Obj, jobName: string, tikvVersion = 'v8.5.7') {
+function run(cj: Obj, jobName: string, tikvVersion = 'v8.5.7', uid: string | null = UID, br?: string) {
   const c = cj.spec.jobTemplate.spec.template.spec.containers[0];
   expect((c.command[2] as string).split('/dev/termination-log').length).toBe(3);
-  return runBrContainer(c, { namespace: 'ns', jobName, secrets: SECRETS, tikvVersion });
+  return runBrContainer(c, { namespace: 'ns', jobName, secrets: SECRETS, tikvVersion, labels: uid === null ? {} : { 'batch.kubernetes.io/controller-uid': uid }, ...(br && { br }) });
 }
 
 async function listKeys(prefix: string): Promise<string[]> {
@@ -83,13 +87,13 @@ async function metaEndVersion(folder: string): Promise<string> {
 const MINUTES = Date.UTC(2026, 10, 27, 2, 0) / 60_000;
 
 describe('a scheduled backup run', () => {
-  test('backs up into the folder the operator would name, and reports the backup TS and size', async () => {
+  test("backs up into a folder of the schedule's own, named as the operator names it and by the Job's UID, and reports the backup TS and size", async () => {
     const cj = cronJob({ secretName: 's3-secret' });
     const r = await run(cj, `backup-nightly-${MINUTES}`);
     expect(r.message.error).toBeUndefined();
     expect(r.output).toContain('Full Backup success summary');
     expect(r.status).toBe(0);
-    const folder = 'demo/demo-pd.ns-2379-2026-11-27t02-00-00';
+    const folder = 'demo/nightly/demo-pd.ns-2379-2026-11-27t02-00-00-1a2b3c4d';
     expect(r.message.storage).toBe(`s3://backups/${folder}`);
     const keys = await listKeys(`${folder}/`);
     expect(keys).toEqual(expect.arrayContaining([`${folder}/backup.lock`, `${folder}/backupmeta`]));
@@ -97,17 +101,51 @@ describe('a scheduled backup run', () => {
     expect(r.message.backupTS).toBe(await metaEndVersion(folder));
     expect(Number(r.message.size)).toBeGreaterThan(0);
 
-    // The same run again (a retried Pod): BR refuses the folder, and the message says why.
+    // The same Job again (a retried Pod): BR refuses the folder, and the message says why.
     const again = await run(cj, `backup-nightly-${MINUTES}`);
     expect(again.status).toBe(1);
-    expect(again.message.error).toContain('backup meta file exists in s3://backups/demo/demo-pd.ns-2379-2026-11-27t02-00-00/');
+    expect(again.message.error).toContain(`backup meta file exists in s3://backups/${folder}/`);
     expect(again.message.error).toContain('[BR:Common:ErrInvalidArgument]');
   }, RUN_TIMEOUT_MS);
 
   test('the next run goes to a folder of its own', async () => {
-    const r = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 24 * 60}`);
+    const r = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 24 * 60}`, 'v8.5.7', 'f0e1d2c3-0000-4000-8000-000000000000');
     expect(r.status).toBe(0);
-    expect(r.message.storage).toBe('s3://backups/demo/demo-pd.ns-2379-2026-11-28t02-00-00');
+    expect(r.message.storage).toBe('s3://backups/demo/nightly/demo-pd.ns-2379-2026-11-28t02-00-00-f0e1d2c3');
+  }, RUN_TIMEOUT_MS);
+
+  test('two schedules of one minute, and one cluster name in two Kubernetes clusters, write to folders of their own', async () => {
+    const minute = MINUTES + 2 * 24 * 60;
+    const hourly = (await run(cronJob({ secretName: 's3-secret' }, {}, 'hourly'), `backup-hourly-${minute}`, 'v8.5.7', 'aaaaaaaa-0000-4000-8000-000000000000')).message;
+    const daily = (await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${minute}`, 'v8.5.7', 'bbbbbbbb-0000-4000-8000-000000000000')).message;
+    const elsewhere = (await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${minute}`, 'v8.5.7', 'cccccccc-0000-4000-8000-000000000000')).message;
+    expect([hourly.error, daily.error, elsewhere.error]).toEqual([undefined, undefined, undefined]);
+    expect([hourly.storage, daily.storage, elsewhere.storage]).toEqual([
+      's3://backups/demo/hourly/demo-pd.ns-2379-2026-11-29t02-00-00-aaaaaaaa',
+      's3://backups/demo/nightly/demo-pd.ns-2379-2026-11-29t02-00-00-bbbbbbbb',
+      's3://backups/demo/nightly/demo-pd.ns-2379-2026-11-29t02-00-00-cccccccc',
+    ]);
+  }, RUN_TIMEOUT_MS);
+
+  test("a Pod without its Job's UID label does not back up", async () => {
+    const r = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 3}`, 'v8.5.7', null);
+    expect(r.status).toBe(1);
+    expect(r.output).toContain('the Pod has no batch.kubernetes.io/controller-uid label of its Job');
+  }, RUN_TIMEOUT_MS);
+
+  test("an Azure SAS token in the storage URL never reaches the termination message or the script's own output", async () => {
+    const token = 'sv=2024-08-04&ss=b&srt=co&sp=rwdl&se=2027-01-01T00:00:00Z&sig=AbCdEf%2Bsecret%3D';
+    const cj = cronJob({}, {}, 'nightly', { azblob: { container: 'backups', prefix: 'demo', storageAccount: 'acct', sasToken: token } });
+    // BR's error names the storage as BR was given it.
+    const br = `sh -c 'for a do case "$a" in --storage=*) echo "Error: cannot write to \${a#--storage=}: AuthorizationFailure" >&2 ;; esac; done; exit 1' br`;
+    const r = await run(cj, `backup-nightly-${MINUTES + 4}`, 'v8.5.7', UID, br);
+    expect(r.status).toBe(1);
+    expect(r.message.storage).toBe('azure://backups/demo/nightly/demo-pd.ns-2379-2026-11-27t02-04-00-1a2b3c4d/?account-name=acct&sas-token=REDACTED');
+    expect(r.message.error).toContain('sas-token=REDACTED: AuthorizationFailure');
+    for (const secret of ['AbCdEf', 'sig%3D', encodeURIComponent(token)]) {
+      expect(r.text).not.toContain(secret);
+      expect(r.output.split('\n').filter((l) => !l.startsWith('Error: '))).not.toContainEqual(expect.stringContaining(secret));
+    }
   }, RUN_TIMEOUT_MS);
 
   test('a missing bucket, wrong keys and a TiKV BR refuses fail with BR\'s words', async () => {
@@ -120,7 +158,7 @@ describe('a scheduled backup run', () => {
     const old = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 2}`, 'v8.1.2');
     expect(old.status).toBe(1);
     expect(old.message.error).toContain('TiKV node 127.0.0.1:20160 version v8.1.2 and BR v8.5.7 version mismatch');
-    expect(await listKeys('demo/demo-pd.ns-2379-2026-11-27t02-02-00/')).toEqual([]);
+    expect(await listKeys('demo/nightly/demo-pd.ns-2379-2026-11-27t02-02-00-1a2b3c4d/')).toEqual([]);
   }, RUN_TIMEOUT_MS);
 });
 

@@ -13,7 +13,7 @@ import { linkOperations } from '../src/backup/link';
 import { parseClusterInfo } from '../src/controller/model/cluster';
 import type { Job, Pod } from '../src/controller/model/objects';
 import { observeRuns, terminationOutcome } from '../src/controller/plan/backup-runs';
-import { expiredRuns, folderOf, logTruncation, truncationPoint } from '../src/controller/plan/retention';
+import { expiredRuns, keyPrefixOf, logTruncation, ownFolder, truncationPoint } from '../src/controller/plan/retention';
 import { S3Client } from '../src/controller/clients/s3';
 import { backupRunsOf, listRuns, RUNS_KEPT, type BackupRun } from '../src/controller/records/backup-runs';
 import { renderClusters } from '../src/render/render';
@@ -39,12 +39,13 @@ const failed = [{ type: 'Failed', status: 'True', lastTransitionTime: '2026-11-2
 describe('a run as its Job and Pod tell it', () => {
   test('running, then complete with what the run reported; reported once', () => {
     const running = observeRuns([job('backup-n-1', 'n')], [pod('backup-n-1', undefined)], {});
-    expect(running.runs['backup-n-1']).toEqual({ schedule: 'n', job: 'backup-n-1', phase: 'Running', started: T0 });
+    // The Job's UID is kept: the run's folder is named with it.
+    expect(running.runs['backup-n-1']).toEqual({ schedule: 'n', job: 'backup-n-1', uid: 'uid-backup-n-1', phase: 'Running', started: T0 });
     expect(running.finished).toEqual([]);
     const msg = '{"storage":"s3://b/p/c-pd.ns-2379-2026-11-27t02-00-00","backupTS":"470759906831237120","size":"115"}\n';
     const done = observeRuns([job('backup-n-1', 'n', complete, { completionTime: '2026-11-27T02:03:00Z' })], [pod('backup-n-1', msg)], running.runs);
     expect(done.runs['backup-n-1']).toEqual({
-      schedule: 'n', job: 'backup-n-1', phase: 'Complete', started: T0, finished: '2026-11-27T02:03:00Z',
+      schedule: 'n', job: 'backup-n-1', uid: 'uid-backup-n-1', phase: 'Complete', started: T0, finished: '2026-11-27T02:03:00Z',
       storage: 's3://b/p/c-pd.ns-2379-2026-11-27t02-00-00', backupTS: '470759906831237120', size: '115',
     });
     expect(done.finished.map((r) => r.job)).toEqual(['backup-n-1']);
@@ -63,6 +64,15 @@ describe('a run as its Job and Pod tell it', () => {
     expect(bare.runs['backup-n-4'].error).toBe('Job has reached the specified backoff limit');
   });
 
+  test('an Azure SAS token never reaches the records, from the message or from a log tail the kubelet kept', () => {
+    const url = 'azure://c/p/x/?account-name=acct&sas-token=sv%3D2024-08-04%26sig%3DAbCd%252Bsecret';
+    const message = observeRuns([job('backup-n-2', 'n', failed)], [pod('backup-n-2', JSON.stringify({ storage: url, error: `Error: write to ${url}: 403` }))], {});
+    const tail = observeRuns([job('backup-n-3', 'n', failed)], [pod('backup-n-3', `panic: storage ${url}\nraw sv=2024-08-04&sig=AbCd%2Bsecret&se=x`)], {});
+    expect(message.runs['backup-n-2']).toMatchObject({ storage: 'azure://c/p/x/?account-name=acct&sas-token=REDACTED', error: 'Error: write to azure://c/p/x/?account-name=acct&sas-token=REDACTED: 403' });
+    expect(tail.runs['backup-n-3'].error).toBe('panic: storage azure://c/p/x/?account-name=acct&sas-token=REDACTED\nraw sv=2024-08-04&sig=REDACTED&se=x');
+    expect(JSON.stringify([message.runs, tail.runs])).not.toMatch(/AbCd/);
+  });
+
   test('a running run whose Job is gone is lost; a finished one stays as it was', () => {
     const known: Record<string, BackupRun> = {
       'backup-n-5': { schedule: 'n', job: 'backup-n-5', phase: 'Running', started: T0 },
@@ -78,7 +88,7 @@ describe('a run as its Job and Pod tell it', () => {
     const waiting = (reason: string, message: string) =>
       ({ metadata: { name: 'backup-n-7-x', labels: { 'batch.kubernetes.io/job-name': 'backup-n-7' } }, status: { containerStatuses: [{ name: 'backup', state: { waiting: { reason, message } } }] } }) as unknown as Pod;
     const first = observeRuns([job('backup-n-7', 'n')], [waiting('CreateContainerConfigError', 'secret "s3-secret" not found')], {});
-    expect(first.runs['backup-n-7']).toEqual({ schedule: 'n', job: 'backup-n-7', phase: 'Running', started: T0, error: 'CreateContainerConfigError: secret "s3-secret" not found' });
+    expect(first.runs['backup-n-7']).toEqual({ schedule: 'n', job: 'backup-n-7', uid: 'uid-backup-n-7', phase: 'Running', started: T0, error: 'CreateContainerConfigError: secret "s3-secret" not found' });
     expect(first.stuck.map((r) => r.job)).toEqual(['backup-n-7']);
     expect(first.finished).toEqual([]);
     // The same reason next pass is no news; a new one is.
@@ -132,10 +142,13 @@ describe('what the renderer gives the controller', () => {
 
   // Jobs are listed and created with or without documents: a log backup whose document left Git is
   // stopped by a Job the Role rendered without it must allow.
-  test('with a schedule: its name, and Jobs', () => {
+  test("with a schedule: its name, Jobs, and noting the schedule's health on its CronJob", () => {
     const objects = render(true);
     expect(info(objects).backupSchedules).toEqual(['nightly']);
-    expect(jobRules(objects)).toEqual([{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'create'] }]);
+    expect(jobRules(objects)).toEqual([
+      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'create'] },
+      { apiGroups: ['batch'], resources: ['cronjobs'], resourceNames: ['backup-nightly'], verbs: ['patch'] },
+    ]);
   });
 
   test('without one: no schedule, the same Jobs rule', () => {
@@ -169,22 +182,29 @@ describe("how far a schedule's log backup is truncated", () => {
 
 describe('retention: which runs go', () => {
   const policy = { bucket: 'b', prefix: 'p', secretName: 's', cleanPolicy: 'Delete' as const };
-  const run = (day: number, phase: BackupRun['phase'], folder = `c-pd.ns-2379-2026-01-${String(day).padStart(2, '0')}t00-00-00`): BackupRun => ({
-    schedule: 'n', job: `backup-n-${day}`, phase, started: `2026-01-${String(day).padStart(2, '0')}T00:00:00Z`, storage: `s3://b/p/${folder}`,
+  const uid = (day: number) => `0000${String(day).padStart(4, '0')}-1111-4222-8333-444444444444`;
+  /** Run `day` of schedule n, in its own folder: under the schedule's, named with its Job UID. */
+  /** The CronJob's Job of the run scheduled at midnight of 2026-01-`day` (its name carries the minute). */
+  const jobOf = (day: number) => `backup-n-${29453760 + (day - 1) * 1440}`;
+  /** `backup-n-<day>`, for the Job of that day's run. */
+  const label = (job: string) => job.replace(/^backup-n-(\d+)$/, (_, m: string) => `backup-n-${(Number(m) - 29453760) / 1440 + 1}`);
+  /** Run `day` of schedule n, in its own folder: under the schedule's, named with its Job UID. */
+  const run = (day: number, phase: BackupRun['phase'], folder = `n/c-pd.ns-2379-2026-01-${String(day).padStart(2, '0')}t00-00-00-0000${String(day).padStart(4, '0')}`): BackupRun => ({
+    schedule: 'n', job: jobOf(day), uid: uid(day), phase, started: `2026-01-${String(day).padStart(2, '0')}T00:00:00Z`, storage: `s3://b/p/${folder}`,
   });
   const byJob = (...runs: BackupRun[]) => Object.fromEntries(runs.map((r) => [r.job, r]));
   /** The runs whose data retention removes. */
   const gone = (runs: Record<string, BackupRun>, p: Obj, now = Date.UTC(2026, 0, 10)) =>
     expiredRuns('n', runs, { ...policy, ...p } as never, now)
       .filter((e) => e.action === 'delete')
-      .map((e) => e.run.job);
+      .map((e) => label(e.run.job));
   /** Each expired run and what retention does with it. */
-  const plan = (runs: Record<string, BackupRun>, p: Obj, now = Date.UTC(2026, 0, 10)) => expiredRuns('n', runs, { ...policy, ...p } as never, now).map((e) => `${e.run.job} ${e.action}`);
+  const plan = (runs: Record<string, BackupRun>, p: Obj, now = Date.UTC(2026, 0, 10)) => expiredRuns('n', runs, { ...policy, ...p } as never, now).map((e) => `${label(e.run.job)} ${e.action}`);
 
   test('maxBackups keeps the newest good backups; failed runs never count and go once a newer one is good', () => {
     const runs = byJob(run(1, 'Complete'), run(2, 'Complete'), run(3, 'Failed'), run(4, 'Complete'), run(5, 'Running'), run(6, 'Failed'));
     expect(gone(runs, { maxBackups: 2 })).toEqual(['backup-n-3', 'backup-n-1']);
-    expect(expiredRuns('n', runs, { ...policy, maxBackups: 2 }, 0).map((e) => e.action === 'delete' && e.folder)).toEqual(['p/c-pd.ns-2379-2026-01-03t00-00-00/', 'p/c-pd.ns-2379-2026-01-01t00-00-00/']);
+    expect(expiredRuns('n', runs, { ...policy, maxBackups: 2 }, 0).map((e) => e.action === 'delete' && e.folder)).toEqual(['p/n/c-pd.ns-2379-2026-01-03t00-00-00-00000003/', 'p/n/c-pd.ns-2379-2026-01-01t00-00-00-00000001/']);
   });
 
   test('the newest good backup stays whatever the limits say; with none, nothing goes', () => {
@@ -197,13 +217,32 @@ describe('retention: which runs go', () => {
     expect(gone(runs, { maxReservedSeconds: 3 * 86_400 })).toEqual(['backup-n-5', 'backup-n-1']);
   });
 
-  test("another schedule's runs, and folders outside the prefix or above it, are never touched", () => {
-    const other = { ...run(1, 'Complete'), schedule: 'other', job: 'backup-other-1' };
+  test("another schedule's runs, another cluster's folders, and folders outside the prefix or above it, are never touched", () => {
+    const other = { ...run(1, 'Complete', 'other/c-pd.ns-2379-2026-01-01t00-00-00-00000001'), schedule: 'other', job: 'backup-other-1' };
     const outside = { ...run(2, 'Complete'), storage: 's3://b/elsewhere/c-pd.ns-2379-x' };
     const above = { ...run(3, 'Complete'), storage: 's3://b/p' };
-    const nested = { ...run(4, 'Complete'), storage: 's3://b/p/a/b' };
+    const schedule = { ...run(4, 'Complete'), storage: 's3://b/p/n' };
     const otherBucket = { ...run(5, 'Complete'), storage: 's3://c/p/x' };
-    expect(gone(byJob(other, outside, above, nested, otherBucket, run(9, 'Complete')), { maxBackups: 1 })).toEqual([]);
+    // A folder of the same name and minute another cluster's run wrote: its UID is not this run's.
+    const elsewhere = run(6, 'Complete', 'n/c-pd.ns-2379-2026-01-06t00-00-00-99999999');
+    const underOther = run(7, 'Complete', 'other/c-pd.ns-2379-2026-01-07t00-00-00-00000007');
+    expect(gone(byJob(other, outside, above, schedule, otherBucket, elsewhere, underOther, run(9, 'Complete')), { maxBackups: 1 })).toEqual([]);
+  });
+
+  test('in the layout schedules shared (tidb-operator\'s, and this one\'s before), a complete run\'s folder goes; a failed run\'s stays: it may be another run\'s backup', () => {
+    const legacy = (day: number, phase: BackupRun['phase']) => ({ ...run(day, phase, `c-pd.ns-2379-2026-01-0${day}t00-00-00`), uid: undefined });
+    const runs = byJob(legacy(1, 'Complete'), legacy(2, 'Failed'), legacy(3, 'Lost'), run(9, 'Complete'));
+    expect(plan(runs, { maxBackups: 1 })).toEqual(['backup-n-3 release', 'backup-n-2 release', 'backup-n-1 delete']);
+    const kept = expiredRuns('n', runs, { ...policy, maxBackups: 1 }, 0).find((e) => e.run.job === jobOf(2));
+    expect(kept).toMatchObject({ action: 'release', kept: "a failed run's folder in the layout shared with other schedules may hold another run's backup" });
+    // A run recorded before its UID was: its folder under the schedule's is not known to be its own.
+    expect(plan(byJob({ ...run(1, 'Complete'), uid: undefined }, run(9, 'Complete')), { maxBackups: 1 })).toEqual(['backup-n-1 release']);
+  });
+
+  test('a folder inside or around one another run names is kept, the run released', () => {
+    const around = { ...run(5, 'Complete'), schedule: 'other', job: 'backup-other-5', storage: 's3://b/p/n' };
+    expect(plan(byJob(run(1, 'Complete'), around, run(9, 'Complete')), { maxBackups: 1 })).toEqual(['backup-n-1 release']);
+    expect(expiredRuns('n', byJob(run(1, 'Complete'), around, run(9, 'Complete')), { ...policy, maxBackups: 1 }, 0)[0]).toMatchObject({ kept: 'its folder holds, or is held in, the folder of backup-other-5 (complete)' });
   });
 
   test('cleanPolicy decides what an expired run loses: Retain (the default) nothing, OnFailure a failed or lost run\'s partial backup, Delete all', () => {
@@ -213,7 +252,7 @@ describe('retention: which runs go', () => {
     expect(plan(runs, { maxBackups: 2, cleanPolicy: 'OnFailure' })).toEqual(['backup-n-3 delete', 'backup-n-2 delete', 'backup-n-1 release']);
     expect(plan(runs, { maxBackups: 2, cleanPolicy: 'Delete' })).toEqual(['backup-n-3 delete', 'backup-n-2 delete', 'backup-n-1 delete']);
     // A released run is no longer one retention acts on, nor one the log is kept for.
-    const released = { ...runs, 'backup-n-1': { ...runs['backup-n-1'], phase: 'Released' as const } };
+    const released = { ...runs, [jobOf(1)]: { ...runs[jobOf(1)], phase: 'Released' as const } };
     expect(plan(released, { maxBackups: 2, cleanPolicy: 'Retain' })).toEqual(['backup-n-3 release', 'backup-n-2 release']);
   });
 
@@ -223,16 +262,27 @@ describe('retention: which runs go', () => {
   });
 
   test('a folder a kept backup names is kept, whichever other run names it', () => {
-    const runs = byJob(run(1, 'Complete', 'same'), { ...run(2, 'Failed', 'same') }, run(0, 'Complete'));
-    expect(gone(runs, { maxBackups: 1 }, Date.UTC(2026, 0, 10))).toEqual(['backup-n-0']);
+    const runs = byJob(run(2, 'Complete', 'same'), { ...run(3, 'Failed', 'same') }, run(1, 'Complete'));
+    expect(gone(runs, { maxBackups: 1 }, Date.UTC(2026, 0, 10))).toEqual(['backup-n-1']);
   });
 
-  test('folderOf: one folder directly under the prefix, with the query of a path-style URL ignored', () => {
-    expect(folderOf('s3://b/p/x?force-path-style=false', policy)).toBe('p/x/');
-    expect(folderOf('s3://b/x', { bucket: 'b', prefix: '' })).toBe('x/');
-    expect(folderOf('s3://b/p/..', policy)).toBeUndefined();
-    expect(folderOf('gcs://b/p/x/', policy)).toBeUndefined();
-    expect(folderOf(undefined, policy)).toBeUndefined();
+  test('keyPrefixOf: a folder under the prefix of the policy\'s bucket and provider, with the query of the URL ignored', () => {
+    expect(keyPrefixOf('s3://b/p/x?force-path-style=false', policy)).toBe('p/x/');
+    expect(keyPrefixOf('s3://b/p/n/x', policy)).toBe('p/n/x/');
+    expect(keyPrefixOf('s3://b/x', { bucket: 'b', prefix: '' })).toBe('x/');
+    expect(keyPrefixOf('s3://b/p/..', policy)).toBeUndefined();
+    expect(keyPrefixOf('s3://b/p//x', policy)).toBeUndefined();
+    expect(keyPrefixOf('gcs://b/p/x/', policy)).toBeUndefined();
+    expect(keyPrefixOf('gcs://b/p/x/', { ...policy, storageKind: 'gcs' as const })).toBe('p/x/');
+    expect(keyPrefixOf('azure://b/p/x/?account-name=a&sas-token=REDACTED', { ...policy, storageKind: 'azblob' as const })).toBe('p/x/');
+    expect(keyPrefixOf(undefined, policy)).toBeUndefined();
+  });
+
+  test("ownFolder: the run's folder under its schedule's, with its Job UID", () => {
+    expect(ownFolder(run(1, 'Failed'), policy)).toBe('p/n/c-pd.ns-2379-2026-01-01t00-00-00-00000001/');
+    expect(ownFolder({ ...run(1, 'Failed'), job: jobOf(2) }, policy)).toEqual({ why: 's3://b/p/n/c-pd.ns-2379-2026-01-01t00-00-00-00000001 is not the folder this run\'s Job writes' });
+    expect(ownFolder({ ...run(1, 'Failed'), schedule: 'm' }, policy)).toEqual({ why: 's3://b/p/n/c-pd.ns-2379-2026-01-01t00-00-00-00000001 is not the folder this run\'s Job writes' });
+    expect(ownFolder({ ...run(1, 'Failed'), storage: undefined }, policy)).toEqual({ why: 'the run reported no storage path' });
   });
 });
 
@@ -260,7 +310,7 @@ describe('the S3 client retention uses, against a real S3-protocol server', () =
     expect((await s3.list('p/')).sort()).toEqual(['p/f0/keep', 'p/g/keep']);
     const wrong = new S3Client({ bucket: 'bk', endpoint }, { accessKey: 'S3RVER', secretKey: 'wrong' });
     await expect(wrong.list('p/')).rejects.toThrow(/SignatureDoesNotMatch/);
-    const missing = new S3Client({ bucket: 'nowhere', endpoint }, { accessKey: 'S3RVER', secretKey: 'S3RVER' });
+    const missing = new S3Client({ bucket: 'nowhere', endpoint, region: 'us-east-1' }, { accessKey: 'S3RVER', secretKey: 'S3RVER' });
     await expect(missing.list('p/')).rejects.toThrow(/NoSuchBucket/);
   }, 60_000);
 });
@@ -284,7 +334,7 @@ describe('the S3 client under the errors S3 asks to be retried', () => {
   test('a 500 InternalError and a 503 SlowDown are sent again, signed anew; the answer after them counts', async () => {
     const s = await serve([[500, error('InternalError', 'We encountered an internal error. Please try again.')], [503, error('SlowDown', 'Please reduce your request rate.')], [200, listing]]);
     try {
-      const s3 = new S3Client({ bucket: 'bk', endpoint: s.endpoint }, { accessKey: 'a', secretKey: 'b' }, 5_000, 1);
+      const s3 = new S3Client({ bucket: 'bk', endpoint: s.endpoint, region: 'us-east-1' }, { accessKey: 'a', secretKey: 'b' }, 5_000, 1);
       expect(await s3.list('p/')).toEqual(['p/a']);
       expect(s.seen).toEqual(Array(3).fill('GET /bk?list-type=2&prefix=p%2F signed'));
     } finally {
@@ -296,9 +346,9 @@ describe('the S3 client under the errors S3 asks to be retried', () => {
     const failing = await serve([[500, error('InternalError', 'We encountered an internal error. Please try again.')]]);
     const denied = await serve([[403, error('AccessDenied', 'Access Denied')]]);
     try {
-      await expect(new S3Client({ bucket: 'bk', endpoint: failing.endpoint }, { accessKey: 'a', secretKey: 'b' }, 5_000, 1).delete(['p/a'])).rejects.toThrow('POST s3://bk: InternalError');
+      await expect(new S3Client({ bucket: 'bk', endpoint: failing.endpoint, region: 'us-east-1' }, { accessKey: 'a', secretKey: 'b' }, 5_000, 1).delete(['p/a'])).rejects.toThrow('POST s3://bk: InternalError');
       expect(failing.seen).toHaveLength(4);
-      await expect(new S3Client({ bucket: 'bk', endpoint: denied.endpoint }, { accessKey: 'a', secretKey: 'b' }, 5_000, 1).list('p/')).rejects.toThrow('GET s3://bk: AccessDenied: Access Denied');
+      await expect(new S3Client({ bucket: 'bk', endpoint: denied.endpoint, region: 'us-east-1' }, { accessKey: 'a', secretKey: 'b' }, 5_000, 1).list('p/')).rejects.toThrow('GET s3://bk: AccessDenied: Access Denied');
       expect(denied.seen).toHaveLength(1);
     } finally {
       failing.close();

@@ -8,7 +8,12 @@
 import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { logBackupTasks } from '../src/controller/plan/log-backups';
-import { BR_SIM } from './support/br-run';
+import { stringify } from 'yaml';
+import { loadInputs } from '../src/backup/load';
+import { linkOperations } from '../src/backup/link';
+import { renderClusters } from '../src/render/render';
+import { BR_SIM, runBrContainer } from './support/br-run';
+import { cluster, find } from './support/render';
 import { EtcdStore, etcdGrpcServer } from './sim/pd-etcd';
 import { startS3Server, type S3Server } from './support/s3-server';
 
@@ -243,7 +248,9 @@ describe('br log against PD\'s etcd and the S3 server', () => {
     expect(error(await log(['start', '--task-name=x', '--storage=s3://bucket/snap-for-log']))).toBe('the storage has been used for full backup: [BR:ExternalStorage:ErrStorageUnknown]unknown external storage error');
     expect(error(await log(['start', '--storage=s3://bucket/y']))).toBe('Miss parameters task-name: [BR:Common:ErrInvalidArgument]invalid argument');
     expect(error(await log(['start', '--task-name=x', '--storage=s3://bucket/y', '--start-ts=2026-01-01 00:00:00']))).toBe("must set timezone when using datetime format ts, e.g. '2018-05-11 01:42:23+0800': [BR:Common:ErrInvalidArgument]invalid argument");
-    expect(error(await log(['stop', '--task-name=x', '--concurrency=4']))).toBe('unknown flag: --concurrency');
+    // --timeago is br backup's own flag; --concurrency is common to every command (a task that is not there says so).
+    expect(error(await log(['stop', '--task-name=x', '--timeago=1h']))).toBe('unknown flag: --timeago');
+    expect(error(await log(['stop', '--task-name=x', '--concurrency=4']))).not.toContain('unknown flag');
     expect(keys()).toEqual([]);
   });
 });
@@ -305,6 +312,48 @@ describe('br restore point: a snapshot and the log after it', () => {
     // A log truncated past the snapshot leaves a gap.
     await fetch(`${endpoint}/bucket/pitr-log/v1_stream_trancate_safepoint.txt`, { method: 'PUT', body: String(BigInt(snapshotTs) + 1n) });
     expect(error(await point([]))).toBe(`it has gap between full backup ts:${snapshotTs}(${time(BigInt(snapshotTs))}) and log backup ts:${BigInt(snapshotTs) + 1n}(${time(BigInt(snapshotTs) + 1n)}). : [BR:Common:ErrInvalidArgument]invalid argument`);
+  });
+});
+
+describe('br restore point with the snapshot on another S3 server than the log', () => {
+  const { pd } = pdEtcd();
+  let other: S3Server | undefined;
+  beforeAll(async () => {
+    other = await startS3Server(['snaps']);
+  });
+  afterAll(() => other?.stop());
+
+  test("BR folds the snapshot URL's endpoint into the log's; the rendered Job names each storage's in its URL and restores", async () => {
+    expect((await br(['log', 'start', '--task-name=far', '--storage=s3://bucket/far-log', `--pd=${pd()}`])).status).toBe(0);
+    const snap = await br(['backup', 'full', `--storage=s3://snaps/far-snap?endpoint=${encodeURIComponent(other!.endpoint)}`], SOURCE);
+    expect(snap.stderr).toBe('');
+    const snapshotTs = BigInt(Object.fromEntries(summary(snap.stdout, 'Full Backup success summary')!).BackupTS);
+    const end = Buffer.alloc(8);
+    end.writeBigUInt64LE(snapshotTs + (60_000n << 18n));
+    await fetch(`${endpoint}/bucket/far-log/v1/global_checkpoint/1.ts`, { method: 'PUT', body: end });
+    // The endpoint in the snapshot's URL alone: BR reads the log's metadata from the snapshot's server.
+    const folded = await br(['restore', 'point', '--storage=s3://bucket/far-log', `--full-backup-storage=s3://snaps/far-snap?endpoint=${encodeURIComponent(other!.endpoint)}`]);
+    expect(error(folded)).toMatch(/^NoSuchBucket: The specified bucket does not exist/);
+
+    const docs = [
+      cluster(),
+      {
+        apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'far', namespace: 'ns' },
+        spec: {
+          br: { cluster: 'demo' }, restoreMode: 'pitr',
+          s3: { provider: 'ceph', endpoint, bucket: 'bucket', prefix: 'far-log', secretName: 's3' },
+          pitrFullBackupStorageProvider: { s3: { provider: 'ceph', endpoint: other!.endpoint, region: 'eu-1', bucket: 'snaps', prefix: 'far-snap', secretName: 's3' } },
+        },
+      },
+    ];
+    const loaded = loadInputs(docs.map((d) => stringify(d)).join('---\n'), 'in.yaml');
+    const linked = linkOperations(loaded.clusters, loaded.documents);
+    expect([...loaded.errors.map((e) => e.message), ...linked.errors]).toEqual([]);
+    const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations).flatMap((r) => r.objects);
+    const job = JSON.parse(find(objects, 'ConfigMap', 'restore-far').data['job.json']);
+    const run = await runBrContainer(job.spec.template.spec.containers[0], { namespace: 'ns', jobName: 'restore-far', secrets: { s3: { access_key: 'S3RVER', secret_key: 'S3RVER' } } });
+    expect(run.output).toContain('restore log success summary');
+    expect(run.status).toBe(0);
   });
 });
 

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { Http2Server } from 'node:http2';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { decodeRangeResponse, encodeRangeRequest, etcdRangePrefix, prefixRangeEnd, RANGE_METHOD } from '../src/controller/clients/etcd';
+import { decodeRangeResponse, encodeRangeRequest, etcdRangePrefix, prefixRangeEnd, RANGE_METHOD, type EtcdKeyValue } from '../src/controller/clients/etcd';
 import { BR_STREAM_PREFIX, logBackupTasks } from '../src/controller/plan/log-backups';
 import { findKubeAssets } from './kube/assets';
 import { EtcdStore, etcdGrpcServer } from './sim/pd-etcd';
@@ -455,6 +455,31 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
       b(`${P}checkpoint/pitr2/store/1`), b(`${P}info/pitr2`), Buffer.concat([b(`${P}ranges/pitr2/`), table(106n)]), Buffer.concat([b(`${P}ranges/pitr2/`), table(2n ** 40n)]),
     ]);
   });
+
+  test("a prefix past gRPC's 4 MiB answer limit: one Range is refused, the controller's paged read gets every key from both", async () => {
+    // A task's range keys (br/pkg/streamhelper RangeKeyOf: `ranges/<task>/` and a binary start key),
+    // 2,400 of them with 2 KiB end keys: about 5 MiB under the prefix.
+    const P = `${BR_STREAM_PREFIX}ranges/big/`;
+    const key = (i: number) => Buffer.concat([b(P), b('t'), be(BigInt(i) ^ (1n << 63n))]);
+    const value = (i: number) => Buffer.alloc(2048, i % 251);
+    const N = 2400;
+    for (let i = 0; i < N; i += 200) {
+      await Promise.all(servers.flatMap((s) => Array.from({ length: Math.min(200, N - i) }, (_, j) => unary(s, '/etcdserverpb.KV/Put', putReq(key(i + j), value(i + j))))));
+    }
+    // One Range of the whole prefix: over gRPC's default 4 MiB receive limit, from both.
+    const whole = await Promise.all(servers.map((s) => unary(s, RANGE_METHOD, encodeRangeRequest(P))));
+    expect(whole.map((r) => ('code' in r ? r.code : 'answered'))).toEqual([8, 8]);
+    // Compared as text: Jest compares 5 MiB of Buffers byte by byte, slowly.
+    const text = (kvs: EtcdKeyValue[]) => kvs.map((kv) => `${Buffer.from(kv.key).toString('hex')} ${kv.value.toString('base64')}`);
+    const want = Array.from({ length: N }, (_, i) => `${Buffer.from(key(i).toString('utf8')).toString('hex')} ${value(i).toString('base64')}`);
+    // The controller's page size, and pages of 7 keys (the last one short).
+    for (const pageKeys of [undefined, 7]) {
+      const reads = await Promise.all(servers.map((s) => etcdRangePrefix(s.target, P, undefined, 5_000, pageKeys)));
+      expect(text(reads[0])).toEqual(want);
+      expect(text(reads[1])).toEqual(want);
+    }
+    for (const s of servers) await unary(s, '/etcdserverpb.KV/DeleteRange', deleteReq(P, prefixRangeEnd(b(P))));
+  }, 120_000);
 
   test('at the end, every key and revision alike in both', async () => {
     const all = await ok('Range', rangeReq('\0', '\0'));

@@ -113,6 +113,7 @@ describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)
     expect(all.filter((f) => !/^(lib|lib64|usr\/lib)\//.test(f))).toEqual([
       'app/LICENSE',
       'app/argocd/health/configmap.lua',
+      'app/argocd/health/cronjob.lua',
       'app/argocd/health/statefulset.lua',
       'app/argocd/plugin.yaml',
       'app/lib/THIRD-PARTY-NOTICES.txt',

@@ -151,6 +151,35 @@ describeReal('the initializer on the real API server, against MariaDB', () => {
     expect((await w.events('InitializerLost')).map((e) => e.type)).toEqual(['Warning']);
   });
 
+  test("a statement that fails is reported with the server's words, without the passwords they quote", async () => {
+    const namespace = 'init-4';
+    const literal = 'lit-Pass-77';
+    const doc = {
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'TidbInitializer',
+      metadata: { name: 'bad', namespace },
+      spec: {
+        image: 'x',
+        cluster: { name: 'c' },
+        passwordSecret: 'tidb-secret',
+        // A typo the server answers by quoting the statement from it on: both passwords with it.
+        initSql: `CREATE DATABASE app;\nCREATE USERR 'x'@'%' IDENTIFIED BY '${literal}', 'y'@'%' IDENTIFIED BY '${APP_PASSWORD}';\n`,
+      },
+    };
+    const { w } = await start(namespace, {}, doc);
+    await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tidb-secret', namespace }, stringData: { root: ROOT_PASSWORD, app: APP_PASSWORD } });
+    await w.startController(['--resync', '1s']);
+    await w.waitFor(async () => (await phase(w, namespace)) === 'Failed', 60_000, 'the initializer to fail');
+    const error: string = (await status(w, namespace)).initializer.error;
+    expect(error).toMatch(/^statement 2 of 2 \(line 2 of the SQL\) failed: ERROR 1064 \(42000\): You have an error in your SQL syntax; .* near 'USERR 'x'@'%' IDENTIFIED BY '\*\*\*', 'y'@'%' IDENTIFIED BY '\*\*\*''/);
+    // What the controller said (the ConfigMap's data is the SQL from Git, the literal with it).
+    const cm = await initializerCm(w, namespace);
+    const said = [w.controllerOutput(), JSON.stringify(await status(w, namespace)), JSON.stringify(await w.kube.list(`/api/v1/namespaces/${namespace}/events`)), JSON.stringify(cm!.metadata)].join('\n');
+    expect(cm!.metadata.annotations['tidb-gitops.io/message']).toBe(`failed: ${error}`);
+    for (const secret of [literal, APP_PASSWORD, ROOT_PASSWORD]) expect(said).not.toContain(secret);
+    expect((await w.events('InitializerFailed')).map((e) => e.message)).toEqual([`failed: ${error}`]);
+  });
+
   test('createPassword: sets the password from <cluster>-init while root has none, and leaves a root that has one as it is', async () => {
     const namespace = 'init-3';
     const { w, d } = await start(namespace, { tidb: { replicas: 1, initializer: { createPassword: true } } });

@@ -11,6 +11,9 @@ import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
 import { splitSql } from '../src/base/sql';
 import { planInitializer } from '../src/controller/plan/initializer';
+import { statementFailure } from '../src/controller/reconcile/initializer';
+import { hidePasswords } from '../src/base/sql-secrets';
+import { MysqlError } from '../src/controller/clients/mysql';
 import { initializerOf, initializerMessage, type InitializerRecord } from '../src/controller/records/initializer';
 import { parseClusterInfo } from '../src/controller/model/cluster';
 import { renderClusters } from '../src/render/render';
@@ -199,12 +202,40 @@ describe('the initializer runs once', () => {
     expect(planInitializer({ info: { ...info, name: 'init-2' }, record: done, readyPod: 'p' })).toEqual({ kind: 'run', pod: 'p' });
   });
 
+  test('a cluster made anew (another PD cluster ID) is initialized again: its root has no password, it has none of the users', () => {
+    const done: InitializerRecord = { name: 'init', phase: 'Complete', digest: 'sha256:a', root: 'set', statements: 2, clusterId: '7400000000000000001' };
+    expect(planInitializer({ info, record: done, readyPod: 'p', clusterId: '7371123456789012345' })).toEqual({ kind: 'run', pod: 'p', formerCluster: '7400000000000000001' });
+    const waiting = planInitializer({ info, record: done, clusterId: '7371123456789012345' });
+    expect(waiting).toEqual({ kind: 'record', record: { name: 'init', phase: 'Waiting', reason: 'no TiDB Pod is ready', formerCluster: '7400000000000000001' }, news: 'waiting' });
+    expect(planInitializer({ info, record: (waiting as { record: InitializerRecord }).record, readyPod: 'p', clusterId: '7371123456789012345' })).toEqual({ kind: 'run', pod: 'p', formerCluster: '7400000000000000001' });
+    // The same cluster, PD not answering, or a record from before the ID was kept: over.
+    for (const [record, clusterId] of [[done, '7400000000000000001'], [done, undefined], [{ ...done, clusterId: undefined }, '7371123456789012345']] as const) {
+      expect(planInitializer({ info, record, readyPod: 'p', ...(clusterId && { clusterId }) })).toEqual({ kind: 'none' });
+    }
+    expect(initializerMessage({ ...done, clusterId: '7371123456789012345', formerCluster: '7400000000000000001' })).toBe("complete: root's password set; 2 SQL statements run; in the cluster made anew (it ran before in cluster 7400000000000000001, which is gone)");
+  });
+
   test('the record reads back as written, and says what happened in a line', () => {
     const r: InitializerRecord = { name: 'init', phase: 'Complete', digest: 'sha256:a', root: 'set', users: ['app'], statements: 1, started: 'x', finished: 'y' };
     expect(initializerOf(JSON.parse(JSON.stringify({ initializer: r })))).toEqual(r);
     expect(initializerOf({ initializer: { name: 'x', phase: 'Bogus' } })).toBeUndefined();
     expect(initializerMessage(r)).toBe("complete: root's password set; users created: app; 1 SQL statement run");
     expect(initializerMessage({ name: 'x', phase: 'Complete', root: 'kept' })).toBe('complete: root already had a password, left as it was');
+  });
+});
+
+describe('a failed statement of the initial SQL says no password', () => {
+  test("the server's words quoting the statement lose its password and the Secrets' ones, and keep the rest", () => {
+    const statement = "CREATE USERR 'app'@'%' IDENTIFIED BY 'lit\\'pass'";
+    const err = new MysqlError("You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near 'USERR 'app'@'%' IDENTIFIED BY 'lit\\'pass'' at line 1", 1064, '42000');
+    const known = ['from-the-secret'];
+    const said = statementFailure(err, { index: 1, total: 3, line: 4 }, (text) => hidePasswords(text, { statement, known }));
+    expect(said).toBe(
+      "statement 2 of 3 (line 4 of the SQL) failed: ERROR 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near 'USERR 'app'@'%' IDENTIFIED BY '***'' at line 1; the 1 before it ran, none after it",
+    );
+    // A password of the Secrets', however the server came to say it.
+    const echoed = new MysqlError("Operation CREATE USER failed for 'app'@'%' with from-the-secret", 1396, 'HY000');
+    expect(statementFailure(echoed, { index: 0, total: 1, line: 1 }, (text) => hidePasswords(text, { statement: 'CREATE USER app', known }))).not.toContain('from-the-secret');
   });
 });
 

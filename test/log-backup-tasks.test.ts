@@ -100,17 +100,24 @@ describe('a log backup renders as a ConfigMap with its state and a Job per br lo
   test('what br log start cannot carry out is refused with its path', () => {
     const errors = load([
       cluster(),
-      logBackup({ backupType: 'db', logTruncateUntil: '450000000000000000', br: { cluster: 'demo', db: 'shop', concurrency: 4 } }, 'a'),
+      logBackup({ backupType: 'db', logTruncateUntil: '450000000000000000', br: { cluster: 'demo', db: 'shop', timeAgo: '1h' } }, 'a'),
       logBackup({ commitTs: '2026-11-27 00:00:00' }, 'b'),
       logBackup({ logStop: true, logSubcommand: 'log-pause' }, 'c'),
     ]).errors;
     expect(errors).toMatch(/document 2: spec\.backupType \(line \d+\): a log backup takes tableFilter rules, not backupType db or table/);
     expect(errors).not.toContain('logTruncateUntil');
-    expect(errors).toMatch(/document 2: spec\.br\.concurrency \(line \d+\): is a snapshot backup setting; br log start has no such flag/);
+    expect(errors).toMatch(/document 2: spec\.br\.timeAgo \(line \d+\): is a snapshot backup setting; br log start has no such flag/);
     // The CRD's own rule refuses both ways at once.
     expect(errors).toMatch(/document 4: spec\.logStop \(line \d+\): Field `logStop` is the old version field, please use `logSubcommand` instead/);
     expect(errors).toMatch(/document 3: spec\.commitTs \(line \d+\): expected a TSO \(digits\) or a time with its zone/);
     expect(load([cluster(), logBackup({ commitTs: '2026-11-27 00:00:00+08:00' })]).errors).toBe('');
+  });
+
+  test('br.concurrency goes to br log start as the operator passes it, before --ratelimit', () => {
+    const cm = find(renderAll([cluster(), logBackup({ br: { cluster: 'demo', concurrency: 4, rateLimit: 8 } })]), 'ConfigMap', 'backup-pitr');
+    const args = (command: string) => JSON.parse(cm.data[`log-${command}.json`]).spec.template.spec.containers[0].args as string[];
+    expect(args('start').slice(-2)).toEqual(['--concurrency=4', '--ratelimit=8']);
+    expect(args('pause').join(' ')).not.toContain('--concurrency');
   });
 });
 
@@ -164,6 +171,49 @@ describe('the controller keeps the task in its state, one br log command at a ti
     expect(again.phase).toBe('Failed');
     expect(again.record?.reason).toMatch(/^the task was paused by an error again after br log resume: KV:LogBackup:RaftReq.*; tried again after 2026-11-28T12:04:10Z$/);
     expect(planLogTask(input({ record: resumed }), { ...ctx([task('pitr', 'Error')]), now: NOW - 50_000 + RETRY_MS })?.create?.command).toBe('resume');
+  });
+
+  test("a pause TiDB's advancer made for checkpoint lag: resumed once with a Warning, then held and reported, never resumed in a loop", () => {
+    // What advancer.go `importantTick` leaves after `isCheckpointLagged`: a MANUAL pause from a TiDB Pod, no payload.
+    const lagged: LogBackupTask = { ...task('pitr', 'Paused'), checkpointTS: '7', lagSeconds: 200_000, pause: { severity: 'MANUAL', host: 'demo-tidb-0', time: '2026-11-28T11:00:00Z', lag: true } };
+    const started: LogTaskRecord = { configMap: 'backup-pitr', task: 'pitr', want: 'running', inGit: true, runs: 1, last: { command: 'start', job: 'backup-pitr-log-start-1', phase: 'Complete', created: iso(NOW - 600_000), seen: iso(NOW - 590_000) } };
+    const first = planLogTask(input({ record: started }), ctx([lagged]))!;
+    expect(first.create?.command).toBe('resume');
+    expect(first.record?.resumedFrom).toBe('7');
+    expect(first.news).toMatchObject({ type: 'Warning', reason: 'LogBackupLagPaused' });
+    expect(first.news!.message).toMatch(/^TiDB's log backup advancer paused the task pitr from demo-tidb-0 at 2026-11-28T11:00:00Z: its checkpoint TS 7 .* lags 200000 s behind, past the advancer's limit .*; running br log resume once \(backup-pitr-log-resume-2\)/);
+    // The resume succeeded; the advancer paused it again at its next tick, the checkpoint where it was.
+    const resumed: LogTaskRecord = { ...first.record!, last: { ...first.record!.last!, uid: 'u2', phase: 'Complete', seen: iso(NOW) } };
+    const later = (ms: number, tasks: LogBackupTask[], record: LogTaskRecord, doc = DOC('running')) => planLogTask(input({ record, doc }), { view: { tasks, at: NOW + ms }, now: NOW + ms })!;
+    const held = later(30_000, [lagged], resumed);
+    expect(held.create).toBeUndefined();
+    expect(held.phase).toBe('Failed');
+    expect(held.news).toMatchObject({ type: 'Warning', reason: 'LogBackupLagPaused' });
+    expect(held.message).toMatch(/; it was paused again after br log resume \(backup-pitr-log-resume-2\) before its checkpoint moved past TS 7, so it is not resumed again: /);
+    expect(held.record).toMatchObject({ heldSince: iso(NOW + 30_000), resumedFrom: '7', reason: held.message });
+    // Every pass after: still held, announced once, no Job.
+    for (const ms of [60_000, RETRY_MS * 3, 86_400_000]) {
+      const again = later(ms, [lagged], held.record!);
+      expect([again.create, again.news, again.phase]).toEqual([undefined, undefined, 'Failed']);
+    }
+    // The document asks for paused: the hold ends; back at running, one more resume.
+    const paused = later(120_000, [lagged], held.record!, DOC('paused'));
+    expect([paused.create, paused.phase, paused.record?.heldSince, paused.record?.resumedFrom]).toEqual([undefined, 'Complete', undefined, undefined]);
+    expect(paused.message).toMatch(/^TiDB's log backup advancer paused the task pitr .*; the document asks for it paused/);
+    expect(later(180_000, [lagged], paused.record!)?.create?.command).toBe('resume');
+  });
+
+  test('a pause without an error the document did not ask for: resumed; paused again before its checkpoint moved, held; after it moved, resumed again', () => {
+    const byHand: LogBackupTask = { ...task('pitr', 'Paused'), checkpointTS: '7', pause: { severity: 'MANUAL', host: 'laptop', time: '2026-11-28T11:59:00Z' } };
+    const first = planLogTask(input(), ctx([byHand]))!;
+    expect(first.create?.command).toBe('resume');
+    expect(first.news).toMatchObject({ type: 'Normal', reason: 'LogBackupCommand' });
+    const resumed: LogTaskRecord = { ...first.record!, last: { ...first.record!.last!, uid: 'u1', phase: 'Complete', seen: iso(NOW) } };
+    const at = (tasks: LogBackupTask[]) => planLogTask(input({ record: resumed }), { view: { tasks, at: NOW + 30_000 }, now: NOW + 30_000 })!;
+    const held = at([byHand]);
+    expect(held.news).toMatchObject({ type: 'Warning', reason: 'LogBackupPausedAgain' });
+    expect(held.message).toMatch(/^the log backup task pitr is paused \(MANUAL by laptop at 2026-11-28T11:59:00Z\), checkpoint TS 7 .*not resumed again/);
+    expect(at([{ ...byHand, checkpointTS: '8' }]).create?.command).toBe('resume');
   });
 
   test('a failed command runs again only after the retry period, under the next name', () => {
@@ -246,7 +296,7 @@ describe('the controller keeps the task in its state, one br log command at a ti
   });
 
   test('the records read back from the status document as written', () => {
-    const record: LogTaskRecord = { configMap: 'backup-pitr', task: 'pitr', want: 'paused', inGit: true, runs: 2, stopJob: template('stop'), adopted: iso(NOW), last: { command: 'pause', job: 'backup-pitr-log-pause-2', uid: 'u', phase: 'Complete', created: iso(NOW), seen: iso(NOW), finished: iso(NOW) } };
+    const record: LogTaskRecord = { configMap: 'backup-pitr', task: 'pitr', want: 'paused', inGit: true, runs: 2, stopJob: template('stop'), adopted: iso(NOW), last: { command: 'pause', job: 'backup-pitr-log-pause-2', uid: 'u', phase: 'Complete', created: iso(NOW), seen: iso(NOW), finished: iso(NOW) }, resumedFrom: '7', heldSince: iso(NOW) };
     const doc = JSON.parse(JSON.stringify({ logBackupTasks: listLogTasks({ 'backup-pitr': record }) }));
     expect(logTasksOf(doc)).toEqual({ 'backup-pitr': record });
     expect(logTasksOf({ logBackupTasks: [{ configMap: 'x', task: 'x', want: 'sideways' }] })).toEqual({});
@@ -265,13 +315,15 @@ describe("a schedule's logBackupTemplate is the log backup log-<schedule>", () =
   // Starts the S3 server (a Node.js process) and runs BR (sh, then node with the simulator and gRPC):
   // half a second on an idle machine, past Jest's default 5 s on a loaded one.
   test('each start into its own log-<time> folder, as the operator names it; the script makes it when BR starts', async () => {
-    const objects = renderAll([cluster(), schedule()]);
+    // br.concurrency rides along to show that BR's log start takes it.
+    const objects = renderAll([cluster(), schedule({ logBackupTemplate: { backupMode: 'log', br: { cluster: 'demo', concurrency: 4 }, s3: S3 } })]);
     const cm = find(objects, 'ConfigMap', 'backup-log-nightly');
     expect(JSON.parse(cm.data['log-backup.json'])).toEqual({ task: 'log-nightly', state: 'running' });
     const start = JSON.parse(cm.data['log-start.json']);
     const env = Object.fromEntries(start.spec.template.spec.containers[0].env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
     expect(env.BR_STORAGE).toBe('s3://backups/demo/log/{run}');
     expect(start.spec.template.spec.containers[0].args.slice(0, 3)).toEqual(['log', 'start', '--task-name=log-nightly']);
+    expect(start.spec.template.spec.containers[0].args).toContain('--concurrency=4');
     expect(find(objects, 'CronJob', 'backup-nightly')).toBeDefined();
 
     // The start Job's container, run as a kubelet would, with the BR simulator against S3 and PD's etcd.

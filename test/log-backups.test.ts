@@ -9,6 +9,7 @@ import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { etcdRangePrefix, prefixRangeEnd, type EtcdKeyValue } from '../src/controller/clients/etcd';
 import { logBackupTasks } from '../src/controller/plan/log-backups';
 import { planOperations } from '../src/controller/plan/operations';
+import { LogBackupReader } from '../src/controller/reconcile/log-backups';
 import { EtcdStore, etcdGrpcServer } from './sim/pd-etcd';
 
 // br/pkg/streamhelper: StreamBackupTaskInfo of `br log start --task-name=pitr --storage=local:///backup/log`
@@ -50,10 +51,28 @@ describe('log backup tasks from their etcd keys', () => {
     expect(failed).toMatchObject({ state: 'Error', error: 'KV:LogBackup:RaftReq: the region is not found (store 4)' });
   });
 
+  test("paused by TiDB's advancer for checkpoint lag: a MANUAL pause with no payload from one of the cluster's TiDB Pods", () => {
+    // br/pkg/streamhelper/client.go: `PauseTask` with no option marshals `NewLocalPauseV2()` (severity MANUAL,
+    // the host and pid of the process, RFC 3339 time; no payload, which Go writes as "" and null); the
+    // advancer runs inside tidb-server (advancer.go `importantTick`), so the host is a TiDB Pod's.
+    const pauseV2 = (host: string, payload?: string) => JSON.stringify({ severity: 'MANUAL', operation_hostname: host, operation_pid: 1, operation_time: '2024-05-27T05:10:00Z', payload_type: payload ? 'text/plain;charset=UTF-8' : '', payload: payload ? Buffer.from(payload).toString('base64') : null });
+    const read = (value: string, cluster?: string) => logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/pause/pitr', value)], 0, cluster ? { cluster } : {})[0];
+    expect(read(pauseV2('demo-tidb-1'), 'demo')).toMatchObject({ state: 'Paused', pause: { severity: 'MANUAL', host: 'demo-tidb-1', time: '2024-05-27T05:10:00Z', lag: true } });
+    // A br log pause from a Job's Pod, with or without --message; another cluster's TiDB; no cluster named.
+    expect(read(pauseV2('backup-pitr-log-pause-2-x7k2p'), 'demo').pause).toEqual({ severity: 'MANUAL', host: 'backup-pitr-log-pause-2-x7k2p', time: '2024-05-27T05:10:00Z' });
+    expect(read(pauseV2('demo-tidb-1', 'maintenance'), 'demo').pause).toEqual({ severity: 'MANUAL', host: 'demo-tidb-1', time: '2024-05-27T05:10:00Z', message: 'maintenance' });
+    expect(read(pauseV2('other-tidb-0'), 'demo').pause?.lag).toBeUndefined();
+    expect(read(pauseV2('demo-tidb-x'), 'demo').pause?.lag).toBeUndefined();
+    expect(read(pauseV2('demo-tidb-1')).pause?.lag).toBeUndefined();
+    // Older BR's empty value: paused, nothing more known.
+    expect(read('', 'demo')).toMatchObject({ state: 'Paused' });
+    expect(read('', 'demo').pause).toBeUndefined();
+  });
+
   test('a restore waits while a task runs into the cluster', () => {
-    const [step] = planOperations({ operations: [{ job: 'restore-r', template: { json: '{}', digest: 'sha256:a' }, pods: [] }], logBackup: 'the log backup task pitr runs in this cluster (Running); stop it before restoring into the cluster', now: 0 });
+    const [step] = planOperations({ operations: [{ job: 'restore-r', template: { json: '{}', digest: 'sha256:a', spec: 'sha256:a' }, pods: [] }], logBackup: 'the log backup task pitr runs in this cluster (Running); stop it before restoring into the cluster', clusterId: '7', now: 0 });
     expect(step.record).toEqual({ job: 'restore-r', phase: 'Waiting', reason: 'the log backup task pitr runs in this cluster (Running); stop it before restoring into the cluster' });
-    const [backup] = planOperations({ operations: [{ job: 'backup-b', template: { json: '{}', digest: 'sha256:a' }, pods: [] }], logBackup: 'x', now: 0 });
+    const [backup] = planOperations({ operations: [{ job: 'backup-b', template: { json: '{}', digest: 'sha256:a', spec: 'sha256:a' }, pods: [] }], logBackup: 'x', clusterId: '7', now: 0 });
     expect(backup.create).toBe(true);
   });
 });
@@ -83,5 +102,52 @@ describe('etcd Range over gRPC', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
     await expect(etcdRangePrefix('127.0.0.1:1', '/tidb/br-stream/', undefined, 2000)).rejects.toThrow(/etcd Range \/tidb\/br-stream\/ on 127\.0\.0\.1:1/);
+  });
+
+  test('a page at a time from past the last key, every page at the first one\'s revision: writes between pages are not seen', async () => {
+    const store = new EtcdStore();
+    for (const k of ['a', 'b', 'c', 'd', 'e']) store.put(`/p/${k}`, k);
+    const server = etcdGrpcServer(store);
+    const asked: string[] = [];
+    // After the first page is answered, a key comes between pages and one of the next page goes.
+    server.on('stream', (stream) => {
+      asked.push('Range');
+      stream.on('close', () => {
+        if (asked.length !== 1) return;
+        store.put('/p/b0', 'new');
+        store.deleteRange(Buffer.from('/p/d'), Buffer.alloc(0));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const target = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const kvs = await etcdRangePrefix(target, '/p/', undefined, 5_000, 2);
+      expect(kvs.map((k) => `${k.key}=${k.value}`)).toEqual(['/p/a=a', '/p/b=b', '/p/c=c', '/p/d=d', '/p/e=e']);
+      expect(asked).toHaveLength(3);
+      // Read again: the writes are there.
+      expect((await etcdRangePrefix(target, '/p/', undefined, 5_000, 2)).map((k) => k.key)).toEqual(['/p/a', '/p/b', '/p/b0', '/p/c', '/p/e']);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  test("the controller reads a task's info, checkpoints, pause and errors, not its range keys", async () => {
+    const store = new EtcdStore();
+    store.put('/tidb/br-stream/info/pitr', INFO);
+    store.put('/tidb/br-stream/pause/pitr', '');
+    for (let i = 0; i < 50; i++) store.put(`/tidb/br-stream/ranges/pitr/t${i}`, 'x');
+    const server = etcdGrpcServer(store);
+    const keys: string[] = [];
+    // Each Range's key: past the 5-byte gRPC frame header, field 1's tag and its one-byte length.
+    server.on('stream', (stream) => stream.on('data', (d: Buffer) => keys.push(Buffer.from(d.subarray(7, 7 + d[6])).toString())));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const reader = new LogBackupReader({ cluster: { name: 'demo', namespace: 'ns', logBackups: ['backup-pitr'] } as never, pd: { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, log: { info() {}, warn() {}, error() {}, debug() {} } as never, options: { resyncMs: 30_000 } });
+      const view = await reader.read(0);
+      expect(view && 'tasks' in view && view.tasks.map((t) => [t.name, t.state])).toEqual([['pitr', 'Paused']]);
+      expect(keys.sort()).toEqual(['/tidb/br-stream/checkpoint/', '/tidb/br-stream/info/', '/tidb/br-stream/last-error/', '/tidb/br-stream/pause/']);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

@@ -52,6 +52,7 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
     'LICENSE',
     'README.md',
     'argocd/health/configmap.lua',
+    'argocd/health/cronjob.lua',
     'argocd/health/statefulset.lua',
     'argocd/plugin.yaml',
     'bin/tidb-gitops.js',

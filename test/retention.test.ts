@@ -5,8 +5,8 @@
  * from the status document, one expired run acted on a pass, until retention has nothing left to do.
  */
 import fc from 'fast-check';
-import { expiredRuns, folderOf, truncationPoint, type Expired } from '../src/controller/plan/retention';
-import { backupRunsOf, listRuns, RUNS_KEPT, type BackupRun, type BackupRunPhase } from '../src/controller/records/backup-runs';
+import { expiredRuns, keyPrefixOf, ownFolder, truncationPoint, type Expired } from '../src/controller/plan/retention';
+import { backupRunsOf, listRuns, newestFirst, RUNS_KEPT, type BackupRun, type BackupRunPhase } from '../src/controller/records/backup-runs';
 import type { BackupRetentionInfo, CleanPolicy } from '../src/tidbcluster/names';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 47);
@@ -20,25 +20,55 @@ interface Case {
   readonly now: number;
 }
 
-/** Runs of schedule `n` (and of another schedule `o` under the same prefix), hourly, some beyond any record limit. */
+/** The UID of run `i` of a cluster: another cluster of the same name has other UIDs. */
+const uidOf = (i: number, cluster = 0) => `${(cluster * 0x10000 + i).toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`;
+
+/**
+ * Runs of schedule `n` (and of another schedule `o` under the same prefix), hourly, some beyond any
+ * record limit, each writing to one of: its own folder under its schedule's, with its Job UID; the
+ * layout shared by schedules (from before, and tidb-operator's), which another schedule's run of the
+ * same minute writes too; a folder under the schedule's that carries another cluster's UID; the
+ * schedule's folder itself; a folder another run names too; somewhere not the schedule's; nowhere.
+ */
 const runsOf = fc
   .array(
     fc.record({
       schedule: fc.constantFrom('n', 'n', 'n', 'o'),
       hour: fc.integer({ min: 0, max: 24 * 40 }),
       phase: fc.constantFrom<BackupRunPhase>('Complete', 'Complete', 'Complete', 'Failed', 'Lost', 'Running', 'Deleted', 'Released'),
-      // Where the run wrote: its own folder, one another run also names, or somewhere not the schedule's.
-      where: fc.constantFrom('own', 'own', 'own', 'own', 'shared', 'outside', 'none'),
+      where: fc.constantFrom('own', 'own', 'own', 'own', 'legacy', 'legacy', 'foreign', 'schedule', 'shared', 'outside', 'none'),
+      recorded: fc.boolean(),
     }),
     { minLength: 1, maxLength: RUNS_KEPT + 60, size: 'max' },
   )
   .map((specs) => {
     const runs: Record<string, BackupRun> = {};
     specs.forEach((s, i) => {
-      const started = new Date(START + s.hour * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-      const job = `backup-${s.schedule}-${i}`;
-      const storage = { own: `s3://b/p/f-${s.schedule}-${i}`, shared: 's3://b/p/shared', outside: `s3://b/q/f-${i}`, none: undefined }[s.where];
-      runs[job] = { schedule: s.schedule, job, phase: s.phase, started, ...(storage && { storage }), ...(s.phase === 'Complete' && { backupTS: String(BigInt(START + s.hour * 3_600_000) << 18n) }) };
+      // The CronJob names a run's Job after the minute it was scheduled for; its folder names that time.
+      const minutes = 29453760 + s.hour * 60 + (i % 60);
+      const started = new Date(minutes * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const time = started.slice(0, 19).replace('T', 't').replace(/:/g, '-');
+      const job = `backup-${s.schedule}-${minutes}`;
+      const uid = uidOf(i);
+      const storage = {
+        own: `s3://b/p/${s.schedule}/c-pd.ns-2379-${time}-${uid.slice(0, 8)}`,
+        legacy: `s3://b/p/c-pd.ns-2379-${time}`,
+        foreign: `s3://b/p/${s.schedule}/c-pd.ns-2379-${time}-${uidOf(i, 1).slice(0, 8)}`,
+        schedule: `s3://b/p/${s.schedule}`,
+        shared: 's3://b/p/shared',
+        outside: `s3://b/q/f-${i}`,
+        none: undefined,
+      }[s.where];
+      runs[job] = {
+        schedule: s.schedule,
+        job,
+        // Runs recorded before the records kept the Job's UID have none.
+        ...(s.recorded && { uid }),
+        phase: s.phase,
+        started,
+        ...(storage && { storage }),
+        ...(s.phase === 'Complete' && { backupTS: String(BigInt(minutes * 60_000) << 18n) }),
+      };
     });
     return runs;
   });
@@ -83,11 +113,12 @@ test('no record limit changes what retention or log truncation decides', () => {
   );
 }, 120_000);
 
-test("nothing is deleted that the policy keeps, another schedule wrote, a kept run names, or lies outside the schedule's prefix", () => {
+test("nothing is deleted that the policy keeps, another schedule or cluster wrote, another run names, or lies outside the schedule's prefix", () => {
   fc.assert(
     fc.property(caseOf, ({ policy, runs, now }) => {
       let records = stored(runs);
       const deleted: { run: BackupRun; folder: string }[] = [];
+      const overlaps = (a: string, b: string) => a.startsWith(b) || b.startsWith(a);
       for (let step = 0; step < 400; step++) {
         const expired = expiredRuns('n', records, policy, now);
         if (expired.length === 0) break;
@@ -97,17 +128,31 @@ test("nothing is deleted that the policy keeps, another schedule wrote, a kept r
           deleted.push(e);
           // Retain never deletes; OnFailure only what a failed or lost run left.
           expect(policy.cleanPolicy === 'Delete' || (policy.cleanPolicy === 'OnFailure' && e.run.phase !== 'Complete')).toBe(true);
-          expect(e.folder).toBe(folderOf(e.run.storage, policy));
-          expect(e.folder.startsWith('p/')).toBe(true);
+          expect(e.folder).toBe(ownFolder(e.run, policy));
+          // The run's own: under the schedule's folder with the run's Job UID, or, in the shared
+          // layout, the folder a complete run wrote.
+          const own = e.run.uid !== undefined && e.folder.startsWith('p/n/') && e.folder.endsWith(`-${e.run.uid.slice(0, 8)}/`);
+          const legacy = /^p\/[^/]+\/$/.test(e.folder) && e.run.phase === 'Complete';
+          expect(own || legacy).toBe(true);
+          // No other run still to be kept, under way, or of another schedule names it, one inside it or one around it.
+          for (const r of Object.values(records)) {
+            if (r.job === e.run.job || r.phase === 'Deleted') continue;
+            if (r.schedule === 'n' && r.phase !== 'Running' && r.phase !== 'Complete') continue;
+            if (r.schedule === 'n' && r.phase === 'Complete' && expired.some((x) => x.run.job === r.job)) continue;
+            const named = keyPrefixOf(r.storage, policy);
+            if (named !== undefined) expect(overlaps(named, e.folder)).toBe(false);
+          }
         }
         records = stored(act(records, expired[expired.length - 1]));
       }
       // The newest good backup stays, and no folder a remaining good backup (of any schedule) names was deleted.
       const complete = Object.values(runs).filter((r) => r.schedule === 'n' && r.phase === 'Complete');
-      const newest = complete.sort((a, b) => Date.parse(b.started!) - Date.parse(a.started!))[0];
+      const newest = complete.sort(newestFirst)[0];
       if (newest) expect(records[newest.job]?.phase).toBe('Complete');
-      const keptFolders = new Set(Object.values(records).filter((r) => r.phase === 'Complete' || r.phase === 'Running').map((r) => folderOf(r.storage, policy)));
-      for (const d of deleted) expect(keptFolders.has(d.folder)).toBe(false);
+      const keptFolders = Object.values(records)
+        .filter((r) => r.phase === 'Complete' || r.phase === 'Running')
+        .flatMap((r) => keyPrefixOf(r.storage, policy) ?? []);
+      for (const d of deleted) for (const k of keptFolders) expect(overlaps(k, d.folder)).toBe(false);
       // The log is never truncated past a snapshot still kept.
       const until = truncationPoint('n', records);
       if (until !== undefined) {

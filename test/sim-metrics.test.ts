@@ -27,6 +27,9 @@ import { TidbSim } from './sim/tidb';
 import { PROMETHEUS_BIN, PROMTOOL_BIN } from './support/prometheus';
 import { PROMETHEUS, requires } from './support/requires';
 
+// The simulators run on timers: on a loaded machine a step takes longer, never a different course.
+jest.setTimeout(120_000);
+
 // ---- helpers ----
 
 interface Reply {
@@ -372,9 +375,9 @@ async function startPd(options: Partial<PdSimOptions> = {}, members = 3, group =
   for (let i = 0; i < members; i++) {
     pd.pdStart(`demo-pd-${i}`, undefined, ip(group, i + 1));
     urls.push(`http://${ip(group, i + 1)}:2379/metrics`);
-    await pd.waitFor(() => pd.pdState(`demo-pd-${i}`) === 'running', 3000, `demo-pd-${i} running`);
+    await pd.waitFor(() => pd.pdState(`demo-pd-${i}`) === 'running', 60_000, `demo-pd-${i} running`);
   }
-  await pd.waitFor(() => pd.leader() !== undefined, 3000, 'a PD leader');
+  await pd.waitFor(() => pd.leader() !== undefined, 60_000, 'a PD leader');
   await sleep(20); // the member listeners bind
   return { pd, urls };
 }
@@ -420,7 +423,7 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
     // A member without a leader still answers (etcd's handler needs none): has_leader 0.
     pd.pdStop('demo-pd-1');
     pd.pdStop('demo-pd-2');
-    await pd.waitFor(() => pd.leader() === undefined, 3000, 'no leader');
+    await pd.waitFor(() => pd.leader() === undefined, 60_000, 'no leader');
     const alone = expectExposition(await call(urls[0]), VALUES);
     expect([value(alone, 'etcd_server_has_leader'), value(alone, 'etcd_server_is_leader')]).toEqual([0, 0]);
   });
@@ -480,7 +483,7 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
     const next = pd.members().find((m) => m.name !== old)!;
     const transfer = await call(`${pd.url}/pd/api/v1/leader/transfer/${next.name}`, {}, 'POST');
     expect(transfer.status).toBe(200);
-    await pd.waitFor(() => pd.leader() === next.name, 3000, 'the leader moved');
+    await pd.waitFor(() => pd.leader() === next.name, 60_000, 'the leader moved');
     expect(parseExposition((await call(leaderUrl)).text).has('pd_cluster_status')).toBe(false);
     const nextUrl = urls[Number(next.pod.slice(-1))];
     expect(parseExposition((await call(nextUrl)).text).has('pd_cluster_status')).toBe(false);
@@ -492,7 +495,7 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
     const { pd, urls } = await startPd({ version: 'v8.5.5', totalLeaders: 20, storeDownMs: 50 }, 1);
     for (let i = 0; i < 4; i++) pd.tikvStart(`demo-tikv-${i}`);
     pd.tiflashStart('demo-tiflash-0');
-    await pd.waitFor(() => pd.stores().length === 5, 3000, 'five stores');
+    await pd.waitFor(() => pd.stores().length === 5, 60_000, 'five stores');
     for (let i = 0; i < 50; i++) pd.tick();
     pd.collectMetrics();
     const families = expectExposition(await call(urls[0]), VALUES);
@@ -516,7 +519,7 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
         pd.tick();
         return pd.stores().find((s) => s.id === one.id)?.state === 'Tombstone';
       },
-      3000,
+      60_000,
       'store 2 Tombstone',
     );
     pd.collectMetrics();
@@ -529,7 +532,7 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
   test('API mode: PD collects pd_cluster_status only while no scheduling server is registered (scheduling fallback)', async () => {
     const { pd, urls } = await startPd({ microservices: true }, 1);
     pd.tikvStart('demo-tikv-0');
-    await pd.waitFor(() => pd.tikvBootstrapped(), 3000, 'bootstrapped');
+    await pd.waitFor(() => pd.tikvBootstrapped(), 60_000, 'bootstrapped');
     pd.collectMetrics();
     expect(value(parseExposition((await call(urls[0])).text), 'pd_cluster_status', 'type=store_up_count')).toBe(1);
     pd.ms.put('scheduling', 'http://demo-scheduling-0.demo-scheduling-peer.ns.svc:2379', '{}');
@@ -558,7 +561,7 @@ describe('PD micro-services: GET /metrics on 2379 (PromHandler on the gin engine
     const before = Date.now();
     const sim = await startMs(['demo-scheduling-0', 'demo-scheduling-1', 'demo-tso-0'], 'v8.5.7');
     const after = Date.now();
-    await sim.waitFor(() => sim.primary('scheduling') !== undefined && sim.primary('tso') !== undefined, 3000, 'primaries');
+    await sim.waitFor(() => sim.primary('scheduling') !== undefined && sim.primary('tso') !== undefined, 60_000, 'primaries');
     const primary = sim.primary('scheduling')!.pod;
     const secondary = primary === 'demo-scheduling-0' ? 'demo-scheduling-1' : 'demo-scheduling-0';
     const p = expectExposition(await call(msUrl(primary)), VALUES);
@@ -574,7 +577,7 @@ describe('PD micro-services: GET /metrics on 2379 (PromHandler on the gin engine
     // A transfer: the old primary steps down (0), the new one is primary (1).
     const t = await call(msUrl(primary, '/scheduling/api/v1/primary/transfer'), {}, 'POST', JSON.stringify({ new_primary: secondary }));
     expect(t.status).toBe(200);
-    await sim.waitFor(() => sim.primary('scheduling')?.pod === secondary, 3000, 'the transfer');
+    await sim.waitFor(() => sim.primary('scheduling')?.pod === secondary, 60_000, 'the transfer');
     expect(samplesOf(parseExposition((await call(msUrl(primary))).text), 'service_member_role')).toEqual({ 'service=Scheduling Service': 0 });
     expect(samplesOf(parseExposition((await call(msUrl(secondary))).text), 'service_member_role')).toEqual({ 'service=Scheduling Service': 1 });
     // Scrapes counted per process; the route is GET only (gin): another method is gin's 404.
@@ -589,7 +592,7 @@ describe('PD micro-services: GET /metrics on 2379 (PromHandler on the gin engine
 
   test('v7.5.0: behind the engine-level redirector, a secondary answers with the primary\'s; no escaping term, no pd_server_info', async () => {
     const sim = await startMs(['demo-scheduling-0', 'demo-scheduling-1'], 'v7.5.0');
-    await sim.waitFor(() => sim.primary('scheduling') !== undefined, 3000, 'a primary');
+    await sim.waitFor(() => sim.primary('scheduling') !== undefined, 60_000, 'a primary');
     const primary = sim.primary('scheduling')!.pod;
     const secondary = primary === 'demo-scheduling-0' ? 'demo-scheduling-1' : 'demo-scheduling-0';
     const families = expectExposition(await call(msUrl(secondary)), TEXT_004);
@@ -659,7 +662,7 @@ describe('TiCDC (tiflow): /metrics on 8301', () => {
     const before = Date.now();
     const sim = await startCdc(['demo-ticdc-0', 'demo-ticdc-1']);
     const after = Date.now();
-    await sim.waitFor(() => sim.owner() !== undefined, 3000, 'an owner');
+    await sim.waitFor(() => sim.owner() !== undefined, 60_000, 'an owner');
     const owner = sim.owner() === 'demo-ticdc-0' ? 0 : 1;
     await sleep(120);
     const o = expectExposition(await call(cdcUrl(owner)), VALUES, OWNERSHIP_LINT);
@@ -675,7 +678,7 @@ describe('TiCDC (tiflow): /metrics on 8301', () => {
     const resign = await call(cdcUrl(owner, '/api/v1/owner/resign'), {}, 'POST');
     expect(resign.status).toBe(202);
     sim.rigNextElection(`demo-ticdc-${1 - owner}`);
-    await sim.waitFor(() => sim.owner() === `demo-ticdc-${1 - owner}`, 3000, 'the other owner');
+    await sim.waitFor(() => sim.owner() === `demo-ticdc-${1 - owner}`, 60_000, 'the other owner');
     const frozen = value(parseExposition((await call(cdcUrl(owner))).text), 'ticdc_owner_ownership_counter')!;
     await sleep(50);
     expect(value(parseExposition((await call(cdcUrl(owner))).text), 'ticdc_owner_ownership_counter')).toBe(frozen);
@@ -790,7 +793,7 @@ const promQuery = async (url: string, expr: string) =>
 withPrometheus('Prometheus 2.42 scrapes every simulator: all targets up, the families stored', async () => {
   const { pd } = await startPd({}, 1, 6);
   pd.tikvStart('demo-tikv-0');
-  await pd.waitFor(() => pd.tikvBootstrapped(), 3000, 'bootstrapped');
+  await pd.waitFor(() => pd.tikvBootstrapped(), 60_000, 'bootstrapped');
   pd.collectMetrics();
   const tidb = new TidbSim();
   cleanups.push(() => tidb.close());
@@ -805,8 +808,8 @@ withPrometheus('Prometheus 2.42 scrapes every simulator: all targets up, the fam
   const ms = new PdmsSim(apiPd, { cluster: 'demo', namespace: 'ns', electionMs: 10, retryMs: 10 });
   cleanups.push(() => ms.close());
   await ms.serverStart('demo-scheduling-0', ip(6, 51), 'scheduling', 'v8.5.7');
-  await ms.waitFor(() => ms.primary('scheduling') !== undefined, 3000, 'a scheduling primary');
-  await cdc.waitFor(() => cdc.owner() !== undefined, 3000, 'an owner');
+  await ms.waitFor(() => ms.primary('scheduling') !== undefined, 60_000, 'a scheduling primary');
+  await cdc.waitFor(() => cdc.owner() !== undefined, 60_000, 'an owner');
 
   const prom = await startPrometheus({
     pd: [`${ip(6, 1)}:2379`],

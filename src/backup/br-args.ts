@@ -78,8 +78,9 @@ export function restoreArgs(job: BrJob, cluster: BrCluster, storage: string): st
  * backup/backup.go `doStartLogBackup`, `doStopLogBackup`, `doPauseLogBackup`, `doResumeLogBackup`):
  * the task named like the document, `--start-ts` from `commitTs` for a start, then the connection and
  * global options; a start also takes the storage (the task's folder, the storage's prefix itself) and
- * the table filter. `spec.br.options` go last, to a start only: the other commands take no BR options
- * besides the connection's.
+ * the table filter, then `--concurrency`, `--ratelimit`, `--checksum` and `--check-requirements` in
+ * the operator's order (`constructOptions`; BR's common flags, which `br log start` takes). `spec.br.options`
+ * go last, to a start only: the other commands take no BR options besides the connection's.
  */
 export function logArgs(job: BrJob & { readonly name: string }, cluster: BrCluster, command: 'start' | 'pause' | 'resume' | 'stop', storage?: string, startTs?: string): string[] {
   const start = command === 'start';
@@ -91,6 +92,7 @@ export function logArgs(job: BrJob & { readonly name: string }, cluster: BrClust
     ...connectionArgs(cluster),
     ...globalArgs(job),
     ...(start && storage !== undefined ? [...storageArgs(job.storage, storage), ...filterArgs(job)] : []),
+    ...(start && job.br.concurrency !== undefined ? [`--concurrency=${job.br.concurrency}`] : []),
     ...(start && job.br.rateLimit !== undefined ? [`--ratelimit=${job.br.rateLimit}`] : []),
     ...(start && job.br.checksum !== undefined ? [`--checksum=${job.br.checksum}`] : []),
     ...(start && job.br.checkRequirements !== undefined ? [`--check-requirements=${job.br.checkRequirements}`] : []),
@@ -113,27 +115,42 @@ export function pointInTimeArgs(job: BrJob, cluster: BrCluster, storage: string,
     ...storageArgs(job.storage, storage),
     ...filterArgs(job),
     ...(pitr.restoredTs !== undefined ? [`--restored-ts=${pitr.restoredTs}`] : []),
-    `--full-backup-storage=${fullBackupUrl(pitr.fullBackup, job.storage)}`,
+    `--full-backup-storage=${pointInTimeUrls(job.storage, pitr.fullBackup).full}`,
     ...restoreOptions(job),
   ];
 }
 
 /**
- * The snapshot's storage URL for `--full-backup-storage`. BR reads it with the same `--s3.*` flags as
- * the log's storage (br/pkg/task/stream.go, `ParseBackend(cfg.FullBackupStorage, &cfg.BackendOptions)`);
- * where the snapshot's S3 endpoint, region or provider differ, they go in the URL's query, which BR
- * reads over the flags (br/pkg/storage/parse.go).
+ * The storage URLs of a point-in-time restore: the log's (`--storage`) and the snapshot's
+ * (`--full-backup-storage`). BR reads each URL's query into the one set of options every storage of
+ * the command shares (br/pkg/storage/parse.go `ExtractQueryParameters(u, &options.S3)`, the options
+ * being `&cfg.BackendOptions`), and parses the log's URL, then the snapshot's, then the log's again
+ * (br/pkg/task/stream.go `RunStreamRestore`, `getFullBackupTS`, `createLogClient`): a value only the
+ * snapshot's URL names would be the log's too. So where the two differ in what the URL can say
+ * (S3: endpoint, region, provider, path style; Azure: account and SAS token), both URLs name every
+ * one of those, empty where a storage has none, and each parse leaves the options its own.
  */
-function fullBackupUrl(full: ResolvedStorage, log: ResolvedStorage): string {
-  const url = storageUrlTemplate(full, '');
-  if (full.provider !== 's3' || log.provider !== 's3') return url;
-  const query = new URLSearchParams();
-  for (const k of ['endpoint', 'region', 'provider'] as const) {
-    const v = full.spec[k];
-    if (v && v !== log.spec[k]) query.append(k, v);
+export function pointInTimeUrls(log: ResolvedStorage, full: ResolvedStorage): { readonly log: string; readonly full: string } {
+  const [a, b] = [urlOptions(log), urlOptions(full)];
+  if (!a || !b || log.provider !== full.provider || JSON.stringify(a) === JSON.stringify(b)) return { log: storageUrlTemplate(log, ''), full: storageUrlTemplate(full, '') };
+  const withQuery = (s: ResolvedStorage, q: Readonly<Record<string, string>>) =>
+    `${storageUrlTemplate(s, '').replace(/\?.*$/, '')}?${Object.entries(q).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&')}`;
+  return { log: withQuery(log, a), full: withQuery(full, b) };
+}
+
+/** What a storage URL's query can set for one storage, as BR reads it, in a fixed order; undefined for a provider with none. */
+function urlOptions(s: ResolvedStorage): Readonly<Record<string, string>> | undefined {
+  switch (s.provider) {
+    case 's3': {
+      // BR's path style: the flag's default true, false for alibaba and netease whatever is asked (storage/s3.go `Apply`).
+      const path = s.spec.provider === 'alibaba' || s.spec.provider === 'netease' ? false : (s.spec.forcePathStyle ?? true);
+      return { endpoint: s.spec.endpoint ?? '', region: s.spec.region ?? '', provider: s.spec.provider ?? '', 'force-path-style': String(path) };
+    }
+    case 'azblob':
+      return { 'account-name': s.spec.storageAccount ?? '', 'sas-token': s.spec.sasToken ?? '' };
+    default:
+      return undefined;
   }
-  const q = query.toString();
-  return q === '' ? url : `${url}${url.includes('?') ? '&' : '?'}${q}`;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { ResolvedInitializer } from '../initializer/types';
 import type { ResolvedMonitor } from '../monitoring/types';
 import type { CompanionDocument } from './load';
 import { operationJobName, type BrJob, type ClusterRef, type ResolvedBackup, type ResolvedRestore, type ResolvedSchedule } from './resolve';
+import type { ResolvedStorage } from './storage';
 
 /** The operations of one cluster, in input order. */
 export interface ClusterOperations {
@@ -189,18 +190,37 @@ export function controllerBackupInfo(ops: ClusterOperations): Pick<ControllerClu
     const { maxBackups, maxReservedSeconds, cleanPolicy } = s.retention;
     const limits = { ...(maxBackups !== undefined && { maxBackups }), ...(maxReservedSeconds !== undefined && { maxReservedSeconds }), cleanPolicy };
     // The bucket and its keys only where the policy removes data (resolve refuses it elsewhere).
-    retention[s.name] =
-      removesData(s.retention) && storage.provider === 's3' && storage.secretName
-        ? {
-            ...limits,
-            bucket: storage.bucket,
-            prefix: storage.prefix,
-            ...(storage.spec.endpoint && { endpoint: storage.spec.endpoint }),
-            ...(storage.spec.region && { region: storage.spec.region }),
-            ...(storage.spec.forcePathStyle !== undefined && { forcePathStyle: storage.spec.forcePathStyle }),
-            secretName: storage.secretName,
-          }
-        : limits;
+    retention[s.name] = removesData(s.retention) ? { ...limits, ...removalTarget(storage) } : limits;
   }
   return { backupSchedules: schedules.map((s) => s.name).sort(), ...(Object.keys(retention).length > 0 && { backupRetention: retention }), ...operations };
+}
+
+/**
+ * Where retention removes expired runs from, and with which credentials: the bucket (Azure's
+ * container) and prefix, each provider's settings, and the Secret. Nothing where the storage cannot
+ * be reached that way (resolve refuses a policy that removes data there).
+ */
+function removalTarget(storage: ResolvedStorage): Partial<BackupRetentionInfo> {
+  const where = { bucket: storage.bucket, prefix: storage.prefix };
+  switch (storage.provider) {
+    case 's3':
+      if (!storage.secretName) return {};
+      return {
+        ...where,
+        ...(storage.spec.endpoint && { endpoint: storage.spec.endpoint }),
+        ...(storage.spec.region && { region: storage.spec.region }),
+        ...(storage.spec.provider && { provider: storage.spec.provider }),
+        ...(storage.spec.forcePathStyle !== undefined && { forcePathStyle: storage.spec.forcePathStyle }),
+        secretName: storage.secretName,
+      };
+    case 'gcs':
+      return storage.secretName ? { storageKind: 'gcs', ...where, secretName: storage.secretName } : {};
+    case 'azblob': {
+      const { storageAccount: account, sasToken } = storage.spec;
+      if (!storage.secretName && !(sasToken && account)) return {};
+      return { storageKind: 'azblob', ...where, ...(storage.secretName && { secretName: storage.secretName }), ...(account && { account }), ...(sasToken && { sasToken }) };
+    }
+    case 'local':
+      return {};
+  }
 }

@@ -156,17 +156,8 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
   const job = brJob(t, own ? s : t, 'spec.backupTemplate', own ? 'spec' : 'spec.backupTemplate', issues);
   if (own && hasStorage(t)) issues.push({ path: 'spec.backupTemplate', message: 'storage is given both in spec and in spec.backupTemplate; give it once' });
   // Retention removes data only under Delete and OnFailure; under Retain it needs no keys, on any storage.
-  if (retention && job && cleanPolicy !== 'Retain' && (job.storage.provider !== 's3' || !job.storage.secretName)) {
-    const at = own ? 'spec' : 'spec.backupTemplate';
-    issues.push(
-      job.storage.provider !== 's3'
-        ? {
-            path: 'spec.backupTemplate.cleanPolicy',
-            message: `removing expired backups (cleanPolicy ${cleanPolicy}) from ${job.storage.provider} storage is not carried out yet: only from S3 and S3-compatible storage; with Retain, expired runs leave the records and their data stays`,
-          }
-        : { path: `${at}.s3.secretName`, message: `required with cleanPolicy ${cleanPolicy}: the controller removes expired backups from the bucket with these keys` },
-    );
-  }
+  const removal = retention && job && cleanPolicy !== 'Retain' ? removalIssue(job.storage, cleanPolicy, own ? 'spec' : 'spec.backupTemplate') : undefined;
+  if (removal) issues.push(removal);
   const logBackup = s.logBackupTemplate !== undefined ? scheduleLogBackup(doc, s.logBackupTemplate, options, issues) : undefined;
   if (issues.length > 0 || !job) return { issues };
   return {
@@ -196,6 +187,38 @@ export function resolveRestore(doc: Restore, options: OperationOptions = {}): { 
   const pitr = s.restoreMode === 'pitr' ? pointInTime(s, job?.storage, issues) : undefined;
   if (issues.length > 0 || !job) return { issues };
   return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit, ...(pitr && { pitr }) }, issues };
+}
+
+/**
+ * What stops the controller removing expired runs from the storage at `at`: the credentials it
+ * reads, as tidb-operator's backup jobs read them (an S3 Secret's keys, a GCS service account key, an
+ * Azure SAS token or account key), where the storage names none; local volumes, which it cannot reach.
+ */
+function removalIssue(storage: ResolvedStorage, cleanPolicy: CleanPolicy, at: string): SpecIssue | undefined {
+  const required = `required with cleanPolicy ${cleanPolicy}`;
+  switch (storage.provider) {
+    case 's3':
+      return storage.secretName ? undefined : { path: `${at}.s3.secretName`, message: `${required}: the controller removes expired backups from the bucket with these keys` };
+    case 'gcs':
+      return storage.secretName ? undefined : { path: `${at}.gcs.secretName`, message: `${required}: the controller removes expired backups from the bucket with the service account key in this Secret's credentials` };
+    case 'azblob':
+      if (storage.spec.sasToken) {
+        return storage.spec.storageAccount || storage.secretName
+          ? undefined
+          : { path: `${at}.azblob.storageAccount`, message: `${required} and a sasToken: the account the controller removes expired backups from (or a secretName whose Secret holds AZURE_STORAGE_ACCOUNT)` };
+      }
+      return storage.secretName
+        ? undefined
+        : {
+            path: `${at}.azblob.secretName`,
+            message: `${required}: the controller removes expired backups from the container with this Secret's AZURE_STORAGE_KEY (and AZURE_STORAGE_ACCOUNT unless storageAccount is given), or with a sasToken`,
+          };
+    case 'local':
+      return {
+        path: 'spec.backupTemplate.cleanPolicy',
+        message: `removing expired backups (cleanPolicy ${cleanPolicy}) from local storage is not carried out yet: only from S3, GCS and Azure Blob storage; with Retain, expired runs leave the records and their data stays`,
+      };
+  }
 }
 
 /**
@@ -287,7 +310,7 @@ function pointInTime(s: Restore['spec'], log: ResolvedStorage | undefined, issue
   const { storage: full, issues: fullIssues } = resolveStorage(s.pitrFullBackupStorageProvider, at);
   issues.push(...fullIssues);
   if (full && log) {
-    if (full.provider !== log.provider) issues.push({ path: `${at}.${full.provider}`, message: `expected ${log.provider} storage like the log backup's: BR reads both with the same flags and credentials` });
+    if (full.provider !== log.provider) issues.push({ path: `${at}.${full.provider}`, message: `expected ${log.provider} storage like the log backup's: the restore's Job gives BR the log storage's credentials only, which do not reach a snapshot on ${full.provider}; copy the snapshot to ${log.provider} storage they reach` });
     else if (full.provider === 'local' && log.provider === 'local' ? full.bucket !== log.bucket : (full.secretName ?? '') !== (log.secretName ?? '')) {
       const what = full.provider === 'local' ? `volume ${JSON.stringify(log.bucket)}` : log.secretName ? `secretName ${JSON.stringify(log.secretName)}` : 'no secretName';
       issues.push({ path: `${at}.${full.provider}.${full.provider === 'local' ? 'volume.name' : 'secretName'}`, message: `expected the log backup's ${what}: BR reads both storages with one set of credentials` });
@@ -311,9 +334,9 @@ function logBackupOf(s: BackupSpec, at: string, issues: SpecIssue[]): Omit<LogBa
   issues.push(...tsIssues(s.logTruncateUntil, `${at}.logTruncateUntil`));
   issues.push(...tsIssues(s.commitTs, `${at}.commitTs`));
   if (s.backupType !== undefined && s.backupType !== 'full') issues.push({ path: `${at}.backupType`, message: 'a log backup takes tableFilter rules, not backupType db or table: br log start has no --db or --table' });
-  for (const f of ['concurrency', 'timeAgo'] as const) {
-    if (s.br?.[f] !== undefined) issues.push({ path: `${at}.br.${f}`, message: `is a snapshot backup setting; br log start has no such flag` });
-  }
+  // `--concurrency` is one of BR's common flags, which every `br log` command takes (br/pkg/task/common.go
+  // `DefineCommonFlags`); `--timeago` belongs to `br backup` alone (backup.go `DefineBackupFlags`).
+  if (s.br?.timeAgo !== undefined) issues.push({ path: `${at}.br.timeAgo`, message: 'is a snapshot backup setting; br log start has no such flag' });
   if (issues.length > before) return undefined;
   // Both at once the CRD refuses (its x-kubernetes-validations rule on logStop).
   const state: LogTaskState = s.logSubcommand === 'log-pause' ? 'paused' : s.logSubcommand === 'log-stop' || (s.logSubcommand === undefined && s.logStop === true) ? 'stopped' : 'running';

@@ -17,13 +17,13 @@ import { settingProblem } from '../tidbcluster/settings';
 export const PLUGIN_IMAGE = `${CONTROLLER_REPOSITORY}:${version}-argocd-cmp`;
 /** Where the plugin's files live in the package, relative to its root. */
 export const PLUGIN_CONFIG_FILE = 'argocd/plugin.yaml';
-export const HEALTH_LUA_FILE = 'argocd/health/statefulset.lua';
-/** The argocd-cm key that replaces Argo CD's built-in StatefulSet health check. */
-export const HEALTH_KEY = 'resource.customizations.health.apps_StatefulSet';
-/** The health check of a one-shot Backup's or Restore's ConfigMap (every other ConfigMap stays Healthy). */
-export const CONFIGMAP_HEALTH_LUA_FILE = 'argocd/health/configmap.lua';
-/** Its argocd-cm key: a core kind has no group before its name. */
-export const CONFIGMAP_HEALTH_KEY = 'resource.customizations.health.ConfigMap';
+/** The health checks the patch sets: argocd-cm key (a core kind has no group), and the package's file of its Lua. */
+export const HEALTH_LUA_FILES = {
+  'resource.customizations.health.apps_StatefulSet': 'argocd/health/statefulset.lua',
+  'resource.customizations.health.ConfigMap': 'argocd/health/configmap.lua',
+  'resource.customizations.health.batch_CronJob': 'argocd/health/cronjob.lua',
+} as const;
+const [HEALTH_KEY, CONFIGMAP_HEALTH_KEY, CRONJOB_HEALTH_KEY] = Object.keys(HEALTH_LUA_FILES);
 
 /** The health checks the patch sets, by argocd-cm key. */
 export type HealthChecks = Readonly<Record<string, string>>;
@@ -322,7 +322,7 @@ function installPatch(args: readonly string[], io: Io): number {
   try {
     files = {
       pluginName: pluginName(readPackageFile(PLUGIN_CONFIG_FILE)),
-      health: { [HEALTH_KEY]: readPackageFile(HEALTH_LUA_FILE), [CONFIGMAP_HEALTH_KEY]: readPackageFile(CONFIGMAP_HEALTH_LUA_FILE) },
+      health: Object.fromEntries(Object.entries(HEALTH_LUA_FILES).map(([key, file]) => [key, readPackageFile(file)])),
     };
   } catch (e) {
     io.stderr(`tidb-gitops: ${(e as Error).message}\n`);
@@ -341,19 +341,15 @@ export function parseInstallPatchArgs(args: readonly string[]): InstallPatchOpti
     const [flag, inline] = eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
     const value = () => inline ?? args[++i];
     switch (flag) {
-      case '--image': {
-        const v = value();
-        if (!v) return '--image needs an image';
-        out.image = v;
+      case '--image':
+        out.image = value();
+        if (!out.image) return '--image needs an image';
         break;
-      }
       case '-n':
-      case '--namespace': {
-        const v = value();
-        if (v === undefined) return `${flag} needs a namespace (or '' for none)`;
-        out.namespace = v;
+      case '--namespace':
+        out.namespace = value();
+        if (out.namespace === undefined) return `${flag} needs a namespace (or '' for none)`;
         break;
-      }
       case '--only': {
         const v = value();
         if (!PARTS.includes(v as PatchPart)) return `--only needs repo-server or argocd-cm${v ? `, got ${JSON.stringify(v)}` : ''}`;
@@ -402,6 +398,11 @@ function installPatchHeader(plugin: string, only: PatchPart | undefined): string
 #   tidb-gitops.io/operation) holding the Job the tidb-gitops controller runs once; it is Progressing
 #   until the run is over, Healthy once it completed, Degraded when it failed, as the controller notes
 #   in tidb-gitops.io/phase. Every other ConfigMap stays Healthy.
+# - ${CRONJOB_HEALTH_KEY}: a BackupSchedule renders as a CronJob (label
+#   tidb.pingcap.com/backup-schedule); it is Degraded while the tidb-gitops controller notes in
+#   tidb-gitops.io/backup-health that its last run failed, was lost or cannot start, or that its
+#   retention fails, which the CronJob's own status cannot show. Every other CronJob is judged as Argo
+#   CD's built-in check does; this key replaces a health check of your own for batch/CronJob.
 # - application.resourceTrackingMethod: annotation. With the default label tracking, Argo CD treats
 #   every object labelled app.kubernetes.io/instance=<app name> as part of the app. The rendered
 #   objects carry app.kubernetes.io/instance=<cluster name>, so when the Application is named like the

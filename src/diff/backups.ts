@@ -31,7 +31,7 @@ export function backupRisks(before: ClusterModel | undefined, after: ClusterMode
     const neu = keptNow[name];
     // A new schedule has no runs yet: its retention removes nothing now.
     if (!was.has(name) || !neu || !deletesMore(old, neu)) continue;
-    const where = `s3://${neu.bucket}/${neu.prefix}${neu.prefix ? '/' : ''}`;
+    const where = `${URL_SCHEME[neu.storageKind ?? 's3']}://${neu.bucket}/${neu.prefix}${neu.prefix ? '/' : ''}`;
     const what =
       neu.cleanPolicy === 'OnFailure'
         ? `the partial backups of this schedule's failed runs from ${where} for good (expired good backups leave the records and their data stays: cleanPolicy OnFailure)`
@@ -138,6 +138,9 @@ function describeRestore(jobJson: string): string {
     return 'restores a backup into the cluster';
   }
 }
+
+/** The scheme of BR's storage URLs (src/backup/br-args.ts), which the risk names the storage by. */
+const URL_SCHEME: Readonly<Record<NonNullable<BackupRetentionInfo['storageKind']>, string>> = { s3: 's3', gcs: 'gcs', azblob: 'azure' };
 
 /**
  * Whether `neu` removes data from the storage that `old` kept: it removes data at all (cleanPolicy

@@ -9,7 +9,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { backupArgs, logArgs, pointInTimeArgs, restoreArgs, storageUrlTemplate, truncateArgs } from '../backup/br-args';
+import { backupArgs, logArgs, pointInTimeArgs, pointInTimeUrls, restoreArgs, storageUrlTemplate, truncateArgs } from '../backup/br-args';
 import { operationJobName, type LogBackup, type ResolvedBackup, type ResolvedRestore } from '../backup/resolve';
 import { BACKUP_LABEL, LABEL, LOG_COMMANDS, logCommandKey, OPERATION_KEY, type LogCommand } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
@@ -111,7 +111,7 @@ export function operationJob(cluster: ResolvedCluster, op: ResolvedBackup | Reso
     labels,
     script: oneShotScript(action),
     args: op.kind === 'Backup' ? backupArgs(op, brCluster, '@STORAGE@', op.commitTs) : op.pitr ? pointInTimeArgs(op, brCluster, '@STORAGE@', op.pitr) : restoreArgs(op, brCluster, '@STORAGE@'),
-    env: [{ name: 'BR_STORAGE', value: storageUrlTemplate(op.storage, '') }],
+    env: [{ name: 'BR_STORAGE', value: op.kind === 'Restore' && op.pitr ? pointInTimeUrls(op.storage, op.pitr.fullBackup).log : storageUrlTemplate(op.storage, '') }],
   });
   return {
     apiVersion: 'batch/v1',

@@ -2,8 +2,8 @@
  * A BackupSchedule as a CronJob `backup-<schedule>`: the Kubernetes CronJob controller starts each
  * run on time, never two at once (`concurrencyPolicy: Forbid`, which holds across any restart since
  * the CronJob controller reads the running Jobs from the API), and none while the schedule is paused
- * (`suspend`). Each run is one BR snapshot backup into its own folder under the storage prefix, named
- * as tidb-operator names a scheduled backup's.
+ * (`suspend`). Each run is one BR snapshot backup into its own folder, under the schedule's own folder
+ * in the storage prefix (src/render/scripts/br.ts says how it is named).
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
@@ -49,7 +49,8 @@ export class BackupScheduleCronJob extends Construct {
       env: [
         { name: 'JOB_NAME', valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } } },
         { name: 'BR_CLUSTER', value: cluster.name },
-        { name: 'BR_STORAGE', value: storageUrlTemplate(job.storage, '{run}') },
+        { name: 'JOB_UID', valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } } },
+        { name: 'BR_STORAGE', value: storageUrlTemplate(job.storage, `${schedule.name}/{run}`) },
       ],
     });
     this.cronJob = new ApiObject(this, 'cronjob', {

@@ -100,6 +100,7 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
   const init = initializerInfo(cluster, ops.initializer);
   const secrets = [...Object.values(info.backupRetention ?? {}).flatMap((r) => (r.secretName ? [r.secretName] : [])), ...(init?.passwordSecret ? [init.passwordSecret] : []), ...(init?.tls ? [init.tls.secret] : [])];
   const oneShot = [...(info.operations ?? []), ...(info.logBackups ?? []), ...(init ? [names.initializer(cluster.name)] : [])].sort();
+  const schedules = (info.backupSchedules ?? []).map((s) => `backup-${s}`);
   const sqlConfigMap = init?.sql && init.sql.configMap !== names.initializer(cluster.name) ? [init.sql.configMap] : [];
   return [
     // create and delete: a StatefulSet whose volumes grew is re-created, its Pods orphaned and kept.
@@ -120,6 +121,8 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
     // rendered without that document must still allow it (creating a Job gives no more than creating
     // a StatefulSet, which the first rule grants).
     { apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'create'] },
+    // The schedules' CronJobs, on which the controller notes a failing schedule for the health checks.
+    ...(schedules.length > 0 ? [{ apiGroups: ['batch'], resources: ['cronjobs'], resourceNames: schedules, verbs: ['patch'] }] : []),
     ...(oneShot.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [...oneShot], verbs: ['get', 'patch'] }] : []),
     // The initializer's SQL, when a ConfigMap of the user's holds it.
     ...(sqlConfigMap.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: sqlConfigMap, verbs: ['get'] }] : []),

@@ -97,6 +97,17 @@ export const ANNOTATION = {
   operationPhase: 'tidb-gitops.io/phase',
   /** Written with the phase: what the operation waits for, wrote, or why it failed. */
   operationMessage: 'tidb-gitops.io/message',
+  /**
+   * Written by the controller on a BackupSchedule's CronJob, read by the Argo CD and Flux health
+   * checks: `Degraded` while the schedule's last run failed, was lost or cannot start, or its
+   * retention fails (absent otherwise), with why in `tidb-gitops.io/message`.
+   */
+  scheduleHealth: 'tidb-gitops.io/backup-health',
+  /**
+   * Written by the controller on a one-shot operation's Job when it creates it: PD's cluster ID of
+   * the cluster it runs against, the cluster instance a restore is bound to.
+   */
+  operationCluster: 'tidb-gitops.io/cluster-id',
 } as const;
 
 /**
@@ -314,8 +325,8 @@ export interface ControllerClusterInfo {
    */
   readonly backupSchedules?: readonly string[];
   /**
-   * The schedules that keep only some backups, by name: how many, and the S3 bucket the controller
-   * removes the others from. @default absent (no retention)
+   * The schedules that keep only some backups, by name: how many, and the bucket (or Azure
+   * container) the controller removes the others from. @default absent (no retention)
    */
   readonly backupRetention?: Readonly<Record<string, BackupRetentionInfo>>;
   /**
@@ -377,21 +388,37 @@ export interface BackupRetentionInfo {
   readonly maxReservedSeconds?: number;
   /** @default 'Retain' */
   readonly cleanPolicy?: CleanPolicy;
+  /** The kind of storage the runs write to, whose URL schemes name their folders. @default 's3' */
+  readonly storageKind?: 's3' | 'gcs' | 'azblob';
   /**
-   * The bucket, prefix and keys below are given when the policy removes data (S3 storage only).
+   * The bucket (Azure: the container), prefix and keys below are given when the policy removes data.
    * @default none
    */
   readonly bucket?: string;
   /** The schedule's prefix: each run's folder is under it. @default none */
   readonly prefix?: string;
-  /** @default none (AWS's endpoint for the region) */
+  /**
+   * Where the storage's API is: S3's endpoint; for GCS the JSON API's root, for Azure the account's
+   * Blob service URL (neither has a field for it in the storage spec: an emulator's address).
+   * @default none (AWS's endpoint for the region; https://storage.googleapis.com; `https://<account>.blob.core.windows.net`)
+   */
   readonly endpoint?: string;
-  /** @default us-east-1 */
+  /** @default the bucket's own region for AWS (provider none or `aws`), asked of S3 as BR asks it; else us-east-1 */
   readonly region?: string;
+  /** BR's `--s3.provider`, which decides whether the region is asked of S3. @default none (AWS) */
+  readonly provider?: string;
   /** @default true */
   readonly forcePathStyle?: boolean;
-  /** The Secret with `access_key` and `secret_key`. @default none */
+  /**
+   * The Secret with the storage's credentials, as tidb-operator reads them: S3 `access_key` and
+   * `secret_key`; GCS `credentials` (a service account key); Azure `AZURE_STORAGE_KEY`, with
+   * `AZURE_STORAGE_ACCOUNT` when `account` is not given. @default none (Azure with `sasToken` and `account`)
+   */
   readonly secretName?: string;
+  /** Azure: the storage account (`azblob.storageAccount`). @default none (the Secret's `AZURE_STORAGE_ACCOUNT`) */
+  readonly account?: string;
+  /** Azure: the SAS token requests carry (`azblob.sasToken`), used before any key in the Secret. @default none */
+  readonly sasToken?: string;
 }
 
 /** Whether a policy ever removes data from the bucket (and so needs its storage and keys). */

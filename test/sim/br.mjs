@@ -126,8 +126,10 @@
  *   `truncating.lock` and removes the metadata files wholly before it, not the data files they index;
  * - `restore point` reads the log's range from its storage and the snapshot's BackupTS from its
  *   backupmeta, refuses two clusters, a gap or a point outside the log (`checkLogRange`'s words, with
- *   Go's time format in UTC), then restores the snapshot as `restore full` does and prints
- *   `restore log success summary`; no log is replayed (its counts say 0);
+ *   Go's time format in UTC), lists the log's metadata from its storage parsed again (the storage
+ *   URLs' query values fold into the command's one set of S3 options, as BR's do), then restores the
+ *   snapshot as `restore full` does and prints `restore log success summary`; no log is replayed
+ *   (its counts say 0);
  * - BR wraps a task's keys in one etcd Txn; here they are Puts and DeleteRanges, which leave the same keys.
  *
  * Not simulated, and refused rather than pretended: the bucket region lookup BR makes for provider
@@ -171,6 +173,8 @@ const COMMON = {
   // br/pkg/task/common.go DefineCommonFlags.
   'send-credentials-to-tikv': ['bool', true], storage: ['string', ''], pd: ['strings', ['127.0.0.1:2379']], ca: ['string', ''],
   cert: ['string', ''], key: ['string', ''], 'checksum-concurrency': ['uint', 4], ratelimit: ['uint', 0], checksum: ['bool', true],
+  // Hidden, default 0 there; `backup` and `restore` define their own (4, 128), which shadow it.
+  concurrency: ['uint', 0],
   'remove-tiflash': ['bool', true], 'ratelimit-unit': ['uint', 1048576], 'check-requirements': ['bool', true],
   'switch-mode-interval': ['duration', '5m0s'], 'grpc-keepalive-time': ['duration', '10s'], 'grpc-keepalive-timeout': ['duration', '3s'],
   'enable-opentracing': ['bool', false], 'no-credentials': ['bool', false], 'skip-check-path': ['bool', false],
@@ -294,18 +298,32 @@ function parseFlags(argv, spec) {
   return { values, rest, changed };
 }
 
-/** br/pkg/storage/parse.go `ParseBackend`, for S3 (the only provider the tests' server speaks). */
+/** Where a command keeps its `BackendOptions.S3`, which every storage URL it parses writes into. */
+const S3_OPTIONS = Symbol('s3 options');
+
+/**
+ * br/pkg/storage/parse.go `ParseBackend`, for S3 (the only provider the tests' server speaks). As in
+ * BR, the query's values go into the command's one `BackendOptions.S3` (`ExtractQueryParameters(u,
+ * &options.S3)`, options being `&cfg.BackendOptions`, first filled from the `--s3.*` flags by s3.go
+ * `parseFromFlags`): a URL parsed after another keeps the other's query values where its own query
+ * names none (task/stream.go `RunStreamRestore` parses the log's `--storage`, then
+ * `--full-backup-storage` in `getFullBackupTS`, then the log's again in `createLogClient`).
+ */
 function parseStorage(raw, flags) {
   if (!raw) throw new BrError('empty store is not allowed: [BR:ExternalStorage:ErrStorageInvalidConfig]invalid external storage config');
   const u = new URL(raw.replace(/\+/g, '%2B'));
   const scheme = u.protocol.replace(/:$/, '');
   if (scheme !== 's3') throw new BrError(`storage ${scheme} is not served by the test BR (S3 only)`);
   if (!u.host) throw new BrError(`please specify the bucket for s3 in ${raw}: [BR:ExternalStorage:ErrStorageInvalidConfig]invalid external storage config`);
-  const options = { endpoint: flags['s3.endpoint'], region: flags['s3.region'] || 'us-east-1', provider: flags['s3.provider'] };
-  for (const [k, v] of u.searchParams) {
+  flags[S3_OPTIONS] ??= { endpoint: flags['s3.endpoint'], region: flags['s3.region'], provider: flags['s3.provider'] };
+  const shared = flags[S3_OPTIONS];
+  // url.Values: the first value of each key.
+  for (const k of new Set(u.searchParams.keys())) {
     const key = k.toLowerCase().replace(/_/g, '-');
-    if (key in options || ['access-key', 'secret-access-key', 'force-path-style'].includes(key)) options[key] = v;
+    if (key in shared || ['access-key', 'secret-access-key', 'force-path-style'].includes(key)) shared[key] = u.searchParams.get(k);
   }
+  // No region: BR's default (s3.go `defaultRegion`).
+  const options = { ...shared, region: shared.region || 'us-east-1' };
   if (options.endpoint && !/^[a-z]+:\/\//.test(options.endpoint)) throw new BrError(`scheme not found in endpoint: [BR:ExternalStorage:ErrStorageInvalidConfig]invalid external storage config`);
   if (!options.endpoint) throw new BrError('the test BR needs --s3.endpoint (it reaches no AWS region)');
   // With provider "" or aws, BR first asks AWS for the bucket's region (br/pkg/storage/s3.go,
@@ -1048,8 +1066,8 @@ async function logCommand(kind, argv) {
       await kv.deleteKey(`${STREAM_PREFIX}/pause/${task}`);
     } else if (kind === 'pause') {
       if (paused) throw annotate(`The task ${task} is paused already.`, 'BR:KV:ErrKVUnknown', 'unknown error occur on tikv');
-      // PauseV2 (streamhelper/client.go), severity MANUAL.
-      const pause = { severity: 'MANUAL', operation_hostname: hostname(), operation_pid: process.pid, operation_time: new Date().toISOString(), payload_type: values.message ? 'text/plain;charset=UTF-8' : '', payload: values.message ? Buffer.from(values.message).toString('base64') : null };
+      // PauseV2 (streamhelper/client.go), severity MANUAL; its time an `RFC3339Time`, Go's time.RFC3339 (whole seconds).
+      const pause = { severity: 'MANUAL', operation_hostname: hostname(), operation_pid: process.pid, operation_time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), payload_type: values.message ? 'text/plain;charset=UTF-8' : '', payload: values.message ? Buffer.from(values.message).toString('base64') : null };
       await kv.put(`${STREAM_PREFIX}/pause/${task}`, Buffer.from(JSON.stringify(pause)));
     } else if (kind === 'resume') {
       if (!paused) throw annotate(`The task ${task} is active already.`, 'BR:KV:ErrKVUnknown', 'unknown error occur on tikv');
@@ -1202,6 +1220,7 @@ async function pointRestore(argv) {
   if (!values['full-backup-storage']) throw new BrError('the test BR does not simulate a restore of the log alone (--start-ts without --full-backup-storage)');
   const restoredTs = parseTS(values['restored-ts']);
   if (values['check-requirements']) versionCheck(process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION);
+  // RunStreamRestore: the log's storage, then the snapshot's (getFullBackupTS).
   const stream = await logRange(s3Client(parseStorage(values.storage, values)));
   const full = await readBackup(s3Client(parseStorage(values['full-backup-storage'], values)), values['crypter.method']);
   if (full.clusterId !== stream.clusterId) throw invalid(`the full snapshot(from cluster ID:${full.clusterId}) and log(from cluster ID:${stream.clusterId}) come from different cluster.`);
@@ -1212,6 +1231,10 @@ async function pointRestore(argv) {
     throw invalid(`restore log from ${startTs}(${tsTime(startTs)}) to ${target}(${tsTime(target)}),  but the current existed log from ${stream.min}(${tsTime(stream.min)}) to ${stream.max}(${tsTime(stream.max)})`);
   }
   log('INFO', 'start point in time restore', { 'restore-from': startTs, 'restore-to': target, 'log-min-ts': stream.min, 'log-max-ts': stream.max });
+  // createLogClient parses the log's storage again, with the options as the snapshot's URL left them,
+  // and InstallLogFileManager reads the log's metadata from it (log_file_manager.go `loadShiftTS`,
+  // stream.FastUnmarshalMetaData walking `v1/backupmeta/`), before the snapshot is restored.
+  await s3Client(parseStorage(values.storage, values)).list('v1/backupmeta/');
   const filter = tableFilter(values.filter, values['case-sensitive']);
   await snapshotRestore('full', 'Full Restore', { ...values, storage: values['full-backup-storage'] }, filter, changed.has('filter'));
   const targetEnd = tso();

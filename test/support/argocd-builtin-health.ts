@@ -30,3 +30,19 @@ export function builtinStatefulSetHealth(sts: Obj): { status: ArgoStatus; messag
   if (update !== (status.currentRevision ?? '')) return { status: 'Progressing', message: `waiting for statefulset rolling update to complete ${updated} pods at revision ${update}...` };
   return { status: 'Healthy', message: `statefulset rolling update complete ${int(status.currentReplicas)} pods at revision ${status.currentRevision ?? ''}...` };
 }
+
+/**
+ * Argo CD's built-in CronJob health, restated to check the Lua fallback against: its
+ * resource_customizations/batch/CronJob/health.lua (argoproj/argo-cd v3.5), whose times compare as
+ * RFC 3339 text.
+ */
+export function builtinCronJobHealth(cj: Obj): { status: string; message: string } {
+  if (cj.spec?.suspend === true) return { status: 'Suspended', message: 'CronJob is Suspended' };
+  const status = cj.status;
+  if (status === undefined || status === null) return { status: 'Progressing', message: 'Waiting for CronJob' };
+  if (status.lastScheduleTime === undefined) return { status: 'Healthy', message: 'CronJob has not been scheduled yet' };
+  if (status.lastSuccessfulTime === undefined) return { status: 'Healthy', message: 'The Cronjob never completed succesfully. It may not be healthy' };
+  if ((status.active ?? []).length > 0) return { status: 'Healthy', message: 'The job is running. Its last execution may not have been successful' };
+  if (status.lastSuccessfulTime < status.lastScheduleTime) return { status: 'Degraded', message: 'CronJob has not completed its last execution successfully' };
+  return { status: 'Healthy', message: 'CronJob has completed its last execution successfully' };
+}

@@ -13,6 +13,8 @@ const { lua, lauxlib, lualib, to_luastring } = require('fengari');
 export const HEALTH_LUA = readFileSync(join(__dirname, '../../argocd/health/statefulset.lua'), 'utf8');
 /** The check of a one-shot operation's ConfigMap. */
 export const CONFIGMAP_HEALTH_LUA = readFileSync(join(__dirname, '../../argocd/health/configmap.lua'), 'utf8');
+/** The check of a CronJob (a BackupSchedule's, and any other). */
+export const CRONJOB_HEALTH_LUA = readFileSync(join(__dirname, '../../argocd/health/cronjob.lua'), 'utf8');
 
 export interface Health {
   status: string;

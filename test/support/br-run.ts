@@ -17,10 +17,14 @@ export interface BrRunContext {
   readonly namespace: string;
   /** The Job the Pod belongs to (its `batch.kubernetes.io/job-name` label). */
   readonly jobName: string;
+  /** The Pod's other labels, which the downward API reads (the Job controller's `batch.kubernetes.io/controller-uid`). @default none */
+  readonly labels?: Readonly<Record<string, string>>;
   /** Secrets by name, their keys' values. */
   readonly secrets: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** The TiKV version BR finds in the cluster. @default v8.5.7 */
   readonly tikvVersion?: string;
+  /** A command run in place of the image's `/br` (given BR's arguments). @default the BR simulator */
+  readonly br?: string;
   /** Where the cluster's PD is reached (`host:port`), whatever `--pd` names: the tests' name resolution. @default none */
   readonly pd?: string;
 }
@@ -40,6 +44,10 @@ export async function runBrContainer(container: Obj, ctx: BrRunContext): Promise
     if (e.value !== undefined) env[e.name] = e.value;
     else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') env[e.name] = ctx.namespace;
     else if (e.valueFrom?.fieldRef?.fieldPath === "metadata.labels['batch.kubernetes.io/job-name']") env[e.name] = ctx.jobName;
+    else if (/^metadata\.labels\['[^']+'\]$/.test(e.valueFrom?.fieldRef?.fieldPath ?? '')) {
+      // The kubelet gives an empty value for a label the Pod does not have.
+      env[e.name] = ctx.labels?.[e.valueFrom.fieldRef.fieldPath.slice("metadata.labels['".length, -2)] ?? '';
+    }
     else if (e.valueFrom?.secretKeyRef) {
       const value = ctx.secrets[e.valueFrom.secretKeyRef.name]?.[e.valueFrom.secretKeyRef.key];
       // A missing Secret or key keeps the container from starting (CreateContainerConfigError).
@@ -54,7 +62,7 @@ export async function runBrContainer(container: Obj, ctx: BrRunContext): Promise
   const [sh, dashC, script, name] = container.command as string[];
   // The image's /br and the kubelet's /dev/termination-log, each named exactly where the script says.
   if (script.split('/br "$@"').length !== 2) throw new Error('the script does not run /br "$@" exactly once');
-  const local = script.replace('/br "$@"', `node ${BR_SIM} "$@"`).replaceAll('/dev/termination-log', termination);
+  const local = script.replace('/br "$@"', `${ctx.br ?? `node ${BR_SIM}`} "$@"`).replaceAll('/dev/termination-log', termination);
   try {
     const r = await new Promise<{ status: number | null; output: string }>((resolve) => {
       const child = spawn(sh, [dashC, local, name, ...args], { env: { PATH: process.env.PATH!, ...env, BR_SIM_TIKV_VERSION: ctx.tikvVersion ?? 'v8.5.7', ...(ctx.pd && { BR_SIM_PD: ctx.pd }) } });

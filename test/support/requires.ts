@@ -16,6 +16,8 @@
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { executable, findKubeAssets } from '../kube/assets';
+import { findAzurite } from './azurite';
+import { findFakeGcsServer } from './fake-gcs';
 import { PROMETHEUS_BIN, PROMTOOL_BIN } from './prometheus';
 import { VMAGENT_BIN } from './vmagent';
 
@@ -79,6 +81,24 @@ export const KUBE_CONTROL_PLANE: Requirement = {
   missing: once(() => {
     const lookup = findKubeAssets();
     return 'missing' in lookup ? `${lookup.missing} (\`bash scripts/kube-assets.sh\` builds it)` : undefined;
+  }),
+};
+
+/** fake-gcs-server, the Google Cloud Storage emulator (`scripts/fake-gcs-server.sh` builds it from its Go module). */
+export const FAKE_GCS_SERVER: Requirement = {
+  name: 'fake-gcs-server',
+  missing: once(() => {
+    const found = findFakeGcsServer();
+    return 'missing' in found ? found.missing : undefined;
+  }),
+};
+
+/** Azurite, the Azure Storage emulator, from npm. */
+export const AZURITE: Requirement = {
+  name: 'Azurite',
+  missing: once(() => {
+    const found = findAzurite();
+    return 'missing' in found ? found.missing : undefined;
   }),
 };
 

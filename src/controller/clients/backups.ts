@@ -63,6 +63,18 @@ export class BackupAccess {
     await this.kube.send(`annotate configmap ${name}`, 'PATCH', this.kube.path(API.core, 'configmaps', name), opts);
   }
 
+  /** Sets (string) or removes (null) a CronJob's annotations with a merge patch; false when there is no such CronJob. */
+  async annotateCronJob(name: string, annotations: Record<string, string | null>): Promise<boolean> {
+    const opts = { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } };
+    try {
+      await this.kube.send(`annotate cronjob ${name}`, 'PATCH', this.kube.path(API.batch, 'cronjobs', name), opts);
+      return true;
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return false;
+      throw err;
+    }
+  }
+
   /** A Secret's data, decoded, or undefined when there is no such Secret. */
   async secretData(name: string): Promise<Record<string, Buffer> | undefined> {
     try {

@@ -236,6 +236,18 @@ export class PdClient {
     await this.call('DELETE', `/pd/api/v1/store/${storeId}`, undefined, [200, 404, 410]);
   }
 
+  /**
+   * The cluster's ID (`GET /pd/api/v1/cluster`, metapb.Cluster `id`), as a decimal string, exactly: PD
+   * draws it when its first member starts on empty data and keeps it for as long as that data lives, so
+   * a cluster made anew under the same name has another.
+   */
+  async clusterId(): Promise<string> {
+    const r = await this.json<{ id?: number | string } | null>('/pd/api/v1/cluster');
+    const id = r?.id === undefined ? '' : String(r.id);
+    if (!/^[1-9]\d*$/.test(id)) throw new PdError(`GET ${this.baseUrl}/pd/api/v1/cluster: no cluster id in the answer`);
+    return id;
+  }
+
   /** `replication.max-replicas`: how many copies PD keeps of each region. */
   async maxReplicas(): Promise<number> {
     const r = await this.json<{ 'max-replicas'?: number }>('/pd/api/v1/config/replicate');

@@ -7,6 +7,9 @@
  * Both calls are idempotent, so an answer S3 asks to be retried (500 InternalError "Please try
  * again", 503 SlowDown or ServiceUnavailable) is sent again, signed anew, after a jittered backoff,
  * up to four attempts in all, as AWS's SDKs do.
+ *
+ * The signing region is chosen as BR chooses it (pingcap/tidb br/pkg/storage/s3.go `NewS3Storage`):
+ * see {@link regionSource}. A bucket's region is asked of S3 once per controller process.
  */
 import { createHash, createHmac } from 'node:crypto';
 import type { BucketKeys } from './backups';
@@ -15,11 +18,34 @@ export interface S3Target {
   readonly bucket: string;
   /** @default `https://s3.<region>.amazonaws.com` */
   readonly endpoint?: string;
-  /** @default us-east-1 */
+  /**
+   * The region requests are signed for.
+   * @default the bucket's own region, asked of S3, when `provider` is empty or `aws`; else us-east-1
+   */
   readonly region?: string;
+  /** BR's `--s3.provider` (`aws`, `ceph`, `minio`, ...). @default none (AWS) */
+  readonly provider?: string;
   /** @default true */
   readonly forcePathStyle?: boolean;
 }
+
+/** BR's region when it has none and does not ask (br/pkg/storage/s3.go `defaultRegion`). */
+const DEFAULT_REGION = 'us-east-1';
+
+/**
+ * Where the signing region comes from, as BR decides it (br/pkg/storage/s3.go `NewS3Storage`): the
+ * settings' region when they give one; else, for AWS (provider empty or `aws`, whatever the endpoint),
+ * the bucket's own region, which S3 tells (`detect`); for any other provider (an S3-compatible store,
+ * which may not tell it right) BR's default, us-east-1.
+ */
+export function regionSource(target: Pick<S3Target, 'region' | 'provider'>): { readonly region: string } | { readonly detect: true } {
+  if (target.region) return { region: target.region };
+  if (!target.provider || target.provider === 'aws') return { detect: true };
+  return { region: DEFAULT_REGION };
+}
+
+/** The regions learnt, by endpoint, bucket and addressing: one HeadBucket per bucket for the process's life. */
+const learnt = new Map<string, Promise<string>>();
 
 export class S3Error extends Error {
   constructor(
@@ -35,23 +61,13 @@ const RETRIED = new Set([500, 503]);
 const ATTEMPTS = 4;
 
 export class S3Client {
-  private readonly region: string;
-  private readonly base: URL;
-
   constructor(
     private readonly target: S3Target,
     private readonly keys: BucketKeys,
     private readonly timeoutMs = 30_000,
     /** The first retry waits up to this long, each next one twice as long. */
     private readonly retryBaseMs = 100,
-  ) {
-    this.region = target.region || 'us-east-1';
-    const endpoint = (target.endpoint || `https://s3.${this.region}.amazonaws.com`).replace(/\/+$/, '');
-    const url = new URL(endpoint);
-    if (target.forcePathStyle === false) url.hostname = `${target.bucket}.${url.hostname}`;
-    else url.pathname = `${url.pathname.replace(/\/+$/, '')}/${target.bucket}`;
-    this.base = url;
-  }
+  ) {}
 
   /** Every key under `prefix` (which should end in `/`, so that `a/b/` never matches `a/bc/`). */
   async list(prefix: string): Promise<string[]> {
@@ -78,9 +94,47 @@ export class S3Client {
   }
 
   private async request(method: 'GET' | 'POST', query: Record<string, string>, body?: Buffer): Promise<Buffer> {
+    const region = await this.region();
+    const endpoint = this.target.endpoint || `https://s3.${region}.amazonaws.com`;
+    return this.retrying(() => this.send(method, bucketUrl(endpoint, this.target), region, query, body));
+  }
+
+  /** The region to sign for: given, BR's default, or the bucket's own, learnt once. */
+  private region(): Promise<string> {
+    const source = regionSource(this.target);
+    if ('region' in source) return Promise.resolve(source.region);
+    const key = JSON.stringify([this.target.endpoint ?? '', this.target.bucket, this.target.forcePathStyle ?? true]);
+    let region = learnt.get(key);
+    if (!region) {
+      region = this.retrying(() => this.askRegion());
+      learnt.set(key, region);
+      // A failure is not kept: the next pass asks again.
+      region.catch(() => learnt.delete(key));
+    }
+    return region;
+  }
+
+  /**
+   * The bucket's region as BR learns it (aws-sdk-go s3manager `GetBucketRegionWithClient`, which BR
+   * calls with its credentials and, under a given endpoint, its addressing): HeadBucket, path-style
+   * on AWS's global endpoint when no endpoint is given, redirects not followed, signed for us-east-1;
+   * S3 names the region in `x-amz-bucket-region` whatever the status. Without that header a
+   * successful answer means us-east-1, a failed one is an error (`NormalizeBucketLocation`).
+   */
+  private async askRegion(): Promise<string> {
+    const url = this.target.endpoint ? bucketUrl(this.target.endpoint, this.target) : bucketUrl('https://s3.amazonaws.com', { bucket: this.target.bucket });
+    const res = await this.fetchSigned('HEAD', url, DEFAULT_REGION, {});
+    await res.arrayBuffer();
+    const told = res.headers.get('x-amz-bucket-region');
+    if (told !== null && told !== '') return told === 'EU' ? 'eu-west-1' : told;
+    if (res.status < 300) return DEFAULT_REGION;
+    throw new S3Error(`HEAD s3://${this.target.bucket}: could not learn the bucket's region (HTTP ${res.status}); give it in the storage's s3.region`, res.status);
+  }
+
+  private async retrying<T>(call: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.send(method, query, body);
+        return await call();
       } catch (e) {
         if (!(e instanceof S3Error) || !RETRIED.has(e.status) || attempt >= ATTEMPTS) throw e;
         await new Promise((r) => setTimeout(r, Math.random() * this.retryBaseMs * 2 ** (attempt - 1)));
@@ -88,8 +142,21 @@ export class S3Client {
     }
   }
 
-  private async send(method: 'GET' | 'POST', query: Record<string, string>, body?: Buffer): Promise<Buffer> {
-    const url = new URL(this.base);
+  private async send(method: 'GET' | 'POST', base: URL, region: string, query: Record<string, string>, body?: Buffer): Promise<Buffer> {
+    const res = await this.fetchSigned(method, base, region, query, body);
+    const out = Buffer.from(await res.arrayBuffer());
+    if (res.status >= 300) {
+      const xml = out.toString('utf8');
+      const code = /<Code>([^<]*)<\/Code>/.exec(xml)?.[1] ?? `HTTP ${res.status}`;
+      const message = /<Message>([^<]*)<\/Message>/.exec(xml)?.[1];
+      throw new S3Error(`${method} s3://${this.target.bucket}: ${code}${message ? `: ${message}` : ''}`, res.status);
+    }
+    return out;
+  }
+
+  /** One request signed with AWS Signature Version 4 for `region`; a HEAD's redirect is its answer, not followed. */
+  private async fetchSigned(method: 'GET' | 'POST' | 'HEAD', base: URL, region: string, query: Record<string, string>, body?: Buffer): Promise<Response> {
+    const url = new URL(base);
     const canonicalQuery = Object.keys(query)
       .sort()
       .map((k) => `${rfc3986(k)}=${rfc3986(query[k])}`)
@@ -101,25 +168,25 @@ export class S3Client {
     const headers: Record<string, string> = { host: url.host, 'x-amz-content-sha256': hash, 'x-amz-date': now };
     if (body) headers['content-md5'] = createHash('md5').update(body).digest('base64');
     const day = now.slice(0, 8);
-    const scope = `${day}/${this.region}/s3/aws4_request`;
+    const scope = `${day}/${region}/s3/aws4_request`;
     const names = Object.keys(headers).sort();
     const canonical = [method, url.pathname || '/', canonicalQuery, ...names.map((h) => `${h}:${headers[h]}`), '', names.join(';'), hash].join('\n');
     const toSign = ['AWS4-HMAC-SHA256', now, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
     let key = createHmac('sha256', `AWS4${this.keys.secretKey}`).update(day).digest();
-    for (const part of [this.region, 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
+    for (const part of [region, 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
     const signature = createHmac('sha256', key).update(toSign).digest('hex');
     headers.authorization = `AWS4-HMAC-SHA256 Credential=${this.keys.accessKey}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
     const { host: _host, ...sent } = headers;
-    const res = await fetch(url, { method, headers: sent, ...(body && { body }), signal: AbortSignal.timeout(this.timeoutMs) });
-    const out = Buffer.from(await res.arrayBuffer());
-    if (res.status >= 300) {
-      const xml = out.toString('utf8');
-      const code = /<Code>([^<]*)<\/Code>/.exec(xml)?.[1] ?? `HTTP ${res.status}`;
-      const message = /<Message>([^<]*)<\/Message>/.exec(xml)?.[1];
-      throw new S3Error(`${method} s3://${this.target.bucket}: ${code}${message ? `: ${message}` : ''}`, res.status);
-    }
-    return out;
+    return fetch(url, { method, headers: sent, ...(body && { body }), redirect: method === 'HEAD' ? 'manual' : 'follow', signal: AbortSignal.timeout(this.timeoutMs) });
   }
+}
+
+/** The bucket's URL under `endpoint`: path-style unless `forcePathStyle: false`. */
+function bucketUrl(endpoint: string, target: Pick<S3Target, 'bucket' | 'forcePathStyle'>): URL {
+  const url = new URL(endpoint.replace(/\/+$/, ''));
+  if (target.forcePathStyle === false) url.hostname = `${target.bucket}.${url.hostname}`;
+  else url.pathname = `${url.pathname.replace(/\/+$/, '')}/${target.bucket}`;
+  return url;
 }
 
 /** URI encoding as SigV4 wants it: RFC 3986's unreserved characters stay, everything else %XX. */

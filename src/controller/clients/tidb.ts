@@ -78,3 +78,27 @@ export async function setTidbServerLabels(base: string, labels: Labels, opts: La
   if (res.status !== 200) return `POST ${base}/labels: HTTP ${res.status} ${res.body.trim().slice(0, 120)}`;
   return JSON.parse(res.body) as Labels;
 }
+
+/**
+ * The tables of the cluster, from a TiDB server's schema API (pingcap/tidb `SchemaHandler`, no
+ * login): `GET <base>/schema`, the databases (`db_name`), then `GET <base>/schema/<db>` for each one
+ * `include` keeps, its tables (`name`; `id_name_only=true` asks newer servers for no more than that,
+ * older ones ignore it). Any answer but 200 throws, with what TiDB said.
+ */
+export async function tidbTables(base: string, opts: LabelOptions, include: (schema: string) => boolean): Promise<{ readonly schema: string; readonly name: string }[]> {
+  const get = async <T>(path: string): Promise<T> => {
+    const res = await httpRequest(`${base}${path}`, opts);
+    if (res.status !== 200) throw new Error(`GET ${base}${path}: HTTP ${res.status} ${res.body.trim().slice(0, 120)}`);
+    return JSON.parse(res.body) as T;
+  };
+  type Named = { readonly O?: unknown };
+  const dbs = (await get<{ db_name?: Named }[] | null>('/schema')) ?? [];
+  const tables: { schema: string; name: string }[] = [];
+  for (const db of dbs) {
+    const schema = typeof db.db_name?.O === 'string' ? db.db_name.O : undefined;
+    if (schema === undefined || !include(schema)) continue;
+    const list = (await get<{ name?: Named }[] | null>(`/schema/${encodeURIComponent(schema)}?id_name_only=true`)) ?? [];
+    for (const t of list) if (typeof t.name?.O === 'string') tables.push({ schema, name: t.name.O });
+  }
+  return tables;
+}

@@ -114,8 +114,14 @@ function retentionOf(raw: unknown): Record<string, BackupRetentionInfo> | undefi
       count('maxReservedSeconds') &&
       (r.maxBackups === undefined) !== (r.maxReservedSeconds === undefined) &&
       (r.cleanPolicy === undefined || ['Retain', 'Delete', 'OnFailure'].includes(r.cleanPolicy as string)) &&
-      (!removesData(r) || (typeof r.bucket === 'string' && typeof r.prefix === 'string' && typeof r.secretName === 'string'));
-    if (!ok) throw bad(`${name}: expected one of maxBackups and maxReservedSeconds, a cleanPolicy of Retain, Delete or OnFailure, and bucket, prefix and secretName where it removes data`);
+      (r.storageKind === undefined || ['s3', 'gcs', 'azblob'].includes(r.storageKind as string)) &&
+      ['endpoint', 'account', 'sasToken'].every((k) => r[k] === undefined || typeof r[k] === 'string') &&
+      (!removesData(r) || (typeof r.bucket === 'string' && typeof r.prefix === 'string' && (typeof r.secretName === 'string' || (r.storageKind === 'azblob' && typeof r.sasToken === 'string' && typeof r.account === 'string'))));
+    if (!ok) {
+      throw bad(
+        `${name}: expected one of maxBackups and maxReservedSeconds, a cleanPolicy of Retain, Delete or OnFailure, a storageKind of s3, gcs or azblob, and bucket, prefix and secretName where it removes data (on Azure, sasToken and account may stand for secretName)`,
+      );
+    }
     out[name] = r as unknown as BackupRetentionInfo;
   }
   return out;

@@ -9,8 +9,9 @@
  */
 import { BACKUP_LABEL } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
-import type { BackupRun, RunReport } from '../records/backup-runs';
+import { newestFirst, type BackupRun, type RunReport } from '../records/backup-runs';
 import { compareCodeUnits } from '../../base/order';
+import { hideUrlSecrets } from '../../base/url-secrets';
 
 /** The label the Job controller puts on a Job's Pods. */
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
@@ -61,7 +62,7 @@ export function observeRuns(jobs: readonly Job[], pods: readonly Pod[], known: R
 
 function runOf(job: Job, schedule: string, pods: readonly Pod[]): BackupRun {
   const { phase, details } = runOutcome(job, pods);
-  return { schedule, job: job.metadata.name!, phase, ...details };
+  return { schedule, job: job.metadata.name!, ...(job.metadata.uid && { uid: job.metadata.uid }), phase, ...details };
 }
 
 /** The outcome of a BR Job (a schedule's run or a one-shot operation): its phase and what it reported. */
@@ -94,11 +95,11 @@ export function terminationOutcome(pods: readonly Pod[]): Pick<BackupRun, 'stora
   if (!message) return {};
   try {
     const o = JSON.parse(message) as Record<string, unknown>;
-    const text = (k: string) => (typeof o[k] === 'string' && o[k] !== '' ? { [k]: o[k] as string } : {});
+    const text = (k: string) => (typeof o[k] === 'string' && o[k] !== '' ? { [k]: hideUrlSecrets(o[k] as string) } : {});
     return { ...text('storage'), ...text('backupTS'), ...text('size'), ...text('error') };
   } catch {
     // BR died before the script wrote its line: the kubelet kept the log's last lines instead.
-    return { error: message.split('\n').slice(-3).join('\n').slice(-1000) };
+    return { error: hideUrlSecrets(message.split('\n').slice(-3).join('\n')).slice(-1000) };
   }
 }
 
@@ -118,4 +119,25 @@ function time(t: unknown): string | undefined {
   if (t === undefined || t === null || t === '') return undefined;
   const d = t instanceof Date ? t : new Date(String(t));
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * Why a schedule is unwell, for the health checks of its CronJob; undefined while it is well. Its
+ * newest run that has an outcome decides (a run under way is passed over, unless its container cannot
+ * start): a failed or lost run, or one stuck, makes it Degraded until a newer run completes; so does a
+ * retention that failed its last try (`retention`, its error). The CronJob's own status cannot say
+ * this: its controller counts a run that never starts as active for ever, and Argo CD's own CronJob
+ * check calls a schedule whose runs never succeeded Healthy.
+ */
+export function scheduleProblem(schedule: string, runs: Readonly<Record<string, BackupRun>>, retention?: string): string | undefined {
+  const problems: string[] = [];
+  const mine = Object.values(runs)
+    .filter((r) => r.schedule === schedule && r.phase !== 'Deleted' && r.phase !== 'Released')
+    .sort(newestFirst);
+  const last = mine.find((r) => r.phase !== 'Running' || r.error !== undefined);
+  if (last?.phase === 'Running') problems.push(`the run ${last.job} cannot start: ${last.error}`);
+  else if (last?.phase === 'Failed') problems.push(`the last run ${last.job} failed: ${last.error ?? 'no reason reported'}`);
+  else if (last?.phase === 'Lost') problems.push(`the last run ${last.job} was lost: ${last.error ?? 'its Job went away'}`);
+  if (retention !== undefined) problems.push(`retention could not remove expired backups: ${retention}`);
+  return problems.length > 0 ? problems.join('; ').slice(0, 1000) : undefined;
 }

@@ -3,7 +3,8 @@
  * its record and the TiDB Pods. Pure. It runs once: a record that says it ran is final, and a run
  * the controller was stopped in is taken up again only where doing so cannot do anything twice
  * (logging in, the password while root has none, users that do not exist yet), never once the SQL
- * started.
+ * started. It ran in one instance of the cluster: one made anew under the same name (PD's cluster ID
+ * differs) has a root without a password and none of the users, and is initialized again.
  */
 import type { InitializerInfo } from '../../tidbcluster/names';
 import type { InitializerRecord } from '../records/initializer';
@@ -13,6 +14,8 @@ export interface InitializerInput {
   readonly record?: InitializerRecord;
   /** A TiDB Pod that is Ready, to log in to; undefined while there is none. */
   readonly readyPod?: string;
+  /** PD's cluster ID; undefined while it cannot be read (a record is then taken for this cluster's). @default none */
+  readonly clusterId?: string;
 }
 
 export type InitializerPlan =
@@ -20,15 +23,22 @@ export type InitializerPlan =
   | { readonly kind: 'none' }
   /** Write this record; `news` is an Event's worth. */
   | { readonly kind: 'record'; readonly record: InitializerRecord; readonly news?: 'waiting' | 'changed' | 'lost' }
-  /** Log in to this Pod and carry it out; `resume`: a run the controller was stopped in, before its SQL. */
-  | { readonly kind: 'run'; readonly pod: string; readonly resume?: InitializerRecord };
+  /**
+   * Log in to this Pod and carry it out; `resume`: a run the controller was stopped in, before its SQL;
+   * `formerCluster`: it ran before in another instance of the cluster.
+   */
+  | { readonly kind: 'run'; readonly pod: string; readonly resume?: InitializerRecord; readonly formerCluster?: string };
 
 const FINAL = ['Complete', 'Failed', 'Lost'];
 
 export function planInitializer(input: InitializerInput): InitializerPlan {
   const { info, readyPod } = input;
-  // A record of another name is another document's: this one has not run.
-  const r = input.record?.name === info.name ? input.record : undefined;
+  // A record of another name is another document's, and one of another instance of the cluster is
+  // that instance's: this one has not run.
+  const own = input.record?.name === info.name ? input.record : undefined;
+  const elsewhere = own !== undefined && FINAL.includes(own.phase) && own.clusterId !== undefined && input.clusterId !== undefined && own.clusterId !== input.clusterId;
+  const r = elsewhere ? undefined : own;
+  const former = elsewhere ? own.clusterId : own?.formerCluster;
   if (r && FINAL.includes(r.phase)) {
     if (r.digest === undefined || r.digest === info.digest || r.changed === info.digest) return { kind: 'none' };
     return { kind: 'record', record: { ...r, changed: info.digest }, news: 'changed' };
@@ -47,7 +57,7 @@ export function planInitializer(input: InitializerInput): InitializerPlan {
   if (readyPod === undefined) {
     const reason = 'no TiDB Pod is ready';
     if (r?.reason === reason) return { kind: 'none' };
-    return { kind: 'record', record: { name: info.name, phase: 'Waiting', reason }, ...(r === undefined && { news: 'waiting' as const }) };
+    return { kind: 'record', record: { name: info.name, phase: 'Waiting', reason, ...(former !== undefined && { formerCluster: former }) }, ...(r === undefined && { news: 'waiting' as const }) };
   }
-  return { kind: 'run', pod: readyPod };
+  return { kind: 'run', pod: readyPod, ...(former !== undefined && { formerCluster: former }) };
 }

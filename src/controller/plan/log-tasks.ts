@@ -7,7 +7,14 @@
  *   one is chosen: the tasks are read once per resync period, and a start must not follow a start.
  * - `running`: a task that is not there is started (`br log start`), a paused one resumed; one paused
  *   by an error is resumed too, at most once per {@link RETRY_MS}, since its document asks for it to
- *   run (tidb-operator leaves it paused and reports it). `paused`: started if missing, then paused.
+ *   run (tidb-operator leaves it paused and reports it). A pause without an error that the document
+ *   did not ask for (by hand, or TiDB's advancer for checkpoint lag) is resumed once, as tidb-operator
+ *   resumes a task its Backup says runs (pkg/backup/backup/backup_tracker.go `SyncLogBackupState`
+ *   records the paused state, then v1alpha1 `ParseLogBackupSubcommand` turns log-start into
+ *   log-resume); paused again before its checkpoint moved past where that resume left it, it is held:
+ *   reported as a fault and not resumed again until the document asks for another state first (the
+ *   advancer pauses a lagging task again at its next tick, so resuming it more would loop).
+ *   `paused`: started if missing, then paused.
  *   `stopped`: stopped while it exists. A document that left Git asks for `stopped`, with the stop
  *   Job its ConfigMap last had.
  * - A task of the same name already there is taken over as it is: a cluster moved from tidb-operator
@@ -99,6 +106,8 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   else if (!input.inGit) r = { ...r, want: 'stopped', inGit: false };
   const { reason: _reason, ...rest } = r;
   r = rest;
+  // Another state asked for ends a hold: back at running, a pause is resumed once more.
+  if (r.want !== 'running') r = withoutHold(r);
   const now = iso(ctx.now);
   const step = (phase: LogTaskPhase, message: string, extra: Partial<LogTaskStep> = {}): LogTaskStep => ({ configMap: input.configMap, record: r, phase, message, ...extra });
   const wait = (reason: string, phase: LogTaskPhase = 'Waiting'): LogTaskStep => {
@@ -161,6 +170,12 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   }
   const until = truncation(r, task, latest(ctx.truncateUntil?.[input.configMap], doc?.truncateUntil));
   const command = commandFor(r.want, task) ?? (until !== undefined && doc?.jobs.truncate !== undefined ? 'truncate' : undefined);
+  if (task?.state === 'Running' && r.heldSince !== undefined) r = withoutHold(r);
+  if (command === 'resume' && task?.state === 'Paused' && pausedAgain(r, task)) {
+    const news = r.heldSince === undefined ? { type: 'Warning' as const, reason: task.pause?.lag ? 'LogBackupLagPaused' : 'LogBackupPausedAgain', message: heldMessage(r, task) } : undefined;
+    r = { ...r, heldSince: r.heldSince ?? now, reason: heldMessage(r, task) };
+    return step('Failed', heldMessage(r, task), news && { news });
+  }
   if (!command) {
     if (r.want === 'stopped' && !r.inGit) return { configMap: input.configMap, phase: 'Complete', message: 'stopped' };
     const { phase, message } = synced(r, task);
@@ -189,9 +204,15 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   if (!body) return wait(`its ${logCommandKey(command)} is not a Job`, 'Failed');
   const job = String((body.metadata as { name: string }).name);
   r = { ...r, runs, last: { command, job, phase: 'Running', created: now, ...(truncate && { until: truncate.until }) } };
+  // Where a resume of a pause without an error leaves the task: paused again before it moves past this, it is held.
+  if (command === 'resume' && task?.state === 'Paused') r = { ...r, resumedFrom: task.checkpointTS };
   const why = truncate
     ? `running br log truncate --until=${truncate.until} on ${truncate.storage} (${job})`
     : `running br log ${command} --task-name=${r.task} (${job})${task ? `: the task is ${task.state}` : ': the task is not there'}, the document asks for ${r.want}`;
+  if (command === 'resume' && task?.pause?.lag) {
+    const message = `${lagText(task)}; running br log resume once (${job}), as tidb-operator resumes a task its Backup says runs: paused again before its checkpoint moves on, it is left paused and reported`;
+    return step('Running', `br log ${command} (${job})`, { create: { command, body }, news: { type: 'Warning', reason: 'LogBackupLagPaused', message } });
+  }
   return step('Running', `br log ${command} (${job})`, { create: { command, body }, news: { type: 'Normal', reason: 'LogBackupCommand', message: why } });
 
   function templateOf(c: LogCommand): string | undefined {
@@ -208,6 +229,38 @@ function truncation(r: LogTaskRecord, task: LogBackupTask | undefined, until: st
   if (until === undefined || !/^\d+$/.test(until) || !task || r.storage === undefined || r.want === 'stopped') return undefined;
   if (BigInt(until) <= BigInt(r.truncatedUntil ?? '0') || BigInt(until) <= BigInt(task.startTS) || BigInt(until) > BigInt(task.checkpointTS)) return undefined;
   return until;
+}
+
+/**
+ * Whether the task, paused without an error, was paused again after the controller resumed it and
+ * before its checkpoint moved past where that resume found it.
+ */
+function pausedAgain(r: LogTaskRecord, task: LogBackupTask): boolean {
+  if (r.resumedFrom === undefined || r.last?.command !== 'resume' || r.last.phase !== 'Complete') return false;
+  return BigInt(task.checkpointTS) <= BigInt(r.resumedFrom);
+}
+
+function withoutHold(r: LogTaskRecord): LogTaskRecord {
+  const { resumedFrom: _from, heldSince: _since, ...rest } = r;
+  return rest;
+}
+
+/** Who paused the task and when, as `br log status` tells it. */
+function pausedBy(task: LogBackupTask): string {
+  const p = task.pause;
+  if (!p) return 'paused';
+  return `paused (${p.severity}${p.host ? ` by ${p.host}` : ''}${p.time ? ` at ${p.time}` : ''}${p.message ? `: ${p.message}` : ''})`;
+}
+
+/** A pause TiDB's advancer made for checkpoint lag, in the user's words. */
+function lagText(task: LogBackupTask): string {
+  const p = task.pause!;
+  return `TiDB's log backup advancer paused the task ${task.name}${p.host ? ` from ${p.host}` : ''}${p.time ? ` at ${p.time}` : ''}: its checkpoint TS ${task.checkpointTS} (${task.checkpointTime}) lags ${task.lagSeconds} s behind, past the advancer's limit (tidb_advancer_check_point_lag_limit, 48h by default)`;
+}
+
+function heldMessage(r: LogTaskRecord, task: LogBackupTask): string {
+  const what = task.pause?.lag ? lagText(task) : `the log backup task ${task.name} is ${pausedBy(task)}, checkpoint TS ${task.checkpointTS} (${task.checkpointTime}, ${task.lagSeconds} s behind)`;
+  return `${what}; it was paused again after br log resume (${r.last?.job ?? 'the last resume'}) before its checkpoint moved past TS ${r.resumedFrom}, so it is not resumed again: find why its checkpoint does not advance (br log status, TiKV's log backup errors), then set the document's logSubcommand to log-pause and back to resume it once more, or stop it and start a new log backup after a snapshot backup`;
 }
 
 /** The later of two TSOs, either of which may be missing. */
@@ -233,6 +286,7 @@ function synced(r: LogTaskRecord, task: LogBackupTask | undefined): { phase: Log
   if (!task) return { phase: 'Complete', message: `the log backup task ${r.task} is stopped` };
   const where = `checkpoint TS ${task.checkpointTS} (${task.checkpointTime}, ${task.lagSeconds} s behind)${task.storage ? `, into ${task.storage}` : ''}`;
   if (task.state === 'Error') return { phase: 'Failed', message: `the log backup task ${r.task} is paused by an error: ${task.error ?? 'no error given'}; ${where}` };
+  if (task.state === 'Paused' && task.pause?.lag) return { phase: 'Complete', message: `${lagText(task)}; the document asks for it paused${task.storage ? `; into ${task.storage}` : ''}` };
   return { phase: 'Complete', message: `the log backup task ${r.task} is ${task.state === 'Running' ? 'running' : 'paused'}, ${where}` };
 }
 

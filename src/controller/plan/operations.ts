@@ -3,25 +3,46 @@
  * and the cluster. Pure. An operation starts at most once: its record says `Running` before its Job is
  * created, so that a restart finds it, and a Job that goes away after it was created is `Lost`, never
  * created again. Operations of a cluster run one at a time, and only while the cluster is ready.
+ *
+ * A restore is bound to the cluster instance it ran into, by PD's cluster ID (which a cluster keeps
+ * for as long as its PD data lives, and which a cluster made anew under the same name does not
+ * have): in a cluster made anew it has not run, and runs, once BR is sure to find the cluster as a
+ * restore needs it (see `restoreBlocked`).
  */
-import { BACKUP_LABEL } from '../../tidbcluster/names';
+import { createHash } from 'node:crypto';
+import { ANNOTATION, BACKUP_LABEL } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
 import type { ComponentState, PdState } from '../view/view';
 import type { ComponentPlan } from './plan';
 import type { OperationRecord } from '../records/operations';
 import { JOB_NAME_LABEL, runOutcome } from './backup-runs';
 
+/** An operation's Job as its ConfigMap holds it, and its digests. */
+export interface OperationTemplate {
+  /** The ConfigMap's `job.json`. */
+  readonly json: string;
+  /** `sha256:` of the JSON as it is. */
+  readonly digest: string;
+  /** `sha256:` of what the operation does: the Job without its images ({@link operationDigests}). */
+  readonly spec: string;
+}
+
 /** What the controller saw of one operation this pass. */
 export interface OperationInput {
   /** The Job's name (and its ConfigMap's). */
   readonly job: string;
-  /** The ConfigMap's `job.json` and its digest, or undefined while the ConfigMap is not there. */
-  readonly template?: { readonly json: string; readonly digest: string };
+  /** The ConfigMap's Job and its digests, or undefined while the ConfigMap is not there. */
+  readonly template?: OperationTemplate;
   readonly record?: OperationRecord;
   /** The Job of that name, if there is one. */
   readonly live?: Job;
   /** Its Pods. */
   readonly pods: readonly Pod[];
+  /**
+   * Why this restore may not start on the cluster as it is (tables it would write into exist), or
+   * undefined when it may. @default none
+   */
+  readonly blocked?: string;
 }
 
 export interface OperationStep {
@@ -37,6 +58,11 @@ export interface OperationsInput {
   readonly operations: readonly OperationInput[];
   /** Why the cluster cannot take a backup or a restore now, or undefined when it can. */
   readonly notReady?: string;
+  /**
+   * PD's cluster ID, the instance of the cluster the operations run against; undefined while it cannot
+   * be read (no operation starts, and no record is taken for another instance's). @default none
+   */
+  readonly clusterId?: string;
   /** A scheduled backup running now (its Job's name), during which no restore starts. @default none */
   readonly scheduledRun?: string;
   /**
@@ -45,6 +71,30 @@ export interface OperationsInput {
    */
   readonly logBackup?: string;
   readonly now: number;
+}
+
+/**
+ * The digests of an operation's Job: of the JSON as it is, and of what the operation does, which
+ * leaves out the containers' images: they follow the cluster's version (BR must match TiKV), so a
+ * cluster upgrade changes them without changing what is backed up or restored, from or to where.
+ */
+export function operationDigests(json: string): Pick<OperationTemplate, 'digest' | 'spec'> {
+  const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+  let spec: string;
+  try {
+    spec = sha(JSON.stringify(withoutImages(JSON.parse(json))));
+  } catch {
+    spec = sha(json);
+  }
+  return { digest: sha(json), spec };
+}
+
+function withoutImages(job: unknown): unknown {
+  const pod = (job as { spec?: { template?: { spec?: Record<string, unknown> } } })?.spec?.template?.spec;
+  if (!pod) return job;
+  const strip = (list: unknown) => (Array.isArray(list) ? list.map((c) => (typeof c === 'object' && c !== null ? { ...c, image: undefined } : c)) : list);
+  const j = job as { spec: { template: Record<string, unknown> } };
+  return { ...j, spec: { ...j.spec, template: { ...j.spec.template, spec: { ...pod, containers: strip(pod.containers), initContainers: strip(pod.initContainers) } } } };
 }
 
 /** Each operation's next step, in order: at most one starts, and none while another runs. */
@@ -59,15 +109,13 @@ export function planOperations(input: OperationsInput): OperationStep[] {
   return steps;
 }
 
+const isRestore = (job: string): boolean => job.startsWith('restore-');
+
 function stepOf(op: OperationInput, input: OperationsInput, busy: string | undefined): OperationStep {
-  const r = op.record;
   const live = op.live && ownJob(op.live, op.job) ? op.live : undefined;
-  if (r && r.phase !== 'Waiting' && r.phase !== 'Running') {
-    // Over: never again. A document changed since says so, once per change.
-    const changed = op.template && r.template && op.template.digest !== r.template ? op.template.digest : undefined;
-    if (changed === undefined || changed === r.changed) return { record: r };
-    return { record: { ...r, changed }, news: 'changed' };
-  }
+  const r = elsewhere(op, input) ? undefined : op.record;
+  const former = r === undefined && op.record ? (op.record.clusterId ?? op.record.formerCluster) : op.record?.formerCluster;
+  if (r && r.phase !== 'Waiting' && r.phase !== 'Running') return overStep(r, op.template);
   if (r?.phase === 'Running') {
     if (r.uid === undefined) {
       // The record was written and the controller stopped before it saw its Job: adopt it, or create it.
@@ -77,19 +125,70 @@ function stepOf(op: OperationInput, input: OperationsInput, busy: string | undef
     if (live && live.metadata.uid === r.uid) return observe(op, r, live);
     return { record: { ...r, phase: 'Lost', error: 'its Job was deleted before it finished; it is not run again' }, news: 'finished' };
   }
-  // Not started. A Job of ours already there (the records were lost): adopt it rather than run twice.
-  if (live) return observe(op, { job: op.job, phase: 'Running', uid: live.metadata.uid, ...(op.template && { template: op.template.digest }) }, live);
   // Announced when it starts waiting; what it waits for then changes as the cluster comes up, in the
   // record and on the ConfigMap.
-  const wait = (reason: string): OperationStep => ({ record: { job: op.job, phase: 'Waiting', reason }, ...(r === undefined && { news: 'waiting' as const }) });
+  const announced = op.record !== undefined && (r !== undefined || op.record.formerCluster !== undefined);
+  const wait = (reason: string): OperationStep => ({
+    record: { job: op.job, phase: 'Waiting', reason, ...(former !== undefined && { formerCluster: former }) },
+    ...(!announced && { news: 'waiting' as const }),
+  });
+  // Not started. A Job of ours already there (the records were lost): adopted rather than run twice,
+  // unless it is a restore's into another instance of the cluster, which waits to be deleted: the
+  // controller deletes no Job, and a new one takes its name.
+  const liveCluster = live?.metadata.annotations?.[ANNOTATION.operationCluster];
+  const leftover = live && isRestore(op.job) ? leftoverOf(liveCluster, former, input.clusterId) : undefined;
+  if (leftover !== undefined) {
+    const step = wait(`the Job ${op.job} of the restore into the cluster as it was before (PD cluster ID ${leftover}) is still there; delete it (kubectl delete job ${op.job}) and the restore runs into this cluster`);
+    return { ...step, record: { ...step.record, formerCluster: former ?? leftover } };
+  }
+  if (live) {
+    const adopted: OperationRecord = { job: op.job, phase: 'Running', uid: live.metadata.uid, ...(op.template && { template: op.template.digest, spec: op.template.spec }), ...(liveCluster !== undefined && { clusterId: liveCluster }) };
+    return observe(op, adopted, live);
+  }
   if (op.live) return wait(`a Job named ${op.job} exists that this operation did not create; delete it or rename the document`);
   if (!op.template) return wait(`its ConfigMap ${op.job} is not there yet`);
   if (busy !== undefined) return wait(`${busy} is running; operations of a cluster run one at a time`);
   if (input.notReady !== undefined) return wait(`the cluster is not ready: ${input.notReady}`);
-  if (op.job.startsWith('restore-') && input.scheduledRun) return wait(`the scheduled backup ${input.scheduledRun} is running`);
-  if (op.job.startsWith('restore-') && input.logBackup) return wait(input.logBackup);
+  if (input.clusterId === undefined) return wait("PD's cluster ID cannot be read, to bind the run to this instance of the cluster");
+  if (isRestore(op.job) && input.scheduledRun) return wait(`the scheduled backup ${input.scheduledRun} is running`);
+  if (isRestore(op.job) && input.logBackup) return wait(input.logBackup);
+  if (isRestore(op.job) && op.blocked !== undefined) return wait(op.blocked);
   const created = new Date(input.now).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return { record: { job: op.job, phase: 'Running', template: op.template.digest, created }, create: true, news: 'started' };
+  const record: OperationRecord = { job: op.job, phase: 'Running', template: op.template.digest, spec: op.template.spec, created, clusterId: input.clusterId, ...(former !== undefined && { formerCluster: former }) };
+  return { record, create: true, news: 'started' };
+}
+
+/**
+ * The cluster ID of the instance a restore's Job ran against, when not this one: its annotation says
+ * another; or, for a Job created before the annotation, the record says the restore ran into another
+ * instance (`former`).
+ */
+function leftoverOf(liveCluster: string | undefined, former: string | undefined, clusterId: string | undefined): string | undefined {
+  if (liveCluster !== undefined) return clusterId !== undefined && liveCluster !== clusterId ? liveCluster : undefined;
+  return former;
+}
+
+/**
+ * Whether the operation's record is of another instance of the cluster: a restore that ran, or ran
+ * into, a cluster whose PD had another cluster ID. Such a record says nothing of this cluster. A
+ * record without a cluster ID (written before they were kept) is taken for this cluster's.
+ */
+function elsewhere(op: OperationInput, input: OperationsInput): boolean {
+  const r = op.record;
+  if (!r || !isRestore(op.job) || r.phase === 'Waiting' || r.phase === 'Running') return false;
+  return r.clusterId !== undefined && input.clusterId !== undefined && r.clusterId !== input.clusterId;
+}
+
+/**
+ * An operation that is over is never run again. A change of what its document does is announced once
+ * per change; a new image alone (a cluster upgrade) is no change. A record kept before the `spec`
+ * digest takes the document's as it is now, quietly: any change before was announced then.
+ */
+function overStep(r: OperationRecord, template: OperationTemplate | undefined): OperationStep {
+  if (!template) return { record: r };
+  if (r.spec === undefined) return { record: { ...r, spec: template.spec, ...(r.changed !== undefined && { changed: template.spec }) } };
+  if (template.spec === r.spec || template.spec === r.changed) return { record: r };
+  return { record: { ...r, changed: template.spec }, news: 'changed' };
 }
 
 /** The record of a run whose Job is there, after looking at it and its Pods. */

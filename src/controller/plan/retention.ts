@@ -21,9 +21,9 @@
  *   `IsCleanCandidate` and `NeedRetainData`): `Retain` (the default) releases it, the run leaving the
  *   records with its storage still named; `Delete` removes it; `OnFailure` removes a failed or lost
  *   run's partial backup and releases a complete one.
- * - A run with no storage path, or one outside the schedule's bucket and prefix, is never removed
- *   (only released); nor is a folder that a kept backup, a run under way or another schedule's run
- *   names.
+ * - A folder is removed only when the run's record shows it is the run's own ({@link ownFolder}), and
+ *   no other run's record names it, a folder inside it or one around it (a run under way, a kept
+ *   backup, any run of another schedule); else the run is released, its data kept.
  */
 import { logBackupOfSchedule, type BackupRetentionInfo, type CleanPolicy } from '../../tidbcluster/names';
 import { newestFirst, type BackupRun } from '../records/backup-runs';
@@ -38,7 +38,12 @@ export type Expired =
       /** The folder's key prefix in the bucket, ending in `/`. */
       readonly folder: string;
     }
-  | { readonly run: BackupRun; readonly action: 'release' };
+  | {
+      readonly run: BackupRun;
+      readonly action: 'release';
+      /** Why the data stays though the policy removes it: the folder may not be the run's alone. @default none (the policy keeps it) */
+      readonly kept?: string;
+    };
 
 /**
  * A schedule's log backup as retention sees it: none, one whose tasks could not be read this pass, or
@@ -59,17 +64,22 @@ export function expiredRuns(schedule: string, runs: Readonly<Record<string, Back
     if (policy.maxBackups !== undefined && i < policy.maxBackups) keep.add(r);
   });
   if (policy.maxReservedSeconds !== undefined) for (const r of reserved(complete, policy.maxReservedSeconds * 1000, now, log)) keep.add(r);
-  // A folder a kept backup names is never removed, whichever other run names it too; nor one a run
-  // still under way names, nor one any run of another schedule names (it may be that run's own).
-  const others = Object.values(runs).filter((r) => (r.schedule !== schedule && r.phase !== 'Deleted') || (r.schedule === schedule && r.phase === 'Running'));
-  const kept = new Set([...keep, ...others].map((r) => folderOf(r.storage, policy)));
+  // A folder that a kept backup, a run under way or any run of another schedule names, or one inside
+  // or around it, is never removed (it may be that run's own): its expired run is released.
+  const others = Object.values(runs).filter((r) => (r.schedule !== schedule && r.phase !== 'Deleted') || (r.schedule === schedule && r.phase === 'Running') || keep.has(r));
   const out: Expired[] = [];
   for (const r of mine) {
     const expired = r.phase === 'Complete' ? !keep.has(r) : (r.phase === 'Failed' || r.phase === 'Lost') && startedMs(r) < startedMs(newest);
     if (!expired) continue;
-    const folder = deletes(policy.cleanPolicy ?? 'Retain', r) ? folderOf(r.storage, policy) : undefined;
-    if (folder === undefined) out.push({ run: r, action: 'release' });
-    else if (!kept.has(folder)) out.push({ run: r, action: 'delete', folder });
+    if (!deletes(policy.cleanPolicy ?? 'Retain', r)) {
+      out.push({ run: r, action: 'release' });
+      continue;
+    }
+    const own = ownFolder(r, policy);
+    const shared = typeof own === 'string' ? others.find((o) => o !== r && overlap(keyPrefixOf(o.storage, policy), own)) : undefined;
+    if (typeof own !== 'string') out.push({ run: r, action: 'release', kept: own.why });
+    else if (shared) out.push({ run: r, action: 'release', kept: `its folder holds, or is held in, the folder of ${shared.job} (${shared.phase.toLowerCase()})` });
+    else out.push({ run: r, action: 'delete', folder: own });
   }
   return out;
 }
@@ -79,20 +89,65 @@ function deletes(policy: CleanPolicy, run: BackupRun): boolean {
   return policy === 'Delete' || (policy === 'OnFailure' && (run.phase === 'Failed' || run.phase === 'Lost'));
 }
 
+/** The URL schemes BR reads each provider's storage by (br/pkg/storage/parse.go, `ParseBackend`). */
+const SCHEMES: Readonly<Record<string, readonly string[]>> = { s3: ['s3'], gcs: ['gcs', 'gs'], azblob: ['azure', 'azblob'] };
+
 /**
- * The key prefix of a run's folder (`<prefix>/<folder>/`) when its storage URL is in the schedule's
- * bucket, directly under its prefix; else undefined (not this schedule's to remove).
+ * The key prefix (ending in `/`) a storage URL names in the policy's bucket, under its prefix; else
+ * undefined (another bucket or provider, the prefix itself, or above it).
  */
-export function folderOf(storage: string | undefined, policy: Pick<BackupRetentionInfo, 'bucket' | 'prefix'>): string | undefined {
+export function keyPrefixOf(storage: string | undefined, policy: Pick<BackupRetentionInfo, 'bucket' | 'prefix' | 'storageKind'>): string | undefined {
   if (!storage || policy.bucket === undefined || policy.prefix === undefined) return undefined;
-  const m = /^s3:\/\/([^/?]+)\/([^?]*)(\?.*)?$/.exec(storage);
-  if (!m || m[1] !== policy.bucket) return undefined;
-  const path = m[2].replace(/\/+$/, '');
+  const m = /^([a-z0-9]+):\/\/([^/?]+)\/([^?]*)(\?.*)?$/.exec(storage);
+  if (!m || !(SCHEMES[policy.storageKind ?? 's3'] ?? []).includes(m[1]) || m[2] !== policy.bucket) return undefined;
+  const path = m[3].replace(/\/+$/, '');
+  if (path.split('/').some((p) => p === '' || p === '.' || p === '..')) return undefined;
   const prefix = policy.prefix.replace(/^\/+|\/+$/g, '');
-  const rest = prefix === '' ? path : path.startsWith(`${prefix}/`) ? path.slice(prefix.length + 1) : undefined;
-  // One folder directly under the prefix, never the prefix itself or anything above it.
-  if (rest === undefined || rest === '' || rest.includes('/') || rest === '.' || rest === '..') return undefined;
+  if (prefix !== '' && !path.startsWith(`${prefix}/`)) return undefined;
   return `${path}/`;
+}
+
+/**
+ * The folder of a run that is the run's own, as its key prefix; else why it may not be.
+ *
+ * - A schedule's runs write to `<prefix>/<schedule>/<cluster>-pd.<namespace>-2379-<time>-<uid>`,
+ *   `<uid>` being the start of the run's Job UID (src/render/scripts/br.ts): no other schedule, no
+ *   cluster of the same name in another Kubernetes cluster, and no other run writes there. The folder
+ *   is the run's own when it sits under the schedule's folder and ends in the UID its record holds.
+ * - Runs from before (and tidb-operator's) wrote to `<prefix>/<cluster>-pd.<namespace>-2379-<time>`,
+ *   which a schedule of the same minute, or a cluster of the same name elsewhere, writes too. Only a
+ *   complete run owns one: BR writes only into a folder without a backup in it
+ *   (br/pkg/backup/client.go, `SetStorageAndCheckNotInUse`), so the run that failed is the one that
+ *   found the folder taken, and its partial backup is left where it is.
+ */
+export function ownFolder(run: BackupRun, policy: Pick<BackupRetentionInfo, 'bucket' | 'prefix' | 'storageKind'>): string | { why: string } {
+  const folder = keyPrefixOf(run.storage, policy);
+  if (folder === undefined) return { why: run.storage ? `${run.storage} is not under the schedule's storage` : 'the run reported no storage path' };
+  const prefix = (policy.prefix ?? '').replace(/^\/+|\/+$/g, '');
+  const rest = (prefix === '' ? folder : folder.slice(prefix.length + 1)).replace(/\/$/, '').split('/');
+  const time = scheduledTime(run.job);
+  const uid = run.uid?.slice(0, 8).toLowerCase();
+  const named = (name: string, suffix: string) => time !== undefined && name.endsWith(`-${time}${suffix}`);
+  if (rest.length === 2 && rest[0] === run.schedule && uid !== undefined && /^[0-9a-f]{8}$/.test(uid) && named(rest[1], `-${uid}`)) return folder;
+  if (rest.length === 1 && named(rest[0], '')) {
+    return run.phase === 'Complete' ? folder : { why: `a ${run.phase.toLowerCase()} run's folder in the layout shared with other schedules may hold another run's backup` };
+  }
+  return { why: `${run.storage} is not the folder this run's Job writes` };
+}
+
+/** Whether two key prefixes overlap: removing one removes some of the other. */
+function overlap(a: string | undefined, b: string): boolean {
+  return a !== undefined && (a.startsWith(b) || b.startsWith(a));
+}
+
+/**
+ * The time a CronJob's Job was scheduled for, as a run's folder names it (`2006-01-02t15-04-05`,
+ * UTC): the CronJob controller names the Job `<cronjob>-<minutes since the epoch>`.
+ */
+function scheduledTime(job: string): string | undefined {
+  const m = /-(\d{1,12})$/.exec(job);
+  if (!m) return undefined;
+  return new Date(Number(m[1]) * 60_000).toISOString().slice(0, 19).replace('T', 't').replace(/:/g, '-');
 }
 
 /** The complete runs (newest first) `maxReservedTime` keeps. */

@@ -8,13 +8,13 @@
  * Only for a cluster with schedules: its Role grants reading Jobs (and the buckets' Secrets) then,
  * and not otherwise.
  */
-import { BACKUP_LABEL, LABEL, logBackupOfSchedule, type BackupRetentionInfo } from '../../tidbcluster/names';
+import { ANNOTATION, BACKUP_LABEL, LABEL, logBackupOfSchedule, type BackupRetentionInfo } from '../../tidbcluster/names';
 import { BackupAccess } from '../clients/backups';
 import type { KubeAccess } from '../clients/kube';
 import { describe } from '../clients/kube';
-import { S3Client } from '../clients/s3';
+import { openBackupStorage } from '../clients/backup-storage';
 import type { ClusterInfo } from '../model/cluster';
-import { observeRuns } from '../plan/backup-runs';
+import { observeRuns, scheduleProblem } from '../plan/backup-runs';
 import { tsoMillis } from '../plan/log-backups';
 import { expiredRuns, type LogWindow } from '../plan/retention';
 import type { LogBackupView } from './log-backups';
@@ -32,6 +32,8 @@ export class BackupRunRecorder {
   private access?: BackupAccess;
   /** The last retention problem reported per schedule, so that a standing one is announced once. */
   private readonly problems = new Map<string, string>();
+  /** What was last noted on each schedule's CronJob: why it is unwell, or null. */
+  private readonly health = new Map<string, string | null>();
 
   constructor(
     private readonly d: BackupRunDeps,
@@ -53,6 +55,23 @@ export class BackupRunRecorder {
       return;
     }
     for (const [schedule, policy] of Object.entries(this.d.cluster.backupRetention ?? {})) await this.retain(schedule, policy, now, logWindow(this.d.cluster, schedule, logBackups));
+    for (const schedule of schedules) await this.noteHealth(schedule);
+  }
+
+  /**
+   * Notes on the schedule's CronJob whether it is unwell (a failed, lost or stuck last run, a failing
+   * retention), for the Argo CD and Flux health checks; only when that changed since it last did.
+   */
+  private async noteHealth(schedule: string): Promise<void> {
+    const problem = scheduleProblem(schedule, this.records.backupRuns, this.problems.get(schedule)) ?? null;
+    if (this.health.has(schedule) && this.health.get(schedule) === problem) return;
+    const annotations = { [ANNOTATION.scheduleHealth]: problem === null ? null : 'Degraded', [ANNOTATION.operationMessage]: problem };
+    try {
+      await this.access!.annotateCronJob(`backup-${schedule}`, annotations);
+      this.health.set(schedule, problem);
+    } catch (err) {
+      this.d.log.warn("could not note the schedule's health on its CronJob", { schedule, error: describe(err) });
+    }
   }
 
   private async record(schedules: readonly string[], now: number): Promise<void> {
@@ -79,21 +98,27 @@ export class BackupRunRecorder {
    */
   private async retain(schedule: string, policy: BackupRetentionInfo, now: number, log: LogWindow): Promise<void> {
     const [expired] = expiredRuns(schedule, this.records.backupRuns, policy, now, log).slice(-1);
-    if (expired === undefined) return;
+    // With nothing left to let go, no removal is failing.
+    if (expired === undefined) {
+      this.problems.delete(schedule);
+      return;
+    }
     const { run } = expired;
     const cronJob = `backup-${schedule}`;
     const at = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
     if (expired.action === 'release') {
       await this.records.setBackupRuns({ ...this.records.backupRuns, [run.job]: { ...run, phase: 'Released', deleted: at } });
-      this.d.log.info('released an expired backup, its data kept', { schedule, job: run.job, storage: run.storage });
+      this.d.log.info('released an expired backup, its data kept', { schedule, job: run.job, storage: run.storage, ...(expired.kept && { why: expired.kept }) });
       const what = run.phase === 'Complete' ? 'expired backup' : `${run.phase.toLowerCase()} run`;
-      await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Normal', 'BackupReleased', `let the ${what} ${run.job} go (${keptBy(policy)}); cleanPolicy ${policy.cleanPolicy ?? 'Retain'} keeps its data at ${run.storage ?? '(no storage path reported)'}`, now);
+      const where = run.storage ?? '(no storage path reported)';
+      const kept = expired.kept ? `its data stays at ${where}, though cleanPolicy ${policy.cleanPolicy} removes data: ${expired.kept}` : `cleanPolicy ${policy.cleanPolicy ?? 'Retain'} keeps its data at ${where}`;
+      await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Normal', 'BackupReleased', `let the ${what} ${run.job} go (${keptBy(policy)}); ${kept}`, now);
       return;
     }
     try {
-      const s3 = new S3Client(bucketOf(policy), await this.access!.bucketKeys(policy.secretName!));
-      const keys = await s3.list(expired.folder);
-      await s3.delete(keys);
+      const storage = await openBackupStorage(policy, this.access!);
+      const keys = await storage.list(expired.folder);
+      await storage.delete(keys);
       // What is gone is recorded before anything else is removed: a restart never forgets it.
       await this.records.setBackupRuns({ ...this.records.backupRuns, [run.job]: { ...run, phase: 'Deleted', deleted: at } });
       this.d.log.info('removed an expired backup', { schedule, job: run.job, storage: run.storage, objects: keys.length });
@@ -107,12 +132,6 @@ export class BackupRunRecorder {
       await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Warning', 'BackupRetentionFailed', `could not remove the expired backups of schedule ${schedule}: ${why}`, now);
     }
   }
-}
-
-/** The bucket of a policy that removes data (the settings always name one then: model/cluster.ts). */
-function bucketOf(policy: BackupRetentionInfo): BackupRetentionInfo & { bucket: string; prefix: string } {
-  if (policy.bucket === undefined || policy.prefix === undefined) throw new Error('the retention settings name no bucket to remove backups from');
-  return policy as BackupRetentionInfo & { bucket: string; prefix: string };
 }
 
 /**

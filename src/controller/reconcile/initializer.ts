@@ -9,9 +9,11 @@
  * `InitializerComplete`, `InitializerFailed`, `InitializerLost`, `InitializerChanged`.
  */
 import { splitSql } from '../../base/sql';
+import { hidePasswords } from '../../base/sql-secrets';
 import { ANNOTATION, BACKUP_LABEL, names, PORT, type InitializerInfo } from '../../tidbcluster/names';
 import { BackupAccess } from '../clients/backups';
 import { describe, type KubeAccess } from '../clients/kube';
+import type { PdClient } from '../clients/pd';
 import { connectMysql, ER_ACCESS_DENIED, MysqlError, sqlString, type MysqlConnection, type MysqlOptions } from '../clients/mysql';
 import { podHost, type ClusterInfo } from '../model/cluster';
 import { isReady, type Pod } from '../model/objects';
@@ -24,6 +26,8 @@ import { compareCodeUnits } from '../../base/order';
 export interface InitializerDeps {
   readonly cluster: ClusterInfo;
   readonly kube: Pick<KubeAccess, 'send' | 'path' | 'namespace' | 'event'>;
+  /** PD, for the cluster's ID: the instance of the cluster a run initialized. */
+  readonly pd: Pick<PdClient, 'clusterId'>;
   readonly log: Logger;
   /** Where a TiDB Pod's MySQL port is. @default `<pod>.<cluster>-tidb-peer.<namespace>:4000` */
   readonly sqlAddress?: (pod: string) => { readonly host: string; readonly port: number };
@@ -64,12 +68,13 @@ export class InitializerRunner {
     this.access ??= new BackupAccess(this.d.kube);
     try {
       const readyPod = tidbPods.filter(isReady).map((p) => p.metadata.name).sort()[0];
-      const plan = planInitializer({ info, record: this.records.initializer, ...(readyPod !== undefined && { readyPod }) });
+      const clusterId = await this.d.pd.clusterId().catch(() => undefined);
+      const plan = planInitializer({ info, record: this.records.initializer, ...(readyPod !== undefined && { readyPod }), ...(clusterId !== undefined && { clusterId }) });
       if (plan.kind === 'record') {
         await this.records.setInitializer(plan.record);
         if (plan.news) await this.announce(plan.record, plan.news, now);
       } else if (plan.kind === 'run') {
-        await this.run(info, plan.pod, plan.resume, now);
+        await this.run(info, plan.pod, plan.resume, now, { ...(clusterId !== undefined && { clusterId }), ...(plan.formerCluster !== undefined && { formerCluster: plan.formerCluster }) });
       }
       const r = this.records.initializer;
       if (r?.name === info.name) await this.publish(r);
@@ -78,7 +83,7 @@ export class InitializerRunner {
     }
   }
 
-  private async run(info: InitializerInfo, pod: string, resume: InitializerRecord | undefined, now: number): Promise<void> {
+  private async run(info: InitializerInfo, pod: string, resume: InitializerRecord | undefined, now: number, bound: Pick<InitializerRecord, 'clusterId' | 'formerCluster'>): Promise<void> {
     let inputs: Inputs;
     try {
       inputs = await this.read(info);
@@ -86,13 +91,17 @@ export class InitializerRunner {
       if (!(err instanceof Missing)) throw err;
       const r = this.records.initializer;
       if (resume || (r?.name === info.name && r.reason === err.message)) return;
-      const waiting: InitializerRecord = { name: info.name, phase: 'Waiting', reason: err.message };
+      const waiting: InitializerRecord = { name: info.name, phase: 'Waiting', reason: err.message, ...(bound.formerCluster !== undefined && { formerCluster: bound.formerCluster }) };
       await this.records.setInitializer(waiting);
       await this.announce(waiting, 'waiting', now);
       return;
     }
+    // Every password the run knows, hidden from whatever it says: an error of the server may quote a
+    // statement, and the SQL may set passwords of its own.
+    const known = [...(inputs.root === undefined ? [] : [inputs.root]), ...inputs.users.map(([, p]) => p)];
+    const hide = (text: string, statement?: string) => hidePasswords(text, { known, ...(statement !== undefined && { statement }) });
     const started = resume?.started ?? iso(now);
-    let record: InitializerRecord = resume ?? { name: info.name, phase: 'Running', step: 'connect', digest: info.digest, started };
+    let record: InitializerRecord = resume ?? { name: info.name, phase: 'Running', step: 'connect', digest: info.digest, started, ...bound };
     const step = async (s: InitializerStep, more: Partial<InitializerRecord> = {}) => {
       record = { ...record, ...more, step: s };
       await this.records.setInitializer(record);
@@ -122,7 +131,7 @@ export class InitializerRunner {
           await step('users', { users: [...created] });
         }
       }
-      if (info.timezone !== undefined) await refusedAs(`the time zone ${info.timezone}`, () => conn!.query(`SET time_zone = ${q(info.timezone!)}`));
+      if (info.timezone !== undefined) await refusedAs(`the time zone ${info.timezone}`, () => conn!.query(`SET time_zone = ${q(info.timezone!)}`), hide);
       let ran = 0;
       if (inputs.statements.length > 0) {
         await step('sql', { ...(root && { root }), users: created, statements: 0 });
@@ -130,32 +139,29 @@ export class InitializerRunner {
           try {
             await conn.query(s.text);
           } catch (err) {
-            const count = `statement ${i + 1} of ${inputs.statements.length} (line ${s.line} of the SQL)`;
-            const before = i === 0 ? 'none ran before it' : `the ${i} before it ran`;
-            if (err instanceof MysqlError && err.code !== 0) throw new Refused(`${count} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}; ${before}, none after it`);
-            throw new Refused(`${count} got no answer (${(err as Error).message}): it may have run or not; ${before}, none after it`);
+            throw new Refused(statementFailure(err, { index: i, total: inputs.statements.length, line: s.line }, (text) => hide(text, s.text)));
           }
           ran++;
         }
       }
       if (info.permitHost !== '%') {
         await step('host', { ...(root && { root }), users: created, statements: ran });
-        await refusedAs(`moving root to the host ${info.permitHost}`, () => conn!.query(`RENAME USER 'root'@'%' TO 'root'@${q(info.permitHost)}`));
+        await refusedAs(`moving root to the host ${info.permitHost}`, () => conn!.query(`RENAME USER 'root'@'%' TO 'root'@${q(info.permitHost)}`), hide);
       }
-      await refusedAs('FLUSH PRIVILEGES', () => conn!.query('FLUSH PRIVILEGES'));
+      await refusedAs('FLUSH PRIVILEGES', () => conn!.query('FLUSH PRIVILEGES'), hide);
       await this.finish({ ...record, phase: 'Complete', ...(root && { root }), ...(created.length > 0 && { users: created }), ...(inputs.statements.length > 0 && { statements: ran }) }, now);
     } catch (err) {
       if (err instanceof Refused) {
-        await this.finish({ ...record, phase: 'Failed', error: err.message }, now);
+        await this.finish({ ...record, phase: 'Failed', error: hide(err.message) }, now);
         return;
       }
       // Not reached, or cut off before anything that cannot run twice: the next pass tries again from
       // the record, which says how far it got.
       if (record.step === 'sql' || record.step === 'host') {
-        await this.finish({ ...record, phase: 'Failed', error: `the connection to TiDB was lost ${record.step === 'sql' ? 'while the SQL ran' : "while root's host was changed"} (${describe(err)}); it is not run again: see in the database what ran, and finish by hand` }, now);
+        await this.finish({ ...record, phase: 'Failed', error: hide(`the connection to TiDB was lost ${record.step === 'sql' ? 'while the SQL ran' : "while root's host was changed"} (${describe(err)}); it is not run again: see in the database what ran, and finish by hand`) }, now);
         return;
       }
-      this.d.log.warn('the initializer could not reach TiDB; tried again next pass', { pod, error: describe(err) });
+      this.d.log.warn('the initializer could not reach TiDB; tried again next pass', { pod, error: hide(describe(err)) });
     } finally {
       conn?.close().catch(() => undefined);
     }
@@ -269,14 +275,35 @@ async function secret(conn: MysqlConnection, sql: string, what: string): Promise
   }
 }
 
-/** A statement without a password whose refusal by the server ends the run. */
-async function refusedAs<T>(what: string, run: () => Promise<T>): Promise<T> {
+/** A statement without a password whose refusal by the server ends the run; `hide` keeps passwords out of its words. */
+async function refusedAs<T>(what: string, run: () => Promise<T>, hide: (text: string) => string): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof MysqlError && err.code !== 0) throw new Refused(`${what} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}`);
+    if (err instanceof MysqlError && err.code !== 0) throw new Refused(hide(`${what} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}`));
     throw err;
   }
+}
+
+/** Where a statement of the initial SQL stands among the others. */
+export interface StatementPlace {
+  /** From 0. */
+  readonly index: number;
+  readonly total: number;
+  /** The line of the SQL it starts on. */
+  readonly line: number;
+}
+
+/**
+ * What the record says of a statement of the initial SQL that failed: its number and line, the
+ * server's error or the lost answer, and what ran; passed through `hide`, as the server's words may
+ * quote the statement and any password in it.
+ */
+export function statementFailure(err: unknown, at: StatementPlace, hide: (text: string) => string): string {
+  const count = `statement ${at.index + 1} of ${at.total} (line ${at.line} of the SQL)`;
+  const before = at.index === 0 ? 'none ran before it' : `the ${at.index} before it ran`;
+  if (err instanceof MysqlError && err.code !== 0) return hide(`${count} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}; ${before}, none after it`);
+  return hide(`${count} got no answer (${(err as Error).message}): it may have run or not; ${before}, none after it`);
 }
 
 const iso = (now: number) => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');

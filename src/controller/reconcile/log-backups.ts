@@ -6,7 +6,7 @@
 import { etcdRangePrefix } from '../clients/etcd';
 import type { ClientTls } from '../clients/http';
 import type { ClusterInfo } from '../model/cluster';
-import { BR_STREAM_PREFIX, logBackupTasks, type LogBackupTask } from '../plan/log-backups';
+import { BR_STREAM_PREFIX, logBackupTasks, TASK_KEY_FOLDERS, type LogBackupTask } from '../plan/log-backups';
 import type { Logger } from '../runtime/log';
 
 /** The tasks as last read (`at`: when), or why they could not be. */
@@ -44,7 +44,8 @@ export class LogBackupReader {
     if (!this.last || now - this.last.at >= this.d.options.resyncMs) {
       const target = new URL(this.d.pd.baseUrl).host;
       try {
-        this.last = { at: now, raw: { kvs: await etcdRangePrefix(target, BR_STREAM_PREFIX, this.d.tls) } };
+        const folders = await Promise.all(TASK_KEY_FOLDERS.map((f) => etcdRangePrefix(target, `${BR_STREAM_PREFIX}${f}`, this.d.tls)));
+        this.last = { at: now, raw: { kvs: folders.flat() } };
       } catch (err) {
         const error = (err as Error).message;
         if (!this.last || !('error' in this.last.raw) || this.last.raw.error !== error) this.d.log.warn('cannot read the log backup tasks from PD', { error });
@@ -53,6 +54,6 @@ export class LogBackupReader {
     }
     // The lag is now's: the tasks are worked out from what was read, each pass.
     const at = this.last.at;
-    return 'error' in this.last.raw ? { error: this.last.raw.error, at } : { tasks: logBackupTasks(this.last.raw.kvs, now), at };
+    return 'error' in this.last.raw ? { error: this.last.raw.error, at } : { tasks: logBackupTasks(this.last.raw.kvs, now, { cluster: this.d.cluster.name }), at };
   }
 }

@@ -4,7 +4,8 @@
  * the status ConfigMap before it is created), and where it stands goes on its ConfigMap for the health
  * checks and into Events on it (`LogBackupCommand`, `LogBackupStarted`, `LogBackupPaused`,
  * `LogBackupResumed`, `LogBackupStopped`, `LogBackupCommandFailed`, `LogBackupCommandLost`,
- * `LogBackupStuck`, `LogBackupWaiting`, `LogBackupAdopted`). A log backup whose document left Git is
+ * `LogBackupStuck`, `LogBackupWaiting`, `LogBackupAdopted`, `LogBackupLagPaused`, `LogBackupPausedAgain`).
+ * A log backup whose document left Git is
  * stopped with the stop Job its record keeps, then forgotten.
  */
 import { ANNOTATION, BACKUP_LABEL, LABEL } from '../../tidbcluster/names';

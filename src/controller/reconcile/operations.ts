@@ -5,14 +5,19 @@
  * (`tidb-gitops.io/phase`, `tidb-gitops.io/message`) and into Events on it: `BackupStarted`,
  * `BackupComplete`, `BackupFailed`, `BackupLost`, `BackupStuck`, `BackupWaiting`, `BackupChanged`, and
  * the same for a Restore. Only for a cluster with such documents: its Role lets it create Jobs then.
+ * PD's cluster ID is read each pass: the record and the Job of a run say which instance of the
+ * cluster it ran against.
  */
-import { createHash } from 'node:crypto';
 import { ANNOTATION, BACKUP_LABEL, LABEL, OPERATION_KEY } from '../../tidbcluster/names';
 import { BackupAccess, type OperationConfigMap } from '../clients/backups';
 import { describe, KubeError, type KubeAccess } from '../clients/kube';
+import type { ClientTls } from '../clients/http';
+import type { PdClient } from '../clients/pd';
+import { tidbStatusBase, tidbTables } from '../clients/tidb';
 import type { ClusterInfo } from '../model/cluster';
-import type { Job } from '../model/objects';
-import { planOperations, podsOf, type OperationStep } from '../plan/operations';
+import { isReady, type Job, type Pod } from '../model/objects';
+import { operationDigests, planOperations, podsOf, type OperationInput, type OperationStep } from '../plan/operations';
+import { isSystemSchema, needsTables, restoreBlocked, restoreWrites } from '../plan/restore-check';
 import { keptOperations, messageOf, type OperationRecord } from '../records/operations';
 import type { StatusRecords } from '../records/store';
 import type { LogBackupView } from './log-backups';
@@ -21,6 +26,10 @@ import type { Logger } from '../runtime/log';
 export interface OperationDeps {
   readonly cluster: ClusterInfo;
   readonly kube: Pick<KubeAccess, 'send' | 'path' | 'namespace' | 'event'>;
+  /** PD, for the cluster's ID. */
+  readonly pd: Pick<PdClient, 'clusterId'>;
+  /** The cluster's TLS, for TiDB's status port. @default none */
+  readonly tls?: ClientTls;
   readonly log: Logger;
 }
 
@@ -36,43 +45,59 @@ export class OperationRunner {
    * One pass over the operations. `notReady`: why the cluster cannot take a backup or restore now.
    * Failures are logged and tried again next pass; a Job is never created without its record written first.
    */
-  async pass(now: number, notReady: string | undefined, logBackups?: LogBackupView): Promise<void> {
+  async pass(now: number, notReady: string | undefined, logBackups?: LogBackupView, tidbPods: readonly Pod[] = []): Promise<void> {
     const names = this.d.cluster.operations ?? [];
     // Without documents in Git the Role grants no Job access: the records stay as they are.
     if (names.length === 0) return;
     this.access ??= new BackupAccess(this.d.kube);
     try {
-      await this.run(names, now, notReady, logBackups);
+      await this.run(names, now, notReady, logBackups, tidbPods);
     } catch (err) {
       this.d.log.warn('could not bring the backup and restore operations up to date', { error: describe(err) });
     }
   }
 
-  private async run(names: readonly string[], now: number, notReady: string | undefined, logBackups: LogBackupView | undefined): Promise<void> {
+  private async run(names: readonly string[], now: number, notReady: string | undefined, logBackups: LogBackupView | undefined, tidbPods: readonly Pod[]): Promise<void> {
     const access = this.access!;
     // Runs of documents that left Git are followed to their end, never started.
     const running = Object.values(this.records.operations).filter((r) => r.phase === 'Running' && !names.includes(r.job)).map((r) => r.job);
     const tracked = [...names, ...running];
     const selector = `${BACKUP_LABEL.operation} in (${tracked.join(',')}),${LABEL.managedBy}=${BACKUP_LABEL.managedBy}`;
-    const [configMaps, { jobs, pods }] = await Promise.all([access.listConfigMaps(selector), access.listJobsAndPods(selector)]);
+    const [configMaps, { jobs, pods }, clusterId] = await Promise.all([access.listConfigMaps(selector), access.listJobsAndPods(selector), this.clusterId()]);
     const scheduledRun = Object.values(this.records.backupRuns).find((r) => r.phase === 'Running')?.job;
-    const steps = planOperations({
-      operations: tracked.map((job) => {
-        const cm = names.includes(job) ? configMaps.find((c) => c.name === job) : undefined;
-        const json = cm?.data[OPERATION_KEY.job];
-        return {
-          job,
-          ...(json !== undefined && { template: { json, digest: `sha256:${createHash('sha256').update(json).digest('hex')}` } }),
-          record: this.records.operations[job],
-          live: jobs.find((j) => j.metadata.name === job),
-          pods: podsOf(job, pods),
-        };
-      }),
-      ...(notReady !== undefined && { notReady }),
-      ...(scheduledRun !== undefined && { scheduledRun }),
-      ...(logBackups && { logBackup: 'error' in logBackups ? `the log backup tasks cannot be read from PD: ${logBackups.error}` : logBackups.tasks[0] && `the log backup task ${logBackups.tasks[0].name} runs in this cluster (${logBackups.tasks[0].state}); stop it before restoring into the cluster` }),
-      now,
+    const operations: OperationInput[] = tracked.map((job) => {
+      const cm = names.includes(job) ? configMaps.find((c) => c.name === job) : undefined;
+      const json = cm?.data[OPERATION_KEY.job];
+      return {
+        job,
+        ...(json !== undefined && { template: { json, ...operationDigests(json) } }),
+        record: this.records.operations[job],
+        live: jobs.find((j) => j.metadata.name === job),
+        pods: podsOf(job, pods),
+      };
     });
+    const blocked: Record<string, string> = {};
+    const plan = () =>
+      planOperations({
+        operations: operations.map((o) => (blocked[o.job] === undefined ? o : { ...o, blocked: blocked[o.job] })),
+        ...(notReady !== undefined && { notReady }),
+        ...(clusterId !== undefined && { clusterId }),
+        ...(scheduledRun !== undefined && { scheduledRun }),
+        ...(logBackups && { logBackup: 'error' in logBackups ? `the log backup tasks cannot be read from PD: ${logBackups.error}` : logBackups.tasks[0] && `the log backup task ${logBackups.tasks[0].name} runs in this cluster (${logBackups.tasks[0].state}); stop it before restoring into the cluster` }),
+        now,
+      });
+    // A restore about to start is checked against the cluster's tables first; one held back lets the
+    // plan go on to the next operation, which is checked in turn.
+    let steps = plan();
+    for (;;) {
+      const starting = steps.find((s) => s.news === 'started' && s.record.job.startsWith('restore-') && blocked[s.record.job] === undefined);
+      const template = starting && operations.find((o) => o.job === starting.record.job)?.template;
+      if (!starting || !template) break;
+      const why = await this.restoreCheck(template.json, tidbPods);
+      if (why === undefined) break;
+      blocked[starting.record.job] = why;
+      steps = plan();
+    }
     // Records first: a Job is created only once its record says so.
     const next = keptOperations({ ...this.records.operations, ...Object.fromEntries(steps.map((s) => [s.record.job, s.record])) }, names);
     if (JSON.stringify(next) !== JSON.stringify(this.records.operations)) await this.records.setOperations(next);
@@ -84,11 +109,38 @@ export class OperationRunner {
     }
   }
 
+  /**
+   * Why a restore may not start on the cluster as it is, or undefined when it may: the tables it
+   * would restore into must not exist (see plan/restore-check.ts), read from a ready TiDB Pod.
+   */
+  private async restoreCheck(jobJson: string, tidbPods: readonly Pod[]): Promise<string | undefined> {
+    const writes = restoreWrites(jobJson);
+    if (!needsTables(writes)) return restoreBlocked(writes, []);
+    const pod = tidbPods.filter(isReady).map((p) => p.metadata.name).sort()[0];
+    if (pod === undefined) return 'no TiDB Pod is ready to read the tables of the cluster from, to check that none it restores into exists';
+    try {
+      const tables = await tidbTables(tidbStatusBase(this.d.cluster, pod), { ...(this.d.tls && { tls: this.d.tls }), timeoutMs: 10_000 }, (schema) => !isSystemSchema(schema));
+      return restoreBlocked(writes, tables);
+    } catch (err) {
+      return `the tables of the cluster cannot be read from TiDB (${describe(err)}), to check that none it restores into exists`;
+    }
+  }
+
+  /** PD's cluster ID, or undefined (said in the log) while PD does not give it. */
+  private async clusterId(): Promise<string | undefined> {
+    try {
+      return await this.d.pd.clusterId();
+    } catch (err) {
+      this.d.log.warn("cannot read PD's cluster ID; no backup or restore starts until it can", { error: describe(err) });
+      return undefined;
+    }
+  }
+
   /** Creates the Job from its ConfigMap and records its UID; a Job that was created meanwhile is found next pass. */
   private async create(record: OperationRecord, cm: OperationConfigMap, now: number): Promise<OperationRecord> {
     let body: Record<string, unknown>;
     try {
-      body = JSON.parse(cm.data[OPERATION_KEY.job]) as Record<string, unknown>;
+      body = jobToCreate(JSON.parse(cm.data[OPERATION_KEY.job]) as Record<string, unknown>, record.clusterId);
     } catch (err) {
       return this.fail(record, `its ConfigMap's ${OPERATION_KEY.job} is not JSON: ${(err as Error).message}`);
     }
@@ -151,4 +203,24 @@ export class OperationRunner {
       this.d.log.warn('cannot annotate the operation\'s ConfigMap for the health checks', { job: r.job, error: describe(err) });
     }
   }
+}
+
+/**
+ * The Job as the controller creates it from its template: marked with the cluster instance it runs
+ * against (`tidb-gitops.io/cluster-id`), and without the `app.kubernetes.io/instance` label on the Job
+ * itself (its Pods keep it, for network policies): Argo CD's label tracking takes every object with
+ * that label and the Application's name for one of the Application's, and prunes one that is not in
+ * Git, which this Job never is.
+ */
+export function jobToCreate(template: Record<string, unknown>, clusterId: string | undefined): Record<string, unknown> {
+  const metadata = (template.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+  const { [LABEL.instance]: _instance, ...labels } = metadata.labels ?? {};
+  return {
+    ...template,
+    metadata: {
+      ...metadata,
+      labels,
+      ...(clusterId !== undefined && { annotations: { ...metadata.annotations, [ANNOTATION.operationCluster]: clusterId } }),
+    },
+  };
 }

@@ -144,8 +144,9 @@ export class Reconciler {
     this.logBackupView = await this.logBackups.read(view.now, this.logTasks.active);
     if (this.d.acting()) await this.backupRuns.pass(view.now, this.logBackupView);
     const notReady = clusterNotReady(view.components, plans, view.pd);
-    if (this.d.acting()) await this.operations.pass(view.now, notReady, this.logBackupView);
-    if (this.d.acting()) await this.initializer.pass(view.now, view.components.find((c) => c.kind === 'tidb')?.pods ?? []);
+    const tidbPods = view.components.find((c) => c.kind === 'tidb')?.pods ?? [];
+    if (this.d.acting()) await this.operations.pass(view.now, notReady, this.logBackupView, tidbPods);
+    if (this.d.acting()) await this.initializer.pass(view.now, tidbPods);
     const truncateUntil = logTruncation(this.d.cluster, records.backupRuns);
     if (this.d.acting() && (await this.logTasks.pass({ ...(this.logBackupView && { view: this.logBackupView }), ...(notReady !== undefined && { notReady }), truncateUntil, now: view.now }))) this.logBackups.invalidate();
     await publishHealth(this.d, view.components, plans, records.failover);

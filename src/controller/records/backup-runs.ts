@@ -33,6 +33,8 @@ export interface BackupRun extends RunReport {
   readonly schedule: string;
   /** The Job's name, `backup-<schedule>-<minutes>`. */
   readonly job: string;
+  /** The Job's UID, whose start names the run's folder. @default none (a run recorded before it was kept) */
+  readonly uid?: string;
   readonly phase: BackupRunPhase;
   /** When retention removed its data, or released it (RFC 3339). @default none */
   readonly deleted?: string;
@@ -53,11 +55,12 @@ export function backupRunsOf(doc: unknown): Record<string, BackupRun> {
   const out: Record<string, BackupRun> = {};
   for (const r of runs as Partial<BackupRun>[]) {
     if (typeof r?.job !== 'string' || typeof r.schedule !== 'string' || !PHASES.includes(r.phase as BackupRunPhase)) continue;
-    const optional = (k: 'started' | 'finished' | 'storage' | 'backupTS' | 'size' | 'error' | 'deleted') => (typeof r[k] === 'string' ? { [k]: r[k] } : {});
+    const optional = (k: 'uid' | 'started' | 'finished' | 'storage' | 'backupTS' | 'size' | 'error' | 'deleted') => (typeof r[k] === 'string' ? { [k]: r[k] } : {});
     out[r.job] = {
       schedule: r.schedule,
       job: r.job,
       phase: r.phase as BackupRunPhase,
+      ...optional('uid'),
       ...optional('started'),
       ...optional('finished'),
       ...optional('storage'),

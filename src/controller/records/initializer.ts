@@ -2,7 +2,8 @@
  * The record of the cluster's initializer (root's password, users, the initial SQL), kept in the
  * status ConfigMap. The record, not an object in Git, is what makes it run once: a re-sync, a
  * re-created ConfigMap or a controller restart finds it and does nothing again. A TidbInitializer of
- * another name is another initialization, and runs.
+ * another name is another initialization, and runs. The record is bound to the cluster instance it
+ * initialized (PD's cluster ID): a cluster made anew under the same name is initialized again.
  */
 
 /**
@@ -38,11 +39,18 @@ export interface InitializerRecord {
   readonly statements?: number;
   /** The digest of the document as changed after it ran (not run again). @default none */
   readonly changed?: string;
+  /**
+   * PD's cluster ID of the cluster it ran in: a cluster made anew since (another ID) has not been
+   * initialized. @default none (PD did not say, or recorded before it was kept: taken for this cluster)
+   */
+  readonly clusterId?: string;
+  /** It ran before in another instance of the cluster, which is gone (its cluster ID). @default none */
+  readonly formerCluster?: string;
 }
 
 const PHASES: readonly InitializerPhase[] = ['Waiting', 'Running', 'Complete', 'Failed', 'Lost'];
 const STEPS: readonly InitializerStep[] = ['connect', 'password', 'users', 'sql', 'host'];
-const TEXT = ['digest', 'reason', 'error', 'started', 'finished', 'changed'] as const;
+const TEXT = ['digest', 'reason', 'error', 'started', 'finished', 'changed', 'clusterId', 'formerCluster'] as const;
 
 /** Reads back the record from a status document written before. */
 export function initializerOf(doc: unknown): InitializerRecord | undefined {
@@ -70,7 +78,8 @@ export function initializerMessage(r: InitializerRecord): string {
         r.users && r.users.length > 0 ? `users created: ${r.users.join(', ')}` : undefined,
         r.statements !== undefined ? `${r.statements} SQL statement${r.statements === 1 ? '' : 's'} run` : undefined,
       ].filter((p) => p !== undefined);
-      return `complete${parts.length > 0 ? `: ${parts.join('; ')}` : ''}${r.changed ? '; its document changed since and is not run again' : ''}`;
+      const anew = r.formerCluster ? `; in the cluster made anew (it ran before in cluster ${r.formerCluster}, which is gone)` : '';
+      return `complete${parts.length > 0 ? `: ${parts.join('; ')}` : ''}${anew}${r.changed ? '; its document changed since and is not run again' : ''}`;
     }
     default:
       return `${r.phase.toLowerCase()}: ${r.error ?? ''}${r.changed ? '; its document changed since and is not run again' : ''}`;

@@ -48,6 +48,14 @@ export interface LogTaskRecord {
   readonly storage?: string;
   /** Up to where the log was truncated (a TSO). @default none */
   readonly truncatedUntil?: string;
+  /**
+   * The checkpoint TS the task had when the controller last resumed it from a pause without an error:
+   * paused again at or before it, the task is held. Cleared when the document asks for another state.
+   * @default none
+   */
+  readonly resumedFrom?: string;
+  /** Since when (RFC 3339) the controller leaves a task paused again after its resume, and reports it. @default none (not held) */
+  readonly heldSince?: string;
 }
 
 const STATES: readonly WantedState[] = ['running', 'paused', 'stopped'];
@@ -74,6 +82,8 @@ export function logTasksOf(doc: unknown): Record<string, LogTaskRecord> {
       ...(typeof r.reason === 'string' && { reason: r.reason }),
       ...(typeof r.storage === 'string' && { storage: r.storage }),
       ...(typeof r.truncatedUntil === 'string' && /^\d+$/.test(r.truncatedUntil) && { truncatedUntil: r.truncatedUntil }),
+      ...(typeof r.resumedFrom === 'string' && /^\d+$/.test(r.resumedFrom) && { resumedFrom: r.resumedFrom }),
+      ...(typeof r.heldSince === 'string' && { heldSince: r.heldSince }),
     };
   }
   return out;

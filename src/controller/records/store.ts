@@ -8,7 +8,7 @@
  * A record changes in memory and is written at once; when the write fails, the old value is put back,
  * so memory never claims what the cluster does not hold, and the caller acts only on what is written.
  */
-import { names, selectorLabels, type ComponentKind } from '../../tidbcluster/names';
+import { LABEL, names, selectorLabels, type ComponentKind, type Labels } from '../../tidbcluster/names';
 import type { KubeAccess } from '../clients/kube';
 import { backupRunsOf, type BackupRun } from './backup-runs';
 import { operationsOf, type OperationRecord } from './operations';
@@ -32,6 +32,17 @@ export function parseStatus(json: string | undefined): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The status ConfigMap's labels: the discovery's, without `app.kubernetes.io/instance`. Argo CD's label
+ * tracking takes an object with that label and the Application's name for one of the Application's,
+ * and prunes it when Git does not have it, which Git never has: the records of what ran, the
+ * operations' above all, would go with it, and what they keep from running twice would run again.
+ */
+export function statusLabels(cluster: string): Labels {
+  const { [LABEL.instance]: _instance, ...labels } = selectorLabels(cluster, 'discovery');
+  return labels;
 }
 
 export class StatusRecords {
@@ -228,7 +239,7 @@ export class StatusRecords {
     const records = Object.fromEntries([...this.recreateRecords].map(([kind, r]) => [recreateKey(kind), JSON.stringify(r)]));
     const content = JSON.stringify([doc, records]);
     if (content === this.written) return;
-    await this.kube.applyConfigMap(names.status(this.cluster), selectorLabels(this.cluster, 'discovery'), { [STATUS_KEY]: doc, ...records });
+    await this.kube.applyConfigMap(names.status(this.cluster), statusLabels(this.cluster), { [STATUS_KEY]: doc, ...records });
     this.written = content;
   }
 

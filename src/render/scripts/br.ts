@@ -14,13 +14,16 @@ export const TERMINATION_LOG = '/dev/termination-log';
 
 /**
  * For a BackupSchedule run. Environment: `JOB_NAME` (the CronJob's Job, `<cronjob>-<minutes since the
- * epoch of the scheduled time>`), `BR_CLUSTER`, `NAMESPACE` and `BR_STORAGE`, the storage URL with
- * `{run}` where the run's folder goes. The script's arguments are BR's, with `--storage=@STORAGE@` for
- * the URL.
+ * epoch of the scheduled time>`), `JOB_UID` (the Job's UID, from the label the Job controller puts on
+ * its Pods), `BR_CLUSTER`, `NAMESPACE` and `BR_STORAGE`, the storage URL with `<schedule>/{run}` where
+ * the run's folder goes. The script's arguments are BR's, with `--storage=@STORAGE@` for the URL.
  *
- * The folder is the one tidb-operator gives a scheduled backup (pkg/backup/backupschedule/
- * backup_schedule_manager.go, `buildBackup`): `<cluster>-pd.<namespace>-2379-<scheduled time, UTC,
- * 2006-01-02t15-04-05>`, so a schedule moved from the operator keeps writing where it did.
+ * The folder is the schedule's own and the run's own: under `<prefix>/<schedule>/`, named as
+ * tidb-operator names a scheduled backup's (pkg/backup/backupschedule/backup_schedule_manager.go,
+ * `buildBackup`: `<cluster>-pd.<namespace>-2379-<scheduled time, UTC, 2006-01-02t15-04-05>`), then the
+ * first 8 hexadecimal digits of the Job's UID. Two schedules of one minute, or two clusters of one name
+ * in two Kubernetes clusters writing to one bucket, never share a folder, and retention removes a
+ * folder only when its name carries the UID of the run it records (src/controller/plan/retention.ts).
  */
 export function scheduledBackupScript(): string {
   return renderScript([
@@ -31,7 +34,14 @@ export function scheduledBackupScript(): string {
       'case "$minutes" in',
       "    ''|*[!0-9]*) echo \"not a CronJob's Job: $JOB_NAME\" >&2; exit 1 ;;",
       'esac',
-      'run="${BR_CLUSTER}-pd.${NAMESPACE}-2379-$(date -u -d "@$((minutes * 60))" +%Y-%m-%dt%H-%M-%S)"',
+      '# The start of the Job UID: the run\'s folder is its own.',
+      'uid=${JOB_UID:-}',
+      'uid=${uid%%-*}',
+      'case "$uid" in',
+      "    ????????) ;;",
+      '    *) echo "the Pod has no batch.kubernetes.io/controller-uid label of its Job" >&2; exit 1 ;;',
+      'esac',
+      'run="${BR_CLUSTER}-pd.${NAMESPACE}-2379-$(date -u -d "@$((minutes * 60))" +%Y-%m-%dt%H-%M-%S)-${uid}"',
       'storage="${BR_STORAGE%%\\{run\\}*}${run}${BR_STORAGE#*\\{run\\}}"',
     ),
     runBr('backup'),
@@ -82,7 +92,10 @@ function runBr(action: 'backup' | 'restore' | 'log'): string[] {
     '    if [ "$arg" = "--storage=@STORAGE@" ]; then arg="--storage=$storage"; fi',
     '    set -- "$@" "$arg"',
     'done',
-    { backup: 'echo "backing up to $storage"', restore: 'echo "restoring from $storage"', log: 'echo "br $1 $2${storage:+ into $storage}"' }[action],
+    '# What the script says names the storage without its SAS token, which the URL carries for BR.',
+    `hide() { sed 's/\\(sas-token=\\)[^&": ]*/\\1REDACTED/g; s/\\([?&]sig=\\)[^&" ]*/\\1REDACTED/g'; }`,
+    'shown=$(printf "%s" "$storage" | hide)',
+    { backup: 'echo "backing up to $shown"', restore: 'echo "restoring from $shown"', log: 'echo "br $1 $2${storage:+ into $shown}"' }[action],
     '# BR logs to the terminal (BR_LOG_TO_TERM); its summary line has the backup TS and size.',
     'work=$(mktemp -d)',
     'rc=0',
@@ -90,10 +103,10 @@ function runBr(action: 'backup' | 'restore' | 'log'): string[] {
     'if [ -s "$work/rc" ]; then rc=$(cat "$work/rc"); fi',
     'field() { sed -n "s/.*success summary.*\\[$1=\\([^]]*\\)\\].*/\\1/p" "$work/log" | tail -n 1; }',
     'if [ "$rc" != 0 ]; then',
-    '    error=$(grep "^Error: " "$work/log" | tail -n 1 | sed \'s/\\\\/\\\\\\\\/g; s/"/\\\\"/g\' | cut -c 1-2000)',
-    `    printf '{"storage":"%s","error":"%s"}\\n' "$storage" "\${error:-br exited with $rc}" > ${TERMINATION_LOG}`,
+    '    error=$(grep "^Error: " "$work/log" | tail -n 1 | hide | sed \'s/\\\\/\\\\\\\\/g; s/"/\\\\"/g\' | cut -c 1-2000)',
+    `    printf '{"storage":"%s","error":"%s"}\\n' "$shown" "\${error:-br exited with $rc}" > ${TERMINATION_LOG}`,
     '    exit "$rc"',
     'fi',
-    `printf '{"storage":"%s","backupTS":"%s","size":"%s"}\\n' "$storage" "$(field BackupTS)" "$(field Size)" > ${TERMINATION_LOG}`,
+    `printf '{"storage":"%s","backupTS":"%s","size":"%s"}\\n' "$shown" "$(field BackupTS)" "$(field Size)" > ${TERMINATION_LOG}`,
   );
 }
