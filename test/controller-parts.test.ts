@@ -10,6 +10,7 @@ import { PdClient } from '../src/controller/clients/pd';
 import { WorkQueue } from '../src/controller/runtime/queue';
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseJsonExact } from '../src/controller/clients/json';
@@ -245,6 +246,46 @@ describe('Discovery', () => {
     expect(await ask('c-pd-2', '10.0.0.3')).toEqual({ status: 500, body: 'c-pd-2 is a failover replica: it joins a running PD cluster, never bootstraps one\n' });
     expect((await ask('c-pd-0', '10.0.0.1')).status).toBe(500);
     expect((await ask('c-pd-1', '10.0.0.2')).body).toBe('--initial-cluster=c-pd-1=http://c-pd-1.c-pd-peer.ns.svc:2380');
+  });
+
+  it('removes by id an unstarted member (no name) of the caller or of a PD Pod that is gone, never one of a Pod still there', async () => {
+    // PD's /members as server/cluster/cluster.go GetMembers lists them: an unstarted member has an id and peer URLs only.
+    const members = [
+      { name: 'c-pd-0', member_id: '11', peer_urls: ['http://c-pd-0.c-pd-peer.ns.svc:2380'] },
+      { member_id: '12', peer_urls: ['http://c-pd-1.c-pd-peer.ns.svc:2380'] },
+      { member_id: '13', peer_urls: ['http://c-pd-2.c-pd-peer.ns.svc:2380'] },
+      { member_id: '14', peer_urls: ['http://c-pd-3.c-pd-peer.ns.svc:2380'] },
+    ];
+    const deleted: string[] = [];
+    const server = http.createServer((req, res) => {
+      const id = /^\/pd\/api\/v1\/members\/id\/(\d+)$/.exec(req.url ?? '')?.[1];
+      if (req.method === 'DELETE' && id !== undefined) {
+        deleted.push(id);
+        members.splice(members.findIndex((m) => m.member_id === id), 1);
+        res.end(JSON.stringify(`removed, pd: ${id}`));
+        return;
+      }
+      res.end(JSON.stringify({ members: members.map((m) => ({ ...m, member_id: Number(m.member_id) })) }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const pods = [pod('c-pd-0', '10.0.0.1'), pod('c-pd-1', '10.0.0.2'), pod('c-pd-3', '10.0.0.4')];
+      const notes: string[] = [];
+      const d = new Discovery(
+        deps({ pods: () => pods, pdReplicas: () => 4, pdStatefulSet: () => ({ uid: PD_STS_UID, replicas: 4 }), pdClients: [new PdClient(`http://127.0.0.1:${port}`, undefined, 2000)], note: (_k, m) => notes.push(m) }),
+      );
+      const got = await d.handle('GET', `/new/${b64('c-pd-1.c-pd-peer.ns.svc:2380\n')}`, '10.0.0.2');
+      // c-pd-1's own (the caller) and c-pd-2's (no such Pod) go; c-pd-3's is its own to resume when it asks.
+      expect(deleted).toEqual(['12', '13']);
+      expect(got).toEqual({ status: 200, body: '--join=http://c-pd-0.c-pd-peer.ns.svc:2379' });
+      expect(notes.slice(0, 2)).toEqual([
+        'removed PD member 12, added for c-pd-1 but never started, so that c-pd-1 can join',
+        'removed PD member 13, added for c-pd-2 but never started, so that c-pd-1 can join',
+      ]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('refuses other paths, methods and register types', async () => {

@@ -149,6 +149,18 @@ describe('PD bootstrap through discovery', () => {
     expect(w.pd.processFailures.length).toBe(joins);
     expect(w.pd.members()).toHaveLength(3);
   });
+
+  it('removes by id a member added for a Pod that died before starting it, so that the Pod joins again', async () => {
+    const { w } = await running();
+    w.pd.wipeData('c-pd-1');
+    w.pd.pdDiesAfterMemberAdd('c-pd-1');
+    w.kube.delete('Pod', 'ns', 'c-pd-1');
+    // PD v8.5.x refuses every join while the unnamed member is there (server/join/join.go).
+    await w.waitFor(() => w.pd.processFailures.some((f) => /has not joined successfully/.test(f.reason)) || w.pd.members().some((m) => m.name === ''), 20_000, 'the unstarted member');
+    await w.waitFor(() => w.settled('pd', 3) && w.pd.members().every((m) => m.name !== ''), 30_000, 'c-pd-1 to join again');
+    expect(w.pd.members().map((m) => m.name).sort()).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2']);
+    expect(w.events('PDStaleMember').some((e) => /added for c-pd-1 but never started/.test(String(e.message)))).toBe(true);
+  });
 });
 
 describe('rolling upgrade', () => {

@@ -61,6 +61,20 @@ describe('PD', () => {
     await w.waitFor(() => /not Ready/.test(w.status()!.components.tikv.reason), 10_000, 'the TiKV status to say why it waits');
   });
 
+  it('finishes a PD upgrade before TiKV bootstraps when leadership lands on an upgraded member that PD v8.5.2 to v8.5.7 call not ready', async () => {
+    // Without region storage no follower loads regions, and a leader loads them only once TiKV
+    // bootstrapped: the upgraded member that takes the leadership answers /ready with 500 for ever.
+    const w = await start({ version: 'v8.5.2' }, { hold: ['tikv'], pd: { version: 'v8.5.2', regionLoadMs: 200, useRegionStorage: false } });
+    await w.waitFor(() => w.settled('pd', 3) && w.status()?.pd?.bootstrapped === false, 30_000, 'PD to come up, not bootstrapped');
+    const reasons = reasonsSeen(w, 'pd');
+    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.3' }));
+    await w.waitFor(() => w.settled('pd', 3) && stopsOf(w, 'pd').length === 3, 60_000, 'the PD upgrade');
+    expect(stopsOf(w, 'pd')).toEqual(['c-pd-2', 'c-pd-1', 'c-pd-0']);
+    expect(w.pd.stopsWhileLeader).toEqual([]);
+    expect(w.pd.pdRegionsLoaded(w.pd.leader()!)).toBe(false);
+    expect([...reasons].filter((r) => /regions not loaded/.test(r))).toEqual([]);
+  });
+
   it('waits for each upgraded PD member to load its regions (PD v8.5.2+ /pd/api/v2/ready) before the next restart', async () => {
     const w = await start({ version: 'v8.5.2' }, { pd: { version: 'v8.5.2', regionLoadMs: 1500 } });
     await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3), 30_000, 'the cluster to come up');

@@ -6,7 +6,7 @@
 import { stringify } from 'yaml';
 import { buildModel, compareModels, type KubeObject } from '../src/diff';
 import { loadTidbClusters } from '../src/tidbcluster/load';
-import { DISRUPTION_BUDGETS_ANNOTATION, DRAIN_HOOKS_ANNOTATION } from '../src/tidbcluster/guard-rails';
+import { CLUSTER_SETTING_ANNOTATIONS, DISRUPTION_BUDGETS_ANNOTATION, DRAIN_HOOKS_ANNOTATION } from '../src/tidbcluster/guard-rails';
 import { cluster, render, type Obj } from './support/render';
 
 const budgetsOf = (objects: Obj[]) => objects.filter((o) => o.kind === 'PodDisruptionBudget');
@@ -50,8 +50,8 @@ describe('disruption budgets', () => {
   });
 
   test('the annotation sets a count or a percentage, or none, per component; the rest keep 1', () => {
-    const objects = render(annotated({ [DISRUPTION_BUDGETS_ANNOTATION]: 'tidb=25%, tikv = 2,pd=none' }));
-    expect(Object.fromEntries(budgetsOf(objects).map((b) => [b.metadata.name, b.spec.maxUnavailable]))).toEqual({ 'demo-tikv': 2, 'demo-tidb': '25%' });
+    const objects = render(annotated({ [DISRUPTION_BUDGETS_ANNOTATION]: 'tikv=25%, tidb = 2,pd=none' }));
+    expect(Object.fromEntries(budgetsOf(objects).map((b) => [b.metadata.name, b.spec.maxUnavailable]))).toEqual({ 'demo-tikv': '25%', 'demo-tidb': 2 });
   });
 
   test('"none" renders no budget at all', () => {
@@ -76,25 +76,29 @@ describe('disruption budgets', () => {
 
   test('a tidb-gitops.io/ annotation the project does not read is refused, naming the ones it does', () => {
     const errors = errorsOf(annotated({ 'tidb-gitops.io/disruption-budget': 'none' }));
+    expect(CLUSTER_SETTING_ANNOTATIONS.slice(0, 2)).toEqual([DISRUPTION_BUDGETS_ANNOTATION, DRAIN_HOOKS_ANNOTATION]);
     expect(errors).toEqual([
-      `tc.yaml: document 1: metadata.annotations["tidb-gitops.io/disruption-budget"] (line 7): unknown setting; a TidbCluster takes ${DISRUPTION_BUDGETS_ANNOTATION}, ${DRAIN_HOOKS_ANNOTATION}, tidb-gitops.io/network-policy, tidb-gitops.io/metrics-from, tidb-gitops.io/monitoring, tidb-gitops.io/monitoring-labels and tidb-gitops.io/replace`,
+      `tc.yaml: document 1: metadata.annotations["tidb-gitops.io/disruption-budget"] (line 7): unknown setting; a TidbCluster takes ${CLUSTER_SETTING_ANNOTATIONS.slice(0, -1).join(', ')} and ${CLUSTER_SETTING_ANNOTATIONS[CLUSTER_SETTING_ANNOTATIONS.length - 1]}`,
     ]);
   });
 
   test('diff: a budget removed or loosened is a disruption-budget risk; added or tightened is not', () => {
     const risks = (before: Obj, after: Obj) =>
       compareModels(buildModel(render(before) as KubeObject[]), buildModel(render(after) as KubeObject[])).clusters.flatMap((c) => c.risks.filter((r) => r.id === 'disruption-budget').map((r) => r.message));
-    const loose = annotated({ [DISRUPTION_BUDGETS_ANNOTATION]: 'tikv=2, tidb=none, pd=50%' });
-    expect(risks(cluster(), loose)).toEqual([
-      'The PodDisruptionBudget of pd allows 50% of the Pods to be evicted at once, where it allowed 1 Pod: PD stops serving (and so does the whole cluster) once a majority of its members is down.',
+    // Five PD members and five replicas of each region: two of either may go at once.
+    const five = { pd: { replicas: 5, requests: { storage: '10Gi' }, config: { replication: { 'max-replicas': 5 } } }, tikv: { replicas: 5, requests: { storage: '100Gi' } } };
+    const annotatedFive = (budgets: string) => cluster(five, { annotations: { [DISRUPTION_BUDGETS_ANNOTATION]: budgets } });
+    const loose = annotatedFive('tikv=2, tidb=none, pd=40%');
+    expect(risks(cluster(five), loose)).toEqual([
+      'The PodDisruptionBudget of pd allows 40% of the Pods to be evicted at once, where it allowed 1 Pod: PD stops serving (and so does the whole cluster) once a majority of its members is down.',
       'The PodDisruptionBudget of tikv allows 2 Pods to be evicted at once, where it allowed 1 Pod: a region whose replicas lose their majority (two of three) cannot be read or written until they are back.',
       'The PodDisruptionBudget of tidb is removed (it allowed 1 Pod at once): a node drain or a cluster autoscaler may then evict any number of its Pods together; check that enough of tidb stays up to serve.',
     ]);
-    expect(risks(loose, cluster())).toEqual([]);
-    // Percentages count as the disruption controller scales them, rounded up: of 3 members, 50% is 2
-    // (as loose as 2, no risk), 33% is 1 and 34% is 2 (looser).
-    expect(risks(annotated({ [DISRUPTION_BUDGETS_ANNOTATION]: 'pd=2' }), annotated({ [DISRUPTION_BUDGETS_ANNOTATION]: 'pd=50%' }))).toEqual([]);
-    expect(risks(annotated({ [DISRUPTION_BUDGETS_ANNOTATION]: 'pd=33%' }), annotated({ [DISRUPTION_BUDGETS_ANNOTATION]: 'pd=34%' }))).toHaveLength(1);
+    expect(risks(loose, cluster(five))).toEqual([]);
+    // Percentages count as the disruption controller scales them, rounded up: of 5 members, 40% is 2
+    // (as loose as 2, no risk), 20% is 1 and 21% is 2 (looser).
+    expect(risks(annotatedFive('pd=2'), annotatedFive('pd=40%'))).toEqual([]);
+    expect(risks(annotatedFive('pd=20%'), annotatedFive('pd=21%'))).toHaveLength(1);
     // A component that goes is its own risk (component-removed), not a budget's.
     const { tidb: _tidb, ...noTidb } = cluster().spec;
     expect(risks(cluster(), { ...cluster(), spec: noTidb })).toEqual([]);

@@ -180,6 +180,30 @@ describeReal('the initializer on the real API server, against MariaDB', () => {
     expect((await w.events('InitializerFailed')).map((e) => e.message)).toEqual([`failed: ${error}`]);
   });
 
+  test('a cluster moved from tidb-operator, whose initializer ran there: its SQL does not run again, and Git is asked what to do', async () => {
+    const namespace = 'init-5';
+    const doc = {
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'TidbInitializer',
+      metadata: { name: 'init', namespace },
+      spec: { image: 'tnir/mysqlclient', cluster: { name: 'c' }, passwordSecret: 'tidb-secret', initSql: "CREATE DATABASE IF NOT EXISTS app;\nCREATE TABLE IF NOT EXISTS app.runs (id INT);\nINSERT INTO app.runs VALUES (1);\n" },
+    };
+    const { w, d } = await start(namespace, {}, doc);
+    // What tidb-operator's initializer left: root's password, and the SQL's database with its row.
+    await d.sql("CREATE DATABASE app; CREATE TABLE app.runs (id INT); INSERT INTO app.runs VALUES (1); ALTER USER 'root'@'%' IDENTIFIED BY 'r00t'");
+    await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tidb-secret', namespace }, stringData: { root: 'r00t' } });
+    const c = await w.startController(['--resync', '1s']);
+    await w.waitFor(async () => (await phase(w, namespace)) === 'Waiting', 60_000, 'the initializer to wait for an answer');
+    await w.waitFor(async () => (await acted(c)) >= 3, 60_000, 'three passes as leader');
+    expect(await phase(w, namespace)).toBe('Waiting');
+    expect((await initializerCm(w, namespace))!.metadata.annotations['tidb-gitops.io/message']).toBe(
+      'waiting: the cluster holds databases (app), and there is no record that this initializer ran: its SQL is not run on a guess. If it ran before (in tidb-operator), set the annotation tidb-gitops.io/existing-cluster: skip on the TidbInitializer; to run it in this cluster as it is, set tidb-gitops.io/existing-cluster: run',
+    );
+    // Run again, the INSERT would have added a row.
+    expect(await d.sql('SELECT COUNT(*) FROM app.runs')).toBe('1\n');
+    expect(await w.events('InitializerWaiting')).toHaveLength(1);
+  });
+
   test('createPassword: sets the password from <cluster>-init while root has none, and leaves a root that has one as it is', async () => {
     const namespace = 'init-3';
     const { w, d } = await start(namespace, { tidb: { replicas: 1, initializer: { createPassword: true } } });

@@ -10,7 +10,7 @@ import { loadManifests } from '../src/diff/load';
 import { loadInputs } from '../src/backup/load';
 import { linkOperations } from '../src/backup/link';
 import { splitSql } from '../src/base/sql';
-import { planInitializer } from '../src/controller/plan/initializer';
+import { planInitializer, SKIPPED } from '../src/controller/plan/initializer';
 import { statementFailure } from '../src/controller/reconcile/initializer';
 import { hidePasswords } from '../src/base/sql-secrets';
 import { MysqlError } from '../src/controller/clients/mysql';
@@ -69,6 +69,18 @@ describe('a TidbInitializer renders', () => {
     expect(ruleFor(objects, 'configmaps', 'demo-tidb-initializer')[0].verbs).toEqual(['get', 'patch']);
     // The controller reads what the renderer wrote.
     expect(parseClusterInfo(JSON.stringify(clusterInfo(objects)), 'ns').initializer).toEqual(info);
+  });
+
+  test('tidb-gitops.io/existing-cluster reaches the controller, outside the digest; another value is refused where it is written', () => {
+    const plain = clusterInfo(renderAll([cluster(), initializer({ initSql: 'SELECT 1;\n' })])).initializer;
+    for (const answer of ['skip', 'run']) {
+      const marked = clusterInfo(renderAll([cluster(), initializer({ initSql: 'SELECT 1;\n' }, { annotations: { 'tidb-gitops.io/existing-cluster': answer } })])).initializer;
+      expect(marked).toEqual({ ...plain, existingCluster: answer });
+      expect(parseClusterInfo(JSON.stringify({ name: 'demo', pdAddresses: [], components: [], initializer: marked }), 'ns').initializer).toEqual(marked);
+    }
+    expect(load([cluster(), initializer({}, { annotations: { 'tidb-gitops.io/existing-cluster': 'always' } })]).errors).toMatch(
+      /document 2: metadata\.annotations\.tidb-gitops\.io\/existing-cluster \(line \d+\): expected skip \(it ran before, in tidb-operator: mark it done\) or run \(run it in the cluster as it is\), got "always"/,
+    );
   });
 
   test("with its SQL in a ConfigMap of the user's: read right on that ConfigMap, no SQL copied", () => {
@@ -180,6 +192,18 @@ describe('the initializer runs once', () => {
     expect(planInitializer({ info, record: (first as { record: InitializerRecord }).record })).toEqual({ kind: 'none' });
     expect(planInitializer({ info, record: { name: 'init', phase: 'Waiting', reason: 'the Secret s is not there' } })).toEqual({ kind: 'record', record: { name: 'init', phase: 'Waiting', reason: 'no TiDB Pod is ready' } });
     expect(planInitializer({ info, readyPod: 'c-tidb-0' })).toEqual({ kind: 'run', pod: 'c-tidb-0' });
+  });
+
+  test('in a cluster set up before, marked skip in Git: done without running anything, unless it ran in another instance of the cluster', () => {
+    const skip: InitializerInfo = { ...info, existingCluster: 'skip' };
+    const done = { kind: 'record', record: { name: 'init', phase: 'Complete', digest: 'sha256:a', reason: SKIPPED } };
+    expect(planInitializer({ info: skip, readyPod: 'p' })).toEqual(done);
+    expect(planInitializer({ info: skip, record: { name: 'init', phase: 'Waiting', reason: 'the cluster holds databases (app)' }, readyPod: 'p' })).toEqual(done);
+    // A run under way, or one over, is not overruled.
+    expect(planInitializer({ info: skip, record: running('password'), readyPod: 'p' })).toEqual({ kind: 'run', pod: 'p', resume: running('password') });
+    expect(planInitializer({ info: skip, record: { name: 'init', phase: 'Complete', digest: 'sha256:a', root: 'set', clusterId: '1' }, readyPod: 'p', clusterId: '2' })).toEqual({ kind: 'run', pod: 'p', formerCluster: '1' });
+    // run: planned as any other, the action runs it whatever the cluster holds.
+    expect(planInitializer({ info: { ...info, existingCluster: 'run' }, readyPod: 'p' })).toEqual({ kind: 'run', pod: 'p' });
   });
 
   test('a run cut off before its SQL is taken up again; one cut off in its SQL or host change is Lost, never run again', () => {

@@ -133,7 +133,11 @@ describe('PodMonitors', () => {
       keySecret: { name: 'demo-cluster-client-secret', key: 'tls.key' },
       serverName: 'demo-pd-peer.ns.svc',
     });
-    expect(find(objects, 'PodMonitor', 'demo-pump').spec.podMetricsEndpoints[0].tlsConfig.serverName).toBe('demo-pump.ns.svc');
+    // The names tidb-operator's TLS guide puts in Pump's certificate: its Pods only, by wildcard.
+    const pumpSans = ['*.demo-pump', '*.demo-pump.ns', '*.demo-pump.ns.svc'];
+    const pumpName = find(objects, 'PodMonitor', 'demo-pump').spec.podMetricsEndpoints[0].tlsConfig.serverName;
+    expect(pumpName).toBe('demo-pump-0.demo-pump.ns.svc');
+    expect(pumpSans.some((san) => san.startsWith('*.') && pumpName.indexOf('.') > 0 && pumpName.slice(pumpName.indexOf('.') + 1) === san.slice(2))).toBe(true);
     expect(find(objects, 'PodMonitor', 'demo-tiproxy').spec.podMetricsEndpoints[0]).toMatchObject({ scheme: 'https', tlsConfig: { insecureSkipVerify: true } });
     const controller = find(objects, 'PodMonitor', 'demo-discovery').spec.podMetricsEndpoints[0];
     expect(controller.scheme).toBe('http');

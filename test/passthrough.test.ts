@@ -1,7 +1,7 @@
 /**
  * Kubernetes objects kept beside a cluster pass through `render` unchanged: namespaced like the
  * cluster's own objects, validated strictly for the target version, refused when they take a
- * rendered object's name; `diff` reports them; the compact definitions the CLI ships validate as
+ * rendered object's name or one made at run time; `diff` reports them; the compact definitions the CLI ships validate as
  * the full ones do.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,11 +39,12 @@ const ROLE = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', 
 const MONITOR = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'demo' }, spec: { selector: {}, endpoints: [{ port: 'metrics' }] } };
 
 describe('objects kept beside the cluster', () => {
-  test('pass through after the cluster, unchanged but for the namespace of a namespaced built-in kind', () => {
+  test('pass through after the cluster, unchanged but for the namespace of a namespaced kind', () => {
     const r = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(SECRET, ROLE, MONITOR) }, { namespace: 'db' });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.docs.slice(-3)).toEqual([{ ...SECRET, metadata: { name: 'demo-root', namespace: 'db' } }, ROLE, MONITOR]);
+    // A ServiceMonitor is namespaced: it gets the namespace as a built-in kind does.
+    expect(r.docs.slice(-3)).toEqual([{ ...SECRET, metadata: { name: 'demo-root', namespace: 'db' } }, ROLE, { ...MONITOR, metadata: { name: 'demo', namespace: 'db' } }]);
     // The cluster's objects come first, as render prints them alone.
     expect(r.docs.slice(0, -3)).toEqual(render(cluster({}, { namespace: undefined }), { namespace: 'db', controllerImage: 'example.com/c:1' }));
     // A namespace written on the object stays.
@@ -104,10 +105,76 @@ describe('objects kept beside the cluster', () => {
     expect(r.status).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toEqual([
-      `${r.dir}/more.yaml: document 1: metadata.name (line 4): PodDisruptionBudget demo-tikv in namespace db is also rendered from ${r.dir}/tc.yaml: document 1; rename one of them`,
-      `${r.dir}/more.yaml: document 3: metadata.name (line 19): Secret demo-root in namespace db is also in ${r.dir}/more.yaml: document 2; rename one of them`,
+      `${r.dir}/more.yaml: document 1: metadata.name (line 4): PodDisruptionBudget demo-tikv in namespace db takes the place of PodDisruptionBudget demo-tikv in namespace db, rendered from ${r.dir}/tc.yaml: document 1; rename it`,
+      `${r.dir}/more.yaml: document 3: metadata.name (line 19): Secret demo-root in namespace db takes the place of Secret demo-root in namespace db in ${r.dir}/more.yaml: document 2; rename one of them`,
       '2 problems found; nothing was rendered',
     ]);
+  });
+
+  test('one that names no namespace lands on the rendered object of its name in the cluster\'s namespace, and is refused', () => {
+    // Argo CD's destination or Flux's targetNamespace puts it in "tidb", over the PD Service.
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'demo-pd' }, spec: { ports: [{ port: 80 }] } };
+    const r = run({ 'tc.yaml': stringify(cluster({}, { namespace: 'tidb' })), 'more.yaml': yaml(service) });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `${r.dir}/more.yaml: document 1: metadata.name (line 4): Service demo-pd (no namespace: it lands in the one it is applied to) takes the place of Service demo-pd in namespace tidb, rendered from ${r.dir}/tc.yaml: document 1; rename it`,
+      '1 problem found; nothing was rendered',
+    ]);
+    // Another kind of the same name (a Knative Service) is not the same object.
+    const knative = { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'demo-pd', namespace: 'tidb' } };
+    expect(run({ 'tc.yaml': stringify(cluster({}, { namespace: 'tidb' })), 'more.yaml': yaml(knative) }).status).toBe(0);
+    // Nor is one in another namespace.
+    expect(run({ 'tc.yaml': stringify(cluster({}, { namespace: 'tidb' })), 'more.yaml': yaml({ ...service, metadata: { name: 'demo-pd', namespace: 'other' } }) }).status).toBe(0);
+  });
+
+  test('one on the name of an object made at run time is refused, naming who makes it', () => {
+    const tc = stringify(cluster({}, { annotations: { 'tidb-gitops.io/monitoring': 'true' } }));
+    const backup = stringify({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'once', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'p', secretName: 's3' } } });
+    const logBackup = stringify({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'log', namespace: 'ns' }, spec: { backupMode: 'log', br: { cluster: 'demo' }, s3: { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'l', secretName: 's3' } } });
+    const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: {} });
+    const job = (name: string) => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } });
+    const objects = [
+      configMap('demo-status'),
+      { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'demo-discovery' }, spec: {} },
+      { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'demo-alert-rules' }, spec: { groups: [] } },
+      configMap('demo-dashboard-tikv-summary'),
+      job('backup-once'),
+      job('backup-log-log-start-2'),
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'demo-tikv-3' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+    ];
+    const r = run({ 'tc.yaml': tc, 'backup.yaml': `${backup}---\n${logBackup}`, 'more.yaml': yaml(...objects) }, { namespace: 'ns' });
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    const from = `rendered from ${r.dir}/tc.yaml: document 1`;
+    const controller = `the controller of cluster demo (Deployment demo-discovery, ${from})`;
+    expect(lines[0]).toBe(`${r.dir}/more.yaml: document 1: metadata.name (line 4): ConfigMap demo-status in namespace ns takes the place of ConfigMap demo-status in namespace ns, where ${controller} keeps its state at run time; rename it`);
+    expect(lines[1]).toBe(`${r.dir}/more.yaml: document 2: metadata.name (line 10): Lease demo-discovery in namespace ns takes the place of Lease demo-discovery in namespace ns, which ${controller} holds at run time; rename it`);
+    expect(lines[2]).toMatch(/document 3: metadata.name \(line \d+\): PrometheusRule demo-alert-rules in namespace ns takes the place of PrometheusRule demo-alert-rules in namespace ns, which the monitoring Job demo-monitoring-[0-9a-f]+ \(rendered from .*tc.yaml: document 1\) publishes at run time; rename it$/);
+    expect(lines[3]).toMatch(/document 4: metadata.name \(line \d+\): ConfigMap demo-dashboard-tikv-summary in namespace ns takes the place of ConfigMap demo-dashboard-<name> in namespace ns, a dashboard which the monitoring Job demo-monitoring-/);
+    expect(lines[4]).toMatch(/document 5: metadata.name \(line \d+\): Job backup-once in namespace ns takes the place of Job backup-once in namespace ns, which the controller of cluster demo .* creates at run time from ConfigMap backup-once; rename it$/);
+    expect(lines[5]).toMatch(/document 6: metadata.name \(line \d+\): Job backup-log-log-start-2 in namespace ns takes the place of Job backup-log-log-start-<n> in namespace ns, which the controller of cluster demo .* creates at run time from ConfigMap backup-log; rename it$/);
+    expect(lines[6]).toMatch(/document 7: metadata.name \(line \d+\): Pod demo-tikv-3 in namespace ns takes the place of Pod demo-tikv-<ordinal> in namespace ns, which Kubernetes creates at run time for StatefulSet demo-tikv \(rendered from .*tc.yaml: document 1\); rename it$/);
+    expect(lines.slice(7)).toEqual(['7 problems found; nothing was rendered']);
+    // Without monitoring nothing is published: a PrometheusRule of that name is the user's.
+    expect(run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(objects[2]) }, { namespace: 'ns' }).status).toBe(0);
+  });
+
+  test('a custom resource without a namespace gets it when its scope is known, and is refused when not', () => {
+    const widget = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: {} };
+    const crd = (scope: string) => ({
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' },
+      spec: { group: 'example.com', scope, names: { kind: 'Widget', plural: 'widgets' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+    });
+    const unknown = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(widget) }, { namespace: 'db' });
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toContain(`${unknown.dir}/more.yaml: document 1: metadata (line 4): namespace required: whether example.com/v1 Widget is namespaced is its CustomResourceDefinition's, which is not among the inputs; give metadata.namespace, or put the CustomResourceDefinition beside it`);
+    expect(run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml({ ...widget, metadata: { name: 'w', namespace: 'x' } }) }, { namespace: 'db' }).status).toBe(0);
+    const namespaced = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(crd('Namespaced'), widget) }, { namespace: 'db' });
+    expect(namespaced.stderr).toBe('');
+    expect(namespaced.docs[namespaced.docs.length - 1]).toEqual({ ...widget, metadata: { name: 'w', namespace: 'db' } });
+    const clusterScoped = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(crd('Cluster'), widget) }, { namespace: 'db' });
+    expect(clusterScoped.status).toBe(0);
+    expect(clusterScoped.docs[clusterScoped.docs.length - 1]).toEqual(widget);
   });
 
   test('diff reports them as objects outside any cluster', () => {

@@ -348,6 +348,37 @@ describe('PD members', () => {
     expect(await call('DELETE', `${sim.url}/pd/api/v1/members/name/nobody`)).toMatchObject({ status: 404, text: pdText('not found, pd: nobody'), type: JSON_TYPE });
   });
 
+  test('a member added but never started: no name in the lists, every join refused, removed by id only', async () => {
+    const sim = await startSim();
+    await formPdCluster(sim, 3);
+    sim.pdStop('demo-pd-2');
+    await call('DELETE', `${sim.url}/pd/api/v1/members/name/demo-pd-2`);
+    sim.wipeData('demo-pd-2');
+    sim.pdDiesAfterMemberAdd('demo-pd-2');
+    sim.pdStart('demo-pd-2');
+    await sim.waitFor(() => sim.members().some((m) => m.name === ''), 3000, 'the unstarted member');
+    const unstarted = sim.members().find((m) => m.name === '')!;
+    expect(unstarted).toMatchObject({ peerUrl: 'http://demo-pd-2.demo-pd-peer.ns.svc:2380', running: false });
+
+    // server/cluster/cluster.go GetMembers: id and peer URLs only; health.go: no client URL, unhealthy.
+    const listed = JSON.parse((await call('GET', `${sim.url}/pd/api/v1/members`)).text.replace(/"member_id":\s*(\d+)/g, '"member_id":"$1"'));
+    expect(listed.members.find((m: { member_id: string }) => m.member_id === unstarted.memberId)).toEqual({
+      member_id: unstarted.memberId,
+      peer_urls: ['http://demo-pd-2.demo-pd-peer.ns.svc:2380'],
+    });
+    const health = JSON.parse((await call('GET', `${sim.url}/pd/api/v1/health`)).text.replace(/"member_id":\s*(\d+)/g, '"member_id":"$1"'));
+    expect(health.find((m: { member_id: string }) => m.member_id === unstarted.memberId)).toEqual({ name: '', member_id: unstarted.memberId, client_urls: null, health: false });
+
+    // PD v8.5.x (server/join/join.go) refuses every join while it exists, the same Pod's included.
+    const refusal = `there is a member ${unstarted.memberId} that has not joined successfully`;
+    await sim.waitFor(() => sim.processFailures.some((f) => f.pod === 'demo-pd-2' && f.reason === refusal), 3000, 'a refused join');
+    expect(sim.pdState('demo-pd-2')).toBe('discovering');
+
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/id/${unstarted.memberId}`)).toMatchObject({ status: 200, text: pdText(`removed, pd: ${unstarted.memberId}`) });
+    await sim.waitFor(() => sim.members().some((m) => m.name === 'demo-pd-2' && m.running), 3000, 'demo-pd-2 joined');
+    expect(sim.members().map((m) => m.name).sort()).toEqual(['demo-pd-0', 'demo-pd-1', 'demo-pd-2']);
+  });
+
   test('member deletion by id: bad ids 400, unknown ids 500 with etcd\'s error, known ids removed', async () => {
     const sim = await startSim();
     await formPdCluster(sim, 3);

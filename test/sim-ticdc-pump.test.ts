@@ -1,5 +1,5 @@
 import * as http from 'node:http';
-import { captureVersion, drainCapture, resignOwnerOf } from '../src/controller/clients/ticdc';
+import { captureVersion, drainCapture, drainMeaning, resignOwnerOf } from '../src/controller/clients/ticdc';
 import { GracefulError, type StepOutcome } from '../src/controller/clients/http';
 import { pumpNodes, takePumpOffline } from '../src/controller/clients/pump';
 import { PumpSim, type PumpSimOptions } from './sim/pump';
@@ -632,6 +632,65 @@ describe("TiCDC's new architecture (pingcap/ticdc): what a drain answer means, b
     await sim.captureStop(pod);
     expect(sim.stopsWithTables).toEqual([]);
     expect(sim.stopsWhileOwner).toEqual([]);
+  });
+
+  test('TicdcSim: a suffixed v8.5.7 (v8.5.7-release.1, the hotfix v8.5.7-20260728-c8d4d68) still answers the counter and moves nothing', async () => {
+    for (const version of ['v8.5.7-release.1', 'v8.5.7-20260728-c8d4d68']) {
+      const { sim, url } = await newArch(version);
+      const pod = CDC_PODS.find((p) => p !== sim.owner()) as string;
+      const id = sim.captures().find((c) => c.pod === pod)!.id as string;
+      const held = sim.tablesOf(pod);
+      expect(json(await put(url(pod, '/api/v1/captures/drain'), id)).current_table_count).toBe(0);
+      await sleep(100);
+      expect(sim.tablesOf(pod)).toBe(held);
+    }
+  });
+
+  test('drainMeaning: a suffixed tag is below its release; later releases and their suffixes are not', () => {
+    expect(drainMeaning('v8.5.7', true)).toBe('best-effort');
+    expect(drainMeaning('v8.5.7-release.1', true)).toBe('none');
+    expect(drainMeaning('v8.5.7-20260728-c8d4d68', true)).toBe('none');
+    expect(drainMeaning('v8.5.4-nextgen.202510.1', true)).toBe('none');
+    expect(drainMeaning('v8.5.8-release.1', true)).toBe('best-effort');
+    expect(drainMeaning('v26.3.5-release.1', true)).toBe('none');
+    expect(drainMeaning('v26.3.5', true)).toBe('best-effort');
+    expect(drainMeaning('v8.5.7-release.1', false)).toBe('tables');
+  });
+
+  test('drainCapture on v8.5.7-release.1: the counter is never taken for a drain; the capture goes once the owner is healthy', async () => {
+    const { sim, ips } = await newArch('v8.5.7-release.1');
+    const pod = CDC_PODS.find((p) => p !== sim.owner()) as string;
+    const base = `http://${ips.get(pod)}:${sim.port}`;
+    const o = await drainCapture(base, { captureAddress: sim.addressPrefix(pod), newArchitecture: true, imageTag: 'v8.5.7-release.1' });
+    expect(o.done).toBe(true);
+    expect(o.detail).toContain('runs TiCDC v8.5.7-release.1 in its new architecture, whose drain API moves no table');
+    expect(sim.requests.filter((r) => r.path === '/api/v1/captures/drain')).toEqual([]);
+  });
+
+  test('TicdcSim v8.5.7 with security.client-user-required: the drain without a user is 401 ErrCredentialNotFound (authenticate_middleware.go)', async () => {
+    const { sim, url } = await newArch('v8.5.7', { clientUserRequired: true });
+    const pod = CDC_PODS.find((p) => p !== sim.owner()) as string;
+    const id = sim.captures().find((c) => c.pod === pod)!.id as string;
+    const refused = await put(url(pod, '/api/v1/captures/drain'), id);
+    expect(refused.status).toBe(401);
+    expect(refused.text).toBe(
+      '{\n    "error_msg": "[CDC:ErrCredentialNotFound]credential not found: please specify the user and password via authorization header",\n    "error_code": "CDC:ErrCredentialNotFound"\n}',
+    );
+    // v8.5.6 has no authenticateMiddleware on the drain route.
+    const older = await newArch('v8.5.6', { clientUserRequired: true });
+    const other = CDC_PODS.find((p) => p !== older.sim.owner()) as string;
+    expect((await put(older.url(other, '/api/v1/captures/drain'), older.sim.captures().find((c) => c.pod === other)!.id as string)).status).toBe(202);
+  });
+
+  test('drainCapture on v8.5.7 with security.client-user-required: no retries to the timeout; the capture goes once the owner is healthy, saying why', async () => {
+    const { sim, ips } = await newArch('v8.5.7', { clientUserRequired: true });
+    const pod = CDC_PODS.find((p) => p !== sim.owner()) as string;
+    const base = `http://${ips.get(pod)}:${sim.port}`;
+    const o = await drainCapture(base, { captureAddress: sim.addressPrefix(pod), newArchitecture: true, imageTag: 'v8.5.7' });
+    expect(o.done).toBe(true);
+    expect(o.detail).toContain('TiCDC refuses the drain without a client user (HTTP 401 [CDC:ErrCredentialNotFound]credential not found');
+    expect(o.detail).toContain('it goes with its tables');
+    expect(sim.requests.filter((r) => r.path === '/api/v1/captures/drain').map((r) => r.status)).toEqual([401]);
   });
 });
 

@@ -9,6 +9,7 @@ import { readInputs } from '../base/inputs';
 import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
 import { DEFAULTS } from '../tidbcluster/defaults';
 import { collisions, passThrough, PASSTHROUGH_FILE } from '../render/passthrough';
+import { budgetOverlaps } from '../render/budget-overlap';
 import { toYamlStream } from '../render/output';
 import { OLDEST_KUBE_MINOR } from '../tidbcluster/kube-version';
 import type { RenderSettings } from '../tidbcluster/settings';
@@ -67,7 +68,8 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   messages.push(...renderProblems(rendered, clusters));
   if (messages.length === 0) {
     const from = (i: number) => `rendered from ${clusters[i].source.file}: document ${clusters[i].source.document}`;
-    messages.push(...collisions(rendered.map((r, i) => ({ objects: r.objects, from: from(i) })), passed.objects));
+    messages.push(...collisions(rendered.map((r, i) => ({ objects: r.objects, from: from(i), cluster: clusters[i].resolved })), passed.objects));
+    messages.push(...budgetOverlaps(rendered.map((r, i) => ({ objects: r.objects, from: from(i) })), passed.objects));
   }
   if (messages.length > 0) {
     io.stderr(`${messages.join('\n')}\n`);

@@ -6,6 +6,7 @@ import { LABEL } from '../tidbcluster/names';
 import { compareComponents, kindOf, labelsOf, type ClusterModel } from './model';
 import { RISK, type Risk } from './report';
 import { isPlainObject } from './values';
+import { podsAllowed } from '../tidbcluster/budget-quorum';
 
 /** The budgets of a cluster's components, by component: `maxUnavailable` as written. */
 function budgetsOf(cluster: ClusterModel | undefined): Map<string, number | string | undefined> {
@@ -32,17 +33,6 @@ const WHAT_A_DRAIN_RISKS: Readonly<Record<string, string>> = {
 /** "1 Pod", "25% of the Pods". */
 const describe = (max: number | string | undefined): string =>
   max === undefined ? 'as many Pods as its minAvailable leaves' : typeof max === 'number' ? `${max} Pod${max === 1 ? '' : 's'}` : `${max} of the Pods`;
-
-/**
- * How many Pods a budget lets go at once: a percentage of the replicas rounded up, as the disruption
- * controller scales `maxUnavailable`; undefined when it cannot tell.
- */
-function podsAllowed(max: number | string | undefined, replicas: number | undefined): number | undefined {
-  if (typeof max === 'number') return max;
-  const pct = typeof max === 'string' ? /^(\d+)%$/.exec(max) : null;
-  if (!pct || replicas === undefined) return undefined;
-  return Math.ceil((Number(pct[1]) * replicas) / 100);
-}
 
 /** Whether the new budget lets more Pods go at once than the old one did (for the replicas each had). */
 function weaker(before: number | string | undefined, beforeReplicas: number | undefined, after: number | string | undefined, afterReplicas: number | undefined): boolean {

@@ -14,6 +14,7 @@ import { KIND } from '../tidbcluster/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
 import { kindOf, metadataOf, nameOf, namespaceOf, objectKey, type KubeObject } from './model';
 import { isPlainObject } from './values';
+import { groupStoreBudgets } from '../tidbcluster/budget-groups';
 
 /** One YAML text and where it came from. */
 export interface ManifestText {
@@ -116,10 +117,12 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
     if (count === 0 && t.explicit) notes.push(`${t.file}: no document in this file`);
   }
   errors.push(...duplicateMessages(clusters));
-  const linked = linkOperations(clusters, operations);
+  const grouped = groupStoreBudgets(clusters);
+  errors.push(...grouped.errors);
+  const linked = linkOperations(grouped.clusters, operations);
   if (errors.length === 0) errors.push(...linked.errors);
   if (errors.length > 0) return { objects: [], live, errors, notes };
-  const renders = renderClusters(clusters.map((c) => c.resolved), linked.operations);
+  const renders = renderClusters(grouped.clusters.map((c) => c.resolved), linked.operations);
   errors.push(...renderProblems(renders, clusters));
   if (errors.length > 0) return { objects: [], live, errors, notes };
   const rendered = renders.flatMap((r, i) =>

@@ -78,30 +78,50 @@ function pdModeRisk(before: ClusterModel | undefined, after: ClusterModel, pdRes
   return risk(RISK.pdMode, 'pd', `${what}; ${when}. Check that your PD version supports the switch on a running cluster before merging.`);
 }
 
-/** The ClusterRole that lets the controller read Nodes, if the cluster renders one. */
+/** The ClusterRole that lets the controller read Nodes or patch PVs, if the cluster renders one. */
 function nodeReader(cluster: ClusterModel | undefined): KubeObject | undefined {
   return [...(cluster?.objects.values() ?? [])].find((o) => kindOf(o) === 'ClusterRole');
 }
+
+/** Which cluster-scoped resources a rendered ClusterRole grants: nodes (topology), persistentvolumes (reclaim policy). */
+function grants(role: KubeObject): { nodes: boolean; volumes: boolean } {
+  const resources = ((role as { rules?: { resources?: string[] }[] }).rules ?? []).flatMap((r) => r.resources ?? []);
+  return { nodes: resources.includes('nodes'), volumes: resources.includes('persistentvolumes') };
+}
+
+const CLUSTER_SCOPED_NOTE =
+  'It is cluster-scoped: the tool that applies it needs rights on ClusterRoles and ClusterRoleBindings (an Argo CD project must list both in clusterResourceWhitelist).';
 
 function nodeAccessRisk(before: ClusterModel | undefined, after: ClusterModel): Risk | undefined {
   const had = nodeReader(before);
   const has = nodeReader(after);
   if (has && !had) {
-    return risk(
-      RISK.nodeAccess,
-      'discovery',
-      `The companion controller gets read access to Nodes (ClusterRole ${nameOf(has)}: get nodes, nothing else) to copy their topology labels onto ` +
-        `TiKV and TiFlash stores and TiDB servers, because the cluster asks for them (PD's replication.location-labels or spec.tikv.storeLabels). ` +
-        'It is cluster-scoped: the tool that applies it needs rights on ClusterRoles and ClusterRoleBindings (an Argo CD project must list both in clusterResourceWhitelist).',
-    );
+    const g = grants(has);
+    const parts = [
+      g.nodes &&
+        `read access to Nodes (get nodes) to copy their topology labels onto TiKV and TiFlash stores and TiDB servers, because the cluster asks for them (PD's replication.location-labels or spec.tikv.storeLabels)`,
+      g.volumes &&
+        `get and patch on PersistentVolumes to set spec.pvReclaimPolicy on those bound to the cluster's claims (tidb-gitops.io/pv-reclaim-policy: "true"); it patches no other PV`,
+    ].filter((p): p is string => typeof p === 'string');
+    if (g.nodes && !g.volumes) {
+      return risk(
+        RISK.nodeAccess,
+        'discovery',
+        `The companion controller gets read access to Nodes (ClusterRole ${nameOf(has)}: get nodes, nothing else) to copy their topology labels onto ` +
+          `TiKV and TiFlash stores and TiDB servers, because the cluster asks for them (PD's replication.location-labels or spec.tikv.storeLabels). ` +
+          CLUSTER_SCOPED_NOTE,
+      );
+    }
+    return risk(RISK.nodeAccess, 'discovery', `The companion controller gets, through ClusterRole ${nameOf(has)}, ${parts.join('; and ')}. ${CLUSTER_SCOPED_NOTE}`);
   }
   if (had && !has) {
-    return risk(
-      RISK.nodeAccess,
-      'discovery',
-      `The companion controller loses read access to Nodes (ClusterRole ${nameOf(had)} is deleted): it stops setting topology labels. ` +
-        'The labels stores and running TiDB servers have stay; a TiDB server that restarts comes back without them.',
-    );
+    const g = grants(had);
+    const lost = [
+      g.nodes && 'it stops setting topology labels. The labels stores and running TiDB servers have stay; a TiDB server that restarts comes back without them.',
+      g.volumes && "it stops setting the PVs' reclaim policy; the PVs keep the policy they have.",
+    ].filter((p): p is string => typeof p === 'string');
+    const what = g.nodes && !g.volumes ? 'read access to Nodes' : g.volumes && !g.nodes ? 'access to PersistentVolumes' : 'access to Nodes and PersistentVolumes';
+    return risk(RISK.nodeAccess, 'discovery', `The companion controller loses ${what} (ClusterRole ${nameOf(had)} is deleted): ${lost.join(' And ')}`);
   }
   return undefined;
 }

@@ -10,7 +10,7 @@ import { unsafeTextIssues } from '../tidbcluster/check';
 import { validateSchema, type CompactSchema } from '../tidbcluster/crd-schema';
 import type { SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind } from '../tidbcluster/load';
-import { names, SKIP_TLS_TO_TIDB, type InitializerInfo } from '../tidbcluster/names';
+import { ANNOTATION, names, SKIP_TLS_TO_TIDB, type InitializerInfo } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import schema from './generated/tidbinitializer.schema.json';
 import { INITIALIZER_KIND, type ResolvedInitializer, type TidbInitializer } from './types';
@@ -72,6 +72,10 @@ export function resolveInitializer(doc: TidbInitializer, options: { readonly nam
   if (s.passwordSecret === undefined && s.initSql === undefined && s.initSqlConfigMap === undefined) {
     issues.push({ path: 'spec', message: 'nothing to do: give passwordSecret, initSql or initSqlConfigMap' });
   }
+  const existing = (doc.metadata as { annotations?: Record<string, unknown> }).annotations?.[ANNOTATION.existingCluster];
+  if (existing !== undefined && existing !== 'run' && existing !== 'skip') {
+    issues.push({ path: `metadata.annotations.${ANNOTATION.existingCluster}`, message: `expected skip (it ran before, in tidb-operator: mark it done) or run (run it in the cluster as it is), got ${JSON.stringify(existing)}` });
+  }
   if (issues.length > 0) return { issues };
   const namespace = doc.metadata.namespace ?? options.namespace;
   const clusterNamespace = s.cluster.namespace || undefined;
@@ -83,6 +87,7 @@ export function resolveInitializer(doc: TidbInitializer, options: { readonly nam
       ...(namespace !== undefined && { namespace }),
       cluster: { name: s.cluster.name, ...(clusterNamespace !== undefined && { namespace: clusterNamespace }) },
       ...(s.passwordSecret !== undefined && { passwordSecret: s.passwordSecret }),
+      ...(existing !== undefined && { existingCluster: existing as 'run' | 'skip' }),
       ...(s.initSql !== undefined && { initSql: s.initSql }),
       ...(s.initSqlConfigMap !== undefined && { initSqlConfigMap: s.initSqlConfigMap }),
       permitHost: s.permitHost ?? '%',
@@ -130,5 +135,5 @@ export function initializerInfo(cluster: ResolvedCluster, init: ResolvedInitiali
       }
     : { name: CREATE_PASSWORD, passwordSecret: names.initSecret(cluster.name), rootOnly: true, permitHost: '%', ...(tls && { tls }) };
   const digest = createHash('sha256').update(JSON.stringify(info)).update('\0').update(init?.initSql ?? '').digest('hex');
-  return { ...info, digest: `sha256:${digest}` };
+  return { ...info, digest: `sha256:${digest}`, ...(init?.existingCluster !== undefined && { existingCluster: init.existingCluster }) };
 }

@@ -77,6 +77,8 @@ export interface ResolvedInitializer {
   };
   /** @default none */
   readonly passwordSecret?: string;
+  /** From the annotation `tidb-gitops.io/existing-cluster`. @default none */
+  readonly existingCluster?: 'run' | 'skip';
   /** @default none */
   readonly initSql?: string;
   /** @default none */

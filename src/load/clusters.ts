@@ -11,6 +11,7 @@ import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
 import type { ResolvedCluster, ResolveOptions } from '../tidbcluster/resolve';
 import { layerSettings, settingsFromEnv, settingsFromInputs, type RenderSettings } from '../tidbcluster/settings';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
+import { groupStoreBudgets } from '../tidbcluster/budget-groups';
 
 export interface ReadClusterOptions extends ResolveOptions {
   /**
@@ -79,11 +80,14 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
     }
   }
   errors.push(...duplicateMessages(loaded));
-  const linked = linkOperations(loaded, documents);
+  // Clusters that share one PD share one budget for their stores.
+  const grouped = groupStoreBudgets(loaded);
+  errors.push(...grouped.errors);
+  const linked = linkOperations(grouped.clusters, documents);
   // A broken reference is only news when the cluster it names was read without problems.
   if (errors.length === 0) errors.push(...linked.errors);
-  const clusters = loaded.map((c, i) => ({ ...c, operations: linked.operations[i] }));
-  const warnings = [...loaded.flatMap((c) => c.warnings), ...[...documents, ...others].flatMap((d) => d.warnings)];
+  const clusters = grouped.clusters.map((c, i) => ({ ...c, operations: linked.operations[i] }));
+  const warnings = [...loaded.flatMap((c) => c.warnings), ...grouped.warnings, ...[...documents, ...others].flatMap((d) => d.warnings)];
   return { clusters, others, settings, errors, skipped, warnings };
 }
 

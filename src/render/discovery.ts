@@ -69,7 +69,7 @@ export class DiscoveryComponent extends Construct {
     this.serviceAccount = kubeObject(this, 'service-account', discoveryServiceAccount(cluster));
     this.role = kubeObject(this, 'role', discoveryRole(cluster, ops));
     this.roleBinding = kubeObject(this, 'role-binding', discoveryRoleBinding(cluster));
-    if (cluster.nodeAccess) {
+    if (cluster.nodeAccess || cluster.patchesVolumes) {
       kubeObject(this, 'node-reader', nodeReaderRole(cluster));
       kubeObject(this, 'node-reader-binding', nodeReaderBinding(cluster));
     }
@@ -152,15 +152,21 @@ export function discoveryRoleBinding(cluster: ResolvedCluster): RoleBinding {
 }
 
 /**
- * Topology labels need the Nodes' labels, which no namespaced Role can grant: `get` on nodes and
- * nothing else, rendered only for a cluster that asks for those labels (`cluster.nodeAccess`).
+ * What no namespaced Role can grant, rendered only for a cluster that asks for it: topology labels
+ * need the Nodes' labels (`get` on nodes, `cluster.nodeAccess`); `spec.pvReclaimPolicy` needs the
+ * PVs bound to the cluster's claims (`get` and `patch` on persistentvolumes, `cluster.patchesVolumes`;
+ * PV names are made when a claim binds, so no `resourceNames` can narrow it, and no `list`: the
+ * controller gets each PV by its claim's `spec.volumeName`).
  */
 export function nodeReaderRole(cluster: ResolvedCluster): ClusterRole {
   return {
     apiVersion: `${RBAC_GROUP}/v1`,
     kind: 'ClusterRole',
     metadata: { name: names.nodeReader(cluster.namespace!, cluster.name), labels: selectorLabels(cluster.instance, 'discovery') },
-    rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }],
+    rules: [
+      ...(cluster.nodeAccess ? [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }] : []),
+      ...(cluster.patchesVolumes ? [{ apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'patch'] }] : []),
+    ],
   };
 }
 
@@ -211,6 +217,7 @@ export function controllerClusterInfo(cluster: ResolvedCluster, ops: ClusterOper
     cluster: ref ? { name: ref.name, namespace: ref.namespace ?? '', clusterDomain: ref.clusterDomain } : null,
     components: COMPONENTS.filter((c) => cluster[c] !== undefined),
     ...(cluster.nodeAccess && { readsNodes: true as const }),
+    ...(cluster.patchesVolumes && { patchesVolumes: true as const }),
     ...controllerBackupInfo(ops),
     ...(init && { initializer: init }),
   };

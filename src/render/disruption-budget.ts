@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import type { PodDisruptionBudget } from '../../imports/k8s';
-import { names, selectorLabels, type ComponentKind } from '../tidbcluster/names';
+import { LABEL, names, selectorLabels, type ComponentKind } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import type { DisruptionBudget } from '../tidbcluster/guard-rails';
 import { namespaced } from './component';
@@ -34,13 +34,16 @@ export class DisruptionBudgetComponent extends Construct {
  */
 export function disruptionBudget(cluster: ResolvedCluster, kind: ComponentKind, budget: DisruptionBudget): PodDisruptionBudget {
   const labels = selectorLabels(cluster.instance, kind);
+  // Over the clusters of one PD: their Pods differ only in the instance label.
+  const { [LABEL.instance]: _own, ...shared } = labels;
+  const selector = budget.instances ? { matchLabels: shared, matchExpressions: [{ key: LABEL.instance, operator: 'In', values: [...budget.instances] }] } : { matchLabels: labels };
   return {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: namespaced(cluster, names.disruptionBudget(cluster.name, kind), labels),
     spec: {
       maxUnavailable: budget.maxUnavailable,
-      selector: { matchLabels: labels },
+      selector,
       unhealthyPodEvictionPolicy: 'AlwaysAllow',
     },
   };

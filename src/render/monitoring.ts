@@ -108,10 +108,16 @@ function targetRelabelings(cluster: ResolvedCluster, kind: string, endpoint: End
   ];
 }
 
-/** The certificate a Pod of `kind` serves names its peer Service (`*.<peer>.<namespace>` and `<peer>.<namespace>.svc`). */
+/**
+ * A name the certificate a Pod of `kind` serves holds, as tidb-operator's TLS guide issues them
+ * (docs "Enable TLS between TiDB Components", cfssl `hosts` and cert-manager `dnsNames`): its peer
+ * Service (`<peer>.<namespace>.svc`), except Pump's, which names only its Pods
+ * (`*.<c>-pump`, `*.<c>-pump.<namespace>`, `*.<c>-pump.<namespace>.svc`): the first Pod's address.
+ */
 function serverName(cluster: ResolvedCluster, kind: ComponentKind): string {
   const peer = names.peerService(cluster.name, kind);
-  return cluster.namespace !== undefined ? `${peer}.${cluster.namespace}.svc` : peer;
+  const host = kind === 'pump' ? `${names.pod(cluster.name, kind, 0)}.${peer}` : peer;
+  return cluster.namespace !== undefined ? `${host}.${cluster.namespace}.svc` : host;
 }
 
 function tlsConfig(cluster: ResolvedCluster, kind: ComponentKind | 'discovery', endpoint: Endpoint): Record<string, unknown> {

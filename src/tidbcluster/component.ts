@@ -320,6 +320,12 @@ export function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined, pa
 
 export const CONFIG_UPDATE_STRATEGIES = ['InPlace', 'RollingUpdate'] as const;
 
+/**
+ * `spec.pvReclaimPolicy`: what Kubernetes does with a PV once its claim is deleted. The CRD leaves
+ * the field free-form; `Recycle` is deprecated in Kubernetes and never what a database wants.
+ */
+export const PV_RECLAIM_POLICIES = ['Retain', 'Delete'] as const;
+
 // Values the start scripts carry as words: checked here, with their paths, so a script never meets them.
 export const ONE_LINE = /^[^\r\n]*$/;
 

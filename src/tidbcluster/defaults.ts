@@ -74,7 +74,7 @@ export const DEFAULTS_TABLE: readonly DefaultEntry[] = [
   { field: 'spec.startScriptVersion', value: DEFAULTS.startScriptVersion },
   { field: 'spec.timezone', value: '""', note: 'TZ of PD, TiKV and TiDB' },
   { field: 'spec.clusterDomain', value: '""' },
-  { field: 'spec.pvReclaimPolicy', value: DEFAULTS.pvReclaimPolicy, note: 'not applied yet: PVs keep their StorageClass reclaim policy' },
+  { field: 'spec.pvReclaimPolicy', value: DEFAULTS.pvReclaimPolicy, note: 'set on the bound PVs by the controller with tidb-gitops.io/pv-reclaim-policy: "true"; without it PVs keep their StorageClass reclaim policy' },
   { field: 'spec.<component>.maxFailoverCount', value: DEFAULTS.maxFailoverCount, note: 'read by the controller' },
   { field: 'spec.<component>.topologySpreadConstraints[].maxSkew', value: DEFAULTS.topologyMaxSkew },
   { field: 'spec.<component>.readinessProbe.initialDelaySeconds', value: DEFAULTS.probeInitialDelaySeconds },

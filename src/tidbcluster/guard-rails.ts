@@ -14,6 +14,7 @@
  *     tidb-gitops.io/metrics-from: monitoring
  *     tidb-gitops.io/monitoring: "true"
  *     tidb-gitops.io/monitoring-labels: "release=kube-prometheus-stack"
+ *     tidb-gitops.io/pv-reclaim-policy: "true"
  * ```
  *
  * Pure: reads the annotations, reports what it cannot read as issues at their annotation.
@@ -40,6 +41,13 @@ export const MONITORING_ANNOTATION = 'tidb-gitops.io/monitoring';
 /** Labels put on every monitoring object, so that a Prometheus's or Grafana's selector takes them. */
 export const MONITORING_LABELS_ANNOTATION = 'tidb-gitops.io/monitoring-labels';
 
+/**
+ * `"true"` lets the controller set `spec.pvReclaimPolicy` on the PersistentVolumes bound to the
+ * cluster's claims, as tidb-operator does: PVs are cluster-scoped, so this renders a ClusterRole
+ * (`get` and `patch` on persistentvolumes). Off by default, everything stays namespaced.
+ */
+export const PV_RECLAIM_POLICY_ANNOTATION = 'tidb-gitops.io/pv-reclaim-policy';
+
 /** Every annotation key under `tidb-gitops.io/` a TidbCluster may carry. */
 export const CLUSTER_SETTING_ANNOTATIONS: readonly string[] = [
   DISRUPTION_BUDGETS_ANNOTATION,
@@ -48,6 +56,7 @@ export const CLUSTER_SETTING_ANNOTATIONS: readonly string[] = [
   METRICS_FROM_ANNOTATION,
   MONITORING_ANNOTATION,
   MONITORING_LABELS_ANNOTATION,
+  PV_RECLAIM_POLICY_ANNOTATION,
   REPLACE_ANNOTATION,
 ];
 
@@ -55,6 +64,12 @@ export const CLUSTER_SETTING_ANNOTATIONS: readonly string[] = [
 export interface DisruptionBudget {
   /** `maxUnavailable`: a count (1 or more) or a percentage of the replicas (`"25%"`). @default 1 */
   readonly maxUnavailable: number | string;
+  /**
+   * The `app.kubernetes.io/instance` of every cluster whose Pods of the component the budget counts:
+   * the clusters that share one PD (`spec.cluster`), whose stores hold replicas of the same regions
+   * (see `budget-groups.ts`). @default only this cluster's
+   */
+  readonly instances?: readonly string[];
 }
 
 /** The budget of each component that has one; a component that is absent has none. */
@@ -143,6 +158,26 @@ export function drainHooks(annotations: Readonly<Record<string, string>>, issues
   if (text === undefined || text === 'true') return true;
   if (text === 'false') return false;
   issues.push({ path: path(DRAIN_HOOKS_ANNOTATION), message: `expected "true" or "false", got ${JSON.stringify(text)}` });
+  return true;
+}
+
+/**
+ * Reads `tidb-gitops.io/pv-reclaim-policy` (`"true"` or `"false"`, off by default). A ClusterRoleBinding
+ * must name its ServiceAccount's namespace, so turning it on needs one at render time.
+ */
+export function pvReclaimPolicyAccess(annotations: Readonly<Record<string, string>>, namespace: string | undefined, issues: SpecIssue[]): boolean {
+  const text = annotations[PV_RECLAIM_POLICY_ANNOTATION];
+  if (text === undefined || text === 'false') return false;
+  if (text !== 'true') {
+    issues.push({ path: path(PV_RECLAIM_POLICY_ANNOTATION), message: `expected "true" or "false", got ${JSON.stringify(text)}` });
+    return false;
+  }
+  if (namespace === undefined) {
+    issues.push({
+      path: 'metadata.namespace',
+      message: `required with ${PV_RECLAIM_POLICY_ANNOTATION}: "true": the controller patches PersistentVolumes through a ClusterRoleBinding, which must name its ServiceAccount's namespace; set it here or pass --namespace`,
+    });
+  }
   return true;
 }
 

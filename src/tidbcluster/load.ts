@@ -18,6 +18,8 @@ export interface LoadedCluster {
   readonly resolved: ResolvedCluster;
   /** `file: document N: path (line L): warning: ...` for each of the cluster's warnings. */
   readonly warnings: readonly string[];
+  /** The line of a path in the document (for problems found across clusters). @default none */
+  readonly line?: (path: string) => number | undefined;
 }
 
 export interface LoadResult {
@@ -150,7 +152,7 @@ function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds:
       const resolved = resolveCluster(obj as unknown as TidbClusterManifest, options);
       // Warnings name their line, which only the full parser knows.
       if (resolved.warnings.length > 0) return undefined;
-      result.clusters.push({ source, resolved, warnings: [] });
+      result.clusters.push({ source, resolved, warnings: [], line: (path) => lines(source.document, path) });
     } catch (e) {
       if (e instanceof SpecError) return undefined;
       throw e;
@@ -222,7 +224,7 @@ function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveO
   try {
     const resolved = resolveCluster(obj as unknown as TidbClusterManifest, options);
     const warnings = [...yamlWarnings(doc, source), ...withLines(resolved.warnings).map((w) => formatIssue({ ...w, message: `warning: ${w.message}` }, source))];
-    out.clusters.push({ source, resolved, warnings });
+    out.clusters.push({ source, resolved, warnings, line: doc.line });
   } catch (e) {
     if (!(e instanceof SpecError)) throw e;
     out.errors.push(new SpecError(withLines(e.issues), source));

@@ -108,6 +108,11 @@ export const ANNOTATION = {
    * the cluster it runs against, the cluster instance a restore is bound to.
    */
   operationCluster: 'tidb-gitops.io/cluster-id',
+  /**
+   * On a TidbInitializer, read by the renderer: `skip` or `run`, what its initializer does in a
+   * cluster set up before without a record of it (see `InitializerInfo.existingCluster`).
+   */
+  existingCluster: 'tidb-gitops.io/existing-cluster',
 } as const;
 
 /**
@@ -169,8 +174,8 @@ export const names = {
   /** A component's PodDisruptionBudget: the StatefulSet's name (another kind, so no clash). */
   disruptionBudget: (cluster: string, c: ComponentKind) => `${cluster}-${c}`,
   /**
-   * The ClusterRole and ClusterRoleBinding that let the controller read Nodes (topology labels):
-   * cluster-scoped, so the namespace is part of the name.
+   * The ClusterRole and ClusterRoleBinding that let the controller read Nodes (topology labels) and
+   * patch the reclaim policy of the cluster's PVs: cluster-scoped, so the namespace is part of the name.
    */
   nodeReader: (namespace: string, cluster: string) => `tidb-gitops:${namespace}:${cluster}-discovery`,
   /** The cluster's namespace in a `nodeReader` name, or undefined for another name. */
@@ -320,6 +325,11 @@ export interface ControllerClusterInfo {
    */
   readonly readsNodes?: true;
   /**
+   * Present (true) when a ClusterRole lets the controller get and patch PersistentVolumes, to set
+   * `spec.pvReclaimPolicy` on those bound to the cluster's claims. @default absent (no PV is touched)
+   */
+  readonly patchesVolumes?: true;
+  /**
    * The cluster's BackupSchedules, by name: the controller records their runs, and its Role lets it
    * read Jobs. @default absent (no schedule; the controller reads no Job)
    */
@@ -371,6 +381,13 @@ export interface InitializerInfo {
     /** @default absent (the CA is checked) */
     readonly skipCA?: true;
   };
+  /**
+   * What to do in a cluster set up before (root has a password, or databases of its own), where the
+   * initializer has no record: `skip` marks it done without running anything (a cluster moved from
+   * tidb-operator, whose initializer ran there), `run` runs it. Not part of the digest.
+   * @default absent (it waits for one of them, running nothing)
+   */
+  readonly existingCluster?: 'run' | 'skip';
 }
 
 /**

@@ -6,7 +6,7 @@ import { DEFAULTS } from './defaults';
 import { SpecError, type SpecIssue } from './errors';
 import { LABEL } from './names';
 import { apiIssues } from './api-input';
-import { CONFIG_UPDATE_STRATEGIES, checked, oneOf, type Ctx } from './component';
+import { CONFIG_UPDATE_STRATEGIES, PV_RECLAIM_POLICIES, checked, oneOf, type Ctx } from './component';
 import { resolveDiscovery, type ResolvedDiscovery } from './discovery';
 import { resolvePD, type ResolvedPD } from './pd';
 import { resolvePdms, type ResolvedPdms } from './pdms';
@@ -20,7 +20,8 @@ import { DEFAULT_KUBE_VERSION, parseKubeVersion } from './kube-version';
 import type { TidbClusterManifest, TidbClusterSpec } from './types';
 import { DNS1123_LABEL, DNS_DOMAIN, NAMESPACE } from '../base/patterns';
 import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
-import { disruptionBudgets, drainHooks, monitoringSettings, networkPolicy, unknownClusterSettings, type DisruptionBudgets, type MonitoringSettings, type NetworkPolicySettings } from './guard-rails';
+import { checkBudgetQuorum, maxReplicas } from './budget-quorum';
+import { DISRUPTION_BUDGETS_ANNOTATION, disruptionBudgets, drainHooks, monitoringSettings, networkPolicy, pvReclaimPolicyAccess, unknownClusterSettings, type DisruptionBudgets, type MonitoringSettings, type NetworkPolicySettings } from './guard-rails';
 import { replaceRequests } from './replace';
 import type { ComponentKind } from './names';
 
@@ -124,6 +125,12 @@ export interface ResolvedCluster {
    * controller reads Nodes through a ClusterRole. @default none (no ClusterRole; everything namespaced)
    */
   readonly nodeAccess?: ResolvedNodeAccess;
+  /**
+   * With `tidb-gitops.io/pv-reclaim-policy: "true"`: the controller sets `spec.pvReclaimPolicy` on the
+   * PersistentVolumes bound to the cluster's claims, through a ClusterRole (`get`, `patch`
+   * persistentvolumes). @default false (no ClusterRole; PVs keep their StorageClass's policy)
+   */
+  readonly patchesVolumes: boolean;
   /**
    * The PodDisruptionBudget of each component that has one (`tidb-gitops.io/disruption-budgets`).
    * @default maxUnavailable 1 for every component the cluster has
@@ -236,6 +243,7 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
   // What the API server would refuse in the objects this cluster becomes.
   issues.push(...apiIssues(tc, target.minor));
   oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES);
+  oneOf(ctx, 'spec.pvReclaimPolicy', spec.pvReclaimPolicy, PV_RECLAIM_POLICIES);
   if (spec.clusterDomain) checked(ctx, 'spec.clusterDomain', spec.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
   if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS1123_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");
   // The namespace ends up in PD's join address (`<name>-pd.<namespace>:2379`) and in the controller's RBAC.
@@ -284,6 +292,7 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
     tiproxy: spec.tiproxy && resolveTiProxy(ctx),
     discovery: resolveDiscovery(ctx),
     nodeAccess: resolveNodeAccess({ pdConfig: pd?.config, storeLabels: spec.tikv?.storeLabels, namespace }, issues),
+    patchesVolumes: pvReclaimPolicyAccess(tc.metadata.annotations ?? {}, namespace, issues),
     disruptionBudgets: disruptionBudgets(tc.metadata.annotations ?? {}, renderedKinds(spec), issues),
     drainHooks: drainHooks(tc.metadata.annotations ?? {}, issues),
     networkPolicy: networkPolicy(
@@ -294,6 +303,17 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
     monitoring: monitoringSettings(tc.metadata.annotations ?? {}, issues),
   };
   unknownClusterSettings(tc.metadata.annotations ?? {}, issues);
+  checkBudgetQuorum(
+    {
+      budgets: cluster.disruptionBudgets,
+      annotation: tc.metadata.annotations?.[DISRUPTION_BUDGETS_ANNOTATION],
+      pdReplicas: cluster.pd?.replicas,
+      tikvReplicas: cluster.tikv?.replicas,
+      maxReplicas: maxReplicas(cluster.pd?.config),
+    },
+    issues,
+    warnings,
+  );
   const replace = replaceRequests(
     tc.metadata.annotations ?? {},
     tc.metadata.name,

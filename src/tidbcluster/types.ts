@@ -69,8 +69,11 @@ export interface TidbClusterSpec extends PodSettings {
   }[];
   /** Stops all controller stepping. @default false */
   paused?: boolean;
-  /** For the controller: reclaim policy of bound PVs. @default Retain */
-  pvReclaimPolicy?: 'Retain' | 'Delete' | 'Recycle';
+  /**
+   * The reclaim policy the controller sets on the PVs bound to the cluster's claims, with
+   * `tidb-gitops.io/pv-reclaim-policy: "true"`; `Retain` or `Delete`. @default Retain
+   */
+  pvReclaimPolicy?: 'Retain' | 'Delete';
   /** For the controller: delete deferred PVCs once their Pod is gone. @default false */
   enablePVReclaim?: boolean;
   /** The Deployment `<cluster>-discovery` running the companion controller (always rendered). @default {} */

@@ -525,6 +525,14 @@ export class PdSim {
     this.model.processes.stop(podName);
   }
 
+  /**
+   * The pod's next join dies after etcd's `MemberAdd` and before its etcd starts: PD keeps a member
+   * with its peer URL and no name (pd-members.ts `addUnstarted`), and the container restarts.
+   */
+  pdDiesAfterMemberAdd(podName: string): void {
+    this.model.processes.diesAfterMemberAdd.add(podName);
+  }
+
   /** The PD pod's volume is gone: its next start goes through discovery. (`tikvWipe` for TiKV pods.) */
   wipeData(podName: string): void {
     this.model.processes.wipe(podName);

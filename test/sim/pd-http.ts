@@ -345,7 +345,8 @@ function etcdMembers(members: PdMembers): Member[] {
 function health(c: Ctx): Reply {
   return rd(
     200,
-    etcdMembers(c.model.members).map((m) => ({ name: m.name, member_id: m.memberId, client_urls: [m.clientUrl], health: m.running })),
+    // An unstarted member (no name, no client URLs) has nothing to ping: `client_urls` is null, unhealthy.
+    etcdMembers(c.model.members).map((m) => ({ name: m.name, member_id: m.memberId, client_urls: m.clientUrl === '' ? null : [m.clientUrl], health: m.running })),
   );
 }
 
@@ -356,6 +357,10 @@ function health(c: Ctx): Reply {
  */
 function listedMember(model: ApiModel, m: Member) {
   const hasEtcdLeader = model.members.leader !== undefined;
+  // A member added but never started (pd-members.ts `addUnstarted`): etcd lists its id and peer URLs
+  // only (server/cluster/cluster.go `GetMembers`), and it never wrote its binary version, deploy path
+  // or git hash (pkg/member/member.go `GetMemberBinaryVersion`: "no value", logged and left empty).
+  if (m.name === '') return { member_id: m.memberId, peer_urls: [m.peerUrl] };
   return {
     name: m.name || undefined,
     member_id: m.memberId,
@@ -939,7 +944,12 @@ async function msPrimary(model: ApiModel, service: string): Promise<Reply> {
 }
 
 /**
- * server/apiv2/handlers/ready.go `Ready` (v8.5.7): 200 once the member loaded its regions, else 500;
+ * server/apiv2/handlers/ready.go `Ready` (v8.5.2 to v8.5.7, the same at every tag): 200 once the
+ * member loaded its regions, else 500, also before TiKV bootstrapped the cluster, when the leader has
+ * none to load (server/cluster/cluster.go `LoadClusterInfo` returns early): a leader that was not a
+ * follower in this run answers 500 until TiKV comes. (Commit a1d89da952, in v26.3.0 and the
+ * v8.5.6-20260422-6b14078 hotfix but not in v8.5.7, answers 200 with `is_bootstrapped` then; the
+ * simulator plays v8.5.x releases only, see `parsePdVersion`.)
  * no body unless `?verbose`: then `c.IndentedJSON` (4 spaces) when ready, `c.AbortWithStatusJSON`
  * (compact) when not.
  */

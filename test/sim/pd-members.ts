@@ -106,6 +106,21 @@ export class PdMembers {
     return [...this.byName.values()];
   }
 
+  /**
+   * etcd's `MemberAdd` went through but the process died before its etcd started: the member is in
+   * the list with its peer URL, no name and no client URLs (etcd publishes those when it starts,
+   * server/etcdserver/server.go `publishV3`), and it counts towards the quorum. PD v8.5.x then refuses
+   * every join, even this Pod's own (tikv/pd server/join/join.go `PrepareJoinCluster` at v8.5.7:
+   * `there is a member %d that has not joined successfully`); only a removal by id ends it.
+   */
+  addUnstarted(peerUrl: string, pod: string): Member {
+    const added = this.addMember({ name: '', pod, peerUrl, clientUrl: '' });
+    added.running = false;
+    added.hasData = false;
+    this.reconsider();
+    return added;
+  }
+
   byId(memberId: bigint): Member | undefined {
     return this.list().find((m) => m.memberId === memberId);
   }
@@ -143,15 +158,23 @@ export class PdMembers {
   /**
    * `--join`: PD refuses a name already in the cluster and needs a running member behind one of the
    * given client URLs, and a leader to add the member through (`MemberAdd` needs quorum). Returns why
-   * it failed, if it did. tikv/pd server/join/join.go `PrepareJoinCluster`.
+   * it failed, if it did. tikv/pd server/join/join.go `PrepareJoinCluster`. `diesAfterAdd`: the
+   * process dies right after `MemberAdd` (see `addUnstarted`).
    */
-  join(member: NewMember, joinUrls: string[]): string | undefined {
+  join(member: NewMember, joinUrls: string[], diesAfterAdd = false): string | undefined {
     if (!this.bootstrapped) return `join ${joinUrls.join(',')}: no PD cluster answers`;
-    if (this.byName.has(member.name)) return DUPLICATED_JOIN;
     const wanted = new Set(joinUrls.map(normalizeUrl));
     const reachable = this.list().some((m) => m.running && wanted.has(normalizeUrl(m.clientUrl)));
     if (!reachable) return `join ${joinUrls.join(',')}: no running member behind these client URLs`;
+    // join.go (v8.5.7) looks at the unnamed members first, then at the names.
+    const unstarted = this.list().find((m) => m.name === '');
+    if (unstarted !== undefined) return unstartedRefusal(unstarted.memberId);
+    if (this.byName.has(member.name)) return DUPLICATED_JOIN;
     if (this.leader === undefined) return 'join: the cluster has no leader to add the member';
+    if (diesAfterAdd) {
+      this.addUnstarted(member.peerUrl, member.pod);
+      return 'the process died after MemberAdd, before its etcd started';
+    }
     this.addMember(member);
     this.noteLoading();
     return undefined;
@@ -175,7 +198,7 @@ export class PdMembers {
 
   /** Removes a member (the API's member delete). The caller makes its process exit. */
   remove(member: Member): void {
-    this.byName.delete(member.name);
+    this.byName.delete(keyOf(member));
     member.running = false;
     member.loadingSince = undefined;
     if (this.leaderName === member.name) this.loseLeader();
@@ -238,7 +261,7 @@ export class PdMembers {
     let memberId = randomMemberId();
     while (this.byId(memberId) !== undefined) memberId = randomMemberId();
     const added: Member = { ...member, memberId, running: true, hasData: true };
-    this.byName.set(added.name, added);
+    this.byName.set(keyOf(added), added);
     return added;
   }
 
@@ -282,6 +305,16 @@ export class PdMembers {
       this.noteLoading();
     });
   }
+}
+
+/** Members by name; an unstarted member has none, so it goes by its id. */
+function keyOf(m: Member): string {
+  return m.name === '' ? `#${m.memberId}` : m.name;
+}
+
+/** tikv/pd server/join/join.go `PrepareJoinCluster` (v8.5.7) for a member with no name. */
+export function unstartedRefusal(memberId: bigint): string {
+  return `there is a member ${memberId} that has not joined successfully`;
 }
 
 function normalizeUrl(url: string): string {

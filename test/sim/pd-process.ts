@@ -113,6 +113,9 @@ export class PdProcesses {
     }
   }
 
+  /** Pods whose next join dies between etcd's `MemberAdd` and starting etcd (a fault the tests inject). */
+  readonly diesAfterMemberAdd = new Set<string>();
+
   /** The pod's volume is lost: its next start goes through discovery. */
   wipe(podName: string): void {
     const pod = this.pods.get(podName);
@@ -227,9 +230,11 @@ export class PdProcesses {
   private join(pod: PdPod, urls: string[]): string | undefined {
     const scheme = urls[0]?.startsWith('https://') ? 'https' : 'http';
     const name = this.config.memberNames === 'host' ? pod.peerHost : pod.name;
+    const dies = this.diesAfterMemberAdd.delete(pod.name);
     const failure = this.members.join(
       { name, pod: pod.name, peerUrl: `${scheme}://${pod.peerHost}:2380`, clientUrl: `${scheme}://${pod.peerHost}:2379` },
       urls,
+      dies,
     );
     if (failure !== undefined) return failure;
     this.becomeMember(pod, this.members.get(name) as Member);

@@ -75,6 +75,11 @@ export interface TicdcSimOptions {
   rescheduleMs?: number;
   /** Period of table rebalancing over the captures (tiflow: `check-balance-interval`, 1m); 0 turns it off. @default 60000 */
   balanceMs?: number;
+  /**
+   * The server config's `security.client-user-required = true` (with `client-allowed-user` set, which
+   * pkg/config/server.go `ValidateAndAdjust` requires). See `Features.drainAuth`. @default false
+   */
+  clientUserRequired?: boolean;
 }
 
 /** The defaults of `TicdcSimOptions`, in one place. */
@@ -200,17 +205,36 @@ interface Features {
    * v26.3.1-v26.3.4 the handler answers from a counter and moves nothing.
    */
   newArchDrain: boolean;
+  /**
+   * The drain route runs `authenticateMiddleware` (pingcap/ticdc api/v1/api.go at v8.5.7 and master;
+   * not at v8.5.4-v8.5.6, v8.5.7-release.1, v8.5.7-20260728-c8d4d68, v9.0.0-beta.1, v26.3.1-v26.3.4):
+   * with `security.client-user-required` a request without basic auth answers 401
+   * (api/middleware/authenticate_middleware.go `verify`: ErrCredentialNotFound).
+   */
+  drainAuth: boolean;
 }
 
-/** Releases of the new architecture whose drain API drains (see `Features.newArchDrain`). */
-export function newArchDrains(v: Version): boolean {
-  return (v[0] === 8 && v[1] === 5 && v[2] >= 7) || atLeast(v, 26, 3, 5);
+/** A tag with a suffix after x.y.z: `v8.5.7-release.1` (a pre-release cut), `v8.5.7-20260728-c8d4d68` (a hotfix). */
+const SUFFIXED = /^v?\d+\.\d+\.\d+-/;
+
+/**
+ * Releases of the new architecture whose drain API drains (see `Features.newArchDrain`). A tag with
+ * a suffix is not its release: in pingcap/ticdc `v8.5.7-release.1` (an ancestor of v8.5.7) and the
+ * hotfix `v8.5.7-20260728-c8d4d68` (not descended from v8.5.7) still have the counter handler
+ * (api/v1/api.go `drainCapture`: `drainCaptureCounter`), and no coordinator/controller_drain.go.
+ */
+export function newArchDrains(v: Version, text = ''): boolean {
+  const from = (major: number, minor: number, patch: number): boolean =>
+    atLeast(v, major, minor, patch) && !(SUFFIXED.test(text.trim()) && v[0] === major && v[1] === minor && v[2] === patch);
+  return (v[0] === 8 && v[1] === 5 && from(8, 5, 7)) || from(26, 3, 5);
 }
 
-function features(v: Version, architecture: TicdcArchitecture): Features {
+function features(v: Version, architecture: TicdcArchitecture, text = ''): Features {
+  const newArchDrain = architecture === 'new' && newArchDrains(v, text);
   return {
     newArch: architecture === 'new',
-    newArchDrain: architecture === 'new' && newArchDrains(v),
+    newArchDrain,
+    drainAuth: newArchDrain,
     gin: atLeast(v, 5, 2, 0),
     infoError: atLeast(v, 6, 1, 1),
     drainApi: atLeast(v, 6, 2, 0),
@@ -396,7 +420,7 @@ export class TicdcSim {
       ip,
       versionText,
       architecture,
-      features: features(parseTicdcVersion(versionText), architecture),
+      features: features(parseTicdcVersion(versionText), architecture, versionText),
       address: this.advertiseAddress(pod),
       pid: this.nextPid++,
       gitHash: randomBytes(20).toString('hex'),
@@ -772,7 +796,9 @@ export class TicdcSim {
         method: 'PUT',
         path: '/api/v1/captures/drain',
         handle: (b: string, r: CdcRequestRecord) =>
-          this.apiV1(proc, () => this.forwardToOwner(proc, r, (owner) => (owner.features.newArch ? this.newArchDrain(owner, b) : this.drainCapture(owner, b)))),
+          this.apiV1(proc, () =>
+            this.forwardToOwner(proc, r, (owner) => this.drainAuthRefusal(owner, headers) ?? (owner.features.newArch ? this.newArchDrain(owner, b) : this.drainCapture(owner, b))),
+          ),
       });
     }
     // cdc/http.go `RegisterRoutes` (v6.0+; cdc/http_status.go `startStatusHTTP` in v5.2-v5.4): `router.Any("/metrics", gin.WrapH(promhttp.Handler()))`.
@@ -946,6 +972,20 @@ export class TicdcSim {
   private resignOwner(owner: CaptureProc): Reply {
     this.resign();
     return owner.features.newArch ? compactJson(202, {}) : emptyAnswer(202);
+  }
+
+  /**
+   * `authenticateMiddleware` before the drain handler, on the coordinator the request was forwarded to
+   * (pingcap/ticdc api/v1/api.go v8.5.7: `captureGroup.Use(coordinatorMiddleware)`, then
+   * `PUT("/drain", authenticateMiddleware, ...)`; api/middleware/authenticate_middleware.go): with
+   * `security.client-user-required`, no basic auth is 401 `ErrCredentialNotFound` as IndentedJSON. A
+   * request with credentials is checked against `client-allowed-user` and by logging in to TiDB, which
+   * this model does not do: it is let through.
+   */
+  private drainAuthRefusal(owner: CaptureProc, headers: http.IncomingHttpHeaders): Reply | undefined {
+    if (!owner.features.drainAuth || this.o.clientUserRequired !== true) return undefined;
+    if (/^basic\s+\S+/i.test(headers.authorization ?? '')) return undefined;
+    return httpError(401, 'CDC:ErrCredentialNotFound', 'credential not found: please specify the user and password via authorization header');
   }
 
   /**

@@ -4,7 +4,7 @@
  * throttling and server errors. Requests go through `KubeRest`, which knows paths, not kinds.
  */
 import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../../tidbcluster/names';
-import type { ConfigMapMeta, Pod, Pvc, StatefulSet } from '../model/objects';
+import type { ConfigMapMeta, PersistentVolume, Pod, Pvc, StatefulSet } from '../model/objects';
 import type { LeaseRecord, LeaseStore } from '../runtime/leader';
 import type { Logger } from '../runtime/log';
 import { Informer } from './informer';
@@ -303,6 +303,25 @@ export class KubeAccess implements LeaseStore {
       if (err instanceof KubeError && err.code === 404) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * A PersistentVolume, or undefined when it is gone. Needs the rendered ClusterRole (`get` on
+   * persistentvolumes, `tidb-gitops.io/pv-reclaim-policy`); a 403 throws.
+   */
+  async persistentVolume(name: string): Promise<PersistentVolume | undefined> {
+    try {
+      return await this.send<PersistentVolume>(`get pv ${name}`, 'GET', `/${API.core}/persistentvolumes/${encodeURIComponent(name)}`);
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Sets a PV's `spec.persistentVolumeReclaimPolicy` (a merge patch of that one field); a 403 throws. */
+  async patchReclaimPolicy(name: string, policy: string): Promise<void> {
+    const body = { spec: { persistentVolumeReclaimPolicy: policy } };
+    await this.send(`patch pv ${name}`, 'PATCH', `/${API.core}/persistentvolumes/${encodeURIComponent(name)}`, { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
   }
 
   /** Records a Kubernetes Event on an object of the cluster; failures are logged, never fatal. */

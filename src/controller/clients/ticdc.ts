@@ -115,8 +115,15 @@ export function drainMeaning(version: string | undefined, newArchitecture: boole
   if (!newArch) return 'tables';
   if (version !== undefined && /^(latest|nightly|master)$/i.test(version.trim())) return 'best-effort';
   if (v === undefined) return 'none';
-  return (v[0] === 8 && v[1] === 5 && v[2] >= 7) || cmp(v, [26, 3, 5]) >= 0 ? 'best-effort' : 'none';
+  // A suffixed tag ranks below its release, as semver ranks a pre-release: in pingcap/ticdc
+  // v8.5.7-release.1 (cut before v8.5.7) and the hotfix v8.5.7-20260728-c8d4d68 (built from a branch
+  // without v8.5.7's commits) still answer from the counter (api/v1/api.go `drainCapture`).
+  const from = (min: readonly [number, number, number]) => cmp(v, min) > 0 || (cmp(v, min) === 0 && !SUFFIXED.test(version!.trim()));
+  return (v[0] === 8 && v[1] === 5 && from([8, 5, 7])) || from([26, 3, 5]) ? 'best-effort' : 'none';
 }
+
+/** A tag with text after x.y.z: `v8.5.7-release.1`, `v8.5.7-20260728-c8d4d68`, `v8.5.4-nextgen.202510.1`. */
+const SUFFIXED = /^v?\d+\.\d+\.\d+-/;
 
 /**
  * Whether the TiCDC cluster is healthy, as tidb-operator's `IsHealthy` asks before the next capture
@@ -138,6 +145,7 @@ async function requestDrain(base: string, capture: Capture, opts: RequestOptions
   const who = `capture ${capture.id} (${capture.address})`;
   if (res.status === 404) return { done: true, detail: `${who}: this TiCDC has no drain API (HTTP 404); nothing to wait for` };
   if (res.status === 503) return { done: false, detail: `${who}: drain not possible yet (HTTP 503 ${cdcErrorText(res.body)}); retrying` };
+  if (res.status === 401) return unauthorizedDrain(base, who, res.status, cdcErrorText(res.body), opts);
   if (res.status < 200 || res.status >= 300) {
     // The operator reads any JSON answer as a table count (an error body then counts as 0 tables);
     // an error is not a drained capture, so wait; the caller's graceful-shutdown timeout bounds this.
@@ -152,6 +160,22 @@ async function requestDrain(base: string, capture: Capture, opts: RequestOptions
   return meaning === 'best-effort'
     ? { done: true, detail: `${who} is drained, or TiCDC chose a plain restart for it (a capture in the cluster cannot take part in a drain)` }
     : { done: true, detail: `${who} is drained: no tables left` };
+}
+
+/**
+ * TiCDC from v8.5.7 (pingcap/ticdc api/v1/api.go: `PUT("/drain", authenticateMiddleware, ...)`) wants
+ * a user for the drain when its config sets `security.client-user-required`: HTTP basic auth with a
+ * user in `security.client-allowed-user` that can log in to the upstream TiDB
+ * (api/middleware/authenticate_middleware.go `verify`). The TidbCluster has no field for such
+ * credentials (nor had tidb-operator v1, which sends none), so asking again only waits for the
+ * graceful-shutdown timeout: the capture goes now, with its tables, once the owner answers healthy,
+ * as where the drain moves nothing.
+ */
+async function unauthorizedDrain(base: string, who: string, status: number, text: string, opts: RequestOptions): Promise<StepOutcome> {
+  const health = await clusterHealthy(base, opts);
+  const why = `${who}: TiCDC refuses the drain without a client user (HTTP ${status} ${text}; security.client-user-required is set and tidb-gitops sends no TiCDC credentials)`;
+  if (!health.healthy) return { done: false, detail: `${why}; waiting for the TiCDC owner to be healthy (${health.text}) before it goes with its tables` };
+  return { done: true, detail: `${why}: it goes with its tables, which the other captures resume from their changefeed checkpoints (replication lags meanwhile)` };
 }
 
 /**

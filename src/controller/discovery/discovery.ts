@@ -137,13 +137,40 @@ export class Discovery {
         return answer(500, `cannot remove the stale PD member ${m.name}: ${(err as Error).message}`);
       }
     }
+    const unstarted = await this.removeUnstarted(found.client, members, host, podName);
+    if (typeof unstarted === 'string') return answer(500, unstarted);
     const urls = members
-      .filter((m) => !stale.includes(m))
+      .filter((m) => !stale.includes(m) && m.name !== '')
       .flatMap((m) => m.peerUrls.map((u) => u.replace(/:2380$/, ':2379')));
     if (urls.length === 0) return answer(500, 'no other PD member to join yet');
     this.callers.delete(podName);
     this.deps.note('join', `${podName} joins PD through ${urls.join(',')}`, podName);
     return answer(200, `--join=${urls.join(',')}`);
+  }
+
+  /**
+   * A member added but never started (its Pod died between etcd's `MemberAdd` and starting etcd) has
+   * no name, only its peer URL, and PD refuses every join while it is there (tikv/pd
+   * server/join/join.go `PrepareJoinCluster`, v8.5.7: "there is a member <id> that has not joined
+   * successfully"; from v26.3 only the joiner whose peer URLs it has may resume it). It is removed by
+   * id (`DELETE /pd/api/v1/members/id/<id>`, server/api/member.go `DeleteMemberByID`) when its peer
+   * URL is the caller's (the caller asks only without data) or a PD Pod's of this cluster that no
+   * longer exists (nobody would resume it). One of a Pod still there is its own to resume.
+   */
+  private async removeUnstarted(client: PdClient, members: readonly PdListedMember[], host: string, podName: string): Promise<string | undefined> {
+    const { cluster } = this.deps;
+    const pods = new Set(this.deps.pods().map((p) => p.metadata.name));
+    for (const m of members.filter((x) => x.name === '')) {
+      const peer = m.peerUrls.map(peerPod).find((p) => p !== undefined && p.service === `${cluster.name}-pd-peer` && p.namespace === cluster.namespace);
+      if (peer === undefined || (peer.host !== host && pods.has(peer.pod))) continue;
+      try {
+        await client.deleteMemberById(m.memberId);
+      } catch (err) {
+        return `cannot remove PD member ${m.memberId}, added for ${peer.pod} but never started: ${(err as Error).message}`;
+      }
+      this.deps.note('stale-member', `removed PD member ${m.memberId}, added for ${peer.pod} but never started, so that ${podName} can join`, podName);
+    }
+    return undefined;
   }
 
   private async verify(encoded: string, remote: string | undefined): Promise<DiscoveryAnswer> {
@@ -180,6 +207,14 @@ export class Discovery {
     return undefined;
   }
 
+}
+
+/** `http(s)://<pod>.<cluster>-pd-peer.<ns>.svc[.<domain>]:2380`, split; undefined for any other URL. */
+function peerPod(url: string): { host: string; pod: string; service: string; namespace: string } | undefined {
+  const m = /^https?:\/\/([^/:]+)(?::\d+)?\/?$/.exec(url.trim());
+  const labels = m?.[1].split('.');
+  if (!m || !labels || labels.length < 4 || labels[3] !== 'svc') return undefined;
+  return { host: m[1], pod: labels[0], service: labels[1], namespace: labels[2] };
 }
 
 function decode(text: string): string | undefined {

@@ -73,6 +73,7 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
     // Keep the reconcile order whatever order the list came in.
     components: COMPONENTS.filter((c) => components.includes(c)),
     ...(bool('readsNodes') && { readsNodes: true as const }),
+    ...(bool('patchesVolumes') && { patchesVolumes: true as const }),
     ...(schedules.length > 0 && { backupSchedules: schedules as string[] }),
     ...(retention && { backupRetention: retention }),
     ...(operations.length > 0 && { operations: operations as string[] }),
@@ -84,7 +85,7 @@ export function parseClusterInfo(json: string, namespace: string): ClusterInfo {
 /** `initializer`: what to set up in the database, once. */
 function initializerOf(raw: unknown): InitializerInfo | undefined {
   if (raw === undefined) return undefined;
-  const bad = new Error('TIDB_GITOPS_CLUSTER.initializer: expected {name, digest, permitHost} and optionally passwordSecret, rootOnly, sql {configMap, key}, timezone, tls {secret, skipCA}');
+  const bad = new Error('TIDB_GITOPS_CLUSTER.initializer: expected {name, digest, permitHost} and optionally passwordSecret, rootOnly, sql {configMap, key}, timezone, tls {secret, skipCA}, existingCluster (run or skip)');
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad;
   const r = raw as Record<string, unknown>;
   const text = (v: unknown, optional = true) => (optional && v === undefined) || (typeof v === 'string' && v !== '');
@@ -93,6 +94,7 @@ function initializerOf(raw: unknown): InitializerInfo | undefined {
   const ok =
     text(r.name, false) && text(r.digest, false) && text(r.permitHost, false) && text(r.passwordSecret) && text(r.timezone) &&
     (r.rootOnly === undefined || r.rootOnly === true) &&
+    (r.existingCluster === undefined || r.existingCluster === 'run' || r.existingCluster === 'skip') &&
     (sql === undefined || (typeof sql === 'object' && sql !== null && text(sql.configMap, false) && text(sql.key, false))) &&
     (tls === undefined || (typeof tls === 'object' && tls !== null && text(tls.secret, false) && (tls.skipCA === undefined || tls.skipCA === true)));
   if (!ok) throw bad;

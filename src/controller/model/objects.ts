@@ -98,8 +98,18 @@ export interface ConfigMapMeta {
 /** A PersistentVolumeClaim: its identity and annotations, and its size asked for and reached. */
 export interface Pvc {
   metadata: ObjectMeta;
-  spec?: { resources?: { requests?: Record<string, unknown> } };
+  /** `volumeName`: the PV the claim is bound to (set when it binds). */
+  spec?: { resources?: { requests?: Record<string, unknown> }; volumeName?: string };
   status?: { phase?: string; capacity?: Record<string, unknown>; conditions?: { type: string; status: string }[] };
+}
+
+/** A PersistentVolume (cluster-scoped): its reclaim policy and the claim it is bound to. */
+export interface PersistentVolume {
+  metadata: ObjectMeta;
+  spec?: {
+    persistentVolumeReclaimPolicy?: string;
+    claimRef?: { namespace?: string; name?: string; uid?: string };
+  };
 }
 
 export const isReady = (pod: Pod): boolean =>

@@ -31,6 +31,9 @@ export type InitializerPlan =
 
 const FINAL = ['Complete', 'Failed', 'Lost'];
 
+/** Why an initializer marked `skip` for an existing cluster is Complete. */
+export const SKIPPED = 'marked done in Git (tidb-gitops.io/existing-cluster: skip): nothing was run';
+
 export function planInitializer(input: InitializerInput): InitializerPlan {
   const { info, readyPod } = input;
   // A record of another name is another document's, and one of another instance of the cluster is
@@ -53,6 +56,10 @@ export function planInitializer(input: InitializerInput): InitializerPlan {
       };
     }
     return readyPod === undefined ? { kind: 'none' } : { kind: 'run', pod: readyPod, resume: r };
+  }
+  if ((r === undefined || r.phase === 'Waiting') && former === undefined && info.existingCluster === 'skip') {
+    // Git says it ran before, in tidb-operator: done, with nothing run.
+    return { kind: 'record', record: { name: info.name, phase: 'Complete', digest: info.digest, reason: SKIPPED } };
   }
   if (readyPod === undefined) {
     const reason = 'no TiDB Pod is ready';

@@ -100,6 +100,20 @@ export class InitializerRunner {
     // statement, and the SQL may set passwords of its own.
     const known = [...(inputs.root === undefined ? [] : [inputs.root]), ...inputs.users.map(([, p]) => p)];
     const hide = (text: string, statement?: string) => hidePasswords(text, { known, ...(statement !== undefined && { statement }) });
+    // A cluster set up before, with no record of this initializer: what it runs may have run there
+    // (a cluster moved from tidb-operator ran its initializer), and SQL never runs twice on a guess.
+    if (!resume && bound.formerCluster === undefined && info.existingCluster !== 'run' && (inputs.statements.length > 0 || info.permitHost !== '%')) {
+      const before = await this.setUpBefore(info, inputs, pod);
+      if (before !== undefined) {
+        const reason = `${hide(before)}, and there is no record that this initializer ran: its SQL is not run on a guess. If it ran before (in tidb-operator), set the annotation ${ANNOTATION.existingCluster}: skip on the TidbInitializer; to run it in this cluster as it is, set ${ANNOTATION.existingCluster}: run`;
+        const r = this.records.initializer;
+        if (r?.name === info.name && r.phase === 'Waiting' && r.reason === reason) return;
+        const waiting: InitializerRecord = { name: info.name, phase: 'Waiting', reason };
+        await this.records.setInitializer(waiting);
+        await this.announce(waiting, 'waiting', now);
+        return;
+      }
+    }
     const started = resume?.started ?? iso(now);
     let record: InitializerRecord = resume ?? { name: info.name, phase: 'Running', step: 'connect', digest: info.digest, started, ...bound };
     const step = async (s: InitializerStep, more: Partial<InitializerRecord> = {}) => {
@@ -190,6 +204,32 @@ export class InitializerRunner {
       if (!(err instanceof MysqlError) || err.code !== ER_ACCESS_DENIED) throw err;
       if (nothingElse) return { done: 'kept' };
       throw new Refused(`root has a password, and it is not the one in the Secret ${info.passwordSecret} (key root): nothing was done`);
+    }
+  }
+
+  /**
+   * How the cluster shows it was set up before (databases of its own, or root with a password), or
+   * undefined for a fresh one, or one the run itself refuses to log in to (it says why). Logs in and
+   * out again; a failure to reach TiDB is thrown, and the next pass asks again.
+   */
+  private async setUpBefore(info: InitializerInfo, inputs: Inputs, pod: string): Promise<string | undefined> {
+    let login: Awaited<ReturnType<InitializerRunner['login']>>;
+    try {
+      login = await this.login(info, inputs, pod, false);
+    } catch (err) {
+      if (err instanceof Refused) return undefined;
+      throw err;
+    }
+    if ('done' in login) return undefined;
+    try {
+      const schemas = (await login.conn.query('SELECT SCHEMA_NAME FROM information_schema.SCHEMATA')).rows
+        .map((r) => String(r[0] ?? ''))
+        .filter((s) => !SYSTEM_SCHEMAS.has(s.toLowerCase()))
+        .sort();
+      if (schemas.length > 0) return `the cluster holds databases (${schemas.slice(0, 5).join(', ')}${schemas.length > 5 ? ', ...' : ''})`;
+      return login.root === 'kept' ? 'root already has a password' : undefined;
+    } finally {
+      login.conn.close().catch(() => undefined);
     }
   }
 
@@ -307,3 +347,6 @@ export function statementFailure(err: unknown, at: StatementPlace, hide: (text: 
 }
 
 const iso = (now: number) => new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** The schemas every TiDB (and MySQL-protocol server) has before anyone writes to it. */
+const SYSTEM_SCHEMAS = new Set(['mysql', 'information_schema', 'performance_schema', 'metrics_schema', 'sys', 'test']);

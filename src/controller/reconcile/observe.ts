@@ -132,6 +132,18 @@ function followerNotReady(regionStorage: boolean | Error): ProbeResult {
 }
 
 /**
+ * A 500 from `/pd/api/v2/ready` while PD says TiKV has not bootstrapped the cluster. PD v8.5.2 to
+ * v8.5.7 answer 200 only once the member loaded its regions (tikv/pd server/apiv2/handlers/ready.go
+ * `Ready` at those tags: `storage.AreRegionsLoaded`), and the leader loads them only in
+ * `LoadClusterInfo` (server/cluster/cluster.go), which returns early while the cluster is not
+ * bootstrapped: a lone member, or a leader that was never a follower in this run, answers 500 until
+ * TiKV comes. There are no regions to load then; PD itself says so from commit a1d89da952 ("api:
+ * distinguish bootstrap state in ready api", in v26.3.0 and the v8.5.6-20260422 hotfix, not in
+ * v8.5.7): `checkLeaderPromotion` counts a cluster that is not bootstrapped as ready.
+ */
+const NOT_BOOTSTRAPPED_READY: ProbeResult = { ok: true, detail: 'TiKV has not bootstrapped the cluster: no regions to load (PD v8.5.2 to v8.5.7 answer 500 until it has)' };
+
+/**
  * Asks the servers the planner will ask about (see `probesWanted`): each upgraded PD member's
  * `/pd/api/v2/ready` at its own client URL, each upgraded TiFlash's `/tiflash/store-status`, the own
  * leader count of each TiKV being evicted.
@@ -151,6 +163,7 @@ async function probe(
   // Asked once per pass, only when a member is not ready: whether followers can load regions at all.
   let regionStorage: Promise<boolean | Error> | undefined;
   const leader = pd && !('error' in pd) ? pd.leader : undefined;
+  const notBootstrapped = pd !== undefined && !('error' in pd) && pd.bootstrapped === false;
   await Promise.all([
     ...wanted.pdReady.map(async (pod) => {
       const member = memberOfPod(members, pod);
@@ -159,6 +172,7 @@ async function probe(
       const ok = await d.pd.forMember(url).ready().catch((e: Error) => e);
       if (ok instanceof Error) pdReady[pod] = { ok: false, detail: ok.message };
       else if (ok) pdReady[pod] = { ok: true, detail: 'ready' };
+      else if (notBootstrapped) pdReady[pod] = NOT_BOOTSTRAPPED_READY;
       else if (member.name === leader) pdReady[pod] = { ok: false, detail: 'regions not loaded yet (HTTP 500)' };
       else {
         regionStorage ??= d.pd.useRegionStorage().catch((e: Error) => e);

@@ -35,6 +35,8 @@ import { publishHealth } from './health';
 import { observe, type PassView } from './observe';
 import { statusDocument } from './status';
 import { TopologyLabeler } from './topology';
+import { ReclaimPolicySetter } from './reclaim-policy';
+import { RECLAIM_POLICY_COMPONENTS, reclaimPolicyOf } from '../plan/reclaim-policy';
 import { VolumeSizesReader } from './volume-sizes';
 
 export interface ReconcilerDeps {
@@ -81,6 +83,8 @@ export class Reconciler {
   private logBackupView?: LogBackupView;
   /** Copies Node topology labels onto stores and TiDB servers; only when the cluster may read Nodes. */
   private readonly topology?: TopologyLabeler;
+  /** Sets `spec.pvReclaimPolicy` on the PVs of the cluster's claims; only when the cluster may patch PVs. */
+  private readonly reclaimPolicy?: ReclaimPolicySetter;
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
   private readonly standingEvents = new Map<ComponentKind, string>();
   /** Each component's current wait, and the ones waiting too long (`plan/stuck.ts`). */
@@ -118,6 +122,17 @@ export class Reconciler {
         info: (message, fields) => d.log.info(message, fields),
       });
     }
+    if (d.cluster.patchesVolumes) {
+      const on = d.cluster.components.find((c) => RECLAIM_POLICY_COMPONENTS.includes(c)) ?? d.cluster.components[0] ?? 'pd';
+      this.reclaimPolicy = new ReclaimPolicySetter({
+        namespace: d.kube.namespace,
+        cluster: d.cluster.name,
+        persistentVolume: (name) => d.kube.persistentVolume(name),
+        patchReclaimPolicy: (name, policy) => d.kube.patchReclaimPolicy(name, policy),
+        warn: (reason, message) => d.event(names.statefulSet(d.cluster.name, on), 'Warning', reason, message, true),
+        info: (message, fields) => d.log.info(message, fields),
+      });
+    }
   }
 
   /** This replica has just become the leader: the records are read afresh on the next pass. */
@@ -140,6 +155,7 @@ export class Reconciler {
     const busy = await this.act(view, plans);
     if (busy === undefined) return undefined;
     if (this.topology && this.d.acting()) await this.labelTopology(view);
+    if (this.reclaimPolicy && this.d.acting()) await this.setReclaimPolicy(view);
     // The log backups first: retention by maxReservedTime keeps the window up to their checkpoints.
     this.logBackupView = await this.logBackups.read(view.now, this.logTasks.active);
     if (this.d.acting()) await this.backupRuns.pass(view.now, this.logBackupView);
@@ -227,8 +243,14 @@ export class Reconciler {
     });
   }
 
+  /** `spec.pvReclaimPolicy` (every StatefulSet's settings carry it) onto the PVs of the cluster's claims. */
+  private async setReclaimPolicy(view: PassView): Promise<void> {
+    const sts = view.components[0]?.sts;
+    await this.reclaimPolicy!.pass({ claims: this.d.kube.volumes(), policy: reclaimPolicyOf(sts ? settingsOf(sts).pvReclaimPolicy : undefined), now: view.now });
+  }
+
   /** The status document of this pass. */
   private status(view: PassView, plans: readonly ComponentPlan[]): string {
-    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackupView, this.stuck);
+    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackupView, this.stuck, this.reclaimPolicy?.current());
   }
 }

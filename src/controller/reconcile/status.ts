@@ -19,6 +19,7 @@ import type { StatusRecords } from '../records/store';
 import { memberOfPod, podsByOrdinal, storeOfPod, storesOf } from '../view/lookups';
 import type { ComponentState, PdState } from '../view/view';
 import type { TopologyStatus } from './topology';
+import type { ReclaimPolicyStatus } from './reclaim-policy';
 
 export interface ComponentStatus {
   readonly phase: string;
@@ -65,6 +66,8 @@ export interface ClusterStatus {
   readonly evictions: Readonly<Record<string, EvictionRecord>>;
   /** Topology labels (PD's location-labels, TiDB server labels); only for a cluster that reads Nodes. */
   readonly topology?: TopologyStatus;
+  /** `spec.pvReclaimPolicy` on the claims' PVs; only for a cluster that may patch PVs. */
+  readonly volumes?: ReclaimPolicyStatus;
 }
 
 /** The status document of a pass (JSON text), with the records the store keeps. */
@@ -77,6 +80,7 @@ export function statusDocument(
   topology: TopologyStatus | undefined,
   logBackups?: LogBackupView,
   stuck?: ReadonlyMap<ComponentKind, StuckReport>,
+  volumes?: ReclaimPolicyStatus,
 ): string {
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions, stuck);
   // The records are cut to what they keep where they are written (reconcile/backup-runs.ts).
@@ -88,6 +92,7 @@ export function statusDocument(
     ...(records.ddlPause && { smoothUpgrade: records.ddlPause }),
     ...(Object.keys(records.replacements).length > 0 && { replacements: records.replacements }),
     ...(topology && { topology }),
+    ...(volumes && { volumes }),
     ...(runs.length > 0 && { backupRuns: runs }),
     ...(operations.length > 0 && { operations }),
     ...(records.initializer && { initializer: records.initializer }),

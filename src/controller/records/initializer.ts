@@ -23,7 +23,7 @@ export interface InitializerRecord {
   readonly step?: InitializerStep;
   /** The digest of what ran (`InitializerInfo.digest`). @default none (not started) */
   readonly digest?: string;
-  /** Waiting: what it waits for. @default none */
+  /** Waiting: what it waits for; Complete without running: why. @default none */
   readonly reason?: string;
   /** Failed or Lost: what went wrong. @default none */
   readonly error?: string;
