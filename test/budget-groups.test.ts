@@ -3,31 +3,13 @@
  * which hold replicas of the same regions; where a PodDisruptionBudget cannot count them all (the
  * PD's cluster rendered elsewhere, or in another namespace), a warning says so.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
-import { renderCommand } from '../src/cli/render';
+import { stringify } from 'yaml';
 import { selects } from '../src/render/budget-overlap';
 import { DISRUPTION_BUDGETS_ANNOTATION } from '../src/tidbcluster/guard-rails';
 import { cluster, type Obj } from './support/render';
+import { renderFolders } from './support/render-dir';
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-budget-groups-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let seq = 0;
-function run(files: Record<string, string>) {
-  const d = join(dir, `case-${++seq}`);
-  mkdirSync(d);
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(d, name), text);
-  let stdout = '';
-  let stderr = '';
-  const status = renderCommand({ paths: [d], controllerImage: 'example.com/c:1' }, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => '' });
-  return { status, stderr, dir: d, docs: parseAllDocuments(stdout).map((x) => x.toJS() as Obj) };
-}
+const run = renderFolders('budget-groups');
 
 const tiflash = { replicas: 1, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }] };
 /** A cluster with no PD of its own that joins `demo`'s. */

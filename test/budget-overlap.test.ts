@@ -2,30 +2,13 @@
  * A PodDisruptionBudget kept beside a cluster that selects Pods a rendered budget covers too is
  * refused, naming both: the Eviction API answers 500 for a Pod with two budgets, and drains stall.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { renderCommand } from '../src/cli/render';
 import { selects } from '../src/render/budget-overlap';
 import { DISRUPTION_BUDGETS_ANNOTATION } from '../src/tidbcluster/guard-rails';
 import { cluster, type Obj } from './support/render';
+import { renderFolders } from './support/render-dir';
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-budget-overlap-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let seq = 0;
-function run(files: Record<string, string>) {
-  const d = join(dir, `case-${++seq}`);
-  mkdirSync(d);
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(d, name), text);
-  let stderr = '';
-  const status = renderCommand({ paths: [d], controllerImage: 'example.com/c:1' }, { stdout: () => undefined, stderr: (s) => (stderr += s), readStdin: () => '' });
-  return { status, stderr, dir: d };
-}
+const run = renderFolders('budget-overlap');
 
 const pdb = (name: string, selector: Obj | undefined, namespace?: string): Obj => ({
   apiVersion: 'policy/v1',
