@@ -598,16 +598,28 @@ describe('a TiKV Pod someone else deletes (a node drain)', () => {
     expect(planOne(tso, withMs(members[1].serviceAddr)).action?.type).not.toBe('transfer-primary');
   });
 
-  it('keeps the scheduler until the Pod is back and Ready, then removes it', () => {
-    const evicting = pdState({ stores: [store(0, 150), store(1, 0), store(2, 150)], evicting: new Set([2]) });
-    const keep = (p: ReturnType<typeof pod> | undefined) => {
+  it('keeps the scheduler until the Pod runs again and PD hears from its store, then removes it, Ready or not', () => {
+    const started = new Date(NOW - 5000).toISOString();
+    const heard = (at: number, state = 'Up') => ({ ...store(1, 0, state), lastHeartbeat: at });
+    const evicting = (s1 = heard(NOW)) => pdState({ stores: [store(0, 150), s1, store(2, 150)], evicting: new Set([2]) });
+    const runningPod = (ready: boolean) => {
+      const p = pod('tikv', 1, 'r1', { ready });
+      return { ...p, status: { ...p.status, phase: 'Running', containerStatuses: [{ name: 'tikv', state: { running: { startedAt: started } } }] } };
+    };
+    const keep = (p: ReturnType<typeof pod> | undefined, pd = evicting()) => {
       const c = tikv();
-      return planOne({ ...c, pods: [c.pods[0], ...(p ? [p] : []), c.pods[2]] }, evicting, [], { evictions: { 2: drain } }).action;
+      return planOne({ ...c, pods: [c.pods[0], ...(p ? [p] : []), c.pods[2]] }, pd, [], { evictions: { 2: drain } }).action;
     };
     expect(keep(pod('tikv', 1, 'r1', { terminating: true, ready: false }))).toBeUndefined();
     expect(keep(undefined)).toBeUndefined();
+    // Created, its containers not started yet.
     expect(keep(pod('tikv', 1, 'r1', { ready: false }))).toBeUndefined();
-    expect(keep(pod('tikv', 1))).toEqual({ type: 'evict-cleanup', storeIds: [2] });
+    // Running, but the store's Up state is the old Pod's: PD last heard from it before the start.
+    expect(keep(runningPod(false), evicting(heard(NOW - 10_000)))).toBeUndefined();
+    expect(keep(runningPod(false), evicting(heard(NOW, 'Disconnected')))).toBeUndefined();
+    // Not Ready: its readiness gate waits for the leaders the scheduler keeps away.
+    expect(keep(runningPod(false))).toEqual({ type: 'evict-cleanup', storeIds: [2] });
+    expect(keep(runningPod(true))).toEqual({ type: 'evict-cleanup', storeIds: [2] });
   });
 });
 

@@ -36,6 +36,8 @@ describe('discovery objects', () => {
     expect(find(objects, 'Role', 'demo-discovery').rules).toEqual([
       { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
+      // The readiness gate's condition (tidb-gitops.io/serving) of the PD, TiKV and TiDB Pods.
+      { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'list', 'delete'] },
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['demo-status'], verbs: ['get', 'patch', 'update'] },

@@ -11,6 +11,7 @@ import type { Obj } from './kube/client';
 import { realApiSuite } from './kube/suite';
 import { RealWorld } from './kube/world';
 import { simCluster } from './sim/controller-process';
+import { PRESTOP_AGAIN, PRESTOP_ASK_SECONDS } from '../src/tidbcluster/guard-rails';
 
 const run = promisify(execFile);
 const suite = realApiSuite();
@@ -41,23 +42,27 @@ async function drain(w: RealWorld, node: string, timeout: string): Promise<{ cod
   }
 }
 
-/** What the TiKV preStop hook does (`GET /prestop/<pod>` on discovery), from the Pod's own address. */
-function preStopRequest(w: RealWorld, pod: Obj): Promise<void> {
+/**
+ * What the TiKV preStop hook does (`GET /prestop/<pod>?wait=25` on discovery, again while the answer
+ * says `wait: `), from the Pod's own address.
+ */
+async function preStopRequest(w: RealWorld, pod: Obj): Promise<void> {
   const answers = (w as RealWorld & { preStopAnswers?: string[] }).preStopAnswers!;
-  return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port: w.discoveryPort, path: `/prestop/${pod.metadata.name}`, localAddress: w.kubelet.ipOf(pod.metadata.name) }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => {
-        answers.push(`${pod.metadata.name} ${res.statusCode} ${body.trim()}`);
-        resolve();
+  const ask = () =>
+    new Promise<string>((resolve) => {
+      const req = http.get({ host: '127.0.0.1', port: w.discoveryPort, path: `/prestop/${pod.metadata.name}?wait=${PRESTOP_ASK_SECONDS}`, localAddress: w.kubelet.ipOf(pod.metadata.name) }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve(`${res.statusCode} ${body.trim()}`));
       });
+      req.on('error', (e) => resolve(`error ${e.message}`));
     });
-    req.on('error', (e) => {
-      answers.push(`${pod.metadata.name} error ${e.message}`);
-      resolve();
-    });
-  });
+  for (;;) {
+    const answer = await ask();
+    if (answer.startsWith(`200 ${PRESTOP_AGAIN}`)) continue;
+    answers.push(`${pod.metadata.name} ${answer}`);
+    return;
+  }
 }
 
 /** Two Nodes: Pods of even ordinal on `<namespace>-a` (two TiKV Pods, two PD Pods), odd ones on `<namespace>-b`. */
@@ -120,6 +125,7 @@ describeReal('node drains and the disruption budgets', () => {
     const answers = (w as RealWorld & { preStopAnswers?: string[] }).preStopAnswers!;
     expect(answers.filter((a) => /c-tikv-[02] 200 store \d+ of c-tikv-[02] has no region leaders left/.test(a))).toHaveLength(2);
     expect(w.pd.stopsWithLeaders).toEqual([]);
+    expect(await w.events('StoppedWithLeaders')).toEqual([]);
     expect(w.pd.stopsWhileLeader).toEqual([]);
     expect(answers.filter((a) => /^c-pd-0 200 c-pd-0 does not lead PD/.test(a))).toHaveLength(1);
     // The leadership moved off c-pd-0 first; the member it went to (the operator's choice, the highest
@@ -133,25 +139,58 @@ describeReal('node drains and the disruption budgets', () => {
     await w.waitFor(() => w.pd.evictSchedulers().length === 0, 30_000, 'the drain\'s evict-leader schedulers to go');
   });
 
-  it('a drain is never held by a crash-looping Pod: an unhealthy Pod is evicted whatever the budget says', async () => {
+  it('a crash-looping TiDB never holds a drain: its budget evicts a Pod that is not Ready whatever it says', async () => {
     const w = await twoNodes('drain-b');
-    // Two TiKV Pods stop being Ready (crash-looping): the budget allows no disruption of a healthy one now.
+    // Both TiDB Pods stop being Ready (crash-looping): the budget allows no disruption now.
     const gate = w.kubelet.readinessGate;
-    const broken = new Set(['c-tikv-0', 'c-tikv-1']);
+    const broken = new Set(['c-tidb-0', 'c-tidb-1']);
     w.kubelet.readinessGate = (p) => !broken.has(p.metadata.name) && gate(p);
     await w.waitFor(async () => {
-      const b = await w.kube.get(`/apis/policy/v1/namespaces/${w.namespace}/poddisruptionbudgets/c-tikv`);
-      return b?.status?.currentHealthy === 1 && b?.status?.disruptionsAllowed === 0;
-    }, 30_000, 'the TiKV budget to allow no disruption');
-    // With the Kubernetes default policy, the drain would wait for ever on c-tikv-1 (the second Node's one TiKV Pod).
-    await w.kube.patch(`/apis/policy/v1/namespaces/${w.namespace}/poddisruptionbudgets/c-tikv`, 'merge', { spec: { unhealthyPodEvictionPolicy: 'IfHealthyBudget' } });
-    const held = await drain(w, 'drain-b-b', '12s');
-    expect(held.code).not.toBe(0);
-    expect(held.output).toMatch(/evicting pod drain-b\/c-tikv-1[\s\S]*Cannot evict pod as it would violate the pod's disruption budget/);
-    // As rendered (AlwaysAllow), the same drain goes through.
-    await w.apply(w.objects.filter((o) => o.kind === 'PodDisruptionBudget'));
+      const b = await w.kube.get(`/apis/policy/v1/namespaces/${w.namespace}/poddisruptionbudgets/c-tidb`);
+      return b?.status?.currentHealthy === 0 && b?.status?.disruptionsAllowed === 0;
+    }, 30_000, 'the TiDB budget to allow no disruption');
+    // TiDB holds no replica: as rendered (AlwaysAllow), the drain of Node b (c-tidb-1, and a PD and a
+    // TiKV Pod that serve) goes through.
     const r = await drain(w, 'drain-b-b', '120s');
     expect(r.output).toContain('node/drain-b-b drained');
+    expect(r.output).toContain('pod/c-tidb-1 evicted');
     expect(r.code).toBe(0);
+  });
+
+  it('a drain is refused while a TiKV store is Down in PD, though its Pod still runs, and goes through once the store is Up', async () => {
+    const w = await twoNodes('drain-c');
+    // c-tikv-1 (Node b) keeps running, but PD stops hearing from its store (a hung server, a partition):
+    // TiKV has no readiness probe, so its container stays Ready; only the readiness gate says it does not serve.
+    const gate = w.kubelet.readinessGate;
+    w.kubelet.readinessGate = (p) => p.metadata.name === 'c-tikv-1' || gate(p);
+    w.pd.tikvStop('c-tikv-1');
+    await w.waitFor(() => w.pd.store('c-tikv-1')?.state === 'Down', 30_000, 'store of c-tikv-1 to be Down');
+    const pod = async (name: string) => (await w.kube.get(`/api/v1/namespaces/${w.namespace}/pods/${name}`))!;
+    const condition = async (name: string, type: string) => ((await pod(name)).status?.conditions ?? []).find((c: Obj) => c.type === type);
+    await w.waitFor(async () => (await condition('c-tikv-1', 'Ready'))?.status === 'False', 30_000, 'c-tikv-1 not to be Ready');
+    expect(await condition('c-tikv-1', 'tidb-gitops.io/serving')).toMatchObject({ status: 'False', reason: 'StoreNotUp' });
+    expect(await condition('c-tikv-1', 'ContainersReady')).toMatchObject({ status: 'True' });
+    const budget = () => w.kube.get(`/apis/policy/v1/namespaces/${w.namespace}/poddisruptionbudgets/c-tikv`);
+    await w.waitFor(async () => (await budget())?.status?.disruptionsAllowed === 0, 30_000, 'the TiKV budget to allow no disruption');
+    const uids = Object.fromEntries(await Promise.all(['c-tikv-0', 'c-tikv-2'].map(async (n) => [n, (await pod(n)).metadata.uid])));
+
+    // The drain of Node a, holding two TiKV Pods that serve, would take a second replica of every
+    // region that has one on the Down store: the Eviction API refuses both.
+    const held = await drain(w, 'drain-c-a', '15s');
+    expect(held.code).not.toBe(0);
+    expect(held.output).toMatch(/evicting pod drain-c\/c-tikv-[02][\s\S]*Cannot evict pod as it would violate the pod's disruption budget/);
+    for (const n of ['c-tikv-0', 'c-tikv-2']) {
+      const { uid, deletionTimestamp } = (await pod(n)).metadata;
+      expect({ n, uid, deletionTimestamp }).toEqual({ n, uid: uids[n], deletionTimestamp: undefined });
+    }
+
+    // The store comes back: Up, its leaders balanced back, the Pod serving and Ready; the drain goes through.
+    w.pd.tikvStart('c-tikv-1');
+    await w.waitFor(async () => (await condition('c-tikv-1', 'Ready'))?.status === 'True', 60_000, 'c-tikv-1 to be Ready again');
+    expect(await condition('c-tikv-1', 'tidb-gitops.io/serving')).toMatchObject({ status: 'True', reason: 'StoreUp' });
+    const r = await drain(w, 'drain-c-a', '150s');
+    expect(r.output).toContain('node/drain-c-a drained');
+    expect(r.code).toBe(0);
+    expect(w.kubelet.maxDown('tikv')).toBe(1);
   });
 });

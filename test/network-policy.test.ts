@@ -5,14 +5,20 @@
  * nothing else; refused where they cannot be right; reported by `diff`.
  */
 import { buildModel, compareModels, type KubeObject } from '../src/diff';
+import { loadInputs } from '../src/backup/load';
+import { linkOperations } from '../src/backup/link';
 import { loadTidbClusters } from '../src/tidbcluster/load';
-import { METRICS_FROM_ANNOTATION, NETWORK_POLICY_ANNOTATION } from '../src/tidbcluster/guard-rails';
+import { METRICS_FROM_ANNOTATION, MONITORING_ANNOTATION, NETWORK_POLICY_ANNOTATION } from '../src/tidbcluster/guard-rails';
 import { cluster, render, toYaml, type Obj } from './support/render';
 
 const policies = (objects: Obj[]) => objects.filter((o) => o.kind === 'NetworkPolicy');
 const on = (extra: Record<string, string> = {}, spec: Obj = {}) => cluster(spec, { annotations: { [NETWORK_POLICY_ANNOTATION]: 'true', ...extra } });
 const PEERS = { podSelector: { matchExpressions: [{ key: 'app.kubernetes.io/managed-by', operator: 'In', values: ['tidb-operator', 'tidb-gitops'] }] } };
 const tcp = (...ports: (number | string)[]) => ports.map((port) => ({ protocol: 'TCP', port }));
+const PUMP = { pump: { replicas: 1, requests: { storage: '1Gi' } } };
+/** The Pod labels of the operator's tidb-drainer chart (charts/tidb-drainer, drainer-statefulset.yaml) for cluster `demo`. */
+const DRAINER = { podSelector: { matchLabels: { 'app.kubernetes.io/component': 'drainer', 'app.kubernetes.io/instance': 'demo', 'app.kubernetes.io/managed-by': 'Helm' } } };
+const errorsOf = (doc: Obj) => loadTidbClusters(toYaml(doc), 'tc.yaml').errors.map((e) => e.message).join('\n');
 const monitoring = (...ports: number[]) => ({ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: tcp(...ports) });
 
 describe('network policies', () => {
@@ -62,6 +68,54 @@ describe('network policies', () => {
   ])('%j is refused at its line', (annotations, spec, message) => {
     const errors = loadTidbClusters(toYaml(cluster(spec, { annotations })), 'tc.yaml').errors.map((e) => e.message);
     expect(errors.join('\n')).toContain(`tc.yaml: document 1: ${message}`);
+  });
+
+  test("admit the operator's chart's Drainer, with binlog, where it connects: PD's client port, TiKV's server port, the Pumps", () => {
+    const byName = Object.fromEntries(policies(render(on({}, PUMP))).map((p) => [p.metadata.name, p.spec.ingress]));
+    expect(byName['demo-pd']).toEqual([{ from: [PEERS], ports: tcp(2379, 2380) }, { from: [DRAINER], ports: tcp(2379) }]);
+    expect(byName['demo-tikv']).toEqual([{ from: [PEERS], ports: tcp(20160, 20180) }, { from: [DRAINER], ports: tcp(20160) }]);
+    expect(byName['demo-pump']).toEqual([{ from: [PEERS], ports: tcp(8250) }, { from: [DRAINER], ports: tcp(8250) }]);
+    expect(byName['demo-tidb']).toEqual([{ ports: tcp(4000) }, { from: [PEERS], ports: tcp(10080) }]);
+    expect(byName['demo-discovery']).toEqual([{ from: [PEERS], ports: tcp(10261, 10263) }]);
+    // Without Pump there is no binlog for a Drainer to read.
+    expect(policies(render(on())).find((p) => p.metadata.name === 'demo-pd')!.spec.ingress).toEqual([{ from: [PEERS], ports: tcp(2379, 2380) }]);
+    // A cluster joining another reaches that cluster's Drainer from its namespace: it reads this one's stores and Pumps too.
+    const joiner = cluster({ cluster: { name: 'base', namespace: 'other' }, pd: undefined, ...PUMP }, { name: 'joiner', annotations: { [NETWORK_POLICY_ANNOTATION]: 'true' } });
+    const pump = policies(render(joiner)).find((p) => p.metadata.name === 'joiner-pump')!;
+    const chart = (instance: string) => ({ matchLabels: { ...DRAINER.podSelector.matchLabels, 'app.kubernetes.io/instance': instance } });
+    expect(pump.spec.ingress[1]).toEqual({ from: [{ podSelector: chart('joiner') }, { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'other' } }, podSelector: chart('base') }], ports: tcp(8250) });
+  });
+
+  test.each([
+    [{ hostNetwork: true }, 'spec.hostNetwork (line 20)', 'pd, tikv, tidb and the controller (discovery)'],
+    [{ tikv: { replicas: 3, requests: { storage: '1Gi' }, hostNetwork: true } }, 'spec.tikv.hostNetwork (line 18)', 'tikv'],
+    [{ hostNetwork: true, pd: { replicas: 3, requests: { storage: '1Gi' }, hostNetwork: false }, discovery: { hostNetwork: false } }, 'spec.hostNetwork (line 21)', 'tikv and tidb'],
+  ])('fail with Pods on their nodes\' network (%j): their address is the node\'s, which no Pod selector names', (spec, where, components) => {
+    const message = errorsOf(on({}, spec));
+    expect(message).toContain(`tc.yaml: document 1: ${where}: not with ${NETWORK_POLICY_ANNOTATION}: "true": it puts the Pods of ${components} on their nodes' network`);
+    expect(message).toContain('Kubernetes leaves NetworkPolicy undefined for such Pods');
+    expect(message).toContain('Turn hostNetwork off, or turn tidb-gitops.io/network-policy off');
+    // Without network policies, hostNetwork is the user's to choose.
+    expect(render(cluster(spec)).length).toBeGreaterThan(0);
+  });
+
+  test('fail with monitoring on and no metrics-from: Prometheus could not scrape; its own namespace names a Prometheus beside the cluster', () => {
+    const unscraped = 'set tidb-gitops.io/metrics-from: <the namespace Prometheus runs in>: the network policies admit the metrics ports only from that namespace';
+    expect(errorsOf(on({ [MONITORING_ANNOTATION]: 'true' }))).toContain(
+      `tc.yaml: document 1: metadata.annotations["${NETWORK_POLICY_ANNOTATION}"] (line 7): with monitoring on (${MONITORING_ANNOTATION}: "true"), ${unscraped}`,
+    );
+    expect(errorsOf(on({ [MONITORING_ANNOTATION]: 'true' }))).toContain('When Prometheus runs in the cluster\'s namespace, set tidb-gitops.io/metrics-from: ns');
+    // A TidbMonitor beside the cluster turns monitoring on too: reported at the cluster, which is where the fix goes.
+    const monitor = { apiVersion: 'pingcap.com/v1alpha1', kind: 'TidbMonitor', metadata: { name: 'mon', namespace: 'ns' }, spec: { clusters: [{ name: 'demo' }], ...Object.fromEntries(['initializer', 'prometheus', 'reloader'].map((c) => [c, { baseImage: `x/${c}`, version: 'v1' }])) } };
+    const link = (tc: Obj) => {
+      const loaded = loadInputs([toYaml(tc), toYaml(monitor)].join('---\n'), 'in.yaml');
+      return [...loaded.errors.map((e) => e.message), ...linkOperations(loaded.clusters, loaded.documents).errors];
+    };
+    expect(link(on())).toEqual([`in.yaml: document 1: metadata.annotations["${NETWORK_POLICY_ANNOTATION}"] (line 7): with monitoring on (the TidbMonitor "mon" at in.yaml: document 2), ${unscraped} and from the TiDB clusters' own Pods, so without it Prometheus could not scrape the cluster. When Prometheus runs in the cluster's namespace, set tidb-gitops.io/metrics-from: ns`]);
+    expect(link(on({ [METRICS_FROM_ANNOTATION]: 'monitoring' }))).toEqual([]);
+    // Prometheus in the cluster's own namespace: that namespace admits it.
+    const beside = policies(render(on({ [MONITORING_ANNOTATION]: 'true', [METRICS_FROM_ANNOTATION]: 'ns' }))).find((p) => p.metadata.name === 'demo-tikv')!;
+    expect(beside.spec.ingress[1]).toEqual({ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ns' } } }], ports: tcp(20180) });
   });
 
   test('diff: turning them on for a running cluster, off, or moving the metrics namespace is a network-policy risk', () => {

@@ -75,7 +75,7 @@ describe('render', () => {
     const r = cli(['render', 'clusters', '-o', 'dist']);
     expect(r.status).toBe(1);
     expect(r.stderr.split('\n')).toEqual([
-      'clusters/other.yaml: document 1: namspace (line 4): unknown field; a RenderSettings document takes kubeVersion, controllerImage and namespace',
+      'clusters/other.yaml: document 1: namspace (line 4): unknown field; a RenderSettings document takes kubeVersion, controllerImage, namespace and apiVersions',
       'clusters/other.yaml: document 1: kubeVersion (line 3): expected a Kubernetes version such as 1.31, got "1.33x"',
       'clusters/tidb-gitops.yaml: document 1: namespace: "from-file" differs from "elsewhere" in clusters/other.yaml: document 1; the RenderSettings of one render must agree',
       '3 problems found; nothing was rendered',

@@ -1061,14 +1061,20 @@ describe('World', () => {
   // more): it says how long it may take, above their sum, rather than Jest's default 5 s cutting it
   // off first (the first took near 3 s on a loaded machine).
   const WORLD_TEST_MS = 60_000;
-  /** A world with one Pod per component (no controller sets replicas), PD formed through a stub discovery. */
+  /**
+   * A world with one Pod per component (no controller sets replicas), PD formed through a stub
+   * discovery. Without budgets, so without the readiness gate no controller would set here: a Pod is
+   * Ready as its containers are.
+   */
   async function startWorld(): Promise<World> {
-    const w = await World.start({ cluster: simCluster(), render, pd: { electionMs: 20, discoveryRetryMs: 10 } });
+    const cluster = simCluster({}, { annotations: { 'tidb-gitops.io/disruption-budgets': 'none' } });
+    const w = await World.start({ cluster, render, pd: { electionMs: 20, discoveryRetryMs: 10 } });
     cleanups.push(() => w.close());
     const discovery = await startDiscovery(operatorLikeDiscovery(w.pd, 'c-pd-0'));
     cleanups.push(() => discovery.close());
     w.pd.discoveryUrl = discovery.url;
-    await w.waitFor(() => ['pd', 'tikv', 'tidb'].every((c) => w.pods(c).length === 1 && ready(w.pods(c)[0])), 10_000, 'one Ready Pod per component');
+    // TiKV's container is Ready once it runs (no readiness probe), its store Up in PD a little later.
+    await w.waitFor(() => ['pd', 'tikv', 'tidb'].every((c) => w.pods(c).length === 1 && ready(w.pods(c)[0])) && w.pd.store('c-tikv-0')?.state === 'Up', 10_000, 'one Ready Pod per component, the store Up');
     return w;
   }
   const ready = (pod: Record<string, any>): boolean =>

@@ -7,6 +7,7 @@
 import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { formatIssue } from '../tidbcluster/errors';
+import { metricsFromIssue } from '../tidbcluster/guard-rails';
 import { imageTag } from '../base/version';
 import { removesData, type BackupRetentionInfo, type ControllerClusterInfo } from '../tidbcluster/names';
 import type { ResolvedInitializer } from '../initializer/types';
@@ -59,6 +60,9 @@ export function linkOperations(clusters: readonly LoadedCluster[], documents: re
         } else {
           ops[index].monitor = op;
           ops[index].monitorAt = doc;
+          // The fix is on the cluster (its metrics-from), so the problem is reported there.
+          const scrape = metricsFromIssue(cluster.networkPolicy, `the TidbMonitor ${JSON.stringify(op.name)} at ${doc.source.file}: document ${doc.source.document}`, cluster.namespace);
+          if (scrape) errors.push(formatIssue({ ...scrape, line: clusters[index].line?.(scrape.path) }, clusters[index].source));
         }
       });
       continue;

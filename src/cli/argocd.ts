@@ -3,15 +3,14 @@
  * of argocd-repo-server, configured by argocd/plugin.yaml) and the patch that installs it.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, normalize } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { version } from '../../package.json';
 import { CONTROLLER_REPOSITORY } from '../tidbcluster/defaults';
-import { editDistance } from '../tidbcluster/crd-schema';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE } from '../tidbcluster/kube-version';
 import { readInputFile, yamlFilesUnder } from '../base/inputs';
 import { renderCommand, type Io } from './render';
-import { settingProblem } from '../tidbcluster/settings';
+import { readSettings } from './argocd-settings';
 
 /** The plugin sidecar's image: this release's image with the CLI and plugin.yaml, built by the Dockerfile's `argocd-cmp` stage. */
 export const PLUGIN_IMAGE = `${CONTROLLER_REPOSITORY}:${version}-argocd-cmp`;
@@ -58,6 +57,10 @@ Settings of generate (the Application's spec.source.plugin):
   Argo CD passes a parameter as PARAM_<NAME> and an env entry as
   ARGOCD_ENV_<NAME>. A parameter wins over an env entry; an empty value counts
   as unset. Unknown PARAM_* and ARGOCD_ENV_* names are noted on stderr.
+  The API versions the destination serves come from KUBE_API_VERSIONS, which
+  Argo CD passes (under TIDB_GITOPS_API_VERSIONS and a RenderSettings
+  document's apiVersions): monitoring objects whose Prometheus Operator CRDs
+  it lacks are left out, with a warning, so the cluster still syncs.
 
 Options for install-patch:
       --image IMAGE    Image of the plugin sidecar
@@ -105,133 +108,8 @@ function usageError(io: Io, message: string): number {
 // ---------------------------------------------------------------------------
 // generate
 
-/** The settings of `generate`, by the name shared by the env entry and the escaped parameter name. */
-export const SETTING_NAMES = ['CONTROLLER_IMAGE', 'KUBE_VERSION', 'NAMESPACE', 'PATHS'] as const;
-type SettingName = (typeof SETTING_NAMES)[number];
-
-export interface GenerateSettings {
-  /** @default the environment's or the inputs' RenderSettings, else this release's controller image */
-  readonly controllerImage?: string;
-  /** @default the environment's or the inputs' RenderSettings, else ARGOCD_APP_NAMESPACE, else none */
-  readonly namespace?: string;
-  /** @default ['.'] */
-  readonly paths: readonly string[];
-  /** @default the environment's or the inputs' RenderSettings, else KUBE_VERSION (the destination's), else 1.31 */
-  readonly kubeVersion?: string;
-  /** What Argo CD itself passes (destination namespace, its Kubernetes version): the last resort. @default none */
-  readonly fallback?: { readonly namespace?: string; readonly kubeVersion?: string };
-}
-
-export interface SettingsResult {
-  readonly settings: GenerateSettings;
-  /** Unknown names, reported but not fatal. */
-  readonly notes: string[];
-  readonly errors: string[];
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-/** Argo CD's escaping of a parameter name into its `PARAM_` variable: upper case, non-alphanumerics as `_`. */
-export function paramVariable(name: string): string {
-  return `PARAM_${name.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}`;
-}
-
-const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
-
-/**
- * Reads the settings from Argo CD's environment: a parameter (`PARAM_<NAME>`) wins over an env entry
- * (`ARGOCD_ENV_<NAME>`), as the parameter is the more specific, UI-visible way to set it; the namespace
- * falls back to the Application's destination namespace. Empty values count as unset, since Argo CD
- * passes env entries that are set to "".
- */
-export function readSettings(env: Env): SettingsResult {
-  const notes = unknownNames(env);
-  const errors: string[] = [];
-  const pick = (name: SettingName): { value: string; from: string } | undefined => {
-    for (const from of [`PARAM_${name}`, `ARGOCD_ENV_${name}`]) {
-      const value = env[from];
-      if (present(value)) return { value: value.trim(), from };
-    }
-    return undefined;
-  };
-  const namespace = pick('NAMESPACE');
-  const destination = present(env.ARGOCD_APP_NAMESPACE) ? { value: env.ARGOCD_APP_NAMESPACE.trim(), from: 'ARGOCD_APP_NAMESPACE' } : undefined;
-  const paths = pickPaths(env, pick('PATHS'));
-  // Argo CD sets KUBE_VERSION to the destination cluster's version: used when nothing else names one.
-  const kubeVersion = pick('KUBE_VERSION');
-  const destinationVersion = present(env.KUBE_VERSION) ? { value: env.KUBE_VERSION.trim(), from: 'KUBE_VERSION' } : undefined;
-  const given = [['kubeVersion', kubeVersion], ['kubeVersion', destinationVersion], ['namespace', namespace], ['namespace', destination]] as const;
-  for (const [name, v] of given) {
-    const problem = v && settingProblem(name, v.value);
-    if (v && problem) errors.push(`${v.from}: ${problem}`);
-  }
-  for (const p of paths.list) {
-    const problem = pathProblem(p);
-    if (problem) errors.push(`${paths.from}: ${JSON.stringify(p)} ${problem}`);
-  }
-  return {
-    settings: {
-      controllerImage: pick('CONTROLLER_IMAGE')?.value,
-      namespace: namespace?.value,
-      paths: paths.list,
-      kubeVersion: kubeVersion?.value,
-      ...((destination || destinationVersion) && { fallback: { namespace: destination?.value, kubeVersion: destinationVersion?.value } }),
-    },
-    notes,
-    errors,
-  };
-}
-
-/** `paths` as a string parameter or env entry (space-separated), or as an array parameter (`PARAM_PATHS_<i>`). */
-function pickPaths(env: Env, text: { value: string; from: string } | undefined): { list: string[]; from: string } {
-  const fromParam = text?.from === 'PARAM_PATHS';
-  const items = Object.keys(env)
-    .map((k) => /^PARAM_PATHS_(\d+)$/.exec(k))
-    .filter((m): m is RegExpExecArray => m !== null && present(env[m[0]]))
-    .sort((a, b) => Number(a[1]) - Number(b[1]))
-    .map((m) => env[m[0]]!.trim());
-  if (!fromParam && items.length > 0) return { list: items, from: 'PARAM_PATHS_<n>' };
-  if (text) return { list: text.value.split(/\s+/), from: text.from };
-  return { list: ['.'], from: 'PATHS' };
-}
-
-/** Paths stay inside the source directory: Argo CD hands the plugin a copy of the repository, nothing more. */
-function pathProblem(p: string): string | undefined {
-  if (p === '-') return 'is standard input, which the plugin does not read; name a file or directory';
-  if (isAbsolute(p)) return 'is an absolute path; give a path relative to the source directory';
-  const n = normalize(p);
-  if (n === '..' || n.startsWith('../')) return 'leaves the source directory; give a path inside it';
-  return undefined;
-}
-
-const KNOWN_VARIABLES = new Set(SETTING_NAMES.flatMap((n) => [`PARAM_${n}`, `ARGOCD_ENV_${n}`]));
-
-/** A note for each `PARAM_*` or `ARGOCD_ENV_*` name that is no setting, so that a typo does not go unseen. */
-function unknownNames(env: Env): string[] {
-  const notes: string[] = [];
-  for (const key of Object.keys(env).sort()) {
-    const prefix = key.startsWith('PARAM_') ? 'PARAM_' : key.startsWith('ARGOCD_ENV_') ? 'ARGOCD_ENV_' : undefined;
-    if (!prefix || KNOWN_VARIABLES.has(key) || /^PARAM_PATHS_\d+$/.test(key)) continue;
-    const name = key.slice(prefix.length);
-    const hint = closest(name, SETTING_NAMES);
-    const what = prefix === 'PARAM_' ? 'plugin parameter' : 'plugin env entry';
-    notes.push(
-      `note: ${key}: ${what} ${JSON.stringify(name)} is not a setting of tidb-gitops and was ignored` +
-        (hint ? `; did you mean ${prefix}${hint}?` : ` (settings: ${SETTING_NAMES.join(', ')})`),
-    );
-  }
-  return notes;
-}
-
-/** The candidate within a small edit distance of `word`, if any. */
-function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: { c: string; d: number } | undefined;
-  for (const c of candidates) {
-    const d = editDistance(word, c);
-    if (d <= Math.max(2, Math.floor(c.length / 4)) && (!best || d < best.d)) best = { c, d };
-  }
-  return best?.c;
-}
+// The settings of `generate`, read from Argo CD's environment: argocd-settings.ts.
+export { paramVariable, readSettings, SETTING_NAMES, type GenerateSettings, type SettingsResult } from './argocd-settings';
 
 /**
  * Renders in the current directory, as Argo CD's CMP server runs it. Output is held until rendering

@@ -6,7 +6,7 @@ import { diffMain } from './diff';
 import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../tidbcluster/kube-version';
 import { readStdinText } from '../base/inputs';
 import { renderCommand, type Io } from './render';
-import { namespaceProblem } from '../tidbcluster/settings';
+import { namespaceProblem, settingProblem, settingValue } from '../tidbcluster/settings';
 
 const USAGE = `Usage: tidb-gitops <command> [options]
 
@@ -42,6 +42,12 @@ Options for render:
                        Kubernetes version to render for, ${KUBE_RANGE}
                        (default ${DEFAULT_KUBE_VERSION}). Newer versions render for
                        ${kubeVersionText(NEWEST_KUBE_MINOR)} with a note.
+      --api-versions LIST
+                       The API versions the target cluster serves,
+                       comma-separated, as 'kubectl api-versions' prints them
+                       (default: not known). Monitoring objects whose
+                       Prometheus Operator CRDs are not listed are left out,
+                       with a warning.
       --prune          With -o: also delete DIR/*.k8s.yaml files that no
                        input renders any more (a removed cluster).
       --check          With -o: write nothing; exit 3 when DIR differs from
@@ -90,6 +96,7 @@ interface ParsedRenderArgs {
   namespace?: string;
   controllerImage?: string;
   kubeVersion?: string;
+  apiVersions?: string;
   prune?: boolean;
   check?: boolean;
   help?: boolean;
@@ -135,6 +142,14 @@ export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | str
         const target = parseKubeVersion(v);
         if ('error' in target) return `${flag}: ${target.error}`;
         out.kubeVersion = v;
+        break;
+      }
+      case '--api-versions': {
+        const v = value();
+        if (!v) return `${flag} needs a comma-separated list, such as "$(kubectl api-versions | paste -sd, -)"`;
+        const problem = settingProblem('apiVersions', v);
+        if (problem) return `${flag}: ${problem}`;
+        out.apiVersions = settingValue('apiVersions', v);
         break;
       }
       case '--prune':

@@ -22,6 +22,8 @@ export interface RenderOptions {
   readonly controllerImage?: string;
   /** The Kubernetes version to render for (checked by the caller). @default 1.31, the oldest supported */
   readonly kubeVersion?: string;
+  /** The API versions the target serves, comma-separated (checked by the caller). @default not known */
+  readonly apiVersions?: string;
   /** With `outDir`: also delete `*.k8s.yaml` files there that no input renders any more. @default false */
   readonly prune?: boolean;
   /** With `outDir`: write nothing; exit 3 if the files there differ from what would be written. @default false */
@@ -53,7 +55,7 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   // Command line, then environment, then the inputs' RenderSettings, then the caller's fallback.
   const { clusters, others, settings, errors, skipped, warnings } = readClusterInputs(
     { inputs: read.inputs, errors: [...read.errors, ...outputErrors] },
-    { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion, env: io.env ?? {}, ...(opts.fallback && { fallback: opts.fallback }) },
+    { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion, apiVersions: opts.apiVersions, env: io.env ?? {}, ...(opts.fallback && { fallback: opts.fallback }) },
   );
   const note = kubeVersionNote(settings.kubeVersion);
   if (note) io.stderr(`${note}\n`);

@@ -9,6 +9,7 @@ import type { ClientTls } from './clients/http';
 import { describe, KubeAccess } from './clients/kube';
 import { PdClient } from './clients/pd';
 import { Discovery } from './discovery/discovery';
+import { StoppedWithLeadersLog } from './records/stopped-with-leaders';
 import { discoveryHandler } from './discovery/serve';
 import type { ClusterInfo } from './model/cluster';
 import { desiredReplicas } from './model/settings';
@@ -100,6 +101,7 @@ export class Manager {
       }
     });
     const pdStatefulSet = () => this.kube.statefulSets().find((s) => s.metadata.name === names.statefulSet(c.name, 'pd'));
+    const stoppedWithLeaders = new StoppedWithLeadersLog();
     this.discovery = new Discovery({
       cluster: c,
       pods: () => this.kube.pods(),
@@ -118,6 +120,13 @@ export class Manager {
         this.log.info(message, { discovery: kind, pod });
         if (kind !== 'join') void event(pod, kind === 'bootstrap' ? 'Normal' : 'Warning', kind === 'bootstrap' ? 'PDBootstrap' : 'PDStaleMember', message);
       },
+      stoppedWithLeaders: (entry) => {
+        stoppedWithLeaders.add(entry);
+        this.log.warn(entry.message, { pod: entry.pod, store: entry.store, leaders: entry.leaders });
+        void event(entry.pod, 'Warning', 'StoppedWithLeaders', entry.message);
+        // The status document lists it on the next pass.
+        this.queue.add(this.key);
+      },
     });
     this.reconciler = new Reconciler({
       cluster: c,
@@ -129,6 +138,7 @@ export class Manager {
       log: this.log,
       event,
       acting: () => this.elector.isLeader && !this.stopping,
+      stoppedWithLeaders: () => stoppedWithLeaders.list(),
     });
     declareMetrics(this.metrics);
   }

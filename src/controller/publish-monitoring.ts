@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { publish, PUBLISH_FIELD_MANAGER, type AssetFile } from '../monitoring/publish';
+import { MONITORING_API } from '../monitoring/crds';
 import { CONTROLLER_ENV, MONITORING_ENV, MONITORING_JOB_ENV, type MonitoringPublishInfo } from '../tidbcluster/names';
 import { APPLY_PATCH, describe } from './clients/kube';
 import { API, KubeRest, loadKubeTarget, namespacedPath } from './clients/kube-rest';
@@ -37,6 +38,17 @@ export function readAssets(dir: string): AssetFile[] {
     .filter((name) => name.endsWith('.rules.yml') || name.endsWith('.json'))
     .sort()
     .map((name) => ({ name, text: readFileSync(join(dir, name), 'utf8') }));
+}
+
+/** Whether the API server serves PrometheusRules (discovery, which every authenticated account may read). */
+async function servesPrometheusRules(rest: KubeRest): Promise<boolean> {
+  try {
+    const list = await rest.request<{ resources?: { name?: string }[] }>('GET', `/${API.monitoring}`);
+    return (list.resources ?? []).some((r) => r.name === 'prometheusrules');
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return false;
+    throw err;
+  }
 }
 
 export async function publishMonitoring(args: readonly string[], io: Io = { env: process.env, out: (l) => process.stdout.write(`${l}\n`) }): Promise<number> {
@@ -70,8 +82,16 @@ export async function publishMonitoring(args: readonly string[], io: Io = { env:
     if (out.rules) {
       const name = (out.rules.metadata as { name: string }).name;
       const groups = (out.rules.spec as { groups: { rules: unknown[] }[] }).groups;
-      await apply(namespacedPath(API.monitoring, namespace, 'prometheusrules', name), out.rules);
-      io.out(`applied PrometheusRule ${name} (${groups.length} groups, ${groups.reduce((n, g) => n + g.rules.length, 0)} rules)`);
+      if (await servesPrometheusRules(rest)) {
+        await apply(namespacedPath(API.monitoring, namespace, 'prometheusrules', name), out.rules);
+        io.out(`applied PrometheusRule ${name} (${groups.length} groups, ${groups.reduce((n, g) => n + g.rules.length, 0)} rules)`);
+      } else {
+        // Not a failure: the dashboards are published, and a failed Job would only retry in vain.
+        io.out(
+          `skipped PrometheusRule ${name}: the cluster does not serve ${MONITORING_API} prometheusrules (the Prometheus Operator's CRDs are not installed); ` +
+            `install them, then delete Job ${jobName} so that it is applied and runs again, or turn the alert rules off`,
+        );
+      }
     }
     io.out(`published the monitoring of ${namespace}/${info.cluster} from ${info.image}`);
     return 0;

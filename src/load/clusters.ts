@@ -12,11 +12,14 @@ import type { ResolvedCluster, ResolveOptions } from '../tidbcluster/resolve';
 import { layerSettings, settingsFromEnv, settingsFromInputs, type RenderSettings } from '../tidbcluster/settings';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { groupStoreBudgets } from '../tidbcluster/budget-groups';
+import { clusterMonitoring } from '../monitoring/read';
+import { missingCrdWarning } from '../monitoring/crds';
 
 export interface ReadClusterOptions extends ResolveOptions {
   /**
-   * The environment whose `TIDB_GITOPS_KUBE_VERSION`, `TIDB_GITOPS_CONTROLLER_IMAGE` and
-   * `TIDB_GITOPS_NAMESPACE` come after the options given and before the inputs' RenderSettings.
+   * The environment whose `TIDB_GITOPS_KUBE_VERSION`, `TIDB_GITOPS_CONTROLLER_IMAGE`,
+   * `TIDB_GITOPS_NAMESPACE` and `TIDB_GITOPS_API_VERSIONS` come after the options given and before the
+   * inputs' RenderSettings.
    * @default {} (no setting from the environment)
    */
   readonly env?: Readonly<Record<string, string | undefined>>;
@@ -61,7 +64,7 @@ export interface InputTexts {
 export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, options: ReadClusterOptions = {}): ClusterInputs {
   const fromEnv = settingsFromEnv(options.env ?? {});
   const fromInputs = settingsFromInputs(inputs);
-  const given = { namespace: options.namespace, controllerImage: options.controllerImage, kubeVersion: options.kubeVersion };
+  const given = { namespace: options.namespace, controllerImage: options.controllerImage, kubeVersion: options.kubeVersion, apiVersions: options.apiVersions };
   const settings = layerSettings(given, fromEnv.settings, fromInputs.settings, options.fallback ?? {});
   const errors = [...earlier, ...fromEnv.errors, ...fromInputs.errors];
   const skipped: string[] = [];
@@ -87,8 +90,20 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
   // A broken reference is only news when the cluster it names was read without problems.
   if (errors.length === 0) errors.push(...linked.errors);
   const clusters = grouped.clusters.map((c, i) => ({ ...c, operations: linked.operations[i] }));
-  const warnings = [...loaded.flatMap((c) => c.warnings), ...grouped.warnings, ...[...documents, ...others].flatMap((d) => d.warnings)];
+  const warnings = [
+    ...loaded.flatMap((c) => c.warnings),
+    ...grouped.warnings,
+    ...[...documents, ...others].flatMap((d) => d.warnings),
+    ...(errors.length === 0 ? clusters.flatMap(monitoringWarnings) : []),
+  ];
   return { clusters, others, settings, errors, skipped, warnings };
+}
+
+/** What of a cluster's monitoring is left out for a CRD the target lacks, where its document is. */
+function monitoringWarnings(c: ClusterInput): string[] {
+  const monitoring = clusterMonitoring(c.resolved, c.operations.monitor);
+  const warning = monitoring && missingCrdWarning(c.resolved, monitoring);
+  return warning ? [`${c.source.file}: document ${c.source.document}: ${warning}`] : [];
 }
 
 const INPUT_ERROR = Symbol.for('tidb-gitops.InputError');

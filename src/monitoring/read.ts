@@ -11,7 +11,9 @@ import { validateSchema, type CompactSchema } from '../tidbcluster/crd-schema';
 import type { SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind } from '../tidbcluster/load';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
+import { MONITORING_ANNOTATION } from '../tidbcluster/guard-rails';
 import schema from './generated/tidbmonitor.schema.json';
+import { fitToTarget } from './crds';
 import { INITIALIZER_IMAGE, MONITOR_KIND, type ClusterMonitoring, type MonitoringFetch, type ResolvedMonitor, type TidbMonitor } from './types';
 
 /** The image fields of the operator's monitor containers: mapped for the initializer, unused for the others. */
@@ -198,14 +200,15 @@ export function clusterRelease(cluster: ResolvedCluster): string {
 /**
  * A cluster's monitoring, or undefined for none: from the TidbMonitor naming it (its image, and the
  * cluster's release where the monitor gives no version), else from `tidb-gitops.io/monitoring: "true"`
- * (rules and dashboards both, from PingCAP's image for the cluster's release).
+ * (rules and dashboards both, from PingCAP's image for the cluster's release); less what needs a CRD
+ * the target is known not to serve.
  */
 export function clusterMonitoring(cluster: ResolvedCluster, monitor: ResolvedMonitor | undefined): ClusterMonitoring | undefined {
   const { enabled, labels } = cluster.monitoring;
   if (monitor) {
     const image = monitor.image.slice(monitor.image.lastIndexOf('/') + 1).includes(':') ? monitor.image : `${monitor.image}:${clusterRelease(cluster)}`;
-    return { source: `${MONITOR_KIND} ${JSON.stringify(monitor.name)}`, image, fetch: monitor.fetch, rules: monitor.rules, dashboards: monitor.dashboards, labels };
+    return fitToTarget(cluster, { source: `${MONITOR_KIND} ${JSON.stringify(monitor.name)}`, image, fetch: monitor.fetch, rules: monitor.rules, dashboards: monitor.dashboards, labels });
   }
   if (enabled !== true) return undefined;
-  return { source: 'tidb-gitops.io/monitoring', image: `${INITIALIZER_IMAGE}:${clusterRelease(cluster)}`, fetch: {}, rules: true, dashboards: true, labels };
+  return fitToTarget(cluster, { source: MONITORING_ANNOTATION, image: `${INITIALIZER_IMAGE}:${clusterRelease(cluster)}`, fetch: {}, rules: true, dashboards: true, labels });
 }

@@ -5,6 +5,7 @@
  * already running pick up: PodMonitors, and PingCAP's alert rules and dashboards for the cluster's
  * version. The CRD schema decides what is valid; `read.ts` what maps and what is refused.
  */
+import type { ApiAvailability } from '../tidbcluster/api-versions';
 import type { LocalObjectReference, PodSecurityContext, ResourceRequirements, SecurityContext, Toleration } from '../../imports/k8s';
 
 export const MONITOR_KIND = 'TidbMonitor';
@@ -137,8 +138,16 @@ export interface ClusterMonitoring {
   /** The image whose rules and dashboards are published. */
   readonly image: string;
   readonly fetch: MonitoringFetch;
+  /** Whether the alert rules are published: asked for, and the target not known to lack the PrometheusRule kind. */
   readonly rules: boolean;
   readonly dashboards: boolean;
   /** Put on every monitoring object (`tidb-gitops.io/monitoring-labels`). @default {} */
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * Whether the target serves the PodMonitor kind: 'missing' leaves the PodMonitors out; 'unknown'
+   * renders them for a later Argo CD sync wave (`crds.ts`).
+   */
+  readonly podMonitors: ApiAvailability;
+  /** What was left out for a CRD the target does not serve, for the warning; empty when nothing was. */
+  readonly leftOut: readonly string[];
 }

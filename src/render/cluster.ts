@@ -50,6 +50,12 @@ export interface TidbClusterProps {
    */
   readonly kubeVersion?: string;
   /**
+   * The API versions the target cluster serves, comma-separated (`kubectl api-versions`). Monitoring
+   * objects whose Prometheus Operator CRDs are not listed are left out. Only with `cluster`.
+   * @default not known: PodMonitors are rendered, for a later Argo CD sync wave
+   */
+  readonly apiVersions?: string;
+  /**
    * The cluster's BackupSchedules, Backups, Restores, TidbInitializer and TidbMonitor, as
    * `linkOperations` (or `loadClusterInputs`) ties them to it.
    * @default none
@@ -139,10 +145,10 @@ export function resolveClusterProps(props: TidbClusterProps, who: string): Resol
   if ((props.cluster === undefined) === (props.resolved === undefined)) {
     throw new Error(`${who}: give exactly one of \`cluster\` and \`resolved\``);
   }
-  for (const option of ['namespace', 'controllerImage', 'kubeVersion'] as const) {
+  for (const option of ['namespace', 'controllerImage', 'kubeVersion', 'apiVersions'] as const) {
     if (props.resolved && props[option] !== undefined) {
       throw new Error(`${who}: \`${option}\` applies when resolving; pass it to loadTidbClusters or checkTidbCluster instead`);
     }
   }
-  return props.resolved ?? checkTidbCluster(props.cluster, { namespace: props.namespace, controllerImage: props.controllerImage, kubeVersion: props.kubeVersion });
+  return props.resolved ?? checkTidbCluster(props.cluster, { namespace: props.namespace, controllerImage: props.controllerImage, kubeVersion: props.kubeVersion, apiVersions: props.apiVersions });
 }

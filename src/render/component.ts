@@ -17,6 +17,7 @@ import type { ResolvedCluster, ResolvedComponent, ResolvedPod } from '../tidbclu
 import { ANNOTATION, names, selectorLabels, type ComponentKind, type Labels } from '../tidbcluster/names';
 import { drainWaitSeconds } from '../tidbcluster/guard-rails';
 import { preStopScript } from './scripts/prestop';
+import { SERVING_CONDITION } from '../tidbcluster/serving';
 
 /** `metadata.namespace` when the cluster has one. */
 export function namespaced(cluster: ResolvedCluster, name: string, labels?: Labels, annotations?: Record<string, string>) {
@@ -52,6 +53,11 @@ export interface BasePodSpecOptions {
    * context). @default 'init'
    */
   readonly sysctlInit?: string | false;
+  /**
+   * The component: its Pods carry the readiness gate `tidb-gitops.io/serving` when the cluster gives
+   * it one (`ResolvedCluster.servingGates`). @default none (no gate)
+   */
+  readonly kind?: ComponentKind;
 }
 
 /**
@@ -96,6 +102,7 @@ export function basePodSpec(
     ...(p.imagePullSecrets.length > 0 && { imagePullSecrets: p.imagePullSecrets }),
     ...(p.terminationGracePeriodSeconds !== undefined && { terminationGracePeriodSeconds: p.terminationGracePeriodSeconds }),
     ...(p.serviceAccountName && { serviceAccountName: p.serviceAccountName }),
+    ...(options.kind && cluster.servingGates.includes(options.kind) && { readinessGates: [{ conditionType: SERVING_CONDITION }] }),
     initContainers,
   };
 }

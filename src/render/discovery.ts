@@ -106,6 +106,8 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
     // create and delete: a StatefulSet whose volumes grew is re-created, its Pods orphaned and kept.
     { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'patch', 'create', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
+    // The readiness gate's condition (`tidb-gitops.io/serving`) lives in the Pods' status.
+    ...(cluster.servingGates.length > 0 ? [{ apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] }] : []),
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
     // list and delete: old config revisions have hash names no resourceNames rule can list ahead.
     { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'list', 'delete'] },

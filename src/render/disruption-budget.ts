@@ -3,6 +3,7 @@ import type { PodDisruptionBudget } from '../../imports/k8s';
 import { LABEL, names, selectorLabels, type ComponentKind } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import type { DisruptionBudget } from '../tidbcluster/guard-rails';
+import { QUORUM_COMPONENTS } from '../tidbcluster/serving';
 import { namespaced } from './component';
 import { kubeObject } from './kube';
 
@@ -28,9 +29,11 @@ export class DisruptionBudgetComponent extends Construct {
 }
 
 /**
- * `unhealthyPodEvictionPolicy: AlwaysAllow`: a Pod that is not Ready (crash-looping, or stuck
- * starting) is evicted whatever the budget says, so a dead Pod never blocks a node drain; with the
- * default (`IfHealthyBudget`) one broken Pod beside another not yet Ready would hold the drain for good.
+ * Which Pods that are not Ready a drain may evict. PD and TiKV (`QUORUM_COMPONENTS`):
+ * `IfHealthyBudget`, since their Pods are Ready only while they serve (the readiness gate of
+ * `tidbcluster/serving.ts`): a Pod that is not serving is evicted only while the budget holds without
+ * it, so a TiKV that still holds replicas is never taken while another store is down. The others:
+ * `AlwaysAllow`, so that a crash-looping TiDB or TiCDC never blocks a node drain.
  */
 export function disruptionBudget(cluster: ResolvedCluster, kind: ComponentKind, budget: DisruptionBudget): PodDisruptionBudget {
   const labels = selectorLabels(cluster.instance, kind);
@@ -44,7 +47,7 @@ export function disruptionBudget(cluster: ResolvedCluster, kind: ComponentKind, 
     spec: {
       maxUnavailable: budget.maxUnavailable,
       selector,
-      unhealthyPodEvictionPolicy: 'AlwaysAllow',
+      unhealthyPodEvictionPolicy: QUORUM_COMPONENTS.includes(kind) ? 'IfHealthyBudget' : 'AlwaysAllow',
     },
   };
 }

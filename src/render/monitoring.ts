@@ -7,11 +7,15 @@
  * The scrape labels are the operator's (`pkg/monitor/monitor/template.go` of tidb-operator v1):
  * `instance` the Pod's name, `component`, `cluster` and `tidb_cluster` (`<namespace>-<cluster>`), and
  * `job` the component (as the rules' and dashboards' `job="tikv"` selectors expect).
+ *
+ * What becomes of the PodMonitors and the rules where the target may lack the Prometheus Operator's
+ * CRDs (left out, or in a later Argo CD sync wave) is decided in `monitoring/crds.ts`.
  */
 import { createHash } from 'node:crypto';
 import { Construct } from 'constructs';
 import type { Container, Job, PodSpec, PolicyRule, Role, RoleBinding, ServiceAccount } from '../../imports/k8s';
 import type { ClusterMonitoring } from '../monitoring/types';
+import { MONITORING_API, unknownCrdAnnotations } from '../monitoring/crds';
 import { BACKUP_LABEL, CONTROLLER_ENV, LABEL, MONITORING_ENV, MONITORING_JOB_ENV, JOB_NAME_LABEL, names, PORT, selectorLabels, type ComponentKind, type MonitoringPublishInfo } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { fieldRefEnv, namespaced, stableJson } from './component';
@@ -66,7 +70,10 @@ export class MonitoringComponent extends Construct {
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     const { cluster, monitoring } = props;
-    for (const [kind, endpoints] of scrapeEndpoints(cluster)) kubeObject(this, `${kind}-monitor`, podMonitor(cluster, monitoring, kind, endpoints));
+    // Left out where the target is known to lack the CRD (the warning says so: monitoring/crds.ts).
+    if (monitoring.podMonitors !== 'missing') {
+      for (const [kind, endpoints] of scrapeEndpoints(cluster)) kubeObject(this, `${kind}-monitor`, podMonitor(cluster, monitoring, kind, endpoints));
+    }
     if (monitoring.rules || monitoring.dashboards) {
       kubeObject(this, 'service-account', publisherServiceAccount(cluster, monitoring));
       kubeObject(this, 'role', publisherRole(cluster, monitoring));
@@ -135,13 +142,16 @@ function tlsConfig(cluster: ResolvedCluster, kind: ComponentKind | 'discovery', 
   };
 }
 
-/** The PodMonitor `<cluster>-<component>`, selecting exactly that component's Pods in the cluster's namespace. */
+/**
+ * The PodMonitor `<cluster>-<component>`, selecting exactly that component's Pods in the cluster's
+ * namespace; for a later Argo CD sync wave when it is not known that the target serves its kind.
+ */
 export function podMonitor(cluster: ResolvedCluster, monitoring: ClusterMonitoring, kind: ComponentKind | 'discovery', endpoints: readonly Endpoint[]): Record<string, unknown> {
   const name = kind === 'discovery' ? names.discovery(cluster.name) : names.statefulSet(cluster.name, kind);
   return {
-    apiVersion: `${MONITORING_GROUP}/v1`,
+    apiVersion: MONITORING_API,
     kind: 'PodMonitor',
-    metadata: namespaced(cluster, name, labels(cluster, monitoring, kind)),
+    metadata: namespaced(cluster, name, labels(cluster, monitoring, kind), monitoring.podMonitors === 'unknown' ? unknownCrdAnnotations() : undefined),
     spec: {
       jobLabel: LABEL.component,
       selector: { matchLabels: selectorLabels(cluster.instance, kind) },

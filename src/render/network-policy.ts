@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import type { NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPeer } from '../../imports/k8s';
-import { LABEL, LABEL_VALUE, names, PORT, selectorLabels, BACKUP_LABEL, type ComponentKind } from '../tidbcluster/names';
+import { LABEL, LABEL_VALUE, names, PORT, selectorLabels, BACKUP_LABEL, drainerChartLabels, type ComponentKind } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { namespaced } from './component';
 import { kubeObject } from './kube';
@@ -13,6 +13,11 @@ export interface ComponentPorts {
   readonly peers: readonly number[];
   /** Prometheus, from the `tidb-gitops.io/metrics-from` namespace (the peers reach them too). */
   readonly metrics: readonly number[];
+  /**
+   * A Drainer of tidb-operator's `tidb-drainer` chart, with binlog: it asks PD for timestamps and the
+   * Pumps' addresses, reads the DDL jobs from TiKV, and pulls the binlog from each Pump. @default []
+   */
+  readonly drainer?: readonly number[];
 }
 
 /**
@@ -24,9 +29,9 @@ export function componentPorts(cluster: ResolvedCluster, kind: ComponentKind | '
     case 'pd':
     case 'tso':
     case 'scheduling':
-      return { clients: [], peers: [PORT.pdClient, PORT.pdPeer], metrics: [PORT.pdClient] };
+      return { clients: [], peers: [PORT.pdClient, PORT.pdPeer], metrics: [PORT.pdClient], ...(kind === 'pd' && { drainer: [PORT.pdClient] }) };
     case 'tikv':
-      return { clients: [], peers: [PORT.tikvServer, PORT.tikvStatus], metrics: [PORT.tikvStatus] };
+      return { clients: [], peers: [PORT.tikvServer, PORT.tikvStatus], metrics: [PORT.tikvStatus], drainer: [PORT.tikvServer] };
     case 'tiflash':
       return {
         clients: [],
@@ -41,7 +46,7 @@ export function componentPorts(cluster: ResolvedCluster, kind: ComponentKind | '
     case 'ticdc':
       return { clients: [], peers: [PORT.ticdc], metrics: [PORT.ticdc] };
     case 'pump':
-      return { clients: [], peers: [PORT.pump], metrics: [PORT.pump] };
+      return { clients: [], peers: [PORT.pump], metrics: [PORT.pump], drainer: [PORT.pump] };
     case 'tiproxy':
       return { clients: [PORT.tiproxySql], peers: [PORT.tiproxyApi, PORT.tiproxyPeer], metrics: [PORT.tiproxyApi] };
     case 'discovery':
@@ -57,8 +62,9 @@ export interface NetworkPolicyProps {
 /**
  * The NetworkPolicy `<cluster>-<component>` (`<cluster>-discovery` for the controller): ingress to the
  * component's Pods only on its own ports, the SQL ports from anywhere, every other port from the
- * Pods of the TiDB clusters of this namespace (and of the one `spec.cluster` joins), and the metrics
- * ports from Prometheus's namespace. Egress is left alone (backups write to storage, TiCDC to its
+ * Pods of the TiDB clusters of this namespace (and of the one `spec.cluster` joins), the ports a
+ * Drainer of the operator's `tidb-drainer` chart uses from it, and the metrics ports from
+ * Prometheus's namespace. Egress is left alone (backups write to storage, TiCDC to its
  * sinks). Policies add up: a NetworkPolicy of your own beside the cluster admits more.
  */
 export class NetworkPolicyComponent extends Construct {
@@ -81,12 +87,33 @@ function peers(cluster: ResolvedCluster): NetworkPolicyPeer[] {
   return out;
 }
 
+/**
+ * The Drainers of tidb-operator's `tidb-drainer` chart that may reach the cluster, by the labels the
+ * chart gives them: the cluster's own, where it has Pumps (the chart puts a Drainer beside its
+ * cluster), and the one of the cluster `spec.cluster` joins, which reads this cluster's stores and
+ * Pumps too. Only Pods of those namespaces carry them.
+ */
+function drainers(cluster: ResolvedCluster): NetworkPolicyPeer[] {
+  const out: NetworkPolicyPeer[] = [];
+  if (cluster.pump) out.push({ podSelector: { matchLabels: drainerChartLabels(cluster.name) } });
+  const joined = cluster.joinCluster;
+  if (joined !== undefined) {
+    const podSelector = { matchLabels: drainerChartLabels(joined.name) };
+    const ns = joined.namespace;
+    out.push(ns !== undefined && ns !== cluster.namespace ? { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } }, podSelector } : { podSelector });
+  }
+  return out;
+}
+
 export function networkPolicy(cluster: ResolvedCluster, kind: ComponentKind | 'discovery'): NetworkPolicy {
   const ports = componentPorts(cluster, kind);
   const labels = selectorLabels(cluster.instance, kind);
   const ingress: NetworkPolicyIngressRule[] = [];
   if (ports.clients.length > 0) ingress.push({ ports: tcp(ports.clients) });
   ingress.push({ from: peers(cluster), ports: tcp(ports.peers) });
+  const drainerFrom = drainers(cluster);
+  const drainerPorts = ports.drainer ?? [];
+  if (drainerFrom.length > 0 && drainerPorts.length > 0) ingress.push({ from: drainerFrom, ports: tcp(drainerPorts) });
   const metricsFrom = cluster.networkPolicy?.metricsFrom;
   if (metricsFrom !== undefined) {
     ingress.push({ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': metricsFrom } } }], ports: tcp(ports.metrics) });

@@ -153,7 +153,7 @@ export function pdStatefulSet(cluster: ResolvedCluster, pd: ResolvedPD, configMa
       },
     }),
   };
-  const podSpec = finishPodSpec(basePodSpec(cluster, pd), mergeContainers([container], pd.additionalContainers), [
+  const podSpec = finishPodSpec(basePodSpec(cluster, pd, { kind: 'pd' }), mergeContainers([container], pd.additionalContainers), [
     ANNOTATIONS_VOLUME,
     ...configVolumes(configMapName, 'pd.toml', 'pd_start_script.sh'),
     ...secrets.map((s) => s.volume),

@@ -192,7 +192,7 @@ export function tidbStatefulSet(
     ...(tidb.lifecycle && { lifecycle: tidb.lifecycle }),
     ...(probe && { startupProbe: customizedStartupProbe(probe) }),
   };
-  const base = basePodSpec(cluster, tidb);
+  const base = basePodSpec(cluster, tidb, { kind: 'tidb' });
   // A native slowlog sidecar goes after the renderer's own init containers, before the probe copier.
   const ownInit = base.initContainers.length - tidb.initContainers.length;
   const tailers = slowLog.mount ? [logTailerContainer('slowlog', slowLog.file, slowLog.mount, tidb.slowLogTailer)] : [];

@@ -159,7 +159,7 @@ function tiflashInitContainers(
   ctx: TiFlashScriptContext,
   tls: SecretMount | undefined,
 ): ReturnType<typeof basePodSpec> {
-  const base = basePodSpec(cluster, tiflash, { sysctlInit: 'sysctl' });
+  const base = basePodSpec(cluster, tiflash, { sysctlInit: 'sysctl', kind: 'tiflash' });
   // basePodSpec lists its sysctl container (if any) first, then the user's.
   const ownCount = base.initContainers.length - tiflash.initContainers.length;
   const init: Container[] = [];

@@ -119,7 +119,7 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
       },
     }),
   };
-  const base = basePodSpec(cluster, tikv);
+  const base = basePodSpec(cluster, tikv, { kind: 'tikv' });
   // Native sidecars go after the renderer's own init containers, before the user's.
   const ownInit = base.initContainers.length - tikv.initContainers.length;
   const tailers = placeTailers(tikvLogTailers(tikv, dataMount, storage.mounts), tikv.logTailer, base.initContainers, ownInit);

@@ -25,6 +25,7 @@ import type { SpecIssue } from './errors';
 import { upgradeChecks } from './upgrade-checks';
 import { FORCE_UPGRADE_ANNOTATION, LABEL, LABEL_VALUE, names, type ComponentKind } from './names';
 import { dnsLabelProblem } from './api-rules';
+import { drainHooks, TIKV_DRAIN_GRACE_SECONDS } from './guard-rails';
 import { featureCheck, KUBE_FEATURES, kubeVersionText, type KubeFeature } from './kube-version';
 import { quantityToBytes } from '../base/quantity';
 import type { ComponentConfig, ComponentSpec, LogTailerSpec, PodSettings, ResourceList, ServiceSpec } from './spec-parts';
@@ -51,7 +52,7 @@ export interface ResolvedPod {
   /** @default none */
   readonly securityContext?: PodSecurityContext;
   readonly topologySpreadConstraints: TopologySpreadConstraint[];
-  /** @default none (Kubernetes default: 30) */
+  /** @default none (Kubernetes default: 30); TiKV with drain hooks: `TIKV_DRAIN_GRACE_SECONDS` (600) */
   readonly terminationGracePeriodSeconds?: number;
   /** @default none (Kubernetes mounts the token) */
   readonly automountServiceAccountToken?: boolean;
@@ -252,7 +253,7 @@ export function resolvePod(ctx: Ctx, kind: ComponentKind | 'discovery', comp: Po
       kind,
       tc.metadata.name,
     ),
-    terminationGracePeriodSeconds: comp.terminationGracePeriodSeconds,
+    terminationGracePeriodSeconds: comp.terminationGracePeriodSeconds ?? (kind === 'tikv' && drainHooks(tc.metadata.annotations ?? {}, []) ? TIKV_DRAIN_GRACE_SECONDS : undefined),
     automountServiceAccountToken: comp.automountServiceAccountToken,
     serviceAccountName: comp.serviceAccount ?? spec.serviceAccount,
   };

@@ -3,6 +3,7 @@
  * only reader; the defaults table of docs/reference.md is generated from it (`npm run docs`).
  */
 import { version } from '../../package.json';
+import { TIKV_DRAIN_GRACE_SECONDS } from './guard-rails';
 
 /** Where the tidb-gitops image (the CLI, whose `controller` command the discovery Deployment runs) is published. */
 export const CONTROLLER_REPOSITORY = 'ghcr.io/tidb-gitops/tidb-gitops';
@@ -82,6 +83,7 @@ export const DEFAULTS_TABLE: readonly DefaultEntry[] = [
   { field: 'spec.pd.initWaitTime', value: DEFAULTS.pdInitWaitTime },
   { field: 'spec.tikv.evictLeaderTimeout', value: DEFAULTS.tikvEvictLeaderTimeout, note: 'read by the controller' },
   { field: 'spec.tikv.waitLeaderTransferBackTimeout', value: DEFAULTS.tikvWaitLeaderTransferBackTimeout, note: 'read by the controller' },
+  { field: 'spec.tikv.terminationGracePeriodSeconds', value: TIKV_DRAIN_GRACE_SECONDS, note: 'with drain hooks (the default): room for the preStop hook to wait while the region leaders move' },
   { field: 'spec.tidb.separateSlowLog', value: DEFAULTS.tidbSeparateSlowLog },
   { field: 'spec.tidb.service.exposeStatus', value: DEFAULTS.tidbExposeStatus },
   { field: 'spec.tidb.service.portName', value: DEFAULTS.tidbServicePortName },

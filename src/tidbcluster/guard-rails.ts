@@ -183,7 +183,10 @@ export function pvReclaimPolicyAccess(annotations: Readonly<Record<string, strin
 
 /** The network policy settings: on or off, and where Prometheus runs. */
 export interface NetworkPolicySettings {
-  /** The namespace whose Pods may read the metrics ports. @default none (only the cluster's own Pods) */
+  /**
+   * The namespace whose Pods may read the metrics ports; required when the cluster is monitored.
+   * @default none (only the TiDB clusters' own Pods)
+   */
   readonly metricsFrom?: string;
 }
 
@@ -212,6 +215,51 @@ export function networkPolicy(annotations: Readonly<Record<string, string>>, iss
     return undefined;
   }
   return { metricsFrom: from };
+}
+
+/** Where Kubernetes says how NetworkPolicy treats Pods on their node's network. */
+const HOST_NETWORK_DOC = 'https://kubernetes.io/docs/concepts/services-networking/network-policies/#networkpolicy-and-hostnetwork-pods';
+
+/**
+ * Refuses network policies for a cluster whose components run on their nodes' network, at each
+ * `hostNetwork` field that puts some there (`at`: the field's path and the components it decides).
+ * Such a Pod connects from its node's address, which no Pod selector of the policies names, so its
+ * peers would refuse it; and Kubernetes leaves NetworkPolicy undefined for such Pods. The nodes'
+ * addresses are not known when rendering, so no rule can admit them.
+ */
+export function hostNetworkIssues(at: ReadonlyMap<string, readonly string[]>, issues: SpecIssue[]): void {
+  for (const [where, components] of at) {
+    issues.push({
+      path: where,
+      message:
+        `not with ${NETWORK_POLICY_ANNOTATION}: "true": it puts the Pods of ${listed(components)} on their nodes' network, so they connect from a node's address, ` +
+        "which the policies' Pod selectors do not name, and the other components would refuse them; and Kubernetes leaves NetworkPolicy undefined for such Pods " +
+        `(most network plugins neither match them nor filter what reaches them; ${HOST_NETWORK_DOC}). ` +
+        `Turn hostNetwork off, or turn ${NETWORK_POLICY_ANNOTATION} off and keep NetworkPolicies of your own that admit the nodes' addresses (an ipBlock of the node network)`,
+    });
+  }
+}
+
+/**
+ * Why Prometheus could not scrape a monitored cluster with network policies on: they admit the metrics
+ * ports from the `metrics-from` namespace and the TiDB clusters' own Pods only. Reported at the
+ * `network-policy` annotation; undefined when a namespace is named or the policies are off.
+ * `monitoredBy` says what turned monitoring on; `namespace` is the cluster's, if it has one.
+ */
+export function metricsFromIssue(policy: NetworkPolicySettings | undefined, monitoredBy: string, namespace: string | undefined): SpecIssue | undefined {
+  if (policy === undefined || policy.metricsFrom !== undefined) return undefined;
+  const here = namespace !== undefined ? `${METRICS_FROM_ANNOTATION}: ${namespace}` : `${METRICS_FROM_ANNOTATION} to the cluster's namespace`;
+  return {
+    path: path(NETWORK_POLICY_ANNOTATION),
+    message:
+      `with monitoring on (${monitoredBy}), set ${METRICS_FROM_ANNOTATION}: <the namespace Prometheus runs in>: the network policies admit the metrics ports ` +
+      `only from that namespace and from the TiDB clusters' own Pods, so without it Prometheus could not scrape the cluster. When Prometheus runs in the cluster's namespace, set ${here}`,
+  };
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
 /** The cluster's own monitoring settings, from its annotations. */
@@ -277,9 +325,31 @@ export const STOP_RESERVE_SECONDS = 10;
 export const DEFAULT_GRACE_SECONDS = 30;
 
 /**
+ * `terminationGracePeriodSeconds` of TiKV Pods with drain hooks when `spec.tikv` sets none: the
+ * preStop hook waits while the store's region leaders move away (at most this less
+ * {@link STOP_RESERVE_SECONDS}), and the controller answers as soon as none is left or the count
+ * stops dropping, so a small store stops as fast as before. PD moves the leaders of a large store
+ * (tens of thousands) in minutes, not in the Kubernetes default of 30 seconds. 600 is the cluster
+ * autoscaler's default `--max-graceful-termination-sec`: a scale-down drain gives no Pod more, so more
+ * would be cut short there anyway. (tidb-operator v2 gives TiKV 65535 and lets its checker decide.)
+ */
+export const TIKV_DRAIN_GRACE_SECONDS = 600;
+
+/**
  * How long a draining Pod's preStop hook waits for what it hands over: its grace period less
  * {@link STOP_RESERVE_SECONDS}, so that kubelet never has to kill the server. 0: no wait (and no hook).
  */
 export function drainWaitSeconds(terminationGracePeriodSeconds: number | undefined): number {
   return Math.max(0, (terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) - STOP_RESERVE_SECONDS);
 }
+
+/**
+ * The preStop hook asks `GET /prestop/<pod>?wait=<seconds>` with this many seconds: the controller
+ * answers within them, with a body starting {@link PRESTOP_AGAIN} while the Pod still holds what it
+ * hands over (the hook asks again at once), with anything else once it may stop. Short asks let the
+ * hook tell a controller it cannot reach from one that is still moving leaders, however long that takes.
+ */
+export const PRESTOP_ASK_SECONDS = 25;
+
+/** How an answer to `/prestop/<pod>?wait=...` that means "ask again" starts. */
+export const PRESTOP_AGAIN = 'wait: ';

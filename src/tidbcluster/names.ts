@@ -135,6 +135,15 @@ export function selectorLabels(instance: string, component: ComponentKind | 'dis
   };
 }
 
+/**
+ * The labels tidb-operator's `tidb-drainer` Helm chart puts on the Pods of a Drainer it deploys for
+ * `cluster` (its `clusterName` value, the TidbCluster's name): Helm as their manager, `drainer` as
+ * their component. The chart's `app.kubernetes.io/name` is the release's, so it is left out.
+ */
+export function drainerChartLabels(cluster: string): Labels {
+  return { [LABEL.component]: 'drainer', [LABEL.instance]: cluster, [LABEL.managedBy]: 'Helm' };
+}
+
 /** The hash suffix of a config revision's name: hex, as this project (7 digits) and the operator write it. */
 const CONFIG_REVISION_SUFFIX = /^-[0-9a-f]{5,16}$/;
 

@@ -17,12 +17,14 @@ import { resolveTiFlash, type ResolvedTiFlash } from './tiflash';
 import { resolveTiKV, type ResolvedTiKV } from './tikv';
 import { resolveTiProxy, type ResolvedTiProxy } from './tiproxy';
 import { DEFAULT_KUBE_VERSION, parseKubeVersion } from './kube-version';
+import { parseApiVersions } from './api-versions';
 import type { TidbClusterManifest, TidbClusterSpec } from './types';
 import { DNS1123_LABEL, DNS_DOMAIN, NAMESPACE } from '../base/patterns';
 import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
 import { checkBudgetQuorum, maxReplicas } from './budget-quorum';
-import { DISRUPTION_BUDGETS_ANNOTATION, disruptionBudgets, drainHooks, monitoringSettings, networkPolicy, pvReclaimPolicyAccess, unknownClusterSettings, type DisruptionBudgets, type MonitoringSettings, type NetworkPolicySettings } from './guard-rails';
+import { DISRUPTION_BUDGETS_ANNOTATION, MONITORING_ANNOTATION, disruptionBudgets, drainHooks, hostNetworkIssues, metricsFromIssue, monitoringSettings, networkPolicy, pvReclaimPolicyAccess, unknownClusterSettings, type DisruptionBudgets, type MonitoringSettings, type NetworkPolicySettings } from './guard-rails';
 import { replaceRequests } from './replace';
+import { hasServingGate } from './serving';
 import type { ComponentKind } from './names';
 
 // The per-component types live with their resolvers; the renderer reads them all from here.
@@ -54,6 +56,12 @@ export interface ResolveOptions {
    * render as the newest known. @default 1.31, the oldest supported
    */
   readonly kubeVersion?: string;
+  /**
+   * The API versions the target cluster serves, comma-separated (`v1,apps/v1,monitoring.coreos.com/v1`,
+   * as `kubectl api-versions` prints them and Argo CD passes them in `KUBE_API_VERSIONS`).
+   * @default unset: not known
+   */
+  readonly apiVersions?: string;
 }
 
 /** v2 start-script switches (`spec.startScriptV2FeatureFlags`). */
@@ -69,6 +77,8 @@ export interface ResolvedCluster {
   readonly namespace?: string;
   /** The Kubernetes minor the manifests are rendered for (31 for 1.31). */
   readonly kubeMinor: number;
+  /** The API versions the target serves, sorted, when the render was told. @default none (not known) */
+  readonly apiVersions?: readonly string[];
   /** Problems that do not stop the render (a field the target has only behind a feature gate). */
   readonly warnings: readonly SpecIssue[];
   /** Value of the `app.kubernetes.io/instance` label: the TidbCluster's own such label, else its name. */
@@ -136,6 +146,12 @@ export interface ResolvedCluster {
    * @default maxUnavailable 1 for every component the cluster has
    */
   readonly disruptionBudgets: DisruptionBudgets;
+  /**
+   * The components whose Pods carry the readiness gate `tidb-gitops.io/serving` (see `serving.ts`):
+   * PD, TiKV, TiFlash and TiDB, when the cluster's annotation gives them a budget.
+   * @default every one of them the cluster has
+   */
+  readonly servingGates: readonly ComponentKind[];
   /**
    * Whether PD, TiKV and TiCDC Pods get the preStop hook that waits, bounded, for their leadership,
    * region leaders or tables to be handed over (`tidb-gitops.io/drain-hooks`). @default true
@@ -237,6 +253,8 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
   };
   const target = parseKubeVersion(options.kubeVersion ?? DEFAULT_KUBE_VERSION);
   if ('error' in target) throw new Error(`kubeVersion: ${target.error}`);
+  const served = options.apiVersions === undefined ? undefined : parseApiVersions(options.apiVersions);
+  if (served && 'error' in served) throw new Error(`apiVersions: ${served.error}`);
   const warnings: SpecIssue[] = [];
   const ctx: Ctx = { tc, spec, issues, helper, namespace, controllerImage: options.controllerImage, kubeMinor: target.minor, warnings };
   const tlsCluster = spec.tlsCluster?.enabled ?? false;
@@ -251,10 +269,12 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
   if (spec.cluster?.clusterDomain) checked(ctx, 'spec.cluster.clusterDomain', spec.cluster.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
   const pd = spec.pd && resolvePD(ctx);
   if (spec.tikv?.storeLabels) checkStoreLabelKeys(spec.tikv.storeLabels, issues);
+  const budgets = disruptionBudgets(tc.metadata.annotations ?? {}, renderedKinds(spec), issues);
   const cluster: ResolvedCluster = {
     name: tc.metadata.name,
     namespace,
     kubeMinor: target.minor,
+    ...(served && { apiVersions: served.list }),
     warnings,
     instance: tc.metadata.labels?.[LABEL.instance] ?? tc.metadata.name,
     clusterDomain: spec.clusterDomain ?? DEFAULTS.clusterDomain,
@@ -293,7 +313,8 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
     discovery: resolveDiscovery(ctx),
     nodeAccess: resolveNodeAccess({ pdConfig: pd?.config, storeLabels: spec.tikv?.storeLabels, namespace }, issues),
     patchesVolumes: pvReclaimPolicyAccess(tc.metadata.annotations ?? {}, namespace, issues),
-    disruptionBudgets: disruptionBudgets(tc.metadata.annotations ?? {}, renderedKinds(spec), issues),
+    disruptionBudgets: budgets,
+    servingGates: renderedKinds(spec).filter((kind) => hasServingGate(kind, budgets)),
     drainHooks: drainHooks(tc.metadata.annotations ?? {}, issues),
     networkPolicy: networkPolicy(
       tc.metadata.annotations ?? {},
@@ -303,6 +324,11 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
     monitoring: monitoringSettings(tc.metadata.annotations ?? {}, issues),
   };
   unknownClusterSettings(tc.metadata.annotations ?? {}, issues);
+  if (cluster.networkPolicy) {
+    hostNetworkIssues(hostNetworkFields(spec, cluster), issues);
+    const scrape = cluster.monitoring.enabled === true && metricsFromIssue(cluster.networkPolicy, `${MONITORING_ANNOTATION}: "true"`, namespace);
+    if (scrape) issues.push(scrape);
+  }
   checkBudgetQuorum(
     {
       budgets: cluster.disruptionBudgets,
@@ -329,6 +355,26 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
   const withReplace = <T extends { readonly settings: Record<string, unknown> }>(comp: T | undefined, pods: string[] | undefined): T | undefined =>
     comp && pods ? { ...comp, settings: { ...comp.settings, replace: pods } } : comp;
   return { ...cluster, pd: withReplace(cluster.pd, replace.pd), tikv: withReplace(cluster.tikv, replace.tikv), tiflash: withReplace(cluster.tiflash, replace.tiflash) };
+}
+
+/**
+ * The `hostNetwork` fields that put components on their nodes' network, each with the components it
+ * decides (the resolved Pods say which run there; the field is the component's own where it sets one).
+ */
+function hostNetworkFields(spec: TidbClusterSpec, cluster: ResolvedCluster): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const add = (component: string, own: { hostNetwork?: boolean } | undefined, ownPath: string, on: boolean | undefined) => {
+    if (!on) return;
+    const where = own?.hostNetwork !== undefined ? ownPath : 'spec.hostNetwork';
+    out.set(where, [...(out.get(where) ?? []), component]);
+  };
+  for (const k of COMPONENT_FIELDS) add(k, spec[k], `spec.${k}.hostNetwork`, cluster[k]?.pod.hostNetwork);
+  for (const ms of ['tso', 'scheduling'] as const) {
+    const i = (spec.pdms ?? []).findIndex((e) => e.name === ms);
+    add(ms, spec.pdms?.[i], `spec.pdms[${i}].hostNetwork`, cluster[ms]?.pod.hostNetwork);
+  }
+  add('the controller (discovery)', spec.discovery, 'spec.discovery.hostNetwork', cluster.discovery.pod.hostNetwork);
+  return out;
 }
 
 /** The components a spec renders as StatefulSets (PD's micro-services with `spec.pd.mode: ms`). */

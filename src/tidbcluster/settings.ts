@@ -8,15 +8,18 @@
  * kubeVersion: "1.32"
  * controllerImage: registry.example.com/tidb-gitops:0.1.0
  * namespace: tidb
+ * apiVersions: [v1, apps/v1, monitoring.coreos.com/v1]   # what `kubectl api-versions` prints
  * ```
  *
  * A setting comes from, first to last: the command line (or the Argo CD plugin's parameters), the
- * environment (`TIDB_GITOPS_KUBE_VERSION`, `TIDB_GITOPS_CONTROLLER_IMAGE`, `TIDB_GITOPS_NAMESPACE`),
- * a RenderSettings document among the inputs, and the defaults. Pure functions, no I/O.
+ * environment (`TIDB_GITOPS_KUBE_VERSION`, `TIDB_GITOPS_CONTROLLER_IMAGE`, `TIDB_GITOPS_NAMESPACE`,
+ * `TIDB_GITOPS_API_VERSIONS`), a RenderSettings document among the inputs, what Argo CD passes, and
+ * the defaults. Pure functions, no I/O.
  */
 import { NAMESPACE } from '../base/patterns';
 import { readYaml } from '../base/yaml/read';
 import { imageProblem } from './api-rules';
+import { parseApiVersions } from './api-versions';
 import { formatIssue, type SpecIssue } from './errors';
 import { parseKubeVersion } from './kube-version';
 import type { ResolveOptions } from './resolve';
@@ -32,6 +35,14 @@ export interface RenderSettings {
   readonly controllerImage?: string;
   /** @default unset */
   readonly namespace?: string;
+  /**
+   * The API versions the target cluster serves, comma-separated and sorted (`v1,apps/v1,...`): what
+   * `kubectl api-versions` prints, or Argo CD's `KUBE_API_VERSIONS`. A RenderSettings document may
+   * give it as a YAML list. Objects of an optional integration whose API is not listed (the Prometheus
+   * Operator's PodMonitors) are left out with a warning.
+   * @default unset: not known, so they are rendered for a later Argo CD sync wave
+   */
+  readonly apiVersions?: string;
 }
 
 /** The environment variable of each setting. */
@@ -39,9 +50,10 @@ export const SETTINGS_ENV: Readonly<Record<keyof RenderSettings, string>> = {
   kubeVersion: 'TIDB_GITOPS_KUBE_VERSION',
   controllerImage: 'TIDB_GITOPS_CONTROLLER_IMAGE',
   namespace: 'TIDB_GITOPS_NAMESPACE',
+  apiVersions: 'TIDB_GITOPS_API_VERSIONS',
 };
 
-const FIELDS = new Set(['apiVersion', 'kind', 'metadata', 'kubeVersion', 'controllerImage', 'namespace']);
+const FIELDS = new Set(['apiVersion', 'kind', 'metadata', 'kubeVersion', 'controllerImage', 'namespace', 'apiVersions']);
 
 /** Whether a document is a RenderSettings document (of any version of the group, to report it). */
 export function isSettingsDocument(doc: unknown): boolean {
@@ -56,6 +68,20 @@ export function namespaceProblem(ns: string): string | undefined {
 
 /** Every problem with one value of a setting, wherever it came from. */
 export function settingProblem(name: keyof RenderSettings, value: unknown): string | undefined {
+  return settingIssue(name, value)?.message;
+}
+
+/** The problem with one value of a setting, at its path in a RenderSettings document (an item of a list). */
+function settingIssue(name: keyof RenderSettings, value: unknown): SpecIssue | undefined {
+  if (name === 'apiVersions') {
+    const v = parseApiVersions(value);
+    return 'error' in v ? { path: v.index === undefined ? name : `${name}[${v.index}]`, message: v.error } : undefined;
+  }
+  const message = scalarProblem(name, value);
+  return message === undefined ? undefined : { path: name, message };
+}
+
+function scalarProblem(name: Exclude<keyof RenderSettings, 'apiVersions'>, value: unknown): string | undefined {
   if (typeof value !== 'string' || value === '') return `expected a non-empty string, got ${JSON.stringify(value)}`;
   if (name === 'kubeVersion') {
     const v = parseKubeVersion(value);
@@ -65,17 +91,24 @@ export function settingProblem(name: keyof RenderSettings, value: unknown): stri
   return imageProblem(value);
 }
 
+/** A setting's value as the render takes it: the API versions as one sorted, comma-separated string. */
+export function settingValue(name: keyof RenderSettings, value: unknown): string {
+  if (name !== 'apiVersions') return value as string;
+  const v = parseApiVersions(value);
+  return 'list' in v ? v.list.join(',') : String(value);
+}
+
 /** The settings of a RenderSettings document, and its problems (paths without lines). */
 export function readSettingsDocument(doc: Record<string, unknown>): { settings: RenderSettings; issues: SpecIssue[] } {
   const issues: SpecIssue[] = [];
   if (doc.apiVersion !== SETTINGS_API_VERSION) issues.push({ path: 'apiVersion', message: `expected ${SETTINGS_API_VERSION}, got ${JSON.stringify(doc.apiVersion)}` });
-  for (const key of Object.keys(doc)) if (!FIELDS.has(key)) issues.push({ path: key, message: 'unknown field; a RenderSettings document takes kubeVersion, controllerImage and namespace' });
+  for (const key of Object.keys(doc)) if (!FIELDS.has(key)) issues.push({ path: key, message: 'unknown field; a RenderSettings document takes kubeVersion, controllerImage, namespace and apiVersions' });
   const settings: { -readonly [K in keyof RenderSettings]?: string } = {};
   for (const name of Object.keys(SETTINGS_ENV) as (keyof RenderSettings)[]) {
     if (doc[name] === undefined) continue;
-    const problem = settingProblem(name, doc[name]);
-    if (problem) issues.push({ path: name, message: problem });
-    else settings[name] = doc[name] as string;
+    const problem = settingIssue(name, doc[name]);
+    if (problem) issues.push(problem);
+    else settings[name] = settingValue(name, doc[name]);
   }
   return { settings, issues };
 }
@@ -89,7 +122,7 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     if (!value) continue;
     const problem = settingProblem(name, value);
     if (problem) errors.push(`${variable}: ${problem}`);
-    else settings[name] = value;
+    else settings[name] = settingValue(name, value);
   }
   return { settings, errors };
 }

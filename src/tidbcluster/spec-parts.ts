@@ -109,7 +109,10 @@ export interface ComponentSpec extends PodSettings {
   additionalVolumes?: Volume[];
   /** Mounted into the main container. @default [] */
   additionalVolumeMounts?: VolumeMount[];
-  /** @default Kubernetes default (30) */
+  /**
+   * Seconds kubelet gives a deleted Pod to stop, its preStop hook included.
+   * @default Kubernetes default (30); TiKV with drain hooks (the default): 600, for its region leaders to move away
+   */
   terminationGracePeriodSeconds?: number;
   /** Main container security context. @default none */
   securityContext?: SecurityContext;

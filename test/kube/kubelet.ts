@@ -11,6 +11,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { KubeClient, Obj } from './client';
+import { readinessGatesPass } from '../sim/kube-kubelet';
 
 export type PodEvent = 'podCreated' | 'podStarted' | 'podReady' | 'podUnready' | 'podStopped' | 'podGone';
 
@@ -46,6 +47,8 @@ interface Run {
   node?: string;
   state: 'pending' | 'running' | 'terminating';
   ready: boolean;
+  /** The containers are ready (the Pod is Ready once the conditions of its readiness gates are True too). */
+  containersReady?: boolean;
   readyDue: boolean;
   timer?: NodeJS.Timeout;
 }
@@ -340,11 +343,16 @@ export class Kubelet extends EventEmitter {
     if (run.state !== 'running' || !run.readyDue || this.closed) return;
     const pod = this.pods.get(run.name);
     if (!pod) return;
-    const ready = this.readinessGate(pod);
-    if (ready === run.ready) return;
+    // Kubelet counts a Pod Ready once its containers are and every condition of its readinessGates is
+    // True (kubernetes pkg/kubelet/status/generate.go GeneratePodReadyCondition).
+    const containersReady = this.readinessGate(pod);
+    const ready = containersReady && readinessGatesPass(pod);
+    if (ready === run.ready && containersReady === run.containersReady) return;
+    const changed = ready !== run.ready;
+    run.containersReady = containersReady;
     run.ready = ready;
     if (this.alive) await this.writeStatus(run);
-    this.emit(ready ? 'podReady' : 'podUnready', pod);
+    if (changed) this.emit(ready ? 'podReady' : 'podUnready', pod);
   }
 
   private async writeStatus(run: Run): Promise<void> {
@@ -361,19 +369,21 @@ export class Kubelet extends EventEmitter {
       podIP: run.ip,
       podIPs: [{ ip: run.ip }],
       startTime: time(startedAt),
-      conditions: [cond('PodReadyToStartContainers', running), cond('Initialized', true), cond('Ready', running && run.ready), cond('ContainersReady', running && run.ready), cond('PodScheduled', true)],
+      conditions: [cond('PodReadyToStartContainers', running), cond('Initialized', true), cond('Ready', running && run.ready), cond('ContainersReady', running && run.containersReady === true), cond('PodScheduled', true)],
       containerStatuses: (pod.spec?.containers ?? []).map((c: Obj) => ({
         name: c.name,
         image: c.image,
         imageID: '',
-        ready: running && run.ready,
+        ready: running && run.containersReady === true,
         started: running,
         restartCount: 0,
         state: running ? { running: { startedAt: time(startedAt) } } : { waiting: { reason: 'ContainerCreating' } },
       })),
     };
     try {
-      await this.kube.patch(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`, 'merge', { metadata: { uid: run.uid }, status }, 'fieldManager=kubelet');
+      // A strategic merge, as kubelet's status manager patches: conditions merge by type, so the ones
+      // another party owns (a readiness gate's) stay.
+      await this.kube.patch(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`, 'strategic', { metadata: { uid: run.uid }, status }, 'fieldManager=kubelet');
     } catch {
       // Gone or replaced: its watch events say so.
     }
@@ -445,6 +455,7 @@ export class Kubelet extends EventEmitter {
     const wasRunning = run.state === 'running';
     run.state = 'terminating';
     run.ready = false;
+    run.containersReady = false;
     const pod = this.pods.get(run.name);
     const hooked = (pod?.spec?.containers ?? []).some((c: Obj) => c.lifecycle?.preStop);
     if (wasRunning && pod && hooked && this.preStop) {

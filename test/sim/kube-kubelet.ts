@@ -104,6 +104,16 @@ export function pendingPodStatus(pod: KubeObject, hostIP: string, now: number): 
   };
 }
 
+/**
+ * Whether every condition the Pod's `spec.readinessGates` name is True in its status: kubelet counts
+ * the Pod Ready only then (kubernetes pkg/kubelet/status/generate.go `GeneratePodReadyCondition`,
+ * reason `ReadinessGatesNotReady` otherwise). Another party (a controller) sets those conditions.
+ */
+export function readinessGatesPass(pod: Record<string, any>): boolean {
+  const conditions: Condition[] = pod.status?.conditions ?? [];
+  return (pod.spec?.readinessGates ?? []).every((g: { conditionType: string }) => conditions.some((c) => c.type === g.conditionType && c.status === 'True'));
+}
+
 /** Sets the Ready and ContainersReady conditions (keeping their transition time if unchanged). */
 function withReadiness(status: Record<string, any>, ready: boolean, now: number): Record<string, any> {
   const next = clone(status);

@@ -16,9 +16,15 @@ export function mergePatch(target: unknown, patch: unknown): any {
   return result;
 }
 
-/** Whether a list holds only objects with a string `name`, the lists a strategic merge merges by key. */
-function isNamedList(list: unknown): list is Array<Record<string, any>> {
-  return Array.isArray(list) && list.every((e) => isObject(e) && typeof e.name === 'string');
+/**
+ * The merge key of a list field: `type` for status conditions (`patchMergeKey:"type"` on
+ * PodStatus.conditions and the other condition lists of k8s.io/api), `name` for the rest.
+ */
+const mergeKeyOf = (field: string | undefined): string => (field === 'conditions' ? 'type' : 'name');
+
+/** Whether a list holds only objects with a string merge key, the lists a strategic merge merges by key. */
+function isNamedList(list: unknown, key = 'name'): list is Array<Record<string, any>> {
+  return Array.isArray(list) && list.every((e) => isObject(e) && typeof e[key] === 'string');
 }
 
 /** Drops strategic-merge directives (`$patch`, `$setElementOrder/...`, `$retainKeys`) from a value. */
@@ -32,9 +38,10 @@ function stripDirectives(v: unknown): any {
 
 const DELETE = Symbol('delete');
 
-function strategicValue(target: unknown, patch: unknown): any {
+function strategicValue(target: unknown, patch: unknown, field?: string): any {
   if (Array.isArray(patch)) {
-    if (patch.length > 0 && isNamedList(patch) && isNamedList(target)) return mergeNamedList(target, patch);
+    const key = mergeKeyOf(field);
+    if (patch.length > 0 && isNamedList(patch, key) && isNamedList(target, key)) return mergeNamedList(target, patch, key);
     return stripDirectives(patch);
   }
   if (!isObject(patch)) return clone(patch);
@@ -43,17 +50,17 @@ function strategicValue(target: unknown, patch: unknown): any {
   const result: Record<string, any> = isObject(target) ? clone(target) : {};
   for (const [k, v] of Object.entries(patch)) {
     if (k.startsWith('$')) continue;
-    const merged = v === null ? DELETE : strategicValue(result[k], v);
+    const merged = v === null ? DELETE : strategicValue(result[k], v, k);
     if (merged === DELETE) delete result[k];
     else result[k] = merged;
   }
   return result;
 }
 
-function mergeNamedList(target: Array<Record<string, any>>, patch: Array<Record<string, any>>): any[] {
+function mergeNamedList(target: Array<Record<string, any>>, patch: Array<Record<string, any>>, key: string): any[] {
   const result = clone(target);
   for (const el of patch) {
-    const i = result.findIndex((e) => e.name === el.name);
+    const i = result.findIndex((e) => e[key] === el[key]);
     if (el.$patch === 'delete') {
       if (i >= 0) result.splice(i, 1);
     } else if (i >= 0) {
@@ -67,7 +74,8 @@ function mergeNamedList(target: Array<Record<string, any>>, patch: Array<Record<
 
 /**
  * Strategic merge patch, simplified: a merge patch that merges lists of objects by their `name` key
- * when both sides are such lists (containers, env, volumes, ports...), and replaces other lists.
+ * when both sides are such lists (containers, env, volumes, ports...), and status conditions by
+ * `type`, and replaces other lists.
  * Honours `$patch: replace|delete`; other directives are ignored.
  */
 export function strategicMergePatch(target: unknown, patch: unknown): any {

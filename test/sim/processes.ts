@@ -131,10 +131,10 @@ export class Processes {
     switch (componentOf(pod)) {
       case 'pd':
         return pd.pdState(name) === 'running';
-      case 'tikv': {
-        const state = pd.store(name)?.state;
-        return pd.tikvState(name) === 'running' && (state === 'Up' || state === 'Offline');
-      }
+      // TiKV has no readiness probe unless the spec sets one: its container is Ready once it runs,
+      // whatever PD says of its store (the readiness gate the controller keeps says that).
+      case 'tikv':
+        return pd.tikvState(name) === 'running';
       case 'pump':
         return pump === undefined || pump.processState(name) === 'serving';
       case 'tso':

@@ -28,6 +28,9 @@
  * - `/metrics` (any method; pkg/server/http_status.go `startHTTPServer`: `router.Handle("/metrics",
  *   promhttp.Handler())`; server/http_status.go before v7.5): the default registry in the Prometheus
  *   text format, gzipped for a client that accepts it (see `metrics`).
+ * - `/status` (any method; pkg/server/http_status.go `handleStatus`): 200 with `connections`,
+ *   `version`, `git_hash` and `status.init_stats_percentage` (`json.Marshal`, `application/json`);
+ *   500 with no body once the server is shutting down (`health` false), see `shutDown`.
  * - Other paths: gorilla/mux's not-found handler, 404 `404 page not found`.
  *
  * Records for tests: `requests` (method, path, pod), `unsimulated` (paths this model does not serve),
@@ -56,6 +59,8 @@ interface TidbProcess {
   /** Epoch ms: `process_start_time_seconds`. */
   readonly startedMs: number;
   labels: Record<string, string>;
+  /** Set by `shutDown`: `/status` answers 500, as a server does once its shutdown began. */
+  shuttingDown?: boolean;
   /** `/metrics` scrapes answered (`promhttp_metric_handler_requests_total{code="200"}`). */
   scrapes: number;
 }
@@ -120,6 +125,18 @@ export class TidbSim {
     await new Promise<void>((resolve) => proc.server.close(() => resolve()));
   }
 
+  /** The port the Pod's server listens on (the configured one, or the one the system gave for port 0). */
+  port(pod: string): number | undefined {
+    const a = this.procs.get(pod)?.server.address();
+    return typeof a === 'object' && a !== null ? a.port : undefined;
+  }
+
+  /** The server begins to shut down (`graceful-wait-before-shutdown`): `/status` answers 500 from now on. */
+  shutDown(pod: string): void {
+    const proc = this.procs.get(pod);
+    if (proc) proc.shuttingDown = true;
+  }
+
   /** The labels the running server has (undefined when it does not run). */
   labels(pod: string): Record<string, string> | undefined {
     const p = this.procs.get(pod);
@@ -180,6 +197,11 @@ export class TidbSim {
         res.writeHead(a.status, a.headers);
         res.end(a.body);
         return;
+      }
+      if (path === '/status') {
+        // Any method (mux's HandleFunc without Methods); 500 with no body once shutting down.
+        if (proc.shuttingDown) return send(500, '', 'application/json');
+        return send(200, JSON.stringify({ connections: 0, version: `8.0.11-TiDB-${this.versionOf(proc.pod)}`, git_hash: '0000000000000000000000000000000000000000', status: { init_stats_percentage: 100 } }), 'application/json');
       }
       if (path === '/info') {
         const release = this.versionOf(proc.pod);

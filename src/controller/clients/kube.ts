@@ -19,6 +19,7 @@ export const FIELD_MANAGER = 'tidb-gitops-controller';
 /** Content types of the patches the controller sends. */
 export const MERGE_PATCH = 'application/merge-patch+json';
 export const APPLY_PATCH = 'application/apply-patch+yaml';
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
 
 export interface EventTarget {
@@ -322,6 +323,16 @@ export class KubeAccess implements LeaseStore {
   async patchReclaimPolicy(name: string, policy: string): Promise<void> {
     const body = { spec: { persistentVolumeReclaimPolicy: policy } };
     await this.send(`patch pv ${name}`, 'PATCH', `/${API.core}/persistentvolumes/${encodeURIComponent(name)}`, { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+  }
+
+  /**
+   * Sets one condition in a Pod's status (the readiness gate's): a strategic merge patch of
+   * `status.conditions`, whose merge key is `type`, so kubelet's own conditions stay. The Pod's UID
+   * is a precondition: a successor of the same name is never given its predecessor's condition.
+   */
+  async patchPodCondition(name: string, uid: string, condition: { type: string; status: string; reason: string; message: string }, now: number): Promise<void> {
+    const body = { metadata: { uid }, status: { conditions: [{ ...condition, lastProbeTime: null, lastTransitionTime: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z') }] } };
+    await this.send(`patch pod ${name} status`, 'PATCH', `${this.path(API.core, 'pods')}/${encodeURIComponent(name)}/status`, { body, contentType: STRATEGIC_MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
   }
 
   /** Records a Kubernetes Event on an object of the cluster; failures are logged, never fatal. */

@@ -5,13 +5,27 @@
  */
 import { PORT } from '../../tidbcluster/names';
 import { podHost, type ClusterInfo } from '../model/cluster';
-import { httpRequest, type ClientTls } from './http';
+import { httpRequest, type ClientTls, type ProbeResult } from './http';
 
 type Labels = Record<string, string>;
 
 /** `<pod>.<cluster>-tidb-peer.<ns>:10080`, https with tlsCluster (tidb-operator `TiDBControl.getBaseURL`). */
 export function tidbStatusBase(c: ClusterInfo, pod: string): string {
   return `${c.tls ? 'https' : 'http'}://${podHost(c, 'tidb', pod)}:${PORT.tidbStatus}`;
+}
+
+/**
+ * `GET <base>/status`: whether the server serves. pingcap/tidb `pkg/server/http_status.go`
+ * `handleStatus` answers 200 with its connections and version, and 500 with no body once the server
+ * is shutting down (`health` false).
+ */
+export async function tidbServing(base: string, tls?: ClientTls): Promise<ProbeResult> {
+  try {
+    const res = await httpRequest(`${base}/status`, { method: 'GET', tls, timeoutMs: 3_000 });
+    return res.status === 200 ? { ok: true, detail: 'serving' } : { ok: false, detail: `HTTP ${res.status}${res.status === 500 ? ' (shutting down)' : ''}` };
+  } catch (e) {
+    return { ok: false, detail: (e as Error).message };
+  }
 }
 
 /** What TiDB answered to an upgrade op: whether it has the API, and its words. */

@@ -22,7 +22,8 @@ import { LABEL, names } from '../../tidbcluster/names';
 import { PdClient, type PdListedMember } from '../clients/pd';
 import type { ClusterInfo } from '../model/cluster';
 import { isTerminating, ordinalOf, type Pod } from '../model/objects';
-import { preStopWait, type PreStopDeps } from './prestop';
+import { preStopWait, type PreStopDeps, type PreStopWaitState } from './prestop';
+import type { StoppedWithLeaders } from '../records/stopped-with-leaders';
 import type { ClientTls } from '../clients/http';
 
 export interface DiscoveryAnswer {
@@ -45,7 +46,9 @@ export interface DiscoveryDeps {
   /** The cluster's client certificate (`/prestop` asks TiCDC with it under cluster TLS). @default none */
   readonly tls?: ClientTls;
   /** How `/prestop` polls PD, and its clock (tests). @default every second, Date.now */
-  readonly preStop?: Pick<PreStopDeps, 'pollMs' | 'now' | 'ticdcUrl'>;
+  readonly preStop?: Pick<PreStopDeps, 'pollMs' | 'now' | 'ticdcUrl' | 'stallMs'>;
+  /** Told when `/prestop` lets a TiKV Pod stop with region leaders on its store. @default none */
+  stoppedWithLeaders?(entry: StoppedWithLeaders): void;
   /** Notes what discovery did (stale member removed...), for logs and events. */
   note(kind: 'bootstrap' | 'join' | 'stale-member', message: string, pod: string): void;
 }
@@ -56,6 +59,8 @@ export class Discovery {
   /** PD Pods that asked since the desired replica count last changed (reset on change, like the operator). */
   private readonly callers = new Set<string>();
   private seenReplicas: number | undefined;
+  /** What the preStop waits under way have seen, across the hooks' asks. */
+  private readonly preStopWaits = new Map<string, PreStopWaitState>();
 
   constructor(private readonly deps: DiscoveryDeps) {}
 
@@ -66,7 +71,10 @@ export class Discovery {
     if (parts[0] === 'verify' && parts.length === 2) return this.verify(parts[1], remoteAddress);
     if (parts[0] === 'prestop' && parts.length === 2) {
       const { cluster, pods, pdClients, checkSource, tls } = this.deps;
-      return preStopWait({ cluster, pods, pdClients, checkSource, tls, fromPod, ...this.deps.preStop }, parts[1], remoteAddress);
+      const wait = /^\d{1,3}$/.exec(new URLSearchParams(url.split('?')[1] ?? '').get('wait') ?? '');
+      const stoppedWithLeaders = this.deps.stoppedWithLeaders?.bind(this.deps);
+      const deps = { cluster, pods, pdClients, checkSource, tls, fromPod, waits: this.preStopWaits, stoppedWithLeaders, ...this.deps.preStop };
+      return preStopWait(deps, parts[1], remoteAddress, wait ? Math.max(1, Number(wait[0])) : undefined);
     }
     return answer(404, `unknown path ${url}; discovery serves /new/<base64 peer address>, /verify/<base64 PD URL> and /prestop/<PD, TiKV or TiCDC Pod>`);
   }

@@ -55,12 +55,20 @@ export interface StatefulSet {
 export interface PodCondition {
   type: string;
   status: string;
+  reason?: string;
   lastTransitionTime?: Date | string;
 }
 
 export interface Pod {
   metadata: ObjectMeta;
-  spec?: { volumes?: Volume[]; nodeName?: string; containers?: { name: string; image?: string }[]; terminationGracePeriodSeconds?: number };
+  spec?: {
+    volumes?: Volume[];
+    nodeName?: string;
+    containers?: { name: string; image?: string }[];
+    terminationGracePeriodSeconds?: number;
+    /** Conditions kubelet waits for, beside the containers' readiness, before it counts the Pod Ready. */
+    readinessGates?: { conditionType: string }[];
+  };
   status?: {
     phase?: string;
     podIP?: string;
@@ -72,6 +80,7 @@ export interface Pod {
       /** Set once the container has stopped: its exit and the message it left (`terminationMessagePath`). */
       state?: {
         terminated?: { exitCode?: number; message?: string; finishedAt?: Date | string };
+        running?: { startedAt?: Date | string };
         /** Why a container has not started: `CreateContainerConfigError` (a missing Secret), `ImagePullBackOff`... */
         waiting?: { reason?: string; message?: string };
       };

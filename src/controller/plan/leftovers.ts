@@ -8,6 +8,8 @@ import { isReady, isTerminating, ordinalOf } from '../model/objects';
 import { replicasOf } from '../model/settings';
 import type { ComponentState, PlanInput } from '../view/view';
 import { requests } from './evict-requests';
+import { pdStoresOf, storeOfPod } from '../view/lookups';
+import { heardSinceStart, running } from './serving';
 
 /**
  * The controller's own eviction records of this component, once nothing needs them: the component
@@ -19,20 +21,26 @@ export function leftoverEvictions(input: PlanInput, c: ComponentState): number[]
   // A request still standing keeps its scheduler; it goes once the Pod no longer asks.
   const asking = new Set(requests(c).map((r) => r.pod.metadata.name));
   return Object.entries(input.evictions ?? {})
-    .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined && !(r.for === 'request' && asking.has(r.pod)) && !(r.for === 'drain' && drainPending(c, r.pod, sts)))
+    .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined && !(r.for === 'request' && asking.has(r.pod)) && !(r.for === 'drain' && drainPending(input, c, r.pod, sts)))
     .map(([id]) => Number(id));
 }
 
 /**
- * A drained Pod keeps its scheduler until its successor is Ready: removed earlier, PD would send
- * leaders back to a store that is stopping or not serving yet. A Pod the StatefulSet no longer has
- * (scaled in meanwhile) does not come back.
+ * A drained Pod keeps its scheduler until its successor runs and its store is Up in PD again: removed
+ * earlier, PD would send leaders back to a store that is stopping or not serving yet. Not until the
+ * Pod is Ready: its readiness gate waits for the leaders to come back (`serving.ts`), which the
+ * scheduler would keep away. A Pod the StatefulSet no longer has (scaled in meanwhile) does not come
+ * back.
  */
-function drainPending(c: ComponentState, pod: string, sts: string): boolean {
+function drainPending(input: PlanInput, c: ComponentState, pod: string, sts: string): boolean {
   const ordinal = ordinalOf(pod, sts)!;
   const live = c.pods.find((p) => p.metadata.name === pod);
   if (!live) return ordinal < replicasOf(c.sts);
-  return isTerminating(live) || !isReady(live);
+  if (isTerminating(live)) return true;
+  const pd = pdStoresOf(input);
+  if (typeof pd === 'string') return !isReady(live);
+  const store = storeOfPod(pd.stores, input.cluster.name, c.kind, pod);
+  return !running(live) || store?.state !== 'Up' || !heardSinceStart(store, live);
 }
 
 export function leftoverMarks(c: ComponentState): { pod: string; keys: string[] }[] {

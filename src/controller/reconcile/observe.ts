@@ -10,6 +10,7 @@ import type { KubeAccess } from '../clients/kube';
 import { PdError, type PdClient } from '../clients/pd';
 import { tiflashStatusUrl, tiflashStoreStatus } from '../clients/tiflash';
 import { tikvLeaderCount, tikvMetricsUrl } from '../clients/tikv';
+import { tidbServing, tidbStatusBase } from '../clients/tidb';
 import type { ClusterInfo } from '../model/cluster';
 import type { Pod } from '../model/objects';
 import { settingsOf } from '../model/settings';
@@ -154,12 +155,13 @@ async function probe(
   pd: PdState | { error: string } | undefined,
 ): Promise<Probes> {
   const wanted = probesWanted(components);
-  if (wanted.pdReady.length === 0 && wanted.tiflashStatus.length === 0 && wanted.tikvLeaders.length === 0) return {};
+  if (wanted.pdReady.length === 0 && wanted.tiflashStatus.length === 0 && wanted.tikvLeaders.length === 0 && wanted.tidbStatus.length === 0) return {};
   const c = d.cluster;
   const members = pd && !('error' in pd) ? pd.members : [];
   const pdReady: Record<string, ProbeResult> = {};
   const tiflashStatus: Record<string, ProbeResult> = {};
   const tikvLeaders: Record<string, LeaderProbe> = {};
+  const tidbStatus: Record<string, ProbeResult> = {};
   // Asked once per pass, only when a member is not ready: whether followers can load regions at all.
   let regionStorage: Promise<boolean | Error> | undefined;
   const leader = pd && !('error' in pd) ? pd.leader : undefined;
@@ -187,6 +189,9 @@ async function probe(
         .then((count) => ({ count, detail: `${count} leaders` }))
         .catch((e: Error) => ({ detail: e.message }));
     }),
+    ...wanted.tidbStatus.map(async (pod) => {
+      tidbStatus[pod] = await tidbServing(tidbStatusBase(c, pod), d.tls);
+    }),
   ]);
-  return { pdReady, tiflashStatus, tikvLeaders };
+  return { pdReady, tiflashStatus, tikvLeaders, tidbStatus };
 }

@@ -11,7 +11,9 @@ import { Executor } from '../actions/execute';
 import { finishRecreates } from '../actions/statefulset';
 import type { EventRecorder } from '../clients/events';
 import type { ClientTls } from '../clients/http';
-import type { KubeAccess } from '../clients/kube';
+import { KubeError, type KubeAccess } from '../clients/kube';
+import { SERVING_CONDITION } from '../../tidbcluster/serving';
+import { servingChanges } from '../plan/serving';
 import type { PdClient } from '../clients/pd';
 import type { ClusterInfo } from '../model/cluster';
 import { settingsOf } from '../model/settings';
@@ -20,6 +22,7 @@ import { plan, type ComponentPlan } from '../plan/plan';
 import { trackWaits, type StuckReport, type WaitMark } from '../plan/stuck';
 import { extraReplicas } from '../records/failover';
 import { StatusRecords } from '../records/store';
+import type { StoppedWithLeaders } from '../records/stopped-with-leaders';
 import type { Logger } from '../runtime/log';
 import type { Metrics } from '../runtime/metrics';
 import type { PlanOptions } from '../view/view';
@@ -57,6 +60,8 @@ export interface ReconcilerDeps {
   readonly event: EventRecorder;
   /** Whether this replica may still act: it leads and is not stopping. */
   readonly acting: () => boolean;
+  /** The Pods discovery let stop with region leaders, for the status. @default none */
+  readonly stoppedWithLeaders?: () => readonly StoppedWithLeaders[];
 }
 
 /** What a pass found: whether an operation is under way, and whether it acted. */
@@ -152,6 +157,9 @@ export class Reconciler {
     const plans = plan({ ...view, failover: records.failover });
     await this.noteWaits(view, plans);
     records.composeWith(() => this.status(view, plans));
+    // A Pod not serving yet is looked at again soon, as during an operation: its store or server may
+    // come up between two kube events, and the budget counts it only once its condition is True.
+    const notServing = this.d.acting() ? await this.markServing(view) : false;
     const busy = await this.act(view, plans);
     if (busy === undefined) return undefined;
     if (this.topology && this.d.acting()) await this.labelTopology(view);
@@ -169,7 +177,7 @@ export class Reconciler {
     await records.write(this.status(view, plans));
     if (!busy) await this.configs.collect(view.now);
     this.d.metrics.set('process_resident_memory_bytes', {}, process.memoryUsage().rss);
-    return { busy, acted: this.acted };
+    return { busy: busy || notServing, acted: this.acted };
   }
 
   /**
@@ -204,6 +212,25 @@ export class Reconciler {
       }
     }
     return busy;
+  }
+
+  /**
+   * The readiness gate's condition on each gated Pod, as the servers say (`plan/serving.ts`). A Pod
+   * replaced meanwhile (the UID precondition fails) or gone is left to the next pass. Whether a gated
+   * Pod runs without serving.
+   */
+  private async markServing(view: PassView): Promise<boolean> {
+    const { changes, notServing } = servingChanges(view);
+    for (const change of changes) {
+      try {
+        await this.d.kube.patchPodCondition(change.pod, change.uid, { type: SERVING_CONDITION, status: change.status, reason: change.reason, message: change.message }, view.now);
+        this.d.log.info(`${change.pod}: ${SERVING_CONDITION} ${change.status}: ${change.message}`, { pod: change.pod });
+      } catch (err) {
+        if (err instanceof KubeError && (err.code === 404 || err.code === 409)) continue;
+        this.d.log.warn(`cannot set ${SERVING_CONDITION} on ${change.pod}: ${(err as Error).message}`, { pod: change.pod });
+      }
+    }
+    return notServing;
   }
 
   /** Keeps each component's wait; one that lasts too long is reported once, as a Warning event. */
@@ -251,6 +278,6 @@ export class Reconciler {
 
   /** The status document of this pass. */
   private status(view: PassView, plans: readonly ComponentPlan[]): string {
-    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackupView, this.stuck, this.reclaimPolicy?.current());
+    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackupView, this.stuck, this.reclaimPolicy?.current(), this.d.stoppedWithLeaders?.());
   }
 }

@@ -16,6 +16,7 @@ import type { EvictionRecord } from '../records/evictions';
 import type { FailoverState } from '../records/failover';
 import type { LastOperation } from '../records/last-operations';
 import type { StatusRecords } from '../records/store';
+import type { StoppedWithLeaders } from '../records/stopped-with-leaders';
 import { memberOfPod, podsByOrdinal, storeOfPod, storesOf } from '../view/lookups';
 import type { ComponentState, PdState } from '../view/view';
 import type { TopologyStatus } from './topology';
@@ -81,6 +82,7 @@ export function statusDocument(
   logBackups?: LogBackupView,
   stuck?: ReadonlyMap<ComponentKind, StuckReport>,
   volumes?: ReclaimPolicyStatus,
+  stoppedWithLeaders: readonly StoppedWithLeaders[] = [],
 ): string {
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions, stuck);
   // The records are cut to what they keep where they are written (reconcile/backup-runs.ts).
@@ -93,6 +95,8 @@ export function statusDocument(
     ...(Object.keys(records.replacements).length > 0 && { replacements: records.replacements }),
     ...(topology && { topology }),
     ...(volumes && { volumes }),
+    // TiKV Pods let stop with region leaders on their store (discovery's preStop answer), newest first.
+    ...(stoppedWithLeaders.length > 0 && { stoppedWithLeaders }),
     ...(runs.length > 0 && { backupRuns: runs }),
     ...(operations.length > 0 && { operations }),
     ...(records.initializer && { initializer: records.initializer }),

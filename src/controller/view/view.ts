@@ -68,6 +68,8 @@ export interface Probes {
   readonly tiflashStatus?: Readonly<Record<string, ProbeResult>>;
   /** The leader count each TiKV being evicted for its restart reports in its own `/metrics`. */
   readonly tikvLeaders?: Readonly<Record<string, LeaderProbe>>;
+  /** Each running TiDB Pod with the serving readiness gate: whether its `/status` answers 200. */
+  readonly tidbStatus?: Readonly<Record<string, ProbeResult>>;
 }
 
 /** A TiKV server's own leader count; `count` is undefined when it could not be read (`detail` says why). */
