@@ -49,6 +49,8 @@ const oneYaml = {
 const results = await Promise.all([
   build({ ...common, entryPoints: [join(root, 'src/cli/main.ts')], outfile: join(root, 'lib/tidb-gitops.js'), plugins: [oneYaml] }),
   build({ ...common, entryPoints: [join(root, 'src/controller/main.ts')], outfile: join(root, 'lib/tidb-gitops-controller.js') }),
+  // `tidb-gitops status`: reads a running cluster with the user's kubeconfig, so it carries the client too.
+  build({ ...common, entryPoints: [join(root, 'src/cli/status-main.ts')], outfile: join(root, 'lib/tidb-gitops-status.js') }),
   build({ ...common, entryPoints: [join(root, 'src/index.ts')], outfile: join(root, 'lib/index.js'), external: ['cdk8s', 'constructs'] }),
   // `tidb-gitops/inputs`: loading and validating, for an app without cdk8s. Bundled with neither, so
   // a need for them crept in fails the build rather than the app.
@@ -93,7 +95,7 @@ const list = [...packages.values()].sort((a, b) => (a.name < b.name ? -1 : a.nam
 const rule = '-'.repeat(78);
 writeFileSync(
   join(root, 'lib/THIRD-PARTY-NOTICES.txt'),
-  `tidb-gitops bundles the following packages (lib/tidb-gitops.js, lib/tidb-gitops-controller.js and
+  `tidb-gitops bundles the following packages (lib/tidb-gitops.js, lib/tidb-gitops-controller.js, lib/tidb-gitops-status.js and
 lib/index.js). Each is listed with its version, its license and the license text it ships.
 ${list.map((p) => `\n${rule}\n${p.name} ${p.version} (${p.license})\n${rule}\n\n${p.texts.join('\n\n')}\n`).join('')}`,
 );

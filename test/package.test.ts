@@ -61,6 +61,7 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
     'lib/inputs.js',
     'lib/kube-schema-data.json',
     'lib/tidb-gitops-controller.js',
+    'lib/tidb-gitops-status.js',
     'lib/tidb-gitops.js',
     'package.json',
   ];
@@ -121,6 +122,8 @@ test('installed as a CLI it brings no dependency, and renders', () => {
   const rendered = execFileSync(bin, ['render', example], { encoding: 'utf8' });
   const local = execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', example], { encoding: 'utf8' });
   expect(rendered).toBe(local);
+  // kubectl finds `kubectl-tidb_gitops` on the PATH: `kubectl tidb-gitops status`.
+  expect(execFileSync(join(prefix, 'bin/kubectl-tidb_gitops'), ['status', '--help'], { encoding: 'utf8' })).toContain('kubectl tidb-gitops status [CLUSTER]');
 }, 120_000);
 
 test('without cdk8s, tidb-gitops/inputs loads and validates, and the main entry says what it needs', () => {

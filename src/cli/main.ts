@@ -25,6 +25,9 @@ Commands:
                        rendered <cluster>-monitoring-<hash> Job runs).
   diff OLD NEW         What merging a change would do to the clusters, as a
                        Markdown report. See 'tidb-gitops diff --help'.
+  status [CLUSTER]     Where a running cluster stands, read from the API
+                       server with your kubeconfig (also 'kubectl tidb-gitops
+                       status'). See 'tidb-gitops status --help'.
   argocd ...           The Argo CD config-management plugin's commands. See
                        'tidb-gitops argocd --help'.
 
@@ -180,6 +183,11 @@ function usageError(io: Io, message: string): number {
 /** Process entry: real stdio, exit code through process.exitCode so stdout is flushed. */
 export function run(): void {
   const argv = process.argv.slice(2);
+  if (argv[0] === 'status') {
+    // Its own bundle too: the Kubernetes client is for reading the cluster, never for rendering.
+    (require(join(__dirname, 'tidb-gitops-status.js')) as { status(args: readonly string[]): void }).status(argv.slice(1));
+    return;
+  }
   if (argv[0] === 'controller' || argv[0] === 'publish-monitoring') {
     // A bundle of its own (with the Kubernetes client), loaded only here so rendering stays fast.
     const controller = require(join(__dirname, 'tidb-gitops-controller.js')) as { run(args: readonly string[]): void; publish(args: readonly string[]): void };

@@ -47,6 +47,8 @@ export interface KubeTarget {
   readonly tokenFile?: string;
   /** A credential plugin (`users[].user.exec`), run when its last answer expires. */
   readonly exec?: ExecConfig;
+  /** The namespace of the kubeconfig's current context, or the Pod's own. @default none */
+  readonly namespace?: string;
 }
 
 interface ExecConfig {
@@ -69,7 +71,9 @@ export function loadKubeTarget(kubeconfig?: string, env: NodeJS.ProcessEnv = pro
   if (existsSync(home)) return fromKubeconfig(home);
   if (env.KUBERNETES_SERVICE_HOST && existsSync(join(serviceAccountDir, 'token'))) {
     const host = env.KUBERNETES_SERVICE_HOST.includes(':') ? `[${env.KUBERNETES_SERVICE_HOST}]` : env.KUBERNETES_SERVICE_HOST;
-    return { server: `https://${host}:${env.KUBERNETES_SERVICE_PORT ?? '443'}`, ca: readFileSync(join(serviceAccountDir, 'ca.crt')), tokenFile: join(serviceAccountDir, 'token') };
+    const nsFile = join(serviceAccountDir, 'namespace');
+    const namespace = existsSync(nsFile) ? readFileSync(nsFile, 'utf8').trim() || undefined : undefined;
+    return { server: `https://${host}:${env.KUBERNETES_SERVICE_PORT ?? '443'}`, ca: readFileSync(join(serviceAccountDir, 'ca.crt')), tokenFile: join(serviceAccountDir, 'token'), ...(namespace && { namespace }) };
   }
   throw new Error('no Kubernetes configuration: give --kubeconfig, set KUBECONFIG, or run in a Pod with a service account token');
 }
@@ -109,12 +113,13 @@ export function fromKubeconfig(file: string): KubeTarget {
       apiVersion: exec.apiVersion ?? 'client.authentication.k8s.io/v1',
       dir,
     },
+    ...(context.namespace && { namespace: context.namespace }),
   };
 }
 
 interface Kubeconfig {
   'current-context'?: string;
-  contexts?: { name: string; context: { cluster: string; user?: string } }[];
+  contexts?: { name: string; context: { cluster: string; user?: string; namespace?: string } }[];
   clusters?: { name: string; cluster: { server?: string; 'certificate-authority'?: string; 'certificate-authority-data'?: string; 'insecure-skip-tls-verify'?: boolean; 'tls-server-name'?: string } }[];
   users?: { name: string; user: KubeconfigUser }[];
 }
