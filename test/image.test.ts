@@ -118,6 +118,7 @@ describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)
       'app/argocd/plugin.yaml',
       'app/lib/THIRD-PARTY-NOTICES.txt',
       'app/lib/tidb-gitops-controller.js',
+      'app/lib/tidb-gitops-status.js',
       'app/lib/tidb-gitops.js',
       'etc/group',
       'etc/passwd',
