@@ -16,6 +16,6 @@ export { TiProxyComponent, type TiProxyComponentProps } from './render/tiproxy';
 export { VolumeSizesConfigMap, type VolumeSizesProps } from './render/volume-sizes';
 export { renderClusters, type RenderedCluster } from './render/render';
 export { toYamlStream } from './render/output';
-export { ApiRefusalError } from './render/api-check';
+export { ApiRefusalError, type Refusal } from './render/api-check';
 export { BackupScheduleCronJob, type BackupScheduleProps } from './render/backup-schedule';
 export { InitializerConfigMap, type InitializerProps } from './render/initializer';

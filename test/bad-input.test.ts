@@ -181,13 +181,13 @@ const CASES: Case[] = [
     problems: 1,
   },
   {
-    name: "annotations within 256 KiB each but over it once a cluster's and a component's are merged: refused on the rendered object",
+    name: "annotations within 256 KiB each but over it once a cluster's and a component's are merged: refused at the component's annotations, naming the rendered object",
     files: { 'ann.yaml': demoWith(`  annotations:\n    a: ${'x'.repeat(150_000)}\n`, '', `    annotations:\n      b: ${'y'.repeat(150_000)}\n`) },
     args: ['render', '$D/ann.yaml'],
     out: true,
     exit: 1,
     stderr: [
-      '$D/ann.yaml: document 1: rendered StatefulSet demo-tidb: spec.template.metadata.annotations: annotations take 293.0 KiB together; Kubernetes allows at most 256.0 KiB per object',
+      '$D/ann.yaml: document 1: spec.tidb.annotations (line 15): the API server would refuse the StatefulSet demo-tidb rendered from it: spec.template.metadata.annotations: annotations take 293.0 KiB together; Kubernetes allows at most 256.0 KiB per object',
     ],
     problems: 1,
   },
@@ -196,7 +196,7 @@ const CASES: Case[] = [
     files: { 'cm.yaml': demoWith('', '', `    config: |\n      [labels]\n      note = "${'z'.repeat(1_100_000)}"\n`) },
     args: ['render', '$D/cm.yaml'],
     exit: 1,
-    stderr: ['$D/cm.yaml: document 1: rendered ConfigMap demo-tidb: data: its data takes 1.05 MiB; a ConfigMap holds at most 1.00 MiB'],
+    stderr: ['$D/cm.yaml: document 1: spec.tidb.config (line 12): the API server would refuse the ConfigMap demo-tidb rendered from it: data: its data takes 1.05 MiB; a ConfigMap holds at most 1.00 MiB'],
     problems: 1,
   },
   {
@@ -561,7 +561,7 @@ const CASES: Case[] = [
     args: ['render', '$D/two.yaml'],
     exit: 1,
     stderr: [
-      '$D/two.yaml: document 1: metadata.namespace: cluster "demo" has no namespace, and one of the same name is in "tidb" ($D/two.yaml: document 2): applied there, the two would be one; give this one a namespace (metadata.namespace, or -n)',
+      '$D/two.yaml: document 1: metadata.namespace (line 4): cluster "demo" has no namespace, and one of the same name is in "tidb" ($D/two.yaml: document 2): applied there, the two would be one; give this one a namespace (metadata.namespace, or -n)',
     ],
     problems: 1,
   },
@@ -645,7 +645,7 @@ const CASES: Case[] = [
     files: { 'two.yaml': `${DEMO}---\n${DEMO}` },
     args: ['render', '$D/two.yaml'],
     exit: 1,
-    stderr: ['$D/two.yaml: document 2: metadata.name: duplicate cluster "demo", also defined at $D/two.yaml: document 1'],
+    stderr: ['$D/two.yaml: document 2: metadata.name (line 16): duplicate cluster "demo", also defined at $D/two.yaml: document 1'],
     problems: 1,
   },
   {
@@ -654,7 +654,7 @@ const CASES: Case[] = [
     args: ['render', '$D/a.yaml', '$D/b.yaml'],
     out: true,
     exit: 1,
-    stderr: ['$D/b.yaml: document 1: metadata.name: duplicate cluster "demo", also defined at $D/a.yaml: document 1'],
+    stderr: ['$D/b.yaml: document 1: metadata.name (line 4): duplicate cluster "demo", also defined at $D/a.yaml: document 1'],
     problems: 1,
   },
 

@@ -8,6 +8,8 @@ import { unsafeTextIssues } from '../tidbcluster/check';
 import type { SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind } from '../tidbcluster/load';
 import { DNS1123_LABEL } from '../base/patterns';
+import { podLabelFindings } from '../tidbcluster/job-pod-input';
+import { attach } from '../tidbcluster/pod-rules';
 import backupSchema from './generated/backup.schema.json';
 import scheduleSchema from './generated/backupschedule.schema.json';
 import restoreSchema from './generated/restore.schema.json';
@@ -50,11 +52,12 @@ function kind(name: string, resolve: Resolver, refusals: (spec: Record<string, u
       if (unsafe.length > 0) return unsafe;
       const issues: SpecIssue[] = [...validateSchema(SCHEMAS[name], doc), ...metadataIssues(doc.metadata, name)];
       // Resolution reads the spec's shape; a document the schema refuses stops at the schema's words.
-      if (issues.length > 0 || !isObject(doc.spec)) return issues;
+      const labels = labelIssues(doc.metadata);
+      if (issues.length > 0 || !isObject(doc.spec)) return [...issues, ...labels];
       const reported = new Set(issues.map((i) => i.path));
       issues.push(...refusals(doc.spec).filter((i) => !reported.has(i.path)));
       issues.push(...resolve(doc).issues);
-      return issues;
+      return [...issues, ...labels];
     },
     read(doc) {
       const { value } = resolve(doc);
@@ -76,6 +79,12 @@ function metadataIssues(metadata: unknown, kindName: string): SpecIssue[] {
     issues.push({ path: 'metadata.namespace', message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')` });
   }
   return issues;
+}
+
+/** The document's labels go onto its Jobs and their Pods: they are held to the rules of a Job's Pod labels. */
+function labelIssues(metadata: unknown): SpecIssue[] {
+  if (!isObject(metadata)) return [];
+  return podLabelFindings(metadata.labels).map(([rel, message]) => ({ path: attach('metadata.labels', rel), message }));
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

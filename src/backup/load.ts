@@ -4,6 +4,7 @@
  */
 import { aliasErrors, readInputs, type DocumentKind, type InputResult } from '../tidbcluster/load';
 import type { ResolveOptions } from '../tidbcluster/resolve';
+import { targetMinor } from '../tidbcluster/job-pod-input';
 import { operationKinds } from './kinds';
 import type { ResolvedOperation } from './resolve';
 import { initializerKind } from '../initializer/read';
@@ -15,13 +16,14 @@ import type { ResolvedMonitor } from '../monitoring/types';
 export type CompanionDocument = ResolvedOperation | ResolvedInitializer | ResolvedMonitor;
 
 /** The readers of every kind read beside the clusters, for `readInputs`. */
-export function companionKinds(options: { readonly namespace?: string } = {}): DocumentKind<CompanionDocument>[] {
-  return [...operationKinds(options), initializerKind(options), monitorKind(options)];
+export function companionKinds(options: { readonly namespace?: string; readonly kubeVersion?: string } = {}): DocumentKind<CompanionDocument>[] {
+  const { namespace } = options;
+  return [...operationKinds({ namespace, kubeMinor: targetMinor(options.kubeVersion) }), initializerKind({ namespace }), monitorKind({ namespace })];
 }
 
 /** Parses and checks every document of one YAML text (`loadTidbClusters`, with the operations). */
 export function loadInputs(text: string, file: string, options: ResolveOptions = {}): InputResult<CompanionDocument> {
   const bombs = aliasErrors(text, file);
   if (bombs.length > 0) return { clusters: [], errors: bombs, skipped: [], documents: [], others: [] };
-  return readInputs(text, file, options, companionKinds({ namespace: options.namespace }));
+  return readInputs(text, file, options, companionKinds({ namespace: options.namespace, kubeVersion: options.kubeVersion }));
 }

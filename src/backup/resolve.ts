@@ -5,7 +5,12 @@
  */
 import type { SpecIssue } from '../tidbcluster/errors';
 import { logBackupOfSchedule, type CleanPolicy } from '../tidbcluster/names';
+import { parseTs, type TsZone } from '../base/tso';
+import { imageProblem } from '../tidbcluster/api-rules';
+import { brSettingsIssues } from './br-flags';
+import { OLDEST_KUBE_MINOR } from '../tidbcluster/kube-version';
 import { cronProblem } from './cron';
+import { brPodIssues } from './job-pod';
 import { resolveStorage, type ResolvedStorage } from './storage';
 import type { BRConfig, Backup, BackupSchedule, BackupSpec, JobPodSettings, Restore, StorageProvider } from './types';
 
@@ -122,13 +127,17 @@ export function operationJobName(op: { readonly kind: 'Backup' | 'Restore'; read
 export interface OperationOptions {
   /** The `--namespace` of `render`, for documents that name none. @default none */
   readonly namespace?: string;
+  /** The Kubernetes minor rendered for, whose rules the Pod fields follow. @default 31 (the oldest supported) */
+  readonly kubeMinor?: number;
 }
 
 export function resolveBackup(doc: Backup, options: OperationOptions = {}): { value?: ResolvedBackup; issues: SpecIssue[] } {
   const s = doc.spec;
   const issues: SpecIssue[] = backupModeIssues(s, 'spec');
-  const job = brJob(s, s, 'spec', 'spec', issues);
+  const job = brJob(s, s, 'spec', 'spec', issues, options);
   const log = s.backupMode === 'log' ? logBackupOf(s, 'spec', issues) : undefined;
+  // `br backup --backupts` reads a time without a zone in the Pod's (br/pkg/task/backup.go).
+  if (s.backupMode !== 'log') issues.push(...tsIssues(s.commitTs, 'spec.commitTs', 'optional'));
   if (issues.length > 0 || !job) return { issues };
   const commitTs = s.commitTs !== undefined && s.commitTs !== '' ? s.commitTs : undefined;
   if (log) return { value: { kind: 'Backup', ...base(doc, options), ...job, log: { ...log, ...(commitTs !== undefined && { startTs: commitTs }) } }, issues };
@@ -153,7 +162,7 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
   if (t.commitTs !== undefined) issues.push({ path: 'spec.backupTemplate.commitTs', message: 'a schedule backs up the data as it is when each run starts; commitTs would make every run the same backup' });
   // The schedule's own storage, when it names one, is where every run goes (operator v1.6+).
   const own = hasStorage(s);
-  const job = brJob(t, own ? s : t, 'spec.backupTemplate', own ? 'spec' : 'spec.backupTemplate', issues);
+  const job = brJob(t, own ? s : t, 'spec.backupTemplate', own ? 'spec' : 'spec.backupTemplate', issues, options);
   if (own && hasStorage(t)) issues.push({ path: 'spec.backupTemplate', message: 'storage is given both in spec and in spec.backupTemplate; give it once' });
   // Retention removes data only under Delete and OnFailure; under Retain it needs no keys, on any storage.
   const removal = retention && job && cleanPolicy !== 'Retain' ? removalIssue(job.storage, cleanPolicy, own ? 'spec' : 'spec.backupTemplate') : undefined;
@@ -183,7 +192,7 @@ export function resolveRestore(doc: Restore, options: OperationOptions = {}): { 
   }
   const backoffLimit = s.backoffLimit ?? 0;
   if (!Number.isInteger(backoffLimit) || backoffLimit < 0) issues.push({ path: 'spec.backoffLimit', message: `expected a whole number of retries, 0 or more, got ${JSON.stringify(s.backoffLimit)}` });
-  const job = brJob(s, s, 'spec', 'spec', issues);
+  const job = brJob(s, s, 'spec', 'spec', issues, options);
   const pitr = s.restoreMode === 'pitr' ? pointInTime(s, job?.storage, issues) : undefined;
   if (issues.length > 0 || !job) return { issues };
   return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit, ...(pitr && { pitr }) }, issues };
@@ -232,7 +241,7 @@ function scheduleLogBackup(doc: BackupSchedule, t: BackupSpec, options: Operatio
   if (t.backupMode !== 'log') issues.push({ path: `${at}.backupMode`, message: `expected log: the template of the schedule's log backup, got ${JSON.stringify(t.backupMode ?? 'snapshot')}` });
   issues.push(...backupModeIssues(t, at));
   const own = !hasStorage(t) && hasStorage(doc.spec);
-  const job = brJob(t, own ? doc.spec : t, at, own ? 'spec' : at, issues);
+  const job = brJob(t, own ? doc.spec : t, at, own ? 'spec' : at, issues, options);
   const log = logBackupOf(t, at, issues);
   if (issues.length > before || !job || !log) return undefined;
   const startTs = t.commitTs !== undefined && t.commitTs !== '' ? t.commitTs : undefined;
@@ -320,12 +329,10 @@ function pointInTime(s: Restore['spec'], log: ResolvedStorage | undefined, issue
   return { fullBackup: full, ...(s.pitrRestoredTs !== undefined && s.pitrRestoredTs !== '' && { restoredTs: s.pitrRestoredTs }) };
 }
 
-/** A TSO (decimal) or a time with its zone, as BR's `ParseTSString` takes them with its zone check (br/pkg/task/common.go). */
-const TS = /^(\d+|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:?\d{2}|Z))$/;
-
-function tsIssues(value: string | undefined, path: string): SpecIssue[] {
-  if (value === undefined || value === '' || TS.test(value)) return [];
-  return [{ path, message: `expected a TSO (digits) or a time with its zone such as "2026-05-11 01:42:23+08:00" (BR refuses a time without one), got ${JSON.stringify(value)}` }];
+/** Why BR refuses the time at `path` (`ParseTSString`, src/base/tso.ts); none when it is unset. */
+function tsIssues(value: string | undefined, path: string, zone: TsZone = 'required'): SpecIssue[] {
+  const problem = value === undefined || value === '' ? undefined : parseTs(value, zone).problem;
+  return problem === undefined ? [] : [{ path, message: problem }];
 }
 
 /** The state a log backup's task is kept in, and what `br log start` cannot take. */
@@ -340,21 +347,12 @@ function logBackupOf(s: BackupSpec, at: string, issues: SpecIssue[]): Omit<LogBa
   if (issues.length > before) return undefined;
   // Both at once the CRD refuses (its x-kubernetes-validations rule on logStop).
   const state: LogTaskState = s.logSubcommand === 'log-pause' ? 'paused' : s.logSubcommand === 'log-stop' || (s.logSubcommand === undefined && s.logStop === true) ? 'stopped' : 'running';
-  const until = s.logTruncateUntil !== undefined && s.logTruncateUntil !== '' ? toTso(s.logTruncateUntil) : undefined;
+  const until = s.logTruncateUntil !== undefined && s.logTruncateUntil !== '' ? parseTs(s.logTruncateUntil, 'required').tso : undefined;
   return { state, ...(until !== undefined && { truncateUntil: until }) };
 }
 
-/** A TS as BR reads it (`ParseTSString`): a TSO as it is, a time as its physical milliseconds shifted by 18 bits. */
-function toTso(ts: string): string {
-  if (/^\d+$/.test(ts)) return ts;
-  const [date, time] = ts.split(/[ T]/);
-  const zone = /(Z|[+-]\d{2}:?\d{2})$/.exec(time)![1];
-  const iso = `${date}T${time.slice(0, time.length - zone.length)}${zone === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`}`;
-  return (BigInt(Date.parse(iso)) << 18n).toString();
-}
-
 /** The BR Job settings of a Backup or Restore spec, storage read from `storageSpec`. */
-function brJob(s: BackupSpec | Restore['spec'], storageSpec: StorageProvider, at: string, storageAt: string, issues: SpecIssue[]): BrJob | undefined {
+function brJob(s: BackupSpec | Restore['spec'], storageSpec: StorageProvider, at: string, storageAt: string, issues: SpecIssue[], options: OperationOptions): BrJob | undefined {
   const given: string | undefined = s.backupType;
   const backupType = given === undefined || given === '' ? 'full' : given;
   if (backupType !== 'full' && backupType !== 'db' && backupType !== 'table') {
@@ -367,8 +365,12 @@ function brJob(s: BackupSpec | Restore['spec'], storageSpec: StorageProvider, at
   if (backupType === 'full' && br?.db) issues.push({ path: `${at}.br.db`, message: 'only counts with backupType: db or table' });
   if (backupType !== 'full' && s.tableFilter && s.tableFilter.length > 0) issues.push({ path: `${at}.tableFilter`, message: 'only counts with backupType: full (BR takes --filter or --db/--table, not both)' });
   if (!br?.cluster) issues.push({ path: `${at}.br.cluster`, message: 'required field is missing: the TidbCluster to back up or restore' });
+  issues.push(...brSettingsIssues(br, `${at}.br`));
+  const tool = s.toolImage !== undefined && s.toolImage !== '' ? imageProblem(s.toolImage) : undefined;
+  if (tool) issues.push({ path: `${at}.toolImage`, message: tool });
   const { storage, issues: storageIssues } = resolveStorage(storageSpec, storageAt);
   issues.push(...storageIssues);
+  issues.push(...brPodIssues(s, at, storage, 'backupMode' in s && s.backupMode === 'log', options.kubeMinor ?? OLDEST_KUBE_MINOR));
   if (!storage || !br) return undefined;
   const pod: JobPodSettings = pick(s);
   return { storage, br, pod, backupType: backupType as BrJob['backupType'], tableFilter: s.tableFilter ?? [] };

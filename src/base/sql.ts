@@ -1,8 +1,9 @@
 /**
  * SQL text split into statements as the `mysql` client splits what it reads: at each `;` outside
  * quotes, back-quoted names and comments. Comments stay in the statement they are in (TiDB reads its
- * `/*T! ... *\/` comments); statements of nothing but comments and spaces are left out. `DELIMITER`, a
- * command of the client and not of the server, is refused.
+ * `/*T! ... *\/` comments); statements of nothing but comments and spaces are left out. `DELIMITER`
+ * and the backslash commands (`\G`, `\g`, `\c`...), commands of the client and not of the server,
+ * are refused.
  */
 
 export interface SqlStatement {
@@ -90,8 +91,13 @@ export function splitSql(sql: string): SplitSql {
       startLine = line;
       continue;
     }
-    if (!content && /^delimiter\s/i.test(sql.slice(i, i + 10))) {
+    if (!content && /^delimiter(\s|;|$)/i.test(sql.slice(i, i + 10))) {
       return { statements, problem: `line ${line}: DELIMITER is a command of the mysql client, not SQL; end each statement with ;` };
+    }
+    // `\G`, `\g`, `\c` and the like are the client's commands too; `\N` (NULL) is the server's.
+    if (ch === '\\' && sql[i + 1] !== 'N') {
+      const command = sql[i + 1] === undefined || /\s/.test(sql[i + 1]) ? '\\' : `\\${sql[i + 1]}`;
+      return { statements, problem: `line ${line}: ${command} is a command of the mysql client, not SQL; end each statement with ;` };
     }
     content = true;
     i++;

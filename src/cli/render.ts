@@ -10,6 +10,7 @@ import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
 import { DEFAULTS } from '../tidbcluster/defaults';
 import { collisions, passThrough, PASSTHROUGH_FILE } from '../render/passthrough';
 import { budgetOverlaps } from '../render/budget-overlap';
+import { inputsOf, reserveNames } from '../render/reserved-names';
 import { toYamlStream } from '../render/output';
 import { OLDEST_KUBE_MINOR } from '../tidbcluster/kube-version';
 import type { RenderSettings } from '../tidbcluster/settings';
@@ -53,7 +54,7 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   const read = readInputs(opts.paths, io.readStdin);
   const outputErrors = opts.outDir === undefined ? [] : inputsInOutput(read.inputs, opts.outDir);
   // Command line, then environment, then the inputs' RenderSettings, then the caller's fallback.
-  const { clusters, others, settings, errors, skipped, warnings } = readClusterInputs(
+  const { clusters, others, documents, settings, errors, skipped, warnings } = readClusterInputs(
     { inputs: read.inputs, errors: [...read.errors, ...outputErrors] },
     { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion, apiVersions: opts.apiVersions, env: io.env ?? {}, ...(opts.fallback && { fallback: opts.fallback }) },
   );
@@ -67,10 +68,12 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
   if (messages.length === 0 && clusters.length === 0) messages.push('no TidbCluster document found in the inputs');
   // Only valid input is rendered; what the API server would refuse in the result counts as bad input too.
   const rendered = messages.length === 0 ? renderClusters(clusters.map((c) => c.resolved), clusters.map((c) => c.operations)) : [];
-  messages.push(...renderProblems(rendered, clusters));
+  messages.push(...renderProblems(rendered, clusters, documents));
   if (messages.length === 0) {
     const from = (i: number) => `rendered from ${clusters[i].source.file}: document ${clusters[i].source.document}`;
-    messages.push(...collisions(rendered.map((r, i) => ({ objects: r.objects, from: from(i), cluster: clusters[i].resolved })), passed.objects));
+    const sets = rendered.map((r, i) => ({ objects: r.objects, from: from(i), cluster: clusters[i].resolved, ...inputsOf(r.origins, clusters[i], documents) }));
+    const reserved = reserveNames(sets);
+    messages.push(...reserved.collisions, ...collisions(reserved.names, passed.objects));
     messages.push(...budgetOverlaps(rendered.map((r, i) => ({ objects: r.objects, from: from(i) })), passed.objects));
   }
   if (messages.length > 0) {

@@ -47,7 +47,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const live = new Map<string, Owner[]>();
   const clusters: LoadedCluster[] = [];
   const operations: LoadedDocument<CompanionDocument>[] = [];
-  const kinds = companionKinds({ namespace: options.namespace });
+  const kinds = companionKinds({ namespace: options.namespace, kubeVersion: options.kubeVersion });
   const opKinds = new Set(kinds.map((k) => k.kind));
   const read = (text: string, file: string) => readInputs(text, file, options, kinds);
   for (const t of texts) {
@@ -123,7 +123,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   if (errors.length === 0) errors.push(...linked.errors);
   if (errors.length > 0) return { objects: [], live, errors, notes };
   const renders = renderClusters(grouped.clusters.map((c) => c.resolved), linked.operations);
-  errors.push(...renderProblems(renders, clusters));
+  errors.push(...renderProblems(renders, clusters, operations));
   if (errors.length > 0) return { objects: [], live, errors, notes };
   const rendered = renders.flatMap((r, i) =>
     r.objects.map((object) => ({ object, origin: `rendered from ${clusters[i].source.file}: document ${clusters[i].source.document}` })),

@@ -6,10 +6,12 @@
 import { createHash } from 'node:crypto';
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../base/patterns';
 import { splitSql } from '../base/sql';
+import { MAX_ANNOTATIONS_BYTES, MAX_OBJECT_BYTES, objectSizeProblem } from '../tidbcluster/api-rules';
 import { unsafeTextIssues } from '../tidbcluster/check';
 import { validateSchema, type CompactSchema } from '../tidbcluster/crd-schema';
 import type { SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind } from '../tidbcluster/load';
+import { podFieldIssues } from '../tidbcluster/job-pod-input';
 import { ANNOTATION, names, SKIP_TLS_TO_TIDB, type InitializerInfo } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import schema from './generated/tidbinitializer.schema.json';
@@ -54,6 +56,11 @@ export function resolveInitializer(doc: TidbInitializer, options: { readonly nam
   const objectName = (path: string, v: string | undefined, what: string) => {
     if (v !== undefined && (v.length > 253 || !DNS1123_SUBDOMAIN.test(v))) issues.push({ path, message: `invalid ${what} name ${JSON.stringify(v)}: expected lowercase letters, digits, '-' and '.'` });
   };
+  // Its ConfigMap carries its own name as a label value (at most 63), as createPassword's does (tidbcluster/check.ts).
+  const configMap = names.initializer(s.cluster.name);
+  if (configMap.length > 63) {
+    issues.push({ path: 'spec.cluster.name', message: `a cluster with an initializer has a name of at most ${63 - names.initializer('').length} characters: its ConfigMap ${configMap} carries its name as a label value (at most 63)` });
+  }
   objectName('spec.passwordSecret', s.passwordSecret, 'Secret');
   objectName('spec.initSqlConfigMap', s.initSqlConfigMap, 'ConfigMap');
   objectName('spec.tlsClientSecretName', s.tlsClientSecretName, 'Secret');
@@ -62,6 +69,10 @@ export function resolveInitializer(doc: TidbInitializer, options: { readonly nam
     const split = splitSql(s.initSql);
     if (split.problem !== undefined) issues.push({ path: 'spec.initSql', message: `cannot be read as SQL statements: ${split.problem} (lines counted from the first line of the SQL)` });
     else if (split.statements.length === 0) issues.push({ path: 'spec.initSql', message: 'no SQL statement in it: leave it out, or give the SQL to run' });
+    else {
+      const size = initSqlSizeProblem(s.initSql, names.initializer(s.cluster.name));
+      if (size) issues.push({ path: 'spec.initSql', message: size });
+    }
   }
   if (s.permitHost !== undefined && !HOST.test(s.permitHost)) {
     issues.push({ path: 'spec.permitHost', message: `invalid host ${JSON.stringify(s.permitHost)}: expected a MySQL host pattern such as %, 10.0.% or app.example.com` });
@@ -69,6 +80,8 @@ export function resolveInitializer(doc: TidbInitializer, options: { readonly nam
   if (s.timezone !== undefined && !TIME_ZONE.test(s.timezone)) {
     issues.push({ path: 'spec.timezone', message: `invalid time zone ${JSON.stringify(s.timezone)}: expected a name such as Asia/Shanghai, SYSTEM or an offset such as +08:00` });
   }
+  // The operator's Job Pod takes these: a value the API server refuses there is refused here too.
+  issues.push(...podFieldIssues(s as unknown as Record<string, unknown>, 'spec', { tolerations: 'tolerations', nodeSelector: 'nodeSelector', resources: 'resources', podSecurityContext: 'podSecurityContext', serviceAccountName: 'serviceAccountName' }));
   if (s.passwordSecret === undefined && s.initSql === undefined && s.initSqlConfigMap === undefined) {
     issues.push({ path: 'spec', message: 'nothing to do: give passwordSecret, initSql or initSqlConfigMap' });
   }
@@ -95,6 +108,20 @@ export function resolveInitializer(doc: TidbInitializer, options: { readonly nam
       ...(s.tlsClientSecretName !== undefined && { tlsClientSecretName: s.tlsClientSecretName }),
     },
   };
+}
+
+/** What the renderer puts around the SQL in its ConfigMap (namespace, labels), at most. */
+const CONFIGMAP_METADATA_BYTES = 1024;
+
+/** Why `sql` is too large to keep in the rendered ConfigMap `configMap`, or undefined (`objectSizeProblem`'s bound). */
+function initSqlSizeProblem(sql: string, configMap: string): string | undefined {
+  const model = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configMap, labels: { reserve: 'x'.repeat(CONFIGMAP_METADATA_BYTES) } }, data: { [INIT_SQL_KEY]: sql } };
+  if (objectSizeProblem(model) === undefined) return undefined;
+  return (
+    `${(Buffer.byteLength(sql, 'utf8') / 1024).toFixed(1)} KiB of SQL is too large to keep in the rendered ConfigMap ${configMap}: Kubernetes stores at most ${MAX_OBJECT_BYTES / 1024 / 1024} MiB per object, and ` +
+    `client-side apply (kubectl apply, Argo CD's default) keeps a copy of the object in an annotation of at most ${MAX_ANNOTATIONS_BYTES / 1024} KiB; ` +
+    `put the SQL in a ConfigMap of your own (key ${INIT_SQL_KEY}, created with server-side apply or outside Git) and name it in spec.initSqlConfigMap`
+  );
 }
 
 function metadataIssues(metadata: unknown): SpecIssue[] {

@@ -8,6 +8,7 @@ import { readInputs as readInputFiles, readStdinText, type InputText } from '../
 import { loadInputs, type CompanionDocument } from '../backup/load';
 import { linkOperations, type ClusterOperations } from '../backup/link';
 import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
+import { formatIssue } from '../tidbcluster/errors';
 import type { ResolvedCluster, ResolveOptions } from '../tidbcluster/resolve';
 import { layerSettings, settingsFromEnv, settingsFromInputs, type RenderSettings } from '../tidbcluster/settings';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
@@ -37,6 +38,8 @@ export interface ClusterInputs {
   readonly clusters: ClusterInput[];
   /** Other Kubernetes objects among the inputs (`render` passes them through), as read. */
   readonly others: LoadedDocument<Record<string, unknown>>[];
+  /** The documents read beside the clusters (Backups, schedules...), as read: where each came from. */
+  readonly documents: readonly LoadedDocument<CompanionDocument>[];
   /** The settings in effect, each from the first source that had it. */
   readonly settings: ResolveOptions;
   /**
@@ -96,7 +99,7 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
     ...[...documents, ...others].flatMap((d) => d.warnings),
     ...(errors.length === 0 ? clusters.flatMap(monitoringWarnings) : []),
   ];
-  return { clusters, others, settings, errors, skipped, warnings };
+  return { clusters, others, documents, settings, errors, skipped, warnings };
 }
 
 /** What of a cluster's monitoring is left out for a CRD the target lacks, where its document is. */
@@ -155,10 +158,12 @@ export function duplicateMessages(clusters: readonly LoadedCluster[]): string[] 
   const seen = new Map<string, LoadedCluster>();
   const out: string[] = [];
   const where = (s: LoadedCluster) => `${s.source.file}: document ${s.source.document}`;
+  // A namespace left out is added inside metadata: its line is the one to point at.
+  const issue = (s: LoadedCluster, path: string, message: string) => formatIssue({ path, line: s.line?.(path) ?? s.line?.(path.slice(0, path.lastIndexOf('.'))), message }, s.source);
   for (const c of clusters) {
     const id = clusterId(c.resolved);
     const first = seen.get(id);
-    if (first) out.push(`${where(c)}: metadata.name: duplicate cluster ${JSON.stringify(id)}, also defined at ${where(first)}`);
+    if (first) out.push(issue(c, 'metadata.name', `duplicate cluster ${JSON.stringify(id)}, also defined at ${where(first)}`));
     else seen.set(id, c);
   }
   // A cluster without a namespace lands in whichever namespace its objects are applied to
@@ -169,8 +174,12 @@ export function duplicateMessages(clusters: readonly LoadedCluster[]): string[] 
     const other = namespaced.get(c.resolved.name);
     if (c.resolved.namespace || !other) continue;
     out.push(
-      `${where(c)}: metadata.namespace: cluster ${JSON.stringify(c.resolved.name)} has no namespace, and one of the same name is in ${JSON.stringify(other.resolved.namespace)} (${where(other)}): ` +
-        'applied there, the two would be one; give this one a namespace (metadata.namespace, or -n)',
+      issue(
+        c,
+        'metadata.namespace',
+        `cluster ${JSON.stringify(c.resolved.name)} has no namespace, and one of the same name is in ${JSON.stringify(other.resolved.namespace)} (${where(other)}): ` +
+          'applied there, the two would be one; give this one a namespace (metadata.namespace, or -n)',
+      ),
     );
   }
   return out;

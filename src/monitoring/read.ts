@@ -10,6 +10,7 @@ import { unsafeTextIssues } from '../tidbcluster/check';
 import { validateSchema, type CompactSchema } from '../tidbcluster/crd-schema';
 import type { SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind } from '../tidbcluster/load';
+import { podFieldIssues } from '../tidbcluster/job-pod-input';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { MONITORING_ANNOTATION } from '../tidbcluster/guard-rails';
 import schema from './generated/tidbmonitor.schema.json';
@@ -139,7 +140,10 @@ export function resolveMonitor(doc: TidbMonitor, options: { readonly namespace?:
   if (policy !== undefined && !['Always', 'IfNotPresent', 'Never'].includes(policy)) {
     issues.push({ path: init.imagePullPolicy !== undefined ? 'spec.initializer.imagePullPolicy' : 'spec.imagePullPolicy', message: `expected Always, IfNotPresent or Never, got ${JSON.stringify(policy)}` });
   }
-  for (const k of Object.keys(s.nodeSelector ?? {})) if (k === '') issues.push({ path: 'spec.nodeSelector', message: 'a node selector key cannot be empty' });
+  // The publishing Job's Pod takes these; the API server checks them only when the Job creates it.
+  issues.push(...podFieldIssues(s as Record<string, unknown>, 'spec', { tolerations: 'tolerations', nodeSelector: 'nodeSelector', podSecurityContext: 'podSecurityContext', podLabels: 'labels', podAnnotations: 'annotations' }));
+  issues.push(...podFieldIssues({ initializer: init }, 'spec', { resources: 'initializer' }));
+  issues.push(...podFieldIssues(init, 'spec.initializer', { containerSecurityContext: 'securityContext' }));
   if (issues.length > 0) return { issues };
   const namespace = doc.metadata.namespace ?? options.namespace;
   const resources = init.requests !== undefined || init.limits !== undefined

@@ -27,35 +27,66 @@ import { claimSizeProblem, classNameProblem } from '../tidbcluster/pod-rules';
 
 type Obj = Record<string, unknown>;
 
+/** One thing the API server would refuse in a rendered object. */
+export interface Refusal {
+  readonly kind: string;
+  readonly name: string;
+  /** The field refused. @default none: the object as a whole (its size) */
+  readonly field?: string;
+  readonly problem: string;
+  /** The path of the construct that made the object (`node.path`). @default not known */
+  readonly construct?: string;
+}
+
+/** `<Kind> <name>: <field>: <why>`. */
+export const refusalText = (r: Refusal): string => `${r.kind} ${r.name}: ${r.field !== undefined ? `${r.field}: ` : ''}${r.problem}`;
+
 /** Rendered objects the API server would refuse; `problems` has one line each. */
 export class ApiRefusalError extends Error {
-  constructor(readonly problems: readonly string[]) {
+  /** One line per refusal, `<Kind> <name>: <field>: <why>`. */
+  readonly problems: readonly string[];
+
+  constructor(readonly refusals: readonly Refusal[]) {
+    const problems = refusals.map(refusalText);
     super(`the API server would refuse what this cluster renders:\n${problems.join('\n')}`);
     this.name = 'ApiRefusalError';
+    this.problems = problems;
   }
 }
 
-
-/** One line per problem: `<Kind> <name>: <field>: <why>`. Empty when the API server would take every object. */
-export function apiProblems(objects: readonly Obj[], kubeMinor: number): string[] {
-  const out: string[] = [];
+/** What the API server would refuse in `objects`; empty when it would take every one. */
+export function apiRefusals(objects: readonly Obj[], kubeMinor: number): Refusal[] {
+  const out: Refusal[] = [];
   for (const o of objects) {
-    const before = out.length;
-    checkObject(o, kubeMinor, out);
+    const kind = String(o.kind);
+    const name = String(asObj(o.metadata).name);
+    const findings = objectFindings(o, kubeMinor);
+    for (const [field, problem] of findings) out.push({ kind, name, field, problem });
     // The size only where nothing more specific (annotations, a ConfigMap's data) said it already.
-    const size = out.length === before ? objectSizeProblem(o) : undefined;
-    if (size) out.push(`${String(o.kind)} ${String(asObj(o.metadata).name)}: ${size}`);
+    const size = findings.length === 0 ? objectSizeProblem(o) : undefined;
+    if (size) out.push({ kind, name, problem: size });
   }
   return out;
 }
 
-/** The API server's rules on one object, a line in `out` per problem. */
-function checkObject(o: Obj, kubeMinor: number, out: string[]): void {
-  const meta = asObj(o.metadata);
-  const who = `${String(o.kind)} ${String(meta.name)}`;
+const WORKLOADS = new Set(['StatefulSet', 'Deployment', 'DaemonSet', 'ReplicaSet', 'Job']);
+
+/** Where an object of a workload kind keeps its Pod template (`spec.template`; a CronJob's is deeper), or undefined. */
+export function podTemplatePath(kind: unknown): string | undefined {
+  if (kind === 'CronJob') return 'spec.jobTemplate.spec.template';
+  return typeof kind === 'string' && WORKLOADS.has(kind) ? 'spec.template' : undefined;
+}
+
+/**
+ * The API server's rules on one object, as `[path in the object, why]` pairs: its name, namespace,
+ * labels and annotations, a ConfigMap's keys and size, a Service, a workload's selector and Pod template.
+ */
+export function objectFindings(o: Obj, kubeMinor: number): [field: string, problem: string][] {
+  const out: [string, string][] = [];
   const add = (field: string, problem: string | undefined) => {
-    if (problem) out.push(`${who}: ${field}: ${problem}`);
+    if (problem) out.push([field, problem]);
   };
+  const meta = asObj(o.metadata);
   add('metadata.name', objectNameProblem(String(o.kind), meta.name));
   if (meta.namespace !== undefined) add('metadata.namespace', dnsLabelProblem(meta.namespace, 'namespace'));
   objectMeta(meta, 'metadata', add);
@@ -64,11 +95,23 @@ function checkObject(o: Obj, kubeMinor: number, out: string[]): void {
     case 'ConfigMap': {
       const data = asObj(o.data);
       for (const k of Object.keys(data)) add(joinKey('data', k), configMapKeyProblem(k));
+      for (const k of Object.keys(asObj(o.binaryData))) add(joinKey('binaryData', k), configMapKeyProblem(k) ?? (k in data ? `key ${k} is in data too; give each key once` : undefined));
       add('data', configMapSizeProblem(data));
       break;
     }
     case 'Service':
       serviceSpec(spec, add);
+      break;
+    case 'CronJob': {
+      const job = asObj(asObj(spec.jobTemplate).spec);
+      podTemplate(asObj(job.template), 'spec.jobTemplate.spec.template', kubeMinor, add);
+      break;
+    }
+    case 'DaemonSet':
+    case 'ReplicaSet':
+    case 'Job':
+      labels(asObj(asObj(spec.selector).matchLabels), 'spec.selector.matchLabels', add);
+      podTemplate(asObj(spec.template), 'spec.template', kubeMinor, add);
       break;
     case 'StatefulSet':
     case 'Deployment':
@@ -83,6 +126,7 @@ function checkObject(o: Obj, kubeMinor: number, out: string[]): void {
       break;
     default:
   }
+  return out;
 }
 
 type Add = (field: string, problem: string | undefined) => void;

@@ -6,6 +6,7 @@
  */
 import type { EnvFromSource, EnvVar, Volume, VolumeMount } from '../../imports/k8s';
 import { CLUSTER_CLIENT_TLS_DIR, GCS_CREDENTIALS_DIR } from '../backup/br-args';
+import { BR_VOLUME } from '../backup/job-pod';
 import type { BrJob } from '../backup/resolve';
 import type { ResolvedStorage } from '../backup/storage';
 import { names } from '../tidbcluster/names';
@@ -32,7 +33,7 @@ export function brPodTemplate(p: BrPodProps): Record<string, unknown> {
   const pod = job.pod;
   const storage = p.storage === false ? NO_ACCESS : storageAccess(job.storage);
   const tls = cluster.tlsCluster
-    ? { volume: { name: 'cluster-client-tls', secret: { secretName: names.clusterClientSecret(cluster.name) } }, mount: { name: 'cluster-client-tls', mountPath: CLUSTER_CLIENT_TLS_DIR, readOnly: true } }
+    ? { volume: { name: BR_VOLUME.clusterTls, secret: { secretName: names.clusterClientSecret(cluster.name) } }, mount: { name: BR_VOLUME.clusterTls, mountPath: CLUSTER_CLIENT_TLS_DIR, readOnly: true } }
     : undefined;
   const volumes: Volume[] = [...(tls ? [tls.volume] : []), ...storage.volumes, ...(pod.additionalVolumes ?? [])];
   const mounts: VolumeMount[] = [...(tls ? [tls.mount] : []), ...storage.mounts, ...(pod.additionalVolumeMounts ?? [])];
@@ -106,8 +107,8 @@ function storageAccess(storage: ResolvedStorage): StorageAccess {
       if (!secret) return none;
       return {
         ...none,
-        volumes: [{ name: 'gcs-credentials', secret: { secretName: secret, items: [{ key: 'credentials', path: 'credentials' }] } }],
-        mounts: [{ name: 'gcs-credentials', mountPath: GCS_CREDENTIALS_DIR, readOnly: true }],
+        volumes: [{ name: BR_VOLUME.gcsCredentials, secret: { secretName: secret, items: [{ key: 'credentials', path: 'credentials' }] } }],
+        mounts: [{ name: BR_VOLUME.gcsCredentials, mountPath: GCS_CREDENTIALS_DIR, readOnly: true }],
       };
     case 'azblob':
       return secret ? { ...none, envFrom: [{ secretRef: { name: secret } }] } : none;

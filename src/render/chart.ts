@@ -35,9 +35,11 @@ export class TidbClusterChart extends Chart {
    * Throws `ApiRefusalError` listing every problem when the API server would refuse one.
    */
   objectsAsBuilt(): any[] {
+    const made = this.node.findAll().filter((c): c is ApiObject => c instanceof ApiObject && Chart.of(c) === this);
     return refusedUnlessValid(
-      this.node.findAll().flatMap((c) => (c instanceof ApiObject && Chart.of(c) === this ? [c.toJson()] : [])),
+      made.map((c) => c.toJson()),
       this.resolved.kubeMinor,
+      made.map((c) => c.node.path),
     );
   }
 }

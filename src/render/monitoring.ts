@@ -278,7 +278,7 @@ function publishPodSpec(cluster: ResolvedCluster, monitoring: ClusterMonitoring)
  */
 export function publishJobName(cluster: ResolvedCluster, monitoring: ClusterMonitoring): string {
   const hash = createHash('sha256').update(stableJson(publishPodSpec(cluster, monitoring))).digest('hex').slice(0, 7);
-  return `${names.monitoring(cluster.name)}-${hash}`;
+  return names.monitoringJob(cluster.name, hash);
 }
 
 /**

@@ -6,7 +6,8 @@
  * that takes the place of a rendered object, or of one made at run time, is refused.
  */
 import { kubeSchema } from '../base/kube-schemas';
-import { BACKUP_LABEL, LOG_COMMANDS, logCommandKey, MONITORING_ENV, names, OPERATION_KEY, type MonitoringPublishInfo } from '../tidbcluster/names';
+import { passThroughFindings } from './passthrough-rules';
+import { groupOf, placeOf, type ReservedNames } from './reserved-names';
 import { formatIssue, type SourceRef, type SpecIssue } from '../tidbcluster/errors';
 import type { LoadedDocument } from '../tidbcluster/load';
 import { NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../tidbcluster/kube-version';
@@ -76,8 +77,6 @@ function crdScopes(docs: readonly LoadedDocument<Record<string, unknown>>[]): Ma
   return out;
 }
 
-const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '');
-
 /**
  * Checks the objects and gives each namespaced one without a namespace the render's (`namespace`), as
  * the cluster's own objects get it. A custom resource's scope is its CRD's (among the inputs) or one
@@ -101,7 +100,9 @@ export function passThrough(docs: readonly LoadedDocument<Record<string, unknown
     if (group === 'pingcap.com') {
       at('kind', `${OPERATOR_KINDS[kind] ?? `a ${kind} needs tidb-operator's CRD and controller, which tidb-gitops does not run`}; tidb-gitops reads TidbCluster, Backup, BackupSchedule, Restore, TidbInitializer and TidbMonitor`);
     } else if (schema.knows(apiVersion, kind)) {
-      for (const e of schema.validate(obj)) at(e.path || 'kind', e.message);
+      const schemaErrors = schema.validate(obj);
+      for (const e of schemaErrors) at(e.path || 'kind', e.message);
+      if (schemaErrors.length === 0) for (const [path, message] of passThroughFindings(obj, options.kubeMinor)) at(path, message);
     } else if (isBuiltInGroup(group)) {
       const serving = MINORS.filter((m) => kubeSchema(m).knows(apiVersion, kind));
       at('apiVersion', `Kubernetes 1.${options.kubeMinor} does not serve ${apiVersion} ${kind}${serving.length > 0 ? ` (1.${serving[0]} and later do: render for it with --kube-version)` : ''}`);
@@ -109,7 +110,7 @@ export function passThrough(docs: readonly LoadedDocument<Record<string, unknown
     const meta = (obj.metadata ?? {}) as Record<string, unknown>;
     if (typeof meta.name !== 'string' || meta.name === '') {
       at('metadata.name', meta.generateName !== undefined ? 'required: generateName makes a new object at every apply, and Argo CD and Flux apply by name' : 'required');
-    } else if (/[/%]/.test(meta.name) || meta.name === '.' || meta.name === '..' || meta.name.length > 253) {
+    } else if (!issues.some((i) => i.path === 'metadata.name') && (/[/%]/.test(meta.name) || meta.name === '.' || meta.name === '..' || meta.name.length > 253)) {
       // What every kind refuses (apimachinery's path segment rule); each kind checks more itself.
       at('metadata.name', `${JSON.stringify(meta.name)} cannot name an object: no '/' or '%', not '.' or '..', at most 253 characters`);
     }
@@ -140,126 +141,30 @@ export const objectKey = (o: Record<string, unknown>): string => {
   return `${String(o.kind)}/${String(meta.namespace ?? '')}/${String(meta.name ?? '')}`;
 };
 
-/** The objects one cluster renders, the cluster, and where it comes from (`rendered from FILE: document N`). */
-export interface RenderedSet {
-  readonly objects: readonly Record<string, unknown>[];
-  readonly from: string;
-  readonly cluster: { readonly name: string; readonly namespace?: string };
-}
-
-/** A name taken in a namespace ('' when the object names none), by a rendered object or one made at run time. */
-interface Taken {
-  readonly group: string;
-  readonly kind: string;
-  readonly namespace: string;
-  /** The name, or a pattern of the names made at run time. */
-  readonly name: string | RegExp;
-  /** What takes it, for the message: `PodDisruptionBudget x in namespace y, rendered from FILE: document N`. */
-  readonly by: string;
-  /** The object is another passed-through one (so either may be renamed). */
-  readonly passed?: true;
-}
-
-const metaOf = (o: Record<string, unknown>) => (o.metadata ?? {}) as { name?: unknown; namespace?: unknown; labels?: Record<string, string> };
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /**
- * The objects made at run time for a cluster, which Git never holds: the controller's state
- * ConfigMap and Lease, the Jobs it creates from a Backup's or Restore's ConfigMap, the Pods of the
- * rendered StatefulSets and the Jobs of the rendered CronJobs (Kubernetes names them `<sts>-<ordinal>`
- * and `<cronjob>-<minutes>`), and what the monitoring Job publishes. Not the claims of the
- * StatefulSets: a claim made ahead of its Pod (to bind a chosen volume) is how Kubernetes is used.
+ * Each passed-through object that lands on the name of an object a cluster or a document beside it
+ * renders, of one made for them at run time (`taken`, from `reserveNames`), or of another
+ * passed-through one (which it then takes too):
+ * applied together, the last one silently wins (and the controller or Kubernetes overwrites or refuses
+ * what Git keeps). One message each, naming both places.
  */
-export function runTimeObjects(set: RenderedSet): Taken[] {
-  const { name: c } = set.cluster;
-  const ns = set.cluster.namespace ?? '';
-  const inNs = (n: string) => (n !== '' ? ` in namespace ${n}` : '');
-  const controller = `the controller of cluster ${c} (Deployment ${names.discovery(c)}, ${set.from})`;
-  const out: Taken[] = [
-    { group: '', kind: 'ConfigMap', namespace: ns, name: names.status(c), by: `ConfigMap ${names.status(c)}${inNs(ns)}, where ${controller} keeps its state at run time` },
-    { group: 'coordination.k8s.io', kind: 'Lease', namespace: ns, name: names.lease(c), by: `Lease ${names.lease(c)}${inNs(ns)}, which ${controller} holds at run time` },
-  ];
-  for (const o of set.objects) {
-    const meta = metaOf(o);
-    const name = String(meta.name);
-    const on = String(meta.namespace ?? '');
-    if (o.kind === 'ConfigMap' && meta.labels?.[BACKUP_LABEL.operation] !== undefined) {
-      const data = (o.data ?? {}) as Record<string, string>;
-      const job = templateName(data[OPERATION_KEY.job]);
-      if (job !== undefined) out.push({ group: 'batch', kind: 'Job', namespace: on, name: job, by: `Job ${job}${inNs(on)}, which ${controller} creates at run time from ConfigMap ${name}` });
-      for (const command of LOG_COMMANDS) {
-        const template = templateName(data[logCommandKey(command)]);
-        if (template !== undefined) out.push({ group: 'batch', kind: 'Job', namespace: on, name: new RegExp(`^${escape(template)}-[0-9]+$`), by: `Job ${template}-<n>${inNs(on)}, which ${controller} creates at run time from ConfigMap ${name}` });
-      }
-    } else if (o.kind === 'StatefulSet') {
-      out.push({ group: '', kind: 'Pod', namespace: on, name: new RegExp(`^${escape(name)}-[0-9]+$`), by: `Pod ${name}-<ordinal>${inNs(on)}, which Kubernetes creates at run time for StatefulSet ${name} (${set.from})` });
-    } else if (o.kind === 'CronJob') {
-      out.push({ group: 'batch', kind: 'Job', namespace: on, name: new RegExp(`^${escape(name)}-[0-9]+$`), by: `Job ${name}-<minutes>${inNs(on)}, which Kubernetes creates at run time for CronJob ${name} (${set.from})` });
-    } else if (o.kind === 'Job') {
-      const info = publishInfo(o);
-      const job = `which the monitoring Job ${name} (${set.from}) publishes at run time`;
-      if (info?.rules) out.push({ group: 'monitoring.coreos.com', kind: 'PrometheusRule', namespace: on, name: names.alertRules(c), by: `PrometheusRule ${names.alertRules(c)}${inNs(on)}, ${job}` });
-      if (info?.dashboards) out.push({ group: '', kind: 'ConfigMap', namespace: on, name: new RegExp(`^${escape(names.dashboard(c, ''))}`), by: `ConfigMap ${names.dashboard(c, '<name>')}${inNs(on)}, a dashboard ${job}` });
-    }
-  }
-  return out;
-}
-
-function templateName(json: string | undefined): string | undefined {
-  if (json === undefined) return undefined;
-  try {
-    const name = (JSON.parse(json) as { metadata?: { name?: unknown } }).metadata?.name;
-    return typeof name === 'string' ? name : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function publishInfo(job: Record<string, unknown>): MonitoringPublishInfo | undefined {
-  const containers = ((job.spec as { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } } | undefined)?.template?.spec?.containers) ?? [];
-  const value = containers.flatMap((c) => c.env ?? []).find((e) => e.name === MONITORING_ENV)?.value;
-  if (value === undefined) return undefined;
-  try {
-    return JSON.parse(value) as MonitoringPublishInfo;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether two objects land on one name. An object that names no namespace lands in the one it is
- * applied to (`-n`, Argo CD's destination, Flux's `targetNamespace`), which can be any: it is counted
- * as landing in every namespace, so one beside a cluster in `tidb` lands on that cluster's objects.
- */
-const sameNamespace = (a: string, b: string): boolean => a === b || a === '' || b === '';
-
-/**
- * Each passed-through object that lands on the name of an object a cluster renders, of one made for
- * it at run time, or of another passed-through one: applied together, the last one silently wins
- * (and the controller or Kubernetes overwrites or refuses what Git keeps). One message each, naming
- * both places.
- */
-export function collisions(rendered: readonly RenderedSet[], passed: readonly PassedObject[]): string[] {
-  const taken: Taken[] = [];
-  for (const r of rendered) {
-    for (const o of r.objects) {
-      const meta = metaOf(o);
-      const namespace = String(meta.namespace ?? '');
-      taken.push({ group: groupOf(String(o.apiVersion)), kind: String(o.kind), namespace, name: String(meta.name), by: `${String(o.kind)} ${String(meta.name)}${namespace !== '' ? ` in namespace ${namespace}` : ''}, ${r.from}` });
-    }
-    taken.push(...runTimeObjects(r));
-  }
+export function collisions(taken: ReservedNames, passed: readonly PassedObject[]): string[] {
   const out: string[] = [];
   for (const p of passed) {
-    const meta = metaOf(p.object);
+    const meta = (p.object.metadata ?? {}) as { name?: unknown; namespace?: unknown };
     const group = groupOf(String(p.object.apiVersion));
     const kind = String(p.object.kind);
     const name = String(meta.name);
     const namespace = String(meta.namespace ?? '');
-    const first = taken.find((t) => t.group === group && t.kind === kind && (typeof t.name === 'string' ? t.name === name : t.name.test(name)) && sameNamespace(t.namespace, namespace));
+    const first = taken.find({ group, kind, namespace, name });
     const what = `${kind} ${name}${namespace !== '' ? ` in namespace ${namespace}` : ' (no namespace: it lands in the one it is applied to)'}`;
-    if (first !== undefined) out.push(formatIssue({ path: 'metadata.name', line: p.line('metadata.name'), message: `${what} takes the place of ${first.by}; ${first.passed ? 'rename one of them' : 'rename it'}` }, p.source));
-    else taken.push({ group, kind, namespace, name, by: `${kind} ${name}${namespace !== '' ? ` in namespace ${namespace}` : ''} in ${p.source.file}: document ${p.source.document}`, passed: true });
+    if (first !== undefined) {
+      out.push(formatIssue({ path: 'metadata.name', line: p.line('metadata.name'), message: `${what} takes the place of ${first.by()}; ${first.passed ? 'rename one of them' : 'rename it'}` }, p.source));
+      continue;
+    }
+    const shown = () => `${kind} ${name}${namespace !== '' ? ` in namespace ${namespace}` : ''}`;
+    const input = { kind, name, source: p.source, line: p.line };
+    taken.add({ group, kind, namespace, name, input, shown, by: () => `${shown()} in ${p.source.file}: document ${p.source.document}`, claim: () => `which ${kind} ${name} at ${placeOf(input)} is too`, passed: true });
   }
   return out;
 }

@@ -8,6 +8,8 @@
  * k8s.io/kubernetes `pkg/apis/core/validation` (ValidateLabels, ValidateAnnotations, IsEnvVarName,
  * IsRelaxedEnvVarName, IsValidPortNum, IsValidPortName, IsConfigMapKey, ValidateConfigMap).
  */
+import { isIP } from 'node:net';
+import { imageReferenceProblem } from '../base/image';
 import { quoted } from './errors';
 import { DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../base/patterns';
 
@@ -130,21 +132,34 @@ export function serviceTypeProblem(type: unknown): string | undefined {
   return `expected a Service type (${SERVICE_TYPES.join(', ')}), got ${quoted(type)}`;
 }
 
-/** Why `image` cannot name a container image (or be `what` of one), or undefined. */
+/** Why `image` cannot name a container image (or be `what` of one: a name or a tag, checked for white space only), or undefined. */
 export function imageProblem(image: unknown, what = 'image reference'): string | undefined {
   if (typeof image !== 'string') return `an image must be a string, got ${quoted(image)}`;
   if (image.trim() !== image) return `${quoted(image)} has white space at its start or end; Kubernetes refuses such an image`;
   if (/\s/.test(image)) return `${quoted(image)} contains white space, which no ${what} has`;
-  return undefined;
+  // A whole reference is read by the kubelet's grammar (src/base/image.ts); a name or a tag alone is not one.
+  return what === 'image reference' ? imageReferenceProblem(image) : undefined;
 }
 
-/** Why `name` cannot name an object of `kind`: a DNS label for a Service, a DNS subdomain otherwise. */
 const RBAC_KINDS = new Set(['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+/** The most a CronJob's name may have: the Jobs it makes add `-<minutes>` (11 characters) to a DNS label. */
+export const MAX_CRONJOB_NAME = 52;
 
+/**
+ * Why `name` cannot name an object of `kind`: a DNS label starting with a letter for a Service, a DNS
+ * label for a Namespace, a path segment for RBAC objects, a DNS subdomain otherwise (at most 52
+ * characters for a CronJob).
+ */
 export function objectNameProblem(kind: string, name: unknown): string | undefined {
   if (typeof name !== 'string') return `expected a name, got ${quoted(name)}`;
   if (kind === 'Service') {
     return name.length <= 63 && DNS1035_LABEL.test(name) ? undefined : `${quoted(name)} is not a valid Service name (a DNS label starting with a letter, at most 63)`;
+  }
+  if (kind === 'Namespace') {
+    return name.length <= 63 && DNS1123_LABEL.test(name) ? undefined : `${quoted(name)} is not a valid Namespace name (lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63)`;
+  }
+  if (kind === 'CronJob' && name.length > MAX_CRONJOB_NAME) {
+    return `${quoted(name)} is too long for a CronJob name: ${name.length} characters, at most ${MAX_CRONJOB_NAME} (its Jobs are named <name>-<minutes>)`;
   }
   if (RBAC_KINDS.has(kind)) {
     // RBAC names are path segments (kubernetes pkg/apis/rbac/validation ValidateRBACName): `:` is fine.
@@ -159,11 +174,48 @@ export function dnsLabelProblem(name: unknown, what: string): string | undefined
   return `${quoted(name)} is not a valid ${what}: lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63`;
 }
 
-/** Why `key` cannot be a ConfigMap key, or undefined. */
-export function configMapKeyProblem(key: string): string | undefined {
-  if (key.length > 253 || !CONFIG_MAP_KEY.test(key)) return `${show(key)} is not a valid ConfigMap key: letters, digits, "-", "_" and ".", at most 253`;
-  if (key === '.' || key === '..' || key.startsWith('..')) return `${show(key)} is not a valid ConfigMap key: it may not be or start with ".."`;
+/** Why `key` cannot be a key of a ConfigMap (or, with `what`, of a Secret), or undefined. */
+export function configMapKeyProblem(key: string, what: 'ConfigMap' | 'Secret' = 'ConfigMap'): string | undefined {
+  if (key.length > 253 || !CONFIG_MAP_KEY.test(key)) return `${show(key)} is not a valid ${what} key: letters, digits, "-", "_" and ".", at most 253`;
+  if (key === '.' || key === '..' || key.startsWith('..')) return `${show(key)} is not a valid ${what} key: it may not be or start with ".."`;
   return undefined;
+}
+
+/** All data of one Secret together (decoded values, in bytes): 1 MiB. */
+export const MAX_SECRET_BYTES = 1024 * 1024;
+
+/** The Secret's size problem (`data` is base64, `stringData` plain text), or undefined. */
+export function secretSizeProblem(data: Readonly<Record<string, unknown>>, stringData: Readonly<Record<string, unknown>>): string | undefined {
+  let total = 0;
+  for (const [k, v] of Object.entries(data)) if (typeof v === 'string' && !(k in stringData)) total += Buffer.from(v, 'base64').length;
+  for (const v of Object.values(stringData)) if (typeof v === 'string') total += bytes(v);
+  return total <= MAX_SECRET_BYTES ? undefined : `its data takes ${kib(total)}; a Secret holds at most ${kib(MAX_SECRET_BYTES)}`;
+}
+
+/**
+ * Why `host` cannot be an Ingress host (a DNS name, optionally `*.` and a DNS name; not an IP
+ * address), or undefined.
+ */
+export function ingressHostProblem(host: unknown): string | undefined {
+  if (typeof host !== 'string') return `expected a host name, got ${quoted(host)}`;
+  if (isIP(host) !== 0) return `${quoted(host)} is an IP address; an Ingress host is a DNS name (leave host out to match any)`;
+  const name = host.startsWith('*.') ? host.slice(2) : host;
+  if (name.length <= 253 - (host.length - name.length) && DNS1123_SUBDOMAIN.test(name)) return undefined;
+  return `${show(host)} is not a valid host: lowercase letters, digits, "-" and ".", optionally starting with "*." (no "_", at most 253)`;
+}
+
+/** The highest priority a PriorityClass of one's own may have; above it, only Kubernetes' own `system-` classes. */
+export const MAX_USER_PRIORITY = 1_000_000_000;
+/** The PriorityClasses Kubernetes makes itself, with their values. */
+const SYSTEM_PRIORITY_CLASSES: Readonly<Record<string, number>> = { 'system-cluster-critical': 2_000_000_000, 'system-node-critical': 2_000_001_000 };
+
+/** A PriorityClass's problems, as `[field, why]`: names under `system-` are Kubernetes' own, values at most 1e9. */
+export function priorityClassProblems(name: unknown, value: unknown): [field: 'metadata.name' | 'value', problem: string][] {
+  if (typeof name === 'string' && name.startsWith('system-')) {
+    return SYSTEM_PRIORITY_CLASSES[name] === value ? [] : [['metadata.name', `${quoted(name)}: names starting with "system-" are reserved for Kubernetes' own priority classes; choose another name`]];
+  }
+  if (typeof value === 'number' && value > MAX_USER_PRIORITY) return [['value', `${value} is above ${MAX_USER_PRIORITY}, the highest priority a PriorityClass of one's own may have (higher ones are Kubernetes' system classes)`]];
+  return [];
 }
 
 /** The ConfigMap's data size problem, or undefined. */

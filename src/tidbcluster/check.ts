@@ -5,7 +5,7 @@
  */
 import { joinKey, validateTidbClusterSchema } from './crd-schema';
 import { SpecError, type SpecIssue } from './errors';
-import { COMPONENTS } from './names';
+import { COMPONENTS, names } from './names';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { unsupportedFields } from './support';
 import type { TidbClusterManifest } from './types';
@@ -80,7 +80,10 @@ function protoKeys(value: unknown, path: string): string[] {
 function maxName(spec: Record<string, unknown>): number {
   const pdms = Array.isArray(spec.pdms) ? spec.pdms.map((e) => (e as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string') : [];
   const present = [...COMPONENTS.filter((c) => spec[c] !== undefined && spec[c] !== null), ...pdms];
-  return 63 - 11 - Math.max(...(present.length > 0 ? present : ['tikv']).map((c) => c.length + 1));
+  const pods = 63 - 11 - Math.max(...(present.length > 0 ? present : ['tikv']).map((c) => c.length + 1));
+  // createPassword's ConfigMap carries its own name as a label value (at most 63).
+  const tidb = spec.tidb as { initializer?: { createPassword?: unknown } } | null | undefined;
+  return tidb?.initializer?.createPassword === true ? Math.min(pods, 63 - names.initializer('').length) : pods;
 }
 
 function metadataIssues(metadata: unknown, spec: Record<string, unknown>): SpecIssue[] {
@@ -98,7 +101,8 @@ function metadataIssues(metadata: unknown, spec: Record<string, unknown>): SpecI
       message: `invalid name ${JSON.stringify(name)}: expected lowercase letters, digits and '-', starting with a letter and ending with a letter or digit (it becomes part of Service names)`,
     });
   } else if (name.length > MAX_NAME) {
-    issues.push({ path: 'metadata.name', message: `name too long (${name.length} characters): at most ${MAX_NAME}, so that every derived object and Pod name fits Kubernetes limits` });
+    const why = MAX_NAME === 63 - names.initializer('').length ? ` (with spec.tidb.initializer.createPassword, ConfigMap ${names.initializer(name)} carries its name as a label value, at most 63)` : '';
+    issues.push({ path: 'metadata.name', message: `name too long (${name.length} characters): at most ${MAX_NAME}, so that every derived object and Pod name fits Kubernetes limits${why}` });
   }
   if (namespace !== undefined && (typeof namespace !== 'string' || !DNS1123_LABEL.test(namespace) || namespace.length > 63)) {
     issues.push({ path: 'metadata.namespace', message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')` });

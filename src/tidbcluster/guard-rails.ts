@@ -19,8 +19,10 @@
  *
  * Pure: reads the annotations, reports what it cannot read as issues at their annotation.
  */
+import { labelValueProblem, qualifiedNameProblem } from './api-rules';
 import type { SpecIssue } from './errors';
-import type { ComponentKind } from './names';
+import { jobLabelProblem } from './job-pod-input';
+import { GRAFANA_DASHBOARD_LABEL, LABEL, type ComponentKind } from './names';
 import { REPLACE_ANNOTATION } from './replace';
 
 /** The annotation that sets or turns off the PodDisruptionBudgets, per component. */
@@ -270,8 +272,11 @@ export interface MonitoringSettings {
   readonly labels: Readonly<Record<string, string>>;
 }
 
-const LABEL_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
+/**
+ * The labels the monitoring objects always carry with tidb-gitops's values: the PodMonitors select
+ * and the controller tells its objects by them, and the published dashboards are found by theirs.
+ */
+const OWN_MONITORING_LABELS: readonly string[] = [LABEL.name, LABEL.managedBy, LABEL.instance, LABEL.component, GRAFANA_DASHBOARD_LABEL];
 
 /**
  * Reads `tidb-gitops.io/monitoring` (`"true"` or `"false"`) and `tidb-gitops.io/monitoring-labels`
@@ -292,10 +297,16 @@ export function monitoringSettings(annotations: Readonly<Record<string, string>>
       const eq = item.indexOf('=');
       const key = eq < 0 ? item : item.slice(0, eq).trim();
       const value = eq < 0 ? undefined : item.slice(eq + 1).trim();
-      if (value === undefined || !LABEL_NAME.test(key) || key.length > 317 || key.split('/').pop()!.length > 63 || !LABEL_VALUE.test(value) || value.length > 63) {
-        issues.push({ path: where, message: `expected labels such as "release=kube-prometheus-stack, team=db" (key=value, each a Kubernetes label), got ${JSON.stringify(item)}` });
+      const problem = value === undefined ? undefined : (qualifiedNameProblem(key) ?? labelValueProblem(value));
+      if (value === undefined || problem !== undefined) {
+        issues.push({ path: where, message: `expected labels such as "release=kube-prometheus-stack, team=db" (key=value, each a Kubernetes label), got ${JSON.stringify(item)}${problem ? `: ${problem}` : ''}` });
       } else if (key in labels) {
         issues.push({ path: where, message: `label ${JSON.stringify(key)} is given twice` });
+      } else if (jobLabelProblem(key)) {
+        // The publishing Job's Pods carry these labels.
+        issues.push({ path: where, message: jobLabelProblem(key)! });
+      } else if (OWN_MONITORING_LABELS.includes(key)) {
+        issues.push({ path: where, message: `label ${JSON.stringify(key)} is one tidb-gitops sets itself on the monitoring objects (${OWN_MONITORING_LABELS.join(', ')}), so this value would be replaced; leave it out, or use a label of your own` });
       } else {
         labels[key] = value;
       }
@@ -304,13 +315,25 @@ export function monitoringSettings(annotations: Readonly<Record<string, string>>
   return { ...(enabled !== undefined && { enabled }), labels };
 }
 
+/** The operator's annotation domains (`tidb.pingcap.com/`, `tiflash.tidb.pingcap.com/`, `tiproxy.pingcap.com/`...). */
+const OPERATOR_KEY = /^([a-z0-9-]+\.)*pingcap\.com\//;
+
 /**
  * A `tidb-gitops.io/` annotation this project does not read is most likely a typo of one it does:
- * refused, with the keys it knows, rather than ignored.
+ * refused, with the keys it knows, rather than ignored. So is a key of ours or of the operator's
+ * written with capitals: Kubernetes takes it (annotation keys are checked in lower case) but keeps it
+ * as written, and keys are compared as written, so nothing would read it.
  */
 export function unknownClusterSettings(annotations: Readonly<Record<string, string>>, issues: SpecIssue[]): void {
   for (const key of Object.keys(annotations)) {
-    if (!key.startsWith('tidb-gitops.io/') || CLUSTER_SETTING_ANNOTATIONS.includes(key)) continue;
+    const lower = key.toLowerCase();
+    const ours = lower.startsWith('tidb-gitops.io/');
+    if (lower !== key && (CLUSTER_SETTING_ANNOTATIONS.includes(lower) || OPERATOR_KEY.test(lower))) {
+      const readers = ours ? 'tidb-gitops reads' : 'tidb-gitops and tidb-operator read';
+      issues.push({ path: path(key), message: `annotation keys are case-sensitive and ${readers} them in lower case, so this one would be ignored; did you mean ${JSON.stringify(lower)}?` });
+      continue;
+    }
+    if (!ours || CLUSTER_SETTING_ANNOTATIONS.includes(key)) continue;
     issues.push({ path: path(key), message: `unknown setting; a TidbCluster takes ${CLUSTER_SETTING_ANNOTATIONS.slice(0, -1).join(', ')} and ${CLUSTER_SETTING_ANNOTATIONS[CLUSTER_SETTING_ANNOTATIONS.length - 1]}` });
   }
 }

@@ -3,6 +3,7 @@
  * never disagree on `<cluster>-pd-peer` or a selector. Names and label values follow tidb-operator v1,
  * which is what lets an operator-made cluster be adopted without recreating a Pod or PVC.
  */
+import { createHash } from 'node:crypto';
 
 /**
  * Components rendered as StatefulSets, in the order the operator reconciles them. `tso` and
@@ -70,6 +71,37 @@ export type LogCommand = (typeof LOG_COMMANDS)[number];
 
 /** The key of a log backup command's Job in its ConfigMap: `log-start.json`... */
 export const logCommandKey = (command: LogCommand): string => `log-${command}.json`;
+
+/**
+ * The longest name of a Job the controller or the monitoring render creates: the Job controller puts
+ * the name in the `batch.kubernetes.io/job-name` label of its Pods, and a label value has at most 63
+ * characters (Kubernetes refuses the Job otherwise).
+ */
+export const MAX_JOB_NAME = 63;
+
+/** The hex digits of the hash a generated name is shortened with. */
+const SHORT_HASH = 8;
+
+/**
+ * The name of the controller's `run`-th log command Job (`run` from 1) made from the template named
+ * `templateName` (`backup-<name>-log-<command>`): `<template>-<run>` while that fits
+ * {@link MAX_JOB_NAME}, else `<template cut short>-<hash of the whole template>-<run>`, which fits for
+ * every run up to `Number.MAX_SAFE_INTEGER`: the run grows with every retry, so a name that fits
+ * today would not later. Two templates cut alike keep names of their own (the hash).
+ */
+export function logCommandJobName(templateName: string, run: number): string {
+  const plain = `${templateName}-${run}`;
+  if (plain.length <= MAX_JOB_NAME) return plain;
+  const hash = createHash('sha256').update(templateName).digest('hex').slice(0, SHORT_HASH);
+  const room = MAX_JOB_NAME - `-${hash}-${run}`.length;
+  return `${templateName.slice(0, room).replace(/-+$/, '')}-${hash}-${run}`;
+}
+
+/** Whether `name` is one of the log command Jobs {@link logCommandJobName} makes from `templateName`. */
+export function isLogCommandJobName(templateName: string, name: string): boolean {
+  const run = /-([1-9][0-9]{0,15})$/.exec(name)?.[1];
+  return run !== undefined && Number.isSafeInteger(Number(run)) && logCommandJobName(templateName, Number(run)) === name;
+}
 
 /**
  * A schedule's log backup (its `logBackupTemplate`): the log backup task and Backup `log-<schedule>`,
@@ -174,8 +206,16 @@ export const names = {
   configRevision: (cluster: string, c: ComponentKind, hash: string) => `${cluster}-${c}-${hash}`,
   /** The companion controller's Deployment, Service, ServiceAccount, Role and RoleBinding. */
   discovery: (cluster: string) => `${cluster}-discovery`,
-  /** The ServiceAccount, Role and RoleBinding of the Job publishing the rules and dashboards; the Job's name starts with it. */
+  /** The ServiceAccount, Role and RoleBinding of the Job publishing the rules and dashboards. */
   monitoring: (cluster: string) => `${cluster}-monitoring`,
+  /**
+   * The Job publishing the rules and dashboards, `<cluster>-monitoring-<hash>`, or `<cluster>-mon-<hash>`
+   * for the longest cluster names, where the other would pass {@link MAX_JOB_NAME}.
+   */
+  monitoringJob: (cluster: string, hash: string) => {
+    const name = `${cluster}-monitoring-${hash}`;
+    return name.length <= MAX_JOB_NAME ? name : `${cluster.slice(0, MAX_JOB_NAME - `-mon-${hash}`.length)}-mon-${hash}`;
+  },
   /** The PrometheusRule of PingCAP's alert rules. */
   alertRules: (cluster: string) => `${cluster}-alert-rules`,
   /** The ConfigMap of one dashboard (of one part of it, when it is too large for one). */

@@ -304,7 +304,8 @@ function selectorRequirementFindings(req: unknown, at: string, node: boolean): F
   return out;
 }
 
-function labelSelectorFindings(sel: unknown, at: string): Finding[] {
+/** A label selector's problems (matchLabels and matchExpressions), at paths below `at`. */
+export function labelSelectorFindings(sel: unknown, at: string): Finding[] {
   if (!isObj(sel)) return [];
   const out: Finding[] = [];
   if (isObj(sel.matchLabels)) {

@@ -56,6 +56,8 @@ const RESOURCES: Record<string, { plural: string; namespaced: boolean }> = {
   Lease: { plural: 'leases', namespaced: true },
   PodDisruptionBudget: { plural: 'poddisruptionbudgets', namespaced: true },
   NetworkPolicy: { plural: 'networkpolicies', namespaced: true },
+  Ingress: { plural: 'ingresses', namespaced: true },
+  PriorityClass: { plural: 'priorityclasses', namespaced: false },
   CustomResourceDefinition: { plural: 'customresourcedefinitions', namespaced: false },
   TidbCluster: { plural: 'tidbclusters', namespaced: true },
   PodMonitor: { plural: 'podmonitors', namespaced: true },

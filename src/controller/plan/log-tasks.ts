@@ -28,7 +28,7 @@
  *   point its schedule's retention gives, or its document's `logTruncateUntil` (the later of the two),
  *   on the folder the task writes to, only forward.
  */
-import { LOG_COMMANDS, logCommandKey, OPERATION_KEY, type LogCommand } from '../../tidbcluster/names';
+import { LOG_COMMANDS, logCommandJobName, logCommandKey, OPERATION_KEY, type LogCommand } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
 import type { LogCommandRun, LogTaskRecord, WantedState } from '../records/log-tasks';
 import { runOutcome } from './backup-runs';
@@ -200,7 +200,7 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   const runs = r.runs + 1;
   const name = templateName(template);
   const truncate = command === 'truncate' && until !== undefined && r.storage !== undefined ? { until, storage: r.storage } : undefined;
-  const body = name !== undefined ? jobBody(template, `${name}-${runs}`, truncate) : undefined;
+  const body = name !== undefined ? jobBody(template, logCommandJobName(name, runs), truncate) : undefined;
   if (!body) return wait(`its ${logCommandKey(command)} is not a Job`, 'Failed');
   const job = String((body.metadata as { name: string }).name);
   r = { ...r, runs, last: { command, job, phase: 'Running', created: now, ...(truncate && { until: truncate.until }) } };
