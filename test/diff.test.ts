@@ -80,7 +80,7 @@ function file(name: string, content: string): string {
 describe('version bump of examples/basic', () => {
   const bumped = basic.replace('version: v8.5.7', 'version: v8.5.9');
 
-  it('restarts every component for its image, one Pod at a time by the controller, without scaling or risk', () => {
+  it('restarts every component for its image, one Pod at a time by the controller, without scaling; each one-replica restart is downtime', () => {
     const c = only(diff(basic, bumped));
     expect(c.id).toBe('basic');
     expect(c.change).toBe('changed');
@@ -98,18 +98,24 @@ describe('version bump of examples/basic', () => {
     }
     // The StatefulSets change only in their template, which the component sections cover.
     expect(c.objects).toEqual([]);
-    expect(c.risks).toEqual([]);
+    // examples/basic runs one Pod of each: every restart stops what it serves.
+    expect(c.risks.map((r) => [r.id, r.component])).toEqual([
+      ['single-replica-restart', 'pd'],
+      ['single-replica-restart', 'tikv'],
+      ['single-replica-restart', 'tidb'],
+    ]);
+    expect(c.risks[0].message).toBe('PD has one replica: its restart takes down the whole cluster: without PD no transaction gets a timestamp and no request finds its region, so every query fails, until the new Pod is up. Run more replicas to restart without downtime.');
   });
 
-  it('prints the summary and the image fields, and exits 3 with --exit-code', () => {
+  it('prints the summary and the image fields, and exits 4 with --exit-code (changes with risks)', () => {
     const r = cli(['diff', 'examples/basic/tidb-cluster.yaml', file('bump/new.yaml', bumped), '--exit-code']);
     expect(r.stderr).toBe('');
-    expect(r.status).toBe(3);
-    expect(r.stdout).toContain('- **basic**: pd, tikv, tidb rolling restart; no risks\n');
+    expect(r.status).toBe(4);
+    expect(r.stdout).toContain('- **basic**: pd, tikv, tidb rolling restart; 3 risks\n');
     expect(r.stdout).toContain('  - `containers[tikv].image`: `pingcap/tikv:v8.5.7` -> `pingcap/tikv:v8.5.9`\n');
     expect(r.stdout).toContain('driven by the companion controller `basic-discovery`');
     expect(r.stdout).not.toContain('Scale');
-    expect(r.stdout).not.toContain('#### Risks');
+    expect(r.stdout).toContain('- **single-replica-restart**: TiDB has one replica: its restart takes down every SQL connection');
   });
 
   it('exits 0 without --exit-code once the report is printed', () => {
@@ -133,7 +139,10 @@ describe('config changes', () => {
     const volume = tikv.restart!.causes.find((x) => x.path === 'volumes[config].configMap.name');
     expect(volume).toEqual({ path: 'volumes[config].configMap.name', change: 'changed', from: cfg.from, to: cfg.to });
     expect(c.objects).toEqual([{ kind: 'ConfigMap', name: cfg.from, namespace: 'ns', change: 'replaced', replacedBy: cfg.to }]);
-    expect(c.risks).toEqual([]);
+    // Three stores and three copies of each region: no spare store while each restarts.
+    expect(riskIds(c)).toEqual(['tikv-no-spare-store']);
+    expect(c.risks[0].message).toContain('every TiKV store restarts, one at a time, with 3 stores and replication.max-replicas 3');
+    expect(riskIds(only(diff(tikvConfig('RollingUpdate', 256), { ...tikvConfig('RollingUpdate', 512), spec: { ...tikvConfig('RollingUpdate', 512).spec, tikv: { ...tikvConfig('RollingUpdate', 512).spec.tikv, replicas: 4 } } })))).not.toContain('tikv-no-spare-store');
     const md = toMarkdown(diff(tikvConfig('RollingUpdate', 256), tikvConfig('RollingUpdate', 512)));
     expect(md).toContain(`  - \`config\` volume: ConfigMap \`${cfg.from}\` -> \`${cfg.to}\`\n`);
     expect(md).toContain('RollingUpdate: applied by the rolling restart above');
@@ -248,7 +257,16 @@ describe('StatefulSet fields Kubernetes does not let change', () => {
     expect(r.component).toBe('tikv');
     expect(r.message).toContain('StatefulSet demo-tikv: volumeClaimTemplates change (tikv: spec.resources.requests.storage 100Gi -> 200Gi)');
     expect(r.message).toContain('Volumes grow: the API server refuses this StatefulSet until the companion controller has grown each claim');
-    expect(c.objects.filter((o) => o.kind === 'StatefulSet')).toEqual([{ kind: 'StatefulSet', name: 'demo-tikv', namespace: 'ns', change: 'changed', fields: ['spec.volumeClaimTemplates'] }]);
+    expect(c.objects.filter((o) => o.kind === 'StatefulSet')).toEqual([
+      {
+        kind: 'StatefulSet',
+        name: 'demo-tikv',
+        namespace: 'ns',
+        change: 'changed',
+        fields: ['spec.volumeClaimTemplates'],
+        values: [{ path: 'spec.volumeClaimTemplates[tikv].spec.resources.requests.storage', change: 'changed', from: '100Gi', to: '200Gi' }],
+      },
+    ]);
     // The new sizes are the controller's to act on now, not a config read at some later restart.
     expect(c.components.find((d) => d.component === 'discovery')!.config.map((x) => [x.to, x.appliedBy])).toEqual([['demo-volume-sizes', 'controller']]);
     const md = toMarkdown(diff(cluster(), withComponent('tikv', { requests: { storage: '200Gi' } })));
@@ -363,13 +381,13 @@ describe('PD micro-services', () => {
 describe('versions', () => {
   it('a downgrade and a version skew', () => {
     const c = only(diff(cluster(), withComponent('tikv', { version: 'v8.5.6' })));
-    expect(riskIds(c)).toEqual(['downgrade', 'version-skew']);
+    expect(riskIds(c)).toEqual(['downgrade', 'version-skew', 'tikv-no-spare-store']);
     expect(c.risks[0].message).toContain('goes down from v8.5.7 to v8.5.6');
     expect(c.risks[1].message).toContain('PD v8.5.7, TiKV v8.5.6, TiDB v8.5.7');
   });
 
   it('no skew risk when all three move together, nor when an old skew stays untouched', () => {
-    expect(riskIds(only(diff(cluster(), cluster({ version: 'v8.5.8' }))))).toEqual([]);
+    expect(riskIds(only(diff(cluster(), cluster({ version: 'v8.5.8' }))))).toEqual(['tikv-no-spare-store']);
     const skewed = withComponent('tidb', { version: 'v8.5.8' });
     expect(riskIds(only(diff(skewed, withComponent('tidb', { replicas: 3, version: 'v8.5.8' }))))).toEqual([]);
   });
@@ -433,7 +451,8 @@ describe('tidb-gitops diff inputs', () => {
     expect(r.stdout).toContain('**0 clusters changed, objects outside any cluster changed, no risks.**');
     expect(r.stdout).toContain('- **Objects outside any cluster**: 1 object changed\n');
     expect(r.stdout).toContain('### Objects outside any cluster');
-    expect(r.stdout).toContain('- changed: ConfigMap `settings` (data.x)');
+    // A few short values: each with its old and new value.
+    expect(r.stdout).toContain('- changed: ConfigMap `settings` (data.x: `1` -> `2`)');
   });
 
   it('honours -n like render', () => {
@@ -529,9 +548,10 @@ requires(GIT).describe('tidb-gitops diff REV:PATH', () => {
   it('compares two revisions of a directory', () => {
     const r = cli(['diff', 'HEAD~1:clusters', 'HEAD:clusters', '--exit-code'], repo);
     expect(r.stderr).toBe('');
-    expect(r.status).toBe(3);
-    expect(r.stdout).toContain('**2 clusters changed, no risks.**');
-    expect(r.stdout).toContain('- **basic**: pd, tikv, tidb rolling restart; no risks');
+    // examples/basic runs one Pod of each: each restart is downtime.
+    expect(r.status).toBe(4);
+    expect(r.stdout).toContain('**2 clusters changed, 3 risks.**');
+    expect(r.stdout).toContain('- **basic**: pd, tikv, tidb rolling restart; 3 risks');
     expect(r.stdout).toContain('- **ns/demo**: new cluster (pd 3, tikv 3, tidb 2, discovery 1); no risks');
   });
 
@@ -545,7 +565,7 @@ requires(GIT).describe('tidb-gitops diff REV:PATH', () => {
   it('REV:./PATH is relative to the current directory, and a revision compares with the work tree', () => {
     const r = cli(['diff', 'HEAD~1:./basic/tidb-cluster.yaml', 'basic/tidb-cluster.yaml'], join(repo, 'clusters'));
     expect(r.stderr).toBe('');
-    expect(r.stdout).toContain('- **basic**: pd, tikv, tidb rolling restart; no risks');
+    expect(r.stdout).toContain('- **basic**: pd, tikv, tidb rolling restart; 3 risks');
   });
 
   it('names git files as REV:PATH in input errors', () => {

@@ -161,19 +161,23 @@ requires(GIT).describe('the pull-request workflow', () => {
     writeFileSync(file, readFileSync(file, 'utf8').replace('version: v8.5.7', 'version: v8.5.8'));
     git(repo, 'commit', '-q', '-am', 'bump');
     const { steps, outputs, summary } = runJob(repo, base, bin);
+    // Every TiKV restarts with 3 stores and 3 copies of each region: no spare store, a risk to flag.
     expect(steps.map((s) => [s.name, s.status])).toEqual([
       ['Impact report', 0],
       ['Post the report on the pull request', 0],
+      ['Flag risky changes', 0],
       ['Committed output is up to date', 3],
     ]);
     const report = readFileSync(join(repo, 'impact.md'), 'utf8');
     expect(report).toContain('pd, tikv, tidb rolling restart');
+    expect(report).toContain('- **tikv-no-spare-store**: every TiKV store restarts, one at a time, with 3 stores');
+    expect(report).toContain('**Order**: the controller restarts PD, then TiKV, then TiDB');
     expect(report).toContain('`pingcap/tikv:v8.5.7` -> `pingcap/tikv:v8.5.8`');
-    expect(outputs.report.outputs).toEqual({ risky: 'false' });
+    expect(outputs.report.outputs).toEqual({ risky: 'true' });
     expect(summary).toBe(report);
     expect(readFileSync(join(tmp, 'gh.log'), 'utf8')).toBe('pr comment 7 --body-file impact.md --edit-last --create-if-none\n');
     expect(readFileSync(join(tmp, 'gh-body.md'), 'utf8')).toBe(report);
-    expect(steps[2].stderr).toContain('dist/tidb.basic.k8s.yaml: differs from what the inputs render');
+    expect(steps[3].stderr).toContain('dist/tidb.basic.k8s.yaml: differs from what the inputs render');
   });
 
   it('passes once dist/ is rendered again, and flags a risky change', () => {
@@ -185,6 +189,7 @@ requires(GIT).describe('the pull-request workflow', () => {
     expect(run.steps.map((s) => [s.name, s.status])).toEqual([
       ['Impact report', 0],
       ['Post the report on the pull request', 0],
+      ['Flag risky changes', 0],
       ['Committed output is up to date', 0],
     ]);
 

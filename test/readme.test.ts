@@ -81,7 +81,7 @@ describe("README's impact report samples are what diff prints", () => {
   test('a version bump of the example cluster', () => {
     const bumped = base.replace('version: v8.5.7', 'version: v8.5.8');
     expect(bumped).not.toBe(base);
-    expectSampleOf(readmeBlock('## tidb-gitops diff\n\n**1 cluster changed, no risks.**'), report(bumped));
+    expectSampleOf(readmeBlock('## tidb-gitops diff\n\n**1 cluster changed, 1 risk.**'), report(bumped));
   });
 
   test('a TiDB config change with a TiKV scale-in', () => {
@@ -90,7 +90,7 @@ describe("README's impact report samples are what diff prints", () => {
       .replace(/(  tidb:\n(?:    .*\n)*?)    config: \{\}\n/, '$1    config:\n      log:\n        level: warn\n');
     expect(changed).toContain('        level: warn');
     expect(changed).toMatch(/tikv:\n(?: {4}.*\n)*? {4}replicas: 2/);
-    expectSampleOf(readmeBlock('- **tidb/basic**: tidb rolling restart; tikv 3 -> 2; 2 risks'), report(changed));
+    expectSampleOf(readmeBlock('- **tidb/basic**: tidb rolling restart; tikv 3 -> 2; 3 risks'), report(changed));
   });
 });
 

@@ -287,11 +287,10 @@ function objectChanges(
     if (x && y) {
       if (deepEqual(x, y)) continue;
       const covered = workloads.has(`${ref.kind} ${ref.name}`);
-      const paths = diffValues(x, y)
-        .map((c) => c.path)
-        .filter((p) => !covered || !coveredByComponent(p))
-        .map((p) => formatPath(p.slice(0, 2)));
-      if (paths.length > 0) out.push({ ...ref, change: 'changed', fields: [...new Set(paths)] });
+      const changes = diffValues(x, y).filter((c) => !covered || !coveredByComponent(c.path));
+      const paths = changes.map((c) => formatPath(c.path.slice(0, 2)));
+      const values = shownValues(changes);
+      if (paths.length > 0) out.push({ ...ref, change: 'changed', fields: [...new Set(paths)], ...(values && { values }) });
     } else if (x) {
       const by = ref.kind === 'ConfigMap' ? replaced.get(ref.name) : undefined;
       if (by !== undefined && !a.has(`ConfigMap/${ref.namespace}/${by}`) && b.has(`ConfigMap/${ref.namespace}/${by}`)) {
@@ -307,4 +306,23 @@ function objectChanges(
   return out
     .filter((o) => !(o.change === 'added' && o.kind === 'ConfigMap' && replacements.has(o.name)))
     .sort((p, q) => cmp(p.kind, q.kind) || cmp(p.name, q.name));
+}
+
+/** The most changed fields of an object shown with their values. */
+const MAX_SHOWN_VALUES = 4;
+
+/**
+ * Each changed field with its old and new values, when there are few and every value is short enough
+ * to read in a line; undefined otherwise (the report then names the fields only).
+ */
+function shownValues(changes: readonly ValueChange[]): FieldChange[] | undefined {
+  if (changes.length === 0 || changes.length > MAX_SHOWN_VALUES) return undefined;
+  const out: FieldChange[] = [];
+  for (const c of changes) {
+    const from = shortValue(c.from);
+    const to = shortValue(c.to);
+    if ((c.from !== undefined && from === undefined) || (c.to !== undefined && to === undefined)) return undefined;
+    out.push({ path: formatPath(c.path), change: c.from === undefined ? 'added' : c.to === undefined ? 'removed' : 'changed', ...(from !== undefined && { from }), ...(to !== undefined && { to }) });
+  }
+  return out;
 }

@@ -2,7 +2,8 @@
  * The report as Markdown for a pull request comment: a summary line per cluster at the top, then per
  * cluster its risks, its components (restarts, scale, images, config) and the objects that change.
  */
-import { names } from '../tidbcluster/names';
+import { names, type ComponentKind } from '../tidbcluster/names';
+import { restartOrder } from '../tidbcluster/restart-order';
 import { componentTitle } from './model';
 import type { ClusterDiff, ComponentDiff, ConfigChange, ConfigKeyChange, DiffReport, FieldChange, ObjectChange } from './report';
 
@@ -92,6 +93,10 @@ function clusterSection(c: ClusterDiff): string[] {
     lines.push('', '#### Risks', '');
     for (const r of c.risks) lines.push(`- **${r.id}**: ${r.message}`);
   }
+  const rolled = c.components.filter((d) => d.restart?.by === 'controller').map((d) => d.component as ComponentKind);
+  if (rolled.length > 1) {
+    lines.push('', `**Order**: the controller restarts ${restartOrder(rolled).map((k) => componentTitle(k)).join(', then ')}, each component once every one it waits for is done.`);
+  }
   for (const d of c.components) {
     const body = componentLines(c, d);
     if (body.length === 0) continue;
@@ -129,12 +134,23 @@ function componentLines(c: ClusterDiff, d: ComponentDiff): string[] {
   return lines;
 }
 
+/** What the controller does around each Pod's restart (`controller/plan/upgrade-*.ts`), as the report says it. */
+const CHECKED_BETWEEN: Readonly<Record<string, string>> = {
+  pd: "PD's leadership moves off a member before it restarts, and the next waits until the member is healthy and ready",
+  tso: 'the primary moves off a server before it restarts',
+  scheduling: 'the primary moves off a server before it restarts',
+  tikv: "each store's region leaders move away before its restart, and the next waits until the store is Up with its leaders back",
+  tiflash: 'the next waits until the store is Up and TiFlash reports itself running',
+  tidb: 'DDL is paused for the upgrade where TiDB can pause it, and the next waits until the server answers',
+  ticdc: 'each capture hands its tables over before it restarts',
+};
+
 function restartSentence(c: ClusterDiff, d: ComponentDiff): string {
   switch (d.restart!.by) {
     case 'controller':
       return (
         `**Rolling restart**, one Pod at a time (highest ordinal first, each healthy before the next), driven by the ` +
-        `companion controller ${code(names.discovery(c.name))}.`
+        `companion controller ${code(names.discovery(c.name))}${CHECKED_BETWEEN[d.component] ? `: ${CHECKED_BETWEEN[d.component]}` : ''}.`
       );
     case 'statefulset':
       return '**Rolling restart** by Kubernetes, as the StatefulSet updateStrategy says.';
@@ -217,8 +233,15 @@ function objectLines(objects: readonly ObjectChange[]): string[] {
           group.map((o) => `${o.kind} ${code(o.name)}`).join(', '),
       );
     } else {
-      for (const o of group) lines.push(`- changed: ${o.kind} ${code(o.name)} (${(o.fields ?? []).join(', ')})`);
+      for (const o of group) lines.push(`- changed: ${o.kind} ${code(o.name)} (${o.values ? o.values.map(valueText).join(', ') : (o.fields ?? []).join(', ')})`);
     }
   }
   return lines;
+}
+
+/** `spec.maxUnavailable: 1 -> 2`, `spec.x: added 3`, `spec.y: removed`. */
+function valueText(v: FieldChange): string {
+  if (v.change === 'added') return `${v.path}: added ${code(v.to ?? '')}`;
+  if (v.change === 'removed') return `${v.path}: removed (was ${code(v.from ?? '')})`;
+  return `${v.path}: ${code(v.from ?? '')} -> ${code(v.to ?? '')}`;
 }

@@ -52,6 +52,12 @@ export const RISK = {
   monitoring: 'monitoring',
   /** Git asks to replace a Pod (`tidb-gitops.io/replace`): its store or member is removed and its volumes deleted. */
   replace: 'replace',
+  /** A component with one replica restarts: what it serves is down until its Pod is back. */
+  singleReplicaRestart: 'single-replica-restart',
+  /** Every TiKV restarts while there are no more stores than copies of each region: no spare store. */
+  tikvNoSpareStore: 'tikv-no-spare-store',
+  /** One change both scales and restarts components: the controller takes them in turn, one holding the other. */
+  scaleAndRestart: 'scale-and-restart',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];
@@ -163,6 +169,11 @@ export interface ObjectChange {
   readonly replacedBy?: string;
   /** For `changed`: the top-level fields that differ, e.g. `spec.ports`. */
   readonly fields?: readonly string[];
+  /**
+   * For `changed`: each field that differs with its old and new values, when every one of them is short
+   * enough to show (`spec.maxUnavailable`: `1` -> `2`). @default none (too many or too long: `fields` only)
+   */
+  readonly values?: readonly FieldChange[];
 }
 
 /** Something a reviewer should weigh before merging, in one sentence or two. */

@@ -14,6 +14,7 @@ import { disruptionBudgetRisks, networkPolicyRisks } from './guard-rails';
 import { initializerRisks } from './initializer';
 import { monitoringRisks } from './monitoring';
 import { replaceRisks } from './replace';
+import { downtimeRisks } from './downtime';
 
 /** PD's `replication.max-replicas` when its config does not set it. */
 export const DEFAULT_MAX_REPLICAS = 3;
@@ -50,6 +51,7 @@ export function clusterRisks(before: ClusterModel | undefined, after: ClusterMod
   out.push(...initializerRisks(before, after));
   out.push(...monitoringRisks(before, after));
   out.push(...replaceRisks(before, after));
+  out.push(...downtimeRisks(before, after, components, pdMaxReplicas(after)));
   return out;
 }
 

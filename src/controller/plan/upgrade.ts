@@ -10,6 +10,7 @@ import { isAvailable, isReady, isTerminating, podRevision, type Pod } from '../m
 import type { ComponentSettings } from '../model/settings';
 import { podList, podsByOrdinal, statusCurrent, unreadyPods } from '../view/lookups';
 import type { ComponentState, PlanInput } from '../view/view';
+import { BLOCKED_BY } from '../../tidbcluster/restart-order';
 import { OK, wait, type Action, type Phase, type PlanEvent, type Step, type UpgradeChecks } from './action';
 import { msUpgrade } from './pdms';
 import { pdUpgrade } from './upgrade-pd';
@@ -17,24 +18,6 @@ import { ticdcUpgrade } from './upgrade-ticdc';
 import { tidbUpgrade } from './upgrade-tidb';
 import { tiflashUpgrade } from './upgrade-tiflash';
 import { tikvUpgrade } from './upgrade-tikv';
-
-/**
- * Which components must be neither upgrading nor scaling before a component may step (tidb-operator's
- * upgrade admission rules).
- */
-export const BLOCKED_BY: Readonly<Record<ComponentKind, readonly ComponentKind[]>> = {
-  // PD's micro-services go first, one after the other, in the order the operator reconciles them;
-  // PD follows, so that at most one of the three services restarts at a time.
-  tso: [],
-  scheduling: ['tso'],
-  pd: ['tso', 'scheduling'],
-  tiproxy: [],
-  tiflash: ['pd'],
-  tikv: ['pd', 'tiflash'],
-  pump: ['pd', 'tiflash', 'tikv'],
-  tidb: ['pd', 'tikv', 'tiflash', 'pump'],
-  ticdc: ['pd', 'tikv', 'tiflash', 'pump', 'tidb'],
-};
 
 /** Each component's own checks; a component without an entry restarts once the Pod before it is Ready. */
 const CHECKS: Readonly<Partial<Record<ComponentKind, UpgradeChecks>>> = {
