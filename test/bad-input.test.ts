@@ -510,7 +510,7 @@ const CASES: Case[] = [
     files: { 'broken.yaml': 'a: [b\n' },
     args: ['render', '$D/broken.yaml'],
     exit: 1,
-    stderr: ['$D/broken.yaml: document 1: (yaml) (line 2): not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
+    stderr: ['$D/broken.yaml: document 1: (yaml) (line 1): not valid YAML: the [ that starts on line 1 is never closed: end the list with ]'],
     problems: 1,
   },
   {
@@ -1073,21 +1073,21 @@ const CASES: Case[] = [
     name: 'usage: render without PATH',
     args: ['render'],
     exit: 2,
-    stderr: ["tidb-gitops: render needs at least one PATH (a file, a directory, or - for stdin)\nRun 'tidb-gitops --help' for usage.\n"],
+    stderr: ["tidb-gitops: render needs at least one PATH (a file, a directory, or - for stdin)\nRun 'tidb-gitops render --help' for usage.\n"],
   },
   {
     name: 'usage: unknown option',
     files: { 'good.yaml': DEMO },
     args: ['render', '--frobnicate', '$D/good.yaml'],
     exit: 2,
-    stderr: ['tidb-gitops: unknown option "--frobnicate"\n', "Run 'tidb-gitops --help' for usage."],
+    stderr: ['tidb-gitops: unknown option "--frobnicate"\n', "Run 'tidb-gitops render --help' for usage."],
   },
   {
     name: 'usage: unknown command',
     files: { 'good.yaml': DEMO },
     args: ['rendr', '$D/good.yaml'],
     exit: 2,
-    stderr: ['tidb-gitops: unknown command "rendr"\n', "Run 'tidb-gitops --help' for usage."],
+    stderr: ['tidb-gitops: unknown command "rendr"; did you mean render?\n', "Run 'tidb-gitops --help' for usage."],
   },
   {
     name: 'usage: -o without a directory',

@@ -2,24 +2,15 @@
  * `tidb-gitops diff LIVE NEW` where LIVE is what `kubectl get -o yaml` prints: a List, with status,
  * server metadata, owner references and the defaults the API server fills in.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { main } from '../src/cli/main';
+import { runMain, tempFiles } from './support/cli-run';
 import { applied } from '../src/diff/live';
 import { cluster, find, render, type Obj } from './support/render';
 
-function run(args: string[]): { code: number; stdout: string; stderr: string } {
-  let stdout = '';
-  let stderr = '';
-  const code = main(args, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => '', env: {} });
-  return { code, stdout, stderr };
-}
-
-let dir: string;
-beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'diff-live-'))));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const run = runMain;
+const { dir: tmpDir } = tempFiles('diff-live-');
 
 const spec = cluster({ pd: { replicas: 3, requests: { storage: '10Gi' } } });
 
@@ -70,8 +61,8 @@ function liveList(objects: Obj[]): string {
 }
 
 function files(live: string, tc: Obj = spec): [string, string] {
-  const a = join(dir, `live-${Math.random().toString(36).slice(2)}.yaml`);
-  const b = join(dir, `tc-${Math.random().toString(36).slice(2)}.yaml`);
+  const a = join(tmpDir(), `live-${Math.random().toString(36).slice(2)}.yaml`);
+  const b = join(tmpDir(), `tc-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(a, live);
   writeFileSync(b, stringify(tc));
   return [a, b];

@@ -24,6 +24,7 @@ import {
   type KubeObject,
 } from '../src/diff';
 import { toYamlStream } from '../src/render/output';
+import { tempFiles } from './support/cli-run';
 import { cluster, render, type Obj } from './support/render';
 import { GIT, requires } from './support/requires';
 
@@ -64,18 +65,7 @@ function withComponent(kind: string, settings: Obj, base: Obj = cluster()): Obj 
   return { ...base, spec: { ...base.spec, [kind]: { ...base.spec[kind], ...settings } } };
 }
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-diff-'));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function file(name: string, content: string): string {
-  const path = join(dir, name);
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, content);
-  return path;
-}
+const { file, dir: tmpDir } = tempFiles('tidb-gitops-diff-');
 
 describe('version bump of examples/basic', () => {
   const bumped = basic.replace('version: v8.5.7', 'version: v8.5.9');
@@ -436,7 +426,7 @@ describe('tidb-gitops diff inputs', () => {
     const rendered = file('dist-case/dist/demo.k8s.yaml', toYamlStream(render(cluster())));
     const after = file('dist-case/new.yaml', stringify(withComponent('tikv', { replicas: 5, config: { a: 1 } })));
     const fromInput = run([before, after]);
-    const fromDist = run([join(dir, 'dist-case/dist'), after]);
+    const fromDist = run([join(tmpDir(), 'dist-case/dist'), after]);
     expect(fromInput.status).toBe(0);
     expect(fromDist.stderr).toBe('');
     expect(fromDist.stdout).toBe(fromInput.stdout);
@@ -483,9 +473,9 @@ describe('tidb-gitops diff inputs', () => {
   });
 
   it('fails with exit 1 on a path that does not exist', () => {
-    const r = run(['examples/basic', join(dir, 'missing.yaml')]);
+    const r = run(['examples/basic', join(tmpDir(), 'missing.yaml')]);
     expect(r).toMatchObject({ status: 1, stdout: '' });
-    expect(r.stderr).toContain(`${join(dir, 'missing.yaml')}: no such file or directory`);
+    expect(r.stderr).toContain(`${join(tmpDir(), 'missing.yaml')}: no such file or directory`);
   });
 
   it('fails with exit 1 when the same object comes twice', () => {
@@ -585,7 +575,7 @@ requires(GIT).describe('tidb-gitops diff REV:PATH', () => {
   });
 
   it('fails with exit 1 outside a git repository', () => {
-    const r = cli(['diff', 'HEAD:clusters', 'examples/basic'], dir);
+    const r = cli(['diff', 'HEAD:clusters', 'examples/basic'], tmpDir());
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('HEAD:clusters: no such file or directory, and git cannot read it as REV:PATH');
   });

@@ -157,7 +157,8 @@ function kindOfEntry(st: import('node:fs').Stats): string {
 }
 
 /**
- * The YAML files under `dir`, recursively, sorted, hidden directories skipped: what `render DIR` reads.
+ * The YAML files under `dir`, recursively, sorted, hidden directories and `node_modules` skipped: what
+ * `render DIR` reads (a directory named on the command line is read whatever its name).
  * A subdirectory that cannot be read is named in `errors` (when given), not skipped in silence.
  * Symlinks are followed, to directories too (a skipped directory would have its clusters pruned); a
  * link back to a directory being read is a loop and an error, and a directory reached a second time
@@ -188,8 +189,8 @@ function walkYaml(dir: string, errors: string[] | undefined, ancestors: string[]
         isDir = false; // a dangling link: read (and refused there) if named *.yaml, like a file
       }
     }
-    // Hidden directories (.git, .github workflows...) hold no inputs.
-    if (isDir && entry.name.startsWith('.')) continue;
+    // Hidden directories (.git, .github workflows...) and installed packages hold no inputs.
+    if (isDir && (entry.name.startsWith('.') || entry.name === 'node_modules')) continue;
     if (isDir) {
       const real = realOrSelf(full);
       if (ancestors.includes(real)) {

@@ -9,6 +9,9 @@ import { DEFAULT_KUBE_VERSION, parseKubeVersion } from '../tidbcluster/kube-vers
 import type { Io } from './render';
 import { kubeVersionNote } from '../load/clusters';
 import { layerSettings, namespaceProblem, settingsFromEnv, settingsFromInputs } from '../tidbcluster/settings';
+import { ANNOTATION_TITLE, parseFormat, Reporter, workflowCommand, type OutputFormat } from './format';
+import { unknownOption } from './usage';
+import type { DiffReport } from '../diff/report';
 
 export const DIFF_USAGE = `Usage: tidb-gitops diff [options] OLD NEW
 
@@ -45,6 +48,10 @@ Options:
                        same as NEW): what changing the target does.
       --exit-code      Exit 0 when nothing changes, 3 when something changes
                        without risks, 4 when there is at least one risk.
+      --format FORMAT  text (default: the Markdown report), json (the report,
+                       errors and warnings as one JSON document on stdout) or
+                       github (the Markdown report; errors, warnings and
+                       risks as GitHub Actions annotations on stderr).
   -h, --help           Show this help.
 
 The report goes to stdout; notes and errors go to stderr.
@@ -66,7 +73,12 @@ export interface DiffOptions {
   readonly oldKubeVersion?: string;
   /** Exit 0 / 3 / 4 for no change / changes / changes with risks. @default false (exit 0 once the report is printed) */
   readonly exitCode?: boolean;
+  /** How the report, problems and warnings are written (see format.ts). @default 'text' */
+  readonly format?: OutputFormat;
 }
+
+/** Every option diff takes, for the did-you-mean of an unknown one. */
+const DIFF_FLAGS = ['--namespace', '--controller-image', '--kube-version', '--old-kube-version', '--exit-code', '--format', '--help'];
 
 export function diffMain(args: readonly string[], io: Io): number {
   const parsed = parseDiffArgs(args);
@@ -87,6 +99,7 @@ export function parseDiffArgs(args: readonly string[]): DiffOptions | 'help' | s
   let namespace: string | undefined;
   let controllerImage: string | undefined;
   let exitCode = false;
+  let format: OutputFormat | undefined;
   const versions: { kubeVersion?: string; oldKubeVersion?: string } = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -121,21 +134,29 @@ export function parseDiffArgs(args: readonly string[]): DiffOptions | 'help' | s
         if (eq > 0) return `${flag} takes no value`;
         exitCode = true;
         break;
+      case '--format': {
+        const f = parseFormat(flag, value());
+        if (typeof f !== 'string') return f.error;
+        format = f;
+        break;
+      }
       case '-h':
       case '--help':
         return 'help';
       default:
-        if (arg.startsWith('-') && arg !== '-') return `unknown option ${JSON.stringify(arg)}`;
+        if (arg.startsWith('-') && arg !== '-') return unknownOption(arg, DIFF_FLAGS);
         paths.push(arg);
     }
   }
   if (paths.length !== 2) return `diff needs two arguments, OLD and NEW, got ${paths.length}`;
   if (paths[0] === '-' && paths[1] === '-') return 'only one of OLD and NEW can be - (standard input)';
-  return { old: paths[0], new: paths[1], namespace, controllerImage, exitCode, ...versions };
+  return { old: paths[0], new: paths[1], namespace, controllerImage, exitCode, ...versions, ...(format && { format }) };
 }
 
 /** Prints the report; returns the exit status (see DIFF_USAGE). */
 export function diffCommand(opts: DiffOptions, io: Io): number {
+  const format = opts.format ?? 'text';
+  const out = new Reporter(format, io.stderr, new Set([opts.old, opts.new]));
   const sides = [
     { role: 'OLD', arg: opts.old },
     { role: 'NEW', arg: opts.new },
@@ -161,16 +182,29 @@ export function diffCommand(opts: DiffOptions, io: Io): number {
     errors.push(...l.errors);
     notes.push(...l.notes);
   }
-  for (const n of notes) io.stderr(`${n}\n`);
+  for (const n of notes) out.note(n);
   if (errors.length > 0) {
-    const count = errors.reduce((sum, m) => sum + m.split('\n').length, 0);
-    io.stderr(`${errors.join('\n')}\n${count === 1 ? '1 problem' : `${count} problems`} found; no report was made\n`);
+    for (const e of errors) out.error(e);
+    const count = out.errors.length;
+    out.line(`${count === 1 ? '1 problem' : `${count} problems`} found; no report was made`);
+    if (format === 'json') io.stdout(out.json({ command: 'diff', exitCode: 1, report: null }));
     return 1;
   }
   // Live objects on the OLD side: NEW is what applying it onto them leaves.
   const live = loaded[0].live;
   const after = live.size > 0 ? appliedOnto(loaded[0].objects, loaded[1].objects, new Set(live.keys())) : loaded[1].objects;
   const report = compareModels(buildModel(loaded[0].objects), buildModel(after), { live });
+  const code = opts.exitCode ? exitCodeFor(report) : 0;
+  if (format === 'json') {
+    io.stdout(out.json({ command: 'diff', exitCode: code, report }));
+    return code;
+  }
   io.stdout(toMarkdown(report));
-  return opts.exitCode ? exitCodeFor(report) : 0;
+  if (format === 'github') for (const line of riskAnnotations(report)) io.stderr(`${line}\n`);
+  return code;
+}
+
+/** One warning per risk, titled with its id, for the pull request's checks. */
+function riskAnnotations(report: DiffReport): string[] {
+  return report.clusters.flatMap((c) => c.risks.map((r) => workflowCommand('warning', { title: `${ANNOTATION_TITLE} ${r.id}` }, `${c.id || 'objects of no cluster'}: ${r.message}`)));
 }

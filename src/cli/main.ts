@@ -3,20 +3,22 @@ import { join } from 'node:path';
 import { version } from '../../package.json';
 import { argocdMain } from './argocd';
 import { diffMain } from './diff';
-import { DEFAULT_KUBE_VERSION, KUBE_RANGE, kubeVersionText, NEWEST_KUBE_MINOR, parseKubeVersion } from '../tidbcluster/kube-version';
+import { initMain } from './init';
 import { readStdinText } from '../base/inputs';
 import { renderCommand, type Io } from './render';
-import { namespaceProblem, settingProblem, settingValue } from '../tidbcluster/settings';
+import { parseRenderArgs, RENDER_USAGE } from './render-args';
+import { unknownCommand } from './usage';
+
+export { parseRenderArgs } from './render-args';
 
 const USAGE = `Usage: tidb-gitops <command> [options]
 
 Commands:
+  init [NAME]          Start a repository here (or --dir DIR): a TidbCluster,
+                       render settings, a pull-request check and an Argo CD
+                       Application. See 'tidb-gitops init --help'.
   render PATH...       Render TidbCluster documents into Kubernetes manifests.
-                       PATH is a file, a directory (searched recursively for
-                       *.yaml and *.yml, hidden directories skipped) or - for
-                       standard input. Other Kubernetes objects pass through
-                       after the clusters' (validated for the target version,
-                       namespaced like them); a Kustomization is skipped.
+                       See 'tidb-gitops render --help'.
   controller [options] Run the companion controller of one cluster (what the
                        rendered <cluster>-discovery Deployment runs). See
                        'tidb-gitops controller --help'.
@@ -31,44 +33,18 @@ Commands:
   argocd ...           The Argo CD config-management plugin's commands. See
                        'tidb-gitops argocd --help'.
 
-Options for render:
-  -o, --output DIR     Write one file per cluster into DIR
-                       (<name>.k8s.yaml, or <namespace>.<name>.k8s.yaml), and
-                       _passthrough.k8s.yaml for other objects, instead of
-                       printing one YAML stream. All files or none are written.
-  -n, --namespace NS   Namespace for clusters whose metadata has none.
-      --controller-image IMAGE
-                       Image of the <cluster>-discovery Deployment (the
-                       tidb-gitops controller) for clusters whose
-                       spec.discovery names none.
-      --kube-version VERSION
-                       Kubernetes version to render for, ${KUBE_RANGE}
-                       (default ${DEFAULT_KUBE_VERSION}). Newer versions render for
-                       ${kubeVersionText(NEWEST_KUBE_MINOR)} with a note.
-      --api-versions LIST
-                       The API versions the target cluster serves,
-                       comma-separated, as 'kubectl api-versions' prints them
-                       (default: not known). Monitoring objects whose
-                       Prometheus Operator CRDs are not listed are left out,
-                       with a warning.
-      --prune          With -o: also delete DIR/*.k8s.yaml files that no
-                       input renders any more (a removed cluster).
-      --check          With -o: write nothing; exit 3 when DIR differs from
-                       what the inputs render (for CI: committed output
-                       is stale).
-
+Options:
   -h, --help           Show this help.
   -v, --version        Show the version.
       --debug          On an internal error (a bug), also print where it happened.
 
-Manifests go to stdout only; notes and errors go to stderr.
-Exit status: 0 rendered, 1 invalid input or output failure, 2 usage error,
-3 (render --check) output out of date.
+Each command's exit status is in its help.
 `;
 
 /** Commands that parse their own arguments; each returns the exit code. */
 const SUBCOMMANDS: Record<string, (args: readonly string[], io: Io) => number> = {
   diff: diffMain,
+  init: initMain,
   argocd: argocdMain,
 };
 
@@ -83,100 +59,21 @@ export function main(argv: readonly string[], io: Io): number {
     return 0;
   }
   if (Object.hasOwn(SUBCOMMANDS, command)) return SUBCOMMANDS[command](rest, io);
-  if (command !== 'render') return usageError(io, `unknown command ${JSON.stringify(command)}`);
+  if (command !== 'render') return usageError(io, unknownCommand(command, COMMANDS));
   const parsed = parseRenderArgs(rest);
-  if (typeof parsed === 'string') return usageError(io, parsed);
+  if (typeof parsed === 'string') return usageError(io, parsed, 'tidb-gitops render --help');
   if (parsed.help) {
-    io.stdout(USAGE);
+    io.stdout(RENDER_USAGE);
     return 0;
   }
   return renderCommand(parsed, io);
 }
 
-interface ParsedRenderArgs {
-  paths: string[];
-  outDir?: string;
-  namespace?: string;
-  controllerImage?: string;
-  kubeVersion?: string;
-  apiVersions?: string;
-  prune?: boolean;
-  check?: boolean;
-  help?: boolean;
-}
+/** The commands, for the did-you-mean of an unknown one. */
+const COMMANDS = ['render', 'controller', 'publish-monitoring', 'status', 'help', ...Object.keys(SUBCOMMANDS)];
 
-/** Returns the parsed options, or an error message. */
-export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | string {
-  const out: ParsedRenderArgs = { paths: [] };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    // A value that looks like an option is a missing value (`-n -o DIR`), not a strange namespace.
-    const value = () => {
-      const v = inline ?? args[++i];
-      return v !== undefined && v.startsWith('-') && v !== '-' && inline === undefined ? undefined : v;
-    };
-    switch (flag) {
-      case '-o':
-      case '--output': {
-        const v = value();
-        if (!v) return `${flag} needs a directory`;
-        out.outDir = v;
-        break;
-      }
-      case '-n':
-      case '--namespace': {
-        const v = value();
-        if (!v) return `${flag} needs a namespace`;
-        const problem = namespaceProblem(v);
-        if (problem) return `${flag}: ${problem}`;
-        out.namespace = v;
-        break;
-      }
-      case '--controller-image': {
-        const v = value();
-        if (!v) return `${flag} needs an image`;
-        out.controllerImage = v;
-        break;
-      }
-      case '--kube-version': {
-        const v = value();
-        if (!v) return `${flag} needs a version, such as ${DEFAULT_KUBE_VERSION}`;
-        const target = parseKubeVersion(v);
-        if ('error' in target) return `${flag}: ${target.error}`;
-        out.kubeVersion = v;
-        break;
-      }
-      case '--api-versions': {
-        const v = value();
-        if (!v) return `${flag} needs a comma-separated list, such as "$(kubectl api-versions | paste -sd, -)"`;
-        const problem = settingProblem('apiVersions', v);
-        if (problem) return `${flag}: ${problem}`;
-        out.apiVersions = settingValue('apiVersions', v);
-        break;
-      }
-      case '--prune':
-        out.prune = true;
-        break;
-      case '--check':
-        out.check = true;
-        break;
-      case '-h':
-      case '--help':
-        out.help = true;
-        break;
-      default:
-        if (arg.startsWith('-') && arg !== '-') return `unknown option ${JSON.stringify(arg)}`;
-        out.paths.push(arg);
-    }
-  }
-  if (out.paths.length === 0 && !out.help) return 'render needs at least one PATH (a file, a directory, or - for stdin)';
-  if ((out.prune || out.check) && out.outDir === undefined) return `${out.check ? '--check' : '--prune'} needs -o DIR`;
-  return out;
-}
-
-function usageError(io: Io, message: string): number {
-  io.stderr(`tidb-gitops: ${message}\nRun 'tidb-gitops --help' for usage.\n`);
+function usageError(io: Io, message: string, help = 'tidb-gitops --help'): number {
+  io.stderr(`tidb-gitops: ${message}\nRun '${help}' for usage.\n`);
   return 2;
 }
 

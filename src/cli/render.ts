@@ -6,7 +6,7 @@ import { kubeVersionNote, readClusterInputs } from '../load/clusters';
 import { renderClusters, renderProblems } from '../render/render';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { readInputs } from '../base/inputs';
-import { leftoverFiles, staleFiles, writeFilesAtomically } from './write';
+import { leftoverFiles, writeFilesAtomically } from './write';
 import { DEFAULTS } from '../tidbcluster/defaults';
 import { collisions, passThrough, PASSTHROUGH_FILE } from '../render/passthrough';
 import { budgetOverlaps } from '../render/budget-overlap';
@@ -14,6 +14,8 @@ import { inputsOf, reserveNames } from '../render/reserved-names';
 import { toYamlStream } from '../render/output';
 import { OLDEST_KUBE_MINOR } from '../tidbcluster/kube-version';
 import type { RenderSettings } from '../tidbcluster/settings';
+import { Reporter, workflowCommand, ANNOTATION_TITLE, type OutputFormat } from './format';
+import { objectName, staleReport, type StaleFile } from './stale';
 
 export interface RenderOptions {
   readonly paths: readonly string[];
@@ -36,6 +38,10 @@ export interface RenderOptions {
    * Kubernetes version). @default none
    */
   readonly fallback?: RenderSettings;
+  /** How problems, warnings and `--check`'s findings are reported on stderr (see format.ts). @default 'text' */
+  readonly format?: OutputFormat;
+  /** With `check`: also print which objects differ and the unified diff of each stale file (text format). @default false */
+  readonly verbose?: boolean;
 }
 
 /** Exit status of `render --check` when the output directory is not what the inputs render. */
@@ -51,16 +57,34 @@ export interface Io {
 
 /** Returns the exit code: 0 rendered, 1 bad input or output. Manifests go to stdout only. */
 export function renderCommand(opts: RenderOptions, io: Io): number {
+  const format = opts.format ?? 'text';
   const read = readInputs(opts.paths, io.readStdin);
-  const outputErrors = opts.outDir === undefined ? [] : inputsInOutput(read.inputs, opts.outDir);
+  const report = new Reporter(format, io.stderr, new Set([...opts.paths, ...read.inputs.map((i) => i.file)]));
+  const { code, ...fields } = render(opts, io, read, report);
+  if (format === 'json') io.stderr(report.json({ command: opts.check ? 'render --check' : 'render', exitCode: code, ...fields }));
+  return code;
+}
+
+/** What the JSON document says besides the problems: the output directory and its files. */
+interface RenderResult {
+  readonly code: number;
+  readonly directory?: string;
+  readonly files?: readonly { readonly file: string; readonly status: 'written' | 'deleted'; readonly objects?: number }[];
+  readonly stale?: readonly StaleFile[];
+}
+
+function render(opts: RenderOptions, io: Io, read: ReturnType<typeof readInputs>, report: Reporter): RenderResult {
   // Command line, then environment, then the inputs' RenderSettings, then the caller's fallback.
-  const { clusters, others, documents, settings, errors, skipped, warnings } = readClusterInputs(
-    { inputs: read.inputs, errors: [...read.errors, ...outputErrors] },
+  const { clusters, others, documents, settings, errors: readErrors, skipped, renderedFiles, warnings } = readClusterInputs(
+    { inputs: read.inputs, errors: read.errors },
     { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion, apiVersions: opts.apiVersions, env: io.env ?? {}, ...(opts.fallback && { fallback: opts.fallback }) },
   );
   const note = kubeVersionNote(settings.kubeVersion);
-  if (note) io.stderr(`${note}\n`);
-  for (const line of skipped) io.stderr(`${line}\n`);
+  if (note) report.note(note);
+  for (const line of skipped) report.note(line);
+  // Rendered output met in the output directory is what render writes there, not an input in it.
+  const outputErrors = opts.outDir === undefined ? [] : inputsInOutput(read.inputs.filter((i) => !renderedFiles.includes(i.file)), opts.outDir);
+  const errors = [...readErrors.slice(0, read.errors.length), ...outputErrors, ...readErrors.slice(read.errors.length)];
   const messages = [...errors];
   const target = settings.kubeVersion === undefined ? undefined : parseKubeVersion(settings.kubeVersion);
   const passed = passThrough(others, { namespace: settings.namespace, kubeMinor: target && 'minor' in target ? target.minor : OLDEST_KUBE_MINOR });
@@ -77,49 +101,73 @@ export function renderCommand(opts: RenderOptions, io: Io): number {
     messages.push(...budgetOverlaps(rendered.map((r, i) => ({ objects: r.objects, from: from(i) })), passed.objects));
   }
   if (messages.length > 0) {
-    io.stderr(`${messages.join('\n')}\n`);
-    io.stderr(`${countProblems(messages)} found; nothing was rendered\n`);
-    return 1;
+    for (const m of messages) report.error(m);
+    report.line(`${countProblems(messages)} found; nothing was rendered`);
+    return { code: 1 };
   }
   for (const c of clusters) {
     const w = pdWarning(c);
-    if (w) io.stderr(`${w}\n`);
+    if (w) report.warning(w);
   }
-  for (const line of warnings) io.stderr(`${line}\n`);
-  const imageNote = defaultImageNote(clusters, opts.controllerImageSetting);
-  if (imageNote && !opts.check) io.stderr(`${imageNote}\n`);
+  for (const line of warnings) report.warning(line);
+  // Said only when nothing names an image: a flag, the environment or a RenderSettings document.
+  const imageNote = settings.controllerImage === undefined ? defaultImageNote(clusters, opts.controllerImageSetting) : undefined;
+  if (imageNote && !opts.check) report.note(imageNote);
   const extra = passed.objects.map((p) => p.object);
   if (opts.outDir === undefined) {
     io.stdout(rendered.map((r) => r.yaml).join('') + toYamlStream(extra));
-    return 0;
+    return { code: 0 };
   }
   const dir = opts.outDir.replace(/\/$/, '');
   const files = rendered.map((r) => ({ name: r.fileName, content: r.yaml, count: r.objects.length }));
   if (extra.length > 0) files.push({ name: PASSTHROUGH_FILE, content: toYamlStream(extra), count: extra.length });
   const leftovers = opts.prune ? leftoverFiles(opts.outDir, files.map((f) => f.name)) : [];
-  if (opts.check) {
-    const stale = staleFiles(opts.outDir, files, leftovers);
-    const lines = [
-      ...stale.changed.map((f) => `${dir}/${f}: differs from what the inputs render`),
-      ...stale.missing.map((f) => `${dir}/${f}: missing`),
-      ...stale.extra.map((f) => `${dir}/${f}: no input renders it any more`),
-    ];
-    if (lines.length === 0) {
-      io.stderr(`${dir} is up to date (${files.length} file${files.length === 1 ? '' : 's'})\n`);
-      return 0;
-    }
-    io.stderr(`${lines.join('\n')}\n${dir} is out of date: render it again and commit the result\n`);
-    return EXIT_STALE;
-  }
+  if (opts.check) return checkOutput(opts, dir, files, leftovers, report);
   try {
     writeFilesAtomically(opts.outDir, files, leftovers);
   } catch (e) {
-    io.stderr(`${(e as Error).message}\nnothing was written\n`);
-    return 1;
+    report.error((e as Error).message);
+    report.line('nothing was written');
+    return { code: 1, directory: dir, files: [] };
   }
-  for (const f of files) io.stderr(`wrote ${dir}/${f.name} (${f.count} objects)\n`);
-  for (const f of leftovers) io.stderr(`deleted ${dir}/${f} (no input renders it any more)\n`);
-  return 0;
+  for (const f of files) report.line(`wrote ${dir}/${f.name} (${f.count} objects)`);
+  for (const f of leftovers) report.line(`deleted ${dir}/${f} (no input renders it any more)`);
+  return {
+    code: 0,
+    directory: dir,
+    files: [...files.map((f) => ({ file: `${dir}/${f.name}`, status: 'written' as const, objects: f.count })), ...leftovers.map((f) => ({ file: `${dir}/${f}`, status: 'deleted' as const }))],
+  };
+}
+
+const STALE_TEXT: Record<StaleFile['status'], string> = {
+  changed: 'differs from what the inputs render',
+  missing: 'missing',
+  extra: 'no input renders it any more',
+};
+
+/** `render --check`: one line per stale file; which objects differ and the diff with `-v`, or as annotations. */
+function checkOutput(opts: RenderOptions, dir: string, files: readonly { name: string; content: string }[], leftovers: readonly string[], report: Reporter): RenderResult {
+  const stale = staleReport(opts.outDir!, files, leftovers, opts.verbose ?? false);
+  if (stale.length === 0) {
+    report.line(`${dir} is up to date (${files.length} file${files.length === 1 ? '' : 's'})`);
+    return { code: 0, directory: dir, stale };
+  }
+  for (const s of stale) {
+    const objects = s.objects.map((o) => `${objectName(o)} ${o.change}`);
+    if (report.format === 'github') {
+      const message = STALE_TEXT[s.status] + (objects.length > 0 ? `: ${objects.join(', ')}` : '');
+      report.line(workflowCommand('error', { file: s.file, line: s.line, title: ANNOTATION_TITLE }, message));
+      if (s.diff) report.line(`::group::diff of ${s.file}\n${s.diff}::endgroup::`);
+      continue;
+    }
+    report.line(`${s.file}: ${STALE_TEXT[s.status]}`);
+    if (opts.verbose) {
+      for (const o of s.objects) report.line(`  ${objectName(o)}: ${o.change}`);
+      if (s.diff) report.line(s.diff.replace(/\n$/, ''));
+    }
+  }
+  report.line(`${dir} is out of date: render it again and commit the result`);
+  return { code: EXIT_STALE, directory: dir, stale };
 }
 
 /**

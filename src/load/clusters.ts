@@ -15,6 +15,7 @@ import { parseKubeVersion } from '../tidbcluster/kube-version';
 import { groupStoreBudgets } from '../tidbcluster/budget-groups';
 import { clusterMonitoring } from '../monitoring/read';
 import { missingCrdWarning } from '../monitoring/crds';
+import { renderedOutput } from './rendered-output';
 
 export interface ReadClusterOptions extends ResolveOptions {
   /**
@@ -49,6 +50,8 @@ export interface ClusterInputs {
   readonly errors: string[];
   /** Documents and files passed over (a Kustomization, YAML that is not a Kubernetes object). */
   readonly skipped: string[];
+  /** Input files set apart as rendered output (a committed `dist/` met while walking a directory). */
+  readonly renderedFiles: readonly string[];
   /** Readings worth a look that do not stop a render (the clusters' and documents' warnings). */
   readonly warnings: string[];
 }
@@ -74,8 +77,14 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
   const loaded: LoadedCluster[] = [];
   const documents: LoadedDocument<CompanionDocument>[] = [];
   const others: LoadedDocument<Record<string, unknown>>[] = [];
-  for (const input of inputs) {
-    const result = loadInputs(input.text, input.file, settings);
+  const results = inputs.map((input) => loadInputs(input.text, input.file, settings));
+  // A committed `dist/` beside the inputs is output: read again, it would take its own place.
+  const output = renderedOutput(results.map((r, i) => ({ ...inputs[i], read: r.clusters.length + r.documents.length + r.errors.length, objects: r.others.map((o) => o.value) })));
+  if (output.note) skipped.push(output.note);
+  errors.push(...output.errors);
+  for (const [i, input] of inputs.entries()) {
+    if (output.skip.has(i)) continue;
+    const result = results[i];
     skipped.push(...result.skipped);
     errors.push(...result.errors.map((e) => e.message));
     loaded.push(...result.clusters);
@@ -99,7 +108,8 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
     ...[...documents, ...others].flatMap((d) => d.warnings),
     ...(errors.length === 0 ? clusters.flatMap(monitoringWarnings) : []),
   ];
-  return { clusters, others, documents, settings, errors, skipped, warnings };
+  const renderedFiles = inputs.filter((_, i) => output.skip.has(i)).map((input) => input.file);
+  return { clusters, others, documents, settings, errors, skipped, renderedFiles, warnings };
 }
 
 /** What of a cluster's monitoring is left out for a CRD the target lacks, where its document is. */

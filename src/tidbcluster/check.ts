@@ -8,6 +8,7 @@ import { SpecError, type SpecIssue } from './errors';
 import { COMPONENTS, names } from './names';
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { unsupportedFields } from './support';
+import { versionTagIssues } from './version-tags';
 import type { TidbClusterManifest } from './types';
 import { DNS1035_LABEL, DNS1123_LABEL, LONE_SURROGATE_SOURCE } from '../base/patterns';
 
@@ -29,7 +30,7 @@ export function documentIssues(doc: unknown): SpecIssue[] {
     // A typo is an unknown field already; saying "not supported yet" about it too would double-count.
     const reported = new Set(issues.map((i) => i.path));
     issues.push(...unsupportedFields(doc as { spec: Record<string, unknown> }).filter((i) => !reported.has(i.path)));
-    issues.push(...referenceIssues(doc.spec));
+    issues.push(...referenceIssues(doc.spec), ...versionTagIssues(doc.spec).filter((i) => !reported.has(i.path)));
   }
   return issues;
 }

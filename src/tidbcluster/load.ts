@@ -8,6 +8,7 @@ import { formatIssue, SpecError, type SourceRef, type SpecIssue } from './errors
 import { resolveCluster, type ResolveOptions, type ResolvedCluster } from './resolve';
 import { aliasProblems } from '../base/yaml/aliases';
 import { plainDocuments, readYaml, type ReadDocument } from '../base/yaml/read';
+import { keyWithoutColon } from '../base/yaml/syntax';
 import { KIND, type TidbClusterManifest } from './types';
 import { editDistance } from './crd-schema';
 import { parsePath } from '../base/path';
@@ -197,7 +198,8 @@ function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveO
   const withLines = (issues: readonly SpecIssue[]) =>
     issues.map((i) => {
       const note = doc.notes.find((n) => n.path === i.path);
-      return { ...i, line: i.line ?? doc.line(i.path), ...(note && { message: `${i.message} (${note.message})` }) };
+      const message = note ? `${i.message} (${note.message})` : missingColonHint(i.message);
+      return { ...i, line: i.line ?? doc.line(i.path), message };
     });
   if (obj.kind !== KIND && !other) {
     if (!isOther(obj)) out.skipped.push(skippedLine(source, obj));
@@ -229,6 +231,16 @@ function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveO
     if (!(e instanceof SpecError)) throw e;
     out.errors.push(new SpecError(withLines(e.issues), source));
   }
+}
+
+/**
+ * `pd:` followed by `replicas 3` alone reads as the text "replicas 3" where a mapping belongs: the
+ * message says which key was meant.
+ */
+function missingColonHint(message: string): string {
+  const got = /^expected a mapping, got ("(?:[^"\\]|\\.)*")$/.exec(message);
+  const fix = got ? keyWithoutColon(JSON.parse(got[1]) as string) : undefined;
+  return fix ? `${message}: a key needs a colon and a space after it (${JSON.stringify(fix)})` : message;
 }
 
 /** A TidbCluster's problems, or those of a document of another kind the caller reads. */

@@ -43,7 +43,7 @@ export function monitoringCrds(): any[] {
 const OBJECT_META = '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
 /** A CRD's structural schema in the definitions' dialect: int-or-string, free-form and metadata as there. */
-function fromCrdSchema(node: any, top = false): SchemaNode {
+export function fromCrdSchema(node: any, top = false): SchemaNode {
   if (node['x-kubernetes-int-or-string']) return { format: 'int-or-string' } as SchemaNode;
   if (node['x-kubernetes-preserve-unknown-fields'] && !node.properties) return {} as SchemaNode;
   const out: any = {};

@@ -18,6 +18,7 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, type Alias, type Document
 import { joinKey, parsePath } from '../path';
 import { aliasProblem, anchorTargets, MAX_DEPTH, parseDocuments } from './aliases';
 import { readPlainScalar, readTaggedScalar } from './scalar';
+import { explainSyntax } from './syntax';
 
 export interface YamlIssue {
   /** Where in the document (`spec.tikv.replicas`), `(yaml)` for the text itself. */
@@ -55,7 +56,7 @@ export function readYaml(text: string): ReadDocument[] {
     const syntax = [{ path: '(yaml)', line: deepestLine(text), message: TOO_DEEP }];
     return [{ value: null, syntax, issues: [], notes: [], line: () => undefined }];
   }
-  const out = docs.map((doc) => readDocument(doc, lines));
+  const out = docs.map((doc) => readDocument(doc, lines, text));
   for (const s of streamIssues(text, docs)) out[s.document]?.syntax.push({ path: '(yaml)', line: lines.linePos(s.offset).line, message: s.message });
   return out;
 }
@@ -98,12 +99,10 @@ function streamIssues(text: string, docs: readonly Document.Parsed[]): { documen
   return out;
 }
 
-function readDocument(doc: Document.Parsed, lines: LineCounter): ReadDocument {
-  const syntax: YamlIssue[] = doc.errors.map((e) => ({
-    path: '(yaml)',
-    line: lines.linePos(e.pos[0]).line,
-    message: STACK_OVERFLOW.test(e.message) ? TOO_DEEP : `not valid YAML: ${e.message.split('\n')[0]}`,
-  }));
+function readDocument(doc: Document.Parsed, lines: LineCounter, text: string): ReadDocument {
+  const overflow = doc.errors.find((e) => STACK_OVERFLOW.test(e.message));
+  const explained = overflow ? { line: lines.linePos(overflow.pos[0]).line, message: TOO_DEEP } : explainSyntax(text, doc.errors, lines);
+  const syntax: YamlIssue[] = explained ? [{ path: '(yaml)', ...explained }] : [];
   /** Offsets of the nodes read, by path: one lookup per problem, however many problems. */
   const offsets = new Map<string, number>();
   const line = (path: string) => {
