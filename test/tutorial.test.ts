@@ -191,6 +191,17 @@ describeReal('docs/tutorial.md, run on a real API server', () => {
     const log = transcript.join('\n');
     expect(log).toMatch(/^tidb\.basic\.k8s\.yaml$/m);
     expect(log).toContain('tikv 1 -> 3');
+    // The status screen, and the reports' claims: a scale restarts nothing; an upgrade says the order,
+    // what is checked between Pods, and that the lone PD and TiDB are down while they restart.
+    expect(log).toMatch(/^Cluster tidb\/basic: healthy$/m);
+    const scaled = transcript.find((t) => t.includes('tikv 1 -> 3'))!;
+    expect(scaled).not.toContain('rolling restart');
+    const report = transcript.find((t) => t.includes('v8.5.8') && t.includes('## tidb-gitops diff'))!;
+    expect(report).toContain('**Order**: the controller restarts PD, then TiKV, then TiDB');
+    expect(report).toContain("PD's leadership moves off a member before it restarts");
+    expect(report).toContain("each store's region leaders move away before its restart");
+    expect(report).toMatch(/single-replica-restart\*\*: PD has one replica/);
+    expect(report).toMatch(/single-replica-restart\*\*: TiDB has one replica/);
     const upgraded = transcript.find((t) => t.includes('IMAGES:.spec.containers'))!;
     for (const pod of ['basic-pd-0', 'basic-tikv-0', 'basic-tikv-1', 'basic-tikv-2', 'basic-tidb-0']) expect(upgraded).toMatch(new RegExp(`^${pod}\\s+\\S*pingcap/\\w+:v8\\.5\\.8$`, 'm'));
     expect(upgraded).not.toContain('v8.5.7');
