@@ -512,6 +512,28 @@ describe('KubeSim StatefulSet controller', () => {
     await waitReady(sim, 'pd', 2);
   });
 
+  it('a Pod with readiness gates: containers ready but not the Pod until another party sets the condition True', async () => {
+    const sts = statefulSet('pd', { replicas: 1 });
+    sts.spec.template.spec.readinessGates = [{ conditionType: 'example.com/serving' }];
+    sim.apply(sts);
+    const cond = (type: string) => sim.get('Pod', NS, 'pd-0')?.status?.conditions?.find((c: any) => c.type === type)?.status;
+    await sim.waitFor(() => cond('ContainersReady') === 'True', 3000, 'pd-0 containers ready');
+    await pause(100);
+    expect(cond('Ready')).toBe('False');
+    expect(sim.get('Pod', NS, 'pd-0')!.status.containerStatuses.map((c: any) => c.ready)).toEqual([true]);
+    // A strategic merge of the condition (merge key type) keeps the kubelet's own conditions.
+    const patch = { status: { conditions: [{ type: 'example.com/serving', status: 'True' }] } };
+    const status = `/api/v1/namespaces/${NS}/pods/pd-0/status`;
+    expect((await call(sim, 'PATCH', status, patch, 'application/strategic-merge-patch+json')).status).toBe(200);
+    await waitReady(sim, 'pd', 1);
+    expect(cond('PodScheduled')).toBe('True');
+    // Turned False again: not Ready, its containers still ready.
+    const off = { status: { conditions: [{ type: 'example.com/serving', status: 'False' }] } };
+    await call(sim, 'PATCH', status, off, 'application/strategic-merge-patch+json');
+    await sim.waitFor(() => cond('Ready') === 'False', 3000, 'pd-0 not Ready');
+    expect(cond('ContainersReady')).toBe('True');
+  });
+
   it('turns a Ready Pod not Ready when its readiness gate fails, and Ready again when it passes', async () => {
     const events: string[] = [];
     for (const e of ['podReady', 'podUnready', 'podStopped'] as const) sim.on(e, (pod) => events.push(`${e} ${pod.metadata.name}`));

@@ -24,7 +24,7 @@ import { AvailabilityTracker, PvcProtectionController, StatefulSetController } f
 import { failureStatus, notFound, reasonFor } from './kube-errors';
 import { EventRecorder } from './kube-events';
 import { isWatch, parseRoute, sendJson, serveApi } from './kube-http';
-import { Kubelet, readinessGatesPass, type PodEvent } from './kube-kubelet';
+import { Kubelet, type PodEvent } from './kube-kubelet';
 import { Registry } from './kube-registry';
 import { RESOURCE_TYPES, type ResourceType, typeByApiVersionKind, typeKey, typesByKind } from './kube-resources';
 import { ObjectStore } from './kube-store';
@@ -232,9 +232,7 @@ export class KubeSim {
         podIP: () => (opts.uniquePodIPs ? nextPodIP() : hostIP),
         missingConfigMaps: (pod) => mountedConfigMaps(pod).filter((n) => !this.store.get(CONFIG_MAPS, pod.metadata.namespace!, n)),
         mountFailed: (pod, missing) => this.mountFailures.push({ pod: pod.metadata.name, configMaps: missing }),
-        // Kubelet counts a Pod Ready once its containers are and every condition its readinessGates
-        // name is True (kubernetes pkg/kubelet/status/generate.go GeneratePodReadyCondition).
-        readinessGate: (pod) => this.guard('readinessGate', () => this.readinessGate(clone(pod))) === true && readinessGatesPass(pod),
+        readinessGate: (pod) => this.guard('readinessGate', () => this.readinessGate(clone(pod))) === true,
         emit: (event, pod) => this.emit(event, pod),
       },
       { startMs: opts.podStartMs ?? 150, readyMs: opts.podReadyMs ?? 50, stopMs: opts.podStopMs ?? 100 },

@@ -4,6 +4,8 @@
  * (after `readyMs` more, once the readiness gate passes), and on deletion terminates (not Ready at
  * once) and disappears after `stopMs`. Readiness follows the gate for as long as the Pod runs, as a
  * readiness probe does: a Ready Pod whose gate fails turns not Ready, and Ready again once it passes.
+ * A Pod with `spec.readinessGates` is Ready only while their conditions (set by others) are True too,
+ * its containers ready meanwhile (ContainersReady), as kubelet's status manager writes it.
  * Pod statuses look like a kubelet's, with conditions and container statuses, so clients that inspect
  * them see familiar shapes. A Pod gets its podIP when it starts: the simulation has no separate pod
  * sandbox, and a real Pending Pod whose sandbox has not been set up (volumes still mounting) has none.
@@ -34,7 +36,10 @@ export interface KubeletHost {
   missingConfigMaps(pod: KubeObject): string[];
   /** Reports that a Pod could not start for missing ConfigMaps (it is tried again later). */
   mountFailed(pod: KubeObject, missing: string[]): void;
-  /** The readiness gate: may a started Pod be Ready (asked again and again while it runs)? */
+  /**
+   * Are a started Pod's containers ready (its readiness probe, asked again and again while it runs)?
+   * The Pod is Ready once they are and its `spec.readinessGates` conditions are True.
+   */
   readinessGate(pod: KubeObject): boolean;
   /** Reports a lifecycle moment. */
   emit(event: PodEvent, pod: KubeObject): void;
@@ -57,6 +62,8 @@ interface PodRun {
   phase: Phase;
   /** Set once `readyMs` has passed since the containers started (stays set while the Pod runs). */
   readyDue: boolean;
+  /** The containers are ready (ContainersReady): the Pod is Ready once its readiness gates pass too. */
+  containersReady?: boolean;
   timer?: NodeJS.Timeout;
 }
 
@@ -114,13 +121,18 @@ export function readinessGatesPass(pod: Record<string, any>): boolean {
   return (pod.spec?.readinessGates ?? []).every((g: { conditionType: string }) => conditions.some((c) => c.type === g.conditionType && c.status === 'True'));
 }
 
-/** Sets the Ready and ContainersReady conditions (keeping their transition time if unchanged). */
-function withReadiness(status: Record<string, any>, ready: boolean, now: number): Record<string, any> {
+/**
+ * Sets the Ready and ContainersReady conditions (keeping their transition time if unchanged) and the
+ * containers' `ready`: the containers may be ready while the Pod is not, for a readiness gate.
+ */
+function withReadiness(status: Record<string, any>, ready: boolean, now: number, containersReady = ready): Record<string, any> {
   const next = clone(status);
-  next.conditions = (next.conditions ?? []).map((c: Condition) =>
-    (c.type === 'Ready' || c.type === 'ContainersReady') && c.status !== (ready ? 'True' : 'False') ? condition(c.type, ready, now) : c,
-  );
-  next.containerStatuses = (next.containerStatuses ?? []).map((c: Record<string, unknown>) => ({ ...c, ready }));
+  const wanted = (type: string) => (type === 'Ready' ? ready : type === 'ContainersReady' ? containersReady : undefined);
+  next.conditions = (next.conditions ?? []).map((c: Condition) => {
+    const ok = wanted(c.type);
+    return ok !== undefined && c.status !== (ok ? 'True' : 'False') ? condition(c.type, ok, now) : c;
+  });
+  next.containerStatuses = (next.containerStatuses ?? []).map((c: Record<string, unknown>) => ({ ...c, ready: containersReady }));
   return next;
 }
 
@@ -214,24 +226,39 @@ export class Kubelet {
     });
   }
 
+  /**
+   * A running Pod turns Ready once its containers are (the host's gate) and every condition of its
+   * readiness gates is True; containers ready without the conditions are ContainersReady only.
+   */
   private tryReady(run: PodRun): void {
     const pod = this.current(run);
     if (!pod || run.phase !== 'running' || !run.readyDue) return;
-    if (!this.host.readinessGate(pod)) return;
-    run.phase = 'ready';
-    this.host.emit('podReady', this.host.writeStatus(pod, withReadiness(pod.status ?? {}, true, this.now())));
+    const containers = this.host.readinessGate(pod);
+    if (containers && readinessGatesPass(pod)) {
+      run.phase = 'ready';
+      run.containersReady = true;
+      this.host.emit('podReady', this.host.writeStatus(pod, withReadiness(pod.status ?? {}, true, this.now())));
+    } else if (containers !== (run.containersReady ?? false)) {
+      run.containersReady = containers;
+      this.host.writeStatus(pod, withReadiness(pod.status ?? {}, false, this.now(), containers));
+    }
   }
 
-  /** A Ready Pod whose gate fails turns not Ready (Ready and ContainersReady False, containers not ready). */
+  /**
+   * A Ready Pod whose containers' gate fails turns not Ready (Ready and ContainersReady False); one
+   * whose readiness gate condition turns False, not Ready with its containers still ready.
+   */
   private checkReady(run: PodRun): void {
     const pod = this.current(run);
     if (!pod || run.phase !== 'ready') return;
-    if (this.host.readinessGate(pod)) return;
+    const containers = this.host.readinessGate(pod);
+    if (containers && readinessGatesPass(pod)) return;
     // The gate may have deleted or replaced the Pod (a hook's doing): act only on the same running Pod.
     const still = this.current(run);
     if (!still || run.phase !== 'ready') return;
     run.phase = 'running';
-    this.host.emit('podUnready', this.host.writeStatus(still, withReadiness(still.status ?? {}, false, this.now())));
+    run.containersReady = containers;
+    this.host.emit('podUnready', this.host.writeStatus(still, withReadiness(still.status ?? {}, false, this.now(), containers)));
   }
 
   private remove(run: PodRun): void {
