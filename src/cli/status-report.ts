@@ -45,7 +45,7 @@ export interface ComponentLine {
   readonly phase: string;
   readonly ready: number;
   readonly replicas: number;
-  /** The image tags the Pods run (the update revision's, and the current one's while they differ). */
+  /** The image tag of the component's Pod template: what its Pods run once rolled out (the phase says whether they are). */
   readonly versions: readonly string[];
   /** What the controller does or waits for. */
   readonly reason: string;
