@@ -4,7 +4,7 @@
  * BackupSchedule rendered as a CronJob whose BR command line is the operator's.
  */
 import { stringify } from 'yaml';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { cronProblem } from '../src/backup/cron';
 import { renderClusters } from '../src/render/render';

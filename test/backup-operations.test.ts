@@ -6,11 +6,11 @@
 import { stringify } from 'yaml';
 import { buildModel, compareModels } from '../src/diff';
 import { loadManifests } from '../src/diff/load';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { renderClusters } from '../src/render/render';
-import { clusterNotReady, operationDigests, planOperations as planWith, type OperationInput, type OperationsInput } from '../src/controller/plan/operations';
-import { jobToCreate } from '../src/controller/reconcile/operations';
+import { clusterNotReady, oneShotDigests as operationDigests, planOneShotRuns as planWith, type OneShotInput as OperationInput, type OneShotRunsInput as OperationsInput } from '../src/controller/plan/one-shot-runs';
+import { jobToCreate } from '../src/controller/reconcile/one-shot-runs';
 import { StatusRecords } from '../src/controller/records/store';
 import { FORMER_KEPT, keptOperations, listOperations, messageOf, operationsOf, type OperationRecord } from '../src/controller/records/operations';
 import { parseClusterInfo } from '../src/controller/model/cluster';

@@ -6,7 +6,7 @@
  * how a second run into the same folder, a missing bucket, wrong keys and an old TiKV fail.
  */
 import { stringify } from 'yaml';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { renderClusters } from '../src/render/render';
 import { cluster, find, type Obj } from './support/render';

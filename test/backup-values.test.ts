@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { argocdMain } from '../src/cli/argocd';
 import { diffMain } from '../src/cli/diff';

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { logBackupTasks } from '../src/controller/plan/log-backups';
 import { stringify } from 'yaml';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { renderClusters } from '../src/render/render';
 import { BR_SIM, runBrContainer } from './support/br-run';

@@ -7,7 +7,7 @@
  * volume names, and the labels the Job controller owns on a Job's Pods.
  */
 import { stringify } from 'yaml';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { renderClusters } from '../src/render/render';
 import { joinKey } from '../src/base/path';

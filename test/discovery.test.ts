@@ -7,7 +7,8 @@ import { App, Testing } from 'cdk8s';
 import { version } from '../package.json';
 import { TidbClusterChart } from '../src/render/chart';
 import { CONTROLLER_REPOSITORY } from '../src/tidbcluster/defaults';
-import { ANNOTATION, CONTROLLER_ENV, names, PORT, selectorLabels } from '../src/tidbcluster/names';
+import { ANNOTATION, names, PORT, selectorLabels } from '../src/tidbcluster/names';
+import { CONTROLLER_ENV } from '../src/tidbcluster/contract';
 import { cluster, container, find, render, renderErrors, type Obj } from './support/render';
 
 const LABELS = selectorLabels('demo', 'discovery');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { renderClusters } from '../src/render/render';
 import { kubeVersionText, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../src/tidbcluster/kube-version';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { assertValidK8sObjects } from './support/k8s-schema';
 import { operatorExamples } from '../scripts/upstream';

@@ -7,7 +7,7 @@
 import { stringify } from 'yaml';
 import { buildModel, compareModels, type KubeObject } from '../src/diff';
 import { loadManifests } from '../src/diff/load';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { splitSql } from '../src/base/sql';
 import { planInitializer, SKIPPED } from '../src/controller/plan/initializer';
@@ -17,7 +17,7 @@ import { MysqlError } from '../src/controller/clients/mysql';
 import { initializerOf, initializerMessage, type InitializerRecord } from '../src/controller/records/initializer';
 import { parseClusterInfo } from '../src/controller/model/cluster';
 import { renderClusters } from '../src/render/render';
-import type { InitializerInfo } from '../src/tidbcluster/names';
+import type { InitializerInfo } from '../src/tidbcluster/contract';
 import { cluster, find, type Obj } from './support/render';
 import { assertValidK8sObjects } from './support/k8s-schema';
 

@@ -8,7 +8,7 @@
 import { stringify } from 'yaml';
 import { buildModel, compareModels } from '../src/diff';
 import { loadManifests } from '../src/diff/load';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { renderClusters } from '../src/render/render';
 import { logBackupDocOf, planLogTask, RETRY_MS, type LogTaskInput, type LogTasksContext } from '../src/controller/plan/log-tasks';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { etcdRangePrefix, prefixRangeEnd, type EtcdKeyValue } from '../src/controller/clients/etcd';
 import { logBackupTasks } from '../src/controller/plan/log-backups';
-import { planOperations } from '../src/controller/plan/operations';
+import { planOneShotRuns as planOperations } from '../src/controller/plan/one-shot-runs';
 import { LogBackupReader } from '../src/controller/reconcile/log-backups';
 import { EtcdStore, etcdGrpcServer } from './sim/pd-etcd';
 

@@ -18,7 +18,7 @@ import { publishMonitoring } from '../src/controller/publish-monitoring';
 import { readClusterInputs } from '../src/load/clusters';
 import { renderClusters } from '../src/render/render';
 import { apiAvailability, parseApiVersions } from '../src/tidbcluster/api-versions';
-import { CONTROLLER_ENV, MONITORING_ENV, MONITORING_JOB_ENV } from '../src/tidbcluster/names';
+import { CONTROLLER_ENV, MONITORING_ENV, MONITORING_JOB_ENV } from '../src/tidbcluster/contract';
 import { settingsFromEnv, settingsFromInputs } from '../src/tidbcluster/settings';
 import { assertValidK8sObjects } from './support/k8s-schema';
 import { cluster, find, toYaml, type Obj } from './support/render';

@@ -5,7 +5,7 @@
  * nothing else; refused where they cannot be right; reported by `diff`.
  */
 import { buildModel, compareModels, type KubeObject } from '../src/diff';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { loadTidbClusters } from '../src/tidbcluster/load';
 import { METRICS_FROM_ANNOTATION, MONITORING_ANNOTATION, NETWORK_POLICY_ANNOTATION } from '../src/tidbcluster/guard-rails';

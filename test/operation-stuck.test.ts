@@ -4,6 +4,7 @@
  */
 import { podTrouble, stuckHint, trackWaits, type WaitMark } from '../src/controller/plan/stuck';
 import type { ComponentPlan } from '../src/controller/plan/plan';
+import type { WaitCode } from '../src/controller/plan/action';
 import type { ComponentKind } from '../src/tidbcluster/names';
 import type { Pod } from '../src/controller/model/objects';
 import { NOW, pod, sts } from './support/plan-fixtures';
@@ -40,7 +41,7 @@ describe('trackWaits', () => {
 
   it('counts no wait of a component in Normal, nor one that ends by itself at a time it names', () => {
     const normal: ComponentPlan = { ...waiting('PD member c-pd-1 is unhealthy; failover after 5m'), kind: 'pd', phase: 'Normal' };
-    const minReady = waiting('waiting for upgraded Pod c-tikv-2 to have been Ready for 120s (min-ready-seconds)');
+    const minReady: ComponentPlan = { ...waiting('waiting for upgraded Pod c-tikv-2 to have been Ready for 120s (min-ready-seconds)'), wait: 'min-ready-seconds' };
     let marks: ReadonlyMap<ComponentKind, WaitMark> = new Map();
     for (const ms of [0, 60_000, 120_000]) {
       const t = trackWaits(marks, [normal, minReady], tikv(), NOW + ms, 30_000);
@@ -81,7 +82,7 @@ describe('stuckHint', () => {
     ['ErrImagePull', 'c-tikv-2 is ErrImagePull: its image cannot be pulled; fix the image or its pull secret in Git'],
     ['CreateContainerConfigError', 'c-tikv-2 is CreateContainerConfigError: a Secret or ConfigMap it mounts or reads is missing; create it'],
   ])('%s', (waitingReason, expected) => {
-    expect(stuckHint('waiting for upgraded Pod c-tikv-2 to be Ready', [crashing(2, waitingReason, 0)])).toBe(expected);
+    expect(stuckHint('waiting for upgraded Pod c-tikv-2 to be Ready', [crashing(2, waitingReason, 0)], 'upgraded-pod-not-ready')).toBe(expected);
   });
 
   it('a Pod no node takes is Unschedulable', () => {
@@ -96,14 +97,14 @@ describe('stuckHint', () => {
     expect(podTrouble(pod('tikv', 0))).toBeUndefined();
   });
 
-  it.each([
-    ['waiting for upgraded Pod c-tidb-1 to be Ready', /^the new revision does not become Ready: fix it in Git, or take the change back/],
-    ['store 5 (c-tikv-3) is Offline: PD is moving its 120 regions away; replicas stay until it is Tombstone', /pd-ctl store 5, pd-ctl operator show\)\. To keep the store, take the scale-in back in Git and run pd-ctl store cancel-delete 5$/],
-    ['TiKV cannot scale in: 3 Up stores and PD keeps 3 replicas of each region (replication.max-replicas)', /^add a TiKV, or lower PD replication\.max-replicas/],
-    ['waiting for store 2 (c-tikv-1) to be Up, it is Disconnected', /^the store does not heartbeat PD/],
-    ["PD's registry of tso servers unavailable: connect ECONNREFUSED", /^the controller cannot read PD/],
-    ['waiting for the StatefulSet controller to observe the new spec', /docs\/operations.md, "When an operation is stuck"/],
-  ])('%s', (reason, expected) => {
-    expect(stuckHint(reason, [])).toMatch(expected);
+  it.each<[string, WaitCode | undefined, number | undefined, RegExp]>([
+    ['waiting for upgraded Pod c-tidb-1 to be Ready', 'upgraded-pod-not-ready', undefined, /^the new revision does not become Ready: fix it in Git, or take the change back/],
+    ['store 5 (c-tikv-3) is Offline: PD is moving its 120 regions away; replicas stay until it is Tombstone', 'store-offline-moving', 5, /pd-ctl store 5, pd-ctl operator show\)\. To keep the store, take the scale-in back in Git and run pd-ctl store cancel-delete 5$/],
+    ['TiKV cannot scale in: 3 Up stores and PD keeps 3 replicas of each region (replication.max-replicas)', 'too-few-up-stores', undefined, /^add a TiKV, or lower PD replication\.max-replicas/],
+    ['waiting for store 2 (c-tikv-1) to be Up, it is Disconnected', 'store-not-up', 2, /^the store does not heartbeat PD/],
+    ["PD's registry of tso servers unavailable: connect ECONNREFUSED", 'pd-unreadable', undefined, /^the controller cannot read PD/],
+    ['waiting for the StatefulSet controller to observe the new spec', undefined, undefined, /docs\/operations.md, "When an operation is stuck"/],
+  ])('%s', (reason, code, storeId, expected) => {
+    expect(stuckHint(reason, [], code, storeId)).toMatch(expected);
   });
 });

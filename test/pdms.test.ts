@@ -6,7 +6,7 @@
  */
 import { parseToml } from '../src/base/toml';
 import { pdmsStartScript } from '../src/render/scripts/pdms';
-import { NO_FEATURE_FLAGS, type PdmsScriptContext } from '../src/render/scripts/context';
+import { NO_FEATURE_FLAGS, type PdmsScriptContext } from '../src/render/scripts';
 import { ANNOTATION, selectorLabels } from '../src/tidbcluster/names';
 import { BLOCKED_BY } from '../src/tidbcluster/restart-order';
 import { plan, type ComponentPlan } from '../src/controller/plan/plan';

@@ -8,11 +8,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { linkOperations } from '../src/backup/link';
 import { parseTableFilter, type TableName } from '../src/base/table-filter';
 import { tidbTables } from '../src/controller/clients/tidb';
-import { planOperations } from '../src/controller/plan/operations';
+import { planOneShotRuns as planOperations } from '../src/controller/plan/one-shot-runs';
 import { isSystemSchema, restoreBlocked, restoreWrites, type RestoreWrites } from '../src/controller/plan/restore-check';
 import { renderClusters } from '../src/render/render';
 import { cluster, find, type Obj } from './support/render';

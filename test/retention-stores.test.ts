@@ -8,7 +8,7 @@
  */
 import { stringify } from 'yaml';
 import { linkOperations } from '../src/backup/link';
-import { loadInputs } from '../src/backup/load';
+import { loadInputs } from '../src/backup/companions';
 import { buildModel, compareModels } from '../src/diff';
 import { loadManifests } from '../src/diff/load';
 import { AzureBlobClient } from '../src/controller/clients/azure-blob';

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { expiredRuns, keyPrefixOf, ownFolder, truncationPoint, type Expired } from '../src/controller/plan/retention';
 import { backupRunsOf, listRuns, newestFirst, RUNS_KEPT, type BackupRun, type BackupRunPhase } from '../src/controller/records/backup-runs';
-import type { BackupRetentionInfo, CleanPolicy } from '../src/tidbcluster/names';
+import type { BackupRetentionInfo, CleanPolicy } from '../src/tidbcluster/contract';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 47);
 const RUNS = Number(process.env.RETENTION_RUNS ?? 150);

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'yaml';
-import { scheduleProblem } from '../src/controller/plan/backup-runs';
+import { scheduleProblem } from '../src/controller/view/backup-runs';
 import type { BackupRun } from '../src/controller/records/backup-runs';
 import { builtinCronJobHealth } from './support/argocd-builtin-health';
 import { CRONJOB_HEALTH_LUA, runHealth } from './support/argocd-lua';

@@ -7,6 +7,7 @@
  */
 import type { BrJob, PointInTime } from './resolve';
 import type { ResolvedStorage } from './storage';
+import { names, PORT } from '../tidbcluster/names';
 
 /** Where the cluster client certificate is mounted (tidb-operator's `util.ClusterClientTLSPath`). */
 export const CLUSTER_CLIENT_TLS_DIR = '/var/lib/cluster-client-tls';
@@ -26,7 +27,7 @@ export interface BrCluster {
  * expanded by the kubelet): an operation always runs in its cluster's namespace.
  */
 export function connectionArgs(cluster: BrCluster): string[] {
-  const args = [`--pd=${cluster.name}-pd.$(NAMESPACE):2379`];
+  const args = [`--pd=${names.service(cluster.name, 'pd')}.$(NAMESPACE):${PORT.pdClient}`];
   if (cluster.tls) args.push(`--ca=${CLUSTER_CLIENT_TLS_DIR}/ca.crt`, `--cert=${CLUSTER_CLIENT_TLS_DIR}/tls.crt`, `--key=${CLUSTER_CLIENT_TLS_DIR}/tls.key`);
   return args;
 }

@@ -27,7 +27,7 @@ const SCHEMAS: Record<string, CompactSchema> = { [BACKUP_KIND]: backupSchema, [S
  */
 const MAX_NAME: Readonly<Record<string, number>> = { [BACKUP_KIND]: 63 - 'backup-'.length, [SCHEDULE_KIND]: 52 - 'backup-'.length, [RESTORE_KIND]: 63 - 'restore-'.length };
 
-/** The readers of the three kinds, for `readInputs`. */
+/** The readers of the three kinds, for `parseDocuments`. */
 export function operationKinds(options: OperationOptions = {}): DocumentKind<ResolvedOperation>[] {
   return [
     kind(BACKUP_KIND, (doc) => resolveBackup(doc as unknown as Backup, options), (spec) => [

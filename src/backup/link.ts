@@ -9,10 +9,10 @@ import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { formatIssue } from '../tidbcluster/errors';
 import { metricsFromIssue } from '../tidbcluster/guard-rails';
 import { imageTag } from '../base/version';
-import { removesData, type BackupRetentionInfo, type ControllerClusterInfo } from '../tidbcluster/names';
+import { removesData, type BackupRetentionInfo, type ControllerClusterInfo } from '../tidbcluster/contract';
 import type { ResolvedInitializer } from '../initializer/types';
 import type { ResolvedMonitor } from '../monitoring/types';
-import type { CompanionDocument } from './load';
+import type { CompanionDocument } from './companions';
 import { operationJobName, type BrJob, type ClusterRef, type ResolvedBackup, type ResolvedRestore, type ResolvedSchedule } from './resolve';
 import type { ResolvedStorage } from './storage';
 

@@ -4,7 +4,8 @@
  * TidbCluster is `link.ts`'s.
  */
 import type { SpecIssue } from '../tidbcluster/errors';
-import { logBackupOfSchedule, type CleanPolicy } from '../tidbcluster/names';
+import { logBackupOfSchedule, names } from '../tidbcluster/names';
+import type { CleanPolicy } from '../tidbcluster/contract';
 import { parseTs, type TsZone } from '../base/tso';
 import { imageProblem } from '../tidbcluster/api-rules';
 import { brSettingsIssues } from './br-flags';
@@ -120,7 +121,7 @@ export type ResolvedOperation = ResolvedBackup | ResolvedSchedule | ResolvedRest
 
 /** The Job's (and its ConfigMap's) name of a one-shot Backup or Restore: `backup-<name>`, `restore-<name>`. */
 export function operationJobName(op: { readonly kind: 'Backup' | 'Restore'; readonly name: string }): string {
-  return `${op.kind === 'Backup' ? 'backup' : 'restore'}-${op.name}`;
+  return names.operationJob(op.kind, op.name);
 }
 
 /** Options the whole render shares. */

@@ -10,7 +10,8 @@ export interface InputText {
   readonly explicit: boolean;
 }
 
-export interface InputResult {
+/** The texts of the input paths, and the problems met finding and reading them. */
+export interface InputFiles {
   readonly inputs: InputText[];
   readonly errors: string[];
 }
@@ -22,7 +23,8 @@ export const NO_YAML_FILES = 'no .yaml or .yml file in this directory';
 /** The largest input file read: 8 MiB. A TidbCluster is a few kilobytes; a bigger file is a mistake or an attack. */
 export const MAX_INPUT_BYTES = 8 * 1024 * 1024;
 
-export function readInputs(paths: readonly string[], readStdin: () => string): InputResult {
+/** Reads every input path: a file, a directory's YAML files, `-` for standard input. Never throws. */
+export function readInputFiles(paths: readonly string[], readStdin: () => string): InputFiles {
   const inputs: InputText[] = [];
   const errors: string[] = [];
   for (const p of paths) {

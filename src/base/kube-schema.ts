@@ -5,6 +5,8 @@
  * CLI's compact copy (`kube-schema-data.ts`), or the tests' full ones.
  */
 
+import { closest } from './suggest';
+
 export interface K8sSchemaError {
   path: string;
   message: string;
@@ -276,30 +278,7 @@ export function describeObject(obj: unknown, position: number): string {
 }
 
 function unknownFieldMessage(key: string, declared: Record<string, SchemaNode>): string {
-  const suggestion = closestName(key, Object.keys(declared));
+  // Within edit distance 2, to make typos obvious in failures.
+  const suggestion = closest(key, Object.keys(declared), { ignoreCase: true, maxDistance: 2, transpositions: false });
   return `unknown field ${JSON.stringify(key)}${suggestion ? ` (did you mean ${JSON.stringify(suggestion)}?)` : ''}`;
-}
-
-/** A declared name within edit distance 2, to make typos obvious in failures. */
-function closestName(key: string, candidates: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of candidates) {
-    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length];
 }

@@ -7,7 +7,7 @@
  * as `group/version` and `group/version/Kind` entries). Environment variables are read in `cli/` alone.
  */
 import { isAbsolute, normalize } from 'node:path';
-import { editDistance } from '../tidbcluster/crd-schema';
+import { closest } from '../base/suggest';
 import { settingProblem, settingValue, type RenderSettings } from '../tidbcluster/settings';
 
 /** The settings of `generate`, by the name shared by the env entry and the escaped parameter name. */
@@ -117,7 +117,7 @@ function unknownNames(env: Env): string[] {
     const prefix = key.startsWith('PARAM_') ? 'PARAM_' : key.startsWith('ARGOCD_ENV_') ? 'ARGOCD_ENV_' : undefined;
     if (!prefix || KNOWN_VARIABLES.has(key) || /^PARAM_PATHS_\d+$/.test(key)) continue;
     const name = key.slice(prefix.length);
-    const hint = closest(name, SETTING_NAMES);
+    const hint = closest(name, SETTING_NAMES, { maxDistance: (_, setting) => Math.max(2, Math.floor(setting.length / 4)) });
     const what = prefix === 'PARAM_' ? 'plugin parameter' : 'plugin env entry';
     notes.push(
       `note: ${key}: ${what} ${JSON.stringify(name)} is not a setting of tidb-gitops and was ignored` +
@@ -125,16 +125,6 @@ function unknownNames(env: Env): string[] {
     );
   }
   return notes;
-}
-
-/** The candidate within a small edit distance of `word`, if any. */
-function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: { c: string; d: number } | undefined;
-  for (const c of candidates) {
-    const d = editDistance(word, c);
-    if (d <= Math.max(2, Math.floor(c.length / 4)) && (!best || d < best.d)) best = { c, d };
-  }
-  return best?.c;
 }
 
 /** The variable Argo CD sets for each setting it knows of the destination. */

@@ -6,7 +6,7 @@
  * Every input problem is one line, `file: document N: path (line L): message` (see `formatIssue`);
  * this is the one place that reads such a line back into its parts.
  */
-import { suggest } from '../tidbcluster/crd-schema';
+import { suggest } from '../base/suggest';
 
 export const OUTPUT_FORMATS = ['text', 'json', 'github'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];

@@ -5,9 +5,10 @@ import type { LoadedCluster } from '../tidbcluster/load';
 import { kubeVersionNote, readClusterInputs } from '../load/clusters';
 import { renderClusters, renderProblems } from '../render/render';
 import { parseKubeVersion } from '../tidbcluster/kube-version';
-import { readInputs } from '../base/inputs';
+import { readInputFiles, type InputFiles } from '../base/inputs';
 import { leftoverFiles, writeFilesAtomically } from './write';
 import { DEFAULTS } from '../tidbcluster/defaults';
+import { names, PORT } from '../tidbcluster/names';
 import { collisions, passThrough, PASSTHROUGH_FILE } from '../render/passthrough';
 import { budgetOverlaps } from '../render/budget-overlap';
 import { inputsOf, reserveNames } from '../render/reserved-names';
@@ -58,7 +59,7 @@ export interface Io {
 /** Returns the exit code: 0 rendered, 1 bad input or output. Manifests go to stdout only. */
 export function renderCommand(opts: RenderOptions, io: Io): number {
   const format = opts.format ?? 'text';
-  const read = readInputs(opts.paths, io.readStdin);
+  const read = readInputFiles(opts.paths, io.readStdin);
   const report = new Reporter(format, io.stderr, new Set([...opts.paths, ...read.inputs.map((i) => i.file)]));
   const { code, ...fields } = render(opts, io, read, report);
   if (format === 'json') io.stderr(report.json({ command: opts.check ? 'render --check' : 'render', exitCode: code, ...fields }));
@@ -73,7 +74,7 @@ interface RenderResult {
   readonly stale?: readonly StaleFile[];
 }
 
-function render(opts: RenderOptions, io: Io, read: ReturnType<typeof readInputs>, report: Reporter): RenderResult {
+function render(opts: RenderOptions, io: Io, read: InputFiles, report: Reporter): RenderResult {
   // Command line, then environment, then the inputs' RenderSettings, then the caller's fallback.
   const { clusters, others, documents, settings, errors: readErrors, skipped, renderedFiles, warnings } = readClusterInputs(
     { inputs: read.inputs, errors: read.errors },
@@ -201,7 +202,7 @@ export function pdWarning(c: LoadedCluster): string | undefined {
   if (r.pd || r.joinCluster) return undefined;
   return (
     `${c.source.file}: document ${c.source.document}: warning: spec.pd is not set, so the components look for PD at ` +
-    `${r.name}-pd:2379; set spec.pd, or spec.cluster to join another TidbCluster's PD`
+    `${names.service(r.name, 'pd')}:${PORT.pdClient}; set spec.pd, or spec.cluster to join another TidbCluster's PD`
   );
 }
 

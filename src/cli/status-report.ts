@@ -9,7 +9,7 @@ import type { OperationRecord } from '../controller/records/operations';
 import type { InitializerRecord } from '../controller/records/initializer';
 import type { LogBackupTask } from '../controller/plan/log-backups';
 import type { ClusterStatus, ComponentStatus } from '../controller/reconcile/status';
-import { COMPONENTS, type ComponentKind } from '../tidbcluster/names';
+import { COMPONENTS, names, type ComponentKind } from '../tidbcluster/names';
 
 /** The objects the report is made of, as the API server returned them. */
 export interface StatusInputs {
@@ -92,15 +92,15 @@ export function statusReport(i: StatusInputs): StatusReport {
   const doc = i.doc ?? {};
   const problems: string[] = [];
   const controller = controllerState(i.controller);
-  if (controller !== 'running') problems.push(`the controller (${i.cluster}-discovery) is ${controller}: nothing is reconciled, and what follows may be old`);
-  if (!i.doc) problems.push(`no status from the controller yet (ConfigMap ${i.cluster}-status has no status.json)`);
+  if (controller !== 'running') problems.push(`the controller (${names.discovery(i.cluster)}) is ${controller}: nothing is reconciled, and what follows may be old`);
+  if (!i.doc) problems.push(`no status from the controller yet (ConfigMap ${names.status(i.cluster)} has no status.json)`);
   const pd = doc.pd === undefined || doc.pd === null ? null : { reachable: doc.pd.reachable, ...leaderOf(doc.components?.pd), ...(doc.pd.error !== undefined && { error: doc.pd.error }) };
   if (pd && !pd.reachable) problems.push(`PD does not answer the controller: ${pd.error ?? 'no reason given'}`);
   const components: ComponentLine[] = [];
   const stores: StatusReport['stores'][number][] = [];
   for (const kind of COMPONENTS) {
     const c = doc.components?.[kind] as ComponentStatus | undefined;
-    const sts = i.statefulSets.find((s) => s.metadata?.name === `${i.cluster}-${kind}`);
+    const sts = i.statefulSets.find((s) => s.metadata?.name === names.statefulSet(i.cluster, kind));
     if (!c && !sts) continue;
     const replicas = c?.replicas ?? sts?.spec?.replicas ?? 0;
     const ready = c?.readyReplicas ?? sts?.status?.readyReplicas ?? 0;

@@ -1,5 +1,5 @@
 /** What the commands say about an argument they do not know: one did-you-mean for all of them. */
-import { suggest } from '../tidbcluster/crd-schema';
+import { suggest } from '../base/suggest';
 
 /** `unknown option "--chek"; did you mean --check?` (`flags`: every long option the command takes). */
 export function unknownOption(arg: string, flags: readonly string[]): string {

@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { CONTROLLER_ENV, PORT } from '../tidbcluster/names';
+import { names, PORT } from '../tidbcluster/names';
+import { CONTROLLER_ENV } from '../tidbcluster/contract';
 import { tlsFromDir } from './clients/http';
 import type { ControllerOptions } from './manager';
 import { parseClusterInfo, type ClusterInfo } from './model/cluster';
@@ -149,11 +150,11 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
   // Without its certificate every PD call would fail its TLS handshake: say so once, at start-up.
   if (cluster.tls) {
     const missing = tlsFilesMissing(tlsDir);
-    if (missing) return { startError: `cluster TLS is on (spec.tlsCluster.enabled), but ${missing} in ${tlsDir}: the controller needs the client certificate of the Secret ${cluster.name}-cluster-client-secret there (the rendered Deployment mounts it; check that the Secret exists and has ca.crt, tls.crt and tls.key), or another directory named with --pd-tls-dir` };
+    if (missing) return { startError: `cluster TLS is on (spec.tlsCluster.enabled), but ${missing} in ${tlsDir}: the controller needs the client certificate of the Secret ${names.clusterClientSecret(cluster.name)} there (the rendered Deployment mounts it; check that the Secret exists and has ca.crt, tls.crt and tls.key), or another directory named with --pd-tls-dir` };
   }
   if (discoveryTlsDir) {
     const missing = tlsFilesMissing(discoveryTlsDir);
-    if (missing) return { startError: `discovery mTLS is on (spec.tlsCluster.enableDiscoveryMTLS), but ${missing} in ${discoveryTlsDir}: the controller serves discovery with the Secret ${cluster.name}-discovery-cluster-secret mounted there, or the directory named with --discovery-tls-dir` };
+    if (missing) return { startError: `discovery mTLS is on (spec.tlsCluster.enableDiscoveryMTLS), but ${missing} in ${discoveryTlsDir}: the controller serves discovery with the Secret ${names.discoverySecret(cluster.name)} mounted there, or the directory named with --discovery-tls-dir` };
   }
   try {
     if (cluster.tls) pdTls = tlsFromDir(tlsDir);
@@ -195,10 +196,11 @@ export function defaultPdUrls(c: ClusterInfo): string[] {
   const scheme = c.tls ? 'https' : 'http';
   const suffix = (ns: string, domain: string) => (domain ? `${ns}.svc.${domain}` : ns);
   const urls: string[] = [];
-  if (c.components.includes('pd')) urls.push(`${scheme}://${c.name}-pd.${suffix(c.namespace, c.clusterDomain)}:2379`);
-  if (c.cluster) urls.push(`${scheme}://${c.cluster.name}-pd.${suffix(c.cluster.namespace || c.namespace, c.cluster.clusterDomain)}:2379`);
+  const pd = (cluster: string, ns: string, domain: string) => `${scheme}://${names.service(cluster, 'pd')}.${suffix(ns, domain)}:${PORT.pdClient}`;
+  if (c.components.includes('pd')) urls.push(pd(c.name, c.namespace, c.clusterDomain));
+  if (c.cluster) urls.push(pd(c.cluster.name, c.cluster.namespace || c.namespace, c.cluster.clusterDomain));
   urls.push(...c.pdAddresses);
-  if (urls.length === 0) urls.push(`${scheme}://${c.name}-pd.${suffix(c.namespace, c.clusterDomain)}:2379`);
+  if (urls.length === 0) urls.push(pd(c.name, c.namespace, c.clusterDomain));
   return urls;
 }
 

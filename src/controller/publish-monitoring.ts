@@ -8,7 +8,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { publish, PUBLISH_FIELD_MANAGER, type AssetFile } from '../monitoring/publish';
 import { MONITORING_API } from '../monitoring/crds';
-import { CONTROLLER_ENV, MONITORING_ENV, MONITORING_JOB_ENV, type MonitoringPublishInfo } from '../tidbcluster/names';
+import { JOB_NAME_LABEL } from '../tidbcluster/names';
+import { CONTROLLER_ENV, MONITORING_ENV, MONITORING_JOB_ENV, parseMonitoringPublishInfo, type MonitoringPublishInfo } from '../tidbcluster/contract';
 import { APPLY_PATCH, describe } from './clients/kube';
 import { API, KubeRest, loadKubeTarget, namespacedPath } from './clients/kube-rest';
 
@@ -27,9 +28,7 @@ interface Io {
 function readInfo(env: NodeJS.ProcessEnv): MonitoringPublishInfo {
   const text = env[MONITORING_ENV];
   if (!text) throw new Error(`${MONITORING_ENV} is not set`);
-  const info = JSON.parse(text) as MonitoringPublishInfo;
-  if (typeof info.cluster !== 'string' || !Array.isArray(info.components) || typeof info.assets !== 'string') throw new Error(`${MONITORING_ENV} is not what the renderer writes`);
-  return info;
+  return parseMonitoringPublishInfo(text);
 }
 
 /** The image's files: every rule file and dashboard in the assets folder. */
@@ -64,7 +63,7 @@ export async function publishMonitoring(args: readonly string[], io: Io = { env:
     const namespace = io.env[CONTROLLER_ENV.podNamespace];
     const jobName = io.env[MONITORING_JOB_ENV];
     if (!namespace) throw new Error(`${CONTROLLER_ENV.podNamespace} is not set`);
-    if (!jobName) throw new Error(`${MONITORING_JOB_ENV} is not set (the Job's Pod label batch.kubernetes.io/job-name)`);
+    if (!jobName) throw new Error(`${MONITORING_JOB_ENV} is not set (the Job's Pod label ${JOB_NAME_LABEL})`);
     const files = readAssets(info.assets);
     if (files.length === 0) throw new Error(`no rule file or dashboard in ${info.assets}: is ${info.image} a tidb-monitor-initializer image?`);
     rest = new KubeRest(loadKubeTarget(kubeconfig));

@@ -5,7 +5,8 @@
  * removes more of, a schedule's backups; a schedule that goes (no new backups; the old ones stay, and
  * retention no longer touches them); a Restore, always; and a log backup paused, stopped or removed.
  */
-import { BACKUP_LABEL, CONTROLLER_ENV, logCommandKey, OPERATION_KEY, removesData, type BackupRetentionInfo } from '../tidbcluster/names';
+import { BACKUP_LABEL, logCommandKey, OPERATION_KEY } from '../tidbcluster/names';
+import { CONTROLLER_ENV, parseControllerClusterInfo, removesData, type BackupRetentionInfo } from '../tidbcluster/contract';
 import { kindOf, labelsOf, nameOf, type ClusterModel, type KubeObject } from './model';
 import { RISK, type Risk } from './report';
 import { isPlainObject } from './values';
@@ -180,8 +181,7 @@ function retentionOf(cluster: ClusterModel | undefined): Record<string, BackupRe
     const value = env.find((e): e is { value: string } => isPlainObject(e) && e.name === CONTROLLER_ENV.cluster && typeof e.value === 'string')?.value;
     if (value === undefined) continue;
     try {
-      const info = JSON.parse(value) as { backupRetention?: unknown };
-      return isPlainObject(info.backupRetention) ? (info.backupRetention as Record<string, BackupRetentionInfo>) : {};
+      return { ...parseControllerClusterInfo(value).backupRetention };
     } catch {
       return {};
     }

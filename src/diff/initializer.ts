@@ -3,7 +3,7 @@
  * database, once; one changed after it ran does nothing. Read from what the controller is told (the
  * `initializer` of its cluster JSON), which is all that decides what it does.
  */
-import { CONTROLLER_ENV, type InitializerInfo } from '../tidbcluster/names';
+import { CONTROLLER_ENV, parseControllerClusterInfo, type InitializerInfo } from '../tidbcluster/contract';
 import { kindOf, type ClusterModel } from './model';
 import { RISK, type Risk } from './report';
 
@@ -16,7 +16,7 @@ function initializerOf(cluster: ClusterModel | undefined): InitializerInfo | und
       const value = c.env?.find((e) => e.name === CONTROLLER_ENV.cluster)?.value;
       if (value === undefined) continue;
       try {
-        return (JSON.parse(value) as { initializer?: InitializerInfo }).initializer;
+        return parseControllerClusterInfo(value).initializer;
       } catch {
         return undefined;
       }

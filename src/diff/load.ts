@@ -4,17 +4,15 @@
  * it is. No file system access here.
  */
 import { renderClusters, renderProblems } from '../render/render';
-import { duplicateMessages } from '../load/clusters';
+import { linkClusterInputs } from '../load/clusters';
 import { fastLoadAll } from '../base/yaml/fast-load';
-import { aliasErrors, readInputs, slowLoadAll, type InputResult, type LoadedCluster, type LoadedDocument } from '../tidbcluster/load';
-import { linkOperations } from '../backup/link';
-import { companionKinds, type CompanionDocument } from '../backup/load';
+import { aliasErrors, slowLoadAll, type LoadedCluster, type LoadedDocument, type ParsedDocuments } from '../tidbcluster/load';
+import { companionKinds, loadInputs, type CompanionDocument } from '../backup/companions';
 import type { ResolveOptions } from '../tidbcluster/resolve';
 import { KIND } from '../tidbcluster/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
 import { kindOf, metadataOf, nameOf, namespaceOf, objectKey, type KubeObject } from './model';
 import { isPlainObject } from './values';
-import { groupStoreBudgets } from '../tidbcluster/budget-groups';
 
 /** One YAML text and where it came from. */
 export interface ManifestText {
@@ -47,9 +45,9 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const live = new Map<string, Owner[]>();
   const clusters: LoadedCluster[] = [];
   const operations: LoadedDocument<CompanionDocument>[] = [];
-  const kinds = companionKinds({ namespace: options.namespace, kubeVersion: options.kubeVersion });
-  const opKinds = new Set(kinds.map((k) => k.kind));
-  const read = (text: string, file: string) => readInputs(text, file, options, kinds);
+  const opKinds = new Set(companionKinds().map((k) => k.kind));
+  // What `render` reads of a text; only texts with its kinds need it (or its line numbers).
+  const read = (text: string, file: string) => loadInputs(text, file, options);
   for (const t of texts) {
     const bombs = aliasErrors(t.text, t.file);
     if (bombs.length > 0) {
@@ -57,7 +55,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
       continue;
     }
     let docs = fastLoadAll(t.text);
-    let loaded: InputResult<CompanionDocument> | undefined;
+    let loaded: ParsedDocuments<CompanionDocument> | undefined;
     if (!docs) {
       // Only the full parser knows line numbers: let it say what is wrong.
       loaded = read(t.text, t.file);
@@ -116,13 +114,11 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
     });
     if (count === 0 && t.explicit) notes.push(`${t.file}: no document in this file`);
   }
-  errors.push(...duplicateMessages(clusters));
-  const grouped = groupStoreBudgets(clusters);
-  errors.push(...grouped.errors);
-  const linked = linkOperations(grouped.clusters, operations);
-  if (errors.length === 0) errors.push(...linked.errors);
+  // Tied together as `render` ties them.
+  const linked = linkClusterInputs(clusters, operations, errors);
+  errors.push(...linked.errors);
   if (errors.length > 0) return { objects: [], live, errors, notes };
-  const renders = renderClusters(grouped.clusters.map((c) => c.resolved), linked.operations);
+  const renders = renderClusters(linked.clusters.map((c) => c.resolved), linked.clusters.map((c) => c.operations));
   errors.push(...renderProblems(renders, clusters, operations));
   if (errors.length > 0) return { objects: [], live, errors, notes };
   const rendered = renders.flatMap((r, i) =>

@@ -4,7 +4,7 @@
  * by another release's (a new Job publishes them; the old Job's go with it). Read from the rendered
  * PodMonitors and the publishing Job's `TIDB_GITOPS_MONITORING`.
  */
-import { MONITORING_ENV, type MonitoringPublishInfo } from '../tidbcluster/names';
+import { MONITORING_ENV, parseMonitoringPublishInfo, type MonitoringPublishInfo } from '../tidbcluster/contract';
 import { kindOf, nameOf, type ClusterModel } from './model';
 import { RISK, type Risk } from './report';
 
@@ -23,7 +23,7 @@ function monitoringOf(cluster: ClusterModel | undefined): Monitoring {
     const value = containers.flatMap((c) => c.env ?? []).find((e) => e.name === MONITORING_ENV)?.value;
     if (value === undefined) continue;
     try {
-      job = { name: nameOf(o), info: JSON.parse(value) as MonitoringPublishInfo };
+      job = { name: nameOf(o), info: parseMonitoringPublishInfo(value) };
     } catch {
       job = { name: nameOf(o) };
     }

@@ -2,6 +2,7 @@
  * Risks of `tidb-gitops.io/replace`: each Pod Git newly asks to replace loses its data on purpose.
  */
 import { ANNOTATION } from '../tidbcluster/names';
+import { parseComponentSettings } from '../tidbcluster/contract';
 import { compareComponents, type ClusterModel } from './model';
 import { RISK, type Risk } from './report';
 
@@ -10,13 +11,8 @@ function replacing(cluster: ClusterModel | undefined): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const [component, c] of cluster?.components ?? []) {
     const text = (c.workload?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.[ANNOTATION.settings];
-    if (!text) continue;
-    try {
-      const replace = (JSON.parse(text) as { replace?: unknown }).replace;
-      if (Array.isArray(replace)) out.set(component, replace.filter((p): p is string => typeof p === 'string'));
-    } catch {
-      // A settings annotation that is not JSON is not the renderer's: nothing to read.
-    }
+    const replace = parseComponentSettings(text).replace as unknown;
+    if (Array.isArray(replace)) out.set(component, replace.filter((p): p is string => typeof p === 'string'));
   }
   return out;
 }

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
-import { NO_YAML_FILES, readInputs } from '../base/inputs';
+import { NO_YAML_FILES, readInputFiles } from '../base/inputs';
 import type { ManifestText } from './load';
 
 export interface SideResult {
@@ -36,7 +36,7 @@ export function readSide(arg: string, opts: SourceOptions): SideResult {
 }
 
 function readPath(arg: string, opts: SourceOptions): SideResult {
-  const { inputs, errors } = readInputs([arg], opts.readStdin);
+  const { inputs, errors } = readInputFiles([arg], opts.readStdin);
   // Empty only when nothing failed: a tree that cannot be read is an error, never "every cluster removed".
   const onlyEmpty = errors.length === 1 && errors[0] === `${arg}: ${NO_YAML_FILES}`;
   if (inputs.length === 0 && onlyEmpty && arg !== '-' && statSync(arg, { throwIfNoEntry: false })?.isDirectory()) {

@@ -12,7 +12,8 @@ import { validateSchema, type CompactSchema } from '../tidbcluster/crd-schema';
 import type { SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind } from '../tidbcluster/load';
 import { podFieldIssues } from '../tidbcluster/job-pod-input';
-import { ANNOTATION, names, SKIP_TLS_TO_TIDB, type InitializerInfo } from '../tidbcluster/names';
+import { ANNOTATION, names, SKIP_TLS_TO_TIDB } from '../tidbcluster/names';
+import type { InitializerInfo } from '../tidbcluster/contract';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import schema from './generated/tidbinitializer.schema.json';
 import { INITIALIZER_KIND, type ResolvedInitializer, type TidbInitializer } from './types';
@@ -31,7 +32,7 @@ const HOST = /^[A-Za-z0-9.%_:/-]{1,255}$/;
 /** `SYSTEM`, an offset, or an IANA zone name. */
 const TIME_ZONE = /^(SYSTEM|[+-](0?\d|1[0-4]):[0-5]\d|[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*)$/;
 
-/** The reader of TidbInitializer documents, for `readInputs`. */
+/** The reader of TidbInitializer documents, for `parseDocuments`. */
 export function initializerKind(options: { readonly namespace?: string } = {}): DocumentKind<ResolvedInitializer> {
   return {
     kind: INITIALIZER_KIND,

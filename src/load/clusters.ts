@@ -4,8 +4,8 @@
  * its TidbInitializer and TidbMonitor) tied to it, and the other Kubernetes objects. Nothing here needs
  * cdk8s, so `tidb-gitops/inputs` loads and validates with this alone.
  */
-import { readInputs as readInputFiles, readStdinText, type InputText } from '../base/inputs';
-import { loadInputs, type CompanionDocument } from '../backup/load';
+import { readInputFiles, readStdinText, type InputText } from '../base/inputs';
+import { loadInputs, type CompanionDocument } from '../backup/companions';
 import { linkOperations, type ClusterOperations } from '../backup/link';
 import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
 import { formatIssue } from '../tidbcluster/errors';
@@ -94,22 +94,43 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
       errors.push(`${input.file}: no Kubernetes object in this file`);
     }
   }
-  errors.push(...duplicateMessages(loaded));
-  // Clusters that share one PD share one budget for their stores.
-  const grouped = groupStoreBudgets(loaded);
-  errors.push(...grouped.errors);
-  const linked = linkOperations(grouped.clusters, documents);
-  // A broken reference is only news when the cluster it names was read without problems.
-  if (errors.length === 0) errors.push(...linked.errors);
-  const clusters = grouped.clusters.map((c, i) => ({ ...c, operations: linked.operations[i] }));
+  const linked = linkClusterInputs(loaded, documents, errors);
+  errors.push(...linked.errors);
+  const { clusters } = linked;
   const warnings = [
     ...loaded.flatMap((c) => c.warnings),
-    ...grouped.warnings,
+    ...linked.warnings,
     ...[...documents, ...others].flatMap((d) => d.warnings),
     ...(errors.length === 0 ? clusters.flatMap(monitoringWarnings) : []),
   ];
   const renderedFiles = inputs.filter((_, i) => output.skip.has(i)).map((input) => input.file);
   return { clusters, others, documents, settings, errors, skipped, renderedFiles, warnings };
+}
+
+/** The clusters read, each with the documents tied to it; what {@link linkClusterInputs} finds. */
+export interface LinkedClusterInputs {
+  /** The clusters in input order, with their shared store budgets and their documents. */
+  readonly clusters: ClusterInput[];
+  /** Clusters defined twice, budgets that cannot be shared, and references to no cluster. */
+  readonly errors: string[];
+  /** Store budgets that only part of their clusters share. */
+  readonly warnings: string[];
+}
+
+/**
+ * Ties the documents read beside the clusters to their clusters, once every text is read: a cluster
+ * defined twice and a budget that cannot be shared are errors, and so is a reference to no cluster,
+ * but only when neither they nor `earlier` (the problems met reading) are any: it is news only about
+ * clusters read without problems.
+ */
+export function linkClusterInputs(loaded: readonly LoadedCluster[], documents: readonly LoadedDocument<CompanionDocument>[], earlier: readonly string[]): LinkedClusterInputs {
+  const errors = duplicateMessages(loaded);
+  // Clusters that share one PD share one budget for their stores.
+  const grouped = groupStoreBudgets(loaded);
+  errors.push(...grouped.errors);
+  const linked = linkOperations(grouped.clusters, documents);
+  if (earlier.length === 0 && errors.length === 0) errors.push(...linked.errors);
+  return { clusters: grouped.clusters.map((c, i) => ({ ...c, operations: linked.operations[i] })), errors, warnings: grouped.warnings };
 }
 
 /** What of a cluster's monitoring is left out for a CRD the target lacks, where its document is. */

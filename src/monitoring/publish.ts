@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { parse } from 'yaml';
 import { injectMatcher } from '../base/promql';
-import { BACKUP_LABEL, GRAFANA_DASHBOARD_LABEL, LABEL, LABEL_VALUE, names, type ComponentKind, type MonitoringPublishInfo } from '../tidbcluster/names';
+import { BACKUP_LABEL, GRAFANA_DASHBOARD_LABEL, LABEL, LABEL_VALUE, names, type ComponentKind } from '../tidbcluster/names';
+import type { MonitoringPublishInfo } from '../tidbcluster/contract';
 
 /** A file of the image: its name and text. */
 export interface AssetFile {

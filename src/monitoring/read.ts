@@ -79,7 +79,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   ...Object.fromEntries(['service', 'ingress', 'username', 'password', 'usernameSecret', 'passwordSecret', 'envs', 'additionalVolumeMounts', 'claims'].map((f) => [`grafana.${f}`, NO_GRAFANA])),
 };
 
-/** The reader of TidbMonitor documents, for `readInputs`. */
+/** The reader of TidbMonitor documents, for `parseDocuments`. */
 export function monitorKind(options: { readonly namespace?: string } = {}): DocumentKind<ResolvedMonitor> {
   return {
     kind: MONITOR_KIND,

@@ -11,7 +11,7 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { backupArgs, logArgs, pointInTimeArgs, pointInTimeUrls, restoreArgs, storageUrlTemplate, truncateArgs } from '../backup/br-args';
 import { operationJobName, type LogBackup, type ResolvedBackup, type ResolvedRestore } from '../backup/resolve';
-import { BACKUP_LABEL, LABEL, LOG_COMMANDS, logCommandKey, OPERATION_KEY, type LogCommand } from '../tidbcluster/names';
+import { BACKUP_LABEL, LABEL, LOG_COMMANDS, logCommandKey, names, OPERATION_KEY, type LogCommand } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { brPodTemplate } from './br-pod';
 import { namespaced } from './component';
@@ -77,7 +77,7 @@ export function logCommandJob(cluster: ResolvedCluster, op: ResolvedBackup, log:
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name: `${operationJobName(op)}-log-${command}`, labels },
+    metadata: { name: names.logCommandTemplate(operationJobName(op), command), labels },
     spec: { backoffLimit: 0, template },
   };
 }

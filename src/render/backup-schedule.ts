@@ -9,7 +9,7 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { backupArgs, storageUrlTemplate } from '../backup/br-args';
 import type { ResolvedSchedule } from '../backup/resolve';
-import { BACKUP_LABEL, LABEL } from '../tidbcluster/names';
+import { BACKUP_LABEL, JOB_NAME_LABEL, LABEL, names } from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { brPodTemplate } from './br-pod';
 import { namespaced } from './component';
@@ -47,7 +47,7 @@ export class BackupScheduleCronJob extends Construct {
       script: scheduledBackupScript(),
       args: backupArgs(job, { name: cluster.name, tls: cluster.tlsCluster }, '@STORAGE@'),
       env: [
-        { name: 'JOB_NAME', valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } } },
+        { name: 'JOB_NAME', valueFrom: { fieldRef: { fieldPath: `metadata.labels['${JOB_NAME_LABEL}']` } } },
         { name: 'BR_CLUSTER', value: cluster.name },
         { name: 'JOB_UID', valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } } },
         { name: 'BR_STORAGE', value: storageUrlTemplate(job.storage, `${schedule.name}/{run}`) },
@@ -56,7 +56,7 @@ export class BackupScheduleCronJob extends Construct {
     this.cronJob = new ApiObject(this, 'cronjob', {
       apiVersion: 'batch/v1',
       kind: 'CronJob',
-      metadata: namespaced(cluster, `backup-${schedule.name}`, labels),
+      metadata: namespaced(cluster, names.backupSchedule(schedule.name), labels),
       spec: {
         schedule: schedule.schedule,
         // The operator's schedule runs on its own clock, UTC in its image; a CronJob would take the

@@ -1,7 +1,8 @@
 /**
- * The parts every component's StatefulSet shares: labels, pod spec from the resolved settings, env and
- * container merging, volume claim templates, and the StatefulSet itself. Pure functions of the
- * resolved spec; the component constructs assemble them.
+ * The parts every component's StatefulSet shares: labels, pod spec and main container from the
+ * resolved settings, env and container merging, volume claim templates, and the StatefulSet itself.
+ * Pure functions of the resolved spec; the component constructs (`component-construct.ts` and one
+ * subclass per component) assemble them.
  */
 import { KEEP_NULL } from './kube';
 import type {
@@ -15,6 +16,7 @@ import type {
 } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedComponent, ResolvedPod } from '../tidbcluster/resolve';
 import { ANNOTATION, names, selectorLabels, type ComponentKind, type Labels } from '../tidbcluster/names';
+import { encodeComponentSettings } from '../tidbcluster/contract';
 import { drainWaitSeconds } from '../tidbcluster/guard-rails';
 import { preStopScript } from './scripts/prestop';
 import { SERVING_CONDITION } from '../tidbcluster/serving';
@@ -104,6 +106,21 @@ export function basePodSpec(
     ...(p.serviceAccountName && { serviceAccountName: p.serviceAccountName }),
     ...(options.kind && cluster.servingGates.includes(options.kind) && { readinessGates: [{ conditionType: SERVING_CONDITION }] }),
     initContainers,
+  };
+}
+
+/**
+ * The component's main container as its resolved settings give it (named after the component; `envFrom`,
+ * resources and security context only where set); the construct adds command, ports, env and mounts.
+ */
+export function componentContainer(comp: ResolvedComponent): Container {
+  return {
+    name: comp.kind,
+    image: comp.image,
+    imagePullPolicy: comp.imagePullPolicy as Container['imagePullPolicy'],
+    ...(comp.envFrom.length > 0 && { envFrom: comp.envFrom }),
+    ...(hasResources(comp) && { resources: comp.resources }),
+    ...(comp.securityContext && { securityContext: comp.securityContext }),
   };
 }
 
@@ -252,7 +269,7 @@ export function statefulSet(
     kind: 'StatefulSet',
     metadata: namespaced(cluster, names.statefulSet(cluster.name, comp.kind), labels, {
       [ANNOTATION.replicas]: String(comp.replicas),
-      [ANNOTATION.settings]: stableJson(comp.settings),
+      [ANNOTATION.settings]: encodeComponentSettings(comp.settings),
     }),
     spec: {
       selector: { matchLabels: labels },
@@ -265,13 +282,6 @@ export function statefulSet(
       ...(claims.length > 0 && { volumeClaimTemplates: storedClaimTemplates(claims, cluster.kubeMinor) }),
     },
   };
-}
-
-/** JSON with sorted keys and no undefined values, so the annotation is byte-stable. */
-export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    isPlainObject(v) ? Object.fromEntries(Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => [k, v[k]])) : v,
-  );
 }
 
 /** Drops empty `initContainers` so the pod spec stays minimal. */

@@ -16,16 +16,9 @@ import type {
 } from '../../imports/k8s';
 import { DISCOVERY_DEFAULTS, type ResolvedDiscoveryProbe } from '../tidbcluster/discovery';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
-import {
-  COMPONENTS,
-  CONTROLLER_ENV,
-  CONTROLLER_HTTP,
-  names,
-  PORT,
-  selectorLabels,
-  type ControllerClusterInfo,
-} from '../tidbcluster/names';
-import { basePodSpec, fieldRefEnv, finishPodSpec, hasResources, mergeContainers, mergeEnv, namespaced, podLabels, stableJson } from './component';
+import { COMPONENTS, names, PORT, selectorLabels } from '../tidbcluster/names';
+import { CONTROLLER_ENV, CONTROLLER_HTTP, encodeControllerClusterInfo, type ControllerClusterInfo } from '../tidbcluster/contract';
+import { basePodSpec, fieldRefEnv, finishPodSpec, hasResources, mergeContainers, mergeEnv, namespaced, podLabels } from './component';
 import { kubeObject } from './kube';
 import { controllerBackupInfo, NO_OPERATIONS, type ClusterOperations } from '../backup/link';
 import { initializerInfo } from '../initializer/read';
@@ -100,7 +93,7 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
   const init = initializerInfo(cluster, ops.initializer);
   const secrets = [...Object.values(info.backupRetention ?? {}).flatMap((r) => (r.secretName ? [r.secretName] : [])), ...(init?.passwordSecret ? [init.passwordSecret] : []), ...(init?.tls ? [init.tls.secret] : [])];
   const oneShot = [...(info.operations ?? []), ...(info.logBackups ?? []), ...(init ? [names.initializer(cluster.name)] : [])].sort();
-  const schedules = (info.backupSchedules ?? []).map((s) => `backup-${s}`);
+  const schedules = (info.backupSchedules ?? []).map(names.backupSchedule);
   const sqlConfigMap = init?.sql && init.sql.configMap !== names.initializer(cluster.name) ? [init.sql.configMap] : [];
   return [
     // create and delete: a StatefulSet whose volumes grew is re-created, its Pods orphaned and kept.
@@ -283,7 +276,7 @@ export function discoveryDeployment(cluster: ResolvedCluster, ops: ClusterOperat
       fieldRefEnv(CONTROLLER_ENV.podName, 'metadata.name'),
       { name: CONTROLLER_ENV.timezone, value: cluster.timezone || 'UTC' },
       { name: CONTROLLER_ENV.clusterName, value: cluster.name },
-      { name: CONTROLLER_ENV.cluster, value: stableJson(controllerClusterInfo(cluster, ops)) },
+      { name: CONTROLLER_ENV.cluster, value: encodeControllerClusterInfo(controllerClusterInfo(cluster, ops)) },
     ],
     mergeEnv(d.env, DISCOVERY_DEFAULTS.env.map((e) => ({ ...e }))),
   );

@@ -16,9 +16,11 @@ import { Construct } from 'constructs';
 import type { Container, Job, PodSpec, PolicyRule, Role, RoleBinding, ServiceAccount } from '../../imports/k8s';
 import type { ClusterMonitoring } from '../monitoring/types';
 import { MONITORING_API, unknownCrdAnnotations } from '../monitoring/crds';
-import { BACKUP_LABEL, CONTROLLER_ENV, LABEL, MONITORING_ENV, MONITORING_JOB_ENV, JOB_NAME_LABEL, names, PORT, selectorLabels, type ComponentKind, type MonitoringPublishInfo } from '../tidbcluster/names';
+import { BACKUP_LABEL, LABEL, JOB_NAME_LABEL, names, PORT, selectorLabels, type ComponentKind } from '../tidbcluster/names';
+import { CONTROLLER_ENV, encodeMonitoringPublishInfo, MONITORING_ENV, MONITORING_JOB_ENV, type MonitoringPublishInfo } from '../tidbcluster/contract';
+import { stableJson } from '../base/stable-json';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
-import { fieldRefEnv, namespaced, stableJson } from './component';
+import { fieldRefEnv, namespaced } from './component';
 import { kubeObject } from './kube';
 
 export interface MonitoringProps {
@@ -262,7 +264,7 @@ function publishPodSpec(cluster: ResolvedCluster, monitoring: ClusterMonitoring)
           fieldRefEnv(CONTROLLER_ENV.podNamespace, 'metadata.namespace'),
           // The Job owns what it publishes; Kubernetes labels its Pods with its name.
           fieldRefEnv(MONITORING_JOB_ENV, `metadata.labels['${JOB_NAME_LABEL}']`),
-          { name: MONITORING_ENV, value: stableJson(publishInfo(cluster, monitoring)) },
+          { name: MONITORING_ENV, value: encodeMonitoringPublishInfo(publishInfo(cluster, monitoring)) },
         ],
         securityContext: RESTRICTED,
         volumeMounts: [{ ...assets, readOnly: true }],

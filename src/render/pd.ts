@@ -1,32 +1,28 @@
 import type { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import type { Container, Service, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedPD, ResolvedService } from '../tidbcluster/resolve';
-import { LABEL, names, PORT, selectorLabels } from '../tidbcluster/names';
+import { names, PORT, selectorLabels } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
   basePodSpec,
+  componentContainer,
   configVolumes,
   fieldRefEnv,
   finishPodSpec,
-  hasResources,
   mergeContainers,
   mergeEnv,
-  namespaced,
   podAnnotations,
   statefulSet,
   storageVolumeClaims,
   volumeClaimTemplate,
   preStopHook,
 } from './component';
-import { pdConfig, pdDashboardUsesTidbTls } from './config/components';
-import { componentConfigMap } from './configmap';
-import { kubeObject } from './kube';
-import { refuseAtSynthesis } from './checked';
-import { pdStartScript } from './scripts';
-import { pdScriptContext } from './script-context';
-import { dualStack, peerService } from './service';
+import { ComponentConstruct } from './component-construct';
+import { pdConfig, pdDashboardUsesTidbTls } from './config/pd';
+import { pdScriptContext, pdStartScript } from './scripts/pd';
+import { clientServiceMetadata, dualStack, peerService } from './service';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
 
 export interface PdComponentProps {
@@ -38,29 +34,27 @@ export interface PdComponentProps {
  * PD: ConfigMap (TOML + start script), client Service `<cluster>-pd`, headless `<cluster>-pd-peer`,
  * and StatefulSet `<cluster>-pd` with data volume `pd`.
  */
-export class PdComponent extends Construct {
+export class PdComponent extends ComponentConstruct {
   /** ConfigMap `<cluster>-pd`: PD's config file and start script. */
-  readonly configMap: ApiObject;
+  declare readonly configMap: ApiObject;
   /** The client Service `<cluster>-pd`. */
-  readonly service: ApiObject;
+  declare readonly service: ApiObject;
   /** The headless Service `<cluster>-pd-peer`. */
-  readonly peerService: ApiObject;
+  declare readonly peerService: ApiObject;
   /** StatefulSet `<cluster>-pd`. */
-  readonly statefulSet: ApiObject;
+  declare readonly statefulSet: ApiObject;
 
   constructor(scope: Construct, id: string, props: PdComponentProps) {
-    super(scope, id);
-    refuseAtSynthesis(this, props.cluster.kubeMinor);
-    const { cluster } = props;
-    const pd = cluster.pd!;
-    const configMap = componentConfigMap(cluster, pd, {
-      'config-file': pdConfig(cluster, pd),
-      'startup-script': pdStartScript(pdScriptContext(cluster, pd)),
+    super(scope, id, props.cluster, (cluster) => {
+      const pd = cluster.pd!;
+      return {
+        component: pd,
+        configData: { 'config-file': pdConfig(cluster, pd), 'startup-script': pdStartScript(pdScriptContext(cluster, pd)) },
+        service: pdService(cluster, pd),
+        peerService: pdPeerService(cluster),
+        statefulSet: (configMapName) => pdStatefulSet(cluster, pd, configMapName!),
+      };
     });
-    this.configMap = kubeObject(this, 'config', configMap);
-    this.service = kubeObject(this, 'service', pdService(cluster, pd));
-    this.peerService = kubeObject(this, 'peer', pdPeerService(cluster));
-    this.statefulSet = kubeObject(this, 'statefulset', pdStatefulSet(cluster, pd, configMap.metadata!.name!));
   }
 }
 
@@ -74,7 +68,7 @@ export function pdClientService(cluster: ResolvedCluster, kind: 'pd' | 'tso' | '
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: namespaced(cluster, names.service(cluster.name, kind), { ...svc.labels, ...selector, [LABEL.usedBy]: 'end-user' }, svc.annotations),
+    metadata: clientServiceMetadata(cluster, kind, svc),
     spec: {
       type: svc.type,
       ...(svc.clusterIP && { clusterIP: svc.clusterIP }),
@@ -131,20 +125,15 @@ export function pdStatefulSet(cluster: ResolvedCluster, pd: ResolvedPD, configMa
     pd.env,
   );
   const container: Container = {
-    name: 'pd',
-    image: pd.image,
-    imagePullPolicy: pd.imagePullPolicy as Container['imagePullPolicy'],
+    ...componentContainer(pd),
     command: ['/bin/sh', '/usr/local/bin/pd_start_script.sh'],
     ports: [
       { name: 'server', containerPort: PORT.pdPeer, protocol: 'TCP' },
       { name: 'client', containerPort: PORT.pdClient, protocol: 'TCP' },
     ],
     env,
-    ...(pd.envFrom.length > 0 && { envFrom: pd.envFrom }),
     volumeMounts: mounts,
-    ...(hasResources(pd) && { resources: pd.resources }),
     ...preStopHook(cluster, pd, TLS_DIR.pd),
-    ...(pd.securityContext && { securityContext: pd.securityContext }),
     ...(pd.readinessProbe && {
       readinessProbe: {
         tcpSocket: { port: PORT.pdClient },

@@ -1,17 +1,16 @@
 import type { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import type { Container, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedPdms } from '../tidbcluster/resolve';
-import { imageVersionAtLeast } from '../base/version';
 import { names, PORT } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
   basePodSpec,
+  componentContainer,
   configVolumes,
   fieldRefEnv,
   finishPodSpec,
-  hasResources,
   mergeContainers,
   mergeEnv,
   podAnnotations,
@@ -19,17 +18,11 @@ import {
   storageVolumeClaims,
   preStopHook,
 } from './component';
-import { pdmsConfig } from './config/components';
-import { componentConfigMap } from './configmap';
-import { kubeObject } from './kube';
-import { refuseAtSynthesis } from './checked';
-import { pdmsStartScript } from './scripts';
-import { pdmsScriptContext } from './script-context';
+import { ComponentConstruct } from './component-construct';
+import { pdmsConfig } from './config/pdms';
+import { pdmsScriptContext, pdmsStartScript } from './scripts/pdms';
 import { pdClientService, pdPeerService } from './pd';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
-
-/** The first pd-server release that takes `--name` for its micro-services (tikv/pd#8157). */
-export const PDMS_NAME_SINCE = 'v8.3.0';
 
 export interface PdmsComponentProps {
   /** The resolved cluster. */
@@ -43,28 +36,25 @@ export interface PdmsComponentProps {
  * `<cluster>-<name>`, headless `<cluster>-<name>-peer`, and StatefulSet `<cluster>-<name>`, which
  * keeps no data.
  */
-export class PdmsComponent extends Construct {
+export class PdmsComponent extends ComponentConstruct {
   /** ConfigMap `<cluster>-<name>`: the micro-service's config file and start script. */
-  readonly configMap: ApiObject;
+  declare readonly configMap: ApiObject;
   /** The client Service `<cluster>-<name>` (`tso`, `scheduling`). */
-  readonly service: ApiObject;
+  declare readonly service: ApiObject;
   /** The headless Service `<cluster>-<name>-peer`. */
-  readonly peerService: ApiObject;
+  declare readonly peerService: ApiObject;
   /** StatefulSet `<cluster>-<name>`. */
-  readonly statefulSet: ApiObject;
+  declare readonly statefulSet: ApiObject;
 
   constructor(scope: Construct, id: string, props: PdmsComponentProps) {
-    super(scope, id);
-    refuseAtSynthesis(this, props.cluster.kubeMinor);
-    const { cluster, pdms } = props;
-    const configMap = componentConfigMap(cluster, pdms, {
-      'config-file': pdmsConfig(cluster, pdms),
-      'startup-script': pdmsStartScript(pdmsScriptContext(cluster, pdms, imageVersionAtLeast(pdms.image, PDMS_NAME_SINCE) === true)),
-    });
-    this.configMap = kubeObject(this, 'config', configMap);
-    this.service = kubeObject(this, 'service', pdClientService(cluster, pdms.kind, pdms.service));
-    this.peerService = kubeObject(this, 'peer', pdPeerService(cluster, pdms.kind));
-    this.statefulSet = kubeObject(this, 'statefulset', pdmsStatefulSet(cluster, pdms, configMap.metadata!.name!));
+    const { pdms } = props;
+    super(scope, id, props.cluster, (cluster) => ({
+      component: pdms,
+      configData: { 'config-file': pdmsConfig(cluster, pdms), 'startup-script': pdmsStartScript(pdmsScriptContext(cluster, pdms)) },
+      service: pdClientService(cluster, pdms.kind, pdms.service),
+      peerService: pdPeerService(cluster, pdms.kind),
+      statefulSet: (configMapName) => pdmsStatefulSet(cluster, pdms, configMapName!),
+    }));
   }
 }
 
@@ -104,17 +94,12 @@ export function pdmsStatefulSet(cluster: ResolvedCluster, pdms: ResolvedPdms, co
     pdms.env,
   );
   const container: Container = {
-    name: kind,
-    image: pdms.image,
-    imagePullPolicy: pdms.imagePullPolicy as Container['imagePullPolicy'],
+    ...componentContainer(pdms),
     command: ['/bin/sh', '/usr/local/bin/pdms_start_script.sh'],
     ports: [{ name: 'server', containerPort: PORT.pdClient, protocol: 'TCP' }],
     env,
-    ...(pdms.envFrom.length > 0 && { envFrom: pdms.envFrom }),
     volumeMounts: mounts,
-    ...(hasResources(pdms) && { resources: pdms.resources }),
     ...preStopHook(cluster, pdms, TLS_DIR.pd),
-    ...(pdms.securityContext && { securityContext: pdms.securityContext }),
   };
   const podSpec = finishPodSpec(basePodSpec(cluster, pdms), mergeContainers([container], pdms.additionalContainers), [
     ANNOTATIONS_VOLUME,

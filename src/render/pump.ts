@@ -1,28 +1,25 @@
 import type { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
-import type { ConfigMap, Container, EnvVar, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
+import type { Construct } from 'constructs';
+import type { Container, EnvVar, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedPump } from '../tidbcluster/pump';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { names, PORT } from '../tidbcluster/names';
 import {
   basePodSpec,
+  componentContainer,
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
   fieldRefEnv,
   finishPodSpec,
-  hasResources,
   mergeContainers,
   mergeEnv,
   podAnnotations,
   statefulSet,
   volumeClaimTemplate,
 } from './component';
+import { ComponentConstruct } from './component-construct';
 import { pumpConfig } from './config/pump';
-import { componentConfigMap } from './configmap';
-import { kubeObject } from './kube';
-import { refuseAtSynthesis } from './checked';
-import { baseContext } from './script-context';
-import { pumpScriptNamesNamespace, pumpStartScript, type PumpScriptContext } from './scripts/pump';
+import { pumpScriptContext, pumpScriptNamesNamespace, pumpStartScript } from './scripts/pump';
 import { peerService } from './service';
 import { secretMount, TLS_DIR } from './tls';
 
@@ -38,36 +35,29 @@ export const PUMP_DATA_VOLUME = 'data';
  * Pump (TiDB binlog): ConfigMap `pump-config`, headless `<cluster>-pump` (no `-peer` suffix) and
  * StatefulSet `<cluster>-pump` with volume `data`; the start command is inline.
  */
-export class PumpComponent extends Construct {
+export class PumpComponent extends ComponentConstruct {
   /** ConfigMap `<cluster>-pump`: Pump's config file and start script. */
-  readonly configMap: ApiObject;
+  declare readonly configMap: ApiObject;
   /** The headless Service `<cluster>-pump-peer`. */
-  readonly peerService: ApiObject;
+  declare readonly peerService: ApiObject;
   /** StatefulSet `<cluster>-pump`. */
-  readonly statefulSet: ApiObject;
+  declare readonly statefulSet: ApiObject;
 
   constructor(scope: Construct, id: string, props: PumpComponentProps) {
-    super(scope, id);
-    refuseAtSynthesis(this, props.cluster.kubeMinor);
-    const { cluster } = props;
-    const pump = cluster.pump!;
-    const configMap = pumpConfigMap(cluster, pump);
-    this.configMap = kubeObject(this, 'config', configMap);
-    this.peerService = kubeObject(this, 'peer', pumpPeerService(cluster));
-    this.statefulSet = kubeObject(this, 'statefulset', pumpStatefulSet(cluster, pump, configMap.metadata!.name!));
+    super(scope, id, props.cluster, (cluster) => {
+      const pump = cluster.pump!;
+      return {
+        component: pump,
+        configData: { 'pump-config': pumpConfig(cluster, pump) },
+        peerService: pumpPeerService(cluster),
+        statefulSet: (configMapName) => pumpStatefulSet(cluster, pump, configMapName!),
+      };
+    });
   }
-}
-
-export function pumpConfigMap(cluster: ResolvedCluster, pump: ResolvedPump): ConfigMap {
-  return componentConfigMap(cluster, pump, { 'pump-config': pumpConfig(cluster, pump) });
 }
 
 export function pumpPeerService(cluster: ResolvedCluster): Service {
   return peerService(cluster, 'pump', [{ name: 'pump', port: PORT.pump, targetPort: PORT.pump, protocol: 'TCP' }], { usedBy: false });
-}
-
-export function pumpScriptContext(cluster: ResolvedCluster, pump: ResolvedPump): PumpScriptContext {
-  return { ...baseContext(cluster), logLevel: pump.logLevel };
 }
 
 /**
@@ -97,17 +87,12 @@ export function pumpStatefulSet(cluster: ResolvedCluster, pump: ResolvedPump, co
   ];
   const env = mergeEnv(own, pump.env);
   const container: Container = {
-    name: 'pump',
-    image: pump.image,
-    imagePullPolicy: pump.imagePullPolicy as Container['imagePullPolicy'],
+    ...componentContainer(pump),
     command: ['/bin/sh', '-c', pumpStartScript(pumpScriptContext(cluster, pump))],
     ports: [{ name: 'pump', containerPort: PORT.pump }],
     ...(env.length > 0 && { env }),
-    ...(pump.envFrom.length > 0 && { envFrom: pump.envFrom }),
     volumeMounts: mounts,
     readinessProbe: { tcpSocket: { port: PORT.pump } },
-    ...(hasResources(pump) && { resources: pump.resources }),
-    ...(pump.securityContext && { securityContext: pump.securityContext }),
   };
   const podSpec = finishPodSpec(basePodSpec(cluster, pump, { sysctlInit: false }), mergeContainers([container], pump.additionalContainers), volumes);
   const claims = [volumeClaimTemplate(PUMP_DATA_VOLUME, pump.storageRequest, pump.storageClassName, pump.volumeAttributesClassName)];

@@ -9,7 +9,8 @@
  */
 import type { LoadedDocument } from '../tidbcluster/load';
 import { formatIssue, type SourceRef } from '../tidbcluster/errors';
-import { BACKUP_LABEL, isLogCommandJobName, LOG_COMMANDS, logCommandJobName, logCommandKey, MONITORING_ENV, names, OPERATION_KEY, type MonitoringPublishInfo } from '../tidbcluster/names';
+import { BACKUP_LABEL, isLogCommandJobName, LOG_COMMANDS, logCommandJobName, logCommandKey, names, OPERATION_KEY } from '../tidbcluster/names';
+import { MONITORING_ENV, parseMonitoringPublishInfo, type MonitoringPublishInfo } from '../tidbcluster/contract';
 import type { RenderedOrigin } from './render';
 
 /** The input document an object comes from. */
@@ -203,7 +204,7 @@ function publishInfo(job: Record<string, unknown>): MonitoringPublishInfo | unde
   const value = containers.flatMap((c) => c.env ?? []).find((e) => e.name === MONITORING_ENV)?.value;
   if (value === undefined) return undefined;
   try {
-    return JSON.parse(value) as MonitoringPublishInfo;
+    return parseMonitoringPublishInfo(value);
   } catch {
     return undefined;
   }

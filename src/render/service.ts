@@ -1,5 +1,5 @@
-import type { Service, ServicePort, ServiceSpec } from '../../imports/k8s';
-import type { ResolvedCluster } from '../tidbcluster/resolve';
+import type { ObjectMeta, Service, ServicePort, ServiceSpec } from '../../imports/k8s';
+import type { ResolvedCluster, ResolvedService } from '../tidbcluster/resolve';
 import { LABEL, names, selectorLabels, type ComponentKind } from '../tidbcluster/names';
 import { namespaced } from './component';
 
@@ -27,4 +27,13 @@ export function peerService(cluster: ResolvedCluster, kind: ComponentKind, ports
       ...dualStack(cluster),
     },
   };
+}
+
+/**
+ * Metadata of the client Service `<cluster>-<component>`: the user's labels (`spec.<component>.service`)
+ * under the selector labels and `used-by: end-user`, and the user's annotations.
+ */
+export function clientServiceMetadata(cluster: ResolvedCluster, kind: ComponentKind, svc?: Pick<ResolvedService, 'labels' | 'annotations'>): ObjectMeta {
+  const labels = { ...svc?.labels, ...selectorLabels(cluster.instance, kind), [LABEL.usedBy]: 'end-user' };
+  return namespaced(cluster, names.service(cluster.name, kind), labels, svc?.annotations);
 }

@@ -1,6 +1,6 @@
 import type { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
-import type { ConfigMap, Container, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
+import type { Construct } from 'constructs';
+import type { Container, Service, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import type { ResolvedTiCDC } from '../tidbcluster/ticdc';
 import { names, PORT, TICDC_ARCHITECTURE_ANNOTATION } from '../tidbcluster/names';
@@ -8,9 +8,9 @@ import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
   basePodSpec,
+  componentContainer,
   fieldRefEnv,
   finishPodSpec,
-  hasResources,
   mergeContainers,
   mergeEnv,
   podAnnotations,
@@ -18,12 +18,9 @@ import {
   storageVolumeClaims,
   preStopHook,
 } from './component';
+import { ComponentConstruct } from './component-construct';
 import { ticdcConfig } from './config/ticdc';
-import { componentConfigMap } from './configmap';
-import { kubeObject } from './kube';
-import { refuseAtSynthesis } from './checked';
-import { baseContext } from './script-context';
-import { ticdcStartScript, type TiCDCScriptContext } from './scripts/ticdc';
+import { ticdcScriptContext, ticdcStartScript } from './scripts/ticdc';
 import { peerService } from './service';
 import { secretMount, TLS_DIR } from './tls';
 
@@ -39,43 +36,30 @@ export const SINK_TLS_DIR = '/var/lib/sink-tls';
  * TiCDC: headless `<cluster>-ticdc-peer`, StatefulSet `<cluster>-ticdc` (no data volume; the start
  * command is inline), and a ConfigMap only when the config holds more than the keys that become flags.
  */
-export class TiCDCComponent extends Construct {
+export class TiCDCComponent extends ComponentConstruct {
   /** ConfigMap `<cluster>-ticdc` (its config file), where `spec.ticdc.config` is set. @default none */
-  readonly configMap?: ApiObject;
+  declare readonly configMap?: ApiObject;
   /** The headless Service `<cluster>-ticdc-peer`. */
-  readonly peerService: ApiObject;
+  declare readonly peerService: ApiObject;
   /** StatefulSet `<cluster>-ticdc`. */
-  readonly statefulSet: ApiObject;
+  declare readonly statefulSet: ApiObject;
 
   constructor(scope: Construct, id: string, props: TiCDCComponentProps) {
-    super(scope, id);
-    refuseAtSynthesis(this, props.cluster.kubeMinor);
-    const { cluster } = props;
-    const ticdc = cluster.ticdc!;
-    const configMap = ticdcConfigMap(cluster, ticdc);
-    if (configMap) this.configMap = kubeObject(this, 'config', configMap);
-    this.peerService = kubeObject(this, 'peer', ticdcPeerService(cluster));
-    this.statefulSet = kubeObject(this, 'statefulset', ticdcStatefulSet(cluster, ticdc, configMap?.metadata?.name));
+    super(scope, id, props.cluster, (cluster) => {
+      const ticdc = cluster.ticdc!;
+      return {
+        component: ticdc,
+        configData: ticdc.configFile ? { 'config-file': ticdcConfig(ticdc) } : undefined,
+        peerService: ticdcPeerService(cluster),
+        statefulSet: (configMapName) => ticdcStatefulSet(cluster, ticdc, configMapName),
+      };
+    });
   }
-}
-
-export function ticdcConfigMap(cluster: ResolvedCluster, ticdc: ResolvedTiCDC): ConfigMap | undefined {
-  return ticdc.configFile ? componentConfigMap(cluster, ticdc, { 'config-file': ticdcConfig(ticdc) }) : undefined;
 }
 
 /** The operator's TiCDC and Pump headless Services carry no `used-by` label. */
 export function ticdcPeerService(cluster: ResolvedCluster): Service {
   return peerService(cluster, 'ticdc', [{ name: 'ticdc', port: PORT.ticdc, targetPort: PORT.ticdc, protocol: 'TCP' }], { usedBy: false });
-}
-
-export function ticdcScriptContext(cluster: ResolvedCluster, ticdc: ResolvedTiCDC): TiCDCScriptContext {
-  return {
-    ...baseContext(cluster),
-    gcTTL: ticdc.gcTTL,
-    logLevel: ticdc.logLevel,
-    logFile: ticdc.logFile,
-    configFile: ticdc.configFile,
-  };
 }
 
 export function ticdcStatefulSet(cluster: ResolvedCluster, ticdc: ResolvedTiCDC, configMapName: string | undefined): StatefulSet {
@@ -120,17 +104,12 @@ export function ticdcStatefulSet(cluster: ResolvedCluster, ticdc: ResolvedTiCDC,
     ticdc.env,
   );
   const container: Container = {
-    name: 'ticdc',
-    image: ticdc.image,
-    imagePullPolicy: ticdc.imagePullPolicy as Container['imagePullPolicy'],
+    ...componentContainer(ticdc),
     command: ['/bin/sh', '-c', ticdcStartScript(ticdcScriptContext(cluster, ticdc))],
     ports: [{ name: 'ticdc', containerPort: PORT.ticdc, protocol: 'TCP' }],
     env,
-    ...(ticdc.envFrom.length > 0 && { envFrom: ticdc.envFrom }),
     volumeMounts: mounts,
-    ...(hasResources(ticdc) && { resources: ticdc.resources }),
     ...preStopHook(cluster, ticdc, TLS_DIR.ticdc),
-    ...(ticdc.securityContext && { securityContext: ticdc.securityContext }),
   };
   const podSpec = finishPodSpec(basePodSpec(cluster, ticdc, { sysctlInit: false }), mergeContainers([container], ticdc.additionalContainers), volumes);
   const annotations = { ...podAnnotations(ticdc, PORT.ticdc), ...(ticdc.newArchitecture && { [TICDC_ARCHITECTURE_ANNOTATION]: 'new' }) };

@@ -1,32 +1,28 @@
 import type { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import type { Container, Probe, Service, ServicePort, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedTiDB, ResolvedTiDBService } from '../tidbcluster/resolve';
 import { DEFAULTS } from '../tidbcluster/defaults';
-import { LABEL, names, PORT, selectorLabels } from '../tidbcluster/names';
+import { names, PORT, selectorLabels } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
   basePodSpec,
+  componentContainer,
   configVolumes,
   fieldRefEnv,
   finishPodSpec,
-  hasResources,
   mergeContainers,
   mergeEnv,
-  namespaced,
   podAnnotations,
   statefulSet,
   storageVolumeClaims,
 } from './component';
-import { TIDB_AUTH_TOKEN_DIR, TIDB_BOOTSTRAP_DIR, tidbConfig } from './config/components';
-import { componentConfigMap } from './configmap';
-import { kubeObject } from './kube';
-import { refuseAtSynthesis } from './checked';
+import { ComponentConstruct } from './component-construct';
+import { TIDB_AUTH_TOKEN_DIR, TIDB_BOOTSTRAP_DIR, tidbConfig } from './config/tidb';
 import { logTailerContainer, logVolume, placeTailers } from './log-tailer';
-import { tidbStartScript } from './scripts';
-import { tidbScriptContext } from './script-context';
-import { dualStack, peerService } from './service';
+import { tidbScriptContext, tidbStartScript } from './scripts/tidb';
+import { clientServiceMetadata, dualStack, peerService } from './service';
 import { secretMount, TLS_DIR, tlsFile, type SecretMount } from './tls';
 
 export interface TidbComponentProps {
@@ -38,31 +34,30 @@ export interface TidbComponentProps {
  * TiDB: ConfigMap, headless `<cluster>-tidb-peer`, the client Service `<cluster>-tidb` when
  * `spec.tidb.service` is set, and StatefulSet `<cluster>-tidb` (no data volume).
  */
-export class TidbComponent extends Construct {
+export class TidbComponent extends ComponentConstruct {
   /** ConfigMap `<cluster>-tidb`: TiDB's config file and start script. */
-  readonly configMap: ApiObject;
+  declare readonly configMap: ApiObject;
   /** The client Service `<cluster>-tidb`, where `spec.tidb.service` is set. @default none */
-  readonly service?: ApiObject;
+  declare readonly service?: ApiObject;
   /** The headless Service `<cluster>-tidb-peer`. */
-  readonly peerService: ApiObject;
+  declare readonly peerService: ApiObject;
   /** StatefulSet `<cluster>-tidb`. */
-  readonly statefulSet: ApiObject;
+  declare readonly statefulSet: ApiObject;
 
   constructor(scope: Construct, id: string, props: TidbComponentProps) {
-    super(scope, id);
-    refuseAtSynthesis(this, props.cluster.kubeMinor);
-    const { cluster } = props;
-    const tidb = cluster.tidb!;
-    const storage = storageVolumeClaims(tidb);
-    const slowLog = slowLogPlacement(tidb, storage.mounts);
-    const configMap = componentConfigMap(cluster, tidb, {
-      'config-file': tidbConfig(cluster, tidb),
-      'startup-script': tidbStartScript(tidbScriptContext(cluster, tidb)),
+    super(scope, id, props.cluster, (cluster) => {
+      const tidb = cluster.tidb!;
+      const storage = storageVolumeClaims(tidb);
+      const slowLog = slowLogPlacement(tidb, storage.mounts);
+      return {
+        component: tidb,
+        configData: { 'config-file': tidbConfig(cluster, tidb), 'startup-script': tidbStartScript(tidbScriptContext(cluster, tidb)) },
+        service: tidb.service && tidbService(cluster, tidb.service),
+        peerService: tidbPeerService(cluster),
+        peerFirst: true,
+        statefulSet: (configMapName) => tidbStatefulSet(cluster, tidb, configMapName!, slowLog, storage),
+      };
     });
-    this.configMap = kubeObject(this, 'config', configMap);
-    this.peerService = kubeObject(this, 'peer', tidbPeerService(cluster));
-    if (tidb.service) this.service = kubeObject(this, 'service', tidbService(cluster, tidb.service));
-    this.statefulSet = kubeObject(this, 'statefulset', tidbStatefulSet(cluster, tidb, configMap.metadata!.name!, slowLog, storage));
   }
 }
 
@@ -89,7 +84,7 @@ export function tidbService(cluster: ResolvedCluster, svc: ResolvedTiDBService):
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: namespaced(cluster, names.service(cluster.name, 'tidb'), { ...svc.labels, ...selector, [LABEL.usedBy]: 'end-user' }, svc.annotations),
+    metadata: clientServiceMetadata(cluster, 'tidb', svc),
     spec: {
       type: svc.type,
       ...(svc.clusterIP && { clusterIP: svc.clusterIP }),
@@ -152,7 +147,7 @@ export function tidbStatefulSet(
     ANNOTATIONS_VOLUME,
     ...configVolumes(configMapName, 'tidb.toml', 'tidb_start_script.sh'),
     ...(tidb.tokenBasedAuthEnabled
-      ? [{ name: 'tidb-auth-token', secret: { secretName: `${cluster.name}-tidb-auth-token-jwks-secret` } }]
+      ? [{ name: 'tidb-auth-token', secret: { secretName: names.tidbAuthTokenSecret(cluster.name) } }]
       : []),
     ...(tidb.bootstrapSQLConfigMapName
       ? [{ name: 'tidb-bootstrap-sql', configMap: { name: tidb.bootstrapSQLConfigMapName, items: [{ key: 'bootstrap-sql', path: 'bootstrap.sql' }] } }]
@@ -175,19 +170,14 @@ export function tidbStatefulSet(
     tidb.env,
   );
   const container: Container = {
-    name: 'tidb',
-    image: tidb.image,
-    imagePullPolicy: tidb.imagePullPolicy as Container['imagePullPolicy'],
+    ...componentContainer(tidb),
     command: ['/bin/sh', '/usr/local/bin/tidb_start_script.sh'],
     ports: [
       { name: 'server', containerPort: PORT.tidbServer, protocol: 'TCP' },
       { name: 'status', containerPort: PORT.tidbStatus, protocol: 'TCP' },
     ],
     volumeMounts: mounts,
-    ...(hasResources(tidb) && { resources: tidb.resources }),
     env,
-    ...(tidb.envFrom.length > 0 && { envFrom: tidb.envFrom }),
-    ...(tidb.securityContext && { securityContext: tidb.securityContext }),
     readinessProbe: tidbReadinessProbe(cluster, tidb),
     ...(tidb.lifecycle && { lifecycle: tidb.lifecycle }),
     ...(probe && { startupProbe: customizedStartupProbe(probe) }),

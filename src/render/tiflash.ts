@@ -1,5 +1,5 @@
 import type { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import type { Container, PersistentVolumeClaim, Service, Volume, VolumeMount } from '../../imports/k8s';
 import { names, PORT } from '../tidbcluster/names';
 import type { ResolvedCluster, ResolvedLogTailer } from '../tidbcluster/resolve';
@@ -8,6 +8,7 @@ import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
   basePodSpec,
+  componentContainer,
   fieldRefEnv,
   finishPodSpec,
   hasResources,
@@ -17,13 +18,10 @@ import {
   statefulSet,
   volumeClaimTemplate,
 } from './component';
+import { ComponentConstruct } from './component-construct';
 import { TIFLASH_CONFIG_DIR, tiflashConfigData } from './config/tiflash';
-import { componentConfigMap } from './configmap';
-import { kubeObject } from './kube';
-import { refuseAtSynthesis } from './checked';
 import { logTailerContainer, placeTailers } from './log-tailer';
-import { baseContext } from './script-context';
-import { tiflashInitScript, tiflashStartScript, type TiFlashScriptContext } from './scripts/tiflash';
+import { tiflashInitScript, tiflashScriptContext, tiflashStartScript, type TiFlashScriptContext } from './scripts/tiflash';
 import { peerService } from './service';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
 
@@ -36,23 +34,24 @@ export interface TiFlashComponentProps {
  * TiFlash: ConfigMap (`config_templ.toml`, `proxy_templ.toml`), headless `<cluster>-tiflash-peer`, and
  * StatefulSet `<cluster>-tiflash` with one volume `data<i>` per storage claim.
  */
-export class TiFlashComponent extends Construct {
+export class TiFlashComponent extends ComponentConstruct {
   /** ConfigMap `<cluster>-tiflash`: TiFlash's config file and start script. */
-  readonly configMap: ApiObject;
+  declare readonly configMap: ApiObject;
   /** The headless Service `<cluster>-tiflash-peer`. */
-  readonly peerService: ApiObject;
+  declare readonly peerService: ApiObject;
   /** StatefulSet `<cluster>-tiflash`. */
-  readonly statefulSet: ApiObject;
+  declare readonly statefulSet: ApiObject;
 
   constructor(scope: Construct, id: string, props: TiFlashComponentProps) {
-    super(scope, id);
-    refuseAtSynthesis(this, props.cluster.kubeMinor);
-    const { cluster } = props;
-    const tiflash = cluster.tiflash!;
-    const configMap = componentConfigMap(cluster, tiflash, tiflashConfigData(cluster, tiflash));
-    this.configMap = kubeObject(this, 'config', configMap);
-    this.peerService = kubeObject(this, 'peer', tiflashPeerService(cluster));
-    this.statefulSet = kubeObject(this, 'statefulset', tiflashStatefulSet(cluster, tiflash, configMap.metadata!.name!));
+    super(scope, id, props.cluster, (cluster) => {
+      const tiflash = cluster.tiflash!;
+      return {
+        component: tiflash,
+        configData: tiflashConfigData(cluster, tiflash),
+        peerService: tiflashPeerService(cluster),
+        statefulSet: (configMapName) => tiflashStatefulSet(cluster, tiflash, configMapName!),
+      };
+    });
   }
 }
 
@@ -70,14 +69,6 @@ export function tiflashPeerService(cluster: ResolvedCluster): Service {
     ],
     { usedBy: false },
   );
-}
-
-export function tiflashScriptContext(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): TiFlashScriptContext {
-  return {
-    ...baseContext(cluster),
-    mountConfigMap: tiflash.mountConfigMap,
-    enableDynamicConfiguration: cluster.enableDynamicConfiguration,
-  };
 }
 
 /** Volume claim template and mount name of storage claim `i`. */
@@ -102,9 +93,7 @@ export function tiflashStatefulSet(cluster: ResolvedCluster, tiflash: ResolvedTi
   );
   const port = (name: string, containerPort: number) => ({ name, containerPort, protocol: 'TCP' });
   const container: Container = {
-    name: 'tiflash',
-    image: tiflash.image,
-    imagePullPolicy: tiflash.imagePullPolicy as Container['imagePullPolicy'],
+    ...componentContainer(tiflash),
     command: ['/bin/sh', '-c', tiflashStartScript(ctx)],
     securityContext: tiflash.securityContext ?? { privileged: tiflash.privileged },
     ports: [
@@ -116,7 +105,6 @@ export function tiflashStatefulSet(cluster: ResolvedCluster, tiflash: ResolvedTi
       port('metrics', PORT.tiflashMetrics),
     ],
     env,
-    ...(tiflash.envFrom.length > 0 && { envFrom: tiflash.envFrom }),
     volumeMounts: [
       ANNOTATIONS_MOUNT,
       ...dataMounts,
@@ -124,7 +112,6 @@ export function tiflashStatefulSet(cluster: ResolvedCluster, tiflash: ResolvedTi
       ...(tls ? [tls.mount] : []),
       ...(tiflash.mountConfigMap ? [CONFIG_MOUNT] : []),
     ],
-    ...(hasResources(tiflash) && { resources: tiflash.resources }),
   };
   const volumes: Volume[] = [
     ANNOTATIONS_VOLUME,

@@ -1,5 +1,5 @@
 import type { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import type { Container, Service, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedTiKV } from '../tidbcluster/resolve';
 import { names, PORT } from '../tidbcluster/names';
@@ -8,10 +8,10 @@ import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
   basePodSpec,
+  componentContainer,
   configVolumes,
   fieldRefEnv,
   finishPodSpec,
-  hasResources,
   mergeContainers,
   mergeEnv,
   podAnnotations,
@@ -20,13 +20,10 @@ import {
   storageVolumeClaims,
   volumeClaimTemplate,
 } from './component';
-import { tikvConfig } from './config/components';
-import { componentConfigMap } from './configmap';
-import { kubeObject } from './kube';
-import { refuseAtSynthesis } from './checked';
+import { ComponentConstruct } from './component-construct';
+import { tikvConfig } from './config/tikv';
 import { logTailerContainer, logVolume, placeTailers } from './log-tailer';
-import { tikvStartScript } from './scripts';
-import { tikvScriptContext } from './script-context';
+import { tikvScriptContext, tikvStartScript } from './scripts/tikv';
 import { peerService } from './service';
 import { secretMount, TLS_DIR, type SecretMount } from './tls';
 
@@ -36,26 +33,24 @@ export interface TikvComponentProps {
 }
 
 /** TiKV: ConfigMap, headless `<cluster>-tikv-peer` and StatefulSet `<cluster>-tikv` with volume `tikv`. */
-export class TikvComponent extends Construct {
+export class TikvComponent extends ComponentConstruct {
   /** ConfigMap `<cluster>-tikv`: TiKV's config file and start script. */
-  readonly configMap: ApiObject;
+  declare readonly configMap: ApiObject;
   /** The headless Service `<cluster>-tikv-peer`. */
-  readonly peerService: ApiObject;
+  declare readonly peerService: ApiObject;
   /** StatefulSet `<cluster>-tikv`. */
-  readonly statefulSet: ApiObject;
+  declare readonly statefulSet: ApiObject;
 
   constructor(scope: Construct, id: string, props: TikvComponentProps) {
-    super(scope, id);
-    refuseAtSynthesis(this, props.cluster.kubeMinor);
-    const { cluster } = props;
-    const tikv = cluster.tikv!;
-    const configMap = componentConfigMap(cluster, tikv, {
-      'config-file': tikvConfig(cluster, tikv),
-      'startup-script': tikvStartScript(tikvScriptContext(cluster, tikv)),
+    super(scope, id, props.cluster, (cluster) => {
+      const tikv = cluster.tikv!;
+      return {
+        component: tikv,
+        configData: { 'config-file': tikvConfig(cluster, tikv), 'startup-script': tikvStartScript(tikvScriptContext(cluster, tikv)) },
+        peerService: tikvPeerService(cluster),
+        statefulSet: (configMapName) => tikvStatefulSet(cluster, tikv, configMapName!),
+      };
     });
-    this.configMap = kubeObject(this, 'config', configMap);
-    this.peerService = kubeObject(this, 'peer', tikvPeerService(cluster));
-    this.statefulSet = kubeObject(this, 'statefulset', tikvStatefulSet(cluster, tikv, configMap.metadata!.name!));
   }
 }
 
@@ -97,9 +92,7 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
     tikv.env,
   );
   const container: Container = {
-    name: 'tikv',
-    image: tikv.image,
-    imagePullPolicy: tikv.imagePullPolicy as Container['imagePullPolicy'],
+    ...componentContainer(tikv),
     command: ['/bin/sh', '/usr/local/bin/tikv_start_script.sh'],
     securityContext: tikv.securityContext ?? { privileged: tikv.privileged },
     ports: [
@@ -107,9 +100,7 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
       ...(tikv.enableNamedStatusPort ? [{ name: 'status', containerPort: PORT.tikvStatus, protocol: 'TCP' }] : []),
     ],
     env,
-    ...(tikv.envFrom.length > 0 && { envFrom: tikv.envFrom }),
     volumeMounts: mounts,
-    ...(hasResources(tikv) && { resources: tikv.resources }),
     ...preStopHook(cluster, tikv, TLS_DIR.tikv),
     ...(tikv.readinessProbe && {
       readinessProbe: {

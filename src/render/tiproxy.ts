@@ -1,30 +1,26 @@
 import type { ApiObject } from 'cdk8s';
-import { Construct } from 'constructs';
+import type { Construct } from 'constructs';
 import type { Container, Probe, Service, ServicePort, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import type { ResolvedTiProxy } from '../tidbcluster/tiproxy';
-import { LABEL, names, PORT, selectorLabels } from '../tidbcluster/names';
+import { names, PORT, selectorLabels } from '../tidbcluster/names';
 import {
   ANNOTATIONS_MOUNT,
   ANNOTATIONS_VOLUME,
   basePodSpec,
+  componentContainer,
   fieldRefEnv,
   finishPodSpec,
-  hasResources,
   mergeContainers,
   mergeEnv,
-  namespaced,
   podAnnotations,
   statefulSet,
   storageVolumeClaims,
 } from './component';
+import { ComponentConstruct } from './component-construct';
 import { TIPROXY_TLS_DIR, tiproxyConfig, tiproxyTls } from './config/tiproxy';
-import { componentConfigMap } from './configmap';
-import { kubeObject } from './kube';
-import { refuseAtSynthesis } from './checked';
-import { baseContext } from './script-context';
-import { tiproxyStartScript, type TiProxyScriptContext } from './scripts/tiproxy';
-import { dualStack, peerService } from './service';
+import { tiproxyScriptContext, tiproxyStartScript } from './scripts/tiproxy';
+import { clientServiceMetadata, dualStack, peerService } from './service';
 import { secretMount, tlsFile, type SecretMount } from './tls';
 
 export interface TiProxyComponentProps {
@@ -40,35 +36,28 @@ const CONFIG_DIR = '/etc/proxy';
  * `<cluster>-tiproxy`, headless `<cluster>-tiproxy-peer`, and StatefulSet `<cluster>-tiproxy` (no data
  * volume of its own).
  */
-export class TiProxyComponent extends Construct {
+export class TiProxyComponent extends ComponentConstruct {
   /** ConfigMap `<cluster>-tiproxy`: TiProxy's config file and start script. */
-  readonly configMap: ApiObject;
+  declare readonly configMap: ApiObject;
   /** The client Service `<cluster>-tiproxy`. */
-  readonly service: ApiObject;
+  declare readonly service: ApiObject;
   /** The headless Service `<cluster>-tiproxy-peer`. */
-  readonly peerService: ApiObject;
+  declare readonly peerService: ApiObject;
   /** StatefulSet `<cluster>-tiproxy`. */
-  readonly statefulSet: ApiObject;
+  declare readonly statefulSet: ApiObject;
 
   constructor(scope: Construct, id: string, props: TiProxyComponentProps) {
-    super(scope, id);
-    refuseAtSynthesis(this, props.cluster.kubeMinor);
-    const { cluster } = props;
-    const tiproxy = cluster.tiproxy!;
-    const configMap = componentConfigMap(cluster, tiproxy, {
-      'config-file': tiproxyConfig(cluster, tiproxy),
-      'startup-script': tiproxyStartScript(tiproxyScriptContext(cluster)),
+    super(scope, id, props.cluster, (cluster) => {
+      const tiproxy = cluster.tiproxy!;
+      return {
+        component: tiproxy,
+        configData: { 'config-file': tiproxyConfig(cluster, tiproxy), 'startup-script': tiproxyStartScript(tiproxyScriptContext(cluster)) },
+        service: tiproxyService(cluster),
+        peerService: tiproxyPeerService(cluster),
+        statefulSet: (configMapName) => tiproxyStatefulSet(cluster, tiproxy, configMapName!),
+      };
     });
-    this.configMap = kubeObject(this, 'config', configMap);
-    this.service = kubeObject(this, 'service', tiproxyService(cluster));
-    this.peerService = kubeObject(this, 'peer', tiproxyPeerService(cluster));
-    this.statefulSet = kubeObject(this, 'statefulset', tiproxyStatefulSet(cluster, tiproxy, configMap.metadata!.name!));
   }
-}
-
-export function tiproxyScriptContext(cluster: ResolvedCluster): TiProxyScriptContext {
-  const { clusterName, namespace, clusterDomain } = baseContext(cluster);
-  return { clusterName, namespace, clusterDomain };
 }
 
 const API_PORT: ServicePort = { name: 'tiproxy-api', port: PORT.tiproxyApi, targetPort: PORT.tiproxyApi, protocol: 'TCP' };
@@ -82,7 +71,7 @@ export function tiproxyService(cluster: ResolvedCluster): Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: namespaced(cluster, names.service(cluster.name, 'tiproxy'), { ...selector, [LABEL.usedBy]: 'end-user' }),
+    metadata: clientServiceMetadata(cluster, 'tiproxy'),
     spec: {
       type: 'NodePort',
       ports: [API_PORT, { name: 'tiproxy-sql', port: PORT.tiproxySql, targetPort: PORT.tiproxySql, protocol: 'TCP' }],
@@ -160,9 +149,7 @@ export function tiproxyStatefulSet(cluster: ResolvedCluster, tiproxy: ResolvedTi
   );
   const probe = tiproxyReadinessProbe(cluster, tiproxy);
   const container: Container = {
-    name: 'tiproxy',
-    image: tiproxy.image,
-    imagePullPolicy: tiproxy.imagePullPolicy as Container['imagePullPolicy'],
+    ...componentContainer(tiproxy),
     command: ['/bin/sh', `${CONFIG_DIR}/start.sh`],
     ports: [
       { name: 'tiproxy', containerPort: PORT.tiproxySql, protocol: 'TCP' },
@@ -170,10 +157,7 @@ export function tiproxyStatefulSet(cluster: ResolvedCluster, tiproxy: ResolvedTi
       { name: 'tiproxy-peer', containerPort: PORT.tiproxyPeer, protocol: 'TCP' },
     ],
     volumeMounts: mounts,
-    ...(hasResources(tiproxy) && { resources: tiproxy.resources }),
-    ...(tiproxy.securityContext && { securityContext: tiproxy.securityContext }),
     env,
-    ...(tiproxy.envFrom.length > 0 && { envFrom: tiproxy.envFrom }),
     ...(probe && { readinessProbe: probe }),
   };
   const base = basePodSpec(cluster, tiproxy, { sysctlInit: false });

@@ -19,11 +19,12 @@ import type {
   VolumeMount,
 } from '../../imports/k8s';
 import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from '../base/toml';
-import { suggest } from './crd-schema';
+import { suggest } from '../base/suggest';
 import { DEFAULTS } from './defaults';
 import type { SpecIssue } from './errors';
 import { upgradeChecks } from './upgrade-checks';
 import { FORCE_UPGRADE_ANNOTATION, LABEL, LABEL_VALUE, names, type ComponentKind } from './names';
+import type { ComponentSettings } from './contract';
 import { dnsLabelProblem } from './api-rules';
 import { drainHooks, TIKV_DRAIN_GRACE_SECONDS } from './guard-rails';
 import { featureCheck, KUBE_FEATURES, kubeVersionText, type KubeFeature } from './kube-version';
@@ -121,7 +122,7 @@ export interface ResolvedComponent {
   /** The user's config as a TOML table (before the keys the renderer owns are overlaid). */
   readonly config: TomlTable;
   /** Operation settings for the controller, written as JSON into an annotation. */
-  readonly settings: Record<string, unknown>;
+  readonly settings: ComponentSettings;
 }
 
 export interface ResolvedService {

@@ -10,6 +10,7 @@
 
 import schema from './generated/tidbcluster.schema.json';
 import { joinKey } from '../base/path';
+import { suggest } from '../base/suggest';
 
 export interface SchemaIssue {
   path: string;
@@ -205,7 +206,7 @@ function checkUndeclared(ctx: Context, node: SchemaNode, key: string, value: unk
   // An object schema with neither properties nor additionalProperties (e.g.
   // metadata) is free-form; one that lists properties is a closed struct.
   if (extra === false || node.properties !== undefined) {
-    const hint = suggestKey(node, key);
+    const hint = suggest(key, Object.keys(node.properties ?? {}));
     report(ctx, path, hint === undefined ? 'unknown field' : `unknown field; did you mean ${hint}?`);
   }
 }
@@ -389,92 +390,4 @@ export { joinKey };
 
 function report(ctx: Context, path: string, message: string): void {
   ctx.issues.push({ path, message });
-}
-
-// ---------------------------------------------------------------------------
-// Did-you-mean
-
-interface Candidate {
-  name: string;
-  lower: string;
-  loose: string;
-}
-
-// Built lazily per object schema: most documents never hit an unknown key.
-const candidateCache = new WeakMap<SchemaNode, Candidate[]>();
-
-function candidatesOf(node: SchemaNode): Candidate[] {
-  let list = candidateCache.get(node);
-  if (list === undefined) {
-    list = Object.keys(node.properties ?? {}).map((name) => ({
-      name,
-      lower: name.toLowerCase(),
-      loose: loosen(name),
-    }));
-    candidateCache.set(node, list);
-  }
-  return list;
-}
-
-/** Case, dashes and underscores are the commonest YAML key slips (base_image). */
-function loosen(name: string): string {
-  return name.toLowerCase().replace(/[-_]/g, '');
-}
-
-/** Words longer than this get no suggestion: no field name is near them, and the search costs length squared. */
-const MAX_SUGGESTED_LENGTH = 64;
-
-/** The declared sibling key the user most likely meant, if any is close. */
-function suggestKey(node: SchemaNode, key: string): string | undefined {
-  return suggestFrom(candidatesOf(node), key);
-}
-
-/** The one of `names` that `word` is most likely a typo of, if any is close. */
-export function suggest(word: string, names: readonly string[]): string | undefined {
-  return suggestFrom(names.map((name) => ({ name, lower: name.toLowerCase(), loose: loosen(name) })), word);
-}
-
-function suggestFrom(candidates: Candidate[], key: string): string | undefined {
-  if (key.length > MAX_SUGGESTED_LENGTH) return undefined;
-  const lower = key.toLowerCase();
-  const loose = loosen(key);
-  const same = candidates.find((c) => c.lower === lower) ?? candidates.find((c) => c.loose === loose);
-  if (same !== undefined) return same.name;
-  return closest(candidates, lower);
-}
-
-function closest(candidates: Candidate[], lower: string): string | undefined {
-  const limit = Math.max(2, Math.floor(lower.length / 3));
-  let best: Candidate | undefined;
-  let bestDistance = Infinity;
-  for (const c of candidates) {
-    // The distance is at least the difference in length: most candidates need no table.
-    if (Math.abs(c.lower.length - lower.length) > Math.min(limit, bestDistance - 1)) continue;
-    const d = editDistance(lower, c.lower);
-    // d < shorter length: rewriting a whole short word is no "typo".
-    if (d <= limit && d < Math.min(lower.length, c.lower.length) && d < bestDistance) {
-      best = c;
-      bestDistance = d;
-    }
-  }
-  return best?.name;
-}
-
-/** Damerau-Levenshtein (optimal string alignment): a transposition costs 1. */
-export function editDistance(a: string, b: string): number {
-  let prev2: number[] = [];
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        row[j] = Math.min(row[j], prev2[j - 2] + 1);
-      }
-    }
-    prev2 = prev;
-    prev = row;
-  }
-  return prev[b.length];
 }

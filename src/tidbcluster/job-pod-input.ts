@@ -12,6 +12,7 @@
  */
 import { joinKey } from '../base/path';
 import { DNS1123_SUBDOMAIN } from '../base/patterns';
+import { JOB_NAME_LABEL } from './names';
 import { annotationProblems, dnsLabelProblem, envNameProblem, isObject, labelProblems } from './api-rules';
 import { quoted, type SpecIssue } from './errors';
 import { DEFAULT_KUBE_VERSION, OLDEST_KUBE_MINOR, parseKubeVersion } from './kube-version';
@@ -31,7 +32,7 @@ import {
  * The labels the Job controller puts on each Job's Pods, which a Job's template may not set otherwise:
  * the API server refuses every Job created from such a template (its generated selector would not match).
  */
-export const JOB_CONTROLLER_LABELS: readonly string[] = ['batch.kubernetes.io/controller-uid', 'batch.kubernetes.io/job-name', 'controller-uid', 'job-name'];
+export const JOB_CONTROLLER_LABELS: readonly string[] = ['batch.kubernetes.io/controller-uid', JOB_NAME_LABEL, 'controller-uid', 'job-name'];
 
 /** Why the Pods of a Job may not carry the label `key`, or undefined. */
 export function jobLabelProblem(key: string): string | undefined {

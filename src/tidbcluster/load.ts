@@ -10,7 +10,7 @@ import { aliasProblems } from '../base/yaml/aliases';
 import { plainDocuments, readYaml, type ReadDocument } from '../base/yaml/read';
 import { keyWithoutColon } from '../base/yaml/syntax';
 import { KIND, type TidbClusterManifest } from './types';
-import { editDistance } from './crd-schema';
+import { closest } from '../base/suggest';
 import { parsePath } from '../base/path';
 import { isSettingsDocument } from './settings';
 
@@ -50,7 +50,9 @@ export interface LoadedDocument<T> {
   readonly warnings: readonly string[];
 }
 
-export interface InputResult<T> extends LoadResult {
+/** What one YAML text holds: its TidbClusters, the documents of the kinds asked for, other objects, every problem. */
+export interface ParsedDocuments<T> extends LoadResult {
+  /** The documents of the caller's kinds that had no problem. */
   readonly documents: LoadedDocument<T>[];
   /**
    * Kubernetes objects of other kinds (an apiVersion and a kind), which a render passes through;
@@ -76,9 +78,8 @@ const OPERATOR_KINDS = [KIND, 'Backup', 'BackupSchedule', 'Restore', 'TidbInitia
 function nearMissKind(obj: Record<string, unknown>): string | undefined {
   if (typeof obj.kind !== 'string' || OPERATOR_KINDS.includes(obj.kind)) return undefined;
   if (obj.apiVersion !== undefined && !(typeof obj.apiVersion === 'string' && obj.apiVersion.startsWith('pingcap.com/'))) return undefined;
-  const lower = obj.kind.toLowerCase();
   // One letter changed, added, dropped, or two neighbours swapped.
-  return OPERATOR_KINDS.find((k) => editDistance(lower, k.toLowerCase()) <= 1);
+  return closest(obj.kind, OPERATOR_KINDS, { ignoreCase: true, maxDistance: 1 });
 }
 
 /** Whether a document other than the caller's kinds is an object to pass through. */
@@ -96,7 +97,7 @@ export function loadTidbClusters(text: string, file: string, options: ResolveOpt
 
 /** {@link loadTidbClusters} for a text whose aliases {@link aliasErrors} has checked already. */
 export function readTidbClusters(text: string, file: string, options: ResolveOptions = {}): LoadResult {
-  const { clusters, errors, skipped, others } = readInputs(text, file, options, []);
+  const { clusters, errors, skipped, others } = parseDocuments(text, file, options, []);
   return { clusters, errors, skipped: others.length === 0 ? skipped : [...skipped, ...others.map((o) => skippedLine(o.source, o.value))] };
 }
 
@@ -104,7 +105,7 @@ export function readTidbClusters(text: string, file: string, options: ResolveOpt
  * {@link readTidbClusters} that also reads the documents of `kinds`, with the same strictness: every
  * problem of every document, each with its file, document, path and line.
  */
-export function readInputs<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): InputResult<T> {
+export function parseDocuments<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): ParsedDocuments<T> {
   return fastLoad(text, file, options, kinds) ?? slowLoad(text, file, options, kinds);
 }
 
@@ -123,10 +124,10 @@ export function aliasErrors(text: string, file: string): SpecError[] {
 }
 
 /** Clean input only: undefined as soon as anything would need a message with a line number. */
-function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): InputResult<T> | undefined {
+function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): ParsedDocuments<T> | undefined {
   const docs = fastLoadAll(text);
   if (!docs) return undefined;
-  const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [], others: [] };
+  const result: ParsedDocuments<T> = { clusters: [], errors: [], skipped: [], documents: [], others: [] };
   const lines = lazyLines(text);
   for (let i = 0; i < docs.length; i++) {
     const value = docs[i];
@@ -167,13 +168,13 @@ export function slowLoadAll(text: string): unknown[] {
   return plainDocuments(text);
 }
 
-function slowLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): InputResult<T> {
-  const result: InputResult<T> = { clusters: [], errors: [], skipped: [], documents: [], others: [] };
+function slowLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): ParsedDocuments<T> {
+  const result: ParsedDocuments<T> = { clusters: [], errors: [], skipped: [], documents: [], others: [] };
   readYaml(text).forEach((doc, i) => loadDocument(doc, { file, document: i + 1 }, options, kinds, result));
   return result;
 }
 
-function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveOptions, kinds: readonly DocumentKind<T>[], out: InputResult<T>): void {
+function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveOptions, kinds: readonly DocumentKind<T>[], out: ParsedDocuments<T>): void {
   if (doc.syntax.length > 0) {
     out.errors.push(new SpecError(doc.syntax, source));
     return;

@@ -107,7 +107,7 @@ export function isLogCommandJobName(templateName: string, name: string): boolean
  * A schedule's log backup (its `logBackupTemplate`): the log backup task and Backup `log-<schedule>`,
  * whose Jobs the ConfigMap `backup-log-<schedule>` describes to the controller.
  */
-export const logBackupOfSchedule = (schedule: string): { readonly task: string; readonly configMap: string } => ({ task: `log-${schedule}`, configMap: `backup-log-${schedule}` });
+export const logBackupOfSchedule = (schedule: string): { readonly task: string; readonly configMap: string } => ({ task: `log-${schedule}`, configMap: names.operationJob('Backup', `log-${schedule}`) });
 
 /** Annotation keys this project writes for its companion controller. */
 export const ANNOTATION = {
@@ -192,6 +192,8 @@ export const names = {
    * `-peer` suffix, as with the operator.
    */
   peerService: (cluster: string, c: ComponentKind) => (c === 'pump' ? `${cluster}-pump` : `${cluster}-${c}-peer`),
+  /** A Pod's host name under its headless Service, up to the namespace: `<pod>.<peer service>`. */
+  peerHost: (cluster: string, c: ComponentKind, pod: string): string => `${pod}.${names.peerService(cluster, c)}`,
   /**
    * What follows `<pod>.<peer service>` in the address a Pump advertises: the namespace only when
    * another Kubernetes cluster must resolve it (acrossK8s) or a cluster domain is set.
@@ -256,11 +258,19 @@ export const names = {
   initializer: (cluster: string) => `${cluster}-tidb-initializer`,
   /** The Secret `spec.tidb.initializer.createPassword` reads root's password from (key `root`). */
   initSecret: (cluster: string) => `${cluster}-init`,
+  /** The Secret of TiDB's JSON Web Key Set, `tidb_auth_token_jwks.json` (`spec.tidb.tokenBasedAuthEnabled`). */
+  tidbAuthTokenSecret: (cluster: string) => `${cluster}-tidb-auth-token-jwks-secret`,
   /** Client certificate for internal SQL clients (PD dashboard, TiProxy) with `tlsClient`. */
   tidbClientSecret: (cluster: string) => `${cluster}-tidb-client-secret`,
   /** volumeClaimTemplate name of an extra storage volume, e.g. `tikv-raft`. */
   storageVolume: (c: ComponentKind, volume: string) => `${c}-${volume}`,
   pvc: (claimTemplate: string, statefulSet: string, ordinal: number) => `${claimTemplate}-${statefulSet}-${ordinal}`,
+  /** A BackupSchedule's CronJob `backup-<schedule>`, which names the Jobs it starts after itself. */
+  backupSchedule: (schedule: string) => `backup-${schedule}`,
+  /** A one-shot Backup's or Restore's Job, and the ConfigMap holding it: `backup-<name>`, `restore-<name>`. */
+  operationJob: (kind: 'Backup' | 'Restore', name: string) => `${kind === 'Backup' ? 'backup' : 'restore'}-${name}`,
+  /** The template of a log backup command's Jobs (see {@link logCommandJobName}): `backup-<name>-log-<command>`. */
+  logCommandTemplate: (operationJob: string, command: LogCommand) => `${operationJob}-log-${command}`,
 } as const;
 
 /** TidbCluster (or StatefulSet) annotation with which the controller restarts Pods without health checks. */
@@ -297,195 +307,7 @@ export const PORT = {
   discoveryMetrics: 10263,
 } as const;
 
-/** HTTP paths the controller serves on `PORT.discoveryMetrics`; the rendered probes call them. */
-export const CONTROLLER_HTTP = {
-  ready: '/readyz',
-  live: '/healthz',
-} as const;
-
-/** The environment variable of the publishing Job holding {@link MonitoringPublishInfo} as JSON. */
-export const MONITORING_ENV = 'TIDB_GITOPS_MONITORING';
-/** The environment variable of the publishing Job holding the Job's own name. */
-export const MONITORING_JOB_ENV = 'TIDB_GITOPS_JOB';
 /** The label Kubernetes (1.27 and later) puts on a Job's Pods, naming the Job. */
 export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 /** The label Grafana's dashboard sidecar looks for (the Grafana Helm chart's and kube-prometheus-stack's default). */
 export const GRAFANA_DASHBOARD_LABEL = 'grafana_dashboard';
-
-/** What the Job publishing a cluster's alert rules and dashboards is told. */
-export interface MonitoringPublishInfo {
-  /** The cluster's name (the namespace is the Pod's). */
-  readonly cluster: string;
-  /** The initializer image the rules and dashboards come from (recorded on what is published). */
-  readonly image: string;
-  /** The cluster's components: a rule file or dashboard of a component it does not run is left out. */
-  readonly components: readonly ComponentKind[];
-  /** Publish the alert rules as a PrometheusRule. */
-  readonly rules: boolean;
-  /** Publish the dashboards as ConfigMaps for Grafana's sidecar. */
-  readonly dashboards: boolean;
-  /** Labels for everything published. */
-  readonly labels: Readonly<Record<string, string>>;
-  /** Where the init container copied the image's files. */
-  readonly assets: string;
-}
-
-/** Environment variables of the controller container, in the order they are rendered. */
-export const CONTROLLER_ENV = {
-  /** The Pod's namespace (downward API): where the cluster's objects live. */
-  podNamespace: 'MY_POD_NAMESPACE',
-  /** The Pod's name (downward API): the Lease holder identity. */
-  podName: 'MY_POD_NAME',
-  /** `spec.timezone`, or `UTC`. */
-  timezone: 'TZ',
-  /** The TidbCluster's name (as with tidb-operator's discovery). */
-  clusterName: 'TC_NAME',
-  /** JSON of {@link ControllerClusterInfo}. */
-  cluster: 'TIDB_GITOPS_CLUSTER',
-} as const;
-
-/**
- * What the controller knows about its cluster beyond the objects it reads: the JSON of the
- * `TIDB_GITOPS_CLUSTER` env var (keys sorted, no whitespace).
- */
-export interface ControllerClusterInfo {
-  /** `metadata.name`. */
-  readonly name: string;
-  /** `spec.clusterDomain`, "" when unset. */
-  readonly clusterDomain: string;
-  /** `spec.acrossK8s`. */
-  readonly acrossK8s: boolean;
-  /** `spec.tlsCluster.enabled`: PD speaks https; the client certificate is mounted. */
-  readonly tls: boolean;
-  /** `spec.tlsCluster.enableDiscoveryMTLS` (with tls only): discovery serves https with client certificates. */
-  readonly discoveryMtls: boolean;
-  /** `spec.pdAddresses`. */
-  readonly pdAddresses: readonly string[];
-  /**
-   * `spec.cluster`, the TidbCluster whose PD this one joins, or null. An empty namespace means the
-   * controller's own.
-   */
-  readonly cluster: { readonly name: string; readonly namespace: string; readonly clusterDomain: string } | null;
-  /** The component StatefulSets rendered for this cluster, in reconcile order (a subset of COMPONENTS). */
-  readonly components: readonly ComponentKind[];
-  /**
-   * Present (true) when a ClusterRole lets the controller read Nodes, to copy their topology labels
-   * onto stores and TiDB servers. @default absent (the controller reads no Node)
-   */
-  readonly readsNodes?: true;
-  /**
-   * Present (true) when a ClusterRole lets the controller get and patch PersistentVolumes, to set
-   * `spec.pvReclaimPolicy` on those bound to the cluster's claims. @default absent (no PV is touched)
-   */
-  readonly patchesVolumes?: true;
-  /**
-   * The cluster's BackupSchedules, by name: the controller records their runs, and its Role lets it
-   * read Jobs. @default absent (no schedule; the controller reads no Job)
-   */
-  readonly backupSchedules?: readonly string[];
-  /**
-   * The schedules that keep only some backups, by name: how many, and the bucket (or Azure
-   * container) the controller removes the others from. @default absent (no retention)
-   */
-  readonly backupRetention?: Readonly<Record<string, BackupRetentionInfo>>;
-  /**
-   * The cluster's one-shot Backups and Restores, by Job name (`backup-<name>`, `restore-<name>`, also
-   * their ConfigMaps' names): the controller runs each exactly once. @default absent (none)
-   */
-  readonly operations?: readonly string[];
-  /**
-   * The cluster's log backups, by ConfigMap name (`backup-<name>`): the controller keeps each task in
-   * the state its document asks for. @default absent (none)
-   */
-  readonly logBackups?: readonly string[];
-  /**
-   * Root's password, more users and the initial SQL, set once (`spec.tidb.initializer.createPassword`
-   * or a TidbInitializer). @default absent (the controller logs in to no database)
-   */
-  readonly initializer?: InitializerInfo;
-}
-
-/** What the controller sets up in the database, once, and where it reads it from. */
-export interface InitializerInfo {
-  /** The TidbInitializer's name, or `create-password` for `spec.tidb.initializer.createPassword`. */
-  readonly name: string;
-  /** `sha256:` of what Git asks (the rest of this object and the inline SQL): a change after it ran is announced. */
-  readonly digest: string;
-  /**
-   * A Secret whose keys are user names and values their passwords: `root` sets root's password, other
-   * keys create users. @default none (no password is set)
-   */
-  readonly passwordSecret?: string;
-  /** Only the Secret's `root` key counts (`createPassword`). @default absent (every key) */
-  readonly rootOnly?: true;
-  /** Where the SQL is: a ConfigMap and its key. @default none (no SQL) */
-  readonly sql?: { readonly configMap: string; readonly key: string };
-  /** The host root and the created users may log in from. */
-  readonly permitHost: string;
-  /** The session time zone of the SQL. @default none (the server's) */
-  readonly timezone?: string;
-  /** TLS to TiDB's MySQL port: the client certificate's Secret, and whether its CA goes unchecked. @default none (plain) */
-  readonly tls?: {
-    readonly secret: string;
-    /** @default absent (the CA is checked) */
-    readonly skipCA?: true;
-  };
-  /**
-   * What to do in a cluster set up before (root has a password, or databases of its own), where the
-   * initializer has no record: `skip` marks it done without running anything (a cluster moved from
-   * tidb-operator, whose initializer ran there), `run` runs it. Not part of the digest.
-   * @default absent (it waits for one of them, running nothing)
-   */
-  readonly existingCluster?: 'run' | 'skip';
-}
-
-/**
- * What retention does with an expired run's data, as tidb-operator's `cleanPolicy`: `Retain` keeps it
- * (the run leaves the records, which say where it stays), `Delete` removes it, `OnFailure` removes a
- * failed or lost run's partial backup only.
- */
-export type CleanPolicy = 'Retain' | 'Delete' | 'OnFailure';
-
-/** A schedule's retention as the controller carries it out. */
-export interface BackupRetentionInfo {
-  /** @default none */
-  readonly maxBackups?: number;
-  /** @default none */
-  readonly maxReservedSeconds?: number;
-  /** @default 'Retain' */
-  readonly cleanPolicy?: CleanPolicy;
-  /** The kind of storage the runs write to, whose URL schemes name their folders. @default 's3' */
-  readonly storageKind?: 's3' | 'gcs' | 'azblob';
-  /**
-   * The bucket (Azure: the container), prefix and keys below are given when the policy removes data.
-   * @default none
-   */
-  readonly bucket?: string;
-  /** The schedule's prefix: each run's folder is under it. @default none */
-  readonly prefix?: string;
-  /**
-   * Where the storage's API is: S3's endpoint; for GCS the JSON API's root, for Azure the account's
-   * Blob service URL (neither has a field for it in the storage spec: an emulator's address).
-   * @default none (AWS's endpoint for the region; https://storage.googleapis.com; `https://<account>.blob.core.windows.net`)
-   */
-  readonly endpoint?: string;
-  /** @default the bucket's own region for AWS (provider none or `aws`), asked of S3 as BR asks it; else us-east-1 */
-  readonly region?: string;
-  /** BR's `--s3.provider`, which decides whether the region is asked of S3. @default none (AWS) */
-  readonly provider?: string;
-  /** @default true */
-  readonly forcePathStyle?: boolean;
-  /**
-   * The Secret with the storage's credentials, as tidb-operator reads them: S3 `access_key` and
-   * `secret_key`; GCS `credentials` (a service account key); Azure `AZURE_STORAGE_KEY`, with
-   * `AZURE_STORAGE_ACCOUNT` when `account` is not given. @default none (Azure with `sasToken` and `account`)
-   */
-  readonly secretName?: string;
-  /** Azure: the storage account (`azblob.storageAccount`). @default none (the Secret's `AZURE_STORAGE_ACCOUNT`) */
-  readonly account?: string;
-  /** Azure: the SAS token requests carry (`azblob.sasToken`), used before any key in the Secret. @default none */
-  readonly sasToken?: string;
-}
-
-/** Whether a policy ever removes data from the bucket (and so needs its storage and keys). */
-export const removesData = (r: Pick<BackupRetentionInfo, 'cleanPolicy'>): boolean => (r.cleanPolicy ?? 'Retain') !== 'Retain';

@@ -1,4 +1,4 @@
-/** `spec.pump`: spec type, resolution and the fields this project renders. */
+/** `spec.pump`: what Pump resolves beyond the common component fields (log level, `TZ`), its defaults and the fields it takes. */
 import type { DefaultEntry } from './defaults';
 import { resolveComponent, type Ctx, type ResolvedComponent } from './component';
 import type { ComponentFields } from './fields';

@@ -26,6 +26,7 @@ import { DISRUPTION_BUDGETS_ANNOTATION, MONITORING_ANNOTATION, disruptionBudgets
 import { replaceRequests } from './replace';
 import { hasServingGate } from './serving';
 import type { ComponentKind } from './names';
+import type { ComponentSettings } from './contract';
 
 // The per-component types live with their resolvers; the renderer reads them all from here.
 export type {
@@ -352,7 +353,7 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
   }
   if (issues.length > 0) throw new SpecError(issues);
   // Each component is handed the Pods it is to replace, with its other operation settings.
-  const withReplace = <T extends { readonly settings: Record<string, unknown> }>(comp: T | undefined, pods: string[] | undefined): T | undefined =>
+  const withReplace = <T extends { readonly settings: ComponentSettings }>(comp: T | undefined, pods: string[] | undefined): T | undefined =>
     comp && pods ? { ...comp, settings: { ...comp.settings, replace: pods } } : comp;
   return { ...cluster, pd: withReplace(cluster.pd, replace.pd), tikv: withReplace(cluster.tikv, replace.tikv), tiflash: withReplace(cluster.tiflash, replace.tiflash) };
 }

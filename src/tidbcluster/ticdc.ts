@@ -1,4 +1,8 @@
-/** `spec.ticdc`: spec type, resolution and the fields this project renders. */
+/**
+ * `spec.ticdc`: what TiCDC resolves beyond the common component fields (the four config keys that
+ * become the `TZ` env and start flags, sink certificates, the new architecture), its defaults, the
+ * fields it takes, and the word checks Pump shares (a value placed in the start command).
+ */
 import { isTomlFloat, type TomlTable, type TomlValue } from '../base/toml';
 import type { DefaultEntry } from './defaults';
 import type { SpecIssue } from './errors';

@@ -1,4 +1,8 @@
-/** `spec.tiflash`: spec type, resolution and the fields this project renders. */
+/**
+ * `spec.tiflash`: what TiFlash resolves beyond the common component fields (storage claims, log files,
+ * config layout, init or mount-cm mode), the config tables the renderer owns, its defaults, the fields
+ * it takes, and the checks the operator makes on its image version.
+ */
 import type { ResourceRequirements, SecurityContext } from '../../imports/k8s';
 import { isTomlTable, type TomlTable, type TomlValue } from '../base/toml';
 import type { DefaultEntry } from './defaults';

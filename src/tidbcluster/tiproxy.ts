@@ -1,4 +1,7 @@
-/** `spec.tiproxy`: spec type, resolution and the fields this project renders. */
+/**
+ * `spec.tiproxy`: what TiProxy resolves beyond the common component fields (certificate layout, TLS
+ * towards TiDB), the fields it takes and its defaults.
+ */
 import { getPath, isTomlTable, tomlKindOf, type TomlTable } from '../base/toml';
 import type { DefaultEntry } from './defaults';
 import { names } from './names';

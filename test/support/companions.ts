@@ -4,7 +4,7 @@
  * real-API suites' worlds.
  */
 import { stringify } from 'yaml';
-import { loadInputs } from '../../src/backup/load';
+import { loadInputs } from '../../src/backup/companions';
 import { linkOperations } from '../../src/backup/link';
 import { renderClusters } from '../../src/render/render';
 import { assertValidK8sObjects } from './k8s-schema';

@@ -118,3 +118,21 @@ export function longFiles(root: string, max: number): string[] {
     .filter((x) => x.lines > max)
     .map((x) => `${x.file}: ${x.lines}`);
 }
+
+/**
+ * Where `pattern` matches the code of a tree outside the files `homes` names (paths relative to the
+ * root), as `file:line`: comment lines are not code and are skipped.
+ */
+export function foundOutside(root: string, pattern: RegExp, homes: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const f of sources(root)) {
+    const file = rel(root, f);
+    if (homes.includes(file)) continue;
+    fs.readFileSync(f, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (!/^\s*(\/\/|\/?\*)/.test(line) && pattern.test(line)) out.push(`${file}:${i + 1}`);
+      });
+  }
+  return out;
+}

@@ -10,7 +10,7 @@
  *   client credentials (`AZURE_CLIENT_ID`, `AZURE_CLIENT_SECRET`, `AZURE_TENANT_ID`) are not used yet:
  *   a Secret with only those is an error that says so.
  */
-import type { BackupRetentionInfo } from '../../tidbcluster/names';
+import type { BackupRetentionInfo } from '../../tidbcluster/contract';
 import { AzureBlobClient, type AzureCredential } from './azure-blob';
 import type { BackupAccess } from './backups';
 import { GcsClient } from './gcs';
@@ -28,7 +28,7 @@ const AZURE_AD_KEYS = ['AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET', 'AZURE_TENANT_I
 const tokenSources = new Map<string, GoogleTokenSource>();
 const TOKEN_SOURCES_KEPT = 16;
 
-/** The storage a policy that removes data names (its settings always name a bucket then: model/cluster.ts). */
+/** The storage a policy that removes data names (its settings always name a bucket then: tidbcluster/contract/cluster-info.ts). */
 export async function openBackupStorage(policy: BackupRetentionInfo, access: Pick<BackupAccess, 'bucketKeys' | 'secretData'>): Promise<ObjectStore> {
   const { bucket } = policy;
   if (bucket === undefined || policy.prefix === undefined) throw new Error('the retention settings name no bucket to remove backups from');

@@ -3,7 +3,8 @@
  * the few writes the controller makes, each naming its field manager and retried on conflicts,
  * throttling and server errors. Requests go through `KubeRest`, which knows paths, not kinds.
  */
-import { CONTROLLER_ENV, LABEL, LABEL_VALUE } from '../../tidbcluster/names';
+import { LABEL, LABEL_VALUE } from '../../tidbcluster/names';
+import { CONTROLLER_ENV } from '../../tidbcluster/contract';
 import type { ConfigMapMeta, PersistentVolume, Pod, Pvc, StatefulSet } from '../model/objects';
 import type { LeaseRecord, LeaseStore } from '../runtime/leader';
 import type { Logger } from '../runtime/log';

@@ -169,7 +169,7 @@ export class Discovery {
     const { cluster } = this.deps;
     const pods = new Set(this.deps.pods().map((p) => p.metadata.name));
     for (const m of members.filter((x) => x.name === '')) {
-      const peer = m.peerUrls.map(peerPod).find((p) => p !== undefined && p.service === `${cluster.name}-pd-peer` && p.namespace === cluster.namespace);
+      const peer = m.peerUrls.map(peerPod).find((p) => p !== undefined && p.service === names.peerService(cluster.name, 'pd') && p.namespace === cluster.namespace);
       if (peer === undefined || (peer.host !== host && pods.has(peer.pod))) continue;
       try {
         await client.deleteMemberById(m.memberId);

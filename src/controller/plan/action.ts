@@ -3,7 +3,7 @@
  * `actions/`), the events it announces, and the answer each part of it gives (`Step`).
  */
 import type { Pod } from '../model/objects';
-import type { ComponentSettings } from '../model/settings';
+import type { ComponentSettings } from '../../tidbcluster/contract';
 import type { EvictionRecord } from '../records/evictions';
 import type { ComponentFailover, FailureRecord } from '../records/failover';
 import type { ReplaceRecord } from '../records/replacements';
@@ -112,11 +112,52 @@ export interface PlanEvent {
   readonly pod?: string;
 }
 
+/**
+ * What a wait is for, by code: the status and the stuck hints (`stuck.ts`) switch on it, the reason
+ * is for people to read.
+ * - `upgraded-pod-not-ready`: a Pod at the new revision is not Ready.
+ * - `min-ready-seconds`: an upgraded Pod is Ready, not yet for `minReadySeconds`.
+ * - `failover-period`: something is unhealthy; failover comes once the failover period has passed.
+ * - `join-grace`: a Pod whose store never registered is removed once the join grace has passed.
+ * - `store-offline-moving`: a store being scaled in is Offline while PD moves its regions away.
+ * - `too-few-up-stores`: a TiKV scale-in would leave fewer Up stores than `replication.max-replicas`.
+ * - `store-not-up`: an upgraded store is registered with PD but not Up.
+ * - `pd-unreadable`: PD's view (members, stores, its micro-services' registry) could not be read.
+ */
+export type WaitCode =
+  | 'upgraded-pod-not-ready'
+  | 'min-ready-seconds'
+  | 'failover-period'
+  | 'join-grace'
+  | 'store-offline-moving'
+  | 'too-few-up-stores'
+  | 'store-not-up'
+  | 'pd-unreadable';
+
+/** Waits that end by themselves at a time they name: no operation waiting on one is stuck. */
+export const SELF_ENDING_WAITS: readonly WaitCode[] = ['min-ready-seconds', 'failover-period', 'join-grace'];
+
+/** What a wait is for, as a step, a component's plan and the stuck hints carry it. */
+export interface WaitOn {
+  /** The wait's code. @default none (a wait no hint and no status tells apart) */
+  readonly wait?: WaitCode;
+  /** The store the wait is about (the Offline store of `store-offline-moving`). @default none */
+  readonly storeId?: number;
+}
+
 /** One part's answer: `ok` lets the planner go on; otherwise what to do or wait for. */
-export type Step = { ok: true; event?: PlanEvent } | { ok: false; reason: string; action?: Action; event?: PlanEvent };
+export type Step = { ok: true; event?: PlanEvent } | ({ ok: false; reason: string; action?: Action; event?: PlanEvent } & WaitOn);
+
+/** The wait a step (or a plan) carries, alone, to pass on. */
+export const waitOn = (on: WaitOn | undefined): WaitOn => ({
+  ...(on?.wait !== undefined && { wait: on.wait }),
+  ...(on?.storeId !== undefined && { storeId: on.storeId }),
+});
 
 export const OK: Step = { ok: true };
-export const wait = (reason: string, event?: PlanEvent): Step => ({ ok: false, reason, event });
+export const wait = (reason: string, event?: PlanEvent, code?: WaitCode, storeId?: number): Step => ({ ok: false, reason, event, ...waitOn({ wait: code, storeId }) });
+/** A wait on PD's view that could not be read (`pdOf`, `pdStoresOf`, `msOf` say why). */
+export const waitPd = (why: string): Step => wait(why, undefined, 'pd-unreadable');
 export const act = (reason: string, action: Action, event?: PlanEvent): Step => ({ ok: false, reason, action, event });
 
 /**

@@ -8,7 +8,7 @@ import { settingsOf } from '../model/settings';
 import { toMillis } from '../model/values';
 import { pdStoresOf, storeOfPod } from '../view/lookups';
 import type { ComponentState, PlanInput } from '../view/view';
-import { act, evictBegin, wait, type Step } from './action';
+import { act, evictBegin, wait, waitPd, type Step } from './action';
 import { flushStep } from './upgrade-tikv';
 
 /** TiKV Pods that ask for leader eviction with a value the operator knows, not terminating. */
@@ -42,7 +42,7 @@ export function evictRequestStep(input: PlanInput, c: ComponentState): Step | un
       });
     }
     const pd = pdStoresOf(input);
-    if (typeof pd === 'string') return wait(pd);
+    if (typeof pd === 'string') return waitPd(pd);
     const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', name);
     if (!store) continue;
     if (!pd.evicting.has(store.id)) {

@@ -6,11 +6,11 @@
  */
 import { names } from '../../tidbcluster/names';
 import { isReady, isTerminating, ordinalOf, type Pod } from '../model/objects';
-import type { ComponentSettings } from '../model/settings';
+import type { ComponentSettings } from '../../tidbcluster/contract';
 import { isFailoverKind, type ComponentFailover, type FailoverKind, type FailureRecord } from '../records/failover';
 import { memberOfPod, pdOf, pdStoresOf, podList, podsByOrdinal, storeOfPod, storesOf, unreadyPods, volumesOfPod } from '../view/lookups';
 import { DEFAULT_FAILOVER_PERIOD_MS, DEFAULT_PLAN_OPTIONS, type ComponentState, type PdState, type PlanInput } from '../view/view';
-import type { Action, PlanEvent } from './action';
+import type { Action, PlanEvent, WaitCode } from './action';
 
 /**
  * Notes when each PD member, store and TiDB Pod turned unhealthy, keeping earlier times; entries of
@@ -51,6 +51,8 @@ export type FailoverStep =
       readonly event?: PlanEvent;
       /** Something turns due with time (a failover period): look again soon. */
       readonly waiting?: boolean;
+      /** `failover-period` while a failover waits for its period to pass. @default none */
+      readonly wait?: WaitCode;
     }
   | undefined;
 
@@ -179,7 +181,7 @@ function pdFailover(ctx: Ctx): FailoverStep {
       candidate ??= { key: m.name, pod, memberId: m.memberId };
     } else waiting ??= `PD member ${m.name} is unhealthy; failover after ${durationText(ctx.periodMs)}`;
   }
-  if (!candidate) return waiting ? { reason: waiting, waiting: true } : undefined;
+  if (!candidate) return waiting ? { reason: waiting, waiting: true, wait: 'failover-period' } : undefined;
   const deleted = keys.filter((k) => records[k].memberDeleted).length;
   if (deleted >= (ctx.settings.maxFailoverCount ?? 0)) return limitNote(ctx, `PD member ${candidate.key} failed`);
   if (!hasQuorum(pd)) {
@@ -248,7 +250,7 @@ function storeFailover(ctx: Ctx): FailoverStep {
     if (age !== undefined && age >= ctx.periodMs) candidate ??= { id: s.id, pod };
     else waiting ??= `store ${s.id} (${pod}) is Down; failover after ${durationText(ctx.periodMs)}`;
   }
-  if (!candidate) return waiting ? { reason: waiting, waiting: true } : note ? step(note) : undefined;
+  if (!candidate) return waiting ? { reason: waiting, waiting: true, wait: 'failover-period' } : note ? step(note) : undefined;
   if (keys.length >= (ctx.settings.maxFailoverCount ?? 0)) return limitNote(ctx, `store ${candidate.id} (${candidate.pod}) is Down`);
   const others = othersDown(ctx, candidate.pod);
   if (others) return { reason: `store ${candidate.id} (${candidate.pod}) is Down, but ${podList(others)} not Ready too: ${NOT_A_MEMBER_FAILURE}`, waiting: true };
@@ -286,7 +288,7 @@ function tidbFailover(ctx: Ctx): FailoverStep {
     if (age !== undefined && age >= ctx.periodMs) candidate ??= pod.metadata.name!;
     else waiting ??= `${pod.metadata.name} is not Ready; failover after ${durationText(ctx.periodMs)}`;
   }
-  if (!candidate) return waiting ? { reason: waiting, waiting: true } : undefined;
+  if (!candidate) return waiting ? { reason: waiting, waiting: true, wait: 'failover-period' } : undefined;
   if (Object.keys(records).length >= (ctx.settings.maxFailoverCount ?? 0)) return limitNote(ctx, `${candidate} is not Ready`);
   const others = othersDown(ctx, candidate);
   if (others) return { reason: `${candidate} is not Ready, but ${podList(others)} not Ready either: ${NOT_A_MEMBER_FAILURE}`, waiting: true };

@@ -6,7 +6,7 @@
  * started. It ran in one instance of the cluster: one made anew under the same name (PD's cluster ID
  * differs) has a root without a password and none of the users, and is initialized again.
  */
-import type { InitializerInfo } from '../../tidbcluster/names';
+import type { InitializerInfo } from '../../tidbcluster/contract';
 import type { InitializerRecord } from '../records/initializer';
 
 export interface InitializerInput {

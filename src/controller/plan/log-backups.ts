@@ -72,6 +72,9 @@ export interface LogTaskPause {
   readonly lag?: boolean;
 }
 
+/** The cluster's log backup tasks as last read from PD (`at`: when), or why they could not be. */
+export type LogBackupView = ({ readonly tasks: readonly LogBackupTask[] } | { readonly error: string }) & { readonly at: number };
+
 export interface LogBackupTasksOptions {
   /** The TidbCluster's name, to know its TiDB Pods among the pausing hosts. @default none (no pause is known as the advancer's) */
   readonly cluster?: string;

@@ -31,9 +31,9 @@
 import { LOG_COMMANDS, logCommandJobName, logCommandKey, OPERATION_KEY, type LogCommand } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
 import type { LogCommandRun, LogTaskRecord, WantedState } from '../records/log-tasks';
-import { runOutcome } from './backup-runs';
-import type { LogBackupTask } from './log-backups';
-import { podsOf } from './operations';
+import { runOutcome } from '../view/backup-runs';
+import type { LogBackupTask, LogBackupView } from './log-backups';
+import { podsOf } from './one-shot-runs';
 
 /** How long after a failed command (or a resume of a task an error paused) the same command runs again. */
 export const RETRY_MS = 5 * 60_000;
@@ -63,7 +63,7 @@ export interface LogTaskInput {
 
 export interface LogTasksContext {
   /** The tasks as last read from PD (`at`: when), or why they could not be; undefined: not read. */
-  readonly view?: ({ readonly tasks: readonly LogBackupTask[] } | { readonly error: string }) & { readonly at: number };
+  readonly view?: LogBackupView;
   /** Why the cluster cannot take a start or resume now. @default none (ready) */
   readonly notReady?: string;
   /**

@@ -10,7 +10,7 @@ import { ordinalOf, type Pod } from '../model/objects';
 import { podImageTag, versionAtLeast } from '../model/values';
 import { pdOf, podsByOrdinal } from '../view/lookups';
 import type { ComponentState, MsState, PlanInput } from '../view/view';
-import { act, OK, wait, type Step, type UpgradeChecks } from './action';
+import { act, OK, wait, waitPd, type Step, type UpgradeChecks } from './action';
 
 /** The first pd-server release with the micro-services' primary transfer API (tikv/pd#8157). */
 export const MS_TRANSFER_SINCE = 'v8.3.0';
@@ -64,7 +64,7 @@ export function checkUpgradedMs(input: PlanInput, service: MsService, pod: Pod):
   const name = pod.metadata.name!;
   if (registryBeforeBootstrap(input, service)) return OK;
   const ms = msOf(input, service);
-  if (typeof ms === 'string') return wait(ms);
+  if (typeof ms === 'string') return waitPd(ms);
   if (!ms.members.some((m) => podOfMsMember(m) === name)) return wait(`waiting for the ${service} server of ${name} to register with PD`);
   return OK;
 }
@@ -81,7 +81,7 @@ export function prepareMs(input: PlanInput, c: ComponentState & { kind: MsServic
   const service = c.kind;
   if (registryBeforeBootstrap(input, service)) return OK;
   const ms = msOf(input, service);
-  if (typeof ms === 'string') return wait(ms);
+  if (typeof ms === 'string') return waitPd(ms);
   const primary = ms.members.find((m) => m.serviceAddr === ms.primary) ?? (ms.primary ? { name: '', serviceAddr: ms.primary } : undefined);
   if (!primary || podOfMsMember(primary) !== name) return OK;
   if (versionAtLeast(podImageTag(pod, service), MS_TRANSFER_SINCE) !== true) return OK;

@@ -13,7 +13,7 @@ import { desiredReplicas, desiredStrategy, isRolling, replicasOf, settingsOf } f
 import { hasRecords } from '../records/failover';
 import { isUpgrading, liveStrategy, partitionOf, podList, statusCurrent, targetReplicas, unreadyPods } from '../view/lookups';
 import type { ComponentState, PlanInput } from '../view/view';
-import type { Action, Phase, PlanEvent } from './action';
+import { SELF_ENDING_WAITS, waitOn, type Action, type Phase, type PlanEvent, type WaitOn } from './action';
 import { evictRequestStep } from './evict-requests';
 import { drainStep } from './drain';
 import { failoverStep } from './failover';
@@ -25,7 +25,8 @@ import { upgradeStep } from './upgrade';
 import { ddlResumeStep } from './upgrade-tidb';
 import { volumeStep } from './volumes';
 
-export interface ComponentPlan {
+/** A component's plan; `wait` and `storeId` say what it waits for when it waits. */
+export interface ComponentPlan extends WaitOn {
   readonly kind: ComponentKind;
   readonly phase: Phase;
   /** Replicas asked for by the rendered annotation (undefined when it is missing or not a number). */
@@ -70,7 +71,7 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
   const desired = desiredReplicas(sts);
   const settings = settingsOf(sts);
   const base = { kind: c.kind, phase, desired };
-  const result = (reason: string, busy: boolean, action?: Action, event?: PlanEvent): ComponentPlan => ({ ...base, reason, busy, action, event });
+  const result = (reason: string, busy: boolean, action?: Action, event?: PlanEvent, on?: WaitOn): ComponentPlan => ({ ...base, reason, busy, action, event, ...waitOn(on) });
 
   if (desired === undefined) return result(`annotation ${ANNOTATION.replicas} is missing or not a number: nothing to do`, false);
   if (settings.paused) return result('paused (spec.paused): no replicas or partition change', false);
@@ -93,31 +94,32 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
 
   // A Pod that is being deleted by someone else has seconds left: its leaders move before anything else.
   const drain = drainStep(input, c);
-  if (drain && !drain.ok) return result(drain.reason, true, drain.action, drain.event);
+  if (drain && !drain.ok) return result(drain.reason, true, drain.action, drain.event, drain);
 
   // A replacement Git asks for comes first: a member gone for good may be what holds the rest. One
   // that cannot start yet holds nothing (failover may be what makes it possible): it is noted.
   const replace = replaceStep(input, c, settings);
-  if (replace && !replace.ok && (replace.action || replaceUnderWay(input, c.kind))) return result(replace.reason, true, replace.action, replace.event);
+  if (replace && !replace.ok && (replace.action || replaceUnderWay(input, c.kind))) return result(replace.reason, true, replace.action, replace.event, replace);
   const held = replace && !replace.ok ? replace : undefined;
 
   // Failover first, then scaling, then upgrading, in the operator's order.
   const failover = failoverStep(input, c, settings, desired);
   if (failover?.action) return result(failover.reason, true, failover.action, failover.event);
   const note = [failover?.reason, held?.reason].filter((r) => r !== undefined).map((r) => `; ${r}`).join('');
-  const noted = (reason: string, busy: boolean, action?: Action, event?: PlanEvent) => result(`${reason}${note}`, busy || held !== undefined, action, event ?? failover?.event ?? held?.event);
+  const noted = (reason: string, busy: boolean, action?: Action, event?: PlanEvent, on?: WaitOn) =>
+    result(`${reason}${note}`, busy || held !== undefined, action, event ?? failover?.event ?? held?.event, waitOf(on, failover, held));
 
   const target = targetReplicas(input, c)!;
   const upgrading = rolling && isUpgrading(sts, c.pods);
   if (target !== replicas) {
     const s = scaleStep(input, c, settings, replicas, target, partition, upgrading);
-    return noted(s.reason, true, s.action, s.event);
+    return noted(s.reason, true, s.action, s.event, s);
   }
   if (!upgrading) {
     if (rolling && partition !== replicas) return noted(`holding partition at ${replicas}`, false, apply(replicas, replicas));
     if (c.kind === 'tidb' && input.ddlPause) {
       const resume = ddlResumeStep(input, c, replicas);
-      if (!resume.ok) return result(resume.reason, true, resume.action, resume.event);
+      if (!resume.ok) return result(resume.reason, true, resume.action, resume.event, resume);
     }
     const cleanup = leftoverEvictions(input, c);
     if (cleanup.length > 0) return result('removing the evict-leader schedulers the controller added, now that no operation needs them', true, { type: 'evict-cleanup', storeIds: cleanup });
@@ -125,17 +127,27 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
     if (marks.length > 0) return result(`clearing the operation marks left on ${marks.map((m) => m.pod).join(', ')}, now that no operation needs them`, true, { type: 'clear-marks', marks });
     if (c.kind === 'tikv') {
       const request = evictRequestStep(input, c);
-      if (request && !request.ok) return result(request.reason, true, request.action, request.event);
+      if (request && !request.ok) return result(request.reason, true, request.action, request.event, request);
     }
     const podRequest = pdTransferRequestStep(input, c) ?? tidbShutdownRequestStep(c, phases);
-    if (podRequest && !podRequest.ok) return result(podRequest.reason, true, podRequest.action, podRequest.event);
+    if (podRequest && !podRequest.ok) return result(podRequest.reason, true, podRequest.action, podRequest.event, podRequest);
     const volumes = volumeStep(input, c, replicas);
     if (volumes) return noted(volumes.reason, !volumes.refused, volumes.action, volumes.event);
-    if (held) return result(`${held.reason}${failover ? `; ${failover.reason}` : ''}`, true, undefined, held.event ?? failover?.event);
+    if (held) return result(`${held.reason}${failover ? `; ${failover.reason}` : ''}`, true, undefined, held.event ?? failover?.event, waitOf(held, failover));
     const unready = unreadyPods(input, c, replicas);
     const idle = rolling ? 'up to date' : 'updateStrategy OnDelete: Pods update when deleted';
     return noted(unready.length > 0 ? `${idle}; ${podList(unready)} not Ready` : idle, failover?.waiting === true);
   }
   const u = upgradeStep(input, c, settings, replicas, partition!, phases, holding);
-  return result(u.reason, true, u.action, u.event);
+  return result(u.reason, true, u.action, u.event, u);
+}
+
+/**
+ * What a reason made of parts (the step's own, then failover's and a held replacement's notes) waits
+ * for: a part's wait that ends by itself makes the whole one end by itself (the reason then changes),
+ * else the first part's wait that has a code.
+ */
+function waitOf(...parts: (WaitOn | undefined)[]): WaitOn {
+  const coded = parts.filter((p): p is WaitOn => p?.wait !== undefined);
+  return waitOn(coded.find((p) => SELF_ENDING_WAITS.includes(p.wait!)) ?? coded[0]);
 }

@@ -19,7 +19,7 @@ import { isTerminating } from '../model/objects';
 import { toMillis } from '../model/values';
 import { memberOfPod, pdOf } from '../view/lookups';
 import type { ComponentState, PlanInput } from '../view/view';
-import { act, wait, type Phase, type Step } from './action';
+import { act, wait, waitPd, type Phase, type Step } from './action';
 import { transferTarget } from './upgrade-pd';
 
 /** The PD request of each Pod that has one with a value the operator knows. */
@@ -45,7 +45,7 @@ export function pdTransferRequestStep(input: PlanInput, c: ComponentState): Step
       });
     }
     const pd = pdOf(input);
-    if (typeof pd === 'string') return wait(pd);
+    if (typeof pd === 'string') return waitPd(pd);
     const member = memberOfPod(pd.members, name);
     const leads = member !== undefined && pd.leader === member.name;
     if (!leads && value === 'none') continue;

@@ -1,12 +1,43 @@
-/** Which Pods' own servers the controller asks before it plans (the reconciler asks them). */
+/**
+ * What the controller reads before it plans, decided from the StatefulSets and Pods alone (the
+ * reconciler does the reading): which parts of PD's view, and which Pods' own servers.
+ */
 import { EVICT_BEGIN_ANNOTATION } from '../model/annotations';
 import { isReady, isTerminating, podRevision } from '../model/objects';
-import { isRolling } from '../model/settings';
-import { isUpgrading } from '../view/lookups';
-import type { ComponentState } from '../view/view';
+import { isRolling, settingsOf } from '../model/settings';
+import { isUpgrading, targetReplicas } from '../view/lookups';
+import type { ComponentState, PlanInput } from '../view/view';
 import { requests } from './evict-requests';
+import { isMsService, type MsService } from './pdms';
 import { tiflashStatusChecked } from './upgrade-tiflash';
 import { hasGate } from './serving';
+
+/** The parts of PD's view the planner needs. */
+export interface PdReads {
+  /** Stores and evict-leader schedulers: the cluster runs TiKV or TiFlash. */
+  readonly stores: boolean;
+  /**
+   * Tombstone stores and `replication.max-replicas`: only while a TiKV or TiFlash store may be taken
+   * out, that is while the component has more replicas than it should, or Git asks for a replacement
+   * (checked the same way before the store goes offline).
+   */
+  readonly storeRemovals: boolean;
+  /** The micro-services whose servers and primary are read from PD's registry. */
+  readonly msServices: readonly MsService[];
+}
+
+/**
+ * What the planner needs read from PD, or undefined when it needs nothing (the cluster runs no PD,
+ * TiKV, TiFlash or PD micro-service). `failover`: the failure records, whose extra replicas count.
+ */
+export function pdReadsWanted(components: readonly ComponentState[], failover: PlanInput['failover']): PdReads | undefined {
+  const storeKinds = components.filter((x) => x.kind === 'tikv' || x.kind === 'tiflash');
+  const msServices = components.map((x) => x.kind).filter(isMsService);
+  if (storeKinds.length === 0 && msServices.length === 0 && !components.some((x) => x.kind === 'pd')) return undefined;
+  const replacing = storeKinds.some((x) => Array.isArray(settingsOf(x.sts).replace) && (settingsOf(x.sts).replace as unknown[]).length > 0);
+  const scalingIn = storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (targetReplicas({ failover }, x) ?? Infinity));
+  return { stores: storeKinds.length > 0, storeRemovals: replacing || scalingIn, msServices };
+}
 
 /**
  * The Pods whose servers the controller asks before planning: every Ready Pod at the update

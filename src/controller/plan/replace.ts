@@ -8,7 +8,7 @@
  *
  * - TiKV, TiFlash: the store goes offline (`DELETE /pd/api/v1/store/{id}`) and PD moves its regions
  *   away, also from a Down store, until it is Tombstone; a TiKV only while the other Up stores can hold
- *   every region's replicas (`replication.max-replicas`), as a scale-in.
+ *   every region's replicas (`replication.max-replicas`), as a scale-in (`store-safety.ts`).
  * - PD: leadership moves off the member first; then the member is deleted, only while the others
  *   keep a healthy majority.
  * - Then the claims and the Pod go (claims first: the StatefulSet does not create the Pod again while
@@ -18,12 +18,13 @@
  */
 import { REPLACE_VOLUME_ANNOTATION } from '../model/annotations';
 import { isReady, isTerminating, ordinalOf, type Pod } from '../model/objects';
-import type { ComponentSettings } from '../model/settings';
+import type { ComponentSettings } from '../../tidbcluster/contract';
 import { names } from '../../tidbcluster/names';
 import type { ReplaceRecord } from '../records/replacements';
 import { memberOfPod, pdOf, pdStoresOf, storeOfPod, volumesOfPod } from '../view/lookups';
 import type { ComponentState, PdState, PlanInput } from '../view/view';
-import { act, wait, type Step } from './action';
+import { act, wait, waitPd, type Step } from './action';
+import { removalHold } from './store-safety';
 import { transferTarget } from './upgrade-pd';
 
 type Kind = ReplaceRecord['component'];
@@ -85,7 +86,7 @@ function begin(input: PlanInput, c: ComponentState, kind: Kind, pod: string, byP
   let what: string;
   if (kind === 'pd') {
     const pd = pdOf(input);
-    if (typeof pd === 'string') return wait(pd);
+    if (typeof pd === 'string') return waitPd(pd);
     const member = memberOfPod(pd.members, pod);
     const refusal = member && quorumRefusal(pd, member.memberId, pod);
     if (refusal) return refuse(pod, refusal);
@@ -98,14 +99,12 @@ function begin(input: PlanInput, c: ComponentState, kind: Kind, pod: string, byP
     what = member ? `PD member ${member.name} is deleted` : `${pod} has no PD member`;
   } else {
     const pd = pdStoresOf(input);
-    if (typeof pd === 'string') return wait(pd);
+    if (typeof pd === 'string') return waitPd(pd);
     const store = storeOfPod(pd.stores, input.cluster.name, kind, pod);
-    if (kind === 'tikv' && store && store.state !== 'Offline') {
-      if (pd.maxReplicas === undefined) return wait(`reading PD max-replicas before replacing ${pod}`);
-      const up = pd.stores.filter((s) => s.state === 'Up' && s.labels.engine !== 'tiflash' && s.id !== store.id).length;
-      if (up < pd.maxReplicas) {
-        return refuse(pod, `only ${up} other TiKV stores are Up and PD keeps ${pd.maxReplicas} replicas of each region (replication.max-replicas): its regions would have nowhere to go`);
-      }
+    const hold = store && removalHold(pd, kind, store);
+    if (hold?.why === 'max-replicas-unknown') return wait(`reading PD max-replicas before replacing ${pod}`);
+    if (hold?.why === 'too-few-up-stores') {
+      return refuse(pod, `only ${hold.others} other TiKV stores are Up and PD keeps ${hold.maxReplicas} replicas of each region (replication.max-replicas): its regions would have nowhere to go`);
     }
     record = { ...base, ...(store && { storeId: store.id }) };
     what = store ? `store ${store.id} goes offline until PD reports it Tombstone` : `${pod} has no store in PD`;
@@ -134,7 +133,7 @@ function refuse(pod: string, why: string): Step {
 
 function removeStore(input: PlanInput, pod: string, r: ReplaceRecord): Step {
   const pd = pdStoresOf(input);
-  if (typeof pd === 'string') return wait(pd);
+  if (typeof pd === 'string') return waitPd(pd);
   const store = r.storeId === undefined ? undefined : pd.stores.find((s) => s.id === r.storeId);
   if (store && store.state === 'Offline') {
     return wait(`replacing ${pod}: store ${store.id} is Offline, PD is moving its ${store.regionCount} regions away`);
@@ -151,7 +150,7 @@ function removeStore(input: PlanInput, pod: string, r: ReplaceRecord): Step {
 
 function removeMember(input: PlanInput, pod: string, r: ReplaceRecord): Step {
   const pd = pdOf(input);
-  if (typeof pd === 'string') return wait(pd);
+  if (typeof pd === 'string') return waitPd(pd);
   const member = r.memberId === undefined ? undefined : pd.members.find((m) => m.memberId === r.memberId);
   if (member) {
     const refusal = quorumRefusal(pd, member.memberId, pod);
@@ -172,7 +171,7 @@ function recreate(input: PlanInput, c: ComponentState, pod: string, r: ReplaceRe
   if (oldClaims.length > 0) return wait(`replacing ${pod}: waiting for its old volumes ${oldClaims.map((v) => v.metadata.name).join(', ')} to be deleted`);
   if (!live || !isReady(live)) return wait(`replacing ${pod}: waiting for it to start again on fresh volumes`);
   const back = replacementBack(input, c.kind as Kind, pod, r);
-  if ('wait' in back) return wait(`replacing ${pod}: ${back.wait}`);
+  if ('wait' in back) return wait(`replacing ${pod}: ${back.wait}`, undefined, back.pdUnreadable ? 'pd-unreadable' : undefined);
   return act(`${pod} is replaced: ${back.done}`, { type: 'replace-set', pod, record: { ...r, phase: 'done', doneAt: new Date(input.now).toISOString() } }, {
     type: 'Normal',
     reason: 'MemberReplaced',
@@ -181,17 +180,20 @@ function recreate(input: PlanInput, c: ComponentState, pod: string, r: ReplaceRe
   });
 }
 
-/** What shows the new Pod serving (its new store Up, its new member healthy), or what it waits for. */
-function replacementBack(input: PlanInput, kind: Kind, pod: string, r: ReplaceRecord): { readonly done: string } | { readonly wait: string } {
+/**
+ * What shows the new Pod serving (its new store Up, its new member healthy), or what it waits for
+ * (`pdUnreadable`: PD's view, which says it, could not be read).
+ */
+function replacementBack(input: PlanInput, kind: Kind, pod: string, r: ReplaceRecord): { readonly done: string } | { readonly wait: string; readonly pdUnreadable?: true } {
   if (kind === 'pd') {
     const pd = pdOf(input);
-    if (typeof pd === 'string') return { wait: pd };
+    if (typeof pd === 'string') return { wait: pd, pdUnreadable: true };
     const m = memberOfPod(pd.members, pod);
     if (!m || m.memberId === r.memberId || !m.healthy) return { wait: 'waiting for its new PD member to be healthy' };
     return { done: `PD member ${m.memberId} in place of ${r.memberId ?? 'none'}` };
   }
   const pd = pdStoresOf(input);
-  if (typeof pd === 'string') return { wait: pd };
+  if (typeof pd === 'string') return { wait: pd, pdUnreadable: true };
   const store = storeOfPod(pd.stores, input.cluster.name, kind, pod);
   if (!store || store.id === r.storeId || store.state !== 'Up') return { wait: 'waiting for its new store to be Up' };
   return { done: `store ${store.id} in place of ${r.storeId ?? 'none'}` };

@@ -25,7 +25,8 @@
  *   no other run's record names it, a folder inside it or one around it (a run under way, a kept
  *   backup, any run of another schedule); else the run is released, its data kept.
  */
-import { logBackupOfSchedule, type BackupRetentionInfo, type CleanPolicy } from '../../tidbcluster/names';
+import { logBackupOfSchedule } from '../../tidbcluster/names';
+import type { BackupRetentionInfo, CleanPolicy } from '../../tidbcluster/contract';
 import { newestFirst, type BackupRun } from '../records/backup-runs';
 import type { ClusterInfo } from '../model/cluster';
 import { tsoMillis } from './log-backups';

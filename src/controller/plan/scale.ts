@@ -8,12 +8,13 @@
 import { names, type ComponentKind } from '../../tidbcluster/names';
 import { DEFER_DELETING_ANNOTATION, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION } from '../model/annotations';
 import { isReady, ordinalOf, type Pod } from '../model/objects';
-import type { ComponentSettings } from '../model/settings';
+import type { ComponentSettings } from '../../tidbcluster/contract';
 import { toMillis } from '../model/values';
 import { memberOfPod, ownsEviction, pdOf, pdStoresOf, podList, podsByOrdinal, storeOfPod, storesOf, unreadyPods, volumesOfPod } from '../view/lookups';
 import { DEFAULT_PLAN_OPTIONS, type ComponentState, type PdState, type PlanInput } from '../view/view';
-import { act, evictBegin, OK, wait, type Action, type PlanEvent, type Step } from './action';
+import { act, evictBegin, OK, wait, waitPd, type Action, type PlanEvent, type Step, waitOn, type WaitOn } from './action';
 import { prepareMs } from './pdms';
+import { removalHold } from './store-safety';
 import { drainTimedOut } from './upgrade-ticdc';
 
 /** How long a TiKV store being scaled in may keep its leaders before it is taken offline anyway (the operator's fixed 5m). */
@@ -21,7 +22,7 @@ export const SCALE_IN_EVICT_TIMEOUT_MS = 5 * 60_000;
 /** Components whose Pods depend on PD: PD cannot be scaled to 0 while they run. */
 const PD_CLIENTS: readonly ComponentKind[] = ['tso', 'scheduling', 'tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy'];
 
-export interface ScaleStep {
+export interface ScaleStep extends WaitOn {
   readonly reason: string;
   readonly action?: Action;
   readonly event?: PlanEvent;
@@ -73,7 +74,7 @@ export function scaleStep(
   const unready = unreadyPods(input, c, ord);
   if (unready.length > 0) return { reason: `scale-in waits: ${podList(unready)} not Ready; ${podName} is removed once every remaining Pod is Ready` };
   const s = retire(input, c, settings, pod, podName, target);
-  if (!s.ok) return { reason: s.reason, action: s.action, event: s.event };
+  if (!s.ok) return { reason: s.reason, action: s.action, event: s.event, ...waitOn(s) };
   const unmarked = volumesOfPod(input.volumes ?? [], c.sts, podName).filter(
     (v) => v.metadata.annotations?.[DEFER_DELETING_ANNOTATION] === undefined && !v.metadata.deletionTimestamp,
   );
@@ -119,7 +120,7 @@ function retirePd(input: PlanInput, podName: string, target: number): Step {
     }
   }
   const pd = pdOf(input);
-  if (typeof pd === 'string') return wait(pd);
+  if (typeof pd === 'string') return waitPd(pd);
   const member = memberOfPod(pd.members, podName);
   if (!member) return OK;
   if (pd.leader === member.name && pd.members.length > 1) {
@@ -152,20 +153,19 @@ function leaderTarget(input: PlanInput, pd: PdState, podName: string): string | 
 
 function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, podName: string): Step {
   const pd = pdStoresOf(input);
-  if (typeof pd === 'string') return wait(pd);
+  if (typeof pd === 'string') return waitPd(pd);
   const cluster = input.cluster.name;
   const store = storeOfPod(pd.stores, cluster, c.kind, podName);
   if (store) {
-    if (c.kind === 'tikv' && store.state !== 'Offline') {
-      if (pd.maxReplicas === undefined) return wait('reading PD max-replicas before a TiKV scale-in');
-      const up = pd.stores.filter((s) => s.state === 'Up' && s.labels.engine !== 'tiflash').length;
-      if (up < pd.maxReplicas || (up === pd.maxReplicas && store.state === 'Up')) {
-        const reason = `TiKV cannot scale in: ${up} Up stores and PD keeps ${pd.maxReplicas} replicas of each region (replication.max-replicas)`;
-        return wait(reason, { type: 'Warning', reason: 'FailedScaleIn', message: reason });
-      }
+    const hold = removalHold(pd, c.kind, store);
+    if (hold?.why === 'max-replicas-unknown') return wait('reading PD max-replicas before a TiKV scale-in');
+    if (hold?.why === 'too-few-up-stores') {
+      const reason = `TiKV cannot scale in: ${hold.up} Up stores and PD keeps ${hold.maxReplicas} replicas of each region (replication.max-replicas)`;
+      return wait(reason, { type: 'Warning', reason: 'FailedScaleIn', message: reason }, 'too-few-up-stores');
     }
     if (store.state === 'Offline') {
-      return wait(`store ${store.id} (${podName}) is Offline: PD is moving its ${store.regionCount} regions away; replicas stay until it is Tombstone`);
+      const reason = `store ${store.id} (${podName}) is Offline: PD is moving its ${store.regionCount} regions away; replicas stay until it is Tombstone`;
+      return wait(reason, undefined, 'store-offline-moving', store.id);
     }
     if (c.kind === 'tikv' && store.state === 'Up' && store.leaderCount > 0) {
       const begin = toMillis(pod?.metadata.annotations?.[SCALE_IN_TIME_ANNOTATION]);
@@ -187,7 +187,7 @@ function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, 
     });
   }
   const created = toMillis(pod?.metadata.creationTimestamp);
-  const prefix = `${podName}.${cluster}-${c.kind}-peer.`;
+  const prefix = `${names.peerHost(cluster, c.kind, podName)}.`;
   const tombstone = (pd.tombstones ?? []).find(
     (s) => s.address.startsWith(prefix) && (created === undefined || s.lastHeartbeat === undefined || s.lastHeartbeat >= created),
   );
@@ -201,7 +201,7 @@ function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, 
   if (isReady(pod)) return wait(`waiting for the store of ${podName} to register with PD before removing it`);
   const everRegistered = storesOf([...pd.stores, ...(pd.tombstones ?? [])], cluster, c.kind).length > 0;
   if (!everRegistered || neverJoined(input, pod)) return OK;
-  return wait(`${podName} has no store and is not Ready; it is removed ${Math.round(joinGraceMs(input) / 1000)}s after its creation`);
+  return wait(`${podName} has no store and is not Ready; it is removed ${Math.round(joinGraceMs(input) / 1000)}s after its creation`, undefined, 'join-grace');
 }
 
 /** How long a Pod may take to join before it counts as never joined: 5 resync periods, as the operator waits. */

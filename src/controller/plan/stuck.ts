@@ -1,12 +1,14 @@
 /**
  * Operations that do not move. An upgrade, scale-in or failover that waits with the same reason
- * for `stuckAfterMs` is stuck: the status says so with a way out, and a Warning event
- * `OperationStuck` says it once. A reason that changes (fewer leaders left, another Pod) is
- * progress and starts the count again; so does any action. Pure, like the planner.
+ * for `stuckAfterMs` is stuck: the status says so with a way out, chosen by the wait's code, and a
+ * Warning event `OperationStuck` says it once. A reason that changes (fewer leaders left, another
+ * Pod) is progress and starts the count again; so does any action, and a wait that ends by itself
+ * is never stuck. Pure, like the planner.
  */
 import type { ComponentKind } from '../../tidbcluster/names';
 import { isReady, type Pod } from '../model/objects';
 import type { ComponentState } from '../view/view';
+import { SELF_ENDING_WAITS, type WaitCode } from './action';
 import type { ComponentPlan } from './plan';
 
 /** How long one wait may last before it counts as stuck (`--stuck-after`). */
@@ -14,9 +16,6 @@ export const DEFAULT_STUCK_AFTER_MS = 30_000;
 
 /** The phases of an operation; a component in Normal waits for nothing that could be stuck. */
 const OPERATION_PHASES: readonly string[] = ['Upgrading', 'Scaling', 'Failover'];
-
-/** Waits that end by themselves at a time they name: `min-ready-seconds`, a failover period, a join grace. */
-const SELF_ENDING = /min-ready-seconds|failover after|after its creation/;
 
 /** A component's current wait: its reason, since when, and whether it was reported. */
 export interface WaitMark {
@@ -55,7 +54,7 @@ export function trackWaits(
   const stuck = new Map<ComponentKind, StuckReport>();
   const report: StuckReport[] = [];
   for (const p of plans) {
-    if (!p.busy || p.action || !OPERATION_PHASES.includes(p.phase) || SELF_ENDING.test(p.reason)) continue;
+    if (!p.busy || p.action || !OPERATION_PHASES.includes(p.phase) || (p.wait !== undefined && SELF_ENDING_WAITS.includes(p.wait))) continue;
     const before = marks.get(p.kind);
     const mark = before?.reason === p.reason ? before : { reason: p.reason, since: now, reported: false };
     if (now - mark.since < stuckAfterMs) {
@@ -63,7 +62,7 @@ export function trackWaits(
       continue;
     }
     const component = components.find((c) => c.kind === p.kind);
-    const found: StuckReport = { kind: p.kind, phase: p.phase, reason: p.reason, since: mark.since, hint: stuckHint(p.reason, component?.pods ?? []) };
+    const found: StuckReport = { kind: p.kind, phase: p.phase, reason: p.reason, since: mark.since, hint: stuckHint(p.reason, component?.pods ?? [], p.wait, p.storeId) };
     stuck.set(p.kind, found);
     if (!mark.reported) report.push(found);
     next.set(p.kind, { ...mark, reported: true });
@@ -89,8 +88,11 @@ export function podTrouble(pod: Pod): string | undefined {
 /** Whether `text` names the Pod `name` (not `c-tikv-10` for `c-tikv-1`). */
 const mentions = (text: string, name: string): boolean => new RegExp(`(?<![\\w.-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`).test(text);
 
-/** The way out of a wait, by what it waits for. */
-export function stuckHint(reason: string, pods: readonly Pod[]): string {
+/**
+ * The way out of a wait: what the Pods its reason names report, else by its code (`storeId`: the
+ * store it is about).
+ */
+export function stuckHint(reason: string, pods: readonly Pod[], code?: WaitCode, storeId?: number): string {
   const troubled = pods.flatMap((p) => {
     const name = p.metadata.name!;
     const trouble = podTrouble(p);
@@ -107,15 +109,19 @@ export function stuckHint(reason: string, pods: readonly Pod[]): string {
       'A Pod still at the old revision that cannot start on it gets the new one only with tidb.pingcap.com/force-upgrade: "true" on the TidbCluster (every remaining Pod then restarts without checks)'
     );
   }
-  if (/^waiting for upgraded Pod \S+ to be Ready/.test(reason)) {
-    return 'the new revision does not become Ready: fix it in Git, or take the change back; the Pod restarts with what Git gives next';
+  const store = storeId ?? '<id>';
+  switch (code) {
+    case 'upgraded-pod-not-ready':
+      return 'the new revision does not become Ready: fix it in Git, or take the change back; the Pod restarts with what Git gives next';
+    case 'store-offline-moving':
+      return `PD cannot move the store's regions: too few Up stores for max-replicas, or placement rules no other store meets (pd-ctl store ${store}, pd-ctl operator show). To keep the store, take the scale-in back in Git and run pd-ctl store cancel-delete ${store}`;
+    case 'too-few-up-stores':
+      return 'add a TiKV, or lower PD replication.max-replicas, or take the scale-in back in Git';
+    case 'store-not-up':
+      return 'the store does not heartbeat PD: read its TiKV log; the operation goes on once PD reports it Up';
+    case 'pd-unreadable':
+      return 'the controller cannot read PD: look at the PD Pods and the controller log';
+    default:
+      return 'see the reason; docs/operations.md, "When an operation is stuck", lists the ways out';
   }
-  if (/is Offline: PD is moving/.test(reason)) {
-    const store = /store (\d+)/.exec(reason)?.[1] ?? '<id>';
-    return `PD cannot move the store's regions: too few Up stores for max-replicas, or placement rules no other store meets (pd-ctl store ${store}, pd-ctl operator show). To keep the store, take the scale-in back in Git and run pd-ctl store cancel-delete ${store}`;
-  }
-  if (/cannot scale in: \d+ Up stores/.test(reason)) return 'add a TiKV, or lower PD replication.max-replicas, or take the scale-in back in Git';
-  if (/to be Up, it is/.test(reason)) return 'the store does not heartbeat PD: read its TiKV log; the operation goes on once PD reports it Up';
-  if (/PD|registry/.test(reason) && /unavailable|cannot|not answer|error/i.test(reason)) return 'the controller cannot read PD: look at the PD Pods and the controller log';
-  return 'see the reason; docs/operations.md, "When an operation is stuck", lists the ways out';
 }

@@ -9,13 +9,13 @@ import { ordinalOf } from '../model/objects';
 import { replicasOf } from '../model/settings';
 import { memberOfPod, pdOf } from '../view/lookups';
 import type { ComponentState, PdState, PlanInput } from '../view/view';
-import { OK, wait, type UpgradeChecks } from './action';
+import { OK, wait, waitPd, type UpgradeChecks } from './action';
 
 export const pdUpgrade: UpgradeChecks = {
   upgraded(input, _c, pod) {
     const name = pod.metadata.name!;
     const pd = pdOf(input);
-    if (typeof pd === 'string') return wait(pd);
+    if (typeof pd === 'string') return waitPd(pd);
     const member = memberOfPod(pd.members, name);
     if (!member?.healthy) return wait(`waiting for PD member ${name} to be healthy`);
     // PD v8.5.2+ says when a member has loaded its regions (older PD answers 404: ready).
@@ -28,7 +28,7 @@ export const pdUpgrade: UpgradeChecks = {
   prepare(input, c, pod, settings) {
     const name = pod.metadata.name!;
     const pd = pdOf(input);
-    if (typeof pd === 'string') return wait(pd);
+    if (typeof pd === 'string') return waitPd(pd);
     const member = memberOfPod(pd.members, name);
     const others = pd.members.filter((m) => m !== member);
     if (member && others.length > 0 && others.filter((m) => m.healthy).length <= pd.members.length / 2) {

@@ -5,7 +5,7 @@
 import { names } from '../../tidbcluster/names';
 import { TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../model/annotations';
 import { isTerminating, ordinalOf, podRevision, type Pod } from '../model/objects';
-import type { ComponentSettings } from '../model/settings';
+import type { ComponentSettings } from '../../tidbcluster/contract';
 import { imageTag, parseDuration, toMillis } from '../model/values';
 import { podsByOrdinal } from '../view/lookups';
 import type { ComponentState, PlanInput } from '../view/view';

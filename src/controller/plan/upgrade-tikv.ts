@@ -7,11 +7,12 @@
 import type { PdStore } from '../clients/pd';
 import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, LOG_BACKUP_FLUSHED_ANNOTATION, USER_EVICT_ANNOTATIONS } from '../model/annotations';
 import type { Pod } from '../model/objects';
-import type { ComponentSettings } from '../model/settings';
+import type { ComponentSettings } from '../../tidbcluster/contract';
 import { parseDuration, toMillis } from '../model/values';
 import { ownsEviction, pdStoresOf, storeOfPod } from '../view/lookups';
 import type { ComponentState, PdState, PlanInput } from '../view/view';
-import { act, evictBegin, OK, wait, type Step, type UpgradeChecks } from './action';
+import { act, evictBegin, OK, wait, waitPd, type Step, type UpgradeChecks } from './action';
+import { upTikvStores } from './store-safety';
 
 /** Below this even share of leaders per store, an upgraded store is not waited for. */
 const LEADERS_BACK_MIN_SHARE = 200;
@@ -25,7 +26,7 @@ const LEADERS_BACK_MIN_SHARE = 200;
 function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings): Step {
   const name = pod.metadata.name!;
   const pd = pdStoresOf(input);
-  if (typeof pd === 'string') return wait(pd);
+  if (typeof pd === 'string') return waitPd(pd);
   if (settings.checkStoresUpBeforeUpgrade === true) {
     // tidb-operator's IsTiKVStable, asked before every TiKV restart.
     const down = pd.stores.find((s) => s.state !== 'Up' && s.state !== 'Tombstone');
@@ -33,8 +34,7 @@ function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: C
   }
   const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', name);
   if (!store) return OK;
-  const peers = pd.stores.filter((s) => s !== store && s.state === 'Up' && s.labels.engine !== 'tiflash');
-  if (peers.length === 0) return OK; // Nowhere to move leaders to.
+  if (upTikvStores(pd.stores, store).length === 0) return OK; // Nowhere to move leaders to.
   const begin = toMillis(pod.metadata.annotations?.[EVICT_BEGIN_ANNOTATION]);
   const metric = input.probes?.tikvLeaders?.[name];
   const left = Math.max(store.leaderCount, metric?.count ?? 0);
@@ -114,7 +114,7 @@ export const tikvUpgrade: UpgradeChecks = {
     }
     const endAt = toMillis(pod.metadata.annotations?.[EVICT_END_ANNOTATION]);
     if (endAt !== undefined) {
-      const upStores = pd.stores.filter((s) => s.state === 'Up' && s.labels.engine !== 'tiflash');
+      const upStores = upTikvStores(pd.stores);
       const share = upStores.reduce((n, s) => n + s.leaderCount, 0) / Math.max(1, upStores.length);
       const timeout = parseDuration(settings.waitLeaderTransferBackTimeout) ?? 400_000;
       if (share >= LEADERS_BACK_MIN_SHARE && store.leaderCount < (2 * share) / 3 && input.now < endAt + timeout) {
@@ -128,9 +128,9 @@ export const tikvUpgrade: UpgradeChecks = {
 /** The store of an upgraded TiKV or TiFlash Pod, once it is registered with PD and Up; else what is awaited. */
 export function upStore(input: PlanInput, c: ComponentState, name: string): { readonly pd: PdState; readonly store: PdStore } | Step {
   const pd = pdStoresOf(input);
-  if (typeof pd === 'string') return wait(pd);
+  if (typeof pd === 'string') return waitPd(pd);
   const store = storeOfPod(pd.stores, input.cluster.name, c.kind, name);
   if (!store) return wait(`waiting for the store of ${name} to register with PD`);
-  if (store.state !== 'Up') return wait(`waiting for store ${store.id} (${name}) to be Up, it is ${store.state}`);
+  if (store.state !== 'Up') return wait(`waiting for store ${store.id} (${name}) to be Up, it is ${store.state}`, undefined, 'store-not-up', store.id);
   return { pd, store };
 }

@@ -7,11 +7,11 @@
  */
 import { FORCE_UPGRADE_ANNOTATION, names, type ComponentKind } from '../../tidbcluster/names';
 import { isAvailable, isReady, isTerminating, podRevision, type Pod } from '../model/objects';
-import type { ComponentSettings } from '../model/settings';
+import type { ComponentSettings } from '../../tidbcluster/contract';
 import { podList, podsByOrdinal, statusCurrent, unreadyPods } from '../view/lookups';
 import type { ComponentState, PlanInput } from '../view/view';
 import { BLOCKED_BY } from '../../tidbcluster/restart-order';
-import { OK, wait, type Action, type Phase, type PlanEvent, type Step, type UpgradeChecks } from './action';
+import { OK, wait, type Action, type Phase, type PlanEvent, type Step, type UpgradeChecks, waitOn, type WaitOn } from './action';
 import { msUpgrade } from './pdms';
 import { pdUpgrade } from './upgrade-pd';
 import { ticdcUpgrade } from './upgrade-ticdc';
@@ -31,7 +31,7 @@ const CHECKS: Readonly<Partial<Record<ComponentKind, UpgradeChecks>>> = {
 };
 
 /** What the upgrade does now: an action, or what it waits for. An upgrade under way is always busy. */
-export interface UpgradeStep {
+export interface UpgradeStep extends WaitOn {
   readonly reason: string;
   readonly action?: Action;
   readonly event?: PlanEvent;
@@ -53,7 +53,7 @@ export function upgradeStep(
 ): UpgradeStep {
   const { sts } = c;
   const apply = (p: number): Action => ({ type: 'apply', replicas, partition: p });
-  const step = (reason: string, action?: Action, event?: PlanEvent): UpgradeStep => ({ reason, action, event });
+  const step = (reason: string, action?: Action, event?: PlanEvent, on?: WaitOn): UpgradeStep => ({ reason, action, event, ...waitOn(on) });
   if (!statusCurrent(sts)) return step('waiting for the StatefulSet controller to observe the new spec');
 
   const phase = phases.get(c.kind);
@@ -76,7 +76,7 @@ export function upgradeStep(
   const checks = CHECKS[c.kind] ?? {};
 
   const begun = checks.begin?.(input, c) ?? OK;
-  if (!begun.ok) return step(begun.reason, begun.action, begun.event);
+  if (!begun.ok) return step(begun.reason, begun.action, begun.event, begun);
 
   // A stepped Pod is back at the new revision: raise the partition again, so that a template arriving
   // from Git in the middle of the upgrade restarts nothing until the controller steps again.
@@ -95,7 +95,7 @@ export function upgradeStep(
     if (!pod || isTerminating(pod)) return step(`waiting for Pod ${name} to be recreated`);
     if (podRevision(pod) === update) {
       const s = upgraded(input, c, pod, settings, checks);
-      if (!s.ok) return step(s.reason, s.action, s.event);
+      if (!s.ok) return step(s.reason, s.action, s.event, s);
       continue;
     }
     if (partition <= ord) return step(`waiting for Pod ${name} to restart at the new revision`);
@@ -103,7 +103,7 @@ export function upgradeStep(
     const unready = unreadyPods(input, c, replicas, ord);
     if (unready.length > 0) return step(`upgrade waits: ${podList(unready)} not Ready; ${name} restarts once every other Pod is Ready`);
     const s = checks.prepare?.(input, c, pod, settings) ?? OK;
-    if (!s.ok) return step(s.reason, s.action, s.event);
+    if (!s.ok) return step(s.reason, s.action, s.event, s);
     return step(`upgrading ${name}`, apply(ord), s.event ?? {
       type: 'Normal',
       reason: 'UpgradeStep',
@@ -117,8 +117,8 @@ export function upgradeStep(
 /** Is a Pod that already runs the new revision healthy enough to go on to the next one? */
 function upgraded(input: PlanInput, c: ComponentState, pod: Pod, settings: ComponentSettings, checks: UpgradeChecks): Step {
   const name = pod.metadata.name!;
-  if (!isReady(pod)) return wait(`waiting for upgraded Pod ${name} to be Ready`);
+  if (!isReady(pod)) return wait(`waiting for upgraded Pod ${name} to be Ready`, undefined, 'upgraded-pod-not-ready');
   const minReady = settings.minReadySeconds ?? 0;
-  if (!isAvailable(pod, minReady, input.now)) return wait(`waiting for upgraded Pod ${name} to have been Ready for ${minReady}s (min-ready-seconds)`);
+  if (!isAvailable(pod, minReady, input.now)) return wait(`waiting for upgraded Pod ${name} to have been Ready for ${minReady}s (min-ready-seconds)`, undefined, 'min-ready-seconds');
   return checks.upgraded?.(input, c, pod, settings) ?? OK;
 }

@@ -1,26 +1,29 @@
 /**
  * Each pass, the runs of the cluster's BackupSchedules: their Jobs and Pods are read, the run records
- * in the status ConfigMap follow them, each run that finished gets an Event on its Job
- * (`BackupComplete`, `BackupFailed`, `BackupLost`), and so does one whose container cannot start
- * (`BackupStuck`: a missing Secret, an image that cannot be pulled), and a schedule with retention lets its expired runs go:
- * removed from the bucket where its cleanPolicy says so (`BackupDeleted`, recorded `Deleted` once the
- * folder is gone), else released with their data kept (`BackupReleased`, recorded `Released`).
- * Only for a cluster with schedules: its Role grants reading Jobs (and the buckets' Secrets) then,
- * and not otherwise.
+ * in the status ConfigMap follow them (view/backup-runs.ts), each run that finished gets an Event on
+ * its Job (`BackupComplete`, `BackupFailed`, `BackupLost`), and so does one whose container cannot
+ * start (`BackupStuck`: a missing Secret, an image that cannot be pulled), and a schedule with
+ * retention lets its expired runs go, one a pass, as plan/retention.ts decides and
+ * actions/retention.ts carries out: removed from the bucket where its cleanPolicy says so, else
+ * released with their data kept. Each schedule's health goes on its CronJob. Only for a cluster with
+ * schedules: its Role grants reading Jobs (and the buckets' Secrets) then, and not otherwise. A side
+ * task of the pass.
  */
-import { ANNOTATION, BACKUP_LABEL, LABEL, logBackupOfSchedule, type BackupRetentionInfo } from '../../tidbcluster/names';
+import { ANNOTATION, BACKUP_LABEL, LABEL, logBackupOfSchedule, names } from '../../tidbcluster/names';
+import type { BackupRetentionInfo } from '../../tidbcluster/contract';
+import { deleteExpired, releaseExpired, retentionFailed, type RetentionDeps } from '../actions/retention';
 import { BackupAccess } from '../clients/backups';
 import type { KubeAccess } from '../clients/kube';
 import { describe } from '../clients/kube';
-import { openBackupStorage } from '../clients/backup-storage';
 import type { ClusterInfo } from '../model/cluster';
-import { observeRuns, scheduleProblem } from '../plan/backup-runs';
+import { observeRuns, scheduleProblem } from '../view/backup-runs';
 import { tsoMillis } from '../plan/log-backups';
 import { expiredRuns, type LogWindow } from '../plan/retention';
-import type { LogBackupView } from './log-backups';
+import type { LogBackupView } from '../plan/log-backups';
 import { backupRunsOf, listRuns, type BackupRun } from '../records/backup-runs';
 import type { StatusRecords } from '../records/store';
 import type { Logger } from '../runtime/log';
+import type { SidePass, SideTask } from './side-task';
 
 export interface BackupRunDeps {
   readonly cluster: ClusterInfo;
@@ -28,7 +31,9 @@ export interface BackupRunDeps {
   readonly log: Logger;
 }
 
-export class BackupRunRecorder {
+export class BackupRunRecorder implements SideTask {
+  readonly name = 'backup runs';
+  readonly readsOnly = false;
   private access?: BackupAccess;
   /** The last retention problem reported per schedule, so that a standing one is announced once. */
   private readonly problems = new Map<string, string>();
@@ -39,6 +44,11 @@ export class BackupRunRecorder {
     private readonly d: BackupRunDeps,
     private readonly records: StatusRecords,
   ) {}
+
+  /** {@link pass}, with the log backups' tasks as read this pass. */
+  run(p: SidePass): Promise<void> {
+    return this.pass(p.view.now, p.logBackups());
+  }
 
   /**
    * Brings the run records up to date, then keeps each schedule's retention, by the log backups' tasks
@@ -67,7 +77,7 @@ export class BackupRunRecorder {
     if (this.health.has(schedule) && this.health.get(schedule) === problem) return;
     const annotations = { [ANNOTATION.scheduleHealth]: problem === null ? null : 'Degraded', [ANNOTATION.operationMessage]: problem };
     try {
-      await this.access!.annotateCronJob(`backup-${schedule}`, annotations);
+      await this.access!.annotateCronJob(names.backupSchedule(schedule), annotations);
       this.health.set(schedule, problem);
     } catch (err) {
       this.d.log.warn("could not note the schedule's health on its CronJob", { schedule, error: describe(err) });
@@ -92,9 +102,8 @@ export class BackupRunRecorder {
 
   /**
    * Lets the oldest of the schedule's expired runs go, one a pass, so that a first retention over many
-   * old backups never holds up the cluster's own work: its folder removed from the bucket where the
-   * policy says so (recorded `Deleted` once gone), else recorded `Released`, its data staying where the
-   * record says.
+   * old backups never holds up the cluster's own work. A removal that fails is logged each pass, and
+   * announced once per reason.
    */
   private async retain(schedule: string, policy: BackupRetentionInfo, now: number, log: LogWindow): Promise<void> {
     const [expired] = expiredRuns(schedule, this.records.backupRuns, policy, now, log).slice(-1);
@@ -103,33 +112,17 @@ export class BackupRunRecorder {
       this.problems.delete(schedule);
       return;
     }
-    const { run } = expired;
-    const cronJob = `backup-${schedule}`;
-    const at = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    if (expired.action === 'release') {
-      await this.records.setBackupRuns({ ...this.records.backupRuns, [run.job]: { ...run, phase: 'Released', deleted: at } });
-      this.d.log.info('released an expired backup, its data kept', { schedule, job: run.job, storage: run.storage, ...(expired.kept && { why: expired.kept }) });
-      const what = run.phase === 'Complete' ? 'expired backup' : `${run.phase.toLowerCase()} run`;
-      const where = run.storage ?? '(no storage path reported)';
-      const kept = expired.kept ? `its data stays at ${where}, though cleanPolicy ${policy.cleanPolicy} removes data: ${expired.kept}` : `cleanPolicy ${policy.cleanPolicy ?? 'Retain'} keeps its data at ${where}`;
-      await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Normal', 'BackupReleased', `let the ${what} ${run.job} go (${keptBy(policy)}); ${kept}`, now);
-      return;
-    }
+    const d: RetentionDeps = { kube: this.d.kube, access: this.access!, records: this.records, log: this.d.log };
+    if (expired.action === 'release') return releaseExpired(d, schedule, policy, expired, now);
     try {
-      const storage = await openBackupStorage(policy, this.access!);
-      const keys = await storage.list(expired.folder);
-      await storage.delete(keys);
-      // What is gone is recorded before anything else is removed: a restart never forgets it.
-      await this.records.setBackupRuns({ ...this.records.backupRuns, [run.job]: { ...run, phase: 'Deleted', deleted: at } });
-      this.d.log.info('removed an expired backup', { schedule, job: run.job, storage: run.storage, objects: keys.length });
-      await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Normal', 'BackupDeleted', `removed the ${run.phase === 'Complete' ? 'expired backup' : `${run.phase.toLowerCase()} run's partial backup`} ${run.storage} (${run.job}): ${keptBy(policy)}, cleanPolicy ${policy.cleanPolicy}`, now);
+      await deleteExpired(d, schedule, policy, expired, now);
       this.problems.delete(schedule);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       this.d.log.warn('could not remove expired backups', { schedule, error: why });
       if (this.problems.get(schedule) === why) return;
       this.problems.set(schedule, why);
-      await this.d.kube.event({ kind: 'CronJob', name: cronJob }, 'Warning', 'BackupRetentionFailed', `could not remove the expired backups of schedule ${schedule}: ${why}`, now);
+      await retentionFailed(d, schedule, why, now);
     }
   }
 }
@@ -149,10 +142,6 @@ function logWindow(cluster: Pick<ClusterInfo, 'logBackups'>, schedule: string, v
 /** The schedules with retention, whose records retention decides from. */
 function retainedSchedules(cluster: Pick<ClusterInfo, 'backupRetention'>): ReadonlySet<string> {
   return new Set(Object.keys(cluster.backupRetention ?? {}));
-}
-
-function keptBy(policy: BackupRetentionInfo): string {
-  return policy.maxBackups !== undefined ? `maxBackups is ${policy.maxBackups}` : `maxReservedTime is ${policy.maxReservedSeconds}s`;
 }
 
 function message(run: BackupRun): string {

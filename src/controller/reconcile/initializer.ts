@@ -6,22 +6,25 @@
  * ConfigMap says how far it got before each step, so that a restart takes up only what cannot run
  * twice, and the outcome goes on the `<cluster>-tidb-initializer` ConfigMap
  * (`tidb-gitops.io/phase`, `tidb-gitops.io/message`) and into Events on it: `InitializerWaiting`,
- * `InitializerComplete`, `InitializerFailed`, `InitializerLost`, `InitializerChanged`.
+ * `InitializerComplete`, `InitializerFailed`, `InitializerLost`, `InitializerChanged`. A side task of
+ * the pass.
  */
 import { splitSql } from '../../base/sql';
 import { hidePasswords } from '../../base/sql-secrets';
-import { ANNOTATION, BACKUP_LABEL, names, PORT, type InitializerInfo } from '../../tidbcluster/names';
+import { ANNOTATION, BACKUP_LABEL, names, PORT } from '../../tidbcluster/names';
+import type { InitializerInfo } from '../../tidbcluster/contract';
 import { BackupAccess } from '../clients/backups';
 import { describe, type KubeAccess } from '../clients/kube';
 import type { PdClient } from '../clients/pd';
 import { connectMysql, ER_ACCESS_DENIED, MysqlError, sqlString, type MysqlConnection, type MysqlOptions } from '../clients/mysql';
 import { podHost, type ClusterInfo } from '../model/cluster';
-import { isReady, type Pod } from '../model/objects';
+import { isReady } from '../model/objects';
 import { planInitializer } from '../plan/initializer';
 import { initializerMessage, type InitializerRecord, type InitializerStep } from '../records/initializer';
 import type { StatusRecords } from '../records/store';
 import type { Logger } from '../runtime/log';
 import { compareCodeUnits } from '../../base/order';
+import type { SidePass, SideTask } from './side-task';
 
 export interface InitializerDeps {
   readonly cluster: ClusterInfo;
@@ -51,7 +54,9 @@ class Missing extends Error {}
 /** A step that failed for good: the record says Failed with this message. */
 class Refused extends Error {}
 
-export class InitializerRunner {
+export class InitializerRunner implements SideTask {
+  readonly name = 'initializer';
+  readonly readsOnly = false;
   private access?: BackupAccess;
   /** The phase and message last noted on the ConfigMap by this process. */
   private published?: string;
@@ -61,8 +66,9 @@ export class InitializerRunner {
     private readonly records: StatusRecords,
   ) {}
 
-  /** One pass: TiDB's Pods as observed. Failures are logged and tried again next pass. */
-  async pass(now: number, tidbPods: readonly Pod[]): Promise<void> {
+  /** One pass, with TiDB's Pods as observed. Failures are logged and tried again next pass. */
+  async run({ view, tidbPods }: SidePass): Promise<void> {
+    const now = view.now;
     const info = this.d.cluster.initializer;
     if (!info) return;
     this.access ??= new BackupAccess(this.d.kube);
@@ -74,7 +80,7 @@ export class InitializerRunner {
         await this.records.setInitializer(plan.record);
         if (plan.news) await this.announce(plan.record, plan.news, now);
       } else if (plan.kind === 'run') {
-        await this.run(info, plan.pod, plan.resume, now, { ...(clusterId !== undefined && { clusterId }), ...(plan.formerCluster !== undefined && { formerCluster: plan.formerCluster }) });
+        await this.initialize(info, plan.pod, plan.resume, now, { ...(clusterId !== undefined && { clusterId }), ...(plan.formerCluster !== undefined && { formerCluster: plan.formerCluster }) });
       }
       const r = this.records.initializer;
       if (r?.name === info.name) await this.publish(r);
@@ -83,7 +89,7 @@ export class InitializerRunner {
     }
   }
 
-  private async run(info: InitializerInfo, pod: string, resume: InitializerRecord | undefined, now: number, bound: Pick<InitializerRecord, 'clusterId' | 'formerCluster'>): Promise<void> {
+  private async initialize(info: InitializerInfo, pod: string, resume: InitializerRecord | undefined, now: number, bound: Pick<InitializerRecord, 'clusterId' | 'formerCluster'>): Promise<void> {
     let inputs: Inputs;
     try {
       inputs = await this.read(info);

@@ -2,15 +2,14 @@
  * Reads the cluster's log backup (PITR) tasks from PD's etcd, at most once per resync period (30 s by
  * default; tidb-operator reads them once a minute), for a cluster with backup documents: where each
  * task stands goes into the status, and a restore does not start while one runs into the cluster.
+ * A side task of the pass that only reads: the tasks after it take what it read.
  */
 import { etcdRangePrefix } from '../clients/etcd';
 import type { ClientTls } from '../clients/http';
 import type { ClusterInfo } from '../model/cluster';
-import { BR_STREAM_PREFIX, logBackupTasks, TASK_KEY_FOLDERS, type LogBackupTask } from '../plan/log-backups';
+import { BR_STREAM_PREFIX, logBackupTasks, TASK_KEY_FOLDERS, type LogBackupView } from '../plan/log-backups';
 import type { Logger } from '../runtime/log';
-
-/** The tasks as last read (`at`: when), or why they could not be. */
-export type LogBackupView = ({ readonly tasks: readonly LogBackupTask[] } | { readonly error: string }) & { readonly at: number };
+import type { SidePass, SideTask } from './side-task';
 
 export interface LogBackupDeps {
   readonly cluster: ClusterInfo;
@@ -22,10 +21,28 @@ export interface LogBackupDeps {
   readonly options: { readonly resyncMs: number };
 }
 
-export class LogBackupReader {
+export class LogBackupReader implements SideTask {
+  readonly name = 'log backup tasks';
+  readonly readsOnly = true;
   private last?: { at: number; raw: { kvs: Awaited<ReturnType<typeof etcdRangePrefix>> } | { error: string } };
+  /** What the last pass read. */
+  private latest?: LogBackupView;
 
-  constructor(private readonly d: LogBackupDeps) {}
+  /** `recorded`: whether records of log backups remain (of ones whose documents left Git too). */
+  constructor(
+    private readonly d: LogBackupDeps,
+    private readonly recorded: () => boolean = () => false,
+  ) {}
+
+  /** The tasks as the last pass read them; undefined when not enabled. */
+  current(): LogBackupView | undefined {
+    return this.latest;
+  }
+
+  /** Reads the tasks for this pass (from PD once a resync period is over). */
+  async run({ view }: SidePass): Promise<void> {
+    this.latest = await this.read(view.now, this.recorded());
+  }
 
   /** Whether this cluster's tasks are read at all: only with backup documents in Git, or records of log backups (`extra`). */
   enabled(extra = false): boolean {

@@ -6,16 +6,20 @@
  * `LogBackupResumed`, `LogBackupStopped`, `LogBackupCommandFailed`, `LogBackupCommandLost`,
  * `LogBackupStuck`, `LogBackupWaiting`, `LogBackupAdopted`, `LogBackupLagPaused`, `LogBackupPausedAgain`).
  * A log backup whose document left Git is
- * stopped with the stop Job its record keeps, then forgotten.
+ * stopped with the stop Job its record keeps, then forgotten. A side task of the pass; a command that
+ * ends has the tasks read again from PD on the next pass.
  */
 import { ANNOTATION, BACKUP_LABEL, LABEL } from '../../tidbcluster/names';
 import { BackupAccess, type OperationConfigMap } from '../clients/backups';
 import { describe, KubeError, type KubeAccess } from '../clients/kube';
 import type { ClusterInfo } from '../model/cluster';
 import { logBackupDocOf, planLogTasks, type LogTaskStep, type LogTasksContext } from '../plan/log-tasks';
+import { logTruncation } from '../plan/retention';
 import type { LogTaskRecord } from '../records/log-tasks';
 import type { StatusRecords } from '../records/store';
 import type { Logger } from '../runtime/log';
+import type { LogBackupReader } from './log-backups';
+import type { SidePass, SideTask } from './side-task';
 
 export interface LogTaskDeps {
   readonly cluster: ClusterInfo;
@@ -23,12 +27,16 @@ export interface LogTaskDeps {
   readonly log: Logger;
 }
 
-export class LogTaskRunner {
+export class LogTaskRunner implements SideTask {
+  readonly name = 'log backup commands';
+  readonly readsOnly = false;
   private access?: BackupAccess;
 
+  /** `reader`: the log backups' reader, told to read the tasks again once a command ended. */
   constructor(
     private readonly d: LogTaskDeps,
     private readonly records: StatusRecords,
+    private readonly reader: Pick<LogBackupReader, 'invalidate'>,
   ) {}
 
   /** Whether there is anything to do: log backups in Git, or records of ones that left it. */
@@ -37,21 +45,31 @@ export class LogTaskRunner {
   }
 
   /**
-   * One pass. Returns whether a command ended this pass (the tasks should be read again before the
-   * next). Failures are logged and tried again next pass.
+   * One pass, with the tasks as read this pass, the cluster's readiness, and the log each schedule's
+   * retention lets go (from the run records as they are now).
    */
-  async pass(ctx: LogTasksContext): Promise<boolean> {
+  async run({ view, notReady, logBackups }: SidePass): Promise<void> {
+    const tasks = logBackups();
+    const truncateUntil = logTruncation(this.d.cluster, this.records.backupRuns);
+    if (await this.pass({ ...(tasks && { view: tasks }), ...(notReady !== undefined && { notReady }), truncateUntil, now: view.now })) this.reader.invalidate();
+  }
+
+  /**
+   * Returns whether a command ended this pass (the tasks should be read again before the next).
+   * Failures are logged and tried again next pass.
+   */
+  private async pass(ctx: LogTasksContext): Promise<boolean> {
     if (!this.active) return false;
     this.access ??= new BackupAccess(this.d.kube);
     try {
-      return await this.run(ctx);
+      return await this.step(ctx);
     } catch (err) {
       this.d.log.warn('could not bring the log backup tasks up to date', { error: describe(err) });
       return false;
     }
   }
 
-  private async run(ctx: LogTasksContext): Promise<boolean> {
+  private async step(ctx: LogTasksContext): Promise<boolean> {
     const access = this.access!;
     const inGit = new Set(this.d.cluster.logBackups ?? []);
     const names = [...new Set([...inGit, ...Object.keys(this.records.logTasks)])].sort();

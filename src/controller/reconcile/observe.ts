@@ -1,7 +1,8 @@
 /**
  * What a pass reads, once, for the planner: the StatefulSets, Pods and claims in the informer caches,
  * the volume sizes Git asks for, PD's view (members, leader, stores, schedulers, its micro-services'
- * registry), the per-Pod probes the planner will ask about, and the records the status keeps.
+ * registry), the per-Pod probes the planner will ask about, and the records the status keeps. What
+ * to read from PD and which Pods to probe is the planner's to say (`plan/probes.ts`); this does the I/O.
  */
 import { randomUUID } from 'node:crypto';
 import { LABEL, names } from '../../tidbcluster/names';
@@ -13,11 +14,10 @@ import { tikvLeaderCount, tikvMetricsUrl } from '../clients/tikv';
 import { tidbServing, tidbStatusBase } from '../clients/tidb';
 import type { ClusterInfo } from '../model/cluster';
 import type { Pod } from '../model/objects';
-import { settingsOf } from '../model/settings';
-import { isMsService, type MsService } from '../plan/pdms';
-import { probesWanted } from '../plan/probes';
+import type { MsService } from '../plan/pdms';
+import { pdReadsWanted, probesWanted, type PdReads } from '../plan/probes';
 import type { StatusRecords } from '../records/store';
-import { memberOfPod, targetReplicas } from '../view/lookups';
+import { memberOfPod } from '../view/lookups';
 import type { ComponentState, LeaderProbe, MsState, PdState, PlanInput, PlanOptions, Probes } from '../view/view';
 import type { VolumeSizesReader } from './volume-sizes';
 
@@ -46,14 +46,8 @@ export async function observe(d: ObserveDeps, records: StatusRecords, volumeSize
     const pods = allPods.filter((p) => p.metadata.labels?.[LABEL.component] === kind);
     components.push({ kind, sts, pods });
   }
-  const storeKinds = components.filter((x) => x.kind === 'tikv' || x.kind === 'tiflash');
-  const msServices = components.map((x) => x.kind).filter(isMsService);
-  const needsPd = storeKinds.length > 0 || msServices.length > 0 || components.some((x) => x.kind === 'pd');
-  // Tombstones and max-replicas matter only while a store component has more replicas than it should.
-  // A store being replaced is checked the same way before it goes offline.
-  const replacing = storeKinds.some((x) => Array.isArray(settingsOf(x.sts).replace) && (settingsOf(x.sts).replace as unknown[]).length > 0);
-  const scalingIn = replacing || storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (targetReplicas({ failover: records.failover }, x) ?? Infinity));
-  const pd = needsPd ? await readPd(d.pd, storeKinds.length > 0, scalingIn, msServices) : undefined;
+  const reads = pdReadsWanted(components, records.failover);
+  const pd = reads ? await readPd(d.pd, reads) : undefined;
   const probes = await probe(d, components, pd);
   const { autoFailover, failoverPeriodMs, resyncMs } = d.options;
   return {
@@ -74,8 +68,8 @@ export async function observe(d: ObserveDeps, records: StatusRecords, volumeSize
 }
 
 /** PD's view (`readPdCore`), with its micro-services' registry when the cluster runs them. */
-async function readPd(pd: PdClient, stores: boolean, scalingIn: boolean, msServices: readonly MsService[]): Promise<PdState | { error: string }> {
-  const [core, ms] = await Promise.all([readPdCore(pd, stores, scalingIn), msServices.length > 0 ? readMs(pd, msServices) : undefined]);
+async function readPd(pd: PdClient, reads: PdReads): Promise<PdState | { error: string }> {
+  const [core, ms] = await Promise.all([readPdCore(pd, reads), reads.msServices.length > 0 ? readMs(pd, reads.msServices) : undefined]);
   return 'error' in core || ms === undefined ? core : { ...core, ms };
 }
 
@@ -101,9 +95,10 @@ async function readMs(pd: PdClient, services: readonly MsService[]): Promise<Non
  * TiKV has bootstrapped the cluster (until then PD answers 500 ErrNotBootstrapped, which means no
  * stores yet), so the two are read and judged apart: PD upgrades and failover need not wait on TiKV.
  */
-async function readPdCore(pd: PdClient, stores: boolean, scalingIn: boolean): Promise<PdState | { error: string }> {
-  const storesPart = stores
-    ? Promise.all([pd.stores(), pd.evictingStores(), scalingIn ? pd.tombstones() : Promise.resolve(undefined), scalingIn ? pd.maxReplicas() : Promise.resolve(undefined)])
+async function readPdCore(pd: PdClient, reads: PdReads): Promise<PdState | { error: string }> {
+  const removals = reads.storeRemovals;
+  const storesPart = reads.stores
+    ? Promise.all([pd.stores(), pd.evictingStores(), removals ? pd.tombstones() : Promise.resolve(undefined), removals ? pd.maxReplicas() : Promise.resolve(undefined)])
     : Promise.resolve([[], new Set<number>(), undefined, undefined] as const);
   const [membersPart, storesRead] = await Promise.allSettled([Promise.all([pd.health(), pd.leader()]), storesPart]);
   if (membersPart.status === 'rejected') return { error: (membersPart.reason as Error).message };

@@ -5,11 +5,15 @@
  * (at once when Git changes the policy): each bound claim's PV is read, and patched when it differs.
  *
  * Never throws: a refusal (the ClusterRole not applied, or applied without the rule) is the status's
- * `problem` and one Warning Event, and the next look tries again.
+ * `problem` and one Warning Event, and the next look tries again. A side task of the pass, which
+ * reads the policy from the StatefulSets' settings.
  */
 import type { Pvc, PersistentVolume } from '../model/objects';
-import { boundClaims, reclaimPolicyPatches, volumeHoldsClaim, type ReclaimPolicy } from '../plan/reclaim-policy';
+import { boundClaims, reclaimPolicyOf, reclaimPolicyPatches, volumeHoldsClaim, type ReclaimPolicy } from '../plan/reclaim-policy';
 import { KubeError, describe } from '../clients/kube';
+import { settingsOf } from '../model/settings';
+import type { SidePass, SideTask } from './side-task';
+import { names } from '../../tidbcluster/names';
 
 /** What the status ConfigMap says about the PVs' reclaim policy (`volumes`). */
 export interface ReclaimPolicyStatus {
@@ -29,6 +33,8 @@ export interface ReclaimPolicyDeps {
   /** A Warning Event (the caller picks the object). */
   readonly warn: (reason: string, message: string) => Promise<void>;
   readonly info: (message: string, fields: Record<string, unknown>) => void;
+  /** The cluster's claims as the informer cache holds them now. @default the claims the pass observed */
+  readonly claims?: () => readonly Pvc[];
   /** @default 10000 */
   readonly everyMs?: number;
 }
@@ -38,11 +44,13 @@ export function notGrantedProblem(namespace: string, cluster: string, error: str
   return (
     `pvReclaimPolicy is not applied: the controller may not get or patch PersistentVolumes (${error}); ` +
     `grant it with the annotation tidb-gitops.io/pv-reclaim-policy: "true" on the TidbCluster, and apply the ClusterRole and ClusterRoleBinding ` +
-    `tidb-gitops:${namespace}:${cluster}-discovery it renders (an Argo CD project must list both in clusterResourceWhitelist)`
+    `${names.nodeReader(namespace, cluster)} it renders (an Argo CD project must list both in clusterResourceWhitelist)`
   );
 }
 
-export class ReclaimPolicySetter {
+export class ReclaimPolicySetter implements SideTask {
+  readonly name = 'PV reclaim policy';
+  readonly readsOnly = false;
   private nextAt = 0;
   /** A refusal was reported: one Warning Event until the policy is applied again. */
   private warned = false;
@@ -52,6 +60,12 @@ export class ReclaimPolicySetter {
 
   current(): ReclaimPolicyStatus | undefined {
     return this.status;
+  }
+
+  /** `spec.pvReclaimPolicy` (every StatefulSet's settings carry it) onto the PVs of the cluster's claims. */
+  run({ view }: SidePass): Promise<void> {
+    const sts = view.components[0]?.sts;
+    return this.pass({ claims: this.d.claims?.() ?? view.volumes ?? [], policy: reclaimPolicyOf(sts ? settingsOf(sts).pvReclaimPolicy : undefined), now: view.now });
   }
 
   async pass(input: { readonly claims: readonly Pvc[]; readonly policy: ReclaimPolicy; readonly now: number }): Promise<void> {

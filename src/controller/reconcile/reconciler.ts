@@ -1,9 +1,9 @@
 /**
  * One pass over the cluster: read the records once, finish what a re-creation left, look at the
  * StatefulSets, Pods, claims and PD, plan every component, carry out at most one action for each,
- * then the work beside the plan (topology labels, health annotations, the status, old config
- * revisions). It knows nothing of HTTP, queues or leases: the manager calls it, and it says whether
- * an operation is under way.
+ * then the work beside the plan (the side tasks, in one list: see side-task.ts), health annotations,
+ * the status, and old config revisions. It knows nothing of HTTP, queues or leases: the manager
+ * calls it, and it says whether an operation is under way.
  */
 import { names, type ComponentKind } from '../../tidbcluster/names';
 import { rfc3339, type ActionDeps } from '../actions/context';
@@ -16,7 +16,6 @@ import { SERVING_CONDITION } from '../../tidbcluster/serving';
 import { servingChanges } from '../plan/serving';
 import type { PdClient } from '../clients/pd';
 import type { ClusterInfo } from '../model/cluster';
-import { settingsOf } from '../model/settings';
 import { trackHealth } from '../plan/failover';
 import { plan, type ComponentPlan } from '../plan/plan';
 import { trackWaits, type StuckReport, type WaitMark } from '../plan/stuck';
@@ -27,19 +26,19 @@ import type { Logger } from '../runtime/log';
 import type { Metrics } from '../runtime/metrics';
 import type { PlanOptions } from '../view/view';
 import { BackupRunRecorder } from './backup-runs';
-import { OperationRunner } from './operations';
+import { OneShotRunner } from './one-shot-runs';
 import { InitializerRunner } from './initializer';
-import { LogBackupReader, type LogBackupView } from './log-backups';
+import { LogBackupReader } from './log-backups';
 import { LogTaskRunner } from './log-tasks';
-import { logTruncation } from '../plan/retention';
-import { clusterNotReady } from '../plan/operations';
+import { clusterNotReady } from '../plan/one-shot-runs';
+import type { SidePass, SideTask } from './side-task';
 import { ConfigCollector } from './configmaps';
 import { publishHealth } from './health';
 import { observe, type PassView } from './observe';
 import { statusDocument } from './status';
 import { TopologyLabeler } from './topology';
 import { ReclaimPolicySetter } from './reclaim-policy';
-import { RECLAIM_POLICY_COMPONENTS, reclaimPolicyOf } from '../plan/reclaim-policy';
+import { RECLAIM_POLICY_COMPONENTS } from '../plan/reclaim-policy';
 import { VolumeSizesReader } from './volume-sizes';
 
 export interface ReconcilerDeps {
@@ -79,13 +78,10 @@ export class Reconciler {
   private readonly executor: Executor;
   private readonly volumeSizes: VolumeSizesReader;
   private readonly configs: ConfigCollector;
-  private readonly backupRuns: BackupRunRecorder;
-  private readonly operations: OperationRunner;
-  private readonly initializer: InitializerRunner;
+  /** Reads the log backup tasks, for the status and the side tasks after it. */
   private readonly logBackups: LogBackupReader;
-  private readonly logTasks: LogTaskRunner;
-  /** The log backup tasks as last read, for the status. */
-  private logBackupView?: LogBackupView;
+  /** The work beside the plan, in the order each pass does it. */
+  private readonly sideTasks: readonly SideTask[];
   /** Copies Node topology labels onto stores and TiDB servers; only when the cluster may read Nodes. */
   private readonly topology?: TopologyLabeler;
   /** Sets `spec.pvReclaimPolicy` on the PVs of the cluster's claims; only when the cluster may patch PVs. */
@@ -101,11 +97,8 @@ export class Reconciler {
     this.records = new StatusRecords(d.kube, d.cluster.name);
     this.volumeSizes = new VolumeSizesReader(d.kube, d.cluster.name, d.log);
     this.configs = new ConfigCollector(d);
-    this.backupRuns = new BackupRunRecorder(d, this.records);
-    this.operations = new OperationRunner(d, this.records);
-    this.initializer = new InitializerRunner(d, this.records);
-    this.logBackups = new LogBackupReader(d);
-    this.logTasks = new LogTaskRunner(d, this.records);
+    const logTasks = new LogTaskRunner(d, this.records, { invalidate: () => this.logBackups.invalidate() });
+    this.logBackups = new LogBackupReader(d, () => logTasks.active);
     this.actionDeps = {
       cluster: d.cluster,
       kube: d.kube,
@@ -134,10 +127,22 @@ export class Reconciler {
         cluster: d.cluster.name,
         persistentVolume: (name) => d.kube.persistentVolume(name),
         patchReclaimPolicy: (name, policy) => d.kube.patchReclaimPolicy(name, policy),
+        claims: () => d.kube.volumes(),
         warn: (reason, message) => d.event(names.statefulSet(d.cluster.name, on), 'Warning', reason, message, true),
         info: (message, fields) => d.log.info(message, fields),
       });
     }
+    // The log backups before the schedules' runs: retention by maxReservedTime keeps the window up to
+    // their checkpoints.
+    this.sideTasks = [
+      ...(this.topology ? [this.topology] : []),
+      ...(this.reclaimPolicy ? [this.reclaimPolicy] : []),
+      this.logBackups,
+      new BackupRunRecorder(d, this.records),
+      new OneShotRunner(d, this.records),
+      new InitializerRunner(d, this.records),
+      logTasks,
+    ];
   }
 
   /** This replica has just become the leader: the records are read afresh on the next pass. */
@@ -162,17 +167,13 @@ export class Reconciler {
     const notServing = this.d.acting() ? await this.markServing(view) : false;
     const busy = await this.act(view, plans);
     if (busy === undefined) return undefined;
-    if (this.topology && this.d.acting()) await this.labelTopology(view);
-    if (this.reclaimPolicy && this.d.acting()) await this.setReclaimPolicy(view);
-    // The log backups first: retention by maxReservedTime keeps the window up to their checkpoints.
-    this.logBackupView = await this.logBackups.read(view.now, this.logTasks.active);
-    if (this.d.acting()) await this.backupRuns.pass(view.now, this.logBackupView);
-    const notReady = clusterNotReady(view.components, plans, view.pd);
-    const tidbPods = view.components.find((c) => c.kind === 'tidb')?.pods ?? [];
-    if (this.d.acting()) await this.operations.pass(view.now, notReady, this.logBackupView, tidbPods);
-    if (this.d.acting()) await this.initializer.pass(view.now, tidbPods);
-    const truncateUntil = logTruncation(this.d.cluster, records.backupRuns);
-    if (this.d.acting() && (await this.logTasks.pass({ ...(this.logBackupView && { view: this.logBackupView }), ...(notReady !== undefined && { notReady }), truncateUntil, now: view.now }))) this.logBackups.invalidate();
+    const side: SidePass = {
+      view,
+      notReady: clusterNotReady(view.components, plans, view.pd),
+      tidbPods: view.components.find((c) => c.kind === 'tidb')?.pods ?? [],
+      logBackups: () => this.logBackups.current(),
+    };
+    for (const task of this.sideTasks) if (task.readsOnly || this.d.acting()) await task.run(side);
     await publishHealth(this.d, view.components, plans, records.failover);
     await records.write(this.status(view, plans));
     if (!busy) await this.configs.collect(view.now);
@@ -252,32 +253,8 @@ export class Reconciler {
     return this.d.event(e.pod ?? names.statefulSet(this.d.cluster.name, p.kind), e.type, e.reason, e.message, e.pod === undefined);
   }
 
-  /** Topology labels from the Nodes onto stores and TiDB servers, with the settings Git gives TiKV and TiDB. */
-  private async labelTopology(view: PassView): Promise<void> {
-    const { pd } = view;
-    const settings = (kind: ComponentKind) => {
-      const sts = view.components.find((x) => x.kind === kind)?.sts;
-      return sts ? settingsOf(sts) : {};
-    };
-    const storeLabels = settings('tikv').storeLabels;
-    const serverLabels = settings('tidb').serverLabels;
-    await this.topology!.pass({
-      pods: view.allPods,
-      stores: pd && !('error' in pd) && pd.storesError === undefined && pd.bootstrapped !== false ? pd.stores : undefined,
-      storeLabels: Array.isArray(storeLabels) ? storeLabels.filter((k): k is string => typeof k === 'string') : [],
-      serverLabels: typeof serverLabels === 'object' && serverLabels !== null && !Array.isArray(serverLabels) ? (serverLabels as Record<string, string>) : {},
-      now: view.now,
-    });
-  }
-
-  /** `spec.pvReclaimPolicy` (every StatefulSet's settings carry it) onto the PVs of the cluster's claims. */
-  private async setReclaimPolicy(view: PassView): Promise<void> {
-    const sts = view.components[0]?.sts;
-    await this.reclaimPolicy!.pass({ claims: this.d.kube.volumes(), policy: reclaimPolicyOf(sts ? settingsOf(sts).pvReclaimPolicy : undefined), now: view.now });
-  }
-
   /** The status document of this pass. */
   private status(view: PassView, plans: readonly ComponentPlan[]): string {
-    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackupView, this.stuck, this.reclaimPolicy?.current(), this.d.stoppedWithLeaders?.());
+    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackups.current(), this.stuck, this.reclaimPolicy?.current(), this.d.stoppedWithLeaders?.());
   }
 }

@@ -11,7 +11,7 @@ import type { StuckReport } from '../plan/stuck';
 import { sortRuns } from '../records/backup-runs';
 import { listOperations } from '../records/operations';
 import { listLogTasks } from '../records/log-tasks';
-import type { LogBackupView } from './log-backups';
+import type { LogBackupView } from '../plan/log-backups';
 import type { EvictionRecord } from '../records/evictions';
 import type { FailoverState } from '../records/failover';
 import type { LastOperation } from '../records/last-operations';

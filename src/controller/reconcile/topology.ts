@@ -1,3 +1,8 @@
+/**
+ * Copies the Nodes' topology labels onto the cluster's stores (through PD) and TiDB servers (over
+ * their HTTP API), for a cluster that may read Nodes; where that stands goes into the status
+ * (`topology`). A side task of the pass.
+ */
 import type { ComponentKind, Labels } from '../../tidbcluster/names';
 import type { ClientTls } from '../clients/http';
 import type { PdClient, PdStore } from '../clients/pd';
@@ -6,6 +11,8 @@ import type { ClusterInfo } from '../model/cluster';
 import { isReady, type Pod } from '../model/objects';
 import { labelsFromNode, storeHasLabels, tidbServerLabels, tidbTakesLabels, zoneKeyOf } from '../plan/topology';
 import { storeOfPod } from '../view/lookups';
+import { settingsOf } from '../model/settings';
+import type { SidePass, SideTask } from './side-task';
 
 /** What the status ConfigMap says about topology labels (`topology`). */
 export interface TopologyStatus {
@@ -51,7 +58,9 @@ const componentOf = (pod: Pod): string | undefined => pod.metadata.labels?.['app
 const tidbRunKey = (pod: Pod): string =>
   `${pod.metadata.uid}/${pod.status?.containerStatuses?.find((s) => s.name === 'tidb')?.restartCount ?? 0}/${pod.spec?.nodeName ?? ''}`;
 
-export class TopologyLabeler {
+export class TopologyLabeler implements SideTask {
+  readonly name = 'topology labels';
+  readonly readsOnly = false;
   private nextAt = 0;
   private readonly nodes = new Map<string, { labels: Labels | undefined; at: number }>();
   /** TiDB Pod -> the run and labels last confirmed on it. */
@@ -64,6 +73,24 @@ export class TopologyLabeler {
 
   current(): TopologyStatus {
     return this.status;
+  }
+
+  /** Topology labels from the Nodes onto stores and TiDB servers, with the settings Git gives TiKV and TiDB. */
+  run({ view }: SidePass): Promise<void> {
+    const { pd } = view;
+    const settings = (kind: ComponentKind) => {
+      const sts = view.components.find((x) => x.kind === kind)?.sts;
+      return sts ? settingsOf(sts) : {};
+    };
+    const storeLabels = settings('tikv').storeLabels;
+    const serverLabels = settings('tidb').serverLabels;
+    return this.pass({
+      pods: view.allPods,
+      stores: pd && !('error' in pd) && pd.storesError === undefined && pd.bootstrapped !== false ? pd.stores : undefined,
+      storeLabels: Array.isArray(storeLabels) ? storeLabels.filter((k): k is string => typeof k === 'string') : [],
+      serverLabels: typeof serverLabels === 'object' && serverLabels !== null && !Array.isArray(serverLabels) ? (serverLabels as Record<string, string>) : {},
+      now: view.now,
+    });
   }
 
   /**

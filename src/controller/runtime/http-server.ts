@@ -5,7 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { CONTROLLER_HTTP } from '../../tidbcluster/names';
+import { CONTROLLER_HTTP } from '../../tidbcluster/contract';
 import type { Metrics } from './metrics';
 
 export type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;

@@ -26,13 +26,13 @@ export const memberOfPod = (members: readonly PdMember[], pod: string): PdMember
 
 /** The store a TiKV or TiFlash Pod serves, matched on its advertised address. */
 export function storeOfPod(stores: readonly PdStore[], cluster: string, kind: ComponentKind, pod: string): PdStore | undefined {
-  const prefix = `${pod}.${cluster}-${kind}-peer.`;
+  const prefix = `${names.peerHost(cluster, kind, pod)}.`;
   return stores.find((s) => s.address.startsWith(prefix) && s.state !== 'Tombstone');
 }
 
 /** Stores of this cluster's component (addresses under its peer Service). */
 export const storesOf = (stores: readonly PdStore[], cluster: string, kind: ComponentKind): PdStore[] =>
-  stores.filter((s) => s.address.includes(`.${cluster}-${kind}-peer.`));
+  stores.filter((s) => s.address.includes(`.${names.peerService(cluster, kind)}.`));
 
 /** The claims a Pod has, or will have: `<template>-<pod>` for each claim template of its StatefulSet. */
 export function volumesOfPod(volumes: readonly Pvc[], sts: StatefulSet, pod: string): Pvc[] {

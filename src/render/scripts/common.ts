@@ -9,7 +9,7 @@
  */
 import { posix } from 'path';
 import { PORT } from '../../tidbcluster/names';
-import type { ScriptContext } from './context';
+import type { ScriptContext } from './base-context';
 
 /** One string per line. */
 export type Lines = readonly string[];

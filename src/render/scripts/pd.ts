@@ -3,6 +3,8 @@
  * the member starts: restart after a join (the `join` file pd-server wrote), restart with data (a
  * WAL exists: no flag needed), or fresh member (ask discovery, which answers `--initial-cluster` for
  * the one bootstrapping pod and `--join` for the others).
+ *
+ * With the script: its context (`pdScriptContext` builds it from the resolved spec) and the checks on it.
  */
 import { PORT, names } from '../../tidbcluster/names';
 import {
@@ -23,7 +25,55 @@ import {
   waitLoop,
 } from './common';
 import { TLS_DIR } from '../tls';
-import { type PdScriptContext, assertValid, pdContextErrors } from './context';
+import type { ResolvedCluster, ResolvedPD } from '../../tidbcluster/resolve';
+import { assertValid, baseContext, checkInteger, commonErrors, dataSubDirErrors, type ScriptContext } from './base-context';
+
+/** PD start script context. */
+export interface PdScriptContext extends ScriptContext {
+  /** `spec.pd.dataSubDir`: data dir is `/var/lib/pd/<dataSubDir>`. @default '' */
+  readonly dataSubDir: string;
+  /**
+   * `spec.pd.startTimeout`, seconds to wait for the pod's DNS name (an integer >= 1; the operator
+   * treats 0 as unset, so the resolver passes 30 for 0).
+   * @default 30
+   */
+  readonly startTimeout: number;
+  /**
+   * `spec.pd.initWaitTime`, seconds the v2 DNS/IP-match wait sleeps before its first lookup.
+   * @default 0
+   */
+  readonly initWaitTime: number;
+  /** `spec.pd.startUpScriptVersion`: `v1` makes the v1 script wait with `dig` instead of `nslookup`. @default '' */
+  readonly startUpScriptVersion: '' | 'v1';
+  /**
+   * `spec.pd.mode === 'ms'` with `spec.pdms` set: PD runs as the micro-service API server
+   * (`services api`). The operator then always uses the v2 script, and waits for the DNS/IP match
+   * unless `noWaitDns`.
+   * @default false
+   */
+  readonly microserviceMode?: boolean;
+}
+
+/** Every problem with a PD context; empty when it can be rendered. */
+export function pdContextErrors(ctx: PdScriptContext): string[] {
+  const errors = [...commonErrors(ctx), ...dataSubDirErrors('dataSubDir', ctx.dataSubDir)];
+  checkInteger(errors, 'startTimeout', ctx.startTimeout, 1);
+  checkInteger(errors, 'initWaitTime', ctx.initWaitTime, 0);
+  return errors;
+}
+
+/** PD's context from the resolved spec. */
+export function pdScriptContext(cluster: ResolvedCluster, pd: ResolvedPD): PdScriptContext {
+  return {
+    ...baseContext(cluster),
+    dataSubDir: pd.dataSubDir,
+    startTimeout: pd.startTimeout,
+    initWaitTime: pd.initWaitTime,
+    startUpScriptVersion: pd.startUpScriptVersion,
+    // With its micro-services, PD runs as their API server (the resolver has checked mode: ms).
+    microserviceMode: cluster.tso !== undefined || cluster.scheduling !== undefined,
+  };
+}
 
 const DATA_ROOT = '/var/lib/pd';
 const TIMEOUT_MESSAGE = 'waiting for pd cluster ready timeout';

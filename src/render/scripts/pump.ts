@@ -8,11 +8,15 @@
  *
  * v1 runs pump as a child and, when it exits 0 (it was taken offline, `binlogctl` / scale-in), keeps the
  * container alive so that the StatefulSet does not start it again. v2 execs pump.
+ *
+ * With the script: its context (`pumpScriptContext` builds it from the resolved spec) and the checks on it.
  */
 import { PORT, names } from '../../tidbcluster/names';
 import { argsLines, discoveryHelpers, execServer, header, lines, randomHelper, renderScript, verifyPdEndpoints } from './common';
 import { TLS_DIR } from '../tls';
-import { assertValid, commonErrors, type ScriptContext } from './context';
+import type { ResolvedCluster } from '../../tidbcluster/resolve';
+import type { ResolvedPump } from '../../tidbcluster/pump';
+import { assertValid, baseContext, commonErrors, type ScriptContext } from './base-context';
 
 /** Where Pump's cluster certificate is mounted; also its discovery client certificate. */
 
@@ -28,6 +32,11 @@ export function pumpContextErrors(ctx: PumpScriptContext): string[] {
   const errors = commonErrors(ctx);
   if (!/^[A-Za-z]+$/.test(ctx.logLevel)) errors.push(`logLevel: ${JSON.stringify(ctx.logLevel)} is not a log level such as info`);
   return errors;
+}
+
+/** Pump's context from the resolved spec. */
+export function pumpScriptContext(cluster: ResolvedCluster, pump: ResolvedPump): PumpScriptContext {
+  return { ...baseContext(cluster), logLevel: pump.logLevel };
 }
 
 /** Renders the Pump start command. */

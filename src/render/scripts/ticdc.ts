@@ -4,6 +4,8 @@
  *
  * v1 is not given the annotations volume, so it has no debug-mode header; it reads POD_NAME,
  * HEADLESS_SERVICE_NAME and NAMESPACE from the pod environment. v2 bakes names in and has the header.
+ *
+ * With the script: its context (`ticdcScriptContext` builds it from the resolved spec) and the checks on it.
  */
 import { PORT, names } from '../../tidbcluster/names';
 import {
@@ -18,7 +20,9 @@ import {
   verifyPdEndpoints,
 } from './common';
 import { TLS_DIR } from '../tls';
-import { assertValid, commonErrors, type ScriptContext } from './context';
+import type { ResolvedCluster } from '../../tidbcluster/resolve';
+import type { ResolvedTiCDC } from '../../tidbcluster/ticdc';
+import { assertValid, baseContext, commonErrors, type ScriptContext } from './base-context';
 
 /** Where TiCDC's cluster certificate is mounted; also its discovery client certificate. */
 export const TICDC_CONFIG_FILE = '/etc/ticdc/ticdc.toml';
@@ -46,6 +50,17 @@ export function ticdcContextErrors(ctx: TiCDCScriptContext): string[] {
   if (!LOG_LEVEL.test(ctx.logLevel)) errors.push(`logLevel: ${JSON.stringify(ctx.logLevel)} is not a log level such as info`);
   if (!LOG_FILE.test(ctx.logFile)) errors.push(`logFile: ${JSON.stringify(ctx.logFile)} is not a path of letters, digits, ., _, / and -`);
   return errors;
+}
+
+/** TiCDC's context from the resolved spec. */
+export function ticdcScriptContext(cluster: ResolvedCluster, ticdc: ResolvedTiCDC): TiCDCScriptContext {
+  return {
+    ...baseContext(cluster),
+    gcTTL: ticdc.gcTTL,
+    logLevel: ticdc.logLevel,
+    logFile: ticdc.logFile,
+    configFile: ticdc.configFile,
+  };
 }
 
 /** Renders the TiCDC start command. */

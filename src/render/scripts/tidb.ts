@@ -1,6 +1,8 @@
 /**
  * TiDB start script (`tidb_start_script.sh`): works out the PD endpoints (`--path`) and the advertised
  * address, adds binlog / slow-log / plugin flags, then execs tidb-server.
+ *
+ * With the script: its context (`tidbScriptContext` builds it from the resolved spec) and the checks on it.
  */
 import { PORT, names } from '../../tidbcluster/names';
 import {
@@ -18,7 +20,52 @@ import {
   verifyPdEndpoints,
 } from './common';
 import { TLS_DIR } from '../tls';
-import { type TidbScriptContext, assertValid, tidbContextErrors } from './context';
+import type { ResolvedCluster, ResolvedTiDB } from '../../tidbcluster/resolve';
+import { PLUGIN_NAME } from '../../base/patterns';
+import { assertValid, baseContext, checkPattern, commonErrors, type ScriptContext } from './base-context';
+
+/**
+ * TiDB start script context. The slow-log file is not here: both versions read `$SLOW_LOG_FILE` from
+ * the pod's environment at run time.
+ */
+export interface TidbScriptContext extends ScriptContext {
+  /**
+   * `spec.tidb.binlogEnabled`, or `spec.pump` set when that is unset. v2 decides `--enable-binlog` at
+   * render time from this; v1 reads `$BINLOG_ENABLED` at run time and ignores it.
+   * @default false
+   */
+  readonly binlogEnabled: boolean;
+  /** `spec.tidb.plugins`: loaded from `/plugins`. @default [] */
+  readonly plugins: readonly string[];
+  /**
+   * `spec.tidb.arguments`: shell words appended verbatim to the v1 exec line (so the shell expands
+   * them). v2 ignores them, as the operator does.
+   * @default []
+   */
+  readonly arguments: readonly string[];
+}
+
+/** Every problem with a TiDB context; empty when it can be rendered. */
+export function tidbContextErrors(ctx: TidbScriptContext): string[] {
+  const errors = commonErrors(ctx);
+  ctx.plugins.forEach((p, i) =>
+    checkPattern(errors, `plugins[${i}]`, p, PLUGIN_NAME, 'a plugin name (letters, digits, ., _, -)'),
+  );
+  ctx.arguments.forEach((a, i) => {
+    if (/[\r\n]/.test(a)) errors.push(`arguments[${i}]: ${JSON.stringify(a)} contains a line break`);
+  });
+  return errors;
+}
+
+/** TiDB's context from the resolved spec; the slow-log file is read from `$SLOW_LOG_FILE` at run time. */
+export function tidbScriptContext(cluster: ResolvedCluster, tidb: ResolvedTiDB): TidbScriptContext {
+  return {
+    ...baseContext(cluster),
+    binlogEnabled: tidb.binlogEnabled,
+    plugins: tidb.plugins,
+    arguments: tidb.arguments,
+  };
+}
 
 const PLUGIN_DIR = '/plugins';
 

@@ -6,6 +6,8 @@
  *   `PD_ADDR`); `tiflash` then starts from `/data0/config.toml`.
  * - Mount-cm mode: no init container; `tiflash` reads the templates from the ConfigMap and gets its
  *   per-pod addresses and the PD endpoints as command-line flags.
+ *
+ * With the script: its context (`tiflashScriptContext` builds it from the resolved spec) and the checks on it.
  */
 import { names, PORT } from '../../tidbcluster/names';
 import {
@@ -23,7 +25,9 @@ import {
   verifyPdEndpoints,
 } from './common';
 import { TLS_DIR } from '../tls';
-import { assertValid, commonErrors, type ScriptContext } from './context';
+import type { ResolvedCluster } from '../../tidbcluster/resolve';
+import type { ResolvedTiFlash } from '../../tidbcluster/tiflash';
+import { assertValid, baseContext, commonErrors, type ScriptContext } from './base-context';
 
 /** TiFlash script context. */
 export interface TiFlashScriptContext extends ScriptContext {
@@ -48,6 +52,15 @@ export function tiflashContextErrors(ctx: TiFlashScriptContext): string[] {
     errors.push('namespace: required across Kubernetes clusters, where the init script names the discovery Service');
   }
   return errors;
+}
+
+/** TiFlash's context from the resolved spec. */
+export function tiflashScriptContext(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): TiFlashScriptContext {
+  return {
+    ...baseContext(cluster),
+    mountConfigMap: tiflash.mountConfigMap,
+    enableDynamicConfiguration: cluster.enableDynamicConfiguration,
+  };
 }
 
 /**

@@ -1,6 +1,8 @@
 /**
  * TiKV start script (`tikv_start_script.sh`): works out the PD endpoints and the advertised address,
  * then execs tikv-server. v1 addresses PD with a scheme, v2 without one (both work with tikv-server).
+ *
+ * With the script: its context (`tikvScriptContext` builds it from the resolved spec) and the checks on it.
  */
 import { PORT, names } from '../../tidbcluster/names';
 import {
@@ -21,7 +23,38 @@ import {
   waitLoop,
 } from './common';
 import { TLS_DIR } from '../tls';
-import { type TikvScriptContext, assertValid, tikvContextErrors } from './context';
+import type { ResolvedCluster, ResolvedTiKV } from '../../tidbcluster/resolve';
+import { assertValid, baseContext, checkInteger, commonErrors, dataSubDirErrors, type ScriptContext } from './base-context';
+
+/** TiKV start script context. */
+export interface TikvScriptContext extends ScriptContext {
+  /** `spec.tikv.dataSubDir`: data dir is `/var/lib/tikv/<dataSubDir>`. @default '' */
+  readonly dataSubDir: string;
+  /** `spec.enableDynamicConfiguration`: adds `--advertise-status-addr`. @default false */
+  readonly enableDynamicConfiguration: boolean;
+  /**
+   * `spec.pd.startTimeout` (yes, PD's), the limit of the v2 DNS/IP-match wait, an integer >= 1.
+   * @default 30
+   */
+  readonly startTimeout: number;
+}
+
+/** Every problem with a TiKV context; empty when it can be rendered. */
+export function tikvContextErrors(ctx: TikvScriptContext): string[] {
+  const errors = [...commonErrors(ctx), ...dataSubDirErrors('dataSubDir', ctx.dataSubDir)];
+  checkInteger(errors, 'startTimeout', ctx.startTimeout, 1);
+  return errors;
+}
+
+/** TiKV's context from the resolved spec. */
+export function tikvScriptContext(cluster: ResolvedCluster, tikv: ResolvedTiKV): TikvScriptContext {
+  return {
+    ...baseContext(cluster),
+    dataSubDir: tikv.dataSubDir,
+    enableDynamicConfiguration: cluster.enableDynamicConfiguration,
+    startTimeout: tikv.startTimeout,
+  };
+}
 
 const DATA_ROOT = '/var/lib/tikv';
 

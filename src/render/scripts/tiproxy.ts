@@ -2,10 +2,13 @@
  * TiProxy start script (`/etc/proxy/start.sh`): the same for start script v1 and v2, as with the
  * operator. It passes `--advertise-addr` only to a tiproxy binary that knows the flag (older releases
  * refuse unknown flags, and the read-only config file cannot carry a per-Pod address).
+ *
+ * With the script: its context (`tiproxyScriptContext` builds it from the resolved spec) and the checks on it.
  */
 import { names } from '../../tidbcluster/names';
 import { argsLines, execServer, header, lines, podNameLine, renderScript } from './common';
-import { assertValid } from './context';
+import type { ResolvedCluster } from '../../tidbcluster/resolve';
+import { assertValid, baseContext } from './base-context';
 import { DNS1123_LABEL, DNS_DOMAIN } from '../../base/patterns';
 
 export const TIPROXY_BINARY = '/bin/tiproxy';
@@ -36,6 +39,12 @@ export function tiproxyContextErrors(ctx: TiProxyScriptContext): string[] {
   if (ctx.namespace !== undefined) check('namespace', ctx.namespace, DNS1123_LABEL, 'a DNS label (lowercase letters, digits, -)');
   if (ctx.clusterDomain) check('clusterDomain', ctx.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local');
   return errors;
+}
+
+/** TiProxy's context from the resolved cluster: the names it advertises, nothing more. */
+export function tiproxyScriptContext(cluster: ResolvedCluster): TiProxyScriptContext {
+  const { clusterName, namespace, clusterDomain } = baseContext(cluster);
+  return { clusterName, namespace, clusterDomain };
 }
 
 /** Renders the TiProxy start script. */

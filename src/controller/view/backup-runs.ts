@@ -7,14 +7,11 @@
  * JSON line the run's script writes (src/render/scripts/br.ts), or the last lines of its log when BR
  * died before the script could write it (`FallbackToLogsOnError`).
  */
-import { BACKUP_LABEL } from '../../tidbcluster/names';
+import { BACKUP_LABEL, JOB_NAME_LABEL } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
 import { newestFirst, type BackupRun, type RunReport } from '../records/backup-runs';
 import { compareCodeUnits } from '../../base/order';
 import { hideUrlSecrets } from '../../base/url-secrets';
-
-/** The label the Job controller puts on a Job's Pods. */
-export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 
 export interface RunChanges {
   /** Every run record, updated. */
@@ -65,7 +62,7 @@ function runOf(job: Job, schedule: string, pods: readonly Pod[]): BackupRun {
   return { schedule, job: job.metadata.name!, ...(job.metadata.uid && { uid: job.metadata.uid }), phase, ...details };
 }
 
-/** The outcome of a BR Job (a schedule's run or a one-shot operation): its phase and what it reported. */
+/** The outcome of a BR Job (a schedule's run, a one-shot run, a log backup command): its phase and what it reported. */
 export function runOutcome(job: Job, pods: readonly Pod[]): { phase: 'Running' | 'Complete' | 'Failed'; details: RunReport } {
   const conditions = job.status?.conditions ?? [];
   const holds = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');

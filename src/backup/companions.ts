@@ -1,8 +1,8 @@
 /**
- * Reading the input of a render: TidbClusters and, beside them, the Backup, BackupSchedule, Restore,
- * TidbInitializer and TidbMonitor documents, every problem of every document at once.
+ * The documents read beside the TidbClusters (Backup, BackupSchedule, Restore, TidbInitializer and
+ * TidbMonitor), and one YAML text read with them: every problem of every document at once.
  */
-import { aliasErrors, readInputs, type DocumentKind, type InputResult } from '../tidbcluster/load';
+import { aliasErrors, parseDocuments, type DocumentKind, type ParsedDocuments } from '../tidbcluster/load';
 import type { ResolveOptions } from '../tidbcluster/resolve';
 import { targetMinor } from '../tidbcluster/job-pod-input';
 import { operationKinds } from './kinds';
@@ -15,15 +15,15 @@ import type { ResolvedMonitor } from '../monitoring/types';
 /** A document read beside the clusters. */
 export type CompanionDocument = ResolvedOperation | ResolvedInitializer | ResolvedMonitor;
 
-/** The readers of every kind read beside the clusters, for `readInputs`. */
+/** The readers of every kind read beside the clusters, for `parseDocuments`. */
 export function companionKinds(options: { readonly namespace?: string; readonly kubeVersion?: string } = {}): DocumentKind<CompanionDocument>[] {
   const { namespace } = options;
   return [...operationKinds({ namespace, kubeMinor: targetMinor(options.kubeVersion) }), initializerKind({ namespace }), monitorKind({ namespace })];
 }
 
 /** Parses and checks every document of one YAML text (`loadTidbClusters`, with the operations). */
-export function loadInputs(text: string, file: string, options: ResolveOptions = {}): InputResult<CompanionDocument> {
+export function loadInputs(text: string, file: string, options: ResolveOptions = {}): ParsedDocuments<CompanionDocument> {
   const bombs = aliasErrors(text, file);
   if (bombs.length > 0) return { clusters: [], errors: bombs, skipped: [], documents: [], others: [] };
-  return readInputs(text, file, options, companionKinds({ namespace: options.namespace, kubeVersion: options.kubeVersion }));
+  return parseDocuments(text, file, options, companionKinds({ namespace: options.namespace, kubeVersion: options.kubeVersion }));
 }

@@ -1,11 +1,14 @@
 /**
- * What a start script needs to know, already resolved from the TidbCluster spec (defaults applied by
- * `tidbcluster/`, never here). The script functions are pure: the same context gives the same text.
+ * What every start script needs to know, already resolved from the TidbCluster spec (defaults applied
+ * by `tidbcluster/`, never here): the context type the component contexts extend, how it is built
+ * from the resolved cluster, and the checks every context shares. Each component's own context, its
+ * checks and its script are in `scripts/<component>.ts`.
  *
- * Values that end up inside the script text are checked (`*ContextErrors` below), so that a name can
- * never break out of the shell word it is placed in.
+ * Values that end up inside the script text are checked (`*ContextErrors`), so that a name can never
+ * break out of the shell word it is placed in.
  */
-import { DNS1123_LABEL, DNS_DOMAIN, PLUGIN_NAME, SUB_DIR } from '../../base/patterns';
+import type { ResolvedCluster } from '../../tidbcluster/resolve';
+import { DNS1123_LABEL, DNS_DOMAIN, SUB_DIR } from '../../base/patterns';
 
 /** `spec.startScriptVersion`; any value other than `v2` means `v1`, as in the operator. */
 export type StartScriptVersion = 'v1' | 'v2';
@@ -94,64 +97,22 @@ export interface ScriptContext {
   readonly preferIPv6: boolean;
 }
 
-/** PD start script context. */
-export interface PdScriptContext extends ScriptContext {
-  /** `spec.pd.dataSubDir`: data dir is `/var/lib/pd/<dataSubDir>`. @default '' */
-  readonly dataSubDir: string;
-  /**
-   * `spec.pd.startTimeout`, seconds to wait for the pod's DNS name (an integer >= 1; the operator
-   * treats 0 as unset, so the resolver passes 30 for 0).
-   * @default 30
-   */
-  readonly startTimeout: number;
-  /**
-   * `spec.pd.initWaitTime`, seconds the v2 DNS/IP-match wait sleeps before its first lookup.
-   * @default 0
-   */
-  readonly initWaitTime: number;
-  /** `spec.pd.startUpScriptVersion`: `v1` makes the v1 script wait with `dig` instead of `nslookup`. @default '' */
-  readonly startUpScriptVersion: '' | 'v1';
-  /**
-   * `spec.pd.mode === 'ms'` with `spec.pdms` set: PD runs as the micro-service API server
-   * (`services api`). The operator then always uses the v2 script, and waits for the DNS/IP match
-   * unless `noWaitDns`.
-   * @default false
-   */
-  readonly microserviceMode?: boolean;
-}
-
-/** TiKV start script context. */
-export interface TikvScriptContext extends ScriptContext {
-  /** `spec.tikv.dataSubDir`: data dir is `/var/lib/tikv/<dataSubDir>`. @default '' */
-  readonly dataSubDir: string;
-  /** `spec.enableDynamicConfiguration`: adds `--advertise-status-addr`. @default false */
-  readonly enableDynamicConfiguration: boolean;
-  /**
-   * `spec.pd.startTimeout` (yes, PD's), the limit of the v2 DNS/IP-match wait, an integer >= 1.
-   * @default 30
-   */
-  readonly startTimeout: number;
-}
-
-/**
- * TiDB start script context. The slow-log file is not here: both versions read `$SLOW_LOG_FILE` from
- * the pod's environment at run time.
- */
-export interface TidbScriptContext extends ScriptContext {
-  /**
-   * `spec.tidb.binlogEnabled`, or `spec.pump` set when that is unset. v2 decides `--enable-binlog` at
-   * render time from this; v1 reads `$BINLOG_ENABLED` at run time and ignores it.
-   * @default false
-   */
-  readonly binlogEnabled: boolean;
-  /** `spec.tidb.plugins`: loaded from `/plugins`. @default [] */
-  readonly plugins: readonly string[];
-  /**
-   * `spec.tidb.arguments`: shell words appended verbatim to the v1 exec line (so the shell expands
-   * them). v2 ignores them, as the operator does.
-   * @default []
-   */
-  readonly arguments: readonly string[];
+/** The fields every component's script context shares, from the resolved cluster. */
+export function baseContext(cluster: ResolvedCluster): ScriptContext {
+  return {
+    clusterName: cluster.name,
+    namespace: cluster.namespace,
+    clusterDomain: cluster.clusterDomain,
+    scheme: cluster.scheme,
+    acrossK8s: cluster.acrossK8s,
+    version: cluster.startScriptVersion,
+    featureFlags: cluster.featureFlags,
+    pdAddresses: cluster.pdAddresses,
+    discoveryMtls: cluster.discoveryMtls,
+    // Another cluster's PD only stands in when this one has none.
+    ...(!cluster.pd && cluster.joinCluster && { remotePd: { name: cluster.joinCluster.name } }),
+    preferIPv6: cluster.preferIPv6,
+  };
 }
 
 /**
@@ -160,11 +121,13 @@ export interface TidbScriptContext extends ScriptContext {
  */
 const BREAKS_DOUBLE_QUOTES = /["`\\\s]|\$\(/;
 
-function checkPattern(errors: string[], field: string, value: string, pattern: RegExp, hint: string): void {
+/** Adds a problem when `value` does not match `pattern`. */
+export function checkPattern(errors: string[], field: string, value: string, pattern: RegExp, hint: string): void {
   if (!pattern.test(value)) errors.push(`${field}: ${JSON.stringify(value)} is not ${hint}`);
 }
 
-function checkInteger(errors: string[], field: string, value: number, min: number): void {
+/** Adds a problem when `value` is not an integer >= `min`. */
+export function checkInteger(errors: string[], field: string, value: number, min: number): void {
   if (!Number.isInteger(value) || value < min) {
     errors.push(`${field}: expected an integer >= ${min}, got ${JSON.stringify(value)}`);
   }
@@ -194,36 +157,10 @@ export function commonErrors(ctx: ScriptContext): string[] {
   return errors;
 }
 
-function dataSubDirErrors(field: string, value: string): string[] {
+/** Problems with a `dataSubDir` (PD, TiKV): a relative path, no shell metacharacters. */
+export function dataSubDirErrors(field: string, value: string): string[] {
   const errors: string[] = [];
   checkPattern(errors, field, value, SUB_DIR, 'a relative path of letters, digits, ., _, / and -');
-  return errors;
-}
-
-/** Every problem with a PD context; empty when it can be rendered. */
-export function pdContextErrors(ctx: PdScriptContext): string[] {
-  const errors = [...commonErrors(ctx), ...dataSubDirErrors('dataSubDir', ctx.dataSubDir)];
-  checkInteger(errors, 'startTimeout', ctx.startTimeout, 1);
-  checkInteger(errors, 'initWaitTime', ctx.initWaitTime, 0);
-  return errors;
-}
-
-/** Every problem with a TiKV context; empty when it can be rendered. */
-export function tikvContextErrors(ctx: TikvScriptContext): string[] {
-  const errors = [...commonErrors(ctx), ...dataSubDirErrors('dataSubDir', ctx.dataSubDir)];
-  checkInteger(errors, 'startTimeout', ctx.startTimeout, 1);
-  return errors;
-}
-
-/** Every problem with a TiDB context; empty when it can be rendered. */
-export function tidbContextErrors(ctx: TidbScriptContext): string[] {
-  const errors = commonErrors(ctx);
-  ctx.plugins.forEach((p, i) =>
-    checkPattern(errors, `plugins[${i}]`, p, PLUGIN_NAME, 'a plugin name (letters, digits, ., _, -)'),
-  );
-  ctx.arguments.forEach((a, i) => {
-    if (/[\r\n]/.test(a)) errors.push(`arguments[${i}]: ${JSON.stringify(a)} contains a line break`);
-  });
   return errors;
 }
 
@@ -232,29 +169,4 @@ export function assertValid(component: string, errors: readonly string[]): void 
   if (errors.length > 0) {
     throw new Error(`${component} start script: invalid context:\n  ${errors.join('\n  ')}`);
   }
-}
-
-/** Start script context of a PD micro-service (TSO or scheduling); always rendered as v2. */
-export interface PdmsScriptContext extends ScriptContext {
-  /** Which micro-service: `pd-server services <service>`. */
-  readonly service: 'tso' | 'scheduling';
-  /**
-   * Pass `--name=<pod>` (the FQDN with a cluster domain): pd-server takes it from v8.3.0, and the
-   * primary transfer names the new primary by it. Older servers take no such flag (they exit on it).
-   * @default false
-   */
-  readonly withName: boolean;
-  /** `spec.pd.startTimeout` (PD's, as the operator takes it): limit of the DNS wait, an integer >= 1. @default 30 */
-  readonly startTimeout: number;
-  /** `spec.pd.initWaitTime` (PD's): the IP-match wait sleeps this long first. @default 0 */
-  readonly initWaitTime: number;
-}
-
-/** Every problem with a PD micro-service context; empty when it can be rendered. */
-export function pdmsContextErrors(ctx: PdmsScriptContext): string[] {
-  const errors = commonErrors(ctx);
-  if (ctx.service !== 'tso' && ctx.service !== 'scheduling') errors.push(`service: expected tso or scheduling, got ${JSON.stringify(ctx.service)}`);
-  checkInteger(errors, 'startTimeout', ctx.startTimeout, 1);
-  checkInteger(errors, 'initWaitTime', ctx.initWaitTime, 0);
-  return errors;
 }

@@ -1,12 +1,12 @@
 /**
  * Each pass, the cluster's one-shot Backups and Restores: their ConfigMaps, Jobs and Pods are read,
- * each operation is started once when the cluster is ready and none other runs, its record in the
+ * each run is started once when the cluster is ready and none other runs, its record in the
  * status ConfigMap follows its Job, and where it stands goes on its ConfigMap for the health checks
  * (`tidb-gitops.io/phase`, `tidb-gitops.io/message`) and into Events on it: `BackupStarted`,
  * `BackupComplete`, `BackupFailed`, `BackupLost`, `BackupStuck`, `BackupWaiting`, `BackupChanged`, and
  * the same for a Restore. Only for a cluster with such documents: its Role lets it create Jobs then.
  * PD's cluster ID is read each pass: the record and the Job of a run say which instance of the
- * cluster it ran against.
+ * cluster it ran against. A side task of the pass.
  */
 import { ANNOTATION, BACKUP_LABEL, LABEL, OPERATION_KEY } from '../../tidbcluster/names';
 import { BackupAccess, type OperationConfigMap } from '../clients/backups';
@@ -16,14 +16,15 @@ import type { PdClient } from '../clients/pd';
 import { tidbStatusBase, tidbTables } from '../clients/tidb';
 import type { ClusterInfo } from '../model/cluster';
 import { isReady, type Job, type Pod } from '../model/objects';
-import { operationDigests, planOperations, podsOf, type OperationInput, type OperationStep } from '../plan/operations';
+import { oneShotDigests, planOneShotRuns, podsOf, type OneShotInput, type OneShotStep } from '../plan/one-shot-runs';
 import { isSystemSchema, needsTables, restoreBlocked, restoreWrites } from '../plan/restore-check';
 import { keptOperations, messageOf, type OperationRecord } from '../records/operations';
 import type { StatusRecords } from '../records/store';
-import type { LogBackupView } from './log-backups';
+import type { LogBackupView } from '../plan/log-backups';
 import type { Logger } from '../runtime/log';
+import type { SidePass, SideTask } from './side-task';
 
-export interface OperationDeps {
+export interface OneShotRunDeps {
   readonly cluster: ClusterInfo;
   readonly kube: Pick<KubeAccess, 'send' | 'path' | 'namespace' | 'event'>;
   /** PD, for the cluster's ID. */
@@ -33,31 +34,35 @@ export interface OperationDeps {
   readonly log: Logger;
 }
 
-export class OperationRunner {
+export class OneShotRunner implements SideTask {
+  readonly name = 'one-shot runs';
+  readonly readsOnly = false;
   private access?: BackupAccess;
 
   constructor(
-    private readonly d: OperationDeps,
+    private readonly d: OneShotRunDeps,
     private readonly records: StatusRecords,
   ) {}
 
   /**
-   * One pass over the operations. `notReady`: why the cluster cannot take a backup or restore now.
-   * Failures are logged and tried again next pass; a Job is never created without its record written first.
+   * One pass over the one-shot runs, the cluster's readiness and the log backups' tasks as this pass
+   * found them. Failures are logged and tried again next pass; a Job is never created without its
+   * record written first.
    */
-  async pass(now: number, notReady: string | undefined, logBackups?: LogBackupView, tidbPods: readonly Pod[] = []): Promise<void> {
+  async run({ view, notReady, logBackups, tidbPods }: SidePass): Promise<void> {
+    const now = view.now;
     const names = this.d.cluster.operations ?? [];
     // Without documents in Git the Role grants no Job access: the records stay as they are.
     if (names.length === 0) return;
     this.access ??= new BackupAccess(this.d.kube);
     try {
-      await this.run(names, now, notReady, logBackups, tidbPods);
+      await this.step(names, now, notReady, logBackups(), tidbPods);
     } catch (err) {
       this.d.log.warn('could not bring the backup and restore operations up to date', { error: describe(err) });
     }
   }
 
-  private async run(names: readonly string[], now: number, notReady: string | undefined, logBackups: LogBackupView | undefined, tidbPods: readonly Pod[]): Promise<void> {
+  private async step(names: readonly string[], now: number, notReady: string | undefined, logBackups: LogBackupView | undefined, tidbPods: readonly Pod[]): Promise<void> {
     const access = this.access!;
     // Runs of documents that left Git are followed to their end, never started.
     const running = Object.values(this.records.operations).filter((r) => r.phase === 'Running' && !names.includes(r.job)).map((r) => r.job);
@@ -65,12 +70,12 @@ export class OperationRunner {
     const selector = `${BACKUP_LABEL.operation} in (${tracked.join(',')}),${LABEL.managedBy}=${BACKUP_LABEL.managedBy}`;
     const [configMaps, { jobs, pods }, clusterId] = await Promise.all([access.listConfigMaps(selector), access.listJobsAndPods(selector), this.clusterId()]);
     const scheduledRun = Object.values(this.records.backupRuns).find((r) => r.phase === 'Running')?.job;
-    const operations: OperationInput[] = tracked.map((job) => {
+    const runs: OneShotInput[] = tracked.map((job) => {
       const cm = names.includes(job) ? configMaps.find((c) => c.name === job) : undefined;
       const json = cm?.data[OPERATION_KEY.job];
       return {
         job,
-        ...(json !== undefined && { template: { json, ...operationDigests(json) } }),
+        ...(json !== undefined && { template: { json, ...oneShotDigests(json) } }),
         record: this.records.operations[job],
         live: jobs.find((j) => j.metadata.name === job),
         pods: podsOf(job, pods),
@@ -78,8 +83,8 @@ export class OperationRunner {
     });
     const blocked: Record<string, string> = {};
     const plan = () =>
-      planOperations({
-        operations: operations.map((o) => (blocked[o.job] === undefined ? o : { ...o, blocked: blocked[o.job] })),
+      planOneShotRuns({
+        operations: runs.map((o) => (blocked[o.job] === undefined ? o : { ...o, blocked: blocked[o.job] })),
         ...(notReady !== undefined && { notReady }),
         ...(clusterId !== undefined && { clusterId }),
         ...(scheduledRun !== undefined && { scheduledRun }),
@@ -87,11 +92,11 @@ export class OperationRunner {
         now,
       });
     // A restore about to start is checked against the cluster's tables first; one held back lets the
-    // plan go on to the next operation, which is checked in turn.
+    // plan go on to the next run, which is checked in turn.
     let steps = plan();
     for (;;) {
       const starting = steps.find((s) => s.news === 'started' && s.record.job.startsWith('restore-') && blocked[s.record.job] === undefined);
-      const template = starting && operations.find((o) => o.job === starting.record.job)?.template;
+      const template = starting && runs.find((o) => o.job === starting.record.job)?.template;
       if (!starting || !template) break;
       const why = await this.restoreCheck(template.json, tidbPods);
       if (why === undefined) break;
@@ -171,7 +176,7 @@ export class OperationRunner {
     return failed;
   }
 
-  private async announce(step: OperationStep, r: OperationRecord, cm: OperationConfigMap | undefined, job: Job | undefined, now: number): Promise<void> {
+  private async announce(step: OneShotStep, r: OperationRecord, cm: OperationConfigMap | undefined, job: Job | undefined, now: number): Promise<void> {
     const what = r.job.startsWith('restore-') ? 'Restore' : 'Backup';
     const target = cm ? { kind: 'ConfigMap' as const, name: cm.name, uid: cm.uid } : job ? { kind: 'Job' as const, name: r.job, uid: job.metadata.uid } : undefined;
     if (!target) return;
@@ -192,7 +197,7 @@ export class OperationRunner {
     await this.d.kube.event(target, type, reason, messageOf(r), now);
   }
 
-  /** Where the operation stands, on its ConfigMap for the health checks; written only when it changes. */
+  /** Where the run stands, on its ConfigMap for the health checks; written only when it changes. */
   private async publish(cm: OperationConfigMap, r: OperationRecord): Promise<void> {
     const want = { [ANNOTATION.operationPhase]: r.phase, [ANNOTATION.operationMessage]: messageOf(r).slice(0, 1000) };
     const patch = Object.fromEntries(Object.entries(want).filter(([k, v]) => cm.annotations[k] !== v));

@@ -1,8 +1,8 @@
 /**
  * The one-shot Backups and Restores: what each needs this pass, from its record, its ConfigMap, its Job
- * and the cluster. Pure. An operation starts at most once: its record says `Running` before its Job is
+ * and the cluster. Pure. A one-shot run starts at most once: its record says `Running` before its Job is
  * created, so that a restart finds it, and a Job that goes away after it was created is `Lost`, never
- * created again. Operations of a cluster run one at a time, and only while the cluster is ready.
+ * created again. The one-shot runs of a cluster go one at a time, and only while the cluster is ready.
  *
  * A restore is bound to the cluster instance it ran into, by PD's cluster ID (which a cluster keeps
  * for as long as its PD data lives, and which a cluster made anew under the same name does not
@@ -10,29 +10,29 @@
  * restore needs it (see `restoreBlocked`).
  */
 import { createHash } from 'node:crypto';
-import { ANNOTATION, BACKUP_LABEL } from '../../tidbcluster/names';
+import { ANNOTATION, BACKUP_LABEL, JOB_NAME_LABEL } from '../../tidbcluster/names';
 import type { Job, Pod } from '../model/objects';
 import type { ComponentState, PdState } from '../view/view';
 import type { ComponentPlan } from './plan';
 import type { OperationRecord } from '../records/operations';
-import { JOB_NAME_LABEL, runOutcome } from './backup-runs';
+import { runOutcome } from '../view/backup-runs';
 
-/** An operation's Job as its ConfigMap holds it, and its digests. */
-export interface OperationTemplate {
+/** A one-shot run's Job as its ConfigMap holds it, and its digests. */
+export interface OneShotTemplate {
   /** The ConfigMap's `job.json`. */
   readonly json: string;
   /** `sha256:` of the JSON as it is. */
   readonly digest: string;
-  /** `sha256:` of what the operation does: the Job without its images ({@link operationDigests}). */
+  /** `sha256:` of what the run does: the Job without its images ({@link oneShotDigests}). */
   readonly spec: string;
 }
 
-/** What the controller saw of one operation this pass. */
-export interface OperationInput {
+/** What the controller saw of one one-shot run this pass. */
+export interface OneShotInput {
   /** The Job's name (and its ConfigMap's). */
   readonly job: string;
   /** The ConfigMap's Job and its digests, or undefined while the ConfigMap is not there. */
-  readonly template?: OperationTemplate;
+  readonly template?: OneShotTemplate;
   readonly record?: OperationRecord;
   /** The Job of that name, if there is one. */
   readonly live?: Job;
@@ -45,7 +45,8 @@ export interface OperationInput {
   readonly blocked?: string;
 }
 
-export interface OperationStep {
+/** What one one-shot run needs this pass. */
+export interface OneShotStep {
   /** The record after this pass. */
   readonly record: OperationRecord;
   /** Create the Job from the template (the record, `Running` without a UID, is written first). */
@@ -54,13 +55,15 @@ export interface OperationStep {
   readonly news?: 'started' | 'finished' | 'stuck' | 'waiting' | 'changed';
 }
 
-export interface OperationsInput {
-  readonly operations: readonly OperationInput[];
+/** What the one-shot runs are planned from. */
+export interface OneShotRunsInput {
+  /** Each one-shot run of the cluster: those in Git, and those still followed to their end. */
+  readonly operations: readonly OneShotInput[];
   /** Why the cluster cannot take a backup or a restore now, or undefined when it can. */
   readonly notReady?: string;
   /**
-   * PD's cluster ID, the instance of the cluster the operations run against; undefined while it cannot
-   * be read (no operation starts, and no record is taken for another instance's). @default none
+   * PD's cluster ID, the instance of the cluster the runs go against; undefined while it cannot
+   * be read (no run starts, and no record is taken for another instance's). @default none
    */
   readonly clusterId?: string;
   /** A scheduled backup running now (its Job's name), during which no restore starts. @default none */
@@ -74,11 +77,11 @@ export interface OperationsInput {
 }
 
 /**
- * The digests of an operation's Job: of the JSON as it is, and of what the operation does, which
+ * The digests of a one-shot run's Job: of the JSON as it is, and of what the run does, which
  * leaves out the containers' images: they follow the cluster's version (BR must match TiKV), so a
  * cluster upgrade changes them without changing what is backed up or restored, from or to where.
  */
-export function operationDigests(json: string): Pick<OperationTemplate, 'digest' | 'spec'> {
+export function oneShotDigests(json: string): Pick<OneShotTemplate, 'digest' | 'spec'> {
   const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
   let spec: string;
   try {
@@ -97,9 +100,9 @@ function withoutImages(job: unknown): unknown {
   return { ...j, spec: { ...j.spec, template: { ...j.spec.template, spec: { ...pod, containers: strip(pod.containers), initContainers: strip(pod.initContainers) } } } };
 }
 
-/** Each operation's next step, in order: at most one starts, and none while another runs. */
-export function planOperations(input: OperationsInput): OperationStep[] {
-  const steps: OperationStep[] = [];
+/** Each one-shot run's next step, in order: at most one starts, and none while another runs. */
+export function planOneShotRuns(input: OneShotRunsInput): OneShotStep[] {
+  const steps: OneShotStep[] = [];
   let busy = input.operations.find((o) => o.record?.phase === 'Running')?.job;
   for (const op of input.operations) {
     const step = stepOf(op, input, busy);
@@ -111,7 +114,7 @@ export function planOperations(input: OperationsInput): OperationStep[] {
 
 const isRestore = (job: string): boolean => job.startsWith('restore-');
 
-function stepOf(op: OperationInput, input: OperationsInput, busy: string | undefined): OperationStep {
+function stepOf(op: OneShotInput, input: OneShotRunsInput, busy: string | undefined): OneShotStep {
   const live = op.live && ownJob(op.live, op.job) ? op.live : undefined;
   const r = elsewhere(op, input) ? undefined : op.record;
   const former = r === undefined && op.record ? (op.record.clusterId ?? op.record.formerCluster) : op.record?.formerCluster;
@@ -128,7 +131,7 @@ function stepOf(op: OperationInput, input: OperationsInput, busy: string | undef
   // Announced when it starts waiting; what it waits for then changes as the cluster comes up, in the
   // record and on the ConfigMap.
   const announced = op.record !== undefined && (r !== undefined || op.record.formerCluster !== undefined);
-  const wait = (reason: string): OperationStep => ({
+  const wait = (reason: string): OneShotStep => ({
     record: { job: op.job, phase: 'Waiting', reason, ...(former !== undefined && { formerCluster: former }) },
     ...(!announced && { news: 'waiting' as const }),
   });
@@ -169,22 +172,22 @@ function leftoverOf(liveCluster: string | undefined, former: string | undefined,
 }
 
 /**
- * Whether the operation's record is of another instance of the cluster: a restore that ran, or ran
+ * Whether the run's record is of another instance of the cluster: a restore that ran, or ran
  * into, a cluster whose PD had another cluster ID. Such a record says nothing of this cluster. A
  * record without a cluster ID (written before they were kept) is taken for this cluster's.
  */
-function elsewhere(op: OperationInput, input: OperationsInput): boolean {
+function elsewhere(op: OneShotInput, input: OneShotRunsInput): boolean {
   const r = op.record;
   if (!r || !isRestore(op.job) || r.phase === 'Waiting' || r.phase === 'Running') return false;
   return r.clusterId !== undefined && input.clusterId !== undefined && r.clusterId !== input.clusterId;
 }
 
 /**
- * An operation that is over is never run again. A change of what its document does is announced once
+ * A one-shot run that is over is never run again. A change of what its document does is announced once
  * per change; a new image alone (a cluster upgrade) is no change. A record kept before the `spec`
  * digest takes the document's as it is now, quietly: any change before was announced then.
  */
-function overStep(r: OperationRecord, template: OperationTemplate | undefined): OperationStep {
+function overStep(r: OperationRecord, template: OneShotTemplate | undefined): OneShotStep {
   if (!template) return { record: r };
   if (r.spec === undefined) return { record: { ...r, spec: template.spec, ...(r.changed !== undefined && { changed: template.spec }) } };
   if (template.spec === r.spec || template.spec === r.changed) return { record: r };
@@ -192,7 +195,7 @@ function overStep(r: OperationRecord, template: OperationTemplate | undefined): 
 }
 
 /** The record of a run whose Job is there, after looking at it and its Pods. */
-function observe(op: OperationInput, r: OperationRecord, job: Job): OperationStep {
+function observe(op: OneShotInput, r: OperationRecord, job: Job): OneShotStep {
   const o = runOutcome(job, op.pods);
   const record: OperationRecord = { ...stripOutcome(r), phase: o.phase, ...o.details };
   if (o.phase !== 'Running') return { record, news: 'finished' };
@@ -227,7 +230,7 @@ export function clusterNotReady(components: readonly ComponentState[], plans: re
   return undefined;
 }
 
-/** A Job this operation's: its name, and the label the rendered template gives it. */
+/** A Job of this one-shot run: its name, and the label the rendered template gives it. */
 function ownJob(job: Job, name: string): boolean {
   return job.metadata.name === name && job.metadata.labels?.[BACKUP_LABEL.operation] === name;
 }
