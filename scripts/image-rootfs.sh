@@ -11,7 +11,7 @@
 #           lib/THIRD-PARTY-NOTICES.txt, LICENSE and argocd/ (a built checkout)
 #     OUT   the directory to fill (created; must not exist)
 #
-# The Dockerfile runs it in its build stage; test/image.test.ts runs it on the same inputs outside a
+# The Dockerfile runs it in its build stage; test/scenarios/package/image.test.ts runs it on the same inputs outside a
 # container and checks the result with chroot.
 set -eu
 [ $# -eq 3 ] || { echo "usage: $0 NODE APP OUT" >&2; exit 2; }

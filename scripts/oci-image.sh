@@ -15,7 +15,7 @@
 #   skopeo copy oci:LAYOUT:argocd-cmp docker://REGISTRY/tidb-gitops/tidb-gitops:<version>-argocd-cmp
 #
 # The release workflow builds the same images from the Dockerfile with docker buildx, for two
-# architectures; test/release-real.test.ts builds these, pushes them to a registry and runs them.
+# architectures; test/real/release.test.ts builds these, pushes them to a registry and runs them.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 ROOTFS LAYOUT" >&2; exit 2; }
 rootfs=$1 layout=$2

@@ -366,7 +366,7 @@ export function tidbClusterCrd(): Obj {
 }
 
 /** The TidbCluster as the user applied it (the fields of ../shared/examples/basic/tidb-cluster.yaml;
- * test/operator-basic.test.ts checks they agree), in `namespace`. */
+ * test/real/operator-basic.test.ts checks they agree), in `namespace`. */
 export function operatorTidbCluster(namespace: string): Obj {
   return {
     apiVersion: 'pingcap.com/v1alpha1',

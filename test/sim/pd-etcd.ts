@@ -4,7 +4,7 @@
  * `startEtcd`: PD registers its own services onto etcd's gRPC server and its HTTP API as etcd's user
  * handlers, so both share 2379). The log backup keys under `/tidb/br-stream/` (BR writes the task, TiKV
  * the checkpoints: br/pkg/streamhelper) are put here by the tests, as BR and TiKV would.
- * test/etcd-real.test.ts runs the same requests against a real etcd and this store and compares the
+ * test/real/etcd.test.ts runs the same requests against a real etcd and this store and compares the
  * answers.
  *
  * Messages as etcd's `api/etcdserverpb/rpc.proto` and `api/mvccpb/kv.proto` define them, encoded as

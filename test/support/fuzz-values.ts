@@ -1,6 +1,6 @@
 /**
  * Values for the fields the renderer passes through to Kubernetes, valid and not, for the real-API
- * fuzz suites (test/fuzz-real.test.ts, test/fuzz-companions-real.test.ts): what users write, and the
+ * fuzz suites (test/real/fuzz.test.ts, test/real/fuzz-companions.test.ts): what users write, and the
  * mistakes the API server refuses.
  */
 import fc from 'fast-check';
