@@ -44,18 +44,25 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Resident memory once settled, then after `LOAD_EVENTS` watch events and `LOAD_REQUESTS` requests,
  * each read after the same pause.
  */
-async function underLoad(world: World, ctl: { child: { pid?: number }; get(path: string): Promise<unknown> }): Promise<{ settledKiB?: number; afterKiB?: number }> {
+async function underLoad(
+  world: World,
+  ctl: { child: { pid?: number }; get(path: string): Promise<unknown> },
+): Promise<{ settledKiB?: number; afterKiB?: number }> {
   await sleep(SETTLE_MS);
   const settledKiB = rssKiB(ctl.child.pid!, 'VmRSS');
   const pod = world.kube.list('Pod').find((p) => p.metadata.name.includes('-tidb-'))!;
   for (let i = 0; i < LOAD_EVENTS; i++) {
     const current = world.kube.get('Pod', pod.metadata.namespace ?? '', pod.metadata.name)!;
-    world.kube.apply({ ...current, metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, 'bench.tidb-gitops.io/n': String(i) } } });
+    world.kube.apply({
+      ...current,
+      metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, 'bench.tidb-gitops.io/n': String(i) } },
+    });
     // Let the streams drain now and then, as a real API server's writes are spread out.
     if (i % 200 === 199) await sleep(5);
   }
   const paths = ['/metrics', '/healthz', '/readyz'];
-  for (let i = 0; i < LOAD_REQUESTS; i += 10) await Promise.all(paths.concat(paths, paths, ['/metrics']).map((p) => ctl.get(p).catch(() => undefined)));
+  for (let i = 0; i < LOAD_REQUESTS; i += 10)
+    await Promise.all(paths.concat(paths, paths, ['/metrics']).map((p) => ctl.get(p).catch(() => undefined)));
   await sleep(SETTLE_MS);
   return { settledKiB, afterKiB: rssKiB(ctl.child.pid!, 'VmRSS') };
 }
@@ -78,7 +85,9 @@ function rssKiB(pid: number, field: 'VmHWM' | 'VmRSS' | 'RssAnon' | 'RssFile' = 
 
 /** User plus system CPU time of a process so far, in ms (/proc/<pid>/stat, in clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
@@ -96,7 +105,12 @@ async function passes(ctl: { get(path: string): Promise<{ body: string }> }): Pr
 }
 
 async function main(): Promise<void> {
-  const world = await World.start({ cluster: simCluster(), render, bundle: process.env.BENCH_CONTROLLER_BUNDLE ?? join(ROOT, 'lib/tidb-gitops-controller.js'), kube: POD });
+  const world = await World.start({
+    cluster: simCluster(),
+    render,
+    bundle: process.env.BENCH_CONTROLLER_BUNDLE ?? join(ROOT, 'lib/tidb-gitops-controller.js'),
+    kube: POD,
+  });
   try {
     const ctl = await world.startController([], 'bench', false);
     const settled = () => world.settled('pd', 3) && world.settled('tikv', 3) && world.settled('tidb', 2);
@@ -143,7 +157,12 @@ async function main(): Promise<void> {
           cpuMs: cpuAfter - cpuBefore,
           cpuPerPassMs: Math.round(((cpuAfter - cpuBefore) * 10) / passCount) / 10,
         },
-        idle: { seconds: IDLE_SECONDS, requests: idle.length, perMinute: Math.round((idle.length * 60) / IDLE_SECONDS), byKind: idleByKind },
+        idle: {
+          seconds: IDLE_SECONDS,
+          requests: idle.length,
+          perMinute: Math.round((idle.length * 60) / IDLE_SECONDS),
+          byKind: idleByKind,
+        },
         rssKiB: peakKiB,
         afterUpgrade: { anonKiB, fileKiB },
         load: { events: LOAD_EVENTS, requests: LOAD_REQUESTS, ...load },

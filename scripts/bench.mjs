@@ -29,7 +29,8 @@ const BENCH_INPUT = 'bench/cluster-3-3-2.yaml';
 /** Every component, with TLS: for information, the cost of the whole feature set. */
 const FULL_INPUT = 'test/golden/inputs/tls-all-components.yaml';
 const RESULTS = join(ROOT, '.bench/results.json');
-const USAGE = 'Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller] [--node BIN] [--baseline REV | --no-baseline]';
+const USAGE =
+  'Usage: node scripts/bench.mjs [--runs N] [--rss-via time|node] [--idle-seconds N] [--no-controller] [--node BIN] [--baseline REV | --no-baseline]';
 
 const TARGET_RATIO = 1.3;
 const TARGET_RATE = 1000;
@@ -90,7 +91,15 @@ async function main() {
   printRss(rss);
   printMany(many);
   if (controller) printController(controller);
-  const results = { date: new Date().toISOString(), environment: env, coldStart: cold, throughput, peakRss: rss, manyClusters: many, controller };
+  const results = {
+    date: new Date().toISOString(),
+    environment: env,
+    coldStart: cold,
+    throughput,
+    peakRss: rss,
+    manyClusters: many,
+    controller,
+  };
   printSummary(results);
 
   mkdirSync(dirname(RESULTS), { recursive: true });
@@ -172,13 +181,22 @@ function manyClusters() {
   progress('');
   const ratio = seconds[MANY[1]] / seconds[MANY[0]];
   const pass = seconds[MANY[1]] <= TARGET_MANY_SECONDS && ratio <= (MANY[1] / MANY[0]) * 1.25;
-  return { counts: MANY, seconds, ratio: round(ratio, 2), linear: MANY[1] / MANY[0], target: `<= ${TARGET_MANY_SECONDS} s for ${MANY[1]}, linear`, pass };
+  return {
+    counts: MANY,
+    seconds,
+    ratio: round(ratio, 2),
+    linear: MANY[1] / MANY[0],
+    target: `<= ${TARGET_MANY_SECONDS} s for ${MANY[1]}, linear`,
+    pass,
+  };
 }
 
 function printMany(m) {
   out(`\n(e) Many clusters in one file (examples/basic renamed), CLI render, best of 3`);
   for (const n of m.counts) out(`    ${String(n).padStart(5)} clusters   ${m.seconds[n].toFixed(2)} s`);
-  out(`    time ratio ${m.ratio}x for ${m.linear}x the clusters (linear: ${m.linear}x, quadratic: ${m.linear ** 2}x)   target ${m.target}   ${verdict(m.pass)}`);
+  out(
+    `    time ratio ${m.ratio}x for ${m.linear}x the clusters (linear: ${m.linear}x, quadratic: ${m.linear ** 2}x)   target ${m.target}   ${verdict(m.pass)}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -249,7 +267,12 @@ function rate(fn, seconds) {
     now = process.hrtime.bigint();
   } while (now < end);
   const elapsed = Number(now - start) / 1e9;
-  return { iterations, seconds: round(elapsed, 3), perSecond: round(iterations / elapsed, 1), msEach: round((elapsed * 1000) / iterations, 3) };
+  return {
+    iterations,
+    seconds: round(elapsed, 3),
+    perSecond: round(iterations / elapsed, 1),
+    msEach: round((elapsed * 1000) / iterations, 3),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -316,32 +339,52 @@ function rssWithHook(cli) {
 function printCold(c) {
   out(`\n(a) Cold CLI start: wall time of one process, from spawn to exit`);
   out(`    ${c.runs} runs each, render and bare node alternated, after ${c.warmupRuns} warm-up runs each`);
-  out(table([
-    ['', 'median', 'min', 'p90', 'max'],
-    [c.command, ...msCols(c.render)],
-    [`${c.baseline}  (baseline)`, ...msCols(c.bareNode)],
-  ], '    '));
+  out(
+    table(
+      [
+        ['', 'median', 'min', 'p90', 'max'],
+        [c.command, ...msCols(c.render)],
+        [`${c.baseline}  (baseline)`, ...msCols(c.bareNode)],
+      ],
+      '    ',
+    ),
+  );
   out(`    ratio of medians: ${c.ratio.toFixed(2)}x   target ${c.target}x   ${verdict(c.pass)}`);
 }
 
 function printThroughput(t) {
   out(`\n(b) In-process throughput: ${t.input} (${t.shape}; ${t.objects} objects, ${kb(t.yamlBytes)} of YAML)`);
-  const row = (label, r) => [label, `${fmt(r.perSecond, 0)} renders/s`, `${r.msEach.toFixed(2)} ms each`, `${r.iterations} in ${r.seconds.toFixed(2)} s`];
-  out(table([
-    row('loadTidbClusters + renderClusters (parse, validate, resolve, render, YAML)', t.loadAndRender),
-    row('renderClusters alone (input already resolved; for information)', t.renderOnly),
-    row(`load + render of ${t.allComponents.input} (all 7 components, TLS; ${t.allComponents.objects} objects)`, t.allComponents),
-  ], '    '));
+  const row = (label, r) => [
+    label,
+    `${fmt(r.perSecond, 0)} renders/s`,
+    `${r.msEach.toFixed(2)} ms each`,
+    `${r.iterations} in ${r.seconds.toFixed(2)} s`,
+  ];
+  out(
+    table(
+      [
+        row('loadTidbClusters + renderClusters (parse, validate, resolve, render, YAML)', t.loadAndRender),
+        row('renderClusters alone (input already resolved; for information)', t.renderOnly),
+        row(`load + render of ${t.allComponents.input} (all 7 components, TLS; ${t.allComponents.objects} objects)`, t.allComponents),
+      ],
+      '    ',
+    ),
+  );
   out(`    load + render: target ${t.loadAndRender.target} renders/s   ${verdict(t.loadAndRender.pass)}`);
 }
 
 function printRss(r) {
   out(`\n(c) Peak RSS (resident memory), median of ${r.runs} runs, measured with ${r.method}`);
-  out(table([
-    [`cold CLI render of ${COLD_INPUT}`, mib(r.cliRenderKiB)],
-    ['bare node -e 0  (baseline)', mib(r.bareNodeKiB)],
-    ['this process after the in-process benchmark (b)', mib(r.inProcessKiB)],
-  ], '    '));
+  out(
+    table(
+      [
+        [`cold CLI render of ${COLD_INPUT}`, mib(r.cliRenderKiB)],
+        ['bare node -e 0  (baseline)', mib(r.bareNodeKiB)],
+        ['this process after the in-process benchmark (b)', mib(r.inProcessKiB)],
+      ],
+      '    ',
+    ),
+  );
 }
 
 function printSummary(r) {
@@ -349,26 +392,63 @@ function printSummary(r) {
   const t = r.throughput.loadAndRender;
   const m = r.peakRss;
   out('\nSummary');
-  out(table([
-    ['measure', 'result', 'target', ''],
-    ['cold render / bare node start (medians)', `${c.ratio.toFixed(2)}x  (${c.render.medianMs.toFixed(0)} / ${c.bareNode.medianMs.toFixed(0)} ms)`, `${c.target}x`, verdict(c.pass)],
-    ['load + render throughput, bench cluster', `${fmt(t.perSecond, 0)} renders/s`, `${t.target}/s`, verdict(t.pass)],
-    [`${r.manyClusters.counts[1]} clusters in one input, CLI`, `${r.manyClusters.seconds[r.manyClusters.counts[1]].toFixed(2)} s  (${r.manyClusters.ratio}x the time of ${r.manyClusters.counts[0]})`, r.manyClusters.target, verdict(r.manyClusters.pass)],
-    ['render-only throughput, bench cluster', `${fmt(r.throughput.renderOnly.perSecond, 0)} renders/s`, '-', ''],
-    ['load + render throughput, every component with TLS', `${fmt(r.throughput.allComponents.perSecond, 0)} renders/s`, '-', ''],
-    ['peak RSS, cold CLI render', `${mib(m.cliRenderKiB)}  (bare node ${mib(m.bareNodeKiB)})`, '-', ''],
-    ['peak RSS, in-process benchmark', mib(m.inProcessKiB), '-', ''],
-    ...(r.controller
-      ? [
-          ['controller overhead per upgraded Pod', `${r.controller.upgrade.overheadPerPodMs} ms`, `${r.controller.overheadTargetMs} ms`, verdict(r.controller.overheadPass)],
-          ['controller CPU time per reconcile pass, upgrade', `${r.controller.passes.cpuPerPassMs} ms`, '-', ''],
-          ['controller API requests per idle minute', String(r.controller.idle.perMinute), '-', ''],
-          ['controller peak RSS', `${mibOr(r.controller.rssKiB)}${r.controller.baseline ? `  (baseline ${r.controller.baseline.rev}: ${mibOr(r.controller.baseline.rssKiB)})` : ''}`, `<= ${r.controller.rssTargetMiB} MiB`, verdict(r.controller.rssPass)],
-          ['controller private memory (RssAnon) after the upgrade', `${mibOr(r.controller.afterUpgrade?.anonKiB)}  (bare node ${mibOr(r.controller.bareNode.anonKiB)})`, '-', ''],
-          ['controller memory under load, change from settled', r.controller.loadDriftMiB === undefined ? 'n/a' : `${r.controller.loadDriftMiB >= 0 ? '+' : ''}${r.controller.loadDriftMiB} MiB`, `within ${r.controller.flatTargetMiB} MiB`, verdict(r.controller.flatPass)],
-        ]
-      : []),
-  ], '  '));
+  out(
+    table(
+      [
+        ['measure', 'result', 'target', ''],
+        [
+          'cold render / bare node start (medians)',
+          `${c.ratio.toFixed(2)}x  (${c.render.medianMs.toFixed(0)} / ${c.bareNode.medianMs.toFixed(0)} ms)`,
+          `${c.target}x`,
+          verdict(c.pass),
+        ],
+        ['load + render throughput, bench cluster', `${fmt(t.perSecond, 0)} renders/s`, `${t.target}/s`, verdict(t.pass)],
+        [
+          `${r.manyClusters.counts[1]} clusters in one input, CLI`,
+          `${r.manyClusters.seconds[r.manyClusters.counts[1]].toFixed(2)} s  (${r.manyClusters.ratio}x the time of ${r.manyClusters.counts[0]})`,
+          r.manyClusters.target,
+          verdict(r.manyClusters.pass),
+        ],
+        ['render-only throughput, bench cluster', `${fmt(r.throughput.renderOnly.perSecond, 0)} renders/s`, '-', ''],
+        ['load + render throughput, every component with TLS', `${fmt(r.throughput.allComponents.perSecond, 0)} renders/s`, '-', ''],
+        ['peak RSS, cold CLI render', `${mib(m.cliRenderKiB)}  (bare node ${mib(m.bareNodeKiB)})`, '-', ''],
+        ['peak RSS, in-process benchmark', mib(m.inProcessKiB), '-', ''],
+        ...(r.controller
+          ? [
+              [
+                'controller overhead per upgraded Pod',
+                `${r.controller.upgrade.overheadPerPodMs} ms`,
+                `${r.controller.overheadTargetMs} ms`,
+                verdict(r.controller.overheadPass),
+              ],
+              ['controller CPU time per reconcile pass, upgrade', `${r.controller.passes.cpuPerPassMs} ms`, '-', ''],
+              ['controller API requests per idle minute', String(r.controller.idle.perMinute), '-', ''],
+              [
+                'controller peak RSS',
+                `${mibOr(r.controller.rssKiB)}${r.controller.baseline ? `  (baseline ${r.controller.baseline.rev}: ${mibOr(r.controller.baseline.rssKiB)})` : ''}`,
+                `<= ${r.controller.rssTargetMiB} MiB`,
+                verdict(r.controller.rssPass),
+              ],
+              [
+                'controller private memory (RssAnon) after the upgrade',
+                `${mibOr(r.controller.afterUpgrade?.anonKiB)}  (bare node ${mibOr(r.controller.bareNode.anonKiB)})`,
+                '-',
+                '',
+              ],
+              [
+                'controller memory under load, change from settled',
+                r.controller.loadDriftMiB === undefined
+                  ? 'n/a'
+                  : `${r.controller.loadDriftMiB >= 0 ? '+' : ''}${r.controller.loadDriftMiB} MiB`,
+                `within ${r.controller.flatTargetMiB} MiB`,
+                verdict(r.controller.flatPass),
+              ],
+            ]
+          : []),
+      ],
+      '  ',
+    ),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -377,7 +457,14 @@ function printSummary(r) {
 async function controllerBench(idleSeconds, baselineRev) {
   const { build } = await import('esbuild');
   const outfile = join(ROOT, '.bench/bench-controller.js');
-  await build({ entryPoints: [join(ROOT, 'scripts/bench-controller.ts')], outfile, bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: [join(ROOT, 'scripts/bench-controller.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   // The simulators' DNS preload is loaded by path next to the code that names it: the bundle's folder.
   copyFileSync(join(ROOT, 'test/sim/hosts-preload.js'), join(ROOT, '.bench/hosts-preload.js'));
   const baselineBundle = await bundleOf(baselineRev, build);
@@ -392,21 +479,32 @@ async function controllerBench(idleSeconds, baselineRev) {
     progress('');
     if (run.status !== 0) throw new RenderFailure(`controller benchmark (${label}) failed:\n${run.stderr}`);
     const r = JSON.parse(run.stdout.trim().split('\n').pop());
-    if (r.violations.stopsWhileLeader + r.violations.stopsWithLeaders > 0) throw new RenderFailure(`the upgrade broke a safety rule (${label}): ${JSON.stringify(r.violations)}`);
+    if (r.violations.stopsWhileLeader + r.violations.stopsWithLeaders > 0)
+      throw new RenderFailure(`the upgrade broke a safety rule (${label}): ${JSON.stringify(r.violations)}`);
     return r;
   };
   const baseline = baselineBundle ? runWith(baselineBundle.file, `baseline ${baselineBundle.rev}`) : undefined;
   const r = runWith(join(ROOT, 'lib/tidb-gitops-controller.js'), 'this tree');
   baselineBundle?.cleanup();
   // A bare `node` of the same release, idle, for the private/shared split.
-  const bare = spawnSync(options.node, ['-e', "setTimeout(() => process.stdout.write(require('fs').readFileSync('/proc/self/status', 'utf8')), 300)"], { encoding: 'utf8' });
+  const bare = spawnSync(
+    options.node,
+    ['-e', "setTimeout(() => process.stdout.write(require('fs').readFileSync('/proc/self/status', 'utf8')), 300)"],
+    { encoding: 'utf8' },
+  );
   const field = (name) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(bare.stdout)?.[1]) || undefined;
   const bareNode = { anonKiB: field('RssAnon'), fileKiB: field('RssFile') };
   const drift = r.load.afterKiB !== undefined && r.load.settledKiB !== undefined ? (r.load.afterKiB - r.load.settledKiB) / 1024 : undefined;
   return {
     ...r,
     bareNode,
-    baseline: baseline && { rev: baselineBundle.rev, rssKiB: baseline.rssKiB, load: baseline.load, passes: baseline.passes, upgrade: baseline.upgrade },
+    baseline: baseline && {
+      rev: baselineBundle.rev,
+      rssKiB: baseline.rssKiB,
+      load: baseline.load,
+      passes: baseline.passes,
+      upgrade: baseline.upgrade,
+    },
     overheadTargetMs: TARGET_OVERHEAD_MS,
     overheadPass: r.upgrade.overheadPerPodMs <= TARGET_OVERHEAD_MS,
     rssTargetMiB: TARGET_CONTROLLER_RSS_MIB,
@@ -426,7 +524,10 @@ async function bundleOf(rev, build) {
     return undefined;
   }
   const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-baseline-'));
-  const tar = spawnSync('sh', ['-c', `git archive ${resolved.stdout.trim()} src package.json package-lock.json | tar -x -C "${dir}"`], { cwd: ROOT, encoding: 'utf8' });
+  const tar = spawnSync('sh', ['-c', `git archive ${resolved.stdout.trim()} src package.json package-lock.json | tar -x -C "${dir}"`], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   if (tar.status !== 0) throw new Error(`bench: git archive ${rev} failed: ${tar.stderr}`);
   // The revision's own packages where its lockfile differs (from npm's cache where it can).
   if (readFileSync(join(dir, 'package-lock.json'), 'utf8') === readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) {
@@ -437,31 +538,62 @@ async function bundleOf(rev, build) {
     if (ci.status !== 0) throw new Error(`bench: npm ci for ${rev} failed: ${ci.stderr}`);
   }
   const file = join(dir, 'controller.js');
-  await build({ entryPoints: [join(dir, 'src/controller/main.ts')], outfile: file, bundle: true, platform: 'node', target: 'node20', format: 'cjs', minifyWhitespace: true, minifySyntax: true, logLevel: 'warning' });
+  await build({
+    entryPoints: [join(dir, 'src/controller/main.ts')],
+    outfile: file,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+  });
   return { rev: resolved.stdout.trim(), file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function printController(c) {
   out('\nController (simulated cluster, default timings)');
-  out(table([
-    ['measure', 'result'],
-    ['upgrade of 3 PD / 3 TiKV / 2 TiDB, wall time', `${(c.upgrade.totalMs / 1000).toFixed(1)} s`],
-    ['  of which the Pods restarting (stop to Ready)', `${(c.upgrade.podRestartMs / 1000).toFixed(1)} s`],
-    ['  controller overhead per upgraded Pod', `${c.upgrade.overheadPerPodMs} ms`],
-    ['  reconcile passes during it, mean time', `${c.passes.count}, ${c.passes.meanMs} ms`],
-    ['  controller CPU time during it, per pass', `${c.passes.cpuMs} ms, ${c.passes.cpuPerPassMs} ms`],
-    [`Kubernetes API requests over ${c.idle.seconds} s idle`, `${c.idle.requests}  (${Object.entries(c.idle.byKind).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'})`],
-    ['peak RSS of the controller process', c.rssKiB === undefined ? 'n/a' : mib(c.rssKiB)],
-    ['  of it private (RssAnon) / backed by files (RssFile), after the upgrade', `${mibOr(c.afterUpgrade?.anonKiB)} / ${mibOr(c.afterUpgrade?.fileKiB)}  (bare node: ${mibOr(c.bareNode.anonKiB)} / ${mibOr(c.bareNode.fileKiB)})`],
-    [`resident memory settled, then after ${c.load.events} watch events and ${c.load.requests} requests`, `${mibOr(c.load.settledKiB)}, ${mibOr(c.load.afterKiB)}`],
-    ...(c.baseline
-      ? [
-          [`baseline ${c.baseline.rev}: peak RSS`, mibOr(c.baseline.rssKiB)],
-          [`baseline ${c.baseline.rev}: settled, after load`, `${mibOr(c.baseline.load?.settledKiB)}, ${mibOr(c.baseline.load?.afterKiB)}`],
-          [`baseline ${c.baseline.rev}: CPU time per pass`, `${c.baseline.passes.cpuPerPassMs} ms`],
-        ]
-      : []),
-  ], '  '));
+  out(
+    table(
+      [
+        ['measure', 'result'],
+        ['upgrade of 3 PD / 3 TiKV / 2 TiDB, wall time', `${(c.upgrade.totalMs / 1000).toFixed(1)} s`],
+        ['  of which the Pods restarting (stop to Ready)', `${(c.upgrade.podRestartMs / 1000).toFixed(1)} s`],
+        ['  controller overhead per upgraded Pod', `${c.upgrade.overheadPerPodMs} ms`],
+        ['  reconcile passes during it, mean time', `${c.passes.count}, ${c.passes.meanMs} ms`],
+        ['  controller CPU time during it, per pass', `${c.passes.cpuMs} ms, ${c.passes.cpuPerPassMs} ms`],
+        [
+          `Kubernetes API requests over ${c.idle.seconds} s idle`,
+          `${c.idle.requests}  (${
+            Object.entries(c.idle.byKind)
+              .map(([k, v]) => `${v} ${k}`)
+              .join(', ') || 'none'
+          })`,
+        ],
+        ['peak RSS of the controller process', c.rssKiB === undefined ? 'n/a' : mib(c.rssKiB)],
+        [
+          '  of it private (RssAnon) / backed by files (RssFile), after the upgrade',
+          `${mibOr(c.afterUpgrade?.anonKiB)} / ${mibOr(c.afterUpgrade?.fileKiB)}  (bare node: ${mibOr(c.bareNode.anonKiB)} / ${mibOr(c.bareNode.fileKiB)})`,
+        ],
+        [
+          `resident memory settled, then after ${c.load.events} watch events and ${c.load.requests} requests`,
+          `${mibOr(c.load.settledKiB)}, ${mibOr(c.load.afterKiB)}`,
+        ],
+        ...(c.baseline
+          ? [
+              [`baseline ${c.baseline.rev}: peak RSS`, mibOr(c.baseline.rssKiB)],
+              [
+                `baseline ${c.baseline.rev}: settled, after load`,
+                `${mibOr(c.baseline.load?.settledKiB)}, ${mibOr(c.baseline.load?.afterKiB)}`,
+              ],
+              [`baseline ${c.baseline.rev}: CPU time per pass`, `${c.baseline.passes.cpuPerPassMs} ms`],
+            ]
+          : []),
+      ],
+      '  ',
+    ),
+  );
 }
 
 function verdict(pass) {
@@ -475,7 +607,14 @@ function msCols(s) {
 function table(rows, indent) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => String(row[i] ?? '').length)));
   return rows
-    .map((row) => indent + row.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('   ').trimEnd())
+    .map(
+      (row) =>
+        indent +
+        row
+          .map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i])))
+          .join('   ')
+          .trimEnd(),
+    )
     .join('\n');
 }
 

@@ -43,7 +43,9 @@ const oneYaml = {
       return; // cdk8s without a copy of its own: nothing to merge.
     }
     if (!same) return;
-    b.onResolve({ filter: /^yaml$/ }, (args) => (args.importer.includes(`${join('node_modules', 'cdk8s')}/`) ? { path: require.resolve('yaml', { paths: [root] }) } : undefined));
+    b.onResolve({ filter: /^yaml$/ }, (args) =>
+      args.importer.includes(`${join('node_modules', 'cdk8s')}/`) ? { path: require.resolve('yaml', { paths: [root] }) } : undefined,
+    );
   },
 };
 const results = await Promise.all([
@@ -62,7 +64,8 @@ if (peer) throw new Error(`lib/inputs.js must load without cdk8s, but bundles ${
 
 // The Kubernetes definitions the CLI validates passed-through objects against, read only when there are
 // some: beside the bundles, and beside tsc's output of src/base (what `cdk8s synth` runs).
-for (const to of ['lib/kube-schema-data.json', 'lib/src/base/kube-schema-data.json']) copyFileSync(join(root, 'src/base/kube-schema-data.json'), join(root, to));
+for (const to of ['lib/kube-schema-data.json', 'lib/src/base/kube-schema-data.json'])
+  copyFileSync(join(root, 'src/base/kube-schema-data.json'), join(root, to));
 
 /** The package directory (under node_modules) an input file of a bundle belongs to, if any. */
 function packageDir(input) {
@@ -83,9 +86,16 @@ for (const { metafile } of results) {
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     // The same release nested under two packages is listed once.
     if (seen.has(`${pkg.name}@${pkg.version}`)) continue;
-    const files = readdirSync(dir).filter((f) => LICENSE_FILE.test(f)).sort();
+    const files = readdirSync(dir)
+      .filter((f) => LICENSE_FILE.test(f))
+      .sort();
     const author = typeof pkg.author === 'string' ? pkg.author : pkg.author?.name;
-    const texts = files.length > 0 ? files.map((f) => readFileSync(join(dir, f), 'utf8').trim()) : [`The package ships no license text; its package.json gives the license ${pkg.license}${author ? ` and the author ${author}` : ''}.`];
+    const texts =
+      files.length > 0
+        ? files.map((f) => readFileSync(join(dir, f), 'utf8').trim())
+        : [
+            `The package ships no license text; its package.json gives the license ${pkg.license}${author ? ` and the author ${author}` : ''}.`,
+          ];
     if (!pkg.license) throw new Error(`${relative(root, dir)}: package.json names no license`);
     packages.set(dir, { name: pkg.name, version: pkg.version, license: pkg.license, texts });
     seen.add(`${pkg.name}@${pkg.version}`);

@@ -16,7 +16,9 @@ export function generatedSections() {
   // Each component module keeps its own defaults next to its resolver.
   const componentDefaults = COMPONENT_MODULES.flatMap((c) => {
     const mod = require(join(root, `lib/src/tidbcluster/${c}.js`));
-    return Object.entries(mod).filter(([k]) => k.endsWith('_DEFAULTS_TABLE')).flatMap(([, table]) => table);
+    return Object.entries(mod)
+      .filter(([k]) => k.endsWith('_DEFAULTS_TABLE'))
+      .flatMap(([, table]) => table);
   });
   const defaults = [
     '| field | default | note |',
@@ -26,8 +28,18 @@ export function generatedSections() {
   const refused = refusedFields(SUPPORTED, OFF_VALUES);
   const supported = [
     // A field taken only when off is listed once, below, with the values it takes.
-    ...Object.entries(SUPPORTED).map(([path, fields]) => `- \`${path}\`: ${[...fields].filter((f) => !(`${path}.${f}` in OFF_VALUES)).sort().map((f) => `\`${f}\``).join(', ')}`),
-    `- accepted only when off: ${Object.entries(OFF_VALUES).filter(([, values]) => values.length > 0).map(([path, values]) => `\`${path}\` (${values.map((v) => `\`${JSON.stringify(v)}\``).join(' or ')})`).join(', ')}`,
+    ...Object.entries(SUPPORTED).map(
+      ([path, fields]) =>
+        `- \`${path}\`: ${[...fields]
+          .filter((f) => !(`${path}.${f}` in OFF_VALUES))
+          .sort()
+          .map((f) => `\`${f}\``)
+          .join(', ')}`,
+    ),
+    `- accepted only when off: ${Object.entries(OFF_VALUES)
+      .filter(([, values]) => values.length > 0)
+      .map(([path, values]) => `\`${path}\` (${values.map((v) => `\`${JSON.stringify(v)}\``).join(' or ')})`)
+      .join(', ')}`,
   ].join('\n');
   return { defaults, supported, refused };
 }
@@ -41,7 +53,11 @@ function refusedFields(SUPPORTED, OFF_VALUES) {
   const rows = [];
   for (const path of Object.keys(SUPPORTED)) {
     const n =
-      path === 'spec' ? specNode : path === 'spec.pdms[]' ? node(node(specNode.properties.pdms).items) : node(specNode.properties[path.slice('spec.'.length)]);
+      path === 'spec'
+        ? specNode
+        : path === 'spec.pdms[]'
+          ? node(node(specNode.properties.pdms).items)
+          : node(specNode.properties[path.slice('spec.'.length)]);
     for (const key of Object.keys(n.properties ?? {}).sort()) {
       if (SUPPORTED[path].includes(key) || `${path}.${key}` in OFF_VALUES || key === 'image') continue;
       const reason = refusalReason(`${path}.${key}`);

@@ -36,9 +36,18 @@ const TARGETS = [
 
 // Keywords whose values are plain data, copied as-is.
 const VALUE_KEYWORDS = new Set([
-  'type', 'required', 'pattern', 'format', 'enum', 'nullable',
-  'minimum', 'maximum', 'minLength', 'maxLength',
-  'x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields',
+  'type',
+  'required',
+  'pattern',
+  'format',
+  'enum',
+  'nullable',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-preserve-unknown-fields',
 ]);
 // Keywords whose values are schemas (or maps/lists of schemas).
 const SCHEMA_KEYWORDS = new Set(['properties', 'items', 'additionalProperties', 'anyOf']);
@@ -46,8 +55,11 @@ const SCHEMA_KEYWORDS = new Set(['properties', 'items', 'additionalProperties', 
 const CEL_KEYWORD = 'x-kubernetes-validations';
 // Keywords that do not affect validation.
 const DROPPED_KEYWORDS = new Set([
-  'description', 'default', 'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type',
+  'description',
+  'default',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
 ]);
 
 /** Code-unit order, so sorting never depends on the machine's locale. */
@@ -86,7 +98,8 @@ function checkKeywords(schema, where) {
  */
 function celRule(rule, where) {
   const m = /^has\(self\.(\w+)\) \? !has\(self\.(\w+)\) : true$/.exec(rule.rule ?? '');
-  if (!m) throw new Error(`unsupported CEL rule ${JSON.stringify(rule.rule)} at ${where || '(root)'}; teach scripts/gen-crd-schema.mjs about it`);
+  if (!m)
+    throw new Error(`unsupported CEL rule ${JSON.stringify(rule.rule)} at ${where || '(root)'}; teach scripts/gen-crd-schema.mjs about it`);
   return [m[1], m[2], rule.message ?? `${m[1]} and ${m[2]} may not both be set`];
 }
 
@@ -153,10 +166,16 @@ function main() {
   const check = args.length === 1 && args[0] === '--check';
   if (args.length !== 0 && args.length !== 2 && !check) fail('usage: node scripts/gen-crd-schema.mjs [--check | crd.yaml out.json]');
   const crdDir = () => process.env.TIDB_GITOPS_CRDS || sharedPath('schemas');
-  const targets = args.length === 2 ? [[path.resolve(args[0]), path.resolve(args[1])]] : TARGETS.map(([crd, out]) => [path.join(crdDir(), crd), path.join(REPO_ROOT, out)]);
+  const targets =
+    args.length === 2
+      ? [[path.resolve(args[0]), path.resolve(args[1])]]
+      : TARGETS.map(([crd, out]) => [path.join(crdDir(), crd), path.join(REPO_ROOT, out)]);
   if (check) {
     const stale = targets.filter(([crdFile, outFile]) => !existsSync(outFile) || readFileSync(outFile, 'utf8') !== generate(crdFile));
-    if (stale.length > 0) fail(`out of date with the CRDs, run \`node scripts/gen-crd-schema.mjs\`: ${stale.map(([, out]) => path.relative(REPO_ROOT, out)).join(', ')}`);
+    if (stale.length > 0)
+      fail(
+        `out of date with the CRDs, run \`node scripts/gen-crd-schema.mjs\`: ${stale.map(([, out]) => path.relative(REPO_ROOT, out)).join(', ')}`,
+      );
     return;
   }
   for (const [crdFile, outFile] of targets) {

@@ -12,7 +12,18 @@ import { join } from 'node:path';
 import { kubeMinors, readKubeDefinitions, REPO_ROOT } from './upstream.js';
 
 const MINORS = kubeMinors();
-const KEEP = new Set(['type', 'format', '$ref', 'enum', 'oneOf', 'items', 'properties', 'additionalProperties', 'required', 'x-kubernetes-group-version-kind']);
+const KEEP = new Set([
+  'type',
+  'format',
+  '$ref',
+  'enum',
+  'oneOf',
+  'items',
+  'properties',
+  'additionalProperties',
+  'required',
+  'x-kubernetes-group-version-kind',
+]);
 
 function reduce(node, top) {
   if (Array.isArray(node)) return node.map((n) => reduce(n, false));
@@ -22,7 +33,12 @@ function reduce(node, top) {
     if (!KEEP.has(key) || (key === 'x-kubernetes-group-version-kind' && !top)) continue;
     const value = node[key];
     if (key === 'x-kubernetes-group-version-kind') out[key] = value.map(({ group, version, kind }) => ({ group, version, kind }));
-    else if (key === 'properties') out[key] = Object.fromEntries(Object.keys(value).sort().map((k) => [k, reduce(value[k], false)]));
+    else if (key === 'properties')
+      out[key] = Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .map((k) => [k, reduce(value[k], false)]),
+      );
     else out[key] = reduce(value, false);
   }
   return out;

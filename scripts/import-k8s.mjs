@@ -15,11 +15,7 @@ import { kubeMinors, readKubeDefinitions, REPO_ROOT } from './upstream.js';
 const DEFAULT_OUTPUT = join(REPO_ROOT, 'imports', 'k8s.ts');
 
 // Packages whose types keep the bare name when a last segment is shared.
-const PREFERRED_PACKAGES = [
-  'io.k8s.api.core.v1',
-  'io.k8s.api.apps.v1',
-  'io.k8s.apimachinery.pkg.apis.meta.v1',
-];
+const PREFERRED_PACKAGES = ['io.k8s.api.core.v1', 'io.k8s.api.apps.v1', 'io.k8s.apimachinery.pkg.apis.meta.v1'];
 
 const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
 const INT_OR_STRING = 'io.k8s.apimachinery.pkg.util.intstr.IntOrString';

@@ -56,7 +56,11 @@ function goModuleDir(module, version) {
   if (existsSync(dir)) return dir;
   let out;
   try {
-    out = execFileSync('go', ['mod', 'download', '-json', `${module}@${version}`], { cwd: tmpdir(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    out = execFileSync('go', ['mod', 'download', '-json', `${module}@${version}`], {
+      cwd: tmpdir(),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (e) {
     // On failure, go prints the reason as the JSON's Error field.
     let reason = e.message;
@@ -65,7 +69,9 @@ function goModuleDir(module, version) {
     } catch {
       // not JSON: go itself did not run
     }
-    throw new Error(`${module}@${version} is not in the Go module cache (${dir}), and \`go mod download ${module}@${version}\` failed: ${reason}`);
+    throw new Error(
+      `${module}@${version} is not in the Go module cache (${dir}), and \`go mod download ${module}@${version}\` failed: ${reason}`,
+    );
   }
   return JSON.parse(out).Dir;
 }
@@ -124,7 +130,8 @@ const PROMETHEUS_OPERATOR = { module: 'github.com/prometheus-operator/prometheus
 function prometheusOperatorCrdFile(plural) {
   const dir = goModuleDir(PROMETHEUS_OPERATOR.module, PROMETHEUS_OPERATOR.version);
   const file = path.join(dir, 'example', 'prometheus-operator-crd', `monitoring.coreos.com_${plural}.yaml`);
-  if (!existsSync(file)) throw new Error(`${file} does not exist: ${PROMETHEUS_OPERATOR.module}@${PROMETHEUS_OPERATOR.version} ships no ${plural} CRD`);
+  if (!existsSync(file))
+    throw new Error(`${file} does not exist: ${PROMETHEUS_OPERATOR.module}@${PROMETHEUS_OPERATOR.version} ships no ${plural} CRD`);
   return file;
 }
 

@@ -4,9 +4,24 @@
  */
 import type { ParsedDocuments } from './tidbcluster/load';
 
-export { loadClusterInputs, readClusterInputs, InputError, type ClusterInput, type ClusterInputs, type InputTexts, type ReadClusterOptions } from './load/clusters';
+export {
+  loadClusterInputs,
+  readClusterInputs,
+  InputError,
+  type ClusterInput,
+  type ClusterInputs,
+  type InputTexts,
+  type ReadClusterOptions,
+} from './load/clusters';
 export { checkTidbCluster } from './tidbcluster/check';
-export { loadTidbClusters, type LoadedCluster, type LoadResult, type ParsedDocuments, type LoadedDocument, type DocumentKind } from './tidbcluster/load';
+export {
+  loadTidbClusters,
+  type LoadedCluster,
+  type LoadResult,
+  type ParsedDocuments,
+  type LoadedDocument,
+  type DocumentKind,
+} from './tidbcluster/load';
 /** @deprecated The same type under its former name: use {@link ParsedDocuments}. */
 export type InputResult<T> = ParsedDocuments<T>;
 export { resolveCluster, type ResolvedCluster, type ResolveOptions } from './tidbcluster/resolve';

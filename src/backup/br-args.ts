@@ -28,7 +28,12 @@ export interface BrCluster {
  */
 export function connectionArgs(cluster: BrCluster): string[] {
   const args = [`--pd=${names.service(cluster.name, 'pd')}.$(NAMESPACE):${PORT.pdClient}`];
-  if (cluster.tls) args.push(`--ca=${CLUSTER_CLIENT_TLS_DIR}/ca.crt`, `--cert=${CLUSTER_CLIENT_TLS_DIR}/tls.crt`, `--key=${CLUSTER_CLIENT_TLS_DIR}/tls.key`);
+  if (cluster.tls)
+    args.push(
+      `--ca=${CLUSTER_CLIENT_TLS_DIR}/ca.crt`,
+      `--cert=${CLUSTER_CLIENT_TLS_DIR}/tls.crt`,
+      `--key=${CLUSTER_CLIENT_TLS_DIR}/tls.key`,
+    );
   return args;
 }
 
@@ -83,7 +88,13 @@ export function restoreArgs(job: BrJob, cluster: BrCluster, storage: string): st
  * the operator's order (`constructOptions`; BR's common flags, which `br log start` takes). `spec.br.options`
  * go last, to a start only: the other commands take no BR options besides the connection's.
  */
-export function logArgs(job: BrJob & { readonly name: string }, cluster: BrCluster, command: 'start' | 'pause' | 'resume' | 'stop', storage?: string, startTs?: string): string[] {
+export function logArgs(
+  job: BrJob & { readonly name: string },
+  cluster: BrCluster,
+  command: 'start' | 'pause' | 'resume' | 'stop',
+  storage?: string,
+  startTs?: string,
+): string[] {
   const start = command === 'start';
   return [
     'log',
@@ -133,9 +144,12 @@ export function pointInTimeArgs(job: BrJob, cluster: BrCluster, storage: string,
  */
 export function pointInTimeUrls(log: ResolvedStorage, full: ResolvedStorage): { readonly log: string; readonly full: string } {
   const [a, b] = [urlOptions(log), urlOptions(full)];
-  if (!a || !b || log.provider !== full.provider || JSON.stringify(a) === JSON.stringify(b)) return { log: storageUrlTemplate(log, ''), full: storageUrlTemplate(full, '') };
+  if (!a || !b || log.provider !== full.provider || JSON.stringify(a) === JSON.stringify(b))
+    return { log: storageUrlTemplate(log, ''), full: storageUrlTemplate(full, '') };
   const withQuery = (s: ResolvedStorage, q: Readonly<Record<string, string>>) =>
-    `${storageUrlTemplate(s, '').replace(/\?.*$/, '')}?${Object.entries(q).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&')}`;
+    `${storageUrlTemplate(s, '').replace(/\?.*$/, '')}?${Object.entries(q)
+      .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+      .join('&')}`;
   return { log: withQuery(log, a), full: withQuery(full, b) };
 }
 
@@ -145,7 +159,12 @@ function urlOptions(s: ResolvedStorage): Readonly<Record<string, string>> | unde
     case 's3': {
       // BR's path style: the flag's default true, false for alibaba and netease whatever is asked (storage/s3.go `Apply`).
       const path = s.spec.provider === 'alibaba' || s.spec.provider === 'netease' ? false : (s.spec.forcePathStyle ?? true);
-      return { endpoint: s.spec.endpoint ?? '', region: s.spec.region ?? '', provider: s.spec.provider ?? '', 'force-path-style': String(path) };
+      return {
+        endpoint: s.spec.endpoint ?? '',
+        region: s.spec.region ?? '',
+        provider: s.spec.provider ?? '',
+        'force-path-style': String(path),
+      };
     }
     case 'azblob':
       return { 'account-name': s.spec.storageAccount ?? '', 'sas-token': s.spec.sasToken ?? '' };

@@ -20,14 +20,28 @@ export function brSettingsIssues(br: BRConfig | undefined, at: string): SpecIssu
   if (br === undefined || br === null) return issues;
   const { timeAgo, concurrency, rateLimit } = br;
   if (timeAgo !== undefined && timeAgo !== '') {
-    if (typeof timeAgo !== 'string' || !GO_DURATION.test(timeAgo)) issues.push({ path: `${at}.timeAgo`, message: `expected a duration such as 30m or 1h30m (Go's units: ns, us, ms, s, m, h; no d), got ${JSON.stringify(timeAgo)}` });
-    else if (timeAgo.startsWith('-') && /[1-9]/.test(timeAgo)) issues.push({ path: `${at}.timeAgo`, message: `BR refuses a negative timeAgo, got ${JSON.stringify(timeAgo)}: give how long ago, such as 1h` });
+    if (typeof timeAgo !== 'string' || !GO_DURATION.test(timeAgo))
+      issues.push({
+        path: `${at}.timeAgo`,
+        message: `expected a duration such as 30m or 1h30m (Go's units: ns, us, ms, s, m, h; no d), got ${JSON.stringify(timeAgo)}`,
+      });
+    else if (timeAgo.startsWith('-') && /[1-9]/.test(timeAgo))
+      issues.push({
+        path: `${at}.timeAgo`,
+        message: `BR refuses a negative timeAgo, got ${JSON.stringify(timeAgo)}: give how long ago, such as 1h`,
+      });
   }
   if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 0 && concurrency <= MAX_UINT32)) {
-    issues.push({ path: `${at}.concurrency`, message: `expected a whole number from 0 to ${MAX_UINT32} (BR's --concurrency is unsigned), got ${JSON.stringify(concurrency)}` });
+    issues.push({
+      path: `${at}.concurrency`,
+      message: `expected a whole number from 0 to ${MAX_UINT32} (BR's --concurrency is unsigned), got ${JSON.stringify(concurrency)}`,
+    });
   }
   if (rateLimit !== undefined && !(Number.isSafeInteger(rateLimit) && rateLimit >= 0)) {
-    issues.push({ path: `${at}.rateLimit`, message: `expected a whole number of MiB/s, 0 (no limit) or more, got ${JSON.stringify(rateLimit)}` });
+    issues.push({
+      path: `${at}.rateLimit`,
+      message: `expected a whole number of MiB/s, 0 (no limit) or more, got ${JSON.stringify(rateLimit)}`,
+    });
   }
   return issues;
 }

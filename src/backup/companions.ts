@@ -16,9 +16,15 @@ import type { ResolvedMonitor } from '../monitoring/types';
 export type CompanionDocument = ResolvedOperation | ResolvedInitializer | ResolvedMonitor;
 
 /** The readers of every kind read beside the clusters, for `parseDocuments`. */
-export function companionKinds(options: { readonly namespace?: string; readonly kubeVersion?: string } = {}): DocumentKind<CompanionDocument>[] {
+export function companionKinds(
+  options: { readonly namespace?: string; readonly kubeVersion?: string } = {},
+): DocumentKind<CompanionDocument>[] {
   const { namespace } = options;
-  return [...operationKinds({ namespace, kubeMinor: targetMinor(options.kubeVersion) }), initializerKind({ namespace }), monitorKind({ namespace })];
+  return [
+    ...operationKinds({ namespace, kubeMinor: targetMinor(options.kubeVersion) }),
+    initializerKind({ namespace }),
+    monitorKind({ namespace }),
+  ];
 }
 
 /** Parses and checks every document of one YAML text (`loadTidbClusters`, with the operations). */

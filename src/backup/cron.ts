@@ -23,7 +23,8 @@ const DESCRIPTORS = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@da
 export function cronProblem(schedule: string): string | undefined {
   const text = schedule.trim();
   if (text === '') return 'expected a cron expression such as "0 2 * * *" (every day at 02:00), got ""';
-  if (/^(CRON_)?TZ=/.test(text)) return 'a time zone prefix is not accepted in a CronJob schedule (Kubernetes refuses it); the schedule runs in the controller manager\'s time zone, UTC on most clusters';
+  if (/^(CRON_)?TZ=/.test(text))
+    return "a time zone prefix is not accepted in a CronJob schedule (Kubernetes refuses it); the schedule runs in the controller manager's time zone, UTC on most clusters";
   if (text.startsWith('@')) {
     if (DESCRIPTORS.has(text)) return undefined;
     const every = /^@every\s+(.+)$/.exec(text);
@@ -31,7 +32,8 @@ export function cronProblem(schedule: string): string | undefined {
     return `unknown descriptor ${JSON.stringify(text)}: expected one of ${[...DESCRIPTORS].join(', ')} or @every <duration>`;
   }
   const parts = text.split(/\s+/);
-  if (parts.length !== 5) return `expected 5 fields (minute hour day-of-month month day-of-week), got ${parts.length} in ${JSON.stringify(text)}`;
+  if (parts.length !== 5)
+    return `expected 5 fields (minute hour day-of-month month day-of-week), got ${parts.length} in ${JSON.stringify(text)}`;
   for (let i = 0; i < 5; i++) {
     const problem = fieldProblem(parts[i], FIELDS[i]);
     if (problem) return `${FIELDS[i][0]} ${JSON.stringify(parts[i])}: ${problem}`;
@@ -51,7 +53,8 @@ function fieldProblem(field: string, [, low, high, names]: Field): string | unde
     const values: number[] = [];
     for (const b of bounds) {
       const n = /^\d+$/.test(b) ? Number(b) : names ? names.indexOf(b.toLowerCase()) + (low === 1 ? 1 : 0) : Number.NaN;
-      if (!Number.isInteger(n) || (names && !/^\d+$/.test(b) && names.indexOf(b.toLowerCase()) < 0)) return `${JSON.stringify(b)} is not a number${names ? ' or a name' : ''}`;
+      if (!Number.isInteger(n) || (names && !/^\d+$/.test(b) && names.indexOf(b.toLowerCase()) < 0))
+        return `${JSON.stringify(b)} is not a number${names ? ' or a name' : ''}`;
       if (n < low || n > high) return `${n} is out of range ${low}-${high}`;
       values.push(n);
     }

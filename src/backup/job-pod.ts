@@ -27,29 +27,61 @@ export const BR_VOLUME = {
  * storage, so their Pods lack its volume: `log` says the document has such Jobs. Without a storage
  * (its own problems are reported), the volumes are not checked: which ones the Pod has is not known.
  */
-export function brPodIssues(s: JobPodSettings, at: string, storage: ResolvedStorage | undefined, log: boolean, kubeMinor: number): SpecIssue[] {
+export function brPodIssues(
+  s: JobPodSettings,
+  at: string,
+  storage: ResolvedStorage | undefined,
+  log: boolean,
+  kubeMinor: number,
+): SpecIssue[] {
   const spec = s as Record<string, unknown>;
-  const issues = podFieldIssues(spec, at, {
-    tolerations: 'tolerations',
-    affinity: 'affinity',
-    podSecurityContext: 'podSecurityContext',
-    env: 'env',
-    resources: 'resources',
-    serviceAccountName: 'serviceAccount',
-    priorityClassName: 'priorityClassName',
-  }, kubeMinor);
+  const issues = podFieldIssues(
+    spec,
+    at,
+    {
+      tolerations: 'tolerations',
+      affinity: 'affinity',
+      podSecurityContext: 'podSecurityContext',
+      env: 'env',
+      resources: 'resources',
+      serviceAccountName: 'serviceAccount',
+      priorityClassName: 'priorityClassName',
+    },
+    kubeMinor,
+  );
   const claims = s.resources?.claims;
   if (Array.isArray(claims) && claims.length > 0) {
-    issues.push({ path: `${at}.resources.claims`, message: 'the BR Pod has no resource claims (spec.resourceClaims) for its container to name; remove claims' });
+    issues.push({
+      path: `${at}.resources.claims`,
+      message: 'the BR Pod has no resource claims (spec.resourceClaims) for its container to name; remove claims',
+    });
   }
   if (!storage) return issues;
-  return [...issues, ...volumeIssues(s.additionalVolumes, `${at}.additionalVolumes`, s.additionalVolumeMounts, `${at}.additionalVolumeMounts`, renderedVolumes(storage, log))];
+  return [
+    ...issues,
+    ...volumeIssues(
+      s.additionalVolumes,
+      `${at}.additionalVolumes`,
+      s.additionalVolumeMounts,
+      `${at}.additionalVolumeMounts`,
+      renderedVolumes(storage, log),
+    ),
+  ];
 }
 
 function renderedVolumes(storage: ResolvedStorage, log: boolean): RenderedVolume[] {
-  const partial = log ? { notMountable: "a log backup's pause, resume and stop Jobs do not reach the storage, and their Pods have no volume of it: mount a volume of your own" } : {};
+  const partial = log
+    ? {
+        notMountable:
+          "a log backup's pause, resume and stop Jobs do not reach the storage, and their Pods have no volume of it: mount a volume of your own",
+      }
+    : {};
   const out: RenderedVolume[] = [
-    { name: BR_VOLUME.clusterTls, notMountable: "tidb-gitops mounts the cluster's client certificate itself when the cluster speaks TLS (and the volume is not there when it does not): mount a volume of your own" },
+    {
+      name: BR_VOLUME.clusterTls,
+      notMountable:
+        "tidb-gitops mounts the cluster's client certificate itself when the cluster speaks TLS (and the volume is not there when it does not): mount a volume of your own",
+    },
   ];
   if (storage.provider === 'gcs' && storage.secretName) out.push({ name: BR_VOLUME.gcsCredentials, ...partial });
   if (storage.provider === 'local') out.push({ name: storage.volume.name, mountPath: storage.volumeMount.mountPath, ...partial });

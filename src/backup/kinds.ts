@@ -17,7 +17,11 @@ import { resolveBackup, resolveRestore, resolveSchedule, type OperationOptions, 
 import { backupRefusals, restoreRefusals, scheduleRefusals } from './support';
 import { BACKUP_KIND, RESTORE_KIND, SCHEDULE_KIND, type Backup, type BackupSchedule, type Restore } from './types';
 
-const SCHEMAS: Record<string, CompactSchema> = { [BACKUP_KIND]: backupSchema, [SCHEDULE_KIND]: scheduleSchema, [RESTORE_KIND]: restoreSchema };
+const SCHEMAS: Record<string, CompactSchema> = {
+  [BACKUP_KIND]: backupSchema,
+  [SCHEDULE_KIND]: scheduleSchema,
+  [RESTORE_KIND]: restoreSchema,
+};
 
 /**
  * The longest name of each kind: its object names must fit. A Backup's Job is `backup-<name>`, a
@@ -25,20 +29,34 @@ const SCHEMAS: Record<string, CompactSchema> = { [BACKUP_KIND]: backupSchema, [S
  * CronJob is `backup-<name>` and a CronJob name may have at most 52 characters (the Jobs it creates
  * add 11).
  */
-const MAX_NAME: Readonly<Record<string, number>> = { [BACKUP_KIND]: 63 - 'backup-'.length, [SCHEDULE_KIND]: 52 - 'backup-'.length, [RESTORE_KIND]: 63 - 'restore-'.length };
+const MAX_NAME: Readonly<Record<string, number>> = {
+  [BACKUP_KIND]: 63 - 'backup-'.length,
+  [SCHEDULE_KIND]: 52 - 'backup-'.length,
+  [RESTORE_KIND]: 63 - 'restore-'.length,
+};
 
 /** The readers of the three kinds, for `parseDocuments`. */
 export function operationKinds(options: OperationOptions = {}): DocumentKind<ResolvedOperation>[] {
   return [
-    kind(BACKUP_KIND, (doc) => resolveBackup(doc as unknown as Backup, options), (spec) => [
-      ...backupRefusals(spec, 'spec'),
-    ]),
-    kind(SCHEDULE_KIND, (doc) => resolveSchedule(doc as unknown as BackupSchedule, options), (spec) => [
-      ...scheduleRefusals(spec, 'spec'),
-      ...(isObject(spec.backupTemplate) ? backupRefusals(spec.backupTemplate, 'spec.backupTemplate') : []),
-      ...(isObject(spec.logBackupTemplate) ? backupRefusals(spec.logBackupTemplate, 'spec.logBackupTemplate') : []),
-    ]),
-    kind(RESTORE_KIND, (doc) => resolveRestore(doc as unknown as Restore, options), (spec) => restoreRefusals(spec, 'spec')),
+    kind(
+      BACKUP_KIND,
+      (doc) => resolveBackup(doc as unknown as Backup, options),
+      (spec) => [...backupRefusals(spec, 'spec')],
+    ),
+    kind(
+      SCHEDULE_KIND,
+      (doc) => resolveSchedule(doc as unknown as BackupSchedule, options),
+      (spec) => [
+        ...scheduleRefusals(spec, 'spec'),
+        ...(isObject(spec.backupTemplate) ? backupRefusals(spec.backupTemplate, 'spec.backupTemplate') : []),
+        ...(isObject(spec.logBackupTemplate) ? backupRefusals(spec.logBackupTemplate, 'spec.logBackupTemplate') : []),
+      ],
+    ),
+    kind(
+      RESTORE_KIND,
+      (doc) => resolveRestore(doc as unknown as Restore, options),
+      (spec) => restoreRefusals(spec, 'spec'),
+    ),
   ];
 }
 
@@ -73,10 +91,21 @@ function metadataIssues(metadata: unknown, kindName: string): SpecIssue[] {
   const issues: SpecIssue[] = [];
   const max = MAX_NAME[kindName];
   if (typeof name !== 'string') issues.push({ path: 'metadata.name', message: 'required field is missing' });
-  else if (!DNS1123_LABEL.test(name)) issues.push({ path: 'metadata.name', message: `invalid name ${JSON.stringify(name)}: expected lowercase letters, digits and '-' (it becomes part of a Job's name)` });
-  else if (name.length > max) issues.push({ path: 'metadata.name', message: `name too long (${name.length} characters): at most ${max}, so that its Job's name fits Kubernetes limits` });
+  else if (!DNS1123_LABEL.test(name))
+    issues.push({
+      path: 'metadata.name',
+      message: `invalid name ${JSON.stringify(name)}: expected lowercase letters, digits and '-' (it becomes part of a Job's name)`,
+    });
+  else if (name.length > max)
+    issues.push({
+      path: 'metadata.name',
+      message: `name too long (${name.length} characters): at most ${max}, so that its Job's name fits Kubernetes limits`,
+    });
   if (namespace !== undefined && (typeof namespace !== 'string' || !DNS1123_LABEL.test(namespace) || namespace.length > 63)) {
-    issues.push({ path: 'metadata.namespace', message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')` });
+    issues.push({
+      path: 'metadata.namespace',
+      message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')`,
+    });
   }
   return issues;
 }

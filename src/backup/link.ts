@@ -37,7 +37,15 @@ export interface Linked {
 }
 
 export function linkOperations(clusters: readonly LoadedCluster[], documents: readonly LoadedDocument<CompanionDocument>[]): Linked {
-  const ops = clusters.map(() => ({ backups: [] as ResolvedBackup[], schedules: [] as ResolvedSchedule[], restores: [] as ResolvedRestore[], initializer: undefined as ResolvedInitializer | undefined, initializerAt: undefined as LoadedDocument<CompanionDocument> | undefined, monitor: undefined as ResolvedMonitor | undefined, monitorAt: undefined as LoadedDocument<CompanionDocument> | undefined }));
+  const ops = clusters.map(() => ({
+    backups: [] as ResolvedBackup[],
+    schedules: [] as ResolvedSchedule[],
+    restores: [] as ResolvedRestore[],
+    initializer: undefined as ResolvedInitializer | undefined,
+    initializerAt: undefined as LoadedDocument<CompanionDocument> | undefined,
+    monitor: undefined as ResolvedMonitor | undefined,
+    monitorAt: undefined as LoadedDocument<CompanionDocument> | undefined,
+  }));
   const errors: string[] = [];
   const seen = new Map<string, LoadedDocument<CompanionDocument>>();
   for (const doc of documents) {
@@ -48,20 +56,33 @@ export function linkOperations(clusters: readonly LoadedCluster[], documents: re
         const at = `spec.clusters[${i}].name`;
         const index = findCluster(clusters, { cluster: ref });
         if (index < 0) {
-          fail(at, `no TidbCluster ${JSON.stringify(ref.name)}${ref.namespace ? ` in namespace ${ref.namespace}` : ''} in the input${clusters.length ? ` (have: ${clusters.map((c) => describe(c.resolved)).join(', ')})` : ''}; a cluster's monitoring renders with it`);
+          fail(
+            at,
+            `no TidbCluster ${JSON.stringify(ref.name)}${ref.namespace ? ` in namespace ${ref.namespace}` : ''} in the input${clusters.length ? ` (have: ${clusters.map((c) => describe(c.resolved)).join(', ')})` : ''}; a cluster's monitoring renders with it`,
+          );
           return;
         }
         const cluster = clusters[index].resolved;
         const first = ops[index].monitorAt;
         if (first) {
-          fail(at, `TidbCluster ${describe(cluster)} is already monitored by the TidbMonitor ${JSON.stringify(first.value.name)} at ${first.source.file}: document ${first.source.document}; name it in one`);
+          fail(
+            at,
+            `TidbCluster ${describe(cluster)} is already monitored by the TidbMonitor ${JSON.stringify(first.value.name)} at ${first.source.file}: document ${first.source.document}; name it in one`,
+          );
         } else if (cluster.monitoring.enabled === false) {
-          fail(at, `TidbCluster ${describe(cluster)} turns monitoring off (tidb-gitops.io/monitoring: "false"): drop the annotation or this cluster from the TidbMonitor`);
+          fail(
+            at,
+            `TidbCluster ${describe(cluster)} turns monitoring off (tidb-gitops.io/monitoring: "false"): drop the annotation or this cluster from the TidbMonitor`,
+          );
         } else {
           ops[index].monitor = op;
           ops[index].monitorAt = doc;
           // The fix is on the cluster (its metrics-from), so the problem is reported there.
-          const scrape = metricsFromIssue(cluster.networkPolicy, `the TidbMonitor ${JSON.stringify(op.name)} at ${doc.source.file}: document ${doc.source.document}`, cluster.namespace);
+          const scrape = metricsFromIssue(
+            cluster.networkPolicy,
+            `the TidbMonitor ${JSON.stringify(op.name)} at ${doc.source.file}: document ${doc.source.document}`,
+            cluster.namespace,
+          );
           if (scrape) errors.push(formatIssue({ ...scrape, line: clusters[index].line?.(scrape.path) }, clusters[index].source));
         }
       });
@@ -70,21 +91,36 @@ export function linkOperations(clusters: readonly LoadedCluster[], documents: re
     if (op.kind === 'TidbInitializer') {
       const index = findCluster(clusters, op);
       if (index < 0) {
-        fail('spec.cluster.name', `no TidbCluster ${JSON.stringify(op.cluster.name)}${op.cluster.namespace ? ` in namespace ${op.cluster.namespace}` : ''} in the input${clusters.length ? ` (have: ${clusters.map((c) => describe(c.resolved)).join(', ')})` : ''}; a TidbInitializer renders with its cluster`);
+        fail(
+          'spec.cluster.name',
+          `no TidbCluster ${JSON.stringify(op.cluster.name)}${op.cluster.namespace ? ` in namespace ${op.cluster.namespace}` : ''} in the input${clusters.length ? ` (have: ${clusters.map((c) => describe(c.resolved)).join(', ')})` : ''}; a TidbInitializer renders with its cluster`,
+        );
         continue;
       }
       const cluster = clusters[index].resolved;
       const first = ops[index].initializerAt;
       if ((op.namespace ?? cluster.namespace ?? '') !== (cluster.namespace ?? '')) {
-        fail('metadata.namespace', `a TidbInitializer must be in its cluster's namespace ${JSON.stringify(cluster.namespace ?? '')}: the cluster's controller reads its Secrets with rights in that namespace only`);
+        fail(
+          'metadata.namespace',
+          `a TidbInitializer must be in its cluster's namespace ${JSON.stringify(cluster.namespace ?? '')}: the cluster's controller reads its Secrets with rights in that namespace only`,
+        );
       } else if (first) {
-        fail('metadata.name', `TidbCluster ${describe(cluster)} already has the TidbInitializer ${JSON.stringify(first.value.name)} at ${first.source.file}: document ${first.source.document}; a cluster is initialized once, keep one`);
+        fail(
+          'metadata.name',
+          `TidbCluster ${describe(cluster)} already has the TidbInitializer ${JSON.stringify(first.value.name)} at ${first.source.file}: document ${first.source.document}; a cluster is initialized once, keep one`,
+        );
       } else if (!cluster.tidb) {
         fail('spec.cluster.name', `TidbCluster ${describe(cluster)} has no TiDB (spec.tidb) for the controller to log in to`);
       } else if (cluster.createPassword) {
-        fail('spec.cluster.name', `TidbCluster ${describe(cluster)} sets spec.tidb.initializer.createPassword, which initializes it too: drop createPassword and give root's password in this TidbInitializer's passwordSecret (key root)`);
+        fail(
+          'spec.cluster.name',
+          `TidbCluster ${describe(cluster)} sets spec.tidb.initializer.createPassword, which initializes it too: drop createPassword and give root's password in this TidbInitializer's passwordSecret (key root)`,
+        );
       } else {
-        ops[index].initializer = { ...op, ...(op.namespace === undefined && cluster.namespace !== undefined && { namespace: cluster.namespace }) };
+        ops[index].initializer = {
+          ...op,
+          ...(op.namespace === undefined && cluster.namespace !== undefined && { namespace: cluster.namespace }),
+        };
         ops[index].initializerAt = doc;
       }
       continue;
@@ -93,20 +129,29 @@ export function linkOperations(clusters: readonly LoadedCluster[], documents: re
     const index = findCluster(clusters, op);
     if (index < 0) {
       const known = clusters.map((c) => describe(c.resolved));
-      fail(`${at}.cluster`, `no TidbCluster ${JSON.stringify(op.cluster.name)}${op.cluster.namespace ? ` in namespace ${op.cluster.namespace}` : ''} in the input${known.length ? ` (have: ${known.join(', ')})` : ''}; a ${op.kind} renders with its cluster`);
+      fail(
+        `${at}.cluster`,
+        `no TidbCluster ${JSON.stringify(op.cluster.name)}${op.cluster.namespace ? ` in namespace ${op.cluster.namespace}` : ''} in the input${known.length ? ` (have: ${known.join(', ')})` : ''}; a ${op.kind} renders with its cluster`,
+      );
       continue;
     }
     const cluster = clusters[index].resolved;
     const namespace = op.namespace ?? cluster.namespace;
     if ((namespace ?? '') !== (cluster.namespace ?? '')) {
-      fail('metadata.namespace', `a ${op.kind} must be in its cluster's namespace ${JSON.stringify(cluster.namespace ?? '')}: the cluster's controller runs it with rights in that namespace only`);
+      fail(
+        'metadata.namespace',
+        `a ${op.kind} must be in its cluster's namespace ${JSON.stringify(cluster.namespace ?? '')}: the cluster's controller runs it with rights in that namespace only`,
+      );
       continue;
     }
     // The Job names share one namespace: `backup-<name>` for Backups and schedules alike.
     const id = `${namespace ?? ''}/${op.kind === 'Restore' ? 'restore' : 'backup'}-${op.name}`;
     const first = seen.get(id);
     if (first) {
-      fail('metadata.name', `${op.kind} ${JSON.stringify(op.name)} would run as the same Job as the ${first.value.kind} at ${first.source.file}: document ${first.source.document}; rename one`);
+      fail(
+        'metadata.name',
+        `${op.kind} ${JSON.stringify(op.name)} would run as the same Job as the ${first.value.kind} at ${first.source.file}: document ${first.source.document}; rename one`,
+      );
       continue;
     }
     seen.set(id, doc);
@@ -123,7 +168,10 @@ export function linkOperations(clusters: readonly LoadedCluster[], documents: re
       const logId = `${namespace ?? ''}/backup-${log.name}`;
       const other = seen.get(logId);
       if (other) {
-        fail('spec.logBackupTemplate', `the schedule's log backup runs as Backup ${JSON.stringify(log.name)}, which the ${other.value.kind} at ${other.source.file}: document ${other.source.document} is already; rename one`);
+        fail(
+          'spec.logBackupTemplate',
+          `the schedule's log backup runs as Backup ${JSON.stringify(log.name)}, which the ${other.value.kind} at ${other.source.file}: document ${other.source.document} is already; rename one`,
+        );
         continue;
       }
       const logImage = brImage(log, cluster);
@@ -139,7 +187,11 @@ export function linkOperations(clusters: readonly LoadedCluster[], documents: re
     else ops[index].restores.push({ ...op, ...where, image });
   }
   return {
-    operations: ops.map(({ initializerAt: _i, monitorAt: _m, initializer, monitor, ...o }) => ({ ...o, ...(initializer && { initializer }), ...(monitor && { monitor }) })),
+    operations: ops.map(({ initializerAt: _i, monitorAt: _m, initializer, monitor, ...o }) => ({
+      ...o,
+      ...(initializer && { initializer }),
+      ...(monitor && { monitor }),
+    })),
     errors,
   };
 }
@@ -162,7 +214,9 @@ function brImage(job: BrJob, cluster: ResolvedCluster): string | { problem: stri
   const tikv = cluster.tikv?.image;
   const version = tikv && imageHasTag(tikv) ? imageTag(tikv) : undefined;
   if (version === undefined) {
-    return { problem: `required with this cluster: BR's version must match TiKV's, and ${tikv ? `TiKV's image ${JSON.stringify(tikv)} has no tag` : 'the cluster has no TiKV'} to take it from; give a BR image with its tag` };
+    return {
+      problem: `required with this cluster: BR's version must match TiKV's, and ${tikv ? `TiKV's image ${JSON.stringify(tikv)} has no tag` : 'the cluster has no TiKV'} to take it from; give a BR image with its tag`,
+    };
   }
   return `${tool || 'pingcap/br'}:${version}`;
 }
@@ -181,9 +235,14 @@ function describe(c: ResolvedCluster): string {
  * What the controller must know of a cluster's backup documents: the schedules' names and how each
  * keeps its backups, and the Job names of the one-shot Backups and Restores it runs.
  */
-export function controllerBackupInfo(ops: ClusterOperations): Pick<ControllerClusterInfo, 'backupSchedules' | 'backupRetention' | 'operations' | 'logBackups'> {
+export function controllerBackupInfo(
+  ops: ClusterOperations,
+): Pick<ControllerClusterInfo, 'backupSchedules' | 'backupRetention' | 'operations' | 'logBackups'> {
   const oneShot = [...ops.backups.filter((b) => !b.log), ...ops.restores].map(operationJobName).sort();
-  const logBackups = ops.backups.filter((b) => b.log).map(operationJobName).sort();
+  const logBackups = ops.backups
+    .filter((b) => b.log)
+    .map(operationJobName)
+    .sort();
   const operations = { ...(oneShot.length > 0 && { operations: oneShot }), ...(logBackups.length > 0 && { logBackups }) };
   const schedules = ops.schedules;
   if (schedules.length === 0) return operations;
@@ -192,11 +251,19 @@ export function controllerBackupInfo(ops: ClusterOperations): Pick<ControllerClu
     const storage = s.backup.storage;
     if (!s.retention) continue;
     const { maxBackups, maxReservedSeconds, cleanPolicy } = s.retention;
-    const limits = { ...(maxBackups !== undefined && { maxBackups }), ...(maxReservedSeconds !== undefined && { maxReservedSeconds }), cleanPolicy };
+    const limits = {
+      ...(maxBackups !== undefined && { maxBackups }),
+      ...(maxReservedSeconds !== undefined && { maxReservedSeconds }),
+      cleanPolicy,
+    };
     // The bucket and its keys only where the policy removes data (resolve refuses it elsewhere).
     retention[s.name] = removesData(s.retention) ? { ...limits, ...removalTarget(storage) } : limits;
   }
-  return { backupSchedules: schedules.map((s) => s.name).sort(), ...(Object.keys(retention).length > 0 && { backupRetention: retention }), ...operations };
+  return {
+    backupSchedules: schedules.map((s) => s.name).sort(),
+    ...(Object.keys(retention).length > 0 && { backupRetention: retention }),
+    ...operations,
+  };
 }
 
 /**
@@ -222,7 +289,13 @@ function removalTarget(storage: ResolvedStorage): Partial<BackupRetentionInfo> {
     case 'azblob': {
       const { storageAccount: account, sasToken } = storage.spec;
       if (!storage.secretName && !(sasToken && account)) return {};
-      return { storageKind: 'azblob', ...where, ...(storage.secretName && { secretName: storage.secretName }), ...(account && { account }), ...(sasToken && { sasToken }) };
+      return {
+        storageKind: 'azblob',
+        ...where,
+        ...(storage.secretName && { secretName: storage.secretName }),
+        ...(account && { account }),
+        ...(sasToken && { sasToken }),
+      };
     }
     case 'local':
       return {};

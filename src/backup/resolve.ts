@@ -12,6 +12,7 @@ import { brSettingsIssues } from './br-flags';
 import { OLDEST_KUBE_MINOR } from '../tidbcluster/kube-version';
 import { cronProblem } from './cron';
 import { brPodIssues } from './job-pod';
+import { removalIssue, retentionOf, type Retention } from './retention';
 import { resolveStorage, type ResolvedStorage } from './storage';
 import type { BRConfig, Backup, BackupSchedule, BackupSpec, JobPodSettings, Restore, StorageProvider } from './types';
 
@@ -76,16 +77,6 @@ export interface LogBackup {
   readonly timestamped?: boolean;
 }
 
-/** How many of a schedule's good backups to keep: exactly one of the two. */
-export interface Retention {
-  /** Keep this many successful backups, the newest. @default none */
-  readonly maxBackups?: number;
-  /** Keep the successful backups that started within this many seconds. @default none */
-  readonly maxReservedSeconds?: number;
-  /** What happens to an expired run's data (`spec.backupTemplate.cleanPolicy`). @default 'Retain' */
-  readonly cleanPolicy: CleanPolicy;
-}
-
 export interface ResolvedSchedule extends OperationBase {
   readonly kind: 'BackupSchedule';
   readonly schedule: string;
@@ -141,7 +132,11 @@ export function resolveBackup(doc: Backup, options: OperationOptions = {}): { va
   if (s.backupMode !== 'log') issues.push(...tsIssues(s.commitTs, 'spec.commitTs', 'optional'));
   if (issues.length > 0 || !job) return { issues };
   const commitTs = s.commitTs !== undefined && s.commitTs !== '' ? s.commitTs : undefined;
-  if (log) return { value: { kind: 'Backup', ...base(doc, options), ...job, log: { ...log, ...(commitTs !== undefined && { startTs: commitTs }) } }, issues };
+  if (log)
+    return {
+      value: { kind: 'Backup', ...base(doc, options), ...job, log: { ...log, ...(commitTs !== undefined && { startTs: commitTs }) } },
+      issues,
+    };
   return { value: { kind: 'Backup', ...base(doc, options), ...job, ...(commitTs !== undefined && { commitTs }) }, issues };
 }
 
@@ -158,15 +153,25 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
   const t = s.backupTemplate;
   issues.push(...backupModeIssues(t, 'spec.backupTemplate', { cleanPolicy: true }));
   const cleanPolicy: CleanPolicy = t.cleanPolicy ?? 'Retain';
-  if (t.backupMode === 'log') issues.push({ path: 'spec.backupTemplate.backupMode', message: "a schedule's runs are snapshot backups; a log backup goes in spec.logBackupTemplate" });
+  if (t.backupMode === 'log')
+    issues.push({
+      path: 'spec.backupTemplate.backupMode',
+      message: "a schedule's runs are snapshot backups; a log backup goes in spec.logBackupTemplate",
+    });
   if (s.br !== undefined) issues.push({ path: 'spec.br', message: 'give BR settings in spec.backupTemplate.br' });
-  if (t.commitTs !== undefined) issues.push({ path: 'spec.backupTemplate.commitTs', message: 'a schedule backs up the data as it is when each run starts; commitTs would make every run the same backup' });
+  if (t.commitTs !== undefined)
+    issues.push({
+      path: 'spec.backupTemplate.commitTs',
+      message: 'a schedule backs up the data as it is when each run starts; commitTs would make every run the same backup',
+    });
   // The schedule's own storage, when it names one, is where every run goes (operator v1.6+).
   const own = hasStorage(s);
   const job = brJob(t, own ? s : t, 'spec.backupTemplate', own ? 'spec' : 'spec.backupTemplate', issues, options);
-  if (own && hasStorage(t)) issues.push({ path: 'spec.backupTemplate', message: 'storage is given both in spec and in spec.backupTemplate; give it once' });
+  if (own && hasStorage(t))
+    issues.push({ path: 'spec.backupTemplate', message: 'storage is given both in spec and in spec.backupTemplate; give it once' });
   // Retention removes data only under Delete and OnFailure; under Retain it needs no keys, on any storage.
-  const removal = retention && job && cleanPolicy !== 'Retain' ? removalIssue(job.storage, cleanPolicy, own ? 'spec' : 'spec.backupTemplate') : undefined;
+  const removal =
+    retention && job && cleanPolicy !== 'Retain' ? removalIssue(job.storage, cleanPolicy, own ? 'spec' : 'spec.backupTemplate') : undefined;
   if (removal) issues.push(removal);
   const logBackup = s.logBackupTemplate !== undefined ? scheduleLogBackup(doc, s.logBackupTemplate, options, issues) : undefined;
   if (issues.length > 0 || !job) return { issues };
@@ -187,48 +192,24 @@ export function resolveSchedule(doc: BackupSchedule, options: OperationOptions =
 export function resolveRestore(doc: Restore, options: OperationOptions = {}): { value?: ResolvedRestore; issues: SpecIssue[] } {
   const s = doc.spec;
   const issues: SpecIssue[] = [];
-  if (s.restoreMode === 'volume-snapshot') issues.push({ path: 'spec.restoreMode', message: 'not supported: volume-snapshot restores (EBS snapshots across Kubernetes clusters) are not carried out' });
+  if (s.restoreMode === 'volume-snapshot')
+    issues.push({
+      path: 'spec.restoreMode',
+      message: 'not supported: volume-snapshot restores (EBS snapshots across Kubernetes clusters) are not carried out',
+    });
   for (const f of ['pitrRestoredTs', 'pitrFullBackupStorageProvider'] as const) {
     if (s[f] !== undefined && s.restoreMode !== 'pitr') issues.push({ path: `spec.${f}`, message: 'only counts with restoreMode: pitr' });
   }
   const backoffLimit = s.backoffLimit ?? 0;
-  if (!Number.isInteger(backoffLimit) || backoffLimit < 0) issues.push({ path: 'spec.backoffLimit', message: `expected a whole number of retries, 0 or more, got ${JSON.stringify(s.backoffLimit)}` });
+  if (!Number.isInteger(backoffLimit) || backoffLimit < 0)
+    issues.push({
+      path: 'spec.backoffLimit',
+      message: `expected a whole number of retries, 0 or more, got ${JSON.stringify(s.backoffLimit)}`,
+    });
   const job = brJob(s, s, 'spec', 'spec', issues, options);
   const pitr = s.restoreMode === 'pitr' ? pointInTime(s, job?.storage, issues) : undefined;
   if (issues.length > 0 || !job) return { issues };
   return { value: { kind: 'Restore', ...base(doc, options), ...job, backoffLimit, ...(pitr && { pitr }) }, issues };
-}
-
-/**
- * What stops the controller removing expired runs from the storage at `at`: the credentials it
- * reads, as tidb-operator's backup jobs read them (an S3 Secret's keys, a GCS service account key, an
- * Azure SAS token or account key), where the storage names none; local volumes, which it cannot reach.
- */
-function removalIssue(storage: ResolvedStorage, cleanPolicy: CleanPolicy, at: string): SpecIssue | undefined {
-  const required = `required with cleanPolicy ${cleanPolicy}`;
-  switch (storage.provider) {
-    case 's3':
-      return storage.secretName ? undefined : { path: `${at}.s3.secretName`, message: `${required}: the controller removes expired backups from the bucket with these keys` };
-    case 'gcs':
-      return storage.secretName ? undefined : { path: `${at}.gcs.secretName`, message: `${required}: the controller removes expired backups from the bucket with the service account key in this Secret's credentials` };
-    case 'azblob':
-      if (storage.spec.sasToken) {
-        return storage.spec.storageAccount || storage.secretName
-          ? undefined
-          : { path: `${at}.azblob.storageAccount`, message: `${required} and a sasToken: the account the controller removes expired backups from (or a secretName whose Secret holds AZURE_STORAGE_ACCOUNT)` };
-      }
-      return storage.secretName
-        ? undefined
-        : {
-            path: `${at}.azblob.secretName`,
-            message: `${required}: the controller removes expired backups from the container with this Secret's AZURE_STORAGE_KEY (and AZURE_STORAGE_ACCOUNT unless storageAccount is given), or with a sasToken`,
-          };
-    case 'local':
-      return {
-        path: 'spec.backupTemplate.cleanPolicy',
-        message: `removing expired backups (cleanPolicy ${cleanPolicy}) from local storage is not carried out yet: only from S3, GCS and Azure Blob storage; with Retain, expired runs leave the records and their data stays`,
-      };
-  }
 }
 
 /**
@@ -239,7 +220,11 @@ function removalIssue(storage: ResolvedStorage, cleanPolicy: CleanPolicy, at: st
 function scheduleLogBackup(doc: BackupSchedule, t: BackupSpec, options: OperationOptions, issues: SpecIssue[]): ResolvedBackup | undefined {
   const at = 'spec.logBackupTemplate';
   const before = issues.length;
-  if (t.backupMode !== 'log') issues.push({ path: `${at}.backupMode`, message: `expected log: the template of the schedule's log backup, got ${JSON.stringify(t.backupMode ?? 'snapshot')}` });
+  if (t.backupMode !== 'log')
+    issues.push({
+      path: `${at}.backupMode`,
+      message: `expected log: the template of the schedule's log backup, got ${JSON.stringify(t.backupMode ?? 'snapshot')}`,
+    });
   issues.push(...backupModeIssues(t, at));
   const own = !hasStorage(t) && hasStorage(doc.spec);
   const job = brJob(t, own ? doc.spec : t, at, own ? 'spec' : at, issues, options);
@@ -247,44 +232,12 @@ function scheduleLogBackup(doc: BackupSchedule, t: BackupSpec, options: Operatio
   if (issues.length > before || !job || !log) return undefined;
   const startTs = t.commitTs !== undefined && t.commitTs !== '' ? t.commitTs : undefined;
   const name = logBackupOfSchedule(doc.metadata.name).task;
-  return { kind: 'Backup', ...base({ metadata: { ...doc.metadata, name }, spec: { br: t.br } }, options), ...job, log: { ...log, ...(startTs !== undefined && { startTs }), timestamped: true } };
-}
-
-/**
- * `maxBackups` or `maxReservedTime` (a Go duration, as tidb-operator parses it with
- * `time.ParseDuration`: `72h`, `30m`; `d` is not a unit there).
- */
-function retentionOf(s: BackupSchedule['spec'], issues: SpecIssue[]): Omit<Retention, 'cleanPolicy'> | undefined {
-  const { maxBackups, maxReservedTime } = s;
-  if (maxBackups !== undefined && maxReservedTime !== undefined) {
-    issues.push({ path: 'spec.maxReservedTime', message: 'give one of maxBackups and maxReservedTime (tidb-operator would use maxReservedTime and ignore maxBackups)' });
-    return undefined;
-  }
-  if (maxBackups !== undefined) {
-    if (!Number.isInteger(maxBackups) || maxBackups < 1) {
-      issues.push({ path: 'spec.maxBackups', message: `expected a whole number of backups to keep, at least 1, got ${JSON.stringify(maxBackups)}` });
-      return undefined;
-    }
-    return { maxBackups };
-  }
-  if (maxReservedTime !== undefined) {
-    const seconds = goDurationSeconds(maxReservedTime);
-    if (seconds === undefined || seconds <= 0) {
-      issues.push({ path: 'spec.maxReservedTime', message: `expected a duration such as 72h or 90m (Go's units: h, m, s), got ${JSON.stringify(maxReservedTime)}` });
-      return undefined;
-    }
-    return { maxReservedSeconds: seconds };
-  }
-  return undefined;
-}
-
-/** Seconds of a Go duration (`1h30m`, `45s`, `1.5h`), or undefined when it is not one. */
-function goDurationSeconds(text: string): number | undefined {
-  const UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
-  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(text)) return undefined;
-  let total = 0;
-  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) total += Number(m[1]) * UNITS[m[2]];
-  return total;
+  return {
+    kind: 'Backup',
+    ...base({ metadata: { ...doc.metadata, name }, spec: { br: t.br } }, options),
+    ...job,
+    log: { ...log, ...(startTs !== undefined && { startTs }), timestamped: true },
+  };
 }
 
 /**
@@ -293,11 +246,19 @@ function goDurationSeconds(text: string): number | undefined {
  */
 function backupModeIssues(s: BackupSpec, at: string, allow: { cleanPolicy?: boolean } = {}): SpecIssue[] {
   const issues: SpecIssue[] = [];
-  if (s.backupMode === 'volume-snapshot') issues.push({ path: `${at}.backupMode`, message: 'not supported: volume-snapshot backups (EBS snapshots across Kubernetes clusters) are not carried out' });
+  if (s.backupMode === 'volume-snapshot')
+    issues.push({
+      path: `${at}.backupMode`,
+      message: 'not supported: volume-snapshot backups (EBS snapshots across Kubernetes clusters) are not carried out',
+    });
   for (const f of ['logSubcommand', 'logStop', 'logTruncateUntil'] as const) {
     if (s[f] !== undefined && s.backupMode !== 'log') issues.push({ path: `${at}.${f}`, message: 'only counts with backupMode: log' });
   }
-  if (!allow.cleanPolicy && s.cleanPolicy !== undefined && s.cleanPolicy !== 'Retain') issues.push({ path: `${at}.cleanPolicy`, message: "removing a backup's data when its document leaves Git is not carried out yet; the data stays (Retain), remove cleanPolicy" });
+  if (!allow.cleanPolicy && s.cleanPolicy !== undefined && s.cleanPolicy !== 'Retain')
+    issues.push({
+      path: `${at}.cleanPolicy`,
+      message: "removing a backup's data when its document leaves Git is not carried out yet; the data stays (Retain), remove cleanPolicy",
+    });
   return issues;
 }
 
@@ -311,19 +272,43 @@ function backupModeIssues(s: BackupSpec, at: string, allow: { cleanPolicy?: bool
 function pointInTime(s: Restore['spec'], log: ResolvedStorage | undefined, issues: SpecIssue[]): PointInTime | undefined {
   const at = 'spec.pitrFullBackupStorageProvider';
   const before = issues.length;
-  if (s.backupType !== undefined && s.backupType !== 'full') issues.push({ path: 'spec.backupType', message: 'a point-in-time restore takes tableFilter rules, not backupType db or table: br restore point has no --db or --table' });
+  if (s.backupType !== undefined && s.backupType !== 'full')
+    issues.push({
+      path: 'spec.backupType',
+      message: 'a point-in-time restore takes tableFilter rules, not backupType db or table: br restore point has no --db or --table',
+    });
   issues.push(...tsIssues(s.pitrRestoredTs, 'spec.pitrRestoredTs'));
   if (!s.pitrFullBackupStorageProvider) {
-    issues.push({ path: at, message: 'required with restoreMode: pitr: the snapshot backup the log is replayed on (logRestoreStartTs, a restore of the log alone, is not carried out yet)' });
+    issues.push({
+      path: at,
+      message:
+        'required with restoreMode: pitr: the snapshot backup the log is replayed on (logRestoreStartTs, a restore of the log alone, is not carried out yet)',
+    });
     return undefined;
   }
   const { storage: full, issues: fullIssues } = resolveStorage(s.pitrFullBackupStorageProvider, at);
   issues.push(...fullIssues);
   if (full && log) {
-    if (full.provider !== log.provider) issues.push({ path: `${at}.${full.provider}`, message: `expected ${log.provider} storage like the log backup's: the restore's Job gives BR the log storage's credentials only, which do not reach a snapshot on ${full.provider}; copy the snapshot to ${log.provider} storage they reach` });
-    else if (full.provider === 'local' && log.provider === 'local' ? full.bucket !== log.bucket : (full.secretName ?? '') !== (log.secretName ?? '')) {
-      const what = full.provider === 'local' ? `volume ${JSON.stringify(log.bucket)}` : log.secretName ? `secretName ${JSON.stringify(log.secretName)}` : 'no secretName';
-      issues.push({ path: `${at}.${full.provider}.${full.provider === 'local' ? 'volume.name' : 'secretName'}`, message: `expected the log backup's ${what}: BR reads both storages with one set of credentials` });
+    if (full.provider !== log.provider)
+      issues.push({
+        path: `${at}.${full.provider}`,
+        message: `expected ${log.provider} storage like the log backup's: the restore's Job gives BR the log storage's credentials only, which do not reach a snapshot on ${full.provider}; copy the snapshot to ${log.provider} storage they reach`,
+      });
+    else if (
+      full.provider === 'local' && log.provider === 'local'
+        ? full.bucket !== log.bucket
+        : (full.secretName ?? '') !== (log.secretName ?? '')
+    ) {
+      const what =
+        full.provider === 'local'
+          ? `volume ${JSON.stringify(log.bucket)}`
+          : log.secretName
+            ? `secretName ${JSON.stringify(log.secretName)}`
+            : 'no secretName';
+      issues.push({
+        path: `${at}.${full.provider}.${full.provider === 'local' ? 'volume.name' : 'secretName'}`,
+        message: `expected the log backup's ${what}: BR reads both storages with one set of credentials`,
+      });
     }
   }
   if (issues.length > before || !full) return undefined;
@@ -341,19 +326,36 @@ function logBackupOf(s: BackupSpec, at: string, issues: SpecIssue[]): Omit<LogBa
   const before = issues.length;
   issues.push(...tsIssues(s.logTruncateUntil, `${at}.logTruncateUntil`));
   issues.push(...tsIssues(s.commitTs, `${at}.commitTs`));
-  if (s.backupType !== undefined && s.backupType !== 'full') issues.push({ path: `${at}.backupType`, message: 'a log backup takes tableFilter rules, not backupType db or table: br log start has no --db or --table' });
+  if (s.backupType !== undefined && s.backupType !== 'full')
+    issues.push({
+      path: `${at}.backupType`,
+      message: 'a log backup takes tableFilter rules, not backupType db or table: br log start has no --db or --table',
+    });
   // `--concurrency` is one of BR's common flags, which every `br log` command takes (br/pkg/task/common.go
   // `DefineCommonFlags`); `--timeago` belongs to `br backup` alone (backup.go `DefineBackupFlags`).
-  if (s.br?.timeAgo !== undefined) issues.push({ path: `${at}.br.timeAgo`, message: 'is a snapshot backup setting; br log start has no such flag' });
+  if (s.br?.timeAgo !== undefined)
+    issues.push({ path: `${at}.br.timeAgo`, message: 'is a snapshot backup setting; br log start has no such flag' });
   if (issues.length > before) return undefined;
   // Both at once the CRD refuses (its x-kubernetes-validations rule on logStop).
-  const state: LogTaskState = s.logSubcommand === 'log-pause' ? 'paused' : s.logSubcommand === 'log-stop' || (s.logSubcommand === undefined && s.logStop === true) ? 'stopped' : 'running';
+  const state: LogTaskState =
+    s.logSubcommand === 'log-pause'
+      ? 'paused'
+      : s.logSubcommand === 'log-stop' || (s.logSubcommand === undefined && s.logStop === true)
+        ? 'stopped'
+        : 'running';
   const until = s.logTruncateUntil !== undefined && s.logTruncateUntil !== '' ? parseTs(s.logTruncateUntil, 'required').tso : undefined;
   return { state, ...(until !== undefined && { truncateUntil: until }) };
 }
 
 /** The BR Job settings of a Backup or Restore spec, storage read from `storageSpec`. */
-function brJob(s: BackupSpec | Restore['spec'], storageSpec: StorageProvider, at: string, storageAt: string, issues: SpecIssue[], options: OperationOptions): BrJob | undefined {
+function brJob(
+  s: BackupSpec | Restore['spec'],
+  storageSpec: StorageProvider,
+  at: string,
+  storageAt: string,
+  issues: SpecIssue[],
+  options: OperationOptions,
+): BrJob | undefined {
   const given: string | undefined = s.backupType;
   const backupType = given === undefined || given === '' ? 'full' : given;
   if (backupType !== 'full' && backupType !== 'db' && backupType !== 'table') {
@@ -364,7 +366,8 @@ function brJob(s: BackupSpec | Restore['spec'], storageSpec: StorageProvider, at
   if (backupType === 'table' && !br?.table) issues.push({ path: `${at}.br.table`, message: 'required with backupType: table' });
   if (backupType !== 'table' && br?.table) issues.push({ path: `${at}.br.table`, message: 'only counts with backupType: table' });
   if (backupType === 'full' && br?.db) issues.push({ path: `${at}.br.db`, message: 'only counts with backupType: db or table' });
-  if (backupType !== 'full' && s.tableFilter && s.tableFilter.length > 0) issues.push({ path: `${at}.tableFilter`, message: 'only counts with backupType: full (BR takes --filter or --db/--table, not both)' });
+  if (backupType !== 'full' && s.tableFilter && s.tableFilter.length > 0)
+    issues.push({ path: `${at}.tableFilter`, message: 'only counts with backupType: full (BR takes --filter or --db/--table, not both)' });
   if (!br?.cluster) issues.push({ path: `${at}.br.cluster`, message: 'required field is missing: the TidbCluster to back up or restore' });
   issues.push(...brSettingsIssues(br, `${at}.br`));
   const tool = s.toolImage !== undefined && s.toolImage !== '' ? imageProblem(s.toolImage) : undefined;
@@ -378,8 +381,18 @@ function brJob(s: BackupSpec | Restore['spec'], storageSpec: StorageProvider, at
 }
 
 const POD_KEYS = [
-  'resources', 'env', 'affinity', 'tolerations', 'imagePullSecrets', 'serviceAccount', 'priorityClassName',
-  'podSecurityContext', 'automountServiceAccountToken', 'additionalVolumes', 'additionalVolumeMounts', 'toolImage',
+  'resources',
+  'env',
+  'affinity',
+  'tolerations',
+  'imagePullSecrets',
+  'serviceAccount',
+  'priorityClassName',
+  'podSecurityContext',
+  'automountServiceAccountToken',
+  'additionalVolumes',
+  'additionalVolumeMounts',
+  'toolImage',
 ] as const satisfies readonly (keyof JobPodSettings)[];
 
 function pick(s: JobPodSettings): JobPodSettings {

@@ -83,8 +83,10 @@ function storageNameIssues(spec: StorageProvider, at: string): SpecIssue[] {
 
 function storageAt(spec: StorageProvider, at: string): { storage?: ResolvedStorage; issues: SpecIssue[] } {
   const given = PROVIDERS.filter((p) => spec[p] !== undefined && spec[p] !== null);
-  if (given.length === 0) return { issues: [{ path: at === '' ? 's3' : `${at}.s3`, message: 'no storage: give one of s3, gcs, azblob or local' }] };
-  if (given.length > 1) return { issues: [{ path: join(at, given[1]), message: `more than one storage: ${given.join(' and ')}; give one` }] };
+  if (given.length === 0)
+    return { issues: [{ path: at === '' ? 's3' : `${at}.s3`, message: 'no storage: give one of s3, gcs, azblob or local' }] };
+  if (given.length > 1)
+    return { issues: [{ path: join(at, given[1]), message: `more than one storage: ${given.join(' and ')}; give one` }] };
   const provider = given[0];
   const here = join(at, provider);
   if (provider === 'local') return local(spec.local!, here);
@@ -101,7 +103,8 @@ function storageAt(spec: StorageProvider, at: string): { storage?: ResolvedStora
   const prefixProblem = urlPathProblem(s.prefix ?? '');
   if (prefixProblem) issues.push({ path: `${here}.prefix`, message: prefixProblem });
   if (bucket !== undefined && bucket !== '') {
-    if (s.path !== undefined && s.path !== '') issues.push({ path: `${here}.path`, message: `give either ${bucketKey} (with prefix) or path, not both` });
+    if (s.path !== undefined && s.path !== '')
+      issues.push({ path: `${here}.path`, message: `give either ${bucketKey} (with prefix) or path, not both` });
     // `bucket/folder` in bucket is the bucket and the start of the prefix (pkg/backup/util/remote.go, makeS3Config).
     const [name, ...folder] = trimSlashes(bucket).split('/');
     check(bucketKey, name, folder.join('/'));
@@ -114,9 +117,17 @@ function storageAt(spec: StorageProvider, at: string): { storage?: ResolvedStora
   } else {
     issues.push({ path: `${here}.${bucketKey}`, message: `no ${bucketKey}: the storage needs one (or path: ${bucketKey}/prefix)` });
   }
-  if (location && /(^|\/)\.\.?(\/|$)/.test(location.prefix)) issues.push({ path: `${here}.prefix`, message: `${JSON.stringify(location.prefix)} has a "." or ".." segment, which object storage keeps literally` });
+  if (location && /(^|\/)\.\.?(\/|$)/.test(location.prefix))
+    issues.push({
+      path: `${here}.prefix`,
+      message: `${JSON.stringify(location.prefix)} has a "." or ".." segment, which object storage keeps literally`,
+    });
   // Retention finds a run's folder by its path segments (src/controller/plan/retention.ts): none is empty.
-  else if (location?.prefix.includes('//')) issues.push({ path: `${here}.prefix`, message: `${JSON.stringify(location.prefix)} has an empty folder name ("//"), which object storage keeps literally: write one "/"` });
+  else if (location?.prefix.includes('//'))
+    issues.push({
+      path: `${here}.prefix`,
+      message: `${JSON.stringify(location.prefix)} has an empty folder name ("//"), which object storage keeps literally: write one "/"`,
+    });
   const endpoint = provider === 's3' ? endpointProblem((s as S3Storage).endpoint) : undefined;
   if (endpoint) issues.push({ path: `${here}.endpoint`, message: endpoint });
   if (issues.length > 0 || !location) return { issues };
@@ -131,14 +142,27 @@ function local(l: LocalStorage, at: string): { storage?: ResolvedLocal; issues: 
   const issues: SpecIssue[] = [];
   if (!l.volume?.name) issues.push({ path: `${at}.volume.name`, message: 'required field is missing' });
   if (!l.volumeMount?.name) issues.push({ path: `${at}.volumeMount.name`, message: 'required field is missing' });
-  else if (l.volume?.name && l.volumeMount.name !== l.volume.name) issues.push({ path: `${at}.volumeMount.name`, message: `expected the volume's name ${JSON.stringify(l.volume.name)}` });
+  else if (l.volume?.name && l.volumeMount.name !== l.volume.name)
+    issues.push({ path: `${at}.volumeMount.name`, message: `expected the volume's name ${JSON.stringify(l.volume.name)}` });
   if (!l.volumeMount?.mountPath) issues.push({ path: `${at}.volumeMount.mountPath`, message: 'required field is missing' });
-  for (const [key, value] of [['prefix', l.prefix ?? ''], ['volumeMount.mountPath', l.volumeMount?.mountPath ?? '']] as const) {
+  for (const [key, value] of [
+    ['prefix', l.prefix ?? ''],
+    ['volumeMount.mountPath', l.volumeMount?.mountPath ?? ''],
+  ] as const) {
     const problem = urlPathProblem(value);
     if (problem) issues.push({ path: `${at}.${key}`, message: problem });
   }
   if (issues.length > 0) return { issues };
-  return { storage: { provider: 'local', bucket: l.volume.name, prefix: trimSlashes(l.prefix ?? ''), volume: l.volume, volumeMount: l.volumeMount }, issues };
+  return {
+    storage: {
+      provider: 'local',
+      bucket: l.volume.name,
+      prefix: trimSlashes(l.prefix ?? ''),
+      volume: l.volume,
+      volumeMount: l.volumeMount,
+    },
+    issues,
+  };
 }
 
 /**
@@ -152,7 +176,9 @@ type BucketRules = 'aws' | 's3-compatible' | 'gcs' | 'azblob';
 function bucketRules(provider: 's3' | 'gcs' | 'azblob', s: S3Storage | GcsStorage | AzblobStorage): BucketRules {
   if (provider !== 's3') return provider;
   const { provider: vendor, endpoint } = s as S3Storage;
-  const aws = (vendor === undefined || vendor === '' || vendor === 'aws') && (endpoint === undefined || endpoint === '' || /^[a-z]+:\/\/([^/]*\.)?amazonaws\.com(\.cn)?(:\d+)?(\/|$)/i.test(endpoint));
+  const aws =
+    (vendor === undefined || vendor === '' || vendor === 'aws') &&
+    (endpoint === undefined || endpoint === '' || /^[a-z]+:\/\/([^/]*\.)?amazonaws\.com(\.cn)?(:\d+)?(\/|$)/i.test(endpoint));
   return aws ? 'aws' : 's3-compatible';
 }
 
@@ -166,20 +192,32 @@ const IP_ADDRESS = /^\d{1,3}(\.\d{1,3}){3}$/;
  */
 function bucketProblem(rules: BucketRules, name: string): string | undefined {
   const not = `${JSON.stringify(name)} is not a bucket name`;
-  if (rules === 's3-compatible') return LOOSE_BUCKET.test(name) ? undefined : `${not}: expected at most 255 letters, digits, '.', '-' and '_', starting with a letter or digit`;
+  if (rules === 's3-compatible')
+    return LOOSE_BUCKET.test(name)
+      ? undefined
+      : `${not}: expected at most 255 letters, digits, '.', '-' and '_', starting with a letter or digit`;
   const where = { aws: 'on AWS S3', gcs: 'on Google Cloud Storage', azblob: 'for an Azure Blob container' }[rules];
-  const chars = rules === 'aws' ? "lowercase letters, digits, '.' and '-'" : rules === 'gcs' ? "lowercase letters, digits, '.', '-' and '_'" : "lowercase letters, digits and '-'";
+  const chars =
+    rules === 'aws'
+      ? "lowercase letters, digits, '.' and '-'"
+      : rules === 'gcs'
+        ? "lowercase letters, digits, '.', '-' and '_'"
+        : "lowercase letters, digits and '-'";
   const max = rules === 'gcs' && name.includes('.') ? 222 : 63;
   // Shorter than 3 characters names no bucket, as a misspelt name names none: BR says so at its first run.
   if (name.length > max) return `${not} ${where}: expected at most ${max} characters, got ${name.length}`;
-  if (!(rules === 'aws' ? /^[a-z0-9.-]+$/ : rules === 'gcs' ? /^[a-z0-9._-]+$/ : /^[a-z0-9-]+$/).test(name)) return `${not} ${where}: expected ${chars} only`;
+  if (!(rules === 'aws' ? /^[a-z0-9.-]+$/ : rules === 'gcs' ? /^[a-z0-9._-]+$/ : /^[a-z0-9-]+$/).test(name))
+    return `${not} ${where}: expected ${chars} only`;
   if (!/^[a-z0-9]/.test(name) || !/[a-z0-9]$/.test(name)) return `${not} ${where}: it must start and end with a letter or digit`;
-  if (rules === 'azblob') return name.includes('--') ? `${not} ${where}: "--" is not allowed, each '-' stands between letters or digits` : undefined;
+  if (rules === 'azblob')
+    return name.includes('--') ? `${not} ${where}: "--" is not allowed, each '-' stands between letters or digits` : undefined;
   if (name.includes('..')) return `${not} ${where}: two adjacent periods`;
   if (IP_ADDRESS.test(name)) return `${not} ${where}: it may not look like an IP address`;
   if (rules === 'gcs') {
     if (name.split('.').some((c) => c.length > 63)) return `${not} ${where}: each dot-separated part is at most 63 characters`;
-    return name.startsWith('goog') || name.includes('google') ? `${not} ${where}: it may not start with "goog" or contain "google"` : undefined;
+    return name.startsWith('goog') || name.includes('google')
+      ? `${not} ${where}: it may not start with "goog" or contain "google"`
+      : undefined;
   }
   const prefix = ['xn--', 'sthree-', 'amzn-s3-demo-'].find((p) => name.startsWith(p));
   if (prefix) return `${not} ${where}: the prefix ${prefix} is reserved`;
@@ -198,10 +236,10 @@ function bucketProblem(rules: BucketRules, name: string): string | undefined {
  */
 export function urlPathProblem(folder: string): string | undefined {
   const shown = JSON.stringify(folder);
-  const use = "; use letters, digits, spaces and - _ . / + = @ : , ~ !";
+  const use = '; use letters, digits, spaces and - _ . / + = @ : , ~ !';
   const why: Record<string, string> = {
-    '?': 'which BR reads as the start of the storage URL\'s query: the data would go elsewhere',
-    '#': 'which BR reads as the start of the storage URL\'s fragment: the data would go elsewhere',
+    '?': "which BR reads as the start of the storage URL's query: the data would go elsewhere",
+    '#': "which BR reads as the start of the storage URL's fragment: the data would go elsewhere",
     '%': 'which BR reads as an escape in the storage URL (%2e is "."): the data would go elsewhere, or BR fails',
     $: 'which the kubelet reads as a reference to a variable ($(NAME)) in the Job',
     '"': "which would break the report of each run (the Job's termination message)",
@@ -211,7 +249,8 @@ export function urlPathProblem(folder: string): string | undefined {
     if (why[ch] !== undefined) return `${shown} has ${JSON.stringify(ch)}, ${why[ch]}${use}`;
     if (/[\u0000-\u001f\u007f]/.test(ch)) return `${shown} has a control character, which BR cannot parse in a storage URL${use}`;
   }
-  if (folder.includes('{run}')) return `${shown} has "{run}", where the run script puts each run's folder: the data would go elsewhere${use}`;
+  if (folder.includes('{run}'))
+    return `${shown} has "{run}", where the run script puts each run's folder: the data would go elsewhere${use}`;
   return undefined;
 }
 

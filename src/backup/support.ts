@@ -27,7 +27,7 @@ const BACKUP_FIELDS: readonly Refusal[] = [
   ['useKMS', 'decrypting the storage credentials with AWS KMS is not carried out: give them in `secretName` or use an IAM role', false],
   ['cleanOption', `${NOT_YET}: data is removed by BackupSchedule retention, in one listing and batched deletes`],
   ['backoffRetryPolicy', `${NOT_YET}: a failed backup is reported and the next scheduled run makes a new one`],
-  ['br.onLine', 'is a restore setting (BR\'s `--online`); a backup has no such flag'],
+  ['br.onLine', "is a restore setting (BR's `--online`); a backup has no such flag"],
 ];
 
 /** Refused in the spec of a Restore. */
@@ -46,7 +46,7 @@ const RESTORE_FIELDS: readonly Refusal[] = [
   ['useKMS', 'decrypting the storage credentials with AWS KMS is not carried out: give them in `secretName` or use an IAM role', false],
   ['replicationConfig', 'restoring from a compacted log backup (CompactBackup) is not carried out'],
   ['prune', `${NOT_YET}: a failed restore leaves its checkpoint for BR to resume from`],
-  ['br.timeAgo', 'is a backup setting (BR\'s `--timeago`); a restore has no such flag'],
+  ['br.timeAgo', "is a backup setting (BR's `--timeago`); a restore has no such flag"],
   ['logRestoreStartTs', `${NOT_YET}: a point-in-time restore replays the log from its snapshot backup`],
 ];
 

@@ -26,7 +26,10 @@ export function imageReferenceProblem(image: string | undefined): string | undef
   if (at >= 0) {
     const digest = image.slice(at + 1);
     const algorithm = digest.split(':')[0];
-    if (!DIGEST.test(digest) || (DIGEST_LENGTH[algorithm] !== undefined && digest.length - algorithm.length - 1 !== DIGEST_LENGTH[algorithm])) {
+    if (
+      !DIGEST.test(digest) ||
+      (DIGEST_LENGTH[algorithm] !== undefined && digest.length - algorithm.length - 1 !== DIGEST_LENGTH[algorithm])
+    ) {
       return `${shown} has the digest ${JSON.stringify(digest)}: expected algorithm:hex, such as sha256: and 64 hexadecimal digits`;
     }
   }
@@ -49,7 +52,8 @@ export function imageReferenceProblem(image: string | undefined): string | undef
   }
   for (const part of parts) {
     if (PATH_COMPONENT.test(part)) continue;
-    if (PATH_COMPONENT.test(part.toLowerCase())) return `${shown} has upper case in ${JSON.stringify(part)}: repository names are lowercase (the kubelet refuses the image, or reads such a first part as a registry it cannot reach)`;
+    if (PATH_COMPONENT.test(part.toLowerCase()))
+      return `${shown} has upper case in ${JSON.stringify(part)}: repository names are lowercase (the kubelet refuses the image, or reads such a first part as a registry it cannot reach)`;
     return `${shown} has ${JSON.stringify(part)} in its repository name: expected lowercase letters and digits, joined by ".", "_", "__" or "-"`;
   }
   return undefined;

@@ -140,7 +140,13 @@ function firstInvalidUtf8(b: Uint8Array): number {
     if (n < 0) return i;
     for (let k = 1; k <= n; k++) if (i + k >= b.length || (b[i + k] & 0xc0) !== 0x80) return i;
     // Overlong forms, surrogates and code points past U+10FFFF.
-    if ((c === 0xe0 && b[i + 1] < 0xa0) || (c === 0xed && b[i + 1] > 0x9f) || (c === 0xf0 && b[i + 1] < 0x90) || (c === 0xf4 && b[i + 1] > 0x8f)) return i;
+    if (
+      (c === 0xe0 && b[i + 1] < 0xa0) ||
+      (c === 0xed && b[i + 1] > 0x9f) ||
+      (c === 0xf0 && b[i + 1] < 0x90) ||
+      (c === 0xf4 && b[i + 1] > 0x8f)
+    )
+      return i;
     i += n + 1;
   }
   return b.length - 1;
@@ -148,7 +154,10 @@ function firstInvalidUtf8(b: Uint8Array): number {
 
 function tooBig(size: number): Error {
   const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
-  return Object.assign(new Error(`is ${size > MAX_INPUT_BYTES + 1 ? mib(size) : 'over 8 MiB'}; input files are limited to ${mib(MAX_INPUT_BYTES)}`), { code: 'ETOOBIG' });
+  return Object.assign(
+    new Error(`is ${size > MAX_INPUT_BYTES + 1 ? mib(size) : 'over 8 MiB'}; input files are limited to ${mib(MAX_INPUT_BYTES)}`),
+    { code: 'ETOOBIG' },
+  );
 }
 
 function kindOfEntry(st: import('node:fs').Stats): string {

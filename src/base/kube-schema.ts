@@ -37,7 +37,8 @@ export class KubeSchema {
 
   constructor(readonly definitions: Readonly<Record<string, SchemaNode>>) {
     for (const definition of Object.values(definitions)) {
-      for (const gvk of definition['x-kubernetes-group-version-kind'] ?? []) this.byGvk.set(gvkKey(gvk.group, gvk.version, gvk.kind), definition);
+      for (const gvk of definition['x-kubernetes-group-version-kind'] ?? [])
+        this.byGvk.set(gvkKey(gvk.group, gvk.version, gvk.kind), definition);
     }
   }
 

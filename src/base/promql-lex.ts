@@ -26,7 +26,22 @@ export const isAlpha = (c: string | undefined) => c !== undefined && (c === '_' 
 export const isAlphaNumeric = (c: string | undefined) => isAlpha(c) || isDigit(c);
 
 /** The lexer's `key` map: these spellings (case-insensitive) are keywords, never plain identifiers. */
-export const AGGREGATORS = new Set(['sum', 'avg', 'count', 'min', 'max', 'group', 'stddev', 'stdvar', 'topk', 'bottomk', 'count_values', 'quantile', 'limitk', 'limit_ratio']);
+export const AGGREGATORS = new Set([
+  'sum',
+  'avg',
+  'count',
+  'min',
+  'max',
+  'group',
+  'stddev',
+  'stdvar',
+  'topk',
+  'bottomk',
+  'count_values',
+  'quantile',
+  'limitk',
+  'limit_ratio',
+]);
 /** Keywords followed by a list of label names in parentheses (optional after `group_left`/`group_right`). */
 export const LABEL_LIST_KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
 /** Keywords that are never a metric name (not in `metric_identifier`) and come before an operand. */
@@ -152,7 +167,12 @@ export function readBraces(text: string, i: number): Braces {
     const [first, second, third] = pieces;
     const op = second?.kind === 'op' ? text.slice(second.start, second.end) : undefined;
     // A string alone is Prometheus 3's quoted metric name (`{"a.b"}`), not a label.
-    const label = first.kind === 'name' ? text.slice(first.start, first.end) : first.kind === 'string' && op ? unquote(text, first.start, first.end) : undefined;
+    const label =
+      first.kind === 'name'
+        ? text.slice(first.start, first.end)
+        : first.kind === 'string' && op
+          ? unquote(text, first.start, first.end)
+          : undefined;
     const value = op && third?.kind === 'string' ? unquote(text, third.start, third.end) : undefined;
     matchers.push({ start: first.start, end: pieces[pieces.length - 1].end, commaBefore, label, op, value });
     pieces = [];
@@ -221,14 +241,12 @@ export function skipBrackets(text: string, i: number): number {
     } else if (c === ')') {
       if (parens-- === 0) fail(text, j, 'unexpected ")" inside brackets (the "[" before it is not closed)');
       j++;
-    }
-    else if (c === '"' || c === "'" || c === '`') j = skipString(text, j);
+    } else if (c === '"' || c === "'" || c === '`') j = skipString(text, j);
     else if (c === '[') fail(text, j, 'unexpected "[" inside brackets');
     else if (c === '{' || c === '}') fail(text, j, `unexpected ${JSON.stringify(c)} inside brackets`);
     else j++;
   }
 }
-
 
 /** The value of the PromQL string literal `text[start, end)`, escapes decoded (lexEscape's set). */
 export function unquote(text: string, start: number, end: number): string {
@@ -237,7 +255,18 @@ export function unquote(text: string, start: number, end: number): string {
   if (quote === '`') return body;
   const bytes: number[] = [];
   const utf8 = (s: string) => bytes.push(...Buffer.from(s, 'utf8'));
-  const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"', "'": "'" };
+  const simple: Record<string, string> = {
+    a: '\x07',
+    b: '\b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+    v: '\v',
+    '\\': '\\',
+    '"': '"',
+    "'": "'",
+  };
   for (let i = 0; i < body.length; ) {
     const cp = body.codePointAt(i)!;
     const ch = String.fromCodePoint(cp);
@@ -282,13 +311,16 @@ export function quote(value: string): string {
     else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
     // The lexer refuses U+FFFD written out ("invalid UTF-8 rune"), but not escaped.
     else if (cp === 0xfffd) out += '\\ufffd';
-    else if (cp >= 0xd800 && cp <= 0xdfff) throw new Error(`PromQL: the label value ${JSON.stringify(value)} has a lone UTF-16 surrogate, which is not valid UTF-8`);
+    else if (cp >= 0xd800 && cp <= 0xdfff)
+      throw new Error(`PromQL: the label value ${JSON.stringify(value)} has a lone UTF-16 surrogate, which is not valid UTF-8`);
     else out += ch;
   }
   return `${out}"`;
 }
 
 export function checkLabel(label: string): void {
-  if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(label)) throw new Error(`PromQL: ${JSON.stringify(label)} is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)`);
-  if (label === '__name__') throw new Error('PromQL: cannot inject a __name__ matcher (a selector with a metric name would have its name set twice)');
+  if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(label))
+    throw new Error(`PromQL: ${JSON.stringify(label)} is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)`);
+  if (label === '__name__')
+    throw new Error('PromQL: cannot inject a __name__ matcher (a selector with a metric name would have its name set twice)');
 }

@@ -72,7 +72,26 @@
  *     and a label that is not a valid label name, or `__name__`, which would set the name twice.
  */
 
-import { AFTER_OPERAND, AGGREGATORS, BINARY_MODIFIERS, type Braces, checkLabel, fail, glued, isAlpha, isAlphaNumeric, isDigit, LABEL_LIST_KEYWORDS, quote, readBraces, skipBlank, skipBrackets, skipNumber, skipString, variableEnd } from './promql-lex';
+import {
+  AFTER_OPERAND,
+  AGGREGATORS,
+  BINARY_MODIFIERS,
+  type Braces,
+  checkLabel,
+  fail,
+  glued,
+  isAlpha,
+  isAlphaNumeric,
+  isDigit,
+  LABEL_LIST_KEYWORDS,
+  quote,
+  readBraces,
+  skipBlank,
+  skipBrackets,
+  skipNumber,
+  skipString,
+  variableEnd,
+} from './promql-lex';
 
 type Token =
   | { readonly kind: 'word'; readonly start: number; readonly end: number; readonly word: string; readonly templated: boolean }
@@ -257,5 +276,7 @@ export function injectMatcher(expr: string, label: string, value: string): strin
  * everywhere. Throws as injectMatcher does on a malformed expression.
  */
 export function hasMatcherEverywhere(expr: string, label: string, value: string): boolean {
-  return selectors(expr).every((s) => 'braces' in s && s.braces.matchers.some((m) => m.label === label && m.op === '=' && m.value === value));
+  return selectors(expr).every(
+    (s) => 'braces' in s && s.braces.matchers.some((m) => m.label === label && m.op === '=' && m.value === value),
+  );
 }

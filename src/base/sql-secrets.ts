@@ -34,8 +34,13 @@ export interface SqlSecrets {
 export function hidePasswords(text: string, secrets: SqlSecrets = {}): string {
   const known = (secrets.known ?? []).filter((p) => p !== '');
   // A quote and one character is no password to look for: it would be found everywhere.
-  const written = [...(secrets.statement === undefined ? [] : passwordLiterals(secrets.statement)), ...known.flatMap(writtenForms)].filter((w) => w.length >= 3);
-  let out = hideSpans(text, [...new Set(written)].flatMap((w) => [...wholeAt(text, w), ...cutAt(text, w)]));
+  const written = [...(secrets.statement === undefined ? [] : passwordLiterals(secrets.statement)), ...known.flatMap(writtenForms)].filter(
+    (w) => w.length >= 3,
+  );
+  let out = hideSpans(
+    text,
+    [...new Set(written)].flatMap((w) => [...wholeAt(text, w), ...cutAt(text, w)]),
+  );
   out = hideQuotedAfterKeyword(hideQuotedAfterKeyword(out, true), false);
   for (const p of [...new Set(known)].sort((a, b) => b.length - a.length)) out = out.split(p).join(HIDDEN);
   return out;

@@ -50,7 +50,11 @@ export function splitSql(sql: string): SplitSql {
       content = true;
       i++;
       for (;;) {
-        if (i >= sql.length) return { statements, problem: `line ${opened}: a ${ch === '`' ? 'back-quoted name' : 'quoted string'} that starts here is never closed` };
+        if (i >= sql.length)
+          return {
+            statements,
+            problem: `line ${opened}: a ${ch === '`' ? 'back-quoted name' : 'quoted string'} that starts here is never closed`,
+          };
         const c = sql[i];
         if (c === '\n') line++;
         if (c === '\\' && ch !== '`') {

@@ -6,7 +6,14 @@
 /** JSON with sorted keys and no undefined values, so the annotation is byte-stable. */
 export function stableJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    isPlainObject(v) ? Object.fromEntries(Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => [k, v[k]])) : v,
+    isPlainObject(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .filter((k) => v[k] !== undefined)
+            .map((k) => [k, v[k]]),
+        )
+      : v,
   );
 }
 

@@ -24,24 +24,36 @@ const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 
 /** The TSO BR makes of `text`, or why BR refuses it. */
 export function parseTs(text: string, zone: TsZone): { tso?: string; problem?: string } {
   if (/^\d+$/.test(text)) {
-    return BigInt(text) <= MAX_TSO ? { tso: BigInt(text).toString() } : { problem: `a TSO is a number of at most 64 bits (up to ${MAX_TSO}), got ${text}` };
+    return BigInt(text) <= MAX_TSO
+      ? { tso: BigInt(text).toString() }
+      : { problem: `a TSO is a number of at most 64 bits (up to ${MAX_TSO}), got ${text}` };
   }
   const m = SHAPE.exec(text);
   if (!m || (m[8] === undefined && zone === 'required')) {
-    const what = zone === 'required' ? 'a time with its zone such as "2026-05-11 01:42:23+08:00" (BR refuses a time without one)' : 'a time such as "2026-05-11 01:42:23+08:00"';
+    const what =
+      zone === 'required'
+        ? 'a time with its zone such as "2026-05-11 01:42:23+08:00" (BR refuses a time without one)'
+        : 'a time such as "2026-05-11 01:42:23+08:00"';
     return { problem: `expected a TSO (digits) or ${what}, got ${JSON.stringify(text)}` };
   }
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
   const calendar = calendarProblem(year, month, day, hour, minute, second);
   if (calendar) return { problem: `${JSON.stringify(text)} is not a time BR takes: ${calendar}` };
   const offset = m[8] === undefined ? 0 : zoneMinutes(m[8]);
-  if (offset === undefined) return { problem: `${JSON.stringify(text)} has the zone ${m[8]}, which BR refuses: expected Z or an offset from -14:00 to +14:00 (not -00:00)` };
+  if (offset === undefined)
+    return {
+      problem: `${JSON.stringify(text)} has the zone ${m[8]}, which BR refuses: expected Z or an offset from -14:00 to +14:00 (not -00:00)`,
+    };
   // Fractions beyond microseconds round, as TiDB's `ParseFrac` does for its 6 digits.
   const fraction = m[7] ?? '';
   const micros = BigInt(Math.round(Number(`0.${fraction || '0'}`) * 1e6));
   const utc = BigInt(Date.UTC(year, month - 1, day, hour, minute, second)) * 1000n - BigInt(offset) * 60_000_000n + micros;
-  if (utc < MIN_MICROS) return { problem: `${JSON.stringify(text)} is before 1970-01-01 00:00:01 UTC, the earliest time BR takes (TiDB's TIMESTAMP range)` };
-  if (utc > MAX_MICROS) return { problem: `${JSON.stringify(text)} is after 2038-01-19 03:14:07 UTC, the latest time BR takes (TiDB's TIMESTAMP range); give a TSO instead` };
+  if (utc < MIN_MICROS)
+    return { problem: `${JSON.stringify(text)} is before 1970-01-01 00:00:01 UTC, the earliest time BR takes (TiDB's TIMESTAMP range)` };
+  if (utc > MAX_MICROS)
+    return {
+      problem: `${JSON.stringify(text)} is after 2038-01-19 03:14:07 UTC, the latest time BR takes (TiDB's TIMESTAMP range); give a TSO instead`,
+    };
   return { tso: ((utc / 1000n) << 18n).toString() };
 }
 

@@ -64,7 +64,10 @@ export function readSettings(env: Env): SettingsResult {
   const kubeVersion = pick('KUBE_VERSION');
   // What Argo CD passes of the destination (its namespace, Kubernetes version, APIs): used when nothing else names one.
   const destination = destinationSettings(env);
-  for (const [name, v] of [['kubeVersion', kubeVersion], ['namespace', namespace]] as const) {
+  for (const [name, v] of [
+    ['kubeVersion', kubeVersion],
+    ['namespace', namespace],
+  ] as const) {
     const problem = v && settingProblem(name, v.value);
     if (v && problem) errors.push(`${v.from}: ${problem}`);
   }

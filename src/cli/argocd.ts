@@ -117,7 +117,8 @@ export { paramVariable, readSettings, SETTING_NAMES, type GenerateSettings, type
  * (Argo CD would prune everything the Application had).
  */
 function generate(args: readonly string[], io: Io): number {
-  if (args.length > 0) return usageError(io, `argocd generate takes no arguments (got ${JSON.stringify(args[0])}); its settings come from the environment`);
+  if (args.length > 0)
+    return usageError(io, `argocd generate takes no arguments (got ${JSON.stringify(args[0])}); its settings come from the environment`);
   const { settings, notes, errors } = readSettings(io.env ?? {});
   for (const n of notes) io.stderr(`${n}\n`);
   if (errors.length > 0) {
@@ -235,7 +236,9 @@ export function parseInstallPatchArgs(args: readonly string[]): InstallPatchOpti
         break;
       }
       default:
-        return arg.startsWith('-') ? `unknown option ${JSON.stringify(arg)} for argocd install-patch` : `argocd install-patch takes no arguments (got ${JSON.stringify(arg)})`;
+        return arg.startsWith('-')
+          ? `unknown option ${JSON.stringify(arg)} for argocd install-patch`
+          : `argocd install-patch takes no arguments (got ${JSON.stringify(arg)})`;
     }
   }
   return out;

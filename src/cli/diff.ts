@@ -170,7 +170,11 @@ export function diffCommand(opts: DiffOptions, io: Io): number {
   const options = sides.map((s, i) => {
     const fromInputs = settingsFromInputs(s.texts);
     errors.push(...fromInputs.errors);
-    const flags = { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: i === 0 ? (opts.oldKubeVersion ?? opts.kubeVersion) : opts.kubeVersion };
+    const flags = {
+      namespace: opts.namespace,
+      controllerImage: opts.controllerImage,
+      kubeVersion: i === 0 ? (opts.oldKubeVersion ?? opts.kubeVersion) : opts.kubeVersion,
+    };
     return layerSettings(flags, fromEnv.settings, fromInputs.settings);
   });
   for (const v of new Set(options.map((o) => o.kubeVersion))) {
@@ -206,5 +210,9 @@ export function diffCommand(opts: DiffOptions, io: Io): number {
 
 /** One warning per risk, titled with its id, for the pull request's checks. */
 function riskAnnotations(report: DiffReport): string[] {
-  return report.clusters.flatMap((c) => c.risks.map((r) => workflowCommand('warning', { title: `${ANNOTATION_TITLE} ${r.id}` }, `${c.id || 'objects of no cluster'}: ${r.message}`)));
+  return report.clusters.flatMap((c) =>
+    c.risks.map((r) =>
+      workflowCommand('warning', { title: `${ANNOTATION_TITLE} ${r.id}` }, `${c.id || 'objects of no cluster'}: ${r.message}`),
+    ),
+  );
 }

@@ -16,7 +16,9 @@ export function parseFormat(flag: string, value: string | undefined): OutputForm
   if ((OUTPUT_FORMATS as readonly string[]).includes(value ?? '')) return value as OutputFormat;
   if (!value) return { error: `${flag} needs a format: ${OUTPUT_FORMATS.join(', ')}` };
   const hint = suggest(value, OUTPUT_FORMATS);
-  return { error: `${flag}: unknown format ${JSON.stringify(value)}${hint ? `; did you mean ${hint}?` : ''} (formats: ${OUTPUT_FORMATS.join(', ')})` };
+  return {
+    error: `${flag}: unknown format ${JSON.stringify(value)}${hint ? `; did you mean ${hint}?` : ''} (formats: ${OUTPUT_FORMATS.join(', ')})`,
+  };
 }
 
 /** One input problem, in its parts. */
@@ -91,7 +93,11 @@ export function escapeProperty(s: string): string {
 }
 
 /** `::command key=value,...::message`, properties without a value left out. */
-export function workflowCommand(command: string, properties: Readonly<Record<string, string | number | undefined>>, message: string): string {
+export function workflowCommand(
+  command: string,
+  properties: Readonly<Record<string, string | number | undefined>>,
+  message: string,
+): string {
   const props = Object.entries(properties)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${escapeProperty(String(v))}`)

@@ -29,7 +29,11 @@ export interface InitFile {
 export function initFiles(name: string): InitFile[] {
   return [
     { path: `${INPUTS_DIR}/${name}.yaml`, content: clusterFile(name), about: 'the TidbCluster: what people edit' },
-    { path: `${INPUTS_DIR}/settings.yaml`, content: SETTINGS_FILE, about: 'render settings: Kubernetes version, namespace, controller image' },
+    {
+      path: `${INPUTS_DIR}/settings.yaml`,
+      content: SETTINGS_FILE,
+      about: 'render settings: Kubernetes version, namespace, controller image',
+    },
     { path: '.github/workflows/tidb-gitops.yaml', content: WORKFLOW_FILE, about: 'pull-request check: impact report, dist/ up to date' },
     { path: 'argocd/application.yaml', content: APPLICATION_FILE, about: `Argo CD Application rendering ${INPUTS_DIR}/ with the plugin` },
     { path: 'README.md', content: readmeFile(name), about: 'next steps', optional: true },

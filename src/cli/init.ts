@@ -64,7 +64,9 @@ export function initMain(args: readonly string[], io: Io): number {
   const width = Math.max(...wanted.map((f) => shown(parsed.dir, f.path).length));
   for (const f of wanted) io.stdout(`wrote ${shown(parsed.dir, f.path).padEnd(width)}  ${f.about}\n`);
   const cd = relative(process.cwd(), parsed.dir);
-  io.stdout(`\nNext, render the cluster into ${OUTPUT_DIR}/ and commit both:\n  ${cd === '' ? '' : `cd ${cd} && `}tidb-gitops render ${INPUTS_DIR} -o ${OUTPUT_DIR}\n`);
+  io.stdout(
+    `\nNext, render the cluster into ${OUTPUT_DIR}/ and commit both:\n  ${cd === '' ? '' : `cd ${cd} && `}tidb-gitops render ${INPUTS_DIR} -o ${OUTPUT_DIR}\n`,
+  );
   return 0;
 }
 
@@ -132,7 +134,10 @@ function writeAllOrNothing(dir: string, files: readonly InitFile[]): void {
     // Each entry is the top of what one mkdir made; the deepest first, so each is empty when removed.
     for (const made of madeDirs.reverse()) removeEmptyTree(made);
     const err = e as NodeJS.ErrnoException;
-    const why = err.code === 'EEXIST' && written.length < files.length && err.path === join(dir, files[written.length].path) ? 'appeared while init was writing, and init never overwrites a file' : describeFsError(e);
+    const why =
+      err.code === 'EEXIST' && written.length < files.length && err.path === join(dir, files[written.length].path)
+        ? 'appeared while init was writing, and init never overwrites a file'
+        : describeFsError(e);
     throw new Error(`${err.path ?? dir}: cannot write: ${why}`);
   }
 }

@@ -87,7 +87,10 @@ export function run(): void {
   }
   if (argv[0] === 'controller' || argv[0] === 'publish-monitoring') {
     // A bundle of its own (with the Kubernetes client), loaded only here so rendering stays fast.
-    const controller = require(join(__dirname, 'tidb-gitops-controller.js')) as { run(args: readonly string[]): void; publish(args: readonly string[]): void };
+    const controller = require(join(__dirname, 'tidb-gitops-controller.js')) as {
+      run(args: readonly string[]): void;
+      publish(args: readonly string[]): void;
+    };
     if (argv[0] === 'controller') controller.run(argv.slice(1));
     else controller.publish(argv.slice(1));
     return;
@@ -100,7 +103,15 @@ export function run(): void {
     readStdin: () => readStdinText(),
     env: process.env,
   };
-  process.exitCode = guarded(() => main(argv.filter((a) => a !== '--debug'), io), io, debug);
+  process.exitCode = guarded(
+    () =>
+      main(
+        argv.filter((a) => a !== '--debug'),
+        io,
+      ),
+    io,
+    debug,
+  );
 }
 
 /**
@@ -114,7 +125,9 @@ export function guarded(command: () => number, io: Io, debug: boolean): number {
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
     const first = err.message.split('\n')[0];
-    io.stderr(`tidb-gitops: internal error: ${first}\nThis is a bug; please report it with the input that caused it.${debug ? '' : ' (--debug shows where it happened)'}\n`);
+    io.stderr(
+      `tidb-gitops: internal error: ${first}\nThis is a bug; please report it with the input that caused it.${debug ? '' : ' (--debug shows where it happened)'}\n`,
+    );
     if (debug && err.stack) io.stderr(`${err.stack}\n`);
     return 1;
   }

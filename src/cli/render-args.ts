@@ -66,14 +66,27 @@ interface ParsedRenderArgs {
 }
 
 /** Every option render takes, for the did-you-mean of an unknown one. */
-const RENDER_FLAGS = ['--output', '--namespace', '--controller-image', '--kube-version', '--api-versions', '--prune', '--check', '--verbose', '--format', '--help', '--debug'];
+const RENDER_FLAGS = [
+  '--output',
+  '--namespace',
+  '--controller-image',
+  '--kube-version',
+  '--api-versions',
+  '--prune',
+  '--check',
+  '--verbose',
+  '--format',
+  '--help',
+  '--debug',
+];
 
 /** Returns the parsed options, or an error message. */
 export function parseRenderArgs(args: readonly string[]): ParsedRenderArgs | string {
   const out: ParsedRenderArgs = { paths: [] };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     // A value that looks like an option is a missing value (`-n -o DIR`), not a strange namespace.
     const value = () => {
       const v = inline ?? args[++i];

@@ -76,30 +76,71 @@ interface RenderResult {
 
 function render(opts: RenderOptions, io: Io, read: InputFiles, report: Reporter): RenderResult {
   // Command line, then environment, then the inputs' RenderSettings, then the caller's fallback.
-  const { clusters, others, documents, settings, errors: readErrors, skipped, renderedFiles, warnings } = readClusterInputs(
+  const {
+    clusters,
+    others,
+    documents,
+    settings,
+    errors: readErrors,
+    skipped,
+    renderedFiles,
+    warnings,
+  } = readClusterInputs(
     { inputs: read.inputs, errors: read.errors },
-    { namespace: opts.namespace, controllerImage: opts.controllerImage, kubeVersion: opts.kubeVersion, apiVersions: opts.apiVersions, env: io.env ?? {}, ...(opts.fallback && { fallback: opts.fallback }) },
+    {
+      namespace: opts.namespace,
+      controllerImage: opts.controllerImage,
+      kubeVersion: opts.kubeVersion,
+      apiVersions: opts.apiVersions,
+      env: io.env ?? {},
+      ...(opts.fallback && { fallback: opts.fallback }),
+    },
   );
   const note = kubeVersionNote(settings.kubeVersion);
   if (note) report.note(note);
   for (const line of skipped) report.note(line);
   // Rendered output met in the output directory is what render writes there, not an input in it.
-  const outputErrors = opts.outDir === undefined ? [] : inputsInOutput(read.inputs.filter((i) => !renderedFiles.includes(i.file)), opts.outDir);
+  const outputErrors =
+    opts.outDir === undefined
+      ? []
+      : inputsInOutput(
+          read.inputs.filter((i) => !renderedFiles.includes(i.file)),
+          opts.outDir,
+        );
   const errors = [...readErrors.slice(0, read.errors.length), ...outputErrors, ...readErrors.slice(read.errors.length)];
   const messages = [...errors];
   const target = settings.kubeVersion === undefined ? undefined : parseKubeVersion(settings.kubeVersion);
-  const passed = passThrough(others, { namespace: settings.namespace, kubeMinor: target && 'minor' in target ? target.minor : OLDEST_KUBE_MINOR });
+  const passed = passThrough(others, {
+    namespace: settings.namespace,
+    kubeMinor: target && 'minor' in target ? target.minor : OLDEST_KUBE_MINOR,
+  });
   messages.push(...passed.errors);
   if (messages.length === 0 && clusters.length === 0) messages.push('no TidbCluster document found in the inputs');
   // Only valid input is rendered; what the API server would refuse in the result counts as bad input too.
-  const rendered = messages.length === 0 ? renderClusters(clusters.map((c) => c.resolved), clusters.map((c) => c.operations)) : [];
+  const rendered =
+    messages.length === 0
+      ? renderClusters(
+          clusters.map((c) => c.resolved),
+          clusters.map((c) => c.operations),
+        )
+      : [];
   messages.push(...renderProblems(rendered, clusters, documents));
   if (messages.length === 0) {
     const from = (i: number) => `rendered from ${clusters[i].source.file}: document ${clusters[i].source.document}`;
-    const sets = rendered.map((r, i) => ({ objects: r.objects, from: from(i), cluster: clusters[i].resolved, ...inputsOf(r.origins, clusters[i], documents) }));
+    const sets = rendered.map((r, i) => ({
+      objects: r.objects,
+      from: from(i),
+      cluster: clusters[i].resolved,
+      ...inputsOf(r.origins, clusters[i], documents),
+    }));
     const reserved = reserveNames(sets);
     messages.push(...reserved.collisions, ...collisions(reserved.names, passed.objects));
-    messages.push(...budgetOverlaps(rendered.map((r, i) => ({ objects: r.objects, from: from(i) })), passed.objects));
+    messages.push(
+      ...budgetOverlaps(
+        rendered.map((r, i) => ({ objects: r.objects, from: from(i) })),
+        passed.objects,
+      ),
+    );
   }
   if (messages.length > 0) {
     for (const m of messages) report.error(m);
@@ -122,7 +163,12 @@ function render(opts: RenderOptions, io: Io, read: InputFiles, report: Reporter)
   const dir = opts.outDir.replace(/\/$/, '');
   const files = rendered.map((r) => ({ name: r.fileName, content: r.yaml, count: r.objects.length }));
   if (extra.length > 0) files.push({ name: PASSTHROUGH_FILE, content: toYamlStream(extra), count: extra.length });
-  const leftovers = opts.prune ? leftoverFiles(opts.outDir, files.map((f) => f.name)) : [];
+  const leftovers = opts.prune
+    ? leftoverFiles(
+        opts.outDir,
+        files.map((f) => f.name),
+      )
+    : [];
   if (opts.check) return checkOutput(opts, dir, files, leftovers, report);
   try {
     writeFilesAtomically(opts.outDir, files, leftovers);
@@ -136,7 +182,10 @@ function render(opts: RenderOptions, io: Io, read: InputFiles, report: Reporter)
   return {
     code: 0,
     directory: dir,
-    files: [...files.map((f) => ({ file: `${dir}/${f.name}`, status: 'written' as const, objects: f.count })), ...leftovers.map((f) => ({ file: `${dir}/${f}`, status: 'deleted' as const }))],
+    files: [
+      ...files.map((f) => ({ file: `${dir}/${f.name}`, status: 'written' as const, objects: f.count })),
+      ...leftovers.map((f) => ({ file: `${dir}/${f}`, status: 'deleted' as const })),
+    ],
   };
 }
 
@@ -147,7 +196,13 @@ const STALE_TEXT: Record<StaleFile['status'], string> = {
 };
 
 /** `render --check`: one line per stale file; which objects differ and the diff with `-v`, or as annotations. */
-function checkOutput(opts: RenderOptions, dir: string, files: readonly { name: string; content: string }[], leftovers: readonly string[], report: Reporter): RenderResult {
+function checkOutput(
+  opts: RenderOptions,
+  dir: string,
+  files: readonly { name: string; content: string }[],
+  leftovers: readonly string[],
+  report: Reporter,
+): RenderResult {
   const stale = staleReport(opts.outDir!, files, leftovers, opts.verbose ?? false);
   if (stale.length === 0) {
     report.line(`${dir} is up to date (${files.length} file${files.length === 1 ? '' : 's'})`);
@@ -190,7 +245,9 @@ function inputsInOutput(inputs: readonly { file: string }[], outDir: string): st
   const isInside = (dir: string) => inside.get(dir) ?? inside.set(dir, (real(dir) + sep).startsWith(out)).get(dir)!;
   return inputs
     .filter((i) => i.file !== '<stdin>' && isInside(dirname(i.file)))
-    .map((i) => `${i.file}: is inside the output directory ${outDir}, whose files render overwrites and prunes: keep the inputs outside it`);
+    .map(
+      (i) => `${i.file}: is inside the output directory ${outDir}, whose files render overwrites and prunes: keep the inputs outside it`,
+    );
 }
 
 /**

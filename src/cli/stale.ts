@@ -53,7 +53,11 @@ export function staleReport(dir: string, files: readonly OutputFile[], leftovers
       ...(verbose && { diff: unifiedDiff(before, after, names) }),
     };
   };
-  return [...stale.changed.map((f) => entry(f, 'changed')), ...stale.missing.map((f) => entry(f, 'missing')), ...stale.extra.map((f) => entry(f, 'extra'))];
+  return [
+    ...stale.changed.map((f) => entry(f, 'changed')),
+    ...stale.missing.map((f) => entry(f, 'missing')),
+    ...stale.extra.map((f) => entry(f, 'extra')),
+  ];
 }
 
 /** The objects that differ between two YAML streams, in the new stream's order, then the removed ones. */

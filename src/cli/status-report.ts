@@ -61,14 +61,40 @@ export interface StatusReport {
   readonly controller: 'running' | 'not running' | 'missing';
   readonly pd: { readonly reachable: boolean; readonly leader?: string; readonly error?: string } | null;
   readonly components: readonly ComponentLine[];
-  readonly stores: readonly { readonly component: string; readonly id: number; readonly pod: string | null; readonly state: string; readonly leaders: number; readonly regions: number; readonly evicting: boolean }[];
+  readonly stores: readonly {
+    readonly component: string;
+    readonly id: number;
+    readonly pod: string | null;
+    readonly state: string;
+    readonly leaders: number;
+    readonly regions: number;
+    readonly evicting: boolean;
+  }[];
   /** The newest run of each schedule. */
-  readonly backups: readonly { readonly schedule: string; readonly job: string; readonly phase: string; readonly finished?: string; readonly error?: string }[];
+  readonly backups: readonly {
+    readonly schedule: string;
+    readonly job: string;
+    readonly phase: string;
+    readonly finished?: string;
+    readonly error?: string;
+  }[];
   readonly operations: readonly { readonly job: string; readonly phase: string; readonly error?: string }[];
-  readonly logBackups: readonly { readonly task: string; readonly state: string; readonly checkpoint: string; readonly lagSeconds: number; readonly error?: string }[];
+  readonly logBackups: readonly {
+    readonly task: string;
+    readonly state: string;
+    readonly checkpoint: string;
+    readonly lagSeconds: number;
+    readonly error?: string;
+  }[];
   readonly initializer?: { readonly name: string; readonly phase: string; readonly note?: string };
   /** Warning Events of the last hour about the cluster's objects, newest first (at most 10). */
-  readonly warnings: readonly { readonly time: string; readonly object: string; readonly reason: string; readonly message: string; readonly count: number }[];
+  readonly warnings: readonly {
+    readonly time: string;
+    readonly object: string;
+    readonly reason: string;
+    readonly message: string;
+    readonly count: number;
+  }[];
   /** What is stuck or failing; empty when all is well. */
   readonly problems: readonly string[];
 }
@@ -92,9 +118,13 @@ export function statusReport(i: StatusInputs): StatusReport {
   const doc = i.doc ?? {};
   const problems: string[] = [];
   const controller = controllerState(i.controller);
-  if (controller !== 'running') problems.push(`the controller (${names.discovery(i.cluster)}) is ${controller}: nothing is reconciled, and what follows may be old`);
+  if (controller !== 'running')
+    problems.push(`the controller (${names.discovery(i.cluster)}) is ${controller}: nothing is reconciled, and what follows may be old`);
   if (!i.doc) problems.push(`no status from the controller yet (ConfigMap ${names.status(i.cluster)} has no status.json)`);
-  const pd = doc.pd === undefined || doc.pd === null ? null : { reachable: doc.pd.reachable, ...leaderOf(doc.components?.pd), ...(doc.pd.error !== undefined && { error: doc.pd.error }) };
+  const pd =
+    doc.pd === undefined || doc.pd === null
+      ? null
+      : { reachable: doc.pd.reachable, ...leaderOf(doc.components?.pd), ...(doc.pd.error !== undefined && { error: doc.pd.error }) };
   if (pd && !pd.reachable) problems.push(`PD does not answer the controller: ${pd.error ?? 'no reason given'}`);
   const components: ComponentLine[] = [];
   const stores: StatusReport['stores'][number][] = [];
@@ -110,29 +140,67 @@ export function statusReport(i: StatusInputs): StatusReport {
       ready,
       replicas,
       versions: versionsOf(sts),
-      reason: c?.reason ?? 'not in the controller\'s status yet',
+      reason: c?.reason ?? "not in the controller's status yet",
       ...(c?.stuck && { stuck: c.stuck }),
     };
     components.push(line);
-    if (line.stuck) problems.push(`${kind} ${line.phase.toLowerCase()} is stuck since ${line.stuck.since}: ${line.reason}. ${line.stuck.hint}`);
+    if (line.stuck)
+      problems.push(`${kind} ${line.phase.toLowerCase()} is stuck since ${line.stuck.since}: ${line.reason}. ${line.stuck.hint}`);
     else if (line.phase === 'Normal' && ready < replicas) problems.push(`${kind}: ${replicas - ready} of ${replicas} Pods not Ready`);
     for (const m of c?.members ?? []) if (!m.health) problems.push(`PD member ${m.name} is not healthy`);
     for (const s of c?.stores ?? []) {
-      stores.push({ component: kind, id: s.id, pod: s.pod, state: s.state, leaders: s.leaderCount, regions: s.regionCount, evicting: s.evictingLeaders });
-      if (s.state === 'Down' || s.state === 'Disconnected') problems.push(`${kind} store ${s.id}${s.pod ? ` (${s.pod})` : ''} is ${s.state}`);
+      stores.push({
+        component: kind,
+        id: s.id,
+        pod: s.pod,
+        state: s.state,
+        leaders: s.leaderCount,
+        regions: s.regionCount,
+        evicting: s.evictingLeaders,
+      });
+      if (s.state === 'Down' || s.state === 'Disconnected')
+        problems.push(`${kind} store ${s.id}${s.pod ? ` (${s.pod})` : ''} is ${s.state}`);
     }
   }
   const backups = newestRuns(doc.backupRuns ?? []);
-  for (const b of backups) if (b.phase === 'Failed' || b.phase === 'Lost') problems.push(`the last backup of schedule ${b.schedule} (${b.job}) is ${b.phase}${b.error ? `: ${b.error}` : ''}`);
+  for (const b of backups)
+    if (b.phase === 'Failed' || b.phase === 'Lost')
+      problems.push(`the last backup of schedule ${b.schedule} (${b.job}) is ${b.phase}${b.error ? `: ${b.error}` : ''}`);
   const operations = (doc.operations ?? []).map((o) => ({ job: o.job, phase: o.phase, ...(o.error !== undefined && { error: o.error }) }));
-  for (const o of operations) if (o.phase === 'Failed' || o.phase === 'Lost') problems.push(`${o.job} is ${o.phase}${o.error ? `: ${o.error}` : ''}`);
-  const logBackups = (doc.logBackups ?? []).map((t) => ({ task: t.name, state: t.state, checkpoint: t.checkpointTime, lagSeconds: t.lagSeconds, ...(t.error !== undefined && { error: t.error }) }));
-  for (const t of logBackups) if (t.state === 'Error') problems.push(`log backup ${t.task} is paused by an error${t.error ? `: ${t.error}` : ''}`);
+  for (const o of operations)
+    if (o.phase === 'Failed' || o.phase === 'Lost') problems.push(`${o.job} is ${o.phase}${o.error ? `: ${o.error}` : ''}`);
+  const logBackups = (doc.logBackups ?? []).map((t) => ({
+    task: t.name,
+    state: t.state,
+    checkpoint: t.checkpointTime,
+    lagSeconds: t.lagSeconds,
+    ...(t.error !== undefined && { error: t.error }),
+  }));
+  for (const t of logBackups)
+    if (t.state === 'Error') problems.push(`log backup ${t.task} is paused by an error${t.error ? `: ${t.error}` : ''}`);
   if (doc.logBackupsError) problems.push(`the log backups cannot be read: ${doc.logBackupsError}`);
   const init = doc.initializer;
-  const initializer = init && { name: init.name, phase: init.phase, ...((init.error ?? init.reason) !== undefined && { note: init.error ?? init.reason }) };
-  if (init && (init.phase === 'Failed' || init.phase === 'Lost')) problems.push(`the initializer ${init.name} is ${init.phase}${init.error ? `: ${init.error}` : ''}`);
-  return { cluster: i.cluster, namespace: i.namespace, controller, pd, components, stores, backups, operations, logBackups, ...(initializer && { initializer }), warnings: recentWarnings(i), problems };
+  const initializer = init && {
+    name: init.name,
+    phase: init.phase,
+    ...((init.error ?? init.reason) !== undefined && { note: init.error ?? init.reason }),
+  };
+  if (init && (init.phase === 'Failed' || init.phase === 'Lost'))
+    problems.push(`the initializer ${init.name} is ${init.phase}${init.error ? `: ${init.error}` : ''}`);
+  return {
+    cluster: i.cluster,
+    namespace: i.namespace,
+    controller,
+    pd,
+    components,
+    stores,
+    backups,
+    operations,
+    logBackups,
+    ...(initializer && { initializer }),
+    warnings: recentWarnings(i),
+    problems,
+  };
 }
 
 function controllerState(d: Obj | undefined): StatusReport['controller'] {
@@ -160,7 +228,13 @@ function newestRuns(runs: readonly BackupRun[]): StatusReport['backups'][number]
   }
   return [...bySchedule.values()]
     .sort((a, b) => (a.schedule < b.schedule ? -1 : 1))
-    .map((r) => ({ schedule: r.schedule, job: r.job, phase: r.phase, ...(r.finished !== undefined && { finished: r.finished }), ...(r.error !== undefined && { error: r.error }) }));
+    .map((r) => ({
+      schedule: r.schedule,
+      job: r.job,
+      phase: r.phase,
+      ...(r.finished !== undefined && { finished: r.finished }),
+      ...(r.error !== undefined && { error: r.error }),
+    }));
 }
 
 /** Warning Events of the last hour whose object belongs to the cluster, newest first. */
@@ -184,7 +258,11 @@ function recentWarnings(i: StatusInputs): StatusReport['warnings'][number][] {
 /** A table of rows, columns padded to their widest cell. */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-  const line = (r: readonly string[]) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ').trimEnd();
+  const line = (r: readonly string[]) =>
+    r
+      .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c])))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
@@ -196,12 +274,36 @@ const ago = (iso: string, now: number): string => {
 /** The report as text, for a terminal. */
 export function statusText(r: StatusReport, now: number): string {
   const out: string[] = [];
-  const pd = r.pd === null ? 'PD: not read yet' : r.pd.reachable ? `PD: reachable${r.pd.leader ? `, leader ${r.pd.leader}` : ''}` : `PD: not reachable (${r.pd.error ?? 'no reason given'})`;
-  out.push(`Cluster ${r.namespace}/${r.cluster}: ${r.problems.length === 0 ? 'healthy' : `${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}`}`);
+  const pd =
+    r.pd === null
+      ? 'PD: not read yet'
+      : r.pd.reachable
+        ? `PD: reachable${r.pd.leader ? `, leader ${r.pd.leader}` : ''}`
+        : `PD: not reachable (${r.pd.error ?? 'no reason given'})`;
+  out.push(
+    `Cluster ${r.namespace}/${r.cluster}: ${r.problems.length === 0 ? 'healthy' : `${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}`}`,
+  );
   out.push(`Controller: ${r.controller}. ${pd}`, '');
-  out.push(...table(['COMPONENT', 'PHASE', 'READY', 'VERSION', 'WHAT THE CONTROLLER DOES'], r.components.map((c) => [c.component, c.phase, `${c.ready}/${c.replicas}`, c.versions.join(', '), c.reason])));
+  out.push(
+    ...table(
+      ['COMPONENT', 'PHASE', 'READY', 'VERSION', 'WHAT THE CONTROLLER DOES'],
+      r.components.map((c) => [c.component, c.phase, `${c.ready}/${c.replicas}`, c.versions.join(', '), c.reason]),
+    ),
+  );
   if (r.stores.length > 0) {
-    out.push('', ...table(['STORE', 'POD', 'STATE', 'LEADERS', 'REGIONS'], r.stores.map((s) => [`${s.component} ${s.id}`, s.pod ?? '-', `${s.state}${s.evicting ? ' (evicting leaders)' : ''}`, String(s.leaders), String(s.regions)])));
+    out.push(
+      '',
+      ...table(
+        ['STORE', 'POD', 'STATE', 'LEADERS', 'REGIONS'],
+        r.stores.map((s) => [
+          `${s.component} ${s.id}`,
+          s.pod ?? '-',
+          `${s.state}${s.evicting ? ' (evicting leaders)' : ''}`,
+          String(s.leaders),
+          String(s.regions),
+        ]),
+      ),
+    );
   }
   if (r.backups.length > 0 || r.operations.length > 0) {
     const rows = [
@@ -211,12 +313,20 @@ export function statusText(r: StatusReport, now: number): string {
     out.push('', ...table(['BACKUP', 'JOB', 'PHASE', 'FINISHED'], rows));
   }
   if (r.logBackups.length > 0) {
-    out.push('', ...table(['LOG BACKUP', 'STATE', 'CHECKPOINT', 'LAG'], r.logBackups.map((t) => [t.task, t.state, t.checkpoint, `${t.lagSeconds}s`])));
+    out.push(
+      '',
+      ...table(
+        ['LOG BACKUP', 'STATE', 'CHECKPOINT', 'LAG'],
+        r.logBackups.map((t) => [t.task, t.state, t.checkpoint, `${t.lagSeconds}s`]),
+      ),
+    );
   }
-  if (r.initializer) out.push('', `Initializer ${r.initializer.name}: ${r.initializer.phase}${r.initializer.note ? ` (${r.initializer.note})` : ''}`);
+  if (r.initializer)
+    out.push('', `Initializer ${r.initializer.name}: ${r.initializer.phase}${r.initializer.note ? ` (${r.initializer.note})` : ''}`);
   if (r.warnings.length > 0) {
     out.push('', 'Warning Events (last hour):');
-    for (const w of r.warnings) out.push(`  ${ago(w.time, now)}  ${w.object}  ${w.reason}${w.count > 1 ? ` (x${w.count})` : ''}: ${w.message}`);
+    for (const w of r.warnings)
+      out.push(`  ${ago(w.time, now)}  ${w.object}  ${w.reason}${w.count > 1 ? ` (x${w.count})` : ''}: ${w.message}`);
   }
   if (r.problems.length > 0) {
     out.push('', 'Problems:');

@@ -57,7 +57,8 @@ export function parseStatusArgs(args: readonly string[]): StatusOptions | string
   let output: 'text' | 'json' = 'text';
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     const value = (): string | undefined => inline ?? args[++i];
     switch (flag) {
       case '-h':
@@ -101,7 +102,11 @@ export interface StatusIo {
 }
 
 /** Runs `status`; resolves with the exit status. */
-export async function statusMain(args: readonly string[], io: StatusIo, deps: { readonly target?: KubeTarget; readonly now?: () => number } = {}): Promise<number> {
+export async function statusMain(
+  args: readonly string[],
+  io: StatusIo,
+  deps: { readonly target?: KubeTarget; readonly now?: () => number } = {},
+): Promise<number> {
   const opts = parseStatusArgs(args);
   if (typeof opts === 'string') {
     io.stderr(`tidb-gitops status: ${opts}\n\n${STATUS_USAGE}`);
@@ -124,14 +129,18 @@ export async function statusMain(args: readonly string[], io: StatusIo, deps: { 
   try {
     const clusters = opts.cluster !== undefined ? [opts.cluster] : await clustersOf(kube, namespace);
     if (clusters.length === 0) {
-      io.stderr(`tidb-gitops status: no cluster run by tidb-gitops in namespace ${namespace} (no <cluster>-discovery Deployment); name one, or give -n\n`);
+      io.stderr(
+        `tidb-gitops status: no cluster run by tidb-gitops in namespace ${namespace} (no <cluster>-discovery Deployment); name one, or give -n\n`,
+      );
       return 1;
     }
     const reports: StatusReport[] = [];
     for (const cluster of clusters) {
       const report = await readReport(kube, namespace, cluster, now());
       if (!report) {
-        io.stderr(`tidb-gitops status: no cluster ${cluster} in namespace ${namespace}: no ${names.discovery(cluster)} Deployment, StatefulSet or ${names.status(cluster)} ConfigMap\n`);
+        io.stderr(
+          `tidb-gitops status: no cluster ${cluster} in namespace ${namespace}: no ${names.discovery(cluster)} Deployment, StatefulSet or ${names.status(cluster)} ConfigMap\n`,
+        );
         return 1;
       }
       reports.push(report);
@@ -148,7 +157,9 @@ export async function statusMain(args: readonly string[], io: StatusIo, deps: { 
 /** The clusters of a namespace: those whose controller Deployment the renderer made. */
 async function clustersOf(kube: KubeRest, namespace: string): Promise<string[]> {
   const selector = `${LABEL.component}=discovery,${LABEL.managedBy}=${LABEL_VALUE.managedBy}`;
-  const list = await kube.request<{ items?: { metadata: { name: string } }[] }>('GET', namespacedPath(API.apps, namespace, 'deployments'), { query: { labelSelector: selector } });
+  const list = await kube.request<{ items?: { metadata: { name: string } }[] }>('GET', namespacedPath(API.apps, namespace, 'deployments'), {
+    query: { labelSelector: selector },
+  });
   return (list.items ?? [])
     .map((d) => d.metadata.name)
     .filter((n) => n.endsWith('-discovery'))
@@ -169,10 +180,14 @@ async function readReport(kube: KubeRest, namespace: string, cluster: string, no
   const [statusCm, controller, stsList, events] = await Promise.all([
     get(API.core, 'configmaps', names.status(cluster)),
     get(API.apps, 'deployments', names.discovery(cluster)),
-    kube.request('GET', namespacedPath(API.apps, namespace, 'statefulsets'), { query: { labelSelector: `${LABEL.managedBy}=${LABEL_VALUE.managedBy}` } }),
+    kube.request('GET', namespacedPath(API.apps, namespace, 'statefulsets'), {
+      query: { labelSelector: `${LABEL.managedBy}=${LABEL_VALUE.managedBy}` },
+    }),
     kube.request('GET', namespacedPath(API.core, namespace, 'events'), { query: { fieldSelector: 'type=Warning' } }),
   ]);
-  const statefulSets = ((stsList?.items ?? []) as Record<string, any>[]).filter((s) => String(s.metadata?.name ?? '').startsWith(`${cluster}-`));
+  const statefulSets = ((stsList?.items ?? []) as Record<string, any>[]).filter((s) =>
+    String(s.metadata?.name ?? '').startsWith(`${cluster}-`),
+  );
   if (!statusCm && !controller && statefulSets.length === 0) return undefined;
   return statusReport({ cluster, namespace, doc: statusDocOf(statusCm), statefulSets, controller, events: events?.items ?? [], now });
 }
@@ -193,7 +208,8 @@ function statusDocOf(cm: Record<string, any> | undefined): StatusDocument | unde
 function readError(e: unknown, namespace: string): string {
   if (e instanceof KubeHttpError) {
     if (e.code === 401) return `the API server does not accept your credentials (HTTP 401): ${e.message}`;
-    if (e.code === 403) return `your account may not read namespace ${namespace} (HTTP 403): ${e.message}; status needs get and list on configmaps, deployments, statefulsets and events`;
+    if (e.code === 403)
+      return `your account may not read namespace ${namespace} (HTTP 403): ${e.message}; status needs get and list on configmaps, deployments, statefulsets and events`;
     return `the API server refused: ${e.message}`;
   }
   return `cannot reach the API server: ${(e as Error).message}`;

@@ -38,7 +38,11 @@ export function leftoverFiles(dir: string, keep: readonly string[]): string[] {
 }
 
 /** How the files in `dir` differ from what would be written. */
-export function staleFiles(dir: string, files: readonly OutputFile[], remove: readonly string[] = []): { changed: string[]; missing: string[]; extra: string[] } {
+export function staleFiles(
+  dir: string,
+  files: readonly OutputFile[],
+  remove: readonly string[] = [],
+): { changed: string[]; missing: string[]; extra: string[] } {
   const changed: string[] = [];
   const missing: string[] = [];
   for (const f of files) {

@@ -6,7 +6,8 @@
 import { names, type ComponentKind } from '../tidbcluster/names';
 import { eventRecorder } from './clients/events';
 import type { ClientTls } from './clients/http';
-import { describe, KubeAccess } from './clients/kube';
+import { KubeAccess } from './clients/kube';
+import { describe } from './clients/kube-errors';
 import { PdClient } from './clients/pd';
 import { Discovery } from './discovery/discovery';
 import { StoppedWithLeadersLog } from './records/stopped-with-leaders';
@@ -87,7 +88,8 @@ export class Manager {
     const clients = opts.pdUrls.map((u) => new PdClient(u, opts.pdTls));
     for (const client of clients) client.onRequest = (outcome) => this.metrics.inc('tidb_gitops_pd_requests_total', { outcome });
     this.pd = clients[0];
-    this.kube.onRequest = (verb, code) => this.metrics.inc('tidb_gitops_kube_requests_total', { verb: verb.split(' ')[0], code: String(code) });
+    this.kube.onRequest = (verb, code) =>
+      this.metrics.inc('tidb_gitops_kube_requests_total', { verb: verb.split(' ')[0], code: String(code) });
     const event = eventRecorder(this.kube);
     this.elector = new LeaderElector(this.kube, names.lease(c.name), opts.identity, opts.election, this.log, (leading) => {
       this.metrics.set('tidb_gitops_leader', {}, leading ? 1 : 0);
@@ -118,7 +120,8 @@ export class Manager {
       tls: opts.pdTls,
       note: (kind, message, pod) => {
         this.log.info(message, { discovery: kind, pod });
-        if (kind !== 'join') void event(pod, kind === 'bootstrap' ? 'Normal' : 'Warning', kind === 'bootstrap' ? 'PDBootstrap' : 'PDStaleMember', message);
+        if (kind !== 'join')
+          void event(pod, kind === 'bootstrap' ? 'Normal' : 'Warning', kind === 'bootstrap' ? 'PDBootstrap' : 'PDStaleMember', message);
       },
       stoppedWithLeaders: (entry) => {
         stoppedWithLeaders.add(entry);
@@ -133,7 +136,13 @@ export class Manager {
       kube: this.kube,
       pd: this.pd,
       tls: opts.pdTls,
-      options: { autoFailover: opts.autoFailover, failoverPeriodMs: opts.failoverPeriodMs, resyncMs: opts.resyncMs, configGraceMs: opts.configGraceMs, stuckAfterMs: opts.stuckAfterMs },
+      options: {
+        autoFailover: opts.autoFailover,
+        failoverPeriodMs: opts.failoverPeriodMs,
+        resyncMs: opts.resyncMs,
+        configGraceMs: opts.configGraceMs,
+        stuckAfterMs: opts.stuckAfterMs,
+      },
       metrics: this.metrics,
       log: this.log,
       event,
@@ -151,12 +160,22 @@ export class Manager {
       notReady: () => (!this.kube.synced() ? 'caches not synced' : !this.elector.isLeader ? 'not the leader' : undefined),
     });
     this.ports.metrics = await this.servers.listen(createServer(health), opts.metricsPort, opts.host);
-    const discovery = discoveryHandler({ discovery: this.discovery, serving: () => this.elector.isLeader && this.kube.synced(), metrics: this.metrics, log: this.log });
+    const discovery = discoveryHandler({
+      discovery: this.discovery,
+      serving: () => this.elector.isLeader && this.kube.synced(),
+      metrics: this.metrics,
+      log: this.log,
+    });
     this.ports.discovery = await this.servers.listen(createServer(discovery, opts.discoveryTls), opts.discoveryPort, opts.host);
     await this.kube.startInformers(() => this.queue.add(this.key));
     this.elector.start();
     this.worker = this.work();
-    this.log.info('controller started', { identity: opts.identity, discoveryPort: this.ports.discovery, metricsPort: this.ports.metrics, pd: this.pd.baseUrl });
+    this.log.info('controller started', {
+      identity: opts.identity,
+      discoveryPort: this.ports.discovery,
+      metricsPort: this.ports.metrics,
+      pd: this.pd.baseUrl,
+    });
   }
 
   /** Stops acting, hands back the Lease, closes the servers. */
@@ -207,11 +226,23 @@ function declareMetrics(m: Metrics): void {
   m.declare('tidb_gitops_action_errors_total', 'counter', 'Actions that failed, by component and action.');
   m.declare('tidb_gitops_discovery_requests_total', 'counter', 'Discovery requests, by path and HTTP status.');
   m.declare('tidb_gitops_pd_requests_total', 'counter', 'PD API requests, by outcome (HTTP status or error).');
-  m.declare('tidb_gitops_kube_requests_total', 'counter', 'Kubernetes API requests made by the controller (informers excluded), by verb and code.');
+  m.declare(
+    'tidb_gitops_kube_requests_total',
+    'counter',
+    'Kubernetes API requests made by the controller (informers excluded), by verb and code.',
+  );
   m.declare('tidb_gitops_component_phase', 'gauge', '1 for the phase each component is in.');
-  m.declare('tidb_gitops_failures_recorded_total', 'counter', 'Failure records made (failed PD members, Down stores, unready TiDB Pods), by component.');
+  m.declare(
+    'tidb_gitops_failures_recorded_total',
+    'counter',
+    'Failure records made (failed PD members, Down stores, unready TiDB Pods), by component.',
+  );
   m.declare('tidb_gitops_failover_replicas', 'gauge', 'Replicas running beyond the desired count because of failover, by component.');
   m.declare('tidb_gitops_failover_replicas_added_total', 'counter', 'Replicas added because of failover, by component.');
-  m.declare('tidb_gitops_configmaps_deleted_total', 'counter', 'Old config revisions (hash-named ConfigMaps) deleted once no Pod or revision used them, by component.');
+  m.declare(
+    'tidb_gitops_configmaps_deleted_total',
+    'counter',
+    'Old config revisions (hash-named ConfigMaps) deleted once no Pod or revision used them, by component.',
+  );
   m.declare('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.');
 }

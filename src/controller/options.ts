@@ -139,7 +139,8 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
     ports[flag] = Number(text);
   }
   const autoFailover = flags.get('--auto-failover') ?? 'true';
-  if (autoFailover !== 'true' && autoFailover !== 'false') return { error: `--auto-failover: expected true or false, got ${JSON.stringify(autoFailover)}` };
+  if (autoFailover !== 'true' && autoFailover !== 'false')
+    return { error: `--auto-failover: expected true or false, got ${JSON.stringify(autoFailover)}` };
   const logLevel = flags.get('--log-level') ?? 'info';
   if (!isLevel(logLevel)) return { error: `--log-level: expected debug, info, warn or error, got ${JSON.stringify(logLevel)}` };
 
@@ -150,11 +151,17 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
   // Without its certificate every PD call would fail its TLS handshake: say so once, at start-up.
   if (cluster.tls) {
     const missing = tlsFilesMissing(tlsDir);
-    if (missing) return { startError: `cluster TLS is on (spec.tlsCluster.enabled), but ${missing} in ${tlsDir}: the controller needs the client certificate of the Secret ${names.clusterClientSecret(cluster.name)} there (the rendered Deployment mounts it; check that the Secret exists and has ca.crt, tls.crt and tls.key), or another directory named with --pd-tls-dir` };
+    if (missing)
+      return {
+        startError: `cluster TLS is on (spec.tlsCluster.enabled), but ${missing} in ${tlsDir}: the controller needs the client certificate of the Secret ${names.clusterClientSecret(cluster.name)} there (the rendered Deployment mounts it; check that the Secret exists and has ca.crt, tls.crt and tls.key), or another directory named with --pd-tls-dir`,
+      };
   }
   if (discoveryTlsDir) {
     const missing = tlsFilesMissing(discoveryTlsDir);
-    if (missing) return { startError: `discovery mTLS is on (spec.tlsCluster.enableDiscoveryMTLS), but ${missing} in ${discoveryTlsDir}: the controller serves discovery with the Secret ${names.discoverySecret(cluster.name)} mounted there, or the directory named with --discovery-tls-dir` };
+    if (missing)
+      return {
+        startError: `discovery mTLS is on (spec.tlsCluster.enableDiscoveryMTLS), but ${missing} in ${discoveryTlsDir}: the controller serves discovery with the Secret ${names.discoverySecret(cluster.name)} mounted there, or the directory named with --discovery-tls-dir`,
+      };
   }
   try {
     if (cluster.tls) pdTls = tlsFromDir(tlsDir);
@@ -175,7 +182,11 @@ export function parseControllerArgs(args: readonly string[], env: NodeJS.Process
       metricsPort: ports['--metrics-port'],
       resyncMs: durations['--resync'],
       busyRequeueMs: durations['--requeue'],
-      election: { leaseMs: durations['--lease-duration'], renewMs: durations['--lease-renew'], renewDeadlineMs: durations['--renew-deadline'] },
+      election: {
+        leaseMs: durations['--lease-duration'],
+        renewMs: durations['--lease-renew'],
+        renewDeadlineMs: durations['--renew-deadline'],
+      },
       checkSource: !flags.has('--no-source-check'),
       autoFailover: autoFailover === 'true',
       failoverPeriodMs: {
@@ -196,11 +207,11 @@ export function defaultPdUrls(c: ClusterInfo): string[] {
   const scheme = c.tls ? 'https' : 'http';
   const suffix = (ns: string, domain: string) => (domain ? `${ns}.svc.${domain}` : ns);
   const urls: string[] = [];
-  const pd = (cluster: string, ns: string, domain: string) => `${scheme}://${names.service(cluster, 'pd')}.${suffix(ns, domain)}:${PORT.pdClient}`;
+  const pd = (cluster: string, ns: string, domain: string) =>
+    `${scheme}://${names.service(cluster, 'pd')}.${suffix(ns, domain)}:${PORT.pdClient}`;
   if (c.components.includes('pd')) urls.push(pd(c.name, c.namespace, c.clusterDomain));
   if (c.cluster) urls.push(pd(c.cluster.name, c.cluster.namespace || c.namespace, c.cluster.clusterDomain));
   urls.push(...c.pdAddresses);
   if (urls.length === 0) urls.push(pd(c.name, c.namespace, c.clusterDomain));
   return urls;
 }
-

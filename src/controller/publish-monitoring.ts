@@ -9,8 +9,15 @@ import { join } from 'node:path';
 import { publish, PUBLISH_FIELD_MANAGER, type AssetFile } from '../monitoring/publish';
 import { MONITORING_API } from '../monitoring/crds';
 import { JOB_NAME_LABEL } from '../tidbcluster/names';
-import { CONTROLLER_ENV, MONITORING_ENV, MONITORING_JOB_ENV, parseMonitoringPublishInfo, type MonitoringPublishInfo } from '../tidbcluster/contract';
-import { APPLY_PATCH, describe } from './clients/kube';
+import {
+  CONTROLLER_ENV,
+  MONITORING_ENV,
+  MONITORING_JOB_ENV,
+  parseMonitoringPublishInfo,
+  type MonitoringPublishInfo,
+} from '../tidbcluster/contract';
+import { APPLY_PATCH } from './clients/kube';
+import { describe } from './clients/kube-errors';
 import { API, KubeRest, loadKubeTarget, namespacedPath } from './clients/kube-rest';
 
 const USAGE = `Usage: tidb-gitops publish-monitoring [--kubeconfig FILE]
@@ -50,7 +57,10 @@ async function servesPrometheusRules(rest: KubeRest): Promise<boolean> {
   }
 }
 
-export async function publishMonitoring(args: readonly string[], io: Io = { env: process.env, out: (l) => process.stdout.write(`${l}\n`) }): Promise<number> {
+export async function publishMonitoring(
+  args: readonly string[],
+  io: Io = { env: process.env, out: (l) => process.stdout.write(`${l}\n`) },
+): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
     io.out(USAGE);
     return 0;
@@ -65,14 +75,16 @@ export async function publishMonitoring(args: readonly string[], io: Io = { env:
     if (!namespace) throw new Error(`${CONTROLLER_ENV.podNamespace} is not set`);
     if (!jobName) throw new Error(`${MONITORING_JOB_ENV} is not set (the Job's Pod label ${JOB_NAME_LABEL})`);
     const files = readAssets(info.assets);
-    if (files.length === 0) throw new Error(`no rule file or dashboard in ${info.assets}: is ${info.image} a tidb-monitor-initializer image?`);
+    if (files.length === 0)
+      throw new Error(`no rule file or dashboard in ${info.assets}: is ${info.image} a tidb-monitor-initializer image?`);
     rest = new KubeRest(loadKubeTarget(kubeconfig));
     const job = await rest.request<{ metadata?: { uid?: string } }>('GET', namespacedPath(API.batch, namespace, 'jobs', jobName));
     const uid = job.metadata?.uid;
     if (!uid) throw new Error(`Job ${jobName} has no uid`);
     const out = publish(files, info, namespace, { name: jobName, uid });
     for (const s of out.skipped) io.out(`skipped ${s}`);
-    const apply = (path: string, body: unknown) => rest!.request('PATCH', path, { body, contentType: APPLY_PATCH, query: { fieldManager: PUBLISH_FIELD_MANAGER, force: true } });
+    const apply = (path: string, body: unknown) =>
+      rest!.request('PATCH', path, { body, contentType: APPLY_PATCH, query: { fieldManager: PUBLISH_FIELD_MANAGER, force: true } });
     for (const cm of out.dashboards) {
       const name = (cm.metadata as { name: string }).name;
       await apply(namespacedPath(API.core, namespace, 'configmaps', name), cm);
@@ -96,7 +108,10 @@ export async function publishMonitoring(args: readonly string[], io: Io = { env:
     return 0;
   } catch (err) {
     const e = err as { code?: number; body?: unknown };
-    const hint = e.code === 404 && String(e.body ?? '').includes('prometheusrules') ? ' (is Prometheus Operator, with its PrometheusRule CRD, installed?)' : '';
+    const hint =
+      e.code === 404 && String(e.body ?? '').includes('prometheusrules')
+        ? ' (is Prometheus Operator, with its PrometheusRule CRD, installed?)'
+        : '';
     io.out(`tidb-gitops publish-monitoring: ${describe(err)}${hint}`);
     return 1;
   } finally {

@@ -84,7 +84,11 @@ export function logBackupRisks(before: ClusterModel | undefined, after: ClusterM
     const neu = now.get(name);
     // Already stopped, running on, or as paused as before: nothing more is lost.
     if (old.state === 'stopped' || neu?.state === 'running' || neu?.state === old.state) continue;
-    const what = !neu ? 'is removed: the controller stops its task (br log stop)' : neu.state === 'paused' ? 'is paused (br log pause)' : 'is stopped (br log stop)';
+    const what = !neu
+      ? 'is removed: the controller stops its task (br log stop)'
+      : neu.state === 'paused'
+        ? 'is paused (br log pause)'
+        : 'is stopped (br log stop)';
     out.push({
       id: RISK.logBackup,
       component: 'backup',
@@ -103,7 +107,9 @@ function logBackupsOf(cluster: ClusterModel | undefined): Map<string, { task: st
     if (kindOf(o) !== 'ConfigMap' || !name || !isPlainObject(data) || typeof data[OPERATION_KEY.logTask] !== 'string') continue;
     try {
       const spec = JSON.parse(data[OPERATION_KEY.logTask] as string) as { task?: string; state?: string };
-      const start = JSON.parse(String(data[logCommandKey('start')] ?? '{}')) as { spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } } };
+      const start = JSON.parse(String(data[logCommandKey('start')] ?? '{}')) as {
+        spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } };
+      };
       const storage = start.spec?.template?.spec?.containers?.[0]?.env?.find((e) => e.name === 'BR_STORAGE')?.value ?? 'its storage';
       out.set(name, { task: spec.task ?? name, state: spec.state ?? 'running', storage });
     } catch {
@@ -131,7 +137,9 @@ function jobOf(cm: KubeObject): string {
 /** `restores <storage> into the cluster (BR restore full)`, from the Job's BR arguments and storage. */
 function describeRestore(jobJson: string): string {
   try {
-    const job = JSON.parse(jobJson) as { spec?: { template?: { spec?: { containers?: { args?: string[]; env?: { name: string; value?: string }[] }[] } } } };
+    const job = JSON.parse(jobJson) as {
+      spec?: { template?: { spec?: { containers?: { args?: string[]; env?: { name: string; value?: string }[] }[] } } };
+    };
     const c = job.spec?.template?.spec?.containers?.[0];
     const storage = c?.env?.find((e) => e.name === 'BR_STORAGE')?.value ?? '(unknown storage)';
     return `restores ${storage} into the cluster (BR ${(c?.args ?? []).slice(0, 2).join(' ')})`;
@@ -175,10 +183,13 @@ function schedulesOf(cluster: ClusterModel | undefined): Map<string, KubeObject>
 /** Each schedule's retention, from the controller's `TIDB_GITOPS_CLUSTER`. */
 function retentionOf(cluster: ClusterModel | undefined): Record<string, BackupRetentionInfo> {
   const discovery = cluster?.components.get('discovery')?.workload;
-  const containers = (discovery as { spec?: { template?: { spec?: { containers?: unknown[] } } } } | undefined)?.spec?.template?.spec?.containers ?? [];
+  const containers =
+    (discovery as { spec?: { template?: { spec?: { containers?: unknown[] } } } } | undefined)?.spec?.template?.spec?.containers ?? [];
   for (const c of containers) {
     const env = isPlainObject(c) && Array.isArray(c.env) ? c.env : [];
-    const value = env.find((e): e is { value: string } => isPlainObject(e) && e.name === CONTROLLER_ENV.cluster && typeof e.value === 'string')?.value;
+    const value = env.find(
+      (e): e is { value: string } => isPlainObject(e) && e.name === CONTROLLER_ENV.cluster && typeof e.value === 'string',
+    )?.value;
     if (value === undefined) continue;
     try {
       return { ...parseControllerClusterInfo(value).backupRetention };

@@ -16,7 +16,19 @@ import {
   type KubeObject,
   type Model,
 } from './model';
-import { RISK, type ChangeKind, type ClusterDiff, type ComponentDiff, type ConfigChange, type DiffReport, type FieldChange, type ImageChange, type ObjectChange, type Restart, type Risk } from './report';
+import {
+  RISK,
+  type ChangeKind,
+  type ClusterDiff,
+  type ComponentDiff,
+  type ConfigChange,
+  type DiffReport,
+  type FieldChange,
+  type ImageChange,
+  type ObjectChange,
+  type Restart,
+  type Risk,
+} from './report';
 import type { Owner } from './live';
 import { clusterRisks, ownerRisks } from './risks';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type PathStep, type ValueChange } from './values';
@@ -44,7 +56,12 @@ export function compareModels(before: Model, after: Model, options: CompareOptio
     const diff = compareCluster(before.clusters.get(id), after.clusters.get(id), live);
     if (diff) clusters.push(diff);
   }
-  return { clusters, changed: clusters.length > 0, riskCount: clusters.reduce((n, c) => n + c.risks.length, 0), ...(live && { live: true }) };
+  return {
+    clusters,
+    changed: clusters.length > 0,
+    riskCount: clusters.reduce((n, c) => n + c.risks.length, 0),
+    ...(live && { live: true }),
+  };
 }
 
 function cmp(a: string, b: string): number {
@@ -105,7 +122,8 @@ function compareComponent(component: string, old: ComponentModel | undefined, ne
   const appliedBy = change === 'added' ? 'new-pods' : restart ? 'rolling-restart' : 'next-restart';
   const config = change === 'removed' ? [] : configChanges(old, neu, appliedBy);
   const settings = change === 'changed' && a && b ? settingsChanges(a, b) : [];
-  if (change === 'changed' && !restart && !replicas && images.length === 0 && config.length === 0 && settings.length === 0) return undefined;
+  if (change === 'changed' && !restart && !replicas && images.length === 0 && config.length === 0 && settings.length === 0)
+    return undefined;
   return {
     component,
     change,
@@ -163,7 +181,11 @@ function imageChanges(a: Readonly<Record<string, string>>, b: Readonly<Record<st
   const out: ImageChange[] = [];
   for (const container of [...Object.keys(b), ...Object.keys(a).filter((k) => !(k in b))]) {
     if (a[container] === b[container]) continue;
-    out.push({ container, ...(a[container] !== undefined && { from: a[container] }), ...(b[container] !== undefined && { to: b[container] }) });
+    out.push({
+      container,
+      ...(a[container] !== undefined && { from: a[container] }),
+      ...(b[container] !== undefined && { to: b[container] }),
+    });
   }
   return out;
 }
@@ -234,7 +256,11 @@ function baseName(c: ConfigMapFacts): string {
 /** The ending of `<cluster>-volume-sizes` (`NAMES.volumeSizes`). */
 const VOLUME_SIZES_SUFFIX = '-volume-sizes';
 
-function configChanges(old: ComponentModel | undefined, neu: ComponentModel | undefined, appliedBy: ConfigChange['appliedBy']): ConfigChange[] {
+function configChanges(
+  old: ComponentModel | undefined,
+  neu: ComponentModel | undefined,
+  appliedBy: ConfigChange['appliedBy'],
+): ConfigChange[] {
   const out: ConfigChange[] = [];
   for (const [a, b] of configPairs(old, neu)) {
     if (a && b && a.name === b.name && deepEqual(a.data, b.data)) continue;
@@ -261,7 +287,8 @@ function configChanges(old: ComponentModel | undefined, neu: ComponentModel | un
 function coveredByComponent(path: readonly PathStep[]): boolean {
   const [first, second, third] = path;
   if (first?.name === 'spec' && second?.name === 'template') return true;
-  if (first?.name === 'metadata' && second?.name === 'annotations') return third?.name === ANNOTATION.replicas || third?.name === ANNOTATION.settings;
+  if (first?.name === 'metadata' && second?.name === 'annotations')
+    return third?.name === ANNOTATION.replicas || third?.name === ANNOTATION.settings;
   return false;
 }
 
@@ -322,7 +349,12 @@ function shownValues(changes: readonly ValueChange[]): FieldChange[] | undefined
     const from = shortValue(c.from);
     const to = shortValue(c.to);
     if ((c.from !== undefined && from === undefined) || (c.to !== undefined && to === undefined)) return undefined;
-    out.push({ path: formatPath(c.path), change: c.from === undefined ? 'added' : c.to === undefined ? 'removed' : 'changed', ...(from !== undefined && { from }), ...(to !== undefined && { to }) });
+    out.push({
+      path: formatPath(c.path),
+      change: c.from === undefined ? 'added' : c.to === undefined ? 'removed' : 'changed',
+      ...(from !== undefined && { from }),
+      ...(to !== undefined && { to }),
+    });
   }
   return out;
 }

@@ -29,7 +29,12 @@ const DOWN_WITH_IT: Readonly<Record<string, string>> = {
 };
 
 /** The risks of the Pod restarts a change causes; `maxReplicas` is PD's `replication.max-replicas` after it. */
-export function downtimeRisks(before: ClusterModel | undefined, after: ClusterModel, components: readonly ComponentDiff[], maxReplicas: number | undefined): Risk[] {
+export function downtimeRisks(
+  before: ClusterModel | undefined,
+  after: ClusterModel,
+  components: readonly ComponentDiff[],
+  maxReplicas: number | undefined,
+): Risk[] {
   const out: Risk[] = [];
   const restarting = components.filter((d) => d.restart !== undefined);
   for (const d of restarting) {
@@ -55,9 +60,13 @@ export function downtimeRisks(before: ClusterModel | undefined, after: ClusterMo
         `so regions run one copy short while each store restarts, and one more failure meanwhile loses a majority. Run at least ${max + 1} stores to keep every copy through a rollout.`,
     });
   }
-  const scaling = components.filter((d) => d.replicas?.from !== undefined && d.replicas.to !== undefined && d.replicas.from !== d.replicas.to);
+  const scaling = components.filter(
+    (d) => d.replicas?.from !== undefined && d.replicas.to !== undefined && d.replicas.from !== d.replicas.to,
+  );
   if (before && scaling.length > 0 && restarting.length > 0) {
-    const held = restarting.filter((d) => scaling.some((s) => s.component === d.component || BLOCKED_BY[d.component as ComponentKind]?.includes(s.component as ComponentKind)));
+    const held = restarting.filter((d) =>
+      scaling.some((s) => s.component === d.component || BLOCKED_BY[d.component as ComponentKind]?.includes(s.component as ComponentKind)),
+    );
     const what = (ds: readonly ComponentDiff[]) => ds.map((d) => componentTitle(d.component)).join(', ');
     out.push({
       id: RISK.scaleAndRestart,

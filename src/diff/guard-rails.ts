@@ -32,10 +32,19 @@ const WHAT_A_DRAIN_RISKS: Readonly<Record<string, string>> = {
 
 /** "1 Pod", "25% of the Pods". */
 const describe = (max: number | string | undefined): string =>
-  max === undefined ? 'as many Pods as its minAvailable leaves' : typeof max === 'number' ? `${max} Pod${max === 1 ? '' : 's'}` : `${max} of the Pods`;
+  max === undefined
+    ? 'as many Pods as its minAvailable leaves'
+    : typeof max === 'number'
+      ? `${max} Pod${max === 1 ? '' : 's'}`
+      : `${max} of the Pods`;
 
 /** Whether the new budget lets more Pods go at once than the old one did (for the replicas each had). */
-function weaker(before: number | string | undefined, beforeReplicas: number | undefined, after: number | string | undefined, afterReplicas: number | undefined): boolean {
+function weaker(
+  before: number | string | undefined,
+  beforeReplicas: number | undefined,
+  after: number | string | undefined,
+  afterReplicas: number | undefined,
+): boolean {
   if (before === after) return false;
   const was = podsAllowed(before, beforeReplicas);
   const now = podsAllowed(after, afterReplicas);
@@ -98,12 +107,22 @@ export function networkPolicyRisks(before: ClusterModel | undefined, after: Clus
     ];
   }
   if (now.size === 0 && was.size > 0) {
-    return [{ id: RISK.networkPolicy, message: "The cluster's NetworkPolicies are removed: every port of every component is open to every Pod again." }];
+    return [
+      {
+        id: RISK.networkPolicy,
+        message: "The cluster's NetworkPolicies are removed: every port of every component is open to every Pod again.",
+      },
+    ];
   }
   const changed = [...now].filter(([name, ns]) => was.has(name) && JSON.stringify(was.get(name)) !== JSON.stringify(ns));
   if (changed.length > 0) {
     const from = (m: Map<string, string[]>) => [...new Set([...m.values()].flat())].join(', ') || 'none';
-    return [{ id: RISK.networkPolicy, message: `The namespaces the NetworkPolicies admit change from ${from(was)} to ${from(now)}: Pods in a namespace no longer named lose their connections.` }];
+    return [
+      {
+        id: RISK.networkPolicy,
+        message: `The namespaces the NetworkPolicies admit change from ${from(was)} to ${from(now)}: Pods in a namespace no longer named lose their connections.`,
+      },
+    ];
   }
   return [];
 }

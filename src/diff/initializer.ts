@@ -11,7 +11,9 @@ import { RISK, type Risk } from './report';
 function initializerOf(cluster: ClusterModel | undefined): InitializerInfo | undefined {
   for (const o of cluster?.objects.values() ?? []) {
     if (kindOf(o) !== 'Deployment') continue;
-    const containers = (o as { spec?: { template?: { spec?: { containers?: { env?: { name?: string; value?: string }[] }[] } } } }).spec?.template?.spec?.containers ?? [];
+    const containers =
+      (o as { spec?: { template?: { spec?: { containers?: { env?: { name?: string; value?: string }[] }[] } } } }).spec?.template?.spec
+        ?.containers ?? [];
     for (const c of containers) {
       const value = c.env?.find((e) => e.name === CONTROLLER_ENV.cluster)?.value;
       if (value === undefined) continue;
@@ -28,7 +30,10 @@ function initializerOf(cluster: ClusterModel | undefined): InitializerInfo | und
 /** What the initializer does, in a clause. */
 function describe(i: InitializerInfo): string {
   const parts = [
-    i.passwordSecret && (i.rootOnly ? `sets root's password from the Secret ${i.passwordSecret} while root has none` : `sets root's password and creates the users of the Secret ${i.passwordSecret} (root's only while it has none)`),
+    i.passwordSecret &&
+      (i.rootOnly
+        ? `sets root's password from the Secret ${i.passwordSecret} while root has none`
+        : `sets root's password and creates the users of the Secret ${i.passwordSecret} (root's only while it has none)`),
     i.sql && `runs the SQL of the ConfigMap ${i.sql.configMap}`,
     i.permitHost !== '%' && `lets root log in from ${i.permitHost} only`,
   ].filter(Boolean);
@@ -41,7 +46,13 @@ export function initializerRisks(before: ClusterModel | undefined, after: Cluste
   const was = initializerOf(before);
   if (was?.name === now.name) {
     if (was.digest === now.digest) return [];
-    return [{ id: RISK.initializer, component: 'initializer', message: `The initializer ${now.name} changed: it runs once, so if it already ran this change does nothing (give it a new name to run it again, which runs its SQL again); if it has not, it runs as changed: it ${describe(now)}.` }];
+    return [
+      {
+        id: RISK.initializer,
+        component: 'initializer',
+        message: `The initializer ${now.name} changed: it runs once, so if it already ran this change does nothing (give it a new name to run it again, which runs its SQL again); if it has not, it runs as changed: it ${describe(now)}.`,
+      },
+    ];
   }
   const running = [...(before?.components.values() ?? [])].some((c) => c.workload);
   if (!running && !was) return [];

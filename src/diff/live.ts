@@ -14,7 +14,15 @@ import { kindOf, metadataOf, objectKey, type KubeObject } from './model';
 import { isPlainObject } from './values';
 
 /** Metadata only the server writes; none of it is part of what applying changes. */
-const SERVER_METADATA = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields', 'selfLink', 'deletionGracePeriodSeconds'];
+const SERVER_METADATA = [
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'managedFields',
+  'selfLink',
+  'deletionGracePeriodSeconds',
+];
 /** Annotations clients and controllers write about the object rather than in it. */
 const BOOKKEEPING_ANNOTATIONS = ['kubectl.kubernetes.io/last-applied-configuration', 'deployment.kubernetes.io/revision'];
 

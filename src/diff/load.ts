@@ -73,7 +73,9 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
         const doc = docs[c.source.document - 1];
         // A TidbCluster read from the API server is the operator's input, not a new one to render.
         if (isPlainObject(doc) && isLive(doc)) {
-          notes.push(`${t.file}: document ${c.source.document}: skipped TidbCluster ${c.resolved.name}: read from the API server (it is not rendered)`);
+          notes.push(
+            `${t.file}: document ${c.source.document}: skipped TidbCluster ${c.resolved.name}: read from the API server (it is not rendered)`,
+          );
           continue;
         }
         clusters.push(c);
@@ -90,7 +92,10 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
       if (!inList && opKinds.has(String(doc.kind))) return;
       if (doc.kind === KIND) {
         // Top-level TidbClusters are rendered above; one inside a List is a live object.
-        if (inList) notes.push(`${where}: skipped TidbCluster ${String(metadataOf(doc as KubeObject).name ?? '')}: read from the API server (it is not rendered)`);
+        if (inList)
+          notes.push(
+            `${where}: skipped TidbCluster ${String(metadataOf(doc as KubeObject).name ?? '')}: read from the API server (it is not rendered)`,
+          );
         return;
       }
       // Through JSON so that numbers read from YAML compare equal to rendered ones.
@@ -118,7 +123,10 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const linked = linkClusterInputs(clusters, operations, errors);
   errors.push(...linked.errors);
   if (errors.length > 0) return { objects: [], live, errors, notes };
-  const renders = renderClusters(linked.clusters.map((c) => c.resolved), linked.clusters.map((c) => c.operations));
+  const renders = renderClusters(
+    linked.clusters.map((c) => c.resolved),
+    linked.clusters.map((c) => c.operations),
+  );
   errors.push(...renderProblems(renders, clusters, operations));
   if (errors.length > 0) return { objects: [], live, errors, notes };
   const rendered = renders.flatMap((r, i) =>
@@ -140,7 +148,9 @@ function duplicateObjects(objects: readonly { object: KubeObject; origin: string
       continue;
     }
     const ns = namespaceOf(object) ? ` in namespace ${namespaceOf(object)}` : '';
-    out.push(`${origin}: duplicate object ${kindOf(object)} ${nameOf(object)}${ns}, also ${first.startsWith('rendered') ? first : `in ${first}`}`);
+    out.push(
+      `${origin}: duplicate object ${kindOf(object)} ${nameOf(object)}${ns}, also ${first.startsWith('rendered') ? first : `in ${first}`}`,
+    );
   }
   return out;
 }

@@ -66,11 +66,14 @@ export function summaryLine(c: ClusterDiff): string {
     else if (d.change === 'removed') parts.push(`${d.component} removed`);
     else if (d.replicas) parts.push(`${d.component} ${d.replicas.from ?? 0} -> ${d.replicas.to ?? 0}`);
   }
-  const inPlace = c.components.filter((d) => d.change === 'changed' && d.config.some((x) => x.appliedBy === 'next-restart')).map((d) => d.component);
+  const inPlace = c.components
+    .filter((d) => d.change === 'changed' && d.config.some((x) => x.appliedBy === 'next-restart'))
+    .map((d) => d.component);
   if (inPlace.length > 0) parts.push(`${inPlace.join(', ')} config in place (read at next restart)`);
   const settings = c.components.filter((d) => d.settings.length > 0).map((d) => d.component);
   if (settings.length > 0) parts.push(`${settings.join(', ')} controller settings`);
-  if (c.keepsPods && c.keepsPods.length > 0) parts.push(`${c.keepsPods.join(', ')} keep${c.keepsPods.length === 1 ? 's its' : ' their'} Pods`);
+  if (c.keepsPods && c.keepsPods.length > 0)
+    parts.push(`${c.keepsPods.join(', ')} keep${c.keepsPods.length === 1 ? 's its' : ' their'} Pods`);
   if (parts.length === 0) parts.push(objectCounts(c.objects));
   return `${head}: ${parts.join('; ')}; ${risks}`;
 }
@@ -85,7 +88,8 @@ function objectCounts(objects: readonly ObjectChange[]): string {
 function clusterSection(c: ClusterDiff): string[] {
   const lines = [`### ${clusterTitle(c)}`];
   if (c.change === 'added') lines.push('', 'A new cluster: every object below is created.');
-  if (c.change === 'removed' && !c.objects.every((o) => o.change === 'kept')) lines.push('', 'The cluster is removed: every object below is deleted.');
+  if (c.change === 'removed' && !c.objects.every((o) => o.change === 'kept'))
+    lines.push('', 'The cluster is removed: every object below is deleted.');
   if (c.keepsPods && c.keepsPods.length > 0) {
     lines.push('', `Pods kept as they are (no template change once applied): ${c.keepsPods.map((x) => componentTitle(x)).join(', ')}.`);
   }
@@ -95,7 +99,12 @@ function clusterSection(c: ClusterDiff): string[] {
   }
   const rolled = c.components.filter((d) => d.restart?.by === 'controller').map((d) => d.component as ComponentKind);
   if (rolled.length > 1) {
-    lines.push('', `**Order**: the controller restarts ${restartOrder(rolled).map((k) => componentTitle(k)).join(', then ')}, each component once every one it waits for is done.`);
+    lines.push(
+      '',
+      `**Order**: the controller restarts ${restartOrder(rolled)
+        .map((k) => componentTitle(k))
+        .join(', then ')}, each component once every one it waits for is done.`,
+    );
   }
   for (const d of c.components) {
     const body = componentLines(c, d);
@@ -112,7 +121,13 @@ function componentLines(c: ClusterDiff, d: ComponentDiff): string[] {
   const lines: string[] = [];
   if (d.restart) {
     lines.push(`- ${restartSentence(c, d)} Pod template changes:`);
-    lines.push(...capped(d.restart.causes.map((x) => `  - ${fieldLine(x)}`), 'changes', '  '));
+    lines.push(
+      ...capped(
+        d.restart.causes.map((x) => `  - ${fieldLine(x)}`),
+        'changes',
+        '  ',
+      ),
+    );
   }
   if (d.replicas) {
     const { from, to } = d.replicas;
@@ -129,7 +144,13 @@ function componentLines(c: ClusterDiff, d: ComponentDiff): string[] {
   for (const cfg of d.config) lines.push(...configLines(cfg, d.restart !== undefined));
   if (d.settings.length > 0) {
     lines.push(`- **Controller settings** (${code('tidb-gitops.io/settings')}), read by the controller without a restart:`);
-    lines.push(...capped(d.settings.map((x) => `  - ${fieldLine(x)}`), 'changes', '  '));
+    lines.push(
+      ...capped(
+        d.settings.map((x) => `  - ${fieldLine(x)}`),
+        'changes',
+        '  ',
+      ),
+    );
   }
   return lines;
 }
@@ -198,7 +219,12 @@ function configLines(cfg: ConfigChange, restarts: boolean): string[] {
   } else how = 'nothing restarts now; the processes read it at their next restart';
   const lines = [`- **Config** (ConfigMap ${names}, ${how}):`];
   const items = cfg.keys.map((k) => `  - ${keyLine(k)}`);
-  items.push(...cfg.scripts.map((s) => `  - ${s === 'startup-script' ? 'startup script' : `script ${code(s)}`} ${cfg.from && cfg.to ? 'changed' : cfg.to ? 'added' : 'removed'}`));
+  items.push(
+    ...cfg.scripts.map(
+      (s) =>
+        `  - ${s === 'startup-script' ? 'startup script' : `script ${code(s)}`} ${cfg.from && cfg.to ? 'changed' : cfg.to ? 'added' : 'removed'}`,
+    ),
+  );
   items.push(...cfg.otherData.map((s) => `  - ${code(s)} changed`));
   if (items.length === 0) items.push(cfg.appliedBy === 'new-pods' ? '  - no keys set' : '  - no key changes');
   lines.push(...capped(items, 'keys', '  '));
@@ -233,7 +259,8 @@ function objectLines(objects: readonly ObjectChange[]): string[] {
           group.map((o) => `${o.kind} ${code(o.name)}`).join(', '),
       );
     } else {
-      for (const o of group) lines.push(`- changed: ${o.kind} ${code(o.name)} (${o.values ? o.values.map(valueText).join(', ') : (o.fields ?? []).join(', ')})`);
+      for (const o of group)
+        lines.push(`- changed: ${o.kind} ${code(o.name)} (${o.values ? o.values.map(valueText).join(', ') : (o.fields ?? []).join(', ')})`);
     }
   }
   return lines;

@@ -121,7 +121,13 @@ export function buildModel(objects: readonly KubeObject[]): Model {
   }
   const clusters = new Map<string, ClusterModel>();
   for (const [id, g] of groups) {
-    clusters.set(id, { id, namespace: g.namespace, name: g.name, objects: g.objects, components: g.name ? componentsOf(g.name, g.objects) : new Map() });
+    clusters.set(id, {
+      id,
+      namespace: g.namespace,
+      name: g.name,
+      objects: g.objects,
+      components: g.name ? componentsOf(g.name, g.objects) : new Map(),
+    });
   }
   return { clusters };
 }

@@ -19,7 +19,9 @@ function monitoringOf(cluster: ClusterModel | undefined): Monitoring {
   for (const o of cluster?.objects.values() ?? []) {
     if (kindOf(o) === 'PodMonitor') monitors++;
     if (kindOf(o) !== 'Job') continue;
-    const containers = (o as { spec?: { template?: { spec?: { containers?: { env?: { name?: string; value?: string }[] }[] } } } }).spec?.template?.spec?.containers ?? [];
+    const containers =
+      (o as { spec?: { template?: { spec?: { containers?: { env?: { name?: string; value?: string }[] }[] } } } }).spec?.template?.spec
+        ?.containers ?? [];
     const value = containers.flatMap((c) => c.env ?? []).find((e) => e.name === MONITORING_ENV)?.value;
     if (value === undefined) continue;
     try {
@@ -38,12 +40,26 @@ export function monitoringRisks(before: ClusterModel | undefined, after: Cluster
   const was = monitoringOf(before);
   const now = monitoringOf(after);
   if (was.monitors > 0 && now.monitors === 0) {
-    const what = was.job ? `; pruning the Job ${was.job.name} removes the ${published(was.job.info)} it published (they name it as their owner)` : '';
-    return [{ id: RISK.monitoring, component: 'monitoring', message: `Monitoring is turned off: the PodMonitors go, so Prometheus stops scraping the cluster${what}.` }];
+    const what = was.job
+      ? `; pruning the Job ${was.job.name} removes the ${published(was.job.info)} it published (they name it as their owner)`
+      : '';
+    return [
+      {
+        id: RISK.monitoring,
+        component: 'monitoring',
+        message: `Monitoring is turned off: the PodMonitors go, so Prometheus stops scraping the cluster${what}.`,
+      },
+    ];
   }
   if (!was.job || !now.job || was.job.name === now.job.name) {
     if (was.job && !now.job && now.monitors > 0) {
-      return [{ id: RISK.monitoring, component: 'monitoring', message: `The ${published(was.job.info)} go: pruning the Job ${was.job.name} removes what it published.` }];
+      return [
+        {
+          id: RISK.monitoring,
+          component: 'monitoring',
+          message: `The ${published(was.job.info)} go: pruning the Job ${was.job.name} removes what it published.`,
+        },
+      ];
     }
     return [];
   }

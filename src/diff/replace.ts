@@ -12,7 +12,11 @@ function replacing(cluster: ClusterModel | undefined): Map<string, string[]> {
   for (const [component, c] of cluster?.components ?? []) {
     const text = (c.workload?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.[ANNOTATION.settings];
     const replace = parseComponentSettings(text).replace as unknown;
-    if (Array.isArray(replace)) out.set(component, replace.filter((p): p is string => typeof p === 'string'));
+    if (Array.isArray(replace))
+      out.set(
+        component,
+        replace.filter((p): p is string => typeof p === 'string'),
+      );
   }
   return out;
 }
@@ -20,7 +24,8 @@ function replacing(cluster: ClusterModel | undefined): Map<string, string[]> {
 const WHAT_GOES: Readonly<Record<string, string>> = {
   pd: 'its PD member is deleted (after its leadership moves), then its volumes and Pod; it joins again as a new member on an empty volume',
   tikv: 'its store is taken offline until PD has moved every region away (Tombstone), then its volumes and Pod are deleted; it starts again as a new, empty store',
-  tiflash: 'its store is taken offline until PD has moved its replicas away (Tombstone), then its volumes and Pod are deleted; it starts again as a new, empty store',
+  tiflash:
+    'its store is taken offline until PD has moved its replicas away (Tombstone), then its volumes and Pod are deleted; it starts again as a new, empty store',
 };
 
 export function replaceRisks(before: ClusterModel | undefined, after: ClusterModel): Risk[] {

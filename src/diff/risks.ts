@@ -3,7 +3,16 @@
  * fails on apply, stops Pods, moves data, or leaves the cluster weaker than a reviewer might assume.
  */
 import { parseToml } from '../base/toml';
-import { compareComponents, componentTitle, kindOf, mountedConfigMaps, nameOf, type ClusterModel, type ComponentModel, type KubeObject } from './model';
+import {
+  compareComponents,
+  componentTitle,
+  kindOf,
+  mountedConfigMaps,
+  nameOf,
+  type ClusterModel,
+  type ComponentModel,
+  type KubeObject,
+} from './model';
 import type { Owner } from './live';
 import { RISK, type ComponentDiff, type Risk, type RiskId } from './report';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type ValueChange } from './values';
@@ -20,7 +29,11 @@ import { downtimeRisks } from './downtime';
 export const DEFAULT_MAX_REPLICAS = 3;
 
 /** The risks of one cluster's change, in component order; `components` is what compare found. */
-export function clusterRisks(before: ClusterModel | undefined, after: ClusterModel | undefined, components: readonly ComponentDiff[]): Risk[] {
+export function clusterRisks(
+  before: ClusterModel | undefined,
+  after: ClusterModel | undefined,
+  components: readonly ComponentDiff[],
+): Risk[] {
   if (!after || after.components.size === 0) {
     return before && before.components.size > 0 ? [clusterRemoved(before)] : [];
   }
@@ -69,7 +82,7 @@ function pdModeRisk(before: ClusterModel | undefined, after: ClusterModel, pdRes
   if (!before?.components.get('pd')?.workload || !after.components.get('pd')?.workload) return undefined;
   const was = pdmsOf(before);
   const now = pdmsOf(after);
-  if ((was.length > 0) === (now.length > 0)) return undefined;
+  if (was.length > 0 === now.length > 0) return undefined;
   const what =
     now.length > 0
       ? `PD switches to serving as the API server of its micro-services (${now.join(', ')}), which take TSO and scheduling over`
@@ -114,16 +127,30 @@ function nodeAccessRisk(before: ClusterModel | undefined, after: ClusterModel): 
           CLUSTER_SCOPED_NOTE,
       );
     }
-    return risk(RISK.nodeAccess, 'discovery', `The companion controller gets, through ClusterRole ${nameOf(has)}, ${parts.join('; and ')}. ${CLUSTER_SCOPED_NOTE}`);
+    return risk(
+      RISK.nodeAccess,
+      'discovery',
+      `The companion controller gets, through ClusterRole ${nameOf(has)}, ${parts.join('; and ')}. ${CLUSTER_SCOPED_NOTE}`,
+    );
   }
   if (had && !has) {
     const g = grants(had);
     const lost = [
-      g.nodes && 'it stops setting topology labels. The labels stores and running TiDB servers have stay; a TiDB server that restarts comes back without them.',
+      g.nodes &&
+        'it stops setting topology labels. The labels stores and running TiDB servers have stay; a TiDB server that restarts comes back without them.',
       g.volumes && "it stops setting the PVs' reclaim policy; the PVs keep the policy they have.",
     ].filter((p): p is string => typeof p === 'string');
-    const what = g.nodes && !g.volumes ? 'read access to Nodes' : g.volumes && !g.nodes ? 'access to PersistentVolumes' : 'access to Nodes and PersistentVolumes';
-    return risk(RISK.nodeAccess, 'discovery', `The companion controller loses ${what} (ClusterRole ${nameOf(had)} is deleted): ${lost.join(' And ')}`);
+    const what =
+      g.nodes && !g.volumes
+        ? 'read access to Nodes'
+        : g.volumes && !g.nodes
+          ? 'access to PersistentVolumes'
+          : 'access to Nodes and PersistentVolumes';
+    return risk(
+      RISK.nodeAccess,
+      'discovery',
+      `The companion controller loses ${what} (ClusterRole ${nameOf(had)} is deleted): ${lost.join(' And ')}`,
+    );
   }
   return undefined;
 }
@@ -155,7 +182,9 @@ function risk(id: RiskId, component: string | undefined, message: string): Risk 
 }
 
 function clusterRemoved(before: ClusterModel): Risk {
-  const sets = [...before.components.values()].filter((c) => c.workload && kindOf(c.workload) === 'StatefulSet').map((c) => nameOf(c.workload!));
+  const sets = [...before.components.values()]
+    .filter((c) => c.workload && kindOf(c.workload) === 'StatefulSet')
+    .map((c) => nameOf(c.workload!));
   return risk(
     RISK.clusterRemoved,
     undefined,
@@ -212,11 +241,19 @@ function immutableFieldRisks(component: string, old: KubeObject, neu: KubeObject
     `\`kubectl delete ${kindOf(neu).toLowerCase()} ${nameOf(neu)} --cascade=orphan\` (its Pods and PersistentVolumeClaims stay) and applied again.`;
   const out: Risk[] = [];
   if (!deepEqual(a.selector, b.selector)) {
-    out.push(risk(RISK.selector, component, `${what}: spec.selector changes. ${recreate} Pods the new selector does not match are left behind.`));
+    out.push(
+      risk(RISK.selector, component, `${what}: spec.selector changes. ${recreate} Pods the new selector does not match are left behind.`),
+    );
   }
   if (kindOf(neu) !== 'StatefulSet') return out;
   if (!deepEqual(a.serviceName, b.serviceName)) {
-    out.push(risk(RISK.serviceName, component, `${what}: spec.serviceName changes (${show(a.serviceName)} -> ${show(b.serviceName)}). ${recreate}`));
+    out.push(
+      risk(
+        RISK.serviceName,
+        component,
+        `${what}: spec.serviceName changes (${show(a.serviceName)} -> ${show(b.serviceName)}). ${recreate}`,
+      ),
+    );
   }
   const claims = { old: claimTemplatesAsCompared(a.volumeClaimTemplates), neu: claimTemplatesAsCompared(b.volumeClaimTemplates) };
   if (!deepEqual(claims.old, claims.neu)) {
@@ -237,7 +274,11 @@ function immutableFieldRisks(component: string, old: KubeObject, neu: KubeObject
   }
   if (!deepEqual(a.podManagementPolicy, b.podManagementPolicy)) {
     out.push(
-      risk(RISK.immutableField, component, `${what}: spec.podManagementPolicy changes (${show(a.podManagementPolicy)} -> ${show(b.podManagementPolicy)}). ${recreate}`),
+      risk(
+        RISK.immutableField,
+        component,
+        `${what}: spec.podManagementPolicy changes (${show(a.podManagementPolicy)} -> ${show(b.podManagementPolicy)}). ${recreate}`,
+      ),
     );
   }
   return out;

@@ -70,10 +70,13 @@ function readRevision(arg: string, rev: string, path: string, opts: SourceOption
   try {
     let commit: string;
     try {
-      commit = git(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], opts).toString('utf8').trim();
+      commit = git(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], opts)
+        .toString('utf8')
+        .trim();
     } catch (e) {
       if (!(e instanceof GitError)) throw e;
-      if ((e as { status?: number }).status === 1) return fail(`no such file or directory, and ${JSON.stringify(rev)} is not a git revision`);
+      if ((e as { status?: number }).status === 1)
+        return fail(`no such file or directory, and ${JSON.stringify(rev)} is not a git revision`);
       return fail(`no such file or directory, and git cannot read it as REV:PATH (${e.message})`);
     }
     const [top, prefix = ''] = git(['rev-parse', '--show-toplevel', '--show-prefix'], opts).toString('utf8').split('\n');
@@ -88,13 +91,26 @@ function readRevision(arg: string, rev: string, path: string, opts: SourceOption
       return { texts: [], errors: [], notes: [note] };
     }
     const label = (file: string) => `${rev}:${file}`;
-    if (type === 'blob') return { texts: readBlobs(commit, [full], opts, top).map((text) => ({ file: label(full), text, explicit: true })), errors: [], notes: [] };
+    if (type === 'blob')
+      return {
+        texts: readBlobs(commit, [full], opts, top).map((text) => ({ file: label(full), text, explicit: true })),
+        errors: [],
+        notes: [],
+      };
     if (type !== 'tree') return fail(`is a git ${type}, not a file or directory`);
     const files = git(['ls-tree', '-r', '-z', '--name-only', spec], opts, top)
       .toString('utf8')
       .split('\0')
       // As on disk: hidden directories (.github workflows...) hold no inputs.
-      .filter((f) => f !== '' && YAML_FILE.test(f) && !f.split('/').slice(0, -1).some((d) => d.startsWith('.')))
+      .filter(
+        (f) =>
+          f !== '' &&
+          YAML_FILE.test(f) &&
+          !f
+            .split('/')
+            .slice(0, -1)
+            .some((d) => d.startsWith('.')),
+      )
       .map((f) => (full ? `${full}/${f}` : f));
     if (files.length === 0) {
       return { texts: [], errors: [], notes: [`${arg}: no .yaml or .yml file in this directory of ${rev}; ${opts.role} counts as empty`] };

@@ -25,7 +25,16 @@ export const INIT_SQL_KEY = 'init-sql';
 export const CREATE_PASSWORD = 'create-password';
 
 /** The fields that set the operator's Job Pod: accepted, for the documents operator users have, and not used. */
-export const POD_FIELDS = ['image', 'imagePullPolicy', 'imagePullSecrets', 'nodeSelector', 'tolerations', 'podSecurityContext', 'resources', 'serviceAccountName'] as const;
+export const POD_FIELDS = [
+  'image',
+  'imagePullPolicy',
+  'imagePullSecrets',
+  'nodeSelector',
+  'tolerations',
+  'podSecurityContext',
+  'resources',
+  'serviceAccountName',
+] as const;
 
 /** A MySQL host pattern: a name, an address, `%` and `_` wildcards, or `address/netmask`. */
 const HOST = /^[A-Za-z0-9.%_:/-]{1,255}$/;
@@ -51,44 +60,74 @@ export function initializerKind(options: { readonly namespace?: string } = {}): 
   };
 }
 
-export function resolveInitializer(doc: TidbInitializer, options: { readonly namespace?: string } = {}): { value?: ResolvedInitializer; issues: SpecIssue[] } {
+export function resolveInitializer(
+  doc: TidbInitializer,
+  options: { readonly namespace?: string } = {},
+): { value?: ResolvedInitializer; issues: SpecIssue[] } {
   const s = doc.spec;
   const issues: SpecIssue[] = [];
   const objectName = (path: string, v: string | undefined, what: string) => {
-    if (v !== undefined && (v.length > 253 || !DNS1123_SUBDOMAIN.test(v))) issues.push({ path, message: `invalid ${what} name ${JSON.stringify(v)}: expected lowercase letters, digits, '-' and '.'` });
+    if (v !== undefined && (v.length > 253 || !DNS1123_SUBDOMAIN.test(v)))
+      issues.push({ path, message: `invalid ${what} name ${JSON.stringify(v)}: expected lowercase letters, digits, '-' and '.'` });
   };
   // Its ConfigMap carries its own name as a label value (at most 63), as createPassword's does (tidbcluster/check.ts).
   const configMap = names.initializer(s.cluster.name);
   if (configMap.length > 63) {
-    issues.push({ path: 'spec.cluster.name', message: `a cluster with an initializer has a name of at most ${63 - names.initializer('').length} characters: its ConfigMap ${configMap} carries its name as a label value (at most 63)` });
+    issues.push({
+      path: 'spec.cluster.name',
+      message: `a cluster with an initializer has a name of at most ${63 - names.initializer('').length} characters: its ConfigMap ${configMap} carries its name as a label value (at most 63)`,
+    });
   }
   objectName('spec.passwordSecret', s.passwordSecret, 'Secret');
   objectName('spec.initSqlConfigMap', s.initSqlConfigMap, 'ConfigMap');
   objectName('spec.tlsClientSecretName', s.tlsClientSecretName, 'Secret');
-  if (s.initSql !== undefined && s.initSqlConfigMap !== undefined) issues.push({ path: 'spec.initSqlConfigMap', message: 'give the SQL once: initSql or initSqlConfigMap, not both' });
+  if (s.initSql !== undefined && s.initSqlConfigMap !== undefined)
+    issues.push({ path: 'spec.initSqlConfigMap', message: 'give the SQL once: initSql or initSqlConfigMap, not both' });
   if (s.initSql !== undefined) {
     const split = splitSql(s.initSql);
-    if (split.problem !== undefined) issues.push({ path: 'spec.initSql', message: `cannot be read as SQL statements: ${split.problem} (lines counted from the first line of the SQL)` });
-    else if (split.statements.length === 0) issues.push({ path: 'spec.initSql', message: 'no SQL statement in it: leave it out, or give the SQL to run' });
+    if (split.problem !== undefined)
+      issues.push({
+        path: 'spec.initSql',
+        message: `cannot be read as SQL statements: ${split.problem} (lines counted from the first line of the SQL)`,
+      });
+    else if (split.statements.length === 0)
+      issues.push({ path: 'spec.initSql', message: 'no SQL statement in it: leave it out, or give the SQL to run' });
     else {
       const size = initSqlSizeProblem(s.initSql, names.initializer(s.cluster.name));
       if (size) issues.push({ path: 'spec.initSql', message: size });
     }
   }
   if (s.permitHost !== undefined && !HOST.test(s.permitHost)) {
-    issues.push({ path: 'spec.permitHost', message: `invalid host ${JSON.stringify(s.permitHost)}: expected a MySQL host pattern such as %, 10.0.% or app.example.com` });
+    issues.push({
+      path: 'spec.permitHost',
+      message: `invalid host ${JSON.stringify(s.permitHost)}: expected a MySQL host pattern such as %, 10.0.% or app.example.com`,
+    });
   }
   if (s.timezone !== undefined && !TIME_ZONE.test(s.timezone)) {
-    issues.push({ path: 'spec.timezone', message: `invalid time zone ${JSON.stringify(s.timezone)}: expected a name such as Asia/Shanghai, SYSTEM or an offset such as +08:00` });
+    issues.push({
+      path: 'spec.timezone',
+      message: `invalid time zone ${JSON.stringify(s.timezone)}: expected a name such as Asia/Shanghai, SYSTEM or an offset such as +08:00`,
+    });
   }
   // The operator's Job Pod takes these: a value the API server refuses there is refused here too.
-  issues.push(...podFieldIssues(s as unknown as Record<string, unknown>, 'spec', { tolerations: 'tolerations', nodeSelector: 'nodeSelector', resources: 'resources', podSecurityContext: 'podSecurityContext', serviceAccountName: 'serviceAccountName' }));
+  issues.push(
+    ...podFieldIssues(s as unknown as Record<string, unknown>, 'spec', {
+      tolerations: 'tolerations',
+      nodeSelector: 'nodeSelector',
+      resources: 'resources',
+      podSecurityContext: 'podSecurityContext',
+      serviceAccountName: 'serviceAccountName',
+    }),
+  );
   if (s.passwordSecret === undefined && s.initSql === undefined && s.initSqlConfigMap === undefined) {
     issues.push({ path: 'spec', message: 'nothing to do: give passwordSecret, initSql or initSqlConfigMap' });
   }
   const existing = (doc.metadata as { annotations?: Record<string, unknown> }).annotations?.[ANNOTATION.existingCluster];
   if (existing !== undefined && existing !== 'run' && existing !== 'skip') {
-    issues.push({ path: `metadata.annotations.${ANNOTATION.existingCluster}`, message: `expected skip (it ran before, in tidb-operator: mark it done) or run (run it in the cluster as it is), got ${JSON.stringify(existing)}` });
+    issues.push({
+      path: `metadata.annotations.${ANNOTATION.existingCluster}`,
+      message: `expected skip (it ran before, in tidb-operator: mark it done) or run (run it in the cluster as it is), got ${JSON.stringify(existing)}`,
+    });
   }
   if (issues.length > 0) return { issues };
   const namespace = doc.metadata.namespace ?? options.namespace;
@@ -116,7 +155,12 @@ const CONFIGMAP_METADATA_BYTES = 1024;
 
 /** Why `sql` is too large to keep in the rendered ConfigMap `configMap`, or undefined (`objectSizeProblem`'s bound). */
 function initSqlSizeProblem(sql: string, configMap: string): string | undefined {
-  const model = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configMap, labels: { reserve: 'x'.repeat(CONFIGMAP_METADATA_BYTES) } }, data: { [INIT_SQL_KEY]: sql } };
+  const model = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: configMap, labels: { reserve: 'x'.repeat(CONFIGMAP_METADATA_BYTES) } },
+    data: { [INIT_SQL_KEY]: sql },
+  };
   if (objectSizeProblem(model) === undefined) return undefined;
   return (
     `${(Buffer.byteLength(sql, 'utf8') / 1024).toFixed(1)} KiB of SQL is too large to keep in the rendered ConfigMap ${configMap}: Kubernetes stores at most ${MAX_OBJECT_BYTES / 1024 / 1024} MiB per object, and ` +
@@ -126,13 +170,21 @@ function initSqlSizeProblem(sql: string, configMap: string): string | undefined 
 }
 
 function metadataIssues(metadata: unknown): SpecIssue[] {
-  if (typeof metadata !== 'object' || metadata === null) return [{ path: 'metadata', message: `required field is missing: a ${INITIALIZER_KIND} needs metadata.name` }];
+  if (typeof metadata !== 'object' || metadata === null)
+    return [{ path: 'metadata', message: `required field is missing: a ${INITIALIZER_KIND} needs metadata.name` }];
   const { name, namespace } = metadata as Record<string, unknown>;
   const issues: SpecIssue[] = [];
   if (typeof name !== 'string') issues.push({ path: 'metadata.name', message: 'required field is missing' });
-  else if (name.length > 63 || !DNS1123_LABEL.test(name)) issues.push({ path: 'metadata.name', message: `invalid name ${JSON.stringify(name)}: expected at most 63 lowercase letters, digits and '-'` });
+  else if (name.length > 63 || !DNS1123_LABEL.test(name))
+    issues.push({
+      path: 'metadata.name',
+      message: `invalid name ${JSON.stringify(name)}: expected at most 63 lowercase letters, digits and '-'`,
+    });
   if (namespace !== undefined && (typeof namespace !== 'string' || !DNS1123_LABEL.test(namespace) || namespace.length > 63)) {
-    issues.push({ path: 'metadata.namespace', message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')` });
+    issues.push({
+      path: 'metadata.namespace',
+      message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')`,
+    });
   }
   return issues;
 }
@@ -144,14 +196,19 @@ function metadataIssues(metadata: unknown): SpecIssue[] {
  */
 export function initializerInfo(cluster: ResolvedCluster, init: ResolvedInitializer | undefined): InitializerInfo | undefined {
   if (!init && !cluster.createPassword) return undefined;
-  const tls = cluster.sqlTls && !(SKIP_TLS_TO_TIDB in cluster.annotations)
-    ? { secret: init?.tlsClientSecretName ?? names.tidbClientSecret(cluster.name), ...(cluster.sqlTls.skipInternalClientCA && { skipCA: true as const }) }
-    : undefined;
-  const sql = init?.initSql !== undefined
-    ? { configMap: names.initializer(cluster.name), key: INIT_SQL_KEY }
-    : init?.initSqlConfigMap !== undefined
-      ? { configMap: init.initSqlConfigMap, key: INIT_SQL_KEY }
+  const tls =
+    cluster.sqlTls && !(SKIP_TLS_TO_TIDB in cluster.annotations)
+      ? {
+          secret: init?.tlsClientSecretName ?? names.tidbClientSecret(cluster.name),
+          ...(cluster.sqlTls.skipInternalClientCA && { skipCA: true as const }),
+        }
       : undefined;
+  const sql =
+    init?.initSql !== undefined
+      ? { configMap: names.initializer(cluster.name), key: INIT_SQL_KEY }
+      : init?.initSqlConfigMap !== undefined
+        ? { configMap: init.initSqlConfigMap, key: INIT_SQL_KEY }
+        : undefined;
   const info: Omit<InitializerInfo, 'digest'> = init
     ? {
         name: init.name,
@@ -162,6 +219,10 @@ export function initializerInfo(cluster: ResolvedCluster, init: ResolvedInitiali
         ...(tls && { tls }),
       }
     : { name: CREATE_PASSWORD, passwordSecret: names.initSecret(cluster.name), rootOnly: true, permitHost: '%', ...(tls && { tls }) };
-  const digest = createHash('sha256').update(JSON.stringify(info)).update('\0').update(init?.initSql ?? '').digest('hex');
+  const digest = createHash('sha256')
+    .update(JSON.stringify(info))
+    .update('\0')
+    .update(init?.initSql ?? '')
+    .digest('hex');
   return { ...info, digest: `sha256:${digest}`, ...(init?.existingCluster !== undefined && { existingCluster: init.existingCluster }) };
 }

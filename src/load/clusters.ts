@@ -70,7 +70,12 @@ export interface InputTexts {
 export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, options: ReadClusterOptions = {}): ClusterInputs {
   const fromEnv = settingsFromEnv(options.env ?? {});
   const fromInputs = settingsFromInputs(inputs);
-  const given = { namespace: options.namespace, controllerImage: options.controllerImage, kubeVersion: options.kubeVersion, apiVersions: options.apiVersions };
+  const given = {
+    namespace: options.namespace,
+    controllerImage: options.controllerImage,
+    kubeVersion: options.kubeVersion,
+    apiVersions: options.apiVersions,
+  };
   const settings = layerSettings(given, fromEnv.settings, fromInputs.settings, options.fallback ?? {});
   const errors = [...earlier, ...fromEnv.errors, ...fromInputs.errors];
   const skipped: string[] = [];
@@ -79,7 +84,13 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
   const others: LoadedDocument<Record<string, unknown>>[] = [];
   const results = inputs.map((input) => loadInputs(input.text, input.file, settings));
   // A committed `dist/` beside the inputs is output: read again, it would take its own place.
-  const output = renderedOutput(results.map((r, i) => ({ ...inputs[i], read: r.clusters.length + r.documents.length + r.errors.length, objects: r.others.map((o) => o.value) })));
+  const output = renderedOutput(
+    results.map((r, i) => ({
+      ...inputs[i],
+      read: r.clusters.length + r.documents.length + r.errors.length,
+      objects: r.others.map((o) => o.value),
+    })),
+  );
   if (output.note) skipped.push(output.note);
   errors.push(...output.errors);
   for (const [i, input] of inputs.entries()) {
@@ -90,7 +101,13 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
     loaded.push(...result.clusters);
     documents.push(...result.documents);
     others.push(...result.others);
-    if (input.explicit && result.clusters.length === 0 && result.documents.length === 0 && result.others.length === 0 && result.errors.length === 0) {
+    if (
+      input.explicit &&
+      result.clusters.length === 0 &&
+      result.documents.length === 0 &&
+      result.others.length === 0 &&
+      result.errors.length === 0
+    ) {
       errors.push(`${input.file}: no Kubernetes object in this file`);
     }
   }
@@ -123,7 +140,11 @@ export interface LinkedClusterInputs {
  * but only when neither they nor `earlier` (the problems met reading) are any: it is news only about
  * clusters read without problems.
  */
-export function linkClusterInputs(loaded: readonly LoadedCluster[], documents: readonly LoadedDocument<CompanionDocument>[], earlier: readonly string[]): LinkedClusterInputs {
+export function linkClusterInputs(
+  loaded: readonly LoadedCluster[],
+  documents: readonly LoadedDocument<CompanionDocument>[],
+  earlier: readonly string[],
+): LinkedClusterInputs {
   const errors = duplicateMessages(loaded);
   // Clusters that share one PD share one budget for their stores.
   const grouped = groupStoreBudgets(loaded);
@@ -190,7 +211,8 @@ export function duplicateMessages(clusters: readonly LoadedCluster[]): string[] 
   const out: string[] = [];
   const where = (s: LoadedCluster) => `${s.source.file}: document ${s.source.document}`;
   // A namespace left out is added inside metadata: its line is the one to point at.
-  const issue = (s: LoadedCluster, path: string, message: string) => formatIssue({ path, line: s.line?.(path) ?? s.line?.(path.slice(0, path.lastIndexOf('.'))), message }, s.source);
+  const issue = (s: LoadedCluster, path: string, message: string) =>
+    formatIssue({ path, line: s.line?.(path) ?? s.line?.(path.slice(0, path.lastIndexOf('.'))), message }, s.source);
   for (const c of clusters) {
     const id = clusterId(c.resolved);
     const first = seen.get(id);

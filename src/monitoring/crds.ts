@@ -51,7 +51,10 @@ export type AskedMonitoring = Omit<ClusterMonitoring, 'podMonitors' | 'leftOut'>
 export function fitToTarget(cluster: Pick<ResolvedCluster, 'apiVersions'>, asked: AskedMonitoring): ClusterMonitoring {
   const apis = monitoringApis(cluster);
   const dropRules = asked.rules && apis.rules === 'missing';
-  const leftOut = [...(apis.podMonitors === 'missing' ? ['its PodMonitors'] : []), ...(dropRules ? ['the PrometheusRule of its alert rules'] : [])];
+  const leftOut = [
+    ...(apis.podMonitors === 'missing' ? ['its PodMonitors'] : []),
+    ...(dropRules ? ['the PrometheusRule of its alert rules'] : []),
+  ];
   return { ...asked, rules: asked.rules && !dropRules, podMonitors: apis.podMonitors, leftOut };
 }
 
@@ -63,7 +66,10 @@ export function missingCrdWarning(cluster: Pick<ResolvedCluster, 'name' | 'names
   if (monitoring.leftOut.length === 0) return undefined;
   const id = cluster.namespace ? `${cluster.namespace}/${cluster.name}` : cluster.name;
   const still = monitoring.dashboards ? '; its Grafana dashboards are still published' : '';
-  const off = monitoring.source === MONITORING_ANNOTATION ? `remove the ${MONITORING_ANNOTATION} annotation` : `remove ${monitoring.source} (or this cluster from its spec.clusters)`;
+  const off =
+    monitoring.source === MONITORING_ANNOTATION
+      ? `remove the ${MONITORING_ANNOTATION} annotation`
+      : `remove ${monitoring.source} (or this cluster from its spec.clusters)`;
   return (
     `warning: cluster ${id} asks for monitoring (${monitoring.source}), but the target cluster does not serve ${MONITORING_API}, ` +
     `the Prometheus Operator's API (so say the API versions given: the apiVersions setting, or Argo CD's KUBE_API_VERSIONS). ` +

@@ -72,7 +72,9 @@ export interface Published {
 }
 
 const wanted = (info: MonitoringPublishInfo, c: ComponentKind | 'all' | undefined): boolean =>
-  c === 'all' || (c !== undefined && (info.components.includes(c) || (c === 'pd' && (info.components.includes('tso') || info.components.includes('scheduling')))));
+  c === 'all' ||
+  (c !== undefined &&
+    (info.components.includes(c) || (c === 'pd' && (info.components.includes('tso') || info.components.includes('scheduling')))));
 
 function metadata(info: MonitoringPublishInfo, namespace: string, name: string, owner: Owner, extra: Record<string, string> = {}) {
   return {
@@ -117,7 +119,12 @@ export function publish(files: readonly AssetFile[], info: MonitoringPublishInfo
     }
   }
   const rules = info.rules
-    ? { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: metadata(info, namespace, names.alertRules(info.cluster), owner), spec: { groups } }
+    ? {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'PrometheusRule',
+        metadata: metadata(info, namespace, names.alertRules(info.cluster), owner),
+        spec: { groups },
+      }
     : undefined;
   return { ...(rules && { rules }), dashboards, skipped };
 }
@@ -151,8 +158,12 @@ export function ruleGroups(file: AssetFile, scope: string): Record<string, unkno
         throw new Error(`${where}: ${(err as Error).message}`);
       }
       const text = (v: unknown) => (typeof v === 'string' ? v.replace(PLACEHOLDER, scope) : v);
-      const labels = Object.fromEntries(Object.entries((r.labels ?? {}) as Record<string, unknown>).map(([k, v]) => [k, k === 'expr' ? expr : text(v)]));
-      const annotations = r.annotations ? Object.fromEntries(Object.entries(r.annotations as Record<string, unknown>).map(([k, v]) => [k, text(v)])) : undefined;
+      const labels = Object.fromEntries(
+        Object.entries((r.labels ?? {}) as Record<string, unknown>).map(([k, v]) => [k, k === 'expr' ? expr : text(v)]),
+      );
+      const annotations = r.annotations
+        ? Object.fromEntries(Object.entries(r.annotations as Record<string, unknown>).map(([k, v]) => [k, text(v)]))
+        : undefined;
       return { ...r, expr, labels: { ...labels, [CLUSTER_LABEL]: scope }, ...(annotations && { annotations }) };
     });
     const name = g.name === 'alert.rules' || typeof g.name !== 'string' ? (groups.length > 1 ? `${stem}-${i + 1}` : stem) : g.name;
@@ -168,7 +179,14 @@ function retarget(node: unknown): unknown {
   if (typeof node !== 'object' || node === null) return node;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node)) {
-    if (k === 'datasource' && (typeof v === 'string' || (typeof v === 'object' && v !== null && (v as { type?: string }).type !== 'datasource' && !('uid' in v && (v as { uid?: string }).uid === '-- Grafana --')))) {
+    if (
+      k === 'datasource' &&
+      (typeof v === 'string' ||
+        (typeof v === 'object' &&
+          v !== null &&
+          (v as { type?: string }).type !== 'datasource' &&
+          !('uid' in v && (v as { uid?: string }).uid === '-- Grafana --')))
+    ) {
       out[k] = typeof v === 'string' && v.startsWith('-- ') ? v : `\${${DATASOURCE_VARIABLE}}`;
     } else {
       out[k] = retarget(v);
@@ -179,12 +197,38 @@ function retarget(node: unknown): unknown {
 
 /** The cluster's variables: `tidb_cluster` fixed to the cluster, `k8s_cluster` to "" (no such label). */
 function variables(list: readonly Record<string, unknown>[], scope: string): Record<string, unknown>[] {
-  const constant = (name: string, value: string) => ({ type: 'constant', name, hide: 2, query: value, current: { text: value, value }, options: [{ text: value, value, selected: true }] });
-  const kept = list.filter((v) => v.name !== DATASOURCE_VARIABLE).map((v) => (v.name === CLUSTER_LABEL ? constant(CLUSTER_LABEL, scope) : v.name === 'k8s_cluster' ? constant('k8s_cluster', '') : v));
-  return [{ type: 'datasource', name: DATASOURCE_VARIABLE, label: 'Data source', query: 'prometheus', hide: 0, current: {}, options: [], refresh: 1 }, ...kept];
+  const constant = (name: string, value: string) => ({
+    type: 'constant',
+    name,
+    hide: 2,
+    query: value,
+    current: { text: value, value },
+    options: [{ text: value, value, selected: true }],
+  });
+  const kept = list
+    .filter((v) => v.name !== DATASOURCE_VARIABLE)
+    .map((v) => (v.name === CLUSTER_LABEL ? constant(CLUSTER_LABEL, scope) : v.name === 'k8s_cluster' ? constant('k8s_cluster', '') : v));
+  return [
+    {
+      type: 'datasource',
+      name: DATASOURCE_VARIABLE,
+      label: 'Data source',
+      query: 'prometheus',
+      hide: 0,
+      current: {},
+      options: [],
+      refresh: 1,
+    },
+    ...kept,
+  ];
 }
 
-const slug = (name: string) => name.replace(/\.json$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slug = (name: string) =>
+  name
+    .replace(/\.json$/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 /**
  * A dashboard as ConfigMaps labelled for Grafana's sidecar: its own uid and title for the cluster
@@ -192,7 +236,12 @@ const slug = (name: string) => name.replace(/\.json$/, '').toLowerCase().replace
  * One too large for a ConfigMap (TiKV-Details is about 1.5 MB even without spaces) is split at its
  * rows into parts, each a dashboard of its own.
  */
-export function dashboardConfigMaps(file: AssetFile, info: MonitoringPublishInfo, namespace: string, owner: Owner): Record<string, unknown>[] {
+export function dashboardConfigMaps(
+  file: AssetFile,
+  info: MonitoringPublishInfo,
+  namespace: string,
+  owner: Owner,
+): Record<string, unknown>[] {
   let doc: Record<string, unknown>;
   try {
     doc = JSON.parse(file.text) as Record<string, unknown>;
@@ -207,16 +256,24 @@ export function dashboardConfigMaps(file: AssetFile, info: MonitoringPublishInfo
   const templating = (base.templating ?? {}) as { list?: Record<string, unknown>[] };
   base.templating = { ...templating, list: variables(templating.list ?? [], scope) };
   const title = String(doc.title ?? slug(file.name)).replace(/^Test-Cluster-/, '');
-  const uidOf = (part: string) => `tg${createHash('sha256').update(`${namespace}/${info.cluster}/${String(doc.uid ?? file.name)}${part}`).digest('hex').slice(0, 22)}`;
+  const uidOf = (part: string) =>
+    `tg${createHash('sha256')
+      .update(`${namespace}/${info.cluster}/${String(doc.uid ?? file.name)}${part}`)
+      .digest('hex')
+      .slice(0, 22)}`;
   const tags = [...new Set([...((doc.tags as string[] | undefined) ?? []), 'tidb-gitops'])];
   const whole = { ...base, uid: uidOf(''), title: `${title} · ${namespace}/${info.cluster}`, tags };
   const parts = splitDashboard(whole);
   const stem = slug(file.name);
   return parts.map((json, i) => {
     const suffix = parts.length > 1 ? `-${i + 1}` : '';
-    const part = parts.length > 1 ? { ...json, uid: uidOf(suffix), title: `${title} (${i + 1} of ${parts.length}) · ${namespace}/${info.cluster}` } : json;
+    const part =
+      parts.length > 1
+        ? { ...json, uid: uidOf(suffix), title: `${title} (${i + 1} of ${parts.length}) · ${namespace}/${info.cluster}` }
+        : json;
     const text = JSON.stringify(part);
-    if (Buffer.byteLength(text) > MAX_DASHBOARD_BYTES) throw new Error(`${file.name}: a row of it is larger than a ConfigMap can hold (${Buffer.byteLength(text)} bytes)`);
+    if (Buffer.byteLength(text) > MAX_DASHBOARD_BYTES)
+      throw new Error(`${file.name}: a row of it is larger than a ConfigMap can hold (${Buffer.byteLength(text)} bytes)`);
     return {
       apiVersion: 'v1',
       kind: 'ConfigMap',

@@ -15,7 +15,14 @@ import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { MONITORING_ANNOTATION } from '../tidbcluster/guard-rails';
 import schema from './generated/tidbmonitor.schema.json';
 import { fitToTarget } from './crds';
-import { INITIALIZER_IMAGE, MONITOR_KIND, type ClusterMonitoring, type MonitoringFetch, type ResolvedMonitor, type TidbMonitor } from './types';
+import {
+  INITIALIZER_IMAGE,
+  MONITOR_KIND,
+  type ClusterMonitoring,
+  type MonitoringFetch,
+  type ResolvedMonitor,
+  type TidbMonitor,
+} from './types';
 
 /** The image fields of the operator's monitor containers: mapped for the initializer, unused for the others. */
 const CONTAINER_FIELDS = ['baseImage', 'version', 'imagePullPolicy', 'requests', 'limits', 'securityContext'];
@@ -51,13 +58,17 @@ export const MAPPED_FIELDS: readonly string[] = [
   'labels',
 ];
 
-const NO_PROMETHEUS = 'tidb-gitops runs no Prometheus: your Prometheus Operator scrapes the rendered PodMonitors, so this is set on its Prometheus resource';
-const NO_GRAFANA = "tidb-gitops runs no Grafana: the dashboards are ConfigMaps for your Grafana's dashboard sidecar, so this is set on your Grafana";
-const NO_DATA = 'tidb-gitops runs no Prometheus, so it keeps no monitoring data: your Prometheus stores it (spec.storage of its Prometheus resource)';
+const NO_PROMETHEUS =
+  'tidb-gitops runs no Prometheus: your Prometheus Operator scrapes the rendered PodMonitors, so this is set on its Prometheus resource';
+const NO_GRAFANA =
+  "tidb-gitops runs no Grafana: the dashboards are ConfigMaps for your Grafana's dashboard sidecar, so this is set on your Grafana";
+const NO_DATA =
+  'tidb-gitops runs no Prometheus, so it keeps no monitoring data: your Prometheus stores it (spec.storage of its Prometheus resource)';
 
 /** Why each field with no counterpart is refused; a field not listed here gets `NO_PROMETHEUS`. */
 const REFUSED: Readonly<Record<string, string>> = {
-  alertmanagerURL: "where alerts go is your Prometheus's setting (spec.alerting of its Prometheus resource); for the alert rules, set enableAlertRules: true",
+  alertmanagerURL:
+    "where alerts go is your Prometheus's setting (spec.alerting of its Prometheus resource); for the alert rules, set enableAlertRules: true",
   alertManagerRulesVersion: 'the rules come from the initializer image: set initializer.version to the release whose rules you want',
   externalLabels: NO_PROMETHEUS,
   replicaExternalLabelName: NO_PROMETHEUS,
@@ -76,7 +87,11 @@ const REFUSED: Readonly<Record<string, string>> = {
   'prometheus.reserveDays': NO_DATA,
   'prometheus.disableCompaction': NO_DATA,
   'reloader.service': 'tidb-gitops runs no rule reloader: the rules are a PrometheusRule, edited in Git',
-  ...Object.fromEntries(['service', 'ingress', 'username', 'password', 'usernameSecret', 'passwordSecret', 'envs', 'additionalVolumeMounts', 'claims'].map((f) => [`grafana.${f}`, NO_GRAFANA])),
+  ...Object.fromEntries(
+    ['service', 'ingress', 'username', 'password', 'usernameSecret', 'passwordSecret', 'envs', 'additionalVolumeMounts', 'claims'].map(
+      (f) => [`grafana.${f}`, NO_GRAFANA],
+    ),
+  ),
 };
 
 /** The reader of TidbMonitor documents, for `parseDocuments`. */
@@ -115,7 +130,10 @@ function fieldsSet(spec: Record<string, unknown>): string[] {
   return out;
 }
 
-export function resolveMonitor(doc: TidbMonitor, options: { readonly namespace?: string } = {}): { value?: ResolvedMonitor; issues: SpecIssue[] } {
+export function resolveMonitor(
+  doc: TidbMonitor,
+  options: { readonly namespace?: string } = {},
+): { value?: ResolvedMonitor; issues: SpecIssue[] } {
   const s = doc.spec;
   const issues: SpecIssue[] = [];
   for (const field of fieldsSet(s as Record<string, unknown>)) {
@@ -125,30 +143,50 @@ export function resolveMonitor(doc: TidbMonitor, options: { readonly namespace?:
   const clusters = s.clusters ?? [];
   if (clusters.length === 0) issues.push({ path: 'spec.clusters', message: 'no cluster to monitor: name at least one TidbCluster' });
   clusters.forEach((c, i) => {
-    if (!DNS1123_LABEL.test(c.name) || c.name.length > 63) issues.push({ path: `spec.clusters[${i}].name`, message: `invalid cluster name ${JSON.stringify(c.name)}` });
+    if (!DNS1123_LABEL.test(c.name) || c.name.length > 63)
+      issues.push({ path: `spec.clusters[${i}].name`, message: `invalid cluster name ${JSON.stringify(c.name)}` });
     if (c.namespace !== undefined && c.namespace !== '' && (!DNS1123_LABEL.test(c.namespace) || c.namespace.length > 63)) {
       issues.push({ path: `spec.clusters[${i}].namespace`, message: `invalid namespace ${JSON.stringify(c.namespace)}` });
     }
   });
   const init = s.initializer;
   const base = init.baseImage ?? INITIALIZER_IMAGE;
-  if (!/^[^\s:@]+(:\d+)?(\/[^\s:@]+)*$/.test(base)) issues.push({ path: 'spec.initializer.baseImage', message: `invalid image name ${JSON.stringify(base)}: expected a repository such as ${INITIALIZER_IMAGE}, without a tag` });
+  if (!/^[^\s:@]+(:\d+)?(\/[^\s:@]+)*$/.test(base))
+    issues.push({
+      path: 'spec.initializer.baseImage',
+      message: `invalid image name ${JSON.stringify(base)}: expected a repository such as ${INITIALIZER_IMAGE}, without a tag`,
+    });
   if (init.version !== undefined && !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(init.version)) {
-    issues.push({ path: 'spec.initializer.version', message: `invalid image tag ${JSON.stringify(init.version)}: expected a TiDB release such as v8.5.0` });
+    issues.push({
+      path: 'spec.initializer.version',
+      message: `invalid image tag ${JSON.stringify(init.version)}: expected a TiDB release such as v8.5.0`,
+    });
   }
   const policy = init.imagePullPolicy ?? s.imagePullPolicy;
   if (policy !== undefined && !['Always', 'IfNotPresent', 'Never'].includes(policy)) {
-    issues.push({ path: init.imagePullPolicy !== undefined ? 'spec.initializer.imagePullPolicy' : 'spec.imagePullPolicy', message: `expected Always, IfNotPresent or Never, got ${JSON.stringify(policy)}` });
+    issues.push({
+      path: init.imagePullPolicy !== undefined ? 'spec.initializer.imagePullPolicy' : 'spec.imagePullPolicy',
+      message: `expected Always, IfNotPresent or Never, got ${JSON.stringify(policy)}`,
+    });
   }
   // The publishing Job's Pod takes these; the API server checks them only when the Job creates it.
-  issues.push(...podFieldIssues(s as Record<string, unknown>, 'spec', { tolerations: 'tolerations', nodeSelector: 'nodeSelector', podSecurityContext: 'podSecurityContext', podLabels: 'labels', podAnnotations: 'annotations' }));
+  issues.push(
+    ...podFieldIssues(s as Record<string, unknown>, 'spec', {
+      tolerations: 'tolerations',
+      nodeSelector: 'nodeSelector',
+      podSecurityContext: 'podSecurityContext',
+      podLabels: 'labels',
+      podAnnotations: 'annotations',
+    }),
+  );
   issues.push(...podFieldIssues({ initializer: init }, 'spec', { resources: 'initializer' }));
   issues.push(...podFieldIssues(init, 'spec.initializer', { containerSecurityContext: 'securityContext' }));
   if (issues.length > 0) return { issues };
   const namespace = doc.metadata.namespace ?? options.namespace;
-  const resources = init.requests !== undefined || init.limits !== undefined
-    ? { ...(init.requests && { requests: init.requests }), ...(init.limits && { limits: init.limits }) }
-    : undefined;
+  const resources =
+    init.requests !== undefined || init.limits !== undefined
+      ? { ...(init.requests && { requests: init.requests }), ...(init.limits && { limits: init.limits }) }
+      : undefined;
   const fetch: MonitoringFetch = {
     ...(policy !== undefined && { imagePullPolicy: policy }),
     ...(resources && { resources: resources as MonitoringFetch['resources'] }),
@@ -183,9 +221,16 @@ function metadataIssues(metadata: unknown): SpecIssue[] {
   const { name, namespace } = metadata;
   const issues: SpecIssue[] = [];
   if (typeof name !== 'string') issues.push({ path: 'metadata.name', message: 'required field is missing' });
-  else if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) issues.push({ path: 'metadata.name', message: `invalid name ${JSON.stringify(name)}: expected lowercase letters, digits, '-' and '.'` });
+  else if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name))
+    issues.push({
+      path: 'metadata.name',
+      message: `invalid name ${JSON.stringify(name)}: expected lowercase letters, digits, '-' and '.'`,
+    });
   if (namespace !== undefined && (typeof namespace !== 'string' || !DNS1123_LABEL.test(namespace) || namespace.length > 63)) {
-    issues.push({ path: 'metadata.namespace', message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')` });
+    issues.push({
+      path: 'metadata.namespace',
+      message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')`,
+    });
   }
   return issues;
 }
@@ -210,9 +255,25 @@ export function clusterRelease(cluster: ResolvedCluster): string {
 export function clusterMonitoring(cluster: ResolvedCluster, monitor: ResolvedMonitor | undefined): ClusterMonitoring | undefined {
   const { enabled, labels } = cluster.monitoring;
   if (monitor) {
-    const image = monitor.image.slice(monitor.image.lastIndexOf('/') + 1).includes(':') ? monitor.image : `${monitor.image}:${clusterRelease(cluster)}`;
-    return fitToTarget(cluster, { source: `${MONITOR_KIND} ${JSON.stringify(monitor.name)}`, image, fetch: monitor.fetch, rules: monitor.rules, dashboards: monitor.dashboards, labels });
+    const image = monitor.image.slice(monitor.image.lastIndexOf('/') + 1).includes(':')
+      ? monitor.image
+      : `${monitor.image}:${clusterRelease(cluster)}`;
+    return fitToTarget(cluster, {
+      source: `${MONITOR_KIND} ${JSON.stringify(monitor.name)}`,
+      image,
+      fetch: monitor.fetch,
+      rules: monitor.rules,
+      dashboards: monitor.dashboards,
+      labels,
+    });
   }
   if (enabled !== true) return undefined;
-  return fitToTarget(cluster, { source: MONITORING_ANNOTATION, image: `${INITIALIZER_IMAGE}:${clusterRelease(cluster)}`, fetch: {}, rules: true, dashboards: true, labels });
+  return fitToTarget(cluster, {
+    source: MONITORING_ANNOTATION,
+    image: `${INITIALIZER_IMAGE}:${clusterRelease(cluster)}`,
+    fetch: {},
+    rules: true,
+    dashboards: true,
+    labels,
+  });
 }

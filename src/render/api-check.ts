@@ -95,7 +95,8 @@ export function objectFindings(o: Obj, kubeMinor: number): [field: string, probl
     case 'ConfigMap': {
       const data = asObj(o.data);
       for (const k of Object.keys(data)) add(joinKey('data', k), configMapKeyProblem(k));
-      for (const k of Object.keys(asObj(o.binaryData))) add(joinKey('binaryData', k), configMapKeyProblem(k) ?? (k in data ? `key ${k} is in data too; give each key once` : undefined));
+      for (const k of Object.keys(asObj(o.binaryData)))
+        add(joinKey('binaryData', k), configMapKeyProblem(k) ?? (k in data ? `key ${k} is in data too; give each key once` : undefined));
       add('data', configMapSizeProblem(data));
       break;
     }
@@ -116,11 +117,20 @@ export function objectFindings(o: Obj, kubeMinor: number): [field: string, probl
     case 'StatefulSet':
     case 'Deployment':
       labels(asObj(asObj(spec.selector).matchLabels), 'spec.selector.matchLabels', add);
-      podTemplate(asObj(spec.template), 'spec.template', kubeMinor, add, asList(spec.volumeClaimTemplates).map((t) => String(asObj(asObj(t).metadata).name)));
+      podTemplate(
+        asObj(spec.template),
+        'spec.template',
+        kubeMinor,
+        add,
+        asList(spec.volumeClaimTemplates).map((t) => String(asObj(asObj(t).metadata).name)),
+      );
       asList(spec.volumeClaimTemplates).forEach((t, i) => {
         objectMeta(asObj(asObj(t).metadata), `spec.volumeClaimTemplates[${i}].metadata`, add);
         const claim = asObj(asObj(t).spec);
-        add(`spec.volumeClaimTemplates[${i}].spec.resources.requests.storage`, claimSizeProblem(asObj(asObj(claim.resources).requests).storage));
+        add(
+          `spec.volumeClaimTemplates[${i}].spec.resources.requests.storage`,
+          claimSizeProblem(asObj(asObj(claim.resources).requests).storage),
+        );
         add(`spec.volumeClaimTemplates[${i}].spec.storageClassName`, classNameProblem(claim.storageClassName, 'StorageClass'));
       });
       break;
@@ -133,7 +143,8 @@ type Add = (field: string, problem: string | undefined) => void;
 
 function objectMeta(meta: Obj, path: string, add: Add): void {
   labels(asObj(meta.labels), `${path}.labels`, add);
-  for (const [k, problem] of annotationProblems(asObj(meta.annotations))) add(k === undefined ? `${path}.annotations` : joinKey(`${path}.annotations`, k), problem);
+  for (const [k, problem] of annotationProblems(asObj(meta.annotations)))
+    add(k === undefined ? `${path}.annotations` : joinKey(`${path}.annotations`, k), problem);
 }
 
 function labels(map: Obj, path: string, add: Add): void {
@@ -148,7 +159,11 @@ function podTemplate(template: Obj, path: string, kubeMinor: number, add: Add, c
   if (spec.hostNetwork === true) {
     asList(asObj(spec.securityContext).sysctls).forEach((s, i) => {
       const name = String(asObj(s).name ?? '');
-      if (/^net[./]/.test(name)) add(`${path}.spec.securityContext.sysctls[${i}].name`, `${name} cannot be set with hostNetwork: the Pod shares the node's network namespace`);
+      if (/^net[./]/.test(name))
+        add(
+          `${path}.spec.securityContext.sysctls[${i}].name`,
+          `${name} cannot be set with hostNetwork: the Pod shares the node's network namespace`,
+        );
     });
   }
   // Names are unique across init and regular containers, and volumes by name (validateContainers,
@@ -159,22 +174,29 @@ function podTemplate(template: Obj, path: string, kubeMinor: number, add: Add, c
     const volume = asObj(v);
     const at = `${path}.spec.volumes[${i}]`;
     add(`${at}.name`, dnsLabelProblem(volume.name, 'volume name'));
-    if (volumes.has(String(volume.name))) add(`${at}.name`, `two volumes are named ${String(volume.name)}; give the additional one another name`);
+    if (volumes.has(String(volume.name)))
+      add(`${at}.name`, `two volumes are named ${String(volume.name)}; give the additional one another name`);
     volumes.add(String(volume.name));
-    if (Object.keys(volume).filter((k) => k !== 'name').length !== 1) add(at, `volume ${String(volume.name)} needs exactly one source (emptyDir, configMap, secret, persistentVolumeClaim, ...)`);
+    if (Object.keys(volume).filter((k) => k !== 'name').length !== 1)
+      add(at, `volume ${String(volume.name)} needs exactly one source (emptyDir, configMap, secret, persistentVolumeClaim, ...)`);
   });
   for (const list of ['initContainers', 'containers']) {
     asList(spec[list]).forEach((c, i) => {
       const at = `${path}.spec.${list}[${i}]`;
       const ctr = asObj(c);
-      if (containerNames.has(String(ctr.name))) add(`${at}.name`, `two containers are named ${String(ctr.name)} (init containers and containers share one set of names)`);
+      if (containerNames.has(String(ctr.name)))
+        add(`${at}.name`, `two containers are named ${String(ctr.name)} (init containers and containers share one set of names)`);
       containerNames.add(String(ctr.name));
       container(ctr, at, kubeMinor, add);
       mounts(ctr, at, volumes, add);
       if (spec.hostNetwork === true) {
         asList(ctr.ports).forEach((p, j) => {
           const port = asObj(p);
-          if (port.hostPort !== undefined && port.hostPort !== 0 && port.hostPort !== port.containerPort) add(`${at}.ports[${j}].hostPort`, `with hostNetwork the host port is the container port: ${String(port.hostPort)} is not ${String(port.containerPort)}`);
+          if (port.hostPort !== undefined && port.hostPort !== 0 && port.hostPort !== port.containerPort)
+            add(
+              `${at}.ports[${j}].hostPort`,
+              `with hostNetwork the host port is the container port: ${String(port.hostPort)} is not ${String(port.containerPort)}`,
+            );
         });
       }
     });
@@ -242,12 +264,17 @@ function serviceSpec(spec: Obj, add: Add): void {
       nodePorts.add(nodePort);
     }
   });
-  if (spec.externalTrafficPolicy !== undefined && !external) add('spec.externalTrafficPolicy', `only a Service of type NodePort or LoadBalancer has an external traffic policy, not ${String(type)}`);
+  if (spec.externalTrafficPolicy !== undefined && !external)
+    add(
+      'spec.externalTrafficPolicy',
+      `only a Service of type NodePort or LoadBalancer has an external traffic policy, not ${String(type)}`,
+    );
   add('spec.clusterIP', clusterIPProblem(spec.clusterIP, String(type)));
   if (type === 'ExternalName') {
     const name = typeof spec.externalName === 'string' ? spec.externalName.replace(/\.$/, '') : '';
     if (name === '') add('spec.externalName', 'a Service of type ExternalName needs externalName');
-    else if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) add('spec.externalName', `${JSON.stringify(spec.externalName)} is not a DNS name`);
+    else if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name))
+      add('spec.externalName', `${JSON.stringify(spec.externalName)} is not a DNS name`);
   }
   asList(spec.loadBalancerSourceRanges).forEach((r, i) => add(`spec.loadBalancerSourceRanges[${i}]`, cidrProblem(r)));
 }
@@ -257,7 +284,9 @@ function clusterIPProblem(ip: unknown, type: string): string | undefined {
   if (ip === undefined || ip === '') return undefined;
   if (ip === 'None') return type === 'ClusterIP' ? undefined : `clusterIP None (headless) is for type ClusterIP, not ${type}`;
   if (type === 'ExternalName') return 'a Service of type ExternalName has no clusterIP';
-  return typeof ip === 'string' && isIP(ip) !== 0 ? undefined : `${JSON.stringify(ip)} is not an IP address (or None for a headless Service)`;
+  return typeof ip === 'string' && isIP(ip) !== 0
+    ? undefined
+    : `${JSON.stringify(ip)} is not an IP address (or None for a headless Service)`;
 }
 
 function cidrProblem(r: unknown): string | undefined {

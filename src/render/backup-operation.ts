@@ -32,7 +32,10 @@ export class BackupOperationConfigMap extends Construct {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: namespaced(cluster, name, operationLabels(cluster, operation)),
-      data: operation.kind === 'Backup' && operation.log ? logBackupData(cluster, operation, operation.log) : { [OPERATION_KEY.job]: json(operationJob(cluster, operation)) },
+      data:
+        operation.kind === 'Backup' && operation.log
+          ? logBackupData(cluster, operation, operation.log)
+          : { [OPERATION_KEY.job]: json(operationJob(cluster, operation)) },
     });
   }
 }
@@ -45,7 +48,13 @@ const json = (o: unknown): string => `${JSON.stringify(o, null, 2)}\n`;
  * controller keeps the stop Job too, so that the task is stopped when the document leaves Git.
  */
 function logBackupData(cluster: ResolvedCluster, op: ResolvedBackup, log: LogBackup): Record<string, string> {
-  const data: Record<string, string> = { [OPERATION_KEY.logTask]: json({ task: op.name, state: log.state, ...(log.truncateUntil !== undefined && { truncateUntil: log.truncateUntil }) }) };
+  const data: Record<string, string> = {
+    [OPERATION_KEY.logTask]: json({
+      task: op.name,
+      state: log.state,
+      ...(log.truncateUntil !== undefined && { truncateUntil: log.truncateUntil }),
+    }),
+  };
   for (const command of LOG_COMMANDS) data[logCommandKey(command)] = json(logCommandJob(cluster, op, log, command));
   return data;
 }
@@ -70,7 +79,10 @@ export function logCommandJob(cluster: ResolvedCluster, op: ResolvedBackup, log:
     container: 'log-backup',
     labels,
     script: logCommandScript(),
-    args: command === 'truncate' ? truncateArgs(op, brCluster, '@STORAGE@') : logArgs(op, brCluster, command, start ? '@STORAGE@' : undefined, start ? log.startTs : undefined),
+    args:
+      command === 'truncate'
+        ? truncateArgs(op, brCluster, '@STORAGE@')
+        : logArgs(op, brCluster, command, start ? '@STORAGE@' : undefined, start ? log.startTs : undefined),
     env: storage ? [{ name: 'BR_STORAGE', value: storageUrlTemplate(op.storage, log.timestamped ? '{run}' : '') }] : [],
     storage,
   });
@@ -110,8 +122,18 @@ export function operationJob(cluster: ResolvedCluster, op: ResolvedBackup | Reso
     container: action,
     labels,
     script: oneShotScript(action),
-    args: op.kind === 'Backup' ? backupArgs(op, brCluster, '@STORAGE@', op.commitTs) : op.pitr ? pointInTimeArgs(op, brCluster, '@STORAGE@', op.pitr) : restoreArgs(op, brCluster, '@STORAGE@'),
-    env: [{ name: 'BR_STORAGE', value: op.kind === 'Restore' && op.pitr ? pointInTimeUrls(op.storage, op.pitr.fullBackup).log : storageUrlTemplate(op.storage, '') }],
+    args:
+      op.kind === 'Backup'
+        ? backupArgs(op, brCluster, '@STORAGE@', op.commitTs)
+        : op.pitr
+          ? pointInTimeArgs(op, brCluster, '@STORAGE@', op.pitr)
+          : restoreArgs(op, brCluster, '@STORAGE@'),
+    env: [
+      {
+        name: 'BR_STORAGE',
+        value: op.kind === 'Restore' && op.pitr ? pointInTimeUrls(op.storage, op.pitr.fullBackup).log : storageUrlTemplate(op.storage, ''),
+      },
+    ],
   });
   return {
     apiVersion: 'batch/v1',

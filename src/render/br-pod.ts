@@ -33,17 +33,23 @@ export function brPodTemplate(p: BrPodProps): Record<string, unknown> {
   const pod = job.pod;
   const storage = p.storage === false ? NO_ACCESS : storageAccess(job.storage);
   const tls = cluster.tlsCluster
-    ? { volume: { name: BR_VOLUME.clusterTls, secret: { secretName: names.clusterClientSecret(cluster.name) } }, mount: { name: BR_VOLUME.clusterTls, mountPath: CLUSTER_CLIENT_TLS_DIR, readOnly: true } }
+    ? {
+        volume: { name: BR_VOLUME.clusterTls, secret: { secretName: names.clusterClientSecret(cluster.name) } },
+        mount: { name: BR_VOLUME.clusterTls, mountPath: CLUSTER_CLIENT_TLS_DIR, readOnly: true },
+      }
     : undefined;
   const volumes: Volume[] = [...(tls ? [tls.volume] : []), ...storage.volumes, ...(pod.additionalVolumes ?? [])];
   const mounts: VolumeMount[] = [...(tls ? [tls.mount] : []), ...storage.mounts, ...(pod.additionalVolumeMounts ?? [])];
-  const env = overwrite([
-    { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-    ...p.env,
-    // BR logs to the terminal rather than a file in the container (br/cmd/br/cmd.go, `Init`).
-    { name: 'BR_LOG_TO_TERM', value: '1' },
-    ...storage.env,
-  ], pod.env ?? []);
+  const env = overwrite(
+    [
+      { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      ...p.env,
+      // BR logs to the terminal rather than a file in the container (br/cmd/br/cmd.go, `Init`).
+      { name: 'BR_LOG_TO_TERM', value: '1' },
+      ...storage.env,
+    ],
+    pod.env ?? [],
+  );
   const container = {
     name: p.container,
     image: job.image,

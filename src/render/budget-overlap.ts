@@ -10,7 +10,10 @@ import { LABEL } from '../tidbcluster/names';
 import { objectKey, type PassedObject } from './passthrough';
 
 type Obj = Record<string, unknown>;
-type Selector = { readonly matchLabels?: Record<string, string>; readonly matchExpressions?: readonly { key: string; operator: string; values?: string[] }[] };
+type Selector = {
+  readonly matchLabels?: Record<string, string>;
+  readonly matchExpressions?: readonly { key: string; operator: string; values?: string[] }[];
+};
 
 const meta = (o: Obj): Obj => (o.metadata ?? {}) as Obj;
 const spec = (o: Obj): Obj => (o.spec ?? {}) as Obj;
@@ -25,27 +28,40 @@ export function selects(selector: Selector | null | undefined, labels: Readonly<
   for (const e of selector.matchExpressions ?? []) {
     const has = Object.prototype.hasOwnProperty.call(labels, e.key);
     const inValues = has && (e.values ?? []).includes(labels[e.key]);
-    const ok = e.operator === 'In' ? inValues : e.operator === 'NotIn' ? !inValues : e.operator === 'Exists' ? has : e.operator === 'DoesNotExist' ? !has : false;
+    const ok =
+      e.operator === 'In'
+        ? inValues
+        : e.operator === 'NotIn'
+          ? !inValues
+          : e.operator === 'Exists'
+            ? has
+            : e.operator === 'DoesNotExist'
+              ? !has
+              : false;
     if (!ok) return false;
   }
   return true;
 }
 
 /** Objects without a namespace land in whichever one they are applied to: they may meet any. */
-const mayShareNamespace = (a: Obj, b: Obj): boolean => meta(a).namespace === undefined || meta(b).namespace === undefined || meta(a).namespace === meta(b).namespace;
+const mayShareNamespace = (a: Obj, b: Obj): boolean =>
+  meta(a).namespace === undefined || meta(b).namespace === undefined || meta(a).namespace === meta(b).namespace;
 
 /** The Pod labels of each workload rendered beside a budget. */
 function podTemplates(objects: readonly Obj[]): { readonly workload: Obj; readonly labels: Record<string, string> }[] {
   return objects
     .filter((o) => o.kind === 'StatefulSet' || o.kind === 'Deployment')
-    .map((workload) => ({ workload, labels: (meta(((spec(workload).template ?? {}) as Obj)).labels ?? {}) as Record<string, string> }));
+    .map((workload) => ({ workload, labels: (meta((spec(workload).template ?? {}) as Obj).labels ?? {}) as Record<string, string> }));
 }
 
 /**
  * One message per kept PodDisruptionBudget and rendered budget whose Pods it also selects, at the kept
  * one's `spec.selector` line.
  */
-export function budgetOverlaps(rendered: readonly { readonly objects: readonly Obj[]; readonly from: string }[], passed: readonly PassedObject[]): string[] {
+export function budgetOverlaps(
+  rendered: readonly { readonly objects: readonly Obj[]; readonly from: string }[],
+  passed: readonly PassedObject[],
+): string[] {
   const out: string[] = [];
   const kept = passed.filter((p) => p.object.kind === 'PodDisruptionBudget');
   if (kept.length === 0) return out;

@@ -10,8 +10,14 @@ const CHECKED = new WeakSet<Construct>();
  * problem, each with the path of the construct that made its object (`constructs`, by index), so
  * that it can be told which document it comes from.
  */
-export function refusedUnlessValid<T extends Record<string, unknown>>(objects: T[], kubeMinor: number, constructs: readonly string[] = []): T[] {
-  const refusals = objects.flatMap((o, i) => apiRefusals([o], kubeMinor).map((r) => (constructs[i] === undefined ? r : { ...r, construct: constructs[i] })));
+export function refusedUnlessValid<T extends Record<string, unknown>>(
+  objects: T[],
+  kubeMinor: number,
+  constructs: readonly string[] = [],
+): T[] {
+  const refusals = objects.flatMap((o, i) =>
+    apiRefusals([o], kubeMinor).map((r) => (constructs[i] === undefined ? r : { ...r, construct: constructs[i] })),
+  );
   if (refusals.length > 0) throw new ApiRefusalError(refusals);
   return objects;
 }
@@ -29,7 +35,11 @@ export function refuseAtSynthesis(scope: Construct, kubeMinor: number): void {
     validate: () => {
       // Thrown rather than returned, so that the app can tell it from cdk8s's own errors.
       const made = scope.node.findAll().filter((c): c is ApiObject => c instanceof ApiObject);
-      refusedUnlessValid(made.map((c) => c.toJson() as Record<string, unknown>), kubeMinor, made.map((c) => c.node.path));
+      refusedUnlessValid(
+        made.map((c) => c.toJson() as Record<string, unknown>),
+        kubeMinor,
+        made.map((c) => c.node.path),
+      );
       return [];
     },
   });

@@ -130,15 +130,18 @@ export class TidbCluster extends Construct {
     // Last: it reads the volume claim templates of the StatefulSets above.
     this.volumeSizes = new VolumeSizesConfigMap(this, 'volume-sizes', { cluster: c });
     for (const schedule of ops.schedules) new BackupScheduleCronJob(this, `schedule-${schedule.name}`, { cluster: c, schedule });
-    for (const operation of [...ops.backups, ...ops.restores]) new BackupOperationConfigMap(this, operationJobName(operation), { cluster: c, operation });
-    if (ops.initializer || c.createPassword) new InitializerConfigMap(this, 'initializer', { cluster: c, ...(ops.initializer && { initializer: ops.initializer }) });
+    for (const operation of [...ops.backups, ...ops.restores])
+      new BackupOperationConfigMap(this, operationJobName(operation), { cluster: c, operation });
+    if (ops.initializer || c.createPassword)
+      new InitializerConfigMap(this, 'initializer', { cluster: c, ...(ops.initializer && { initializer: ops.initializer }) });
     const monitoring = clusterMonitoring(c, ops.monitor);
     if (monitoring) new MonitoringComponent(this, 'monitoring', { cluster: c, monitoring });
   }
 }
 
 /** The components the cluster renders as StatefulSets. */
-const renderedComponents = (c: ResolvedCluster): ComponentKind[] => BUDGET_COMPONENTS.filter((k) => c[k as keyof ResolvedCluster] !== undefined);
+const renderedComponents = (c: ResolvedCluster): ComponentKind[] =>
+  BUDGET_COMPONENTS.filter((k) => c[k as keyof ResolvedCluster] !== undefined);
 
 /** The cluster the props name, resolved; `who` names the construct in errors of use. */
 export function resolveClusterProps(props: TidbClusterProps, who: string): ResolvedCluster {
@@ -150,5 +153,13 @@ export function resolveClusterProps(props: TidbClusterProps, who: string): Resol
       throw new Error(`${who}: \`${option}\` applies when resolving; pass it to loadTidbClusters or checkTidbCluster instead`);
     }
   }
-  return props.resolved ?? checkTidbCluster(props.cluster, { namespace: props.namespace, controllerImage: props.controllerImage, kubeVersion: props.kubeVersion, apiVersions: props.apiVersions });
+  return (
+    props.resolved ??
+    checkTidbCluster(props.cluster, {
+      namespace: props.namespace,
+      controllerImage: props.controllerImage,
+      kubeVersion: props.kubeVersion,
+      apiVersions: props.apiVersions,
+    })
+  );
 }

@@ -5,15 +5,7 @@
  * subclass per component) assemble them.
  */
 import { KEEP_NULL } from './kube';
-import type {
-  Container,
-  EnvVar,
-  PersistentVolumeClaim,
-  PodSpec,
-  StatefulSet,
-  Volume,
-  VolumeMount,
-} from '../../imports/k8s';
+import type { Container, EnvVar, PersistentVolumeClaim, PodSpec, StatefulSet, Volume, VolumeMount } from '../../imports/k8s';
 import type { ResolvedCluster, ResolvedComponent, ResolvedPod } from '../tidbcluster/resolve';
 import { ANNOTATION, names, selectorLabels, type ComponentKind, type Labels } from '../tidbcluster/names';
 import { encodeComponentSettings } from '../tidbcluster/contract';
@@ -32,7 +24,10 @@ export function namespaced(cluster: ResolvedCluster, name: string, labels?: Labe
 }
 
 /** Pod labels: the user's, with the four selector labels winning on a clash. */
-export function podLabels(cluster: ResolvedCluster, comp: { readonly kind: ComponentKind | 'discovery'; readonly pod: ResolvedPod }): Labels {
+export function podLabels(
+  cluster: ResolvedCluster,
+  comp: { readonly kind: ComponentKind | 'discovery'; readonly pod: ResolvedPod },
+): Labels {
   return { ...comp.pod.labels, ...selectorLabels(cluster.instance, comp.kind) };
 }
 
@@ -149,7 +144,11 @@ export function mergeContainers(own: Container[], additional: Container[]): Cont
   const out = own.map((c) => ({ ...c }));
   for (const extra of additional) {
     const i = out.findIndex((c) => c.name === extra.name);
-    if (i >= 0) out[i] = mergeObject(out[i] as unknown as Record<string, unknown>, extra as unknown as Record<string, unknown>) as unknown as Container;
+    if (i >= 0)
+      out[i] = mergeObject(
+        out[i] as unknown as Record<string, unknown>,
+        extra as unknown as Record<string, unknown>,
+      ) as unknown as Container;
     else out.push(extra);
   }
   return out;
@@ -314,6 +313,12 @@ function storedEnv(c: Container): Container {
 export function preStopHook(cluster: ResolvedCluster, comp: Pick<ResolvedComponent, 'pod'>, certDir: string): Pick<Container, 'lifecycle'> {
   const seconds = drainWaitSeconds(comp.pod.terminationGracePeriodSeconds);
   if (!cluster.drainHooks || seconds === 0) return {};
-  const script = preStopScript({ clusterName: cluster.name, namespace: cluster.namespace, discoveryMtls: cluster.discoveryMtls, certDir, seconds });
+  const script = preStopScript({
+    clusterName: cluster.name,
+    namespace: cluster.namespace,
+    discoveryMtls: cluster.discoveryMtls,
+    certDir,
+    seconds,
+  });
   return { lifecycle: { preStop: { exec: { command: ['/bin/sh', '-c', script] } } } };
 }

@@ -91,7 +91,11 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
 export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): PolicyRule[] {
   const info = controllerBackupInfo(ops);
   const init = initializerInfo(cluster, ops.initializer);
-  const secrets = [...Object.values(info.backupRetention ?? {}).flatMap((r) => (r.secretName ? [r.secretName] : [])), ...(init?.passwordSecret ? [init.passwordSecret] : []), ...(init?.tls ? [init.tls.secret] : [])];
+  const secrets = [
+    ...Object.values(info.backupRetention ?? {}).flatMap((r) => (r.secretName ? [r.secretName] : [])),
+    ...(init?.passwordSecret ? [init.passwordSecret] : []),
+    ...(init?.tls ? [init.tls.secret] : []),
+  ];
   const oneShot = [...(info.operations ?? []), ...(info.logBackups ?? []), ...(init ? [names.initializer(cluster.name)] : [])].sort();
   const schedules = (info.backupSchedules ?? []).map(names.backupSchedule);
   const sqlConfigMap = init?.sql && init.sql.configMap !== names.initializer(cluster.name) ? [init.sql.configMap] : [];
@@ -123,7 +127,9 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
     ...(sqlConfigMap.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: sqlConfigMap, verbs: ['get'] }] : []),
     // Retention: the keys of the buckets it removes expired backups from; the initializer: the
     // passwords it sets and the certificate it reaches TiDB with.
-    ...(secrets.length > 0 ? [{ apiGroups: [''], resources: ['secrets'], resourceNames: [...new Set(secrets)].sort(), verbs: ['get'] }] : []),
+    ...(secrets.length > 0
+      ? [{ apiGroups: [''], resources: ['secrets'], resourceNames: [...new Set(secrets)].sort(), verbs: ['get'] }]
+      : []),
   ];
 }
 
@@ -278,7 +284,10 @@ export function discoveryDeployment(cluster: ResolvedCluster, ops: ClusterOperat
       { name: CONTROLLER_ENV.clusterName, value: cluster.name },
       { name: CONTROLLER_ENV.cluster, value: encodeControllerClusterInfo(controllerClusterInfo(cluster, ops)) },
     ],
-    mergeEnv(d.env, DISCOVERY_DEFAULTS.env.map((e) => ({ ...e }))),
+    mergeEnv(
+      d.env,
+      DISCOVERY_DEFAULTS.env.map((e) => ({ ...e })),
+    ),
   );
   const container: Container = {
     name: 'discovery',

@@ -39,7 +39,9 @@ export function disruptionBudget(cluster: ResolvedCluster, kind: ComponentKind, 
   const labels = selectorLabels(cluster.instance, kind);
   // Over the clusters of one PD: their Pods differ only in the instance label.
   const { [LABEL.instance]: _own, ...shared } = labels;
-  const selector = budget.instances ? { matchLabels: shared, matchExpressions: [{ key: LABEL.instance, operator: 'In', values: [...budget.instances] }] } : { matchLabels: labels };
+  const selector = budget.instances
+    ? { matchLabels: shared, matchExpressions: [{ key: LABEL.instance, operator: 'In', values: [...budget.instances] }] }
+    : { matchLabels: labels };
   return {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',

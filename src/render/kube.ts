@@ -62,7 +62,8 @@ interface MetadataFields {
  */
 function metadataJson(metadata: ApiObjectMetadataDefinition): unknown {
   const m = metadata as unknown as MetadataFields;
-  if (typeof m._additionalAttributes !== 'object' || typeof m.labels !== 'object' || typeof m.annotations !== 'object') return sorted(metadata.toJson());
+  if (typeof m._additionalAttributes !== 'object' || typeof m.labels !== 'object' || typeof m.annotations !== 'object')
+    return sorted(metadata.toJson());
   const { name, namespace, annotations, finalizers, ownerReferences, labels } = m;
   return sorted({ ...m._additionalAttributes, name, namespace, annotations, finalizers, ownerReferences, labels }, true) ?? {};
 }

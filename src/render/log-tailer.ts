@@ -31,12 +31,7 @@ export function logTailerContainer(name: string, file: string, mount: VolumeMoun
  * TiKV's and TiDB's after its own init containers and before the user's, TiFlash's after all of
  * them); otherwise they stay regular containers for the caller to place.
  */
-export function placeTailers(
-  tailers: Container[],
-  tailer: ResolvedLogTailer,
-  initContainers: Container[],
-  initIndex: number,
-): Container[] {
+export function placeTailers(tailers: Container[], tailer: ResolvedLogTailer, initContainers: Container[], initIndex: number): Container[] {
   if (!tailer.useSidecar) return tailers;
   initContainers.splice(initIndex, 0, ...tailers);
   return [];

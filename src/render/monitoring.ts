@@ -17,7 +17,13 @@ import type { Container, Job, PodSpec, PolicyRule, Role, RoleBinding, ServiceAcc
 import type { ClusterMonitoring } from '../monitoring/types';
 import { MONITORING_API, unknownCrdAnnotations } from '../monitoring/crds';
 import { BACKUP_LABEL, LABEL, JOB_NAME_LABEL, names, PORT, selectorLabels, type ComponentKind } from '../tidbcluster/names';
-import { CONTROLLER_ENV, encodeMonitoringPublishInfo, MONITORING_ENV, MONITORING_JOB_ENV, type MonitoringPublishInfo } from '../tidbcluster/contract';
+import {
+  CONTROLLER_ENV,
+  encodeMonitoringPublishInfo,
+  MONITORING_ENV,
+  MONITORING_JOB_ENV,
+  type MonitoringPublishInfo,
+} from '../tidbcluster/contract';
 import { stableJson } from '../base/stable-json';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { fieldRefEnv, namespaced } from './component';
@@ -48,14 +54,21 @@ export function scrapeEndpoints(cluster: ResolvedCluster): [ComponentKind | 'dis
   if (cluster.pd) out.push(['pd', [{ port: PORT.pdClient, name: 'client', path: '/metrics', tls: 'cluster' }]]);
   if (cluster.tso) out.push(['tso', [{ port: PORT.pdClient, name: 'server', path: '/metrics', tls: 'cluster' }]]);
   if (cluster.scheduling) out.push(['scheduling', [{ port: PORT.pdClient, name: 'server', path: '/metrics', tls: 'cluster' }]]);
-  if (cluster.tikv) out.push(['tikv', [{ port: PORT.tikvStatus, ...(cluster.tikv.enableNamedStatusPort && { name: 'status' }), path: '/metrics', tls: 'cluster' }]]);
+  if (cluster.tikv)
+    out.push([
+      'tikv',
+      [{ port: PORT.tikvStatus, ...(cluster.tikv.enableNamedStatusPort && { name: 'status' }), path: '/metrics', tls: 'cluster' }],
+    ]);
   if (cluster.tidb) out.push(['tidb', [{ port: PORT.tidbStatus, name: 'status', path: '/metrics', tls: 'cluster' }]]);
   if (cluster.tiflash) {
-    out.push(['tiflash', [
-      { port: PORT.tiflashMetrics, name: 'metrics', path: '/metrics', tls: 'cluster' },
-      // The proxy's status port is not a declared container port (as with the operator).
-      { port: PORT.tiflashProxyStatus, path: '/metrics', tls: 'cluster' },
-    ]]);
+    out.push([
+      'tiflash',
+      [
+        { port: PORT.tiflashMetrics, name: 'metrics', path: '/metrics', tls: 'cluster' },
+        // The proxy's status port is not a declared container port (as with the operator).
+        { port: PORT.tiflashProxyStatus, path: '/metrics', tls: 'cluster' },
+      ],
+    ]);
   }
   if (cluster.ticdc) out.push(['ticdc', [{ port: PORT.ticdc, name: 'ticdc', path: '/metrics', tls: 'cluster' }]]);
   if (cluster.pump) out.push(['pump', [{ port: PORT.pump, name: 'pump', path: '/metrics', tls: 'cluster' }]]);
@@ -74,7 +87,8 @@ export class MonitoringComponent extends Construct {
     const { cluster, monitoring } = props;
     // Left out where the target is known to lack the CRD (the warning says so: monitoring/crds.ts).
     if (monitoring.podMonitors !== 'missing') {
-      for (const [kind, endpoints] of scrapeEndpoints(cluster)) kubeObject(this, `${kind}-monitor`, podMonitor(cluster, monitoring, kind, endpoints));
+      for (const [kind, endpoints] of scrapeEndpoints(cluster))
+        kubeObject(this, `${kind}-monitor`, podMonitor(cluster, monitoring, kind, endpoints));
     }
     if (monitoring.rules || monitoring.dashboards) {
       kubeObject(this, 'service-account', publisherServiceAccount(cluster, monitoring));
@@ -104,8 +118,20 @@ function targetRelabelings(cluster: ResolvedCluster, kind: string, endpoint: End
     ? []
     : [
         // Pod IPs: IPv4 as they are, IPv6 in brackets.
-        { sourceLabels: ['__meta_kubernetes_pod_ip'], regex: '([^:]+)', targetLabel: '__address__', replacement: `$1:${endpoint.port}`, action: 'replace' },
-        { sourceLabels: ['__meta_kubernetes_pod_ip'], regex: '(.+:.+)', targetLabel: '__address__', replacement: `[$1]:${endpoint.port}`, action: 'replace' },
+        {
+          sourceLabels: ['__meta_kubernetes_pod_ip'],
+          regex: '([^:]+)',
+          targetLabel: '__address__',
+          replacement: `$1:${endpoint.port}`,
+          action: 'replace',
+        },
+        {
+          sourceLabels: ['__meta_kubernetes_pod_ip'],
+          regex: '(.+:.+)',
+          targetLabel: '__address__',
+          replacement: `[$1]:${endpoint.port}`,
+          action: 'replace',
+        },
       ];
   return [
     ...address,
@@ -148,12 +174,22 @@ function tlsConfig(cluster: ResolvedCluster, kind: ComponentKind | 'discovery', 
  * The PodMonitor `<cluster>-<component>`, selecting exactly that component's Pods in the cluster's
  * namespace; for a later Argo CD sync wave when it is not known that the target serves its kind.
  */
-export function podMonitor(cluster: ResolvedCluster, monitoring: ClusterMonitoring, kind: ComponentKind | 'discovery', endpoints: readonly Endpoint[]): Record<string, unknown> {
+export function podMonitor(
+  cluster: ResolvedCluster,
+  monitoring: ClusterMonitoring,
+  kind: ComponentKind | 'discovery',
+  endpoints: readonly Endpoint[],
+): Record<string, unknown> {
   const name = kind === 'discovery' ? names.discovery(cluster.name) : names.statefulSet(cluster.name, kind);
   return {
     apiVersion: MONITORING_API,
     kind: 'PodMonitor',
-    metadata: namespaced(cluster, name, labels(cluster, monitoring, kind), monitoring.podMonitors === 'unknown' ? unknownCrdAnnotations() : undefined),
+    metadata: namespaced(
+      cluster,
+      name,
+      labels(cluster, monitoring, kind),
+      monitoring.podMonitors === 'unknown' ? unknownCrdAnnotations() : undefined,
+    ),
     spec: {
       jobLabel: LABEL.component,
       selector: { matchLabels: selectorLabels(cluster.instance, kind) },
@@ -191,14 +227,24 @@ export function publisherRules(cluster: ResolvedCluster, monitoring: ClusterMoni
     ...(monitoring.rules
       ? [
           { apiGroups: [MONITORING_GROUP], resources: ['prometheusrules'], verbs: ['create'] },
-          { apiGroups: [MONITORING_GROUP], resources: ['prometheusrules'], resourceNames: [names.alertRules(cluster.name)], verbs: ['patch'] },
+          {
+            apiGroups: [MONITORING_GROUP],
+            resources: ['prometheusrules'],
+            resourceNames: [names.alertRules(cluster.name)],
+            verbs: ['patch'],
+          },
         ]
       : []),
   ];
 }
 
 export function publisherRole(cluster: ResolvedCluster, monitoring: ClusterMonitoring): Role {
-  return { apiVersion: `${RBAC_GROUP}/v1`, kind: 'Role', metadata: publisherMeta(cluster, monitoring), rules: publisherRules(cluster, monitoring) };
+  return {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'Role',
+    metadata: publisherMeta(cluster, monitoring),
+    rules: publisherRules(cluster, monitoring),
+  };
 }
 
 export function publisherRoleBinding(cluster: ResolvedCluster, monitoring: ClusterMonitoring): RoleBinding {
@@ -217,7 +263,9 @@ export function publishInfo(cluster: ResolvedCluster, monitoring: ClusterMonitor
   return {
     cluster: cluster.name,
     image: monitoring.image,
-    components: scrapeEndpoints(cluster).map(([k]) => k).filter((k): k is ComponentKind => k !== 'discovery'),
+    components: scrapeEndpoints(cluster)
+      .map(([k]) => k)
+      .filter((k): k is ComponentKind => k !== 'discovery'),
     rules: monitoring.rules,
     dashboards: monitoring.dashboards,
     labels: { ...monitoring.labels },
@@ -238,7 +286,12 @@ function publishPodSpec(cluster: ResolvedCluster, monitoring: ClusterMonitoring)
   return {
     serviceAccountName: names.monitoring(cluster.name),
     restartPolicy: 'OnFailure',
-    securityContext: f.podSecurityContext ?? { runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } },
+    securityContext: f.podSecurityContext ?? {
+      runAsNonRoot: true,
+      runAsUser: 65534,
+      runAsGroup: 65534,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
     ...(f.imagePullSecrets && { imagePullSecrets: [...f.imagePullSecrets] }),
     ...(f.nodeSelector && { nodeSelector: { ...f.nodeSelector } }),
     ...(f.tolerations && { tolerations: [...f.tolerations] }),
@@ -279,7 +332,10 @@ function publishPodSpec(cluster: ResolvedCluster, monitoring: ClusterMonitoring)
  * publishes again, while the Job of the release before is pruned with what only it published.
  */
 export function publishJobName(cluster: ResolvedCluster, monitoring: ClusterMonitoring): string {
-  const hash = createHash('sha256').update(stableJson(publishPodSpec(cluster, monitoring))).digest('hex').slice(0, 7);
+  const hash = createHash('sha256')
+    .update(stableJson(publishPodSpec(cluster, monitoring)))
+    .digest('hex')
+    .slice(0, 7);
   return names.monitoringJob(cluster.name, hash);
 }
 

@@ -1,6 +1,15 @@
 import { Construct } from 'constructs';
 import type { NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPeer } from '../../imports/k8s';
-import { LABEL, LABEL_VALUE, names, PORT, selectorLabels, BACKUP_LABEL, drainerChartLabels, type ComponentKind } from '../tidbcluster/names';
+import {
+  LABEL,
+  LABEL_VALUE,
+  names,
+  PORT,
+  selectorLabels,
+  BACKUP_LABEL,
+  drainerChartLabels,
+  type ComponentKind,
+} from '../tidbcluster/names';
 import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { namespaced } from './component';
 import { kubeObject } from './kube';
@@ -29,13 +38,26 @@ export function componentPorts(cluster: ResolvedCluster, kind: ComponentKind | '
     case 'pd':
     case 'tso':
     case 'scheduling':
-      return { clients: [], peers: [PORT.pdClient, PORT.pdPeer], metrics: [PORT.pdClient], ...(kind === 'pd' && { drainer: [PORT.pdClient] }) };
+      return {
+        clients: [],
+        peers: [PORT.pdClient, PORT.pdPeer],
+        metrics: [PORT.pdClient],
+        ...(kind === 'pd' && { drainer: [PORT.pdClient] }),
+      };
     case 'tikv':
       return { clients: [], peers: [PORT.tikvServer, PORT.tikvStatus], metrics: [PORT.tikvStatus], drainer: [PORT.tikvServer] };
     case 'tiflash':
       return {
         clients: [],
-        peers: [PORT.tiflashFlash, PORT.tiflashProxy, PORT.tiflashMetrics, PORT.tiflashProxyStatus, PORT.tiflashTcp, PORT.tiflashHttp, PORT.tiflashInternal],
+        peers: [
+          PORT.tiflashFlash,
+          PORT.tiflashProxy,
+          PORT.tiflashMetrics,
+          PORT.tiflashProxyStatus,
+          PORT.tiflashTcp,
+          PORT.tiflashHttp,
+          PORT.tiflashInternal,
+        ],
         metrics: [PORT.tiflashMetrics, PORT.tiflashProxyStatus],
       };
     case 'tidb': {
@@ -78,7 +100,9 @@ const tcp = (ports: readonly (number | string)[]) => ports.map((port) => ({ prot
 
 /** Every Pod this project or the operator made, in the namespaces the cluster's peers live in. */
 function peers(cluster: ResolvedCluster): NetworkPolicyPeer[] {
-  const podSelector = { matchExpressions: [{ key: LABEL.managedBy, operator: 'In', values: [LABEL_VALUE.managedBy, BACKUP_LABEL.managedBy] }] };
+  const podSelector = {
+    matchExpressions: [{ key: LABEL.managedBy, operator: 'In', values: [LABEL_VALUE.managedBy, BACKUP_LABEL.managedBy] }],
+  };
   const out: NetworkPolicyPeer[] = [{ podSelector }];
   const joined = cluster.joinCluster?.namespace;
   if (joined !== undefined && joined !== cluster.namespace) {
@@ -100,7 +124,11 @@ function drainers(cluster: ResolvedCluster): NetworkPolicyPeer[] {
   if (joined !== undefined) {
     const podSelector = { matchLabels: drainerChartLabels(joined.name) };
     const ns = joined.namespace;
-    out.push(ns !== undefined && ns !== cluster.namespace ? { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } }, podSelector } : { podSelector });
+    out.push(
+      ns !== undefined && ns !== cluster.namespace
+        ? { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } }, podSelector }
+        : { podSelector },
+    );
   }
   return out;
 }
@@ -116,7 +144,10 @@ export function networkPolicy(cluster: ResolvedCluster, kind: ComponentKind | 'd
   if (drainerFrom.length > 0 && drainerPorts.length > 0) ingress.push({ from: drainerFrom, ports: tcp(drainerPorts) });
   const metricsFrom = cluster.networkPolicy?.metricsFrom;
   if (metricsFrom !== undefined) {
-    ingress.push({ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': metricsFrom } } }], ports: tcp(ports.metrics) });
+    ingress.push({
+      from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': metricsFrom } } }],
+      ports: tcp(ports.metrics),
+    });
   }
   return {
     apiVersion: 'networking.k8s.io/v1',

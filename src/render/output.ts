@@ -6,7 +6,19 @@
 import { emitYaml } from '../base/yaml/emit';
 
 /** What a Pod needs exists before the workload that starts it (Helm's install order). */
-const KIND_ORDER = ['NetworkPolicy', 'PodDisruptionBudget', 'ServiceAccount', 'ConfigMap', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Service', 'Deployment', 'StatefulSet'];
+const KIND_ORDER = [
+  'NetworkPolicy',
+  'PodDisruptionBudget',
+  'ServiceAccount',
+  'ConfigMap',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'Service',
+  'Deployment',
+  'StatefulSet',
+];
 
 function kindRank(kind: unknown): number {
   const i = KIND_ORDER.indexOf(String(kind));

@@ -8,7 +8,14 @@
  * says where each applies in an object. Facts from k8s.io/kubernetes `pkg/apis/*\/validation`.
  */
 import { objectFindings, podTemplatePath } from './api-check';
-import { configMapKeyProblem, ingressHostProblem, isObject, objectNameProblem, priorityClassProblems, secretSizeProblem } from '../tidbcluster/api-rules';
+import {
+  configMapKeyProblem,
+  ingressHostProblem,
+  isObject,
+  objectNameProblem,
+  priorityClassProblems,
+  secretSizeProblem,
+} from '../tidbcluster/api-rules';
 import { joinKey } from '../tidbcluster/crd-schema';
 import {
   affinityFindings,
@@ -36,10 +43,35 @@ type Obj = Record<string, unknown>;
  * has, in `passthrough.ts`.
  */
 const NAMED_KINDS = new Set([
-  'ConfigMap', 'Secret', 'Service', 'Namespace', 'ServiceAccount', 'PersistentVolumeClaim', 'PersistentVolume', 'Pod', 'Endpoints',
-  'LimitRange', 'ResourceQuota', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob', 'Ingress', 'IngressClass',
-  'NetworkPolicy', 'PriorityClass', 'PodDisruptionBudget', 'StorageClass', 'HorizontalPodAutoscaler', 'Lease',
-  'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding',
+  'ConfigMap',
+  'Secret',
+  'Service',
+  'Namespace',
+  'ServiceAccount',
+  'PersistentVolumeClaim',
+  'PersistentVolume',
+  'Pod',
+  'Endpoints',
+  'LimitRange',
+  'ResourceQuota',
+  'Deployment',
+  'StatefulSet',
+  'DaemonSet',
+  'ReplicaSet',
+  'Job',
+  'CronJob',
+  'Ingress',
+  'IngressClass',
+  'NetworkPolicy',
+  'PriorityClass',
+  'PodDisruptionBudget',
+  'StorageClass',
+  'HorizontalPodAutoscaler',
+  'Lease',
+  'Role',
+  'RoleBinding',
+  'ClusterRole',
+  'ClusterRoleBinding',
 ]);
 /** Workloads whose selector must take their own Pod template (a Job's is made for it). */
 const SELECTING = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']);
@@ -76,7 +108,9 @@ export function passThroughFindings(obj: Obj, kubeMinor: number): Finding[] {
         const host = asObj(r).host;
         if (host !== undefined && host !== '') add(`spec.rules[${i}].host`, ingressHostProblem(host));
       });
-      asList(spec.tls).forEach((t, i) => asList(asObj(t).hosts).forEach((h, j) => add(`spec.tls[${i}].hosts[${j}]`, ingressHostProblem(h))));
+      asList(spec.tls).forEach((t, i) =>
+        asList(asObj(t).hosts).forEach((h, j) => add(`spec.tls[${i}].hosts[${j}]`, ingressHostProblem(h))),
+      );
       break;
     case 'PersistentVolumeClaim':
       add('spec.resources.requests.storage', claimSizeProblem(get(spec, 'resources.requests.storage')));
@@ -87,10 +121,14 @@ export function passThroughFindings(obj: Obj, kubeMinor: number): Finding[] {
       break;
     case 'NetworkPolicy':
       out.push(...labelSelectorFindings(spec.podSelector, 'spec.podSelector'));
-      for (const [rules, peers] of [['ingress', 'from'], ['egress', 'to']]) {
+      for (const [rules, peers] of [
+        ['ingress', 'from'],
+        ['egress', 'to'],
+      ]) {
         asList(spec[rules]).forEach((r, i) =>
           asList(asObj(r)[peers]).forEach((p, j) => {
-            for (const sel of ['podSelector', 'namespaceSelector']) out.push(...labelSelectorFindings(asObj(p)[sel], `spec.${rules}[${i}].${peers}[${j}].${sel}`));
+            for (const sel of ['podSelector', 'namespaceSelector'])
+              out.push(...labelSelectorFindings(asObj(p)[sel], `spec.${rules}[${i}].${peers}[${j}].${sel}`));
           }),
         );
       }
@@ -130,14 +168,24 @@ function workloadFindings(obj: Obj, kind: string, template: string): Finding[] {
   if (selectorPath && selector !== undefined) out.push(...labelSelectorFindings(selector, selectorPath));
   const podLabels = asObj(get(obj, `${template}.metadata.labels`));
   if (SELECTING.has(kind) && isObject(selector) && !selects(selector, podLabels)) {
-    out.push([`${template}.metadata.labels`, `the Pod template's labels do not match spec.selector, so the ${kind} would not own its own Pods; give the template the labels the selector asks for`]);
+    out.push([
+      `${template}.metadata.labels`,
+      `the Pod template's labels do not match spec.selector, so the ${kind} would not own its own Pods; give the template the labels the selector asks for`,
+    ]);
   }
   const spec = asObj(get(obj, `${template}.spec`));
   const restart = spec.restartPolicy;
   if (kind === 'Job' || kind === 'CronJob') {
-    if (restart !== 'OnFailure' && restart !== 'Never') out.push([`${template}.spec.restartPolicy`, `a Job's Pods need restartPolicy OnFailure or Never${restart === undefined ? ' (it defaults to Always, which a Job refuses)' : `, got ${JSON.stringify(restart)}`}`]);
+    if (restart !== 'OnFailure' && restart !== 'Never')
+      out.push([
+        `${template}.spec.restartPolicy`,
+        `a Job's Pods need restartPolicy OnFailure or Never${restart === undefined ? ' (it defaults to Always, which a Job refuses)' : `, got ${JSON.stringify(restart)}`}`,
+      ]);
   } else if (restart !== undefined && restart !== 'Always') {
-    out.push([`${template}.spec.restartPolicy`, `a ${kind}'s Pods run until deleted: restartPolicy must be Always (or left out), got ${JSON.stringify(restart)}`]);
+    out.push([
+      `${template}.spec.restartPolicy`,
+      `a ${kind}'s Pods run until deleted: restartPolicy must be Always (or left out), got ${JSON.stringify(restart)}`,
+    ]);
   }
   out.push(...podSpecFindings(spec, `${template}.spec`));
   return out;
@@ -146,12 +194,23 @@ function workloadFindings(obj: Obj, kind: string, template: string): Finding[] {
 /** Whether a label selector takes Pods with `labels`. */
 function selects(selector: Obj, labels: Obj): boolean {
   const byLabels = Object.entries(asObj(selector.matchLabels)).every(([k, v]) => labels[k] === v);
-  return byLabels && asList(selector.matchExpressions).every((e) => {
-    const { key, operator, values } = asObj(e);
-    const has = typeof key === 'string' && key in labels;
-    const among = has && asList(values).includes(labels[key as string]);
-    return operator === 'In' ? among : operator === 'NotIn' ? !among : operator === 'Exists' ? has : operator === 'DoesNotExist' ? !has : true;
-  });
+  return (
+    byLabels &&
+    asList(selector.matchExpressions).every((e) => {
+      const { key, operator, values } = asObj(e);
+      const has = typeof key === 'string' && key in labels;
+      const among = has && asList(values).includes(labels[key as string]);
+      return operator === 'In'
+        ? among
+        : operator === 'NotIn'
+          ? !among
+          : operator === 'Exists'
+            ? has
+            : operator === 'DoesNotExist'
+              ? !has
+              : true;
+    })
+  );
 }
 
 /** A Pod spec's fields that the API server checks beyond the schema (names and ports are `api-check.ts`'s). */

@@ -36,19 +36,39 @@ export const PASSTHROUGH_FILE = '_passthrough.k8s.yaml';
  * built-in kind is namespaced.
  */
 const CLUSTER_SCOPED = new Set([
-  '/Namespace', '/Node', '/PersistentVolume', '/ComponentStatus',
-  'rbac.authorization.k8s.io/ClusterRole', 'rbac.authorization.k8s.io/ClusterRoleBinding',
-  'storage.k8s.io/StorageClass', 'storage.k8s.io/CSIDriver', 'storage.k8s.io/CSINode', 'storage.k8s.io/VolumeAttachment', 'storage.k8s.io/VolumeAttributesClass',
-  'scheduling.k8s.io/PriorityClass', 'node.k8s.io/RuntimeClass',
-  'networking.k8s.io/IngressClass', 'networking.k8s.io/IPAddress', 'networking.k8s.io/ServiceCIDR',
-  'admissionregistration.k8s.io/ValidatingWebhookConfiguration', 'admissionregistration.k8s.io/MutatingWebhookConfiguration',
-  'admissionregistration.k8s.io/ValidatingAdmissionPolicy', 'admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding',
-  'admissionregistration.k8s.io/MutatingAdmissionPolicy', 'admissionregistration.k8s.io/MutatingAdmissionPolicyBinding',
-  'apiextensions.k8s.io/CustomResourceDefinition', 'apiregistration.k8s.io/APIService',
-  'certificates.k8s.io/CertificateSigningRequest', 'certificates.k8s.io/ClusterTrustBundle',
-  'flowcontrol.apiserver.k8s.io/FlowSchema', 'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration',
-  'resource.k8s.io/DeviceClass', 'resource.k8s.io/ResourceSlice', 'resource.k8s.io/DeviceTaintRule',
-  'storagemigration.k8s.io/StorageVersionMigration', 'internal.apiserver.k8s.io/StorageVersion',
+  '/Namespace',
+  '/Node',
+  '/PersistentVolume',
+  '/ComponentStatus',
+  'rbac.authorization.k8s.io/ClusterRole',
+  'rbac.authorization.k8s.io/ClusterRoleBinding',
+  'storage.k8s.io/StorageClass',
+  'storage.k8s.io/CSIDriver',
+  'storage.k8s.io/CSINode',
+  'storage.k8s.io/VolumeAttachment',
+  'storage.k8s.io/VolumeAttributesClass',
+  'scheduling.k8s.io/PriorityClass',
+  'node.k8s.io/RuntimeClass',
+  'networking.k8s.io/IngressClass',
+  'networking.k8s.io/IPAddress',
+  'networking.k8s.io/ServiceCIDR',
+  'admissionregistration.k8s.io/ValidatingWebhookConfiguration',
+  'admissionregistration.k8s.io/MutatingWebhookConfiguration',
+  'admissionregistration.k8s.io/ValidatingAdmissionPolicy',
+  'admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding',
+  'admissionregistration.k8s.io/MutatingAdmissionPolicy',
+  'admissionregistration.k8s.io/MutatingAdmissionPolicyBinding',
+  'apiextensions.k8s.io/CustomResourceDefinition',
+  'apiregistration.k8s.io/APIService',
+  'certificates.k8s.io/CertificateSigningRequest',
+  'certificates.k8s.io/ClusterTrustBundle',
+  'flowcontrol.apiserver.k8s.io/FlowSchema',
+  'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration',
+  'resource.k8s.io/DeviceClass',
+  'resource.k8s.io/ResourceSlice',
+  'resource.k8s.io/DeviceTaintRule',
+  'storagemigration.k8s.io/StorageVersionMigration',
+  'internal.apiserver.k8s.io/StorageVersion',
 ]);
 
 /** What the project does with tidb-operator's other kinds: they need its CRDs and controller. */
@@ -61,9 +81,26 @@ const OPERATOR_KINDS: Readonly<Record<string, string>> = {
  * the Prometheus Operator's (whose PodMonitors a cluster renders) and cert-manager's (its certificates).
  */
 const KNOWN_CUSTOM_SCOPES: Readonly<Record<string, 'Namespaced' | 'Cluster'>> = {
-  ...Object.fromEntries(['Prometheus', 'PrometheusAgent', 'Alertmanager', 'AlertmanagerConfig', 'ThanosRuler', 'ServiceMonitor', 'PodMonitor', 'Probe', 'PrometheusRule', 'ScrapeConfig'].map((k) => [`monitoring.coreos.com/${k}`, 'Namespaced'])),
-  'cert-manager.io/Certificate': 'Namespaced', 'cert-manager.io/CertificateRequest': 'Namespaced', 'cert-manager.io/Issuer': 'Namespaced', 'cert-manager.io/ClusterIssuer': 'Cluster',
-  'acme.cert-manager.io/Order': 'Namespaced', 'acme.cert-manager.io/Challenge': 'Namespaced',
+  ...Object.fromEntries(
+    [
+      'Prometheus',
+      'PrometheusAgent',
+      'Alertmanager',
+      'AlertmanagerConfig',
+      'ThanosRuler',
+      'ServiceMonitor',
+      'PodMonitor',
+      'Probe',
+      'PrometheusRule',
+      'ScrapeConfig',
+    ].map((k) => [`monitoring.coreos.com/${k}`, 'Namespaced']),
+  ),
+  'cert-manager.io/Certificate': 'Namespaced',
+  'cert-manager.io/CertificateRequest': 'Namespaced',
+  'cert-manager.io/Issuer': 'Namespaced',
+  'cert-manager.io/ClusterIssuer': 'Cluster',
+  'acme.cert-manager.io/Order': 'Namespaced',
+  'acme.cert-manager.io/Challenge': 'Namespaced',
 };
 
 /** `group/Kind` -> scope, from the CustomResourceDefinitions among the inputs. */
@@ -72,7 +109,8 @@ function crdScopes(docs: readonly LoadedDocument<Record<string, unknown>>[]): Ma
   for (const { value } of docs) {
     if (value.kind !== 'CustomResourceDefinition' || groupOf(String(value.apiVersion)) !== 'apiextensions.k8s.io') continue;
     const spec = (value.spec ?? {}) as { group?: unknown; scope?: unknown; names?: { kind?: unknown } };
-    if (typeof spec.group === 'string' && typeof spec.names?.kind === 'string' && typeof spec.scope === 'string') out.set(`${spec.group}/${spec.names.kind}`, spec.scope);
+    if (typeof spec.group === 'string' && typeof spec.names?.kind === 'string' && typeof spec.scope === 'string')
+      out.set(`${spec.group}/${spec.names.kind}`, spec.scope);
   }
   return out;
 }
@@ -84,7 +122,10 @@ function crdScopes(docs: readonly LoadedDocument<Record<string, unknown>>[]): Ma
  * what it might replace there, cannot be told. Custom resources are not validated: their schema is
  * their CRD's.
  */
-export function passThrough(docs: readonly LoadedDocument<Record<string, unknown>>[], options: { readonly namespace?: string; readonly kubeMinor: number }): PassThrough {
+export function passThrough(
+  docs: readonly LoadedDocument<Record<string, unknown>>[],
+  options: { readonly namespace?: string; readonly kubeMinor: number },
+): PassThrough {
   const objects: PassedObject[] = [];
   const errors: string[] = [];
   if (docs.length === 0) return { objects, errors };
@@ -98,33 +139,53 @@ export function passThrough(docs: readonly LoadedDocument<Record<string, unknown
     const issues: SpecIssue[] = [];
     const at = (path: string, message: string) => issues.push({ path, line: doc.line(path), message });
     if (group === 'pingcap.com') {
-      at('kind', `${OPERATOR_KINDS[kind] ?? `a ${kind} needs tidb-operator's CRD and controller, which tidb-gitops does not run`}; tidb-gitops reads TidbCluster, Backup, BackupSchedule, Restore, TidbInitializer and TidbMonitor`);
+      at(
+        'kind',
+        `${OPERATOR_KINDS[kind] ?? `a ${kind} needs tidb-operator's CRD and controller, which tidb-gitops does not run`}; tidb-gitops reads TidbCluster, Backup, BackupSchedule, Restore, TidbInitializer and TidbMonitor`,
+      );
     } else if (schema.knows(apiVersion, kind)) {
       const schemaErrors = schema.validate(obj);
       for (const e of schemaErrors) at(e.path || 'kind', e.message);
       if (schemaErrors.length === 0) for (const [path, message] of passThroughFindings(obj, options.kubeMinor)) at(path, message);
     } else if (isBuiltInGroup(group)) {
       const serving = MINORS.filter((m) => kubeSchema(m).knows(apiVersion, kind));
-      at('apiVersion', `Kubernetes 1.${options.kubeMinor} does not serve ${apiVersion} ${kind}${serving.length > 0 ? ` (1.${serving[0]} and later do: render for it with --kube-version)` : ''}`);
+      at(
+        'apiVersion',
+        `Kubernetes 1.${options.kubeMinor} does not serve ${apiVersion} ${kind}${serving.length > 0 ? ` (1.${serving[0]} and later do: render for it with --kube-version)` : ''}`,
+      );
     }
     const meta = (obj.metadata ?? {}) as Record<string, unknown>;
     if (typeof meta.name !== 'string' || meta.name === '') {
-      at('metadata.name', meta.generateName !== undefined ? 'required: generateName makes a new object at every apply, and Argo CD and Flux apply by name' : 'required');
-    } else if (!issues.some((i) => i.path === 'metadata.name') && (/[/%]/.test(meta.name) || meta.name === '.' || meta.name === '..' || meta.name.length > 253)) {
+      at(
+        'metadata.name',
+        meta.generateName !== undefined
+          ? 'required: generateName makes a new object at every apply, and Argo CD and Flux apply by name'
+          : 'required',
+      );
+    } else if (
+      !issues.some((i) => i.path === 'metadata.name') &&
+      (/[/%]/.test(meta.name) || meta.name === '.' || meta.name === '..' || meta.name.length > 253)
+    ) {
       // What every kind refuses (apimachinery's path segment rule); each kind checks more itself.
       at('metadata.name', `${JSON.stringify(meta.name)} cannot name an object: no '/' or '%', not '.' or '..', at most 253 characters`);
     }
     const custom = group !== 'pingcap.com' && !schema.knows(apiVersion, kind) && !isBuiltInGroup(group);
-    const customScope = custom ? customScopes.get(`${group}/${kind}`) ?? KNOWN_CUSTOM_SCOPES[`${group}/${kind}`] : undefined;
+    const customScope = custom ? (customScopes.get(`${group}/${kind}`) ?? KNOWN_CUSTOM_SCOPES[`${group}/${kind}`]) : undefined;
     if (custom && customScope === undefined && meta.namespace === undefined) {
-      at('metadata', `namespace required: whether ${apiVersion} ${kind} is namespaced is its CustomResourceDefinition's, which is not among the inputs; give metadata.namespace, or put the CustomResourceDefinition beside it`);
+      at(
+        'metadata',
+        `namespace required: whether ${apiVersion} ${kind} is namespaced is its CustomResourceDefinition's, which is not among the inputs; give metadata.namespace, or put the CustomResourceDefinition beside it`,
+      );
     }
     if (issues.length > 0) {
       errors.push(...issues.map((i) => formatIssue(i, doc.source)));
       continue;
     }
     const namespaced = custom ? customScope === 'Namespaced' : schema.knows(apiVersion, kind) && !CLUSTER_SCOPED.has(`${group}/${kind}`);
-    const object = namespaced && meta.namespace === undefined && options.namespace !== undefined ? { ...obj, metadata: { ...meta, namespace: options.namespace } } : obj;
+    const object =
+      namespaced && meta.namespace === undefined && options.namespace !== undefined
+        ? { ...obj, metadata: { ...meta, namespace: options.namespace } }
+        : obj;
     objects.push({ object, source: doc.source, line: doc.line });
   }
   return { objects, errors };
@@ -159,12 +220,31 @@ export function collisions(taken: ReservedNames, passed: readonly PassedObject[]
     const first = taken.find({ group, kind, namespace, name });
     const what = `${kind} ${name}${namespace !== '' ? ` in namespace ${namespace}` : ' (no namespace: it lands in the one it is applied to)'}`;
     if (first !== undefined) {
-      out.push(formatIssue({ path: 'metadata.name', line: p.line('metadata.name'), message: `${what} takes the place of ${first.by()}; ${first.passed ? 'rename one of them' : 'rename it'}` }, p.source));
+      out.push(
+        formatIssue(
+          {
+            path: 'metadata.name',
+            line: p.line('metadata.name'),
+            message: `${what} takes the place of ${first.by()}; ${first.passed ? 'rename one of them' : 'rename it'}`,
+          },
+          p.source,
+        ),
+      );
       continue;
     }
     const shown = () => `${kind} ${name}${namespace !== '' ? ` in namespace ${namespace}` : ''}`;
     const input = { kind, name, source: p.source, line: p.line };
-    taken.add({ group, kind, namespace, name, input, shown, by: () => `${shown()} in ${p.source.file}: document ${p.source.document}`, claim: () => `which ${kind} ${name} at ${placeOf(input)} is too`, passed: true });
+    taken.add({
+      group,
+      kind,
+      namespace,
+      name,
+      input,
+      shown,
+      by: () => `${shown()} in ${p.source.file}: document ${p.source.document}`,
+      claim: () => `which ${kind} ${name} at ${placeOf(input)} is too`,
+      passed: true,
+    });
   }
   return out;
 }

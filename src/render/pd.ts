@@ -148,6 +148,9 @@ export function pdStatefulSet(cluster: ResolvedCluster, pd: ResolvedPD, configMa
     ...secrets.map((s) => s.volume),
     ...pd.additionalVolumes,
   ]);
-  const claims = [volumeClaimTemplate(names.dataVolume('pd'), pd.storageRequest, pd.storageClassName, pd.volumeAttributesClassName), ...storage.claims];
+  const claims = [
+    volumeClaimTemplate(names.dataVolume('pd'), pd.storageRequest, pd.storageClassName, pd.volumeAttributesClassName),
+    ...storage.claims,
+  ];
   return statefulSet(cluster, pd, podSpec, claims, podAnnotations(pd, PORT.pdClient));
 }

@@ -63,7 +63,9 @@ function pdmsSecrets(cluster: ResolvedCluster, pdms: ResolvedPdms): SecretMount[
   if (!cluster.tlsCluster) return [];
   return [
     secretMount('pd-tls', names.clusterSecret(cluster.name, 'pd'), TLS_DIR.pd),
-    ...(pdms.mountClusterClientSecret ? [secretMount('cluster-client-tls', names.clusterClientSecret(cluster.name), TLS_DIR.clusterClient)] : []),
+    ...(pdms.mountClusterClientSecret
+      ? [secretMount('cluster-client-tls', names.clusterClientSecret(cluster.name), TLS_DIR.clusterClient)]
+      : []),
   ];
 }
 

@@ -94,7 +94,11 @@ export function pumpStatefulSet(cluster: ResolvedCluster, pump: ResolvedPump, co
     volumeMounts: mounts,
     readinessProbe: { tcpSocket: { port: PORT.pump } },
   };
-  const podSpec = finishPodSpec(basePodSpec(cluster, pump, { sysctlInit: false }), mergeContainers([container], pump.additionalContainers), volumes);
+  const podSpec = finishPodSpec(
+    basePodSpec(cluster, pump, { sysctlInit: false }),
+    mergeContainers([container], pump.additionalContainers),
+    volumes,
+  );
   const claims = [volumeClaimTemplate(PUMP_DATA_VOLUME, pump.storageRequest, pump.storageClassName, pump.volumeAttributesClassName)];
   return statefulSet(cluster, pump, podSpec, claims, podAnnotations(pump, PORT.pump));
 }

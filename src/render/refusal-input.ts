@@ -35,14 +35,16 @@ export function documentRefusalIssue(r: Refusal, doc: { readonly source: SourceR
   return formatIssue({ path: 'metadata.name', line: doc.line('metadata.name'), message: refused(r) }, doc.source);
 }
 
-const refused = (r: Refusal): string => `the API server would refuse the ${r.kind} ${r.name} rendered from it${r.field !== undefined ? `: ${r.field}` : ''}: ${r.problem}`;
+const refused = (r: Refusal): string =>
+  `the API server would refuse the ${r.kind} ${r.name} rendered from it${r.field !== undefined ? `: ${r.field}` : ''}: ${r.problem}`;
 
 /** The path in the TidbCluster that a refused field of a rendered object comes from. */
 export function refusalInputPath(r: Refusal, cluster: RefusalSource['resolved']): string {
   const parts = parsePath(r.field ?? '');
   const label = parts.indexOf('labels');
   const key = label >= 0 ? parts[label + 1] : undefined;
-  if (typeof key === 'string' && key in cluster.monitoring.labels) return `metadata.annotations[${JSON.stringify(MONITORING_LABELS_ANNOTATION)}]`;
+  if (typeof key === 'string' && key in cluster.monitoring.labels)
+    return `metadata.annotations[${JSON.stringify(MONITORING_LABELS_ANNOTATION)}]`;
   const base = componentPath(r.name, cluster.name);
   if (base === undefined) return 'metadata.name';
   if (r.kind === 'ConfigMap') return `${base}.config`;

@@ -58,7 +58,14 @@ export function renderClusters(clusters: readonly ResolvedCluster[], operations:
       const { own, byId } = documentOrigins(resolved.name, operations[i]);
       const under = `${chart.cluster.node.path}/`;
       const origin = (c: string | undefined) => (c?.startsWith(under) && byId.get(c.slice(under.length).split('/')[0])) || own;
-      return { fileName, objects: [], yaml: '', problems: e.problems, refusals: e.refusals.map((x) => ({ ...x, origin: origin(x.construct) })), origins: [] };
+      return {
+        fileName,
+        objects: [],
+        yaml: '',
+        problems: e.problems,
+        refusals: e.refusals.map((x) => ({ ...x, origin: origin(x.construct) })),
+        origins: [],
+      };
     }
   });
 }
@@ -77,7 +84,10 @@ export function renderProblems(
     const ns = clusters[i].resolved.namespace;
     return r.refusals.map((x) => {
       // An object rendered from a document beside the cluster is that document's to change.
-      const doc = x.origin.kind === 'TidbCluster' ? undefined : documents.find((d) => d.value.kind === x.origin.kind && d.value.name === x.origin.name && (d.value.namespace ?? ns) === ns);
+      const doc =
+        x.origin.kind === 'TidbCluster'
+          ? undefined
+          : documents.find((d) => d.value.kind === x.origin.kind && d.value.name === x.origin.name && (d.value.namespace ?? ns) === ns);
       return doc ? documentRefusalIssue(x, doc) : refusalIssue(x, clusters[i]);
     });
   });
@@ -89,7 +99,12 @@ export function renderProblems(
  * `initializer`, `monitoring`; see TidbCluster), and the rest is the cluster's own. A schedule's log
  * backup comes from its schedule. `built` is in the chart's construct order (`objectsAsBuilt`).
  */
-function originsOf(chart: TidbClusterChart, built: readonly Record<string, unknown>[], cluster: string, ops: ClusterOperations | undefined): Map<Record<string, unknown>, RenderedOrigin> {
+function originsOf(
+  chart: TidbClusterChart,
+  built: readonly Record<string, unknown>[],
+  cluster: string,
+  ops: ClusterOperations | undefined,
+): Map<Record<string, unknown>, RenderedOrigin> {
   const { own, byId } = documentOrigins(cluster, ops);
   const made = chart.node.findAll().filter((c) => c instanceof ApiObject && Chart.of(c) === chart);
   const top = (c: IConstruct): IConstruct => (c.node.scope === undefined || c.node.scope === chart.cluster ? c : top(c.node.scope));

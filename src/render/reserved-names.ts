@@ -9,7 +9,15 @@
  */
 import type { LoadedDocument } from '../tidbcluster/load';
 import { formatIssue, type SourceRef } from '../tidbcluster/errors';
-import { BACKUP_LABEL, isLogCommandJobName, LOG_COMMANDS, logCommandJobName, logCommandKey, names, OPERATION_KEY } from '../tidbcluster/names';
+import {
+  BACKUP_LABEL,
+  isLogCommandJobName,
+  LOG_COMMANDS,
+  logCommandJobName,
+  logCommandKey,
+  names,
+  OPERATION_KEY,
+} from '../tidbcluster/names';
 import { MONITORING_ENV, parseMonitoringPublishInfo, type MonitoringPublishInfo } from '../tidbcluster/contract';
 import type { RenderedOrigin } from './render';
 
@@ -75,7 +83,8 @@ export interface Reservation {
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const metaOf = (o: Record<string, unknown>) => (o.metadata ?? {}) as { name?: unknown; namespace?: unknown; labels?: Record<string, string> };
+const metaOf = (o: Record<string, unknown>) =>
+  (o.metadata ?? {}) as { name?: unknown; namespace?: unknown; labels?: Record<string, string> };
 export const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '');
 const inNs = (ns: string) => (ns !== '' ? ` in namespace ${ns}` : '');
 
@@ -87,7 +96,10 @@ function numbered(prefix: string): NamePattern {
 
 /** The log command Jobs of one template, for every run. */
 function logJobs(template: string): NamePattern {
-  return { test: (n) => isLogCommandJobName(template, n), samples: [logCommandJobName(template, 1), logCommandJobName(template, Number.MAX_SAFE_INTEGER)] };
+  return {
+    test: (n) => isLogCommandJobName(template, n),
+    samples: [logCommandJobName(template, 1), logCommandJobName(template, Number.MAX_SAFE_INTEGER)],
+  };
 }
 
 /** Names that start with `prefix`, which ends with `-` (a dashboard's name comes from the image). */
@@ -144,14 +156,41 @@ function runTimeObjects(set: RenderedSet, cluster: InputRef): Reservation[] {
   const controllerOf = (input: InputRef) => `the controller of cluster ${c} (${input.kind} ${input.name} at ${placeOf(input)})`;
   const out: Reservation[] = [];
   /** `by`: after `<Kind> <name> in namespace <ns>, `; `claim`: the whole clause. */
-  const reserve = (group: string, kind: string, namespace: string, name: string | NamePattern, shownName: string, input: InputRef, by: () => string, claim: () => string) => {
+  const reserve = (
+    group: string,
+    kind: string,
+    namespace: string,
+    name: string | NamePattern,
+    shownName: string,
+    input: InputRef,
+    by: () => string,
+    claim: () => string,
+  ) => {
     const shown = () => `${kind} ${shownName}${inNs(namespace)}`;
     out.push({ group, kind, namespace, name, input, runTime: true, shown, by: () => `${shown()}, ${by()}`, claim });
   };
   const status = names.status(c);
   const lease = names.lease(c);
-  reserve('', 'ConfigMap', ns, status, status, cluster, () => `where ${controller()} keeps its state at run time`, () => `where ${controllerOf(cluster)} keeps its state at run time`);
-  reserve('coordination.k8s.io', 'Lease', ns, lease, lease, cluster, () => `which ${controller()} holds at run time`, () => `which ${controllerOf(cluster)} holds at run time`);
+  reserve(
+    '',
+    'ConfigMap',
+    ns,
+    status,
+    status,
+    cluster,
+    () => `where ${controller()} keeps its state at run time`,
+    () => `where ${controllerOf(cluster)} keeps its state at run time`,
+  );
+  reserve(
+    'coordination.k8s.io',
+    'Lease',
+    ns,
+    lease,
+    lease,
+    cluster,
+    () => `which ${controller()} holds at run time`,
+    () => `which ${controllerOf(cluster)} holds at run time`,
+  );
   set.objects.forEach((o, i) => {
     const input = set.inputs?.[i] ?? cluster;
     const meta = metaOf(o);
@@ -167,23 +206,61 @@ function runTimeObjects(set: RenderedSet, cluster: InputRef): Reservation[] {
       if (job !== undefined) reserve('batch', 'Job', on, job, job, input, by, creates(job));
       for (const command of LOG_COMMANDS) {
         const template = templateName(data[logCommandKey(command)]);
-        if (template !== undefined) reserve('batch', 'Job', on, logJobs(template), `${template}-<n>`, input, by, creates(`${template}-<n>`));
+        if (template !== undefined)
+          reserve('batch', 'Job', on, logJobs(template), `${template}-<n>`, input, by, creates(`${template}-<n>`));
       }
     } else if (o.kind === 'StatefulSet') {
       const what = `which Kubernetes creates at run time for StatefulSet ${name}`;
-      reserve('', 'Pod', on, numbered(name), `${name}-<ordinal>`, input, () => `${what} (${from()})`, () => `${what} ${of()}`);
+      reserve(
+        '',
+        'Pod',
+        on,
+        numbered(name),
+        `${name}-<ordinal>`,
+        input,
+        () => `${what} (${from()})`,
+        () => `${what} ${of()}`,
+      );
     } else if (o.kind === 'CronJob') {
       const what = `which Kubernetes creates at run time for CronJob ${name}`;
-      reserve('batch', 'Job', on, numbered(name), `${name}-<minutes>`, input, () => `${what} (${from()})`, () => `${what} ${of()}`);
+      reserve(
+        'batch',
+        'Job',
+        on,
+        numbered(name),
+        `${name}-<minutes>`,
+        input,
+        () => `${what} (${from()})`,
+        () => `${what} ${of()}`,
+      );
     } else if (o.kind === 'Service' && (o.spec as { selector?: unknown } | undefined)?.selector !== undefined) {
       const what = `which Kubernetes writes at run time for Service ${name}`;
-      reserve('', 'Endpoints', on, name, name, input, () => `${what} (${from()})`, () => `${what} ${of()}`);
+      reserve(
+        '',
+        'Endpoints',
+        on,
+        name,
+        name,
+        input,
+        () => `${what} (${from()})`,
+        () => `${what} ${of()}`,
+      );
     } else if (o.kind === 'Job') {
       const info = publishInfo(o);
       const by = () => `which the monitoring Job ${name} (${from()}) publishes at run time`;
       const claim = () => `which the monitoring Job ${name} ${of()} publishes at run time`;
       if (info?.rules) reserve('monitoring.coreos.com', 'PrometheusRule', on, names.alertRules(c), names.alertRules(c), input, by, claim);
-      if (info?.dashboards) reserve('', 'ConfigMap', on, prefixed(names.dashboard(c, '')), names.dashboard(c, '<name>'), input, () => `a dashboard ${by()}`, () => `a dashboard ${claim()}`);
+      if (info?.dashboards)
+        reserve(
+          '',
+          'ConfigMap',
+          on,
+          prefixed(names.dashboard(c, '')),
+          names.dashboard(c, '<name>'),
+          input,
+          () => `a dashboard ${by()}`,
+          () => `a dashboard ${claim()}`,
+        );
     }
   });
   return out;
@@ -200,7 +277,9 @@ function templateName(json: string | undefined): string | undefined {
 }
 
 function publishInfo(job: Record<string, unknown>): MonitoringPublishInfo | undefined {
-  const containers = ((job.spec as { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } } | undefined)?.template?.spec?.containers) ?? [];
+  const containers =
+    (job.spec as { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } } | undefined)?.template?.spec
+      ?.containers ?? [];
   const value = containers.flatMap((c) => c.env ?? []).find((e) => e.name === MONITORING_ENV)?.value;
   if (value === undefined) return undefined;
   try {
@@ -252,14 +331,23 @@ export class ReservedNames {
   /** The first reservation the one given lands on, if any. */
   find(r: Pick<Reservation, 'group' | 'kind' | 'namespace' | 'name'>): Reservation | undefined {
     const kind = `${r.group}/${r.kind}`;
-    const at = (map: Map<string, Reservation[]>, key: string | undefined) => (key === undefined ? [] : map.get(`${kind}/${key}`) ?? []);
+    const at = (map: Map<string, Reservation[]>, key: string | undefined) => (key === undefined ? [] : (map.get(`${kind}/${key}`) ?? []));
     let candidates: Reservation[];
     if (typeof r.name === 'string') {
       const name = r.name;
-      candidates = [...at(this.byName, name), ...at(this.byStem, stemOf(name)), ...dashPrefixes(name).flatMap((p) => at(this.byPrefix, p)), ...(this.loose.get(kind) ?? [])];
+      candidates = [
+        ...at(this.byName, name),
+        ...at(this.byStem, stemOf(name)),
+        ...dashPrefixes(name).flatMap((p) => at(this.byPrefix, p)),
+        ...(this.loose.get(kind) ?? []),
+      ];
     } else if (r.name.stem !== undefined) {
       const sample = `${r.name.stem}-1`;
-      candidates = [...at(this.byStem, r.name.stem), ...dashPrefixes(sample).flatMap((p) => at(this.byPrefix, p)), ...(this.loose.get(kind) ?? [])];
+      candidates = [
+        ...at(this.byStem, r.name.stem),
+        ...dashPrefixes(sample).flatMap((p) => at(this.byPrefix, p)),
+        ...(this.loose.get(kind) ?? []),
+      ];
     } else {
       candidates = this.all.get(kind) ?? [];
     }
@@ -313,7 +401,16 @@ export function reserveNames(sets: readonly RenderedSet[]): ReservedSets {
       continue;
     }
     const made = r.runTime ? `makes ${r.shown()} at run time` : `renders ${r.shown()}`;
-    out.push(formatIssue({ path: 'metadata.name', line: r.input.line?.('metadata.name'), message: `${r.input.kind} ${r.input.name} ${made}, ${first.claim()}; rename the ${r.input.kind}` }, r.input.source));
+    out.push(
+      formatIssue(
+        {
+          path: 'metadata.name',
+          line: r.input.line?.('metadata.name'),
+          message: `${r.input.kind} ${r.input.name} ${made}, ${first.claim()}; rename the ${r.input.kind}`,
+        },
+        r.input.source,
+      ),
+    );
   }
   return { names: taken, collisions: out };
 }
@@ -321,10 +418,19 @@ export function reserveNames(sets: readonly RenderedSet[]): ReservedSets {
 /** The documents the objects of a rendered cluster come from: the cluster's, or one beside it. */
 export function inputsOf(
   origins: readonly RenderedOrigin[],
-  cluster: { readonly source: SourceRef; readonly line?: (path: string) => number | undefined; readonly resolved: { readonly name: string; readonly namespace?: string } },
+  cluster: {
+    readonly source: SourceRef;
+    readonly line?: (path: string) => number | undefined;
+    readonly resolved: { readonly name: string; readonly namespace?: string };
+  },
   documents: readonly LoadedDocument<{ readonly kind: string; readonly name: string; readonly namespace?: string }>[],
 ): { input: InputRef; inputs: InputRef[] } {
-  const input: InputRef = { kind: 'TidbCluster', name: cluster.resolved.name, source: cluster.source, ...(cluster.line && { line: cluster.line }) };
+  const input: InputRef = {
+    kind: 'TidbCluster',
+    name: cluster.resolved.name,
+    source: cluster.source,
+    ...(cluster.line && { line: cluster.line }),
+  };
   const found = new Map<string, InputRef>();
   const ns = cluster.resolved.namespace ?? '';
   const inputs = origins.map((o) => {

@@ -12,7 +12,12 @@ export function dualStack(cluster: ResolvedCluster): Pick<ServiceSpec, 'ipFamily
  * `<cluster>-<component>-peer`: headless, and publishing Pods before they are ready so peers can find
  * each other. The `used-by: peer` label is the operator's on PD, TiKV, TiDB and TiProxy only.
  */
-export function peerService(cluster: ResolvedCluster, kind: ComponentKind, ports: ServicePort[], options: { usedBy?: boolean } = {}): Service {
+export function peerService(
+  cluster: ResolvedCluster,
+  kind: ComponentKind,
+  ports: ServicePort[],
+  options: { usedBy?: boolean } = {},
+): Service {
   const selector = selectorLabels(cluster.instance, kind);
   const labels = options.usedBy === false ? selector : { ...selector, [LABEL.usedBy]: 'peer' };
   return {
@@ -33,7 +38,11 @@ export function peerService(cluster: ResolvedCluster, kind: ComponentKind, ports
  * Metadata of the client Service `<cluster>-<component>`: the user's labels (`spec.<component>.service`)
  * under the selector labels and `used-by: end-user`, and the user's annotations.
  */
-export function clientServiceMetadata(cluster: ResolvedCluster, kind: ComponentKind, svc?: Pick<ResolvedService, 'labels' | 'annotations'>): ObjectMeta {
+export function clientServiceMetadata(
+  cluster: ResolvedCluster,
+  kind: ComponentKind,
+  svc?: Pick<ResolvedService, 'labels' | 'annotations'>,
+): ObjectMeta {
   const labels = { ...svc?.labels, ...selectorLabels(cluster.instance, kind), [LABEL.usedBy]: 'end-user' };
   return namespaced(cluster, names.service(cluster.name, kind), labels, svc?.annotations);
 }

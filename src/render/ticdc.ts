@@ -111,7 +111,11 @@ export function ticdcStatefulSet(cluster: ResolvedCluster, ticdc: ResolvedTiCDC,
     volumeMounts: mounts,
     ...preStopHook(cluster, ticdc, TLS_DIR.ticdc),
   };
-  const podSpec = finishPodSpec(basePodSpec(cluster, ticdc, { sysctlInit: false }), mergeContainers([container], ticdc.additionalContainers), volumes);
+  const podSpec = finishPodSpec(
+    basePodSpec(cluster, ticdc, { sysctlInit: false }),
+    mergeContainers([container], ticdc.additionalContainers),
+    volumes,
+  );
   const annotations = { ...podAnnotations(ticdc, PORT.ticdc), ...(ticdc.newArchitecture && { [TICDC_ARCHITECTURE_ANNOTATION]: 'new' }) };
   return statefulSet(cluster, ticdc, podSpec, storage.claims, annotations);
 }

@@ -77,7 +77,15 @@ export function tidbService(cluster: ResolvedCluster, svc: ResolvedTiDBService):
     },
     ...svc.additionalPorts,
     ...(svc.exposeStatus
-      ? [{ name: 'status', port: PORT.tidbStatus, targetPort: PORT.tidbStatus, protocol: 'TCP', ...(svc.statusNodePort && { nodePort: svc.statusNodePort }) }]
+      ? [
+          {
+            name: 'status',
+            port: PORT.tidbStatus,
+            targetPort: PORT.tidbStatus,
+            protocol: 'TCP',
+            ...(svc.statusNodePort && { nodePort: svc.statusNodePort }),
+          },
+        ]
       : []),
   ];
   const lb = svc.type === 'LoadBalancer';
@@ -116,7 +124,13 @@ export function slowLogPlacement(tidb: ResolvedTiDB, storageMounts: VolumeMount[
     return { file: DEFAULTS.tidbSlowLogFile, mount: { name: 'slowlog', mountPath: dir }, volume: { name: 'slowlog', emptyDir: {} } };
   }
   const fallback = { name: 'slowlog', mountPath: '' };
-  const mount = logVolume(tidb.slowLogVolumeName, (n) => names.storageVolume('tidb', n), storageMounts, tidb.additionalVolumeMounts, fallback)!;
+  const mount = logVolume(
+    tidb.slowLogVolumeName,
+    (n) => names.storageVolume('tidb', n),
+    storageMounts,
+    tidb.additionalVolumeMounts,
+    fallback,
+  )!;
   return { file: `${mount.mountPath.replace(/\/$/, '')}/${tidb.slowLogVolumeName}`, mount };
 }
 
@@ -146,11 +160,14 @@ export function tidbStatefulSet(
   const volumes: Volume[] = [
     ANNOTATIONS_VOLUME,
     ...configVolumes(configMapName, 'tidb.toml', 'tidb_start_script.sh'),
-    ...(tidb.tokenBasedAuthEnabled
-      ? [{ name: 'tidb-auth-token', secret: { secretName: names.tidbAuthTokenSecret(cluster.name) } }]
-      : []),
+    ...(tidb.tokenBasedAuthEnabled ? [{ name: 'tidb-auth-token', secret: { secretName: names.tidbAuthTokenSecret(cluster.name) } }] : []),
     ...(tidb.bootstrapSQLConfigMapName
-      ? [{ name: 'tidb-bootstrap-sql', configMap: { name: tidb.bootstrapSQLConfigMapName, items: [{ key: 'bootstrap-sql', path: 'bootstrap.sql' }] } }]
+      ? [
+          {
+            name: 'tidb-bootstrap-sql',
+            configMap: { name: tidb.bootstrapSQLConfigMapName, items: [{ key: 'bootstrap-sql', path: 'bootstrap.sql' }] },
+          },
+        ]
       : []),
     ...secrets.map((s) => s.volume),
     ...(slowLog.volume ? [slowLog.volume] : []),

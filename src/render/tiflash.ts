@@ -123,11 +123,7 @@ export function tiflashStatefulSet(cluster: ResolvedCluster, tiflash: ResolvedTi
   const base = tiflashInitContainers(cluster, tiflash, ctx, tls);
   // Native sidecars go after every init container, the user's included, as the operator puts them.
   const tailers = placeTailers(tiflashLogTailers(tiflash), tiflash.logTailer, base.initContainers, base.initContainers.length);
-  const podSpec = finishPodSpec(
-    base,
-    mergeContainers([container, ...tailers], tiflash.additionalContainers),
-    volumes,
-  );
+  const podSpec = finishPodSpec(base, mergeContainers([container, ...tailers], tiflash.additionalContainers), volumes);
   const annotations = {
     ...podAnnotations(tiflash, PORT.tiflashMetrics),
     // The proxy's metrics port, for Prometheus scrape configs that look for it; the user cannot override it.
@@ -156,7 +152,10 @@ function tiflashInitContainers(
       image: cluster.helper.image,
       imagePullPolicy: cluster.helper.imagePullPolicy as Container['imagePullPolicy'],
       command: ['sh', '-c', tiflashInitScript(ctx)],
-      env: [fieldRefEnv('POD_NAME', 'metadata.name'), ...(cluster.namespace === undefined ? [fieldRefEnv('NAMESPACE', 'metadata.namespace')] : [])],
+      env: [
+        fieldRefEnv('POD_NAME', 'metadata.name'),
+        ...(cluster.namespace === undefined ? [fieldRefEnv('NAMESPACE', 'metadata.namespace')] : []),
+      ],
       volumeMounts: [
         { name: tiflashDataVolume(0), mountPath: '/data0' },
         CONFIG_MOUNT,
@@ -189,5 +188,7 @@ function tailer(name: string, file: string, spec: ResolvedLogTailer): Container 
 
 /** `data0`, `data1`..., one per `storageClaims` entry. */
 function tiflashClaims(tiflash: ResolvedTiFlash): PersistentVolumeClaim[] {
-  return tiflash.storageClaims.map((claim, i) => volumeClaimTemplate(tiflashDataVolume(i), claim.storage, claim.storageClassName, claim.volumeAttributesClassName));
+  return tiflash.storageClaims.map((claim, i) =>
+    volumeClaimTemplate(tiflashDataVolume(i), claim.storage, claim.storageClassName, claim.volumeAttributesClassName),
+  );
 }

@@ -63,7 +63,9 @@ export function tikvSecrets(cluster: ResolvedCluster, tikv: ResolvedTiKV): Secre
   if (!cluster.tlsCluster) return [];
   return [
     secretMount('tikv-tls', names.clusterSecret(cluster.name, 'tikv'), TLS_DIR.tikv),
-    ...(tikv.mountClusterClientSecret ? [secretMount('cluster-client-tls', names.clusterClientSecret(cluster.name), TLS_DIR.clusterClient)] : []),
+    ...(tikv.mountClusterClientSecret
+      ? [secretMount('cluster-client-tls', names.clusterClientSecret(cluster.name), TLS_DIR.clusterClient)]
+      : []),
   ];
 }
 
@@ -114,17 +116,16 @@ export function tikvStatefulSet(cluster: ResolvedCluster, tikv: ResolvedTiKV, co
   // Native sidecars go after the renderer's own init containers, before the user's.
   const ownInit = base.initContainers.length - tikv.initContainers.length;
   const tailers = placeTailers(tikvLogTailers(tikv, dataMount, storage.mounts), tikv.logTailer, base.initContainers, ownInit);
-  const podSpec = finishPodSpec(
-    base,
-    mergeContainers([...tailers, container], tikv.additionalContainers),
-    [
-      ANNOTATIONS_VOLUME,
-      ...configVolumes(configMapName, 'tikv.toml', 'tikv_start_script.sh'),
-      ...secrets.map((s) => s.volume),
-      ...tikv.additionalVolumes,
-    ],
-  );
-  const claims = [volumeClaimTemplate(names.dataVolume('tikv'), tikv.storageRequest, tikv.storageClassName, tikv.volumeAttributesClassName), ...storage.claims];
+  const podSpec = finishPodSpec(base, mergeContainers([...tailers, container], tikv.additionalContainers), [
+    ANNOTATIONS_VOLUME,
+    ...configVolumes(configMapName, 'tikv.toml', 'tikv_start_script.sh'),
+    ...secrets.map((s) => s.volume),
+    ...tikv.additionalVolumes,
+  ]);
+  const claims = [
+    volumeClaimTemplate(names.dataVolume('tikv'), tikv.storageRequest, tikv.storageClassName, tikv.volumeAttributesClassName),
+    ...storage.claims,
+  ];
   return statefulSet(cluster, tikv, podSpec, claims, podAnnotations(tikv, PORT.tikvStatus));
 }
 

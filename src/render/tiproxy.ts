@@ -174,7 +174,15 @@ export function tiproxyReadinessProbe(cluster: ResolvedCluster, tiproxy: Resolve
     : [];
   const handler: Probe =
     p.type === 'command'
-      ? { exec: { command: ['curl', `${cluster.scheme}://127.0.0.1:${PORT.tiproxyApi}/api/debug/health`, '--fail', '--location', ...certs] } }
+      ? {
+          exec: {
+            command: ['curl', `${cluster.scheme}://127.0.0.1:${PORT.tiproxyApi}/api/debug/health`, '--fail', '--location', ...certs],
+          },
+        }
       : { tcpSocket: { port: PORT.tiproxySql } };
-  return { ...handler, initialDelaySeconds: p.initialDelaySeconds, ...(p.periodSeconds !== undefined && { periodSeconds: p.periodSeconds }) };
+  return {
+    ...handler,
+    initialDelaySeconds: p.initialDelaySeconds,
+    ...(p.periodSeconds !== undefined && { periodSeconds: p.periodSeconds }),
+  };
 }

@@ -10,7 +10,9 @@ import { refuseAtSynthesis } from './checked';
 export function volumeSizes(cluster: string, statefulSets: readonly any[]): Record<string, Record<string, string>> {
   const out: Record<string, Record<string, string>> = {};
   for (const kind of COMPONENTS) {
-    const sts = statefulSets.find((s) => s?.kind === 'StatefulSet' && s.metadata?.name === names.statefulSet(cluster, kind as ComponentKind));
+    const sts = statefulSets.find(
+      (s) => s?.kind === 'StatefulSet' && s.metadata?.name === names.statefulSet(cluster, kind as ComponentKind),
+    );
     const sizes: Record<string, string> = {};
     for (const t of sts?.spec?.volumeClaimTemplates ?? []) {
       const storage = t?.spec?.resources?.requests?.storage;

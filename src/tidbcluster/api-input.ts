@@ -164,12 +164,17 @@ function serviceIssues(svc: Record<string, unknown>, path: string, issues: SpecI
     const problem = portProblem(svc[field], field !== 'port');
     if (problem) issues.push({ path: `${path}.${field}`, message: problem });
     // ValidateService: node ports belong to NodePort and LoadBalancer Services.
-    else if (field !== 'port' && svc[field] !== 0 && !external) issues.push({ path: `${path}.${field}`, message: `a node port needs type NodePort or LoadBalancer, not ${type}` });
+    else if (field !== 'port' && svc[field] !== 0 && !external)
+      issues.push({ path: `${path}.${field}`, message: `a node port needs type NodePort or LoadBalancer, not ${type}` });
   }
   if (svc.externalTrafficPolicy !== undefined && svc.externalTrafficPolicy !== '' && !external) {
-    issues.push({ path: `${path}.externalTrafficPolicy`, message: `only a Service of type NodePort or LoadBalancer has an external traffic policy, not ${type}` });
+    issues.push({
+      path: `${path}.externalTrafficPolicy`,
+      message: `only a Service of type NodePort or LoadBalancer has an external traffic policy, not ${type}`,
+    });
   }
-  if (svc.clusterIP === 'None' && type !== 'ClusterIP') issues.push({ path: `${path}.clusterIP`, message: `clusterIP None (headless) is for type ClusterIP, not ${type}` });
+  if (svc.clusterIP === 'None' && type !== 'ClusterIP')
+    issues.push({ path: `${path}.clusterIP`, message: `clusterIP None (headless) is for type ClusterIP, not ${type}` });
   if (Array.isArray(svc.additionalPorts)) {
     svc.additionalPorts.forEach((p, i) => {
       if (!isObject(p)) return;
@@ -184,4 +189,3 @@ function serviceIssues(svc: Record<string, unknown>, path: string, issues: SpecI
     });
   }
 }
-

@@ -45,7 +45,8 @@ export function qualifiedNameProblem(key: string): string | undefined {
     }
   }
   if (name === '') return `${show(key)} is not a valid key: the name part is empty`;
-  if (name.length > MAX_LABEL_LENGTH) return `${show(key)} is not a valid key: the name part has ${name.length} characters, at most ${MAX_LABEL_LENGTH}`;
+  if (name.length > MAX_LABEL_LENGTH)
+    return `${show(key)} is not a valid key: the name part has ${name.length} characters, at most ${MAX_LABEL_LENGTH}`;
   if (!QUALIFIED_NAME_PART.test(name)) {
     return `${show(key)} is not a valid key: letters, digits, "-", "_" and ".", starting and ending with a letter or digit (optionally with a DNS prefix and "/")`;
   }
@@ -93,13 +94,15 @@ export function envNameProblem(name: unknown, kubeMinor: number): string | undef
   if (typeof name !== 'string' || name === '') return 'an environment variable needs a name';
   if (kubeMinor >= RELAXED_ENV_NAMES_SINCE) {
     // IsRelaxedEnvVarName: printable ASCII but "=".
-    if (!/^[\x20-\x3c\x3e-\x7e]+$/.test(name)) return `${show(name)} is not a valid environment variable name: printable ASCII characters except "="`;
+    if (!/^[\x20-\x3c\x3e-\x7e]+$/.test(name))
+      return `${show(name)} is not a valid environment variable name: printable ASCII characters except "="`;
     return undefined;
   }
   if (!ENV_VAR_NAME.test(name)) {
     return `${show(name)} is not a valid environment variable name on Kubernetes 1.${kubeMinor}: letters, digits, "_", "-" and ".", not starting with a digit (any printable name but "=" needs 1.${RELAXED_ENV_NAMES_SINCE} or newer)`;
   }
-  if (name === '.' || name === '..' || name.startsWith('..')) return `${show(name)} is not a valid environment variable name: it may not be or start with ".."`;
+  if (name === '.' || name === '..' || name.startsWith('..'))
+    return `${show(name)} is not a valid environment variable name: it may not be or start with ".."`;
   return undefined;
 }
 
@@ -115,7 +118,15 @@ export function portProblem(port: unknown, zeroOk = false): string | undefined {
 /** Why `name` is not a port name (IANA service name: at most 15 lowercase letters, digits and "-"), or undefined. */
 export function portNameProblem(name: unknown): string | undefined {
   if (typeof name !== 'string') return `a port name must be a string, got ${quoted(name)}`;
-  if (name.length < 1 || name.length > 15 || !/^[-a-z0-9]+$/.test(name) || !/[a-z]/.test(name) || name.includes('--') || name.startsWith('-') || name.endsWith('-')) {
+  if (
+    name.length < 1 ||
+    name.length > 15 ||
+    !/^[-a-z0-9]+$/.test(name) ||
+    !/[a-z]/.test(name) ||
+    name.includes('--') ||
+    name.startsWith('-') ||
+    name.endsWith('-')
+  ) {
     return `${show(name)} is not a valid port name: 1 to 15 lowercase letters, digits and "-", with at least one letter, no "--", not starting or ending with "-"`;
   }
   return undefined;
@@ -153,19 +164,27 @@ export const MAX_CRONJOB_NAME = 52;
 export function objectNameProblem(kind: string, name: unknown): string | undefined {
   if (typeof name !== 'string') return `expected a name, got ${quoted(name)}`;
   if (kind === 'Service') {
-    return name.length <= 63 && DNS1035_LABEL.test(name) ? undefined : `${quoted(name)} is not a valid Service name (a DNS label starting with a letter, at most 63)`;
+    return name.length <= 63 && DNS1035_LABEL.test(name)
+      ? undefined
+      : `${quoted(name)} is not a valid Service name (a DNS label starting with a letter, at most 63)`;
   }
   if (kind === 'Namespace') {
-    return name.length <= 63 && DNS1123_LABEL.test(name) ? undefined : `${quoted(name)} is not a valid Namespace name (lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63)`;
+    return name.length <= 63 && DNS1123_LABEL.test(name)
+      ? undefined
+      : `${quoted(name)} is not a valid Namespace name (lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63)`;
   }
   if (kind === 'CronJob' && name.length > MAX_CRONJOB_NAME) {
     return `${quoted(name)} is too long for a CronJob name: ${name.length} characters, at most ${MAX_CRONJOB_NAME} (its Jobs are named <name>-<minutes>)`;
   }
   if (RBAC_KINDS.has(kind)) {
     // RBAC names are path segments (kubernetes pkg/apis/rbac/validation ValidateRBACName): `:` is fine.
-    return name !== '' && name !== '.' && name !== '..' && !/[/%]/.test(name) ? undefined : `${quoted(name)} is not a valid ${kind} name (not "." or "..", without "/" or "%")`;
+    return name !== '' && name !== '.' && name !== '..' && !/[/%]/.test(name)
+      ? undefined
+      : `${quoted(name)} is not a valid ${kind} name (not "." or "..", without "/" or "%")`;
   }
-  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a valid object name (a DNS subdomain, at most 253)`;
+  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name)
+    ? undefined
+    : `${quoted(name)} is not a valid object name (a DNS subdomain, at most 253)`;
 }
 
 /** Why `name` is not a container or volume name (a DNS label, at most 63), or undefined. */
@@ -176,8 +195,10 @@ export function dnsLabelProblem(name: unknown, what: string): string | undefined
 
 /** Why `key` cannot be a key of a ConfigMap (or, with `what`, of a Secret), or undefined. */
 export function configMapKeyProblem(key: string, what: 'ConfigMap' | 'Secret' = 'ConfigMap'): string | undefined {
-  if (key.length > 253 || !CONFIG_MAP_KEY.test(key)) return `${show(key)} is not a valid ${what} key: letters, digits, "-", "_" and ".", at most 253`;
-  if (key === '.' || key === '..' || key.startsWith('..')) return `${show(key)} is not a valid ${what} key: it may not be or start with ".."`;
+  if (key.length > 253 || !CONFIG_MAP_KEY.test(key))
+    return `${show(key)} is not a valid ${what} key: letters, digits, "-", "_" and ".", at most 253`;
+  if (key === '.' || key === '..' || key.startsWith('..'))
+    return `${show(key)} is not a valid ${what} key: it may not be or start with ".."`;
   return undefined;
 }
 
@@ -185,7 +206,10 @@ export function configMapKeyProblem(key: string, what: 'ConfigMap' | 'Secret' = 
 export const MAX_SECRET_BYTES = 1024 * 1024;
 
 /** The Secret's size problem (`data` is base64, `stringData` plain text), or undefined. */
-export function secretSizeProblem(data: Readonly<Record<string, unknown>>, stringData: Readonly<Record<string, unknown>>): string | undefined {
+export function secretSizeProblem(
+  data: Readonly<Record<string, unknown>>,
+  stringData: Readonly<Record<string, unknown>>,
+): string | undefined {
   let total = 0;
   for (const [k, v] of Object.entries(data)) if (typeof v === 'string' && !(k in stringData)) total += Buffer.from(v, 'base64').length;
   for (const v of Object.values(stringData)) if (typeof v === 'string') total += bytes(v);
@@ -207,14 +231,30 @@ export function ingressHostProblem(host: unknown): string | undefined {
 /** The highest priority a PriorityClass of one's own may have; above it, only Kubernetes' own `system-` classes. */
 export const MAX_USER_PRIORITY = 1_000_000_000;
 /** The PriorityClasses Kubernetes makes itself, with their values. */
-const SYSTEM_PRIORITY_CLASSES: Readonly<Record<string, number>> = { 'system-cluster-critical': 2_000_000_000, 'system-node-critical': 2_000_001_000 };
+const SYSTEM_PRIORITY_CLASSES: Readonly<Record<string, number>> = {
+  'system-cluster-critical': 2_000_000_000,
+  'system-node-critical': 2_000_001_000,
+};
 
 /** A PriorityClass's problems, as `[field, why]`: names under `system-` are Kubernetes' own, values at most 1e9. */
 export function priorityClassProblems(name: unknown, value: unknown): [field: 'metadata.name' | 'value', problem: string][] {
   if (typeof name === 'string' && name.startsWith('system-')) {
-    return SYSTEM_PRIORITY_CLASSES[name] === value ? [] : [['metadata.name', `${quoted(name)}: names starting with "system-" are reserved for Kubernetes' own priority classes; choose another name`]];
+    return SYSTEM_PRIORITY_CLASSES[name] === value
+      ? []
+      : [
+          [
+            'metadata.name',
+            `${quoted(name)}: names starting with "system-" are reserved for Kubernetes' own priority classes; choose another name`,
+          ],
+        ];
   }
-  if (typeof value === 'number' && value > MAX_USER_PRIORITY) return [['value', `${value} is above ${MAX_USER_PRIORITY}, the highest priority a PriorityClass of one's own may have (higher ones are Kubernetes' system classes)`]];
+  if (typeof value === 'number' && value > MAX_USER_PRIORITY)
+    return [
+      [
+        'value',
+        `${value} is above ${MAX_USER_PRIORITY}, the highest priority a PriorityClass of one's own may have (higher ones are Kubernetes' system classes)`,
+      ],
+    ];
   return [];
 }
 

@@ -26,8 +26,13 @@ export interface ApiVersionsError {
 
 /** The entries of a list given as text (comma-separated, as Argo CD passes it) or as a YAML list, with their list index. */
 function entriesOf(value: unknown): { entry: string; index?: number }[] | ApiVersionsError {
-  if (typeof value === 'string') return value.split(',').map((e) => ({ entry: e.trim() })).filter((e) => e.entry !== '');
-  if (!Array.isArray(value)) return { error: `expected a list of API versions (or one comma-separated string), got ${JSON.stringify(value)}` };
+  if (typeof value === 'string')
+    return value
+      .split(',')
+      .map((e) => ({ entry: e.trim() }))
+      .filter((e) => e.entry !== '');
+  if (!Array.isArray(value))
+    return { error: `expected a list of API versions (or one comma-separated string), got ${JSON.stringify(value)}` };
   const out: { entry: string; index: number }[] = [];
   for (const [index, item] of value.entries()) {
     if (typeof item !== 'string') return { error: `expected an API version such as apps/v1, got ${JSON.stringify(item)}`, index };
@@ -48,13 +53,21 @@ export function parseApiVersions(value: unknown): { list: string[] } | ApiVersio
   for (const { entry, index } of given) {
     const segments = entry.split('/');
     const kinds = segments.filter(isKind).length;
-    const shapeOk = segments.length <= 3 && segments.every((s) => SEGMENT.test(s)) && kinds <= 1 && (kinds === 0 || isKind(segments[segments.length - 1])) && segments.length - kinds >= 1;
+    const shapeOk =
+      segments.length <= 3 &&
+      segments.every((s) => SEGMENT.test(s)) &&
+      kinds <= 1 &&
+      (kinds === 0 || isKind(segments[segments.length - 1])) &&
+      segments.length - kinds >= 1;
     if (!shapeOk) return { error: `${JSON.stringify(entry)} is not an API version: ${ENTRY_FORM}`, ...(index !== undefined && { index }) };
   }
   const entries = given.map((e) => e.entry);
   if (entries.length === 0) return { error: 'expected the API versions the cluster serves, got none' };
   if (!entries.includes('v1')) {
-    return { error: 'expected every API version the cluster serves (as `kubectl api-versions` prints them), which always includes v1; list them all, not only the ones you add' };
+    return {
+      error:
+        'expected every API version the cluster serves (as `kubectl api-versions` prints them), which always includes v1; list them all, not only the ones you add',
+    };
   }
   return { list: [...new Set(entries)].sort() };
 }

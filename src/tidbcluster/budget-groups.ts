@@ -30,7 +30,8 @@ export interface BudgetGroups {
   readonly warnings: string[];
 }
 
-const pdOf = (c: ResolvedCluster): string => (c.joinCluster ? `${c.joinCluster.namespace ?? ''}/${c.joinCluster.name}` : `${c.namespace ?? ''}/${c.name}`);
+const pdOf = (c: ResolvedCluster): string =>
+  c.joinCluster ? `${c.joinCluster.namespace ?? ''}/${c.joinCluster.name}` : `${c.namespace ?? ''}/${c.name}`;
 const describe = (c: ResolvedCluster): string => `${c.name}${c.namespace ? ` (namespace ${c.namespace})` : ''}`;
 
 /** Moves the store budgets of clusters that share a PD onto one, and says where that cannot be. */
@@ -39,7 +40,12 @@ export function groupStoreBudgets(loaded: readonly LoadedCluster[]): BudgetGroup
   const warnings: string[] = [];
   const budgets = loaded.map((l) => ({ ...l.resolved.disruptionBudgets }) as Record<string, DisruptionBudget | undefined>);
   const at = (i: number, issue: SpecIssue, into: string[], warning = false) =>
-    into.push(formatIssue({ ...issue, line: loaded[i].line?.(issue.path), ...(warning && { message: `warning: ${issue.message}` }) }, loaded[i].source));
+    into.push(
+      formatIssue(
+        { ...issue, line: loaded[i].line?.(issue.path), ...(warning && { message: `warning: ${issue.message}` }) },
+        loaded[i].source,
+      ),
+    );
   const byPd = new Map<string, number[]>();
   loaded.forEach((l, i) => byPd.set(pdOf(l.resolved), [...(byPd.get(pdOf(l.resolved)) ?? []), i]));
   for (const [pd, members] of byPd) {
@@ -54,7 +60,8 @@ export function groupStoreBudgets(loaded: readonly LoadedCluster[]): BudgetGroup
       const covered = withStores.filter(sameNamespace);
       // A cluster without spec.pd that joins no other (its PD runs outside any TidbCluster) has its own
       // warning where PD is looked for; only one that joins another's PD is told this render lacks it.
-      if (owner === undefined && loaded[holder].resolved.joinCluster) at(holder, { path: 'spec.cluster', message: unheldMessage(loaded[holder].resolved, kind, pd) }, warnings, true);
+      if (owner === undefined && loaded[holder].resolved.joinCluster)
+        at(holder, { path: 'spec.cluster', message: unheldMessage(loaded[holder].resolved, kind, pd) }, warnings, true);
       for (const i of withStores.filter((i) => !sameNamespace(i) && budgets[i][kind])) {
         at(i, { path: 'spec.cluster', message: otherNamespaceMessage(loaded[i].resolved, loaded[holder].resolved, kind) }, warnings, true);
       }
@@ -64,7 +71,14 @@ export function groupStoreBudgets(loaded: readonly LoadedCluster[]): BudgetGroup
       for (const i of covered.filter((i) => i !== holder)) {
         const annotation = loaded[i].resolved.annotations[DISRUPTION_BUDGETS_ANNOTATION];
         if (annotation !== undefined && new RegExp(`(^|,)\\s*${kind}\\s*=`).test(annotation)) {
-          at(i, { path: ANNOTATION_PATH, message: `${kind}: this cluster's ${kind} Pods are counted by the budget ${loaded[holder].resolved.name}-${kind} of ${describe(loaded[holder].resolved)}, since their stores share one PD; set the budget there` }, errors);
+          at(
+            i,
+            {
+              path: ANNOTATION_PATH,
+              message: `${kind}: this cluster's ${kind} Pods are counted by the budget ${loaded[holder].resolved.name}-${kind} of ${describe(loaded[holder].resolved)}, since their stores share one PD; set the budget there`,
+            },
+            errors,
+          );
         }
         delete budgets[i][kind];
       }
@@ -74,7 +88,8 @@ export function groupStoreBudgets(loaded: readonly LoadedCluster[]): BudgetGroup
         const issues: SpecIssue[] = [];
         const ownerPd = owner === undefined ? undefined : loaded[owner].resolved.pd;
         checkBudgetQuorum({ budgets: { tikv: budget }, tikvReplicas: stores, maxReplicas: maxReplicas(ownerPd?.config) }, issues, []);
-        for (const issue of issues) at(holder, { ...issue, message: `${issue.message} (counting the ${stores} TiKV stores of every cluster of this PD)` }, errors);
+        for (const issue of issues)
+          at(holder, { ...issue, message: `${issue.message} (counting the ${stores} TiKV stores of every cluster of this PD)` }, errors);
       }
     }
   }

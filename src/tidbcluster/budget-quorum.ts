@@ -67,7 +67,10 @@ export function checkBudgetQuorum(input: QuorumInput, issues: SpecIssue[], warni
     const tolerable = tolerableLoss(n);
     const arithmetic = `${plural(n, 'PD member', 'PD members')} need ${keep} up to keep a majority, so a drain may take at most ${tolerable} at once; pd=${pd.maxUnavailable} lets it take ${allowed}`;
     if (allowed > Math.max(tolerable, 1)) {
-      issues.push({ path: ANNOTATION_PATH, message: `pd=${pd.maxUnavailable}: ${arithmetic}, and PD (so the whole cluster) stops until they are back; write pd=${Math.max(tolerable, 1)}` });
+      issues.push({
+        path: ANNOTATION_PATH,
+        message: `pd=${pd.maxUnavailable}: ${arithmetic}, and PD (so the whole cluster) stops until they are back; write pd=${Math.max(tolerable, 1)}`,
+      });
     } else if (allowed > tolerable) {
       warnings.push({
         path: explicit('pd') ? ANNOTATION_PATH : 'spec.pd.replicas',
@@ -81,7 +84,10 @@ export function checkBudgetQuorum(input: QuorumInput, issues: SpecIssue[], warni
     const allowed = podsAllowed(tikv.maxUnavailable, input.tikvReplicas)!;
     const tolerable = tolerableLoss(r);
     if (allowed > Math.max(tolerable, 1)) {
-      const of = typeof tikv.maxUnavailable === 'string' ? ` (${tikv.maxUnavailable} of ${plural(input.tikvReplicas, 'store', 'stores')}, rounded up)` : '';
+      const of =
+        typeof tikv.maxUnavailable === 'string'
+          ? ` (${tikv.maxUnavailable} of ${plural(input.tikvReplicas, 'store', 'stores')}, rounded up)`
+          : '';
       issues.push({
         path: ANNOTATION_PATH,
         message:

@@ -43,7 +43,10 @@ export function unsafeTextIssues(doc: unknown, kind: string): SpecIssue[] {
   const unencodable = loneSurrogates(doc, '');
   // No file can hold such a string (it has no UTF-8 form): the output could never say what the input meant.
   if (unencodable.length > 0) {
-    return unencodable.map((path) => ({ path, message: 'contains a lone UTF-16 surrogate (from a \\uD800-\\uDFFF escape), which no UTF-8 text can hold' }));
+    return unencodable.map((path) => ({
+      path,
+      message: 'contains a lone UTF-16 surrogate (from a \\uD800-\\uDFFF escape), which no UTF-8 text can hold',
+    }));
   }
   const proto = protoKeys(doc, '');
   // A __proto__ key means something else to every JavaScript reader: refuse it before anything reads on.
@@ -79,7 +82,9 @@ function protoKeys(value: unknown, path: string): string[] {
  * (47 left for the cluster), `<cluster>-tiflash` (44 left) or `<cluster>-scheduling` (41 left), bounds the cluster's name.
  */
 function maxName(spec: Record<string, unknown>): number {
-  const pdms = Array.isArray(spec.pdms) ? spec.pdms.map((e) => (e as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string') : [];
+  const pdms = Array.isArray(spec.pdms)
+    ? spec.pdms.map((e) => (e as { name?: unknown } | null)?.name).filter((n): n is string => typeof n === 'string')
+    : [];
   const present = [...COMPONENTS.filter((c) => spec[c] !== undefined && spec[c] !== null), ...pdms];
   const pods = 63 - 11 - Math.max(...(present.length > 0 ? present : ['tikv']).map((c) => c.length + 1));
   // createPassword's ConfigMap carries its own name as a label value (at most 63).
@@ -102,11 +107,20 @@ function metadataIssues(metadata: unknown, spec: Record<string, unknown>): SpecI
       message: `invalid name ${JSON.stringify(name)}: expected lowercase letters, digits and '-', starting with a letter and ending with a letter or digit (it becomes part of Service names)`,
     });
   } else if (name.length > MAX_NAME) {
-    const why = MAX_NAME === 63 - names.initializer('').length ? ` (with spec.tidb.initializer.createPassword, ConfigMap ${names.initializer(name)} carries its name as a label value, at most 63)` : '';
-    issues.push({ path: 'metadata.name', message: `name too long (${name.length} characters): at most ${MAX_NAME}, so that every derived object and Pod name fits Kubernetes limits${why}` });
+    const why =
+      MAX_NAME === 63 - names.initializer('').length
+        ? ` (with spec.tidb.initializer.createPassword, ConfigMap ${names.initializer(name)} carries its name as a label value, at most 63)`
+        : '';
+    issues.push({
+      path: 'metadata.name',
+      message: `name too long (${name.length} characters): at most ${MAX_NAME}, so that every derived object and Pod name fits Kubernetes limits${why}`,
+    });
   }
   if (namespace !== undefined && (typeof namespace !== 'string' || !DNS1123_LABEL.test(namespace) || namespace.length > 63)) {
-    issues.push({ path: 'metadata.namespace', message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')` });
+    issues.push({
+      path: 'metadata.namespace',
+      message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')`,
+    });
   }
   return issues;
 }

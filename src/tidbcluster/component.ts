@@ -1,7 +1,8 @@
 /**
  * What every component resolves the same way: the pod-level settings with the operator's cluster-vs-
- * component precedence, image, resources and storage, services, log tailers and the config table, plus
- * the small checks the component modules share (each records an issue with its path and goes on).
+ * component precedence, image, resources and storage, services, log tailers and the config table (read
+ * by `config-input.ts`), plus the small checks the component modules share (each records an issue
+ * with its path and goes on).
  */
 import type {
   Affinity,
@@ -18,7 +19,8 @@ import type {
   Volume,
   VolumeMount,
 } from '../../imports/k8s';
-import { isTomlTable, parseToml, TomlSyntaxError, type TomlTable, type TomlValue } from '../base/toml';
+import type { TomlTable } from '../base/toml';
+import { configTable } from './config-input';
 import { suggest } from '../base/suggest';
 import { DEFAULTS } from './defaults';
 import type { SpecIssue } from './errors';
@@ -29,7 +31,7 @@ import { dnsLabelProblem } from './api-rules';
 import { drainHooks, TIKV_DRAIN_GRACE_SECONDS } from './guard-rails';
 import { featureCheck, KUBE_FEATURES, kubeVersionText, type KubeFeature } from './kube-version';
 import { quantityToBytes } from '../base/quantity';
-import type { ComponentConfig, ComponentSpec, LogTailerSpec, PodSettings, ResourceList, ServiceSpec } from './spec-parts';
+import type { ComponentSpec, LogTailerSpec, PodSettings, ResourceList, ServiceSpec } from './spec-parts';
 import type { TidbClusterManifest, TidbClusterSpec } from './types';
 import { OWNED_CONFIG_TABLES, ownedTablesChecked } from './config-tables';
 
@@ -140,7 +142,6 @@ export interface ResolvedService {
   readonly loadBalancerClass?: string;
 }
 
-
 export interface Ctx {
   readonly tc: TidbClusterManifest;
   readonly spec: TidbClusterSpec;
@@ -159,20 +160,26 @@ export interface Ctx {
 export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentSpec, path = `spec.${kind}`): ResolvedComponent {
   const { spec } = ctx;
   const { resources, storage } = splitResources(comp.requests, comp.limits, (comp as { claims?: unknown[] }).claims);
-  if (comp.volumeAttributesClassName !== undefined) requireFeature(ctx, `${path}.volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
+  if (comp.volumeAttributesClassName !== undefined)
+    requireFeature(ctx, `${path}.volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
   const claimNames = new Set<string>();
   (comp.storageVolumes ?? []).forEach((v, i) => {
     // The claim template is `<component>-<name>`, and the Pod's volume takes that name: a DNS label.
     const claim = names.storageVolume(kind, v.name);
     const problem = dnsLabelProblem(claim, `volume name once prefixed (${claim})`);
     if (problem) ctx.issues.push({ path: `${path}.storageVolumes[${i}].name`, message: problem });
-    else if (claimNames.has(claim)) ctx.issues.push({ path: `${path}.storageVolumes[${i}].name`, message: `two storage volumes are named ${v.name}; each needs its own name` });
+    else if (claimNames.has(claim))
+      ctx.issues.push({
+        path: `${path}.storageVolumes[${i}].name`,
+        message: `two storage volumes are named ${v.name}; each needs its own name`,
+      });
     claimNames.add(claim);
     if (v.volumeAttributesClassName) {
       requireFeature(ctx, `${path}.storageVolumes[${i}].volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
     }
   });
-  const updateStrategy = comp.statefulSetUpdateStrategy ?? spec.statefulSetUpdateStrategy ?? (DEFAULTS.statefulSetUpdateStrategy as 'RollingUpdate');
+  const updateStrategy =
+    comp.statefulSetUpdateStrategy ?? spec.statefulSetUpdateStrategy ?? (DEFAULTS.statefulSetUpdateStrategy as 'RollingUpdate');
   return {
     kind,
     replicas: comp.replicas,
@@ -209,7 +216,12 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
       storageSize: String(v.storageSize),
       mountPath: v.mountPath || undefined,
     })),
-    config: ownedTablesChecked(configTable(comp.config, `${path}.config`, ctx.issues), OWNED_CONFIG_TABLES[kind] ?? [], `${path}.config`, ctx.issues),
+    config: ownedTablesChecked(
+      configTable(comp.config, `${path}.config`, ctx.issues),
+      OWNED_CONFIG_TABLES[kind] ?? [],
+      `${path}.config`,
+      ctx.issues,
+    ),
     settings: {
       ...clusterSettings(ctx.tc),
       // Read by nobody but `diff`, which reports a change of target like any other setting.
@@ -254,7 +266,9 @@ export function resolvePod(ctx: Ctx, kind: ComponentKind | 'discovery', comp: Po
       kind,
       tc.metadata.name,
     ),
-    terminationGracePeriodSeconds: comp.terminationGracePeriodSeconds ?? (kind === 'tikv' && drainHooks(tc.metadata.annotations ?? {}, []) ? TIKV_DRAIN_GRACE_SECONDS : undefined),
+    terminationGracePeriodSeconds:
+      comp.terminationGracePeriodSeconds ??
+      (kind === 'tikv' && drainHooks(tc.metadata.annotations ?? {}, []) ? TIKV_DRAIN_GRACE_SECONDS : undefined),
     automountServiceAccountToken: comp.automountServiceAccountToken,
     serviceAccountName: comp.serviceAccount ?? spec.serviceAccount,
   };
@@ -266,7 +280,12 @@ export function resolvePullPolicy(ctx: Ctx, comp: Pick<PodSettings, 'imagePullPo
 }
 
 /** Cluster-wide operation settings; every component's settings annotation carries them too. */
-export function clusterSettings(tc: TidbClusterManifest): { paused: boolean; pvReclaimPolicy: string; enablePVReclaim: boolean; forceUpgrade: boolean } {
+export function clusterSettings(tc: TidbClusterManifest): {
+  paused: boolean;
+  pvReclaimPolicy: string;
+  enablePVReclaim: boolean;
+  forceUpgrade: boolean;
+} {
   const spec = tc.spec ?? {};
   return {
     paused: spec.paused ?? false,
@@ -308,7 +327,10 @@ export function resolveLogTailer(ctx: Ctx, tailer: LogTailerSpec | undefined, pa
       message: `only read by native sidecars: set ${path}.useSidecar: true, or remove it (without useSidecar it has no effect)`,
     });
   } else if (sleep !== undefined && (!Number.isSafeInteger(sleep) || sleep < 0)) {
-    ctx.issues.push({ path: `${path}.sleepTimeSeconds`, message: `expected a whole number of seconds, 0 or more, got ${JSON.stringify(sleep)}` });
+    ctx.issues.push({
+      path: `${path}.sleepTimeSeconds`,
+      message: `expected a whole number of seconds, 0 or more, got ${JSON.stringify(sleep)}`,
+    });
   }
   return {
     image: ctx.helper.image,
@@ -339,7 +361,8 @@ export function checked(ctx: Ctx, path: string, value: string, pattern: RegExp, 
 
 /** `value`, after recording an error at `path` unless it is a whole number of at least `min`. */
 export function atLeast(ctx: Ctx, path: string, value: number, min: number): number {
-  if (!Number.isSafeInteger(value) || value < min) ctx.issues.push({ path, message: `expected a whole number of seconds, ${min} or more, got ${JSON.stringify(value)}` });
+  if (!Number.isSafeInteger(value) || value < min)
+    ctx.issues.push({ path, message: `expected a whole number of seconds, ${min} or more, got ${JSON.stringify(value)}` });
   return value;
 }
 
@@ -429,59 +452,6 @@ export function topologySpread(
       },
     },
   }));
-}
-
-/** A TOML string is parsed; a mapping is taken as the same table. Bad input becomes an issue. */
-export function configTable(config: ComponentConfig | undefined, path: string, issues: SpecIssue[]): TomlTable {
-  if (config === undefined || config === null) return {};
-  if (typeof config === 'string') return parseConfigToml(config, path, issues);
-  if (typeof config !== 'object' || Array.isArray(config)) {
-    issues.push({ path, message: `expected a TOML document (a string) or a mapping, got ${JSON.stringify(config)}` });
-    return {};
-  }
-  return toTable(config, path, issues);
-}
-
-/** A config given as TOML text; a syntax error becomes an issue at `path` and the table is empty. */
-export function parseConfigToml(text: string, path: string, issues: SpecIssue[]): TomlTable {
-  try {
-    return parseToml(text);
-  } catch (e) {
-    // One line per problem: the parser's own message carries a code excerpt.
-    const message =
-      e instanceof TomlSyntaxError
-        ? `invalid TOML at line ${e.line}, column ${e.column} of the config: ${e.reason}`
-        : `invalid TOML: ${(e as Error).message.split('\n')[0]}`;
-    issues.push({ path, message });
-    return {};
-  }
-}
-
-function toTable(obj: Record<string, unknown>, path: string, issues: SpecIssue[]): TomlTable {
-  const out: TomlTable = {};
-  for (const [key, value] of Object.entries(obj)) {
-    const v = toTomlValue(value, `${path}.${key}`, issues);
-    if (v !== undefined) out[key] = v;
-  }
-  return out;
-}
-
-function toTomlValue(value: unknown, path: string, issues: SpecIssue[]): TomlValue | undefined {
-  if (value === null || value === undefined) {
-    issues.push({ path, message: 'a config value cannot be empty (null); remove the key or give it a value' });
-    return undefined;
-  }
-  if (Array.isArray(value)) {
-    return value.map((v, i) => toTomlValue(v, `${path}[${i}]`, issues)).filter((v): v is TomlValue => v !== undefined);
-  }
-  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    return toTable(value as Record<string, unknown>, path, issues);
-  }
-  return value as TomlValue;
-}
-
-export function asTable(value: TomlValue | undefined): TomlTable {
-  return isTomlTable(value) ? value : {};
 }
 
 export function nonEmpty<T>(list: T[] | undefined): T[] | undefined {

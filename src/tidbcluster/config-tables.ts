@@ -26,7 +26,10 @@ export function checkOwnedTables(table: TomlTable, owned: readonly string[], pat
         const at = keys.slice(0, i + 1).join('.');
         // Each bad table once, even when several owned paths run through it.
         if (!issues.some((x) => x.path === `${path}.${at}`)) {
-          issues.push({ path: `${path}.${at}`, message: `expected a table (the renderer sets keys inside ${at}), got ${JSON.stringify(next)}` });
+          issues.push({
+            path: `${path}.${at}`,
+            message: `expected a table (the renderer sets keys inside ${at}), got ${JSON.stringify(next)}`,
+          });
         }
         break;
       }
@@ -34,7 +37,6 @@ export function checkOwnedTables(table: TomlTable, owned: readonly string[], pat
     }
   }
 }
-
 
 /** `table`, after recording an issue for each owned table that holds something else. */
 export function ownedTablesChecked(table: TomlTable, owned: readonly string[], path: string, issues: SpecIssue[]): TomlTable {

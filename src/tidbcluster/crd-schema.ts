@@ -190,7 +190,12 @@ function checkObject(ctx: Context, node: SchemaNode, obj: Record<string, unknown
 /** Free-form values (a config table): any shape, but no integer a reader has already rounded. */
 function checkFreeForm(ctx: Context, value: unknown, path: string): void {
   if (typeof value === 'number') {
-    if (Number.isInteger(value) && !Number.isSafeInteger(value)) report(ctx, path, `expected an integer within ±${Number.MAX_SAFE_INTEGER}, the largest read exactly: beyond it digits are lost (write it in a TOML string, \`config: |\`, to keep every digit)`);
+    if (Number.isInteger(value) && !Number.isSafeInteger(value))
+      report(
+        ctx,
+        path,
+        `expected an integer within ±${Number.MAX_SAFE_INTEGER}, the largest read exactly: beyond it digits are lost (write it in a TOML string, \`config: |\`, to keep every digit)`,
+      );
   } else if (Array.isArray(value)) {
     value.forEach((v, i) => checkFreeForm(ctx, v, `${path}[${i}]`));
   } else if (typeof value === 'object' && value !== null) {

@@ -80,10 +80,18 @@ export const DISCOVERY_DEFAULTS = {
 } as const;
 
 export const DISCOVERY_DEFAULTS_TABLE: readonly DefaultEntry[] = [
-  { field: 'spec.discovery.image', value: DEFAULTS.controllerImage, note: '`--controller-image` when given; `spec.discovery.version` sets the tag' },
+  {
+    field: 'spec.discovery.image',
+    value: DEFAULTS.controllerImage,
+    note: '`--controller-image` when given; `spec.discovery.version` sets the tag',
+  },
   { field: 'spec.discovery.requests', value: '{cpu: 50m, memory: 96Mi}', note: 'only when requests and limits are both unset' },
   { field: 'spec.discovery.limits', value: '{memory: 256Mi}', note: 'only when requests and limits are both unset' },
-  ...DISCOVERY_DEFAULTS.env.map((e) => ({ field: `spec.discovery.env ${e.name}`, value: e.value, note: 'unless spec.discovery.env sets it' })),
+  ...DISCOVERY_DEFAULTS.env.map((e) => ({
+    field: `spec.discovery.env ${e.name}`,
+    value: e.value,
+    note: 'unless spec.discovery.env sets it',
+  })),
   {
     field: 'spec.discovery.podSecurityContext',
     value: 'non-root 65532, RuntimeDefault seccomp',
@@ -91,7 +99,11 @@ export const DISCOVERY_DEFAULTS_TABLE: readonly DefaultEntry[] = [
   },
   { field: 'spec.discovery.securityContext', value: 'no privilege escalation, read-only root, no capabilities' },
   { field: 'spec.discovery.readinessProbe', value: 'GET /readyz :10263 every 5s', note: 'initialDelaySeconds and periodSeconds override' },
-  { field: 'spec.discovery.livenessProbe', value: 'GET /healthz :10263 every 10s after 10s', note: 'initialDelaySeconds and periodSeconds override' },
+  {
+    field: 'spec.discovery.livenessProbe',
+    value: 'GET /healthz :10263 every 10s after 10s',
+    note: 'initialDelaySeconds and periodSeconds override',
+  },
 ];
 
 const STATEFULSET_ONLY = 'discovery runs as a Deployment, which has no such setting (tidb-operator ignored it too); remove it';
@@ -101,8 +113,17 @@ export const DISCOVERY_FIELDS: ComponentFields = {
   extra: ['livenessProbe'],
   // Not in the CRD's discovery spec (the schema check names them as unknown) or refused below.
   except: [
-    'replicas', 'baseImage', 'config', 'serviceAccount', 'storageClassName', 'volumeAttributesClassName', 'storageVolumes', 'maxFailoverCount',
-    'statefulSetUpdateStrategy', 'podManagementPolicy', 'configUpdateStrategy',
+    'replicas',
+    'baseImage',
+    'config',
+    'serviceAccount',
+    'storageClassName',
+    'volumeAttributesClassName',
+    'storageVolumes',
+    'maxFailoverCount',
+    'statefulSetUpdateStrategy',
+    'podManagementPolicy',
+    'configUpdateStrategy',
   ],
   offValues: {
     suspendAction: [{}, { suspendStatefulSet: false }],

@@ -90,7 +90,11 @@ const path = (key: string): string => `metadata.annotations["${key}"]`;
  * comma-separated list of `<component>=<value>` where the value is a count (1 or more), a percentage
  * (`1%` to `100%`) or `none`. Components the list does not name keep the default.
  */
-export function disruptionBudgets(annotations: Readonly<Record<string, string>>, components: readonly ComponentKind[], issues: SpecIssue[]): DisruptionBudgets {
+export function disruptionBudgets(
+  annotations: Readonly<Record<string, string>>,
+  components: readonly ComponentKind[],
+  issues: SpecIssue[],
+): DisruptionBudgets {
   const text = annotations[DISRUPTION_BUDGETS_ANNOTATION];
   const out: Partial<Record<ComponentKind, DisruptionBudget>> = {};
   for (const c of components) out[c] = { maxUnavailable: DEFAULT_MAX_UNAVAILABLE };
@@ -110,7 +114,10 @@ export function disruptionBudgets(annotations: Readonly<Record<string, string>>,
     }
     const [, component, value] = m;
     if (!(BUDGET_COMPONENTS as readonly string[]).includes(component)) {
-      issues.push({ path: where, message: `unknown component ${JSON.stringify(component)}; expected one of ${BUDGET_COMPONENTS.join(', ')}` });
+      issues.push({
+        path: where,
+        message: `unknown component ${JSON.stringify(component)}; expected one of ${BUDGET_COMPONENTS.join(', ')}`,
+      });
       continue;
     }
     if (seen.has(component)) {
@@ -120,7 +127,10 @@ export function disruptionBudgets(annotations: Readonly<Record<string, string>>,
     seen.add(component);
     const kind = component as ComponentKind;
     if (!components.includes(kind)) {
-      issues.push({ path: where, message: `${component}: the cluster has no ${component} (its spec has no such component), so there is no budget to set` });
+      issues.push({
+        path: where,
+        message: `${component}: the cluster has no ${component} (its spec has no such component), so there is no budget to set`,
+      });
       continue;
     }
     const budget = budgetValue(value);
@@ -135,14 +145,25 @@ export function disruptionBudgets(annotations: Readonly<Record<string, string>>,
 }
 
 /** The components a budget can be set for, in the order docs/reference.md lists them. */
-export const BUDGET_COMPONENTS: readonly ComponentKind[] = ['pd', 'tso', 'scheduling', 'tikv', 'tiflash', 'tidb', 'ticdc', 'pump', 'tiproxy'];
+export const BUDGET_COMPONENTS: readonly ComponentKind[] = [
+  'pd',
+  'tso',
+  'scheduling',
+  'tikv',
+  'tiflash',
+  'tidb',
+  'ticdc',
+  'pump',
+  'tiproxy',
+];
 
 /** A budget, undefined for `none`, or what is wrong with the value. */
 function budgetValue(value: string): DisruptionBudget | undefined | string {
   if (value === 'none') return undefined;
   if (/^\d{1,6}$/.test(value)) {
     const n = Number(value);
-    if (n === 0) return 'a budget of 0 refuses every eviction, so no node holding one of these Pods could ever be drained; write none for no budget, or 1 or more';
+    if (n === 0)
+      return 'a budget of 0 refuses every eviction, so no node holding one of these Pods could ever be drained; write none for no budget, or 1 or more';
     return { maxUnavailable: n };
   }
   const pct = /^(\d{1,3})%$/.exec(value);
@@ -167,7 +188,11 @@ export function drainHooks(annotations: Readonly<Record<string, string>>, issues
  * Reads `tidb-gitops.io/pv-reclaim-policy` (`"true"` or `"false"`, off by default). A ClusterRoleBinding
  * must name its ServiceAccount's namespace, so turning it on needs one at render time.
  */
-export function pvReclaimPolicyAccess(annotations: Readonly<Record<string, string>>, namespace: string | undefined, issues: SpecIssue[]): boolean {
+export function pvReclaimPolicyAccess(
+  annotations: Readonly<Record<string, string>>,
+  namespace: string | undefined,
+  issues: SpecIssue[],
+): boolean {
   const text = annotations[PV_RECLAIM_POLICY_ANNOTATION];
   if (text === undefined || text === 'false') return false;
   if (text !== 'true') {
@@ -196,7 +221,11 @@ export interface NetworkPolicySettings {
  * Reads `tidb-gitops.io/network-policy` (`"true"` or `"false"`, off by default) and
  * `tidb-gitops.io/metrics-from` (a namespace, only with network policies on).
  */
-export function networkPolicy(annotations: Readonly<Record<string, string>>, issues: SpecIssue[], refusal?: string): NetworkPolicySettings | undefined {
+export function networkPolicy(
+  annotations: Readonly<Record<string, string>>,
+  issues: SpecIssue[],
+  refusal?: string,
+): NetworkPolicySettings | undefined {
   const on = annotations[NETWORK_POLICY_ANNOTATION];
   const from = annotations[METRICS_FROM_ANNOTATION];
   if (on !== undefined && on !== 'true' && on !== 'false') {
@@ -204,7 +233,11 @@ export function networkPolicy(annotations: Readonly<Record<string, string>>, iss
     return undefined;
   }
   if (on !== 'true') {
-    if (from !== undefined) issues.push({ path: path(METRICS_FROM_ANNOTATION), message: `applies with ${NETWORK_POLICY_ANNOTATION}: "true" only (without network policies every Pod may read the metrics)` });
+    if (from !== undefined)
+      issues.push({
+        path: path(METRICS_FROM_ANNOTATION),
+        message: `applies with ${NETWORK_POLICY_ANNOTATION}: "true" only (without network policies every Pod may read the metrics)`,
+      });
     return undefined;
   }
   if (refusal) {
@@ -213,7 +246,10 @@ export function networkPolicy(annotations: Readonly<Record<string, string>>, iss
   }
   if (from === undefined) return {};
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(from) || from.length > 63) {
-    issues.push({ path: path(METRICS_FROM_ANNOTATION), message: `expected the name of a namespace (where Prometheus runs), got ${JSON.stringify(from)}` });
+    issues.push({
+      path: path(METRICS_FROM_ANNOTATION),
+      message: `expected the name of a namespace (where Prometheus runs), got ${JSON.stringify(from)}`,
+    });
     return undefined;
   }
   return { metricsFrom: from };
@@ -248,9 +284,14 @@ export function hostNetworkIssues(at: ReadonlyMap<string, readonly string[]>, is
  * `network-policy` annotation; undefined when a namespace is named or the policies are off.
  * `monitoredBy` says what turned monitoring on; `namespace` is the cluster's, if it has one.
  */
-export function metricsFromIssue(policy: NetworkPolicySettings | undefined, monitoredBy: string, namespace: string | undefined): SpecIssue | undefined {
+export function metricsFromIssue(
+  policy: NetworkPolicySettings | undefined,
+  monitoredBy: string,
+  namespace: string | undefined,
+): SpecIssue | undefined {
   if (policy === undefined || policy.metricsFrom !== undefined) return undefined;
-  const here = namespace !== undefined ? `${METRICS_FROM_ANNOTATION}: ${namespace}` : `${METRICS_FROM_ANNOTATION} to the cluster's namespace`;
+  const here =
+    namespace !== undefined ? `${METRICS_FROM_ANNOTATION}: ${namespace}` : `${METRICS_FROM_ANNOTATION} to the cluster's namespace`;
   return {
     path: path(NETWORK_POLICY_ANNOTATION),
     message:
@@ -286,7 +327,8 @@ export function monitoringSettings(annotations: Readonly<Record<string, string>>
   const on = annotations[MONITORING_ANNOTATION];
   let enabled: boolean | undefined;
   if (on === 'true' || on === 'false') enabled = on === 'true';
-  else if (on !== undefined) issues.push({ path: path(MONITORING_ANNOTATION), message: `expected "true" or "false", got ${JSON.stringify(on)}` });
+  else if (on !== undefined)
+    issues.push({ path: path(MONITORING_ANNOTATION), message: `expected "true" or "false", got ${JSON.stringify(on)}` });
   const labels: Record<string, string> = {};
   const text = annotations[MONITORING_LABELS_ANNOTATION];
   if (text !== undefined) {
@@ -299,14 +341,20 @@ export function monitoringSettings(annotations: Readonly<Record<string, string>>
       const value = eq < 0 ? undefined : item.slice(eq + 1).trim();
       const problem = value === undefined ? undefined : (qualifiedNameProblem(key) ?? labelValueProblem(value));
       if (value === undefined || problem !== undefined) {
-        issues.push({ path: where, message: `expected labels such as "release=kube-prometheus-stack, team=db" (key=value, each a Kubernetes label), got ${JSON.stringify(item)}${problem ? `: ${problem}` : ''}` });
+        issues.push({
+          path: where,
+          message: `expected labels such as "release=kube-prometheus-stack, team=db" (key=value, each a Kubernetes label), got ${JSON.stringify(item)}${problem ? `: ${problem}` : ''}`,
+        });
       } else if (key in labels) {
         issues.push({ path: where, message: `label ${JSON.stringify(key)} is given twice` });
       } else if (jobLabelProblem(key)) {
         // The publishing Job's Pods carry these labels.
         issues.push({ path: where, message: jobLabelProblem(key)! });
       } else if (OWN_MONITORING_LABELS.includes(key)) {
-        issues.push({ path: where, message: `label ${JSON.stringify(key)} is one tidb-gitops sets itself on the monitoring objects (${OWN_MONITORING_LABELS.join(', ')}), so this value would be replaced; leave it out, or use a label of your own` });
+        issues.push({
+          path: where,
+          message: `label ${JSON.stringify(key)} is one tidb-gitops sets itself on the monitoring objects (${OWN_MONITORING_LABELS.join(', ')}), so this value would be replaced; leave it out, or use a label of your own`,
+        });
       } else {
         labels[key] = value;
       }
@@ -330,11 +378,17 @@ export function unknownClusterSettings(annotations: Readonly<Record<string, stri
     const ours = lower.startsWith('tidb-gitops.io/');
     if (lower !== key && (CLUSTER_SETTING_ANNOTATIONS.includes(lower) || OPERATOR_KEY.test(lower))) {
       const readers = ours ? 'tidb-gitops reads' : 'tidb-gitops and tidb-operator read';
-      issues.push({ path: path(key), message: `annotation keys are case-sensitive and ${readers} them in lower case, so this one would be ignored; did you mean ${JSON.stringify(lower)}?` });
+      issues.push({
+        path: path(key),
+        message: `annotation keys are case-sensitive and ${readers} them in lower case, so this one would be ignored; did you mean ${JSON.stringify(lower)}?`,
+      });
       continue;
     }
     if (!ours || CLUSTER_SETTING_ANNOTATIONS.includes(key)) continue;
-    issues.push({ path: path(key), message: `unknown setting; a TidbCluster takes ${CLUSTER_SETTING_ANNOTATIONS.slice(0, -1).join(', ')} and ${CLUSTER_SETTING_ANNOTATIONS[CLUSTER_SETTING_ANNOTATIONS.length - 1]}` });
+    issues.push({
+      path: path(key),
+      message: `unknown setting; a TidbCluster takes ${CLUSTER_SETTING_ANNOTATIONS.slice(0, -1).join(', ')} and ${CLUSTER_SETTING_ANNOTATIONS[CLUSTER_SETTING_ANNOTATIONS.length - 1]}`,
+    });
   }
 }
 

@@ -32,7 +32,12 @@ import {
  * The labels the Job controller puts on each Job's Pods, which a Job's template may not set otherwise:
  * the API server refuses every Job created from such a template (its generated selector would not match).
  */
-export const JOB_CONTROLLER_LABELS: readonly string[] = ['batch.kubernetes.io/controller-uid', JOB_NAME_LABEL, 'controller-uid', 'job-name'];
+export const JOB_CONTROLLER_LABELS: readonly string[] = [
+  'batch.kubernetes.io/controller-uid',
+  JOB_NAME_LABEL,
+  'controller-uid',
+  'job-name',
+];
 
 /** Why the Pods of a Job may not carry the label `key`, or undefined. */
 export function jobLabelProblem(key: string): string | undefined {
@@ -70,10 +75,12 @@ export type PodField =
 const one = (problem: string | undefined): Finding[] => (problem ? [['', problem]] : []);
 const keyed = (problems: [string | undefined, string][]): Finding[] => problems.map(([k, p]) => [k === undefined ? '' : joinKey('', k), p]);
 
-const envNameFindings = (kubeMinor: number) => (e: unknown, i: number): Finding[] => {
-  const problem = isObject(e) ? envNameProblem(e.name, kubeMinor) : undefined;
-  return problem ? [[`[${i}].name`, problem]] : [];
-};
+const envNameFindings =
+  (kubeMinor: number) =>
+  (e: unknown, i: number): Finding[] => {
+    const problem = isObject(e) ? envNameProblem(e.name, kubeMinor) : undefined;
+    return problem ? [[`[${i}].name`, problem]] : [];
+  };
 
 /** The labels of a Job's Pods: Kubernetes' label rules, and none the Job controller owns. */
 export function podLabelFindings(labels: unknown): Finding[] {
@@ -106,7 +113,12 @@ const RULES: Readonly<Record<PodField, (value: unknown, kubeMinor: number) => Fi
  * field the document has, by what it becomes in the Pod. Only environment variable names depend on
  * the target Kubernetes minor.
  */
-export function podFieldIssues(node: Record<string, unknown>, at: string, fields: Partial<Record<PodField, string>>, kubeMinor = OLDEST_KUBE_MINOR): SpecIssue[] {
+export function podFieldIssues(
+  node: Record<string, unknown>,
+  at: string,
+  fields: Partial<Record<PodField, string>>,
+  kubeMinor = OLDEST_KUBE_MINOR,
+): SpecIssue[] {
   const issues: SpecIssue[] = [];
   for (const [field, key] of Object.entries(fields) as [PodField, string][]) {
     const value = node[key];
@@ -131,7 +143,13 @@ export interface RenderedVolume {
  * DNS labels and unique across both, each volume has one source, each mount names a volume of the Pod,
  * and no two mounts of the container are at one path.
  */
-export function volumeIssues(volumes: unknown, volumesAt: string, mounts: unknown, mountsAt: string, rendered: readonly RenderedVolume[]): SpecIssue[] {
+export function volumeIssues(
+  volumes: unknown,
+  volumesAt: string,
+  mounts: unknown,
+  mountsAt: string,
+  rendered: readonly RenderedVolume[],
+): SpecIssue[] {
   const issues: SpecIssue[] = [];
   const names = new Map(rendered.map((v) => [v.name, v]));
   const own = new Set<string>();
@@ -142,11 +160,18 @@ export function volumeIssues(volumes: unknown, volumesAt: string, mounts: unknow
     const problem = dnsLabelProblem(name, 'volume name');
     if (problem) issues.push({ path: `${at}.name`, message: problem });
     else if (names.has(String(name)) || own.has(String(name))) {
-      issues.push({ path: `${at}.name`, message: `two volumes are named ${String(name)}${names.has(String(name)) ? ' (tidb-gitops gives the Pod one of that name)' : ''}; give this one another name` });
+      issues.push({
+        path: `${at}.name`,
+        message: `two volumes are named ${String(name)}${names.has(String(name)) ? ' (tidb-gitops gives the Pod one of that name)' : ''}; give this one another name`,
+      });
     }
     own.add(String(name));
     const sources = Object.keys(v).filter((k) => k !== 'name' && v[k] !== undefined && v[k] !== null);
-    if (sources.length !== 1) issues.push({ path: at, message: `volume ${String(name)} needs exactly one source (emptyDir, configMap, secret, persistentVolumeClaim, ...), not ${sources.length}` });
+    if (sources.length !== 1)
+      issues.push({
+        path: at,
+        message: `volume ${String(name)} needs exactly one source (emptyDir, configMap, secret, persistentVolumeClaim, ...), not ${sources.length}`,
+      });
   });
   const paths = new Set(rendered.flatMap((v) => (v.mountPath !== undefined ? [v.mountPath] : [])));
   (Array.isArray(mounts) ? mounts : []).forEach((m, i) => {
@@ -154,10 +179,12 @@ export function volumeIssues(volumes: unknown, volumesAt: string, mounts: unknow
     const at = `${mountsAt}[${i}]`;
     const name = String(m.name);
     const theirs = names.get(name);
-    if (!own.has(name) && !theirs) issues.push({ path: `${at}.name`, message: `no volume of the Pod is named ${name}: name one of ${volumesAt}` });
+    if (!own.has(name) && !theirs)
+      issues.push({ path: `${at}.name`, message: `no volume of the Pod is named ${name}: name one of ${volumesAt}` });
     else if (!own.has(name) && theirs?.notMountable) issues.push({ path: `${at}.name`, message: theirs.notMountable });
     const path = typeof m.mountPath === 'string' ? m.mountPath : '';
-    if (path !== '' && paths.has(path)) issues.push({ path: `${at}.mountPath`, message: `two mounts are at ${path}; mount this one elsewhere` });
+    if (path !== '' && paths.has(path))
+      issues.push({ path: `${at}.mountPath`, message: `two mounts are at ${path}; mount this one elsewhere` });
     paths.add(path);
   });
   return issues;

@@ -87,7 +87,9 @@ export function featureCheck(feature: KubeFeature, minor: number): { error: stri
   const target = kubeVersionText(minor);
   const earliest = feature.offByDefault ?? feature.since;
   if (minor < earliest) {
-    return { error: `needs Kubernetes ${kubeVersionText(earliest)} or newer (${feature.name}); the target is ${target}: set --kube-version` };
+    return {
+      error: `needs Kubernetes ${kubeVersionText(earliest)} or newer (${feature.name}); the target is ${target}: set --kube-version`,
+    };
   }
   if (minor < feature.since) {
     return {

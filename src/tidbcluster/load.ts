@@ -85,7 +85,13 @@ function nearMissKind(obj: Record<string, unknown>): string | undefined {
 /** Whether a document other than the caller's kinds is an object to pass through. */
 function isOther(obj: Record<string, unknown>): boolean {
   const { apiVersion, kind } = obj;
-  return typeof apiVersion === 'string' && apiVersion !== '' && typeof kind === 'string' && kind !== '' && !TOOL_GROUPS.some((g) => apiVersion.startsWith(g));
+  return (
+    typeof apiVersion === 'string' &&
+    apiVersion !== '' &&
+    typeof kind === 'string' &&
+    kind !== '' &&
+    !TOOL_GROUPS.some((g) => apiVersion.startsWith(g))
+  );
 }
 
 /** Parses and checks every document of one YAML text. */
@@ -105,7 +111,12 @@ export function readTidbClusters(text: string, file: string, options: ResolveOpt
  * {@link readTidbClusters} that also reads the documents of `kinds`, with the same strictness: every
  * problem of every document, each with its file, document, path and line.
  */
-export function parseDocuments<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): ParsedDocuments<T> {
+export function parseDocuments<T>(
+  text: string,
+  file: string,
+  options: ResolveOptions,
+  kinds: readonly DocumentKind<T>[],
+): ParsedDocuments<T> {
   return fastLoad(text, file, options, kinds) ?? slowLoad(text, file, options, kinds);
 }
 
@@ -120,11 +131,18 @@ function lazyLines(text: string): (document: number, path: string) => number | u
 
 /** Documents whose YAML aliases expand too far, as errors; nothing reads such a text further. */
 export function aliasErrors(text: string, file: string): SpecError[] {
-  return aliasProblems(text).map((p) => new SpecError([{ path: '(yaml)', line: p.line, message: p.message }], { file, document: p.document }));
+  return aliasProblems(text).map(
+    (p) => new SpecError([{ path: '(yaml)', line: p.line, message: p.message }], { file, document: p.document }),
+  );
 }
 
 /** Clean input only: undefined as soon as anything would need a message with a line number. */
-function fastLoad<T>(text: string, file: string, options: ResolveOptions, kinds: readonly DocumentKind<T>[]): ParsedDocuments<T> | undefined {
+function fastLoad<T>(
+  text: string,
+  file: string,
+  options: ResolveOptions,
+  kinds: readonly DocumentKind<T>[],
+): ParsedDocuments<T> | undefined {
   const docs = fastLoadAll(text);
   if (!docs) return undefined;
   const result: ParsedDocuments<T> = { clusters: [], errors: [], skipped: [], documents: [], others: [] };
@@ -174,7 +192,13 @@ function slowLoad<T>(text: string, file: string, options: ResolveOptions, kinds:
   return result;
 }
 
-function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveOptions, kinds: readonly DocumentKind<T>[], out: ParsedDocuments<T>): void {
+function loadDocument<T>(
+  doc: ReadDocument,
+  source: SourceRef,
+  options: ResolveOptions,
+  kinds: readonly DocumentKind<T>[],
+  out: ParsedDocuments<T>,
+): void {
   if (doc.syntax.length > 0) {
     out.errors.push(new SpecError(doc.syntax, source));
     return;
@@ -183,7 +207,9 @@ function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveO
   // An empty document (a trailing `---`) reads as null: nothing to render, nothing wrong.
   if (value === null) return;
   if (typeof value !== 'object' || Array.isArray(value)) {
-    out.errors.push(new SpecError([{ path: '(document)', line: doc.line(''), message: 'expected a mapping (a Kubernetes object)' }], source));
+    out.errors.push(
+      new SpecError([{ path: '(document)', line: doc.line(''), message: 'expected a mapping (a Kubernetes object)' }], source),
+    );
     return;
   }
   const obj = value as Record<string, unknown>;
@@ -226,7 +252,10 @@ function loadDocument<T>(doc: ReadDocument, source: SourceRef, options: ResolveO
   }
   try {
     const resolved = resolveCluster(obj as unknown as TidbClusterManifest, options);
-    const warnings = [...yamlWarnings(doc, source), ...withLines(resolved.warnings).map((w) => formatIssue({ ...w, message: `warning: ${w.message}` }, source))];
+    const warnings = [
+      ...yamlWarnings(doc, source),
+      ...withLines(resolved.warnings).map((w) => formatIssue({ ...w, message: `warning: ${w.message}` }, source)),
+    ];
     out.clusters.push({ source, resolved, warnings, line: doc.line });
   } catch (e) {
     if (!(e instanceof SpecError)) throw e;
@@ -265,4 +294,3 @@ function yamlWarnings(doc: ReadDocument, source: SourceRef): string[] {
 }
 
 export { parsePath };
-

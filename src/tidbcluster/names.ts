@@ -107,7 +107,10 @@ export function isLogCommandJobName(templateName: string, name: string): boolean
  * A schedule's log backup (its `logBackupTemplate`): the log backup task and Backup `log-<schedule>`,
  * whose Jobs the ConfigMap `backup-log-<schedule>` describes to the controller.
  */
-export const logBackupOfSchedule = (schedule: string): { readonly task: string; readonly configMap: string } => ({ task: `log-${schedule}`, configMap: names.operationJob('Backup', `log-${schedule}`) });
+export const logBackupOfSchedule = (schedule: string): { readonly task: string; readonly configMap: string } => ({
+  task: `log-${schedule}`,
+  configMap: names.operationJob('Backup', `log-${schedule}`),
+});
 
 /** Annotation keys this project writes for its companion controller. */
 export const ANNOTATION = {

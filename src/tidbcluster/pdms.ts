@@ -46,19 +46,31 @@ export function resolvePdms(ctx: Ctx): Partial<Record<PdmsService, ResolvedPdms>
   const list = spec.pdms ?? [];
   const mode = spec.pd?.mode ?? '';
   if (mode === 'ms' && list.length === 0) {
-    ctx.issues.push({ path: 'spec.pd.mode', message: 'mode ms runs PD as the API server of its micro-services: list them in spec.pdms (tso, scheduling), or leave mode empty' });
+    ctx.issues.push({
+      path: 'spec.pd.mode',
+      message: 'mode ms runs PD as the API server of its micro-services: list them in spec.pdms (tso, scheduling), or leave mode empty',
+    });
   }
   if (list.length === 0) return {};
   if (!spec.pd) {
-    ctx.issues.push({ path: 'spec.pdms', message: 'the PD micro-services need this cluster\'s own PD (spec.pd with mode: ms) as their API server' });
+    ctx.issues.push({
+      path: 'spec.pdms',
+      message: "the PD micro-services need this cluster's own PD (spec.pd with mode: ms) as their API server",
+    });
     return {};
   }
   if (mode !== 'ms') {
-    ctx.issues.push({ path: 'spec.pd.mode', message: `expected "ms" with spec.pdms set (PD must run as the micro-services' API server), got ${JSON.stringify(mode)}` });
+    ctx.issues.push({
+      path: 'spec.pd.mode',
+      message: `expected "ms" with spec.pdms set (PD must run as the micro-services' API server), got ${JSON.stringify(mode)}`,
+    });
   }
   // (With start script v2 the resolver says so already.)
   if (!ctx.namespace && spec.startScriptVersion !== 'v2') {
-    ctx.issues.push({ path: 'metadata.namespace', message: 'required with spec.pdms, whose start scripts name the namespace; set it here or pass --namespace' });
+    ctx.issues.push({
+      path: 'metadata.namespace',
+      message: 'required with spec.pdms, whose start scripts name the namespace; set it here or pass --namespace',
+    });
   }
   const out: Partial<Record<PdmsService, ResolvedPdms>> = {};
   list.forEach((entry, i) => {
@@ -68,7 +80,10 @@ export function resolvePdms(ctx: Ctx): Partial<Record<PdmsService, ResolvedPdms>
       return;
     }
     if (out[entry.name]) {
-      ctx.issues.push({ path: `${path}.name`, message: `${entry.name} is listed twice in spec.pdms; each micro-service is one StatefulSet (<cluster>-${entry.name})` });
+      ctx.issues.push({
+        path: `${path}.name`,
+        message: `${entry.name} is listed twice in spec.pdms; each micro-service is one StatefulSet (<cluster>-${entry.name})`,
+      });
       return;
     }
     out[entry.name] = resolveOne(ctx, entry, path);
@@ -80,7 +95,10 @@ function resolveOne(ctx: Ctx, entry: PDMSSpec, path: string): ResolvedPdms {
   const kind = entry.name;
   const base = resolveComponent(ctx, kind, entry, path);
   if (base.storageRequest !== undefined) {
-    ctx.issues.push({ path: `${path}.requests.storage`, message: 'the PD micro-services keep no data: there is no data volume to size (use storageVolumes for extra volumes)' });
+    ctx.issues.push({
+      path: `${path}.requests.storage`,
+      message: 'the PD micro-services keep no data: there is no data volume to size (use storageVolumes for extra volumes)',
+    });
   }
   // The operator takes PD's image when the entry names none at all.
   const image = entry.baseImage === '' && !entry.image && ctx.spec.pd ? resolveImage('pd', ctx.spec.pd, ctx.spec.version) : base.image;

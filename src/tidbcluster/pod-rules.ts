@@ -74,10 +74,12 @@ const HUGEPAGES = /^hugepages-/;
 /** Why `name` cannot be a container resource, or undefined. `storage` is allowed where the operator strips it. */
 export function containerResourceNameProblem(name: string): string | undefined {
   if (STANDARD_CONTAINER_RESOURCES.has(name) || HUGEPAGES.test(name)) return undefined;
-  if (!name.includes('/')) return `${quoted(name)} is not a resource a container can ask for: cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource with a domain (example.com/gpu)`;
+  if (!name.includes('/'))
+    return `${quoted(name)} is not a resource a container can ask for: cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource with a domain (example.com/gpu)`;
   const problem = qualifiedNameProblem(name);
   if (problem) return problem;
-  if (/(^|\.)kubernetes\.io\//.test(name)) return `${quoted(name)} is not a resource a container can ask for: names under kubernetes.io are Kubernetes' own`;
+  if (/(^|\.)kubernetes\.io\//.test(name))
+    return `${quoted(name)} is not a resource a container can ask for: names under kubernetes.io are Kubernetes' own`;
   if (name.startsWith('requests.')) return `${quoted(name)} is not a resource name: it may not start with "requests."`;
   return undefined;
 }
@@ -101,11 +103,13 @@ export function resourceFindings(requests: unknown, limits: unknown, skip: reado
       const v = quantityValue(q);
       if (v === undefined) continue; // the schema's pattern speaks for it
       if (v < 0) out.push([joinKey(side, name), `${quoted(q)} is negative; a quantity here must be 0 or more`]);
-      else if (name.includes('/') && !Number.isInteger(v)) out.push([joinKey(side, name), `${quoted(q)}: an extended resource is counted in whole units`]);
+      else if (name.includes('/') && !Number.isInteger(v))
+        out.push([joinKey(side, name), `${quoted(q)}: an extended resource is counted in whole units`]);
       else if (HUGEPAGES.test(name)) {
         // validateResourceQuantityHugePageValue: a whole number of pages of the size the name gives.
         const page = quantityValue(name.slice('hugepages-'.length));
-        if (page !== undefined && page > 0 && (!Number.isInteger(v) || v % page !== 0)) out.push([joinKey(side, name), `${quoted(q)} is not a whole number of ${name.slice('hugepages-'.length)} pages`]);
+        if (page !== undefined && page > 0 && (!Number.isInteger(v) || v % page !== 0))
+          out.push([joinKey(side, name), `${quoted(q)} is not a whole number of ${name.slice('hugepages-'.length)} pages`]);
       }
     }
   };
@@ -115,17 +119,27 @@ export function resourceFindings(requests: unknown, limits: unknown, skip: reado
     if (skip.includes(name) || !(name in lim)) continue;
     const r = quantityValue(q);
     const l = quantityValue(lim[name]);
-    if (r !== undefined && l !== undefined && r > l) out.push([joinKey('requests', name), `the request ${quoted(q)} is above the limit ${quoted(lim[name])}`]);
+    if (r !== undefined && l !== undefined && r > l)
+      out.push([joinKey('requests', name), `the request ${quoted(q)} is above the limit ${quoted(lim[name])}`]);
   }
   for (const [name, q] of Object.entries(req)) {
     // Huge pages and extended resources cannot be overcommitted: a request needs the same limit.
     if (skip.includes(name) || !(HUGEPAGES.test(name) || name.includes('/'))) continue;
-    if (!(name in lim)) out.push([joinKey('requests', name), `${name} is requested, so it needs a limit too (equal to the request: it cannot be overcommitted)`]);
-    else if (quantityValue(q) !== quantityValue(lim[name])) out.push([joinKey('requests', name), `${name} cannot be overcommitted: its request must equal its limit`]);
+    if (!(name in lim))
+      out.push([
+        joinKey('requests', name),
+        `${name} is requested, so it needs a limit too (equal to the request: it cannot be overcommitted)`,
+      ]);
+    else if (quantityValue(q) !== quantityValue(lim[name]))
+      out.push([joinKey('requests', name), `${name} cannot be overcommitted: its request must equal its limit`]);
   }
   const hugepages = [...Object.keys(req), ...Object.keys(lim)].some((n) => HUGEPAGES.test(n));
   const cpuOrMemory = ['cpu', 'memory'].some((n) => n in req || n in lim);
-  if (hugepages && !cpuOrMemory) out.push([Object.keys(req).some((n) => HUGEPAGES.test(n)) ? 'requests' : 'limits', 'huge pages need a cpu or memory request or limit beside them']);
+  if (hugepages && !cpuOrMemory)
+    out.push([
+      Object.keys(req).some((n) => HUGEPAGES.test(n)) ? 'requests' : 'limits',
+      'huge pages need a cpu or memory request or limit beside them',
+    ]);
   return out;
 }
 
@@ -144,18 +158,33 @@ const ENV_FIELD_PATHS = new Set([
   'status.podIPs',
 ]);
 const SUBSCRIPTED_PATH = /^metadata\.(labels|annotations)\['(.*)'\]$/;
-const CONTAINER_RESOURCES = new Set(['limits.cpu', 'limits.memory', 'limits.ephemeral-storage', 'requests.cpu', 'requests.memory', 'requests.ephemeral-storage']);
+const CONTAINER_RESOURCES = new Set([
+  'limits.cpu',
+  'limits.memory',
+  'limits.ephemeral-storage',
+  'requests.cpu',
+  'requests.memory',
+  'requests.ephemeral-storage',
+]);
 
 export function envFindings(env: unknown): Finding[] {
   const out: Finding[] = [];
   list(env).forEach((e, i) => {
     if (!isObj(e) || !isObj(e.valueFrom)) return;
     const at = `[${i}].valueFrom`;
-    if (typeof e.value === 'string' && e.value !== '') out.push([`[${i}].value`, 'an environment variable has either a value or valueFrom, not both']);
+    if (typeof e.value === 'string' && e.value !== '')
+      out.push([`[${i}].value`, 'an environment variable has either a value or valueFrom, not both']);
     const from = e.valueFrom;
-    const sources = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'].filter((k) => from[k] !== undefined && from[k] !== null);
+    const sources = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'].filter(
+      (k) => from[k] !== undefined && from[k] !== null,
+    );
     if (sources.length !== 1) {
-      out.push([at, sources.length === 0 ? 'valueFrom needs one source: fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef' : `valueFrom has one source, not ${sources.length} (${sources.join(', ')})`]);
+      out.push([
+        at,
+        sources.length === 0
+          ? 'valueFrom needs one source: fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef'
+          : `valueFrom has one source, not ${sources.length} (${sources.join(', ')})`,
+      ]);
       return;
     }
     if (isObj(from.fieldRef)) {
@@ -165,17 +194,28 @@ export function envFindings(env: unknown): Finding[] {
         const problem = qualifiedNameProblem(sub[2].toLowerCase());
         if (problem) out.push([`${at}.fieldRef.fieldPath`, problem]);
       } else if (typeof path !== 'string' || !ENV_FIELD_PATHS.has(path)) {
-        out.push([`${at}.fieldRef.fieldPath`, `${quoted(path)} is not a field an environment variable can read: ${[...ENV_FIELD_PATHS].join(', ')}, or metadata.labels['<key>'] / metadata.annotations['<key>']`]);
+        out.push([
+          `${at}.fieldRef.fieldPath`,
+          `${quoted(path)} is not a field an environment variable can read: ${[...ENV_FIELD_PATHS].join(', ')}, or metadata.labels['<key>'] / metadata.annotations['<key>']`,
+        ]);
       }
     }
-    if (isObj(from.resourceFieldRef) && !CONTAINER_RESOURCES.has(String(from.resourceFieldRef.resource)) && !/^(limits|requests)\.hugepages-/.test(String(from.resourceFieldRef.resource))) {
-      out.push([`${at}.resourceFieldRef.resource`, `${quoted(from.resourceFieldRef.resource)} is not a resource an environment variable can read: ${[...CONTAINER_RESOURCES].join(', ')}`]);
+    if (
+      isObj(from.resourceFieldRef) &&
+      !CONTAINER_RESOURCES.has(String(from.resourceFieldRef.resource)) &&
+      !/^(limits|requests)\.hugepages-/.test(String(from.resourceFieldRef.resource))
+    ) {
+      out.push([
+        `${at}.resourceFieldRef.resource`,
+        `${quoted(from.resourceFieldRef.resource)} is not a resource an environment variable can read: ${[...CONTAINER_RESOURCES].join(', ')}`,
+      ]);
     }
     for (const ref of ['configMapKeyRef', 'secretKeyRef']) {
       const r = from[ref];
       if (!isObj(r)) continue;
       if (typeof r.name !== 'string' || r.name === '') out.push([`${at}.${ref}.name`, 'the name of the object to read is required']);
-      if (typeof r.key === 'string' && (r.key === '' || !/^[-._a-zA-Z0-9]+$/.test(r.key))) out.push([`${at}.${ref}.key`, `${quoted(r.key)} is not a valid key: letters, digits, "-", "_" and "."`]);
+      if (typeof r.key === 'string' && (r.key === '' || !/^[-._a-zA-Z0-9]+$/.test(r.key)))
+        out.push([`${at}.${ref}.key`, `${quoted(r.key)} is not a valid key: letters, digits, "-", "_" and "."`]);
     }
   });
   return out;
@@ -186,10 +226,17 @@ export function envFromFindings(envFrom: unknown): Finding[] {
   list(envFrom).forEach((e, i) => {
     if (!isObj(e)) return;
     const sources = ['configMapRef', 'secretRef'].filter((k) => e[k] !== undefined && e[k] !== null);
-    if (sources.length !== 1) out.push([`[${i}]`, sources.length === 0 ? 'envFrom needs configMapRef or secretRef' : 'envFrom takes one of configMapRef and secretRef, not both: give each its own entry']);
+    if (sources.length !== 1)
+      out.push([
+        `[${i}]`,
+        sources.length === 0
+          ? 'envFrom needs configMapRef or secretRef'
+          : 'envFrom takes one of configMapRef and secretRef, not both: give each its own entry',
+      ]);
     for (const ref of sources) {
       const r = e[ref];
-      if (isObj(r) && (typeof r.name !== 'string' || r.name === '')) out.push([`[${i}].${ref}.name`, 'the name of the object to read is required']);
+      if (isObj(r) && (typeof r.name !== 'string' || r.name === ''))
+        out.push([`[${i}].${ref}.name`, 'the name of the object to read is required']);
     }
   });
   return out;
@@ -201,9 +248,11 @@ export const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default
 
 export function dnsFindings(policy: unknown, config: unknown): Finding[] {
   const out: Finding[] = [];
-  if (policy !== undefined && policy !== '' && !DNS_POLICIES.includes(String(policy))) out.push(['dnsPolicy', `expected ${DNS_POLICIES.join(', ')}, got ${quoted(policy)}`]);
+  if (policy !== undefined && policy !== '' && !DNS_POLICIES.includes(String(policy)))
+    out.push(['dnsPolicy', `expected ${DNS_POLICIES.join(', ')}, got ${quoted(policy)}`]);
   const c = isObj(config) ? config : undefined;
-  if (policy === 'None' && (!c || list(c.nameservers).length === 0)) out.push([c ? 'dnsConfig' : 'dnsPolicy', 'dnsPolicy None takes every setting from dnsConfig: give at least one nameserver']);
+  if (policy === 'None' && (!c || list(c.nameservers).length === 0))
+    out.push([c ? 'dnsConfig' : 'dnsPolicy', 'dnsPolicy None takes every setting from dnsConfig: give at least one nameserver']);
   if (!c) return out;
   const servers = list(c.nameservers);
   if (servers.length > 3) out.push(['dnsConfig.nameservers', `${servers.length} nameservers; at most 3`]);
@@ -212,10 +261,12 @@ export function dnsFindings(policy: unknown, config: unknown): Finding[] {
   });
   const searches = list(c.searches);
   if (searches.length > 32) out.push(['dnsConfig.searches', `${searches.length} search domains; at most 32`]);
-  if (searches.map(String).join(' ').length > 2048) out.push(['dnsConfig.searches', 'the search domains take more than 2048 characters together (with a space between each)']);
+  if (searches.map(String).join(' ').length > 2048)
+    out.push(['dnsConfig.searches', 'the search domains take more than 2048 characters together (with a space between each)']);
   searches.forEach((s, i) => {
     const domain = typeof s === 'string' ? s.replace(/\.$/, '') : '';
-    if (domain.length > 253 || !DNS1123_SUBDOMAIN.test(domain)) out.push([`dnsConfig.searches[${i}]`, `${quoted(s)} is not a DNS domain (lowercase letters, digits, "-" and ".")`]);
+    if (domain.length > 253 || !DNS1123_SUBDOMAIN.test(domain))
+      out.push([`dnsConfig.searches[${i}]`, `${quoted(s)} is not a DNS domain (lowercase letters, digits, "-" and ".")`]);
   });
   list(c.options).forEach((o, i) => {
     if (isObj(o) && (typeof o.name !== 'string' || o.name === '')) out.push([`dnsConfig.options[${i}].name`, 'a DNS option needs a name']);
@@ -228,13 +279,16 @@ export function dnsFindings(policy: unknown, config: unknown): Finding[] {
 export const PULL_POLICIES = ['Always', 'Never', 'IfNotPresent'];
 
 export function pullPolicyProblem(p: unknown): string | undefined {
-  return p === undefined || p === '' || PULL_POLICIES.includes(String(p)) ? undefined : `expected ${PULL_POLICIES.join(', ')}, got ${quoted(p)}`;
+  return p === undefined || p === '' || PULL_POLICIES.includes(String(p))
+    ? undefined
+    : `expected ${PULL_POLICIES.join(', ')}, got ${quoted(p)}`;
 }
 
 // ---- security contexts (ValidatePodSecurityContext, ValidateSecurityContext) ----
 
 const SYSCTL = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
-const idProblem = (v: unknown) => (typeof v === 'number' && (v < 0 || v > MAX_ID) ? `${v} is not a user or group ID: 0 to ${MAX_ID}` : undefined);
+const idProblem = (v: unknown) =>
+  typeof v === 'number' && (v < 0 || v > MAX_ID) ? `${v} is not a user or group ID: 0 to ${MAX_ID}` : undefined;
 
 export function podSecurityContextFindings(ctx: unknown): Finding[] {
   if (!isObj(ctx)) return [];
@@ -251,7 +305,8 @@ export function podSecurityContextFindings(ctx: unknown): Finding[] {
   list(ctx.sysctls).forEach((s, i) => {
     if (!isObj(s)) return;
     const name = String(s.name ?? '');
-    if (name.length > 253 || !SYSCTL.test(name)) out.push([`sysctls[${i}].name`, `${quoted(s.name)} is not a sysctl name (lowercase dotted words, as net.core.somaxconn)`]);
+    if (name.length > 253 || !SYSCTL.test(name))
+      out.push([`sysctls[${i}].name`, `${quoted(s.name)} is not a sysctl name (lowercase dotted words, as net.core.somaxconn)`]);
     else if (seen.has(name)) out.push([`sysctls[${i}].name`, `sysctl ${name} is set twice`]);
     seen.add(name);
   });
@@ -265,8 +320,13 @@ export function containerSecurityContextFindings(ctx: unknown): Finding[] {
     const problem = idProblem(ctx[f]);
     if (problem) out.push([f, problem]);
   }
-  if (ctx.privileged === true && ctx.allowPrivilegeEscalation === false) out.push(['allowPrivilegeEscalation', 'a privileged container always can escalate privileges: allowPrivilegeEscalation false contradicts privileged true']);
-  if (ctx.procMount !== undefined && ctx.procMount !== 'Default' && ctx.procMount !== 'Unmasked') out.push(['procMount', `expected Default or Unmasked, got ${quoted(ctx.procMount)}`]);
+  if (ctx.privileged === true && ctx.allowPrivilegeEscalation === false)
+    out.push([
+      'allowPrivilegeEscalation',
+      'a privileged container always can escalate privileges: allowPrivilegeEscalation false contradicts privileged true',
+    ]);
+  if (ctx.procMount !== undefined && ctx.procMount !== 'Default' && ctx.procMount !== 'Unmasked')
+    out.push(['procMount', `expected Default or Unmasked, got ${quoted(ctx.procMount)}`]);
   return out;
 }
 
@@ -332,7 +392,8 @@ function podAffinityTermFindings(term: unknown, at: string): Finding[] {
   return out;
 }
 
-const weightProblem = (w: unknown) => (typeof w === 'number' && (w < 1 || w > 100) ? `a preference weight is 1 to 100, got ${w}` : undefined);
+const weightProblem = (w: unknown) =>
+  typeof w === 'number' && (w < 1 || w > 100) ? `a preference weight is 1 to 100, got ${w}` : undefined;
 
 function nodeTermFindings(term: unknown, at: string): Finding[] {
   if (!isObj(term)) return [];
@@ -352,8 +413,14 @@ export function affinityFindings(affinity: unknown): Finding[] {
   const required = node.requiredDuringSchedulingIgnoredDuringExecution;
   if (isObj(required)) {
     const terms = list(required.nodeSelectorTerms);
-    if (terms.length === 0) out.push(['nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms', 'a required node affinity needs at least one term']);
-    terms.forEach((t, i) => out.push(...nodeTermFindings(t, `nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`)));
+    if (terms.length === 0)
+      out.push([
+        'nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms',
+        'a required node affinity needs at least one term',
+      ]);
+    terms.forEach((t, i) =>
+      out.push(...nodeTermFindings(t, `nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`)),
+    );
   }
   list(node.preferredDuringSchedulingIgnoredDuringExecution).forEach((p, i) => {
     if (!isObj(p)) return;
@@ -364,7 +431,9 @@ export function affinityFindings(affinity: unknown): Finding[] {
   });
   for (const kind of ['podAffinity', 'podAntiAffinity']) {
     const pa = isObj(affinity[kind]) ? (affinity[kind] as Obj) : {};
-    list(pa.requiredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => out.push(...podAffinityTermFindings(t, `${kind}.requiredDuringSchedulingIgnoredDuringExecution[${i}]`)));
+    list(pa.requiredDuringSchedulingIgnoredDuringExecution).forEach((t, i) =>
+      out.push(...podAffinityTermFindings(t, `${kind}.requiredDuringSchedulingIgnoredDuringExecution[${i}]`)),
+    );
     list(pa.preferredDuringSchedulingIgnoredDuringExecution).forEach((p, i) => {
       if (!isObj(p)) return;
       const at = `${kind}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
@@ -383,7 +452,8 @@ export function topologySpreadFindings(constraints: unknown): Finding[] {
     if (!isObj(c)) return;
     // Only its presence is checked (validateTopologySpreadConstraints), not its form; a key appears
     // once per whenUnsatisfiable (DoNotSchedule when not given, as the operator renders it).
-    if (typeof c.topologyKey !== 'string' || c.topologyKey === '') out.push([`[${i}].topologyKey`, 'a topology spread constraint needs a topologyKey']);
+    if (typeof c.topologyKey !== 'string' || c.topologyKey === '')
+      out.push([`[${i}].topologyKey`, 'a topology spread constraint needs a topologyKey']);
     const pair = `${String(c.topologyKey)}/${typeof c.whenUnsatisfiable === 'string' ? c.whenUnsatisfiable : 'DoNotSchedule'}`;
     if (seen.has(pair)) out.push([`[${i}].topologyKey`, `two constraints spread over ${String(c.topologyKey)}; give each key once`]);
     seen.add(pair);
@@ -395,7 +465,9 @@ export function topologySpreadFindings(constraints: unknown): Finding[] {
 /** Why `name` cannot name a StorageClass or PriorityClass (a DNS subdomain; empty means none), or undefined. */
 export function classNameProblem(name: unknown, kind: 'StorageClass' | 'PriorityClass'): string | undefined {
   if (typeof name !== 'string' || name === '') return undefined;
-  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name) ? undefined : `${quoted(name)} is not a ${kind} name (lowercase letters, digits, "-" and ".", at most 253)`;
+  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name)
+    ? undefined
+    : `${quoted(name)} is not a ${kind} name (lowercase letters, digits, "-" and ".", at most 253)`;
 }
 
 /** Why a claim's size is refused (it must be above zero), or undefined. */

@@ -47,10 +47,16 @@ export function resolvePump(ctx: Ctx): ResolvedPump {
   const path = 'spec.pump';
   if (spec.requests && spec.requests.storage === undefined) {
     // tidb-operator refuses to sync Pump then ("storage request is not set").
-    ctx.issues.push({ path: `${path}.requests.storage`, message: 'required field is missing: the size of each Pump data volume (PVC data-<cluster>-pump-<N>), e.g. 20Gi' });
+    ctx.issues.push({
+      path: `${path}.requests.storage`,
+      message: 'required field is missing: the size of each Pump data volume (PVC data-<cluster>-pump-<N>), e.g. 20Gi',
+    });
   }
   if (spec.limits?.storage !== undefined) {
-    ctx.issues.push({ path: `${path}.limits.storage`, message: 'Pump takes the size of its data volume from requests.storage; tidb-operator ignores this one, remove it' });
+    ctx.issues.push({
+      path: `${path}.limits.storage`,
+      message: 'Pump takes the size of its data volume from requests.storage; tidb-operator ignores this one, remove it',
+    });
   }
   const { maxFailoverCount: _none, ...settings } = base.settings;
   const level = wordValue(base.config['log-level'], `${path}.config.log-level`, LOG_LEVEL, 'a log level such as info or debug', ctx.issues);

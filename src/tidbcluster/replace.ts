@@ -42,13 +42,17 @@ export function replaceRequests(
     } else if (count === undefined) {
       issues.push({ path, message: `${pod}: the cluster runs no ${kind}` });
     } else if (Number(ordinal) >= count) {
-      issues.push({ path, message: `${pod}: ${kind} has ${count} replica${count === 1 ? '' : 's'} (ordinals 0 to ${count - 1}), so there is no such Pod to replace` });
+      issues.push({
+        path,
+        message: `${pod}: ${kind} has ${count} replica${count === 1 ? '' : 's'} (ordinals 0 to ${count - 1}), so there is no such Pod to replace`,
+      });
     } else if (out[kind]?.includes(pod)) {
       issues.push({ path, message: `${pod} is named twice` });
     } else {
       (out[kind] ??= []).push(pod);
     }
   }
-  for (const list of Object.values(out)) list.sort((a, b) => Number(a.slice(a.lastIndexOf('-') + 1)) - Number(b.slice(b.lastIndexOf('-') + 1)));
+  for (const list of Object.values(out))
+    list.sort((a, b) => Number(a.slice(a.lastIndexOf('-') + 1)) - Number(b.slice(b.lastIndexOf('-') + 1)));
   return out;
 }

@@ -22,7 +22,21 @@ import type { TidbClusterManifest, TidbClusterSpec } from './types';
 import { DNS1123_LABEL, DNS_DOMAIN, NAMESPACE } from '../base/patterns';
 import { checkStoreLabelKeys, resolveNodeAccess, type ResolvedNodeAccess } from './topology';
 import { checkBudgetQuorum, maxReplicas } from './budget-quorum';
-import { DISRUPTION_BUDGETS_ANNOTATION, MONITORING_ANNOTATION, disruptionBudgets, drainHooks, hostNetworkIssues, metricsFromIssue, monitoringSettings, networkPolicy, pvReclaimPolicyAccess, unknownClusterSettings, type DisruptionBudgets, type MonitoringSettings, type NetworkPolicySettings } from './guard-rails';
+import {
+  DISRUPTION_BUDGETS_ANNOTATION,
+  MONITORING_ANNOTATION,
+  disruptionBudgets,
+  drainHooks,
+  hostNetworkIssues,
+  metricsFromIssue,
+  monitoringSettings,
+  networkPolicy,
+  pvReclaimPolicyAccess,
+  unknownClusterSettings,
+  type DisruptionBudgets,
+  type MonitoringSettings,
+  type NetworkPolicySettings,
+} from './guard-rails';
 import { replaceRequests } from './replace';
 import { hasServingGate } from './serving';
 import type { ComponentKind } from './names';
@@ -183,7 +197,6 @@ export interface ResolvedSqlTls {
   readonly skipInternalClientCA: boolean;
 }
 
-
 const COMPONENT_FIELDS = ['pd', 'tikv', 'tidb', 'tiflash', 'ticdc', 'pump', 'tiproxy'] as const;
 
 /** `spec.pdAddresses` become script words and discovery answers: only plain http(s) URLs are taken. */
@@ -263,11 +276,39 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
   issues.push(...apiIssues(tc, target.minor));
   oneOf(ctx, 'spec.configUpdateStrategy', spec.configUpdateStrategy, CONFIG_UPDATE_STRATEGIES);
   oneOf(ctx, 'spec.pvReclaimPolicy', spec.pvReclaimPolicy, PV_RECLAIM_POLICIES);
-  if (spec.clusterDomain) checked(ctx, 'spec.clusterDomain', spec.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
-  if (spec.cluster?.name !== undefined) checked(ctx, 'spec.cluster.name', spec.cluster.name, DNS1123_LABEL, "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')");
+  if (spec.clusterDomain)
+    checked(
+      ctx,
+      'spec.clusterDomain',
+      spec.clusterDomain,
+      DNS_DOMAIN,
+      'a DNS domain such as cluster.local (lowercase letters, digits, - and .)',
+    );
+  if (spec.cluster?.name !== undefined)
+    checked(
+      ctx,
+      'spec.cluster.name',
+      spec.cluster.name,
+      DNS1123_LABEL,
+      "the name of a TidbCluster (a DNS label: lowercase letters, digits and '-')",
+    );
   // The namespace ends up in PD's join address (`<name>-pd.<namespace>:2379`) and in the controller's RBAC.
-  if (spec.cluster?.namespace) checked(ctx, 'spec.cluster.namespace', spec.cluster.namespace, NAMESPACE, "a namespace (a DNS label: lowercase letters, digits and '-', at most 63)");
-  if (spec.cluster?.clusterDomain) checked(ctx, 'spec.cluster.clusterDomain', spec.cluster.clusterDomain, DNS_DOMAIN, 'a DNS domain such as cluster.local (lowercase letters, digits, - and .)');
+  if (spec.cluster?.namespace)
+    checked(
+      ctx,
+      'spec.cluster.namespace',
+      spec.cluster.namespace,
+      NAMESPACE,
+      "a namespace (a DNS label: lowercase letters, digits and '-', at most 63)",
+    );
+  if (spec.cluster?.clusterDomain)
+    checked(
+      ctx,
+      'spec.cluster.clusterDomain',
+      spec.cluster.clusterDomain,
+      DNS_DOMAIN,
+      'a DNS domain such as cluster.local (lowercase letters, digits, - and .)',
+    );
   const pd = spec.pd && resolvePD(ctx);
   if (spec.tikv?.storeLabels) checkStoreLabelKeys(spec.tikv.storeLabels, issues);
   const budgets = disruptionBudgets(tc.metadata.annotations ?? {}, renderedKinds(spec), issues);
@@ -327,7 +368,8 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
   unknownClusterSettings(tc.metadata.annotations ?? {}, issues);
   if (cluster.networkPolicy) {
     hostNetworkIssues(hostNetworkFields(spec, cluster), issues);
-    const scrape = cluster.monitoring.enabled === true && metricsFromIssue(cluster.networkPolicy, `${MONITORING_ANNOTATION}: "true"`, namespace);
+    const scrape =
+      cluster.monitoring.enabled === true && metricsFromIssue(cluster.networkPolicy, `${MONITORING_ANNOTATION}: "true"`, namespace);
     if (scrape) issues.push(scrape);
   }
   checkBudgetQuorum(
@@ -353,9 +395,16 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
   }
   if (issues.length > 0) throw new SpecError(issues);
   // Each component is handed the Pods it is to replace, with its other operation settings.
-  const withReplace = <T extends { readonly settings: ComponentSettings }>(comp: T | undefined, pods: string[] | undefined): T | undefined =>
-    comp && pods ? { ...comp, settings: { ...comp.settings, replace: pods } } : comp;
-  return { ...cluster, pd: withReplace(cluster.pd, replace.pd), tikv: withReplace(cluster.tikv, replace.tikv), tiflash: withReplace(cluster.tiflash, replace.tiflash) };
+  const withReplace = <T extends { readonly settings: ComponentSettings }>(
+    comp: T | undefined,
+    pods: string[] | undefined,
+  ): T | undefined => (comp && pods ? { ...comp, settings: { ...comp.settings, replace: pods } } : comp);
+  return {
+    ...cluster,
+    pd: withReplace(cluster.pd, replace.pd),
+    tikv: withReplace(cluster.tikv, replace.tikv),
+    tiflash: withReplace(cluster.tiflash, replace.tiflash),
+  };
 }
 
 /**
@@ -405,4 +454,3 @@ function resolveFeatureFlags(spec: TidbClusterSpec, issues: SpecIssue[]): Script
   });
   return flags;
 }
-

@@ -58,12 +58,20 @@ const FIELDS = new Set(['apiVersion', 'kind', 'metadata', 'kubeVersion', 'contro
 /** Whether a document is a RenderSettings document (of any version of the group, to report it). */
 export function isSettingsDocument(doc: unknown): boolean {
   const d = doc as Record<string, unknown> | null;
-  return !!d && typeof d === 'object' && d.kind === SETTINGS_KIND && typeof d.apiVersion === 'string' && d.apiVersion.startsWith('tidb-gitops.io/');
+  return (
+    !!d &&
+    typeof d === 'object' &&
+    d.kind === SETTINGS_KIND &&
+    typeof d.apiVersion === 'string' &&
+    d.apiVersion.startsWith('tidb-gitops.io/')
+  );
 }
 
 /** Why `ns` cannot be a namespace (a DNS label of at most 63 characters), or undefined. */
 export function namespaceProblem(ns: string): string | undefined {
-  return NAMESPACE.test(ns) ? undefined : `${JSON.stringify(ns)} is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`;
+  return NAMESPACE.test(ns)
+    ? undefined
+    : `${JSON.stringify(ns)} is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`;
 }
 
 /** Every problem with one value of a setting, wherever it came from. */
@@ -101,8 +109,14 @@ export function settingValue(name: keyof RenderSettings, value: unknown): string
 /** The settings of a RenderSettings document, and its problems (paths without lines). */
 export function readSettingsDocument(doc: Record<string, unknown>): { settings: RenderSettings; issues: SpecIssue[] } {
   const issues: SpecIssue[] = [];
-  if (doc.apiVersion !== SETTINGS_API_VERSION) issues.push({ path: 'apiVersion', message: `expected ${SETTINGS_API_VERSION}, got ${JSON.stringify(doc.apiVersion)}` });
-  for (const key of Object.keys(doc)) if (!FIELDS.has(key)) issues.push({ path: key, message: 'unknown field; a RenderSettings document takes kubeVersion, controllerImage, namespace and apiVersions' });
+  if (doc.apiVersion !== SETTINGS_API_VERSION)
+    issues.push({ path: 'apiVersion', message: `expected ${SETTINGS_API_VERSION}, got ${JSON.stringify(doc.apiVersion)}` });
+  for (const key of Object.keys(doc))
+    if (!FIELDS.has(key))
+      issues.push({
+        path: key,
+        message: 'unknown field; a RenderSettings document takes kubeVersion, controllerImage, namespace and apiVersions',
+      });
   const settings: { -readonly [K in keyof RenderSettings]?: string } = {};
   for (const name of Object.keys(SETTINGS_ENV) as (keyof RenderSettings)[]) {
     if (doc[name] === undefined) continue;
@@ -167,7 +181,10 @@ export function settingsFromInputs(inputs: readonly { file: string; text: string
     if (!first) continue;
     settings[name] = first.settings[name];
     const other = found.find((f) => f.settings[name] !== undefined && f.settings[name] !== first.settings[name]);
-    if (other) errors.push(`${other.where}: ${name}: ${JSON.stringify(other.settings[name])} differs from ${JSON.stringify(first.settings[name])} in ${first.where}; the RenderSettings of one render must agree`);
+    if (other)
+      errors.push(
+        `${other.where}: ${name}: ${JSON.stringify(other.settings[name])} differs from ${JSON.stringify(first.settings[name])} in ${first.where}; the RenderSettings of one render must agree`,
+      );
   }
   return { settings, errors };
 }

@@ -2,7 +2,19 @@
  * The parts every component's spec is made of: Pod settings (taken at cluster level and per
  * component), the common component fields, Services, probes, volumes and resources.
  */
-import type { Affinity, Container, EnvFromSource, EnvVar, LocalObjectReference, PodDNSConfig, PodSecurityContext, SecurityContext, Toleration, Volume, VolumeMount } from '../../imports/k8s';
+import type {
+  Affinity,
+  Container,
+  EnvFromSource,
+  EnvVar,
+  LocalObjectReference,
+  PodDNSConfig,
+  PodSecurityContext,
+  SecurityContext,
+  Toleration,
+  Volume,
+  VolumeMount,
+} from '../../imports/k8s';
 
 export type Quantity = string | number;
 

@@ -99,9 +99,11 @@ export function resolveTiCDC(ctx: Ctx): ResolvedTiCDC {
     config,
     tlsClientSecretNames: sinkSecrets(spec, path, ctx.issues),
     gcTTL: int32Value(config['gc-ttl'], gcTTL, ctx.issues) ?? TICDC_DEFAULTS.gcTTL,
-    logLevel: wordValue(config['log-level'], logLevel, LOG_LEVEL, 'a log level such as info or debug', ctx.issues) ?? TICDC_DEFAULTS.logLevel,
+    logLevel:
+      wordValue(config['log-level'], logLevel, LOG_LEVEL, 'a log level such as info or debug', ctx.issues) ?? TICDC_DEFAULTS.logLevel,
     logFile:
-      wordValue(config['log-file'], logFile, LOG_FILE, 'a file path of letters, digits, ., _, / and -', ctx.issues) ?? TICDC_DEFAULTS.logFile,
+      wordValue(config['log-file'], logFile, LOG_FILE, 'a file path of letters, digits, ., _, / and -', ctx.issues) ??
+      TICDC_DEFAULTS.logFile,
     timezone: stringValue(config.tz, tz, ctx.issues) ?? (ctx.spec.timezone || TICDC_DEFAULTS.timezone),
     configFile: Object.keys(config).some((k) => !(TICDC_FLAG_KEYS as readonly string[]).includes(k)),
     newArchitecture: newArchitecture(config.newarch, spec, path, ctx.issues),
@@ -118,7 +120,10 @@ export function resolveTiCDC(ctx: Ctx): ResolvedTiCDC {
  */
 function newArchitecture(value: TomlValue | undefined, spec: TiCDCSpec, path: string, issues: SpecIssue[]): boolean {
   if (value !== undefined && typeof value !== 'boolean') {
-    issues.push({ path: `${path}.config.newarch`, message: `expected true or false (TiCDC refuses to start with any other value), got ${describe(value)}` });
+    issues.push({
+      path: `${path}.config.newarch`,
+      message: `expected true or false (TiCDC refuses to start with any other value), got ${describe(value)}`,
+    });
   }
   const env = (spec.env ?? []).find((e) => e.name === 'TICDC_NEWARCH');
   return value === true || env?.value === 'true';
@@ -174,9 +179,15 @@ function sinkSecrets(spec: TiCDCSpec, path: string, issues: SpecIssue[]): string
   names.forEach((name, i) => {
     const at = `${path}.tlsClientSecretNames[${i}]`;
     if (!DNS1123_LABEL.test(name) || name.length > 63) {
-      issues.push({ path: at, message: `${JSON.stringify(name)} also names a pod volume, so it must be a DNS label (lowercase letters, digits, -; at most 63)` });
+      issues.push({
+        path: at,
+        message: `${JSON.stringify(name)} also names a pod volume, so it must be a DNS label (lowercase letters, digits, -; at most 63)`,
+      });
     } else if (taken.has(name)) {
-      issues.push({ path: at, message: `${JSON.stringify(name)} is already a volume of the TiCDC pod (listed twice, or an own, storage or additional volume); rename the secret` });
+      issues.push({
+        path: at,
+        message: `${JSON.stringify(name)} is already a volume of the TiCDC pod (listed twice, or an own, storage or additional volume); rename the secret`,
+      });
     }
     taken.add(name);
   });
@@ -204,7 +215,13 @@ function stringValue(value: TomlValue | undefined, path: string, issues: SpecIss
 }
 
 /** A string placed as a word of the start command: checked so it cannot break out of it. */
-export function wordValue(value: TomlValue | undefined, path: string, pattern: RegExp, hint: string, issues: SpecIssue[]): string | undefined {
+export function wordValue(
+  value: TomlValue | undefined,
+  path: string,
+  pattern: RegExp,
+  hint: string,
+  issues: SpecIssue[],
+): string | undefined {
   const s = stringValue(value, path, issues);
   if (s === undefined) return undefined;
   if (pattern.test(s)) return s;

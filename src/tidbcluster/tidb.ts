@@ -2,7 +2,6 @@
 import type { Lifecycle } from '../../imports/k8s';
 import { DEFAULTS } from './defaults';
 import {
-  asTable,
   checked,
   ONE_LINE,
   resolveComponent,
@@ -13,6 +12,7 @@ import {
   type ResolvedLogTailer,
   type ResolvedService,
 } from './component';
+import { asTable } from './config-input';
 import { PLUGIN_NAME } from '../base/patterns';
 import type { TiDBServiceSpec, TiDBSpec } from './types';
 
@@ -68,8 +68,12 @@ export function resolveTiDB(ctx: Ctx): ResolvedTiDB {
     slowLogTailer: resolveLogTailer(ctx, tidb.slowLogTailer, 'spec.tidb.slowLogTailer'),
     tokenBasedAuthEnabled: tidb.tokenBasedAuthEnabled ?? false,
     bootstrapSQLConfigMapName: tidb.bootstrapSQLConfigMapName || undefined,
-    plugins: (tidb.plugins ?? []).map((p, i) => checked(ctx, `spec.tidb.plugins[${i}]`, p, PLUGIN_NAME, 'a plugin name (letters, digits, ., _ and -)')),
-    arguments: (tidb.arguments ?? []).map((a, i) => checked(ctx, `spec.tidb.arguments[${i}]`, a, ONE_LINE, 'one line (the start script puts each argument on its own line)')),
+    plugins: (tidb.plugins ?? []).map((p, i) =>
+      checked(ctx, `spec.tidb.plugins[${i}]`, p, PLUGIN_NAME, 'a plugin name (letters, digits, ., _ and -)'),
+    ),
+    arguments: (tidb.arguments ?? []).map((a, i) =>
+      checked(ctx, `spec.tidb.arguments[${i}]`, a, ONE_LINE, 'one line (the start script puts each argument on its own line)'),
+    ),
     lifecycle: tidb.lifecycle,
     customizedStartupProbe: tidb.customizedStartupProbe,
     settings: {
@@ -80,7 +84,6 @@ export function resolveTiDB(ctx: Ctx): ResolvedTiDB {
     },
   };
 }
-
 
 function resolveTiDBService(svc: TiDBServiceSpec): ResolvedTiDBService {
   return {

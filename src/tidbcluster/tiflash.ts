@@ -8,7 +8,6 @@ import { isTomlTable, type TomlTable, type TomlValue } from '../base/toml';
 import type { DefaultEntry } from './defaults';
 import type { SpecIssue } from './errors';
 import {
-  parseConfigToml,
   resolveComponent,
   requireFeature,
   resolveLogTailer,
@@ -17,6 +16,7 @@ import {
   type ResolvedComponent,
   type ResolvedLogTailer,
 } from './component';
+import { parseConfigToml } from './config-input';
 import { KUBE_FEATURES } from './kube-version';
 import type { ComponentFields } from './fields';
 import type { ComponentSpec, Quantity, ResourceList } from './spec-parts';
@@ -30,9 +30,20 @@ import { checkOwnedTables } from './config-tables';
  */
 export const TIFLASH_CONFIG_TABLES = {
   config: [
-    'flash.flash_cluster', 'flash.proxy', 'logger', 'raft', 'storage.main', 'storage.raft', 'security', 'status',
-    'application', 'quotas.default.interval', 'users.readonly.networks', 'users.default.networks',
-    'profiles.readonly', 'profiles.default',
+    'flash.flash_cluster',
+    'flash.proxy',
+    'logger',
+    'raft',
+    'storage.main',
+    'storage.raft',
+    'security',
+    'status',
+    'application',
+    'quotas.default.interval',
+    'users.readonly.networks',
+    'users.default.networks',
+    'profiles.readonly',
+    'profiles.default',
   ],
   proxy: ['server', 'security'],
 } as const;
@@ -68,7 +79,11 @@ export const TIFLASH_DEFAULTS_TABLE: readonly DefaultEntry[] = [
   },
   { field: 'spec.tiflash.config.config logger.log', value: TIFLASH_DEFAULTS.serverLog, note: 'tailed by the serverlog sidecar' },
   { field: 'spec.tiflash.config.config logger.errorlog', value: TIFLASH_DEFAULTS.errorLog, note: 'tailed by the errorlog sidecar' },
-  { field: 'spec.tiflash.config.config flash.flash_cluster.log', value: TIFLASH_DEFAULTS.clusterLog, note: 'tailed by the clusterlog sidecar' },
+  {
+    field: 'spec.tiflash.config.config flash.flash_cluster.log',
+    value: TIFLASH_DEFAULTS.clusterLog,
+    note: 'tailed by the clusterlog sidecar',
+  },
 ];
 
 /** A resolved `storageClaims` entry. */
@@ -155,7 +170,13 @@ export function resolveTiFlash(ctx: Ctx): ResolvedTiFlash {
   }
   // The init container asks discovery which PD endpoints to use; over mTLS it does so with curl,
   // which the busybox helper image does not have: the Pod would wait in Init for ever.
-  if (!mountConfigMap && ctx.spec.acrossK8s && ctx.spec.tlsCluster?.enabled && ctx.spec.tlsCluster.enableDiscoveryMTLS && /(^|\/)busybox(:|@|$)/.test(ctx.helper.image)) {
+  if (
+    !mountConfigMap &&
+    ctx.spec.acrossK8s &&
+    ctx.spec.tlsCluster?.enabled &&
+    ctx.spec.tlsCluster.enableDiscoveryMTLS &&
+    /(^|\/)busybox(:|@|$)/.test(ctx.helper.image)
+  ) {
     ctx.issues.push({
       path: 'spec.tlsCluster.enableDiscoveryMTLS',
       message:
@@ -207,7 +228,8 @@ function subConfig(value: TomlValue | undefined, path: string, issues: SpecIssue
   return {};
 }
 
-const REFUSED_CLAIM_FIELD = 'not supported yet: tidb-operator v1 ignores it for TiFlash (only resources.requests.storage sizes the claim); remove it';
+const REFUSED_CLAIM_FIELD =
+  'not supported yet: tidb-operator v1 ignores it for TiFlash (only resources.requests.storage sizes the claim); remove it';
 
 function resolveClaims(ctx: Ctx, claims: TiFlashStorageClaim[] | undefined): ResolvedTiFlashClaim[] {
   const { issues } = ctx;
@@ -221,7 +243,8 @@ function resolveClaims(ctx: Ctx, claims: TiFlashStorageClaim[] | undefined): Res
   const out: ResolvedTiFlashClaim[] = [];
   list.forEach((claim, i) => {
     const path = `spec.tiflash.storageClaims[${i}]`;
-    if (claim.volumeAttributesClassName !== undefined) requireFeature(ctx, `${path}.volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
+    if (claim.volumeAttributesClassName !== undefined)
+      requireFeature(ctx, `${path}.volumeAttributesClassName`, KUBE_FEATURES.volumeAttributesClass);
     const resources = claim.resources ?? {};
     if (resources.limits !== undefined) issues.push({ path: `${path}.resources.limits`, message: REFUSED_CLAIM_FIELD });
     if (resources.claims !== undefined) issues.push({ path: `${path}.resources.claims`, message: REFUSED_CLAIM_FIELD });
@@ -230,7 +253,10 @@ function resolveClaims(ctx: Ctx, claims: TiFlashStorageClaim[] | undefined): Res
     }
     const storage: Quantity | undefined = resources.requests?.storage;
     if (storage === undefined) {
-      issues.push({ path: `${path}.resources.requests.storage`, message: `required field is missing: the size of volume data${i}, such as 100Gi` });
+      issues.push({
+        path: `${path}.resources.requests.storage`,
+        message: `required field is missing: the size of volume data${i}, such as 100Gi`,
+      });
       return;
     }
     out.push({
@@ -249,7 +275,12 @@ const SAFE_PATH = /^\/[A-Za-z0-9._/-]+$/;
  * The three files the sidecars follow. Each sidecar mounts the volume named by the file's first
  * directory at `/<name>`, so that must be a data volume (or an additional volume).
  */
-function resolveLogFiles(common: TomlTable, claims: number, additionalVolumes: { name: string }[], issues: SpecIssue[]): ResolvedTiFlash['logFiles'] {
+function resolveLogFiles(
+  common: TomlTable,
+  claims: number,
+  additionalVolumes: { name: string }[],
+  issues: SpecIssue[],
+): ResolvedTiFlash['logFiles'] {
   const volumes = new Set([...Array.from({ length: Math.max(claims, 1) }, (_, i) => `data${i}`), ...additionalVolumes.map((v) => v.name)]);
   const file = (keys: string[], fallback: string): string => {
     let cur: TomlValue | undefined = common;
@@ -262,7 +293,10 @@ function resolveLogFiles(common: TomlTable, claims: number, additionalVolumes: {
     }
     const parts = cur.split('/');
     if (parts.length < 3) {
-      issues.push({ path, message: `expected a file in a directory on a volume, such as /data0/logs/${parts[1]}, got ${JSON.stringify(cur)}` });
+      issues.push({
+        path,
+        message: `expected a file in a directory on a volume, such as /data0/logs/${parts[1]}, got ${JSON.stringify(cur)}`,
+      });
       return fallback;
     }
     if (!volumes.has(parts[1])) {
@@ -281,7 +315,9 @@ function resolveLogFiles(common: TomlTable, claims: number, additionalVolumes: {
 }
 
 /** Container resources as the operator copies them: requests, limits and claims, without `storage`. */
-function containerResources(spec: { requests?: ResourceList; limits?: ResourceList; claims?: unknown[] } | undefined): ResourceRequirements {
+function containerResources(
+  spec: { requests?: ResourceList; limits?: ResourceList; claims?: unknown[] } | undefined,
+): ResourceRequirements {
   const strip = (list: ResourceList | undefined) => {
     const entries = Object.entries(list ?? {}).filter(([k]) => k !== 'storage');
     return entries.length > 0 ? Object.fromEntries(entries.map(([k, v]) => [k, String(v)])) : undefined;

@@ -1,6 +1,14 @@
 /** `spec.tikv`: what TiKV resolves beyond the common component fields. */
 import { DEFAULTS } from './defaults';
-import { checked, resolveComponent, resolveLogTailer, storageCapacity, type Ctx, type ResolvedComponent, type ResolvedLogTailer } from './component';
+import {
+  checked,
+  resolveComponent,
+  resolveLogTailer,
+  storageCapacity,
+  type Ctx,
+  type ResolvedComponent,
+  type ResolvedLogTailer,
+} from './component';
 import { GO_DURATION, SUB_DIR } from '../base/patterns';
 
 /** A separate TiKV log (RocksDB's or Raft's) followed by its own tailer. */
@@ -45,7 +53,9 @@ export function resolveTiKV(ctx: Ctx): ResolvedTiKV {
     settings: {
       ...base.settings,
       evictLeaderTimeout: goDuration(ctx, 'spec.tikv.evictLeaderTimeout', tikv.evictLeaderTimeout) ?? DEFAULTS.tikvEvictLeaderTimeout,
-      waitLeaderTransferBackTimeout: goDuration(ctx, 'spec.tikv.waitLeaderTransferBackTimeout', tikv.waitLeaderTransferBackTimeout) ?? DEFAULTS.tikvWaitLeaderTransferBackTimeout,
+      waitLeaderTransferBackTimeout:
+        goDuration(ctx, 'spec.tikv.waitLeaderTransferBackTimeout', tikv.waitLeaderTransferBackTimeout) ??
+        DEFAULTS.tikvWaitLeaderTransferBackTimeout,
       recoverFailover: tikv.recoverFailover ?? false,
       recoverByUID: tikv.failover?.recoverByUID,
       storeLabels: tikv.storeLabels ?? [],

@@ -108,7 +108,8 @@ function checkTopology(ctx: Ctx, path: string): void {
   if (ctx.spec.acrossK8s) {
     ctx.issues.push({
       path,
-      message: 'TiProxy cannot be rendered with spec.acrossK8s (tidb-operator does not support it either): remove spec.tiproxy or acrossK8s',
+      message:
+        'TiProxy cannot be rendered with spec.acrossK8s (tidb-operator does not support it either): remove spec.tiproxy or acrossK8s',
     });
   }
 }

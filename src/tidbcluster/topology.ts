@@ -46,7 +46,8 @@ export function locationLabelsOf(config: TomlTable, path: string, issues: SpecIs
   }
   const keys = list as string[];
   keys.forEach((k, i) => {
-    if (!PD_LABEL_KEY.test(k)) issues.push({ path: typeof raw === 'string' ? at : `${at}[${i}]`, message: `expected ${KEY_WORDS}, got ${JSON.stringify(k)}` });
+    if (!PD_LABEL_KEY.test(k))
+      issues.push({ path: typeof raw === 'string' ? at : `${at}[${i}]`, message: `expected ${KEY_WORDS}, got ${JSON.stringify(k)}` });
   });
   return keys;
 }
@@ -54,7 +55,11 @@ export function locationLabelsOf(config: TomlTable, path: string, issues: SpecIs
 /** Checks `spec.tikv.storeLabels`: Node label keys that PD must accept as store label keys. */
 export function checkStoreLabelKeys(keys: readonly string[], issues: SpecIssue[]): void {
   keys.forEach((k, i) => {
-    if (!PD_LABEL_KEY.test(k)) issues.push({ path: `spec.tikv.storeLabels[${i}]`, message: `expected a Node label key that is also ${KEY_WORDS}, got ${JSON.stringify(k)}` });
+    if (!PD_LABEL_KEY.test(k))
+      issues.push({
+        path: `spec.tikv.storeLabels[${i}]`,
+        message: `expected a Node label key that is also ${KEY_WORDS}, got ${JSON.stringify(k)}`,
+      });
   });
 }
 

@@ -40,14 +40,22 @@ export interface UpgradeChecks {
 const path = (key: string): string => `metadata.annotations["${key}"]`;
 
 /** Reads the annotations that apply to `kind`; bad values become issues at their annotation. */
-export function upgradeChecks(annotations: Readonly<Record<string, string>> | undefined, kind: ComponentKind, issues: SpecIssue[]): UpgradeChecks {
+export function upgradeChecks(
+  annotations: Readonly<Record<string, string>> | undefined,
+  kind: ComponentKind,
+  issues: SpecIssue[],
+): UpgradeChecks {
   const a = annotations ?? {};
   const out: UpgradeChecks = {};
   const minReadyKey = MIN_READY_ANNOTATION[kind];
   if (minReadyKey !== undefined && a[minReadyKey] !== undefined) {
     const text = a[minReadyKey];
     if (/^\d{1,9}$/.test(text)) out.minReadySeconds = Number(text);
-    else issues.push({ path: path(minReadyKey), message: `expected a whole number of seconds, 0 or more, as a string (such as "30"), got ${JSON.stringify(text)}` });
+    else
+      issues.push({
+        path: path(minReadyKey),
+        message: `expected a whole number of seconds, 0 or more, as a string (such as "30"), got ${JSON.stringify(text)}`,
+      });
   }
   const flag = (key: string): boolean | undefined => {
     const text = a[key];

@@ -82,7 +82,10 @@ export class KubeClient {
   ) {}
 
   static fromFiles(server: string, ca: string, user: { cert: string; key: string } | { token: string }): KubeClient {
-    const auth: KubeAuth = 'token' in user ? { ca: readFileSync(ca), token: user.token } : { ca: readFileSync(ca), cert: readFileSync(user.cert), key: readFileSync(user.key) };
+    const auth: KubeAuth =
+      'token' in user
+        ? { ca: readFileSync(ca), token: user.token }
+        : { ca: readFileSync(ca), cert: readFileSync(user.cert), key: readFileSync(user.key) };
     return new KubeClient(server, auth);
   }
 
@@ -102,7 +105,9 @@ export class KubeClient {
           headers: {
             accept: 'application/json',
             ...(this.auth.token ? { authorization: `Bearer ${this.auth.token}` } : {}),
-            ...(payload !== undefined ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+            ...(payload !== undefined
+              ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) }
+              : {}),
           },
         },
         (res) => {
@@ -130,7 +135,8 @@ export class KubeClient {
   /** Like `request`, but a status outside 2xx is an error that names the request and the answer. */
   async ok(method: string, path: string, opts: { body?: unknown; contentType?: string } = {}): Promise<any> {
     const res = await this.request(method, path, opts);
-    if (res.status < 200 || res.status >= 300) throw new KubeRequestError(`${method} ${path}: HTTP ${res.status}: ${res.body?.message ?? res.text.slice(0, 300)}`, res.status);
+    if (res.status < 200 || res.status >= 300)
+      throw new KubeRequestError(`${method} ${path}: HTTP ${res.status}: ${res.body?.message ?? res.text.slice(0, 300)}`, res.status);
     return res.body;
   }
 
@@ -162,7 +168,8 @@ export class KubeClient {
   /** Deletes; 404 counts as done. */
   async delete(path: string, body?: Obj): Promise<void> {
     const res = await this.request('DELETE', path, { body });
-    if (res.status !== 404 && (res.status < 200 || res.status >= 300)) throw new KubeRequestError(`DELETE ${path}: HTTP ${res.status}: ${res.body?.message ?? res.text}`, res.status);
+    if (res.status !== 404 && (res.status < 200 || res.status >= 300))
+      throw new KubeRequestError(`DELETE ${path}: HTTP ${res.status}: ${res.body?.message ?? res.text}`, res.status);
   }
 
   /**

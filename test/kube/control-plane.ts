@@ -82,13 +82,24 @@ export class ControlPlane {
     const cp = new ControlPlane(assets, dir, pki, ports, options);
     try {
       cp.startEtcd();
-      await cp.waitFor(async () => (await fetch(`http://127.0.0.1:${ports.etcd}/health`).then((r) => r.ok).catch(() => false)), 30_000, 'etcd');
+      await cp.waitFor(
+        async () =>
+          await fetch(`http://127.0.0.1:${ports.etcd}/health`)
+            .then((r) => r.ok)
+            .catch(() => false),
+        30_000,
+        'etcd',
+      );
       await cp.startApiServer();
       cp.startControllerManager();
       const admin = cp.admin();
       const { major, minor } = (await admin.ok('GET', '/version')) as { major: string; minor: string };
       cp.kubeVersion = `${major}.${minor.replace(/\D+$/, '')}`;
-      await cp.waitFor(async () => (await admin.get('/api/v1/namespaces/default/serviceaccounts/default').catch(() => undefined)) !== undefined, 60_000, 'the default ServiceAccount');
+      await cp.waitFor(
+        async () => (await admin.get('/api/v1/namespaces/default/serviceaccounts/default').catch(() => undefined)) !== undefined,
+        60_000,
+        'the default ServiceAccount',
+      );
     } catch (err) {
       await cp.stop();
       throw err;
@@ -184,15 +195,24 @@ export class ControlPlane {
   private startEtcd(): void {
     const { etcd, etcdPeer } = this.ports;
     this.spawnLogged('etcd', this.assets.etcd, [
-      '--name', 'test',
-      '--data-dir', join(this.dir, 'etcd-data'),
-      '--listen-client-urls', `http://127.0.0.1:${etcd}`,
-      '--advertise-client-urls', `http://127.0.0.1:${etcd}`,
-      '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-      '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-      '--initial-cluster', `test=http://127.0.0.1:${etcdPeer}`,
-      '--quota-backend-bytes', String(2 * 1024 ** 3),
-      '--log-outputs', 'stderr',
+      '--name',
+      'test',
+      '--data-dir',
+      join(this.dir, 'etcd-data'),
+      '--listen-client-urls',
+      `http://127.0.0.1:${etcd}`,
+      '--advertise-client-urls',
+      `http://127.0.0.1:${etcd}`,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${etcdPeer}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${etcdPeer}`,
+      '--initial-cluster',
+      `test=http://127.0.0.1:${etcdPeer}`,
+      '--quota-backend-bytes',
+      String(2 * 1024 ** 3),
+      '--log-outputs',
+      'stderr',
     ]);
   }
 
@@ -221,7 +241,11 @@ export class ControlPlane {
       '--v=1',
     ]);
     const admin = this.admin();
-    await this.waitFor(async () => (await admin.request('GET', '/readyz').catch(() => undefined))?.text === 'ok', 120_000, 'kube-apiserver /readyz');
+    await this.waitFor(
+      async () => (await admin.request('GET', '/readyz').catch(() => undefined))?.text === 'ok',
+      120_000,
+      'kube-apiserver /readyz',
+    );
   }
 
   private startControllerManager(): void {
@@ -251,7 +275,8 @@ export class ControlPlane {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       for (const [name, child] of this.processes) {
-        if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) while waiting for ${what}:\n${this.logTail(name)}`);
+        if (child.exitCode !== null)
+          throw new Error(`${name} exited (${child.exitCode}) while waiting for ${what}:\n${this.logTail(name)}`);
       }
       if (await pred()) return;
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

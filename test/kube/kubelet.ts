@@ -222,15 +222,30 @@ export class Kubelet extends EventEmitter {
       await this.kube.patch(`/api/v1/nodes/${node}/status`, 'strategic', {
         status: {
           conditions: [
-            { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: time(now), lastTransitionTime: time(now) },
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'KubeletReady',
+              message: 'kubelet is posting ready status',
+              lastHeartbeatTime: time(now),
+              lastTransitionTime: time(now),
+            },
           ],
-          addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: node }],
+          addresses: [
+            { type: 'InternalIP', address: '127.0.0.1' },
+            { type: 'Hostname', address: node },
+          ],
           capacity: { cpu: '64', memory: '256Gi', pods: '500' },
           allocatable: { cpu: '64', memory: '256Gi', pods: '500' },
         },
       });
       const lease = `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`;
-      const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: node, namespace: 'kube-node-lease' }, spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime: microTime(now) } };
+      const body = {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: node, namespace: 'kube-node-lease' },
+        spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime: microTime(now) },
+      };
       await this.kube.patch(lease, 'apply', body, 'fieldManager=kubelet&force=true');
     } catch {
       // The next beat tries again.
@@ -282,7 +297,12 @@ export class Kubelet extends EventEmitter {
     if (!pod.spec?.nodeName) {
       try {
         await this.kube.ok('POST', `/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/binding`, {
-          body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: run.name, uid: run.uid }, target: { apiVersion: 'v1', kind: 'Node', name: run.node } },
+          body: {
+            apiVersion: 'v1',
+            kind: 'Binding',
+            metadata: { name: run.name, uid: run.uid },
+            target: { apiVersion: 'v1', kind: 'Node', name: run.node },
+          },
         });
       } catch {
         // Deleted meanwhile, or bound by someone else.
@@ -360,7 +380,12 @@ export class Kubelet extends EventEmitter {
     if (!pod || !this.alive) return;
     const now = Date.now();
     const startedAt = (run as Run & { startedAt?: number }).startedAt ?? now;
-    const cond = (type: string, ok: boolean) => ({ type, status: ok ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: time(now) });
+    const cond = (type: string, ok: boolean) => ({
+      type,
+      status: ok ? 'True' : 'False',
+      lastProbeTime: null,
+      lastTransitionTime: time(now),
+    });
     const running = run.state === 'running';
     const status = {
       phase: running ? 'Running' : 'Pending',
@@ -369,7 +394,13 @@ export class Kubelet extends EventEmitter {
       podIP: run.ip,
       podIPs: [{ ip: run.ip }],
       startTime: time(startedAt),
-      conditions: [cond('PodReadyToStartContainers', running), cond('Initialized', true), cond('Ready', running && run.ready), cond('ContainersReady', running && run.containersReady === true), cond('PodScheduled', true)],
+      conditions: [
+        cond('PodReadyToStartContainers', running),
+        cond('Initialized', true),
+        cond('Ready', running && run.ready),
+        cond('ContainersReady', running && run.containersReady === true),
+        cond('PodScheduled', true),
+      ],
       containerStatuses: (pod.spec?.containers ?? []).map((c: Obj) => ({
         name: c.name,
         image: c.image,
@@ -383,7 +414,12 @@ export class Kubelet extends EventEmitter {
     try {
       // A strategic merge, as kubelet's status manager patches: conditions merge by type, so the ones
       // another party owns (a readiness gate's) stay.
-      await this.kube.patch(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`, 'strategic', { metadata: { uid: run.uid }, status }, 'fieldManager=kubelet');
+      await this.kube.patch(
+        `/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`,
+        'strategic',
+        { metadata: { uid: run.uid }, status },
+        'fieldManager=kubelet',
+      );
     } catch {
       // Gone or replaced: its watch events say so.
     }
@@ -407,10 +443,23 @@ export class Kubelet extends EventEmitter {
   private async writeWaiting(run: Run, pod: Obj, reason: string, message: string): Promise<void> {
     const status = {
       phase: 'Pending',
-      containerStatuses: (pod.spec?.containers ?? []).map((c: Obj) => ({ name: c.name, image: c.image, imageID: '', ready: false, started: false, restartCount: 0, state: { waiting: { reason, message } } })),
+      containerStatuses: (pod.spec?.containers ?? []).map((c: Obj) => ({
+        name: c.name,
+        image: c.image,
+        imageID: '',
+        ready: false,
+        started: false,
+        restartCount: 0,
+        state: { waiting: { reason, message } },
+      })),
     };
     try {
-      await this.kube.patch(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`, 'merge', { metadata: { uid: run.uid }, status }, 'fieldManager=kubelet');
+      await this.kube.patch(
+        `/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`,
+        'merge',
+        { metadata: { uid: run.uid }, status },
+        'fieldManager=kubelet',
+      );
     } catch {
       // Gone or replaced meanwhile.
     }
@@ -428,10 +477,21 @@ export class Kubelet extends EventEmitter {
     run.state = 'terminating';
     const now = Date.now();
     const startedAt = (run as Run & { startedAt?: number }).startedAt ?? now;
-    const cond = (type: string, ok: boolean) => ({ type, status: ok ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: time(now) });
+    const cond = (type: string, ok: boolean) => ({
+      type,
+      status: ok ? 'True' : 'False',
+      lastProbeTime: null,
+      lastTransitionTime: time(now),
+    });
     const status = {
       phase: outcome.exitCode === 0 ? 'Succeeded' : 'Failed',
-      conditions: [cond('PodReadyToStartContainers', false), cond('Initialized', true), cond('Ready', false), cond('ContainersReady', false), cond('PodScheduled', true)],
+      conditions: [
+        cond('PodReadyToStartContainers', false),
+        cond('Initialized', true),
+        cond('Ready', false),
+        cond('ContainersReady', false),
+        cond('PodScheduled', true),
+      ],
       containerStatuses: (pod.spec?.containers ?? []).map((c: Obj) => ({
         name: c.name,
         image: c.image,
@@ -439,11 +499,24 @@ export class Kubelet extends EventEmitter {
         ready: false,
         started: false,
         restartCount: 0,
-        state: { terminated: { exitCode: outcome.exitCode, reason: outcome.exitCode === 0 ? 'Completed' : 'Error', message: outcome.message, startedAt: time(startedAt), finishedAt: time(now) } },
+        state: {
+          terminated: {
+            exitCode: outcome.exitCode,
+            reason: outcome.exitCode === 0 ? 'Completed' : 'Error',
+            message: outcome.message,
+            startedAt: time(startedAt),
+            finishedAt: time(now),
+          },
+        },
       })),
     };
     try {
-      await this.kube.patch(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`, 'merge', { metadata: { uid: run.uid }, status }, 'fieldManager=kubelet');
+      await this.kube.patch(
+        `/api/v1/namespaces/${this.o.namespace}/pods/${run.name}/status`,
+        'merge',
+        { metadata: { uid: run.uid }, status },
+        'fieldManager=kubelet',
+      );
     } catch {
       // Gone or replaced meanwhile.
     }
@@ -470,7 +543,10 @@ export class Kubelet extends EventEmitter {
     await sleep(this.o.stopMs);
     while (!this.alive && !this.closed) await sleep(100);
     try {
-      await this.kube.delete(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}`, { gracePeriodSeconds: 0, preconditions: { uid: run.uid } });
+      await this.kube.delete(`/api/v1/namespaces/${this.o.namespace}/pods/${run.name}`, {
+        gracePeriodSeconds: 0,
+        preconditions: { uid: run.uid },
+      });
     } catch {
       // Already gone.
     }

@@ -545,7 +545,14 @@ function statefulSet(name: string, namespace: string, tcUid: string, component: 
  * etc., pkg/apis/pingcap/v1alpha1/tidbcluster.go: spec replicas, no failover or volume replacement);
  * updateStrategy RollingUpdate with partition = desired replicas + 0 delete slots; podManagementPolicy
  * Parallel (ComponentAccessor.PodManagementPolicy, pkg/apis/pingcap/v1alpha1/component_spec.go). */
-function statefulSetSpec(component: Component, replicas: number, podAnnotations: Record<string, string>, podSpec: Obj, claims: Obj[] | undefined, serviceName: string): Obj {
+function statefulSetSpec(
+  component: Component,
+  replicas: number,
+  podAnnotations: Record<string, string>,
+  podSpec: Obj,
+  claims: Obj[] | undefined,
+  serviceName: string,
+): Obj {
   return {
     replicas,
     selector: { matchLabels: componentLabels(component) },
@@ -739,7 +746,13 @@ function tikvObjects(ns: string, uid: string): Obj[] {
       publishNotReadyAddresses: true,
     }),
     configMap('tikv', ns, uid),
-    statefulSet(setName, ns, uid, 'tikv', statefulSetSpec('tikv', 1, promAnnotations(20180), podSpec, [claimTemplate('tikv', '1Gi')], peer)),
+    statefulSet(
+      setName,
+      ns,
+      uid,
+      'tikv',
+      statefulSetSpec('tikv', 1, promAnnotations(20180), podSpec, [claimTemplate('tikv', '1Gi')], peer),
+    ),
   ];
 }
 

@@ -41,8 +41,23 @@ function signed(dir: string, name: string, subject: string, extensions: 'server'
   openssl(dir, ['genrsa', '-out', `${name}.key`, '2048']);
   openssl(dir, ['req', '-new', '-key', `${name}.key`, '-subj', subject, '-out', `${name}.csr`, '-config', 'ext.cnf']);
   openssl(dir, [
-    'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '30',
-    '-extfile', 'ext.cnf', '-extensions', extensions, '-out', `${name}.crt`,
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '30',
+    '-extfile',
+    'ext.cnf',
+    '-extensions',
+    extensions,
+    '-out',
+    `${name}.crt`,
   ]);
   return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
 }
@@ -52,7 +67,22 @@ export function makePki(dir: string): Pki {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(join(dir, 'ext.cnf'), EXTENSIONS);
   openssl(dir, ['genrsa', '-out', 'ca.key', '2048']);
-  openssl(dir, ['req', '-x509', '-new', '-nodes', '-key', 'ca.key', '-subj', '/CN=tidb-gitops-test-ca', '-days', '30', '-out', 'ca.crt', '-config', 'ext.cnf']);
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-new',
+    '-nodes',
+    '-key',
+    'ca.key',
+    '-subj',
+    '/CN=tidb-gitops-test-ca',
+    '-days',
+    '30',
+    '-out',
+    'ca.crt',
+    '-config',
+    'ext.cnf',
+  ]);
   const server = signed(dir, 'apiserver', '/CN=kube-apiserver', 'server');
   const admin = signed(dir, 'admin', '/CN=test-admin/O=system:masters', 'client');
   const kcm = signed(dir, 'kcm', '/CN=system:kube-controller-manager', 'client');
@@ -74,9 +104,7 @@ export function makePki(dir: string): Pki {
 export function kubeconfig(server: string, caCert: string, user: { cert: string; key: string } | { token: string }): string {
   const b64 = (file: string) => readFileSync(file).toString('base64');
   const auth =
-    'token' in user
-      ? `    token: ${user.token}`
-      : `    client-certificate-data: ${b64(user.cert)}\n    client-key-data: ${b64(user.key)}`;
+    'token' in user ? `    token: ${user.token}` : `    client-certificate-data: ${b64(user.cert)}\n    client-key-data: ${b64(user.key)}`;
   return `apiVersion: v1
 kind: Config
 clusters:

@@ -26,7 +26,11 @@ const bytes = (q: string): number => {
 };
 
 /** Creates the class and `volumes` PersistentVolumes of `size`, and starts resizing for `namespace`. */
-export async function expandableStorage(kube: KubeClient, namespace: string, o: { volumes: number; size: string; expandable?: boolean }): Promise<Storage> {
+export async function expandableStorage(
+  kube: KubeClient,
+  namespace: string,
+  o: { volumes: number; size: string; expandable?: boolean },
+): Promise<Storage> {
   const driver = `resize.${namespace}.test.tidb-gitops.io`;
   const className = `expandable-${namespace}`;
   await kube.create({
@@ -64,7 +68,9 @@ export async function expandableStorage(kube: KubeClient, namespace: string, o: 
     try {
       const pv = await kube.get(resourcePath('v1', 'PersistentVolume', undefined, pvc.spec.volumeName));
       if (pv?.spec?.csi?.driver !== driver) return;
-      await kube.patch(resourcePath('v1', 'PersistentVolume', undefined, pvc.spec.volumeName), 'merge', { spec: { capacity: { storage: want } } });
+      await kube.patch(resourcePath('v1', 'PersistentVolume', undefined, pvc.spec.volumeName), 'merge', {
+        spec: { capacity: { storage: want } },
+      });
       await kube.patch(`${resourcePath('v1', 'PersistentVolumeClaim', namespace, name)}/status`, 'merge', {
         status: { capacity: { storage: want }, allocatedResources: { storage: want }, allocatedResourceStatuses: null },
       });
@@ -78,7 +84,14 @@ export async function expandableStorage(kube: KubeClient, namespace: string, o: 
     if (type !== 'DELETED') void grow(pvc).catch(() => {});
   });
   // A resync, as the real resizer's informer has: a grow that failed is tried again.
-  const timer = setInterval(() => void kube.list(path).then((all) => Promise.all(all.map((p) => grow(p).catch(() => {})))).catch(() => {}), 1000);
+  const timer = setInterval(
+    () =>
+      void kube
+        .list(path)
+        .then((all) => Promise.all(all.map((p) => grow(p).catch(() => {}))))
+        .catch(() => {}),
+    1000,
+  );
   return {
     className,
     resized,

@@ -82,7 +82,9 @@ export class RealWorld {
     this.name = opts.cluster.metadata.name;
     this.objects = opts.render(opts.cluster);
     this.tikv = new TikvSim(pd, { metricsRefreshMs: 100 });
-    const microservices = this.objects.some((o) => o.kind === 'StatefulSet' && ['tso', 'scheduling'].includes(o.metadata.labels?.['app.kubernetes.io/component']));
+    const microservices = this.objects.some(
+      (o) => o.kind === 'StatefulSet' && ['tso', 'scheduling'].includes(o.metadata.labels?.['app.kubernetes.io/component']),
+    );
     if (microservices) {
       pd.microservices = true;
       this.pdms = new PdmsSim(pd, { cluster: this.name, namespace: this.namespace });
@@ -127,7 +129,9 @@ export class RealWorld {
       if (!pvc.metadata.name.endsWith(`-${pod.metadata.name}`)) continue;
       const mark = pvc.metadata.annotations?.[PVC_DEFER_DELETING];
       if (mark !== undefined && !pvc.metadata.deletionTimestamp) {
-        this.violations.push(`Pod ${pod.metadata.name} was created on PersistentVolumeClaim ${pvc.metadata.name}, which is marked for deletion (${PVC_DEFER_DELETING}: ${JSON.stringify(mark)})`);
+        this.violations.push(
+          `Pod ${pod.metadata.name} was created on PersistentVolumeClaim ${pvc.metadata.name}, which is marked for deletion (${PVC_DEFER_DELETING}: ${JSON.stringify(mark)})`,
+        );
       }
     }
   }
@@ -153,12 +157,16 @@ export class RealWorld {
     }
     // An apply that changed nothing writes nothing: the applier's managedFields entry (its time) stays.
     const kube = cp.admin();
-    const entry = (obj: Obj | undefined) => JSON.stringify((obj?.metadata?.managedFields ?? []).find((m: Obj) => m.manager === FLUX_MANAGER && m.operation === 'Apply' && !m.subresource));
+    const entry = (obj: Obj | undefined) =>
+      JSON.stringify(
+        (obj?.metadata?.managedFields ?? []).find((m: Obj) => m.manager === FLUX_MANAGER && m.operation === 'Apply' && !m.subresource),
+      );
     const changed: string[] = [];
     for (const o of objects) {
       const before = await kube.get(pathOf(o));
       const after = await kube.apply(o, FLUX_MANAGER);
-      if (!before || entry(after) !== entry(before) || after.metadata?.generation !== before.metadata?.generation) changed.push(`${o.kind}/${o.metadata.name}`);
+      if (!before || entry(after) !== entry(before) || after.metadata?.generation !== before.metadata?.generation)
+        changed.push(`${o.kind}/${o.metadata.name}`);
     }
     return changed;
   }
@@ -167,19 +175,28 @@ export class RealWorld {
   async applyCluster(cluster: Obj, mode?: ApplyMode): Promise<string[]> {
     this.objects = this.opts.render(cluster);
     const out = await this.apply(this.objects, mode);
-    await this.waitFor(async () => (await this.statefulSets()).every((s) => (s.status?.observedGeneration ?? 0) >= (s.metadata.generation ?? 0)), 10_000, 'the StatefulSet controller to observe the change');
+    await this.waitFor(
+      async () => (await this.statefulSets()).every((s) => (s.status?.observedGeneration ?? 0) >= (s.metadata.generation ?? 0)),
+      10_000,
+      'the StatefulSet controller to observe the change',
+    );
     return out;
   }
 
   /** A token of the rendered ServiceAccount `<cluster>-discovery` (TokenRequest API). */
   async serviceAccountToken(): Promise<string> {
     const path = `/api/v1/namespaces/${this.namespace}/serviceaccounts/${this.name}-discovery/token`;
-    const res = await this.kube.ok('POST', path, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } });
+    const res = await this.kube.ok('POST', path, {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+    });
     return res.status.token as string;
   }
 
   /** Starts the controller bundle as the rendered ServiceAccount. */
-  async startController(extraArgs: string[] = [], identity = `${this.name}-discovery-${this.controllers.length}`): Promise<ControllerProcess> {
+  async startController(
+    extraArgs: string[] = [],
+    identity = `${this.name}-discovery-${this.controllers.length}`,
+  ): Promise<ControllerProcess> {
     const kubeconfig = this.cp.writeKubeconfig(`${this.namespace}-controller`, { token: await this.serviceAccountToken() });
     const live = this.controllers.some((c) => c.running);
     const proc = await spawnController({
@@ -222,7 +239,10 @@ export class RealWorld {
   }
 
   async pvcs(component: string): Promise<Obj[]> {
-    const all = await this.kube.list(resourcePath('v1', 'PersistentVolumeClaim', this.namespace), `labelSelector=app.kubernetes.io/component=${component}`);
+    const all = await this.kube.list(
+      resourcePath('v1', 'PersistentVolumeClaim', this.namespace),
+      `labelSelector=app.kubernetes.io/component=${component}`,
+    );
     return all.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   }
 
@@ -257,7 +277,9 @@ export class RealWorld {
       if (Date.now() > deadline) {
         const logs = this.controllers[this.controllers.length - 1]?.stderr.slice(-15).join('\n') ?? '';
         const status = JSON.stringify((await this.status().catch(() => undefined))?.components ?? {}, null, 1).slice(0, 3000);
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n--- PD ---\n${this.pd.describe()}\n--- status ---\n${status}\n--- controller ---\n${logs}`);
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what}\n--- PD ---\n${this.pd.describe()}\n--- status ---\n${status}\n--- controller ---\n${logs}`,
+        );
       }
       await sleep(100);
     }

@@ -15,7 +15,10 @@ import { expectShellLintClean } from '../support/sandbox';
 import { runBrContainer } from '../support/br-run';
 import { startS3Server, type S3Server } from '../support/s3-server';
 
-const SECRETS: Record<string, Record<string, string>> = { 's3-secret': { access_key: 'S3RVER', secret_key: 'S3RVER' }, 'wrong-keys': { access_key: 'NOBODY', secret_key: 'nothing' } };
+const SECRETS: Record<string, Record<string, string>> = {
+  's3-secret': { access_key: 'S3RVER', secret_key: 'S3RVER' },
+  'wrong-keys': { access_key: 'NOBODY', secret_key: 'nothing' },
+};
 
 let server: S3Server | undefined;
 let endpoint = '';
@@ -39,12 +42,30 @@ afterAll(() => server?.stop(), RUN_TIMEOUT_MS);
 function cronJob(s3: Obj, clusterSpec: Obj = {}, name = 'nightly', storage?: Obj): Obj {
   const docs = [
     cluster(clusterSpec),
-    { apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name, namespace: 'ns' }, spec: { schedule: '0 2 * * *', backupTemplate: { br: { cluster: 'demo' }, ...(storage ?? { s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'demo', ...s3 } }) } } },
+    {
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'BackupSchedule',
+      metadata: { name, namespace: 'ns' },
+      spec: {
+        schedule: '0 2 * * *',
+        backupTemplate: {
+          br: { cluster: 'demo' },
+          ...(storage ?? { s3: { provider: 'ceph', endpoint, bucket: 'backups', prefix: 'demo', ...s3 } }),
+        },
+      },
+    },
   ];
   const loaded = loadInputs(docs.map((d) => stringify(d)).join('---\n'), 'in.yaml');
   const linked = linkOperations(loaded.clusters, loaded.documents);
   expect([...loaded.errors.map((e) => e.message), ...linked.errors]).toEqual([]);
-  return find(renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects, 'CronJob', `backup-${name}`);
+  return find(
+    renderClusters(
+      loaded.clusters.map((c) => c.resolved),
+      linked.operations,
+    )[0].objects,
+    'CronJob',
+    `backup-${name}`,
+  );
 }
 
 /** The UID the Job controller gave the Job (its Pods carry it in the `batch.kubernetes.io/controller-uid` label). */
@@ -54,7 +75,14 @@ const UID = '1a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
 function run(cj: Obj, jobName: string, tikvVersion = 'v8.5.7', uid: string | null = UID, br?: string) {
   const c = cj.spec.jobTemplate.spec.template.spec.containers[0];
   expect((c.command[2] as string).split('/dev/termination-log').length).toBe(3);
-  return runBrContainer(c, { namespace: 'ns', jobName, secrets: SECRETS, tikvVersion, labels: uid === null ? {} : { 'batch.kubernetes.io/controller-uid': uid }, ...(br && { br }) });
+  return runBrContainer(c, {
+    namespace: 'ns',
+    jobName,
+    secrets: SECRETS,
+    tikvVersion,
+    labels: uid === null ? {} : { 'batch.kubernetes.io/controller-uid': uid },
+    ...(br && { br }),
+  });
 }
 
 async function listKeys(prefix: string): Promise<string[]> {
@@ -87,79 +115,121 @@ async function metaEndVersion(folder: string): Promise<string> {
 const MINUTES = Date.UTC(2026, 10, 27, 2, 0) / 60_000;
 
 describe('a scheduled backup run', () => {
-  test("backs up into a folder of the schedule's own, named as the operator names it and by the Job's UID, and reports the backup TS and size", async () => {
-    const cj = cronJob({ secretName: 's3-secret' });
-    const r = await run(cj, `backup-nightly-${MINUTES}`);
-    expect(r.message.error).toBeUndefined();
-    expect(r.output).toContain('Full Backup success summary');
-    expect(r.status).toBe(0);
-    const folder = 'demo/nightly/demo-pd.ns-2379-2026-11-27t02-00-00-1a2b3c4d';
-    expect(r.message.storage).toBe(`s3://backups/${folder}`);
-    const keys = await listKeys(`${folder}/`);
-    expect(keys).toEqual(expect.arrayContaining([`${folder}/backup.lock`, `${folder}/backupmeta`]));
-    expect(keys.some((k) => /\/1\/2_3_[0-9a-f]+_\d+_write\.sst$/.test(k))).toBe(true);
-    expect(r.message.backupTS).toBe(await metaEndVersion(folder));
-    expect(Number(r.message.size)).toBeGreaterThan(0);
+  test(
+    "backs up into a folder of the schedule's own, named as the operator names it and by the Job's UID, and reports the backup TS and size",
+    async () => {
+      const cj = cronJob({ secretName: 's3-secret' });
+      const r = await run(cj, `backup-nightly-${MINUTES}`);
+      expect(r.message.error).toBeUndefined();
+      expect(r.output).toContain('Full Backup success summary');
+      expect(r.status).toBe(0);
+      const folder = 'demo/nightly/demo-pd.ns-2379-2026-11-27t02-00-00-1a2b3c4d';
+      expect(r.message.storage).toBe(`s3://backups/${folder}`);
+      const keys = await listKeys(`${folder}/`);
+      expect(keys).toEqual(expect.arrayContaining([`${folder}/backup.lock`, `${folder}/backupmeta`]));
+      expect(keys.some((k) => /\/1\/2_3_[0-9a-f]+_\d+_write\.sst$/.test(k))).toBe(true);
+      expect(r.message.backupTS).toBe(await metaEndVersion(folder));
+      expect(Number(r.message.size)).toBeGreaterThan(0);
 
-    // The same Job again (a retried Pod): BR refuses the folder, and the message says why.
-    const again = await run(cj, `backup-nightly-${MINUTES}`);
-    expect(again.status).toBe(1);
-    expect(again.message.error).toContain(`backup meta file exists in s3://backups/${folder}/`);
-    expect(again.message.error).toContain('[BR:Common:ErrInvalidArgument]');
-  }, RUN_TIMEOUT_MS);
+      // The same Job again (a retried Pod): BR refuses the folder, and the message says why.
+      const again = await run(cj, `backup-nightly-${MINUTES}`);
+      expect(again.status).toBe(1);
+      expect(again.message.error).toContain(`backup meta file exists in s3://backups/${folder}/`);
+      expect(again.message.error).toContain('[BR:Common:ErrInvalidArgument]');
+    },
+    RUN_TIMEOUT_MS,
+  );
 
-  test('the next run goes to a folder of its own', async () => {
-    const r = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 24 * 60}`, 'v8.5.7', 'f0e1d2c3-0000-4000-8000-000000000000');
-    expect(r.status).toBe(0);
-    expect(r.message.storage).toBe('s3://backups/demo/nightly/demo-pd.ns-2379-2026-11-28t02-00-00-f0e1d2c3');
-  }, RUN_TIMEOUT_MS);
+  test(
+    'the next run goes to a folder of its own',
+    async () => {
+      const r = await run(
+        cronJob({ secretName: 's3-secret' }),
+        `backup-nightly-${MINUTES + 24 * 60}`,
+        'v8.5.7',
+        'f0e1d2c3-0000-4000-8000-000000000000',
+      );
+      expect(r.status).toBe(0);
+      expect(r.message.storage).toBe('s3://backups/demo/nightly/demo-pd.ns-2379-2026-11-28t02-00-00-f0e1d2c3');
+    },
+    RUN_TIMEOUT_MS,
+  );
 
-  test('two schedules of one minute, and one cluster name in two Kubernetes clusters, write to folders of their own', async () => {
-    const minute = MINUTES + 2 * 24 * 60;
-    const hourly = (await run(cronJob({ secretName: 's3-secret' }, {}, 'hourly'), `backup-hourly-${minute}`, 'v8.5.7', 'aaaaaaaa-0000-4000-8000-000000000000')).message;
-    const daily = (await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${minute}`, 'v8.5.7', 'bbbbbbbb-0000-4000-8000-000000000000')).message;
-    const elsewhere = (await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${minute}`, 'v8.5.7', 'cccccccc-0000-4000-8000-000000000000')).message;
-    expect([hourly.error, daily.error, elsewhere.error]).toEqual([undefined, undefined, undefined]);
-    expect([hourly.storage, daily.storage, elsewhere.storage]).toEqual([
-      's3://backups/demo/hourly/demo-pd.ns-2379-2026-11-29t02-00-00-aaaaaaaa',
-      's3://backups/demo/nightly/demo-pd.ns-2379-2026-11-29t02-00-00-bbbbbbbb',
-      's3://backups/demo/nightly/demo-pd.ns-2379-2026-11-29t02-00-00-cccccccc',
-    ]);
-  }, RUN_TIMEOUT_MS);
+  test(
+    'two schedules of one minute, and one cluster name in two Kubernetes clusters, write to folders of their own',
+    async () => {
+      const minute = MINUTES + 2 * 24 * 60;
+      const hourly = (
+        await run(
+          cronJob({ secretName: 's3-secret' }, {}, 'hourly'),
+          `backup-hourly-${minute}`,
+          'v8.5.7',
+          'aaaaaaaa-0000-4000-8000-000000000000',
+        )
+      ).message;
+      const daily = (
+        await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${minute}`, 'v8.5.7', 'bbbbbbbb-0000-4000-8000-000000000000')
+      ).message;
+      const elsewhere = (
+        await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${minute}`, 'v8.5.7', 'cccccccc-0000-4000-8000-000000000000')
+      ).message;
+      expect([hourly.error, daily.error, elsewhere.error]).toEqual([undefined, undefined, undefined]);
+      expect([hourly.storage, daily.storage, elsewhere.storage]).toEqual([
+        's3://backups/demo/hourly/demo-pd.ns-2379-2026-11-29t02-00-00-aaaaaaaa',
+        's3://backups/demo/nightly/demo-pd.ns-2379-2026-11-29t02-00-00-bbbbbbbb',
+        's3://backups/demo/nightly/demo-pd.ns-2379-2026-11-29t02-00-00-cccccccc',
+      ]);
+    },
+    RUN_TIMEOUT_MS,
+  );
 
-  test("a Pod without its Job's UID label does not back up", async () => {
-    const r = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 3}`, 'v8.5.7', null);
-    expect(r.status).toBe(1);
-    expect(r.output).toContain('the Pod has no batch.kubernetes.io/controller-uid label of its Job');
-  }, RUN_TIMEOUT_MS);
+  test(
+    "a Pod without its Job's UID label does not back up",
+    async () => {
+      const r = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 3}`, 'v8.5.7', null);
+      expect(r.status).toBe(1);
+      expect(r.output).toContain('the Pod has no batch.kubernetes.io/controller-uid label of its Job');
+    },
+    RUN_TIMEOUT_MS,
+  );
 
-  test("an Azure SAS token in the storage URL never reaches the termination message or the script's own output", async () => {
-    const token = 'sv=2024-08-04&ss=b&srt=co&sp=rwdl&se=2027-01-01T00:00:00Z&sig=AbCdEf%2Bsecret%3D';
-    const cj = cronJob({}, {}, 'nightly', { azblob: { container: 'backups', prefix: 'demo', storageAccount: 'acct', sasToken: token } });
-    // BR's error names the storage as BR was given it.
-    const br = `sh -c 'for a do case "$a" in --storage=*) echo "Error: cannot write to \${a#--storage=}: AuthorizationFailure" >&2 ;; esac; done; exit 1' br`;
-    const r = await run(cj, `backup-nightly-${MINUTES + 4}`, 'v8.5.7', UID, br);
-    expect(r.status).toBe(1);
-    expect(r.message.storage).toBe('azure://backups/demo/nightly/demo-pd.ns-2379-2026-11-27t02-04-00-1a2b3c4d/?account-name=acct&sas-token=REDACTED');
-    expect(r.message.error).toContain('sas-token=REDACTED: AuthorizationFailure');
-    for (const secret of ['AbCdEf', 'sig%3D', encodeURIComponent(token)]) {
-      expect(r.text).not.toContain(secret);
-      expect(r.output.split('\n').filter((l) => !l.startsWith('Error: '))).not.toContainEqual(expect.stringContaining(secret));
-    }
-  }, RUN_TIMEOUT_MS);
+  test(
+    "an Azure SAS token in the storage URL never reaches the termination message or the script's own output",
+    async () => {
+      const token = 'sv=2024-08-04&ss=b&srt=co&sp=rwdl&se=2027-01-01T00:00:00Z&sig=AbCdEf%2Bsecret%3D';
+      const cj = cronJob({}, {}, 'nightly', { azblob: { container: 'backups', prefix: 'demo', storageAccount: 'acct', sasToken: token } });
+      // BR's error names the storage as BR was given it.
+      const br = `sh -c 'for a do case "$a" in --storage=*) echo "Error: cannot write to \${a#--storage=}: AuthorizationFailure" >&2 ;; esac; done; exit 1' br`;
+      const r = await run(cj, `backup-nightly-${MINUTES + 4}`, 'v8.5.7', UID, br);
+      expect(r.status).toBe(1);
+      expect(r.message.storage).toBe(
+        'azure://backups/demo/nightly/demo-pd.ns-2379-2026-11-27t02-04-00-1a2b3c4d/?account-name=acct&sas-token=REDACTED',
+      );
+      expect(r.message.error).toContain('sas-token=REDACTED: AuthorizationFailure');
+      for (const secret of ['AbCdEf', 'sig%3D', encodeURIComponent(token)]) {
+        expect(r.text).not.toContain(secret);
+        expect(r.output.split('\n').filter((l) => !l.startsWith('Error: '))).not.toContainEqual(expect.stringContaining(secret));
+      }
+    },
+    RUN_TIMEOUT_MS,
+  );
 
-  test('a missing bucket, wrong keys and a TiKV BR refuses fail with BR\'s words', async () => {
-    const noBucket = await run(cronJob({ bucket: 'nowhere', secretName: 's3-secret' }), `backup-nightly-${MINUTES}`);
-    expect(noBucket.status).toBe(1);
-    expect(noBucket.message.error).toContain('NoSuchBucket');
-    const wrongKeys = await run(cronJob({ secretName: 'wrong-keys' }), `backup-nightly-${MINUTES + 1}`);
-    expect(wrongKeys.status).toBe(1);
-    expect(wrongKeys.message.error).toMatch(/Forbidden|InvalidAccessKeyId/);
-    const old = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 2}`, 'v8.1.2');
-    expect(old.status).toBe(1);
-    expect(old.message.error).toContain('TiKV node 127.0.0.1:20160 version v8.1.2 and BR v8.5.7 version mismatch');
-    expect(await listKeys('demo/nightly/demo-pd.ns-2379-2026-11-27t02-02-00-1a2b3c4d/')).toEqual([]);
-  }, RUN_TIMEOUT_MS);
+  test(
+    "a missing bucket, wrong keys and a TiKV BR refuses fail with BR's words",
+    async () => {
+      const noBucket = await run(cronJob({ bucket: 'nowhere', secretName: 's3-secret' }), `backup-nightly-${MINUTES}`);
+      expect(noBucket.status).toBe(1);
+      expect(noBucket.message.error).toContain('NoSuchBucket');
+      const wrongKeys = await run(cronJob({ secretName: 'wrong-keys' }), `backup-nightly-${MINUTES + 1}`);
+      expect(wrongKeys.status).toBe(1);
+      expect(wrongKeys.message.error).toMatch(/Forbidden|InvalidAccessKeyId/);
+      const old = await run(cronJob({ secretName: 's3-secret' }), `backup-nightly-${MINUTES + 2}`, 'v8.1.2');
+      expect(old.status).toBe(1);
+      expect(old.message.error).toContain('TiKV node 127.0.0.1:20160 version v8.1.2 and BR v8.5.7 version mismatch');
+      expect(await listKeys('demo/nightly/demo-pd.ns-2379-2026-11-27t02-02-00-1a2b3c4d/')).toEqual([]);
+    },
+    RUN_TIMEOUT_MS,
+  );
 });
 
 /** The Job in a one-shot operation's ConfigMap. */
@@ -168,35 +238,68 @@ function oneShotJob(doc: Obj): Obj {
   const loaded = loadInputs(docs.map((d) => stringify(d)).join('---\n'), 'in.yaml');
   const linked = linkOperations(loaded.clusters, loaded.documents);
   expect([...loaded.errors.map((e) => e.message), ...linked.errors]).toEqual([]);
-  const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects;
+  const objects = renderClusters(
+    loaded.clusters.map((c) => c.resolved),
+    linked.operations,
+  )[0].objects;
   const name = `${doc.kind === 'Backup' ? 'backup' : 'restore'}-${doc.metadata.name}`;
   return JSON.parse(find(objects, 'ConfigMap', name).data['job.json']);
 }
 
 describe('a one-shot backup, then a restore of it', () => {
   const s3 = (prefix: string) => ({ provider: 'ceph', endpoint, bucket: 'backups', prefix, secretName: 's3-secret' });
-  const runJob = (job: Obj, tikvVersion = 'v8.5.7') => runBrContainer(job.spec.template.spec.containers[0], { namespace: 'ns', jobName: job.metadata.name, secrets: SECRETS, tikvVersion });
+  const runJob = (job: Obj, tikvVersion = 'v8.5.7') =>
+    runBrContainer(job.spec.template.spec.containers[0], { namespace: 'ns', jobName: job.metadata.name, secrets: SECRETS, tikvVersion });
 
-  test('the backup writes into the prefix itself; the restore reads it back and reports the same BackupTS', async () => {
-    const b = await runJob(oneShotJob({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'once', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: s3('one/shot') } }));
-    expect(b.status).toBe(0);
-    expect(b.message.storage).toBe('s3://backups/one/shot');
-    expect(await listKeys('one/shot/')).toEqual(expect.arrayContaining(['one/shot/backupmeta']));
-    expect(b.message.backupTS).toBe(await metaEndVersion('one/shot'));
-    const r = await runJob(oneShotJob({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'back', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: s3('one/shot') } }));
-    expect(r.output).toContain('restoring from s3://backups/one/shot');
-    expect(r.output).toContain('Full Restore success summary');
-    expect(r.status).toBe(0);
-    expect(r.message).toEqual({ storage: 's3://backups/one/shot', backupTS: b.message.backupTS, size: expect.stringMatching(/^\d+$/) });
-  }, RUN_TIMEOUT_MS);
+  test(
+    'the backup writes into the prefix itself; the restore reads it back and reports the same BackupTS',
+    async () => {
+      const b = await runJob(
+        oneShotJob({
+          apiVersion: 'pingcap.com/v1alpha1',
+          kind: 'Backup',
+          metadata: { name: 'once', namespace: 'ns' },
+          spec: { br: { cluster: 'demo' }, s3: s3('one/shot') },
+        }),
+      );
+      expect(b.status).toBe(0);
+      expect(b.message.storage).toBe('s3://backups/one/shot');
+      expect(await listKeys('one/shot/')).toEqual(expect.arrayContaining(['one/shot/backupmeta']));
+      expect(b.message.backupTS).toBe(await metaEndVersion('one/shot'));
+      const r = await runJob(
+        oneShotJob({
+          apiVersion: 'pingcap.com/v1alpha1',
+          kind: 'Restore',
+          metadata: { name: 'back', namespace: 'ns' },
+          spec: { br: { cluster: 'demo' }, s3: s3('one/shot') },
+        }),
+      );
+      expect(r.output).toContain('restoring from s3://backups/one/shot');
+      expect(r.output).toContain('Full Restore success summary');
+      expect(r.status).toBe(0);
+      expect(r.message).toEqual({ storage: 's3://backups/one/shot', backupTS: b.message.backupTS, size: expect.stringMatching(/^\d+$/) });
+    },
+    RUN_TIMEOUT_MS,
+  );
 
-  test('a restore from a folder that holds no backup fails with BR\'s words', async () => {
-    const r = await runJob(oneShotJob({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'none', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: s3('nothing/here') } }));
-    expect(r.status).toBe(1);
-    expect(r.message.storage).toBe('s3://backups/nothing/here');
-    expect(r.message.error).toMatch(/^Error: /);
-    expect(r.message.error).toMatch(/backupmeta|NoSuchKey/);
-  }, RUN_TIMEOUT_MS);
+  test(
+    "a restore from a folder that holds no backup fails with BR's words",
+    async () => {
+      const r = await runJob(
+        oneShotJob({
+          apiVersion: 'pingcap.com/v1alpha1',
+          kind: 'Restore',
+          metadata: { name: 'none', namespace: 'ns' },
+          spec: { br: { cluster: 'demo' }, s3: s3('nothing/here') },
+        }),
+      );
+      expect(r.status).toBe(1);
+      expect(r.message.storage).toBe('s3://backups/nothing/here');
+      expect(r.message.error).toMatch(/^Error: /);
+      expect(r.message.error).toMatch(/backupmeta|NoSuchKey/);
+    },
+    RUN_TIMEOUT_MS,
+  );
 });
 
 describe('the run scripts', () => {

@@ -26,7 +26,12 @@ describeReal('two budgets over one Pod', () => {
     const labels = objects.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'demo-tikv')!.spec.template.metadata.labels;
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await kube.create(rendered);
-    await kube.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'demo-tikv-0', namespace: NS, labels }, spec: { nodeName: 'nowhere', containers: [{ name: 'tikv', image: 'pingcap/tikv:v8.5.7' }] } });
+    await kube.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'demo-tikv-0', namespace: NS, labels },
+      spec: { nodeName: 'nowhere', containers: [{ name: 'tikv', image: 'pingcap/tikv:v8.5.7' }] },
+    });
     // A Pending Pod is evicted without asking any budget: it has to be Running.
     await kube.patch(`/api/v1/namespaces/${NS}/pods/demo-tikv-0/status`, 'merge', { status: { phase: 'Running' } });
     const evict = () =>
@@ -36,7 +41,12 @@ describeReal('two budgets over one Pod', () => {
     // One budget: the API answers as the budget says (201 evicted, or 429 while it allows none), never 500.
     expect([201, 429]).toContain((await evict()).status);
 
-    const mine: Obj = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'tikv-mine', namespace: NS }, spec: { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/component': 'tikv' } } } };
+    const mine: Obj = {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'tikv-mine', namespace: NS },
+      spec: { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/component': 'tikv' } } },
+    };
     await kube.create(mine);
     const answer = await evict();
     expect(answer.status).toBe(500);
@@ -48,9 +58,14 @@ describeReal('two budgets over one Pod', () => {
       writeFileSync(join(dir, 'tc.yaml'), stringify(cluster({}, { namespace: NS })));
       writeFileSync(join(dir, 'pdb.yaml'), stringify(mine));
       let stderr = '';
-      const status = renderCommand({ paths: [dir], controllerImage: 'example.com/c:1' }, { stdout: () => undefined, stderr: (s) => (stderr += s), readStdin: () => '' });
+      const status = renderCommand(
+        { paths: [dir], controllerImage: 'example.com/c:1' },
+        { stdout: () => undefined, stderr: (s) => (stderr += s), readStdin: () => '' },
+      );
       expect(status).toBe(1);
-      expect(stderr).toContain(`PodDisruptionBudget tikv-mine in namespace ${NS} selects the Pods of StatefulSet demo-tikv, which PodDisruptionBudget demo-tikv`);
+      expect(stderr).toContain(
+        `PodDisruptionBudget tikv-mine in namespace ${NS} selects the Pods of StatefulSet demo-tikv, which PodDisruptionBudget demo-tikv`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -34,7 +34,11 @@ afterEach(async () => {
 /** `kubectl drain NODE`, as an administrator runs it: its exit code and everything it printed. */
 async function drain(w: RealWorld, node: string, timeout: string): Promise<{ code: number; output: string }> {
   try {
-    const r = await run('kubectl', ['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${timeout}`, '--kubeconfig', w.cp.adminKubeconfig()], { maxBuffer: 16 * 1024 * 1024 });
+    const r = await run(
+      'kubectl',
+      ['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${timeout}`, '--kubeconfig', w.cp.adminKubeconfig()],
+      { maxBuffer: 16 * 1024 * 1024 },
+    );
     return { code: 0, output: r.stdout + r.stderr };
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string };
@@ -50,11 +54,19 @@ async function preStopRequest(w: RealWorld, pod: Obj): Promise<void> {
   const answers = (w as RealWorld & { preStopAnswers?: string[] }).preStopAnswers!;
   const ask = () =>
     new Promise<string>((resolve) => {
-      const req = http.get({ host: '127.0.0.1', port: w.discoveryPort, path: `/prestop/${pod.metadata.name}?wait=${PRESTOP_ASK_SECONDS}`, localAddress: w.kubelet.ipOf(pod.metadata.name) }, (res) => {
-        let body = '';
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve(`${res.statusCode} ${body.trim()}`));
-      });
+      const req = http.get(
+        {
+          host: '127.0.0.1',
+          port: w.discoveryPort,
+          path: `/prestop/${pod.metadata.name}?wait=${PRESTOP_ASK_SECONDS}`,
+          localAddress: w.kubelet.ipOf(pod.metadata.name),
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve(`${res.statusCode} ${body.trim()}`));
+        },
+      );
       req.on('error', (e) => resolve(`error ${e.message}`));
     });
   for (;;) {
@@ -77,16 +89,33 @@ async function twoNodes(namespace: string): Promise<RealWorld> {
   (w as RealWorld & { preStopAnswers?: string[] }).preStopAnswers = [];
   w.kubelet.preStop = (pod) => preStopRequest(w, pod);
   await w.startController();
-  await w.waitFor(async () => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', 2)), 90_000, 'the cluster to come up');
+  await w.waitFor(
+    async () => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', 2)),
+    90_000,
+    'the cluster to come up',
+  );
   // The disruption controller has counted every Pod healthy.
-  await w.waitFor(async () => {
-    const budgets = await w.kube.list(`/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets`);
-    return budgets.length === 3 && budgets.every((b) => b.status?.observedGeneration === b.metadata.generation && b.status?.currentHealthy === b.status?.expectedPods && b.status?.disruptionsAllowed === 1);
-  }, 30_000, 'the budgets to allow one disruption each');
+  await w.waitFor(
+    async () => {
+      const budgets = await w.kube.list(`/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets`);
+      return (
+        budgets.length === 3 &&
+        budgets.every(
+          (b) =>
+            b.status?.observedGeneration === b.metadata.generation &&
+            b.status?.currentHealthy === b.status?.expectedPods &&
+            b.status?.disruptionsAllowed === 1,
+        )
+      );
+    },
+    30_000,
+    'the budgets to allow one disruption each',
+  );
   return w;
 }
 
-const nodeOf = async (w: RealWorld, pod: string): Promise<string | undefined> => (await w.kube.get(`/api/v1/namespaces/${w.namespace}/pods/${pod}`).catch(() => undefined))?.spec?.nodeName;
+const nodeOf = async (w: RealWorld, pod: string): Promise<string | undefined> =>
+  (await w.kube.get(`/api/v1/namespaces/${w.namespace}/pods/${pod}`).catch(() => undefined))?.spec?.nodeName;
 
 describeReal('node drains and the disruption budgets', () => {
   it('kubectl drain of a Node with two TiKV Pods evicts one, is refused the second until the first is back and Ready, and no leader is lost, of PD or of a region', async () => {
@@ -107,7 +136,11 @@ describeReal('node drains and the disruption budgets', () => {
     // The PD leader on the drained Node: its leadership must move before it stops.
     await fetch(`http://${w.kubelet.ipOf('c-pd-1')}:2379/pd/api/v1/leader/transfer/c-pd-0`, { method: 'POST' });
     await w.waitFor(() => w.pd.leader() === 'c-pd-0', 10_000, 'c-pd-0 to lead PD');
-    const uids = Object.fromEntries(await Promise.all(['c-tikv-0', 'c-tikv-2'].map(async (n) => [n, (await w.kube.get(`/api/v1/namespaces/${w.namespace}/pods/${n}`))!.metadata.uid])));
+    const uids = Object.fromEntries(
+      await Promise.all(
+        ['c-tikv-0', 'c-tikv-2'].map(async (n) => [n, (await w.kube.get(`/api/v1/namespaces/${w.namespace}/pods/${n}`))!.metadata.uid]),
+      ),
+    );
     readyAt.clear();
 
     const r = await drain(w, 'drain-a-a', '150s');
@@ -134,9 +167,12 @@ describeReal('node drains and the disruption budgets', () => {
     expect(transfers[0]).toBe('c-pd-0');
     expect(transfers.every((p) => p === 'c-pd-0' || p === 'c-pd-2')).toBe(true);
     expect(answers.filter((a) => /^c-pd-2 200 /.test(a)).every((a) => /does not lead PD/.test(a))).toBe(true);
-    expect((await w.events('DrainEvictLeader')).map((e) => e.involvedObject?.name ?? e.regarding?.name).sort()).toEqual(['c-tikv-0', 'c-tikv-2']);
+    expect((await w.events('DrainEvictLeader')).map((e) => e.involvedObject?.name ?? e.regarding?.name).sort()).toEqual([
+      'c-tikv-0',
+      'c-tikv-2',
+    ]);
     // Once the Pods are back and Ready, the controller removes the schedulers it added for the drain.
-    await w.waitFor(() => w.pd.evictSchedulers().length === 0, 30_000, 'the drain\'s evict-leader schedulers to go');
+    await w.waitFor(() => w.pd.evictSchedulers().length === 0, 30_000, "the drain's evict-leader schedulers to go");
   });
 
   it('a crash-looping TiDB never holds a drain: its budget evicts a Pod that is not Ready whatever it says', async () => {
@@ -145,10 +181,14 @@ describeReal('node drains and the disruption budgets', () => {
     const gate = w.kubelet.readinessGate;
     const broken = new Set(['c-tidb-0', 'c-tidb-1']);
     w.kubelet.readinessGate = (p) => !broken.has(p.metadata.name) && gate(p);
-    await w.waitFor(async () => {
-      const b = await w.kube.get(`/apis/policy/v1/namespaces/${w.namespace}/poddisruptionbudgets/c-tidb`);
-      return b?.status?.currentHealthy === 0 && b?.status?.disruptionsAllowed === 0;
-    }, 30_000, 'the TiDB budget to allow no disruption');
+    await w.waitFor(
+      async () => {
+        const b = await w.kube.get(`/apis/policy/v1/namespaces/${w.namespace}/poddisruptionbudgets/c-tidb`);
+        return b?.status?.currentHealthy === 0 && b?.status?.disruptionsAllowed === 0;
+      },
+      30_000,
+      'the TiDB budget to allow no disruption',
+    );
     // TiDB holds no replica: as rendered (AlwaysAllow), the drain of Node b (c-tidb-1, and a PD and a
     // TiKV Pod that serve) goes through.
     const r = await drain(w, 'drain-b-b', '120s');

@@ -14,7 +14,14 @@ import type { AddressInfo } from 'node:net';
 import type { Http2Server } from 'node:http2';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { decodeRangeResponse, encodeRangeRequest, etcdRangePrefix, prefixRangeEnd, RANGE_METHOD, type EtcdKeyValue } from '../../src/controller/clients/etcd';
+import {
+  decodeRangeResponse,
+  encodeRangeRequest,
+  etcdRangePrefix,
+  prefixRangeEnd,
+  RANGE_METHOD,
+  type EtcdKeyValue,
+} from '../../src/controller/clients/etcd';
 import { BR_STREAM_PREFIX, logBackupTasks } from '../../src/controller/plan/log-backups';
 import { findKubeAssets } from '../kube/assets';
 import { EtcdStore, etcdGrpcServer } from '../sim/pd-etcd';
@@ -50,18 +57,36 @@ function rangeReq(key: string | Buffer, end: string | Buffer = '', o: RangeOpts 
   if (b(key).length > 0) w.tag(1, WireType.LengthDelimited).bytes(b(key));
   if (b(end).length > 0 || o.emptyEnd) w.tag(2, WireType.LengthDelimited).bytes(b(end));
   const rest: [number, number | boolean | undefined][] = [
-    [3, o.limit], [4, o.revision], [5, o.sortOrder], [6, o.sortTarget], [7, o.serializable], [8, o.keysOnly], [9, o.countOnly],
-    [10, o.minMod], [11, o.maxMod], [12, o.minCreate], [13, o.maxCreate],
+    [3, o.limit],
+    [4, o.revision],
+    [5, o.sortOrder],
+    [6, o.sortTarget],
+    [7, o.serializable],
+    [8, o.keysOnly],
+    [9, o.countOnly],
+    [10, o.minMod],
+    [11, o.maxMod],
+    [12, o.minCreate],
+    [13, o.maxCreate],
   ];
   for (const [no, v] of rest) if (v) w.tag(no, WireType.Varint).int64(Number(v));
   return Buffer.from(w.finish());
 }
-function putReq(key: string | Buffer, value: string | Buffer, o: { lease?: number; prevKv?: boolean; ignoreValue?: boolean; ignoreLease?: boolean } = {}): Buffer {
+function putReq(
+  key: string | Buffer,
+  value: string | Buffer,
+  o: { lease?: number; prevKv?: boolean; ignoreValue?: boolean; ignoreLease?: boolean } = {},
+): Buffer {
   const w = new BinaryWriter();
   if (b(key).length > 0) w.tag(1, WireType.LengthDelimited).bytes(b(key));
   if (b(value).length > 0) w.tag(2, WireType.LengthDelimited).bytes(b(value));
   if (o.lease) w.tag(3, WireType.Varint).int64(o.lease);
-  for (const [no, v] of [[4, o.prevKv], [5, o.ignoreValue], [6, o.ignoreLease]] as const) if (v) w.tag(no, WireType.Varint).bool(true);
+  for (const [no, v] of [
+    [4, o.prevKv],
+    [5, o.ignoreValue],
+    [6, o.ignoreLease],
+  ] as const)
+    if (v) w.tag(no, WireType.Varint).bool(true);
   return Buffer.from(w.finish());
 }
 function deleteReq(key: string | Buffer, end: string | Buffer = '', prevKv = false): Buffer {
@@ -148,8 +173,14 @@ interface Server {
 
 function unary(s: Server, method: string, body: Buffer): Promise<{ ok: Buffer } | { code: number; details: string }> {
   return new Promise((resolve) => {
-    s.client.makeUnaryRequest(method, (x: Buffer) => x, (x: Buffer) => x, body, new Metadata(), { deadline: Date.now() + 5_000 }, (err: ServiceError | null, res?: Buffer) =>
-      resolve(err ? { code: err.code, details: err.details } : { ok: res! }),
+    s.client.makeUnaryRequest(
+      method,
+      (x: Buffer) => x,
+      (x: Buffer) => x,
+      body,
+      new Metadata(),
+      { deadline: Date.now() + 5_000 },
+      (err: ServiceError | null, res?: Buffer) => resolve(err ? { code: err.code, details: err.details } : { ok: res! }),
     );
   });
 }
@@ -172,21 +203,37 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     if ('missing' in assets) throw new Error(assets.missing);
     const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'tidb-gitops-etcd-'));
     const [client, peer] = [await freePort(), await freePort()];
-    etcd = startLogged('etcd', assets.assets.etcd, [
-      '--name', 'pd',
-      '--data-dir', join(dir, 'data'),
-      '--listen-client-urls', `http://127.0.0.1:${client}`,
-      '--advertise-client-urls', `http://127.0.0.1:${client}`,
-      '--listen-peer-urls', `http://127.0.0.1:${peer}`,
-      '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
-      '--initial-cluster', `pd=http://127.0.0.1:${peer}`,
-      '--log-outputs', 'stderr',
-    ], dir);
+    etcd = startLogged(
+      'etcd',
+      assets.assets.etcd,
+      [
+        '--name',
+        'pd',
+        '--data-dir',
+        join(dir, 'data'),
+        '--listen-client-urls',
+        `http://127.0.0.1:${client}`,
+        '--advertise-client-urls',
+        `http://127.0.0.1:${client}`,
+        '--listen-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-advertise-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-cluster',
+        `pd=http://127.0.0.1:${peer}`,
+        '--log-outputs',
+        'stderr',
+      ],
+      dir,
+    );
     await pollUntil(etcd.server, async () => (await fetch(`http://127.0.0.1:${client}/health`)).ok, 20_000, 'etcd /health');
     const store = new EtcdStore();
     simServer = etcdGrpcServer(store);
     await new Promise<void>((resolve) => simServer!.listen(0, '127.0.0.1', resolve));
-    for (const [name, target] of [['etcd', `127.0.0.1:${client}`], ['simulator', `127.0.0.1:${(simServer.address() as AddressInfo).port}`]]) {
+    for (const [name, target] of [
+      ['etcd', `127.0.0.1:${client}`],
+      ['simulator', `127.0.0.1:${(simServer.address() as AddressInfo).port}`],
+    ]) {
       const s: Server = { name, target, client: new Client(target, credentials.createInsecure()), base: 0 };
       const first = await call(s, 'Range', rangeReq('\0', '\0'));
       if (!('answer' in first)) throw new Error(`${name}: ${first.details}`);
@@ -233,7 +280,7 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     expect(empty).toEqual({ fields: [1], header: { fields: [1, 2, 3, 4], revision: 0, raftTerm: 2 }, kvs: [] });
   });
 
-  test('Range: one key, a prefix, every key from a key, in byte order; empty results; through the controller\'s client', async () => {
+  test("Range: one key, a prefix, every key from a key, in byte order; empty results; through the controller's client", async () => {
     const names = ['b', 'a', 'a/', 'a0', 'ab', 'B', '\x7f', '\x80', '\xff', '\xff\xff', 'a\x00'];
     for (const n of names) await ok('Put', putReq(`/r/${n}`, `v-${n}`));
     await ok('Put', putReq('\xff/top', 'top'));
@@ -246,7 +293,15 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     // An empty range_end written out is still one key.
     expect(keys(await ok('Range', rangeReq('/r/a', '', { emptyEnd: true })))).toEqual(['/r/a']);
     expect(keys(await ok('Range', prefixReq('/r/a')))).toEqual(['/r/a', '/r/a\x00', '/r/a/', '/r/a0', '/r/ab']);
-    expect(keys(await ok('Range', rangeReq('/r/b', '\0')))).toEqual(['/r/b', '/r/\x7f', '/r/\x80', '/r/\xff', '/r/\xff\xff', '/r0', '\xff/top']);
+    expect(keys(await ok('Range', rangeReq('/r/b', '\0')))).toEqual([
+      '/r/b',
+      '/r/\x7f',
+      '/r/\x80',
+      '/r/\xff',
+      '/r/\xff\xff',
+      '/r0',
+      '\xff/top',
+    ]);
     // Every key from 0xff on: a prefix of 0xff bytes ends nowhere.
     expect(keys(await ok('Range', prefixReq('\xff')))).toEqual(['\xff/top']);
     // Nothing: a missing key, an empty prefix, an end before the start.
@@ -322,10 +377,20 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
 
   test('Range options: keys only, count only, each sort, the revision filters with a limit, a read at an earlier revision', async () => {
     // Versions 1, 3, 2, 1 and values out of key order.
-    const puts: [string, string][] = [['a', 'z'], ['b', 'x'], ['c', 'y'], ['b', 'w'], ['c', 'v'], ['b', 'u'], ['d', 'y']];
+    const puts: [string, string][] = [
+      ['a', 'z'],
+      ['b', 'x'],
+      ['c', 'y'],
+      ['b', 'w'],
+      ['c', 'v'],
+      ['b', 'u'],
+      ['d', 'y'],
+    ];
     const revs: number[] = [];
     for (const [k, v] of puts) revs.push((await ok('Put', putReq(`/o/${k}`, v))).header.revision);
-    expect((await ok('Range', prefixReq('/o/', { keysOnly: true }))).kvs.every((kv) => kv.value.length === 0 && !kv.fields.includes(5))).toBe(true);
+    expect(
+      (await ok('Range', prefixReq('/o/', { keysOnly: true }))).kvs.every((kv) => kv.value.length === 0 && !kv.fields.includes(5)),
+    ).toBe(true);
     const counted = await ok('Range', prefixReq('/o/', { countOnly: true, limit: 1 }));
     expect([counted.kvs, counted.count, counted.more]).toEqual([[], 4, undefined]);
     for (let target = 0; target <= 4; target++) {
@@ -335,7 +400,12 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
       }
     }
     expect(keys(await ok('Range', prefixReq('/o/', { sortTarget: 1 })))).toEqual(['/o/a', '/o/d', '/o/c', '/o/b']);
-    expect(keys(await ok('Range', prefixReq('/o/', { sortTarget: 4, sortOrder: 2, keysOnly: true })))).toEqual(['/o/a', '/o/d', '/o/c', '/o/b']);
+    expect(keys(await ok('Range', prefixReq('/o/', { sortTarget: 4, sortOrder: 2, keysOnly: true })))).toEqual([
+      '/o/a',
+      '/o/d',
+      '/o/c',
+      '/o/b',
+    ]);
     // The filters come after the count, the limit after the filters.
     const filtered = await ok('Range', (s) => prefixReq('/o/', { minMod: revs[4] + s.base, limit: 1 }));
     expect([keys(filtered), filtered.more, filtered.count]).toEqual([['/o/b'], true, 4]);
@@ -344,7 +414,11 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     await ok('Range', (s) => prefixReq('/o/', { maxCreate: revs[0] + s.base, sortOrder: 2, limit: 5 }));
     // As the store was: before b's second put, and before /o/ had a key; the header says now.
     const before = await ok('Range', (s) => prefixReq('/o/', { revision: revs[2] + s.base }));
-    expect(before.kvs.map((kv) => [kv.key.toString(), kv.value.toString(), kv.version])).toEqual([['/o/a', 'z', 1], ['/o/b', 'x', 1], ['/o/c', 'y', 1]]);
+    expect(before.kvs.map((kv) => [kv.key.toString(), kv.value.toString(), kv.version])).toEqual([
+      ['/o/a', 'z', 1],
+      ['/o/b', 'x', 1],
+      ['/o/c', 'y', 1],
+    ]);
     expect(before.header.revision).toBe(revs[6]);
     await ok('Range', (s) => prefixReq('/o/', { revision: revs[0] - 1 + s.base }));
     await ok('Range', (s) => rangeReq('/o/b', '', { revision: revs[5] - 1 + s.base }));
@@ -380,14 +454,23 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     expect(await refused('DeleteRange', deleteReq('', '\0'))).toEqual(invalid('etcdserver: key is not provided'));
     expect(await refused('Range', rangeReq('/x', '', { sortOrder: 3 }))).toEqual(invalid('etcdserver: invalid sort option'));
     expect(await refused('Range', rangeReq('/x', '', { sortTarget: 5 }))).toEqual(invalid('etcdserver: invalid sort option'));
-    expect(await refused('Range', rangeReq('/x', '', { revision: 1_000_000 }))).toEqual({ code: 11, details: 'etcdserver: mvcc: required revision is a future revision' });
+    expect(await refused('Range', rangeReq('/x', '', { revision: 1_000_000 }))).toEqual({
+      code: 11,
+      details: 'etcdserver: mvcc: required revision is a future revision',
+    });
     expect(await refused('Put', putReq('/x', 'v', { ignoreValue: true }))).toEqual(invalid('etcdserver: value is provided'));
     expect(await refused('Put', putReq('/x', 'v', { lease: 7, ignoreLease: true }))).toEqual(invalid('etcdserver: lease is provided'));
     expect(await refused('Put', putReq('/x', '', { ignoreValue: true }))).toEqual(invalid('etcdserver: key not found'));
     expect(await refused('Put', putReq('/x', 'v', { ignoreLease: true }))).toEqual(invalid('etcdserver: key not found'));
     expect(await refused('Put', putReq('/x', 'v', { lease: 7 }))).toEqual({ code: 5, details: 'etcdserver: requested lease not found' });
-    expect(await refused('Range', Buffer.from([0xff, 0xff]))).toEqual({ code: 13, details: 'grpc: error unmarshalling request: proto: cannot parse invalid wire-format data' });
-    expect(await refused('Put', Buffer.from([0x0a, 0x05, 0x61]))).toEqual({ code: 13, details: 'grpc: error unmarshalling request: proto: cannot parse invalid wire-format data' });
+    expect(await refused('Range', Buffer.from([0xff, 0xff]))).toEqual({
+      code: 13,
+      details: 'grpc: error unmarshalling request: proto: cannot parse invalid wire-format data',
+    });
+    expect(await refused('Put', Buffer.from([0x0a, 0x05, 0x61]))).toEqual({
+      code: 13,
+      details: 'grpc: error unmarshalling request: proto: cannot parse invalid wire-format data',
+    });
     // Nothing was written by any of them.
     await ok('Range', rangeReq('/x'));
     // A method and a service the server does not have, in grpc-go's words.
@@ -398,8 +481,18 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     expect(simService).toEqual(realService);
     expect(realService).toEqual({ code: 12, details: 'unknown service pdpb.Nope' });
     // The controller's client reading the empty prefix: the same refusal.
-    const messages = await Promise.all(servers.map((s) => etcdRangePrefix(s.target, '').then(() => 'read', (err: Error) => err.message.replace(s.target, '<pd>'))));
-    expect(messages).toEqual(['etcd Range  on <pd>: etcdserver: key is not provided', 'etcd Range  on <pd>: etcdserver: key is not provided']);
+    const messages = await Promise.all(
+      servers.map((s) =>
+        etcdRangePrefix(s.target, '').then(
+          () => 'read',
+          (err: Error) => err.message.replace(s.target, '<pd>'),
+        ),
+      ),
+    );
+    expect(messages).toEqual([
+      'etcd Range  on <pd>: etcdserver: key is not provided',
+      'etcd Range  on <pd>: etcdserver: key is not provided',
+    ]);
   });
 
   test('the log backup keys as BR, TiKV and the advancer write them: the controller reads the same tasks from both', async () => {
@@ -409,9 +502,33 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     // = 2, end_ts = 3, name = 4, table_filter = 5), then one key per range: its start key after the
     // prefix, its end key as the value, both binary (tablecodec's `t` + the table id, sign bit flipped).
     const info = (name: string) => {
-      const s3 = new BinaryWriter().tag(1, WireType.LengthDelimited).string('http://minio:9000').tag(3, WireType.LengthDelimited).string('backups').tag(4, WireType.LengthDelimited).string(`log/${name}`).tag(10, WireType.Varint).bool(true).tag(16, WireType.LengthDelimited).string('ceph').finish();
+      const s3 = new BinaryWriter()
+        .tag(1, WireType.LengthDelimited)
+        .string('http://minio:9000')
+        .tag(3, WireType.LengthDelimited)
+        .string('backups')
+        .tag(4, WireType.LengthDelimited)
+        .string(`log/${name}`)
+        .tag(10, WireType.Varint)
+        .bool(true)
+        .tag(16, WireType.LengthDelimited)
+        .string('ceph')
+        .finish();
       const storage = new BinaryWriter().tag(3, WireType.LengthDelimited).bytes(s3).finish();
-      return Buffer.from(new BinaryWriter().tag(1, WireType.LengthDelimited).bytes(storage).tag(2, WireType.Varint).uint64(start).tag(3, WireType.Varint).uint64(0xffffffffffffffffn).tag(4, WireType.LengthDelimited).string(name).tag(5, WireType.LengthDelimited).string('shop.*').finish());
+      return Buffer.from(
+        new BinaryWriter()
+          .tag(1, WireType.LengthDelimited)
+          .bytes(storage)
+          .tag(2, WireType.Varint)
+          .uint64(start)
+          .tag(3, WireType.Varint)
+          .uint64(0xffffffffffffffffn)
+          .tag(4, WireType.LengthDelimited)
+          .string(name)
+          .tag(5, WireType.LengthDelimited)
+          .string('shop.*')
+          .finish(),
+      );
     };
     const table = (id: bigint) => Buffer.concat([b('t'), be(id ^ (1n << 63n))]);
     const P = BR_STREAM_PREFIX;
@@ -437,10 +554,38 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     await ok('Put', putReq(`${P}checkpoint/pitr/central_global`, be(start + 800n)));
     expect((await read())[0].checkpointTS).toBe((start + 800n).toString());
     // A store's error pauses the task (TiKV's last-error, then streamhelper PauseV2 with severity ERROR).
-    const error = Buffer.from(new BinaryWriter().tag(1, WireType.Varint).uint64(1716613800000).tag(2, WireType.LengthDelimited).string('KV:LogBackup:RaftReq').tag(3, WireType.LengthDelimited).string('the region is not found').tag(4, WireType.Varint).uint64(4).finish());
+    const error = Buffer.from(
+      new BinaryWriter()
+        .tag(1, WireType.Varint)
+        .uint64(1716613800000)
+        .tag(2, WireType.LengthDelimited)
+        .string('KV:LogBackup:RaftReq')
+        .tag(3, WireType.LengthDelimited)
+        .string('the region is not found')
+        .tag(4, WireType.Varint)
+        .uint64(4)
+        .finish(),
+    );
     await ok('Put', putReq(`${P}last-error/pitr/4`, error));
-    await ok('Put', putReq(`${P}pause/pitr`, JSON.stringify({ severity: 'ERROR', operation_hostname: 'tikv-4', operation_pid: 1, operation_time: '2026-01-01T00:00:00Z', payload_type: 'application/x-protobuf;messageType=brpb.StreamBackupError', payload: error.toString('base64') })));
-    expect((await read())[0]).toMatchObject({ name: 'pitr', state: 'Error', error: 'KV:LogBackup:RaftReq: the region is not found (store 4)' });
+    await ok(
+      'Put',
+      putReq(
+        `${P}pause/pitr`,
+        JSON.stringify({
+          severity: 'ERROR',
+          operation_hostname: 'tikv-4',
+          operation_pid: 1,
+          operation_time: '2026-01-01T00:00:00Z',
+          payload_type: 'application/x-protobuf;messageType=brpb.StreamBackupError',
+          payload: error.toString('base64'),
+        }),
+      ),
+    );
+    expect((await read())[0]).toMatchObject({
+      name: 'pitr',
+      state: 'Error',
+      error: 'KV:LogBackup:RaftReq: the region is not found (store 4)',
+    });
     // br log resume: the pause and the errors go.
     await ok('DeleteRange', deleteReq(`${P}pause/pitr`));
     await ok('DeleteRange', deleteReq(`${P}last-error/pitr/`, prefixRangeEnd(b(`${P}last-error/pitr/`))));
@@ -448,11 +593,15 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     // br log stop (streamhelper DeleteTask): the info, then every key of the task by prefix; the
     // storage checkpoints by `storage-checkpoint/<task>` with no slash, as BR deletes them.
     await ok('DeleteRange', deleteReq(`${P}info/pitr`));
-    for (const p of ['ranges/pitr/', 'checkpoint/pitr/', 'last-error/pitr/', 'storage-checkpoint/pitr']) await ok('DeleteRange', deleteReq(`${P}${p}`, prefixRangeEnd(b(`${P}${p}`))));
+    for (const p of ['ranges/pitr/', 'checkpoint/pitr/', 'last-error/pitr/', 'storage-checkpoint/pitr'])
+      await ok('DeleteRange', deleteReq(`${P}${p}`, prefixRangeEnd(b(`${P}${p}`))));
     await ok('DeleteRange', deleteReq(`${P}pause/pitr`));
     expect((await read()).map((t) => t.name)).toEqual(['pitr2']);
     expect((await ok('Range', prefixReq(P, { keysOnly: true }))).kvs.map((kv) => kv.key)).toEqual([
-      b(`${P}checkpoint/pitr2/store/1`), b(`${P}info/pitr2`), Buffer.concat([b(`${P}ranges/pitr2/`), table(106n)]), Buffer.concat([b(`${P}ranges/pitr2/`), table(2n ** 40n)]),
+      b(`${P}checkpoint/pitr2/store/1`),
+      b(`${P}info/pitr2`),
+      Buffer.concat([b(`${P}ranges/pitr2/`), table(106n)]),
+      Buffer.concat([b(`${P}ranges/pitr2/`), table(2n ** 40n)]),
     ]);
   });
 
@@ -464,14 +613,21 @@ controlPlane.describe("PD's etcd simulator answers as a real etcd", () => {
     const value = (i: number) => Buffer.alloc(2048, i % 251);
     const N = 2400;
     for (let i = 0; i < N; i += 200) {
-      await Promise.all(servers.flatMap((s) => Array.from({ length: Math.min(200, N - i) }, (_, j) => unary(s, '/etcdserverpb.KV/Put', putReq(key(i + j), value(i + j))))));
+      await Promise.all(
+        servers.flatMap((s) =>
+          Array.from({ length: Math.min(200, N - i) }, (_, j) => unary(s, '/etcdserverpb.KV/Put', putReq(key(i + j), value(i + j)))),
+        ),
+      );
     }
     // One Range of the whole prefix: over gRPC's default 4 MiB receive limit, from both.
     const whole = await Promise.all(servers.map((s) => unary(s, RANGE_METHOD, encodeRangeRequest(P))));
     expect(whole.map((r) => ('code' in r ? r.code : 'answered'))).toEqual([8, 8]);
     // Compared as text: Jest compares 5 MiB of Buffers byte by byte, slowly.
     const text = (kvs: EtcdKeyValue[]) => kvs.map((kv) => `${Buffer.from(kv.key).toString('hex')} ${kv.value.toString('base64')}`);
-    const want = Array.from({ length: N }, (_, i) => `${Buffer.from(key(i).toString('utf8')).toString('hex')} ${value(i).toString('base64')}`);
+    const want = Array.from(
+      { length: N },
+      (_, i) => `${Buffer.from(key(i).toString('utf8')).toString('hex')} ${value(i).toString('base64')}`,
+    );
     // The controller's page size, and pages of 7 keys (the last one short).
     for (const pageKeys of [undefined, 7]) {
       const reads = await Promise.all(servers.map((s) => etcdRangePrefix(s.target, P, undefined, 5_000, pageKeys)));

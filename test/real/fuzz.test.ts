@@ -22,7 +22,24 @@ import { loadTidbClusters } from '../../src/tidbcluster/load';
 import { operatorExample } from '../../scripts/upstream';
 import { resourcePath, type Obj } from '../kube/client';
 import { realApiSuite } from '../kube/suite';
-import { affinity, containerSecurityContext, dnsConfig, envFrom, envVar, extraContainer, pick, podsAndClaims, podSecurityContext, record, resources, sometimes, storageVolume, toleration, volume, volumeMount } from '../support/fuzz-values';
+import {
+  affinity,
+  containerSecurityContext,
+  dnsConfig,
+  envFrom,
+  envVar,
+  extraContainer,
+  pick,
+  podsAndClaims,
+  podSecurityContext,
+  record,
+  resources,
+  sometimes,
+  storageVolume,
+  toleration,
+  volume,
+  volumeMount,
+} from '../support/fuzz-values';
 
 const RUNS = Number(process.env.FUZZ_REAL_RUNS ?? 200);
 const SEED = Number(process.env.FUZZ_SEED ?? 23);
@@ -43,12 +60,24 @@ const SERVICE_FIELDS: Record<string, fc.Arbitrary<unknown>> = {
   // Node ports within the API server's default --service-node-port-range (30000-32767).
   mysqlNodePort: pick(30001, 30003),
   statusNodePort: pick(30001, 30002),
-  additionalPorts: fc.array(record({ name: pick('extra', 'mysql-client', 'status'), port: pick(5000, 4000, 10080), targetPort: pick<number | string>(5000, 'extra'), protocol: pick('TCP', 'UDP') }), { maxLength: 2 }),
+  additionalPorts: fc.array(
+    record({
+      name: pick('extra', 'mysql-client', 'status'),
+      port: pick(5000, 4000, 10080),
+      targetPort: pick<number | string>(5000, 'extra'),
+      protocol: pick('TCP', 'UDP'),
+    }),
+    { maxLength: 2 },
+  ),
 };
-const service = fc.record({
-  type: pick('ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'),
-  rest: fc.uniqueArray(fc.constantFrom(...Object.keys(SERVICE_FIELDS)), { maxLength: 2 }).chain((keys) => fc.record(Object.fromEntries(keys.map((k) => [k, SERVICE_FIELDS[k]])))),
-}).map(({ type, rest }) => ({ type, ...rest }));
+const service = fc
+  .record({
+    type: pick('ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'),
+    rest: fc
+      .uniqueArray(fc.constantFrom(...Object.keys(SERVICE_FIELDS)), { maxLength: 2 })
+      .chain((keys) => fc.record(Object.fromEntries(keys.map((k) => [k, SERVICE_FIELDS[k]])))),
+  })
+  .map(({ type, rest }) => ({ type, ...rest }));
 
 /** One component's pass-through fields: a few at a time, so each case is about something. */
 const FIELDS: Record<string, fc.Arbitrary<unknown>> = {
@@ -122,7 +151,9 @@ suite.describeReal('the real API server accepts every render the renderer accept
       const rendered = renderClusters(loaded.clusters.map((x) => x.resolved));
       if (rendered.some((r) => r.problems.length > 0)) continue;
       accepted++;
-      const objects: Obj[] = rendered.flatMap((r) => r.objects as Obj[]).map((o) => ({ ...o, metadata: { ...o.metadata, namespace: NAMESPACE } }));
+      const objects: Obj[] = rendered
+        .flatMap((r) => r.objects as Obj[])
+        .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: NAMESPACE } }));
       const requests: Promise<void>[] = [];
       for (const o of [...objects, ...podsAndClaims(objects, NAMESPACE)]) {
         const json = JSON.stringify(o);
@@ -135,14 +166,32 @@ suite.describeReal('the real API server accepts every render the renderer accept
           continue;
         }
         // kubectl apply's create: the object with its last-applied annotation, which must fit in 256 KiB.
-        const lastApplied = { ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, 'kubectl.kubernetes.io/last-applied-configuration': `${json}\n` } } };
-        requests.push(dryRun(`${what} (client-side apply)`, 'POST', `${collection}?dryRun=All&fieldManager=kubectl-client-side-apply`, lastApplied));
-        requests.push(dryRun(`${what} (server-side apply)`, 'PATCH', `${resourcePath(o.apiVersion, o.kind, NAMESPACE, o.metadata.name)}?dryRun=All&fieldManager=flux&force=true`, o, 'application/apply-patch+yaml'));
+        const lastApplied = {
+          ...o,
+          metadata: {
+            ...o.metadata,
+            annotations: { ...o.metadata.annotations, 'kubectl.kubernetes.io/last-applied-configuration': `${json}\n` },
+          },
+        };
+        requests.push(
+          dryRun(`${what} (client-side apply)`, 'POST', `${collection}?dryRun=All&fieldManager=kubectl-client-side-apply`, lastApplied),
+        );
+        requests.push(
+          dryRun(
+            `${what} (server-side apply)`,
+            'PATCH',
+            `${resourcePath(o.apiVersion, o.kind, NAMESPACE, o.metadata.name)}?dryRun=All&fieldManager=flux&force=true`,
+            o,
+            'application/apply-patch+yaml',
+          ),
+        );
       }
       await Promise.all(requests);
     }
     // eslint-disable-next-line no-console
-    console.log(`oracle: ${cases.length} cases, ${accepted} rendered, ${checked.size} distinct objects dry-run on the API server, seed ${SEED}`);
+    console.log(
+      `oracle: ${cases.length} cases, ${accepted} rendered, ${checked.size} distinct objects dry-run on the API server, seed ${SEED}`,
+    );
     expect(accepted).toBeGreaterThan(cases.length * 0.1);
     expect(refused).toEqual([]);
   });

@@ -40,10 +40,13 @@ afterEach(async () => {
   }
 });
 
-
 /** The cluster, running, and MariaDB listening where its one TiDB Pod's MySQL port is. */
 async function start(namespace: string, spec: Obj, ...documents: Obj[]): Promise<{ w: RealWorld; d: MariaDb }> {
-  const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({ tidb: { replicas: 1 }, ...spec }, { namespace }), render: renderWith(...documents) });
+  const w = await RealWorld.start({
+    cp: suite.cp(),
+    cluster: simCluster({ tidb: { replicas: 1 }, ...spec }, { namespace }),
+    render: renderWith(...documents),
+  });
   world = w;
   const pod = async () => w.kube.get(`/api/v1/namespaces/${namespace}/pods/c-tidb-0`);
   await w.waitFor(async () => (await pod())?.status?.podIP !== undefined, 60_000, 'the TiDB Pod to get its address');
@@ -53,8 +56,10 @@ async function start(namespace: string, spec: Obj, ...documents: Obj[]): Promise
 }
 
 const initializerCm = (w: RealWorld, namespace: string) => w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/c-tidb-initializer`);
-const status = async (w: RealWorld, namespace: string): Promise<Obj> => JSON.parse((await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/c-status`))?.data?.['status.json'] ?? '{}');
-const phase = async (w: RealWorld, namespace: string) => (await initializerCm(w, namespace))?.metadata.annotations?.['tidb-gitops.io/phase'];
+const status = async (w: RealWorld, namespace: string): Promise<Obj> =>
+  JSON.parse((await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/c-status`))?.data?.['status.json'] ?? '{}');
+const phase = async (w: RealWorld, namespace: string) =>
+  (await initializerCm(w, namespace))?.metadata.annotations?.['tidb-gitops.io/phase'];
 
 async function login(d: MariaDb, user: string, password: string): Promise<'ok' | 'denied'> {
   try {
@@ -78,7 +83,9 @@ async function acted(c: ControllerProcess): Promise<number> {
 async function everythingSaid(w: RealWorld, namespace: string): Promise<string> {
   const logs = w.controllerOutput();
   const events = await w.kube.list(`/api/v1/namespaces/${namespace}/events`);
-  return [logs, JSON.stringify(await status(w, namespace)), JSON.stringify(events), JSON.stringify(await initializerCm(w, namespace))].join('\n');
+  return [logs, JSON.stringify(await status(w, namespace)), JSON.stringify(events), JSON.stringify(await initializerCm(w, namespace))].join(
+    '\n',
+  );
 }
 
 describeReal('the initializer on the real API server, against MariaDB', () => {
@@ -93,25 +100,42 @@ describeReal('the initializer on the real API server, against MariaDB', () => {
         cluster: { name: 'c' },
         passwordSecret: 'tidb-secret',
         timezone: '+08:00',
-        initSql: "CREATE DATABASE app;\nCREATE TABLE app.runs (\n  id INT AUTO_INCREMENT PRIMARY KEY,\n  at VARCHAR(6)\n);\nINSERT INTO app.runs (at) VALUES (@@session.time_zone);\nGRANT SELECT ON app.* TO 'app'@'%';\n",
+        initSql:
+          "CREATE DATABASE app;\nCREATE TABLE app.runs (\n  id INT AUTO_INCREMENT PRIMARY KEY,\n  at VARCHAR(6)\n);\nINSERT INTO app.runs (at) VALUES (@@session.time_zone);\nGRANT SELECT ON app.* TO 'app'@'%';\n",
       },
     };
     const { w, d } = await start(namespace, {}, doc);
     // The Secret comes after the controller: it waits, and says for what.
     const first = await w.startController(['--resync', '1s']);
     // First for a TiDB Pod that serves (its readiness gate), then for the Secret.
-    const secretWait = 'waiting: the Secret tidb-secret is not there; create it with a key per user (root for root) and the password as its value';
-    await w.waitFor(async () => (await initializerCm(w, namespace))?.metadata.annotations?.['tidb-gitops.io/message'] === secretWait, 60_000, 'the initializer to wait for its Secret');
+    const secretWait =
+      'waiting: the Secret tidb-secret is not there; create it with a key per user (root for root) and the password as its value';
+    await w.waitFor(
+      async () => (await initializerCm(w, namespace))?.metadata.annotations?.['tidb-gitops.io/message'] === secretWait,
+      60_000,
+      'the initializer to wait for its Secret',
+    );
     expect(await phase(w, namespace)).toBe('Waiting');
-    await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tidb-secret', namespace }, stringData: { root: ROOT_PASSWORD, app: `${APP_PASSWORD}\n` } });
+    await w.kube.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'tidb-secret', namespace },
+      stringData: { root: ROOT_PASSWORD, app: `${APP_PASSWORD}\n` },
+    });
     await w.waitFor(async () => (await phase(w, namespace)) === 'Complete', 60_000, 'the initializer to complete');
 
     expect(await login(d, 'root', '')).toBe('denied');
     expect(await login(d, 'root', ROOT_PASSWORD)).toBe('ok');
     expect(await login(d, 'app', APP_PASSWORD)).toBe('ok');
-    expect(await d.sql("SELECT at FROM app.runs")).toBe('+08:00\n');
-    expect((await status(w, namespace)).initializer).toMatchObject({ name: 'init', phase: 'Complete', root: 'set', users: ['app'], statements: 4 });
-    const complete = (await w.events('InitializerComplete'));
+    expect(await d.sql('SELECT at FROM app.runs')).toBe('+08:00\n');
+    expect((await status(w, namespace)).initializer).toMatchObject({
+      name: 'init',
+      phase: 'Complete',
+      root: 'set',
+      users: ['app'],
+      statements: 4,
+    });
+    const complete = await w.events('InitializerComplete');
     expect(complete.map((e) => [e.involvedObject.kind, e.involvedObject.name, e.message])).toEqual([
       ['ConfigMap', 'c-tidb-initializer', "complete: root's password set; users created: app; 4 SQL statements run"],
     ]);
@@ -136,17 +160,27 @@ describeReal('the initializer on the real API server, against MariaDB', () => {
       apiVersion: 'pingcap.com/v1alpha1',
       kind: 'TidbInitializer',
       metadata: { name: 'slow', namespace },
-      spec: { image: 'x', cluster: { name: 'c' }, initSql: 'CREATE DATABASE app;\nCREATE TABLE app.t (a INT);\nSELECT SLEEP(4);\nINSERT INTO app.t VALUES (1);\n' },
+      spec: {
+        image: 'x',
+        cluster: { name: 'c' },
+        initSql: 'CREATE DATABASE app;\nCREATE TABLE app.t (a INT);\nSELECT SLEEP(4);\nINSERT INTO app.t VALUES (1);\n',
+      },
     };
     const { w, d } = await start(namespace, {}, doc);
     const first = await w.startController(['--resync', '1s']);
     await w.waitFor(async () => (await status(w, namespace)).initializer?.step === 'sql', 60_000, 'the SQL to start');
-    await w.waitFor(async () => (await d.sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'app'")) === '1\n', 30_000, 'the table to be created');
+    await w.waitFor(
+      async () => (await d.sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'app'")) === '1\n',
+      30_000,
+      'the table to be created',
+    );
     first.kill('SIGKILL');
     await first.exited;
     await w.startController(['--resync', '1s']);
     await w.waitFor(async () => (await phase(w, namespace)) === 'Lost', 60_000, 'the run to be Lost');
-    expect((await status(w, namespace)).initializer.error).toBe('the controller stopped while the initial SQL ran; it is not run again: see in the database what ran, and finish by hand');
+    expect((await status(w, namespace)).initializer.error).toBe(
+      'the controller stopped while the initial SQL ran; it is not run again: see in the database what ran, and finish by hand',
+    );
     // Past the SLEEP and more: the INSERT never ran, and the CREATE did not run twice.
     await new Promise((r) => setTimeout(r, 5_000));
     expect(await d.sql('SELECT COUNT(*) FROM app.t')).toBe('0\n');
@@ -169,14 +203,26 @@ describeReal('the initializer on the real API server, against MariaDB', () => {
       },
     };
     const { w } = await start(namespace, {}, doc);
-    await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tidb-secret', namespace }, stringData: { root: ROOT_PASSWORD, app: APP_PASSWORD } });
+    await w.kube.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'tidb-secret', namespace },
+      stringData: { root: ROOT_PASSWORD, app: APP_PASSWORD },
+    });
     await w.startController(['--resync', '1s']);
     await w.waitFor(async () => (await phase(w, namespace)) === 'Failed', 60_000, 'the initializer to fail');
     const error: string = (await status(w, namespace)).initializer.error;
-    expect(error).toMatch(/^statement 2 of 2 \(line 2 of the SQL\) failed: ERROR 1064 \(42000\): You have an error in your SQL syntax; .* near 'USERR 'x'@'%' IDENTIFIED BY '\*\*\*', 'y'@'%' IDENTIFIED BY '\*\*\*''/);
+    expect(error).toMatch(
+      /^statement 2 of 2 \(line 2 of the SQL\) failed: ERROR 1064 \(42000\): You have an error in your SQL syntax; .* near 'USERR 'x'@'%' IDENTIFIED BY '\*\*\*', 'y'@'%' IDENTIFIED BY '\*\*\*''/,
+    );
     // What the controller said (the ConfigMap's data is the SQL from Git, the literal with it).
     const cm = await initializerCm(w, namespace);
-    const said = [w.controllerOutput(), JSON.stringify(await status(w, namespace)), JSON.stringify(await w.kube.list(`/api/v1/namespaces/${namespace}/events`)), JSON.stringify(cm!.metadata)].join('\n');
+    const said = [
+      w.controllerOutput(),
+      JSON.stringify(await status(w, namespace)),
+      JSON.stringify(await w.kube.list(`/api/v1/namespaces/${namespace}/events`)),
+      JSON.stringify(cm!.metadata),
+    ].join('\n');
     expect(cm!.metadata.annotations['tidb-gitops.io/message']).toBe(`failed: ${error}`);
     for (const secret of [literal, APP_PASSWORD, ROOT_PASSWORD]) expect(said).not.toContain(secret);
     expect((await w.events('InitializerFailed')).map((e) => e.message)).toEqual([`failed: ${error}`]);
@@ -188,11 +234,18 @@ describeReal('the initializer on the real API server, against MariaDB', () => {
       apiVersion: 'pingcap.com/v1alpha1',
       kind: 'TidbInitializer',
       metadata: { name: 'init', namespace },
-      spec: { image: 'tnir/mysqlclient', cluster: { name: 'c' }, passwordSecret: 'tidb-secret', initSql: "CREATE DATABASE IF NOT EXISTS app;\nCREATE TABLE IF NOT EXISTS app.runs (id INT);\nINSERT INTO app.runs VALUES (1);\n" },
+      spec: {
+        image: 'tnir/mysqlclient',
+        cluster: { name: 'c' },
+        passwordSecret: 'tidb-secret',
+        initSql: 'CREATE DATABASE IF NOT EXISTS app;\nCREATE TABLE IF NOT EXISTS app.runs (id INT);\nINSERT INTO app.runs VALUES (1);\n',
+      },
     };
     const { w, d } = await start(namespace, {}, doc);
     // What tidb-operator's initializer left: root's password, and the SQL's database with its row.
-    await d.sql("CREATE DATABASE app; CREATE TABLE app.runs (id INT); INSERT INTO app.runs VALUES (1); ALTER USER 'root'@'%' IDENTIFIED BY 'r00t'");
+    await d.sql(
+      "CREATE DATABASE app; CREATE TABLE app.runs (id INT); INSERT INTO app.runs VALUES (1); ALTER USER 'root'@'%' IDENTIFIED BY 'r00t'",
+    );
     await w.kube.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tidb-secret', namespace }, stringData: { root: 'r00t' } });
     const c = await w.startController(['--resync', '1s']);
     await w.waitFor(async () => (await phase(w, namespace)) === 'Waiting', 60_000, 'the initializer to wait for an answer');

@@ -48,7 +48,9 @@ const renderFor = (cluster: Obj) => suite.render(cluster);
 /** tidb-operator's discovery for one PD (its /new answer), while the operator's cluster starts. */
 function operatorDiscovery(w: RealWorld): Promise<Server> {
   const server = createServer((req, res) => {
-    const peer = Buffer.from((req.url ?? '').split('/')[2] ?? '', 'base64').toString().trim();
+    const peer = Buffer.from((req.url ?? '').split('/')[2] ?? '', 'base64')
+      .toString()
+      .trim();
     const name = peer.split('.')[0];
     res.end(`--initial-cluster=${name}=http://${peer}`);
   });
@@ -81,17 +83,38 @@ describeReal('migrating a tidb-operator cluster (examples/basic) to tidb-gitops'
     'keeps every Pod and PVC through the move (%s apply); the controller then takes over and rolls one Pod at a time',
     async (mode) => {
       const namespace = `migrate-${++seq}`;
-      const w = await RealWorld.start({ cp: suite.cp(), cluster: gitCluster(namespace), render: renderFor, apply: mode, applyAtStart: false });
+      const w = await RealWorld.start({
+        cp: suite.cp(),
+        cluster: gitCluster(namespace),
+        render: renderFor,
+        apply: mode,
+        applyAtStart: false,
+      });
       world = w;
       const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-migrate-'));
       try {
         // --- The cluster as tidb-operator runs it. ---
         await RealWorld.applyObjects(suite.cp(), [tidbClusterCrd()], 'server-side');
-        await w.waitFor(async () => (await kubectl(['get', 'crd', 'tidbclusters.pingcap.com', '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}'])) === 'True', 20_000, 'the CRD');
+        await w.waitFor(
+          async () =>
+            (await kubectl([
+              'get',
+              'crd',
+              'tidbclusters.pingcap.com',
+              '-o',
+              'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+            ])) === 'True',
+          20_000,
+          'the CRD',
+        );
         const tc = await w.kube.create(operatorTidbCluster(namespace));
         for (const o of operatorObjects(namespace, tc.metadata.uid)) await w.kube.create(o, 'fieldManager=tidb-controller-manager');
         const discovery = await operatorDiscovery(w);
-        await w.waitFor(async () => (await Promise.all(COMPONENTS.map((c) => w.settled(c, 1)))).every(Boolean), 60_000, 'the operator cluster to run');
+        await w.waitFor(
+          async () => (await Promise.all(COMPONENTS.map((c) => w.settled(c, 1)))).every(Boolean),
+          60_000,
+          'the operator cluster to run',
+        );
         await w.waitFor(() => w.pd.stores().length === 1, 20_000, 'the TiKV store');
         discovery.close();
         const pods = uids((await Promise.all(COMPONENTS.map((c) => w.pods(c)))).flat());
@@ -101,11 +124,15 @@ describeReal('migrating a tidb-operator cluster (examples/basic) to tidb-gitops'
 
         // --- Step 1: what the move changes, from what the cluster runs. ---
         const liveFile = join(dir, 'live.yaml');
-        writeFileSync(liveFile, await kubectl(['get', LIVE_KINDS, '-n', namespace, '-l', 'app.kubernetes.io/instance=basic', '-o', 'yaml']));
+        writeFileSync(
+          liveFile,
+          await kubectl(['get', LIVE_KINDS, '-n', namespace, '-l', 'app.kubernetes.io/instance=basic', '-o', 'yaml']),
+        );
         const gitFile = join(dir, 'tidb-cluster.yaml');
         writeFileSync(gitFile, stringify(gitCluster(namespace)));
         const report = await cli(['diff', '--kube-version', kubeVersion(), '--exit-code', liveFile, gitFile]);
-        if (process.env.TIDB_GITOPS_MIGRATION_REPORT && mode === 'client-side') writeFileSync(process.env.TIDB_GITOPS_MIGRATION_REPORT, report.stdout);
+        if (process.env.TIDB_GITOPS_MIGRATION_REPORT && mode === 'client-side')
+          writeFileSync(process.env.TIDB_GITOPS_MIGRATION_REPORT, report.stdout);
         expect(report.stderr).toBe('');
         expect(report.code).toBe(4); // changes, with a risk: the owner references
         expect(report.stdout).toContain('OLD is live');
@@ -113,20 +140,29 @@ describeReal('migrating a tidb-operator cluster (examples/basic) to tidb-gitops'
         // Nothing Kubernetes would refuse: same selectors, serviceNames and claim templates.
         expect(report.stdout).not.toMatch(/\*\*(pvc-template|selector|service-name|immutable-field)\*\*/);
         // The start scripts and config names differ from the operator's: each component rolls once, by the controller.
-        for (const c of ['PD', 'TiKV', 'TiDB']) expect(report.stdout).toMatch(new RegExp(`#### ${c} \\(StatefulSet basic-${c.toLowerCase()}\\)\\n\\n- \\*\\*Rolling restart\\*\\*, one Pod at a time`));
+        for (const c of ['PD', 'TiKV', 'TiDB'])
+          expect(report.stdout).toMatch(
+            new RegExp(`#### ${c} \\(StatefulSet basic-${c.toLowerCase()}\\)\\n\\n- \\*\\*Rolling restart\\*\\*, one Pod at a time`),
+          );
 
         // --- Step 2: stop the operator acting (paused; the operator itself is not running here) and orphan its objects. ---
         await kubectl(['patch', 'tidbcluster', 'basic', '-n', namespace, '--type', 'merge', '-p', '{"spec":{"paused":true}}']);
         await kubectl(['delete', 'tidbcluster', 'basic', '-n', namespace, '--cascade=orphan']);
         const owned = async () => {
           const all = (await kubectl(['get', LIVE_KINDS, '-n', namespace, '-o', 'json'])) as string;
-          return (JSON.parse(all).items as Obj[]).filter((o) => (o.metadata.ownerReferences ?? []).some((r: Obj) => r.kind === 'TidbCluster')).length;
+          return (JSON.parse(all).items as Obj[]).filter((o) =>
+            (o.metadata.ownerReferences ?? []).some((r: Obj) => r.kind === 'TidbCluster'),
+          ).length;
         };
         await w.waitFor(async () => (await owned()) === 0, 30_000, 'the garbage collector to orphan the objects');
 
         // --- Step 3: apply what Git renders (as Argo CD or Flux does). ---
         await w.apply(w.objects, mode);
-        await w.waitFor(async () => (await w.statefulSets()).every((s) => (s.status?.observedGeneration ?? 0) >= s.metadata.generation), 10_000, 'the StatefulSet controller');
+        await w.waitFor(
+          async () => (await w.statefulSets()).every((s) => (s.status?.observedGeneration ?? 0) >= s.metadata.generation),
+          10_000,
+          'the StatefulSet controller',
+        );
         await new Promise((r) => setTimeout(r, 2000));
         // The move itself recreated nothing: the operator's partition (= replicas) holds the new templates back.
         expect(uids((await Promise.all(COMPONENTS.map((c) => w.pods(c)))).flat())).toEqual(pods);
@@ -156,7 +192,11 @@ describeReal('migrating a tidb-operator cluster (examples/basic) to tidb-gitops'
         // --- Afterwards: a version bump from Git rolls PD, TiKV, TiDB, one Pod at a time. ---
         w.stops.length = 0;
         await w.applyCluster(gitCluster(namespace, { version: 'v8.5.8' }), mode);
-        await w.waitFor(async () => (await Promise.all(COMPONENTS.map((c) => w.settled(c, 1)))).every(Boolean) && w.stops.length === 3, 120_000, 'the upgrade');
+        await w.waitFor(
+          async () => (await Promise.all(COMPONENTS.map((c) => w.settled(c, 1)))).every(Boolean) && w.stops.length === 3,
+          120_000,
+          'the upgrade',
+        );
         expect(w.stops.map((s) => s.pod)).toEqual(['basic-pd-0', 'basic-tikv-0', 'basic-tidb-0']);
         for (const c of COMPONENTS) expect(w.kubelet.maxDown(c)).toBe(1);
         expect(w.forbidden()).toEqual([]);

@@ -11,7 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import { connectMysql, ER_ACCESS_DENIED, MysqlError, nativeScramble, sha2Scramble, sqlString, type MysqlOptions } from '../../src/controller/clients/mysql';
+import {
+  connectMysql,
+  ER_ACCESS_DENIED,
+  MysqlError,
+  nativeScramble,
+  sha2Scramble,
+  sqlString,
+  type MysqlOptions,
+} from '../../src/controller/clients/mysql';
 import { makeCertificates, startMariaDb, type MariaDb, type MariaDbTls } from '../support/mariadb';
 import { MARIADB, requires } from '../support/requires';
 
@@ -20,7 +28,8 @@ jest.setTimeout(60_000);
 let db: MariaDb;
 let tlsDb: MariaDb;
 
-const to = (d: MariaDb, user: string, password: string, more: Partial<MysqlOptions> = {}) => connectMysql({ host: d.host, port: d.port, user, password, ...more });
+const to = (d: MariaDb, user: string, password: string, more: Partial<MysqlOptions> = {}) =>
+  connectMysql({ host: d.host, port: d.port, user, password, ...more });
 
 /** The MysqlError `p` rejects with; checks that `secret` is nowhere in it. */
 async function refusal(p: Promise<unknown>, secret?: string): Promise<MysqlError> {
@@ -175,7 +184,10 @@ mariadb.describe('a real MySQL-protocol server', () => {
       await db.sql("INSTALL SONAME 'auth_ed25519'");
       await db.sql("CREATE USER ed@'%' IDENTIFIED VIA ed25519 USING PASSWORD('ed-Secret-1')");
       const e = await refusal(to(db, 'ed', 'ed-Secret-1'), 'ed-Secret-1');
-      expect([e.code, e.message]).toEqual([0, expect.stringContaining('the authentication plugin client_ed25519, which this client does not speak')]);
+      expect([e.code, e.message]).toEqual([
+        0,
+        expect.stringContaining('the authentication plugin client_ed25519, which this client does not speak'),
+      ]);
     });
   });
 
@@ -324,7 +336,17 @@ describe('caching_sha2_password against a scripted server', () => {
     const salt = Buffer.from(randomBytes(20).map((b) => (b % 94) + 33));
     const caps = 0x1 | 0x200 | 0x2000 | 0x8000 | 0x80000 | (mode === 'tls' ? 0x800 : 0);
     const u16 = (n: number) => [n & 0xff, (n >> 8) & 0xff];
-    send(Buffer.concat([Buffer.from('\x0a8.0.11-TiDB-v8.5.0\0', 'latin1'), Buffer.from([1, 0, 0, 0]), salt.subarray(0, 8), Buffer.from([0, ...u16(caps), 45, 2, 0, ...u16(caps >> 16), 21]), Buffer.alloc(10), salt.subarray(8), Buffer.from('\0mysql_native_password\0')]));
+    send(
+      Buffer.concat([
+        Buffer.from('\x0a8.0.11-TiDB-v8.5.0\0', 'latin1'),
+        Buffer.from([1, 0, 0, 0]),
+        salt.subarray(0, 8),
+        Buffer.from([0, ...u16(caps), 45, 2, 0, ...u16(caps >> 16), 21]),
+        Buffer.alloc(10),
+        salt.subarray(8),
+        Buffer.from('\0mysql_native_password\0'),
+      ]),
+    );
     let response = await receive();
     if (mode === 'tls') {
       expect(response).toHaveLength(32);

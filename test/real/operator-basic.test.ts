@@ -93,7 +93,9 @@ describe('tidb-operator v1 fixture for examples/basic', () => {
     // getNewPDServiceForTidbCluster / getNewPDHeadlessServiceForTidbCluster (pd_member_manager.go),
     // getNewServiceForTidbCluster (tikv_member_manager.go), getNewTiDB*Service* (tidb_member_manager.go);
     // the discovery Service has none (tidb_discovery_manager.go getDiscoveryMeta).
-    const usedBy = Object.fromEntries(objects.filter((o) => o.kind === 'Service').map((o) => [o.metadata.name, o.metadata.labels['app.kubernetes.io/used-by']]));
+    const usedBy = Object.fromEntries(
+      objects.filter((o) => o.kind === 'Service').map((o) => [o.metadata.name, o.metadata.labels['app.kubernetes.io/used-by']]),
+    );
     expect(usedBy).toEqual({
       'basic-discovery': undefined,
       'basic-pd': 'end-user',
@@ -108,8 +110,30 @@ describe('tidb-operator v1 fixture for examples/basic', () => {
     // pd_member_manager.go getNewPDSetForTidbCluster, tikv_member_manager.go getNewTiKVSetForTidbCluster,
     // tidb_member_manager.go getNewTiDBSetForTidbCluster; util.VolumeClaimTemplate (pkg/util/util.go).
     const cases: [string, string, string, Obj[] | undefined][] = [
-      ['basic-pd', 'pd', 'basic-pd-peer', [{ metadata: { name: 'pd', creationTimestamp: null }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } }, status: {} }]],
-      ['basic-tikv', 'tikv', 'basic-tikv-peer', [{ metadata: { name: 'tikv', creationTimestamp: null }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } }, status: {} }]],
+      [
+        'basic-pd',
+        'pd',
+        'basic-pd-peer',
+        [
+          {
+            metadata: { name: 'pd', creationTimestamp: null },
+            spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+            status: {},
+          },
+        ],
+      ],
+      [
+        'basic-tikv',
+        'tikv',
+        'basic-tikv-peer',
+        [
+          {
+            metadata: { name: 'tikv', creationTimestamp: null },
+            spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+            status: {},
+          },
+        ],
+      ],
       ['basic-tidb', 'tidb', 'basic-tidb-peer', undefined],
     ];
     it.each(cases)('%s: selector, serviceName, claim templates, replicas and partition', (name, component, serviceName, claims) => {
@@ -129,12 +153,18 @@ describe('tidb-operator v1 fixture for examples/basic', () => {
       const pd = find('StatefulSet', 'basic-pd').spec.template.spec;
       expect(pd.volumes.map((v: Obj) => v.configMap?.name ?? v.name)).toEqual(['annotations', 'basic-pd-a0767f1', 'basic-pd-a0767f1']);
       expect(pd.containers[0].volumeMounts.map((m: Obj) => `${m.name}:${m.mountPath}`)).toEqual([
-        'annotations:/etc/podinfo', 'config:/etc/pd', 'startup-script:/usr/local/bin', 'pd:/var/lib/pd',
+        'annotations:/etc/podinfo',
+        'config:/etc/pd',
+        'startup-script:/usr/local/bin',
+        'pd:/var/lib/pd',
       ]);
       const tikv = find('StatefulSet', 'basic-tikv').spec.template.spec;
       expect(tikv.volumes[1].configMap).toEqual({ name: 'basic-tikv-ee17551', items: [{ key: 'config-file', path: 'tikv.toml' }] });
       expect(tikv.containers[0].volumeMounts.map((m: Obj) => `${m.name}:${m.mountPath}`)).toEqual([
-        'annotations:/etc/podinfo', 'tikv:/var/lib/tikv', 'config:/etc/tikv', 'startup-script:/usr/local/bin',
+        'annotations:/etc/podinfo',
+        'tikv:/var/lib/tikv',
+        'config:/etc/tikv',
+        'startup-script:/usr/local/bin',
       ]);
       expect(tikv.containers[0].securityContext).toEqual({ privileged: false });
       const tidb = find('StatefulSet', 'basic-tidb').spec.template.spec;
@@ -145,7 +175,7 @@ describe('tidb-operator v1 fixture for examples/basic', () => {
   });
 
   describe('ConfigMap digest suffix (pkg/manager/utils/configmap.go)', () => {
-    it('hashes Go\'s JSON of the data, HTML-escaped, like the hand-derived vector', () => {
+    it("hashes Go's JSON of the data, HTML-escaped, like the hand-derived vector", () => {
       // Serialised by hand the way Go's json.Marshal writes map[string]string (sorted keys,
       // <>& escaped), hashed with coreutils sha256sum: 4f7dce1d48d6dbca7de28b22e6abc7bed366ad949f3109d3fa76aa7d1f922a46.
       const data = { 'startup-script': 'echo "x" >&2 && true\n', 'config-file': 'lease = "45s"\n' };
@@ -173,12 +203,14 @@ describe('tidb-operator v1 fixture for examples/basic', () => {
 
     it('carries the TOML the operator writes', () => {
       expect(CONFIG_MAP_DATA.pd['config-file']).toBe('');
-      expect(CONFIG_MAP_DATA.tikv['config-file']).toBe('[raftdb]\n  max-open-files = 256\n\n[rocksdb]\n  max-open-files = 256\n\n[storage]\n  reserve-space = "0MB"\n');
+      expect(CONFIG_MAP_DATA.tikv['config-file']).toBe(
+        '[raftdb]\n  max-open-files = 256\n\n[rocksdb]\n  max-open-files = 256\n\n[storage]\n  reserve-space = "0MB"\n',
+      );
       expect(CONFIG_MAP_DATA.tidb['config-file']).toBe('[log]\n  [log.file]\n    max-backups = 3\n');
     });
   });
 
-  it('keeps the last-applied annotations equal to Go\'s JSON of the spec', () => {
+  it("keeps the last-applied annotations equal to Go's JSON of the spec", () => {
     const isSortedStringMap = (v: unknown): boolean => {
       if (!v || typeof v !== 'object' || Array.isArray(v)) return true;
       const values = Object.values(v as Obj);
@@ -231,7 +263,7 @@ describe('tidb-operator v1 fixture for examples/basic', () => {
     expect(crd.spec.versions[0].subresources).toEqual({ status: {} });
   });
 
-  it('is built from the operator\'s facts, not from this project\'s renderer', () => {
+  it("is built from the operator's facts, not from this project's renderer", () => {
     const source = readFileSync(join(TEST_DIR, 'kube/operator-basic.ts'), 'utf8');
     expect(source).not.toMatch(/from\s+['"][^'"]*src\//);
     expect(source).not.toMatch(/require\(/);

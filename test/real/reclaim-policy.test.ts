@@ -41,10 +41,13 @@ async function setUp(ns: string, volumes: number): Promise<{ spec: Obj; pv: (i: 
 }
 
 const boundPvs = async (w: RealWorld): Promise<string[]> =>
-  (await Promise.all(['pd', 'tikv'].map((c) => w.pvcs(c)))).flat().map((p) => p.spec?.volumeName).filter((v): v is string => typeof v === 'string');
+  (await Promise.all(['pd', 'tikv'].map((c) => w.pvcs(c))))
+    .flat()
+    .map((p) => p.spec?.volumeName)
+    .filter((v): v is string => typeof v === 'string');
 
 describeReal('spec.pvReclaimPolicy on a real API server', () => {
-  it('sets Retain on the PVs bound to the cluster\'s claims, through the rendered ClusterRole, and on no other PV', async () => {
+  it("sets Retain on the PVs bound to the cluster's claims, through the rendered ClusterRole, and on no other PV", async () => {
     const ns = `reclaim-${++seq}`;
     const { spec, pv } = await setUp(ns, 3);
     const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster(spec, { namespace: ns, ...ON }), render: suite.render });
@@ -54,7 +57,11 @@ describeReal('spec.pvReclaimPolicy on a real API server', () => {
     await w.startController();
     await w.waitFor(async () => (await boundPvs(w)).length === 2, 90_000, 'the PD and TiKV claims to bind');
     const bound = await boundPvs(w);
-    await w.waitFor(async () => (await Promise.all([0, 1, 2].map(pv))).filter((v) => v?.spec?.persistentVolumeReclaimPolicy === 'Retain').length === 2, 60_000, 'the bound PVs to be Retain');
+    await w.waitFor(
+      async () => (await Promise.all([0, 1, 2].map(pv))).filter((v) => v?.spec?.persistentVolumeReclaimPolicy === 'Retain').length === 2,
+      60_000,
+      'the bound PVs to be Retain',
+    );
     const all = await Promise.all([0, 1, 2].map(pv));
     for (const v of all) expect(v!.spec.persistentVolumeReclaimPolicy).toBe(bound.includes(v!.metadata.name) ? 'Retain' : 'Delete');
     await w.waitFor(async () => (await w.status())?.volumes?.problem === null, 30_000, 'the status to show the policy');
@@ -66,16 +73,33 @@ describeReal('spec.pvReclaimPolicy on a real API server', () => {
   it('without the ClusterRole: nothing patched, the status and a Warning Event say what to grant', async () => {
     const ns = `reclaim-${++seq}`;
     const { spec, pv } = await setUp(ns, 2);
-    const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster(spec, { namespace: ns, ...ON }), render: suite.render, applyAtStart: false });
+    const w = await RealWorld.start({
+      cp: suite.cp(),
+      cluster: simCluster(spec, { namespace: ns, ...ON }),
+      render: suite.render,
+      applyAtStart: false,
+    });
     world = w;
     // An Argo CD project that does not allow cluster-scoped kinds: the ClusterRole and its binding never land.
     w.objects = w.objects.filter((o) => !o.kind.startsWith('ClusterRole'));
     await w.apply(w.objects);
     await w.startController();
-    await w.waitFor(async () => /^pvReclaimPolicy is not applied: the controller may not get or patch PersistentVolumes/.test((await w.status())?.volumes?.problem ?? ''), 90_000, 'the status to say the policy is not applied');
-    expect((await w.status())!.volumes.problem).toContain(`grant it with the annotation tidb-gitops.io/pv-reclaim-policy: "true" on the TidbCluster, and apply the ClusterRole and ClusterRoleBinding tidb-gitops:${ns}:c-discovery`);
+    await w.waitFor(
+      async () =>
+        /^pvReclaimPolicy is not applied: the controller may not get or patch PersistentVolumes/.test(
+          (await w.status())?.volumes?.problem ?? '',
+        ),
+      90_000,
+      'the status to say the policy is not applied',
+    );
+    expect((await w.status())!.volumes.problem).toContain(
+      `grant it with the annotation tidb-gitops.io/pv-reclaim-policy: "true" on the TidbCluster, and apply the ClusterRole and ClusterRoleBinding tidb-gitops:${ns}:c-discovery`,
+    );
     await w.waitFor(async () => (await w.events('ReclaimPolicyNotApplied')).length > 0, 30_000, 'the Warning Event');
-    expect((await w.events('ReclaimPolicyNotApplied'))[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'StatefulSet', name: 'c-pd' } });
+    expect((await w.events('ReclaimPolicyNotApplied'))[0]).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'StatefulSet', name: 'c-pd' },
+    });
     for (const i of [0, 1]) expect((await pv(i))!.spec.persistentVolumeReclaimPolicy).toBe('Delete');
   });
 });

@@ -35,7 +35,8 @@ function npmEnv(cache: string): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
   return { ...env, npm_config_cache: cache, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 }
-const failed = (what: string, r: SpawnSyncReturns<string>) => new Error(`${what} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+const failed = (what: string, r: SpawnSyncReturns<string>) =>
+  new Error(`${what} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
 
 describe('the npm package, published to a registry (Verdaccio) and installed from it', () => {
   let tmp: string;
@@ -46,7 +47,11 @@ describe('the npm package, published to a registry (Verdaccio) and installed fro
   const publish = (...flags: string[]) =>
     // The build ran already (`npm test` runs it first), so the publish runs no script. No provenance:
     // that needs the release workflow's OIDC identity.
-    spawnSync(npm, ['publish', '--ignore-scripts', '--access', 'public', '--registry', registry.url, '--userconfig', publisherrc, ...flags], { cwd: root, env, encoding: 'utf8' });
+    spawnSync(
+      npm,
+      ['publish', '--ignore-scripts', '--access', 'public', '--registry', registry.url, '--userconfig', publisherrc, ...flags],
+      { cwd: root, env, encoding: 'utf8' },
+    );
 
   beforeAll(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'tidb-gitops-release-npm-'));
@@ -81,7 +86,11 @@ describe('the npm package, published to a registry (Verdaccio) and installed fro
     // and the registry answers as below.
     const again = publish();
     expect(again.status).not.toBe(0);
-    expect(again.stderr).toMatch(new RegExp(`You cannot publish over the previously published versions: ${pkg.version.replace(/\./g, '\\.')}\\.|npm error code E40[39]\\b`));
+    expect(again.stderr).toMatch(
+      new RegExp(
+        `You cannot publish over the previously published versions: ${pkg.version.replace(/\./g, '\\.')}\\.|npm error code E40[39]\\b`,
+      ),
+    );
     // --force skips that check; the registry itself refuses the upload.
     const forced = publish('--force');
     expect(forced.status).not.toBe(0);
@@ -185,7 +194,14 @@ describeImages('the images, built with umoci, pushed to a registry (docker-regis
   test('skopeo pushes both images; the registry lists their tags and reports their digests and configs', async () => {
     for (const { target, tag } of IMAGES) {
       const digestfile = join(tmp, `${target}.digest`);
-      tool('skopeo', ['copy', '--dest-tls-verify=false', '--digestfile', digestfile, `oci:${join(tmp, 'layout')}:${target}`, `docker://${repository}:${tag}`]);
+      tool('skopeo', [
+        'copy',
+        '--dest-tls-verify=false',
+        '--digestfile',
+        digestfile,
+        `oci:${join(tmp, 'layout')}:${target}`,
+        `docker://${repository}:${tag}`,
+      ]);
       const remote = inspect(`docker://${repository}:${tag}`, '--tls-verify=false');
       expect(remote.Digest).toBe(readFileSync(digestfile, 'utf8').trim());
       expect(remote.Os).toBe('linux');
@@ -225,7 +241,10 @@ describeImages('the images, built with umoci, pushed to a registry (docker-regis
     const image = `${repository}:${pkg.version}`;
     const inImage = runImage('controller', ['render', '-', '--controller-image', image], readFileSync(example, 'utf8'));
     if (inImage.status !== 0) throw failed('the controller image render', inImage);
-    const here = execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', '-', '--controller-image', image], { input: readFileSync(example), encoding: 'utf8' });
+    const here = execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', '-', '--controller-image', image], {
+      input: readFileSync(example),
+      encoding: 'utf8',
+    });
     expect(inImage.stdout).toBe(here);
     expect(inImage.stdout).toContain(`image: ${image}`);
   });

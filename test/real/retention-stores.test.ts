@@ -15,7 +15,7 @@ import { AzureBlobClient } from '../../src/controller/clients/azure-blob';
 import { openBackupStorage } from '../../src/controller/clients/backup-storage';
 import { GcsClient } from '../../src/controller/clients/gcs';
 import { GoogleTokenSource, parseServiceAccountKey } from '../../src/controller/clients/gcs-auth';
-import { KubeError } from '../../src/controller/clients/kube';
+import { KubeError } from '../../src/controller/clients/kube-errors';
 import { parseClusterInfo } from '../../src/controller/model/cluster';
 import { BackupRunRecorder } from '../../src/controller/reconcile/backup-runs';
 import type { BackupRun } from '../../src/controller/records/backup-runs';
@@ -33,7 +33,17 @@ jest.setTimeout(60_000);
 /** A run's folder, and one whose name only starts like it: listing by the folder must never reach the second. */
 const FOLDER = 'p/c-pd.ns-2379-2026-01-01t00-00-00/';
 const SIBLING = 'p/c-pd.ns-2379-2026-01-01t00-00-000/';
-const IN_FOLDER = ['backupmeta', 'backup.lock', '1/a_write.sst', '1/a_default.sst', '2/b_write.sst', '2/b_default.sst', 'with space+plus.sst'].map((k) => FOLDER + k).sort();
+const IN_FOLDER = [
+  'backupmeta',
+  'backup.lock',
+  '1/a_write.sst',
+  '1/a_default.sst',
+  '2/b_write.sst',
+  '2/b_default.sst',
+  'with space+plus.sst',
+]
+  .map((k) => FOLDER + k)
+  .sort();
 const BESIDE = [`${SIBLING}backupmeta`, 'p/by-hand/backupmeta', 'p/c-pd.ns-2379-2026-01-01t00-00-00'].sort();
 
 const gcsGate = requires(FAKE_GCS_SERVER);
@@ -49,7 +59,8 @@ gcsGate.describe('the GCS client, against fake-gcs-server and a token endpoint t
     await gcs?.stop();
     await auth?.stop();
   });
-  const tokens = (credentials = auth.credentials(), now?: () => number) => new GoogleTokenSource(parseServiceAccountKey(credentials, 'the credentials'), { ...(now && { now }), retry: { baseMs: 1 } });
+  const tokens = (credentials = auth.credentials(), now?: () => number) =>
+    new GoogleTokenSource(parseServiceAccountKey(credentials, 'the credentials'), { ...(now && { now }), retry: { baseMs: 1 } });
 
   test('lists a folder page by page and deletes exactly its objects, never a sibling folder of a longer name; one token serves them all', async () => {
     for (const key of [...IN_FOLDER, ...BESIDE]) await gcs.put('bk', key);
@@ -87,13 +98,19 @@ gcsGate.describe('the GCS client, against fake-gcs-server and a token endpoint t
     await expect(new GcsClient({ bucket: 'bk', endpoint }, tokens(other)).list(FOLDER)).rejects.toThrow(
       `could not get a token for retention@test-project.iam.gserviceaccount.com from ${auth.tokenUri}: invalid_grant: Invalid JWT Signature.`,
     );
-    await expect(new GcsClient({ bucket: 'bk', endpoint }, { token: async () => 'not-issued' }).list(FOLDER)).rejects.toThrow('GET gcs://bk: HTTP 401: Invalid Credentials');
+    await expect(new GcsClient({ bucket: 'bk', endpoint }, { token: async () => 'not-issued' }).list(FOLDER)).rejects.toThrow(
+      'GET gcs://bk: HTTP 401: Invalid Credentials',
+    );
     await expect(new GcsClient({ bucket: 'nowhere', endpoint }, tokens()).list(FOLDER)).rejects.toThrow(/^GET gcs:\/\/nowhere: HTTP 404/);
     expect(() => parseServiceAccountKey('{"type":"authorized_user","refresh_token":"x"}', 'the credentials in the Secret gcs')).toThrow(
       'the credentials in the Secret gcs are of type "authorized_user": retention reads a service account key (type service_account), the kind BR\'s --gcs.credentials-file reads',
     );
-    expect(() => parseServiceAccountKey('{"type":"service_account","client_email":"a@b"}', 'the credentials')).toThrow('the credentials: the service account key has no private_key');
-    expect(() => parseServiceAccountKey('not json', 'the credentials')).toThrow('the credentials are not JSON: expected a service account key file');
+    expect(() => parseServiceAccountKey('{"type":"service_account","client_email":"a@b"}', 'the credentials')).toThrow(
+      'the credentials: the service account key has no private_key',
+    );
+    expect(() => parseServiceAccountKey('not json', 'the credentials')).toThrow(
+      'the credentials are not JSON: expected a service account key file',
+    );
   });
 });
 
@@ -119,7 +136,11 @@ azureGate.describe('the Azure Blob client, against Azurite', () => {
 
   test('with a SAS token instead: listed and deleted the same way', async () => {
     for (const key of [...IN_FOLDER, ...BESIDE]) await azurite.put('sas', key);
-    const client = new AzureBlobClient(target('sas'), { sasToken: `?${accountSas('rld', new Date(Date.now() + 3_600_000))}` }, { pageSize: 2 });
+    const client = new AzureBlobClient(
+      target('sas'),
+      { sasToken: `?${accountSas('rld', new Date(Date.now() + 3_600_000))}` },
+      { pageSize: 2 },
+    );
     const listed = (await client.list(FOLDER)).sort();
     expect(listed).toEqual(IN_FOLDER);
     await client.delete(listed);
@@ -129,13 +150,17 @@ azureGate.describe('the Azure Blob client, against Azurite', () => {
   test('fails with wrong credentials, saying why', async () => {
     await azurite.put('bkt', `${FOLDER}backupmeta`);
     const wrongKey = Buffer.alloc(64, 7).toString('base64');
-    await expect(new AzureBlobClient(target(), { sharedKey: wrongKey }).list(FOLDER)).rejects.toThrow(/^GET azure:\/\/bkt: \w+: Server failed to authenticate the request\. Make sure the value of the Authorization header is formed correctly/);
+    await expect(new AzureBlobClient(target(), { sharedKey: wrongKey }).list(FOLDER)).rejects.toThrow(
+      /^GET azure:\/\/bkt: \w+: Server failed to authenticate the request\. Make sure the value of the Authorization header is formed correctly/,
+    );
     const readOnly = new AzureBlobClient(target(), { sasToken: accountSas('rl', new Date(Date.now() + 3_600_000)) });
     expect(await readOnly.list(FOLDER)).toEqual([`${FOLDER}backupmeta`]);
     await expect(readOnly.delete([`${FOLDER}backupmeta`])).rejects.toThrow(/^DELETE azure:\/\/bkt: AuthorizationPermissionMismatch/);
     const expired = new AzureBlobClient(target(), { sasToken: accountSas('rld', new Date(Date.now() - 60_000)) });
     await expect(expired.list(FOLDER)).rejects.toThrow(/^GET azure:\/\/bkt: \w+: Server failed to authenticate the request/);
-    await expect(new AzureBlobClient(target('nowhere'), { sharedKey: AZURITE_KEY }).list(FOLDER)).rejects.toThrow(/^GET azure:\/\/nowhere: ContainerNotFound/);
+    await expect(new AzureBlobClient(target('nowhere'), { sharedKey: AZURITE_KEY }).list(FOLDER)).rejects.toThrow(
+      /^GET azure:\/\/nowhere: ContainerNotFound/,
+    );
     expect(await azurite.names('bkt', FOLDER)).toEqual([`${FOLDER}backupmeta`]);
   });
 });
@@ -143,37 +168,79 @@ azureGate.describe('the Azure Blob client, against Azurite', () => {
 describe('the credentials retention reads from the storage Secret', () => {
   const access = (secrets: Record<string, Record<string, string>>) => ({
     bucketKeys: async () => ({ accessKey: 'a', secretKey: 'b' }),
-    secretData: async (name: string) => (secrets[name] ? Object.fromEntries(Object.entries(secrets[name]).map(([k, v]) => [k, Buffer.from(v)])) : undefined),
+    secretData: async (name: string) =>
+      secrets[name] ? Object.fromEntries(Object.entries(secrets[name]).map(([k, v]) => [k, Buffer.from(v)])) : undefined,
   });
   const gcs = { cleanPolicy: 'Delete' as const, maxBackups: 1, storageKind: 'gcs' as const, bucket: 'b', prefix: 'p', secretName: 'gcs' };
-  const azure = { cleanPolicy: 'Delete' as const, maxBackups: 1, storageKind: 'azblob' as const, bucket: 'c', prefix: 'p', secretName: 'az' };
+  const azure = {
+    cleanPolicy: 'Delete' as const,
+    maxBackups: 1,
+    storageKind: 'azblob' as const,
+    bucket: 'c',
+    prefix: 'p',
+    secretName: 'az',
+  };
 
   test('GCS: the Secret and its credentials key must be there', async () => {
     await expect(openBackupStorage(gcs, access({}))).rejects.toThrow('the Secret gcs does not exist');
     await expect(openBackupStorage(gcs, access({ gcs: { other: 'x' } }))).rejects.toThrow('the Secret gcs has no credentials');
-    await expect(openBackupStorage(gcs, access({ gcs: { credentials: '{"type":"external_account"}' } }))).rejects.toThrow('the credentials in the Secret gcs are of type "external_account"');
+    await expect(openBackupStorage(gcs, access({ gcs: { credentials: '{"type":"external_account"}' } }))).rejects.toThrow(
+      'the credentials in the Secret gcs are of type "external_account"',
+    );
   });
 
   test('Azure: the account from the storage or the Secret; a SAS token, else the shared key; Azure AD alone is refused by name', async () => {
-    await expect(openBackupStorage(azure, access({ az: { AZURE_STORAGE_KEY: 'k' } }))).rejects.toThrow('the Secret az has no AZURE_STORAGE_ACCOUNT, and the storage names no storageAccount');
-    await expect(openBackupStorage(azure, access({ az: { AZURE_STORAGE_ACCOUNT: 'acct' } }))).rejects.toThrow('the Secret az has no AZURE_STORAGE_KEY');
-    await expect(openBackupStorage(azure, access({ az: { AZURE_STORAGE_ACCOUNT: 'acct', AZURE_CLIENT_ID: 'i', AZURE_CLIENT_SECRET: 's', AZURE_TENANT_ID: 't' } }))).rejects.toThrow(
+    await expect(openBackupStorage(azure, access({ az: { AZURE_STORAGE_KEY: 'k' } }))).rejects.toThrow(
+      'the Secret az has no AZURE_STORAGE_ACCOUNT, and the storage names no storageAccount',
+    );
+    await expect(openBackupStorage(azure, access({ az: { AZURE_STORAGE_ACCOUNT: 'acct' } }))).rejects.toThrow(
+      'the Secret az has no AZURE_STORAGE_KEY',
+    );
+    await expect(
+      openBackupStorage(
+        azure,
+        access({ az: { AZURE_STORAGE_ACCOUNT: 'acct', AZURE_CLIENT_ID: 'i', AZURE_CLIENT_SECRET: 's', AZURE_TENANT_ID: 't' } }),
+      ),
+    ).rejects.toThrow(
       "the Secret az holds Azure AD client credentials (AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_TENANT_ID), which retention does not use yet: add the account's AZURE_STORAGE_KEY to it, or give the storage a sasToken",
     );
-    await expect(openBackupStorage(azure, access({ az: { AZURE_STORAGE_ACCOUNT: 'acct', AZURE_STORAGE_KEY: 'k' } }))).resolves.toBeInstanceOf(AzureBlobClient);
+    await expect(
+      openBackupStorage(azure, access({ az: { AZURE_STORAGE_ACCOUNT: 'acct', AZURE_STORAGE_KEY: 'k' } })),
+    ).resolves.toBeInstanceOf(AzureBlobClient);
     const { secretName: _none, ...bySas } = azure;
     await expect(openBackupStorage({ ...bySas, account: 'acct', sasToken: 'sv=x' }, access({}))).resolves.toBeInstanceOf(AzureBlobClient);
-    await expect(openBackupStorage({ ...bySas, sasToken: 'sv=x' }, access({}))).rejects.toThrow('the storage names no storageAccount and no Secret');
+    await expect(openBackupStorage({ ...bySas, sasToken: 'sv=x' }, access({}))).rejects.toThrow(
+      'the storage names no storageAccount and no Secret',
+    );
   });
 });
 
 describe('the retention settings the controller reads', () => {
-  const parse = (policy: Obj) => () => parseClusterInfo(JSON.stringify({ name: 'demo', backupSchedules: ['nightly'], backupRetention: { nightly: { maxBackups: 1, cleanPolicy: 'Delete', bucket: 'c', prefix: 'p', ...policy } } }), 'ns');
+  const parse = (policy: Obj) => () =>
+    parseClusterInfo(
+      JSON.stringify({
+        name: 'demo',
+        backupSchedules: ['nightly'],
+        backupRetention: { nightly: { maxBackups: 1, cleanPolicy: 'Delete', bucket: 'c', prefix: 'p', ...policy } },
+      }),
+      'ns',
+    );
   test('a storage kind of s3, gcs or azblob; a Secret, or on Azure a SAS token with its account', () => {
-    expect(parse({ storageKind: 'azblob', account: 'acct', sasToken: 'sv=x' })().backupRetention?.nightly).toMatchObject({ storageKind: 'azblob', account: 'acct', sasToken: 'sv=x' });
-    expect(parse({ storageKind: 'gcs', secretName: 'gcs' })().backupRetention?.nightly).toMatchObject({ storageKind: 'gcs', secretName: 'gcs' });
-    expect(parse({ storageKind: 'azblob', sasToken: 'sv=x' })).toThrow('TIDB_GITOPS_CLUSTER.backupRetention: nightly: expected one of maxBackups and maxReservedSeconds');
-    expect(parse({ storageKind: 'gcs', sasToken: 'sv=x', account: 'acct' })).toThrow('(on Azure, sasToken and account may stand for secretName)');
+    expect(parse({ storageKind: 'azblob', account: 'acct', sasToken: 'sv=x' })().backupRetention?.nightly).toMatchObject({
+      storageKind: 'azblob',
+      account: 'acct',
+      sasToken: 'sv=x',
+    });
+    expect(parse({ storageKind: 'gcs', secretName: 'gcs' })().backupRetention?.nightly).toMatchObject({
+      storageKind: 'gcs',
+      secretName: 'gcs',
+    });
+    expect(parse({ storageKind: 'azblob', sasToken: 'sv=x' })).toThrow(
+      'TIDB_GITOPS_CLUSTER.backupRetention: nightly: expected one of maxBackups and maxReservedSeconds',
+    );
+    expect(parse({ storageKind: 'gcs', sasToken: 'sv=x', account: 'acct' })).toThrow(
+      '(on Azure, sasToken and account may stand for secretName)',
+    );
     expect(parse({ storageKind: 'local', secretName: 's' })).toThrow('a storageKind of s3, gcs or azblob');
   });
 });
@@ -181,33 +248,60 @@ describe('the retention settings the controller reads', () => {
 describe('diff: retention that starts removing data names the storage as BR does', () => {
   /** The backup risks of giving the schedule on `storage` maxBackups 3 with cleanPolicy Delete. */
   function risks(storage: Obj): string[] {
-    const doc = (spec: Obj) => ({ apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'nightly', namespace: 'ns' }, spec: { schedule: '@daily', backupTemplate: { br: { cluster: 'demo' }, cleanPolicy: 'Delete', ...storage }, ...spec } });
-    const model = (docs: Obj[]) => buildModel(loadManifests([{ file: 'in.yaml', text: docs.map((d) => stringify(d)).join('---\n'), explicit: true }]).objects);
-    return compareModels(model([cluster(), doc({})]), model([cluster(), doc({ maxBackups: 3 })])).clusters.flatMap((c) => c.risks).filter((r) => r.id === 'backup-retention').map((r) => r.message);
+    const doc = (spec: Obj) => ({
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'BackupSchedule',
+      metadata: { name: 'nightly', namespace: 'ns' },
+      spec: { schedule: '@daily', backupTemplate: { br: { cluster: 'demo' }, cleanPolicy: 'Delete', ...storage }, ...spec },
+    });
+    const model = (docs: Obj[]) =>
+      buildModel(loadManifests([{ file: 'in.yaml', text: docs.map((d) => stringify(d)).join('---\n'), explicit: true }]).objects);
+    return compareModels(model([cluster(), doc({})]), model([cluster(), doc({ maxBackups: 3 })]))
+      .clusters.flatMap((c) => c.risks)
+      .filter((r) => r.id === 'backup-retention')
+      .map((r) => r.message);
   }
 
   test('gcs://bucket/prefix/ and azure://container/prefix/', () => {
-    expect(risks({ gcs: { projectId: 'p', bucket: 'b', prefix: 'p', secretName: 'gcs' } })).toEqual([expect.stringContaining('from gcs://b/p/ for good')]);
-    expect(risks({ azblob: { container: 'c', prefix: 'p', secretName: 'az' } })).toEqual([expect.stringContaining('from azure://c/p/ for good')]);
+    expect(risks({ gcs: { projectId: 'p', bucket: 'b', prefix: 'p', secretName: 'gcs' } })).toEqual([
+      expect.stringContaining('from gcs://b/p/ for good'),
+    ]);
+    expect(risks({ azblob: { container: 'c', prefix: 'p', secretName: 'az' } })).toEqual([
+      expect.stringContaining('from azure://c/p/ for good'),
+    ]);
   });
 });
 
 /** The controller's settings as the renderer writes them for a schedule on `storage`, its endpoint set to the emulator's. */
 function settingsFor(storage: Obj, endpoint: string) {
-  const doc = { apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'nightly', namespace: 'ns' }, spec: { schedule: '0 2 * * *', maxBackups: 1, backupTemplate: { br: { cluster: 'demo' }, cleanPolicy: 'Delete', ...storage } } };
+  const doc = {
+    apiVersion: 'pingcap.com/v1alpha1',
+    kind: 'BackupSchedule',
+    metadata: { name: 'nightly', namespace: 'ns' },
+    spec: { schedule: '0 2 * * *', maxBackups: 1, backupTemplate: { br: { cluster: 'demo' }, cleanPolicy: 'Delete', ...storage } },
+  };
   const loaded = loadInputs([cluster(), doc].map((d) => stringify(d)).join('---\n'), 'in.yaml', {});
   const linked = linkOperations(loaded.clusters, loaded.documents);
-  if (loaded.errors.length + linked.errors.length > 0) throw new Error([...loaded.errors.map((e) => e.message), ...linked.errors].join('\n'));
-  const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations)[0].objects;
+  if (loaded.errors.length + linked.errors.length > 0)
+    throw new Error([...loaded.errors.map((e) => e.message), ...linked.errors].join('\n'));
+  const objects = renderClusters(
+    loaded.clusters.map((c) => c.resolved),
+    linked.operations,
+  )[0].objects;
   const env = find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env as Obj[];
   const info = JSON.parse(env.find((e) => e.name === 'TIDB_GITOPS_CLUSTER')!.value);
   info.backupRetention.nightly.endpoint = endpoint;
-  const secrets = (find(objects, 'Role', 'demo-discovery').rules as Obj[]).filter((r) => r.resources.includes('secrets')).flatMap((r) => r.resourceNames);
+  const secrets = (find(objects, 'Role', 'demo-discovery').rules as Obj[])
+    .filter((r) => r.resources.includes('secrets'))
+    .flatMap((r) => r.resourceNames);
   return { cluster: parseClusterInfo(JSON.stringify(info), 'ns'), secrets };
 }
 
 /** Run `day` (January 2026, 02:00) of `nightly`: its Job, as the CronJob controller names it, and the start of its UID. */
-const runJob = (day: number) => ({ job: `backup-nightly-${Date.UTC(2026, 0, day, 2) / 60_000}`, uid: `${String(day).repeat(8)}-0000-4000-8000-000000000000` });
+const runJob = (day: number) => ({
+  job: `backup-nightly-${Date.UTC(2026, 0, day, 2) / 60_000}`,
+  uid: `${String(day).repeat(8)}-0000-4000-8000-000000000000`,
+});
 /** The folder run `day` writes: under the schedule's, named with its time and Job UID (src/render/scripts/br.ts). */
 const runFolder = (day: number) => `p/nightly/demo-pd.ns-2379-2026-01-0${day}t02-00-00-${String(day).repeat(8)}/`;
 /** In the bucket: the expired run's folder (day 1), and beside it the kept run's (day 2), a folder of a longer name, and a backup by hand. */
@@ -215,7 +309,11 @@ const EXPIRED = ['backupmeta', 'backup.lock', '1/a_write.sst', '2/b_default.sst'
 const KEPT = [`${runFolder(2)}backupmeta`, `${runFolder(1).slice(0, -1)}0/backupmeta`, 'p/by-hand/backupmeta'].sort();
 
 /** A pass of the recorder over two complete runs of `nightly` (maxBackups 1): the older one expired. */
-async function retentionPass(settings: ReturnType<typeof settingsFor>, secrets: Record<string, Record<string, string>>, storage: (folder: string) => string) {
+async function retentionPass(
+  settings: ReturnType<typeof settingsFor>,
+  secrets: Record<string, Record<string, string>>,
+  storage: (folder: string) => string,
+) {
   const events: { type: string; reason: string; message: string }[] = [];
   const kube = {
     namespace: 'ns',
@@ -233,9 +331,23 @@ async function retentionPass(settings: ReturnType<typeof settingsFor>, secrets: 
       events.push({ type, reason, message });
     },
   };
-  const run = (day: number): BackupRun => ({ schedule: 'nightly', ...runJob(day), phase: 'Complete', started: `2026-01-0${day}T02:00:00Z`, storage: storage(runFolder(day)), backupTS: '1', size: '1' });
+  const run = (day: number): BackupRun => ({
+    schedule: 'nightly',
+    ...runJob(day),
+    phase: 'Complete',
+    started: `2026-01-0${day}T02:00:00Z`,
+    storage: storage(runFolder(day)),
+    backupTS: '1',
+    size: '1',
+  });
   let written: Record<string, string> | undefined;
-  const records = new StatusRecords({ getConfigMapData: async () => written, applyConfigMap: async (_n: string, _l: unknown, data: Record<string, string>) => void (written = data) }, 'demo');
+  const records = new StatusRecords(
+    {
+      getConfigMapData: async () => written,
+      applyConfigMap: async (_n: string, _l: unknown, data: Record<string, string>) => void (written = data),
+    },
+    'demo',
+  );
   await records.restore();
   records.composeWith(() => JSON.stringify({ backupRuns: Object.values(records.backupRuns) }));
   await records.setBackupRuns(Object.fromEntries([run(1), run(2)].map((r) => [r.job, r])));
@@ -250,13 +362,26 @@ gcsGate.describe('a retention pass of the controller on GCS', () => {
     try {
       const endpoint = await auth.front(gcs.endpoint);
       for (const key of [...EXPIRED, ...KEPT]) await gcs.put('backups', key);
-      const settings = settingsFor({ gcs: { projectId: 'test-project', bucket: 'backups', prefix: 'p', secretName: 'gcs-secret' } }, endpoint);
+      const settings = settingsFor(
+        { gcs: { projectId: 'test-project', bucket: 'backups', prefix: 'p', secretName: 'gcs-secret' } },
+        endpoint,
+      );
       expect(settings.secrets).toEqual(['gcs-secret']);
       const storage = (folder: string) => `gcs://backups/${folder}`;
 
-      const bad = await retentionPass(settings, { 'gcs-secret': { credentials: auth.credentials({ privateKey: rsaKeyPair().privateKey }) } }, storage);
+      const bad = await retentionPass(
+        settings,
+        { 'gcs-secret': { credentials: auth.credentials({ privateKey: rsaKeyPair().privateKey }) } },
+        storage,
+      );
       expect(bad.expired.phase).toBe('Complete');
-      expect(bad.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'BackupRetentionFailed', message: expect.stringContaining('invalid_grant: Invalid JWT Signature.') })]);
+      expect(bad.events).toEqual([
+        expect.objectContaining({
+          type: 'Warning',
+          reason: 'BackupRetentionFailed',
+          message: expect.stringContaining('invalid_grant: Invalid JWT Signature.'),
+        }),
+      ]);
       expect(await gcs.names('backups', 'p/')).toEqual([...EXPIRED, ...KEPT].sort());
 
       const good = await retentionPass(settings, { 'gcs-secret': { credentials: auth.credentials() } }, storage);
@@ -283,12 +408,26 @@ azureGate.describe('a retention pass of the controller on Azure Blob Storage', (
     const settings = settingsFor({ azblob: { container: 'key', prefix: 'p', secretName: 'az-secret' } }, azurite.endpoint);
     expect(settings.secrets).toEqual(['az-secret']);
 
-    const aad = await retentionPass(settings, { 'az-secret': { AZURE_STORAGE_ACCOUNT: AZURITE_ACCOUNT, AZURE_CLIENT_ID: 'i', AZURE_CLIENT_SECRET: 's', AZURE_TENANT_ID: 't' } }, storage('key'));
+    const aad = await retentionPass(
+      settings,
+      { 'az-secret': { AZURE_STORAGE_ACCOUNT: AZURITE_ACCOUNT, AZURE_CLIENT_ID: 'i', AZURE_CLIENT_SECRET: 's', AZURE_TENANT_ID: 't' } },
+      storage('key'),
+    );
     expect(aad.expired.phase).toBe('Complete');
-    expect(aad.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'BackupRetentionFailed', message: expect.stringContaining('holds Azure AD client credentials') })]);
+    expect(aad.events).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        reason: 'BackupRetentionFailed',
+        message: expect.stringContaining('holds Azure AD client credentials'),
+      }),
+    ]);
     expect(await azurite.names('key', 'p/')).toEqual([...EXPIRED, ...KEPT].sort());
 
-    const good = await retentionPass(settings, { 'az-secret': { AZURE_STORAGE_ACCOUNT: AZURITE_ACCOUNT, AZURE_STORAGE_KEY: AZURITE_KEY } }, storage('key'));
+    const good = await retentionPass(
+      settings,
+      { 'az-secret': { AZURE_STORAGE_ACCOUNT: AZURITE_ACCOUNT, AZURE_STORAGE_KEY: AZURITE_KEY } },
+      storage('key'),
+    );
     expect(good.expired.phase).toBe('Deleted');
     expect(good.kept.phase).toBe('Complete');
     expect(good.events.map((e) => e.reason)).toEqual(['BackupDeleted']);
@@ -297,7 +436,17 @@ azureGate.describe('a retention pass of the controller on Azure Blob Storage', (
 
   test("with the storage's SAS token and account, and no Secret", async () => {
     for (const key of [...EXPIRED, ...KEPT]) await azurite.put('sas', key);
-    const settings = settingsFor({ azblob: { container: 'sas', prefix: 'p', storageAccount: AZURITE_ACCOUNT, sasToken: accountSas('rld', new Date(Date.now() + 3_600_000)) } }, azurite.endpoint);
+    const settings = settingsFor(
+      {
+        azblob: {
+          container: 'sas',
+          prefix: 'p',
+          storageAccount: AZURITE_ACCOUNT,
+          sasToken: accountSas('rld', new Date(Date.now() + 3_600_000)),
+        },
+      },
+      azurite.endpoint,
+    );
     expect(settings.secrets).toEqual([]);
     const good = await retentionPass(settings, {}, storage('sas'));
     expect(good.expired.phase).toBe('Deleted');

@@ -14,7 +14,7 @@ import { startS3Server, type S3Server } from '../support/s3-server';
 const KEYS = { accessKey: 'S3RVER', secretKey: 'S3RVER' };
 
 describe('which region a request is signed for', () => {
-  test('the settings\' region; else the bucket\'s for AWS, whatever the endpoint; else us-east-1', () => {
+  test("the settings' region; else the bucket's for AWS, whatever the endpoint; else us-east-1", () => {
     expect(regionSource({ region: 'eu-west-1' })).toEqual({ region: 'eu-west-1' });
     expect(regionSource({ region: 'eu-west-1', provider: 'ceph' })).toEqual({ region: 'eu-west-1' });
     expect(regionSource({})).toEqual({ detect: true });
@@ -24,7 +24,7 @@ describe('which region a request is signed for', () => {
     expect(regionSource({ provider: 'minio' })).toEqual({ region: 'us-east-1' });
   });
 
-  test('on AWS without an endpoint: HeadBucket on the global endpoint, then the region\'s endpoint and scope', async () => {
+  test("on AWS without an endpoint: HeadBucket on the global endpoint, then the region's endpoint and scope", async () => {
     const seen: string[] = [];
     const spy = jest.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
       const url = String(input);
@@ -32,7 +32,9 @@ describe('which region a request is signed for', () => {
       seen.push(`${init?.method} ${url} ${scope} ${init?.redirect}`);
       // S3 answers a request for a bucket of another region with a redirect naming it.
       if (init?.method === 'HEAD') return new Response(null, { status: 301, headers: { 'x-amz-bucket-region': 'eu-west-2' } });
-      return new Response('<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>p/a</Key></Contents></ListBucketResult>', { status: 200 });
+      return new Response('<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>p/a</Key></Contents></ListBucketResult>', {
+        status: 200,
+      });
     });
     try {
       const bucket = `aws-${Date.now()}`;
@@ -64,11 +66,14 @@ describe('the region against the real S3-protocol server', () => {
     proxy = createServer((req, res) => {
       const scope = /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(req.headers.authorization ?? '')?.[1];
       seen.push(`${req.method} ${req.url!.split('?')[0]} ${scope}`);
-      const forward = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-        const headers = { ...up.headers, ...(req.method === 'HEAD' && names && { 'x-amz-bucket-region': names }) };
-        res.writeHead(up.statusCode!, headers);
-        up.pipe(res);
-      });
+      const forward = request(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (up) => {
+          const headers = { ...up.headers, ...(req.method === 'HEAD' && names && { 'x-amz-bucket-region': names }) };
+          res.writeHead(up.statusCode!, headers);
+          up.pipe(res);
+        },
+      );
       req.pipe(forward);
     });
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
@@ -96,7 +101,9 @@ describe('the region against the real S3-protocol server', () => {
     expect(seen).toEqual(['HEAD /other us-east-1', 'GET /other us-east-1']);
     seen.length = 0;
     const missing = () => new S3Client({ bucket: 'nowhere', endpoint }, KEYS, 5_000, 1).list('p/');
-    await expect(missing()).rejects.toThrow("HEAD s3://nowhere: could not learn the bucket's region (HTTP 404); give it in the storage's s3.region");
+    await expect(missing()).rejects.toThrow(
+      "HEAD s3://nowhere: could not learn the bucket's region (HTTP 404); give it in the storage's s3.region",
+    );
     await expect(missing()).rejects.toThrow('HTTP 404');
     expect(seen).toEqual(['HEAD /nowhere us-east-1', 'HEAD /nowhere us-east-1']);
   }, 60_000);

@@ -37,7 +37,11 @@ suite.describeReal('tidb-gitops status', () => {
     const w = await RealWorld.start({ cp: suite.cp(), cluster: simCluster({}, { namespace: 'status-a' }), render: suite.render });
     world = w;
     await w.startController();
-    await w.waitFor(async () => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', 2)), 90_000, 'the cluster to come up');
+    await w.waitFor(
+      async () => (await w.settled('pd', 3)) && (await w.settled('tikv', 3)) && (await w.settled('tidb', 2)),
+      90_000,
+      'the cluster to come up',
+    );
     const kubeconfig = w.cp.adminKubeconfig();
     const args = ['c', '-n', 'status-a', '--kubeconfig', kubeconfig];
     const healthy = async () => {
@@ -59,11 +63,17 @@ suite.describeReal('tidb-gitops status', () => {
     expect(report.stores.map((s) => s.pod).sort()).toEqual(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']);
 
     // As a user runs it: the installed command, its own bundle, text on a terminal.
-    const text = await run(process.execPath, [join(TEST_DIR, '../bin/tidb-gitops.js'), 'status', ...args], { env: { ...process.env, KUBECONFIG: '' } });
+    const text = await run(process.execPath, [join(TEST_DIR, '../bin/tidb-gitops.js'), 'status', ...args], {
+      env: { ...process.env, KUBECONFIG: '' },
+    });
     expect(text.stdout).toMatch(/^Cluster status-a\/c: healthy\nController: running\. PD: reachable, leader c-pd-[012]\n/);
     expect(text.stdout).toMatch(/\ntikv +Normal +3\/3 +v8\.5\.0 +/);
     // Without a cluster: every cluster of the namespace.
-    expect((JSON.parse((await status(['-n', 'status-a', '--kubeconfig', kubeconfig, '-o', 'json'])).out) as { clusters: StatusReport[] }).clusters.map((c) => c.cluster)).toEqual(['c']);
+    expect(
+      (
+        JSON.parse((await status(['-n', 'status-a', '--kubeconfig', kubeconfig, '-o', 'json'])).out) as { clusters: StatusReport[] }
+      ).clusters.map((c) => c.cluster),
+    ).toEqual(['c']);
 
     // A store PD stops hearing from: a problem, exit 3, in the text too.
     w.pd.tikvStop('c-tikv-1');
@@ -72,6 +82,10 @@ suite.describeReal('tidb-gitops status', () => {
     expect(down.out).toMatch(/\nProblems:\n(  - .*\n)*  - tikv store \d+ \(c-tikv-1\) is (Disconnected|Down)\n/);
 
     const missing = await status(['nope', '-n', 'status-a', '--kubeconfig', kubeconfig]);
-    expect(missing).toEqual({ code: 1, out: '', err: 'tidb-gitops status: no cluster nope in namespace status-a: no nope-discovery Deployment, StatefulSet or nope-status ConfigMap\n' });
+    expect(missing).toEqual({
+      code: 1,
+      out: '',
+      err: 'tidb-gitops status: no cluster nope in namespace status-a: no nope-discovery Deployment, StatefulSet or nope-status ConfigMap\n',
+    });
   });
 });

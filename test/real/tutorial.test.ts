@@ -39,7 +39,10 @@ function tutorialSteps(markdown: string): Step[] {
     if (lines[i] !== '```sh') continue;
     const end = lines.indexOf('```', i + 1);
     if (end < 0) throw new Error(`docs/tutorial.md:${i + 1}: a block that does not end`);
-    const before = lines.slice(0, i).reverse().find((l) => l.trim() !== '');
+    const before = lines
+      .slice(0, i)
+      .reverse()
+      .find((l) => l.trim() !== '');
     const notRun = /^<!-- not run: (.+) -->$/.exec(before ?? '')?.[1];
     steps.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n'), ...(notRun && { notRun }) });
     i = end;
@@ -82,7 +85,8 @@ class Terminal {
     }, timeoutMs);
     try {
       while (!this.out.includes(`${marker}\n`)) {
-        if (this.exit !== undefined) throw new Error(`the shell stopped (exit ${this.exit})\n--- stdout ---\n${this.out}\n--- stderr ---\n${this.err}`);
+        if (this.exit !== undefined)
+          throw new Error(`the shell stopped (exit ${this.exit})\n--- stdout ---\n${this.out}\n--- stderr ---\n${this.err}`);
         if (late) throw new Error(`still running after ${timeoutMs / 1000} s\n--- stdout ---\n${this.out}\n--- stderr ---\n${this.err}`);
         await new Promise<void>((resolve) => (this.waiting = resolve));
       }
@@ -126,7 +130,10 @@ describeReal('docs/tutorial.md, run on a real API server', () => {
   test('every command runs as written, and the cluster comes up, scales, upgrades and goes', async () => {
     const bin = join(dir, 'bin');
     mkdirSync(bin);
-    writeFileSync(join(bin, 'tidb-gitops'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(root, 'bin/tidb-gitops.js'))} "$@"\n`);
+    writeFileSync(
+      join(bin, 'tidb-gitops'),
+      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(root, 'bin/tidb-gitops.js'))} "$@"\n`,
+    );
     chmodSync(join(bin, 'tidb-gitops'), 0o755);
     const home = join(dir, 'home');
     mkdirSync(home);
@@ -149,7 +156,10 @@ describeReal('docs/tutorial.md, run on a real API server', () => {
     // What the cluster does between the user's commands: the nodes run what is applied.
     const follow = async () => {
       if (!world && (await kube.get(resourcePath('v1', 'Namespace', undefined, NAMESPACE)))) {
-        const cluster = { ...parse(readFileSync(join(repo, 'tidb-clusters/basic.yaml'), 'utf8')), metadata: { name: CLUSTER, namespace: NAMESPACE } };
+        const cluster = {
+          ...parse(readFileSync(join(repo, 'tidb-clusters/basic.yaml'), 'utf8')),
+          metadata: { name: CLUSTER, namespace: NAMESPACE },
+        };
         world = await RealWorld.start({ cp: cp(), cluster, render: () => [], applyAtStart: false, createNamespace: false });
       }
       if (!world) return;
@@ -177,7 +187,10 @@ describeReal('docs/tutorial.md, run on a real API server', () => {
       }
       const { stdout } = await terminal.run(step.code, STEP_TIMEOUT_MS).catch(async (e: Error) => {
         const sets = (await world?.statefulSets().catch(() => [])) ?? [];
-        const state = sets.map((s) => `${s.metadata.name}: generation ${s.metadata.generation}, spec ${JSON.stringify({ replicas: s.spec.replicas, updateStrategy: s.spec.updateStrategy })}, status ${JSON.stringify(s.status)}`);
+        const state = sets.map(
+          (s) =>
+            `${s.metadata.name}: generation ${s.metadata.generation}, spec ${JSON.stringify({ replicas: s.spec.replicas, updateStrategy: s.spec.updateStrategy })}, status ${JSON.stringify(s.status)}`,
+        );
         throw new Error(
           `docs/tutorial.md:${step.line}: this block failed:\n${step.code}\n\n${e.message}\n--- StatefulSets ---\n${state.join('\n')}\n--- controller ---\n${world?.controllerOutput().split('\n').slice(-30).join('\n') ?? ''}`,
         );
@@ -185,7 +198,8 @@ describeReal('docs/tutorial.md, run on a real API server', () => {
       transcript.push(`docs/tutorial.md:${step.line}:\n$ ${step.code.replace(/\n/g, '\n$ ')}\n${stdout}`);
       await follow();
     }
-    if (process.env.TIDB_GITOPS_TUTORIAL_TRANSCRIPT) writeFileSync(process.env.TIDB_GITOPS_TUTORIAL_TRANSCRIPT, `${transcript.join('\n')}\n`);
+    if (process.env.TIDB_GITOPS_TUTORIAL_TRANSCRIPT)
+      writeFileSync(process.env.TIDB_GITOPS_TUTORIAL_TRANSCRIPT, `${transcript.join('\n')}\n`);
 
     // What the steps claim, checked beside them: the cluster was scaled and upgraded, then removed
     // with its claims and namespace.
@@ -204,7 +218,8 @@ describeReal('docs/tutorial.md, run on a real API server', () => {
     expect(report).toMatch(/single-replica-restart\*\*: PD has one replica/);
     expect(report).toMatch(/single-replica-restart\*\*: TiDB has one replica/);
     const upgraded = transcript.find((t) => t.includes('IMAGES:.spec.containers'))!;
-    for (const pod of ['basic-pd-0', 'basic-tikv-0', 'basic-tikv-1', 'basic-tikv-2', 'basic-tidb-0']) expect(upgraded).toMatch(new RegExp(`^${pod}\\s+\\S*pingcap/\\w+:v8\\.5\\.8$`, 'm'));
+    for (const pod of ['basic-pd-0', 'basic-tikv-0', 'basic-tikv-1', 'basic-tikv-2', 'basic-tidb-0'])
+      expect(upgraded).toMatch(new RegExp(`^${pod}\\s+\\S*pingcap/\\w+:v8\\.5\\.8$`, 'm'));
     expect(upgraded).not.toContain('v8.5.7');
     expect(log).toMatch(/persistentvolumeclaim "pd-basic-pd-0" deleted/);
     expect(await kube.get(resourcePath('v1', 'Namespace', undefined, NAMESPACE))).toBeUndefined();

@@ -74,12 +74,16 @@ describe('documents', () => {
     const d = one('base: &b {a: 1, b: 1}\nother: &o {b: 2, c: 2}\nm:\n  a: 0\n  <<: [*b, *o]\n  c: 3\n');
     expect(accepted(d)).toBe(true);
     expect((d.value as Record<string, unknown>).m).toEqual({ a: 1, b: 1, c: 3 });
-    expect(d.notes).toEqual([expect.objectContaining({ path: 'm.a', line: 4, message: expect.stringMatching(/merge on line 5 replaces this key/) })]);
+    expect(d.notes).toEqual([
+      expect.objectContaining({ path: 'm.a', line: 4, message: expect.stringMatching(/merge on line 5 replaces this key/) }),
+    ]);
   });
 
   test('repeated keys, keys that are not text, tags kubectl drops, and values JSON cannot hold are refused with path and line', () => {
     const d = one('a:\n  k: 1\n  k: 2\n');
-    expect(d.issues).toEqual([expect.objectContaining({ path: 'a.k', line: 3, message: expect.stringMatching(/given twice.*first on line 2/) })]);
+    expect(d.issues).toEqual([
+      expect.objectContaining({ path: 'a.k', line: 3, message: expect.stringMatching(/given twice.*first on line 2/) }),
+    ]);
     const e = one('a:\n  y: 1\n  1: 2\n  ~: 3\n  b: !!binary aGk=\n  c: .inf\n  d: !!int x\n');
     expect(e.issues.map((i) => [i.path, i.line])).toEqual([
       ['a.y', 2],
@@ -93,8 +97,12 @@ describe('documents', () => {
   });
 
   test('directives and content after --- are refused: kubectl cannot read them', () => {
-    expect(readYaml('%YAML 1.1\n---\na: 010\n')[0].syntax[0]).toEqual(expect.objectContaining({ line: 1, message: expect.stringMatching(/%YAML directive/) }));
-    expect(readYaml('a: 1\n--- {b: 2}\n')[1].syntax[0]).toEqual(expect.objectContaining({ line: 2, message: expect.stringMatching(/only a comment after `---`/) }));
+    expect(readYaml('%YAML 1.1\n---\na: 010\n')[0].syntax[0]).toEqual(
+      expect.objectContaining({ line: 1, message: expect.stringMatching(/%YAML directive/) }),
+    );
+    expect(readYaml('a: 1\n--- {b: 2}\n')[1].syntax[0]).toEqual(
+      expect.objectContaining({ line: 2, message: expect.stringMatching(/only a comment after `---`/) }),
+    );
     expect(readYaml('a: 1\n--- # fine\nb: 2\n').every(accepted)).toBe(true);
   });
 
@@ -132,9 +140,77 @@ describe('documents', () => {
 
 const pick = <T>(...values: T[]) => fc.constantFrom(...values);
 
-const WORDS = ['y', 'Y', 'yes', 'Yes', 'YES', 'n', 'N', 'no', 'NO', 'on', 'On', 'ON', 'off', 'OFF', 'true', 'False', 'TRUE', 'null', 'Null', 'NULL', '~', 'yEs', 'oN', 'nULL', '<<', '=', 'Infinity', 'NaN', 'inf'];
-const SPECIAL = ['.inf', '-.Inf', '+.INF', '.nan', '.NaN', '.iNf', '.', '..5', '.e3', '._5', '.5_', '.5_5', '.5e3', '.5E-2_0', '2001-01-01', '2001-1-2 3:04:05', '12:30', '1:2', '0x', '0b', '0o', '+', '1e', '1e400', '1e-400'];
-const BIG = ['9223372036854775807', '9223372036854775808', '18446744073709551615', '18446744073709551616', '-9223372036854775808', '-9223372036854775809', '+18446744073709551615', '0x7FFFFFFFFFFFFFFF', '0xFFFFFFFFFFFFFFFF', '-0x8000000000000000', '99999999999999999999'];
+const WORDS = [
+  'y',
+  'Y',
+  'yes',
+  'Yes',
+  'YES',
+  'n',
+  'N',
+  'no',
+  'NO',
+  'on',
+  'On',
+  'ON',
+  'off',
+  'OFF',
+  'true',
+  'False',
+  'TRUE',
+  'null',
+  'Null',
+  'NULL',
+  '~',
+  'yEs',
+  'oN',
+  'nULL',
+  '<<',
+  '=',
+  'Infinity',
+  'NaN',
+  'inf',
+];
+const SPECIAL = [
+  '.inf',
+  '-.Inf',
+  '+.INF',
+  '.nan',
+  '.NaN',
+  '.iNf',
+  '.',
+  '..5',
+  '.e3',
+  '._5',
+  '.5_',
+  '.5_5',
+  '.5e3',
+  '.5E-2_0',
+  '2001-01-01',
+  '2001-1-2 3:04:05',
+  '12:30',
+  '1:2',
+  '0x',
+  '0b',
+  '0o',
+  '+',
+  '1e',
+  '1e400',
+  '1e-400',
+];
+const BIG = [
+  '9223372036854775807',
+  '9223372036854775808',
+  '18446744073709551615',
+  '18446744073709551616',
+  '-9223372036854775808',
+  '-9223372036854775809',
+  '+18446744073709551615',
+  '0x7FFFFFFFFFFFFFFF',
+  '0xFFFFFFFFFFFFFFFF',
+  '-0x8000000000000000',
+  '99999999999999999999',
+];
 
 const numberText = fc
   .tuple(
@@ -157,7 +233,10 @@ const written = fc.oneof(
   { weight: 6, arbitrary: scalarText },
   { weight: 1, arbitrary: scalarText.map((t) => JSON.stringify(t)) },
   { weight: 1, arbitrary: scalarText.map((t) => `'${t}'`) },
-  { weight: 1, arbitrary: fc.tuple(pick('!!str', '!!int', '!!float', '!!bool', '!!null', '!'), scalarText).map(([tag, t]) => `${tag} ${t}`) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(pick('!!str', '!!int', '!!float', '!!bool', '!!null', '!'), scalarText).map(([tag, t]) => `${tag} ${t}`),
+  },
 );
 
 /** A small mapping body, one key per line, at `indent`. */
@@ -176,9 +255,23 @@ const body = (indent: string) =>
 const document = fc
   .tuple(body('    '), body('    '), pick('none', 'before', 'after', 'list'), fc.boolean())
   .map(([a, b, merge, trailingSeparator]) => {
-    const merges: Record<string, string[]> = { none: [], before: ['    k0: explicit', '    <<: *base'], after: ['    <<: *base', '    k0: explicit'], list: ['    <<: [*base, *other]'] };
+    const merges: Record<string, string[]> = {
+      none: [],
+      before: ['    k0: explicit', '    <<: *base'],
+      after: ['    <<: *base', '    k0: explicit'],
+      list: ['    <<: [*base, *other]'],
+    };
     const m = merges[merge];
-    return ['spec:', '  base: &base', a, '  other: &other', b, '  merged:', ...(m.length > 0 ? m : ['    k: none']), trailingSeparator ? '--- # next' : ''].join('\n');
+    return [
+      'spec:',
+      '  base: &base',
+      a,
+      '  other: &other',
+      b,
+      '  merged:',
+      ...(m.length > 0 ? m : ['    k: none']),
+      trailingSeparator ? '--- # next' : '',
+    ].join('\n');
   });
 
 /** Refusals kubectl shares (it cannot read the document either). */
@@ -195,18 +288,25 @@ requires(KUBECTL).describe('what kubectl reads', () => {
     // Enough of both kinds to mean something.
     expect(ok.length).toBeGreaterThan(RUNS / 5);
     expect(ok.length).toBeLessThan(RUNS);
-    const ours = ok.flatMap((text) => readYaml(text).filter((d) => d.value !== null).map((d) => plain(d.value)));
+    const ours = ok.flatMap((text) =>
+      readYaml(text)
+        .filter((d) => d.value !== null)
+        .map((d) => plain(d.value)),
+    );
     expect(kubectlRead(ok.join('---\n'))).toEqual(ours);
   });
 
   test('every refusal is one kubectl shares or one that stops a silent change', () => {
-    const refused = docs.map((text, i) => ({ text, issues: readings[i].flatMap((d) => [...d.syntax, ...d.issues]) })).filter((r) => r.issues.length > 0);
+    const refused = docs
+      .map((text, i) => ({ text, issues: readings[i].flatMap((d) => [...d.syntax, ...d.issues]) }))
+      .filter((r) => r.issues.length > 0);
     // One kubectl run per refusal costs time: a few of each reason.
     const byReason = new Map<string, { text: string; shared: boolean; issues: string[] }>();
     for (const r of refused) {
       const shared = r.issues.some((i) => KUBECTL_REFUSES.test(i.message));
       const reason = r.issues[0].message.replace(/[\d"'`].*$/, '');
-      if (!byReason.has(`${shared}:${reason}`)) byReason.set(`${shared}:${reason}`, { text: r.text, shared, issues: r.issues.map((i) => i.message) });
+      if (!byReason.has(`${shared}:${reason}`))
+        byReason.set(`${shared}:${reason}`, { text: r.text, shared, issues: r.issues.map((i) => i.message) });
     }
     expect(byReason.size).toBeGreaterThan(3);
     for (const { text, shared, issues } of byReason.values()) {
@@ -217,7 +317,12 @@ requires(KUBECTL).describe('what kubectl reads', () => {
         kubectlError = String((e as { stderr?: string }).stderr ?? e);
       }
       // Refused for a reason kubectl shares: kubectl fails too. Otherwise kubectl reads it, silently.
-      expect({ text, issues, kubectlError, kubectlFails: kubectlError !== undefined }).toEqual({ text, issues, kubectlError, kubectlFails: shared });
+      expect({ text, issues, kubectlError, kubectlFails: kubectlError !== undefined }).toEqual({
+        text,
+        issues,
+        kubectlError,
+        kubectlFails: shared,
+      });
     }
   });
 
@@ -234,7 +339,18 @@ requires(KUBECTL).describe('what kubectl reads', () => {
   });
 
   test('a key kubectl turns into text becomes the key the message names', () => {
-    for (const [key, shown] of [['y', 'true'], ['off', 'false'], ['010', '8'], ['1.5', '1.5'], ['18446744073709551616', '1.8446744e+19'], ['1e6', '1e+06'], ['123456.0', '123456'], ['0.00001', '1e-05'], ['.001', '0.001'], ['-2.5e-3', '-0.0025']]) {
+    for (const [key, shown] of [
+      ['y', 'true'],
+      ['off', 'false'],
+      ['010', '8'],
+      ['1.5', '1.5'],
+      ['18446744073709551616', '1.8446744e+19'],
+      ['1e6', '1e+06'],
+      ['123456.0', '123456'],
+      ['0.00001', '1e-05'],
+      ['.001', '0.001'],
+      ['-2.5e-3', '-0.0025'],
+    ]) {
       const text = `apiVersion: v1\nkind: Probe\nmetadata:\n  name: p\nspec:\n  ${key}: 1\n`;
       expect(readYaml(text)[0].issues[0].message).toContain(`makes it the key "${shown}"`);
       expect(kubectlRead(text)[0].spec).toEqual({ [shown]: 1 });

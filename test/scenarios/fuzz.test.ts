@@ -119,9 +119,41 @@ function setIn(root: unknown, path: Path, value: unknown, remove = false): void 
 /** Values that have broken parsers, scripts and emitters before. */
 const nasty = fc.oneof(
   fc.constantFrom(
-    -1, 0, 2 ** 31, 2 ** 53 + 1, -(2 ** 63), 1e300, 0.5, '', ' ', 'Cluster.Local', 'a b', 'a\nb', '$(reboot)', '"', "'", '\\',
-    '\u0085', '\u007f', '\u0000', '\u2028', '\ufeff', 'x'.repeat(1100), '../../etc', '-o', '__proto__', 'constructor', 'true', '1e3', '0x1F',
-    null, true, [], {}, [1, 'a', null], { a: { b: { c: 1 } } },
+    -1,
+    0,
+    2 ** 31,
+    2 ** 53 + 1,
+    -(2 ** 63),
+    1e300,
+    0.5,
+    '',
+    ' ',
+    'Cluster.Local',
+    'a b',
+    'a\nb',
+    '$(reboot)',
+    '"',
+    "'",
+    '\\',
+    '\u0085',
+    '\u007f',
+    '\u0000',
+    '\u2028',
+    '\ufeff',
+    'x'.repeat(1100),
+    '../../etc',
+    '-o',
+    '__proto__',
+    'constructor',
+    'true',
+    '1e3',
+    '0x1F',
+    null,
+    true,
+    [],
+    {},
+    [1, 'a', null],
+    { a: { b: { c: 1 } } },
   ),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.integer(),
@@ -148,11 +180,16 @@ function mutate(m: { example: number; kind: string; pick: number; value: unknown
     case 'unknown': {
       const parentPath = current && typeof current === 'object' && !Array.isArray(current) ? path : path.slice(0, -1);
       const parent = parentPath.reduce<unknown>((n, p) => (n as Record<string | number, unknown>)[p], doc);
-      if (parent && typeof parent === 'object' && !Array.isArray(parent)) Object.defineProperty(parent, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
+      if (parent && typeof parent === 'object' && !Array.isArray(parent))
+        Object.defineProperty(parent, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
       break;
     }
     case 'flip':
-      setIn(doc, path, typeof current === 'string' ? 42 : typeof current === 'number' ? String(current) : typeof current === 'object' ? 'text' : [current]);
+      setIn(
+        doc,
+        path,
+        typeof current === 'string' ? 42 : typeof current === 'number' ? String(current) : typeof current === 'object' ? 'text' : [current],
+      );
       break;
     default:
       setIn(doc, path, m.value);
@@ -185,13 +222,20 @@ function damage(d: { example: number; kind: string; at: number; depth: number; t
     case 'alias':
       return text.replace(/spec:\n/, 'spec:\n  x-anchor: &a {replicas: 1, again: *a}\n');
     case 'nest': {
-      const deep = d.at % 2 === 0 ? `${'['.repeat(d.depth)}${']'.repeat(d.depth)}` : Array.from({ length: Math.min(d.depth, 400) }, (_, k) => `${'  '.repeat(k)}k:`).join('\n');
+      const deep =
+        d.at % 2 === 0
+          ? `${'['.repeat(d.depth)}${']'.repeat(d.depth)}`
+          : Array.from({ length: Math.min(d.depth, 400) }, (_, k) => `${'  '.repeat(k)}k:`).join('\n');
       return text.replace(/spec:\n/, `spec:\n  config:\n    deep: ${d.at % 2 === 0 ? deep : `\n${deep.replace(/^/gm, '      ')} 1`}\n`);
     }
     case 'bom':
       return `\ufeff${text}`;
     case 'badUtf8':
-      return Buffer.concat([Buffer.from(text.slice(0, d.at % text.length)), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(text.slice(d.at % text.length))]);
+      return Buffer.concat([
+        Buffer.from(text.slice(0, d.at % text.length)),
+        Buffer.from([0xff, 0xc3, 0x28]),
+        Buffer.from(text.slice(d.at % text.length)),
+      ]);
     case 'tab':
       return lines.map((l, j) => (j === i ? l.replace(/^ +/, '\t') : l)).join('\n');
     default:
@@ -236,7 +280,8 @@ function valueFor(n: SchemaNode, choices: number[], depth = 0): unknown {
       if (depth > 4) return out;
       const props = Object.entries(n.properties ?? {});
       if (props.length === 0) {
-        if (typeof n.additionalProperties === 'number') for (let k = 0; k < c() % 3; k++) out[`k${k}`] = valueFor(node(n.additionalProperties), choices, depth + 1);
+        if (typeof n.additionalProperties === 'number')
+          for (let k = 0; k < c() % 3; k++) out[`k${k}`] = valueFor(node(n.additionalProperties), choices, depth + 1);
         return out;
       }
       for (let k = 0; k < c() % 4; k++) {
@@ -280,26 +325,39 @@ function fromSchema(choices: number[]): string {
 
 describe(`render under fuzzing (seed ${SEED}, ${RUNS} cases per generator)`, () => {
   test('mutated values, types, deletions and unknown fields of the examples', () => {
-    fc.assert(fc.property(mutation, (m) => check(mutate(m))), { seed: SEED, numRuns: RUNS });
+    fc.assert(
+      fc.property(mutation, (m) => check(mutate(m))),
+      { seed: SEED, numRuns: RUNS },
+    );
   }, 600_000);
 
   test('YAML-level damage: truncation, tags, recursive aliases, deep nesting, BOM, invalid UTF-8, tabs, many documents', () => {
-    fc.assert(fc.property(textDamage, (d) => check(damage(d))), { seed: SEED, numRuns: Math.ceil(RUNS / 2) });
+    fc.assert(
+      fc.property(textDamage, (d) => check(damage(d))),
+      { seed: SEED, numRuns: Math.ceil(RUNS / 2) },
+    );
   }, 600_000);
 
   test('values generated from the CRD schema at random places under spec', () => {
-    fc.assert(fc.property(fc.array(fc.nat(1_000_000), { minLength: 80, maxLength: 80 }), (choices) => check(fromSchema([...choices]))), { seed: SEED, numRuns: RUNS });
+    fc.assert(
+      fc.property(fc.array(fc.nat(1_000_000), { minLength: 80, maxLength: 80 }), (choices) => check(fromSchema([...choices]))),
+      { seed: SEED, numRuns: RUNS },
+    );
   }, 600_000);
 
   const withKubectl = requires(KUBECTL).test;
-  withKubectl('every accepted render reads back through kubectl exactly as written', () => {
-    expect(accepted.length).toBeGreaterThan(20);
-    // One kubectl run for all of them (deduplicated: many mutations render the same).
-    const unique = [...new Set(accepted)];
-    const read = kubectlRead(unique.join(''));
-    const written = unique.flatMap((s) => parseAllDocuments(s).map((d) => d.toJS()));
-    expect(read).toEqual(written);
-  }, 120_000);
+  withKubectl(
+    'every accepted render reads back through kubectl exactly as written',
+    () => {
+      expect(accepted.length).toBeGreaterThan(20);
+      // One kubectl run for all of them (deduplicated: many mutations render the same).
+      const unique = [...new Set(accepted)];
+      const read = kubectlRead(unique.join(''));
+      const written = unique.flatMap((s) => parseAllDocuments(s).map((d) => d.toJS()));
+      expect(read).toEqual(written);
+    },
+    120_000,
+  );
 
   afterAll(() => {
     // Both outcomes must be common, or the generators test only one side.

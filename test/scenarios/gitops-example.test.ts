@@ -5,7 +5,18 @@
  * fails a pull request whose committed dist/ is stale. Needs the built CLI (`npm run build`).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
@@ -42,21 +53,24 @@ describe('the Flux objects', () => {
     expect(check.failed).toContain("'tidb-gitops.io/refused'");
   });
 
-  requires(KUBECTL).test('split dist/: the volume sizes ConfigMap in a Kustomization of its own, everything else in the main one (real kustomize)', () => {
-    const build = (file: string) => {
-      const ks = parse(readFileSync(join(example, 'flux', file), 'utf8')) as Obj;
-      const dir = mkdtempSync(join(tmp, 'ks-'));
-      // Flux builds the path as kustomize would, with the Kustomization's patches on top.
-      copyFileSync(join(example, 'dist/tidb.basic.k8s.yaml'), join(dir, 'dist.yaml'));
-      writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: ['dist.yaml'], patches: ks.spec.patches }));
-      const out = kustomizeBuild(dir);
-      expect(out.stderr).toBe('');
-      return out.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-    };
-    const all = dist.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-    expect(build('tidb-cluster-volume-sizes.yaml')).toEqual(['ConfigMap/basic-volume-sizes']);
-    expect(build('tidb-clusters.yaml')).toEqual(all.filter((n) => n !== 'ConfigMap/basic-volume-sizes'));
-  });
+  requires(KUBECTL).test(
+    'split dist/: the volume sizes ConfigMap in a Kustomization of its own, everything else in the main one (real kustomize)',
+    () => {
+      const build = (file: string) => {
+        const ks = parse(readFileSync(join(example, 'flux', file), 'utf8')) as Obj;
+        const dir = mkdtempSync(join(tmp, 'ks-'));
+        // Flux builds the path as kustomize would, with the Kustomization's patches on top.
+        copyFileSync(join(example, 'dist/tidb.basic.k8s.yaml'), join(dir, 'dist.yaml'));
+        writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: ['dist.yaml'], patches: ks.spec.patches }));
+        const out = kustomizeBuild(dir);
+        expect(out.stderr).toBe('');
+        return out.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+      };
+      const all = dist.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+      expect(build('tidb-cluster-volume-sizes.yaml')).toEqual(['ConfigMap/basic-volume-sizes']);
+      expect(build('tidb-clusters.yaml')).toEqual(all.filter((n) => n !== 'ConfigMap/basic-volume-sizes'));
+    },
+  );
 
   it('create the namespace the rendered objects live in, and the objects are valid', () => {
     assertValidK8sObjects(flux.filter((o) => o.kind === 'Namespace'));
@@ -74,7 +88,11 @@ interface StepRun {
 }
 
 /** Runs the workflow's job on a checkout, as the runner would, up to the first failing step. */
-function runJob(repo: string, base: string, bin: string): { steps: StepRun[]; outputs: Record<string, Record<string, string>>; summary: string } {
+function runJob(
+  repo: string,
+  base: string,
+  bin: string,
+): { steps: StepRun[]; outputs: Record<string, Record<string, string>>; summary: string } {
   const job = workflow.jobs.render as Obj;
   const context: Obj = {
     github: {
@@ -109,10 +127,20 @@ function runJob(repo: string, base: string, bin: string): { steps: StepRun[]; ou
       GITHUB_STEP_SUMMARY: summaryFile,
       ...Object.fromEntries(Object.entries({ ...workflow.env, ...job.env, ...step.env }).map(([k, v]) => [k, fill(String(v))])),
     };
-    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run], { cwd: repo, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run], {
+      cwd: repo,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     steps.push({ name: step.name, status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr });
     if (step.id) {
-      const outputs = Object.fromEntries(readFileSync(outputFile, 'utf8').split('\n').filter(Boolean).map((l) => l.split('=', 2) as [string, string]));
+      const outputs = Object.fromEntries(
+        readFileSync(outputFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split('=', 2) as [string, string]),
+      );
       context.steps[step.id] = { outputs };
     }
     if (r.status !== 0) break;
@@ -183,7 +211,10 @@ requires(GIT).describe('the pull-request workflow', () => {
 
   it('passes once dist/ is rendered again, and flags a risky change', () => {
     rmSync(ghLog(), { force: true });
-    const render = spawnSync(join(bin, 'tidb-gitops'), ['render', 'tidb-clusters', '-o', 'dist', '--prune'], { cwd: repo, encoding: 'utf8' });
+    const render = spawnSync(join(bin, 'tidb-gitops'), ['render', 'tidb-clusters', '-o', 'dist', '--prune'], {
+      cwd: repo,
+      encoding: 'utf8',
+    });
     expect(render.status).toBe(0);
     git(repo, 'commit', '-q', '-am', 'render');
     let run = runJob(repo, base, bin);

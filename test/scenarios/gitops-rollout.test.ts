@@ -57,7 +57,8 @@ describe.each<SyncStyle>(['argocd', 'flux'])('%s sync of a config change with co
     w.kube.onDeleted('ConfigMap', (cm) => {
       const name = cm.metadata.name;
       deleted.push(name);
-      for (const p of w.kube.list('Pod', 'ns')) if (mounts(p).includes(name)) unsafe.push(`${name} deleted while ${p.metadata.name} mounts it`);
+      for (const p of w.kube.list('Pod', 'ns'))
+        if (mounts(p).includes(name)) unsafe.push(`${name} deleted while ${p.metadata.name} mounts it`);
       for (const s of w.kube.list('StatefulSet', 'ns')) {
         if (s.status?.currentRevision !== s.status?.updateRevision) unsafe.push(`${name} deleted while ${s.metadata.name} rolls`);
       }
@@ -76,7 +77,8 @@ describe.each<SyncStyle>(['argocd', 'flux'])('%s sync of a config change with co
     expect(mounts(oldPod)).toContain(before.tidb);
 
     // Re-sync the same revision right now (in-process, so nothing runs in between) and compare.
-    const fields = () => w.kube.list('StatefulSet', 'ns').map((s) => [s.metadata.name, s.spec.replicas, s.spec.updateStrategy?.rollingUpdate?.partition]);
+    const fields = () =>
+      w.kube.list('StatefulSet', 'ns').map((s) => [s.metadata.name, s.spec.replicas, s.spec.updateStrategy?.rollingUpdate?.partition]);
     const set = fields();
     tool.sync(w.kube, render(simCluster(changed)));
     expect(fields()).toEqual(set);
@@ -87,17 +89,26 @@ describe.each<SyncStyle>(['argocd', 'flux'])('%s sync of a config change with co
       const owners = w.kube.fieldOwners('StatefulSet', 'ns', name);
       for (const f of ['.spec.replicas', '.spec.updateStrategy.rollingUpdate.partition']) {
         const who = Object.keys(owners).filter((m) => owners[m].includes(f));
-        expect({ name, f, controller: who.includes(CONTROLLER), flux: who.includes(FLUX_MANAGER) }).toEqual({ name, f, controller: true, flux: false });
+        expect({ name, f, controller: who.includes(CONTROLLER), flux: who.includes(FLUX_MANAGER) }).toEqual({
+          name,
+          f,
+          controller: true,
+          flux: false,
+        });
       }
     }
 
     // A Pod of the old revision that fails mid-rollout comes back from that revision: it needs the
     // old ConfigMap, which is still there.
     w.kube.delete('Pod', 'ns', 'c-tidb-0');
-    await w.waitFor(() => {
-      const p = w.kube.get('Pod', 'ns', 'c-tidb-0');
-      return p !== undefined && p.metadata.uid !== oldPod.metadata.uid;
-    }, 10_000, 'c-tidb-0 to be re-created');
+    await w.waitFor(
+      () => {
+        const p = w.kube.get('Pod', 'ns', 'c-tidb-0');
+        return p !== undefined && p.metadata.uid !== oldPod.metadata.uid;
+      },
+      10_000,
+      'c-tidb-0 to be re-created',
+    );
 
     // The event follows the deletion.
     await w.waitFor(
@@ -108,7 +119,9 @@ describe.each<SyncStyle>(['argocd', 'flux'])('%s sync of a config change with co
     expect(deleted).toEqual([before.tidb]);
     expect(unsafe).toEqual([]);
     expect(w.kube.mountFailures).toEqual([]);
-    expect(w.events('ConfigMapDeleted').map((e: KubeObject) => e.message)).toEqual([`Deleted ConfigMap ${before.tidb}: no Pod, StatefulSet revision or current spec uses it`]);
+    expect(w.events('ConfigMapDeleted').map((e: KubeObject) => e.message)).toEqual([
+      `Deleted ConfigMap ${before.tidb}: no Pod, StatefulSet revision or current spec uses it`,
+    ]);
     for (const p of w.pods('tidb')) expect(mounts(p)).toContain(after);
     for (const c of ['pd', 'tikv'] as const) {
       expect(configOf(w.sts(c))).toBe(before[c]);
@@ -133,7 +146,11 @@ describe('a revision Git is still bringing in', () => {
     await nextSecond();
     w.kube.apply(next as KubeObject);
     await w.applyCluster(simCluster({ ...spec, pd: { replicas: 3, requests: { storage: '1Gi' }, config: { log: { level: 'warn' } } } }));
-    await w.waitFor(() => w.events('ConfigMapDeleted').length === 1 && w.settled('pd', 3), 30_000, 'the PD rollout and its old ConfigMap to go');
+    await w.waitFor(
+      () => w.events('ConfigMapDeleted').length === 1 && w.settled('pd', 3),
+      30_000,
+      'the PD rollout and its old ConfigMap to go',
+    );
     expect(w.kube.get('ConfigMap', 'ns', next.metadata.name)).toBeDefined();
   });
 });

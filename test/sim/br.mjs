@@ -168,31 +168,77 @@ class NotFreshError extends BrError {}
 /** [type, default]; bool flags take `--x=v` only, others `--x=v` or `--x v` (cobra, pflag). */
 const COMMON = {
   // br/cmd/br/cmd.go DefineCommonFlags (persistent on the root command).
-  'log-level': ['string', 'info'], 'log-file': ['string', ''], 'log-format': ['string', 'text'], 'redact-log': ['bool', false],
-  'redact-info-log': ['bool', false], 'status-addr': ['string', ''], 'slow-log-file': ['string', ''],
+  'log-level': ['string', 'info'],
+  'log-file': ['string', ''],
+  'log-format': ['string', 'text'],
+  'redact-log': ['bool', false],
+  'redact-info-log': ['bool', false],
+  'status-addr': ['string', ''],
+  'slow-log-file': ['string', ''],
   // br/pkg/task/common.go DefineCommonFlags.
-  'send-credentials-to-tikv': ['bool', true], storage: ['string', ''], pd: ['strings', ['127.0.0.1:2379']], ca: ['string', ''],
-  cert: ['string', ''], key: ['string', ''], 'checksum-concurrency': ['uint', 4], ratelimit: ['uint', 0], checksum: ['bool', true],
+  'send-credentials-to-tikv': ['bool', true],
+  storage: ['string', ''],
+  pd: ['strings', ['127.0.0.1:2379']],
+  ca: ['string', ''],
+  cert: ['string', ''],
+  key: ['string', ''],
+  'checksum-concurrency': ['uint', 4],
+  ratelimit: ['uint', 0],
+  checksum: ['bool', true],
   // Hidden, default 0 there; `backup` and `restore` define their own (4, 128), which shadow it.
   concurrency: ['uint', 0],
-  'remove-tiflash': ['bool', true], 'ratelimit-unit': ['uint', 1048576], 'check-requirements': ['bool', true],
-  'switch-mode-interval': ['duration', '5m0s'], 'grpc-keepalive-time': ['duration', '10s'], 'grpc-keepalive-timeout': ['duration', '3s'],
-  'enable-opentracing': ['bool', false], 'no-credentials': ['bool', false], 'skip-check-path': ['bool', false],
-  'crypter.method': ['string', 'plaintext'], 'crypter.key': ['string', ''], 'crypter.key-file': ['string', ''],
-  'metadata-download-batch-size': ['uint', 128], 'log.crypter.method': ['string', 'plaintext'], 'log.crypter.key': ['string', ''],
-  'log.crypter.key-file': ['string', ''], 'master-key-crypter-method': ['string', 'plaintext'], 'master-key': ['string', ''],
+  'remove-tiflash': ['bool', true],
+  'ratelimit-unit': ['uint', 1048576],
+  'check-requirements': ['bool', true],
+  'switch-mode-interval': ['duration', '5m0s'],
+  'grpc-keepalive-time': ['duration', '10s'],
+  'grpc-keepalive-timeout': ['duration', '3s'],
+  'enable-opentracing': ['bool', false],
+  'no-credentials': ['bool', false],
+  'skip-check-path': ['bool', false],
+  'crypter.method': ['string', 'plaintext'],
+  'crypter.key': ['string', ''],
+  'crypter.key-file': ['string', ''],
+  'metadata-download-batch-size': ['uint', 128],
+  'log.crypter.method': ['string', 'plaintext'],
+  'log.crypter.key': ['string', ''],
+  'log.crypter.key-file': ['string', ''],
+  'master-key-crypter-method': ['string', 'plaintext'],
+  'master-key': ['string', ''],
   // br/pkg/storage DefineFlags (s3.go, gcs.go, azblob.go).
-  's3.endpoint': ['string', ''], 's3.region': ['string', ''], 's3.storage-class': ['string', ''], 's3.sse': ['string', ''],
-  's3.sse-kms-key-id': ['string', ''], 's3.acl': ['string', ''], 's3.provider': ['string', ''], 's3.role-arn': ['string', ''],
-  's3.external-id': ['string', ''], 'gcs.endpoint': ['string', ''], 'gcs.storage-class': ['string', ''], 'gcs.predefined-acl': ['string', ''],
-  'gcs.credentials-file': ['string', ''], 'azblob.endpoint': ['string', ''], 'azblob.account-name': ['string', ''],
-  'azblob.account-key': ['string', ''], 'azblob.access-tier': ['string', ''], 'azblob.sas-token': ['string', ''],
-  'azblob.encryption-scope': ['string', ''], 'azblob.encryption-key': ['string', ''],
+  's3.endpoint': ['string', ''],
+  's3.region': ['string', ''],
+  's3.storage-class': ['string', ''],
+  's3.sse': ['string', ''],
+  's3.sse-kms-key-id': ['string', ''],
+  's3.acl': ['string', ''],
+  's3.provider': ['string', ''],
+  's3.role-arn': ['string', ''],
+  's3.external-id': ['string', ''],
+  'gcs.endpoint': ['string', ''],
+  'gcs.storage-class': ['string', ''],
+  'gcs.predefined-acl': ['string', ''],
+  'gcs.credentials-file': ['string', ''],
+  'azblob.endpoint': ['string', ''],
+  'azblob.account-name': ['string', ''],
+  'azblob.account-key': ['string', ''],
+  'azblob.access-tier': ['string', ''],
+  'azblob.sas-token': ['string', ''],
+  'azblob.encryption-scope': ['string', ''],
+  'azblob.encryption-key': ['string', ''],
 };
 const BACKUP = {
-  timeago: ['string', ''], backupts: ['string', ''], lastbackupts: ['uint', 0], gcttl: ['int', 300], compression: ['string', 'zstd'],
-  'compression-level': ['int', 0], concurrency: ['uint', 4], 'ignore-stats': ['bool', true], 'use-backupmeta-v2': ['bool', true],
-  'keyspace-name': ['string', ''], 'replica-read-label': ['string', ''],
+  timeago: ['string', ''],
+  backupts: ['string', ''],
+  lastbackupts: ['uint', 0],
+  gcttl: ['int', 300],
+  compression: ['string', 'zstd'],
+  'compression-level': ['int', 0],
+  concurrency: ['uint', 4],
+  'ignore-stats': ['bool', true],
+  'use-backupmeta-v2': ['bool', true],
+  'keyspace-name': ['string', ''],
+  'replica-read-label': ['string', ''],
 };
 const BACKUP_KINDS = {
   full: { name: 'Full Backup', flags: { filter: ['stringArray', ['*.*']], 'case-sensitive': ['bool', false], type: ['string', 'kv'] } },
@@ -201,31 +247,69 @@ const BACKUP_KINDS = {
 };
 /** br/pkg/task/restore.go DefineRestoreFlags and DefineRestoreCommonFlags (persistent on `restore`). */
 const RESTORE = {
-  'no-schema': ['bool', false], 'load-stats': ['bool', true], 'fast-load-sys-tables': ['bool', true],
-  'with-tidb-placement-mode': ['string', 'STRICT'], 'keyspace-name': ['string', ''], 'use-checkpoint': ['bool', true],
-  'checkpoint-storage': ['string', ''], 'wait-tiflash-ready': ['bool', false], 'allow-pitr-from-incremental': ['bool', true],
+  'no-schema': ['bool', false],
+  'load-stats': ['bool', true],
+  'fast-load-sys-tables': ['bool', true],
+  'with-tidb-placement-mode': ['string', 'STRICT'],
+  'keyspace-name': ['string', ''],
+  'use-checkpoint': ['bool', true],
+  'checkpoint-storage': ['string', ''],
+  'wait-tiflash-ready': ['bool', false],
+  'allow-pitr-from-incremental': ['bool', true],
   'sys-check-collation': ['bool', false],
-  online: ['bool', false], granularity: ['string', 'coarse-grained'], 'tikv-max-restore-concurrency': ['uint', 128], concurrency: ['uint', 128],
-  'merge-region-size-bytes': ['uint', 100663296], 'merge-region-key-count': ['uint', 960000], 'pd-concurrency': ['uint', 1],
-  'stats-concurrency': ['uint', 12], 'batch-flush-interval': ['duration', '16s'], 'ddl-batch-size': ['uint', 128],
-  'with-sys-table': ['bool', true], 'reset-sys-users': ['stringArray', ['cloud_admin', 'root']], 'use-fsr': ['bool', false],
+  online: ['bool', false],
+  granularity: ['string', 'coarse-grained'],
+  'tikv-max-restore-concurrency': ['uint', 128],
+  concurrency: ['uint', 128],
+  'merge-region-size-bytes': ['uint', 100663296],
+  'merge-region-key-count': ['uint', 960000],
+  'pd-concurrency': ['uint', 1],
+  'stats-concurrency': ['uint', 12],
+  'batch-flush-interval': ['duration', '16s'],
+  'ddl-batch-size': ['uint', 128],
+  'with-sys-table': ['bool', true],
+  'reset-sys-users': ['stringArray', ['cloud_admin', 'root']],
+  'use-fsr': ['bool', false],
 };
 /** br/cmd/br/cmd.go filterOutSysAndMemKeepAuthAndBind, `restore full`'s default `--filter`. */
 const FULL_RESTORE_FILTER = [
-  '*.*', `!${TEMP_DB_PREFIX}*.*`, '!mysql.*', 'mysql.bind_info', 'mysql.user', 'mysql.db', 'mysql.tables_priv', 'mysql.columns_priv',
-  'mysql.global_priv', 'mysql.global_grants', 'mysql.default_roles', 'mysql.role_edges', '!sys.*', '!INFORMATION_SCHEMA.*',
-  '!PERFORMANCE_SCHEMA.*', '!METRICS_SCHEMA.*', '!INSPECTION_SCHEMA.*',
+  '*.*',
+  `!${TEMP_DB_PREFIX}*.*`,
+  '!mysql.*',
+  'mysql.bind_info',
+  'mysql.user',
+  'mysql.db',
+  'mysql.tables_priv',
+  'mysql.columns_priv',
+  'mysql.global_priv',
+  'mysql.global_grants',
+  'mysql.default_roles',
+  'mysql.role_edges',
+  '!sys.*',
+  '!INFORMATION_SCHEMA.*',
+  '!PERFORMANCE_SCHEMA.*',
+  '!METRICS_SCHEMA.*',
+  '!INSPECTION_SCHEMA.*',
 ];
 /** The command names of br/pkg/task/restore.go (`FullRestoreCmd`, `DBRestoreCmd`, `TableRestoreCmd`). */
 const RESTORE_KINDS = {
   full: {
     name: 'Full Restore',
     flags: {
-      filter: ['stringArray', FULL_RESTORE_FILTER], 'case-sensitive': ['bool', false],
+      filter: ['stringArray', FULL_RESTORE_FILTER],
+      'case-sensitive': ['bool', false],
       // br/pkg/task/restore_ebs_meta.go DefineRestoreSnapshotFlags.
-      type: ['string', 'kv'], prepare: ['bool', false], 'output-file': ['string', 'output.json'], 'skip-aws': ['bool', false],
-      'cloud-api-concurrency': ['uint', 8], 'volume-type': ['string', 'gp3'], 'volume-iops': ['int', 0], 'volume-throughput': ['int', 0],
-      'volume-encrypted': ['bool', false], 'progress-file': ['string', 'progress.txt'], 'target-az': ['string', ''],
+      type: ['string', 'kv'],
+      prepare: ['bool', false],
+      'output-file': ['string', 'output.json'],
+      'skip-aws': ['bool', false],
+      'cloud-api-concurrency': ['uint', 8],
+      'volume-type': ['string', 'gp3'],
+      'volume-iops': ['int', 0],
+      'volume-throughput': ['int', 0],
+      'volume-encrypted': ['bool', false],
+      'progress-file': ['string', 'progress.txt'],
+      'target-az': ['string', ''],
     },
   },
   db: { name: 'DataBase Restore', flags: { db: ['string', ''] }, required: ['db'] },
@@ -239,8 +323,12 @@ const SHORT = { u: 'pd', s: 'storage', L: 'log-level', c: 'send-credentials-to-t
  */
 const LOG_KINDS = {
   start: {
-    'task-name': ['string', ''], 'start-ts': ['string', ''], 'end-ts': ['string', '999999999999999999'], 'gc-ttl': ['int', 1800],
-    filter: ['stringArray', ['*.*']], 'case-sensitive': ['bool', false],
+    'task-name': ['string', ''],
+    'start-ts': ['string', ''],
+    'end-ts': ['string', '999999999999999999'],
+    'gc-ttl': ['int', 1800],
+    filter: ['stringArray', ['*.*']],
+    'case-sensitive': ['bool', false],
   },
   stop: { 'task-name': ['string', ''] },
   pause: { 'task-name': ['string', ''], 'gc-ttl': ['int', 86400], message: ['string', ''] },
@@ -261,7 +349,10 @@ function parseFlags(argv, spec) {
   const rest = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (!a.startsWith('-')) { rest.push(a); continue; }
+    if (!a.startsWith('-')) {
+      rest.push(a);
+      continue;
+    }
     const m = /^--?([^=]+)(?:=(.*))?$/s.exec(a);
     let name = m[1];
     if (!a.startsWith('--')) name = SHORT[name] ?? name;
@@ -278,14 +369,17 @@ function parseFlags(argv, spec) {
     changed.add(name);
     if (type === 'bool') {
       // strconv.ParseBool's spellings (pflag's boolValue.Set).
-      if (!['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) throw new BrError(`invalid argument "${value}" for "--${name}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
+      if (!['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value))
+        throw new BrError(`invalid argument "${value}" for "--${name}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
       values[name] = ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value);
     } else if (type === 'uint' || type === 'int') {
       const parser = type === 'uint' ? 'strconv.ParseUint' : 'strconv.ParseInt';
-      if (!/^-?\d+$/.test(value) || (type === 'uint' && value.startsWith('-'))) throw new BrError(`invalid argument "${value}" for "--${name}" flag: ${parser}: parsing ${JSON.stringify(value)}: invalid syntax`);
+      if (!/^-?\d+$/.test(value) || (type === 'uint' && value.startsWith('-')))
+        throw new BrError(`invalid argument "${value}" for "--${name}" flag: ${parser}: parsing ${JSON.stringify(value)}: invalid syntax`);
       values[name] = Number(value);
     } else if (type === 'duration') {
-      if (!GO_DURATION.test(value)) throw new BrError(`invalid argument "${value}" for "--${name}" flag: time: invalid duration ${JSON.stringify(value)}`);
+      if (!GO_DURATION.test(value))
+        throw new BrError(`invalid argument "${value}" for "--${name}" flag: time: invalid duration ${JSON.stringify(value)}`);
       values[name] = value;
     } else if (type === 'strings') {
       values[name] = value.split(',');
@@ -314,7 +408,10 @@ function parseStorage(raw, flags) {
   const u = new URL(raw.replace(/\+/g, '%2B'));
   const scheme = u.protocol.replace(/:$/, '');
   if (scheme !== 's3') throw new BrError(`storage ${scheme} is not served by the test BR (S3 only)`);
-  if (!u.host) throw new BrError(`please specify the bucket for s3 in ${raw}: [BR:ExternalStorage:ErrStorageInvalidConfig]invalid external storage config`);
+  if (!u.host)
+    throw new BrError(
+      `please specify the bucket for s3 in ${raw}: [BR:ExternalStorage:ErrStorageInvalidConfig]invalid external storage config`,
+    );
   flags[S3_OPTIONS] ??= { endpoint: flags['s3.endpoint'], region: flags['s3.region'], provider: flags['s3.provider'] };
   const shared = flags[S3_OPTIONS];
   // url.Values: the first value of each key.
@@ -324,12 +421,16 @@ function parseStorage(raw, flags) {
   }
   // No region: BR's default (s3.go `defaultRegion`).
   const options = { ...shared, region: shared.region || 'us-east-1' };
-  if (options.endpoint && !/^[a-z]+:\/\//.test(options.endpoint)) throw new BrError(`scheme not found in endpoint: [BR:ExternalStorage:ErrStorageInvalidConfig]invalid external storage config`);
+  if (options.endpoint && !/^[a-z]+:\/\//.test(options.endpoint))
+    throw new BrError(`scheme not found in endpoint: [BR:ExternalStorage:ErrStorageInvalidConfig]invalid external storage config`);
   if (!options.endpoint) throw new BrError('the test BR needs --s3.endpoint (it reaches no AWS region)');
   // With provider "" or aws, BR first asks AWS for the bucket's region (br/pkg/storage/s3.go,
   // NewS3Storage, s3manager.GetBucketRegionWithClient), which the S3 server of the tests does not
   // answer as AWS does: refuse rather than pretend.
-  if (!options.provider || options.provider === 'aws') throw new BrError('the test BR does not simulate the bucket region lookup BR makes for provider aws; give --s3.provider (ceph, minio...)');
+  if (!options.provider || options.provider === 'aws')
+    throw new BrError(
+      'the test BR does not simulate the bucket region lookup BR makes for provider aws; give --s3.provider (ceph, minio...)',
+    );
   return { bucket: u.host, prefix: decodeURIComponent(u.pathname).replace(/^\/+|\/+$/g, ''), ...options };
 }
 
@@ -360,7 +461,14 @@ function s3Client(store) {
       const req = (url.protocol === 'https:' ? https : http).request(url, { method, headers }, (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks), requestId: res.headers['x-amz-request-id'] ?? '', hostId: res.headers['x-amz-id-2'] ?? '' }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode,
+            body: Buffer.concat(chunks),
+            requestId: res.headers['x-amz-request-id'] ?? '',
+            hostId: res.headers['x-amz-id-2'] ?? '',
+          }),
+        );
         res.on('error', reject);
       });
       req.on('error', reject);
@@ -398,12 +506,15 @@ function s3Client(store) {
       const out = [];
       let token;
       do {
-        const params = [['list-type', '2'], ['prefix', key(sub)], ...(token ? [['continuation-token', token]] : [])].sort(([a], [b]) => (a < b ? -1 : 1));
+        const params = [['list-type', '2'], ['prefix', key(sub)], ...(token ? [['continuation-token', token]] : [])].sort(([a], [b]) =>
+          a < b ? -1 : 1,
+        );
         const query = params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
         const r = await request('GET', undefined, undefined, query);
         if (r.status !== 200) throw new BrError(awsError(r));
         const xml = r.body.toString();
-        for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) out.push(m[1].replace(/&amp;/g, '&').slice(store.prefix ? store.prefix.length + 1 : 0));
+        for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g))
+          out.push(m[1].replace(/&amp;/g, '&').slice(store.prefix ? store.prefix.length + 1 : 0));
         token = /<IsTruncated>true<\/IsTruncated>/.test(xml) ? /<NextContinuationToken>([^<]*)</.exec(xml)?.[1] : undefined;
       } while (token);
       return out;
@@ -411,7 +522,8 @@ function s3Client(store) {
     /** br/pkg/storage/s3.go `ReadFile`: a failed GetObject is annotated with the bucket and key. */
     async get(name) {
       const r = await request('GET', name);
-      if (r.status !== 200) throw new BrError(`failed to read s3 file, file info: input.bucket='${store.bucket}', input.key='${key(name)}': ${awsError(r)}`);
+      if (r.status !== 200)
+        throw new BrError(`failed to read s3 file, file info: input.bucket='${store.bucket}', input.key='${key(name)}': ${awsError(r)}`);
       return r.body;
     },
   };
@@ -431,7 +543,10 @@ function varint(n) {
 }
 const field = (no, type) => varint((no << 3) | type);
 const uintField = (no, n) => Buffer.concat([field(no, 0), varint(n)]);
-const bytesField = (no, s) => { const b = Buffer.from(s); return Buffer.concat([field(no, 2), varint(b.length), b]); };
+const bytesField = (no, s) => {
+  const b = Buffer.from(s);
+  return Buffer.concat([field(no, 2), varint(b.length), b]);
+};
 
 /** Reads a protobuf message into field number -> values (BigInt for varints, Buffer otherwise). */
 function decode(buf) {
@@ -482,10 +597,15 @@ function versionCheck(tikv) {
   const br = parse(BR_VERSION);
   const kv = parse(tikv);
   if (!kv) throw new BrError(`strconv.ParseInt: TiKV node 127.0.0.1:20160 version ${tikv} is invalid`);
-  const wrap = (m) => new BrError(`running BR in incompatible version of cluster, if you believe it's OK, use --check-requirements=false to skip.: ${m}: [BR:Common:ErrVersionMismatch]version mismatch`);
-  if (br[0] < kv[0] || br[0] - kv[0] > 1) throw wrap(`TiKV node 127.0.0.1:20160 version ${tikv} and BR ${BR_VERSION} major version mismatch, please use the same version of BR`);
+  const wrap = (m) =>
+    new BrError(
+      `running BR in incompatible version of cluster, if you believe it's OK, use --check-requirements=false to skip.: ${m}: [BR:Common:ErrVersionMismatch]version mismatch`,
+    );
+  if (br[0] < kv[0] || br[0] - kv[0] > 1)
+    throw wrap(`TiKV node 127.0.0.1:20160 version ${tikv} and BR ${BR_VERSION} major version mismatch, please use the same version of BR`);
   const atLeast82 = (v) => v[0] > 8 || (v[0] === 8 && v[1] >= 2);
-  if (atLeast82(br) && !atLeast82(kv)) throw wrap(`TiKV node 127.0.0.1:20160 version ${tikv} and BR ${BR_VERSION} version mismatch, please use the same version of BR`);
+  if (atLeast82(br) && !atLeast82(kv))
+    throw wrap(`TiKV node 127.0.0.1:20160 version ${tikv} and BR ${BR_VERSION} version mismatch, please use the same version of BR`);
 }
 
 const stamp = () => {
@@ -494,7 +614,12 @@ const stamp = () => {
   return `[${d.getUTCFullYear()}/${p(d.getUTCMonth() + 1)}/${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}.${p(d.getUTCMilliseconds(), 3)} +00:00]`;
 };
 // With BR_LOG_TO_TERM and no log file, pingcap/log writes to stdout (log.go, InitLogger).
-const log = (level, msg, fields = {}) => process.stdout.write(`${stamp()} [${level}] [collector.go:77] [${JSON.stringify(msg)}]${Object.entries(fields).map(([k, v]) => ` [${k}=${v}]`).join('')}\n`);
+const log = (level, msg, fields = {}) =>
+  process.stdout.write(
+    `${stamp()} [${level}] [collector.go:77] [${JSON.stringify(msg)}]${Object.entries(fields)
+      .map(([k, v]) => ` [${k}=${v}]`)
+      .join('')}\n`,
+  );
 
 /** Go's time.Duration.String, from nanoseconds. */
 function goDuration(ns) {
@@ -518,11 +643,20 @@ function goDuration(ns) {
 function humanSize(size) {
   const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
   let i = 0;
-  while (size >= 1000 && i < units.length - 1) { size /= 1000; i++; }
+  while (size >= 1000 && i < units.length - 1) {
+    size /= 1000;
+    i++;
+  }
   // Go's %g: %e when the exponent is below -4 or at least the precision, trailing zeros cut.
-  const [mantissa, exp] = size.toExponential(3).split('e').map((x, j) => (j === 0 ? x : Number(x)));
+  const [mantissa, exp] = size
+    .toExponential(3)
+    .split('e')
+    .map((x, j) => (j === 0 ? x : Number(x)));
   const trim = (x) => (x.includes('.') ? x.replace(/\.?0+$/, '') : x);
-  const s = exp < -4 || exp >= 4 ? `${trim(mantissa)}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}` : trim(size.toFixed(3 - exp));
+  const s =
+    exp < -4 || exp >= 4
+      ? `${trim(mantissa)}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`
+      : trim(size.toFixed(3 - exp));
   return `${s}${units[i]}`;
 }
 
@@ -548,7 +682,11 @@ function tableFilter(rules, caseSensitive) {
     for (let i = 0; i < rule.length; i++) {
       const c = rule[i];
       if (c === '`') {
-        if (quoted && rule[i + 1] === '`') { cur += '\\`'; i++; continue; }
+        if (quoted && rule[i + 1] === '`') {
+          cur += '\\`';
+          i++;
+          continue;
+        }
         quoted = !quoted;
       } else if (c === '\\' && i + 1 < rule.length) {
         cur += `\\${rule[++i]}`;
@@ -584,13 +722,20 @@ function tableFilter(rules, caseSensitive) {
     // A schema matches when a rule could take one of its tables: the last rule naming it that is
     // positive, or negative for all its tables (table-filter filter.go MatchSchema).
     matchSchema(db) {
-      for (let i = parsed.length - 1; i >= 0; i--) if (parsed[i].db.test(db) && (parsed[i].positive || parsed[i].table.source === '^.*$')) return parsed[i].positive;
+      for (let i = parsed.length - 1; i >= 0; i--)
+        if (parsed[i].db.test(db) && (parsed[i].positive || parsed[i].table.source === '^.*$')) return parsed[i].positive;
       return false;
     },
   };
 }
-const schemaFilter = (db) => ({ matchTable: (d) => d.toLowerCase() === db.toLowerCase(), matchSchema: (d) => d.toLowerCase() === db.toLowerCase() });
-const tablesFilter = (db, table) => ({ matchTable: (d, t) => d.toLowerCase() === db.toLowerCase() && t.toLowerCase() === table.toLowerCase(), matchSchema: (d) => d.toLowerCase() === db.toLowerCase() });
+const schemaFilter = (db) => ({
+  matchTable: (d) => d.toLowerCase() === db.toLowerCase(),
+  matchSchema: (d) => d.toLowerCase() === db.toLowerCase(),
+});
+const tablesFilter = (db, table) => ({
+  matchTable: (d, t) => d.toLowerCase() === db.toLowerCase() && t.toLowerCase() === table.toLowerCase(),
+  matchSchema: (d) => d.toLowerCase() === db.toLowerCase(),
+});
 
 /** pkg/util `IsMemOrSysDB`, br/pkg/utils `IsSysDB`. */
 const MEM_OR_SYS_DBS = ['mysql', 'sys', 'information_schema', 'performance_schema', 'metrics_schema'];
@@ -615,7 +760,10 @@ const enclose = (name) => `\`${name.replaceAll('`', '``')}\``;
  */
 function clusterTables() {
   const dbs = new Map();
-  for (const entry of (process.env.BR_SIM_USER_TABLES ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (process.env.BR_SIM_USER_TABLES ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const dot = entry.indexOf('.');
     const db = dot < 0 ? entry : entry.slice(0, dot);
     const table = dot < 0 ? '' : entry.slice(dot + 1);
@@ -637,13 +785,34 @@ function tablePrefix(id) {
 const decodeTableID = (key) => (key && key.length >= 9 && key[0] === 0x74 ? Number(key.readBigUInt64BE(1) ^ (1n << 63n)) : 0);
 
 /** A message as proto3 writes it: fields at their zero value left out. */
-const message = (parts) => Buffer.concat(parts.filter(([, v]) => v !== undefined && v !== '' && v !== 0 && v !== 0n && v.length !== 0)
-  .map(([no, v]) => (typeof v === 'number' || typeof v === 'bigint' ? uintField(no, v) : bytesField(no, v))));
-const fileMessage = (f) => message([
-  [1, f.name], [2, f.sha256], [3, f.startKey], [4, f.endKey], [5, f.startVersion], [6, f.endVersion], [7, f.crc64xor],
-  [8, f.totalKvs], [9, f.totalBytes], [10, f.cf], [11, f.size],
-]);
-const schemaMessage = (s) => message([[1, s.db], [2, s.table], [3, s.crc64xor], [4, s.totalKvs], [5, s.totalBytes]]);
+const message = (parts) =>
+  Buffer.concat(
+    parts
+      .filter(([, v]) => v !== undefined && v !== '' && v !== 0 && v !== 0n && v.length !== 0)
+      .map(([no, v]) => (typeof v === 'number' || typeof v === 'bigint' ? uintField(no, v) : bytesField(no, v))),
+  );
+const fileMessage = (f) =>
+  message([
+    [1, f.name],
+    [2, f.sha256],
+    [3, f.startKey],
+    [4, f.endKey],
+    [5, f.startVersion],
+    [6, f.endVersion],
+    [7, f.crc64xor],
+    [8, f.totalKvs],
+    [9, f.totalBytes],
+    [10, f.cf],
+    [11, f.size],
+  ]);
+const schemaMessage = (s) =>
+  message([
+    [1, s.db],
+    [2, s.table],
+    [3, s.crc64xor],
+    [4, s.totalKvs],
+    [5, s.totalBytes],
+  ]);
 
 async function backup(kind, argv) {
   const spec = BACKUP_KINDS[kind];
@@ -655,14 +824,21 @@ async function backup(kind, argv) {
   if (values['check-requirements']) versionCheck(process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION);
   const s3 = s3Client(parseStorage(values.storage, values));
   if (await s3.exists('backupmeta')) {
-    throw invalid(`backup meta file exists in ${s3.uri}/backupmeta, there may be some backup files in the path already, please specify a correct backup directory!`);
+    throw invalid(
+      `backup meta file exists in ${s3.uri}/backupmeta, there may be some backup files in the path already, please specify a correct backup directory!`,
+    );
   }
   await s3.put('backup.lock', Buffer.from(LOCK_TEXT));
   const backupTs = values.backupts && /^\d+$/.test(values.backupts) ? BigInt(values.backupts) : tso();
 
   // The cluster's tables the command selects: its user tables and mysql.user, the system table
   // every cluster has (br/pkg/backup BuildBackupRangeAndInitSchema with the command's filter).
-  const filter = kind === 'full' ? tableFilter(values.filter, values['case-sensitive']) : kind === 'db' ? schemaFilter(values.db) : tablesFilter(values.db, values.table);
+  const filter =
+    kind === 'full'
+      ? tableFilter(values.filter, values['case-sensitive'])
+      : kind === 'db'
+        ? schemaFilter(values.db)
+        : tablesFilter(values.db, values.table);
   const tables = [];
   let nextID = 100;
   for (const [db, names] of [['mysql', ['user']], ...clusterTables()]) {
@@ -675,7 +851,13 @@ async function backup(kind, argv) {
   const schemas = [];
   for (const t of tables) {
     const dbName = isSysDB(t.db) ? `${TEMP_DB_PREFIX}${t.db}` : t.db;
-    const dbJSON = JSON.stringify({ id: t.dbID, db_name: { O: dbName, L: dbName.toLowerCase() }, charset: 'utf8mb4', collate: 'utf8mb4_bin', state: 5 });
+    const dbJSON = JSON.stringify({
+      id: t.dbID,
+      db_name: { O: dbName, L: dbName.toLowerCase() },
+      charset: 'utf8mb4',
+      collate: 'utf8mb4_bin',
+      state: 5,
+    });
     if (t.table === undefined) {
       schemas.push({ db: dbJSON });
       continue;
@@ -685,14 +867,33 @@ async function backup(kind, argv) {
     const name = `1/${2 + files.length}_3_${sha.toString('hex').slice(0, 16)}_${Date.now()}_write.sst`;
     await s3.put(name, sst);
     files.push({
-      name, sha256: sha, startKey: Buffer.concat([tablePrefix(t.id), Buffer.from('_r')]), endKey: tablePrefix(t.id + 1),
-      startVersion: values.lastbackupts, endVersion: backupTs, crc64xor: sha.readBigUInt64BE(0), totalKvs: 1, totalBytes: sst.length, cf: 'write', size: sst.length,
+      name,
+      sha256: sha,
+      startKey: Buffer.concat([tablePrefix(t.id), Buffer.from('_r')]),
+      endKey: tablePrefix(t.id + 1),
+      startVersion: values.lastbackupts,
+      endVersion: backupTs,
+      crc64xor: sha.readBigUInt64BE(0),
+      totalKvs: 1,
+      totalBytes: sst.length,
+      cf: 'write',
+      size: sst.length,
     });
     // br/pkg/backup/schema.go BackupSchemas: a system database is recorded under its temporary name.
     schemas.push({
       db: dbJSON,
-      table: JSON.stringify({ id: t.id, name: { O: t.table, L: t.table.toLowerCase() }, charset: 'utf8mb4', collate: 'utf8mb4_bin', cols: [], index_info: [], state: 5 }),
-      crc64xor: sha.readBigUInt64BE(0), totalKvs: 1, totalBytes: sst.length,
+      table: JSON.stringify({
+        id: t.id,
+        name: { O: t.table, L: t.table.toLowerCase() },
+        charset: 'utf8mb4',
+        collate: 'utf8mb4_bin',
+        cols: [],
+        index_info: [],
+        state: 5,
+      }),
+      crc64xor: sha.readBigUInt64BE(0),
+      totalKvs: 1,
+      totalBytes: sst.length,
     });
   }
   const v2 = values['use-backupmeta-v2'];
@@ -705,18 +906,38 @@ async function backup(kind, argv) {
     await s3.put(fname, content);
     return bytesField(1, fileMessage({ name: fname, sha256: createHash('sha256').update(content).digest(), size: content.length }));
   };
-  const fileParts = v2 ? [bytesField(13, await index('datafile', files.map(fileMessage), 2))] : files.map((f) => bytesField(4, fileMessage(f)));
-  const schemaParts = v2 ? [bytesField(14, await index('schema', schemas.map(schemaMessage), 3))] : schemas.map((s) => bytesField(7, schemaMessage(s)));
+  const fileParts = v2
+    ? [bytesField(13, await index('datafile', files.map(fileMessage), 2))]
+    : files.map((f) => bytesField(4, fileMessage(f)));
+  const schemaParts = v2
+    ? [bytesField(14, await index('schema', schemas.map(schemaMessage), 3))]
+    : schemas.map((s) => bytesField(7, schemaMessage(s)));
   const meta = Buffer.concat([
     // PD's cluster version as its HTTP API gives it, quoted (task/backup.go, RunBackup).
-    uintField(1, CLUSTER_ID), bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))),
-    ...fileParts, uintField(5, values.lastbackupts), uintField(6, backupTs), ...schemaParts, bytesField(10, '[]'),
-    bytesField(11, `BR\nRelease Version: ${BR_VERSION}`), uintField(12, v2 ? 1 : 0), bytesField(20, newCollationsEnabled()),
+    uintField(1, CLUSTER_ID),
+    bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))),
+    ...fileParts,
+    uintField(5, values.lastbackupts),
+    uintField(6, backupTs),
+    ...schemaParts,
+    bytesField(10, '[]'),
+    bytesField(11, `BR\nRelease Version: ${BR_VERSION}`),
+    uintField(12, v2 ? 1 : 0),
+    bytesField(20, newCollationsEnabled()),
   ]);
   await s3.put('backupmeta', meta);
   const dataSize = files.reduce((n, f) => n + f.size, 0);
   const size = dataSize + meta.length;
-  log('INFO', `${spec.name} success summary`, { 'total-ranges': files.length, 'ranges-succeed': files.length, 'ranges-failed': 0, 'total-take': goDuration(process.hrtime.bigint() - START), 'total-kv': files.length, 'backup-data-size(after-compressed)': humanSize(size), Size: size, BackupTS: backupTs });
+  log('INFO', `${spec.name} success summary`, {
+    'total-ranges': files.length,
+    'ranges-succeed': files.length,
+    'ranges-failed': 0,
+    'total-take': goDuration(process.hrtime.bigint() - START),
+    'total-kv': files.length,
+    'backup-data-size(after-compressed)': humanSize(size),
+    Size: size,
+    BackupTS: backupTs,
+  });
 }
 
 /** br/pkg/task/common.go `ReadBackupMeta` and the metautil `MetaReader` of the schemas and files. */
@@ -744,7 +965,11 @@ async function readBackup(s3, crypter) {
       const content = await s3.get(ref.string(1));
       const sum = createHash('sha256').update(content).digest();
       if (!sum.equals(ref.bytes(2) ?? Buffer.alloc(0))) {
-        throw annotate(`checksum mismatch expect ${(ref.bytes(2) ?? Buffer.alloc(0)).toString('hex')}, got ${sum.toString('hex')}`, 'BR:Common:ErrInvalidMetaFile', 'invalid metafile');
+        throw annotate(
+          `checksum mismatch expect ${(ref.bytes(2) ?? Buffer.alloc(0)).toString('hex')}, got ${sum.toString('hex')}`,
+          'BR:Common:ErrInvalidMetaFile',
+          'invalid metafile',
+        );
       }
       out.push(...(await leaves(content)));
     }
@@ -753,7 +978,9 @@ async function readBackup(s3, crypter) {
   const v2 = meta.uint(12) === 1n;
   const fileMsgs = v2 ? (await leaves(meta.bytes(13))).flatMap((leaf) => leaf.all(2)) : meta.all(4);
   const schemaMsgs = v2 ? (await leaves(meta.bytes(14))).flatMap((leaf) => leaf.all(3)) : meta.all(7);
-  const files = fileMsgs.map(decode).map((f) => ({ name: f.string(1), tableID: decodeTableID(f.bytes(3)), totalKvs: f.uint(8), totalBytes: f.uint(9), size: f.uint(11) }));
+  const files = fileMsgs
+    .map(decode)
+    .map((f) => ({ name: f.string(1), tableID: decodeTableID(f.bytes(3)), totalKvs: f.uint(8), totalBytes: f.uint(9), size: f.uint(11) }));
   const databases = new Map();
   for (const s of schemaMsgs.map(decode)) {
     const dbInfo = JSON.parse(s.string(1));
@@ -765,8 +992,14 @@ async function readBackup(s3, crypter) {
     }
   }
   return {
-    clusterVersion: meta.string(2), startVersion: meta.uint(5), endVersion: meta.uint(6), isRawKv: meta.uint(8) !== 0n,
-    clusterId: meta.uint(1), isTxnKv: meta.uint(21) !== 0n, newCollationsEnabled: meta.string(20), databases: [...databases.values()],
+    clusterVersion: meta.string(2),
+    startVersion: meta.uint(5),
+    endVersion: meta.uint(6),
+    isRawKv: meta.uint(8) !== 0n,
+    clusterId: meta.uint(1),
+    isTxnKv: meta.uint(21) !== 0n,
+    newCollationsEnabled: meta.string(20),
+    databases: [...databases.values()],
   };
 }
 
@@ -786,7 +1019,10 @@ function normalizeVersion(v) {
 function assertUserDBsEmpty() {
   const userTables = [];
   const append = (db, table) => {
-    if (userTables.length >= 10) { userTables.push('...'); return true; }
+    if (userTables.length >= 10) {
+      userTables.push('...');
+      return true;
+    }
     userTables.push(`${db}.${table}`);
     return false;
   };
@@ -799,7 +1035,8 @@ function assertUserDBsEmpty() {
     }
     for (const table of tables) if (append(db, table)) break outer;
   }
-  if (userTables.length > 0) throw new NotFreshError(`user db/tables: ${userTables.join(', ')}: [BR:Restore:ErrRestoreNotFreshCluster]cluster is not fresh`);
+  if (userTables.length > 0)
+    throw new NotFreshError(`user db/tables: ${userTables.join(', ')}: [BR:Restore:ErrRestoreNotFreshCluster]cluster is not fresh`);
 }
 
 async function restore(kind, argv) {
@@ -817,9 +1054,11 @@ async function restore(kind, argv) {
   // task.RestoreConfig.ParseFromFlags (restore.go) and Config.ParseFromFlags (common.go).
   if (kind !== 'full' && !values.db) throw invalid('empty database name is not allowed');
   if (kind === 'table' && !values.table) throw invalid('empty table name is not allowed');
-  if (values.pd.length === 0 || (values.pd.length === 1 && values.pd[0] === '')) throw invalid('must provide at least one PD server address');
+  if (values.pd.length === 0 || (values.pd.length === 1 && values.pd[0] === ''))
+    throw invalid('must provide at least one PD server address');
   const crypter = values['crypter.method'];
-  if (!['plaintext', 'PLAINTEXT', 'aes128-ctr', 'AES128-CTR', 'aes192-ctr', 'AES192-CTR', 'aes256-ctr', 'AES256-CTR'].includes(crypter)) throw invalid(`invalid crypter method '${crypter}'`);
+  if (!['plaintext', 'PLAINTEXT', 'aes128-ctr', 'AES128-CTR', 'aes192-ctr', 'AES192-CTR', 'aes256-ctr', 'AES256-CTR'].includes(crypter))
+    throw invalid(`invalid crypter method '${crypter}'`);
   const cmdName = spec.name;
   let filter;
   if (kind === 'full') {
@@ -838,13 +1077,15 @@ async function restore(kind, argv) {
   } catch (e) {
     if (e instanceof NotFreshError) {
       // br/cmd/br/restore.go printWorkaroundOnFullRestoreError, fmt.Println to stdout.
-      process.stdout.write([
-        '#######################################################################',
-        '# the target cluster is not fresh, cannot restore.',
-        '# you can drop existing databases and tables and start restore again',
-        '#######################################################################',
-        '',
-      ].join('\n'));
+      process.stdout.write(
+        [
+          '#######################################################################',
+          '# the target cluster is not fresh, cannot restore.',
+          '# you can drop existing databases and tables and start restore again',
+          '#######################################################################',
+          '',
+        ].join('\n'),
+      );
     }
     throw e;
   }
@@ -857,24 +1098,42 @@ async function snapshotRestore(kind, cmdName, values, filter, explicitFilter) {
   try {
     const s3 = s3Client(parseStorage(values.storage, values));
     const meta = await readBackup(s3, values['crypter.method']);
-    if (meta.isRawKv || meta.isTxnKv) throw annotate('cannot do transactional restore from raw/txn kv data', 'BR:Restore:ErrRestoreModeMismatch', 'restore mode mismatch');
+    if (meta.isRawKv || meta.isTxnKv)
+      throw annotate('cannot do transactional restore from raw/txn kv data', 'BR:Restore:ErrRestoreModeMismatch', 'restore mode mismatch');
     const tikv = process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION;
     if (values['check-requirements']) {
       // version.CheckClusterVersion(ctx, pd, version.CheckVersionForBackup(backupVersion)).
       const backupVersion = normalizeVersion(meta.clusterVersion);
-      const target = normalizeVersion(tikv.replace(/^v/, '').replace(/-[0-9]+-g[0-9a-f]{7,}/, '').replace(/-dirty$/, ''));
+      const target = normalizeVersion(
+        tikv
+          .replace(/^v/, '')
+          .replace(/-[0-9]+-g[0-9a-f]{7,}/, '')
+          .replace(/-dirty$/, ''),
+      );
       if (backupVersion && target && backupVersion.major > target.major && backupVersion.major - target.major > 1) {
-        throw annotate(`backup with cluster version ${backupVersion.text} cannot be restored at cluster of version ${target.text}: major version mismatches`, 'BR:Common:ErrVersionMismatch', 'version mismatch');
+        throw annotate(
+          `backup with cluster version ${backupVersion.text} cannot be restored at cluster of version ${target.text}: major version mismatches`,
+          'BR:Common:ErrVersionMismatch',
+          'version mismatch',
+        );
       }
     }
     // CheckNewCollationEnable.
     const target = newCollationsEnabled();
     if (meta.newCollationsEnabled === '') {
       if (values['check-requirements']) {
-        throw annotate("the value 'new_collation_enabled' not found in backupmeta. you can use \"SELECT VARIABLE_VALUE FROM mysql.tidb WHERE VARIABLE_NAME='new_collation_enabled';\" to manually check the config. if you ensure the value 'new_collation_enabled' in backup cluster is as same as restore cluster, use --check-requirements=false to skip this check", 'BR:Common:ErrUnknown', 'internal error');
+        throw annotate(
+          "the value 'new_collation_enabled' not found in backupmeta. you can use \"SELECT VARIABLE_VALUE FROM mysql.tidb WHERE VARIABLE_NAME='new_collation_enabled';\" to manually check the config. if you ensure the value 'new_collation_enabled' in backup cluster is as same as restore cluster, use --check-requirements=false to skip this check",
+          'BR:Common:ErrUnknown',
+          'internal error',
+        );
       }
     } else if (meta.newCollationsEnabled.toLowerCase() !== target.toLowerCase()) {
-      throw annotate(`the config 'new_collation_enabled' not match, upstream:${meta.newCollationsEnabled}, downstream: ${target}`, 'BR:Common:ErrUnknown', 'internal error');
+      throw annotate(
+        `the config 'new_collation_enabled' not match, upstream:${meta.newCollationsEnabled}, downstream: ${target}`,
+        'BR:Common:ErrUnknown',
+        'internal error',
+      );
     }
     // snap_client IsIncremental: StartVersion != EndVersion and StartVersion != 0.
     const incremental = !(meta.startVersion === meta.endVersion || meta.startVersion === 0n);
@@ -890,10 +1149,20 @@ async function snapshotRestore(kind, cmdName, values, filter, explicitFilter) {
         for (const t of db.tables) tablesIn.add(`${enclose(dbName)}.${enclose(t.name.toLowerCase())}`);
       }
       const schema = enclose(values.db);
-      if (!schemas.has(schema.toLowerCase())) throw annotate(`[database: ${schema}] has not been backup, please ensure you has input a correct database name`, 'BR:Common:ErrUndefinedDbOrTable', 'undefined restore databases or tables');
+      if (!schemas.has(schema.toLowerCase()))
+        throw annotate(
+          `[database: ${schema}] has not been backup, please ensure you has input a correct database name`,
+          'BR:Common:ErrUndefinedDbOrTable',
+          'undefined restore databases or tables',
+        );
       if (kind === 'table') {
         const table = `${enclose(values.db)}.${enclose(values.table)}`;
-        if (!tablesIn.has(table.toLowerCase())) throw annotate(`[table: ${table}] has not been backup, please ensure you has input a correct table name`, 'BR:Common:ErrUndefinedDbOrTable', 'undefined restore databases or tables');
+        if (!tablesIn.has(table.toLowerCase()))
+          throw annotate(
+            `[table: ${table}] has not been backup, please ensure you has input a correct table name`,
+            'BR:Common:ErrUndefinedDbOrTable',
+            'undefined restore databases or tables',
+          );
       }
     } else if (!incremental && !explicitFilter) {
       // NeedCheckFreshCluster(ExplicitFilter, firstRun): IsFull() && !ExplicitFilter && firstRun.
@@ -916,7 +1185,12 @@ async function snapshotRestore(kind, cmdName, values, filter, explicitFilter) {
     if (values['check-requirements'] && !incremental) {
       const existing = clusterTables();
       const found = tables.filter((t) => (existing.get(t.db) ?? []).includes(t.name));
-      if (found.length > 0) throw annotate(`table already exists: ${found.map((t) => `${t.db}.${t.name} `).join('')}`, 'BR:Restore:ErrTablesAlreadyExisted', 'tables already existed in restored cluster');
+      if (found.length > 0)
+        throw annotate(
+          `table already exists: ${found.map((t) => `${t.db}.${t.name} `).join('')}`,
+          'BR:Restore:ErrTablesAlreadyExisted',
+          'tables already existed in restored cluster',
+        );
     }
 
     const restored = tables.flatMap((t) => t.files);
@@ -924,7 +1198,12 @@ async function snapshotRestore(kind, cmdName, values, filter, explicitFilter) {
     const restoreTS = tso();
     summary.files = restored.length;
     if (restored.length > 0) summary.ints['restore-ranges'] = restored.length;
-    summary.data.push(['restore-data-size(after-compressed)', humanSize(Number(archiveSize))], ['Size', archiveSize], ['BackupTS', meta.endVersion], ['RestoreTS', restoreTS]);
+    summary.data.push(
+      ['restore-data-size(after-compressed)', humanSize(Number(archiveSize))],
+      ['Size', archiveSize],
+      ['BackupTS', meta.endVersion],
+      ['RestoreTS', restoreTS],
+    );
     if (restored.length > 0) {
       const kvs = restored.reduce((n, f) => n + f.totalKvs, 0n);
       const bytes = restored.reduce((n, f) => n + f.totalBytes, 0n);
@@ -951,7 +1230,6 @@ async function snapshotRestore(kind, cmdName, values, filter, explicitFilter) {
   }
 }
 
-
 /**
  * PD's etcd, as BR reaches it (br/pkg/streamhelper/client.go over clientv3): KV Range, Put and
  * DeleteRange on the `--pd` address. The tests resolve the address's host themselves: `BR_SIM_PD`,
@@ -965,21 +1243,37 @@ async function etcd(pd) {
   const { default: grpc } = await import('@grpc/grpc-js');
   const target = process.env.BR_SIM_PD || pd.replace(/^https?:\/\//, '');
   const client = new grpc.Client(target, grpc.credentials.createInsecure());
-  const call = (method, body) => new Promise((resolve, reject) => {
-    client.makeUnaryRequest(`/etcdserverpb.KV/${method}`, (b) => b, (b) => b, body, new grpc.Metadata(), { deadline: Date.now() + 10_000 }, (err, res) => {
-      if (err) reject(new BrError(`rpc error: code = ${grpc.status[err.code] ?? err.code} desc = ${err.details}`));
-      else resolve(res);
+  const call = (method, body) =>
+    new Promise((resolve, reject) => {
+      client.makeUnaryRequest(
+        `/etcdserverpb.KV/${method}`,
+        (b) => b,
+        (b) => b,
+        body,
+        new grpc.Metadata(),
+        { deadline: Date.now() + 10_000 },
+        (err, res) => {
+          if (err) reject(new BrError(`rpc error: code = ${grpc.status[err.code] ?? err.code} desc = ${err.details}`));
+          else resolve(res);
+        },
+      );
     });
-  });
   const prefixEnd = (key) => {
     const end = Buffer.from(key);
-    for (let i = end.length - 1; i >= 0; i--) if (end[i] < 0xff) { end[i]++; return end.subarray(0, i + 1); }
+    for (let i = end.length - 1; i >= 0; i--)
+      if (end[i] < 0xff) {
+        end[i]++;
+        return end.subarray(0, i + 1);
+      }
     return Buffer.from([0]);
   };
   return {
     async prefix(key) {
       const res = decode(await call('Range', Buffer.concat([bytesField(1, key), bytesField(2, prefixEnd(Buffer.from(key)))])));
-      return res.all(2).map(decode).map((kv) => ({ key: kv.bytes(1)?.toString('latin1') ?? '', value: kv.bytes(5) ?? Buffer.alloc(0) }));
+      return res
+        .all(2)
+        .map(decode)
+        .map((kv) => ({ key: kv.bytes(1)?.toString('latin1') ?? '', value: kv.bytes(5) ?? Buffer.alloc(0) }));
     },
     async get(key) {
       return (await this.prefix(key)).find((kv) => kv.key === key);
@@ -1012,9 +1306,18 @@ const readU64le = (b) => (b.length === 8 ? b.readBigUInt64LE(0) : 0n);
  */
 function storageBackend(store, sendCreds) {
   const s3 = Buffer.concat([
-    bytesField(1, store.endpoint ?? ''), bytesField(2, store.region ?? ''), bytesField(3, store.bucket), bytesField(4, store.prefix),
-    ...(sendCreds && (store['access-key'] ?? process.env.AWS_ACCESS_KEY_ID) ? [bytesField(8, store['access-key'] ?? process.env.AWS_ACCESS_KEY_ID), bytesField(9, store['secret-access-key'] ?? process.env.AWS_SECRET_ACCESS_KEY ?? '')] : []),
-    uintField(10, 1), ...(store.provider ? [bytesField(16, store.provider)] : []),
+    bytesField(1, store.endpoint ?? ''),
+    bytesField(2, store.region ?? ''),
+    bytesField(3, store.bucket),
+    bytesField(4, store.prefix),
+    ...(sendCreds && (store['access-key'] ?? process.env.AWS_ACCESS_KEY_ID)
+      ? [
+          bytesField(8, store['access-key'] ?? process.env.AWS_ACCESS_KEY_ID),
+          bytesField(9, store['secret-access-key'] ?? process.env.AWS_SECRET_ACCESS_KEY ?? ''),
+        ]
+      : []),
+    uintField(10, 1),
+    ...(store.provider ? [bytesField(16, store.provider)] : []),
   ]);
   return bytesField(3, s3);
 }
@@ -1027,7 +1330,10 @@ function storageBackend(store, sendCreds) {
  */
 function taskSummary(cmdName, infoValue) {
   const info = decode(infoValue);
-  const object = `{taskName=${info.string(4)}, startTs=${info.uint(2)}, endTS=${info.uint(3)}, tableFilter=${info.all(5).map((f) => f.toString()).join(',')}}`;
+  const object = `{taskName=${info.string(4)}, startTs=${info.uint(2)}, endTS=${info.uint(3)}, tableFilter=${info
+    .all(5)
+    .map((f) => f.toString())
+    .join(',')}}`;
   log('INFO', cmdName, { streamTaskInfo: JSON.stringify(object) });
   log('INFO', `${cmdName} success summary`, { 'total-take': goDuration(process.hrtime.bigint() - START) });
 }
@@ -1062,12 +1368,20 @@ async function logCommand(kind, argv) {
     if (kind === 'stop') {
       // DeleteTask: the info, ranges, checkpoints, pause, last errors and storage checkpoints.
       await kv.deleteKey(info);
-      for (const p of [`ranges/${task}/`, `checkpoint/${task}/`, `last-error/${task}/`, `storage-checkpoint/${task}`]) await kv.deletePrefix(`${STREAM_PREFIX}/${p}`);
+      for (const p of [`ranges/${task}/`, `checkpoint/${task}/`, `last-error/${task}/`, `storage-checkpoint/${task}`])
+        await kv.deletePrefix(`${STREAM_PREFIX}/${p}`);
       await kv.deleteKey(`${STREAM_PREFIX}/pause/${task}`);
     } else if (kind === 'pause') {
       if (paused) throw annotate(`The task ${task} is paused already.`, 'BR:KV:ErrKVUnknown', 'unknown error occur on tikv');
       // PauseV2 (streamhelper/client.go), severity MANUAL; its time an `RFC3339Time`, Go's time.RFC3339 (whole seconds).
-      const pause = { severity: 'MANUAL', operation_hostname: hostname(), operation_pid: process.pid, operation_time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), payload_type: values.message ? 'text/plain;charset=UTF-8' : '', payload: values.message ? Buffer.from(values.message).toString('base64') : null };
+      const pause = {
+        severity: 'MANUAL',
+        operation_hostname: hostname(),
+        operation_pid: process.pid,
+        operation_time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        payload_type: values.message ? 'text/plain;charset=UTF-8' : '',
+        payload: values.message ? Buffer.from(values.message).toString('base64') : null,
+      };
       await kv.put(`${STREAM_PREFIX}/pause/${task}`, Buffer.from(JSON.stringify(pause)));
     } else if (kind === 'resume') {
       if (!paused) throw annotate(`The task ${task} is active already.`, 'BR:KV:ErrKVUnknown', 'unknown error occur on tikv');
@@ -1105,8 +1419,14 @@ async function logTruncate(values) {
   const until = parseTS(values.until);
   if (values['check-requirements']) versionCheck(process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION);
   const s3 = s3Client(parseStorage(values.storage, values));
-  if (await s3.exists('truncating.lock')) throw new BrError("failed to acquire lock on 'truncating.lock': the lock is held by another truncate");
-  await s3.put('truncating.lock', Buffer.from(JSON.stringify({ locked_at: new Date().toISOString(), locker_host: hostname(), locker_pid: process.pid, hint: 'truncating' })));
+  if (await s3.exists('truncating.lock'))
+    throw new BrError("failed to acquire lock on 'truncating.lock': the lock is held by another truncate");
+  await s3.put(
+    'truncating.lock',
+    Buffer.from(
+      JSON.stringify({ locked_at: new Date().toISOString(), locker_host: hostname(), locker_pid: process.pid, hint: 'truncating' }),
+    ),
+  );
   try {
     let safepoint = 0n;
     if (await s3.exists('v1_stream_trancate_safepoint.txt')) {
@@ -1133,7 +1453,12 @@ async function logTruncate(values) {
  */
 async function logStart(kv, task, values, startTs) {
   const count = (await kv.prefix(`${STREAM_PREFIX}/info/`)).length;
-  if (count > 0) throw annotate('failed to start the log backup, allow only one running task', 'BR:Stream:ErrStreamLogTaskExist', 'stream task already exists');
+  if (count > 0)
+    throw annotate(
+      'failed to start the log backup, allow only one running task',
+      'BR:Stream:ErrStreamLogTaskExist',
+      'stream task already exists',
+    );
   const store = parseStorage(values.storage, values);
   const s3 = s3Client(store);
   const now = tso();
@@ -1141,20 +1466,37 @@ async function logStart(kv, task, values, startTs) {
   if (start > now) throw invalid(`invalid timestamps, startTS ${start} should be smaller than currentTS ${now}`);
   if (await s3.exists('backup.lock')) {
     const meta = decode(await s3.get('backupmeta'));
-    if (meta.uint(6) > 0n) throw annotate('the storage has been used for full backup', 'BR:ExternalStorage:ErrStorageUnknown', 'unknown external storage error');
+    if (meta.uint(6) > 0n)
+      throw annotate('the storage has been used for full backup', 'BR:ExternalStorage:ErrStorageUnknown', 'unknown external storage error');
     // The log's end: the highest global checkpoint in the storage, else its start.
     let max = meta.uint(5);
-    for (const key of await s3.list('v1/global_checkpoint/')) if (key.endsWith('.ts')) { const ts = readU64le(await s3.get(key)); if (ts > max) max = ts; }
+    for (const key of await s3.list('v1/global_checkpoint/'))
+      if (key.endsWith('.ts')) {
+        const ts = readU64le(await s3.get(key));
+        if (ts > max) max = ts;
+      }
     start = max;
   } else {
     await s3.put('backup.lock', Buffer.from(LOCK_TEXT));
-    await s3.put('backupmeta', Buffer.concat([uintField(1, CLUSTER_ID), bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))), uintField(5, start)]));
+    await s3.put(
+      'backupmeta',
+      Buffer.concat([
+        uintField(1, CLUSTER_ID),
+        bytesField(2, JSON.stringify((process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION).replace(/^v/, ''))),
+        uintField(5, start),
+      ]),
+    );
   }
   // StreamBackupTaskInfo: storage 1, start_ts 2, end_ts 3, name 4, table_filter 5, compression ZSTD 6, security_config 7 (empty).
   const filters = values.filter;
   const infoValue = Buffer.concat([
-    bytesField(1, storageBackend(store, values['send-credentials-to-tikv'])), uintField(2, start), uintField(3, BigInt(values['end-ts'])),
-    bytesField(4, task), ...filters.map((f) => bytesField(5, f)), uintField(6, 3), Buffer.from([0x3a, 0x00]),
+    bytesField(1, storageBackend(store, values['send-credentials-to-tikv'])),
+    uintField(2, start),
+    uintField(3, BigInt(values['end-ts'])),
+    bytesField(4, task),
+    ...filters.map((f) => bytesField(5, f)),
+    uintField(6, 3),
+    Buffer.from([0x3a, 0x00]),
   ]);
   await kv.put(`${STREAM_PREFIX}/info/${task}`, infoValue);
   // Every table (`*.*`): the meta keys m..n and the table keys t..u (stream_mgr.go buildObserverAllRange).
@@ -1163,11 +1505,16 @@ async function logStart(kv, task, values, startTs) {
   taskSummary('log start', infoValue);
 }
 
-
 /** br/pkg/task/stream.go `DefineStreamRestoreFlags`, with the restore flags and `restore full`'s filter (br/cmd/br/restore.go `newStreamRestoreCommand`). */
 const POINT_FLAGS = {
-  'start-ts': ['string', ''], 'restored-ts': ['string', ''], 'full-backup-storage': ['string', ''], 'pitr-batch-count': ['uint', 8],
-  'pitr-batch-size': ['uint', 16777216], 'pitr-concurrency': ['uint', 16], filter: ['stringArray', FULL_RESTORE_FILTER], 'case-sensitive': ['bool', false],
+  'start-ts': ['string', ''],
+  'restored-ts': ['string', ''],
+  'full-backup-storage': ['string', ''],
+  'pitr-batch-count': ['uint', 8],
+  'pitr-batch-size': ['uint', 16777216],
+  'pitr-concurrency': ['uint', 16],
+  filter: ['stringArray', FULL_RESTORE_FILTER],
+  'case-sensitive': ['bool', false],
 };
 
 /** Go's `time.Time.String()` of a TSO's physical time, in UTC (oracle.GetTimeFromTS). */
@@ -1190,7 +1537,8 @@ async function logRange(s3) {
     throw new BrError(`failed to get backup meta from storage: ${e.message}`);
   }
   const meta = decode(raw);
-  if (meta.uint(6) > 0n) throw annotate('the storage has been used for full backup', 'BR:ExternalStorage:ErrStorageUnknown', 'unknown external storage error');
+  if (meta.uint(6) > 0n)
+    throw annotate('the storage has been used for full backup', 'BR:ExternalStorage:ErrStorageUnknown', 'unknown external storage error');
   let min = meta.uint(5);
   if (await s3.exists('v1_stream_trancate_safepoint.txt')) {
     const text = (await s3.get('v1_stream_trancate_safepoint.txt')).toString().trim();
@@ -1217,20 +1565,34 @@ async function pointRestore(argv) {
   const { values, rest, changed } = parseFlags(argv, { ...COMMON, ...RESTORE, ...POINT_FLAGS });
   if (rest.length > 0) throw new BrError(`unknown command "${rest[0]}" for "br restore point"`);
   if (values['start-ts'] && values['full-backup-storage']) throw invalid('start-ts and full-backup-storage are mutually exclusive');
-  if (!values['full-backup-storage']) throw new BrError('the test BR does not simulate a restore of the log alone (--start-ts without --full-backup-storage)');
+  if (!values['full-backup-storage'])
+    throw new BrError('the test BR does not simulate a restore of the log alone (--start-ts without --full-backup-storage)');
   const restoredTs = parseTS(values['restored-ts']);
   if (values['check-requirements']) versionCheck(process.env.BR_SIM_TIKV_VERSION ?? BR_VERSION);
   // RunStreamRestore: the log's storage, then the snapshot's (getFullBackupTS).
   const stream = await logRange(s3Client(parseStorage(values.storage, values)));
   const full = await readBackup(s3Client(parseStorage(values['full-backup-storage'], values)), values['crypter.method']);
-  if (full.clusterId !== stream.clusterId) throw invalid(`the full snapshot(from cluster ID:${full.clusterId}) and log(from cluster ID:${stream.clusterId}) come from different cluster.`);
+  if (full.clusterId !== stream.clusterId)
+    throw invalid(
+      `the full snapshot(from cluster ID:${full.clusterId}) and log(from cluster ID:${stream.clusterId}) come from different cluster.`,
+    );
   const startTs = full.endVersion;
-  if (startTs < stream.min) throw invalid(`it has gap between full backup ts:${startTs}(${tsTime(startTs)}) and log backup ts:${stream.min}(${tsTime(stream.min)}). `);
+  if (startTs < stream.min)
+    throw invalid(
+      `it has gap between full backup ts:${startTs}(${tsTime(startTs)}) and log backup ts:${stream.min}(${tsTime(stream.min)}). `,
+    );
   const target = restoredTs === 0n ? stream.max : restoredTs;
   if (!(stream.min <= startTs && startTs <= target && target <= stream.max)) {
-    throw invalid(`restore log from ${startTs}(${tsTime(startTs)}) to ${target}(${tsTime(target)}),  but the current existed log from ${stream.min}(${tsTime(stream.min)}) to ${stream.max}(${tsTime(stream.max)})`);
+    throw invalid(
+      `restore log from ${startTs}(${tsTime(startTs)}) to ${target}(${tsTime(target)}),  but the current existed log from ${stream.min}(${tsTime(stream.min)}) to ${stream.max}(${tsTime(stream.max)})`,
+    );
   }
-  log('INFO', 'start point in time restore', { 'restore-from': startTs, 'restore-to': target, 'log-min-ts': stream.min, 'log-max-ts': stream.max });
+  log('INFO', 'start point in time restore', {
+    'restore-from': startTs,
+    'restore-to': target,
+    'log-min-ts': stream.min,
+    'log-max-ts': stream.max,
+  });
   // createLogClient parses the log's storage again, with the options as the snapshot's URL left them,
   // and InstallLogFileManager reads the log's metadata from it (log_file_manager.go `loadShiftTS`,
   // stream.FastUnmarshalMetaData walking `v1/backupmeta/`), before the snapshot is restored.
@@ -1239,9 +1601,18 @@ async function pointRestore(argv) {
   await snapshotRestore('full', 'Full Restore', { ...values, storage: values['full-backup-storage'] }, filter, changed.has('filter'));
   const targetEnd = tso();
   log('INFO', 'restore log success summary', {
-    'total-take': goDuration(process.hrtime.bigint() - START), 'source-start-point': startTs, 'source-end-point': target, 'target-end-point': targetEnd,
-    'source-start': JSON.stringify(tsTime(startTs)), 'source-end': JSON.stringify(tsTime(target)), 'target-end': JSON.stringify(tsTime(targetEnd)),
-    'total-kv-count': 0, 'skipped-kv-count-by-checkpoint': 0, 'total-size': '0B', 'skipped-size-by-checkpoint': '0B', 'average-speed (log)': '0B/s',
+    'total-take': goDuration(process.hrtime.bigint() - START),
+    'source-start-point': startTs,
+    'source-end-point': target,
+    'target-end-point': targetEnd,
+    'source-start': JSON.stringify(tsTime(startTs)),
+    'source-end': JSON.stringify(tsTime(target)),
+    'target-end': JSON.stringify(tsTime(targetEnd)),
+    'total-kv-count': 0,
+    'skipped-kv-count-by-checkpoint': 0,
+    'total-size': '0B',
+    'skipped-size-by-checkpoint': '0B',
+    'average-speed (log)': '0B/s',
   });
 }
 

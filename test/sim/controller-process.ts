@@ -13,7 +13,18 @@ type Obj = Record<string, any>;
 export const CONTROLLER_BUNDLE = process.env.TIDB_GITOPS_TEST_BUNDLE ?? join(__dirname, '../../lib/tidb-gitops-controller.js');
 
 /** Short requeue and Lease timings, so scenarios run in seconds. */
-export const FAST_CONTROLLER_ARGS = ['--requeue', '50ms', '--resync', '1s', '--lease-duration', '3s', '--lease-renew', '300ms', '--renew-deadline', '2500ms'];
+export const FAST_CONTROLLER_ARGS = [
+  '--requeue',
+  '50ms',
+  '--resync',
+  '1s',
+  '--lease-duration',
+  '3s',
+  '--lease-renew',
+  '300ms',
+  '--renew-deadline',
+  '2500ms',
+];
 
 /** A free TCP port on 127.0.0.1 (see ports.ts). */
 export { freePort } from './ports';
@@ -107,11 +118,16 @@ export async function spawnController(o: SpawnControllerOptions): Promise<Contro
     [
       ...(o.nodeArgs ?? []),
       o.bundle ?? CONTROLLER_BUNDLE,
-      '--kubeconfig', o.kubeconfig,
-      '--pd-url', o.pdUrl,
-      '--listen-address', '127.0.0.1',
-      '--discovery-port', String(o.discoveryPort),
-      '--metrics-port', '0',
+      '--kubeconfig',
+      o.kubeconfig,
+      '--pd-url',
+      o.pdUrl,
+      '--listen-address',
+      '127.0.0.1',
+      '--discovery-port',
+      String(o.discoveryPort),
+      '--metrics-port',
+      '0',
       ...(o.args ?? FAST_CONTROLLER_ARGS),
     ],
     {

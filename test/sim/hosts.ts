@@ -36,7 +36,10 @@ export class Hosts {
   /** A Service's names: `<svc>`, `<svc>.<ns>`, `.svc`, `.svc.<domain>`. */
   setService(service: string, namespace: string, ip: string, clusterDomain = ''): void {
     const base = `${service}.${namespace}`;
-    this.setNames([service, base, `${base}.svc`, `${base}.svc.cluster.local`, ...(clusterDomain ? [`${base}.svc.${clusterDomain}`] : [])], ip);
+    this.setNames(
+      [service, base, `${base}.svc`, `${base}.svc.cluster.local`, ...(clusterDomain ? [`${base}.svc.${clusterDomain}`] : [])],
+      ip,
+    );
   }
 
   setNames(names: readonly string[], ip: string): void {

@@ -247,7 +247,11 @@ export class KubeSim {
       Date.now,
       opts.kubeMinor,
     );
-    this.statefulSets = new StatefulSetController(this.store, this.registry, new EventRecorder(this.store, this.registry, 'statefulset-controller'));
+    this.statefulSets = new StatefulSetController(
+      this.store,
+      this.registry,
+      new EventRecorder(this.store, this.registry, 'statefulset-controller'),
+    );
     this.pvcProtection = new PvcProtectionController(this.store, this.registry);
     this.availability = new AvailabilityTracker(this.store);
     this.store.onEvent((e) => {
@@ -341,7 +345,10 @@ export class KubeSim {
     const rt = typeByApiVersionKind(obj.apiVersion, obj.kind);
     if (!rt) throw new Error(`cannot apply ${obj.apiVersion} ${obj.kind}: not a served type`);
     const namespace = obj.metadata.namespace ?? 'default';
-    return clone(this.registry.patch(rt, namespace, obj.metadata.name, 'application/apply-patch+yaml', JSON.stringify(obj), { fieldManager, force }).object);
+    return clone(
+      this.registry.patch(rt, namespace, obj.metadata.name, 'application/apply-patch+yaml', JSON.stringify(obj), { fieldManager, force })
+        .object,
+    );
   }
 
   /** The fields each field manager owns on an object (what `metadata.managedFields` says). */
@@ -491,7 +498,14 @@ export class KubeSim {
     const url = new URL(req.url ?? '/', this.url);
     const query: Record<string, string> = {};
     for (const [k, v] of url.searchParams) query[k] = v;
-    const record: RequestRecord = { time: Date.now(), method: req.method ?? 'GET', path: url.pathname, query, status: 0, watch: isWatch(query) };
+    const record: RequestRecord = {
+      time: Date.now(),
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query,
+      status: 0,
+      watch: isWatch(query),
+    };
     const contentType = req.headers['content-type'];
     if (contentType) record.contentType = contentType;
     if (query.fieldManager !== undefined) record.fieldManager = query.fieldManager;
@@ -515,7 +529,12 @@ export class KubeSim {
     }
     const fault = this.takeFault(record);
     if (fault !== undefined) this.answerFault(res, record.path, fault);
-    else serveApi({ store: this.store, registry: this.registry, watches: this.watches }, { method: record.method, path: record.path, query, contentType, body }, res);
+    else
+      serveApi(
+        { store: this.store, registry: this.registry, watches: this.watches },
+        { method: record.method, path: record.path, query, contentType, body },
+        res,
+      );
     record.status = res.statusCode;
   }
 

@@ -34,7 +34,16 @@ const METHOD_VERBS: Record<string, string> = { POST: 'create', GET: 'get', HEAD:
  * from a `metadata.name=` field selector; DELETE without a name is `deletecollection`.
  */
 export function requestAttributes(method: string, path: string, query: Readonly<Record<string, string>>): RequestAttributes {
-  const base = { resourceRequest: false, verb: method.toLowerCase(), path, apiGroup: '', resource: '', subresource: '', namespace: '', name: '' };
+  const base = {
+    resourceRequest: false,
+    verb: method.toLowerCase(),
+    path,
+    apiGroup: '',
+    resource: '',
+    subresource: '',
+    namespace: '',
+    name: '',
+  };
   let parts = path.split('/').filter((p) => p !== '');
   if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return base;
   let apiGroup = '';
@@ -98,7 +107,9 @@ export function forbiddenStatus(user: string, a: RequestAttributes): Record<stri
   } else {
     const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
     const scope = a.namespace ? `in the namespace ${JSON.stringify(a.namespace)}` : 'at the cluster scope';
-    const why = sanitize(`User ${JSON.stringify(user)} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}`);
+    const why = sanitize(
+      `User ${JSON.stringify(user)} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}`,
+    );
     const qualified = a.apiGroup ? `${a.resource}.${a.apiGroup}` : a.resource;
     message = a.name ? `${qualified} ${JSON.stringify(a.name)} is forbidden: ${why}` : `${qualified} is forbidden: ${why}`;
     if (a.name) details.name = a.name;

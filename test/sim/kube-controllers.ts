@@ -103,7 +103,14 @@ export class StatefulSetController {
     const next = clone(pod) as KubeObject;
     next.metadata.ownerReferences = [
       ...(pod.metadata.ownerReferences ?? []),
-      { apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts.metadata.name, uid: sts.metadata.uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        name: sts.metadata.name,
+        uid: sts.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ];
     return this.registry.commit(PODS, pod, next);
   }
@@ -182,7 +189,9 @@ export class PvcProtectionController {
   private isBeingUsed(pvc: KubeObject): boolean {
     return this.store
       .list(PODS, pvc.metadata.namespace)
-      .some((pod) => isScheduled(pod) && (pod.spec?.volumes ?? []).some((v: any) => v.persistentVolumeClaim?.claimName === pvc.metadata.name));
+      .some(
+        (pod) => isScheduled(pod) && (pod.spec?.volumes ?? []).some((v: any) => v.persistentVolumeClaim?.claimName === pvc.metadata.name),
+      );
   }
 }
 

@@ -88,12 +88,11 @@ export function notFound(group: string, resource: string, name: string): KubeApi
 
 /** 409 AlreadyExists: create of a name that is taken. */
 export function alreadyExists(group: string, resource: string, name: string): KubeApiError {
-  return new KubeApiError(
-    409,
-    `${qualifiedResource(group, resource)} "${name}" already exists`,
-    'AlreadyExists',
-    { name, group, kind: resource },
-  );
+  return new KubeApiError(409, `${qualifiedResource(group, resource)} "${name}" already exists`, 'AlreadyExists', {
+    name,
+    group,
+    kind: resource,
+  });
 }
 
 /**

@@ -55,8 +55,24 @@ export class EventRecorder {
       resourceVersion: obj.metadata.resourceVersion,
     };
     const now = this.now();
-    if (!this.allow([this.component, involved.kind, involved.namespace, involved.name, involved.uid, involved.apiVersion, type].join('\u0000'), now)) return;
-    const key = [this.component, involved.kind, involved.namespace, involved.name, involved.uid, involved.apiVersion, type, reason, message].join('\u0000');
+    if (
+      !this.allow(
+        [this.component, involved.kind, involved.namespace, involved.name, involved.uid, involved.apiVersion, type].join('\u0000'),
+        now,
+      )
+    )
+      return;
+    const key = [
+      this.component,
+      involved.kind,
+      involved.namespace,
+      involved.name,
+      involved.uid,
+      involved.apiVersion,
+      type,
+      reason,
+      message,
+    ].join('\u0000');
     const ns = obj.metadata.namespace ?? 'default';
     try {
       const seen = this.names.get(key);

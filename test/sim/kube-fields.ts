@@ -15,7 +15,8 @@ import { KubeApiError, type StatusDetails } from './kube-errors';
 import { clone, isObject } from './kube-util';
 
 /** Paths that are not fields anyone owns: identity, system metadata and the status. */
-const UNOWNED = /^\.(apiVersion|kind|status|metadata\.(name|namespace|uid|resourceVersion|generation|creationTimestamp|deletionTimestamp|deletionGracePeriodSeconds|managedFields|selfLink))(\.|\[|$)/;
+const UNOWNED =
+  /^\.(apiVersion|kind|status|metadata\.(name|namespace|uid|resourceVersion|generation|creationTimestamp|deletionTimestamp|deletionGracePeriodSeconds|managedFields|selfLink))(\.|\[|$)/;
 
 function isKeyedList(v: unknown[]): boolean {
   return v.length > 0 && v.every((e) => isObject(e) && typeof e.name === 'string');
@@ -135,7 +136,12 @@ export class FieldOwnership {
       for (const [m, set] of managers) if (m !== manager && set.has(f)) conflicts.push(`conflict with "${m}": ${f}`);
     }
     if (conflicts.length > 0 && !force) {
-      throw new KubeApiError(409, `Apply failed with ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, 'Conflict', details);
+      throw new KubeApiError(
+        409,
+        `Apply failed with ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`,
+        'Conflict',
+        details,
+      );
     }
     // Forced: the fields whose value changes are taken over; equal values become shared.
     for (const f of wanted.keys()) for (const [m, set] of managers) if (m !== manager && current.get(f) !== wanted.get(f)) set.delete(f);

@@ -5,15 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { KubeApiError } from './kube-errors';
 import { type DeleteOptions, parseJson, type Registry } from './kube-registry';
-import {
-  apiGroupList,
-  apiResourceList,
-  apiVersionOf,
-  apiVersions,
-  type ResourceType,
-  typeByPath,
-  versionInfo,
-} from './kube-resources';
+import { apiGroupList, apiResourceList, apiVersionOf, apiVersions, type ResourceType, typeByPath, versionInfo } from './kube-resources';
 import { parseFieldSelector, parseLabelSelector } from './kube-selectors';
 import type { ObjectStore } from './kube-store';
 import type { WatchHub } from './kube-watch';
@@ -22,7 +14,13 @@ import { isObject } from './kube-util';
 /** What a request is about. */
 export type Route =
   | { readonly type: 'document'; readonly body: unknown }
-  | { readonly type: 'resource'; readonly rt: ResourceType; readonly namespace?: string; readonly name?: string; readonly subresource?: 'status' };
+  | {
+      readonly type: 'resource';
+      readonly rt: ResourceType;
+      readonly namespace?: string;
+      readonly name?: string;
+      readonly subresource?: 'status';
+    };
 
 /** The parts of the simulation the REST layer serves from. */
 export interface HttpBackend {
@@ -143,7 +141,11 @@ function dispatch(b: HttpBackend, req: ApiRequest, res: ServerResponse): void {
       return sendJson(res, 201, b.registry.create(rt, namespace, parseJson(req.body), { dryRun, fieldManager: q.fieldManager }));
     case 'PUT':
       if (name === undefined) throw methodNotAllowed();
-      return sendJson(res, 200, b.registry.replace(rt, namespace!, name, parseJson(req.body), { subresource, dryRun, fieldManager: q.fieldManager }));
+      return sendJson(
+        res,
+        200,
+        b.registry.replace(rt, namespace!, name, parseJson(req.body), { subresource, dryRun, fieldManager: q.fieldManager }),
+      );
     case 'PATCH': {
       if (name === undefined) throw methodNotAllowed();
       const { object, created } = b.registry.patch(rt, namespace!, name, req.contentType ?? '', req.body, {

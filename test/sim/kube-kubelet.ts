@@ -118,7 +118,9 @@ export function pendingPodStatus(pod: KubeObject, hostIP: string, now: number): 
  */
 export function readinessGatesPass(pod: Record<string, any>): boolean {
   const conditions: Condition[] = pod.status?.conditions ?? [];
-  return (pod.spec?.readinessGates ?? []).every((g: { conditionType: string }) => conditions.some((c) => c.type === g.conditionType && c.status === 'True'));
+  return (pod.spec?.readinessGates ?? []).every((g: { conditionType: string }) =>
+    conditions.some((c) => c.type === g.conditionType && c.status === 'True'),
+  );
 }
 
 /**
@@ -153,7 +155,13 @@ export class Kubelet {
 
   /** Takes on a newly created Pod (already stored with a Pending status). */
   admit(pod: KubeObject): void {
-    const run: PodRun = { namespace: pod.metadata.namespace!, name: pod.metadata.name, uid: pod.metadata.uid, phase: 'pending', readyDue: false };
+    const run: PodRun = {
+      namespace: pod.metadata.namespace!,
+      name: pod.metadata.name,
+      uid: pod.metadata.uid,
+      phase: 'pending',
+      readyDue: false,
+    };
     this.runs.set(run.uid, run);
     this.host.emit('podCreated', pod);
     run.timer = this.after(this.timings.startMs, () => this.start(run));

@@ -13,7 +13,13 @@ import { FieldOwnership } from './kube-fields';
 import { pendingPodStatus, terminatingPodStatus } from './kube-kubelet';
 import { jsonPatch, mergePatch, strategicMergePatch, threeWayMerge } from './kube-patch';
 import { apiVersionOf, RESOURCE_TYPES, type ResourceType, typeByApiVersionKind, typeKey } from './kube-resources';
-import { defaultStatefulSetSpec, dropStatefulSetDisabledFields, SIM_KUBE_MINOR, validateStatefulSet, validateStatefulSetUpdate } from './kube-statefulset';
+import {
+  defaultStatefulSetSpec,
+  dropStatefulSetDisabledFields,
+  SIM_KUBE_MINOR,
+  validateStatefulSet,
+  validateStatefulSetUpdate,
+} from './kube-statefulset';
 import type { ObjectStore } from './kube-store';
 import { clone, isObject, jsonEqual, randomSuffix, rfc3339 } from './kube-util';
 
@@ -176,7 +182,10 @@ export class Registry {
         next = strategicMergePatch(old, patch);
         break;
       default:
-        throw new KubeApiError(415, `the body of the request was in an unknown format - accepted media types include: ${Object.values(PATCH_TYPES).join(', ')}`);
+        throw new KubeApiError(
+          415,
+          `the body of the request was in an unknown format - accepted media types include: ${Object.values(PATCH_TYPES).join(', ')}`,
+        );
     }
     if (!isObject(next)) throw new KubeApiError(422, 'the patched object is not a JSON object', 'Invalid');
     this.checkPatchedIdentity(rt, old, next);
@@ -186,7 +195,8 @@ export class Registry {
   /** Records who changed what in an update that was stored (not one that removed the object). */
   private updated(rt: ResourceType, old: KubeObject, stored: KubeObject, opts: UpdateOptions): KubeObject {
     const [namespace, name] = [old.metadata.namespace!, old.metadata.name];
-    if (!opts.dryRun && this.store.get(rt, namespace, name)) this.fields.recordUpdate(objectKey(rt, namespace, name), opts.fieldManager ?? 'unknown', old, stored);
+    if (!opts.dryRun && this.store.get(rt, namespace, name))
+      this.fields.recordUpdate(objectKey(rt, namespace, name), opts.fieldManager ?? 'unknown', old, stored);
     return stored;
   }
 
@@ -202,7 +212,12 @@ export class Registry {
     // DeleteOptions.preconditions, worded as the API server's storage layer words a failed one.
     const pre = opts.preconditions ?? {};
     if (pre.uid && pre.uid !== old.metadata.uid) {
-      throw conflict(rt.group, rt.resource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
+      throw conflict(
+        rt.group,
+        rt.resource,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
+      );
     }
     if (pre.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
       throw conflict(
@@ -296,7 +311,9 @@ export class Registry {
     const rt = typeByApiVersionKind(manifest.apiVersion, manifest.kind);
     if (!rt) {
       const served = RESOURCE_TYPES.map((t) => `${apiVersionOf(t)} ${t.kind}`).join(', ');
-      throw new Error(`cannot apply ${manifest.apiVersion} ${manifest.kind} "${manifest.metadata?.name}": not a served type (served: ${served})`);
+      throw new Error(
+        `cannot apply ${manifest.apiVersion} ${manifest.kind} "${manifest.metadata?.name}": not a served type (served: ${served})`,
+      );
     }
     const namespace = manifest.metadata.namespace ?? 'default';
     const desired = clone(manifest);
@@ -328,7 +345,15 @@ export class Registry {
     } else {
       candidate = this.typed(rt, next);
       const meta = (candidate.metadata ??= {} as KubeObject['metadata']);
-      for (const f of ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+      for (const f of [
+        'name',
+        'namespace',
+        'uid',
+        'creationTimestamp',
+        'deletionTimestamp',
+        'deletionGracePeriodSeconds',
+        'generation',
+      ] as const) {
         if (old.metadata[f] === undefined) delete meta[f];
         else meta[f] = old.metadata[f];
       }
@@ -386,8 +411,10 @@ export class Registry {
   /** A patch may not rename, move or re-type the object, and a resourceVersion it sets must be current. */
   private checkPatchedIdentity(rt: ResourceType, old: KubeObject, next: Record<string, any>): void {
     const meta = next.metadata ?? {};
-    if (meta.name !== old.metadata.name) throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${old.metadata.name})`);
-    if (meta.namespace !== old.metadata.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    if (meta.name !== old.metadata.name)
+      throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${old.metadata.name})`);
+    if (meta.namespace !== old.metadata.namespace)
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     if (meta.resourceVersion !== old.metadata.resourceVersion) throw conflict(rt.group, rt.resource, old.metadata.name);
   }
 
@@ -395,7 +422,9 @@ export class Registry {
   private typed(rt: ResourceType, body: Record<string, any>): KubeObject {
     const apiVersion = apiVersionOf(rt);
     if ((body.kind !== undefined && body.kind !== rt.kind) || (body.apiVersion !== undefined && body.apiVersion !== apiVersion)) {
-      throw badRequest(`the API version in the data (${body.apiVersion}) and kind (${body.kind}) do not match the request (${apiVersion} ${rt.kind})`);
+      throw badRequest(
+        `the API version in the data (${body.apiVersion}) and kind (${body.kind}) do not match the request (${apiVersion} ${rt.kind})`,
+      );
     }
     return { ...clone(body), apiVersion, kind: rt.kind } as KubeObject;
   }

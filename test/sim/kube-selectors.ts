@@ -38,9 +38,7 @@ function parseRequirement(term: string, whole: string): Requirement {
   if (set) {
     const [, key, op, list] = set;
     const values = new Set(list.split(',').map((v) => v.trim()));
-    return op === 'in'
-      ? (l) => has(l, key) && values.has(l[key])
-      : (l) => !has(l, key) || !values.has(l[key]);
+    return op === 'in' ? (l) => has(l, key) && values.has(l[key]) : (l) => !has(l, key) || !values.has(l[key]);
   }
   const cmp = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(term);
   if (cmp) {
@@ -77,7 +75,9 @@ export function parseFieldSelector(text: string | undefined): Matcher {
     const m = /^([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*)$/.exec(term);
     if (!m) throw badRequest(`invalid field selector: "${text}"`);
     const [, path, op, value] = m;
-    return op === '!=' ? (o: Record<string, any>) => fieldValue(o, path) !== value : (o: Record<string, any>) => fieldValue(o, path) === value;
+    return op === '!='
+      ? (o: Record<string, any>) => fieldValue(o, path) !== value
+      : (o: Record<string, any>) => fieldValue(o, path) === value;
   });
   return (obj) => reqs.every((r) => r(obj));
 }

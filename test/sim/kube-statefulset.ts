@@ -89,13 +89,16 @@ function isNonNegativeInt(v: unknown): boolean {
 export function validateStatefulSet(sts: KubeObject): string[] {
   const spec = sts.spec ?? {};
   const problems: string[] = [];
-  if (!isNonNegativeInt(spec.replicas)) problems.push(`spec.replicas: Invalid value: ${JSON.stringify(spec.replicas)}: must be greater than or equal to 0`);
+  if (!isNonNegativeInt(spec.replicas))
+    problems.push(`spec.replicas: Invalid value: ${JSON.stringify(spec.replicas)}: must be greater than or equal to 0`);
   const selector = spec.selector;
   const labels: Record<string, string> = spec.template?.metadata?.labels ?? {};
   if (!isObject(selector) || (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0)) {
     problems.push('spec.selector: Required value');
   } else if (Object.entries(selector.matchLabels ?? {}).some(([k, v]) => labels[k] !== v)) {
-    problems.push(`spec.template.metadata.labels: Invalid value: ${JSON.stringify(labels)}: \`selector\` does not match template \`labels\``);
+    problems.push(
+      `spec.template.metadata.labels: Invalid value: ${JSON.stringify(labels)}: \`selector\` does not match template \`labels\``,
+    );
   }
   if (!['OrderedReady', 'Parallel'].includes(spec.podManagementPolicy)) {
     problems.push(`spec.podManagementPolicy: Unsupported value: ${JSON.stringify(spec.podManagementPolicy)}`);
@@ -104,13 +107,18 @@ export function validateStatefulSet(sts: KubeObject): string[] {
   if (strategy.type === 'RollingUpdate') {
     // pkg/apis/apps/validation/validation.go: the partition is checked only when rollingUpdate is given.
     if (strategy.rollingUpdate !== undefined && !isNonNegativeInt(strategy.rollingUpdate?.partition)) {
-      problems.push(`spec.updateStrategy.rollingUpdate.partition: Invalid value: ${JSON.stringify(strategy.rollingUpdate?.partition)}: must be greater than or equal to 0`);
+      problems.push(
+        `spec.updateStrategy.rollingUpdate.partition: Invalid value: ${JSON.stringify(strategy.rollingUpdate?.partition)}: must be greater than or equal to 0`,
+      );
     }
   } else if (strategy.type === 'OnDelete') {
     // pkg/apis/apps/validation/validation.go, ValidateStatefulSetSpec: the refused value is printed as
     // the internal Go struct encodes, both fields by their Go names (`{"Partition":0,"MaxUnavailable":1}`).
     if (strategy.rollingUpdate !== undefined) {
-      const value = JSON.stringify({ Partition: strategy.rollingUpdate?.partition ?? 0, MaxUnavailable: strategy.rollingUpdate?.maxUnavailable ?? null });
+      const value = JSON.stringify({
+        Partition: strategy.rollingUpdate?.partition ?? 0,
+        MaxUnavailable: strategy.rollingUpdate?.maxUnavailable ?? null,
+      });
       problems.push(`spec.updateStrategy.rollingUpdate: Invalid value: ${value}: only allowed for updateStrategy 'RollingUpdate'`);
     }
   } else {
@@ -123,7 +131,15 @@ export function validateStatefulSet(sts: KubeObject): string[] {
 }
 
 /** The spec fields an update may change; changing any other is forbidden. */
-const MUTABLE_SPEC_FIELDS = ['replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds', 'revisionHistoryLimit'];
+const MUTABLE_SPEC_FIELDS = [
+  'replicas',
+  'ordinals',
+  'template',
+  'updateStrategy',
+  'persistentVolumeClaimRetentionPolicy',
+  'minReadySeconds',
+  'revisionHistoryLimit',
+];
 /** The immutable fields 1.37 names one by one, in the order it checks them. */
 const IMMUTABLE_SPEC_FIELDS = ['selector', 'volumeClaimTemplates', 'serviceName', 'podManagementPolicy'];
 
@@ -228,8 +244,7 @@ export interface StatefulSetPlan {
 export function planStatefulSet(s: StatefulSetState): StatefulSetPlan {
   const plan: StatefulSetPlan = { create: [], delete: [] };
   const byOrdinal = new Map(s.pods.map((p) => [p.ordinal, p]));
-  const revisionFor = (ordinal: number) =>
-    s.strategy === 'RollingUpdate' && ordinal < s.partition ? s.currentRevision : s.updateRevision;
+  const revisionFor = (ordinal: number) => (s.strategy === 'RollingUpdate' && ordinal < s.partition ? s.currentRevision : s.updateRevision);
 
   for (let ordinal = 0; ordinal < s.replicas; ordinal++) {
     const pod = byOrdinal.get(ordinal);
@@ -300,7 +315,9 @@ export function statefulSetStatus(
   const complete =
     spec.updateStrategy?.type === 'RollingUpdate' &&
     pods.length === spec.replicas &&
-    pods.every(({ pod, ordinal }) => ordinal < spec.replicas && isPodReady(pod) && pod.metadata.labels?.[REVISION_LABEL] === updateRevision);
+    pods.every(
+      ({ pod, ordinal }) => ordinal < spec.replicas && isPodReady(pod) && pod.metadata.labels?.[REVISION_LABEL] === updateRevision,
+    );
   if (complete) {
     currentRevision = updateRevision;
     current = updated;
@@ -329,9 +346,21 @@ export function newStatefulSetPod(sts: KubeObject, template: Record<string, any>
   const metadata: KubeObject['metadata'] = {
     name,
     namespace: sts.metadata.namespace,
-    labels: { ...(template.metadata?.labels ?? {}), [REVISION_LABEL]: revision, [POD_NAME_LABEL]: name, [POD_INDEX_LABEL]: String(ordinal) },
+    labels: {
+      ...(template.metadata?.labels ?? {}),
+      [REVISION_LABEL]: revision,
+      [POD_NAME_LABEL]: name,
+      [POD_INDEX_LABEL]: String(ordinal),
+    },
     ownerReferences: [
-      { apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts.metadata.name, uid: sts.metadata.uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        name: sts.metadata.name,
+        uid: sts.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ],
   };
   if (template.metadata?.annotations) metadata.annotations = clone(template.metadata.annotations);

@@ -57,9 +57,7 @@ export class ObjectStore {
   /** Stored (frozen) objects of a type, optionally of one namespace, ordered by namespace and name. */
   list(rt: ResourceType, namespace?: string): KubeObject[] {
     const all = [...(this.objects.get(typeKey(rt))?.values() ?? [])];
-    return all
-      .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
-      .sort((a, b) => key(a).localeCompare(key(b)));
+    return all.filter((o) => namespace === undefined || o.metadata.namespace === namespace).sort((a, b) => key(a).localeCompare(key(b)));
   }
 
   /** Stores a new or changed object under a new resourceVersion; returns the stored (frozen) copy. */

@@ -183,14 +183,12 @@ export const TIFLASH_PROXY_STATUS_PORT = 20292;
 
 export type { RequestMatch } from './pd-runtime';
 
-
 /** A server on `ip:port` that stands for one process's listener. */
 interface Listener {
   server: http.Server;
   ip: string;
   closed: boolean;
 }
-
 
 export class PdSim {
   /** Starts the Service's server on a free local port. */
@@ -260,7 +258,11 @@ export class PdSim {
     this.metricsCollectMs = o.metricsCollectMs;
     this.discoveryUrl = options.discoveryUrl;
     this.stuckEviction = new Set(options.stuckEviction ?? []);
-    const members = new PdMembers({ electionMs: o.electionMs, transferMs: o.transferMs, regionLoadMs: o.regionLoadMs, useRegionStorage: o.useRegionStorage }, this.timers, this.records);
+    const members = new PdMembers(
+      { electionMs: o.electionMs, transferMs: o.transferMs, regionLoadMs: o.regionLoadMs, useRegionStorage: o.useRegionStorage },
+      this.timers,
+      this.records,
+    );
     const processes = new PdProcesses(
       {
         discoveryRetryMs: o.discoveryRetryMs,
@@ -600,7 +602,8 @@ export class PdSim {
    */
   addEvictLeaderScheduler(storeId: number): void {
     if (!this.model.stores.bootstrapped) throw new Error('addEvictLeaderScheduler: TiKV has not bootstrapped the cluster yet');
-    if (!this.model.stores.hasStore(storeId)) throw new Error(`addEvictLeaderScheduler: [PD:core:ErrStoreNotFound]store ${storeId} not found`);
+    if (!this.model.stores.hasStore(storeId))
+      throw new Error(`addEvictLeaderScheduler: [PD:core:ErrStoreNotFound]store ${storeId} not found`);
     this.model.stores.addEvictLeader(storeId, 'pd-ctl');
   }
 
@@ -631,9 +634,12 @@ export class PdSim {
 
   /** The model in a few lines, for failure messages. */
   describe(): string {
-    const members = this.model.members.list().map(
-      (m) => `  member ${m.name} id=${m.memberId} ${m.running ? 'running' : 'stopped'}${m.hasData ? '' : ' no-data'} pod=${m.pod}:${this.pdState(m.pod)}`,
-    );
+    const members = this.model.members
+      .list()
+      .map(
+        (m) =>
+          `  member ${m.name} id=${m.memberId} ${m.running ? 'running' : 'stopped'}${m.hasData ? '' : ' no-data'} pod=${m.pod}:${this.pdState(m.pod)}`,
+      );
     const stores = this.stores().map(
       (s) =>
         `  store ${s.id} ${s.engine} ${s.pod}${this.store(s.pod)?.id === s.id ? `:${this.tikvState(s.pod)}` : ''} ${s.state} leaders=${s.leaderCount} regions=${s.regionCount}`,
@@ -644,7 +650,9 @@ export class PdSim {
       ...stores,
       `  evict-leader-scheduler: [${this.evictSchedulers().join(', ')}]`,
       ...(this.model.microservices
-        ? [`  API mode: tso primary ${this.model.ms.primary('tso') ?? '(none)'}, scheduling primary ${this.model.ms.primary('scheduling') ?? '(none)'}`]
+        ? [
+            `  API mode: tso primary ${this.model.ms.primary('tso') ?? '(none)'}, scheduling primary ${this.model.ms.primary('scheduling') ?? '(none)'}`,
+          ]
         : []),
     ].join('\n');
   }
@@ -675,9 +683,18 @@ export class PdSim {
           reply = { status: injected.status, headers: { 'content-type': RENDER_JSON_TYPE }, body: renderJson(injected.message) };
         } else {
           try {
-            reply = await serve(this.model, member, { method, url: path, body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
+            reply = await serve(this.model, member, {
+              method,
+              url: path,
+              body: Buffer.concat(chunks).toString('utf8'),
+              headers: req.headers,
+            });
           } catch (err) {
-            reply = { status: 500, headers: { 'content-type': RENDER_JSON_TYPE }, body: renderJson(`simulator error: ${(err as Error).message}`) };
+            reply = {
+              status: 500,
+              headers: { 'content-type': RENDER_JSON_TYPE },
+              body: renderJson(`simulator error: ${(err as Error).message}`),
+            };
           }
         }
         // The process was stopped (or the network went down) while the request was in it: no answer.
@@ -695,7 +712,6 @@ export class PdSim {
       })();
     });
   }
-
 
   /** pd-server of a pod started or stopped serving: its own listener follows, when the pod has an IP. */
   private memberServing(pod: string, member: Member | undefined, graceful = false): void {
@@ -752,10 +768,18 @@ export class PdSim {
       if (req.method !== 'GET' || path !== '/tiflash/store-status') {
         code = 404;
         const headers: string[] = [];
-        for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push(`${JSON.stringify(req.rawHeaders[i].toLowerCase())}: ${JSON.stringify(req.rawHeaders[i + 1])}`);
+        for (let i = 0; i < req.rawHeaders.length; i += 2)
+          headers.push(`${JSON.stringify(req.rawHeaders[i].toLowerCase())}: ${JSON.stringify(req.rawHeaders[i + 1])}`);
         body = `path not found, Request { method: ${req.method}, uri: ${req.url}, version: HTTP/${req.httpVersion}, headers: {${headers.join(', ')}}, body: Body(Empty) }`;
       }
-      this.records.requests.push({ method: req.method ?? 'GET', path: req.url ?? '/', status: code, time: Date.now(), member: pod, via: 'tiflash' });
+      this.records.requests.push({
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        status: code,
+        time: Date.now(),
+        member: pod,
+        via: 'tiflash',
+      });
       res.writeHead(code);
       res.end(body);
     });

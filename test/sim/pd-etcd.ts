@@ -128,7 +128,12 @@ export class EtcdStore {
   put(key: string, value: Buffer | string): void {
     this.revision++;
     const old = this.entries.get(key);
-    const entry = { value: Buffer.from(value), createRevision: old?.createRevision ?? this.revision, modRevision: this.revision, version: (old?.version ?? 0) + 1 };
+    const entry = {
+      value: Buffer.from(value),
+      createRevision: old?.createRevision ?? this.revision,
+      modRevision: this.revision,
+      version: (old?.version ?? 0) + 1,
+    };
     this.entries.set(key, entry);
     this.changes.push({ revision: this.revision, key, entry });
   }
@@ -172,13 +177,19 @@ export class EtcdStore {
     const at = options.revision ?? 0;
     if (at > this.revision) throw errFutureRev();
     const entries = at > 0 && at < this.revision ? this.entriesAt(at) : this.entries;
-    const inRange = (k: Buffer) => (rangeEnd.length === 0 ? k.equals(key) : Buffer.compare(k, key) >= 0 && (isGte(rangeEnd) || Buffer.compare(k, rangeEnd) < 0));
+    const inRange = (k: Buffer) =>
+      rangeEnd.length === 0 ? k.equals(key) : Buffer.compare(k, key) >= 0 && (isGte(rangeEnd) || Buffer.compare(k, rangeEnd) < 0);
     const all = [...entries.entries()]
       .map(([k, entry]) => ({ key: Buffer.from(k, 'latin1'), entry }))
       .filter(({ key: k }) => inRange(k))
       .sort((a, b) => Buffer.compare(a.key, b.key));
     if (options.countOnly) return { kvs: [], more: false, count: all.length, revision: this.revision };
-    const { minModRevision: minMod = 0, maxModRevision: maxMod = 0, minCreateRevision: minCreate = 0, maxCreateRevision: maxCreate = 0 } = options;
+    const {
+      minModRevision: minMod = 0,
+      maxModRevision: maxMod = 0,
+      minCreateRevision: minCreate = 0,
+      maxCreateRevision: maxCreate = 0,
+    } = options;
     const target = options.sortTarget ?? 0;
     const asked = options.sortOrder ?? 0;
     // `rangeLimit`: with the default order (none asked for, or ascending keys) and no revision filter,
@@ -186,7 +197,13 @@ export class EtcdStore {
     // means ascending) orders that page only; otherwise everything in the range is read.
     const paged = limit > 0 && (asked === 0 || (target === 0 && asked === 1)) && !(minMod || maxMod || minCreate || maxCreate);
     let kvs = (paged ? all.slice(0, limit + 1) : all).filter(
-      ({ entry: e }) => !((maxMod !== 0 && e.modRevision > maxMod) || (minMod !== 0 && e.modRevision < minMod) || (maxCreate !== 0 && e.createRevision > maxCreate) || (minCreate !== 0 && e.createRevision < minCreate)),
+      ({ entry: e }) =>
+        !(
+          (maxMod !== 0 && e.modRevision > maxMod) ||
+          (minMod !== 0 && e.modRevision < minMod) ||
+          (maxCreate !== 0 && e.createRevision > maxCreate) ||
+          (minCreate !== 0 && e.createRevision < minCreate)
+        ),
     );
     // `sortRangeResults`: a target other than the key with no order is ascending; ascending by key is the order already.
     const order = target !== 0 && asked === 0 ? 1 : asked;
@@ -246,16 +263,32 @@ const RAFT_TERM = 2n;
 
 /** `ResponseHeader` as field 1. */
 function header(w: BinaryWriter, revision: number): BinaryWriter {
-  return w.tag(1, WireType.LengthDelimited).fork().tag(1, WireType.Varint).uint64(CLUSTER_ID).tag(2, WireType.Varint).uint64(MEMBER_ID).tag(3, WireType.Varint).int64(revision).tag(4, WireType.Varint).uint64(RAFT_TERM).join();
+  return w
+    .tag(1, WireType.LengthDelimited)
+    .fork()
+    .tag(1, WireType.Varint)
+    .uint64(CLUSTER_ID)
+    .tag(2, WireType.Varint)
+    .uint64(MEMBER_ID)
+    .tag(3, WireType.Varint)
+    .int64(revision)
+    .tag(4, WireType.Varint)
+    .uint64(RAFT_TERM)
+    .join();
 }
 
 /** A `KeyValue` as field `no`; its value left out for `keys_only`. */
 function keyValue(w: BinaryWriter, no: number, { key, entry }: EtcdKv, keysOnly = false): BinaryWriter {
-  w.tag(no, WireType.LengthDelimited).fork()
-    .tag(1, WireType.LengthDelimited).bytes(key)
-    .tag(2, WireType.Varint).int64(entry.createRevision)
-    .tag(3, WireType.Varint).int64(entry.modRevision)
-    .tag(4, WireType.Varint).int64(entry.version);
+  w.tag(no, WireType.LengthDelimited)
+    .fork()
+    .tag(1, WireType.LengthDelimited)
+    .bytes(key)
+    .tag(2, WireType.Varint)
+    .int64(entry.createRevision)
+    .tag(3, WireType.Varint)
+    .int64(entry.modRevision)
+    .tag(4, WireType.Varint)
+    .int64(entry.version);
   if (!keysOnly && entry.value.length > 0) w.tag(5, WireType.LengthDelimited).bytes(entry.value);
   return w.join();
 }
@@ -276,13 +309,27 @@ const METHODS: Record<string, (store: EtcdStore, req: Fields) => Buffer> = {
     const [sortOrder, sortTarget] = [req.int32(5), req.int32(6)];
     if (sortOrder < 0 || sortOrder > 2 || sortTarget < 0 || sortTarget > 4) throw errSortOption();
     const res = store.range(key, req.bytes(2), req.int64(3), {
-      revision: req.int64(4), sortOrder, sortTarget, keysOnly: req.bool(8), countOnly: req.bool(9),
-      minModRevision: req.int64(10), maxModRevision: req.int64(11), minCreateRevision: req.int64(12), maxCreateRevision: req.int64(13),
+      revision: req.int64(4),
+      sortOrder,
+      sortTarget,
+      keysOnly: req.bool(8),
+      countOnly: req.bool(9),
+      minModRevision: req.int64(10),
+      maxModRevision: req.int64(11),
+      minCreateRevision: req.int64(12),
+      maxCreateRevision: req.int64(13),
     });
     return encodeRangeResponse(res);
   },
   Put(store, req) {
-    const [key, value, lease, prevKv, ignoreValue, ignoreLease] = [req.bytes(1), req.bytes(2), req.int64(3), req.bool(4), req.bool(5), req.bool(6)];
+    const [key, value, lease, prevKv, ignoreValue, ignoreLease] = [
+      req.bytes(1),
+      req.bytes(2),
+      req.int64(3),
+      req.bool(4),
+      req.bool(5),
+      req.bool(6),
+    ];
     if (key.length === 0) throw errEmptyKey();
     if (ignoreValue && value.length > 0) throw new EtcdError(INVALID_ARGUMENT, 'etcdserver: value is provided');
     if (ignoreLease && lease !== 0) throw new EtcdError(INVALID_ARGUMENT, 'etcdserver: lease is provided');
@@ -311,7 +358,9 @@ const METHODS: Record<string, (store: EtcdStore, req: Fields) => Buffer> = {
  * `encodeGrpcMessage`): printable ASCII other than `%` as it is, every other byte of its UTF-8 as `%XX`.
  */
 function grpcMessage(message: string): string {
-  return [...Buffer.from(message, 'utf8')].map((c) => (c >= 0x20 && c <= 0x7e && c !== 0x25 ? String.fromCharCode(c) : `%${c.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  return [...Buffer.from(message, 'utf8')]
+    .map((c) => (c >= 0x20 && c <= 0x7e && c !== 0x25 ? String.fromCharCode(c) : `%${c.toString(16).toUpperCase().padStart(2, '0')}`))
+    .join('');
 }
 
 /** A gRPC message in its 5-byte frame (not compressed). */
@@ -330,7 +379,9 @@ export function etcdGrpcServer(store: EtcdStore): http2.Http2Server {
     stream.on('end', () => {
       const reply = (status: number, body?: Buffer, message = '') => {
         stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-        stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': String(status), ...(message && { 'grpc-message': grpcMessage(message) }) }));
+        stream.on('wantTrailers', () =>
+          stream.sendTrailers({ 'grpc-status': String(status), ...(message && { 'grpc-message': grpcMessage(message) }) }),
+        );
         stream.end(body ? frame(body) : undefined);
       };
       const [, service = '', method = ''] = /^\/([^/]*)\/(.*)$/.exec(String(headers[':path'])) ?? [];

@@ -170,7 +170,11 @@ const notFound = (): Reply => httpError(404, '404 page not found');
 /** A status without a body (gorilla/mux v1.7.4 `methodNotAllowed`, `/ping`, `/ready` without `verbose`). */
 const bare = (status: number): Reply => ({ status, headers: {}, body: '' });
 /** gin `c.JSON` / `c.AbortWithStatusJSON`: compact JSON, no newline (gin render/json.go `WriteJSON`). */
-const ginJson = (status: number, v: unknown, indent?: string): Reply => ({ status, headers: { 'content-type': GIN_JSON_TYPE }, body: goJson(v, indent) });
+const ginJson = (status: number, v: unknown, indent?: string): Reply => ({
+  status,
+  headers: { 'content-type': GIN_JSON_TYPE },
+  body: goJson(v, indent),
+});
 /**
  * `apiutil.ErrorResp(rd, w, errcode.NewInvalidInputErr(err))` (tikv/pd pkg/utils/apiutil/apiutil.go):
  * 400, header `TiDB-Error-Code: input`, body errcode `JSONFormat` {code, msg, data} (pingcap/errcode
@@ -187,10 +191,27 @@ const EVICT = 'evict-leader-scheduler';
 const GRANT = 'grant-leader-scheduler';
 /** Scheduler names PD knows (pkg/schedule/types/type.go `StringToSchedulerType`, v8.5.7). */
 const KNOWN_SCHEDULERS = new Set([
-  'balance-leader-scheduler', 'balance-region-scheduler', 'balance-witness-scheduler', 'evict-leader-scheduler', 'evict-slow-store-scheduler',
-  'evict-slow-trend-scheduler', 'evict-stopping-store-scheduler', 'grant-leader-scheduler', 'grant-hot-region-scheduler', 'balance-hot-region-scheduler',
-  'random-merge-scheduler', 'scatter-range-scheduler', 'scatter-range', 'balance-range', 'shuffle-hot-region-scheduler', 'shuffle-leader-scheduler',
-  'shuffle-region-scheduler', 'split-bucket-scheduler', 'transfer-witness-leader-scheduler', 'label-scheduler', 'balance-range-scheduler',
+  'balance-leader-scheduler',
+  'balance-region-scheduler',
+  'balance-witness-scheduler',
+  'evict-leader-scheduler',
+  'evict-slow-store-scheduler',
+  'evict-slow-trend-scheduler',
+  'evict-stopping-store-scheduler',
+  'grant-leader-scheduler',
+  'grant-hot-region-scheduler',
+  'balance-hot-region-scheduler',
+  'random-merge-scheduler',
+  'scatter-range-scheduler',
+  'scatter-range',
+  'balance-range',
+  'shuffle-hot-region-scheduler',
+  'shuffle-leader-scheduler',
+  'shuffle-region-scheduler',
+  'split-bucket-scheduler',
+  'transfer-witness-leader-scheduler',
+  'label-scheduler',
+  'balance-range-scheduler',
 ]);
 /** metapb.StoreState numbers: Disconnected and Down are Up stores that stopped heartbeating. */
 const STORE_STATE_NUMBER: Record<TikvStore['state'], number> = { Up: 0, Disconnected: 0, Down: 0, Offline: 1, Tombstone: 2 };
@@ -199,7 +220,14 @@ const NODE_STATE_NUMBER: Record<TikvStore['nodeState'], number> = { Preparing: 0
 const BACKOFF_INTERVAL_MS = 100;
 const BACKOFF_MAX_DELAY_MS = 3000;
 /** pkg/utils/apiutil/serverapi/middleware.go `localOnlyPaths` (v8.5.5+). */
-const LOCAL_ONLY_PATHS = ['/pd/api/v1/admin/log', '/pd/api/v1/status', '/pd/api/v1/health', '/pd/api/v1/ping', '/pd/api/v1/version', '/pd/api/v1/debug/pprof'];
+const LOCAL_ONLY_PATHS = [
+  '/pd/api/v1/admin/log',
+  '/pd/api/v1/status',
+  '/pd/api/v1/health',
+  '/pd/api/v1/ping',
+  '/pd/api/v1/version',
+  '/pd/api/v1/debug/pprof',
+];
 
 /**
  * Answers one request that reached `member`'s HTTP server (its own client URL, or the Service that
@@ -223,7 +251,8 @@ export async function serve(model: ApiModel, member: Member, req: ApiRequest): P
 
 async function v1(model: ApiModel, member: Member, req: ApiRequest, path: string, query: URLSearchParams): Promise<Reply> {
   const local =
-    model.version.localOnlyPaths && ((path === '/pd/api/v1/config' && req.method === 'GET') || LOCAL_ONLY_PATHS.some((p) => path.startsWith(p)));
+    model.version.localOnlyPaths &&
+    ((path === '/pd/api/v1/config' && req.method === 'GET') || LOCAL_ONLY_PATHS.some((p) => path.startsWith(p)));
   if (!local && model.members.leader !== member) {
     if (req.redirectedFrom !== undefined) return httpError(500, '[PD:apiutil:ErrRedirectToNotLeader]redirect to not leader');
     const leader = await waitForLeader(model.members);
@@ -346,7 +375,12 @@ function health(c: Ctx): Reply {
   return rd(
     200,
     // An unstarted member (no name, no client URLs) has nothing to ping: `client_urls` is null, unhealthy.
-    etcdMembers(c.model.members).map((m) => ({ name: m.name, member_id: m.memberId, client_urls: m.clientUrl === '' ? null : [m.clientUrl], health: m.running })),
+    etcdMembers(c.model.members).map((m) => ({
+      name: m.name,
+      member_id: m.memberId,
+      client_urls: m.clientUrl === '' ? null : [m.clientUrl],
+      health: m.running,
+    })),
   );
 }
 
@@ -500,7 +534,8 @@ function setReplication(c: Ctx): Reply {
   const input = (decoded.value ?? {}) as Record<string, unknown>;
   const next = { ...c.model.replication };
   if (typeof input['max-replicas'] === 'number') next.maxReplicas = input['max-replicas'];
-  if (typeof input['location-labels'] === 'string') next.locationLabels = input['location-labels'] === '' ? [] : input['location-labels'].split(',');
+  if (typeof input['location-labels'] === 'string')
+    next.locationLabels = input['location-labels'] === '' ? [] : input['location-labels'].split(',');
   if (typeof input['isolation-level'] === 'string') next.isolationLevel = input['isolation-level'];
   for (const [key, field] of [
     ['strictly-match-label', 'strictlyMatchLabel'],
@@ -509,7 +544,8 @@ function setReplication(c: Ctx): Reply {
   ] as const) {
     if (input[key] === 'true' || input[key] === 'false') next[field] = input[key] === 'true';
   }
-  if ((next.enablePlacementRules || c.model.replication.enablePlacementRules) && !c.model.stores.bootstrapped) return rd(500, NOT_BOOTSTRAPPED);
+  if ((next.enablePlacementRules || c.model.replication.enablePlacementRules) && !c.model.stores.bootstrapped)
+    return rd(500, NOT_BOOTSTRAPPED);
   c.model.replication = next;
   return rd(200, 'The config is updated.');
 }
@@ -626,7 +662,10 @@ function getStore(c: Ctx, id: number, text: string): Reply {
 
 /** `DELETE /store/{id}[?force]`: `force` counts by presence (`_, force := r.URL.Query()["force"]`). */
 function deleteStore(c: Ctx, id: number, text: string): Reply {
-  const refusal = id < 0 ? { status: 404, message: `[PD:core:ErrStoreNotFound]store ${text} not found` } : c.model.stores.removeStore(id, c.query.has('force'));
+  const refusal =
+    id < 0
+      ? { status: 404, message: `[PD:core:ErrStoreNotFound]store ${text} not found` }
+      : c.model.stores.removeStore(id, c.query.has('force'));
   if (refusal !== undefined) return rd(refusal.status, refusal.message);
   return rd(200, 'The store is set as Offline.');
 }
@@ -642,7 +681,11 @@ function setStoreLabel(c: Ctx, id: number, text: string): Reply {
   const input = (decoded.value ?? {}) as Record<string, unknown>;
   const labels: StoreLabel[] = [];
   for (const [key, value] of Object.entries(input)) {
-    if (typeof value !== 'string') return inputError(`json: cannot unmarshal ${jsonKind(value)} into Go value of type string`, unmarshalTypeData(jsonKind(value), 'string'));
+    if (typeof value !== 'string')
+      return inputError(
+        `json: cannot unmarshal ${jsonKind(value)} into Go value of type string`,
+        unmarshalTypeData(jsonKind(value), 'string'),
+      );
     labels.push({ key, value });
   }
   for (const l of labels) {
@@ -758,12 +801,17 @@ function schedulerConfig(c: Ctx, fullPath: string, method = c.req.method): Reply
   if (!model.stores.bootstrapped) return rd(406, NOT_BOOTSTRAPPED);
   const prefix = `/pd/api/v1/scheduler-config/${EVICT}`;
   const existing = schedulerNames(model).filter((n) => n !== EVICT);
-  if (existing.some((n) => fullPath.startsWith(`/pd/api/v1/scheduler-config/${n}/`))) return rd(500, 'simulator: PdSim models only the evict-leader scheduler config');
+  if (existing.some((n) => fullPath.startsWith(`/pd/api/v1/scheduler-config/${n}/`)))
+    return rd(500, 'simulator: PdSim models only the evict-leader scheduler config');
   if (model.stores.evictSchedulers().length === 0 || !(fullPath === prefix || fullPath.startsWith(`${prefix}/`))) return notFound();
   if (fullPath === prefix) {
     // ServeMux redirects a subtree root without its slash (golang/go src/net/http/server.go).
     const location = `${prefix}/`;
-    return { status: 301, headers: { location, 'content-type': 'text/html; charset=utf-8' }, body: method === 'GET' ? `<a href="${location}">Moved Permanently</a>.\n\n` : '' };
+    return {
+      status: 301,
+      headers: { location, 'content-type': 'text/html; charset=utf-8' },
+      body: method === 'GET' ? `<a href="${location}">Moved Permanently</a>.\n\n` : '',
+    };
   }
   // The scheduler's own gorilla/mux router (evict_leader.go `newEvictLeaderHandler`).
   const sub = fullPath.slice(prefix.length);
@@ -777,7 +825,20 @@ function schedulerConfig(c: Ctx, fullPath: string, method = c.req.method): Reply
 /** `listConfig`: store ids (a Go map: sorted keys) to key ranges, and the batch (v8.3+). KeyRange marshals from a map: keys sorted. */
 function evictList(model: ApiModel) {
   return {
-    'store-id-ranges': new GoMap(model.stores.evictSchedulers().map((id) => [String(id), [new GoMap([['start-key', ''], ['end-key', '']])]] as const)),
+    'store-id-ranges': new GoMap(
+      model.stores.evictSchedulers().map(
+        (id) =>
+          [
+            String(id),
+            [
+              new GoMap([
+                ['start-key', ''],
+                ['end-key', ''],
+              ]),
+            ],
+          ] as const,
+      ),
+    ),
     batch: model.evictBatch,
   };
 }
@@ -888,7 +949,16 @@ function keyspaceGroup(model: ApiModel, param: string): Reply {
   if (!model.microservices) return ginJson(500, 'keyspace group manager is not initialized');
   const members = model.ms.defaultKeyspaceGroup;
   if (Number(param) !== 0 || members === undefined) return ginJson(200, null, '    ');
-  return ginJson(200, { id: 0, 'user-kind': 'basic', members: members.length === 0 ? null : members.map((address) => ({ address, priority: 0 })), keyspaces: [0] }, '    ');
+  return ginJson(
+    200,
+    {
+      id: 0,
+      'user-kind': 'basic',
+      members: members.length === 0 ? null : members.map((address) => ({ address, priority: 0 })),
+      keyspaces: [0],
+    },
+    '    ',
+  );
 }
 
 /**
@@ -989,8 +1059,18 @@ function metrics(model: ApiModel, member: Member, req: ApiRequest): Reply {
   const families: PromFamily[] = [
     ...goProcessFamilies(proc.startMs, 420, 24),
     ...promhttpFamilies(proc.scrapes),
-    { name: 'etcd_server_has_leader', help: 'Whether or not a leader exists. 1 is existence, 0 is not.', type: 'gauge', samples: [{ value: leader ? 1 : 0 }] },
-    { name: 'etcd_server_is_leader', help: 'Whether or not this member is a leader. 1 if is, 0 otherwise.', type: 'gauge', samples: [{ value: leader === member ? 1 : 0 }] },
+    {
+      name: 'etcd_server_has_leader',
+      help: 'Whether or not a leader exists. 1 is existence, 0 is not.',
+      type: 'gauge',
+      samples: [{ value: leader ? 1 : 0 }],
+    },
+    {
+      name: 'etcd_server_is_leader',
+      help: 'Whether or not this member is a leader. 1 if is, 0 otherwise.',
+      type: 'gauge',
+      samples: [{ value: leader === member ? 1 : 0 }],
+    },
     {
       name: 'etcd_server_id',
       help: "Server or member ID in hexadecimal format. 1 for 'server_id' label with current ID.",
@@ -1006,7 +1086,12 @@ function metrics(model: ApiModel, member: Member, req: ApiRequest): Reply {
     { name: 'pd_monitor_time_jump_back_total', help: 'Counter of system time jumps backward.', type: 'counter', samples: [{ value: 0 }] },
   ];
   if (model.members.clusterId !== undefined) {
-    families.push({ name: 'pd_cluster_metadata', help: 'Record critical metadata.', type: 'gauge', samples: [{ labels: { type: `cluster${model.members.clusterId}` }, value: 0 }] });
+    families.push({
+      name: 'pd_cluster_metadata',
+      help: 'Record critical metadata.',
+      type: 'gauge',
+      samples: [{ labels: { type: `cluster${model.members.clusterId}` }, value: 0 }],
+    });
   }
   // Jobs that stopped (leadership lost, a scheduling server registered) emptied the gauge then.
   if (!clusterStatusCollected(model, member)) proc.clusterStatus.clear();
@@ -1039,8 +1124,18 @@ function clusterStatusCollected(model: ApiModel, member: Member): boolean {
 }
 
 const STORE_STATUS_TYPES = [
-  'store_up_count', 'store_disconnected_count', 'store_slow_count', 'store_down_count', 'store_unhealth_count', 'store_offline_count',
-  'store_tombstone_count', 'store_low_space_count', 'store_preparing_count', 'store_serving_count', 'store_removing_count', 'store_removed_count',
+  'store_up_count',
+  'store_disconnected_count',
+  'store_slow_count',
+  'store_down_count',
+  'store_unhealth_count',
+  'store_offline_count',
+  'store_tombstone_count',
+  'store_low_space_count',
+  'store_preparing_count',
+  'store_serving_count',
+  'store_removing_count',
+  'store_removed_count',
 ] as const;
 type StoreStatusType = (typeof STORE_STATUS_TYPES)[number];
 
@@ -1106,10 +1201,14 @@ export function collectClusterStatus(model: ApiModel): void {
       m.clusterStatus.clear();
       continue;
     }
-    const set = (labels: Record<string, string>, value: number) => m.clusterStatus.set(JSON.stringify(Object.entries(labels).sort()), { labels, value });
+    const set = (labels: Record<string, string>, value: number) =>
+      m.clusterStatus.set(JSON.stringify(Object.entries(labels).sort()), { labels, value });
     const stores = model.stores.list();
     if (model.version.patch < 5) {
-      const totals: Record<string, number> = { ...storeStatusCounts({ nodeState: 'Removed' } as TikvStore), ...storeSizes({ regionCount: 0, leaderCount: 0 }) };
+      const totals: Record<string, number> = {
+        ...storeStatusCounts({ nodeState: 'Removed' } as TikvStore),
+        ...storeSizes({ regionCount: 0, leaderCount: 0 }),
+      };
       for (const t of Object.keys(totals)) totals[t] = 0;
       for (const s of stores) {
         for (const [t, v] of Object.entries(storeStatusCounts(s))) totals[t] += v;

@@ -191,7 +191,10 @@ export class PdProcesses {
       initial !== undefined
         ? this.bootstrap(pod, initial)
         : join !== undefined
-          ? this.join(pod, join.split(',').filter((u) => u !== ''))
+          ? this.join(
+              pod,
+              join.split(',').filter((u) => u !== ''),
+            )
           : `discovery answered no --initial-cluster or --join: ${JSON.stringify(args)}`;
     if (failure === undefined) return;
     this.records.processFailure(pod.name, failure);
@@ -262,12 +265,16 @@ function get(url: string, localAddress: string | undefined, done: (answer: Answe
     finished = true;
     done(answer);
   };
-  const req = http.get(url, { agent: false, timeout: DISCOVERY_TIMEOUT_MS, ...(localAddress === undefined ? {} : { localAddress }) }, (res) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => finish({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    res.on('error', () => finish({ status: 0, body: '' }));
-  });
+  const req = http.get(
+    url,
+    { agent: false, timeout: DISCOVERY_TIMEOUT_MS, ...(localAddress === undefined ? {} : { localAddress }) },
+    (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => finish({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', () => finish({ status: 0, body: '' }));
+    },
+  );
   req.on('timeout', () => req.destroy());
   req.on('error', () => finish({ status: 0, body: '' }));
   return req;

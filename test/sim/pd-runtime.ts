@@ -162,7 +162,13 @@ export class FaultInjector {
   take(method: string, path: string, pod = ''): InjectedFailure | undefined {
     const text = `${method} ${path}`;
     const found = this.failures.find(
-      (f) => f.remaining > 0 && (typeof f.match === 'function' ? f.match(method, path, pod) : typeof f.match === 'string' ? text.includes(f.match) : f.match.test(text)),
+      (f) =>
+        f.remaining > 0 &&
+        (typeof f.match === 'function'
+          ? f.match(method, path, pod)
+          : typeof f.match === 'string'
+            ? text.includes(f.match)
+            : f.match.test(text)),
     );
     if (found !== undefined) found.remaining--;
     return found;

@@ -266,11 +266,17 @@ export class TikvStores {
       const expect = up.length - 1;
       const need = this.config.maxReplicas();
       if (expect < need) {
-        return { status: 400, message: `[PD:core:ErrStoresNotEnough]can not remove store ${id} since the number of up stores would be ${expect} while need ${need}` };
+        return {
+          status: 400,
+          message: `[PD:core:ErrStoresNotEnough]can not remove store ${id} since the number of up stores would be ${expect} while need ${need}`,
+        };
       }
       const remaining = up.filter((x) => x !== id);
       if (this.evicting.size >= expect && remaining.every((x) => this.evicting.has(x))) {
-        return { status: 400, message: `[PD:core:ErrNoStoreForRegionLeader]can not remove store ${id} since there are no extra up store to store the leader` };
+        return {
+          status: 400,
+          message: `[PD:core:ErrNoStoreForRegionLeader]can not remove store ${id} since there are no extra up store to store the leader`,
+        };
       }
     }
     if (s.state !== 'Offline') s.offlineRegions = this.regionCount(s);
@@ -390,7 +396,8 @@ export class TikvStores {
       if (s.state !== 'Offline') s.state = 'Up';
     } else {
       const holder = this.stores.find((x) => x.address === proc.address && x.state !== 'Tombstone' && !x.physicallyDestroyed);
-      if (holder !== undefined) return this.exit(pod, proc, `duplicated store address: ${proc.address}, already registered by store ${holder.id}`);
+      if (holder !== undefined)
+        return this.exit(pod, proc, `duplicated store address: ${proc.address}, already registered by store ${holder.id}`);
       s = {
         id: this.nextId++,
         pod,
@@ -445,7 +452,8 @@ export class TikvStores {
         spread(n, targets);
       }
       const up = this.stores.filter((x) => x.state === 'Up' && x.running && x.engine === s.engine).length;
-      if (s.engine === 'tiflash' || up >= this.config.maxReplicas()) s.offlineRegions = Math.max(0, (s.offlineRegions ?? 0) - this.config.evictRate);
+      if (s.engine === 'tiflash' || up >= this.config.maxReplicas())
+        s.offlineRegions = Math.max(0, (s.offlineRegions ?? 0) - this.config.evictRate);
       if (s.offlineRegions === 0 && s.leaderCount === 0) this.tombstone(s);
     }
   }

@@ -76,7 +76,8 @@ export function goJsonString(s: string): string {
   let out = '"';
   for (const ch of s) {
     const c = ch.codePointAt(0) as number;
-    if (c >= 0xd800 && c <= 0xdfff) out += '\\ufffd'; // a lone surrogate is invalid UTF-8 in Go
+    if (c >= 0xd800 && c <= 0xdfff)
+      out += '\\ufffd'; // a lone surrogate is invalid UTF-8 in Go
     else if (c === 0x22) out += '\\"';
     else if (c === 0x5c) out += '\\\\';
     else if (c === 0x08) out += '\\b';
@@ -84,7 +85,8 @@ export function goJsonString(s: string): string {
     else if (c === 0x0a) out += '\\n';
     else if (c === 0x0d) out += '\\r';
     else if (c === 0x09) out += '\\t';
-    else if (c < 0x20 || c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029) out += `\\u${c.toString(16).padStart(4, '0')}`;
+    else if (c < 0x20 || c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029)
+      out += `\\u${c.toString(16).padStart(4, '0')}`;
     else out += ch;
   }
   return `${out}"`;

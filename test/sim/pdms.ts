@@ -465,7 +465,11 @@ const ginJson = (status: number, v: unknown, indented = false): MsReply => ({
   body: goJson(v, indented ? '    ' : undefined),
 });
 /** gin `c.String`. */
-const ginString = (status: number, text: string): MsReply => ({ status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: text });
+const ginString = (status: number, text: string): MsReply => ({
+  status,
+  headers: { 'content-type': 'text/plain; charset=utf-8' },
+  body: text,
+});
 const NO_ROUTE: MsReply = { status: 404, headers: { 'content-type': GIN_PLAIN_TYPE }, body: '404 page not found', noRoute: true };
 
 export class PdmsSim {
@@ -542,7 +546,13 @@ export class PdmsSim {
    * when the process exits (`--name` before v8.3.0, at once; before v8.3.0 too, no cluster id within
    * 5 tries once PD answered) or cannot listen.
    */
-  async serverStart(pod: string, ip: string, service: PdmsService, version: string = this.o.version, flags: { name?: string | null } = {}): Promise<void> {
+  async serverStart(
+    pod: string,
+    ip: string,
+    service: PdmsService,
+    version: string = this.o.version,
+    flags: { name?: string | null } = {},
+  ): Promise<void> {
     await this.serverStop(pod);
     const v = parseMsVersion(version);
     const takesName = atLeast(v, 8, 3, 0);
@@ -711,10 +721,14 @@ export class PdmsSim {
     for (const service of ['tso', 'scheduling'] as const) {
       const p = this.primary(service);
       const flag = this.services[service].flag?.addr;
-      lines.push(`${service}: primary ${p ? `${p.name}${p.alive ? '' : ' (killed, lease pending)'}` : '(none)'}${flag ? `, expected ${flag}` : ''}`);
-      for (const m of this.members(service)) lines.push(`  ${m.pod} ${m.name} ${m.version} ${m.state}${m.inKeyspaceGroup ? '' : ' out-of-keyspace-group'}`);
+      lines.push(
+        `${service}: primary ${p ? `${p.name}${p.alive ? '' : ' (killed, lease pending)'}` : '(none)'}${flag ? `, expected ${flag}` : ''}`,
+      );
+      for (const m of this.members(service))
+        lines.push(`  ${m.pod} ${m.name} ${m.version} ${m.state}${m.inKeyspaceGroup ? '' : ' out-of-keyspace-group'}`);
     }
-    if (this.pd.ms.defaultKeyspaceGroup !== undefined) lines.push(`default keyspace group: [${this.pd.ms.defaultKeyspaceGroup.join(', ')}]`);
+    if (this.pd.ms.defaultKeyspaceGroup !== undefined)
+      lines.push(`default keyspace group: [${this.pd.ms.defaultKeyspaceGroup.join(', ')}]`);
     return lines.join('\n');
   }
 
@@ -861,7 +875,14 @@ export class PdmsSim {
   /** One request on `proc`'s gin engine (recorded); a forwarded one comes with `redirectedFrom`. */
   private async handle(proc: PdmsProcess, req: MsRequest, redirectedFrom?: string): Promise<MsReply> {
     const reply = await this.route(proc, req);
-    this.requests.push({ pod: proc.pod, method: req.method, path: req.path, status: reply.status, time: Date.now(), ...(redirectedFrom ? { redirectedFrom } : {}) });
+    this.requests.push({
+      pod: proc.pod,
+      method: req.method,
+      path: req.path,
+      status: reply.status,
+      time: Date.now(),
+      ...(redirectedFrom ? { redirectedFrom } : {}),
+    });
     return reply;
   }
 
@@ -948,7 +969,9 @@ export class PdmsSim {
     const memberMap =
       service !== 'tso' || !atLeast(proc.version, 8, 4, 0) ? undefined : group === undefined || group.length === 0 ? [proc.addr] : group;
     const candidates = entries.filter(
-      (e) => (memberMap === undefined || memberMap.includes(e['service-addr'] as string)) && (asked === '' ? e.name !== proc.name : e.name === asked),
+      (e) =>
+        (memberMap === undefined || memberMap.includes(e['service-addr'] as string)) &&
+        (asked === '' ? e.name !== proc.name : e.name === asked),
     );
     if (candidates.length === 0) return ginJson(500, `no valid secondary to transfer primary, from ${proc.name} to ${asked}`);
     const chosen = candidates[Math.floor(Math.random() * candidates.length)];
@@ -988,10 +1011,18 @@ export class PdmsSim {
    */
   private metrics(proc: PdmsProcess): MsReply {
     const v = proc.version;
-    const families: PromFamily[] = [...goProcessFamilies(proc.startMs, proc.service === 'tso' ? 180 : 260, 14), ...promhttpFamilies(proc.scrapes)];
+    const families: PromFamily[] = [
+      ...goProcessFamilies(proc.startMs, proc.service === 'tso' ? 180 : 260, 14),
+      ...promhttpFamilies(proc.scrapes),
+    ];
     if (proc.role !== undefined) {
       const service = proc.service === 'tso' ? 'TSO Service Group 0' : 'Scheduling Service';
-      families.push({ name: 'service_member_role', help: 'The leader/primary of services', type: 'gauge', samples: [{ labels: { service }, value: proc.role }] });
+      families.push({
+        name: 'service_member_role',
+        help: 'The leader/primary of services',
+        type: 'gauge',
+        samples: [{ labels: { service }, value: proc.role }],
+      });
     }
     if (atLeast(v, 8, 0, 0) && proc.servingSince !== undefined) {
       families.push({
@@ -1032,12 +1063,15 @@ export function bindJsonStringMap(body: string): { value: Record<string, string>
   if (syntax !== undefined) {
     if (syntax.message === 'unexpected end of JSON input') return { error: 'unexpected EOF' };
     if (!syntax.message.endsWith('after top-level value')) return { error: syntax.message };
-    text = Buffer.from(body, 'utf8').subarray(0, syntax.offset - 1).toString('utf8');
+    text = Buffer.from(body, 'utf8')
+      .subarray(0, syntax.offset - 1)
+      .toString('utf8');
   }
   const v: unknown = JSON.parse(text);
   if (v === null) return { value: null };
   const kind = (x: unknown) => (Array.isArray(x) ? 'array' : x === null ? 'null' : typeof x === 'boolean' ? 'bool' : typeof x);
-  if (typeof v !== 'object' || Array.isArray(v)) return { error: `json: cannot unmarshal ${kind(v)} into Go value of type map[string]string` };
+  if (typeof v !== 'object' || Array.isArray(v))
+    return { error: `json: cannot unmarshal ${kind(v)} into Go value of type map[string]string` };
   const out: Record<string, string> = {};
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
     if (x !== null && typeof x !== 'string') return { error: `json: cannot unmarshal ${kind(x)} into Go value of type string` };

@@ -84,7 +84,8 @@ export class Processes {
     if (component === 'pump') pump?.pumpStart(name, ip).catch(failed);
     if (component === 'tidb') tidb?.serverStart(name, ip, podImageTag(pod as Pod, 'tidb')).catch(failed);
     // The container is named after the service (tidb-operator pd_ms_member_manager.go); its tag is the release.
-    if (component === 'tso' || component === 'scheduling') pdms?.serverStart(name, ip, component, podImageTag(pod as Pod, component)).catch(failed);
+    if (component === 'tso' || component === 'scheduling')
+      pdms?.serverStart(name, ip, component, podImageTag(pod as Pod, component)).catch(failed);
   }
 
   /** The Pod's containers stop (its data stays with its claims). */

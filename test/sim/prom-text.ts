@@ -120,7 +120,12 @@ export function goProcessFamilies(startMs: number, goroutines: number, threads: 
  */
 export function promhttpFamilies(scrapesServed: number): PromFamily[] {
   return [
-    { name: 'promhttp_metric_handler_requests_in_flight', help: 'Current number of scrapes being served.', type: 'gauge', samples: [{ value: 1 }] },
+    {
+      name: 'promhttp_metric_handler_requests_in_flight',
+      help: 'Current number of scrapes being served.',
+      type: 'gauge',
+      samples: [{ value: 1 }],
+    },
     {
       name: 'promhttp_metric_handler_requests_total',
       help: 'Total number of scrapes by HTTP status code.',
@@ -150,6 +155,7 @@ export function promhttpAnswer(
   const accepted = String(acceptEncoding ?? '')
     .split(',')
     .some((e) => e.trim() === 'gzip' || e.trim().startsWith('gzip;'));
-  if (compress && accepted) return { status: 200, headers: { 'content-type': promContentType(escaping), 'content-encoding': 'gzip' }, body: gzipSync(text) };
+  if (compress && accepted)
+    return { status: 200, headers: { 'content-type': promContentType(escaping), 'content-encoding': 'gzip' }, body: gzipSync(text) };
   return { status: 200, headers: { 'content-type': promContentType(escaping) }, body: text };
 }

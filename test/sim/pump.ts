@@ -121,7 +121,6 @@ export interface PumpRequestRecord {
 
 export type { RequestMatch } from './pd-runtime';
 
-
 interface Answer {
   status: number;
   headers: Record<string, string>;
@@ -155,7 +154,6 @@ interface PumpData {
   nodeIdFile?: string;
 }
 
-
 export class PumpSim {
   static async start(options: PumpSimOptions): Promise<PumpSim> {
     return new PumpSim(options);
@@ -187,7 +185,11 @@ export class PumpSim {
   /** The `-advertise-addr` of the operator's start script, which becomes the node's `host`. */
   advertiseAddress(pod: string): string {
     const base = `${pod}.${this.o.cluster}-pump`;
-    const zone = this.o.clusterDomain ? `.${this.o.namespace}.svc.${this.o.clusterDomain}` : this.o.acrossK8s ? `.${this.o.namespace}.svc` : '';
+    const zone = this.o.clusterDomain
+      ? `.${this.o.namespace}.svc.${this.o.clusterDomain}`
+      : this.o.acrossK8s
+        ? `.${this.o.namespace}.svc`
+        : '';
     return `${base}${zone}:${this.o.port}`;
   }
 
@@ -204,7 +206,8 @@ export class PumpSim {
   async pumpStart(pod: string, ip: string, opts: { nodeId?: string } = {}): Promise<void> {
     if (this.closed) throw new Error('PumpSim is closed');
     const current = this.procs.get(pod);
-    if (current !== undefined && current.phase !== 'stopped') throw new Error(`pumpStart: ${pod} is already ${current.phase}; call pumpStop first`);
+    if (current !== undefined && current.phase !== 'stopped')
+      throw new Error(`pumpStart: ${pod} is already ${current.phase}; call pumpStop first`);
     const data = this.data.get(pod) ?? {};
     this.data.set(pod, data);
     // pump/node.go NewPumpNode: `.node` file, else --node-id (not saved), else hostname:port (saved).
@@ -330,10 +333,13 @@ export class PumpSim {
   /** The model in a few lines, for failure messages. */
   describe(): string {
     const procs = [...this.procs.values()].map(
-      (p) => `  pod ${p.pod} ${p.ip}:${this.o.port} ${p.phase}${p.closing ? ' (Close() running)' : ''} node=${p.nodeId} in-memory=${p.state}`,
+      (p) =>
+        `  pod ${p.pod} ${p.ip}:${this.o.port} ${p.phase}${p.closing ? ' (Close() running)' : ''} node=${p.nodeId} in-memory=${p.state}`,
     );
     const nodes = this.nodes().map((n) => `  node ${n.nodeId} host=${n.host} ${n.state}`);
-    return [`Pump ${this.o.cluster}/${this.o.namespace}${this.drainersLagging ? ' (drainers lagging)' : ''}`, ...procs, ...nodes].join('\n');
+    return [`Pump ${this.o.cluster}/${this.o.namespace}${this.drainersLagging ? ' (drainers lagging)' : ''}`, ...procs, ...nodes].join(
+      '\n',
+    );
   }
 
   // ---- process model ----
@@ -356,7 +362,16 @@ export class PumpSim {
   /** `registerNode(ctx, state, updateTS)` → `RefreshStatus` (server.go:326-330, node.go:147-163): a fresh `node.NewStatus`. */
   private writeStatus(proc: PumpProc, state: string): void {
     const ts = this.tso();
-    this.registry.set(proc.nodeId, { nodeId: proc.nodeId, host: proc.host, state, isAlive: false, score: 0, label: null, maxCommitTS: ts - 1n, updateTS: ts });
+    this.registry.set(proc.nodeId, {
+      nodeId: proc.nodeId,
+      host: proc.host,
+      state,
+      isAlive: false,
+      score: 0,
+      label: null,
+      maxCommitTS: ts - 1n,
+      updateTS: ts,
+    });
   }
 
   private registerOnline(proc: PumpProc): void {
@@ -471,7 +486,6 @@ export class PumpSim {
       else answer();
     });
   }
-
 
   /**
    * gorilla/mux routes with `.Methods(...)` (server.go:414-418): a known path with another method is a 405

@@ -104,7 +104,10 @@ type TicdcConfig = TicdcSimOptions & { -readonly [K in keyof typeof TICDC_SIM_DE
 
 /** The timings a test may change while the simulator runs (`setTimings`). */
 export type TicdcTimings = Partial<
-  Pick<TicdcSimOptions, 'initMs' | 'electionMs' | 'campaignRetryMs' | 'ownerInitMs' | 'captureInitMs' | 'drainRate' | 'rescheduleMs' | 'balanceMs'>
+  Pick<
+    TicdcSimOptions,
+    'initMs' | 'electionMs' | 'campaignRetryMs' | 'ownerInitMs' | 'captureInitMs' | 'drainRate' | 'rescheduleMs' | 'balanceMs'
+  >
 >;
 
 /** tiflow's TiCDC (pingcap/tiflow `cdc/`), or the new architecture (pingcap/ticdc, `newarch`). */
@@ -327,7 +330,6 @@ interface CaptureProc {
   ownerSince?: number;
 }
 
-
 const CLUSTER_ID = 'default';
 
 export class TicdcSim {
@@ -412,7 +414,8 @@ export class TicdcSim {
   async captureStart(pod: string, ip: string, opts: { version?: string; architecture?: TicdcArchitecture } = {}): Promise<void> {
     if (this.closed) throw new Error('TicdcSim is closed');
     const current = this.procs.get(pod);
-    if (current !== undefined && current.state !== 'stopped') throw new Error(`captureStart: ${pod} is already ${current.state}; call captureStop first`);
+    if (current !== undefined && current.state !== 'stopped')
+      throw new Error(`captureStart: ${pod} is already ${current.state}; call captureStop first`);
     const versionText = opts.version ?? this.o.version;
     const architecture = opts.architecture ?? this.o.architecture;
     const proc: CaptureProc = {
@@ -754,9 +757,15 @@ export class TicdcSim {
     });
   }
 
-
   /** One request to `proc`, through the router of its version. */
-  private route(proc: CaptureProc, method: string, url: string, body: string, record: CdcRequestRecord, headers: http.IncomingHttpHeaders = {}): Reply {
+  private route(
+    proc: CaptureProc,
+    method: string,
+    url: string,
+    body: string,
+    record: CdcRequestRecord,
+    headers: http.IncomingHttpHeaders = {},
+  ): Reply {
     const path = new URL(url, 'http://cdc').pathname;
     if (!proc.features.gin) return path === '/metrics' ? this.metrics(proc, headers) : this.serveMux(proc, path, method);
     const routes = this.ginRoutes(proc, headers);
@@ -773,22 +782,31 @@ export class TicdcSim {
    * TiCDC's gin routes that this model serves, per version: cdc/http.go `RegisterRoutes`, cdc/api/v1/api.go
    * `RegisterOpenAPIRoutes` (v6.2+), cdc/api/open.go (v6.0-v6.1), cdc/http_router.go (v5.2-v5.4).
    */
-  private ginRoutes(proc: CaptureProc, headers: http.IncomingHttpHeaders = {}): { method: string; path: string; handle: (body: string, record: CdcRequestRecord) => Reply }[] {
+  private ginRoutes(
+    proc: CaptureProc,
+    headers: http.IncomingHttpHeaders = {},
+  ): { method: string; path: string; handle: (body: string, record: CdcRequestRecord) => Reply }[] {
     const f = proc.features;
     const routes = [
       { method: 'GET', path: '/status', handle: () => this.rootStatus(proc) },
       { method: 'GET', path: '/api/v1/status', handle: () => this.apiV1(proc, () => this.serverStatus(proc)) },
       // Health asks etcd for the owner, not Info(): it answers before the capture is initialised (pre-v6.2).
-      { method: 'GET', path: '/api/v1/health', handle: (_b: string, r: CdcRequestRecord) => this.apiV1(proc, () => this.health(proc, r), false) },
+      {
+        method: 'GET',
+        path: '/api/v1/health',
+        handle: (_b: string, r: CdcRequestRecord) => this.apiV1(proc, () => this.health(proc, r), false),
+      },
       {
         method: 'GET',
         path: '/api/v1/captures',
-        handle: (_b: string, r: CdcRequestRecord) => this.apiV1(proc, () => this.forwardToOwner(proc, r, (owner) => this.listCaptures(owner))),
+        handle: (_b: string, r: CdcRequestRecord) =>
+          this.apiV1(proc, () => this.forwardToOwner(proc, r, (owner) => this.listCaptures(owner))),
       },
       {
         method: 'POST',
         path: '/api/v1/owner/resign',
-        handle: (_b: string, r: CdcRequestRecord) => this.apiV1(proc, () => this.forwardToOwner(proc, r, (owner) => this.resignOwner(owner))),
+        handle: (_b: string, r: CdcRequestRecord) =>
+          this.apiV1(proc, () => this.forwardToOwner(proc, r, (owner) => this.resignOwner(owner))),
       },
     ];
     if (f.drainApi) {
@@ -797,7 +815,13 @@ export class TicdcSim {
         path: '/api/v1/captures/drain',
         handle: (b: string, r: CdcRequestRecord) =>
           this.apiV1(proc, () =>
-            this.forwardToOwner(proc, r, (owner) => this.drainAuthRefusal(owner, headers) ?? (owner.features.newArch ? this.newArchDrain(owner, b) : this.drainCapture(owner, b))),
+            this.forwardToOwner(
+              proc,
+              r,
+              (owner) =>
+                this.drainAuthRefusal(owner, headers) ??
+                (owner.features.newArch ? this.newArchDrain(owner, b) : this.drainCapture(owner, b)),
+            ),
           ),
       });
     }
@@ -831,8 +855,11 @@ export class TicdcSim {
         samples: [{ value: ms / 1000 }],
       });
     }
-    const escaping: PromEscaping =
-      !atLeast(v, 8, 1, 0) ? 'none' : (v[0] === 8 && v[1] === 5 && v[2] >= 6) || atLeast(v, 9, 0, 0) ? 'underscores' : 'values';
+    const escaping: PromEscaping = !atLeast(v, 8, 1, 0)
+      ? 'none'
+      : (v[0] === 8 && v[1] === 5 && v[2] >= 6) || atLeast(v, 9, 0, 0)
+        ? 'underscores'
+        : 'values';
     return promhttpAnswer(families, escaping, headers['accept-encoding']);
   }
 
@@ -841,7 +868,13 @@ export class TicdcSim {
     if (path === '/status') {
       // cdc/http_status.go handleStatus (v5.1.5:121-133): the capture may not exist yet (id "").
       const running = proc.state === 'running';
-      return rootStatusAnswer({ version: proc.versionText, git_hash: proc.gitHash, id: running ? proc.id : '', pid: proc.pid, is_owner: running && this.ownerProc === proc });
+      return rootStatusAnswer({
+        version: proc.versionText,
+        git_hash: proc.gitHash,
+        id: running ? proc.id : '',
+        pid: proc.pid,
+        is_owner: running && this.ownerProc === proc,
+      });
     }
     // cdc/http_api_handler.go handleHealth (v5.1.5:59-61): always 200, no body.
     if (path === '/api/v1/health') return emptyAnswer(200);
@@ -863,7 +896,8 @@ export class TicdcSim {
   private apiV1(proc: CaptureProc, handler: () => Reply, needsInfo = true): Reply {
     // The new architecture has no ready check: `SelfInfo` fails until `reset` (server/server.go
     // `SelfInfo` (v8.5.7:393-399)), in the handler or in `ForwardToCoordinator`, answered 500.
-    if (proc.state !== 'running' && proc.features.newArch) return httpError(500, 'CDC:ErrCaptureNotInitialized', 'capture has not been initialized yet');
+    if (proc.state !== 'running' && proc.features.newArch)
+      return httpError(500, 'CDC:ErrCaptureNotInitialized', 'capture has not been initialized yet');
     if (proc.state !== 'running') {
       if (proc.features.drainApi) return ERR_NOT_READY();
       if (needsInfo) return this.notInitialised(proc);
@@ -889,7 +923,13 @@ export class TicdcSim {
       if (!proc.features.infoError) return 'drop';
       return { status: 500, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: ERR_NOT_INITIALISED_TEXT };
     }
-    return rootStatusAnswer({ version: proc.versionText, git_hash: proc.gitHash, id: proc.id, pid: proc.pid, is_owner: this.ownerProc === proc });
+    return rootStatusAnswer({
+      version: proc.versionText,
+      git_hash: proc.gitHash,
+      id: proc.id,
+      pid: proc.pid,
+      is_owner: this.ownerProc === proc,
+    });
   }
 
   /**
@@ -985,7 +1025,11 @@ export class TicdcSim {
   private drainAuthRefusal(owner: CaptureProc, headers: http.IncomingHttpHeaders): Reply | undefined {
     if (!owner.features.drainAuth || this.o.clientUserRequired !== true) return undefined;
     if (/^basic\s+\S+/i.test(headers.authorization ?? '')) return undefined;
-    return httpError(401, 'CDC:ErrCredentialNotFound', 'credential not found: please specify the user and password via authorization header');
+    return httpError(
+      401,
+      'CDC:ErrCredentialNotFound',
+      'credential not found: please specify the user and password via authorization header',
+    );
   }
 
   /**
@@ -1092,7 +1136,11 @@ function rootStatusAnswer(st: { version: string; git_hash: string; id?: string; 
 function redirect(method: string, location: string): Answer {
   if (method !== 'GET') return { status: 307, headers: { location }, body: '' };
   const escaped = location.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
-  return { status: 301, headers: { location, 'content-type': 'text/html; charset=utf-8' }, body: `<a href="${escaped}">Moved Permanently</a>.\n\n` };
+  return {
+    status: 301,
+    headers: { location, 'content-type': 'text/html; charset=utf-8' },
+    body: `<a href="${escaped}">Moved Permanently</a>.\n\n`,
+  };
 }
 
 /**

@@ -173,7 +173,12 @@ export class TidbSim {
         type: 'gauge',
         samples: [{ labels: { version: release, hash: '0000000000000000000000000000000000000000' }, value: proc.startedAt }],
       },
-      { name: 'tidb_monitor_time_jump_back_total', help: 'Counter of system time jumps backward.', type: 'counter', samples: [{ value: 0 }] },
+      {
+        name: 'tidb_monitor_time_jump_back_total',
+        help: 'Counter of system time jumps backward.',
+        type: 'counter',
+        samples: [{ value: 0 }],
+      },
     ];
     proc.scrapes++;
     return promhttpAnswer(families, tidbEscaping(release), acceptEncoding);
@@ -201,7 +206,16 @@ export class TidbSim {
       if (path === '/status') {
         // Any method (mux's HandleFunc without Methods); 500 with no body once shutting down.
         if (proc.shuttingDown) return send(500, '', 'application/json');
-        return send(200, JSON.stringify({ connections: 0, version: `8.0.11-TiDB-${this.versionOf(proc.pod)}`, git_hash: '0000000000000000000000000000000000000000', status: { init_stats_percentage: 100 } }), 'application/json');
+        return send(
+          200,
+          JSON.stringify({
+            connections: 0,
+            version: `8.0.11-TiDB-${this.versionOf(proc.pod)}`,
+            git_hash: '0000000000000000000000000000000000000000',
+            status: { init_stats_percentage: 100 },
+          }),
+          'application/json',
+        );
       }
       if (path === '/info') {
         const release = this.versionOf(proc.pod);
@@ -223,7 +237,8 @@ export class TidbSim {
       }
       if (path === '/labels') {
         // The labels route came with v6.3.0 (tidb-operator gates on it: `tidbSupportLabelsMinVersin`); older servers answer mux's 404.
-        if (!/^v(\d+)\.(\d+)/.test(this.versionOf(proc.pod)) || olderThan(this.versionOf(proc.pod), [6, 3])) return send(404, '404 page not found\n');
+        if (!/^v(\d+)\.(\d+)/.test(this.versionOf(proc.pod)) || olderThan(this.versionOf(proc.pod), [6, 3]))
+          return send(404, '404 page not found\n');
         if (method !== 'POST') return send(400, 'This api only support POST method');
         let parsed: unknown;
         try {
@@ -234,10 +249,17 @@ export class TidbSim {
         }
         if (parsed === null) return data(proc.labels);
         if (typeof parsed !== 'object' || Array.isArray(parsed)) {
-          return send(400, `json: cannot unmarshal ${Array.isArray(parsed) ? 'array' : typeof parsed} into Go value of type map[string]string`);
+          return send(
+            400,
+            `json: cannot unmarshal ${Array.isArray(parsed) ? 'array' : typeof parsed} into Go value of type map[string]string`,
+          );
         }
         const bad = Object.values(parsed as object).find((v) => typeof v !== 'string');
-        if (bad !== undefined) return send(400, `json: cannot unmarshal ${bad === null ? 'null' : Array.isArray(bad) ? 'array' : typeof bad} into Go value of type string`);
+        if (bad !== undefined)
+          return send(
+            400,
+            `json: cannot unmarshal ${bad === null ? 'null' : Array.isArray(bad) ? 'array' : typeof bad} into Go value of type string`,
+          );
         const labels = parsed as Record<string, string>;
         if (Object.keys(labels).length > 0) proc.labels = { ...proc.labels, ...labels };
         return data(proc.labels);

@@ -112,7 +112,15 @@ export class TikvSim {
     private readonly pd: PdSim,
     options: TikvSimOptions = {},
   ) {
-    this.o = { statusPort: 20180, grpcPort: 20160, metricsRefreshMs: 10_000, logBackup: true, logBackupTasks: [], version: 'v8.5.7', ...options };
+    this.o = {
+      statusPort: 20180,
+      grpcPort: 20160,
+      metricsRefreshMs: 10_000,
+      logBackup: true,
+      logBackupTasks: [],
+      version: 'v8.5.7',
+      ...options,
+    };
   }
 
   /** The Pod's tikv-server (release `version`, its image tag) listens on `ip`; resolves once both ports do. */
@@ -133,7 +141,9 @@ export class TikvSim {
             responseDeserialize: () => [],
           },
         },
-        { FlushNow: (_call: ServerUnaryCall<unknown, unknown>, done: sendUnaryData<unknown>) => this.flushNow(pod, version, flushes, done) },
+        {
+          FlushNow: (_call: ServerUnaryCall<unknown, unknown>, done: sendUnaryData<unknown>) => this.flushNow(pod, version, flushes, done),
+        },
       );
     }
     const proc: TikvProcess = {
@@ -147,7 +157,9 @@ export class TikvSim {
       proc.status.once('error', reject);
       proc.status.listen(this.o.statusPort, ip, () => resolve());
     });
-    await new Promise<void>((resolve, reject) => grpc.bindAsync(`${ip}:${this.o.grpcPort}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      grpc.bindAsync(`${ip}:${this.o.grpcPort}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
   }
 
   async serverStop(pod: string): Promise<void> {
@@ -201,9 +213,12 @@ export class TikvSim {
         `tikv_raftstore_region_count{type="region"} ${proc.gauge.region}`,
       );
     }
-    lines.push('# HELP tikv_server_cpu_cores_quota Total CPU cores quota for TiKV server', '# TYPE tikv_server_cpu_cores_quota gauge', 'tikv_server_cpu_cores_quota 2');
+    lines.push(
+      '# HELP tikv_server_cpu_cores_quota Total CPU cores quota for TiKV server',
+      '# TYPE tikv_server_cpu_cores_quota gauge',
+      'tikv_server_cpu_cores_quota 2',
+    );
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
     res.end(`${lines.join('\n')}\n`);
   }
 }
-

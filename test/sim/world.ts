@@ -107,7 +107,9 @@ export class World {
     // PD micro-services: PD runs as their API server (`services api`).
     const microservices = has('tso') || has('scheduling');
     const pd = await PdSim.start({ cluster, namespace, microservices, ...opts.pd });
-    const pdms = microservices ? new PdmsSim(pd, { cluster, namespace, clusterDomain: opts.cluster.spec?.clusterDomain, ...opts.pdms }) : undefined;
+    const pdms = microservices
+      ? new PdmsSim(pd, { cluster, namespace, clusterDomain: opts.cluster.spec?.clusterDomain, ...opts.pdms })
+      : undefined;
     const ticdc = has('ticdc') ? await TicdcSim.start({ cluster, namespace, ...opts.ticdc }) : undefined;
     const pump = has('pump') ? await PumpSim.start({ cluster, namespace, ...opts.pump }) : undefined;
     const tikv = new TikvSim(pd, { metricsRefreshMs: 100, ...opts.tikv });
@@ -186,7 +188,11 @@ export class World {
    * Starts a controller process with the rendered Deployment's environment. `fast` shortens the
    * requeue and Lease timings for tests; without it the controller runs with its defaults.
    */
-  async startController(extraArgs: string[] = [], identity = `c-discovery-${this.controllers.length}`, fast = true): Promise<ControllerProcess> {
+  async startController(
+    extraArgs: string[] = [],
+    identity = `c-discovery-${this.controllers.length}`,
+    fast = true,
+  ): Promise<ControllerProcess> {
     const kubeconfig = join(this.dir, 'kubeconfig');
     writeFileSync(kubeconfig, this.kube.kubeconfig());
     // Replicas run in separate Pods; here they share a host, so a second live one needs its own port.
@@ -275,7 +281,9 @@ export class World {
       if (Date.now() > deadline) {
         const logs = (proc ?? this.controllers[this.controllers.length - 1])?.stderr.slice(-15).join('\n') ?? '';
         const pdms = this.pdms ? `\n--- PD micro-services ---\n${this.pdms.describe()}` : '';
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n--- PD ---\n${this.pd.describe()}${pdms}\n--- status ---\n${JSON.stringify(this.status()?.components ?? {}, null, 1).slice(0, 3000)}\n--- controller ---\n${logs}`);
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what}\n--- PD ---\n${this.pd.describe()}${pdms}\n--- status ---\n${JSON.stringify(this.status()?.components ?? {}, null, 1).slice(0, 3000)}\n--- controller ---\n${logs}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -15,20 +15,33 @@ export function builtinStatefulSetHealth(sts: Obj): { status: ArgoStatus; messag
   const observed = int(status.observedGeneration);
   const ready = int(status.readyReplicas);
   const updated = int(status.updatedReplicas);
-  if (observed === 0 || int(sts.metadata?.generation) > observed) return { status: 'Progressing', message: 'Waiting for statefulset spec update to be observed...' };
-  if (replicas !== undefined && ready < replicas) return { status: 'Progressing', message: `Waiting for ${replicas - ready} pods to be ready...` };
+  if (observed === 0 || int(sts.metadata?.generation) > observed)
+    return { status: 'Progressing', message: 'Waiting for statefulset spec update to be observed...' };
+  if (replicas !== undefined && ready < replicas)
+    return { status: 'Progressing', message: `Waiting for ${replicas - ready} pods to be ready...` };
   const strategy = spec.updateStrategy ?? {};
   if (strategy.type === 'RollingUpdate' && strategy.rollingUpdate != null) {
-    const partition: number | undefined = typeof strategy.rollingUpdate.partition === 'number' ? strategy.rollingUpdate.partition : undefined;
+    const partition: number | undefined =
+      typeof strategy.rollingUpdate.partition === 'number' ? strategy.rollingUpdate.partition : undefined;
     if (replicas !== undefined && partition !== undefined && updated < replicas - partition) {
-      return { status: 'Progressing', message: `Waiting for partitioned roll out to finish: ${updated} out of ${replicas - partition} new pods have been updated...` };
+      return {
+        status: 'Progressing',
+        message: `Waiting for partitioned roll out to finish: ${updated} out of ${replicas - partition} new pods have been updated...`,
+      };
     }
     return { status: 'Healthy', message: `partitioned roll out complete: ${updated} new pods have been updated...` };
   }
   if (strategy.type === 'OnDelete') return { status: 'Healthy', message: `statefulset has ${ready} ready pods` };
   const update = status.updateRevision ?? '';
-  if (update !== (status.currentRevision ?? '')) return { status: 'Progressing', message: `waiting for statefulset rolling update to complete ${updated} pods at revision ${update}...` };
-  return { status: 'Healthy', message: `statefulset rolling update complete ${int(status.currentReplicas)} pods at revision ${status.currentRevision ?? ''}...` };
+  if (update !== (status.currentRevision ?? ''))
+    return {
+      status: 'Progressing',
+      message: `waiting for statefulset rolling update to complete ${updated} pods at revision ${update}...`,
+    };
+  return {
+    status: 'Healthy',
+    message: `statefulset rolling update complete ${int(status.currentReplicas)} pods at revision ${status.currentRevision ?? ''}...`,
+  };
 }
 
 /**
@@ -41,8 +54,11 @@ export function builtinCronJobHealth(cj: Obj): { status: string; message: string
   const status = cj.status;
   if (status === undefined || status === null) return { status: 'Progressing', message: 'Waiting for CronJob' };
   if (status.lastScheduleTime === undefined) return { status: 'Healthy', message: 'CronJob has not been scheduled yet' };
-  if (status.lastSuccessfulTime === undefined) return { status: 'Healthy', message: 'The Cronjob never completed succesfully. It may not be healthy' };
-  if ((status.active ?? []).length > 0) return { status: 'Healthy', message: 'The job is running. Its last execution may not have been successful' };
-  if (status.lastSuccessfulTime < status.lastScheduleTime) return { status: 'Degraded', message: 'CronJob has not completed its last execution successfully' };
+  if (status.lastSuccessfulTime === undefined)
+    return { status: 'Healthy', message: 'The Cronjob never completed succesfully. It may not be healthy' };
+  if ((status.active ?? []).length > 0)
+    return { status: 'Healthy', message: 'The job is running. Its last execution may not have been successful' };
+  if (status.lastSuccessfulTime < status.lastScheduleTime)
+    return { status: 'Degraded', message: 'CronJob has not completed its last execution successfully' };
   return { status: 'Healthy', message: 'CronJob has completed its last execution successfully' };
 }

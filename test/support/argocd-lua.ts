@@ -67,11 +67,13 @@ export function runHealth(obj: unknown, mode: NumberMode = 'float', script = HEA
   }
   pushValue(L, obj, mode);
   lua.lua_setglobal(L, to_luastring('obj'));
-  if (lauxlib.luaL_loadbuffer(L, to_luastring(script), null, to_luastring(script === HEALTH_LUA ? '=statefulset.lua' : '=configmap.lua')) !== lua.LUA_OK) {
+  if (
+    lauxlib.luaL_loadbuffer(L, to_luastring(script), null, to_luastring(script === HEALTH_LUA ? '=statefulset.lua' : '=configmap.lua')) !==
+    lua.LUA_OK
+  ) {
     throw new Error(`does not compile: ${lua.lua_tojsstring(L, -1)}`);
   }
   if (lua.lua_pcall(L, 0, 1, 0) !== lua.LUA_OK) throw new Error(`failed: ${lua.lua_tojsstring(L, -1)}`);
   if (lua.lua_type(L, -1) !== lua.LUA_TTABLE) throw new Error('did not return a table');
   return { status: stringField(L, 'status'), message: stringField(L, 'message') };
 }
-

@@ -38,7 +38,18 @@ export async function startAzurite(containers: readonly string[] = []): Promise<
   const found = findAzurite();
   if ('missing' in found) throw new Error(found.missing);
   const dir = mkdtempSync(join(tmpdir(), 'azurite-'));
-  const args = [found.path, '--blobHost', '127.0.0.1', '--blobPort', '0', '--inMemoryPersistence', '--extentMemoryLimit', '64', '--disableTelemetry', '--silent'];
+  const args = [
+    found.path,
+    '--blobHost',
+    '127.0.0.1',
+    '--blobPort',
+    '0',
+    '--inMemoryPersistence',
+    '--extentMemoryLimit',
+    '64',
+    '--disableTelemetry',
+    '--silent',
+  ];
   const child = spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let errors = '';
   child.stderr!.on('data', (d) => (errors += d));
@@ -57,7 +68,12 @@ export async function startAzurite(containers: readonly string[] = []): Promise<
     const url = new URL(`${endpoint}${path}`);
     url.search = new URLSearchParams(query).toString();
     const headers: Record<string, string> = { 'x-ms-date': new Date().toUTCString(), 'x-ms-version': '2023-11-03' };
-    if (body !== undefined) Object.assign(headers, { 'content-length': String(Buffer.byteLength(body)), 'content-type': 'application/octet-stream', 'x-ms-blob-type': 'BlockBlob' });
+    if (body !== undefined)
+      Object.assign(headers, {
+        'content-length': String(Buffer.byteLength(body)),
+        'content-type': 'application/octet-stream',
+        'x-ms-blob-type': 'BlockBlob',
+      });
     headers.authorization = `SharedKey ${AZURITE_ACCOUNT}:${sharedKeySignature(AZURITE_ACCOUNT, AZURITE_KEY, method, url, headers)}`;
     const res = await fetch(url, { method, headers, ...(body !== undefined && { body }) });
     const text = await res.text();

@@ -47,11 +47,16 @@ export async function runBrContainer(container: Obj, ctx: BrRunContext): Promise
     else if (/^metadata\.labels\['[^']+'\]$/.test(e.valueFrom?.fieldRef?.fieldPath ?? '')) {
       // The kubelet gives an empty value for a label the Pod does not have.
       env[e.name] = ctx.labels?.[e.valueFrom.fieldRef.fieldPath.slice("metadata.labels['".length, -2)] ?? '';
-    }
-    else if (e.valueFrom?.secretKeyRef) {
+    } else if (e.valueFrom?.secretKeyRef) {
       const value = ctx.secrets[e.valueFrom.secretKeyRef.name]?.[e.valueFrom.secretKeyRef.key];
       // A missing Secret or key keeps the container from starting (CreateContainerConfigError).
-      if (value === undefined) return { status: null, output: `secret ${e.valueFrom.secretKeyRef.name} has no key ${e.valueFrom.secretKeyRef.key}`, message: {}, text: '' };
+      if (value === undefined)
+        return {
+          status: null,
+          output: `secret ${e.valueFrom.secretKeyRef.name} has no key ${e.valueFrom.secretKeyRef.key}`,
+          message: {},
+          text: '',
+        };
       env[e.name] = value;
     } else throw new Error(`no value for ${e.name}`);
   }
@@ -65,7 +70,9 @@ export async function runBrContainer(container: Obj, ctx: BrRunContext): Promise
   const local = script.replace('/br "$@"', `${ctx.br ?? `node ${BR_SIM}`} "$@"`).replaceAll('/dev/termination-log', termination);
   try {
     const r = await new Promise<{ status: number | null; output: string }>((resolve) => {
-      const child = spawn(sh, [dashC, local, name, ...args], { env: { PATH: process.env.PATH!, ...env, BR_SIM_TIKV_VERSION: ctx.tikvVersion ?? 'v8.5.7', ...(ctx.pd && { BR_SIM_PD: ctx.pd }) } });
+      const child = spawn(sh, [dashC, local, name, ...args], {
+        env: { PATH: process.env.PATH!, ...env, BR_SIM_TIKV_VERSION: ctx.tikvVersion ?? 'v8.5.7', ...(ctx.pd && { BR_SIM_PD: ctx.pd }) },
+      });
       let output = '';
       child.stdout.on('data', (d) => (output += d));
       child.stderr.on('data', (d) => (output += d));

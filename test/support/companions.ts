@@ -17,7 +17,10 @@ export function renderWith(...documents: Obj[]) {
     const linked = linkOperations(loaded.clusters, loaded.documents);
     const errors = [...loaded.errors.map((e) => e.message), ...linked.errors];
     if (errors.length > 0) throw new Error(errors.join('\n'));
-    const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations).flatMap((r) => r.objects);
+    const objects = renderClusters(
+      loaded.clusters.map((c) => c.resolved),
+      linked.operations,
+    ).flatMap((r) => r.objects);
     assertValidK8sObjects(objects, '1.32');
     return objects;
   };

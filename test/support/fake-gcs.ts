@@ -19,7 +19,9 @@ export function findFakeGcsServer(env: NodeJS.ProcessEnv = process.env): { path:
   const dir = env[TEST_ASSETS_ENV] || DEFAULT_DIR;
   const path = join(dir, 'fake-gcs-server');
   if (executable(path)) return { path };
-  return { missing: `${path} ${existsSync(path) ? 'is not executable' : 'does not exist'} (\`bash scripts/fake-gcs-server.sh\` builds it)` };
+  return {
+    missing: `${path} ${existsSync(path) ? 'is not executable' : 'does not exist'} (\`bash scripts/fake-gcs-server.sh\` builds it)`,
+  };
 }
 
 export interface FakeGcs {
@@ -36,7 +38,11 @@ export async function startFakeGcs(buckets: readonly string[]): Promise<FakeGcs>
   const found = findFakeGcsServer();
   if ('missing' in found) throw new Error(found.missing);
   const port = await freePort();
-  const child = spawn(found.path, ['-backend', 'memory', '-scheme', 'http', '-host', '127.0.0.1', '-port', String(port), '-log-level', 'error'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    found.path,
+    ['-backend', 'memory', '-scheme', 'http', '-host', '127.0.0.1', '-port', String(port), '-log-level', 'error'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let errors = '';
   child.stderr!.on('data', (d) => (errors += d));
   const endpoint = `http://127.0.0.1:${port}`;
@@ -44,7 +50,10 @@ export async function startFakeGcs(buckets: readonly string[]): Promise<FakeGcs>
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`fake-gcs-server exited (${child.exitCode}): ${errors}`);
-    const up = await fetch(`${endpoint}/storage/v1/b`).then((r) => r.ok, () => false);
+    const up = await fetch(`${endpoint}/storage/v1/b`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -64,7 +73,14 @@ export async function startFakeGcs(buckets: readonly string[]): Promise<FakeGcs>
   };
   try {
     for (const name of buckets) {
-      await ok(`create bucket ${name}`, await fetch(`${endpoint}/storage/v1/b?project=test`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) }));
+      await ok(
+        `create bucket ${name}`,
+        await fetch(`${endpoint}/storage/v1/b?project=test`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name }),
+        }),
+      );
     }
   } catch (e) {
     await stop();
@@ -77,7 +93,10 @@ export async function startFakeGcs(buckets: readonly string[]): Promise<FakeGcs>
       await ok(`put ${name}`, await fetch(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body }));
     },
     async names(bucket, prefix = '') {
-      const res = await ok('list', await fetch(`${endpoint}/storage/v1/b/${encodeURIComponent(bucket)}/o?prefix=${encodeURIComponent(prefix)}`));
+      const res = await ok(
+        'list',
+        await fetch(`${endpoint}/storage/v1/b/${encodeURIComponent(bucket)}/o?prefix=${encodeURIComponent(prefix)}`),
+      );
       return (((await res.json()) as { items?: { name: string }[] }).items ?? []).map((i) => i.name).sort();
     },
     stop,

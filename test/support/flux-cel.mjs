@@ -10,21 +10,33 @@
 // Input on stdin: {"exprs": {...}, "objects": [...]}; output: one status (or "error: ...") per object.
 import { Environment } from '@marcbachmann/cel-js';
 
-const input = JSON.parse(await new Promise((resolve) => {
-  let text = '';
-  process.stdin.on('data', (d) => (text += d)).on('end', () => resolve(text));
-}));
+const input = JSON.parse(
+  await new Promise((resolve) => {
+    let text = '';
+    process.stdin.on('data', (d) => (text += d)).on('end', () => resolve(text));
+  }),
+);
 
 const env = new Environment({ enableOptionalTypes: true, unlistedVariablesAreDyn: true });
 const ints = (v) =>
-  Array.isArray(v) ? v.map(ints) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, ints(x)])) : Number.isInteger(v) ? BigInt(v) : v;
+  Array.isArray(v)
+    ? v.map(ints)
+    : v !== null && typeof v === 'object'
+      ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, ints(x)]))
+      : Number.isInteger(v)
+        ? BigInt(v)
+        : v;
 
 function evaluate(exprs, obj) {
   const observed = obj.status?.observedGeneration;
   const generation = obj.metadata?.generation;
   if (Number.isInteger(observed) && Number.isInteger(generation) && observed !== generation) return 'InProgress';
   const vars = ints(obj);
-  for (const [key, status] of [['inProgress', 'InProgress'], ['failed', 'Failed'], ['current', 'Current']]) {
+  for (const [key, status] of [
+    ['inProgress', 'InProgress'],
+    ['failed', 'Failed'],
+    ['current', 'Current'],
+  ]) {
     if (!exprs[key]) continue;
     const result = env.evaluate(exprs[key], vars);
     if (typeof result !== 'boolean') throw new Error(`${key} is not a boolean: ${String(result)}`);

@@ -33,7 +33,11 @@ export class GitOpsTool {
 
   keepsOnRemoval(o: Obj): boolean {
     const a = o.metadata?.annotations ?? {};
-    if (this.style === 'argocd') return String(a['argocd.argoproj.io/sync-options'] ?? '').split(',').map((s) => s.trim()).includes('Prune=false');
+    if (this.style === 'argocd')
+      return String(a['argocd.argoproj.io/sync-options'] ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .includes('Prune=false');
     return a['kustomize.toolkit.fluxcd.io/prune'] === 'disabled';
   }
 
@@ -52,7 +56,8 @@ export class GitOpsTool {
         this.kept.push(key);
         continue;
       }
-      if (kube.get(old.kind, old.metadata.namespace ?? 'default', old.metadata.name)) kube.delete(old.kind, old.metadata.namespace ?? 'default', old.metadata.name);
+      if (kube.get(old.kind, old.metadata.namespace ?? 'default', old.metadata.name))
+        kube.delete(old.kind, old.metadata.namespace ?? 'default', old.metadata.name);
       this.pruned.push(key);
     }
     this.inventory = next;

@@ -46,24 +46,33 @@ export async function startGoogleAuth(): Promise<GoogleAuth> {
     const body = new URLSearchParams(await text(req));
     state.requests++;
     const refuse = (description: string) => {
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant', error_description: description }));
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: 'invalid_grant', error_description: description }));
     };
     if (req.method !== 'POST' || req.url !== '/token') return void res.writeHead(404).end();
-    if (body.get('grant_type') !== GRANT_TYPE) return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unsupported_grant_type' }));
+    if (body.get('grant_type') !== GRANT_TYPE)
+      return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unsupported_grant_type' }));
     const parts = (body.get('assertion') ?? '').split('.');
     if (parts.length !== 3) return refuse('Invalid JWT.');
-    const [header, claims] = parts.slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Record<string, unknown>);
+    const [header, claims] = parts
+      .slice(0, 2)
+      .map((p) => JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Record<string, unknown>);
     if (header.alg !== 'RS256') return refuse('Invalid JWT: alg.');
-    if (!verify('RSA-SHA256', Buffer.from(`${parts[0]}.${parts[1]}`), publicKey, Buffer.from(parts[2], 'base64url'))) return refuse('Invalid JWT Signature.');
+    if (!verify('RSA-SHA256', Buffer.from(`${parts[0]}.${parts[1]}`), publicKey, Buffer.from(parts[2], 'base64url')))
+      return refuse('Invalid JWT Signature.');
     const now = Math.floor(Date.now() / 1000);
     const [iat, exp] = [Number(claims.iat), Number(claims.exp)];
     if (claims.iss !== CLIENT_EMAIL) return refuse('Invalid JWT: iss.');
     if (claims.aud !== auth.tokenUri) return refuse('Invalid JWT: aud.');
     if (typeof claims.scope !== 'string' || !claims.scope.split(' ').includes(STORAGE_SCOPE)) return refuse('Invalid JWT: scope.');
-    if (!(iat <= now + 60 && exp > now && exp - iat <= 3600)) return refuse('Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.');
+    if (!(iat <= now + 60 && exp > now && exp - iat <= 3600))
+      return refuse('Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.');
     const token = `ya29.test-${state.issued.length + 1}`;
     state.issued.push(token);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: state.expiresIn }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: state.expiresIn }));
   });
   const tokenPort = await listen(tokenServer);
   servers.push(tokenServer);
@@ -97,12 +106,17 @@ export async function startGoogleAuth(): Promise<GoogleAuth> {
         const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
         if (token === undefined || !state.issued.includes(token)) {
           req.resume();
-          return void res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 401, message: 'Invalid Credentials' } }));
+          return void res
+            .writeHead(401, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { code: 401, message: 'Invalid Credentials' } }));
         }
-        const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
+        const out = request(
+          { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
         out.on('error', () => res.writeHead(502).end());
         req.pipe(out);
       });

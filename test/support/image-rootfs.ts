@@ -25,8 +25,13 @@ export function imageNodeVersion(): string {
 /** Fills `<dir>/rootfs` (after unpacking node into `<dir>/package`) and returns its path. */
 export function buildImageRootfs(dir: string): string {
   const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
-  const packed = execFileSync('npm', ['pack', '--silent', `node-linux-${arch}@${imageNodeVersion()}`], { cwd: dir, encoding: 'utf8' }).trim().split('\n').at(-1)!;
-  const integrity = `sha512-${createHash('sha512').update(readFileSync(join(dir, packed))).digest('base64')}`;
+  const packed = execFileSync('npm', ['pack', '--silent', `node-linux-${arch}@${imageNodeVersion()}`], { cwd: dir, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .at(-1)!;
+  const integrity = `sha512-${createHash('sha512')
+    .update(readFileSync(join(dir, packed)))
+    .digest('base64')}`;
   const pinned = dockerfileArg(arch === 'x64' ? 'NODE_INTEGRITY_AMD64' : 'NODE_INTEGRITY_ARM64');
   if (integrity !== pinned) throw new Error(`${packed}: integrity ${integrity}, the Dockerfile pins ${pinned}`);
   execFileSync('tar', ['xzf', packed], { cwd: dir });

@@ -16,7 +16,10 @@ export type { K8sSchemaError };
 /** The target's minor version (31 for 1.31), or `1.NN` as the CLI takes it. */
 export type KubeMinor = number | string;
 /** Every minor the release renders for, oldest first. */
-export const SCHEMA_MINORS: readonly number[] = Array.from({ length: NEWEST_KUBE_MINOR - OLDEST_KUBE_MINOR + 1 }, (_, i) => OLDEST_KUBE_MINOR + i);
+export const SCHEMA_MINORS: readonly number[] = Array.from(
+  { length: NEWEST_KUBE_MINOR - OLDEST_KUBE_MINOR + 1 },
+  (_, i) => OLDEST_KUBE_MINOR + i,
+);
 
 // Loaded once per process; jest gives each test file its own module registry, so once per test file.
 const cached = new Map<number, KubeSchema>();
@@ -25,7 +28,11 @@ const cached = new Map<number, KubeSchema>();
 export function fullSchema(kube: KubeMinor): KubeSchema {
   const minor = minorOf(kube);
   let found = cached.get(minor);
-  if (!found) cached.set(minor, (found = new KubeSchema({ ...(readKubeDefinitions(minor) as Record<string, SchemaNode>), ...monitoringDefinitions() })));
+  if (!found)
+    cached.set(
+      minor,
+      (found = new KubeSchema({ ...(readKubeDefinitions(minor) as Record<string, SchemaNode>), ...monitoringDefinitions() })),
+    );
   return found;
 }
 
@@ -49,7 +56,9 @@ export function fromCrdSchema(node: any, top = false): SchemaNode {
   const out: any = {};
   for (const key of ['type', 'format', 'enum', 'required']) if (node[key] !== undefined) out[key] = node[key];
   if (node.properties) {
-    out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, top && k === 'metadata' ? { $ref: OBJECT_META } : fromCrdSchema(v)]));
+    out.properties = Object.fromEntries(
+      Object.entries(node.properties).map(([k, v]) => [k, top && k === 'metadata' ? { $ref: OBJECT_META } : fromCrdSchema(v)]),
+    );
   }
   if (node.items) out.items = fromCrdSchema(node.items);
   if (typeof node.additionalProperties === 'object') out.additionalProperties = fromCrdSchema(node.additionalProperties);

@@ -58,7 +58,8 @@ const INIT_SQL = [
 ].join('\n');
 
 export async function startMariaDb(opts: { host?: string; port?: number; tls?: boolean } = {}): Promise<MariaDb> {
-  if (![MARIADBD, INSTALL_DB, CLI].every((p) => existsSync(p))) throw new Error('mariadb-server (Debian) is needed: apt-get install mariadb-server');
+  if (![MARIADBD, INSTALL_DB, CLI].every((p) => existsSync(p)))
+    throw new Error('mariadb-server (Debian) is needed: apt-get install mariadb-server');
   const host = opts.host ?? '127.0.0.1';
   const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-mariadb-'));
   const f = (name: string) => join(dir, name);
@@ -69,7 +70,14 @@ export async function startMariaDb(opts: { host?: string; port?: number; tls?: b
   try {
     // Its own tmpdir: a server starting removes the temporary tables it finds there, another's too.
     mkdirSync(f('tmp'));
-    await run(INSTALL_DB, ['--no-defaults', ...asRoot, `--datadir=${f('data')}`, `--tmpdir=${f('tmp')}`, '--auth-root-authentication-method=normal', '--skip-test-db']);
+    await run(INSTALL_DB, [
+      '--no-defaults',
+      ...asRoot,
+      `--datadir=${f('data')}`,
+      `--tmpdir=${f('tmp')}`,
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+    ]);
     writeFileSync(f('init.sql'), INIT_SQL);
     if (opts.tls) tls = await makeCertificates(dir);
     port = opts.port ?? (await freePort(host));
@@ -80,9 +88,21 @@ export async function startMariaDb(opts: { host?: string; port?: number; tls?: b
   const child = spawn(
     MARIADBD,
     [
-      '--no-defaults', ...asRoot, `--datadir=${f('data')}`, `--tmpdir=${f('tmp')}`, `--bind-address=${host}`, `--port=${port}`, `--socket=${f('sock')}`,
-      '--skip-name-resolve', `--init-file=${f('init.sql')}`, `--pid-file=${f('pid')}`, `--log-error=${f('error.log')}`,
-      '--skip-log-bin', '--performance-schema=OFF', '--innodb-buffer-pool-size=16M', '--max-connections=50',
+      '--no-defaults',
+      ...asRoot,
+      `--datadir=${f('data')}`,
+      `--tmpdir=${f('tmp')}`,
+      `--bind-address=${host}`,
+      `--port=${port}`,
+      `--socket=${f('sock')}`,
+      '--skip-name-resolve',
+      `--init-file=${f('init.sql')}`,
+      `--pid-file=${f('pid')}`,
+      `--log-error=${f('error.log')}`,
+      '--skip-log-bin',
+      '--performance-schema=OFF',
+      '--innodb-buffer-pool-size=16M',
+      '--max-connections=50',
       ...(tls ? [`--ssl-ca=${f('ca.crt')}`, `--ssl-cert=${f('server.crt')}`, `--ssl-key=${f('server.key')}`] : []),
     ],
     { stdio: 'ignore' },
@@ -112,7 +132,9 @@ export async function startMariaDb(opts: { host?: string; port?: number; tls?: b
     if (exited || Date.now() > deadline) {
       const log = existsSync(f('error.log')) ? readFileSync(f('error.log'), 'utf8').slice(-2000) : '';
       await stop();
-      throw new Error(`MariaDB did not ${exited ? 'stay up' : `greet within ${READY_WITHIN_MS} ms`} on ${host}:${port}; its log ends:\n${log}`);
+      throw new Error(
+        `MariaDB did not ${exited ? 'stay up' : `greet within ${READY_WITHIN_MS} ms`} on ${host}:${port}; its log ends:\n${log}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -148,12 +170,49 @@ function greets(host: string, port: number): Promise<boolean> {
 export async function makeCertificates(dir: string): Promise<MariaDbTls> {
   const f = (name: string) => join(dir, name);
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await run('openssl', ['req', '-x509', ...key, '-days', '2', '-subj', '/CN=tidb-gitops test CA', '-keyout', f('ca.key'), '-out', f('ca.crt')]);
-  writeFileSync(f('leaf.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n');
+  await run('openssl', [
+    'req',
+    '-x509',
+    ...key,
+    '-days',
+    '2',
+    '-subj',
+    '/CN=tidb-gitops test CA',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+  ]);
+  writeFileSync(
+    f('leaf.ext'),
+    'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n',
+  );
   for (const who of ['server', 'client']) {
     await run('openssl', ['req', ...key, '-subj', `/CN=${who}`, '-keyout', f(`${who}.key`), '-out', f(`${who}.csr`)]);
-    await run('openssl', ['x509', '-req', '-in', f(`${who}.csr`), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', f('leaf.ext'), '-out', f(`${who}.crt`)]);
+    await run('openssl', [
+      'x509',
+      '-req',
+      '-in',
+      f(`${who}.csr`),
+      '-CA',
+      f('ca.crt'),
+      '-CAkey',
+      f('ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      f('leaf.ext'),
+      '-out',
+      f(`${who}.crt`),
+    ]);
   }
   const pem = (name: string) => readFileSync(f(name), 'utf8');
-  return { ca: pem('ca.crt'), cert: pem('server.crt'), key: pem('server.key'), clientCert: pem('client.crt'), clientKey: pem('client.key') };
+  return {
+    ca: pem('ca.crt'),
+    cert: pem('server.crt'),
+    key: pem('server.key'),
+    clientCert: pem('client.crt'),
+    clientKey: pem('client.key'),
+  };
 }

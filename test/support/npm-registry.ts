@@ -68,7 +68,11 @@ function send(url: string, method: string, body?: unknown): Promise<{ status: nu
     const req = request(url, {
       method,
       agent: false,
-      headers: { accept: 'application/json', connection: 'close', ...(data && { 'content-type': 'application/json', 'content-length': data.length }) },
+      headers: {
+        accept: 'application/json',
+        connection: 'close',
+        ...(data && { 'content-type': 'application/json', 'content-length': data.length }),
+      },
       timeout: REQUEST_TIMEOUT_MS,
     });
     req.on('timeout', () => req.destroy(new Error(`${method} ${url}: no answer in ${REQUEST_TIMEOUT_MS} ms`)));
@@ -93,7 +97,11 @@ function send(url: string, method: string, body?: unknown): Promise<{ status: nu
 export async function startNpmRegistry(): Promise<NpmRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'npm-registry-'));
   writeFileSync(join(dir, 'config.yaml'), config(dir));
-  const { server, log, stop } = startLogged('verdaccio', process.execPath, ['-e', MAIN], dir, { ...process.env, VERDACCIO_MODULE: require.resolve('verdaccio'), VERDACCIO_CONFIG: join(dir, 'config.yaml') });
+  const { server, log, stop } = startLogged('verdaccio', process.execPath, ['-e', MAIN], dir, {
+    ...process.env,
+    VERDACCIO_MODULE: require.resolve('verdaccio'),
+    VERDACCIO_CONFIG: join(dir, 'config.yaml'),
+  });
   try {
     const port = await pollUntil(server, async () => /^listening on (\d+)$/m.exec(log())?.[1], 60_000, 'its port');
     const url = `http://127.0.0.1:${port}/`;
@@ -102,7 +110,13 @@ export async function startNpmRegistry(): Promise<NpmRegistry> {
     return {
       url,
       async addUser(name, password) {
-        const res = await send(`${url}-/user/org.couchdb.user:${encodeURIComponent(name)}`, 'PUT', { _id: `org.couchdb.user:${name}`, name, password, type: 'user', roles: [] });
+        const res = await send(`${url}-/user/org.couchdb.user:${encodeURIComponent(name)}`, 'PUT', {
+          _id: `org.couchdb.user:${name}`,
+          name,
+          password,
+          type: 'user',
+          roles: [],
+        });
         const body = res.body as { token?: string; error?: string };
         if (res.status !== 201 || !body.token) throw new Error(`verdaccio did not register ${name}: ${res.status} ${JSON.stringify(body)}`);
         return body.token;

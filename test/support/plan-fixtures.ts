@@ -66,12 +66,21 @@ export function pod(
       annotations: o.annotations,
       deletionTimestamp: o.terminating ? new Date(NOW) : undefined,
     },
-    status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True', ...(o.readySince ? { lastTransitionTime: o.readySince } : {}) }] },
+    status: {
+      conditions: [
+        { type: 'Ready', status: o.ready === false ? 'False' : 'True', ...(o.readySince ? { lastTransitionTime: o.readySince } : {}) },
+      ],
+    },
   };
 }
 
 export const pods = (kind: ComponentKind, revs: string[]) => revs.map((r, i) => pod(kind, i, r));
-export const member = (ord: number, healthy = true): PdMember => ({ name: `c-pd-${ord}`, memberId: String(100 + ord), clientUrls: [], healthy });
+export const member = (ord: number, healthy = true): PdMember => ({
+  name: `c-pd-${ord}`,
+  memberId: String(100 + ord),
+  clientUrls: [],
+  healthy,
+});
 export const store = (ord: number, leaders: number, state = 'Up'): PdStore => ({
   id: ord + 1,
   address: `c-tikv-${ord}.c-tikv-peer.ns.svc:20160`,
@@ -100,9 +109,10 @@ export function planOne(
   c: ComponentState,
   pd: PdState | { error: string } | undefined = pdState(),
   others: ComponentState[] = [],
-  extra: Partial<Pick<PlanInput, 'volumes' | 'failover' | 'options' | 'now' | 'probes' | 'evictions' | 'volumeSizes' | 'volumeRefusals' | 'replacements'>> = {},
+  extra: Partial<
+    Pick<PlanInput, 'volumes' | 'failover' | 'options' | 'now' | 'probes' | 'evictions' | 'volumeSizes' | 'volumeRefusals' | 'replacements'>
+  > = {},
 ) {
   const all = [...others, c];
   return plan({ cluster: CLUSTER, components: all, pd, now: NOW, probes: PROBES_OK, ...extra }).find((p) => p.kind === c.kind)!;
 }
-

@@ -56,7 +56,11 @@ export function scrapeConfigs(podMonitors: Obj[], opts: ScrapeConfigOptions): Ob
   for (const key of keys) {
     const pm = byKey.get(key)!;
     const spec = checkSpec(pm, key);
-    spec.endpoints.forEach((ep, i) => out.push(podMonitorConfig(pm.metadata.namespace, pm.metadata.name, spec, ep, i, opts, `PodMonitor ${key}: spec.podMetricsEndpoints[${i}]`)));
+    spec.endpoints.forEach((ep, i) =>
+      out.push(
+        podMonitorConfig(pm.metadata.namespace, pm.metadata.name, spec, ep, i, opts, `PodMonitor ${key}: spec.podMetricsEndpoints[${i}]`),
+      ),
+    );
   }
   return out;
 }
@@ -75,7 +79,12 @@ function podMonitorConfig(namespace: string, name: string, spec: Spec, ep: Obj, 
   if (ep.scrapeTimeout) cfg.scrape_timeout = ep.scrapeTimeout;
   if (ep.path) cfg.metrics_path = ep.path;
   // yaml.v2 writes Go maps with sorted keys.
-  if (ep.params !== undefined) cfg.params = Object.fromEntries(Object.keys(ep.params).sort().map((k) => [k, ep.params[k]]));
+  if (ep.params !== undefined)
+    cfg.params = Object.fromEntries(
+      Object.keys(ep.params)
+        .sort()
+        .map((k) => [k, ep.params[k]]),
+    );
   // types.go Scheme.String(): lower case.
   if (ep.scheme !== undefined) cfg.scheme = String(ep.scheme).toLowerCase();
   const tls = endpointTLS(ep.tlsConfig, namespace, opts, `${where}.tlsConfig`);
@@ -142,16 +151,27 @@ function relabelings(namespace: string, name: string, spec: Spec, ep: Obj): Obj[
   );
   // spec.podTargetLabels (our Prometheus has no global podTargetLabels).
   for (const l of spec.podTargetLabels) {
-    rs.push({ source_labels: [`__meta_kubernetes_pod_label_${sanitizeLabelName(l)}`], target_label: sanitizeLabelName(l), regex: '(.+)', replacement: '${1}' });
+    rs.push({
+      source_labels: [`__meta_kubernetes_pod_label_${sanitizeLabelName(l)}`],
+      target_label: sanitizeLabelName(l),
+      regex: '(.+)',
+      replacement: '${1}',
+    });
   }
   // The job label: "<namespace>/<name>", replaced by the jobLabel's value where the pod has one.
   rs.push({ target_label: 'job', replacement: `${namespace}/${name}` });
   if (spec.jobLabel) {
-    rs.push({ source_labels: [`__meta_kubernetes_pod_label_${sanitizeLabelName(spec.jobLabel)}`], target_label: 'job', regex: '(.+)', replacement: '${1}' });
+    rs.push({
+      source_labels: [`__meta_kubernetes_pod_label_${sanitizeLabelName(spec.jobLabel)}`],
+      target_label: 'job',
+      regex: '(.+)',
+      replacement: '${1}',
+    });
   }
   // The endpoint label: the port name, else the deprecated targetPort as a string (a number too).
   if (ep.port) rs.push({ target_label: 'endpoint', replacement: ep.port });
-  else if (ep.targetPort !== undefined && String(ep.targetPort) !== '') rs.push({ target_label: 'endpoint', replacement: String(ep.targetPort) });
+  else if (ep.targetPort !== undefined && String(ep.targetPort) !== '')
+    rs.push({ target_label: 'endpoint', replacement: String(ep.targetPort) });
   // The endpoint's own relabelings (no scrape class relabelings, no enforcedNamespaceLabel).
   rs.push(...generateRelabelConfig(ep.relabelings ?? []));
   rs.push(...shardingRelabelings());
@@ -164,7 +184,10 @@ function relabelings(namespace: string, name: string, spec: Spec, ep: Obj): Obj[
  */
 function selectorRelabelings(selector: Obj): Obj[] {
   const rs: Obj[] = [];
-  const both = (k: string) => [`__meta_kubernetes_pod_label_${sanitizeLabelName(k)}`, `__meta_kubernetes_pod_labelpresent_${sanitizeLabelName(k)}`];
+  const both = (k: string) => [
+    `__meta_kubernetes_pod_label_${sanitizeLabelName(k)}`,
+    `__meta_kubernetes_pod_labelpresent_${sanitizeLabelName(k)}`,
+  ];
   const present = (k: string) => [`__meta_kubernetes_pod_labelpresent_${sanitizeLabelName(k)}`];
   const labels: Record<string, string> = selector.matchLabels ?? {};
   for (const k of Object.keys(labels).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -194,8 +217,10 @@ function portFilter(ep: Obj): Obj[] {
   if (ep.port) return [{ action: 'keep', source_labels: ['__meta_kubernetes_pod_container_port_name'], regex: ep.port }];
   // The number goes into the YAML as a number, as the operator writes it; Prometheus reads it as the regex "8080".
   if (ep.portNumber) return [{ action: 'keep', source_labels: ['__meta_kubernetes_pod_container_port_number'], regex: ep.portNumber }];
-  if (typeof ep.targetPort === 'string' && ep.targetPort !== '') return [{ action: 'keep', source_labels: ['__meta_kubernetes_pod_container_port_name'], regex: ep.targetPort }];
-  if (typeof ep.targetPort === 'number' && ep.targetPort !== 0) return [{ action: 'keep', source_labels: ['__meta_kubernetes_pod_container_port_number'], regex: ep.targetPort }];
+  if (typeof ep.targetPort === 'string' && ep.targetPort !== '')
+    return [{ action: 'keep', source_labels: ['__meta_kubernetes_pod_container_port_name'], regex: ep.targetPort }];
+  if (typeof ep.targetPort === 'number' && ep.targetPort !== 0)
+    return [{ action: 'keep', source_labels: ['__meta_kubernetes_pod_container_port_number'], regex: ep.targetPort }];
   return [];
 }
 
@@ -245,15 +270,47 @@ interface Spec {
 
 const SPEC_FIELDS = ['selector', 'selectorMechanism', 'namespaceSelector', 'jobLabel', 'podTargetLabels', 'podMetricsEndpoints'];
 const ENDPOINT_FIELDS = [
-  'port', 'portNumber', 'targetPort', 'path', 'scheme', 'params', 'interval', 'scrapeTimeout', 'honorLabels', 'honorTimestamps',
-  'relabelings', 'metricRelabelings', 'tlsConfig', 'filterRunning',
+  'port',
+  'portNumber',
+  'targetPort',
+  'path',
+  'scheme',
+  'params',
+  'interval',
+  'scrapeTimeout',
+  'honorLabels',
+  'honorTimestamps',
+  'relabelings',
+  'metricRelabelings',
+  'tlsConfig',
+  'filterRunning',
 ];
 const TLS_FIELDS = ['ca', 'cert', 'keySecret', 'serverName', 'insecureSkipVerify'];
 const RELABEL_FIELDS = ['sourceLabels', 'separator', 'targetLabel', 'regex', 'modulus', 'replacement', 'action'];
 // prometheus_types.go RelabelConfig.action: the CRD's enum.
 const RELABEL_ACTIONS = [
-  'replace', 'Replace', 'keep', 'Keep', 'drop', 'Drop', 'hashmod', 'HashMod', 'labelmap', 'LabelMap', 'labeldrop', 'LabelDrop',
-  'labelkeep', 'LabelKeep', 'lowercase', 'Lowercase', 'uppercase', 'Uppercase', 'keepequal', 'KeepEqual', 'dropequal', 'DropEqual',
+  'replace',
+  'Replace',
+  'keep',
+  'Keep',
+  'drop',
+  'Drop',
+  'hashmod',
+  'HashMod',
+  'labelmap',
+  'LabelMap',
+  'labeldrop',
+  'LabelDrop',
+  'labelkeep',
+  'LabelKeep',
+  'lowercase',
+  'Lowercase',
+  'uppercase',
+  'Uppercase',
+  'keepequal',
+  'KeepEqual',
+  'dropequal',
+  'DropEqual',
 ];
 // types.go Duration's pattern.
 const DURATION = /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
@@ -267,7 +324,8 @@ function identify(pm: Obj): string {
   }
   const { name, namespace } = pm.metadata ?? {};
   if (typeof name !== 'string' || name === '') throw new Error('PodMonitor: metadata.name is missing');
-  if (typeof namespace !== 'string' || namespace === '') throw new Error(`PodMonitor ${name}: metadata.namespace is missing; the operator reads PodMonitors from the API, where each has one`);
+  if (typeof namespace !== 'string' || namespace === '')
+    throw new Error(`PodMonitor ${name}: metadata.namespace is missing; the operator reads PodMonitors from the API, where each has one`);
   return `${namespace}/${name}`;
 }
 
@@ -278,7 +336,9 @@ function checkSpec(pm: Obj, key: string): Spec {
   const selector = checkSelector(spec.selector, `${at}.selector`);
   // The default mechanism; RoleSelector (SD-side `selectors`) is not reproduced.
   if (spec.selectorMechanism !== undefined && spec.selectorMechanism !== 'RelabelConfig') {
-    throw new Error(`${at}.selectorMechanism: ${JSON.stringify(spec.selectorMechanism)} is not supported by scrapeConfigs; only RelabelConfig (the default) is`);
+    throw new Error(
+      `${at}.selectorMechanism: ${JSON.stringify(spec.selectorMechanism)} is not supported by scrapeConfigs; only RelabelConfig (the default) is`,
+    );
   }
   const namespaceSelector = object(spec.namespaceSelector ?? {}, `${at}.namespaceSelector`);
   onlyFields(namespaceSelector, ['any', 'matchNames'], `${at}.namespaceSelector`);
@@ -287,7 +347,9 @@ function checkSpec(pm: Obj, key: string): Spec {
   const jobLabel = spec.jobLabel === undefined ? '' : str(spec.jobLabel, `${at}.jobLabel`);
   const podTargetLabels = spec.podTargetLabels === undefined ? [] : strings(spec.podTargetLabels, `${at}.podTargetLabels`);
   if (spec.podMetricsEndpoints === undefined) throw new Error(`${at}.podMetricsEndpoints: required field is missing`);
-  const endpoints = array(spec.podMetricsEndpoints, `${at}.podMetricsEndpoints`).map((ep, i) => checkEndpoint(ep, `${at}.podMetricsEndpoints[${i}]`));
+  const endpoints = array(spec.podMetricsEndpoints, `${at}.podMetricsEndpoints`).map((ep, i) =>
+    checkEndpoint(ep, `${at}.podMetricsEndpoints[${i}]`),
+  );
   return { selector, namespaceSelector, jobLabel, podTargetLabels, endpoints };
 }
 
@@ -334,7 +396,8 @@ function checkEndpoint(raw: unknown, at: string): Obj {
   }
   if (ep.params !== undefined) for (const [k, v] of Object.entries(object(ep.params, `${at}.params`))) strings(v, `${at}.params.${k}`);
   for (const f of ['interval', 'scrapeTimeout'] as const) {
-    if (ep[f] !== undefined && !DURATION.test(str(ep[f], `${at}.${f}`))) throw new Error(`${at}.${f}: expected a duration such as 30s or 1m, got ${JSON.stringify(ep[f])}`);
+    if (ep[f] !== undefined && !DURATION.test(str(ep[f], `${at}.${f}`)))
+      throw new Error(`${at}.${f}: expected a duration such as 30s or 1m, got ${JSON.stringify(ep[f])}`);
   }
   // resource_selector.go validateScrapeIntervalAndTimeout (the global interval is unknown here: Prometheus checks that one).
   if (ep.interval && ep.scrapeTimeout && durationMs(ep.scrapeTimeout) > durationMs(ep.interval)) {
@@ -354,16 +417,20 @@ function checkRelabelConfig(raw: unknown, at: string): void {
   onlyFields(rc, RELABEL_FIELDS, at);
   if (rc.sourceLabels !== undefined) strings(rc.sourceLabels, `${at}.sourceLabels`);
   for (const f of ['separator', 'targetLabel', 'regex', 'replacement'] as const) if (rc[f] !== undefined) str(rc[f], `${at}.${f}`);
-  if (rc.modulus !== undefined && !(Number.isInteger(rc.modulus) && rc.modulus >= 0)) throw new Error(`${at}.modulus: expected a non-negative integer, got ${JSON.stringify(rc.modulus)}`);
+  if (rc.modulus !== undefined && !(Number.isInteger(rc.modulus) && rc.modulus >= 0))
+    throw new Error(`${at}.modulus: expected a non-negative integer, got ${JSON.stringify(rc.modulus)}`);
   if (rc.action !== undefined && !RELABEL_ACTIONS.includes(str(rc.action, `${at}.action`))) {
-    throw new Error(`${at}.action: ${JSON.stringify(rc.action)} is not a relabel action (${RELABEL_ACTIONS.filter((_, i) => i % 2 === 0).join(', ')})`);
+    throw new Error(
+      `${at}.action: ${JSON.stringify(rc.action)} is not a relabel action (${RELABEL_ACTIONS.filter((_, i) => i % 2 === 0).join(', ')})`,
+    );
   }
   const action: string = (rc.action ?? 'replace').toLowerCase();
   const target: string = rc.targetLabel ?? '';
   if (action === 'hashmod' && !rc.modulus) throw new Error(`${at}: relabel configuration for hashmod requires non-zero modulus`);
   if (['replace', 'hashmod', 'lowercase', 'uppercase', 'keepequal', 'dropequal'].includes(action)) {
     if (target === '') throw new Error(`${at}: relabel configuration for ${action} action needs targetLabel value`);
-    if (!LABEL_NAME.test(target)) throw new Error(`${at}.targetLabel: ${JSON.stringify(target)} is invalid 'target_label' for ${action} action`);
+    if (!LABEL_NAME.test(target))
+      throw new Error(`${at}.targetLabel: ${JSON.stringify(target)} is invalid 'target_label' for ${action} action`);
   }
   if (['lowercase', 'uppercase', 'keepequal', 'dropequal'].includes(action) && rc.replacement !== undefined && rc.replacement !== '$1') {
     throw new Error(`${at}.replacement: 'replacement' can not be set for ${action} action`);
@@ -371,10 +438,20 @@ function checkRelabelConfig(raw: unknown, at: string): void {
   if (action === 'labelmap' && rc.replacement !== undefined && !LABEL_NAME_WITH_VARS.test(rc.replacement)) {
     throw new Error(`${at}.replacement: ${JSON.stringify(rc.replacement)} is invalid 'replacement' for labelmap action`);
   }
-  if ((action === 'keepequal' || action === 'dropequal') && ((rc.regex && rc.regex !== '(.*)') || (rc.modulus && rc.modulus !== 0) || (rc.separator !== undefined && rc.separator !== ';'))) {
+  if (
+    (action === 'keepequal' || action === 'dropequal') &&
+    ((rc.regex && rc.regex !== '(.*)') || (rc.modulus && rc.modulus !== 0) || (rc.separator !== undefined && rc.separator !== ';'))
+  ) {
     throw new Error(`${at}: ${action} action requires only 'source_labels' and 'target_label', and no other fields`);
   }
-  if ((action === 'labeldrop' || action === 'labelkeep') && ((rc.sourceLabels ?? []).length > 0 || target !== '' || rc.modulus || (rc.separator !== undefined && rc.separator !== ';') || (rc.replacement !== undefined && rc.replacement !== '$1'))) {
+  if (
+    (action === 'labeldrop' || action === 'labelkeep') &&
+    ((rc.sourceLabels ?? []).length > 0 ||
+      target !== '' ||
+      rc.modulus ||
+      (rc.separator !== undefined && rc.separator !== ';') ||
+      (rc.replacement !== undefined && rc.replacement !== '$1'))
+  ) {
     throw new Error(`${at}: ${action} action requires only 'regex', and no other fields`);
   }
 }
@@ -418,7 +495,10 @@ function durationMs(d: string): number {
 
 function onlyFields(o: Obj, allowed: readonly string[], at: string): void {
   for (const k of Object.keys(o)) {
-    if (!allowed.includes(k)) throw new Error(`${at}.${k}: not supported by scrapeConfigs (test/support/podmonitor-scrape.ts); reproduce it there from promcfg.go or leave it out`);
+    if (!allowed.includes(k))
+      throw new Error(
+        `${at}.${k}: not supported by scrapeConfigs (test/support/podmonitor-scrape.ts); reproduce it there from promcfg.go or leave it out`,
+      );
   }
 }
 
@@ -452,10 +532,12 @@ function labelKey(k: string, at: string): void {
   const prefix = slash >= 0 ? k.slice(0, slash) : undefined;
   const name = slash >= 0 ? k.slice(slash + 1) : k;
   const okName = name.length <= 63 && /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/.test(name);
-  const okPrefix = prefix === undefined || (prefix.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(prefix));
+  const okPrefix =
+    prefix === undefined || (prefix.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(prefix));
   if (!okName || !okPrefix) throw new Error(`${at}: ${JSON.stringify(k)} is not a valid label key`);
 }
 
 function labelValue(v: string, at: string): void {
-  if (v.length > 63 || !/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(v)) throw new Error(`${at}: ${JSON.stringify(v)} is not a valid label value`);
+  if (v.length > 63 || !/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(v))
+    throw new Error(`${at}: ${JSON.stringify(v)} is not a valid label value`);
 }

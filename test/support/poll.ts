@@ -24,7 +24,8 @@ export async function pollUntil<T>(server: PolledServer, pred: () => Promise<T>,
   let last: unknown;
   for (;;) {
     const exited = server.exited();
-    if (exited !== undefined) throw new Error(`${server.name} exited (${exited}) while waiting for ${what}\n${server.name} log:\n${server.tail()}`);
+    if (exited !== undefined)
+      throw new Error(`${server.name} exited (${exited}) while waiting for ${what}\n${server.name} log:\n${server.tail()}`);
     try {
       const v = await pred();
       if (v) return v as NonNullable<T>;
@@ -33,7 +34,9 @@ export async function pollUntil<T>(server: PolledServer, pred: () => Promise<T>,
       last = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\n${server.name} log:\n${server.tail()}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\n${server.name} log:\n${server.tail()}`,
+      );
     }
     await sleep(200);
   }
@@ -49,7 +52,13 @@ export interface LoggedServer {
 }
 
 /** Starts `command` with its stdout and stderr kept; `dir` (its files) goes when it is stopped. */
-export function startLogged(name: string, command: string, args: readonly string[], dir: string, env: NodeJS.ProcessEnv = process.env): LoggedServer {
+export function startLogged(
+  name: string,
+  command: string,
+  args: readonly string[],
+  dir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): LoggedServer {
   const child: ChildProcess = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   let exit: string | undefined;

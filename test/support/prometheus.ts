@@ -75,7 +75,9 @@ const MAX_OUTPUT = 256 * 1024;
 
 function requireBinary(bin: string): void {
   if (!existsSync(bin)) {
-    throw new Error(`${bin} is missing: the Prometheus tests need Debian's prometheus package (apt-get install prometheus), which .ci/run installs`);
+    throw new Error(
+      `${bin} is missing: the Prometheus tests need Debian's prometheus package (apt-get install prometheus), which .ci/run installs`,
+    );
   }
 }
 
@@ -133,12 +135,20 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prom>
     } catch {
       // not JSON (/-/reload answers in plain text)
     }
-    if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${path}: HTTP ${res.status}: ${typeof body === 'string' ? body.trim() : body?.error ?? text}`);
+    if (!res.ok)
+      throw new Error(
+        `${init?.method ?? 'GET'} ${path}: HTTP ${res.status}: ${typeof body === 'string' ? body.trim() : (body?.error ?? text)}`,
+      );
     return body;
   };
 
   const waitFor = <T>(pred: () => Promise<T>, timeoutMs: number, what: string): Promise<NonNullable<T>> =>
-    pollUntil({ name: 'prometheus', exited: () => (running() ? undefined : String(child.exitCode ?? child.signalCode)), tail }, pred, timeoutMs, what);
+    pollUntil(
+      { name: 'prometheus', exited: () => (running() ? undefined : String(child.exitCode ?? child.signalCode)), tail },
+      pred,
+      timeoutMs,
+      what,
+    );
 
   let stopped = false;
   const prom: Prom = {
@@ -195,7 +205,10 @@ function promtool(args: string[]): Promise<PromtoolResult> {
     execFile(PROMTOOL_BIN, args, { timeout: 60_000 }, (err, stdout, stderr) => {
       // An exit status is promtool's verdict, its output says why; anything else (not started, killed
       // at the timeout) is said here, as the output alone would not.
-      const notRun = err && typeof err.code !== 'number' ? `\npromtool ${args.join(' ')} did not run to its end: ${err.killed ? `killed (${err.signal}) after 60 s` : err.message}` : '';
+      const notRun =
+        err && typeof err.code !== 'number'
+          ? `\npromtool ${args.join(' ')} did not run to its end: ${err.killed ? `killed (${err.signal}) after 60 s` : err.message}`
+          : '';
       resolve({ ok: !err, output: `${stdout}${stderr}${notRun}` });
     });
   });
@@ -256,11 +269,18 @@ function bridgedConfig(config: Obj, url: (i: number) => string): { config: Obj; 
     const { kubernetes_sd_configs: k8s, ...rest } = sc;
     const http = (k8s as Obj[]).map((sd) => {
       const at = `scrape config ${sc.job_name}: kubernetes_sd_configs`;
-      for (const k of Object.keys(sd)) if (!BRIDGED_SD_FIELDS.includes(k)) throw new Error(`${at}.${k}: not supported by the pod discovery bridge (test/support/prometheus.ts), which stands in for Kubernetes SD in this Prometheus build`);
-      for (const k of Object.keys(sd.tls_config ?? {})) if (!BRIDGED_TLS_FIELDS.includes(k)) throw new Error(`${at}.tls_config.${k}: not supported by the pod discovery bridge`);
-      for (const k of Object.keys(sd.namespaces ?? {})) if (k !== 'names') throw new Error(`${at}.namespaces.${k}: not supported by the pod discovery bridge`);
+      for (const k of Object.keys(sd))
+        if (!BRIDGED_SD_FIELDS.includes(k))
+          throw new Error(
+            `${at}.${k}: not supported by the pod discovery bridge (test/support/prometheus.ts), which stands in for Kubernetes SD in this Prometheus build`,
+          );
+      for (const k of Object.keys(sd.tls_config ?? {}))
+        if (!BRIDGED_TLS_FIELDS.includes(k)) throw new Error(`${at}.tls_config.${k}: not supported by the pod discovery bridge`);
+      for (const k of Object.keys(sd.namespaces ?? {}))
+        if (k !== 'names') throw new Error(`${at}.namespaces.${k}: not supported by the pod discovery bridge`);
       if (sd.role !== 'pod') throw new Error(`${at}.role: the pod discovery bridge serves role pod only, got ${JSON.stringify(sd.role)}`);
-      if (!sd.api_server || !sd.tls_config?.ca_file) throw new Error(`${at}: the pod discovery bridge needs api_server and tls_config.ca_file`);
+      if (!sd.api_server || !sd.tls_config?.ca_file)
+        throw new Error(`${at}: the pod discovery bridge needs api_server and tls_config.ca_file`);
       sds.push(sd);
       return { url: url(sds.length - 1), refresh_interval: '1s' };
     });

@@ -146,7 +146,17 @@ export function requestAttributes(req: ApiRequestLike): RequestAttributes {
     }
   }
   const [resource = '', name = '', subresource = ''] = parts;
-  const attrs: RequestAttributes = { resourceRequest: true, verb, apiGroup: group, apiVersion: version, resource, subresource, name, namespace, path };
+  const attrs: RequestAttributes = {
+    resourceRequest: true,
+    verb,
+    apiGroup: group,
+    apiVersion: version,
+    resource,
+    subresource,
+    name,
+    namespace,
+    path,
+  };
   if (resource === 'namespaces') attrs.namespace = name;
   if (attrs.name === '' && attrs.verb === 'get') {
     attrs.verb = watchRequested(query) ? 'watch' : 'list';
@@ -179,9 +189,7 @@ const matchesAny = (list: string[] | undefined, value: string): boolean => (list
 export function ruleAllows(rule: PolicyRule, a: RequestAttributes): boolean {
   if (!matchesAny(rule.verbs, a.verb)) return false;
   if (!a.resourceRequest) {
-    return (rule.nonResourceURLs ?? []).some(
-      (u) => u === '*' || u === a.path || (u.endsWith('*') && a.path.startsWith(u.slice(0, -1))),
-    );
+    return (rule.nonResourceURLs ?? []).some((u) => u === '*' || u === a.path || (u.endsWith('*') && a.path.startsWith(u.slice(0, -1))));
   }
   if (!matchesAny(rule.apiGroups, a.apiGroup)) return false;
   const combined = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
@@ -246,5 +254,8 @@ export function worldViolations(
 ): string[] {
   const role = world.objects.find((o) => o.kind === 'Role') as RbacRole | undefined;
   if (!role) return ['the rendered objects have no Role'];
-  return rbacViolations(role, world.kube.requests.filter((r) => ownManager === undefined || r.fieldManager !== ownManager));
+  return rbacViolations(
+    role,
+    world.kube.requests.filter((r) => ownManager === undefined || r.fieldManager !== ownManager),
+  );
 }

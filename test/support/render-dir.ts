@@ -10,7 +10,9 @@ import { renderCommand } from '../../src/cli/render';
 import type { Obj } from './render';
 
 /** A function rendering the files given (by name) as one input folder; registers the suite's clean-up. */
-export function renderFolders(name: string): (files: Record<string, string>) => { status: number; stderr: string; dir: string; docs: Obj[] } {
+export function renderFolders(
+  name: string,
+): (files: Record<string, string>) => { status: number; stderr: string; dir: string; docs: Obj[] } {
   let dir = '';
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), `tidb-gitops-${name}-`));
@@ -23,7 +25,10 @@ export function renderFolders(name: string): (files: Record<string, string>) => 
     for (const [file, text] of Object.entries(files)) writeFileSync(join(d, file), text);
     let stdout = '';
     let stderr = '';
-    const status = renderCommand({ paths: [d], controllerImage: 'example.com/c:1' }, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => '' });
+    const status = renderCommand(
+      { paths: [d], controllerImage: 'example.com/c:1' },
+      { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => '' },
+    );
     return { status, stderr, dir: d, docs: parseAllDocuments(stdout).map((x) => x.toJS() as Obj) };
   };
 }

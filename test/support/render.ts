@@ -51,7 +51,8 @@ export function renderErrors(input: Obj | string, options: ResolveOptions = {}):
 /** The one object of this kind and name (never by index). */
 export function find(objects: Obj[], kind: string, name: string | RegExp): Obj {
   const hits = objects.filter((o) => o.kind === kind && (typeof name === 'string' ? o.metadata.name === name : name.test(o.metadata.name)));
-  if (hits.length !== 1) throw new Error(`expected one ${kind} ${name}, found ${hits.length}: ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+  if (hits.length !== 1)
+    throw new Error(`expected one ${kind} ${name}, found ${hits.length}: ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
   return hits[0];
 }
 

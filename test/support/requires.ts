@@ -71,7 +71,11 @@ export const PROMETHEUS = debian('Prometheus', 'prometheus', [PROMETHEUS_BIN, PR
 /** VictoriaMetrics' vmagent, whose Kubernetes service discovery Debian keeps. */
 export const VMAGENT = debian('vmagent', 'victoria-metrics', [VMAGENT_BIN]);
 /** The Distribution registry, and umoci and skopeo that make and push the release's images. */
-export const OCI_TOOLS = debian('the OCI image tools', 'docker-registry, umoci and skopeo', ['/usr/bin/docker-registry', 'umoci', 'skopeo']);
+export const OCI_TOOLS = debian('the OCI image tools', 'docker-registry, umoci and skopeo', [
+  '/usr/bin/docker-registry',
+  'umoci',
+  'skopeo',
+]);
 /** git, for the commands that read a revision. */
 export const GIT = debian('git', 'git', ['git']);
 
@@ -105,7 +109,9 @@ export const AZURITE: Requirement = {
 /** kubectl: the control plane's own (test/kube/harness), else one on PATH. */
 export const KUBECTL: Requirement = {
   name: 'kubectl',
-  missing: once(() => (onPath('kubectl') ? undefined : 'kubectl not found (`bash scripts/kube-assets.sh` builds it beside the control plane)')),
+  missing: once(() =>
+    onPath('kubectl') ? undefined : 'kubectl not found (`bash scripts/kube-assets.sh` builds it beside the control plane)',
+  ),
 };
 
 /** Root and chroot, to run a command inside an image's root filesystem. */

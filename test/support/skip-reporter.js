@@ -25,7 +25,9 @@ class SkipReporter {
 
   onRunComplete() {
     if (this.skipped.size === 0) return;
-    const lines = [...this.skipped].sort(([a], [b]) => (a < b ? -1 : 1)).flatMap(([file, needs]) => [...needs].map((n) => `  ${file}: skipped, ${n}`));
+    const lines = [...this.skipped]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .flatMap(([file, needs]) => [...needs].map((n) => `  ${file}: skipped, ${n}`));
     process.stderr.write(`\n${this.skipped.size} test file(s) skipped tests that need what this machine lacks:\n${lines.join('\n')}\n`);
   }
 }

@@ -45,7 +45,9 @@ export function statefulSet(shape: Shape = {}): Obj {
       namespace: 'tidb',
       generation,
       labels: { 'app.kubernetes.io/component': 'tikv', 'app.kubernetes.io/instance': 'basic' },
-      ...(shape.annotations === null ? {} : { annotations: { 'tidb-gitops.io/replicas': '3', 'tidb-gitops.io/settings': '{}', ...shape.annotations } }),
+      ...(shape.annotations === null
+        ? {}
+        : { annotations: { 'tidb-gitops.io/replicas': '3', 'tidb-gitops.io/settings': '{}', ...shape.annotations } }),
     },
     spec: {
       replicas: 3,
@@ -88,7 +90,10 @@ export const HEALTH_CASES: readonly HealthCase[] = [
   },
   {
     name: 'fresh: one Pod starting, the controller will add the others',
-    object: statefulSet({ spec: { replicas: 1 }, status: { replicas: 1, readyReplicas: 0, currentReplicas: 1, updatedReplicas: 1, availableReplicas: 0 } }),
+    object: statefulSet({
+      spec: { replicas: 1 },
+      status: { replicas: 1, readyReplicas: 0, currentReplicas: 1, updatedReplicas: 1, availableReplicas: 0 },
+    }),
     argo: 'Progressing',
     message: '0 of 1 Pods ready; scaling to 3 replicas',
   },
@@ -134,7 +139,11 @@ export const HEALTH_CASES: readonly HealthCase[] = [
   },
   {
     name: 'OnDelete: a template change waits for Pods to be deleted',
-    object: statefulSet({ generation: 2, spec: { updateStrategy: { type: 'OnDelete' } }, status: { updateRevision: REV_B, updatedReplicas: 1, currentReplicas: 2 } }),
+    object: statefulSet({
+      generation: 2,
+      spec: { updateStrategy: { type: 'OnDelete' } },
+      status: { updateRevision: REV_B, updatedReplicas: 1, currentReplicas: 2 },
+    }),
     argo: 'Healthy',
     message: '3 of 3 Pods ready; 1 at the latest revision, the others update when they are deleted (OnDelete)',
   },
@@ -158,13 +167,23 @@ export const HEALTH_CASES: readonly HealthCase[] = [
   },
   {
     name: 'failover extras: one Pod added on top of the 3 asked for, all ready',
-    object: statefulSet({ generation: 3, annotations: { 'tidb-gitops.io/failover-replicas': '1' }, spec: { replicas: 4, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 4 } } }, status: { replicas: 4, readyReplicas: 4, currentReplicas: 4, updatedReplicas: 4 } }),
+    object: statefulSet({
+      generation: 3,
+      annotations: { 'tidb-gitops.io/failover-replicas': '1' },
+      spec: { replicas: 4, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 4 } } },
+      status: { replicas: 4, readyReplicas: 4, currentReplicas: 4, updatedReplicas: 4 },
+    }),
     argo: 'Healthy',
     message: '4 of 4 Pods ready (1 added by failover)',
   },
   {
     name: 'failover extras: the added Pod still starting',
-    object: statefulSet({ generation: 3, annotations: { 'tidb-gitops.io/failover-replicas': '1' }, spec: { replicas: 4 }, status: { replicas: 4, readyReplicas: 3, currentReplicas: 4, updatedReplicas: 4 } }),
+    object: statefulSet({
+      generation: 3,
+      annotations: { 'tidb-gitops.io/failover-replicas': '1' },
+      spec: { replicas: 4 },
+      status: { replicas: 4, readyReplicas: 3, currentReplicas: 4, updatedReplicas: 4 },
+    }),
     argo: 'Progressing',
     message: '3 of 4 Pods ready',
   },
@@ -176,27 +195,43 @@ export const HEALTH_CASES: readonly HealthCase[] = [
   },
   {
     name: 'pending scale-in: spec.replicas lowered, the last Pod still shutting down',
-    object: statefulSet({ generation: 2, annotations: { 'tidb-gitops.io/replicas': '2' }, spec: { replicas: 2, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } }, status: { replicas: 3, readyReplicas: 2 } }),
+    object: statefulSet({
+      generation: 2,
+      annotations: { 'tidb-gitops.io/replicas': '2' },
+      spec: { replicas: 2, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } },
+      status: { replicas: 3, readyReplicas: 2 },
+    }),
     argo: 'Progressing',
     message: '3 Pods for 2 replicas; the others are shutting down',
   },
   {
     name: 'refused scale-in: below PD max-replicas, held at 3',
     object: statefulSet({
-      annotations: { 'tidb-gitops.io/replicas': '2', 'tidb-gitops.io/refused': 'TiKV 3 -> 2 would leave fewer stores than max-replicas (3)' },
+      annotations: {
+        'tidb-gitops.io/replicas': '2',
+        'tidb-gitops.io/refused': 'TiKV 3 -> 2 would leave fewer stores than max-replicas (3)',
+      },
     }),
     argo: 'Degraded',
     message: 'the tidb-gitops controller refuses to scale in: TiKV 3 -> 2 would leave fewer stores than max-replicas (3)',
   },
   {
     name: 'scaled to zero',
-    object: statefulSet({ annotations: { 'tidb-gitops.io/replicas': '0' }, spec: { replicas: 0 }, status: { replicas: 0, readyReplicas: 0, currentReplicas: 0, updatedReplicas: 0 } }),
+    object: statefulSet({
+      annotations: { 'tidb-gitops.io/replicas': '0' },
+      spec: { replicas: 0 },
+      status: { replicas: 0, readyReplicas: 0, currentReplicas: 0, updatedReplicas: 0 },
+    }),
     argo: 'Healthy',
     message: '0 of 0 Pods ready',
   },
   {
     name: 'counts past one digit print as whole numbers',
-    object: statefulSet({ annotations: { 'tidb-gitops.io/replicas': '12' }, spec: { replicas: 12 }, status: { replicas: 12, readyReplicas: 10 } }),
+    object: statefulSet({
+      annotations: { 'tidb-gitops.io/replicas': '12' },
+      spec: { replicas: 12 },
+      status: { replicas: 12, readyReplicas: 10 },
+    }),
     argo: 'Progressing',
     message: '10 of 12 Pods ready',
   },
@@ -204,13 +239,21 @@ export const HEALTH_CASES: readonly HealthCase[] = [
   // ---- another application's StatefulSet: Argo CD's built-in rules
   {
     name: 'other app: a partitioned canary with its new Pods updated',
-    object: plain({ generation: 2, spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } }, status: { updateRevision: REV_B, updatedReplicas: 1, currentReplicas: 2 } }),
+    object: plain({
+      generation: 2,
+      spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } },
+      status: { updateRevision: REV_B, updatedReplicas: 1, currentReplicas: 2 },
+    }),
     argo: 'Healthy',
     message: 'partitioned roll out complete: 1 new pods have been updated...',
   },
   {
     name: 'other app: a partitioned canary still updating',
-    object: plain({ generation: 2, spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1 } } }, status: { updateRevision: REV_B, updatedReplicas: 1, currentReplicas: 2 } }),
+    object: plain({
+      generation: 2,
+      spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1 } } },
+      status: { updateRevision: REV_B, updatedReplicas: 1, currentReplicas: 2 },
+    }),
     argo: 'Progressing',
     message: 'Waiting for partitioned roll out to finish: 1 out of 2 new pods have been updated...',
   },

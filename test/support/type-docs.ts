@@ -12,7 +12,13 @@ export interface TypeDocReport {
   readonly missing: string[];
 }
 
-const COMPILER_OPTIONS: ts.CompilerOptions = { strict: true, resolveJsonModule: true, esModuleInterop: true, types: ['node'], noEmit: true };
+const COMPILER_OPTIONS: ts.CompilerOptions = {
+  strict: true,
+  resolveJsonModule: true,
+  esModuleInterop: true,
+  types: ['node'],
+  noEmit: true,
+};
 
 /** Every source file under `srcDir` that `entry` imports, directly or not, is checked. */
 export function undocumentedDefaults(entry: string, srcDir: string): TypeDocReport {
@@ -23,7 +29,8 @@ export function undocumentedDefaults(entry: string, srcDir: string): TypeDocRepo
   const root = path.resolve(srcDir) + path.sep;
   for (const sf of program.getSourceFiles()) {
     if (!path.resolve(sf.fileName).startsWith(root)) continue;
-    const where = (n: ts.Node) => `${path.relative(path.dirname(root), sf.fileName)}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}`;
+    const where = (n: ts.Node) =>
+      `${path.relative(path.dirname(root), sf.fileName)}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}`;
 
     const checkMembers = (members: ts.NodeArray<ts.TypeElement | ts.ClassElement>, owner: string): void => {
       for (const m of members) {

@@ -125,7 +125,9 @@ const MAX_SERIES = 100_000;
 
 function requireBinary(): void {
   if (!existsSync(VMAGENT_BIN)) {
-    throw new Error(`${VMAGENT_BIN} is missing: the vmagent tests need Debian's victoria-metrics package (apt-get install victoria-metrics), which .ci/run installs`);
+    throw new Error(
+      `${VMAGENT_BIN} is missing: the vmagent tests need Debian's victoria-metrics package (apt-get install victoria-metrics), which .ci/run installs`,
+    );
   }
 }
 
@@ -228,9 +230,22 @@ export async function startVmagent(options: VmagentOptions): Promise<Vmagent> {
   };
 
   // vmagent's reason (a config it refuses at start, say) is its `fatal` line.
-  const fatal = () => out.split('\n').filter((l) => l.includes('\tfatal\t')).join('\n');
+  const fatal = () =>
+    out
+      .split('\n')
+      .filter((l) => l.includes('\tfatal\t'))
+      .join('\n');
   const waitFor = <T>(pred: () => Promise<T>, timeoutMs: number, what: string): Promise<NonNullable<T>> =>
-    pollUntil({ name: 'vmagent', exited: () => (running() ? undefined : `${child.exitCode ?? child.signalCode}${fatal() ? `: ${fatal()}` : ''}`), tail }, pred, timeoutMs, what);
+    pollUntil(
+      {
+        name: 'vmagent',
+        exited: () => (running() ? undefined : `${child.exitCode ?? child.signalCode}${fatal() ? `: ${fatal()}` : ''}`),
+        tail,
+      },
+      pred,
+      timeoutMs,
+      what,
+    );
 
   let stopped = false;
   const vm: Vmagent = {
@@ -462,4 +477,3 @@ function* fields(buf: Buffer): Generator<[number, number | Buffer]> {
     }
   }
 }
-

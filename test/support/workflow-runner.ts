@@ -50,7 +50,11 @@ export function fill(text: string, context: Obj): string {
 }
 
 const fillAll = (value: unknown, context: Obj): any =>
-  typeof value === 'string' ? fill(value, context) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillAll(v, context)])) : value;
+  typeof value === 'string'
+    ? fill(value, context)
+    : value && typeof value === 'object'
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillAll(v, context)]))
+      : value;
 
 export function runJob(workflow: Obj, jobName: string, opts: RunOptions): JobRun {
   const job = workflow.jobs[jobName] as Obj;
@@ -104,7 +108,13 @@ export function runJob(workflow: Obj, jobName: string, opts: RunOptions): JobRun
         },
       });
       steps.push({ name: step.name ?? step.run.split('\n')[0], status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr });
-      const lines = (file: string) => Object.fromEntries(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      const lines = (file: string) =>
+        Object.fromEntries(
+          readFileSync(file, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+        );
       if (step.id) {
         outputs[step.id] = lines(outputFile);
         context.steps[step.id] = { outputs: outputs[step.id] };
@@ -112,7 +122,10 @@ export function runJob(workflow: Obj, jobName: string, opts: RunOptions): JobRun
       env = { ...env, ...lines(envFile) };
       if (r.status !== 0) break;
     }
-    const calls = readFileSync(callsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const calls = readFileSync(callsFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     return { steps, uses, calls, outputs, summary: readFileSync(summaryFile, 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@
  * out as the sources are. Read from the sources themselves (relative imports, type-only ones
  * included), so a change that breaks the layout fails here with the import or the line that breaks it.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -83,20 +84,43 @@ describe('the layout of src/', () => {
  * `under` where given; none: nowhere but comments). A second copy of a rule fails here with its file
  * and line.
  */
-const ONE_PLACE: readonly { readonly rule: string; readonly homes: readonly string[]; readonly pattern: RegExp; readonly under?: string }[] = [
-  { rule: 'the edit distance behind every did-you-mean', homes: ['base/suggest.ts'], pattern: /function\s+(editDistance|closest\w*)\b|editDistance\(/ },
+const ONE_PLACE: readonly {
+  readonly rule: string;
+  readonly homes: readonly string[];
+  readonly pattern: RegExp;
+  readonly under?: string;
+}[] = [
+  {
+    rule: 'the edit distance behind every did-you-mean',
+    homes: ['base/suggest.ts'],
+    pattern: /function\s+(editDistance|closest\w*)\b|editDistance\(/,
+  },
   {
     rule: 'how many Up TiKV stores a store removal must leave (replication.max-replicas)',
     homes: ['controller/plan/store-safety.ts'],
     pattern: /[<>]=?\s*[\w.]*maxReplicas\b|\bmaxReplicas\s*[<>]|engine\s*!==?\s*'tiflash'/,
   },
-  { rule: 'why a plan waits is its code, never its reason matched with a pattern', homes: [], pattern: /\.(test|exec)\((p\.)?reason\)|\breason\.(match|search)\(/ },
-  { rule: "what to read from PD is the planner's to say (plan/probes.ts), not the reconciler's", homes: [], pattern: /targetReplicas\(|scal(ing|es)In\b/i, under: 'controller/reconcile' },
-  { rule: 'the names the renderer and the controller share', homes: ['tidbcluster/names.ts'], pattern: /\}-peer\b|`backup-\$\{|`backup-log-|'batch\.kubernetes\.io\/job-name'/ },
+  {
+    rule: 'why a plan waits is its code, never its reason matched with a pattern',
+    homes: [],
+    pattern: /\.(test|exec)\((p\.)?reason\)|\breason\.(match|search)\(/,
+  },
+  {
+    rule: "what to read from PD is the planner's to say (plan/probes.ts), not the reconciler's",
+    homes: [],
+    pattern: /targetReplicas\(|scal(ing|es)In\b/i,
+    under: 'controller/reconcile',
+  },
+  {
+    rule: 'the names the renderer and the controller share',
+    homes: ['tidbcluster/names.ts'],
+    pattern: /\}-peer\b|`backup-\$\{|`backup-log-|'batch\.kubernetes\.io\/job-name'/,
+  },
   {
     rule: 'the contract between the renderer and the controller',
     homes: ['tidbcluster/contract/cluster-info.ts', 'tidbcluster/contract/settings.ts', 'tidbcluster/contract/monitoring.ts'],
-    pattern: /\b(interface|type)\s+(ComponentSettings|ControllerClusterInfo|InitializerInfo|BackupRetentionInfo|MonitoringPublishInfo)\s*[={<]|'TIDB_GITOPS_(CLUSTER|MONITORING)'/,
+    pattern:
+      /\b(interface|type)\s+(ComponentSettings|ControllerClusterInfo|InitializerInfo|BackupRetentionInfo|MonitoringPublishInfo)\s*[={<]|'TIDB_GITOPS_(CLUSTER|MONITORING)'/,
   },
   { rule: 'readers named for what they read (no two readInputs)', homes: [], pattern: /\breadInputs\b/ },
 ];
@@ -119,10 +143,14 @@ describe('one rule, one place', () => {
 describe('the layout of test/', () => {
   const TEST = TEST_DIR;
   const testFiles = (dir: string): string[] =>
-    fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith('.test.ts')).map((e) => path.relative(TEST, path.join(e.parentPath, e.name)));
+    fs
+      .readdirSync(dir, { withFileTypes: true, recursive: true })
+      .filter((e) => e.isFile() && e.name.endsWith('.test.ts'))
+      .map((e) => path.relative(TEST, path.join(e.parentPath, e.name)));
 
   test('every test is a unit test, a scenario or a real-server suite, each a Jest project of its own', () => {
-    const projects = (require(path.join(TEST, '..', 'jest.config.js')) as { projects: { displayName: string; roots: string[] }[] }).projects;
+    const projects = (require(path.join(TEST, '..', 'jest.config.js')) as { projects: { displayName: string; roots: string[] }[] })
+      .projects;
     expect(projects.map((p) => [p.displayName, p.roots])).toEqual([
       ['unit', ['<rootDir>/test/unit']],
       ['scenarios', ['<rootDir>/test/scenarios']],
@@ -132,10 +160,26 @@ describe('the layout of test/', () => {
   });
 
   test('unit tests sit where their module sits: test/unit/<folder> is a folder of src/ (or of the repository: argocd, docs, test/support)', () => {
-    const folders = [...new Set(testFiles(path.join(TEST, 'unit')).map((f) => path.dirname(path.relative('unit', f))))].filter((d) => d !== '.');
+    const folders = [...new Set(testFiles(path.join(TEST, 'unit')).map((f) => path.dirname(path.relative('unit', f))))].filter(
+      (d) => d !== '.',
+    );
     const elsewhere = { docs: 'docs', support: 'test/support' } as Record<string, string>;
-    const missing = folders.filter((d) => !fs.existsSync(path.join(SRC, d)) && !(d in elsewhere && fs.existsSync(path.join(TEST, '..', elsewhere[d]))));
+    const missing = folders.filter(
+      (d) => !fs.existsSync(path.join(SRC, d)) && !(d in elsewhere && fs.existsSync(path.join(TEST, '..', elsewhere[d]))),
+    );
     expect(missing).toEqual([]);
+  });
+});
+
+describe('the formatting', () => {
+  test('every source, test and script is as the formatter writes it (biome.json; `npm run format` rewrites them)', () => {
+    const root = path.join(TEST_DIR, '..');
+    const r = spawnSync(process.execPath, [require.resolve('@biomejs/biome/bin/biome'), 'format', '--colors=off', '--max-diagnostics=20'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    const unformatted = [...`${r.stdout}${r.stderr}`.matchAll(/^(\S+\.(?:ts|mjs|js)) format\b/gm)].map((m) => m[1]);
+    expect({ status: r.status, unformatted }).toEqual({ status: 0, unformatted: [] });
   });
 });
 
@@ -156,8 +200,14 @@ describe('the layout check itself', () => {
       write('index.ts', "export * from './high/b';\n");
       const graph = importGraph(root);
       expect([...graph.keys()].sort()).toEqual(['high/b.ts', 'index.ts', 'low/a.ts', 'other/d.ts', 'other/e.ts', 'side/c.ts']);
-      expect(layerBreaks(graph, ['low', 'high', 'side', 'other'], [['side', 'other']])).toEqual(['low/a.ts -> high/b.ts', 'side/c.ts -> other/d.ts']);
-      expect(circles(graph).sort()).toEqual([['high/b.ts', 'low/a.ts'], ['other/d.ts', 'other/e.ts']]);
+      expect(layerBreaks(graph, ['low', 'high', 'side', 'other'], [['side', 'other']])).toEqual([
+        'low/a.ts -> high/b.ts',
+        'side/c.ts -> other/d.ts',
+      ]);
+      expect(circles(graph).sort()).toEqual([
+        ['high/b.ts', 'low/a.ts'],
+        ['other/d.ts', 'other/e.ts'],
+      ]);
       expect(longFiles(root, 10)).toEqual(['other/e.ts: 12']);
     } finally {
       fs.rmSync(root, { recursive: true, force: true });

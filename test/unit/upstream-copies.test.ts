@@ -13,7 +13,10 @@ import { kubeDefinitionsFile, kubeMinors, prometheusOperatorCrdFile, REPO_ROOT, 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
 /** Every file under `dir`, recursively. */
-const filesUnder = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => join(dir, f)).filter((f) => statSync(f).isFile());
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((f) => join(dir, f))
+    .filter((f) => statSync(f).isFile());
 
 /** The other projects' files the project reads, by the hash of their contents. */
 function upstreamFiles(): Map<string, string> {
@@ -28,7 +31,11 @@ function upstreamFiles(): Map<string, string> {
 
 /** The repository's files, committed or not (what .gitignore leaves out aside). */
 function repositoryFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO_ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return out
     .split('\0')
     .filter(Boolean)

@@ -140,7 +140,12 @@ export function parseToml(text: string): TomlTable {
     const at = inherited.index + inherited[1].length + inherited[0].slice(inherited[1].length).search(/\S/);
     const before = text.slice(0, at).split(/\r?\n/);
     const line = before.length;
-    throw new TomlSyntaxError(`the key ${JSON.stringify(inherited[3])} cannot be read: it names a member every JavaScript object has, and no setting has that name`, line, before[line - 1].length + 1, text.split(/\r?\n/)[line - 1]);
+    throw new TomlSyntaxError(
+      `the key ${JSON.stringify(inherited[3])} cannot be read: it names a member every JavaScript object has, and no setting has that name`,
+      line,
+      before[line - 1].length + 1,
+      text.split(/\r?\n/)[line - 1],
+    );
   }
   const parser = new FloatKeepingParser();
   let raw: unknown;
@@ -153,7 +158,12 @@ export function parseToml(text: string): TomlTable {
   const deep = tooDeep(raw);
   if (deep) {
     const line = deepestLine(text);
-    throw new TomlSyntaxError(`tables and arrays nest more than ${MAX_TOML_DEPTH} levels deep; no setting is that deep`, line, 1, text.split(/\r?\n/)[line - 1]);
+    throw new TomlSyntaxError(
+      `tables and arrays nest more than ${MAX_TOML_DEPTH} levels deep; no setting is that deep`,
+      line,
+      1,
+      text.split(/\r?\n/)[line - 1],
+    );
   }
   return normaliseParsed(raw) as TomlTable;
 }
@@ -199,7 +209,10 @@ function toSyntaxError(err: unknown, text: string): Error {
 function plainReason(message: string): string {
   return message
     .replace(/^\[ParserError\]\s*/, '')
-    .replace(/Unknown character "(\d+)"/, (_m, code: string) => `unexpected character ${JSON.stringify(String.fromCodePoint(Number(code)))}`);
+    .replace(
+      /Unknown character "(\d+)"/,
+      (_m, code: string) => `unexpected character ${JSON.stringify(String.fromCodePoint(Number(code)))}`,
+    );
 }
 
 /** Copies the parser's output into plain objects/arrays without its hidden symbol tags. */

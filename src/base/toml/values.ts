@@ -133,8 +133,6 @@ export interface TomlDateMarkers {
   isFloating?: boolean;
 }
 
-
-
 /** Human-readable key path for error messages, e.g. `log.file.max-backups`. */
 export function formatPath(path: string[]): string {
   return path.join('.');
@@ -246,7 +244,10 @@ function ensureParentTables(root: TomlTable, path: readonly string[]): TomlTable
     const next = current[key];
     if (!isTomlTable(next)) {
       const where = formatPath(path.slice(0, i + 1));
-      throw new TomlEncodeError(formatPath([...path]), `"${where}" already holds a value of type ${tomlKindOf(next) ?? 'unknown'}, not a table`);
+      throw new TomlEncodeError(
+        formatPath([...path]),
+        `"${where}" already holds a value of type ${tomlKindOf(next) ?? 'unknown'}, not a table`,
+      );
     }
     current = next;
   });

@@ -9,7 +9,19 @@
  * Where v0.3.1 would write invalid TOML or panic (NaN, control characters,
  * arrays nested in arrays holding tables) we write valid TOML 1.0 instead.
  */
-import { formatFloat, formatPath, INT64_MAX, INT64_MIN, isIntegerNumber, isTomlTable, TomlEncodeError, TomlFloat, type TomlDateMarkers, type TomlTable, type TomlValue } from './values';
+import {
+  formatFloat,
+  formatPath,
+  INT64_MAX,
+  INT64_MIN,
+  isIntegerNumber,
+  isTomlTable,
+  TomlEncodeError,
+  TomlFloat,
+  type TomlDateMarkers,
+  type TomlTable,
+  type TomlValue,
+} from './values';
 
 /** Encodes a table in the operator's layout (deterministic). An empty table gives "". */
 export function encodeToml(table: TomlTable): string {
@@ -160,7 +172,10 @@ const SHORT_ESCAPES: Record<string, string> = {
 
 /** TOML basic string: quotes, backslashes and control characters escaped. */
 function quoteString(s: string): string {
-  const escaped = s.replace(/["\\\u0000-\u001f\u007f]/g, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
+  const escaped = s.replace(
+    /["\\\u0000-\u001f\u007f]/g,
+    (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+  );
   return `"${escaped}"`;
 }
 

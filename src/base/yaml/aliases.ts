@@ -90,7 +90,10 @@ export function aliasProblem(doc: Document.Parsed, targets: Map<Alias, Node | un
   const active = new Set<Node>();
   let problem: { offset: number; message: string } | undefined;
   const tooDeep = (node: Node) => {
-    problem = { offset: node.range?.[0] ?? 0, message: `it nests mappings and lists more than ${MAX_DEPTH} levels deep once its aliases are expanded: write it flatter` };
+    problem = {
+      offset: node.range?.[0] ?? 0,
+      message: `it nests mappings and lists more than ${MAX_DEPTH} levels deep once its aliases are expanded: write it flatter`,
+    };
   };
 
   /**
@@ -103,7 +106,10 @@ export function aliasProblem(doc: Document.Parsed, targets: Map<Alias, Node | un
       const target = targets.get(node);
       if (!target) return { values: 1, depth: 0 };
       if (active.has(target)) {
-        problem = { offset: node.range?.[0] ?? 0, message: `the alias *${node.source} refers to its own anchor, so its value never ends: write the value out` };
+        problem = {
+          offset: node.range?.[0] ?? 0,
+          message: `the alias *${node.source} refers to its own anchor, so its value never ends: write the value out`,
+        };
         return { values: 0, depth: 0 };
       }
       return size(target, level, node);

@@ -105,7 +105,6 @@ function escape(c: string): string {
   return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
-
 /** Longest key written in the implicit `key:` form (YAML allows 1024 characters; a margin for readers counting otherwise). */
 const MAX_IMPLICIT_KEY = 1000;
 

@@ -57,7 +57,8 @@ export function readYaml(text: string): ReadDocument[] {
     return [{ value: null, syntax, issues: [], notes: [], line: () => undefined }];
   }
   const out = docs.map((doc) => readDocument(doc, lines, text));
-  for (const s of streamIssues(text, docs)) out[s.document]?.syntax.push({ path: '(yaml)', line: lines.linePos(s.offset).line, message: s.message });
+  for (const s of streamIssues(text, docs))
+    out[s.document]?.syntax.push({ path: '(yaml)', line: lines.linePos(s.offset).line, message: s.message });
   return out;
 }
 
@@ -91,9 +92,17 @@ function streamIssues(text: string, docs: readonly Document.Parsed[]): { documen
   const re = /^(?:---[^\S\n]*([^\s#].*)|%(\S*).*)$/gm;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     if (m[1] !== undefined) {
-      out.push({ document: docAt(m.index), offset: m.index, message: `kubectl takes only a comment after \`---\` on its line: put ${JSON.stringify(m[1].slice(0, 40))} on the next line` });
+      out.push({
+        document: docAt(m.index),
+        offset: m.index,
+        message: `kubectl takes only a comment after \`---\` on its line: put ${JSON.stringify(m[1].slice(0, 40))} on the next line`,
+      });
     } else {
-      out.push({ document: docAt(m.index), offset: m.index, message: `kubectl cannot read a file with a %${m[2]} directive: remove the line` });
+      out.push({
+        document: docAt(m.index),
+        offset: m.index,
+        message: `kubectl cannot read a file with a %${m[2]} directive: remove the line`,
+      });
     }
   }
   return out;
@@ -197,7 +206,12 @@ class Reader {
 
   private collectionTag(node: Node, own: string, path: string): void {
     if (node.tag && node.tag !== own && node.tag !== '!') {
-      this.issue(this.out.issues, path, node, `the tag ${shortTag(node.tag)} is not read here (kubectl drops or reinterprets it): write the ${own === MAP ? 'mapping' : 'list'} without it`);
+      this.issue(
+        this.out.issues,
+        path,
+        node,
+        `the tag ${shortTag(node.tag)} is not read here (kubectl drops or reinterprets it): write the ${own === MAP ? 'mapping' : 'list'} without it`,
+      );
     }
   }
 
@@ -205,7 +219,14 @@ class Reader {
    * Sets the pairs of `map` on `obj` in order, as goyaml.v2 does: a merge sets its keys over those
    * before it. `explicit` holds the keys written in this mapping, with their nodes, for duplicates.
    */
-  private fill(map: Node, obj: Record<string, unknown>, explicit: Map<string, Node>, path: string, level: number, merged?: { line?: number }): void {
+  private fill(
+    map: Node,
+    obj: Record<string, unknown>,
+    explicit: Map<string, Node>,
+    path: string,
+    level: number,
+    merged?: { line?: number },
+  ): void {
     if (!isMap(map)) return;
     for (const pair of map.items) {
       if (isMergeKey(pair.key)) {
@@ -216,24 +237,52 @@ class Reader {
       const at = joinKey(path, key);
       if (!merged) {
         const before = explicit.get(key);
-        if (before) this.issue(this.out.issues, at, pair.key, `the key ${JSON.stringify(key)} is given twice in this mapping (first on line ${this.at(before)}): kubectl keeps the last, other tools the first; keep one`);
+        if (before)
+          this.issue(
+            this.out.issues,
+            at,
+            pair.key,
+            `the key ${JSON.stringify(key)} is given twice in this mapping (first on line ${this.at(before)}): kubectl keeps the last, other tools the first; keep one`,
+          );
         explicit.set(key, pair.key as Node);
       } else if (explicit.has(key) && Object.prototype.hasOwnProperty.call(obj, key)) {
-        this.issue(this.out.notes, at, explicit.get(key), `the merge on line ${merged.line} replaces this key, written before it (kubectl reads a mapping in order; other YAML tools keep the written key): put \`<<\` first if this value is meant`);
+        this.issue(
+          this.out.notes,
+          at,
+          explicit.get(key),
+          `the merge on line ${merged.line} replaces this key, written before it (kubectl reads a mapping in order; other YAML tools keep the written key): put \`<<\` first if this value is meant`,
+        );
       }
       // An own property even for `__proto__` (assigning it would set the prototype).
-      Object.defineProperty(obj, key, { value: this.value(pair.value, at, level + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(obj, key, {
+        value: this.value(pair.value, at, level + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
   }
 
   /** `<<: *base` or `<<: [*a, *b]`: each mapping's keys set in turn, the first of a list last (it wins). */
-  private merge(value: unknown, obj: Record<string, unknown>, explicit: Map<string, Node>, path: string, level: number, keyNode: unknown): void {
+  private merge(
+    value: unknown,
+    obj: Record<string, unknown>,
+    explicit: Map<string, Node>,
+    path: string,
+    level: number,
+    keyNode: unknown,
+  ): void {
     const line = this.at(keyNode);
     const one = this.deref(value);
     const sources = isSeq(one) ? [...one.items].reverse().map((i) => this.deref(i)) : [one];
     for (const source of sources) {
       if (!isMap(source)) {
-        this.issue(this.out.issues, joinKey(path, '<<'), keyNode, 'a merge (`<<`) takes a mapping or a list of mappings: kubectl cannot read anything else');
+        this.issue(
+          this.out.issues,
+          joinKey(path, '<<'),
+          keyNode,
+          'a merge (`<<`) takes a mapping or a list of mappings: kubectl cannot read anything else',
+        );
         return;
       }
       this.fill(source, obj, explicit, path, level, { ...(line !== undefined && { line }) });
@@ -257,8 +306,8 @@ class Reader {
         value === null
           ? `a key must be text, and kubectl cannot read a null one: quote it (${JSON.stringify(text)}) if it is meant as text`
           : plain?.unsigned64
-          ? `a key must be text, and kubectl cannot read a number beyond 64-bit integers as one: quote it (${JSON.stringify(text)})`
-          : `a key must be text: kubectl reads ${text} as ${typeof value === 'boolean' ? 'a boolean' : 'a number'} and makes it the key "${shown}": quote it (${JSON.stringify(text)}) if it is meant as text`,
+            ? `a key must be text, and kubectl cannot read a number beyond 64-bit integers as one: quote it (${JSON.stringify(text)})`
+            : `a key must be text: kubectl reads ${text} as ${typeof value === 'boolean' ? 'a boolean' : 'a number'} and makes it the key "${shown}": quote it (${JSON.stringify(text)}) if it is meant as text`,
       );
       return text;
     }
@@ -272,14 +321,20 @@ class Reader {
     if (node.tag === undefined || node.tag === '!') {
       if (quoted || node.tag === '!') return text;
       const read = readPlainScalar(text);
-      if (read.refused && !isKey) this.issue(this.out.issues, path, node, `${text} cannot be read: ${read.refused}; quote it if it is meant as text`);
+      if (read.refused && !isKey)
+        this.issue(this.out.issues, path, node, `${text} cannot be read: ${read.refused}; quote it if it is meant as text`);
       else if (read.differsFrom12 && !isKey) this.issue(this.out.notes, path, node, differs(text, read.value, read.differsFrom12));
       return read.kind === 'merge' ? text : read.value;
     }
     if (node.tag === STR) return text;
     const tagged = readTaggedScalar(node.tag, text);
     if (tagged === undefined) {
-      this.issue(this.out.issues, path, node, `the tag ${shortTag(node.tag)} is not read here (kubectl drops or reinterprets it): write the value without it`);
+      this.issue(
+        this.out.issues,
+        path,
+        node,
+        `the tag ${shortTag(node.tag)} is not read here (kubectl drops or reinterprets it): write the value without it`,
+      );
       return text;
     }
     if ('error' in tagged) {
@@ -301,7 +356,9 @@ export function goFloat32Key(v: number): string {
   let digits = '';
   let exp = 0;
   for (let p = 1; p <= 9; p++) {
-    const [m, e] = Math.abs(f).toExponential(p - 1).split('e');
+    const [m, e] = Math.abs(f)
+      .toExponential(p - 1)
+      .split('e');
     if (Math.fround(Number(`${m}e${e}`)) === Math.abs(f)) {
       digits = m.replace('.', '');
       exp = Number(e);

@@ -53,7 +53,9 @@ const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/
 /** YAML 1.2 core: the words and numbers a 1.2 reader would not take as the same value. */
 const CORE_12_INT = /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$/;
 const CORE_12_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
-const CORE_12_WORDS = new Set('true True TRUE false False FALSE ~ null Null NULL .nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF'.split(' '));
+const CORE_12_WORDS = new Set(
+  'true True TRUE false False FALSE ~ null Null NULL .nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF'.split(' '),
+);
 
 /** The reading of a plain (unquoted, untagged) scalar. */
 export function readPlainScalar(text: string): PlainScalar {
@@ -73,7 +75,8 @@ export function readPlainScalar(text: string): PlainScalar {
 
 /** The number a YAML 1.2 core reader makes of `text`, if any. */
 function core12Number(text: string): number | undefined {
-  if (CORE_12_INT.test(text)) return text.startsWith('0o') ? parseInt(text.slice(2), 8) : text.startsWith('0x') ? parseInt(text.slice(2), 16) : Number(text);
+  if (CORE_12_INT.test(text))
+    return text.startsWith('0o') ? parseInt(text.slice(2), 8) : text.startsWith('0x') ? parseInt(text.slice(2), 16) : Number(text);
   if (CORE_12_FLOAT.test(text)) return Number(text);
   return undefined;
 }
@@ -126,7 +129,11 @@ function goInt(s: string): PlainScalar | undefined {
   const fits = (value >= -(2n ** 63n) && value < 2n ** 63n) || (!signed && value < 2n ** 64n);
   if (fits) return { kind: 'int', value: Number(value), ...(value >= 2n ** 63n && { unsigned64: true }) };
   if (base === 10) return undefined;
-  return { kind: 'int', value: Number(value), refused: 'it does not fit in 64 bits, and kubectl releases read it differently (as text or as a number)' };
+  return {
+    kind: 'int',
+    value: Number(value),
+    refused: 'it does not fit in 64 bits, and kubectl releases read it differently (as text or as a number)',
+  };
 }
 
 /** strconv.ParseFloat for text that starts with '.', e.g. `.5` or `.5_5` (underscores between digits). */
@@ -160,6 +167,9 @@ export function readTaggedScalar(tag: string, text: string): PlainScalar | { err
   const read = readPlainScalar(text);
   if (read.kind === want) return read;
   // An integer is taken as a float, unless only an unsigned 64-bit integer holds it.
-  if (want === 'float' && read.kind === 'int' && !read.unsigned64) return { ...read, kind: 'float', value: tomlFloat(read.value as number) };
-  return { error: `!!${want} cannot hold ${JSON.stringify(text)} (kubectl reads it as ${read.kind === 'str' ? 'text' : `a ${read.kind}`})` };
+  if (want === 'float' && read.kind === 'int' && !read.unsigned64)
+    return { ...read, kind: 'float', value: tomlFloat(read.value as number) };
+  return {
+    error: `!!${want} cannot hold ${JSON.stringify(text)} (kubectl reads it as ${read.kind === 'str' ? 'text' : `a ${read.kind}`})`,
+  };
 }

@@ -70,19 +70,31 @@ class Context {
     if (quote) return this.unclosedQuote(quote[1], offset, line);
     const flow = /^Flow (sequence|map)\b.* end with a ([\]}])/.exec(message);
     if (flow) return this.unclosedFlow(flow[1] === 'sequence' ? '[' : '{', flow[2], offset, line);
-    if (error.code === 'TAB_AS_INDENT') return problem(line, 'a tab is used for indentation here: YAML indents with spaces only; replace the tab with spaces');
+    if (error.code === 'TAB_AS_INDENT')
+      return problem(line, 'a tab is used for indentation here: YAML indents with spaces only; replace the tab with spaces');
     if (error.code === 'BAD_DQ_ESCAPE') {
       const raw = /Invalid escape sequence (\S+)/.exec(message)?.[1] ?? 'this';
-      return problem(line, `${raw} is no escape in a double-quoted ("...") value: write \\\\ for a backslash, or quote the value with ' instead`);
+      return problem(
+        line,
+        `${raw} is no escape in a double-quoted ("...") value: write \\\\ for a backslash, or quote the value with ' instead`,
+      );
     }
     const start = error.code === 'BAD_SCALAR_START' && /(?:indicator|reserved) (?:character )?(\S)$/.exec(message);
     if (start) return problem(line, `a value cannot start with ${start[1]} unquoted: quote it ("${start[1]}...")`);
     const header = /^Block scalar header includes extra characters: ([|>])/.exec(message);
-    if (header) return problem(line, `a value cannot start with ${header[1]} and go on on its line (${header[1]} starts a block of the lines below it): quote the value`);
+    if (header)
+      return problem(
+        line,
+        `a value cannot start with ${header[1]} and go on on its line (${header[1]} starts a block of the lines below it): quote the value`,
+      );
     const closer = /^Unexpected flow-(seq|map)-end/.exec(message);
-    if (closer) return problem(line, `a ${closer[1] === 'seq' ? ']' : '}'} that closes nothing: remove it, or quote the value it is part of`);
+    if (closer)
+      return problem(line, `a ${closer[1] === 'seq' ? ']' : '}'} that closes nothing: remove it, or quote the value it is part of`);
     if (/^Unexpected \S+ at node end/.test(message)) {
-      return problem(line, 'something follows the end of a value on this line: a quoted value ends at its closing quote; remove what follows it, or quote the whole value');
+      return problem(
+        line,
+        'something follows the end of a value on this line: a quoted value ends at its closing quote; remove what follows it, or quote the whole value',
+      );
     }
     const mix = this.listMix(line);
     if (mix) return problem(line, mix);
@@ -107,20 +119,38 @@ class Context {
 
   /** The quoted value that is never closed: the last one opened with `q` before `offset`. */
   private unclosedQuote(q: string, offset: number, line: number): Explained {
-    const token = this.lastOpen((t) => t.type === (q === '"' ? 'double-quoted-scalar' : 'single-quoted-scalar') && !closedQuote(t.source ?? '', q), offset);
+    const token = this.lastOpen(
+      (t) => t.type === (q === '"' ? 'double-quoted-scalar' : 'single-quoted-scalar') && !closedQuote(t.source ?? '', q),
+      offset,
+    );
     const start = token ? this.lines.linePos(token.offset).line : line;
-    return { offset: token?.offset ?? offset, line: start, message: `not valid YAML: the quote ${q} that starts on line ${start} is never closed: end the value with ${q} on its line, or write it without quotes` };
+    return {
+      offset: token?.offset ?? offset,
+      line: start,
+      message: `not valid YAML: the quote ${q} that starts on line ${start} is never closed: end the value with ${q} on its line, or write it without quotes`,
+    };
   }
 
   /** The `[` or `{` never closed, or a closed one whose lines are not indented enough. */
   private unclosedFlow(open: string, close: string, offset: number, line: number): Explained {
     const what = open === '[' ? 'list' : 'mapping';
-    const token = this.lastOpen((t) => t.type === 'flow-collection' && t.start?.source === open && !(t.end ?? []).some((e) => e.source === close), offset);
+    const token = this.lastOpen(
+      (t) => t.type === 'flow-collection' && t.start?.source === open && !(t.end ?? []).some((e) => e.source === close),
+      offset,
+    );
     if (token) {
       const start = this.lines.linePos(token.offset).line;
-      return { offset: token.offset, line: start, message: `not valid YAML: the ${open} that starts on line ${start} is never closed: end the ${what} with ${close}` };
+      return {
+        offset: token.offset,
+        line: start,
+        message: `not valid YAML: the ${open} that starts on line ${start} is never closed: end the ${what} with ${close}`,
+      };
     }
-    return { offset, line, message: `not valid YAML: a ${what} in ${open} ${close} that goes on to more lines must indent them deeper than its key: indent this line, or write the ${what} on one line` };
+    return {
+      offset,
+      line,
+      message: `not valid YAML: a ${what} in ${open} ${close} that goes on to more lines must indent them deeper than its key: indent this line, or write the ${what} on one line`,
+    };
   }
 
   /** `a: b: c`, or a line indented under a key whose value is already written. */
@@ -128,7 +158,10 @@ class Context {
     const rest = (this.textLines[line - 1] ?? '').slice(this.lines.linePos(offset).col - 1);
     if (/:(\s|$)/.test(rest)) {
       const value = rest.replace(/\s+#.*$/, '').trim();
-      return { line, message: `not valid YAML: the value ${JSON.stringify(value)} holds ": ", which starts a mapping here: quote the value ('${value}') if the colon is part of it` };
+      return {
+        line,
+        message: `not valid YAML: the value ${JSON.stringify(value)} holds ": ", which starts a mapping here: quote the value ('${value}') if the colon is part of it`,
+      };
     }
     const next = this.nextContentLine(line);
     if (next !== undefined) {
@@ -181,7 +214,8 @@ class Context {
   }
 
   private nextContentLine(line: number): number | undefined {
-    for (let l = line + 1; l <= this.textLines.length; l++) if (this.isContent(l)) return this.indentOf(l) > this.indentOf(line) ? l : undefined;
+    for (let l = line + 1; l <= this.textLines.length; l++)
+      if (this.isContent(l)) return this.indentOf(l) > this.indentOf(line) ? l : undefined;
     return undefined;
   }
 

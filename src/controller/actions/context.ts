@@ -47,7 +47,10 @@ export interface ActionContext extends ActionDeps {
  * Carries out one action. Resolves true (or nothing) once it is done, false while it is still under
  * way (asked again on the next pass); a thrown error is logged and the action is tried again.
  */
-export type Handler<T extends Action['type']> = (action: Extract<Action, { readonly type: T }>, ctx: ActionContext) => Promise<boolean | void>;
+export type Handler<T extends Action['type']> = (
+  action: Extract<Action, { readonly type: T }>,
+  ctx: ActionContext,
+) => Promise<boolean | void>;
 
 /** A handler for every action the planner may ask for. */
 export type Handlers = { readonly [T in Action['type']]: Handler<T> };

@@ -29,7 +29,8 @@ export const evictActions: Pick<Handlers, 'evict-begin' | 'evict-end' | 'evict-c
       await ctx.records.setEvictions(withoutKeys(ctx.records.evictions, [String(action.storeId)]));
     }
     const pod = ctx.pods.find((x) => x.metadata.name === action.pod);
-    if (!pod?.metadata.annotations?.[EVICT_END_ANNOTATION]) await ctx.kube.annotatePod(action.pod, { [EVICT_END_ANNOTATION]: rfc3339(ctx.now) });
+    if (!pod?.metadata.annotations?.[EVICT_END_ANNOTATION])
+      await ctx.kube.annotatePod(action.pod, { [EVICT_END_ANNOTATION]: rfc3339(ctx.now) });
     ctx.log.info(ctx.reason, { pod: action.pod, store: action.storeId });
   },
 

@@ -2,7 +2,7 @@
  * Carries out the action a plan asks for, through the handler of its family: a new action is a new
  * handler in the module of its family (or a new module), never a new branch here.
  */
-import { describe } from '../clients/kube';
+import { describe } from '../clients/kube-errors';
 import type { Pod } from '../model/objects';
 import type { Action } from '../plan/action';
 import type { ComponentPlan } from '../plan/plan';

@@ -8,7 +8,12 @@ import { names, PORT } from '../../tidbcluster/names';
 import { takePumpOffline } from '../clients/pump';
 import { captureAddressPrefix, captureVersion, drainCapture, gracefulUpgradeSupported, resignOwnerOf } from '../clients/ticdc';
 import { FLUSH_NOW_SINCE, flushLogBackup, tikvGrpcTarget, type FlushOutcome } from '../clients/tikv';
-import { LOG_BACKUP_FLUSHED_ANNOTATION, RETIRED_ANNOTATION, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../model/annotations';
+import {
+  LOG_BACKUP_FLUSHED_ANNOTATION,
+  RETIRED_ANNOTATION,
+  TICDC_DRAINED_ANNOTATION,
+  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
+} from '../model/annotations';
 import { captureHints, podImageTag, versionAtLeast } from '../model/values';
 import { rfc3339, type ActionContext, type Handlers } from './context';
 
@@ -27,9 +32,15 @@ export const gracefulActions: Pick<Handlers, 'retire' | 'drain-capture' | 'flush
     } else {
       const peer = names.peerService(c.name, 'pump');
       const advertised = `${podName}.${peer}${names.pumpAdvertiseZone(c.namespace, c.clusterDomain, c.acrossK8s)}:${PORT.pump}`;
-      const base = (name: string) => `${scheme}://${name}.${peer}.${c.namespace}.svc${c.clusterDomain ? `.${c.clusterDomain}` : ''}:${PORT.pump}`;
-      const peers = ctx.pods.map((x) => x.metadata.name!).filter((n) => n !== podName && n.startsWith(`${names.statefulSet(c.name, 'pump')}-`));
-      outcome = await takePumpOffline(base(podName), [podName, ...peers].map(base), advertised, { tls: ctx.tls, unregisteredIsDone: action.unregisteredIsDone });
+      const base = (name: string) =>
+        `${scheme}://${name}.${peer}.${c.namespace}.svc${c.clusterDomain ? `.${c.clusterDomain}` : ''}:${PORT.pump}`;
+      const peers = ctx.pods
+        .map((x) => x.metadata.name!)
+        .filter((n) => n !== podName && n.startsWith(`${names.statefulSet(c.name, 'pump')}-`));
+      outcome = await takePumpOffline(base(podName), [podName, ...peers].map(base), advertised, {
+        tls: ctx.tls,
+        unregisteredIsDone: action.unregisteredIsDone,
+      });
     }
     ctx.log.info(outcome.detail, { pod: podName, done: outcome.done });
     if (!outcome.done) return false;
@@ -50,9 +61,16 @@ export const gracefulActions: Pick<Handlers, 'retire' | 'drain-capture' | 'flush
     const opts = { tls: ctx.tls };
     const running = await captureVersion(base, opts);
     if (!gracefulUpgradeSupported(running, action.targetVersion)) {
-      ctx.log.info(`the capture of ${action.pod} runs ${running ?? 'a version without /api/v1/status'} and cannot hand its tables over to ${action.targetVersion}; restarting it without a drain`, { pod: action.pod });
+      ctx.log.info(
+        `the capture of ${action.pod} runs ${running ?? 'a version without /api/v1/status'} and cannot hand its tables over to ${action.targetVersion}; restarting it without a drain`,
+        { pod: action.pod },
+      );
     } else {
-      const drained = await drainCapture(base, { ...opts, captureAddress: host, ...captureHints(ctx.pods.find((p) => p.metadata.name === action.pod)) });
+      const drained = await drainCapture(base, {
+        ...opts,
+        captureAddress: host,
+        ...captureHints(ctx.pods.find((p) => p.metadata.name === action.pod)),
+      });
       ctx.log.info(drained.detail, { pod: action.pod, done: drained.done });
       if (!drained.done) return false;
       if (action.next) {
@@ -70,7 +88,12 @@ export const gracefulActions: Pick<Handlers, 'retire' | 'drain-capture' | 'flush
     const outcome = await flushLogBackup(tikvGrpcTarget(ctx.cluster, action.pod), ctx.tls);
     if (!outcome.ok) {
       ctx.log.warn(`${ctx.reason}: ${outcome.detail}; restarting it anyway`, { pod: action.pod, store: action.storeId });
-      await ctx.event(action.pod, 'Warning', 'FailedLogBackupFlush', `log backup did not flush on store ${action.storeId}: ${outcome.detail}; restarting ${action.pod} anyway`);
+      await ctx.event(
+        action.pod,
+        'Warning',
+        'FailedLogBackupFlush',
+        `log backup did not flush on store ${action.storeId}: ${outcome.detail}; restarting ${action.pod} anyway`,
+      );
     } else {
       const detail = outcome.supported ? outcome.detail : unimplementedFlush(ctx, action.pod, outcome);
       ctx.log.info(`${ctx.reason}: ${detail}`, { pod: action.pod, store: action.storeId, tasks: outcome.tasks });
@@ -107,5 +130,6 @@ function unimplementedFlush(ctx: ActionContext, podName: string, outcome: FlushO
 /** The time a capture began to hand its tables over, noted once: `gracefulShutdownTimeout` counts from it. */
 async function markDrainBegin(ctx: ActionContext, pod: string): Promise<void> {
   const found = ctx.pods.find((x) => x.metadata.name === pod);
-  if (!found?.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION]) await ctx.kube.annotatePod(pod, { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: rfc3339(ctx.now) });
+  if (!found?.metadata.annotations?.[TICDC_SHUTDOWN_BEGIN_ANNOTATION])
+    await ctx.kube.annotatePod(pod, { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: rfc3339(ctx.now) });
 }

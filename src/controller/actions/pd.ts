@@ -48,7 +48,9 @@ export function pdActions(): Pick<Handlers, 'transfer-leader' | 'transfer-primar
       }
       transfers.set(action.pod, ctx.now + (Date.now() - started));
       if (outcome === 'unsettled') {
-        ctx.log.warn(`PD did not confirm the leader transfer to ${action.to} in time; it may still complete, so it is not asked again for ${TRANSFER_PATIENCE_MS} ms`);
+        ctx.log.warn(
+          `PD did not confirm the leader transfer to ${action.to} in time; it may still complete, so it is not asked again for ${TRANSFER_PATIENCE_MS} ms`,
+        );
         return false;
       }
       ctx.log.info(ctx.reason, { from: action.from, to: action.to });

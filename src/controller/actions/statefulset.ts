@@ -53,8 +53,16 @@ export async function finishRecreates(deps: ActionDeps, log: Logger): Promise<bo
     if (live) continue; // The garbage collector is orphaning its Pods and revisions.
     const uid = await kube.createStatefulSet(record.object);
     if (uid) {
-      await kube.setManagedFields(name, uid, record.managedFields).catch((e: Error) => slog.warn(`cannot give the field owners back: ${e.message}`));
-      await deps.event(name, 'Normal', 'VolumeTemplatesUpdated', `${name}: created again with its new volume claim templates; its Pods are adopted, none restarted`, true);
+      await kube
+        .setManagedFields(name, uid, record.managedFields)
+        .catch((e: Error) => slog.warn(`cannot give the field owners back: ${e.message}`));
+      await deps.event(
+        name,
+        'Normal',
+        'VolumeTemplatesUpdated',
+        `${name}: created again with its new volume claim templates; its Pods are adopted, none restarted`,
+        true,
+      );
       slog.info('StatefulSet created again; its Pods are adopted');
     }
   }

@@ -26,6 +26,10 @@ export const tidbActions: Pick<Handlers, 'ddl-pause' | 'ddl-resume'> = {
   async 'ddl-resume'(action, ctx) {
     const finished = await tidbUpgradeOp(tidbStatusBase(ctx.cluster, action.pod), 'finish', ctx.tls);
     await ctx.records.setDdlPause(undefined);
-    ctx.log.info(ctx.reason, { pod: action.pod, stale: action.stale, answer: finished.supported ? finished.answer : 'no /upgrade/finish (HTTP 404): nothing to resume there' });
+    ctx.log.info(ctx.reason, {
+      pod: action.pod,
+      stale: action.stale,
+      answer: finished.supported ? finished.answer : 'no /upgrade/finish (HTTP 404): nothing to resume there',
+    });
   },
 };

@@ -15,7 +15,10 @@ export const volumeActions: Pick<Handlers, 'resize-volumes' | 'delete-volumes' |
         // claim's StorageClass, a claim not bound, a quota. Shown as a refusal, not retried.
         const code = (e as { code?: number }).code;
         if (code !== 403 && code !== 422) throw e;
-        ctx.noteVolumeRefusal(ctx.kind, `the API server refused to grow ${v.name} to ${v.size}: ${(e as Error).message.replace(/^resize pvc \S+: /, '')}`);
+        ctx.noteVolumeRefusal(
+          ctx.kind,
+          `the API server refused to grow ${v.name} to ${v.size}: ${(e as Error).message.replace(/^resize pvc \S+: /, '')}`,
+        );
         throw e;
       }
     }

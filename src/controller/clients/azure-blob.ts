@@ -55,7 +55,13 @@ export class AzureBlobClient implements ObjectStore {
     const names: string[] = [];
     let marker: string | undefined;
     do {
-      const query = { restype: 'container', comp: 'list', prefix, maxresults: String(this.options.pageSize ?? 5000), ...(marker && { marker }) };
+      const query = {
+        restype: 'container',
+        comp: 'list',
+        prefix,
+        maxresults: String(this.options.pageSize ?? 5000),
+        ...(marker && { marker }),
+      };
       const xml = await this.send('GET', '', query);
       for (const m of xml.matchAll(/<Blob>\s*<Name( Encoded="true")?>([^<]*)<\/Name>/g)) {
         const name = unescapeXml(m[2]);
@@ -79,34 +85,56 @@ export class AzureBlobClient implements ObjectStore {
   }
 
   private send(method: 'GET' | 'DELETE', path: string, query: Record<string, string>, extra: Record<string, string> = {}): Promise<string> {
-    return retrying(async () => {
-      const url = new URL(this.base);
-      url.pathname += path;
-      url.search = new URLSearchParams(query).toString();
-      const headers: Record<string, string> = { 'x-ms-date': new Date().toUTCString(), 'x-ms-version': API_VERSION, ...extra };
-      if ('sasToken' in this.credential) {
-        const sas = this.credential.sasToken.replace(/^\?/, '');
-        url.search = url.search ? `${url.search}&${sas}` : `?${sas}`;
-      } else {
-        headers.authorization = `SharedKey ${this.target.account}:${sharedKeySignature(this.target.account, this.credential.sharedKey, method, url, headers)}`;
-      }
-      const res = await fetch(url, { method, headers, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
-      const text = await res.text();
-      if (res.status >= 300) throw new ObjectStoreError(`${method} azure://${this.target.container}: ${errorOf(text, res)}`, res.status);
-      return text;
-    }, RETRIED, this.options.retry);
+    return retrying(
+      async () => {
+        const url = new URL(this.base);
+        url.pathname += path;
+        url.search = new URLSearchParams(query).toString();
+        const headers: Record<string, string> = { 'x-ms-date': new Date().toUTCString(), 'x-ms-version': API_VERSION, ...extra };
+        if ('sasToken' in this.credential) {
+          const sas = this.credential.sasToken.replace(/^\?/, '');
+          url.search = url.search ? `${url.search}&${sas}` : `?${sas}`;
+        } else {
+          headers.authorization = `SharedKey ${this.target.account}:${sharedKeySignature(this.target.account, this.credential.sharedKey, method, url, headers)}`;
+        }
+        const res = await fetch(url, { method, headers, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
+        const text = await res.text();
+        if (res.status >= 300) throw new ObjectStoreError(`${method} azure://${this.target.container}: ${errorOf(text, res)}`, res.status);
+        return text;
+      },
+      RETRIED,
+      this.options.retry,
+    );
   }
 }
 
 /** The standard headers a Shared Key signature covers, in its order (Blob service, version 2015-02-21 and later). */
-const SIGNED_HEADERS = ['content-encoding', 'content-language', 'content-length', 'content-md5', 'content-type', 'date', 'if-modified-since', 'if-match', 'if-none-match', 'if-unmodified-since', 'range'];
+const SIGNED_HEADERS = [
+  'content-encoding',
+  'content-language',
+  'content-length',
+  'content-md5',
+  'content-type',
+  'date',
+  'if-modified-since',
+  'if-match',
+  'if-none-match',
+  'if-unmodified-since',
+  'range',
+];
 
 /**
  * The Shared Key signature of a request whose headers (lower-case names) are `headers`: the verb,
  * the standard headers (a zero Content-Length signed as empty), the `x-ms-` headers sorted, then
  * `/<account><path>` and each query parameter as `name:value`, sorted by name.
  */
-export function sharedKeySignature(account: string, key: string, method: string, url: URL, headers: Readonly<Record<string, string>>): string {
+export function sharedKeySignature(
+  account: string,
+  key: string,
+  method: string,
+  url: URL,
+  headers: Readonly<Record<string, string>>,
+): string {
   const standard = SIGNED_HEADERS.map((h) => (h === 'content-length' && headers[h] === '0' ? '' : (headers[h] ?? '')));
   const msHeaders = Object.keys(headers)
     .filter((h) => h.startsWith('x-ms-'))
@@ -127,5 +155,11 @@ function errorOf(xml: string, res: Response): string {
 }
 
 function unescapeXml(s: string): string {
-  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&#(\d+);/g, (_, n) => String.fromCodePoint(Number(n))).replace(/&amp;/g, '&');
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&#(\d+);/g, (_, n) => String.fromCodePoint(Number(n)))
+    .replace(/&amp;/g, '&');
 }

@@ -29,7 +29,10 @@ const tokenSources = new Map<string, GoogleTokenSource>();
 const TOKEN_SOURCES_KEPT = 16;
 
 /** The storage a policy that removes data names (its settings always name a bucket then: tidbcluster/contract/cluster-info.ts). */
-export async function openBackupStorage(policy: BackupRetentionInfo, access: Pick<BackupAccess, 'bucketKeys' | 'secretData'>): Promise<ObjectStore> {
+export async function openBackupStorage(
+  policy: BackupRetentionInfo,
+  access: Pick<BackupAccess, 'bucketKeys' | 'secretData'>,
+): Promise<ObjectStore> {
   const { bucket } = policy;
   if (bucket === undefined || policy.prefix === undefined) throw new Error('the retention settings name no bucket to remove backups from');
   switch (policy.storageKind ?? 's3') {
@@ -39,7 +42,10 @@ export async function openBackupStorage(policy: BackupRetentionInfo, access: Pic
       const secret = secretOf(policy);
       const text = (await secretData(access, secret)).credentials?.toString('utf8');
       if (!text) throw new Error(`the Secret ${secret} has no credentials`);
-      return new GcsClient({ bucket, ...(policy.endpoint && { endpoint: policy.endpoint }) }, tokenSource(text, `the credentials in the Secret ${secret}`));
+      return new GcsClient(
+        { bucket, ...(policy.endpoint && { endpoint: policy.endpoint }) },
+        tokenSource(text, `the credentials in the Secret ${secret}`),
+      );
     }
     case 'azblob': {
       const { account, credential } = await azureAccess(policy, access);
@@ -49,19 +55,28 @@ export async function openBackupStorage(policy: BackupRetentionInfo, access: Pic
 }
 
 /** The account and how to authorize on it: the SAS token first, as the operator tries it, then the shared key. */
-async function azureAccess(policy: BackupRetentionInfo, access: Pick<BackupAccess, 'secretData'>): Promise<{ account: string; credential: AzureCredential }> {
+async function azureAccess(
+  policy: BackupRetentionInfo,
+  access: Pick<BackupAccess, 'secretData'>,
+): Promise<{ account: string; credential: AzureCredential }> {
   const data = policy.secretName !== undefined ? await secretData(access, policy.secretName) : {};
   const value = (k: string) => data[k]?.toString('utf8').trim() || undefined;
   const account = policy.account || value('AZURE_STORAGE_ACCOUNT');
   if (!account) {
-    throw new Error(policy.secretName ? `the Secret ${policy.secretName} has no AZURE_STORAGE_ACCOUNT, and the storage names no storageAccount` : 'the storage names no storageAccount and no Secret');
+    throw new Error(
+      policy.secretName
+        ? `the Secret ${policy.secretName} has no AZURE_STORAGE_ACCOUNT, and the storage names no storageAccount`
+        : 'the storage names no storageAccount and no Secret',
+    );
   }
   if (policy.sasToken) return { account, credential: { sasToken: policy.sasToken } };
   if (policy.secretName === undefined) throw new Error('the storage names neither a sasToken nor a Secret with AZURE_STORAGE_KEY');
   const key = value('AZURE_STORAGE_KEY');
   if (key) return { account, credential: { sharedKey: key } };
   if (AZURE_AD_KEYS.every((k) => value(k))) {
-    throw new Error(`the Secret ${policy.secretName} holds Azure AD client credentials (${AZURE_AD_KEYS.join(', ')}), which retention does not use yet: add the account's AZURE_STORAGE_KEY to it, or give the storage a sasToken`);
+    throw new Error(
+      `the Secret ${policy.secretName} holds Azure AD client credentials (${AZURE_AD_KEYS.join(', ')}), which retention does not use yet: add the account's AZURE_STORAGE_KEY to it, or give the storage a sasToken`,
+    );
   }
   throw new Error(`the Secret ${policy.secretName} has no AZURE_STORAGE_KEY`);
 }

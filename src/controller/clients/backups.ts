@@ -6,7 +6,8 @@
  * certificate and SQL.
  */
 import type { Job, Pod } from '../model/objects';
-import { FIELD_MANAGER, KubeError, MERGE_PATCH, type KubeAccess } from './kube';
+import { FIELD_MANAGER, MERGE_PATCH, type KubeAccess } from './kube';
+import { KubeError } from './kube-errors';
 import { API } from './kube-rest';
 
 interface List<T> {
@@ -47,14 +48,27 @@ export class BackupAccess {
 
   /** ConfigMaps with these labels: name, UID, annotations and data. */
   async listConfigMaps(selector: string): Promise<OperationConfigMap[]> {
-    const list = await this.kube.send<List<ConfigMap>>('list configmaps', 'GET', this.kube.path(API.core, 'configmaps'), { query: { labelSelector: selector } });
-    return list.items.map((c) => ({ name: c.metadata?.name ?? '', uid: c.metadata?.uid, annotations: c.metadata?.annotations ?? {}, data: c.data ?? {} }));
+    const list = await this.kube.send<List<ConfigMap>>('list configmaps', 'GET', this.kube.path(API.core, 'configmaps'), {
+      query: { labelSelector: selector },
+    });
+    return list.items.map((c) => ({
+      name: c.metadata?.name ?? '',
+      uid: c.metadata?.uid,
+      annotations: c.metadata?.annotations ?? {},
+      data: c.data ?? {},
+    }));
   }
 
   /** Creates a Job (never retried: a create that may have landed is found by its name next pass). */
   async createJob(body: Record<string, unknown>): Promise<Job> {
     const name = (body.metadata as { name?: string })?.name;
-    return this.kube.send<Job>(`create job ${name}`, 'POST', this.kube.path(API.batch, 'jobs'), { body, query: { fieldManager: FIELD_MANAGER } }, false);
+    return this.kube.send<Job>(
+      `create job ${name}`,
+      'POST',
+      this.kube.path(API.batch, 'jobs'),
+      { body, query: { fieldManager: FIELD_MANAGER } },
+      false,
+    );
   }
 
   /** Sets (string) or removes (null) a ConfigMap's annotations with a merge patch. */
@@ -89,7 +103,10 @@ export class BackupAccess {
   /** A ConfigMap's data, or undefined when there is no such ConfigMap. */
   async configMapData(name: string): Promise<Record<string, string> | undefined> {
     try {
-      return (await this.kube.send<ConfigMap>(`get configmap ${name}`, 'GET', this.kube.path(API.core, 'configmaps', name), {}, false)).data ?? {};
+      return (
+        (await this.kube.send<ConfigMap>(`get configmap ${name}`, 'GET', this.kube.path(API.core, 'configmaps', name), {}, false)).data ??
+        {}
+      );
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
       throw err;

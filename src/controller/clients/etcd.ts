@@ -43,9 +43,16 @@ export function prefixRangeEnd(prefix: Buffer): Buffer {
 export const RANGE_PAGE_KEYS = 1000;
 
 /** One page's request: `[from, prefix end)`, at most `limit` keys (0: all), at `revision` (0: the current one). */
-export function encodeRangeRequest(prefix: string, page: { readonly from?: Buffer; readonly limit?: number; readonly revision?: number } = {}): Buffer {
+export function encodeRangeRequest(
+  prefix: string,
+  page: { readonly from?: Buffer; readonly limit?: number; readonly revision?: number } = {},
+): Buffer {
   const key = Buffer.from(prefix);
-  const w = new BinaryWriter().tag(1, WireType.LengthDelimited).bytes(page.from ?? key).tag(2, WireType.LengthDelimited).bytes(prefixRangeEnd(key));
+  const w = new BinaryWriter()
+    .tag(1, WireType.LengthDelimited)
+    .bytes(page.from ?? key)
+    .tag(2, WireType.LengthDelimited)
+    .bytes(prefixRangeEnd(key));
   if (page.limit) w.tag(3, WireType.Varint).int64(page.limit);
   if (page.revision) w.tag(4, WireType.Varint).int64(page.revision);
   return Buffer.from(w.finish());
@@ -108,14 +115,28 @@ const RESOURCE_EXHAUSTED = 8;
  * over gRPC's receive limit (keys with large values) is asked for again with a quarter of the keys.
  * `target` is PD's `host:port`. Rejects with the gRPC error's words.
  */
-export async function etcdRangePrefix(target: string, prefix: string, tls?: ClientTls, timeoutMs = 5_000, pageKeys = RANGE_PAGE_KEYS): Promise<EtcdKeyValue[]> {
+export async function etcdRangePrefix(
+  target: string,
+  prefix: string,
+  tls?: ClientTls,
+  timeoutMs = 5_000,
+  pageKeys = RANGE_PAGE_KEYS,
+): Promise<EtcdKeyValue[]> {
   // Loaded on first use, as for TiKV's flush: most controllers never read etcd.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Client, credentials, Metadata } = require('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
   const client = new Client(target, tls ? credentials.createSsl(tls.ca, tls.key, tls.cert) : credentials.createInsecure());
   const page = (body: Buffer) =>
     new Promise<RangePage>((resolve, reject) => {
-      client.makeUnaryRequest(RANGE_METHOD, (b: Buffer) => b, decodeRangePage, body, new Metadata(), { deadline: Date.now() + timeoutMs }, (err: ServiceError | null, res?: RangePage) => (err ? reject(err) : resolve(res!)));
+      client.makeUnaryRequest(
+        RANGE_METHOD,
+        (b: Buffer) => b,
+        decodeRangePage,
+        body,
+        new Metadata(),
+        { deadline: Date.now() + timeoutMs },
+        (err: ServiceError | null, res?: RangePage) => (err ? reject(err) : resolve(res!)),
+      );
     });
   const out: EtcdKeyValue[] = [];
   let from: Buffer | undefined;

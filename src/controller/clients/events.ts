@@ -2,7 +2,13 @@
 import type { KubeAccess } from './kube';
 
 /** Records an Event on a Pod or, with `onStatefulSet`, on a StatefulSet; failures are logged, never thrown. */
-export type EventRecorder = (name: string, type: 'Normal' | 'Warning', reason: string, message: string, onStatefulSet?: boolean) => Promise<void>;
+export type EventRecorder = (
+  name: string,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+  onStatefulSet?: boolean,
+) => Promise<void>;
 
 export function eventRecorder(kube: Pick<KubeAccess, 'event' | 'pods' | 'statefulSets'>): EventRecorder {
   return async (name, type, reason, message, onStatefulSet = false) => {

@@ -43,7 +43,9 @@ export function parseServiceAccountKey(text: string, where: string): ServiceAcco
   }
   const o = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
   if (o.type !== 'service_account') {
-    throw new Error(`${where} are of type ${JSON.stringify(o.type ?? null)}: retention reads a service account key (type service_account), the kind BR's --gcs.credentials-file reads`);
+    throw new Error(
+      `${where} are of type ${JSON.stringify(o.type ?? null)}: retention reads a service account key (type service_account), the kind BR's --gcs.credentials-file reads`,
+    );
   }
   const field = (k: string) => {
     if (typeof o[k] !== 'string' || o[k] === '') throw new Error(`${where}: the service account key has no ${k}`);
@@ -52,7 +54,12 @@ export function parseServiceAccountKey(text: string, where: string): ServiceAcco
   const optional = (k: string) => (typeof o[k] === 'string' && o[k] !== '' ? (o[k] as string) : undefined);
   const privateKeyId = optional('private_key_id');
   const tokenUri = optional('token_uri');
-  return { clientEmail: field('client_email'), privateKey: field('private_key'), ...(privateKeyId && { privateKeyId }), ...(tokenUri && { tokenUri }) };
+  return {
+    clientEmail: field('client_email'),
+    privateKey: field('private_key'),
+    ...(privateKeyId && { privateKeyId }),
+    ...(tokenUri && { tokenUri }),
+  };
 }
 
 export interface TokenSourceOptions {
@@ -93,22 +100,37 @@ export class GoogleTokenSource {
   private async exchange(): Promise<string> {
     const uri = this.account.tokenUri ?? TOKEN_URI;
     const issued = this.now();
-    const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: this.assertion(uri, Math.floor(issued / 1000)) });
-    const answer = await retrying(async () => {
-      const res = await fetch(uri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
-      const text = await res.text();
-      let json: Record<string, unknown> = {};
-      try {
-        json = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        // An answer that is not JSON: its status says what went wrong.
-      }
-      if (res.status >= 300) {
-        const why = typeof json.error === 'string' ? `${json.error}${typeof json.error_description === 'string' ? `: ${json.error_description}` : ''}` : `HTTP ${res.status}`;
-        throw new ObjectStoreError(`could not get a token for ${this.account.clientEmail} from ${uri}: ${why}`, res.status);
-      }
-      return json;
-    }, TOKEN_RETRIED, this.options.retry);
+    const body = new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      assertion: this.assertion(uri, Math.floor(issued / 1000)),
+    });
+    const answer = await retrying(
+      async () => {
+        const res = await fetch(uri, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+          signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+        });
+        const text = await res.text();
+        let json: Record<string, unknown> = {};
+        try {
+          json = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          // An answer that is not JSON: its status says what went wrong.
+        }
+        if (res.status >= 300) {
+          const why =
+            typeof json.error === 'string'
+              ? `${json.error}${typeof json.error_description === 'string' ? `: ${json.error_description}` : ''}`
+              : `HTTP ${res.status}`;
+          throw new ObjectStoreError(`could not get a token for ${this.account.clientEmail} from ${uri}: ${why}`, res.status);
+        }
+        return json;
+      },
+      TOKEN_RETRIED,
+      this.options.retry,
+    );
     if (typeof answer.access_token !== 'string' || answer.access_token === '') throw new Error(`${uri} answered without an access_token`);
     const seconds = typeof answer.expires_in === 'number' ? answer.expires_in : LIFETIME_S;
     this.cached = { token: answer.access_token, expiresAt: issued + seconds * 1000 };

@@ -41,7 +41,12 @@ export class GcsClient implements ObjectStore {
     const names: string[] = [];
     let pageToken: string | undefined;
     do {
-      const query = new URLSearchParams({ prefix, maxResults: String(this.options.pageSize ?? 1000), fields: 'items(name),nextPageToken', ...(pageToken && { pageToken }) });
+      const query = new URLSearchParams({
+        prefix,
+        maxResults: String(this.options.pageSize ?? 1000),
+        fields: 'items(name),nextPageToken',
+        ...(pageToken && { pageToken }),
+      });
       const page = JSON.parse(await this.send('GET', `${this.base}?${query}`)) as { items?: { name?: unknown }[]; nextPageToken?: unknown };
       for (const item of page.items ?? []) if (typeof item.name === 'string') names.push(item.name);
       pageToken = typeof page.nextPageToken === 'string' && page.nextPageToken !== '' ? page.nextPageToken : undefined;
@@ -61,12 +66,21 @@ export class GcsClient implements ObjectStore {
   }
 
   private send(method: 'GET' | 'DELETE', url: string): Promise<string> {
-    return retrying(async () => {
-      const res = await fetch(url, { method, headers: { authorization: `Bearer ${await this.auth.token()}` }, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
-      const text = await res.text();
-      if (res.status >= 300) throw new ObjectStoreError(`${method} gcs://${this.target.bucket}: ${errorOf(text, res.status)}`, res.status);
-      return text;
-    }, RETRIED, this.options.retry);
+    return retrying(
+      async () => {
+        const res = await fetch(url, {
+          method,
+          headers: { authorization: `Bearer ${await this.auth.token()}` },
+          signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+        });
+        const text = await res.text();
+        if (res.status >= 300)
+          throw new ObjectStoreError(`${method} gcs://${this.target.bucket}: ${errorOf(text, res.status)}`, res.status);
+        return text;
+      },
+      RETRIED,
+      this.options.retry,
+    );
   }
 }
 

@@ -109,7 +109,9 @@ export class Informer<T extends Named> {
         if (gone || this.stopped) return;
         if (e.type === 'ERROR') {
           const status = e.object as { code?: number; message?: string; reason?: string };
-          gone = Object.assign(new Error(`watch error ${status?.code ?? ''}: ${status?.message ?? status?.reason ?? 'no message'}`), { code: status?.code });
+          gone = Object.assign(new Error(`watch error ${status?.code ?? ''}: ${status?.message ?? status?.reason ?? 'no message'}`), {
+            code: status?.code,
+          });
           watch.abort();
           return;
         }

@@ -63,7 +63,11 @@ interface ExecConfig {
  * Where to find the API server, in the order other Kubernetes clients look: the given kubeconfig, the
  * first file of `$KUBECONFIG` that exists, `~/.kube/config`, then the Pod's service account.
  */
-export function loadKubeTarget(kubeconfig?: string, env: NodeJS.ProcessEnv = process.env, serviceAccountDir = SERVICE_ACCOUNT_DIR): KubeTarget {
+export function loadKubeTarget(
+  kubeconfig?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  serviceAccountDir = SERVICE_ACCOUNT_DIR,
+): KubeTarget {
   if (kubeconfig) return fromKubeconfig(kubeconfig);
   const listed = env.KUBECONFIG?.split(delimiter).find((p) => p && existsSync(p));
   if (listed) return fromKubeconfig(listed);
@@ -73,7 +77,12 @@ export function loadKubeTarget(kubeconfig?: string, env: NodeJS.ProcessEnv = pro
     const host = env.KUBERNETES_SERVICE_HOST.includes(':') ? `[${env.KUBERNETES_SERVICE_HOST}]` : env.KUBERNETES_SERVICE_HOST;
     const nsFile = join(serviceAccountDir, 'namespace');
     const namespace = existsSync(nsFile) ? readFileSync(nsFile, 'utf8').trim() || undefined : undefined;
-    return { server: `https://${host}:${env.KUBERNETES_SERVICE_PORT ?? '443'}`, ca: readFileSync(join(serviceAccountDir, 'ca.crt')), tokenFile: join(serviceAccountDir, 'token'), ...(namespace && { namespace }) };
+    return {
+      server: `https://${host}:${env.KUBERNETES_SERVICE_PORT ?? '443'}`,
+      ca: readFileSync(join(serviceAccountDir, 'ca.crt')),
+      tokenFile: join(serviceAccountDir, 'token'),
+      ...(namespace && { namespace }),
+    };
   }
   throw new Error('no Kubernetes configuration: give --kubeconfig, set KUBECONFIG, or run in a Pod with a service account token');
 }
@@ -89,13 +98,21 @@ export function fromKubeconfig(file: string): KubeTarget {
   if (!doc || typeof doc !== 'object') return fail('not a kubeconfig (expected a mapping with clusters, users and contexts)');
   const current = doc['current-context'] ?? fail('no current-context');
   const context = doc.contexts?.find((c) => c.name === current)?.context ?? fail(`no context named ${JSON.stringify(current)}`);
-  const cluster = doc.clusters?.find((c) => c.name === context.cluster)?.cluster ?? fail(`no cluster named ${JSON.stringify(context.cluster)}`);
-  const user = context.user === undefined ? {} : (doc.users?.find((u) => u.name === context.user)?.user ?? fail(`no user named ${JSON.stringify(context.user)}`));
+  const cluster =
+    doc.clusters?.find((c) => c.name === context.cluster)?.cluster ?? fail(`no cluster named ${JSON.stringify(context.cluster)}`);
+  const user =
+    context.user === undefined
+      ? {}
+      : (doc.users?.find((u) => u.name === context.user)?.user ?? fail(`no user named ${JSON.stringify(context.user)}`));
   const dir = dirname(file);
   const path = (p: string) => (isAbsolute(p) ? p : join(dir, p));
-  const bytes = (data: string | undefined, p: string | undefined) => (data ? Buffer.from(data, 'base64') : p ? readFileSync(path(p)) : undefined);
+  const bytes = (data: string | undefined, p: string | undefined) =>
+    data ? Buffer.from(data, 'base64') : p ? readFileSync(path(p)) : undefined;
   const server = cluster.server || fail(`cluster ${JSON.stringify(context.cluster)} has no server`);
-  if (user['auth-provider']) fail(`user ${JSON.stringify(context.user)} uses an auth-provider, which is not supported: use a token, a client certificate or an exec plugin`);
+  if (user['auth-provider'])
+    fail(
+      `user ${JSON.stringify(context.user)} uses an auth-provider, which is not supported: use a token, a client certificate or an exec plugin`,
+    );
   const exec = user.exec;
   return {
     server: server.replace(/\/+$/, ''),
@@ -120,7 +137,16 @@ export function fromKubeconfig(file: string): KubeTarget {
 interface Kubeconfig {
   'current-context'?: string;
   contexts?: { name: string; context: { cluster: string; user?: string; namespace?: string } }[];
-  clusters?: { name: string; cluster: { server?: string; 'certificate-authority'?: string; 'certificate-authority-data'?: string; 'insecure-skip-tls-verify'?: boolean; 'tls-server-name'?: string } }[];
+  clusters?: {
+    name: string;
+    cluster: {
+      server?: string;
+      'certificate-authority'?: string;
+      'certificate-authority-data'?: string;
+      'insecure-skip-tls-verify'?: boolean;
+      'tls-server-name'?: string;
+    };
+  }[];
   users?: { name: string; user: KubeconfigUser }[];
 }
 
@@ -187,7 +213,14 @@ export class KubeRest {
     this.base = new URL(target.server);
     this.secure = this.base.protocol === 'https:';
     this.agent = this.secure
-      ? new https.Agent({ keepAlive: true, ca: target.ca, cert: target.cert, key: target.key, rejectUnauthorized: !target.insecure, servername: target.serverName })
+      ? new https.Agent({
+          keepAlive: true,
+          ca: target.ca,
+          cert: target.cert,
+          key: target.key,
+          rejectUnauthorized: !target.insecure,
+          servername: target.serverName,
+        })
       : new http.Agent({ keepAlive: true });
   }
 
@@ -270,12 +303,18 @@ export class KubeRest {
     return undefined;
   }
 
-  private async open(method: string, path: string, opts: RequestOptions, onRequest?: (r: http.ClientRequest) => void): Promise<http.IncomingMessage> {
+  private async open(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    onRequest?: (r: http.ClientRequest) => void,
+  ): Promise<http.IncomingMessage> {
     const url = new URL(this.base.pathname.replace(/\/$/, '') + path, this.base);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const headers = this.headers();
-    if (body !== undefined) Object.assign(headers, { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    if (body !== undefined)
+      Object.assign(headers, { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(body) });
     const send = this.secure ? https.request : http.request;
     return new Promise((resolve, reject) => {
       const req = send(url, { method, headers, agent: this.agent, timeout: REQUEST_TIMEOUT_MS }, (res) => {
@@ -310,7 +349,8 @@ function runExec(exec: ExecConfig, now: number): { value: string; until: number 
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const status = (JSON.parse(out) as { status?: { token?: string; expirationTimestamp?: string } }).status;
-  if (!status?.token) throw new Error(`credential plugin ${exec.command} gave no token (client certificates from a plugin are not supported)`);
+  if (!status?.token)
+    throw new Error(`credential plugin ${exec.command} gave no token (client certificates from a plugin are not supported)`);
   const expires = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) - 10_000 : now + TOKEN_REFRESH_MS;
   return { value: status.token, until: expires };
 }

@@ -9,7 +9,8 @@ import type { ConfigMapMeta, PersistentVolume, Pod, Pvc, StatefulSet } from '../
 import type { LeaseRecord, LeaseStore } from '../runtime/leader';
 import type { Logger } from '../runtime/log';
 import { Informer } from './informer';
-import { API, KubeRest, loadKubeTarget, namespacedPath, statusMessage, type RequestOptions } from './kube-rest';
+import { codeOf, describe, KubeError, RETRYABLE, retryAfterMs } from './kube-errors';
+import { API, KubeRest, loadKubeTarget, namespacedPath, type RequestOptions } from './kube-rest';
 
 type InformerName = 'statefulsets' | 'pods' | 'persistentvolumeclaims';
 type AnyObject = StatefulSet | Pod | Pvc;
@@ -22,26 +23,13 @@ export const MERGE_PATCH = 'application/merge-patch+json';
 export const APPLY_PATCH = 'application/apply-patch+yaml';
 export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
-
 export interface EventTarget {
   readonly kind: 'Pod' | 'StatefulSet' | 'Job' | 'CronJob' | 'ConfigMap';
   readonly name: string;
   readonly uid?: string;
 }
 
-/** Kubernetes answered with an HTTP status the caller has to handle (e.g. 409 on a Lease). */
-export class KubeError extends Error {
-  constructor(
-    message: string,
-    readonly code: number,
-  ) {
-    super(message);
-  }
-}
-
-const RETRYABLE = (code: number): boolean => code === 409 || code === 429 || code >= 500 || code === 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 
 export class KubeAccess implements LeaseStore {
   private readonly rest: KubeRest;
@@ -156,7 +144,11 @@ export class KubeAccess implements LeaseStore {
     const path = this.path(API.apps, 'statefulsets', name);
     if (partition === undefined) {
       const body = { spec: { replicas, updateStrategy: { type: 'OnDelete', rollingUpdate: null } } };
-      await this.send(`apply statefulset ${name}`, 'PATCH', path, { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+      await this.send(`apply statefulset ${name}`, 'PATCH', path, {
+        body,
+        contentType: MERGE_PATCH,
+        query: { fieldManager: FIELD_MANAGER },
+      });
       return;
     }
     const body = {
@@ -165,17 +157,29 @@ export class KubeAccess implements LeaseStore {
       metadata: { name, namespace: this.namespace },
       spec: { replicas, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition } } },
     };
-    await this.send(`apply statefulset ${name}`, 'PATCH', path, { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
+    await this.send(`apply statefulset ${name}`, 'PATCH', path, {
+      body,
+      contentType: APPLY_PATCH,
+      query: { fieldManager: FIELD_MANAGER, force: true },
+    });
   }
 
   /** Sets (string) or removes (null) StatefulSet annotations with a merge patch. */
   async annotateStatefulSet(name: string, annotations: Record<string, string | null>): Promise<void> {
-    await this.send(`annotate statefulset ${name}`, 'PATCH', this.path(API.apps, 'statefulsets', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+    await this.send(`annotate statefulset ${name}`, 'PATCH', this.path(API.apps, 'statefulsets', name), {
+      body: { metadata: { annotations } },
+      contentType: MERGE_PATCH,
+      query: { fieldManager: FIELD_MANAGER },
+    });
   }
 
   /** Sets (string) or removes (null) Pod annotations with a merge patch. */
   async annotatePod(name: string, annotations: Record<string, string | null>): Promise<void> {
-    await this.send(`annotate pod ${name}`, 'PATCH', this.path(API.core, 'pods', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+    await this.send(`annotate pod ${name}`, 'PATCH', this.path(API.core, 'pods', name), {
+      body: { metadata: { annotations } },
+      contentType: MERGE_PATCH,
+      query: { fieldManager: FIELD_MANAGER },
+    });
   }
 
   /**
@@ -184,7 +188,13 @@ export class KubeAccess implements LeaseStore {
    */
   async resizeVolume(name: string, uid: string, size: string): Promise<void> {
     const body = { metadata: { uid }, spec: { resources: { requests: { storage: size } } } };
-    await this.send(`resize pvc ${name}`, 'PATCH', this.path(API.core, 'persistentvolumeclaims', name), { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } }, false);
+    await this.send(
+      `resize pvc ${name}`,
+      'PATCH',
+      this.path(API.core, 'persistentvolumeclaims', name),
+      { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } },
+      false,
+    );
   }
 
   /** A StatefulSet as plain JSON (as the API server sends it), or undefined when it does not exist. */
@@ -215,7 +225,13 @@ export class KubeAccess implements LeaseStore {
   /** Creates a StatefulSet from plain JSON; its uid, or undefined when one of that name exists already. */
   async createStatefulSet(object: any): Promise<string | undefined> {
     try {
-      const out = await this.send(`create statefulset ${object.metadata.name}`, 'POST', this.path(API.apps, 'statefulsets'), { body: object, query: { fieldManager: FIELD_MANAGER } }, false);
+      const out = await this.send(
+        `create statefulset ${object.metadata.name}`,
+        'POST',
+        this.path(API.apps, 'statefulsets'),
+        { body: object, query: { fieldManager: FIELD_MANAGER } },
+        false,
+      );
       return out?.metadata?.uid;
     } catch (err) {
       if (err instanceof KubeError && err.code === 409) return undefined;
@@ -228,12 +244,22 @@ export class KubeAccess implements LeaseStore {
    * that the next apply from Git finds the fields it owned still its own.
    */
   async setManagedFields(name: string, uid: string, managedFields: unknown[]): Promise<void> {
-    await this.send(`patch statefulset ${name}`, 'PATCH', this.path(API.apps, 'statefulsets', name), { body: { metadata: { uid, managedFields } }, contentType: MERGE_PATCH }, false);
+    await this.send(
+      `patch statefulset ${name}`,
+      'PATCH',
+      this.path(API.apps, 'statefulsets', name),
+      { body: { metadata: { uid, managedFields } }, contentType: MERGE_PATCH },
+      false,
+    );
   }
 
   /** Sets PVC annotations with a merge patch. */
   async annotateVolume(name: string, annotations: Record<string, string>): Promise<void> {
-    await this.send(`annotate pvc ${name}`, 'PATCH', this.path(API.core, 'persistentvolumeclaims', name), { body: { metadata: { annotations } }, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+    await this.send(`annotate pvc ${name}`, 'PATCH', this.path(API.core, 'persistentvolumeclaims', name), {
+      body: { metadata: { annotations } },
+      contentType: MERGE_PATCH,
+      query: { fieldManager: FIELD_MANAGER },
+    });
   }
 
   /**
@@ -257,7 +283,9 @@ export class KubeAccess implements LeaseStore {
 
   /** The cluster's ConfigMaps (metadata only is used), by the components' selector. */
   async listConfigMaps(): Promise<ConfigMapMeta[]> {
-    const list = await this.send<{ items: ConfigMapMeta[] }>('list configmaps', 'GET', this.path(API.core, 'configmaps'), { query: { labelSelector: this.selector } });
+    const list = await this.send<{ items: ConfigMapMeta[] }>('list configmaps', 'GET', this.path(API.core, 'configmaps'), {
+      query: { labelSelector: this.selector },
+    });
     return list.items;
   }
 
@@ -279,13 +307,21 @@ export class KubeAccess implements LeaseStore {
   /** Creates or updates a ConfigMap's data by server-side apply. */
   async applyConfigMap(name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: this.namespace, labels }, data };
-    await this.send(`apply configmap ${name}`, 'PATCH', this.path(API.core, 'configmaps', name), { body, contentType: APPLY_PATCH, query: { fieldManager: FIELD_MANAGER, force: true } });
+    await this.send(`apply configmap ${name}`, 'PATCH', this.path(API.core, 'configmaps', name), {
+      body,
+      contentType: APPLY_PATCH,
+      query: { fieldManager: FIELD_MANAGER, force: true },
+    });
   }
 
   /** A ConfigMap's data, or undefined when it does not exist. */
   async getConfigMapData(name: string): Promise<Record<string, string> | undefined> {
     try {
-      const cm = await this.send<{ data?: Record<string, string> }>(`get configmap ${name}`, 'GET', this.path(API.core, 'configmaps', name));
+      const cm = await this.send<{ data?: Record<string, string> }>(
+        `get configmap ${name}`,
+        'GET',
+        this.path(API.core, 'configmaps', name),
+      );
       return cm.data ?? {};
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
@@ -299,7 +335,11 @@ export class KubeAccess implements LeaseStore {
    */
   async nodeLabels(name: string): Promise<Record<string, string> | undefined> {
     try {
-      const node = await this.send<{ metadata?: { labels?: Record<string, string> } }>(`get node ${name}`, 'GET', `/${API.core}/nodes/${encodeURIComponent(name)}`);
+      const node = await this.send<{ metadata?: { labels?: Record<string, string> } }>(
+        `get node ${name}`,
+        'GET',
+        `/${API.core}/nodes/${encodeURIComponent(name)}`,
+      );
       return node.metadata?.labels ?? {};
     } catch (err) {
       if (err instanceof KubeError && err.code === 404) return undefined;
@@ -323,7 +363,11 @@ export class KubeAccess implements LeaseStore {
   /** Sets a PV's `spec.persistentVolumeReclaimPolicy` (a merge patch of that one field); a 403 throws. */
   async patchReclaimPolicy(name: string, policy: string): Promise<void> {
     const body = { spec: { persistentVolumeReclaimPolicy: policy } };
-    await this.send(`patch pv ${name}`, 'PATCH', `/${API.core}/persistentvolumes/${encodeURIComponent(name)}`, { body, contentType: MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+    await this.send(`patch pv ${name}`, 'PATCH', `/${API.core}/persistentvolumes/${encodeURIComponent(name)}`, {
+      body,
+      contentType: MERGE_PATCH,
+      query: { fieldManager: FIELD_MANAGER },
+    });
   }
 
   /**
@@ -331,9 +375,23 @@ export class KubeAccess implements LeaseStore {
    * `status.conditions`, whose merge key is `type`, so kubelet's own conditions stay. The Pod's UID
    * is a precondition: a successor of the same name is never given its predecessor's condition.
    */
-  async patchPodCondition(name: string, uid: string, condition: { type: string; status: string; reason: string; message: string }, now: number): Promise<void> {
-    const body = { metadata: { uid }, status: { conditions: [{ ...condition, lastProbeTime: null, lastTransitionTime: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z') }] } };
-    await this.send(`patch pod ${name} status`, 'PATCH', `${this.path(API.core, 'pods')}/${encodeURIComponent(name)}/status`, { body, contentType: STRATEGIC_MERGE_PATCH, query: { fieldManager: FIELD_MANAGER } });
+  async patchPodCondition(
+    name: string,
+    uid: string,
+    condition: { type: string; status: string; reason: string; message: string },
+    now: number,
+  ): Promise<void> {
+    const body = {
+      metadata: { uid },
+      status: {
+        conditions: [{ ...condition, lastProbeTime: null, lastTransitionTime: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z') }],
+      },
+    };
+    await this.send(`patch pod ${name} status`, 'PATCH', `${this.path(API.core, 'pods')}/${encodeURIComponent(name)}/status`, {
+      body,
+      contentType: STRATEGIC_MERGE_PATCH,
+      query: { fieldManager: FIELD_MANAGER },
+    });
   }
 
   /** Records a Kubernetes Event on an object of the cluster; failures are logged, never fatal. */
@@ -403,31 +461,20 @@ export class KubeAccess implements LeaseStore {
       },
     };
     const out = resourceVersion
-      ? await this.send('update lease', 'PUT', this.path(API.coordination, 'leases', name), { body, query: { fieldManager: FIELD_MANAGER } }, false)
-      : await this.send('create lease', 'POST', this.path(API.coordination, 'leases'), { body, query: { fieldManager: FIELD_MANAGER } }, false);
+      ? await this.send(
+          'update lease',
+          'PUT',
+          this.path(API.coordination, 'leases', name),
+          { body, query: { fieldManager: FIELD_MANAGER } },
+          false,
+        )
+      : await this.send(
+          'create lease',
+          'POST',
+          this.path(API.coordination, 'leases'),
+          { body, query: { fieldManager: FIELD_MANAGER } },
+          false,
+        );
     return out.metadata?.resourceVersion ?? '';
   }
-}
-
-function codeOf(err: unknown): number {
-  const e = err as { code?: unknown; statusCode?: unknown };
-  if (typeof e?.code === 'number') return e.code;
-  if (typeof e?.statusCode === 'number') return e.statusCode;
-  return 0;
-}
-
-function retryAfterMs(err: unknown): number | undefined {
-  const h = (err as { headers?: Record<string, string> })?.headers;
-  const v = h?.['retry-after'] ?? h?.['Retry-After'];
-  return v !== undefined && /^\d+$/.test(v) ? Number(v) * 1000 : undefined;
-}
-
-export function describe(err: unknown): string {
-  if (err instanceof Error) {
-    const body = (err as { body?: unknown }).body;
-    const msg = typeof body === 'string' ? statusMessage(body) : (body as { message?: string } | undefined)?.message;
-    const code = codeOf(err);
-    return msg ? `HTTP ${code}: ${msg}` : err.message.split('\n')[0];
-  }
-  return String(err);
 }

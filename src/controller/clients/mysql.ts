@@ -88,7 +88,16 @@ export function sha2Scramble(password: string, scramble: Buffer): Buffer {
   return xor(p1, digest('sha256', digest('sha256', p1), scramble.subarray(0, 20)));
 }
 
-const ESCAPES: Record<string, string> = { '\0': '\\0', '\b': '\\b', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\x1a': '\\Z', '\\': '\\\\', "'": "''" };
+const ESCAPES: Record<string, string> = {
+  '\0': '\\0',
+  '\b': '\\b',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\x1a': '\\Z',
+  '\\': '\\\\',
+  "'": "''",
+};
 
 /** A string literal for SQL: quotes doubled, backslashes and control characters escaped as the server reads them with its default sql_mode; with noBackslashEscapes only quotes are doubled. */
 export function sqlString(value: string, noBackslashEscapes = false): string {
@@ -139,7 +148,8 @@ class PacketReader {
       const length = b.readUIntLE(0, 3);
       if (this.size < 4 + length) return;
       if (b.length < 4 + length) b = this.head();
-      if (b[3] !== this.sequence) return this.fail(new MysqlError(`${this.where}: packet ${b[3]} came where ${this.sequence} was expected`, 0, 'HY000'));
+      if (b[3] !== this.sequence)
+        return this.fail(new MysqlError(`${this.where}: packet ${b[3]} came where ${this.sequence} was expected`, 0, 'HY000'));
       this.sequence = (this.sequence + 1) & 0xff;
       this.parts.push(b.subarray(4, 4 + length));
       this.size -= 4 + length;
@@ -309,14 +319,24 @@ class Connection implements MysqlConnection {
     }
     head.writeUInt32LE(flags >>> 0, 0);
     const auth = this.authResponse(plugin, scramble);
-    this.write(Buffer.concat([head, Buffer.from(`${this.o.user}\0`, 'utf8'), Buffer.from([auth.length]), auth, Buffer.from(`${plugin}\0`, 'latin1')]));
+    this.write(
+      Buffer.concat([
+        head,
+        Buffer.from(`${this.o.user}\0`, 'utf8'),
+        Buffer.from([auth.length]),
+        auth,
+        Buffer.from(`${plugin}\0`, 'latin1'),
+      ]),
+    );
     await this.authenticate(plugin, scramble);
   }
 
   private authResponse(plugin: string, scramble: Buffer): Buffer {
     if (plugin === NATIVE) return nativeScramble(this.o.password, scramble);
     if (plugin === SHA2) return sha2Scramble(this.o.password, scramble);
-    throw this.error(`the server asks for the authentication plugin ${plugin}, which this client does not speak (it speaks ${NATIVE} and ${SHA2})`);
+    throw this.error(
+      `the server asks for the authentication plugin ${plugin}, which this client does not speak (it speaks ${NATIVE} and ${SHA2})`,
+    );
   }
 
   private async authenticate(firstPlugin: string, firstScramble: Buffer): Promise<void> {
@@ -345,7 +365,8 @@ class Connection implements MysqlConnection {
         this.write(Buffer.from([0x02]));
         const key = await this.reader.next();
         if (key[0] === 0xff) throw this.serverError(key);
-        if (key[0] !== 0x01) throw this.error("no public key from the server for caching_sha2_password (TiDB offers none: connect with TLS)");
+        if (key[0] !== 0x01)
+          throw this.error('no public key from the server for caching_sha2_password (TiDB offers none: connect with TLS)');
         const pem = key.subarray(1).toString('latin1');
         this.write(publicEncrypt({ key: pem, padding: constants.RSA_PKCS1_OAEP_PADDING }, xor(secret, scramble)));
       } else {

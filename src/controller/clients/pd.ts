@@ -89,7 +89,8 @@ export const PD_TRANSFER_TIMEOUT_MS = 5000 + 3000 + 2000;
 /** A store id from PD's JSON: a uint64, small in practice; refused when a double cannot hold it. */
 function storeIdOf(raw: unknown, url: string): number {
   const id = typeof raw === 'string' ? Number(raw) : raw;
-  if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new PdError(`GET ${url}: store id ${String(raw)} is not an integer below 2^53`);
+  if (typeof id !== 'number' || !Number.isSafeInteger(id))
+    throw new PdError(`GET ${url}: store id ${String(raw)} is not an integer below 2^53`);
   return id;
 }
 
@@ -122,7 +123,13 @@ export class PdClient {
     }
   }
 
-  private async call(method: string, path: string, body?: unknown, okStatus: readonly number[] = [200], timeoutMs?: number): Promise<string> {
+  private async call(
+    method: string,
+    path: string,
+    body?: unknown,
+    okStatus: readonly number[] = [200],
+    timeoutMs?: number,
+  ): Promise<string> {
     const res = await this.send(method, path, body, timeoutMs);
     if (!okStatus.includes(res.status)) {
       const text = answerText(res.body);
@@ -142,7 +149,8 @@ export class PdClient {
 
   /** Members with their health (`/pd/api/v1/health`); ids as decimal strings, exactly. */
   async health(): Promise<PdMember[]> {
-    const list = await this.json<{ name: string; member_id: number | string; client_urls?: string[] | null; health: boolean }[]>('/pd/api/v1/health');
+    const list =
+      await this.json<{ name: string; member_id: number | string; client_urls?: string[] | null; health: boolean }[]>('/pd/api/v1/health');
     return list.map((m) => ({ name: m.name, memberId: String(m.member_id), clientUrls: m.client_urls ?? [], healthy: m.health === true }));
   }
 
@@ -166,10 +174,17 @@ export class PdClient {
    */
   async transferLeader(to: string): Promise<'submitted' | 'unsettled'> {
     try {
-      await this.call('POST', `/pd/api/v1/leader/transfer/${encodeURIComponent(to)}`, undefined, [200, 404], Math.max(this.timeoutMs, PD_TRANSFER_TIMEOUT_MS));
+      await this.call(
+        'POST',
+        `/pd/api/v1/leader/transfer/${encodeURIComponent(to)}`,
+        undefined,
+        [200, 404],
+        Math.max(this.timeoutMs, PD_TRANSFER_TIMEOUT_MS),
+      );
       return 'submitted';
     } catch (e) {
-      if (e instanceof PdError && (e.timedOut || (e.status === 500 && /ErrEtcdMoveLeader|leader transfer took too long/.test(e.detail)))) return 'unsettled';
+      if (e instanceof PdError && (e.timedOut || (e.status === 500 && /ErrEtcdMoveLeader|leader transfer took too long/.test(e.detail))))
+        return 'unsettled';
       throw e;
     }
   }
@@ -251,7 +266,8 @@ export class PdClient {
   /** `replication.max-replicas`: how many copies PD keeps of each region. */
   async maxReplicas(): Promise<number> {
     const r = await this.json<{ 'max-replicas'?: number }>('/pd/api/v1/config/replicate');
-    if (typeof r['max-replicas'] !== 'number') throw new PdError(`GET ${this.baseUrl}/pd/api/v1/config/replicate: no max-replicas in the answer`);
+    if (typeof r['max-replicas'] !== 'number')
+      throw new PdError(`GET ${this.baseUrl}/pd/api/v1/config/replicate: no max-replicas in the answer`);
     return r['max-replicas'];
   }
 
@@ -263,7 +279,10 @@ export class PdClient {
   async useRegionStorage(): Promise<boolean> {
     const r = await this.json<{ 'use-region-storage'?: unknown }>('/pd/api/v1/config/pd-server');
     const v = r['use-region-storage'];
-    if (v !== 'true' && v !== 'false') throw new PdError(`GET ${this.baseUrl}/pd/api/v1/config/pd-server: expected "use-region-storage" of "true" or "false", got ${JSON.stringify(v)}`);
+    if (v !== 'true' && v !== 'false')
+      throw new PdError(
+        `GET ${this.baseUrl}/pd/api/v1/config/pd-server: expected "use-region-storage" of "true" or "false", got ${JSON.stringify(v)}`,
+      );
     return v === 'true';
   }
 
@@ -327,7 +346,8 @@ export class PdClient {
     try {
       await this.call('POST', '/pd/api/v1/schedulers', { name: 'evict-leader-scheduler', store_id: storeId });
     } catch (e) {
-      if (e instanceof PdError && e.status !== undefined && (await this.evictingStores().catch(() => new Set<number>())).has(storeId)) return;
+      if (e instanceof PdError && e.status !== undefined && (await this.evictingStores().catch(() => new Set<number>())).has(storeId))
+        return;
       throw e;
     }
   }
@@ -337,7 +357,8 @@ export class PdClient {
     try {
       await this.call('DELETE', `/pd/api/v1/schedulers/${evictSchedulerName(storeId)}`, undefined, [200, 404]);
     } catch (e) {
-      if (e instanceof PdError && e.status !== undefined && !(await this.evictingStores().catch(() => new Set([storeId]))).has(storeId)) return;
+      if (e instanceof PdError && e.status !== undefined && !(await this.evictingStores().catch(() => new Set([storeId]))).has(storeId))
+        return;
       throw e;
     }
   }
@@ -360,7 +381,9 @@ export class PdClient {
    * the API server).
    */
   async msMembers(service: string): Promise<MsMember[]> {
-    const list = await this.json<{ name?: string; 'service-addr'?: string }[] | null>(`/pd/api/v2/ms/members/${encodeURIComponent(service)}`);
+    const list = await this.json<{ name?: string; 'service-addr'?: string }[] | null>(
+      `/pd/api/v2/ms/members/${encodeURIComponent(service)}`,
+    );
     return (list ?? []).map((m) => ({ name: m.name ?? '', serviceAddr: m['service-addr'] ?? '' }));
   }
 
@@ -389,7 +412,13 @@ export class PdClient {
  * (`POST <primary>/<service>/api/v1/primary/transfer`, pd-server v8.3.0 and later; a server that is
  * not the primary forwards it there). The server answers 500 with a JSON string when it cannot.
  */
-export async function transferMsPrimary(primaryAddr: string, service: string, to: string, tls?: ClientTls, timeoutMs = 5000): Promise<void> {
+export async function transferMsPrimary(
+  primaryAddr: string,
+  service: string,
+  to: string,
+  tls?: ClientTls,
+  timeoutMs = 5000,
+): Promise<void> {
   const url = `${primaryAddr.replace(/\/+$/, '')}/${service}/api/v1/primary/transfer`;
   let res: HttpResult;
   try {

@@ -25,12 +25,20 @@ export interface PumpNode {
 export async function pumpNodes(base: string, opts: RequestOptions = {}): Promise<PumpNode[]> {
   const url = `${trimSlash(base)}/status`;
   const res = await send('GET', url, opts);
-  if (res.status !== 200) throw new GracefulError(`GET ${url}: expected HTTP 200 with the pump nodes, got HTTP ${res.status} "${snippet(res.body)}"`, url, res.status);
+  if (res.status !== 200)
+    throw new GracefulError(
+      `GET ${url}: expected HTTP 200 with the pump nodes, got HTTP ${res.status} "${snippet(res.body)}"`,
+      url,
+      res.status,
+    );
   const v = parseJson('GET', url, res, 'a JSON object {"status": {…}}');
-  if (!isObject(v)) throw new GracefulError(`GET ${url}: expected a JSON object {"status": {…}}, got "${snippet(res.body)}"`, url, res.status);
-  if (typeof v.ErrMsg === 'string' && v.ErrMsg !== '') throw new GracefulError(`GET ${url}: the pump could not list its nodes: ${v.ErrMsg}`, url, res.status);
+  if (!isObject(v))
+    throw new GracefulError(`GET ${url}: expected a JSON object {"status": {…}}, got "${snippet(res.body)}"`, url, res.status);
+  if (typeof v.ErrMsg === 'string' && v.ErrMsg !== '')
+    throw new GracefulError(`GET ${url}: the pump could not list its nodes: ${v.ErrMsg}`, url, res.status);
   const map = v.status ?? {};
-  if (!isObject(map)) throw new GracefulError(`GET ${url}: expected "status" to map node ids to nodes, got "${snippet(res.body)}"`, url, res.status);
+  if (!isObject(map))
+    throw new GracefulError(`GET ${url}: expected "status" to map node ids to nodes, got "${snippet(res.body)}"`, url, res.status);
   return Object.values(map)
     .filter(isObject)
     .map((n) => ({
@@ -55,7 +63,9 @@ async function firstNodeList(statusBases: readonly string[], opts: RequestOption
   }
   const url = statusBases.length > 0 ? `${trimSlash(statusBases[0])}/status` : '';
   throw new GracefulError(
-    statusBases.length === 0 ? 'no pump to ask for the node list (no status URLs given)' : `no pump listed its nodes: ${failures.join('; ')}`,
+    statusBases.length === 0
+      ? 'no pump to ask for the node list (no status URLs given)'
+      : `no pump listed its nodes: ${failures.join('; ')}`,
     url,
   );
 }
@@ -74,7 +84,8 @@ async function closePump(podBase: string, node: PumpNode, opts: RequestOptions):
     throw new GracefulError(`PUT ${url}: expected HTTP 200 {"code": 200}, got HTTP ${res.status} "${snippet(res.body)}"`, url, res.status);
   }
   const v = parseJson('PUT', url, res, '{"code": 200, "message": …}');
-  if (!isObject(v) || typeof v.code !== 'number') throw new GracefulError(`PUT ${url}: expected {"code": 200, "message": …}, got "${snippet(res.body)}"`, url, res.status);
+  if (!isObject(v) || typeof v.code !== 'number')
+    throw new GracefulError(`PUT ${url}: expected {"code": 200, "message": …}, got "${snippet(res.body)}"`, url, res.status);
   if (v.code === 200) return undefined;
   const message = typeof v.message === 'string' ? v.message : '';
   // A close already under way: the peers list the node online until the pump writes offline
@@ -116,7 +127,8 @@ export async function takePumpOffline(
       : { done: false, detail: `no pump node advertises ${advertiseAddr} (${base} lists ${listed}); waiting for it to register` };
   }
   const pending = mine.filter((n) => n.state !== 'offline');
-  if (pending.length === 0) return { done: true, detail: `pump node ${mine.map((n) => n.nodeId).join(', ')} (${advertiseAddr}) is offline` };
+  if (pending.length === 0)
+    return { done: true, detail: `pump node ${mine.map((n) => n.nodeId).join(', ')} (${advertiseAddr}) is offline` };
 
   const root = trimSlash(podBase);
   const words: string[] = [];

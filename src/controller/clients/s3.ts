@@ -77,7 +77,9 @@ export class S3Client {
       const query: Record<string, string> = { 'list-type': '2', prefix, ...(token && { 'continuation-token': token }) };
       const xml = (await this.request('GET', query)).toString('utf8');
       for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(unescapeXml(m[1]));
-      token = /<IsTruncated>true<\/IsTruncated>/.test(xml) ? unescapeXml(/<NextContinuationToken>([^<]*)</.exec(xml)?.[1] ?? '') : undefined;
+      token = /<IsTruncated>true<\/IsTruncated>/.test(xml)
+        ? unescapeXml(/<NextContinuationToken>([^<]*)</.exec(xml)?.[1] ?? '')
+        : undefined;
     } while (token);
     return keys;
   }
@@ -86,7 +88,9 @@ export class S3Client {
   async delete(keys: readonly string[]): Promise<void> {
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
-      const body = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><Delete><Quiet>true</Quiet>${batch.map((k) => `<Object><Key>${escapeXml(k)}</Key></Object>`).join('')}</Delete>`);
+      const body = Buffer.from(
+        `<?xml version="1.0" encoding="UTF-8"?><Delete><Quiet>true</Quiet>${batch.map((k) => `<Object><Key>${escapeXml(k)}</Key></Object>`).join('')}</Delete>`,
+      );
       const xml = (await this.request('POST', { delete: '' }, body)).toString('utf8');
       const failed = /<Error>[\s\S]*?<Key>([^<]*)<\/Key>[\s\S]*?<Code>([^<]*)<\/Code>/.exec(xml);
       if (failed) throw new S3Error(`could not delete ${unescapeXml(failed[1])}: ${failed[2]}`, 200);
@@ -122,13 +126,18 @@ export class S3Client {
    * successful answer means us-east-1, a failed one is an error (`NormalizeBucketLocation`).
    */
   private async askRegion(): Promise<string> {
-    const url = this.target.endpoint ? bucketUrl(this.target.endpoint, this.target) : bucketUrl('https://s3.amazonaws.com', { bucket: this.target.bucket });
+    const url = this.target.endpoint
+      ? bucketUrl(this.target.endpoint, this.target)
+      : bucketUrl('https://s3.amazonaws.com', { bucket: this.target.bucket });
     const res = await this.fetchSigned('HEAD', url, DEFAULT_REGION, {});
     await res.arrayBuffer();
     const told = res.headers.get('x-amz-bucket-region');
     if (told !== null && told !== '') return told === 'EU' ? 'eu-west-1' : told;
     if (res.status < 300) return DEFAULT_REGION;
-    throw new S3Error(`HEAD s3://${this.target.bucket}: could not learn the bucket's region (HTTP ${res.status}); give it in the storage's s3.region`, res.status);
+    throw new S3Error(
+      `HEAD s3://${this.target.bucket}: could not learn the bucket's region (HTTP ${res.status}); give it in the storage's s3.region`,
+      res.status,
+    );
   }
 
   private async retrying<T>(call: () => Promise<T>): Promise<T> {
@@ -155,7 +164,13 @@ export class S3Client {
   }
 
   /** One request signed with AWS Signature Version 4 for `region`; a HEAD's redirect is its answer, not followed. */
-  private async fetchSigned(method: 'GET' | 'POST' | 'HEAD', base: URL, region: string, query: Record<string, string>, body?: Buffer): Promise<Response> {
+  private async fetchSigned(
+    method: 'GET' | 'POST' | 'HEAD',
+    base: URL,
+    region: string,
+    query: Record<string, string>,
+    body?: Buffer,
+  ): Promise<Response> {
     const url = new URL(base);
     const canonicalQuery = Object.keys(query)
       .sort()
@@ -170,14 +185,28 @@ export class S3Client {
     const day = now.slice(0, 8);
     const scope = `${day}/${region}/s3/aws4_request`;
     const names = Object.keys(headers).sort();
-    const canonical = [method, url.pathname || '/', canonicalQuery, ...names.map((h) => `${h}:${headers[h]}`), '', names.join(';'), hash].join('\n');
+    const canonical = [
+      method,
+      url.pathname || '/',
+      canonicalQuery,
+      ...names.map((h) => `${h}:${headers[h]}`),
+      '',
+      names.join(';'),
+      hash,
+    ].join('\n');
     const toSign = ['AWS4-HMAC-SHA256', now, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
     let key = createHmac('sha256', `AWS4${this.keys.secretKey}`).update(day).digest();
     for (const part of [region, 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
     const signature = createHmac('sha256', key).update(toSign).digest('hex');
     headers.authorization = `AWS4-HMAC-SHA256 Credential=${this.keys.accessKey}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
     const { host: _host, ...sent } = headers;
-    return fetch(url, { method, headers: sent, ...(body && { body }), redirect: method === 'HEAD' ? 'manual' : 'follow', signal: AbortSignal.timeout(this.timeoutMs) });
+    return fetch(url, {
+      method,
+      headers: sent,
+      ...(body && { body }),
+      redirect: method === 'HEAD' ? 'manual' : 'follow',
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
   }
 }
 
@@ -199,5 +228,11 @@ function escapeXml(s: string): string {
 }
 
 function unescapeXml(s: string): string {
-  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&#(\d+);/g, (_, n) => String.fromCodePoint(Number(n))).replace(/&amp;/g, '&');
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&#(\d+);/g, (_, n) => String.fromCodePoint(Number(n)))
+    .replace(/&amp;/g, '&');
 }

@@ -18,7 +18,8 @@ import { GracefulError, isObject, parseJson, send, snippet, trimSlash, type Requ
 function cdcErrorText(body: string): string {
   try {
     const v = JSON.parse(body) as unknown;
-    if (isObject(v) && typeof v.error_msg === 'string') return typeof v.error_code === 'string' && v.error_code ? `${v.error_msg} (${v.error_code})` : v.error_msg;
+    if (isObject(v) && typeof v.error_msg === 'string')
+      return typeof v.error_code === 'string' && v.error_code ? `${v.error_msg} (${v.error_code})` : v.error_msg;
   } catch {
     // not JSON: fall through
   }
@@ -67,11 +68,19 @@ async function listCaptures(base: string, opts: RequestOptions): Promise<Capture
   if (res.status === 404) return { kind: 'unsupported' };
   if (res.status === 503 || res.status === 500) return { kind: 'unavailable', text: `HTTP ${res.status} ${cdcErrorText(res.body)}` };
   if (res.status !== 200) {
-    throw new GracefulError(`GET ${url}: expected HTTP 200 with the capture list, got HTTP ${res.status} ${cdcErrorText(res.body)}`, url, res.status);
+    throw new GracefulError(
+      `GET ${url}: expected HTTP 200 with the capture list, got HTTP ${res.status} ${cdcErrorText(res.body)}`,
+      url,
+      res.status,
+    );
   }
   const v = parseJson('GET', url, res, 'a JSON array of captures');
   if (!Array.isArray(v) || !v.every((c) => isObject(c) && typeof c.id === 'string')) {
-    throw new GracefulError(`GET ${url}: expected a JSON array of captures ({id, is_owner, address}), got "${snippet(res.body)}"`, url, res.status);
+    throw new GracefulError(
+      `GET ${url}: expected a JSON array of captures ({id, is_owner, address}), got "${snippet(res.body)}"`,
+      url,
+      res.status,
+    );
   }
   return {
     kind: 'list',
@@ -88,11 +97,18 @@ async function resignOwner(base: string, capture: Capture, opts: RequestOptions)
   const url = `${base}/api/v1/owner/resign`;
   const res = await send('POST', url, opts);
   if (res.status === 404) return 'unsupported';
-  if (res.status === 503) return { done: false, detail: `capture ${capture.id} (${capture.address}) is the owner and not ready to resign (HTTP 503); retrying` };
+  if (res.status === 503)
+    return { done: false, detail: `capture ${capture.id} (${capture.address}) is the owner and not ready to resign (HTTP 503); retrying` };
   if (res.status >= 200 && res.status < 300) {
-    return { done: false, detail: `capture ${capture.id} (${capture.address}) was the owner; asked it to resign, waiting for another capture to take over` };
+    return {
+      done: false,
+      detail: `capture ${capture.id} (${capture.address}) was the owner; asked it to resign, waiting for another capture to take over`,
+    };
   }
-  return { done: false, detail: `capture ${capture.id} (${capture.address}) is the owner; resign answered HTTP ${res.status} ${cdcErrorText(res.body)}; retrying` };
+  return {
+    done: false,
+    detail: `capture ${capture.id} (${capture.address}) is the owner; resign answered HTTP ${res.status} ${cdcErrorText(res.body)}; retrying`,
+  };
 }
 
 /**
@@ -158,7 +174,10 @@ async function requestDrain(base: string, capture: Capture, opts: RequestOptions
   const n = v.current_table_count;
   if (n !== 0) return { done: false, detail: `${who} is draining: ${n} table${n === 1 ? '' : 's'} left` };
   return meaning === 'best-effort'
-    ? { done: true, detail: `${who} is drained, or TiCDC chose a plain restart for it (a capture in the cluster cannot take part in a drain)` }
+    ? {
+        done: true,
+        detail: `${who} is drained, or TiCDC chose a plain restart for it (a capture in the cluster cannot take part in a drain)`,
+      }
     : { done: true, detail: `${who} is drained: no tables left` };
 }
 
@@ -174,8 +193,12 @@ async function requestDrain(base: string, capture: Capture, opts: RequestOptions
 async function unauthorizedDrain(base: string, who: string, status: number, text: string, opts: RequestOptions): Promise<StepOutcome> {
   const health = await clusterHealthy(base, opts);
   const why = `${who}: TiCDC refuses the drain without a client user (HTTP ${status} ${text}; security.client-user-required is set and tidb-gitops sends no TiCDC credentials)`;
-  if (!health.healthy) return { done: false, detail: `${why}; waiting for the TiCDC owner to be healthy (${health.text}) before it goes with its tables` };
-  return { done: true, detail: `${why}: it goes with its tables, which the other captures resume from their changefeed checkpoints (replication lags meanwhile)` };
+  if (!health.healthy)
+    return { done: false, detail: `${why}; waiting for the TiCDC owner to be healthy (${health.text}) before it goes with its tables` };
+  return {
+    done: true,
+    detail: `${why}: it goes with its tables, which the other captures resume from their changefeed checkpoints (replication lags meanwhile)`,
+  };
 }
 
 /**
@@ -199,7 +222,10 @@ async function unauthorizedDrain(base: string, who: string, status: number, text
  * @param opts.imageTag The Pod's TiCDC image tag, read where the capture cannot tell its version. @default none
  * @throws GracefulError when the Pod cannot be reached or answers something that is not TiCDC's.
  */
-export async function drainCapture(base: string, opts: RequestOptions & { readonly captureAddress?: string; readonly newArchitecture?: boolean; readonly imageTag?: string } = {}): Promise<StepOutcome> {
+export async function drainCapture(
+  base: string,
+  opts: RequestOptions & { readonly captureAddress?: string; readonly newArchitecture?: boolean; readonly imageTag?: string } = {},
+): Promise<StepOutcome> {
   const root = trimSlash(base);
   const prefix = opts.captureAddress ?? new URL(root).hostname;
   const list = await listCaptures(root, opts);
@@ -207,11 +233,18 @@ export async function drainCapture(base: string, opts: RequestOptions & { readon
   if (list.kind === 'unavailable') return { done: false, detail: `${root} cannot list captures yet (${list.text}); retrying` };
   const { captures } = list;
   if (captures.length === 0) return { done: true, detail: `${root} lists no captures; nothing to drain` };
-  if (captures.length === 1) return { done: true, detail: `capture ${captures[0].id} (${captures[0].address}) is the only one; no other capture can take its tables` };
+  if (captures.length === 1)
+    return {
+      done: true,
+      detail: `capture ${captures[0].id} (${captures[0].address}) is the only one; no other capture can take its tables`,
+    };
 
   const self = captures.find((c) => captureMatches(c.address, prefix));
   if (!self) {
-    return { done: false, detail: `no capture advertises ${prefix} among ${captures.length} (${captures.map((c) => c.address).join(', ')}); waiting for it to register` };
+    return {
+      done: false,
+      detail: `no capture advertises ${prefix} among ${captures.length} (${captures.map((c) => c.address).join(', ')}); waiting for it to register`,
+    };
   }
   const owner = captures.find((c) => c.isOwner);
   if (!owner) return { done: false, detail: `no owner among ${captures.length} captures; waiting for an owner to be elected` };
@@ -226,7 +259,11 @@ export async function drainCapture(base: string, opts: RequestOptions & { readon
   const meaning = drainMeaning(version, true);
   if (meaning === 'best-effort') return requestDrain(root, self, opts, meaning);
   const health = await clusterHealthy(root, opts);
-  if (!health.healthy) return { done: false, detail: `capture ${self.id} (${self.address}): waiting for the TiCDC owner ${owner.address} to be healthy (${health.text}) before it goes` };
+  if (!health.healthy)
+    return {
+      done: false,
+      detail: `capture ${self.id} (${self.address}): waiting for the TiCDC owner ${owner.address} to be healthy (${health.text}) before it goes`,
+    };
   return {
     done: true,
     detail:
@@ -244,9 +281,15 @@ export async function captureVersion(base: string, opts: RequestOptions = {}): P
   const url = `${trimSlash(base)}/api/v1/status`;
   const res = await send('GET', url, opts);
   if (res.status === 404) return undefined;
-  if (res.status !== 200) throw new GracefulError(`GET ${url}: expected HTTP 200 with the capture's status, got HTTP ${res.status} ${cdcErrorText(res.body)}`, url, res.status);
+  if (res.status !== 200)
+    throw new GracefulError(
+      `GET ${url}: expected HTTP 200 with the capture's status, got HTTP ${res.status} ${cdcErrorText(res.body)}`,
+      url,
+      res.status,
+    );
   const v = parseJson('GET', url, res, 'a JSON object with "version"');
-  if (!isObject(v) || typeof v.version !== 'string') throw new GracefulError(`GET ${url}: expected a JSON object with "version", got "${snippet(res.body)}"`, url, res.status);
+  if (!isObject(v) || typeof v.version !== 'string')
+    throw new GracefulError(`GET ${url}: expected a JSON object with "version", got "${snippet(res.body)}"`, url, res.status);
   return v.version;
 }
 
@@ -285,7 +328,11 @@ export async function resignOwnerOf(base: string, prefix: string, opts: RequestO
   if (!owner) return { done: false, detail: `no owner among ${list.captures.length} captures; waiting for an owner to be elected` };
   if (!captureMatches(owner.address, prefix) || list.captures.length === 1) {
     const health = await clusterHealthy(root, opts);
-    if (!health.healthy) return { done: false, detail: `the owner is capture ${owner.id} (${owner.address}); waiting for TiCDC to be healthy (${health.text})` };
+    if (!health.healthy)
+      return {
+        done: false,
+        detail: `the owner is capture ${owner.id} (${owner.address}); waiting for TiCDC to be healthy (${health.text})`,
+      };
     return { done: true, detail: `the owner is capture ${owner.id} (${owner.address}) and TiCDC is healthy` };
   }
   const resigned = await resignOwner(root, owner, opts);

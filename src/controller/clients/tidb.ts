@@ -22,7 +22,9 @@ export function tidbStatusBase(c: ClusterInfo, pod: string): string {
 export async function tidbServing(base: string, tls?: ClientTls): Promise<ProbeResult> {
   try {
     const res = await httpRequest(`${base}/status`, { method: 'GET', tls, timeoutMs: 3_000 });
-    return res.status === 200 ? { ok: true, detail: 'serving' } : { ok: false, detail: `HTTP ${res.status}${res.status === 500 ? ' (shutting down)' : ''}` };
+    return res.status === 200
+      ? { ok: true, detail: 'serving' }
+      : { ok: false, detail: `HTTP ${res.status}${res.status === 500 ? ' (shutting down)' : ''}` };
   } catch (e) {
     return { ok: false, detail: (e as Error).message };
   }
@@ -76,7 +78,10 @@ interface LabelOptions {
  * `GET <base>/info`: the server's version (`8.0.11-TiDB-v8.5.0`, as sent) and labels; what it
  * answered instead, in words, when not 200. Unreachable servers and bodies that are not JSON throw.
  */
-export async function tidbServerInfo(base: string, opts: LabelOptions): Promise<{ readonly version: unknown; readonly labels: Labels } | string> {
+export async function tidbServerInfo(
+  base: string,
+  opts: LabelOptions,
+): Promise<{ readonly version: unknown; readonly labels: Labels } | string> {
   const info = await httpRequest(`${base}/info`, opts);
   if (info.status !== 200) return `GET ${base}/info: HTTP ${info.status} ${info.body.trim().slice(0, 120)}`;
   const parsed = JSON.parse(info.body) as { version?: unknown; labels?: unknown };
@@ -99,7 +104,11 @@ export async function setTidbServerLabels(base: string, labels: Labels, opts: La
  * `include` keeps, its tables (`name`; `id_name_only=true` asks newer servers for no more than that,
  * older ones ignore it). Any answer but 200 throws, with what TiDB said.
  */
-export async function tidbTables(base: string, opts: LabelOptions, include: (schema: string) => boolean): Promise<{ readonly schema: string; readonly name: string }[]> {
+export async function tidbTables(
+  base: string,
+  opts: LabelOptions,
+  include: (schema: string) => boolean,
+): Promise<{ readonly schema: string; readonly name: string }[]> {
   const get = async <T>(path: string): Promise<T> => {
     const res = await httpRequest(`${base}${path}`, opts);
     if (res.status !== 200) throw new Error(`GET ${base}${path}: HTTP ${res.status} ${res.body.trim().slice(0, 120)}`);

@@ -23,7 +23,9 @@ export async function tiflashStoreStatus(url: string, tls?: ClientTls, timeoutMs
   try {
     const res = await httpRequest(url, { tls, timeoutMs });
     if (res.status !== 200) return { ok: false, detail: `GET ${url}: HTTP ${res.status} ${res.body.trim().slice(0, 100)}` };
-    return res.body === 'Running' ? { ok: true, detail: 'Running' } : { ok: false, detail: `store status is ${JSON.stringify(res.body.slice(0, 40))}, not Running` };
+    return res.body === 'Running'
+      ? { ok: true, detail: 'Running' }
+      : { ok: false, detail: `store status is ${JSON.stringify(res.body.slice(0, 40))}, not Running` };
   } catch (e) {
     return { ok: false, detail: `GET ${url}: ${(e as Error).message}` };
   }

@@ -21,7 +21,8 @@ import { podHost, type ClusterInfo } from '../model/cluster';
 import { httpRequest, type ClientTls } from './http';
 
 /** `<scheme>://<pod>.<cluster>-tikv-peer.<ns>:20180/metrics`. */
-export const tikvMetricsUrl = (c: ClusterInfo, pod: string): string => `${c.tls ? 'https' : 'http'}://${podHost(c, 'tikv', pod)}:${PORT.tikvStatus}/metrics`;
+export const tikvMetricsUrl = (c: ClusterInfo, pod: string): string =>
+  `${c.tls ? 'https' : 'http'}://${podHost(c, 'tikv', pod)}:${PORT.tikvStatus}/metrics`;
 
 /** `<pod>.<cluster>-tikv-peer.<ns>:20160`, the gRPC target. */
 export const tikvGrpcTarget = (c: ClusterInfo, pod: string): string => `${podHost(c, 'tikv', pod)}:${PORT.tikvServer}`;
@@ -130,7 +131,8 @@ export function flushLogBackup(target: string, tls?: ClientTls, timeoutMs = 180_
       { deadline: Date.now() + timeoutMs },
       (err: ServiceError | null, results?: FlushResult[]) => {
         if (err) {
-          if (err.code === GrpcStatus.UNIMPLEMENTED) resolve({ ok: true, supported: false, tasks: [], detail: `${target} answered UNIMPLEMENTED to FlushNow` });
+          if (err.code === GrpcStatus.UNIMPLEMENTED)
+            resolve({ ok: true, supported: false, tasks: [], detail: `${target} answered UNIMPLEMENTED to FlushNow` });
           else resolve({ ok: false, supported: true, tasks: [], detail: `FlushNow on ${target}: ${err.details || err.message}` });
           return;
         }
@@ -138,7 +140,12 @@ export function flushLogBackup(target: string, tls?: ClientTls, timeoutMs = 180_
         const failed = all.filter((t) => !t.success);
         const tasks = all.map((t) => t.taskName);
         if (failed.length > 0) {
-          resolve({ ok: false, supported: true, tasks, detail: failed.map((t) => `task ${t.taskName}: ${t.errorMessage || 'not flushed'}`).join('; ') });
+          resolve({
+            ok: false,
+            supported: true,
+            tasks,
+            detail: failed.map((t) => `task ${t.taskName}: ${t.errorMessage || 'not flushed'}`).join('; '),
+          });
         } else {
           resolve({ ok: true, supported: true, tasks, detail: tasks.length === 0 ? 'no log backup task' : `flushed ${tasks.join(', ')}` });
         }

@@ -53,7 +53,10 @@ export interface DiscoveryDeps {
   note(kind: 'bootstrap' | 'join' | 'stale-member', message: string, pod: string): void;
 }
 
-const answer = (status: number, body: string): DiscoveryAnswer => ({ status, body: body.endsWith('\n') || status === 200 ? body : `${body}\n` });
+const answer = (status: number, body: string): DiscoveryAnswer => ({
+  status,
+  body: body.endsWith('\n') || status === 200 ? body : `${body}\n`,
+});
 
 export class Discovery {
   /** PD Pods that asked since the desired replica count last changed (reset on change, like the operator). */
@@ -73,10 +76,23 @@ export class Discovery {
       const { cluster, pods, pdClients, checkSource, tls } = this.deps;
       const wait = /^\d{1,3}$/.exec(new URLSearchParams(url.split('?')[1] ?? '').get('wait') ?? '');
       const stoppedWithLeaders = this.deps.stoppedWithLeaders?.bind(this.deps);
-      const deps = { cluster, pods, pdClients, checkSource, tls, fromPod, waits: this.preStopWaits, stoppedWithLeaders, ...this.deps.preStop };
+      const deps = {
+        cluster,
+        pods,
+        pdClients,
+        checkSource,
+        tls,
+        fromPod,
+        waits: this.preStopWaits,
+        stoppedWithLeaders,
+        ...this.deps.preStop,
+      };
       return preStopWait(deps, parts[1], remoteAddress, wait ? Math.max(1, Number(wait[0])) : undefined);
     }
-    return answer(404, `unknown path ${url}; discovery serves /new/<base64 peer address>, /verify/<base64 PD URL> and /prestop/<PD, TiKV or TiCDC Pod>`);
+    return answer(
+      404,
+      `unknown path ${url}; discovery serves /new/<base64 peer address>, /verify/<base64 PD URL> and /prestop/<PD, TiKV or TiCDC Pod>`,
+    );
   }
 
   private async newMember(encoded: string, registerType: string, remote: string | undefined): Promise<DiscoveryAnswer> {
@@ -96,7 +112,12 @@ export class Discovery {
     }
     const pod = this.deps
       .pods()
-      .find((p) => p.metadata.name === podName && p.metadata.labels?.[LABEL.component] === 'pd' && p.metadata.labels?.[LABEL.instance] === cluster.name);
+      .find(
+        (p) =>
+          p.metadata.name === podName &&
+          p.metadata.labels?.[LABEL.component] === 'pd' &&
+          p.metadata.labels?.[LABEL.instance] === cluster.name,
+      );
     if (!pod || isTerminating(pod)) return answer(403, `${podName} is not a running PD Pod of cluster ${cluster.name}`);
     if (this.deps.checkSource && !fromPod(pod, remote)) return answer(403, `the request does not come from Pod ${podName}'s address`);
 
@@ -110,7 +131,8 @@ export class Discovery {
     }
     const ordinal = ordinalOf(podName, stsName);
     const ordinals = Math.max(replicas, sts.replicas ?? 0);
-    if (ordinal === undefined || ordinal >= ordinals) return answer(403, `${podName} is not one of the ${ordinals} Pods of StatefulSet ${stsName}`);
+    if (ordinal === undefined || ordinal >= ordinals)
+      return answer(403, `${podName} is not one of the ${ordinals} Pods of StatefulSet ${stsName}`);
     if (replicas !== this.seenReplicas) {
       this.callers.clear();
       this.seenReplicas = replicas;
@@ -165,18 +187,29 @@ export class Discovery {
    * URL is the caller's (the caller asks only without data) or a PD Pod's of this cluster that no
    * longer exists (nobody would resume it). One of a Pod still there is its own to resume.
    */
-  private async removeUnstarted(client: PdClient, members: readonly PdListedMember[], host: string, podName: string): Promise<string | undefined> {
+  private async removeUnstarted(
+    client: PdClient,
+    members: readonly PdListedMember[],
+    host: string,
+    podName: string,
+  ): Promise<string | undefined> {
     const { cluster } = this.deps;
     const pods = new Set(this.deps.pods().map((p) => p.metadata.name));
     for (const m of members.filter((x) => x.name === '')) {
-      const peer = m.peerUrls.map(peerPod).find((p) => p !== undefined && p.service === names.peerService(cluster.name, 'pd') && p.namespace === cluster.namespace);
+      const peer = m.peerUrls
+        .map(peerPod)
+        .find((p) => p !== undefined && p.service === names.peerService(cluster.name, 'pd') && p.namespace === cluster.namespace);
       if (peer === undefined || (peer.host !== host && pods.has(peer.pod))) continue;
       try {
         await client.deleteMemberById(m.memberId);
       } catch (err) {
         return `cannot remove PD member ${m.memberId}, added for ${peer.pod} but never started: ${(err as Error).message}`;
       }
-      this.deps.note('stale-member', `removed PD member ${m.memberId}, added for ${peer.pod} but never started, so that ${podName} can join`, podName);
+      this.deps.note(
+        'stale-member',
+        `removed PD member ${m.memberId}, added for ${peer.pod} but never started, so that ${podName} can join`,
+        podName,
+      );
     }
     return undefined;
   }
@@ -214,7 +247,6 @@ export class Discovery {
     }
     return undefined;
   }
-
 }
 
 /** `http(s)://<pod>.<cluster>-pd-peer.<ns>.svc[.<domain>]:2380`, split; undefined for any other URL. */

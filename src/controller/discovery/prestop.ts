@@ -110,14 +110,27 @@ const stop = (body: string): PreStopAnswer => ({ status: 200, body: body.endsWit
 /**
  * The answer to `/prestop/<pod>`; with `askSeconds` (the hook's `?wait=`), within that many seconds.
  */
-export async function preStopWait(deps: PreStopDeps, podName: string, remote: string | undefined, askSeconds?: number): Promise<PreStopAnswer> {
+export async function preStopWait(
+  deps: PreStopDeps,
+  podName: string,
+  remote: string | undefined,
+  askSeconds?: number,
+): Promise<PreStopAnswer> {
   const { cluster } = deps;
   const now = deps.now ?? Date.now;
   const find = () =>
-    deps.pods().find((p) => p.metadata.name === podName && p.metadata.labels?.[LABEL.instance] === cluster.name && HOOKED.includes(p.metadata.labels?.[LABEL.component] as ComponentKind));
+    deps
+      .pods()
+      .find(
+        (p) =>
+          p.metadata.name === podName &&
+          p.metadata.labels?.[LABEL.instance] === cluster.name &&
+          HOOKED.includes(p.metadata.labels?.[LABEL.component] as ComponentKind),
+      );
   const pod = find();
   if (!pod) return { status: 404, body: `${podName} is not a PD, TSO, scheduling, TiKV or TiCDC Pod of cluster ${cluster.name}\n` };
-  if (deps.checkSource && !deps.fromPod(pod, remote)) return { status: 403, body: `the request does not come from Pod ${podName}'s address\n` };
+  if (deps.checkSource && !deps.fromPod(pod, remote))
+    return { status: 403, body: `the request does not come from Pod ${podName}'s address\n` };
   const kind = pod.metadata.labels![LABEL.component] as Hooked;
   const seconds = drainWaitSeconds(pod.spec?.terminationGracePeriodSeconds);
   const asked = now();
@@ -139,7 +152,11 @@ export async function preStopWait(deps: PreStopDeps, podName: string, remote: st
     waits.delete(key);
     if (leaders && leaders.count > 0) {
       const entry = { pod: podName, store: leaders.store, leaders: leaders.count, why, waitedSeconds: waited() };
-      deps.stoppedWithLeaders?.({ ...entry, at: new Date(now()).toISOString(), message: stoppedWithLeadersMessage(entry, Math.round(stallMs / 1000)) });
+      deps.stoppedWithLeaders?.({
+        ...entry,
+        at: new Date(now()).toISOString(),
+        message: stoppedWithLeadersMessage(entry, Math.round(stallMs / 1000)),
+      });
     }
     return stop(body);
   };
@@ -163,7 +180,11 @@ export async function preStopWait(deps: PreStopDeps, podName: string, remote: st
           state.fewest = look.leaders.count;
           state.progressAt = now();
         } else if (now() - state.progressAt >= stallMs) {
-          return letGo('stalled', state.leaders, `stopped waiting after ${waited()}s: ${last}, none moved for ${Math.round(stallMs / 1000)}s`);
+          return letGo(
+            'stalled',
+            state.leaders,
+            `stopped waiting after ${waited()}s: ${last}, none moved for ${Math.round(stallMs / 1000)}s`,
+          );
         }
       }
     } else {
@@ -189,19 +210,27 @@ async function lookAt(deps: PreStopDeps, kind: Hooked, podName: string): Promise
     const primary = await first(deps.pdClients, (pd) => pd.msPrimary(kind));
     if (typeof primary !== 'string') return { done: false, detail: primary.error };
     const leads = primary !== '' && podOfMsMember({ serviceAddr: primary }) === podName;
-    return leads ? { done: false, detail: `${podName} is still the ${kind} primary` } : { done: true, detail: `${podName} is not the ${kind} primary${primary ? ` (${primary} is)` : ''}` };
+    return leads
+      ? { done: false, detail: `${podName} is still the ${kind} primary` }
+      : { done: true, detail: `${podName} is not the ${kind} primary${primary ? ` (${primary} is)` : ''}` };
   }
   if (kind === 'ticdc') {
     const host = captureAddressPrefix(cluster, podName);
     const base = deps.ticdcUrl?.(podName) ?? `${cluster.tls ? 'https' : 'http'}://${host}:${PORT.ticdc}`;
-    return drainCapture(base, { tls: deps.tls, captureAddress: host, ...captureHints(deps.pods().find((p) => p.metadata.name === podName)) });
+    return drainCapture(base, {
+      tls: deps.tls,
+      captureAddress: host,
+      ...captureHints(deps.pods().find((p) => p.metadata.name === podName)),
+    });
   }
   if (kind === 'pd') {
     const leader = await first(deps.pdClients, (pd) => pd.leader());
     if (typeof leader !== 'string' && leader !== undefined) return { done: false, detail: leader.error };
     // Members are named after their Pod, or after its address (`<pod>.<cluster>-pd-peer...`).
     const leads = leader !== undefined && (leader === podName || leader.startsWith(`${podName}.${names.peerService(cluster.name, 'pd')}`));
-    return leads ? { done: false, detail: `${podName} still leads PD` } : { done: true, detail: `${podName} does not lead PD${leader ? ` (${leader} does)` : ''}` };
+    return leads
+      ? { done: false, detail: `${podName} still leads PD` }
+      : { done: true, detail: `${podName} does not lead PD${leader ? ` (${leader} does)` : ''}` };
   }
   const stores = await first(deps.pdClients, (pd) => pd.stores());
   if (!Array.isArray(stores)) return { done: false, detail: stores?.error ?? 'PD lists no stores' };
@@ -209,7 +238,11 @@ async function lookAt(deps: PreStopDeps, kind: Hooked, podName: string): Promise
   if (!store) return { done: true, detail: `PD has no store of ${podName}: nothing to wait for` };
   if (store.state !== 'Up') return { done: true, detail: `store ${store.id} of ${podName} is ${store.state}: nothing to wait for` };
   if (store.leaderCount === 0) return { done: true, detail: `store ${store.id} of ${podName} has no region leaders left` };
-  return { done: false, detail: `store ${store.id} still has ${store.leaderCount} region leaders`, leaders: { store: store.id, count: store.leaderCount } };
+  return {
+    done: false,
+    detail: `store ${store.id} still has ${store.leaderCount} region leaders`,
+    leaders: { store: store.id, count: store.leaderCount },
+  };
 }
 
 /** The first answer of the PD clients, or why none answered. */

@@ -7,7 +7,12 @@ import type { Logger } from '../runtime/log';
 import type { Metrics } from '../runtime/metrics';
 import type { Discovery } from './discovery';
 
-export function discoveryHandler(d: { readonly discovery: Discovery; readonly serving: () => boolean; readonly metrics: Metrics; readonly log: Logger }): RequestHandler {
+export function discoveryHandler(d: {
+  readonly discovery: Discovery;
+  readonly serving: () => boolean;
+  readonly metrics: Metrics;
+  readonly log: Logger;
+}): RequestHandler {
   return (req, res) =>
     void (async () => {
       const path = (req.url ?? '/').split('?')[0];
@@ -24,9 +29,18 @@ export function discoveryHandler(d: { readonly discovery: Discovery; readonly se
       }
       // Label values from a fixed set: a series per path anyone can send would grow without bound.
       const route = path.split('/')[1];
-      d.metrics.inc('tidb_gitops_discovery_requests_total', { path: route === 'new' || route === 'verify' || route === 'prestop' ? route : 'other', code: String(status) });
+      d.metrics.inc('tidb_gitops_discovery_requests_total', {
+        path: route === 'new' || route === 'verify' || route === 'prestop' ? route : 'other',
+        code: String(status),
+      });
       const shown = path.length > 200 ? `${path.slice(0, 200)}...` : path;
-      if (status >= 400) d.log.info('discovery request refused', { path: shown, status, reason: body.trim().slice(0, 500), remote: req.socket.remoteAddress });
+      if (status >= 400)
+        d.log.info('discovery request refused', {
+          path: shown,
+          status,
+          reason: body.trim().slice(0, 500),
+          remote: req.socket.remoteAddress,
+        });
       else d.log.info('discovery answered', { path: shown, answer: body });
       res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(body);

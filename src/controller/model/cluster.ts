@@ -14,7 +14,8 @@ export interface ClusterInfo extends ControllerClusterInfo {
 }
 
 /** A Pod's host name under its component's headless Service: `<pod>.<cluster>-<kind>-peer.<ns>` (what the operator's clients dial). */
-export const podHost = (c: Pick<ClusterInfo, 'name' | 'namespace'>, kind: ComponentKind, pod: string): string => `${pod}.${names.peerService(c.name, kind)}.${c.namespace}`;
+export const podHost = (c: Pick<ClusterInfo, 'name' | 'namespace'>, kind: ComponentKind, pod: string): string =>
+  `${pod}.${names.peerService(c.name, kind)}.${c.namespace}`;
 
 /** Parses and checks the cluster JSON (`parseControllerClusterInfo`) and adds the namespace. */
 export function parseClusterInfo(json: string, namespace: string): ClusterInfo {

@@ -17,6 +17,7 @@ export function desiredReplicas(sts: StatefulSet): number | undefined {
 export const replicasOf = (sts: StatefulSet): number => sts.spec?.replicas ?? 1;
 
 /** The update strategy Git asks for (the settings annotation; RollingUpdate when it names none). */
-export const desiredStrategy = (sts: StatefulSet): 'RollingUpdate' | 'OnDelete' => (settingsOf(sts).updateStrategy === 'OnDelete' ? 'OnDelete' : 'RollingUpdate');
+export const desiredStrategy = (sts: StatefulSet): 'RollingUpdate' | 'OnDelete' =>
+  settingsOf(sts).updateStrategy === 'OnDelete' ? 'OnDelete' : 'RollingUpdate';
 
 export const isRolling = (sts: StatefulSet): boolean => desiredStrategy(sts) === 'RollingUpdate';

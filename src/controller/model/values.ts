@@ -13,7 +13,7 @@ import type { Pod, StatefulSet } from './objects';
 export function parseDuration(text: string | undefined): number | undefined {
   if (!text || !GO_DURATION.test(text)) return undefined;
   const sign = text.startsWith('-') ? -1 : 1;
-  const unit: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const unit: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
   let total = 0;
   for (const m of text.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) total += Number(m[1]) * unit[m[2]];
   return sign * total;
@@ -46,7 +46,8 @@ export function tagOf(image: string | undefined): string | undefined {
 }
 
 /** The tag a Pod's container runs. */
-export const podImageTag = (pod: Pod, container: string): string | undefined => tagOf(pod.spec?.containers?.find((c) => c.name === container)?.image);
+export const podImageTag = (pod: Pod, container: string): string | undefined =>
+  tagOf(pod.spec?.containers?.find((c) => c.name === container)?.image);
 
 /**
  * What the renderer and the image say of a TiCDC Pod's capture before it is asked: whether it runs

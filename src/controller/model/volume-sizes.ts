@@ -16,7 +16,8 @@ export function parseVolumeSizes(text: string | undefined): VolumeSizes {
   for (const [kind, sizes] of Object.entries(raw)) {
     if (!isMap(sizes)) throw new Error(`${kind}: expected an object of claim templates`);
     for (const [t, size] of Object.entries(sizes)) {
-      if (typeof size !== 'string' || quantityToBytes(size) === undefined) throw new Error(`${kind}.${t}: expected a quantity such as "20Gi"`);
+      if (typeof size !== 'string' || quantityToBytes(size) === undefined)
+        throw new Error(`${kind}.${t}: expected a quantity such as "20Gi"`);
     }
   }
   return raw as VolumeSizes;

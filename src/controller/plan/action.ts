@@ -31,13 +31,26 @@ export type Action =
    * Move a micro-service's primary to the server named `to` (`''`: the server picks). `exact`: never
    * let the server pick instead, where its pick could be a server that cannot lead (TSO before v8.4.0).
    */
-  | { readonly type: 'transfer-primary'; readonly service: 'tso' | 'scheduling'; readonly pod: string; readonly primary: string; readonly to: string; readonly exact?: true }
+  | {
+      readonly type: 'transfer-primary';
+      readonly service: 'tso' | 'scheduling';
+      readonly pod: string;
+      readonly primary: string;
+      readonly to: string;
+      readonly exact?: true;
+    }
   /**
    * Add the evict-leader scheduler for the Pod's store and note the time on the Pod (`annotation`,
    * once). `record`: the store had no scheduler, so this one is the controller's own: it is recorded
    * (before PD is asked) and removed when the operation is over.
    */
-  | { readonly type: 'evict-begin'; readonly pod: string; readonly storeId: number; readonly annotation?: string; readonly record?: EvictionRecord }
+  | {
+      readonly type: 'evict-begin';
+      readonly pod: string;
+      readonly storeId: number;
+      readonly annotation?: string;
+      readonly record?: EvictionRecord;
+    }
   /**
    * Delete a Pod whose request is met: a TiKV `tidb.pingcap.com/evict-leader: delete-pod` (its store has no
    * leaders), a PD `tidb.pingcap.com/pd-transfer-leader: delete-pod` (it does not lead), a TiDB
@@ -155,7 +168,12 @@ export const waitOn = (on: WaitOn | undefined): WaitOn => ({
 });
 
 export const OK: Step = { ok: true };
-export const wait = (reason: string, event?: PlanEvent, code?: WaitCode, storeId?: number): Step => ({ ok: false, reason, event, ...waitOn({ wait: code, storeId }) });
+export const wait = (reason: string, event?: PlanEvent, code?: WaitCode, storeId?: number): Step => ({
+  ok: false,
+  reason,
+  event,
+  ...waitOn({ wait: code, storeId }),
+});
 /** A wait on PD's view that could not be read (`pdOf`, `pdStoresOf`, `msOf` say why). */
 export const waitPd = (why: string): Step => wait(why, undefined, 'pd-unreadable');
 export const act = (reason: string, action: Action, event?: PlanEvent): Step => ({ ok: false, reason, action, event });
@@ -165,7 +183,14 @@ export const act = (reason: string, action: Action, event?: PlanEvent): Step => 
  * already there that is not recorded (an administrator's, added with pd-ctl) stays unrecorded, so the
  * controller never removes it; one already recorded keeps its record.
  */
-export function evictBegin(input: PlanInput, pd: PdState, pod: string, storeId: number, annotation: string | undefined, why: EvictionRecord['for']): Action {
+export function evictBegin(
+  input: PlanInput,
+  pd: PdState,
+  pod: string,
+  storeId: number,
+  annotation: string | undefined,
+  why: EvictionRecord['for'],
+): Action {
   const isNew = !pd.evicting.has(storeId) && !ownsEviction(input, storeId);
   return {
     type: 'evict-begin',

@@ -32,12 +32,16 @@ export function drainStep(input: PlanInput, c: ComponentState): Step | undefined
     const name = pod.metadata.name!;
     const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', name);
     if (!store || store.state !== 'Up' || store.leaderCount === 0 || pd.evicting.has(store.id)) continue;
-    return act(`${name} is being deleted (a node drain, or someone deleting it): evicting region leaders from its store ${store.id} while its preStop hook holds it`, evictBegin(input, pd, name, store.id, undefined, 'drain'), {
-      type: 'Normal',
-      reason: 'DrainEvictLeader',
-      message: `${name} is being deleted: moving the region leaders of store ${store.id} (${store.leaderCount}) away before TiKV stops`,
-      pod: name,
-    });
+    return act(
+      `${name} is being deleted (a node drain, or someone deleting it): evicting region leaders from its store ${store.id} while its preStop hook holds it`,
+      evictBegin(input, pd, name, store.id, undefined, 'drain'),
+      {
+        type: 'Normal',
+        reason: 'DrainEvictLeader',
+        message: `${name} is being deleted: moving the region leaders of store ${store.id} (${store.leaderCount}) away before TiKV stops`,
+        pod: name,
+      },
+    );
   }
   return undefined;
 }
@@ -58,12 +62,16 @@ function pdDrainStep(input: PlanInput, c: ComponentState): Step | undefined {
     if (!member || pd.leader !== member.name) continue;
     const target = transferTarget(input, c, pd, name);
     if (!target) continue;
-    return act(`${name}, the PD leader, is being deleted: moving the leadership to ${target} while its preStop hook holds it`, { type: 'transfer-leader', pod: name, from: member.name, to: target }, {
-      type: 'Normal',
-      reason: 'DrainPDLeaderTransfer',
-      message: `${name} is being deleted: transferring PD leadership from ${member.name} to ${target} before PD stops`,
-      pod: name,
-    });
+    return act(
+      `${name}, the PD leader, is being deleted: moving the leadership to ${target} while its preStop hook holds it`,
+      { type: 'transfer-leader', pod: name, from: member.name, to: target },
+      {
+        type: 'Normal',
+        reason: 'DrainPDLeaderTransfer',
+        message: `${name} is being deleted: transferring PD leadership from ${member.name} to ${target} before PD stops`,
+        pod: name,
+      },
+    );
   }
   return undefined;
 }
@@ -77,12 +85,16 @@ function msDrainStep(input: PlanInput, c: ComponentState & { kind: MsService }):
     const step = prepareMs(input, c, pod);
     if (step.ok || !step.action) continue;
     const name = pod.metadata.name!;
-    return act(`${name} is being deleted: ${step.reason.replace(/ before restarting .*$/, '')} while its preStop hook holds it`, step.action, {
-      type: 'Normal',
-      reason: 'DrainPrimaryTransfer',
-      message: `${name} is being deleted: moving the ${c.kind} primary away before its server stops`,
-      pod: name,
-    });
+    return act(
+      `${name} is being deleted: ${step.reason.replace(/ before restarting .*$/, '')} while its preStop hook holds it`,
+      step.action,
+      {
+        type: 'Normal',
+        reason: 'DrainPrimaryTransfer',
+        message: `${name} is being deleted: moving the ${c.kind} primary away before its server stops`,
+        pod: name,
+      },
+    );
   }
   return undefined;
 }

@@ -49,26 +49,38 @@ export function evictRequestStep(input: PlanInput, c: ComponentState): Step | un
       // As the operator does before it adds the scheduler: every store must be Up.
       const down = pd.stores.find((s) => s.state !== 'Up' && s.state !== 'Tombstone');
       if (down) return wait(`leader eviction asked for on ${name} waits: store ${down.id} is ${down.state}`);
-      return act(`evicting region leaders from store ${store.id} (${name}), as its ${EVICT_REQUEST_ANNOTATION} annotation asks`, evictBegin(input, pd, name, store.id, undefined, 'request'), {
-        type: 'Normal',
-        reason: 'EvictLeaderBegin',
-        message: `evicting region leaders from store ${store.id}, as the Pod's ${EVICT_REQUEST_ANNOTATION} annotation asks`,
-        pod: name,
-      });
+      return act(
+        `evicting region leaders from store ${store.id} (${name}), as its ${EVICT_REQUEST_ANNOTATION} annotation asks`,
+        evictBegin(input, pd, name, store.id, undefined, 'request'),
+        {
+          type: 'Normal',
+          reason: 'EvictLeaderBegin',
+          message: `evicting region leaders from store ${store.id}, as the Pod's ${EVICT_REQUEST_ANNOTATION} annotation asks`,
+          pod: name,
+        },
+      );
     }
     if (!deletePod) continue;
     const metric = input.probes?.tikvLeaders?.[name];
-    if (store.leaderCount > 0) return wait(`waiting for region leaders to leave store ${store.id} (${name}) before deleting the Pod: ${store.leaderCount} left`);
-    if (metric?.count === undefined) return wait(`PD counts no leaders on store ${store.id}; reading ${name}'s own count before deleting the Pod${metric ? ` (${metric.detail})` : ''}`);
+    if (store.leaderCount > 0)
+      return wait(`waiting for region leaders to leave store ${store.id} (${name}) before deleting the Pod: ${store.leaderCount} left`);
+    if (metric?.count === undefined)
+      return wait(
+        `PD counts no leaders on store ${store.id}; reading ${name}'s own count before deleting the Pod${metric ? ` (${metric.detail})` : ''}`,
+      );
     if (metric.count > 0) return wait(`PD counts no leaders on store ${store.id}, but ${name}'s /metrics still shows ${metric.count}`);
     const flush = flushStep(pod, store.id, settings, podRevision(pod) ?? '', 'deleting the Pod');
     if (flush) return flush;
-    return act(`deleting ${name}, whose store ${store.id} has no leaders, as its ${EVICT_REQUEST_ANNOTATION}: delete-pod annotation asks`, { type: 'delete-pod', pod: name, uid: pod.metadata.uid, storeId: store.id }, {
-      type: 'Normal',
-      reason: 'EvictLeaderDeletePod',
-      message: `store ${store.id} has no leaders: deleting the Pod, as its ${EVICT_REQUEST_ANNOTATION}: delete-pod annotation asks`,
-      pod: name,
-    });
+    return act(
+      `deleting ${name}, whose store ${store.id} has no leaders, as its ${EVICT_REQUEST_ANNOTATION}: delete-pod annotation asks`,
+      { type: 'delete-pod', pod: name, uid: pod.metadata.uid, storeId: store.id },
+      {
+        type: 'Normal',
+        reason: 'EvictLeaderDeletePod',
+        message: `store ${store.id} has no leaders: deleting the Pod, as its ${EVICT_REQUEST_ANNOTATION}: delete-pod annotation asks`,
+        pod: name,
+      },
+    );
   }
   return undefined;
 }

@@ -127,11 +127,15 @@ function pdFailover(ctx: Ctx): FailoverStep {
   };
   const allHealthy = range(ctx.desired).every(healthyPod);
   if (keys.length > 0 && allHealthy) {
-    return step(`every PD member is healthy again: clearing ${keys.length} failure record(s), the failover replicas are scaled in`, setRecords(ctx, {}), {
-      type: 'Normal',
-      reason: 'FailoverRecovered',
-      message: `${sts(ctx)}: every desired member is healthy; removing the failover replicas`,
-    });
+    return step(
+      `every PD member is healthy again: clearing ${keys.length} failure record(s), the failover replicas are scaled in`,
+      setRecords(ctx, {}),
+      {
+        type: 'Normal',
+        reason: 'FailoverRecovered',
+        message: `${sts(ctx)}: every desired member is healthy; removing the failover replicas`,
+      },
+    );
   }
   const pending = Object.entries(records).find(([, r]) => !r.memberDeleted);
   if (pending) {
@@ -145,9 +149,11 @@ function pdFailover(ctx: Ctx): FailoverStep {
         pod: record.pod,
       });
     }
-    if (m !== undefined && !hasQuorum(pd)) return { reason: `PD member ${key} waits for replacement until a majority of PD is healthy`, waiting: true };
+    if (m !== undefined && !hasQuorum(pd))
+      return { reason: `PD member ${key} waits for replacement until a majority of PD is healthy`, waiting: true };
     const unready = othersDown(ctx, record.pod);
-    if (m !== undefined && unready) return { reason: `PD member ${key} waits for replacement: ${podList(unready)} not Ready`, waiting: true };
+    if (m !== undefined && unready)
+      return { reason: `PD member ${key} waits for replacement: ${podList(unready)} not Ready`, waiting: true };
     // The claims go first and their Pod after: a claim in use stays (kubernetes.io/pvc-protection)
     // until its Pod is gone, and the StatefulSet controller does not re-create a Pod while its claim
     // is being deleted, so the replacement can only start on a fresh volume. The record turns into a
@@ -155,17 +161,27 @@ function pdFailover(ctx: Ctx): FailoverStep {
     const podLeft = ctx.c.pods.some((p) => p.metadata.uid !== undefined && p.metadata.uid === record.podUid);
     const claimsLeft = (ctx.input.volumes ?? []).filter((v) => (record.volumes ?? []).some((r) => r.uid === v.metadata.uid));
     if (m === undefined && !podLeft && claimsLeft.length === 0) {
-      return step(`failed PD member ${key}, its Pod and its volumes are gone: adding a replica in its place`, setRecords(ctx, { ...records, [key]: { ...record, memberDeleted: true } }));
+      return step(
+        `failed PD member ${key}, its Pod and its volumes are gone: adding a replica in its place`,
+        setRecords(ctx, { ...records, [key]: { ...record, memberDeleted: true } }),
+      );
     }
     if (m === undefined && !podLeft && claimsLeft.every((v) => v.metadata.deletionTimestamp)) {
-      return { reason: `waiting for volumes ${claimsLeft.map((v) => v.metadata.name).join(', ')} of failed PD member ${key} to be deleted`, waiting: true };
+      return {
+        reason: `waiting for volumes ${claimsLeft.map((v) => v.metadata.name).join(', ')} of failed PD member ${key} to be deleted`,
+        waiting: true,
+      };
     }
-    return step(`replacing failed PD member ${key}: deleting the member, Pod ${record.pod} and its volumes`, { type: 'failover-delete', key, record }, {
-      type: 'Warning',
-      reason: 'PDFailover',
-      message: `deleting failed PD member ${key} with its Pod and volumes; a new member takes its place and one replica is added`,
-      pod: record.pod,
-    });
+    return step(
+      `replacing failed PD member ${key}: deleting the member, Pod ${record.pod} and its volumes`,
+      { type: 'failover-delete', key, record },
+      {
+        type: 'Warning',
+        reason: 'PDFailover',
+        message: `deleting failed PD member ${key} with its Pod and volumes; a new member takes its place and one replica is added`,
+        pod: record.pod,
+      },
+    );
   }
   if (!ctx.enabled || allHealthy) return undefined;
   // The operator fails over only once every desired Pod exists.
@@ -191,7 +207,8 @@ function pdFailover(ctx: Ctx): FailoverStep {
   }
   const name = candidate.pod.metadata.name!;
   const others = othersDown(ctx, name);
-  if (others) return { reason: `PD member ${candidate.key} failed, but ${podList(others)} not Ready too: ${NOT_A_MEMBER_FAILURE}`, waiting: true };
+  if (others)
+    return { reason: `PD member ${candidate.key} failed, but ${podList(others)} not Ready too: ${NOT_A_MEMBER_FAILURE}`, waiting: true };
   const record: FailureRecord = {
     pod: name,
     createdAt: new Date(ctx.input.now).toISOString(),
@@ -200,12 +217,16 @@ function pdFailover(ctx: Ctx): FailoverStep {
     volumes: volumesOfPod(ctx.input.volumes ?? [], ctx.c.sts, name).map((v) => ({ name: v.metadata.name!, uid: v.metadata.uid ?? '' })),
     memberDeleted: false,
   };
-  return step(`PD member ${candidate.key} unhealthy for ${durationText(ctx.periodMs)} or more: recording the failure`, setRecords(ctx, { ...records, [candidate.key]: record }), {
-    type: 'Warning',
-    reason: 'FailoverRecorded',
-    message: `PD member ${candidate.key} has been unhealthy for over ${durationText(ctx.periodMs)}; it will be replaced`,
-    pod: name,
-  });
+  return step(
+    `PD member ${candidate.key} unhealthy for ${durationText(ctx.periodMs)} or more: recording the failure`,
+    setRecords(ctx, { ...records, [candidate.key]: record }),
+    {
+      type: 'Warning',
+      reason: 'FailoverRecorded',
+      message: `PD member ${candidate.key} has been unhealthy for over ${durationText(ctx.periodMs)}; it will be replaced`,
+      pod: name,
+    },
+  );
 }
 
 const hasQuorum = (pd: PdState): boolean => pd.members.filter((m) => m.healthy).length > pd.members.length / 2;
@@ -218,21 +239,29 @@ function storeFailover(ctx: Ctx): FailoverStep {
   const keys = Object.keys(records);
   const stale = keys.filter((k) => (ordinalOf(records[k].pod, sts(ctx)) ?? Infinity) >= ctx.desired);
   if (stale.length > 0) {
-    return step(`dropping failure records of Pods no longer desired: ${stale.map((k) => records[k].pod).join(', ')}`, setRecords(ctx, without(records, stale)));
+    return step(
+      `dropping failure records of Pods no longer desired: ${stale.map((k) => records[k].pod).join(', ')}`,
+      setRecords(ctx, without(records, stale)),
+    );
   }
   const storeUp = (ord: number): boolean => {
     const pod = ctx.pods.get(ord);
     return pod !== undefined && isReady(pod) && storeOfPod(pd.stores, cluster, ctx.kind, pod.metadata.name!)?.state === 'Up';
   };
   const allUp = range(ctx.desired).every(storeUp);
-  const byUid = ctx.settings.recoverByUID !== undefined && ctx.settings.recoverByUID !== '' && ctx.settings.recoverByUID === ctx.failover.failoverUID;
+  const byUid =
+    ctx.settings.recoverByUID !== undefined && ctx.settings.recoverByUID !== '' && ctx.settings.recoverByUID === ctx.failover.failoverUID;
   if (keys.length > 0 && allUp) {
     if (ctx.settings.recoverFailover === true || byUid) {
-      return step(`every store is Up again: clearing ${keys.length} failure record(s), the failover replicas are scaled in`, setRecords(ctx, {}, undefined), {
-        type: 'Normal',
-        reason: 'FailoverRecovered',
-        message: `${sts(ctx)}: every desired store is Up; removing the failover replicas (${byUid ? 'recoverByUID' : 'recoverFailover'})`,
-      });
+      return step(
+        `every store is Up again: clearing ${keys.length} failure record(s), the failover replicas are scaled in`,
+        setRecords(ctx, {}, undefined),
+        {
+          type: 'Normal',
+          reason: 'FailoverRecovered',
+          message: `${sts(ctx)}: every desired store is Up; removing the failover replicas (${byUid ? 'recoverByUID' : 'recoverFailover'})`,
+        },
+      );
     }
   }
   const note =
@@ -253,15 +282,23 @@ function storeFailover(ctx: Ctx): FailoverStep {
   if (!candidate) return waiting ? { reason: waiting, waiting: true, wait: 'failover-period' } : note ? step(note) : undefined;
   if (keys.length >= (ctx.settings.maxFailoverCount ?? 0)) return limitNote(ctx, `store ${candidate.id} (${candidate.pod}) is Down`);
   const others = othersDown(ctx, candidate.pod);
-  if (others) return { reason: `store ${candidate.id} (${candidate.pod}) is Down, but ${podList(others)} not Ready too: ${NOT_A_MEMBER_FAILURE}`, waiting: true };
+  if (others)
+    return {
+      reason: `store ${candidate.id} (${candidate.pod}) is Down, but ${podList(others)} not Ready too: ${NOT_A_MEMBER_FAILURE}`,
+      waiting: true,
+    };
   const record: FailureRecord = { pod: candidate.pod, createdAt: new Date(ctx.input.now).toISOString(), storeId: candidate.id };
   const uid = ctx.failover.failoverUID ?? (ctx.input.options ?? DEFAULT_PLAN_OPTIONS).newFailoverUid;
-  return step(`store ${candidate.id} (${candidate.pod}) Down for ${durationText(ctx.periodMs)} or more: adding a failover replica`, setRecords(ctx, { ...records, [String(candidate.id)]: record }, uid), {
-    type: 'Warning',
-    reason: 'FailoverRecorded',
-    message: `store ${candidate.id} has been Down for over ${durationText(ctx.periodMs)}; adding a replica to ${sts(ctx)}`,
-    pod: candidate.pod,
-  });
+  return step(
+    `store ${candidate.id} (${candidate.pod}) Down for ${durationText(ctx.periodMs)} or more: adding a failover replica`,
+    setRecords(ctx, { ...records, [String(candidate.id)]: record }, uid),
+    {
+      type: 'Warning',
+      reason: 'FailoverRecorded',
+      message: `store ${candidate.id} has been Down for over ${durationText(ctx.periodMs)}; adding a replica to ${sts(ctx)}`,
+      pod: candidate.pod,
+    },
+  );
 }
 
 function tidbFailover(ctx: Ctx): FailoverStep {
@@ -291,13 +328,18 @@ function tidbFailover(ctx: Ctx): FailoverStep {
   if (!candidate) return waiting ? { reason: waiting, waiting: true, wait: 'failover-period' } : undefined;
   if (Object.keys(records).length >= (ctx.settings.maxFailoverCount ?? 0)) return limitNote(ctx, `${candidate} is not Ready`);
   const others = othersDown(ctx, candidate);
-  if (others) return { reason: `${candidate} is not Ready, but ${podList(others)} not Ready either: ${NOT_A_MEMBER_FAILURE}`, waiting: true };
-  return step(`${candidate} not Ready for ${durationText(ctx.periodMs)} or more: adding a failover replica`, setRecords(ctx, { ...records, [candidate]: { pod: candidate, createdAt: new Date(ctx.input.now).toISOString() } }), {
-    type: 'Warning',
-    reason: 'FailoverRecorded',
-    message: `${candidate} has not been Ready for over ${durationText(ctx.periodMs)}; adding a replica to ${sts(ctx)}`,
-    pod: candidate,
-  });
+  if (others)
+    return { reason: `${candidate} is not Ready, but ${podList(others)} not Ready either: ${NOT_A_MEMBER_FAILURE}`, waiting: true };
+  return step(
+    `${candidate} not Ready for ${durationText(ctx.periodMs)} or more: adding a failover replica`,
+    setRecords(ctx, { ...records, [candidate]: { pod: candidate, createdAt: new Date(ctx.input.now).toISOString() } }),
+    {
+      type: 'Warning',
+      reason: 'FailoverRecorded',
+      message: `${candidate} has not been Ready for over ${durationText(ctx.periodMs)}; adding a replica to ${sts(ctx)}`,
+      pod: candidate,
+    },
+  );
 }
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);

@@ -39,7 +39,12 @@ export function planInitializer(input: InitializerInput): InitializerPlan {
   // A record of another name is another document's, and one of another instance of the cluster is
   // that instance's: this one has not run.
   const own = input.record?.name === info.name ? input.record : undefined;
-  const elsewhere = own !== undefined && FINAL.includes(own.phase) && own.clusterId !== undefined && input.clusterId !== undefined && own.clusterId !== input.clusterId;
+  const elsewhere =
+    own !== undefined &&
+    FINAL.includes(own.phase) &&
+    own.clusterId !== undefined &&
+    input.clusterId !== undefined &&
+    own.clusterId !== input.clusterId;
   const r = elsewhere ? undefined : own;
   const former = elsewhere ? own.clusterId : own?.formerCluster;
   if (r && FINAL.includes(r.phase)) {
@@ -51,7 +56,11 @@ export function planInitializer(input: InitializerInput): InitializerPlan {
       const what = r.step === 'sql' ? 'the initial SQL ran' : "root's host was changed";
       return {
         kind: 'record',
-        record: { ...r, phase: 'Lost', error: `the controller stopped while ${what}; it is not run again: see in the database what ran, and finish by hand` },
+        record: {
+          ...r,
+          phase: 'Lost',
+          error: `the controller stopped while ${what}; it is not run again: see in the database what ran, and finish by hand`,
+        },
         news: 'lost',
       };
     }
@@ -64,7 +73,11 @@ export function planInitializer(input: InitializerInput): InitializerPlan {
   if (readyPod === undefined) {
     const reason = 'no TiDB Pod is ready';
     if (r?.reason === reason) return { kind: 'none' };
-    return { kind: 'record', record: { name: info.name, phase: 'Waiting', reason, ...(former !== undefined && { formerCluster: former }) }, ...(r === undefined && { news: 'waiting' as const }) };
+    return {
+      kind: 'record',
+      record: { name: info.name, phase: 'Waiting', reason, ...(former !== undefined && { formerCluster: former }) },
+      ...(r === undefined && { news: 'waiting' as const }),
+    };
   }
   return { kind: 'run', pod: readyPod, ...(former !== undefined && { formerCluster: former }) };
 }

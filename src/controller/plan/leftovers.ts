@@ -21,7 +21,12 @@ export function leftoverEvictions(input: PlanInput, c: ComponentState): number[]
   // A request still standing keeps its scheduler; it goes once the Pod no longer asks.
   const asking = new Set(requests(c).map((r) => r.pod.metadata.name));
   return Object.entries(input.evictions ?? {})
-    .filter(([, r]) => ordinalOf(r.pod, sts) !== undefined && !(r.for === 'request' && asking.has(r.pod)) && !(r.for === 'drain' && drainPending(input, c, r.pod, sts)))
+    .filter(
+      ([, r]) =>
+        ordinalOf(r.pod, sts) !== undefined &&
+        !(r.for === 'request' && asking.has(r.pod)) &&
+        !(r.for === 'drain' && drainPending(input, c, r.pod, sts)),
+    )
     .map(([id]) => Number(id));
 }
 
@@ -45,12 +50,18 @@ function drainPending(input: PlanInput, c: ComponentState, pod: string, sts: str
 
 export function leftoverMarks(c: ComponentState): { pod: string; keys: string[] }[] {
   // A Pod that asks to be deleted keeps its flush mark until it is.
-  const deleting = new Set(requests(c).filter((r) => r.deletePod).map((r) => r.pod.metadata.name));
+  const deleting = new Set(
+    requests(c)
+      .filter((r) => r.deletePod)
+      .map((r) => r.pod.metadata.name),
+  );
   return c.pods
     .filter((p) => !isTerminating(p))
     .map((p) => ({
       pod: p.metadata.name!,
-      keys: OPERATION_MARKS.filter((k) => p.metadata.annotations?.[k] !== undefined && !(k === LOG_BACKUP_FLUSHED_ANNOTATION && deleting.has(p.metadata.name))),
+      keys: OPERATION_MARKS.filter(
+        (k) => p.metadata.annotations?.[k] !== undefined && !(k === LOG_BACKUP_FLUSHED_ANNOTATION && deleting.has(p.metadata.name)),
+      ),
     }))
     .filter((m) => m.keys.length > 0);
 }

@@ -85,7 +85,8 @@ export const tsoMillis = (tso: bigint): number => Number(tso >> 18n);
 
 /** The tasks under {@link BR_STREAM_PREFIX}, by name. */
 export function logBackupTasks(kvs: readonly EtcdKeyValue[], now: number, options: LogBackupTasksOptions = {}): LogBackupTask[] {
-  const under = (kind: string, task: string) => kvs.filter((kv) => kv.key.startsWith(`${BR_STREAM_PREFIX}${kind}/${task}/`) || kv.key === `${BR_STREAM_PREFIX}${kind}/${task}`);
+  const under = (kind: string, task: string) =>
+    kvs.filter((kv) => kv.key.startsWith(`${BR_STREAM_PREFIX}${kind}/${task}/`) || kv.key === `${BR_STREAM_PREFIX}${kind}/${task}`);
   const tasks: LogBackupTask[] = [];
   for (const kv of kvs) {
     if (!kv.key.startsWith(`${BR_STREAM_PREFIX}info/`)) continue;
@@ -93,11 +94,16 @@ export function logBackupTasks(kvs: readonly EtcdKeyValue[], now: number, option
     const info = decodeTaskInfo(kv.value);
     const checkpoints = under('checkpoint', name);
     const global = checkpoints.find((c) => c.key === `${BR_STREAM_PREFIX}checkpoint/${name}/central_global`);
-    const stores = checkpoints.filter((c) => c.key.startsWith(`${BR_STREAM_PREFIX}checkpoint/${name}/store/`)).map((c) => bigEndian(c.value)).filter((v): v is bigint => v !== undefined);
+    const stores = checkpoints
+      .filter((c) => c.key.startsWith(`${BR_STREAM_PREFIX}checkpoint/${name}/store/`))
+      .map((c) => bigEndian(c.value))
+      .filter((v): v is bigint => v !== undefined);
     let checkpoint = global ? (bigEndian(global.value) ?? 0n) : stores.length > 0 ? stores.reduce((a, b) => (b < a ? b : a)) : 0n;
     if (checkpoint < info.startTs) checkpoint = info.startTs;
     const pause = kvs.find((p) => p.key === `${BR_STREAM_PREFIX}pause/${name}`);
-    const errors = under('last-error', name).map((e) => decodeStreamError(e.value)).filter((e) => e !== '');
+    const errors = under('last-error', name)
+      .map((e) => decodeStreamError(e.value))
+      .filter((e) => e !== '');
     const record = pause && pauseRecord(pause.value, options.cluster);
     const errorPause = pause !== undefined && (record?.severity === 'ERROR' || errors.length > 0);
     const physical = tsoMillis(checkpoint);

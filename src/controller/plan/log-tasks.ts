@@ -101,7 +101,13 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   const before = input.record;
   if (!before && !input.inGit) return undefined;
   const doc = input.doc && 'task' in input.doc ? input.doc : undefined;
-  let r: LogTaskRecord = before ?? { configMap: input.configMap, task: doc?.task ?? input.configMap.replace(/^backup-/, ''), want: 'running', inGit: true, runs: 0 };
+  let r: LogTaskRecord = before ?? {
+    configMap: input.configMap,
+    task: doc?.task ?? input.configMap.replace(/^backup-/, ''),
+    want: 'running',
+    inGit: true,
+    runs: 0,
+  };
   if (doc) r = { ...r, task: doc.task, want: doc.state, inGit: true, ...(doc.jobs.stop !== undefined && { stopJob: doc.jobs.stop }) };
   else if (!input.inGit) r = { ...r, want: 'stopped', inGit: false };
   const { reason: _reason, ...rest } = r;
@@ -109,7 +115,13 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   // Another state asked for ends a hold: back at running, a pause is resumed once more.
   if (r.want !== 'running') r = withoutHold(r);
   const now = iso(ctx.now);
-  const step = (phase: LogTaskPhase, message: string, extra: Partial<LogTaskStep> = {}): LogTaskStep => ({ configMap: input.configMap, record: r, phase, message, ...extra });
+  const step = (phase: LogTaskPhase, message: string, extra: Partial<LogTaskStep> = {}): LogTaskStep => ({
+    configMap: input.configMap,
+    record: r,
+    phase,
+    message,
+    ...extra,
+  });
   const wait = (reason: string, phase: LogTaskPhase = 'Waiting'): LogTaskStep => {
     r = { ...r, reason };
     // Announced when it starts waiting; what it waits for may then change, in the record and on the ConfigMap.
@@ -130,35 +142,68 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
     }
     if (!live || (last.uid !== undefined && live.metadata.uid !== last.uid)) {
       r = { ...r, last: { ...last, phase: 'Lost', error: 'its Job was deleted before it finished', seen: now } };
-      return step('Failed', `br log ${last.command} ended without an outcome: its Job was deleted`, { news: { type: 'Warning', reason: 'LogBackupCommandLost', message: `br log ${last.command} (${last.job}): its Job was deleted before it finished` } });
+      return step('Failed', `br log ${last.command} ended without an outcome: its Job was deleted`, {
+        news: {
+          type: 'Warning',
+          reason: 'LogBackupCommandLost',
+          message: `br log ${last.command} (${last.job}): its Job was deleted before it finished`,
+        },
+      });
     }
     const outcome = runOutcome(live, podsOf(last.job, input.pods));
     // A truncate keeps its point through every pass that sees it running: it is what the log is
     // truncated to once the Job has succeeded.
-    const seenRun: LogCommandRun = { command: last.command, job: last.job, created: last.created, uid: live.metadata.uid, phase: outcome.phase, ...outcome.details, ...(last.until !== undefined && { until: last.until }) };
+    const seenRun: LogCommandRun = {
+      command: last.command,
+      job: last.job,
+      created: last.created,
+      uid: live.metadata.uid,
+      phase: outcome.phase,
+      ...outcome.details,
+      ...(last.until !== undefined && { until: last.until }),
+    };
     if (outcome.phase === 'Running') {
       r = { ...r, last: seenRun };
       const stuck = seenRun.error !== undefined && seenRun.error !== last.error;
-      return step('Running', `br log ${last.command} running (${last.job})${seenRun.error ? `: ${seenRun.error}` : ''}`, stuck ? { news: { type: 'Warning', reason: 'LogBackupStuck', message: `br log ${last.command} (${last.job}): ${seenRun.error}` } } : {});
+      return step(
+        'Running',
+        `br log ${last.command} running (${last.job})${seenRun.error ? `: ${seenRun.error}` : ''}`,
+        stuck
+          ? { news: { type: 'Warning', reason: 'LogBackupStuck', message: `br log ${last.command} (${last.job}): ${seenRun.error}` } }
+          : {},
+      );
     }
     r = { ...r, last: { ...seenRun, seen: now } };
     if (outcome.phase === 'Complete') {
       // Where the log goes, as the start wrote it (a schedule's log backup has a folder per start), and how far it is truncated.
       if (last.command === 'start' && seenRun.storage) r = { ...r, storage: seenRun.storage };
       if (last.command === 'truncate' && last.until !== undefined) r = { ...r, truncatedUntil: last.until };
-      const what = last.command === 'truncate' ? `br log truncate --until=${last.until ?? '?'} on ${r.storage ?? 'its storage'}` : `br log ${last.command} --task-name=${r.task}`;
-      return step('Running', `br log ${last.command} done; reading the task again`, { news: { type: 'Normal', reason: `LogBackup${PAST[last.command]}`, message: `${what} succeeded (${last.job})` } });
+      const what =
+        last.command === 'truncate'
+          ? `br log truncate --until=${last.until ?? '?'} on ${r.storage ?? 'its storage'}`
+          : `br log ${last.command} --task-name=${r.task}`;
+      return step('Running', `br log ${last.command} done; reading the task again`, {
+        news: { type: 'Normal', reason: `LogBackup${PAST[last.command]}`, message: `${what} succeeded (${last.job})` },
+      });
     }
-    return step('Failed', `br log ${last.command} failed: ${seenRun.error ?? 'no reason given'}`, { news: { type: 'Warning', reason: 'LogBackupCommandFailed', message: `br log ${last.command} --task-name=${r.task} failed (${last.job}): ${seenRun.error ?? 'no reason given'}` } });
+    return step('Failed', `br log ${last.command} failed: ${seenRun.error ?? 'no reason given'}`, {
+      news: {
+        type: 'Warning',
+        reason: 'LogBackupCommandFailed',
+        message: `br log ${last.command} --task-name=${r.task} failed (${last.job}): ${seenRun.error ?? 'no reason given'}`,
+      },
+    });
   }
 
-  if (input.inGit && !doc) return wait(input.doc && 'problem' in input.doc ? input.doc.problem : `its ConfigMap ${input.configMap} is not there yet`);
+  if (input.inGit && !doc)
+    return wait(input.doc && 'problem' in input.doc ? input.doc.problem : `its ConfigMap ${input.configMap} is not there yet`);
   const view = ctx.view;
   if (!view) return wait('the log backup tasks have not been read from PD yet');
   if ('error' in view) return wait(`the log backup tasks cannot be read from PD: ${view.error}`);
   // Read after the second the command was seen ending in (the record keeps whole seconds): a read of
   // the same pass may come from before BR's last write.
-  if (r.last?.seen !== undefined && view.at < Date.parse(r.last.seen) + 1000) return step('Running', `br log ${r.last.command} ended; reading the task again`);
+  if (r.last?.seen !== undefined && view.at < Date.parse(r.last.seen) + 1000)
+    return step('Running', `br log ${r.last.command} ended; reading the task again`);
 
   const task = view.tasks.find((t) => t.name === r.task);
   if (task?.storage && !r.storage) r = { ...r, storage: task.storage };
@@ -166,13 +211,24 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   // Found there before this controller ran any command for it (it may have waited for the cluster).
   if (task && r.runs === 0 && r.adopted === undefined) {
     r = { ...r, adopted: now };
-    adopted = { type: 'Normal', reason: 'LogBackupAdopted', message: `the log backup task ${task.name} was already there (${task.state}, started at TS ${task.startTS}); it is kept, not started again` };
+    adopted = {
+      type: 'Normal',
+      reason: 'LogBackupAdopted',
+      message: `the log backup task ${task.name} was already there (${task.state}, started at TS ${task.startTS}); it is kept, not started again`,
+    };
   }
   const until = truncation(r, task, latest(ctx.truncateUntil?.[input.configMap], doc?.truncateUntil));
   const command = commandFor(r.want, task) ?? (until !== undefined && doc?.jobs.truncate !== undefined ? 'truncate' : undefined);
   if (task?.state === 'Running' && r.heldSince !== undefined) r = withoutHold(r);
   if (command === 'resume' && task?.state === 'Paused' && pausedAgain(r, task)) {
-    const news = r.heldSince === undefined ? { type: 'Warning' as const, reason: task.pause?.lag ? 'LogBackupLagPaused' : 'LogBackupPausedAgain', message: heldMessage(r, task) } : undefined;
+    const news =
+      r.heldSince === undefined
+        ? {
+            type: 'Warning' as const,
+            reason: task.pause?.lag ? 'LogBackupLagPaused' : 'LogBackupPausedAgain',
+            message: heldMessage(r, task),
+          }
+        : undefined;
     r = { ...r, heldSince: r.heldSince ?? now, reason: heldMessage(r, task) };
     return step('Failed', heldMessage(r, task), news && { news });
   }
@@ -183,7 +239,10 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   }
   if (command === 'start') {
     const other = view.tasks.find((t) => t.name !== r.task);
-    if (other) return wait(`the log backup task ${other.name} exists in this cluster; BR keeps one task per cluster: stop it, or name this document ${other.name} to take it over`);
+    if (other)
+      return wait(
+        `the log backup task ${other.name} exists in this cluster; BR keeps one task per cluster: stop it, or name this document ${other.name} to take it over`,
+      );
   }
   if ((command === 'start' || command === 'resume') && ctx.notReady !== undefined) return wait(`the cluster is not ready: ${ctx.notReady}`);
   // The same command failed (or an error pause was resumed) not long ago: not again yet.
@@ -191,7 +250,10 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
   if (prior && prior.command === command && (prior.phase !== 'Complete' || task?.state === 'Error')) {
     const since = Date.parse(prior.seen ?? prior.created);
     if (ctx.now - since < RETRY_MS) {
-      const why = prior.phase === 'Complete' ? `the task was paused by an error again after br log resume: ${task?.error ?? 'no error given'}` : `br log ${command} failed: ${prior.error ?? 'no reason given'}`;
+      const why =
+        prior.phase === 'Complete'
+          ? `the task was paused by an error again after br log resume: ${task?.error ?? 'no error given'}`
+          : `br log ${command} failed: ${prior.error ?? 'no reason given'}`;
       return wait(`${why}; tried again after ${iso(since + RETRY_MS)}`, 'Failed');
     }
   }
@@ -211,9 +273,15 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
     : `running br log ${command} --task-name=${r.task} (${job})${task ? `: the task is ${task.state}` : ': the task is not there'}, the document asks for ${r.want}`;
   if (command === 'resume' && task?.pause?.lag) {
     const message = `${lagText(task)}; running br log resume once (${job}), as tidb-operator resumes a task its Backup says runs: paused again before its checkpoint moves on, it is left paused and reported`;
-    return step('Running', `br log ${command} (${job})`, { create: { command, body }, news: { type: 'Warning', reason: 'LogBackupLagPaused', message } });
+    return step('Running', `br log ${command} (${job})`, {
+      create: { command, body },
+      news: { type: 'Warning', reason: 'LogBackupLagPaused', message },
+    });
   }
-  return step('Running', `br log ${command} (${job})`, { create: { command, body }, news: { type: 'Normal', reason: 'LogBackupCommand', message: why } });
+  return step('Running', `br log ${command} (${job})`, {
+    create: { command, body },
+    news: { type: 'Normal', reason: 'LogBackupCommand', message: why },
+  });
 
   function templateOf(c: LogCommand): string | undefined {
     return c === 'stop' ? (doc?.jobs.stop ?? r.stopJob) : doc?.jobs[c];
@@ -227,7 +295,12 @@ export function planLogTask(input: LogTaskInput, ctx: LogTasksContext): LogTaskS
  */
 function truncation(r: LogTaskRecord, task: LogBackupTask | undefined, until: string | undefined): string | undefined {
   if (until === undefined || !/^\d+$/.test(until) || !task || r.storage === undefined || r.want === 'stopped') return undefined;
-  if (BigInt(until) <= BigInt(r.truncatedUntil ?? '0') || BigInt(until) <= BigInt(task.startTS) || BigInt(until) > BigInt(task.checkpointTS)) return undefined;
+  if (
+    BigInt(until) <= BigInt(r.truncatedUntil ?? '0') ||
+    BigInt(until) <= BigInt(task.startTS) ||
+    BigInt(until) > BigInt(task.checkpointTS)
+  )
+    return undefined;
   return until;
 }
 
@@ -259,7 +332,9 @@ function lagText(task: LogBackupTask): string {
 }
 
 function heldMessage(r: LogTaskRecord, task: LogBackupTask): string {
-  const what = task.pause?.lag ? lagText(task) : `the log backup task ${task.name} is ${pausedBy(task)}, checkpoint TS ${task.checkpointTS} (${task.checkpointTime}, ${task.lagSeconds} s behind)`;
+  const what = task.pause?.lag
+    ? lagText(task)
+    : `the log backup task ${task.name} is ${pausedBy(task)}, checkpoint TS ${task.checkpointTS} (${task.checkpointTime}, ${task.lagSeconds} s behind)`;
   return `${what}; it was paused again after br log resume (${r.last?.job ?? 'the last resume'}) before its checkpoint moved past TS ${r.resumedFrom}, so it is not resumed again: find why its checkpoint does not advance (br log status, TiKV's log backup errors), then set the document's logSubcommand to log-pause and back to resume it once more, or stop it and start a new log backup after a snapshot backup`;
 }
 
@@ -285,8 +360,13 @@ function commandFor(want: WantedState, task: LogBackupTask | undefined): LogComm
 function synced(r: LogTaskRecord, task: LogBackupTask | undefined): { phase: LogTaskPhase; message: string } {
   if (!task) return { phase: 'Complete', message: `the log backup task ${r.task} is stopped` };
   const where = `checkpoint TS ${task.checkpointTS} (${task.checkpointTime}, ${task.lagSeconds} s behind)${task.storage ? `, into ${task.storage}` : ''}`;
-  if (task.state === 'Error') return { phase: 'Failed', message: `the log backup task ${r.task} is paused by an error: ${task.error ?? 'no error given'}; ${where}` };
-  if (task.state === 'Paused' && task.pause?.lag) return { phase: 'Complete', message: `${lagText(task)}; the document asks for it paused${task.storage ? `; into ${task.storage}` : ''}` };
+  if (task.state === 'Error')
+    return { phase: 'Failed', message: `the log backup task ${r.task} is paused by an error: ${task.error ?? 'no error given'}; ${where}` };
+  if (task.state === 'Paused' && task.pause?.lag)
+    return {
+      phase: 'Complete',
+      message: `${lagText(task)}; the document asks for it paused${task.storage ? `; into ${task.storage}` : ''}`,
+    };
   return { phase: 'Complete', message: `the log backup task ${r.task} is ${task.state === 'Running' ? 'running' : 'paused'}, ${where}` };
 }
 
@@ -303,10 +383,16 @@ function templateName(json: string): string | undefined {
  * The Job to create from a template, named `name`; undefined when the template is not a Job. A
  * truncate's gets its point (`@UNTIL@` in its arguments) and the task's storage (`BR_STORAGE`).
  */
-function jobBody(json: string | undefined, name: string, truncate?: { until: string; storage: string }): Record<string, unknown> | undefined {
+function jobBody(
+  json: string | undefined,
+  name: string,
+  truncate?: { until: string; storage: string },
+): Record<string, unknown> | undefined {
   if (json === undefined) return undefined;
   try {
-    const body = JSON.parse(json) as Record<string, unknown> & { spec?: { template?: { spec?: { containers?: { args?: string[]; env?: { name: string; value?: string }[] }[] } } } };
+    const body = JSON.parse(json) as Record<string, unknown> & {
+      spec?: { template?: { spec?: { containers?: { args?: string[]; env?: { name: string; value?: string }[] }[] } } };
+    };
     if (body.kind !== 'Job' || typeof body.metadata !== 'object' || body.metadata === null) return undefined;
     if (truncate) {
       const c = body.spec?.template?.spec?.containers?.[0];
@@ -324,7 +410,8 @@ function jobBody(json: string | undefined, name: string, truncate?: { until: str
 export function logBackupDocOf(data: Readonly<Record<string, string>>): LogBackupDoc | { problem: string } {
   try {
     const spec = JSON.parse(data[OPERATION_KEY.logTask] ?? '') as { task?: unknown; state?: unknown; truncateUntil?: unknown };
-    if (typeof spec.task !== 'string' || !['running', 'paused', 'stopped'].includes(spec.state as string)) throw new Error('no task or state');
+    if (typeof spec.task !== 'string' || !['running', 'paused', 'stopped'].includes(spec.state as string))
+      throw new Error('no task or state');
     const jobs: Partial<Record<LogCommand, string>> = {};
     for (const c of LOG_COMMANDS) if (data[logCommandKey(c)] !== undefined) jobs[c] = data[logCommandKey(c)];
     const until = typeof spec.truncateUntil === 'string' && /^\d+$/.test(spec.truncateUntil) ? { truncateUntil: spec.truncateUntil } : {};

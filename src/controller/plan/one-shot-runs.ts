@@ -95,9 +95,16 @@ export function oneShotDigests(json: string): Pick<OneShotTemplate, 'digest' | '
 function withoutImages(job: unknown): unknown {
   const pod = (job as { spec?: { template?: { spec?: Record<string, unknown> } } })?.spec?.template?.spec;
   if (!pod) return job;
-  const strip = (list: unknown) => (Array.isArray(list) ? list.map((c) => (typeof c === 'object' && c !== null ? { ...c, image: undefined } : c)) : list);
+  const strip = (list: unknown) =>
+    Array.isArray(list) ? list.map((c) => (typeof c === 'object' && c !== null ? { ...c, image: undefined } : c)) : list;
   const j = job as { spec: { template: Record<string, unknown> } };
-  return { ...j, spec: { ...j.spec, template: { ...j.spec.template, spec: { ...pod, containers: strip(pod.containers), initContainers: strip(pod.initContainers) } } } };
+  return {
+    ...j,
+    spec: {
+      ...j.spec,
+      template: { ...j.spec.template, spec: { ...pod, containers: strip(pod.containers), initContainers: strip(pod.initContainers) } },
+    },
+  };
 }
 
 /** Each one-shot run's next step, in order: at most one starts, and none while another runs. */
@@ -141,11 +148,19 @@ function stepOf(op: OneShotInput, input: OneShotRunsInput, busy: string | undefi
   const liveCluster = live?.metadata.annotations?.[ANNOTATION.operationCluster];
   const leftover = live && isRestore(op.job) ? leftoverOf(liveCluster, former, input.clusterId) : undefined;
   if (leftover !== undefined) {
-    const step = wait(`the Job ${op.job} of the restore into the cluster as it was before (PD cluster ID ${leftover}) is still there; delete it (kubectl delete job ${op.job}) and the restore runs into this cluster`);
+    const step = wait(
+      `the Job ${op.job} of the restore into the cluster as it was before (PD cluster ID ${leftover}) is still there; delete it (kubectl delete job ${op.job}) and the restore runs into this cluster`,
+    );
     return { ...step, record: { ...step.record, formerCluster: former ?? leftover } };
   }
   if (live) {
-    const adopted: OperationRecord = { job: op.job, phase: 'Running', uid: live.metadata.uid, ...(op.template && { template: op.template.digest, spec: op.template.spec }), ...(liveCluster !== undefined && { clusterId: liveCluster }) };
+    const adopted: OperationRecord = {
+      job: op.job,
+      phase: 'Running',
+      uid: live.metadata.uid,
+      ...(op.template && { template: op.template.digest, spec: op.template.spec }),
+      ...(liveCluster !== undefined && { clusterId: liveCluster }),
+    };
     return observe(op, adopted, live);
   }
   if (op.live) return wait(`a Job named ${op.job} exists that this operation did not create; delete it or rename the document`);
@@ -157,7 +172,15 @@ function stepOf(op: OneShotInput, input: OneShotRunsInput, busy: string | undefi
   if (isRestore(op.job) && input.logBackup) return wait(input.logBackup);
   if (isRestore(op.job) && op.blocked !== undefined) return wait(op.blocked);
   const created = new Date(input.now).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const record: OperationRecord = { job: op.job, phase: 'Running', template: op.template.digest, spec: op.template.spec, created, clusterId: input.clusterId, ...(former !== undefined && { formerCluster: former }) };
+  const record: OperationRecord = {
+    job: op.job,
+    phase: 'Running',
+    template: op.template.digest,
+    spec: op.template.spec,
+    created,
+    clusterId: input.clusterId,
+    ...(former !== undefined && { formerCluster: former }),
+  };
   return { record, create: true, news: 'started' };
 }
 
@@ -213,7 +236,11 @@ function stripOutcome(r: OperationRecord): OperationRecord {
  * rolled out (no upgrade, scale or failover under way) with all its Pods ready, and PD answering with
  * every store Up. BR needs the whole cluster: a restore into a cluster still starting fails halfway.
  */
-export function clusterNotReady(components: readonly ComponentState[], plans: readonly ComponentPlan[], pd: PdState | { readonly error: string } | undefined): string | undefined {
+export function clusterNotReady(
+  components: readonly ComponentState[],
+  plans: readonly ComponentPlan[],
+  pd: PdState | { readonly error: string } | undefined,
+): string | undefined {
   if (components.length === 0) return 'no component is running yet';
   for (const p of plans) {
     if (p.phase !== 'Normal') return `${p.kind} is in ${p.phase} (${p.reason})`;

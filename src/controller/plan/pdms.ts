@@ -100,7 +100,14 @@ export function prepareMs(input: PlanInput, c: ComponentState & { kind: MsServic
   const to = transferTarget(input, c, others, name)?.name ?? '';
   const target = to || 'another server';
   if (unfiltered && !to) return OK;
-  const action = { type: 'transfer-primary' as const, service, pod: name, primary: ms.primary, to, ...(unfiltered && { exact: true as const }) };
+  const action = {
+    type: 'transfer-primary' as const,
+    service,
+    pod: name,
+    primary: ms.primary,
+    to,
+    ...(unfiltered && { exact: true as const }),
+  };
   return act(`moving the ${service} primary from ${name} to ${target} before restarting ${name}`, action, {
     type: 'Normal',
     reason: 'PrimaryTransfer',

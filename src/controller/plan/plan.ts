@@ -51,7 +51,9 @@ export function plan(input: PlanInput): ComponentPlan[] {
   }
   // Upgrading and scaling hold back the components that wait for them; so does a failover that is
   // still changing replicas, but not one whose extra replicas are in place.
-  const holding = new Set([...phases].filter(([k, p]) => p === 'Upgrading' || p === 'Scaling' || (p === 'Failover' && moving.has(k))).map(([k]) => k));
+  const holding = new Set(
+    [...phases].filter(([k, p]) => p === 'Upgrading' || p === 'Scaling' || (p === 'Failover' && moving.has(k))).map(([k]) => k),
+  );
   return input.components.map((c) => planComponent(input, c, phases, holding));
 }
 
@@ -65,13 +67,25 @@ function phaseOf(input: PlanInput, c: ComponentState, moving: boolean): Phase {
   return records ? 'Failover' : 'Normal';
 }
 
-function planComponent(input: PlanInput, c: ComponentState, phases: Map<ComponentKind, Phase>, holding: ReadonlySet<ComponentKind>): ComponentPlan {
+function planComponent(
+  input: PlanInput,
+  c: ComponentState,
+  phases: Map<ComponentKind, Phase>,
+  holding: ReadonlySet<ComponentKind>,
+): ComponentPlan {
   const { sts } = c;
   const phase = phases.get(c.kind)!;
   const desired = desiredReplicas(sts);
   const settings = settingsOf(sts);
   const base = { kind: c.kind, phase, desired };
-  const result = (reason: string, busy: boolean, action?: Action, event?: PlanEvent, on?: WaitOn): ComponentPlan => ({ ...base, reason, busy, action, event, ...waitOn(on) });
+  const result = (reason: string, busy: boolean, action?: Action, event?: PlanEvent, on?: WaitOn): ComponentPlan => ({
+    ...base,
+    reason,
+    busy,
+    action,
+    event,
+    ...waitOn(on),
+  });
 
   if (desired === undefined) return result(`annotation ${ANNOTATION.replicas} is missing or not a number: nothing to do`, false);
   if (settings.paused) return result('paused (spec.paused): no replicas or partition change', false);
@@ -99,13 +113,17 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
   // A replacement Git asks for comes first: a member gone for good may be what holds the rest. One
   // that cannot start yet holds nothing (failover may be what makes it possible): it is noted.
   const replace = replaceStep(input, c, settings);
-  if (replace && !replace.ok && (replace.action || replaceUnderWay(input, c.kind))) return result(replace.reason, true, replace.action, replace.event, replace);
+  if (replace && !replace.ok && (replace.action || replaceUnderWay(input, c.kind)))
+    return result(replace.reason, true, replace.action, replace.event, replace);
   const held = replace && !replace.ok ? replace : undefined;
 
   // Failover first, then scaling, then upgrading, in the operator's order.
   const failover = failoverStep(input, c, settings, desired);
   if (failover?.action) return result(failover.reason, true, failover.action, failover.event);
-  const note = [failover?.reason, held?.reason].filter((r) => r !== undefined).map((r) => `; ${r}`).join('');
+  const note = [failover?.reason, held?.reason]
+    .filter((r) => r !== undefined)
+    .map((r) => `; ${r}`)
+    .join('');
   const noted = (reason: string, busy: boolean, action?: Action, event?: PlanEvent, on?: WaitOn) =>
     result(`${reason}${note}`, busy || held !== undefined, action, event ?? failover?.event ?? held?.event, waitOf(on, failover, held));
 
@@ -122,9 +140,17 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
       if (!resume.ok) return result(resume.reason, true, resume.action, resume.event, resume);
     }
     const cleanup = leftoverEvictions(input, c);
-    if (cleanup.length > 0) return result('removing the evict-leader schedulers the controller added, now that no operation needs them', true, { type: 'evict-cleanup', storeIds: cleanup });
+    if (cleanup.length > 0)
+      return result('removing the evict-leader schedulers the controller added, now that no operation needs them', true, {
+        type: 'evict-cleanup',
+        storeIds: cleanup,
+      });
     const marks = leftoverMarks(c);
-    if (marks.length > 0) return result(`clearing the operation marks left on ${marks.map((m) => m.pod).join(', ')}, now that no operation needs them`, true, { type: 'clear-marks', marks });
+    if (marks.length > 0)
+      return result(`clearing the operation marks left on ${marks.map((m) => m.pod).join(', ')}, now that no operation needs them`, true, {
+        type: 'clear-marks',
+        marks,
+      });
     if (c.kind === 'tikv') {
       const request = evictRequestStep(input, c);
       if (request && !request.ok) return result(request.reason, true, request.action, request.event, request);
@@ -133,7 +159,14 @@ function planComponent(input: PlanInput, c: ComponentState, phases: Map<Componen
     if (podRequest && !podRequest.ok) return result(podRequest.reason, true, podRequest.action, podRequest.event, podRequest);
     const volumes = volumeStep(input, c, replicas);
     if (volumes) return noted(volumes.reason, !volumes.refused, volumes.action, volumes.event);
-    if (held) return result(`${held.reason}${failover ? `; ${failover.reason}` : ''}`, true, undefined, held.event ?? failover?.event, waitOf(held, failover));
+    if (held)
+      return result(
+        `${held.reason}${failover ? `; ${failover.reason}` : ''}`,
+        true,
+        undefined,
+        held.event ?? failover?.event,
+        waitOf(held, failover),
+      );
     const unready = unreadyPods(input, c, replicas);
     const idle = rolling ? 'up to date' : 'updateStrategy OnDelete: Pods update when deleted';
     return noted(unready.length > 0 ? `${idle}; ${podList(unready)} not Ready` : idle, failover?.waiting === true);

@@ -53,24 +53,34 @@ export function pdTransferRequestStep(input: PlanInput, c: ComponentState): Step
     // never with one or two members; nothing moves or goes before that.
     const healthy = pd.members.filter((m) => m.healthy).length;
     if (healthy <= Math.floor(pd.members.length / 2) + 1) {
-      return wait(`the PD request on ${name} waits: ${healthy} of ${pd.members.length} PD members are healthy, and it needs more than half plus one`);
+      return wait(
+        `the PD request on ${name} waits: ${healthy} of ${pd.members.length} PD members are healthy, and it needs more than half plus one`,
+      );
     }
     if (leads) {
       const to = transferTarget(input, c, pd, name);
       if (!to) return wait(`the PD leader transfer asked for on ${name} waits: no other member is healthy`);
-      return act(`moving PD leadership off ${name}, as its ${PD_TRANSFER_REQUEST_ANNOTATION} annotation asks`, { type: 'transfer-leader', pod: name, from: member!.name, to }, {
-        type: 'Normal',
-        reason: 'PDLeaderTransfer',
-        message: `transferring PD leadership from ${member!.name} to ${to}, as the Pod's ${PD_TRANSFER_REQUEST_ANNOTATION} annotation asks`,
-        pod: name,
-      });
+      return act(
+        `moving PD leadership off ${name}, as its ${PD_TRANSFER_REQUEST_ANNOTATION} annotation asks`,
+        { type: 'transfer-leader', pod: name, from: member!.name, to },
+        {
+          type: 'Normal',
+          reason: 'PDLeaderTransfer',
+          message: `transferring PD leadership from ${member!.name} to ${to}, as the Pod's ${PD_TRANSFER_REQUEST_ANNOTATION} annotation asks`,
+          pod: name,
+        },
+      );
     }
-    return act(`deleting ${name}, which does not lead PD, as its ${PD_TRANSFER_REQUEST_ANNOTATION}: delete-pod annotation asks`, { type: 'delete-pod', pod: name, uid: pod.metadata.uid }, {
-      type: 'Normal',
-      reason: 'PDLeaderTransferDeletePod',
-      message: `${name} does not lead PD: deleting the Pod, as its ${PD_TRANSFER_REQUEST_ANNOTATION}: delete-pod annotation asks`,
-      pod: name,
-    });
+    return act(
+      `deleting ${name}, which does not lead PD, as its ${PD_TRANSFER_REQUEST_ANNOTATION}: delete-pod annotation asks`,
+      { type: 'delete-pod', pod: name, uid: pod.metadata.uid },
+      {
+        type: 'Normal',
+        reason: 'PDLeaderTransferDeletePod',
+        message: `${name} does not lead PD: deleting the Pod, as its ${PD_TRANSFER_REQUEST_ANNOTATION}: delete-pod annotation asks`,
+        pod: name,
+      },
+    );
   }
   return undefined;
 }
@@ -82,11 +92,18 @@ export function tidbShutdownRequestStep(c: ComponentState, phases: ReadonlyMap<C
   if (!asked) return undefined;
   const name = asked.metadata.name!;
   const busy = (['pd', 'tikv', 'tidb'] as const).filter((k) => phases.get(k) === 'Upgrading' || phases.get(k) === 'Scaling');
-  if (busy.length > 0) return wait(`deleting ${name}, as its ${TIDB_SHUTDOWN_REQUEST_ANNOTATION} annotation asks, waits until ${busy.join(', ')} ${busy.length === 1 ? 'is' : 'are'} idle`);
-  return act(`deleting ${name}, as its ${TIDB_SHUTDOWN_REQUEST_ANNOTATION}: delete-pod annotation asks`, { type: 'delete-pod', pod: name, uid: asked.metadata.uid }, {
-    type: 'Normal',
-    reason: 'TiDBGracefulShutdown',
-    message: `deleting ${name}, as its ${TIDB_SHUTDOWN_REQUEST_ANNOTATION}: delete-pod annotation asks; TiDB shuts down gracefully`,
-    pod: name,
-  });
+  if (busy.length > 0)
+    return wait(
+      `deleting ${name}, as its ${TIDB_SHUTDOWN_REQUEST_ANNOTATION} annotation asks, waits until ${busy.join(', ')} ${busy.length === 1 ? 'is' : 'are'} idle`,
+    );
+  return act(
+    `deleting ${name}, as its ${TIDB_SHUTDOWN_REQUEST_ANNOTATION}: delete-pod annotation asks`,
+    { type: 'delete-pod', pod: name, uid: asked.metadata.uid },
+    {
+      type: 'Normal',
+      reason: 'TiDBGracefulShutdown',
+      message: `deleting ${name}, as its ${TIDB_SHUTDOWN_REQUEST_ANNOTATION}: delete-pod annotation asks; TiDB shuts down gracefully`,
+      pod: name,
+    },
+  );
 }

@@ -45,15 +45,29 @@ export function pdReadsWanted(components: readonly ComponentState[], failover: P
  * every TiKV Pod of an upgrading TiKV whose leaders are being evicted for its restart (its `/metrics`),
  * and every running TiDB Pod whose readiness gate the controller keeps (its `/status`, `serving.ts`).
  */
-export function probesWanted(components: readonly ComponentState[]): { pdReady: string[]; tiflashStatus: string[]; tikvLeaders: string[]; tidbStatus: string[] } {
+export function probesWanted(components: readonly ComponentState[]): {
+  pdReady: string[];
+  tiflashStatus: string[];
+  tikvLeaders: string[];
+  tidbStatus: string[];
+} {
   const out = { pdReady: [] as string[], tiflashStatus: [] as string[], tikvLeaders: [] as string[], tidbStatus: [] as string[] };
   for (const c of components) {
-    if (c.kind === 'tidb') out.tidbStatus.push(...c.pods.filter((p) => hasGate(p) && !isTerminating(p) && p.status?.phase === 'Running').map((p) => p.metadata.name!));
-    out.tikvLeaders.push(...requests(c).filter((r) => r.deletePod).map((r) => r.pod.metadata.name!));
+    if (c.kind === 'tidb')
+      out.tidbStatus.push(
+        ...c.pods.filter((p) => hasGate(p) && !isTerminating(p) && p.status?.phase === 'Running').map((p) => p.metadata.name!),
+      );
+    out.tikvLeaders.push(
+      ...requests(c)
+        .filter((r) => r.deletePod)
+        .map((r) => r.pod.metadata.name!),
+    );
     if (!isRolling(c.sts) || !isUpgrading(c.sts, c.pods)) continue;
     const update = c.sts.status?.updateRevision;
     if (c.kind === 'tikv') {
-      const evicting = c.pods.filter((p) => podRevision(p) !== update && !isTerminating(p) && p.metadata.annotations?.[EVICT_BEGIN_ANNOTATION] !== undefined);
+      const evicting = c.pods.filter(
+        (p) => podRevision(p) !== update && !isTerminating(p) && p.metadata.annotations?.[EVICT_BEGIN_ANNOTATION] !== undefined,
+      );
       out.tikvLeaders.push(...evicting.map((p) => p.metadata.name!).filter((n) => !out.tikvLeaders.includes(n)));
       continue;
     }

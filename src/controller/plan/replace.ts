@@ -41,7 +41,9 @@ export function replaceStep(input: PlanInput, c: ComponentState, settings: Compo
   if (!isReplaceable(kind)) return undefined;
   const fromGit = replaceRequested(settings);
   // tidb-operator's request on the Pod itself: the same replacement, asked with kubectl.
-  const fromPods = c.pods.filter((p) => !isTerminating(p) && p.metadata.annotations?.[REPLACE_VOLUME_ANNOTATION] === 'true').map((p) => p.metadata.name!);
+  const fromPods = c.pods
+    .filter((p) => !isTerminating(p) && p.metadata.annotations?.[REPLACE_VOLUME_ANNOTATION] === 'true')
+    .map((p) => p.metadata.name!);
   const asked = [...new Set([...fromGit, ...fromPods])];
   const records = input.replacements ?? {};
   for (const [pod, r] of Object.entries(records)) {
@@ -104,18 +106,25 @@ function begin(input: PlanInput, c: ComponentState, kind: Kind, pod: string, byP
     const hold = store && removalHold(pd, kind, store);
     if (hold?.why === 'max-replicas-unknown') return wait(`reading PD max-replicas before replacing ${pod}`);
     if (hold?.why === 'too-few-up-stores') {
-      return refuse(pod, `only ${hold.others} other TiKV stores are Up and PD keeps ${hold.maxReplicas} replicas of each region (replication.max-replicas): its regions would have nowhere to go`);
+      return refuse(
+        pod,
+        `only ${hold.others} other TiKV stores are Up and PD keeps ${hold.maxReplicas} replicas of each region (replication.max-replicas): its regions would have nowhere to go`,
+      );
     }
     record = { ...base, ...(store && { storeId: store.id }) };
     what = store ? `store ${store.id} goes offline until PD reports it Tombstone` : `${pod} has no store in PD`;
   }
   const asker = byPod ? `its ${REPLACE_VOLUME_ANNOTATION} annotation` : 'Git';
-  return act(`replacing ${pod} as ${asker} asks: ${what}`, { type: 'replace-set', pod, record }, {
-    type: 'Warning',
-    reason: 'ReplaceMember',
-    message: `replacing ${pod} (${byPod ? REPLACE_VOLUME_ANNOTATION : 'tidb-gitops.io/replace'}): ${what}; then its volumes and Pod are deleted and it starts again on fresh volumes`,
-    pod,
-  });
+  return act(
+    `replacing ${pod} as ${asker} asks: ${what}`,
+    { type: 'replace-set', pod, record },
+    {
+      type: 'Warning',
+      reason: 'ReplaceMember',
+      message: `replacing ${pod} (${byPod ? REPLACE_VOLUME_ANNOTATION : 'tidb-gitops.io/replace'}): ${what}; then its volumes and Pod are deleted and it starts again on fresh volumes`,
+      pod,
+    },
+  );
 }
 
 /** Why deleting this member now would cost PD its majority, or undefined. */
@@ -139,13 +148,20 @@ function removeStore(input: PlanInput, pod: string, r: ReplaceRecord): Step {
     return wait(`replacing ${pod}: store ${store.id} is Offline, PD is moving its ${store.regionCount} regions away`);
   }
   if (store && store.state !== 'Tombstone') {
-    return act(`replacing ${pod}: taking store ${store.id} offline; PD moves its regions away`, { type: 'delete-store', pod, storeId: store.id });
+    return act(`replacing ${pod}: taking store ${store.id} offline; PD moves its regions away`, {
+      type: 'delete-store',
+      pod,
+      storeId: store.id,
+    });
   }
-  return act(`replacing ${pod}: ${store || r.storeId !== undefined ? `store ${r.storeId} is Tombstone` : 'it has no store'}; its volumes and Pod go next`, {
-    type: 'replace-set',
-    pod,
-    record: { ...r, phase: 'deleting' },
-  });
+  return act(
+    `replacing ${pod}: ${store || r.storeId !== undefined ? `store ${r.storeId} is Tombstone` : 'it has no store'}; its volumes and Pod go next`,
+    {
+      type: 'replace-set',
+      pod,
+      record: { ...r, phase: 'deleting' },
+    },
+  );
 }
 
 function removeMember(input: PlanInput, pod: string, r: ReplaceRecord): Step {
@@ -157,7 +173,11 @@ function removeMember(input: PlanInput, pod: string, r: ReplaceRecord): Step {
     if (refusal) return refuse(pod, refusal);
     return act(`replacing ${pod}: deleting PD member ${member.name}, then its volumes and Pod`, { type: 'replace-delete', pod, record: r });
   }
-  return act(`replacing ${pod}: its PD member is deleted; its volumes and Pod go next`, { type: 'replace-set', pod, record: { ...r, phase: 'deleting' } });
+  return act(`replacing ${pod}: its PD member is deleted; its volumes and Pod go next`, {
+    type: 'replace-set',
+    pod,
+    record: { ...r, phase: 'deleting' },
+  });
 }
 
 /** The claims and the Pod recorded go; then the Pod comes back, and its store or member with it. */
@@ -166,25 +186,39 @@ function recreate(input: PlanInput, c: ComponentState, pod: string, r: ReplaceRe
   const oldPod = live !== undefined && r.podUid !== undefined && live.metadata.uid === r.podUid ? live : undefined;
   const oldClaims = (input.volumes ?? []).filter((v) => r.volumes.some((x) => x.uid === v.metadata.uid));
   if (oldPod || oldClaims.some((v) => !v.metadata.deletionTimestamp)) {
-    return act(`replacing ${pod}: deleting its volumes ${r.volumes.map((v) => v.name).join(', ') || '(none)'}, then the Pod`, { type: 'replace-delete', pod, record: r });
+    return act(`replacing ${pod}: deleting its volumes ${r.volumes.map((v) => v.name).join(', ') || '(none)'}, then the Pod`, {
+      type: 'replace-delete',
+      pod,
+      record: r,
+    });
   }
-  if (oldClaims.length > 0) return wait(`replacing ${pod}: waiting for its old volumes ${oldClaims.map((v) => v.metadata.name).join(', ')} to be deleted`);
+  if (oldClaims.length > 0)
+    return wait(`replacing ${pod}: waiting for its old volumes ${oldClaims.map((v) => v.metadata.name).join(', ')} to be deleted`);
   if (!live || !isReady(live)) return wait(`replacing ${pod}: waiting for it to start again on fresh volumes`);
   const back = replacementBack(input, c.kind as Kind, pod, r);
   if ('wait' in back) return wait(`replacing ${pod}: ${back.wait}`, undefined, back.pdUnreadable ? 'pd-unreadable' : undefined);
-  return act(`${pod} is replaced: ${back.done}`, { type: 'replace-set', pod, record: { ...r, phase: 'done', doneAt: new Date(input.now).toISOString() } }, {
-    type: 'Normal',
-    reason: 'MemberReplaced',
-    message: `${pod} is replaced: ${back.done}`,
-    pod,
-  });
+  return act(
+    `${pod} is replaced: ${back.done}`,
+    { type: 'replace-set', pod, record: { ...r, phase: 'done', doneAt: new Date(input.now).toISOString() } },
+    {
+      type: 'Normal',
+      reason: 'MemberReplaced',
+      message: `${pod} is replaced: ${back.done}`,
+      pod,
+    },
+  );
 }
 
 /**
  * What shows the new Pod serving (its new store Up, its new member healthy), or what it waits for
  * (`pdUnreadable`: PD's view, which says it, could not be read).
  */
-function replacementBack(input: PlanInput, kind: Kind, pod: string, r: ReplaceRecord): { readonly done: string } | { readonly wait: string; readonly pdUnreadable?: true } {
+function replacementBack(
+  input: PlanInput,
+  kind: Kind,
+  pod: string,
+  r: ReplaceRecord,
+): { readonly done: string } | { readonly wait: string; readonly pdUnreadable?: true } {
   if (kind === 'pd') {
     const pd = pdOf(input);
     if (typeof pd === 'string') return { wait: pd, pdUnreadable: true };

@@ -23,7 +23,8 @@ export type RestoreWrites =
   | { readonly kind: 'unknown'; readonly problem: string };
 
 /** Schemas every cluster has, or BR keeps for itself: never a table a restore is held back for. */
-export const isSystemSchema = (schema: string): boolean => /^(mysql|information_schema|performance_schema|metrics_schema|sys|__tidb_br_temporary_.*)$/i.test(schema);
+export const isSystemSchema = (schema: string): boolean =>
+  /^(mysql|information_schema|performance_schema|metrics_schema|sys|__tidb_br_temporary_.*)$/i.test(schema);
 
 /** What the restore whose Job this is (the ConfigMap's `job.json`) writes into, from BR's arguments. */
 export function restoreWrites(jobJson: string): RestoreWrites {
@@ -91,7 +92,8 @@ function readFlags(args: readonly string[]): Flags {
  * the first few tables it would write into.
  */
 export function restoreBlocked(writes: RestoreWrites, tables: readonly TableName[]): string | undefined {
-  if (writes.kind === 'unknown') return `cannot tell which tables it restores into (${writes.problem}), to check that none of them exists: set br.checkRequirements: false to restore without this check`;
+  if (writes.kind === 'unknown')
+    return `cannot tell which tables it restores into (${writes.problem}), to check that none of them exists: set br.checkRequirements: false to restore without this check`;
   if (writes.kind !== 'tables') return undefined;
   const taken = tables.filter((t) => !isSystemSchema(t.schema) && writes.selects(t)).map((t) => `${t.schema}.${t.name}`);
   if (taken.length === 0) return undefined;

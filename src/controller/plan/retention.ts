@@ -53,7 +53,13 @@ export type Expired =
 export type LogWindow = { readonly kind: 'none' } | { readonly kind: 'unknown' } | { readonly kind: 'log'; readonly checkpointMs?: number };
 
 /** The runs of `schedule` whose data retention lets go now. */
-export function expiredRuns(schedule: string, runs: Readonly<Record<string, BackupRun>>, policy: BackupRetentionInfo, now: number, log: LogWindow = { kind: 'none' }): Expired[] {
+export function expiredRuns(
+  schedule: string,
+  runs: Readonly<Record<string, BackupRun>>,
+  policy: BackupRetentionInfo,
+  now: number,
+  log: LogWindow = { kind: 'none' },
+): Expired[] {
   const mine = Object.values(runs)
     .filter((r) => r.schedule === schedule)
     .sort(newestFirst);
@@ -67,10 +73,13 @@ export function expiredRuns(schedule: string, runs: Readonly<Record<string, Back
   if (policy.maxReservedSeconds !== undefined) for (const r of reserved(complete, policy.maxReservedSeconds * 1000, now, log)) keep.add(r);
   // A folder that a kept backup, a run under way or any run of another schedule names, or one inside
   // or around it, is never removed (it may be that run's own): its expired run is released.
-  const others = Object.values(runs).filter((r) => (r.schedule !== schedule && r.phase !== 'Deleted') || (r.schedule === schedule && r.phase === 'Running') || keep.has(r));
+  const others = Object.values(runs).filter(
+    (r) => (r.schedule !== schedule && r.phase !== 'Deleted') || (r.schedule === schedule && r.phase === 'Running') || keep.has(r),
+  );
   const out: Expired[] = [];
   for (const r of mine) {
-    const expired = r.phase === 'Complete' ? !keep.has(r) : (r.phase === 'Failed' || r.phase === 'Lost') && startedMs(r) < startedMs(newest);
+    const expired =
+      r.phase === 'Complete' ? !keep.has(r) : (r.phase === 'Failed' || r.phase === 'Lost') && startedMs(r) < startedMs(newest);
     if (!expired) continue;
     if (!deletes(policy.cleanPolicy ?? 'Retain', r)) {
       out.push({ run: r, action: 'release' });
@@ -79,7 +88,12 @@ export function expiredRuns(schedule: string, runs: Readonly<Record<string, Back
     const own = ownFolder(r, policy);
     const shared = typeof own === 'string' ? others.find((o) => o !== r && overlap(keyPrefixOf(o.storage, policy), own)) : undefined;
     if (typeof own !== 'string') out.push({ run: r, action: 'release', kept: own.why });
-    else if (shared) out.push({ run: r, action: 'release', kept: `its folder holds, or is held in, the folder of ${shared.job} (${shared.phase.toLowerCase()})` });
+    else if (shared)
+      out.push({
+        run: r,
+        action: 'release',
+        kept: `its folder holds, or is held in, the folder of ${shared.job} (${shared.phase.toLowerCase()})`,
+      });
     else out.push({ run: r, action: 'delete', folder: own });
   }
   return out;
@@ -97,7 +111,10 @@ const SCHEMES: Readonly<Record<string, readonly string[]>> = { s3: ['s3'], gcs: 
  * The key prefix (ending in `/`) a storage URL names in the policy's bucket, under its prefix; else
  * undefined (another bucket or provider, the prefix itself, or above it).
  */
-export function keyPrefixOf(storage: string | undefined, policy: Pick<BackupRetentionInfo, 'bucket' | 'prefix' | 'storageKind'>): string | undefined {
+export function keyPrefixOf(
+  storage: string | undefined,
+  policy: Pick<BackupRetentionInfo, 'bucket' | 'prefix' | 'storageKind'>,
+): string | undefined {
   if (!storage || policy.bucket === undefined || policy.prefix === undefined) return undefined;
   const m = /^([a-z0-9]+):\/\/([^/?]+)\/([^?]*)(\?.*)?$/.exec(storage);
   if (!m || !(SCHEMES[policy.storageKind ?? 's3'] ?? []).includes(m[1]) || m[2] !== policy.bucket) return undefined;
@@ -121,17 +138,24 @@ export function keyPrefixOf(storage: string | undefined, policy: Pick<BackupRete
  *   (br/pkg/backup/client.go, `SetStorageAndCheckNotInUse`), so the run that failed is the one that
  *   found the folder taken, and its partial backup is left where it is.
  */
-export function ownFolder(run: BackupRun, policy: Pick<BackupRetentionInfo, 'bucket' | 'prefix' | 'storageKind'>): string | { why: string } {
+export function ownFolder(
+  run: BackupRun,
+  policy: Pick<BackupRetentionInfo, 'bucket' | 'prefix' | 'storageKind'>,
+): string | { why: string } {
   const folder = keyPrefixOf(run.storage, policy);
-  if (folder === undefined) return { why: run.storage ? `${run.storage} is not under the schedule's storage` : 'the run reported no storage path' };
+  if (folder === undefined)
+    return { why: run.storage ? `${run.storage} is not under the schedule's storage` : 'the run reported no storage path' };
   const prefix = (policy.prefix ?? '').replace(/^\/+|\/+$/g, '');
   const rest = (prefix === '' ? folder : folder.slice(prefix.length + 1)).replace(/\/$/, '').split('/');
   const time = scheduledTime(run.job);
   const uid = run.uid?.slice(0, 8).toLowerCase();
   const named = (name: string, suffix: string) => time !== undefined && name.endsWith(`-${time}${suffix}`);
-  if (rest.length === 2 && rest[0] === run.schedule && uid !== undefined && /^[0-9a-f]{8}$/.test(uid) && named(rest[1], `-${uid}`)) return folder;
+  if (rest.length === 2 && rest[0] === run.schedule && uid !== undefined && /^[0-9a-f]{8}$/.test(uid) && named(rest[1], `-${uid}`))
+    return folder;
   if (rest.length === 1 && named(rest[0], '')) {
-    return run.phase === 'Complete' ? folder : { why: `a ${run.phase.toLowerCase()} run's folder in the layout shared with other schedules may hold another run's backup` };
+    return run.phase === 'Complete'
+      ? folder
+      : { why: `a ${run.phase.toLowerCase()} run's folder in the layout shared with other schedules may hold another run's backup` };
   }
   return { why: `${run.storage} is not the folder this run's Job writes` };
 }
@@ -181,14 +205,20 @@ function startedMs(r: BackupRun): number {
 export function truncationPoint(schedule: string, runs: Readonly<Record<string, BackupRun>>): string | undefined {
   const kept = Object.values(runs).filter((r) => r.schedule === schedule && r.phase === 'Complete');
   if (kept.length === 0 || kept.some((r) => !r.backupTS || !/^\d+$/.test(r.backupTS))) return undefined;
-  return kept.map((r) => BigInt(r.backupTS!)).reduce((a, b) => (b < a ? b : a)).toString();
+  return kept
+    .map((r) => BigInt(r.backupTS!))
+    .reduce((a, b) => (b < a ? b : a))
+    .toString();
 }
 
 /**
  * Up to where each schedule's log backup (`backup-log-<schedule>`) may be truncated, for the schedules
  * whose retention removes old snapshots: the oldest snapshot still kept.
  */
-export function logTruncation(cluster: Pick<ClusterInfo, 'backupRetention' | 'logBackups'>, runs: Readonly<Record<string, BackupRun>>): Record<string, string> {
+export function logTruncation(
+  cluster: Pick<ClusterInfo, 'backupRetention' | 'logBackups'>,
+  runs: Readonly<Record<string, BackupRun>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const schedule of Object.keys(cluster.backupRetention ?? {})) {
     const { configMap } = logBackupOfSchedule(schedule);

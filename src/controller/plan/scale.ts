@@ -10,7 +10,18 @@ import { DEFER_DELETING_ANNOTATION, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION
 import { isReady, ordinalOf, type Pod } from '../model/objects';
 import type { ComponentSettings } from '../../tidbcluster/contract';
 import { toMillis } from '../model/values';
-import { memberOfPod, ownsEviction, pdOf, pdStoresOf, podList, podsByOrdinal, storeOfPod, storesOf, unreadyPods, volumesOfPod } from '../view/lookups';
+import {
+  memberOfPod,
+  ownsEviction,
+  pdOf,
+  pdStoresOf,
+  podList,
+  podsByOrdinal,
+  storeOfPod,
+  storesOf,
+  unreadyPods,
+  volumesOfPod,
+} from '../view/lookups';
 import { DEFAULT_PLAN_OPTIONS, type ComponentState, type PdState, type PlanInput } from '../view/view';
 import { act, evictBegin, OK, wait, waitPd, type Action, type PlanEvent, type Step, waitOn, type WaitOn } from './action';
 import { prepareMs } from './pdms';
@@ -45,18 +56,28 @@ export function scaleStep(
   const cluster = input.cluster.name;
   const sts = names.statefulSet(cluster, c.kind);
   const stepping = upgrading && partition !== undefined && partition < replicas;
-  const apply = (r: number): Action => ({ type: 'apply', replicas: r, partition: partition === undefined ? undefined : stepping ? Math.min(partition, r) : r });
+  const apply = (r: number): Action => ({
+    type: 'apply',
+    replicas: r,
+    partition: partition === undefined ? undefined : stepping ? Math.min(partition, r) : r,
+  });
 
   if (target > replicas) {
     const pod = names.pod(cluster, c.kind, replicas);
-    const stale = volumesOfPod(input.volumes ?? [], c.sts, pod).filter((v) => v.metadata.annotations?.[DEFER_DELETING_ANNOTATION] !== undefined);
+    const stale = volumesOfPod(input.volumes ?? [], c.sts, pod).filter(
+      (v) => v.metadata.annotations?.[DEFER_DELETING_ANNOTATION] !== undefined,
+    );
     const deletable = stale.filter((v) => !v.metadata.deletionTimestamp);
     if (deletable.length > 0) {
       const list = deletable.map((v) => v.metadata.name!);
       return {
         reason: `deleting volumes ${list.join(', ')} left by an earlier scale-in, so that ${pod} starts on fresh data`,
         action: { type: 'delete-volumes', pod, volumes: deletable.map((v) => ({ name: v.metadata.name!, uid: v.metadata.uid ?? '' })) },
-        event: { type: 'Normal', reason: 'DeleteVolumes', message: `${sts}: deleting volumes ${list.join(', ')} marked at scale-in before ${pod} is created again` },
+        event: {
+          type: 'Normal',
+          reason: 'DeleteVolumes',
+          message: `${sts}: deleting volumes ${list.join(', ')} marked at scale-in before ${pod} is created again`,
+        },
       };
     }
     if (stale.length > 0) return { reason: `waiting for volumes of ${pod} to be deleted: ${stale.map((v) => v.metadata.name).join(', ')}` };
@@ -72,7 +93,8 @@ export function scaleStep(
   const pod = podsByOrdinal(cluster, c.kind, c.pods).get(ord);
   // Taking one Pod away while another is not Ready (a failing node, say) would leave too little.
   const unready = unreadyPods(input, c, ord);
-  if (unready.length > 0) return { reason: `scale-in waits: ${podList(unready)} not Ready; ${podName} is removed once every remaining Pod is Ready` };
+  if (unready.length > 0)
+    return { reason: `scale-in waits: ${podList(unready)} not Ready; ${podName} is removed once every remaining Pod is Ready` };
   const s = retire(input, c, settings, pod, podName, target);
   if (!s.ok) return { reason: s.reason, action: s.action, event: s.event, ...waitOn(s) };
   const unmarked = volumesOfPod(input.volumes ?? [], c.sts, podName).filter(
@@ -87,12 +109,23 @@ export function scaleStep(
   return {
     reason: `scaling in from ${replicas} to ${target} replicas: removing ${podName}`,
     action: apply(ord),
-    event: s.event ?? { type: 'Normal', reason: 'ScaleIn', message: `${sts}: replicas ${replicas} -> ${ord} (target ${target}); ${podName} is removed` },
+    event: s.event ?? {
+      type: 'Normal',
+      reason: 'ScaleIn',
+      message: `${sts}: replicas ${replicas} -> ${ord} (target ${target}); ${podName} is removed`,
+    },
   };
 }
 
 /** What must happen before the Pod at the highest ordinal may go. */
-function retire(input: PlanInput, c: ComponentState, settings: ComponentSettings, pod: Pod | undefined, podName: string, target: number): Step {
+function retire(
+  input: PlanInput,
+  c: ComponentState,
+  settings: ComponentSettings,
+  pod: Pod | undefined,
+  podName: string,
+  target: number,
+): Step {
   switch (c.kind) {
     case 'pd':
       return retirePd(input, podName, target);
@@ -126,19 +159,27 @@ function retirePd(input: PlanInput, podName: string, target: number): Step {
   if (pd.leader === member.name && pd.members.length > 1) {
     const to = leaderTarget(input, pd, podName);
     if (!to) return wait(`PD member ${member.name} leads and no other member is healthy to take over`);
-    return act(`moving PD leadership from ${member.name} to ${to} before removing it`, { type: 'transfer-leader', pod: podName, from: member.name, to }, {
-      type: 'Normal',
-      reason: 'PDLeaderTransfer',
-      message: `transferring PD leadership from ${member.name} to ${to} before scale-in`,
-      pod: podName,
-    });
+    return act(
+      `moving PD leadership from ${member.name} to ${to} before removing it`,
+      { type: 'transfer-leader', pod: podName, from: member.name, to },
+      {
+        type: 'Normal',
+        reason: 'PDLeaderTransfer',
+        message: `transferring PD leadership from ${member.name} to ${to} before scale-in`,
+        pod: podName,
+      },
+    );
   }
-  return act(`deleting PD member ${member.name} before removing ${podName}`, { type: 'delete-member', pod: podName, member: member.name }, {
-    type: 'Normal',
-    reason: 'PDMemberDeleted',
-    message: `deleting PD member ${member.name} from the cluster before scale-in`,
-    pod: podName,
-  });
+  return act(
+    `deleting PD member ${member.name} before removing ${podName}`,
+    { type: 'delete-member', pod: podName, member: member.name },
+    {
+      type: 'Normal',
+      reason: 'PDMemberDeleted',
+      message: `deleting PD member ${member.name} from the cluster before scale-in`,
+      pod: podName,
+    },
+  );
 }
 
 /** The healthy member of the lowest remaining ordinal, else any other healthy member. */
@@ -179,12 +220,16 @@ function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, 
         return wait(`waiting for region leaders to leave store ${store.id} (${podName}): ${store.leaderCount} left`);
       }
     }
-    return act(`taking store ${store.id} (${podName}) offline; PD moves its regions away`, { type: 'delete-store', pod: podName, storeId: store.id }, {
-      type: 'Normal',
-      reason: 'StoreDeleted',
-      message: `taking store ${store.id} offline before scale-in; ${podName} is removed once PD reports it Tombstone`,
-      pod: podName,
-    });
+    return act(
+      `taking store ${store.id} (${podName}) offline; PD moves its regions away`,
+      { type: 'delete-store', pod: podName, storeId: store.id },
+      {
+        type: 'Normal',
+        reason: 'StoreDeleted',
+        message: `taking store ${store.id} offline before scale-in; ${podName} is removed once PD reports it Tombstone`,
+        pod: podName,
+      },
+    );
   }
   const created = toMillis(pod?.metadata.creationTimestamp);
   const prefix = `${names.peerHost(cluster, c.kind, podName)}.`;
@@ -193,7 +238,10 @@ function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, 
   );
   if (tombstone) {
     if (ownsEviction(input, tombstone.id)) {
-      return act(`removing the evict-leader scheduler of Tombstone store ${tombstone.id}`, { type: 'evict-cleanup', storeIds: [tombstone.id] });
+      return act(`removing the evict-leader scheduler of Tombstone store ${tombstone.id}`, {
+        type: 'evict-cleanup',
+        storeIds: [tombstone.id],
+      });
     }
     return OK;
   }
@@ -201,7 +249,11 @@ function retireStore(input: PlanInput, c: ComponentState, pod: Pod | undefined, 
   if (isReady(pod)) return wait(`waiting for the store of ${podName} to register with PD before removing it`);
   const everRegistered = storesOf([...pd.stores, ...(pd.tombstones ?? [])], cluster, c.kind).length > 0;
   if (!everRegistered || neverJoined(input, pod)) return OK;
-  return wait(`${podName} has no store and is not Ready; it is removed ${Math.round(joinGraceMs(input) / 1000)}s after its creation`, undefined, 'join-grace');
+  return wait(
+    `${podName} has no store and is not Ready; it is removed ${Math.round(joinGraceMs(input) / 1000)}s after its creation`,
+    undefined,
+    'join-grace',
+  );
 }
 
 /** How long a Pod may take to join before it counts as never joined: 5 resync periods, as the operator waits. */
@@ -220,7 +272,8 @@ function retireNode(input: PlanInput, c: ComponentState, settings: ComponentSett
     if (late) return late;
     return act(`draining the TiCDC capture of ${podName} before removing it`, { type: 'retire', pod: podName, how: 'ticdc' });
   }
-  if ((c.sts.status?.replicas ?? c.sts.spec?.replicas) !== c.sts.spec?.replicas) return wait('waiting for the Pump StatefulSet to settle before the next scale-in');
+  if ((c.sts.status?.replicas ?? c.sts.spec?.replicas) !== c.sts.spec?.replicas)
+    return wait('waiting for the Pump StatefulSet to settle before the next scale-in');
   return act(`taking the Pump node of ${podName} offline before removing it`, {
     type: 'retire',
     pod: podName,

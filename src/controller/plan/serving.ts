@@ -93,22 +93,29 @@ function judge(input: ServingInput, kind: ComponentKind, pod: Pod): Judgement | 
   if (kind === 'pd') {
     const member = memberOfPod(pd.members, name);
     if (!member) return no('NotAMember', `${name} is not a PD member yet`);
-    return member.healthy ? yes('MemberHealthy', `PD member ${member.name} is healthy`) : no('MemberUnhealthy', `PD member ${member.name} is not healthy`);
+    return member.healthy
+      ? yes('MemberHealthy', `PD member ${member.name} is healthy`)
+      : no('MemberUnhealthy', `PD member ${member.name} is not healthy`);
   }
   if (kind !== 'tikv' && kind !== 'tiflash') return undefined;
   if (pd.storesError !== undefined) return undefined;
   const store = storeOfPod(pd.stores, input.cluster.name, kind, name);
   if (!store) return no('NoStore', `${name} has no store in PD yet`);
   if (store.state !== 'Up') return no('StoreNotUp', `store ${store.id} of ${name} is ${store.state} in PD`);
-  if (!heardSinceStart(store, pod)) return no('StoreNotHeard', `store ${store.id} of ${name} has not sent PD a heartbeat since the Pod started`);
+  if (!heardSinceStart(store, pod))
+    return no('StoreNotHeard', `store ${store.id} of ${name} has not sent PD a heartbeat since the Pod started`);
   const up = yes('StoreUp', `store ${store.id} of ${name} is Up`);
   if (kind === 'tiflash' || servingConditionOf(pod)?.status === 'True') return up;
   if (store.leaderCount > 0) return yes('StoreUp', `store ${store.id} of ${name} is Up with ${store.leaderCount} region leaders`);
   if (store.regionCount === 0) return yes('StoreUp', `store ${store.id} of ${name} is Up and holds no regions yet`);
-  if (pd.evicting.has(store.id)) return yes('StoreUp', `store ${store.id} of ${name} is Up; an evict-leader scheduler keeps its leaders away`);
+  if (pd.evicting.has(store.id))
+    return yes('StoreUp', `store ${store.id} of ${name} is Up; an evict-leader scheduler keeps its leaders away`);
   const since = runningSince(pod);
   if (since !== undefined && input.now - since >= LEADERS_BACK_WAIT_MS) {
-    return yes('StoreUp', `store ${store.id} of ${name} is Up; no region leader came back in ${LEADERS_BACK_WAIT_MS / 60_000} minutes (placement rules or a leader weight of 0 may keep them away)`);
+    return yes(
+      'StoreUp',
+      `store ${store.id} of ${name} is Up; no region leader came back in ${LEADERS_BACK_WAIT_MS / 60_000} minutes (placement rules or a leader weight of 0 may keep them away)`,
+    );
   }
   return no('LeadersNotBack', `store ${store.id} of ${name} is Up, waiting for its region leaders to come back`);
 }
@@ -130,6 +137,8 @@ export function running(pod: Pod): boolean {
 
 /** When the Pod's containers last started (the latest start), in epoch milliseconds. */
 function runningSince(pod: Pod): number | undefined {
-  const times = (pod.status?.containerStatuses ?? []).map((s) => (s.state?.running?.startedAt === undefined ? NaN : new Date(s.state.running.startedAt).getTime()));
+  const times = (pod.status?.containerStatuses ?? []).map((s) =>
+    s.state?.running?.startedAt === undefined ? NaN : new Date(s.state.running.startedAt).getTime(),
+  );
   return times.length === 0 || times.some((t) => !Number.isFinite(t)) ? undefined : Math.max(...times);
 }

@@ -54,7 +54,8 @@ export function trackWaits(
   const stuck = new Map<ComponentKind, StuckReport>();
   const report: StuckReport[] = [];
   for (const p of plans) {
-    if (!p.busy || p.action || !OPERATION_PHASES.includes(p.phase) || (p.wait !== undefined && SELF_ENDING_WAITS.includes(p.wait))) continue;
+    if (!p.busy || p.action || !OPERATION_PHASES.includes(p.phase) || (p.wait !== undefined && SELF_ENDING_WAITS.includes(p.wait)))
+      continue;
     const before = marks.get(p.kind);
     const mark = before?.reason === p.reason ? before : { reason: p.reason, since: now, reported: false };
     if (now - mark.since < stuckAfterMs) {
@@ -62,7 +63,13 @@ export function trackWaits(
       continue;
     }
     const component = components.find((c) => c.kind === p.kind);
-    const found: StuckReport = { kind: p.kind, phase: p.phase, reason: p.reason, since: mark.since, hint: stuckHint(p.reason, component?.pods ?? [], p.wait, p.storeId) };
+    const found: StuckReport = {
+      kind: p.kind,
+      phase: p.phase,
+      reason: p.reason,
+      since: mark.since,
+      hint: stuckHint(p.reason, component?.pods ?? [], p.wait, p.storeId),
+    };
     stuck.set(p.kind, found);
     if (!mark.reported) report.push(found);
     next.set(p.kind, { ...mark, reported: true });
@@ -86,7 +93,8 @@ export function podTrouble(pod: Pod): string | undefined {
 }
 
 /** Whether `text` names the Pod `name` (not `c-tikv-10` for `c-tikv-1`). */
-const mentions = (text: string, name: string): boolean => new RegExp(`(?<![\\w.-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`).test(text);
+const mentions = (text: string, name: string): boolean =>
+  new RegExp(`(?<![\\w.-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`).test(text);
 
 /**
  * The way out of a wait: what the Pods its reason names report, else by its code (`storeId`: the
@@ -101,9 +109,11 @@ export function stuckHint(reason: string, pods: readonly Pod[], code?: WaitCode,
   if (troubled.length > 0) {
     const what = troubled.map((t) => `${t.name} is ${t.trouble}`).join('; ');
     const t = troubled[0].trouble;
-    if (/ImagePull|ErrImage|InvalidImageName/.test(t)) return `${what}: its image cannot be pulled; fix the image or its pull secret in Git`;
+    if (/ImagePull|ErrImage|InvalidImageName/.test(t))
+      return `${what}: its image cannot be pulled; fix the image or its pull secret in Git`;
     if (/CreateContainerConfigError/.test(t)) return `${what}: a Secret or ConfigMap it mounts or reads is missing; create it`;
-    if (t === 'Unschedulable') return `${what}: no node can take it (kubectl describe pod ${troubled[0].name}); free or add a node, or relax its affinity, tolerations or resources in Git`;
+    if (t === 'Unschedulable')
+      return `${what}: no node can take it (kubectl describe pod ${troubled[0].name}); free or add a node, or relax its affinity, tolerations or resources in Git`;
     return (
       `${what}: read kubectl logs --previous ${troubled[0].name} and fix the cause; the operation goes on once it is Ready. ` +
       'A Pod still at the old revision that cannot start on it gets the new one only with tidb.pingcap.com/force-upgrade: "true" on the TidbCluster (every remaining Pod then restarts without checks)'

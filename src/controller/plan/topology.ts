@@ -59,7 +59,12 @@ export function zoneKeyOf(locationLabels: readonly string[]): string | undefined
  * A TiDB server's labels: `spec.tidb.serverLabels`, the Node's location labels over them, and `zone`
  * (what TiDB reads for closest-replica reads) set to the zone's value (tidb-operator `setServerLabels`).
  */
-export function tidbServerLabels(serverLabels: Readonly<Labels>, nodeLabels: Readonly<Labels>, locationLabels: readonly string[], zoneKey: string): Labels {
+export function tidbServerLabels(
+  serverLabels: Readonly<Labels>,
+  nodeLabels: Readonly<Labels>,
+  locationLabels: readonly string[],
+  zoneKey: string,
+): Labels {
   const labels: Labels = { ...serverLabels, ...labelsFromNode(nodeLabels, locationLabels) };
   if (labels[zoneKey] !== undefined) labels.zone = labels[zoneKey];
   return labels;

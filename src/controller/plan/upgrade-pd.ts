@@ -39,7 +39,9 @@ export const pdUpgrade: UpgradeChecks = {
       const healthy = pd.members.filter((m) => m.healthy).length;
       const needed = Math.floor(pd.members.length / 2) + 2;
       if (healthy < needed) {
-        return wait(`pd-check-quorum-before-upgrade: ${healthy} of ${pd.members.length} PD members are healthy; ${name} restarts once ${needed} are`);
+        return wait(
+          `pd-check-quorum-before-upgrade: ${healthy} of ${pd.members.length} PD members are healthy; ${name} restarts once ${needed} are`,
+        );
       }
     }
     if (member && pd.leader === member.name) {
@@ -49,7 +51,12 @@ export const pdUpgrade: UpgradeChecks = {
           ok: false,
           reason: `moving PD leadership from ${member.name} to ${target} before restarting ${name}`,
           action: { type: 'transfer-leader', pod: name, from: member.name, to: target },
-          event: { type: 'Normal', reason: 'PDLeaderTransfer', message: `transferring PD leadership from ${member.name} to ${target}`, pod: name },
+          event: {
+            type: 'Normal',
+            reason: 'PDLeaderTransfer',
+            message: `transferring PD leadership from ${member.name} to ${target}`,
+            pod: name,
+          },
         };
       }
     }

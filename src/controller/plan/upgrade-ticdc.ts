@@ -51,7 +51,12 @@ function prepareCapture(input: PlanInput, c: ComponentState, pod: Pod, settings:
   const next = [...podsByOrdinal(input.cluster.name, c.kind, c.pods).entries()]
     .filter(([ord, p]) => ord < ordinal && podRevision(p) !== update && !isTerminating(p))
     .sort(([a], [b]) => b - a)[0]?.[1].metadata.name;
-  return act(`draining the TiCDC capture of ${name} before its restart`, { type: 'drain-capture', pod: name, next, targetVersion: imageTag(c.sts, 'ticdc') });
+  return act(`draining the TiCDC capture of ${name} before its restart`, {
+    type: 'drain-capture',
+    pod: name,
+    next,
+    targetVersion: imageTag(c.sts, 'ticdc'),
+  });
 }
 
 export const ticdcUpgrade: UpgradeChecks = { prepare: prepareCapture };

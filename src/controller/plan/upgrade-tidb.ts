@@ -82,16 +82,24 @@ function ddlPauseStep(input: PlanInput, c: ComponentState): Step {
   const pod = tidbToAsk(input, c);
   if (record && source !== undefined && (record.source !== source || record.target !== target)) {
     if (!pod) return wait('waiting for a Ready TiDB Pod to resume DDL paused for an earlier upgrade');
-    return act(`resuming DDL paused for the TiDB upgrade ${record.source} -> ${record.target}, which is no longer the one under way`, { type: 'ddl-resume', pod, stale: true });
+    return act(`resuming DDL paused for the TiDB upgrade ${record.source} -> ${record.target}, which is no longer the one under way`, {
+      type: 'ddl-resume',
+      pod,
+      stale: true,
+    });
   }
   if (record?.state === 'paused' || record?.state === 'unsupported' || source === undefined || target === undefined) return OK;
   if (!record && classifySmoothUpgrade(source, target) !== 'switch') return OK;
   if (!pod) return wait(`waiting for a Ready TiDB Pod to pause DDL before the upgrade ${source} -> ${target}`);
-  return act(`pausing DDL before the TiDB upgrade ${source} -> ${target}`, { type: 'ddl-pause', pod, source, target }, {
-    type: 'Normal',
-    reason: 'DDLPause',
-    message: `pausing DDL for the TiDB upgrade ${source} -> ${target} (POST /upgrade/start on ${pod})`,
-  });
+  return act(
+    `pausing DDL before the TiDB upgrade ${source} -> ${target}`,
+    { type: 'ddl-pause', pod, source, target },
+    {
+      type: 'Normal',
+      reason: 'DDLPause',
+      message: `pausing DDL for the TiDB upgrade ${source} -> ${target} (POST /upgrade/start on ${pod})`,
+    },
+  );
 }
 
 /** After a TiDB upgrade: DDL resumed once every TiDB Pod is Ready (the operator's condition). */
@@ -101,11 +109,15 @@ export function ddlResumeStep(input: PlanInput, c: ComponentState, replicas: num
   if (unready.length > 0) return wait(`the TiDB upgrade is done; DDL stays paused until ${podList(unready)} Ready`);
   const pod = tidbToAsk(input, c);
   if (!pod) return wait('waiting for a Ready TiDB Pod to resume DDL');
-  return act(`resuming DDL paused for the TiDB upgrade ${record.source} -> ${record.target}`, { type: 'ddl-resume', pod, stale: false }, {
-    type: 'Normal',
-    reason: 'DDLResume',
-    message: `resuming DDL after the TiDB upgrade ${record.source} -> ${record.target} (POST /upgrade/finish on ${pod})`,
-  });
+  return act(
+    `resuming DDL paused for the TiDB upgrade ${record.source} -> ${record.target}`,
+    { type: 'ddl-resume', pod, stale: false },
+    {
+      type: 'Normal',
+      reason: 'DDLResume',
+      message: `resuming DDL after the TiDB upgrade ${record.source} -> ${record.target} (POST /upgrade/finish on ${pod})`,
+    },
+  );
 }
 
 export const tidbUpgrade: UpgradeChecks = { begin: ddlPauseStep };

@@ -30,7 +30,10 @@ function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: C
   if (settings.checkStoresUpBeforeUpgrade === true) {
     // tidb-operator's IsTiKVStable, asked before every TiKV restart.
     const down = pd.stores.find((s) => s.state !== 'Up' && s.state !== 'Tombstone');
-    if (down) return wait(`tikv-check-all-stores-up-before-upgrade: store ${down.id} (${down.address}) is ${down.state}; ${name} restarts once every store is Up`);
+    if (down)
+      return wait(
+        `tikv-check-all-stores-up-before-upgrade: store ${down.id} (${down.address}) is ${down.state}; ${name} restarts once every store is Up`,
+      );
   }
   const store = storeOfPod(pd.stores, input.cluster.name, 'tikv', name);
   if (!store) return OK;
@@ -47,7 +50,12 @@ function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: C
       ok: false,
       reason: `evicting region leaders from store ${store.id} (${name})`,
       action: evictBegin(input, pd, name, store.id, EVICT_BEGIN_ANNOTATION, 'upgrade'),
-      event: { type: 'Normal', reason: 'EvictLeaderBegin', message: `evicting region leaders from store ${store.id} before the restart`, pod: name },
+      event: {
+        type: 'Normal',
+        reason: 'EvictLeaderBegin',
+        message: `evicting region leaders from store ${store.id} before the restart`,
+        pod: name,
+      },
     };
   }
   if (input.now >= begin + timeout && left > 0) {
@@ -64,7 +72,9 @@ function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: C
   if (store.leaderCount > 0) return wait(`waiting for region leaders to leave store ${store.id} (${name}): ${store.leaderCount} left`);
   if (!metric) return wait(`PD counts no leaders on store ${store.id}; reading ${name}'s own count from its /metrics`);
   if (metric.count !== undefined && metric.count > 0) {
-    return wait(`PD counts no leaders on store ${store.id}, but ${name}'s /metrics still shows ${metric.count} (TiKV refreshes it every 10 s)`);
+    return wait(
+      `PD counts no leaders on store ${store.id}, but ${name}'s /metrics still shows ${metric.count} (TiKV refreshes it every 10 s)`,
+    );
   }
   const flush = flushStep(pod, store.id, settings, c.sts.status?.updateRevision ?? '', 'the restart');
   if (flush) return flush;
@@ -91,7 +101,12 @@ function prepareStore(input: PlanInput, c: ComponentState, pod: Pod, settings: C
 export function flushStep(pod: Pod, storeId: number, settings: ComponentSettings, revision: string, before: string): Step | undefined {
   if (settings.flushLogBackup === false || pod.metadata.annotations?.[LOG_BACKUP_FLUSHED_ANNOTATION] === revision) return undefined;
   const name = pod.metadata.name!;
-  return act(`store ${storeId} (${name}) has no leaders: asking log backup to flush before ${before}`, { type: 'flush-log-backup', pod: name, storeId, revision });
+  return act(`store ${storeId} (${name}) has no leaders: asking log backup to flush before ${before}`, {
+    type: 'flush-log-backup',
+    pod: name,
+    storeId,
+    revision,
+  });
 }
 
 export const userEvicting = (pod: Pod): boolean => USER_EVICT_ANNOTATIONS.some((k) => pod.metadata.annotations?.[k] !== undefined);
@@ -118,7 +133,9 @@ export const tikvUpgrade: UpgradeChecks = {
       const share = upStores.reduce((n, s) => n + s.leaderCount, 0) / Math.max(1, upStores.length);
       const timeout = parseDuration(settings.waitLeaderTransferBackTimeout) ?? 400_000;
       if (share >= LEADERS_BACK_MIN_SHARE && store.leaderCount < (2 * share) / 3 && input.now < endAt + timeout) {
-        return wait(`waiting for region leaders to come back to store ${store.id} (${name}): ${store.leaderCount} of about ${Math.round(share)}`);
+        return wait(
+          `waiting for region leaders to come back to store ${store.id} (${name}): ${store.leaderCount} of about ${Math.round(share)}`,
+        );
       }
     }
     return OK;
@@ -131,6 +148,7 @@ export function upStore(input: PlanInput, c: ComponentState, name: string): { re
   if (typeof pd === 'string') return waitPd(pd);
   const store = storeOfPod(pd.stores, input.cluster.name, c.kind, name);
   if (!store) return wait(`waiting for the store of ${name} to register with PD`);
-  if (store.state !== 'Up') return wait(`waiting for store ${store.id} (${name}) to be Up, it is ${store.state}`, undefined, 'store-not-up', store.id);
+  if (store.state !== 'Up')
+    return wait(`waiting for store ${store.id} (${name}) to be Up, it is ${store.state}`, undefined, 'store-not-up', store.id);
   return { pd, store };
 }

@@ -104,12 +104,16 @@ export function upgradeStep(
     if (unready.length > 0) return step(`upgrade waits: ${podList(unready)} not Ready; ${name} restarts once every other Pod is Ready`);
     const s = checks.prepare?.(input, c, pod, settings) ?? OK;
     if (!s.ok) return step(s.reason, s.action, s.event, s);
-    return step(`upgrading ${name}`, apply(ord), s.event ?? {
-      type: 'Normal',
-      reason: 'UpgradeStep',
-      message: `restarting ${name} with the new revision ${update}`,
-      pod: name,
-    });
+    return step(
+      `upgrading ${name}`,
+      apply(ord),
+      s.event ?? {
+        type: 'Normal',
+        reason: 'UpgradeStep',
+        message: `restarting ${name} with the new revision ${update}`,
+        pod: name,
+      },
+    );
   }
   return step('every Pod is at the new revision; waiting for the StatefulSet status', partition !== replicas ? apply(replicas) : undefined);
 }
@@ -119,6 +123,7 @@ function upgraded(input: PlanInput, c: ComponentState, pod: Pod, settings: Compo
   const name = pod.metadata.name!;
   if (!isReady(pod)) return wait(`waiting for upgraded Pod ${name} to be Ready`, undefined, 'upgraded-pod-not-ready');
   const minReady = settings.minReadySeconds ?? 0;
-  if (!isAvailable(pod, minReady, input.now)) return wait(`waiting for upgraded Pod ${name} to have been Ready for ${minReady}s (min-ready-seconds)`, undefined, 'min-ready-seconds');
+  if (!isAvailable(pod, minReady, input.now))
+    return wait(`waiting for upgraded Pod ${name} to have been Ready for ${minReady}s (min-ready-seconds)`, undefined, 'min-ready-seconds');
   return checks.upgraded?.(input, c, pod, settings) ?? OK;
 }

@@ -28,7 +28,10 @@ const storageOf = (o: { spec?: { resources?: { requests?: Record<string, unknown
 const bytes = (q: string | undefined): number | undefined => (q === undefined ? undefined : quantityToBytes(q));
 
 /** The claim template sizes Git asks for that differ from the StatefulSet's, by template name. */
-export function templateChanges(sts: StatefulSet, wanted: Readonly<Record<string, string>> | undefined): { name: string; live: string; want: string }[] {
+export function templateChanges(
+  sts: StatefulSet,
+  wanted: Readonly<Record<string, string>> | undefined,
+): { name: string; live: string; want: string }[] {
   const out: { name: string; live: string; want: string }[] = [];
   for (const t of sts.spec?.volumeClaimTemplates ?? []) {
     const name = t.metadata?.name;
@@ -60,7 +63,11 @@ export function volumeStep(input: PlanInput, c: ComponentState, replicas: number
   }
   const refusal = input.volumeRefusals?.[c.kind];
   if (refusal && refusal.sizes === JSON.stringify(wanted)) {
-    return { reason: `cannot grow the volumes: ${refusal.message}`, refused: true, event: { type: 'Warning', reason: 'VolumeResizeRefused', message: `${sts}: ${refusal.message}` } };
+    return {
+      reason: `cannot grow the volumes: ${refusal.message}`,
+      refused: true,
+      event: { type: 'Warning', reason: 'VolumeResizeRefused', message: `${sts}: ${refusal.message}` },
+    };
   }
 
   const claims = (input.volumes ?? []).filter((v) => v.metadata.labels?.['app.kubernetes.io/component'] === c.kind);
@@ -90,7 +97,11 @@ export function volumeStep(input: PlanInput, c: ComponentState, replicas: number
     return {
       reason: `growing ${grow.length} claim(s) for ${sizes}`,
       action: { type: 'resize-volumes', volumes: grow },
-      event: { type: 'Normal', reason: 'VolumeResize', message: `${sts}: growing ${grow.map((g) => g.name).join(', ')} to ${[...new Set(grow.map((g) => g.size))].join(', ')}` },
+      event: {
+        type: 'Normal',
+        reason: 'VolumeResize',
+        message: `${sts}: growing ${grow.map((g) => g.name).join(', ')} to ${[...new Set(grow.map((g) => g.size))].join(', ')}`,
+      },
     };
   }
   if (unbound.length > 0) return { reason: `waiting for ${unbound.join(', ')} to be bound before growing them (${sizes})` };
@@ -98,6 +109,10 @@ export function volumeStep(input: PlanInput, c: ComponentState, replicas: number
   return {
     reason: `every claim is at the new size; re-creating ${sts} with the new volumeClaimTemplates (${sizes}), its Pods kept`,
     action: { type: 'recreate', sizes: Object.fromEntries(changes.map((ch) => [ch.name, ch.want])) },
-    event: { type: 'Normal', reason: 'VolumeTemplatesUpdate', message: `${sts}: re-creating the StatefulSet for ${sizes}; its Pods are orphaned and adopted again, none restarts` },
+    event: {
+      type: 'Normal',
+      reason: 'VolumeTemplatesUpdate',
+      message: `${sts}: re-creating the StatefulSet for ${sizes}; its Pods are orphaned and adopted again, none restarts`,
+    },
   };
 }

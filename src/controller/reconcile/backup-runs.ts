@@ -14,7 +14,7 @@ import type { BackupRetentionInfo } from '../../tidbcluster/contract';
 import { deleteExpired, releaseExpired, retentionFailed, type RetentionDeps } from '../actions/retention';
 import { BackupAccess } from '../clients/backups';
 import type { KubeAccess } from '../clients/kube';
-import { describe } from '../clients/kube';
+import { describe } from '../clients/kube-errors';
 import type { ClusterInfo } from '../model/cluster';
 import { observeRuns, scheduleProblem } from '../view/backup-runs';
 import { tsoMillis } from '../plan/log-backups';
@@ -64,7 +64,8 @@ export class BackupRunRecorder implements SideTask {
       this.d.log.warn('could not bring the backup runs up to date', { error: describe(err) });
       return;
     }
-    for (const [schedule, policy] of Object.entries(this.d.cluster.backupRetention ?? {})) await this.retain(schedule, policy, now, logWindow(this.d.cluster, schedule, logBackups));
+    for (const [schedule, policy] of Object.entries(this.d.cluster.backupRetention ?? {}))
+      await this.retain(schedule, policy, now, logWindow(this.d.cluster, schedule, logBackups));
     for (const schedule of schedules) await this.noteHealth(schedule);
   }
 
@@ -85,7 +86,9 @@ export class BackupRunRecorder implements SideTask {
   }
 
   private async record(schedules: readonly string[], now: number): Promise<void> {
-    const { jobs, pods } = await this.access!.listJobsAndPods(`${BACKUP_LABEL.schedule} in (${schedules.join(',')}),${LABEL.managedBy}=${BACKUP_LABEL.managedBy}`);
+    const { jobs, pods } = await this.access!.listJobsAndPods(
+      `${BACKUP_LABEL.schedule} in (${schedules.join(',')}),${LABEL.managedBy}=${BACKUP_LABEL.managedBy}`,
+    );
     const observed = observeRuns(jobs, pods, this.records.backupRuns);
     // Only what the status document keeps (the newest runs of each schedule) stays in memory too.
     const runs = backupRunsOf({ backupRuns: listRuns(observed.runs, retainedSchedules(this.d.cluster)) });
@@ -93,10 +96,22 @@ export class BackupRunRecorder implements SideTask {
     await this.records.setBackupRuns(runs);
     const uid = (job: string) => jobs.find((j) => j.metadata.name === job)?.metadata.uid;
     for (const run of observed.finished) {
-      await this.d.kube.event({ kind: 'Job', name: run.job, uid: uid(run.job) }, run.phase === 'Complete' ? 'Normal' : 'Warning', `Backup${run.phase}`, message(run), now);
+      await this.d.kube.event(
+        { kind: 'Job', name: run.job, uid: uid(run.job) },
+        run.phase === 'Complete' ? 'Normal' : 'Warning',
+        `Backup${run.phase}`,
+        message(run),
+        now,
+      );
     }
     for (const run of observed.stuck) {
-      await this.d.kube.event({ kind: 'Job', name: run.job, uid: uid(run.job) }, 'Warning', 'BackupStuck', `the run of schedule ${run.schedule} cannot start: ${run.error}`, now);
+      await this.d.kube.event(
+        { kind: 'Job', name: run.job, uid: uid(run.job) },
+        'Warning',
+        'BackupStuck',
+        `the run of schedule ${run.schedule} cannot start: ${run.error}`,
+        now,
+      );
     }
   }
 
@@ -145,7 +160,8 @@ function retainedSchedules(cluster: Pick<ClusterInfo, 'backupRetention'>): Reado
 }
 
 function message(run: BackupRun): string {
-  if (run.phase === 'Complete') return `backup of schedule ${run.schedule} written to ${run.storage ?? '(no storage path reported)'}, BackupTS ${run.backupTS ?? '?'}, ${run.size ?? '?'} bytes`;
+  if (run.phase === 'Complete')
+    return `backup of schedule ${run.schedule} written to ${run.storage ?? '(no storage path reported)'}, BackupTS ${run.backupTS ?? '?'}, ${run.size ?? '?'} bytes`;
   if (run.phase === 'Lost') return `the run of schedule ${run.schedule} ended without an outcome: ${run.error}`;
   return `backup of schedule ${run.schedule} failed${run.storage ? ` (into ${run.storage})` : ''}: ${run.error}`;
 }

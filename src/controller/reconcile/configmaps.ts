@@ -32,7 +32,15 @@ export class ConfigCollector {
     const { kube } = this.d;
     const statefulSets = kube.statefulSets();
     const fingerprint = JSON.stringify(
-      statefulSets.map((s) => [s.metadata.name, s.metadata.generation, s.status?.observedGeneration, s.status?.currentRevision, s.status?.updateRevision]).sort(),
+      statefulSets
+        .map((s) => [
+          s.metadata.name,
+          s.metadata.generation,
+          s.status?.observedGeneration,
+          s.status?.currentRevision,
+          s.status?.updateRevision,
+        ])
+        .sort(),
     );
     if (fingerprint === this.fingerprint && !(this.recheckAt !== undefined && now >= this.recheckAt)) return;
     const result = staleConfigMaps({
@@ -52,7 +60,13 @@ export class ConfigCollector {
       this.d.metrics.inc('tidb_gitops_configmaps_deleted_total', { component: kind });
       const sts = COMPONENTS.includes(kind as ComponentKind) ? names.statefulSet(this.d.cluster.name, kind as ComponentKind) : undefined;
       if (sts && statefulSets.some((s) => s.metadata.name === sts)) {
-        await this.d.event(sts, 'Normal', 'ConfigMapDeleted', `Deleted ConfigMap ${name}: no Pod, StatefulSet revision or current spec uses it`, true);
+        await this.d.event(
+          sts,
+          'Normal',
+          'ConfigMapDeleted',
+          `Deleted ConfigMap ${name}: no Pod, StatefulSet revision or current spec uses it`,
+          true,
+        );
       }
     }
     // A rollout under way is looked at again when it ends, which changes the fingerprint; a revision

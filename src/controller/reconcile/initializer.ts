@@ -14,7 +14,8 @@ import { hidePasswords } from '../../base/sql-secrets';
 import { ANNOTATION, BACKUP_LABEL, names, PORT } from '../../tidbcluster/names';
 import type { InitializerInfo } from '../../tidbcluster/contract';
 import { BackupAccess } from '../clients/backups';
-import { describe, type KubeAccess } from '../clients/kube';
+import { type KubeAccess } from '../clients/kube';
+import { describe } from '../clients/kube-errors';
 import type { PdClient } from '../clients/pd';
 import { connectMysql, ER_ACCESS_DENIED, MysqlError, sqlString, type MysqlConnection, type MysqlOptions } from '../clients/mysql';
 import { podHost, type ClusterInfo } from '../model/cluster';
@@ -73,14 +74,25 @@ export class InitializerRunner implements SideTask {
     if (!info) return;
     this.access ??= new BackupAccess(this.d.kube);
     try {
-      const readyPod = tidbPods.filter(isReady).map((p) => p.metadata.name).sort()[0];
+      const readyPod = tidbPods
+        .filter(isReady)
+        .map((p) => p.metadata.name)
+        .sort()[0];
       const clusterId = await this.d.pd.clusterId().catch(() => undefined);
-      const plan = planInitializer({ info, record: this.records.initializer, ...(readyPod !== undefined && { readyPod }), ...(clusterId !== undefined && { clusterId }) });
+      const plan = planInitializer({
+        info,
+        record: this.records.initializer,
+        ...(readyPod !== undefined && { readyPod }),
+        ...(clusterId !== undefined && { clusterId }),
+      });
       if (plan.kind === 'record') {
         await this.records.setInitializer(plan.record);
         if (plan.news) await this.announce(plan.record, plan.news, now);
       } else if (plan.kind === 'run') {
-        await this.initialize(info, plan.pod, plan.resume, now, { ...(clusterId !== undefined && { clusterId }), ...(plan.formerCluster !== undefined && { formerCluster: plan.formerCluster }) });
+        await this.initialize(info, plan.pod, plan.resume, now, {
+          ...(clusterId !== undefined && { clusterId }),
+          ...(plan.formerCluster !== undefined && { formerCluster: plan.formerCluster }),
+        });
       }
       const r = this.records.initializer;
       if (r?.name === info.name) await this.publish(r);
@@ -89,7 +101,13 @@ export class InitializerRunner implements SideTask {
     }
   }
 
-  private async initialize(info: InitializerInfo, pod: string, resume: InitializerRecord | undefined, now: number, bound: Pick<InitializerRecord, 'clusterId' | 'formerCluster'>): Promise<void> {
+  private async initialize(
+    info: InitializerInfo,
+    pod: string,
+    resume: InitializerRecord | undefined,
+    now: number,
+    bound: Pick<InitializerRecord, 'clusterId' | 'formerCluster'>,
+  ): Promise<void> {
     let inputs: Inputs;
     try {
       inputs = await this.read(info);
@@ -97,7 +115,12 @@ export class InitializerRunner implements SideTask {
       if (!(err instanceof Missing)) throw err;
       const r = this.records.initializer;
       if (resume || (r?.name === info.name && r.reason === err.message)) return;
-      const waiting: InitializerRecord = { name: info.name, phase: 'Waiting', reason: err.message, ...(bound.formerCluster !== undefined && { formerCluster: bound.formerCluster }) };
+      const waiting: InitializerRecord = {
+        name: info.name,
+        phase: 'Waiting',
+        reason: err.message,
+        ...(bound.formerCluster !== undefined && { formerCluster: bound.formerCluster }),
+      };
       await this.records.setInitializer(waiting);
       await this.announce(waiting, 'waiting', now);
       return;
@@ -108,7 +131,12 @@ export class InitializerRunner implements SideTask {
     const hide = (text: string, statement?: string) => hidePasswords(text, { known, ...(statement !== undefined && { statement }) });
     // A cluster set up before, with no record of this initializer: what it runs may have run there
     // (a cluster moved from tidb-operator ran its initializer), and SQL never runs twice on a guess.
-    if (!resume && bound.formerCluster === undefined && info.existingCluster !== 'run' && (inputs.statements.length > 0 || info.permitHost !== '%')) {
+    if (
+      !resume &&
+      bound.formerCluster === undefined &&
+      info.existingCluster !== 'run' &&
+      (inputs.statements.length > 0 || info.permitHost !== '%')
+    ) {
       const before = await this.setUpBefore(info, inputs, pod);
       if (before !== undefined) {
         const reason = `${hide(before)}, and there is no record that this initializer ran: its SQL is not run on a guess. If it ran before (in tidb-operator), set the annotation ${ANNOTATION.existingCluster}: skip on the TidbInitializer; to run it in this cluster as it is, set ${ANNOTATION.existingCluster}: run`;
@@ -121,7 +149,14 @@ export class InitializerRunner implements SideTask {
       }
     }
     const started = resume?.started ?? iso(now);
-    let record: InitializerRecord = resume ?? { name: info.name, phase: 'Running', step: 'connect', digest: info.digest, started, ...bound };
+    let record: InitializerRecord = resume ?? {
+      name: info.name,
+      phase: 'Running',
+      step: 'connect',
+      digest: info.digest,
+      started,
+      ...bound,
+    };
     const step = async (s: InitializerStep, more: Partial<InitializerRecord> = {}) => {
       record = { ...record, ...more, step: s };
       await this.records.setInitializer(record);
@@ -151,7 +186,8 @@ export class InitializerRunner implements SideTask {
           await step('users', { users: [...created] });
         }
       }
-      if (info.timezone !== undefined) await refusedAs(`the time zone ${info.timezone}`, () => conn!.query(`SET time_zone = ${q(info.timezone!)}`), hide);
+      if (info.timezone !== undefined)
+        await refusedAs(`the time zone ${info.timezone}`, () => conn!.query(`SET time_zone = ${q(info.timezone!)}`), hide);
       let ran = 0;
       if (inputs.statements.length > 0) {
         await step('sql', { ...(root && { root }), users: created, statements: 0 });
@@ -159,17 +195,32 @@ export class InitializerRunner implements SideTask {
           try {
             await conn.query(s.text);
           } catch (err) {
-            throw new Refused(statementFailure(err, { index: i, total: inputs.statements.length, line: s.line }, (text) => hide(text, s.text)));
+            throw new Refused(
+              statementFailure(err, { index: i, total: inputs.statements.length, line: s.line }, (text) => hide(text, s.text)),
+            );
           }
           ran++;
         }
       }
       if (info.permitHost !== '%') {
         await step('host', { ...(root && { root }), users: created, statements: ran });
-        await refusedAs(`moving root to the host ${info.permitHost}`, () => conn!.query(`RENAME USER 'root'@'%' TO 'root'@${q(info.permitHost)}`), hide);
+        await refusedAs(
+          `moving root to the host ${info.permitHost}`,
+          () => conn!.query(`RENAME USER 'root'@'%' TO 'root'@${q(info.permitHost)}`),
+          hide,
+        );
       }
       await refusedAs('FLUSH PRIVILEGES', () => conn!.query('FLUSH PRIVILEGES'), hide);
-      await this.finish({ ...record, phase: 'Complete', ...(root && { root }), ...(created.length > 0 && { users: created }), ...(inputs.statements.length > 0 && { statements: ran }) }, now);
+      await this.finish(
+        {
+          ...record,
+          phase: 'Complete',
+          ...(root && { root }),
+          ...(created.length > 0 && { users: created }),
+          ...(inputs.statements.length > 0 && { statements: ran }),
+        },
+        now,
+      );
     } catch (err) {
       if (err instanceof Refused) {
         await this.finish({ ...record, phase: 'Failed', error: hide(err.message) }, now);
@@ -178,7 +229,16 @@ export class InitializerRunner implements SideTask {
       // Not reached, or cut off before anything that cannot run twice: the next pass tries again from
       // the record, which says how far it got.
       if (record.step === 'sql' || record.step === 'host') {
-        await this.finish({ ...record, phase: 'Failed', error: hide(`the connection to TiDB was lost ${record.step === 'sql' ? 'while the SQL ran' : "while root's host was changed"} (${describe(err)}); it is not run again: see in the database what ran, and finish by hand`) }, now);
+        await this.finish(
+          {
+            ...record,
+            phase: 'Failed',
+            error: hide(
+              `the connection to TiDB was lost ${record.step === 'sql' ? 'while the SQL ran' : "while root's host was changed"} (${describe(err)}); it is not run again: see in the database what ran, and finish by hand`,
+            ),
+          },
+          now,
+        );
         return;
       }
       this.d.log.warn('the initializer could not reach TiDB; tried again next pass', { pod, error: hide(describe(err)) });
@@ -191,7 +251,12 @@ export class InitializerRunner implements SideTask {
    * Logs in as root: with no password while root has none; else with the Secret's root password, when
    * it has one. `done`: nothing else to do (only root's password was asked for, and root has one).
    */
-  private async login(info: InitializerInfo, inputs: Inputs, pod: string, passwordStep: boolean): Promise<{ conn: MysqlConnection; root?: 'set' | 'kept' } | { done: 'kept' }> {
+  private async login(
+    info: InitializerInfo,
+    inputs: Inputs,
+    pod: string,
+    passwordStep: boolean,
+  ): Promise<{ conn: MysqlConnection; root?: 'set' | 'kept' } | { done: 'kept' }> {
     const { host, port } = this.d.sqlAddress?.(pod) ?? { host: podHost(this.d.cluster, 'tidb', pod), port: PORT.tidbServer };
     const options = { host, port, user: 'root', timeoutMs: this.d.statementTimeoutMs ?? 120_000, ...(inputs.tls && { tls: inputs.tls }) };
     try {
@@ -201,7 +266,9 @@ export class InitializerRunner implements SideTask {
     }
     const nothingElse = inputs.users.length === 0 && inputs.statements.length === 0 && info.permitHost === '%';
     if (inputs.root === undefined) {
-      throw new Refused(`root has a password, and ${info.passwordSecret === undefined ? 'there is no passwordSecret' : `the Secret ${info.passwordSecret} has no root key`} to log in with: nothing was done`);
+      throw new Refused(
+        `root has a password, and ${info.passwordSecret === undefined ? 'there is no passwordSecret' : `the Secret ${info.passwordSecret} has no root key`} to log in with: nothing was done`,
+      );
     }
     try {
       // Root's password is the Secret's: set by an earlier run cut off after it, or by someone else.
@@ -246,7 +313,10 @@ export class InitializerRunner implements SideTask {
     let root: string | undefined;
     if (info.passwordSecret !== undefined) {
       const data = await access.secretData(info.passwordSecret);
-      if (!data) throw new Missing(`the Secret ${info.passwordSecret} is not there; create it with ${info.rootOnly ? 'the key root' : 'a key per user (root for root)'} and the password as its value`);
+      if (!data)
+        throw new Missing(
+          `the Secret ${info.passwordSecret} is not there; create it with ${info.rootOnly ? 'the key root' : 'a key per user (root for root)'} and the password as its value`,
+        );
       for (const [key, value] of Object.entries(data).sort(([a], [b]) => compareCodeUnits(a, b))) {
         // Only the first line, as the operator's initializer read its password files.
         const password = value.toString('utf8').split(/\r?\n/)[0];
@@ -259,15 +329,22 @@ export class InitializerRunner implements SideTask {
     if (info.sql) {
       const data = await access.configMapData(info.sql.configMap);
       const text = data?.[info.sql.key];
-      if (text === undefined) throw new Missing(data ? `the ConfigMap ${info.sql.configMap} has no key ${info.sql.key}` : `the ConfigMap ${info.sql.configMap} is not there`);
+      if (text === undefined)
+        throw new Missing(
+          data ? `the ConfigMap ${info.sql.configMap} has no key ${info.sql.key}` : `the ConfigMap ${info.sql.configMap} is not there`,
+        );
       const split = splitSql(text);
-      if (split.problem !== undefined) throw new Missing(`the SQL in the ConfigMap ${info.sql.configMap} cannot be read as statements (${split.problem}); correct it`);
+      if (split.problem !== undefined)
+        throw new Missing(`the SQL in the ConfigMap ${info.sql.configMap} cannot be read as statements (${split.problem}); correct it`);
       statements = split.statements;
     }
     let tls: Inputs['tls'];
     if (info.tls) {
       const data = await access.secretData(info.tls.secret);
-      if (!data || !data['tls.crt'] || !data['tls.key']) throw new Missing(`the Secret ${info.tls.secret} with TiDB's client certificate (tls.crt, tls.key${info.tls.skipCA ? '' : ', ca.crt'}) is not there`);
+      if (!data || !data['tls.crt'] || !data['tls.key'])
+        throw new Missing(
+          `the Secret ${info.tls.secret} with TiDB's client certificate (tls.crt, tls.key${info.tls.skipCA ? '' : ', ca.crt'}) is not there`,
+        );
       if (!info.tls.skipCA && !data['ca.crt']) throw new Missing(`the Secret ${info.tls.secret} has no ca.crt`);
       tls = { cert: data['tls.crt'], key: data['tls.key'], ...(!info.tls.skipCA && { ca: data['ca.crt'] }) };
     }
@@ -316,7 +393,10 @@ async function secret(conn: MysqlConnection, sql: string, what: string): Promise
   try {
     await conn.query(sql);
   } catch (err) {
-    if (err instanceof MysqlError && err.code !== 0) throw new Refused(`${what} failed: ERROR ${err.code} (${err.sqlState}); the server's message is not shown, as it may quote the password`);
+    if (err instanceof MysqlError && err.code !== 0)
+      throw new Refused(
+        `${what} failed: ERROR ${err.code} (${err.sqlState}); the server's message is not shown, as it may quote the password`,
+      );
     throw err;
   }
 }
@@ -326,7 +406,8 @@ async function refusedAs<T>(what: string, run: () => Promise<T>, hide: (text: st
   try {
     return await run();
   } catch (err) {
-    if (err instanceof MysqlError && err.code !== 0) throw new Refused(hide(`${what} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}`));
+    if (err instanceof MysqlError && err.code !== 0)
+      throw new Refused(hide(`${what} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}`));
     throw err;
   }
 }
@@ -348,7 +429,8 @@ export interface StatementPlace {
 export function statementFailure(err: unknown, at: StatementPlace, hide: (text: string) => string): string {
   const count = `statement ${at.index + 1} of ${at.total} (line ${at.line} of the SQL)`;
   const before = at.index === 0 ? 'none ran before it' : `the ${at.index} before it ran`;
-  if (err instanceof MysqlError && err.code !== 0) return hide(`${count} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}; ${before}, none after it`);
+  if (err instanceof MysqlError && err.code !== 0)
+    return hide(`${count} failed: ERROR ${err.code} (${err.sqlState}): ${err.message}; ${before}, none after it`);
   return hide(`${count} got no answer (${(err as Error).message}): it may have run or not; ${before}, none after it`);
 }
 

@@ -65,12 +65,15 @@ export class LogBackupReader implements SideTask {
         this.last = { at: now, raw: { kvs: folders.flat() } };
       } catch (err) {
         const error = (err as Error).message;
-        if (!this.last || !('error' in this.last.raw) || this.last.raw.error !== error) this.d.log.warn('cannot read the log backup tasks from PD', { error });
+        if (!this.last || !('error' in this.last.raw) || this.last.raw.error !== error)
+          this.d.log.warn('cannot read the log backup tasks from PD', { error });
         this.last = { at: now, raw: { error } };
       }
     }
     // The lag is now's: the tasks are worked out from what was read, each pass.
     const at = this.last.at;
-    return 'error' in this.last.raw ? { error: this.last.raw.error, at } : { tasks: logBackupTasks(this.last.raw.kvs, now, { cluster: this.d.cluster.name }), at };
+    return 'error' in this.last.raw
+      ? { error: this.last.raw.error, at }
+      : { tasks: logBackupTasks(this.last.raw.kvs, now, { cluster: this.d.cluster.name }), at };
   }
 }

@@ -11,7 +11,8 @@
  */
 import { ANNOTATION, BACKUP_LABEL, LABEL } from '../../tidbcluster/names';
 import { BackupAccess, type OperationConfigMap } from '../clients/backups';
-import { describe, KubeError, type KubeAccess } from '../clients/kube';
+import { type KubeAccess } from '../clients/kube';
+import { describe, KubeError } from '../clients/kube-errors';
 import type { ClusterInfo } from '../model/cluster';
 import { logBackupDocOf, planLogTasks, type LogTaskStep, type LogTasksContext } from '../plan/log-tasks';
 import { logTruncation } from '../plan/retention';
@@ -51,7 +52,8 @@ export class LogTaskRunner implements SideTask {
   async run({ view, notReady, logBackups }: SidePass): Promise<void> {
     const tasks = logBackups();
     const truncateUntil = logTruncation(this.d.cluster, this.records.backupRuns);
-    if (await this.pass({ ...(tasks && { view: tasks }), ...(notReady !== undefined && { notReady }), truncateUntil, now: view.now })) this.reader.invalidate();
+    if (await this.pass({ ...(tasks && { view: tasks }), ...(notReady !== undefined && { notReady }), truncateUntil, now: view.now }))
+      this.reader.invalidate();
   }
 
   /**
@@ -79,7 +81,14 @@ export class LogTaskRunner implements SideTask {
       names.map((configMap) => {
         const cm = inGit.has(configMap) ? configMaps.find((c) => c.name === configMap) : undefined;
         const own = jobs.filter((j) => j.metadata.labels?.[BACKUP_LABEL.operation] === configMap);
-        return { configMap, inGit: inGit.has(configMap), ...(cm && { doc: logBackupDocOf(cm.data) }), record: this.records.logTasks[configMap], jobs: own, pods };
+        return {
+          configMap,
+          inGit: inGit.has(configMap),
+          ...(cm && { doc: logBackupDocOf(cm.data) }),
+          record: this.records.logTasks[configMap],
+          jobs: own,
+          pods,
+        };
       }),
       ctx,
     );
@@ -112,9 +121,18 @@ export class LogTaskRunner implements SideTask {
       // the next name) after the retry period.
       if (err instanceof KubeError && (err.code === 409 || err.code === 422 || err.code === 400)) {
         const error = err.code === 409 ? `a Job named ${last.job} exists already` : `Kubernetes refused its Job: ${err.message}`;
-        const failed: LogTaskRecord = { ...record, last: { ...last, phase: 'Failed', error, seen: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') } };
+        const failed: LogTaskRecord = {
+          ...record,
+          last: { ...last, phase: 'Failed', error, seen: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') },
+        };
         await this.records.setLogTasks({ ...this.records.logTasks, [record.configMap]: failed });
-        return { ...step, record: failed, phase: 'Failed', message: `br log ${last.command}: ${error}`, news: { type: 'Warning', reason: 'LogBackupCommandFailed', message: `br log ${last.command}: ${error}` } };
+        return {
+          ...step,
+          record: failed,
+          phase: 'Failed',
+          message: `br log ${last.command}: ${error}`,
+          news: { type: 'Warning', reason: 'LogBackupCommandFailed', message: `br log ${last.command}: ${error}` },
+        };
       }
       this.d.log.warn("could not create a log backup command's Job; tried again next pass", { job: last.job, error: describe(err) });
       return step;
@@ -124,7 +142,11 @@ export class LogTaskRunner implements SideTask {
   /** An Event on the ConfigMap, or on the command's Job once the document (and its ConfigMap) left Git. */
   private async announce(step: LogTaskStep, cm: OperationConfigMap | undefined, now: number): Promise<void> {
     const last = step.record?.last;
-    const target = cm ? { kind: 'ConfigMap' as const, name: cm.name, uid: cm.uid } : last?.uid ? { kind: 'Job' as const, name: last.job, uid: last.uid } : undefined;
+    const target = cm
+      ? { kind: 'ConfigMap' as const, name: cm.name, uid: cm.uid }
+      : last?.uid
+        ? { kind: 'Job' as const, name: last.job, uid: last.uid }
+        : undefined;
     if (!target || !step.news) return;
     await this.d.kube.event(target, step.news.type, step.news.reason, step.news.message, now);
   }

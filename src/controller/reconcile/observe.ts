@@ -98,7 +98,12 @@ async function readMs(pd: PdClient, services: readonly MsService[]): Promise<Non
 async function readPdCore(pd: PdClient, reads: PdReads): Promise<PdState | { error: string }> {
   const removals = reads.storeRemovals;
   const storesPart = reads.stores
-    ? Promise.all([pd.stores(), pd.evictingStores(), removals ? pd.tombstones() : Promise.resolve(undefined), removals ? pd.maxReplicas() : Promise.resolve(undefined)])
+    ? Promise.all([
+        pd.stores(),
+        pd.evictingStores(),
+        removals ? pd.tombstones() : Promise.resolve(undefined),
+        removals ? pd.maxReplicas() : Promise.resolve(undefined),
+      ])
     : Promise.resolve([[], new Set<number>(), undefined, undefined] as const);
   const [membersPart, storesRead] = await Promise.allSettled([Promise.all([pd.health(), pd.leader()]), storesPart]);
   if (membersPart.status === 'rejected') return { error: (membersPart.reason as Error).message };
@@ -108,7 +113,8 @@ async function readPdCore(pd: PdClient, reads: PdReads): Promise<PdState | { err
     return { members, leader, stores: storeList, evicting, tombstones, maxReplicas };
   }
   const err = storesRead.reason as Error;
-  if (err instanceof PdError && err.notBootstrapped) return { members, leader, stores: [], evicting: new Set(), tombstones: [], bootstrapped: false };
+  if (err instanceof PdError && err.notBootstrapped)
+    return { members, leader, stores: [], evicting: new Set(), tombstones: [], bootstrapped: false };
   return { members, leader, stores: [], evicting: new Set(), storesError: err.message };
 }
 
@@ -121,9 +127,13 @@ async function readPdCore(pd: PdClient, reads: PdReads): Promise<PdState | { err
  */
 function followerNotReady(regionStorage: boolean | Error): ProbeResult {
   if (regionStorage === false) {
-    return { ok: true, detail: 'a follower without region storage (pd-server.use-region-storage = false) loads no regions until it leads; healthy is enough' };
+    return {
+      ok: true,
+      detail: 'a follower without region storage (pd-server.use-region-storage = false) loads no regions until it leads; healthy is enough',
+    };
   }
-  if (regionStorage instanceof Error) return { ok: false, detail: `regions not loaded yet (HTTP 500); whether PD keeps region storage is unknown: ${regionStorage.message}` };
+  if (regionStorage instanceof Error)
+    return { ok: false, detail: `regions not loaded yet (HTTP 500); whether PD keeps region storage is unknown: ${regionStorage.message}` };
   return { ok: false, detail: 'regions not loaded yet (HTTP 500)' };
 }
 
@@ -137,7 +147,10 @@ function followerNotReady(regionStorage: boolean | Error): ProbeResult {
  * distinguish bootstrap state in ready api", in v26.3.0 and the v8.5.6-20260422 hotfix, not in
  * v8.5.7): `checkLeaderPromotion` counts a cluster that is not bootstrapped as ready.
  */
-const NOT_BOOTSTRAPPED_READY: ProbeResult = { ok: true, detail: 'TiKV has not bootstrapped the cluster: no regions to load (PD v8.5.2 to v8.5.7 answer 500 until it has)' };
+const NOT_BOOTSTRAPPED_READY: ProbeResult = {
+  ok: true,
+  detail: 'TiKV has not bootstrapped the cluster: no regions to load (PD v8.5.2 to v8.5.7 answer 500 until it has)',
+};
 
 /**
  * Asks the servers the planner will ask about (see `probesWanted`): each upgraded PD member's
@@ -150,7 +163,8 @@ async function probe(
   pd: PdState | { error: string } | undefined,
 ): Promise<Probes> {
   const wanted = probesWanted(components);
-  if (wanted.pdReady.length === 0 && wanted.tiflashStatus.length === 0 && wanted.tikvLeaders.length === 0 && wanted.tidbStatus.length === 0) return {};
+  if (wanted.pdReady.length === 0 && wanted.tiflashStatus.length === 0 && wanted.tikvLeaders.length === 0 && wanted.tidbStatus.length === 0)
+    return {};
   const c = d.cluster;
   const members = pd && !('error' in pd) ? pd.members : [];
   const pdReady: Record<string, ProbeResult> = {};
@@ -166,7 +180,10 @@ async function probe(
       const member = memberOfPod(members, pod);
       const url = member?.clientUrls[0];
       if (!url) return;
-      const ok = await d.pd.forMember(url).ready().catch((e: Error) => e);
+      const ok = await d.pd
+        .forMember(url)
+        .ready()
+        .catch((e: Error) => e);
       if (ok instanceof Error) pdReady[pod] = { ok: false, detail: ok.message };
       else if (ok) pdReady[pod] = { ok: true, detail: 'ready' };
       else if (notBootstrapped) pdReady[pod] = NOT_BOOTSTRAPPED_READY;

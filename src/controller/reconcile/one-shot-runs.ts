@@ -10,7 +10,8 @@
  */
 import { ANNOTATION, BACKUP_LABEL, LABEL, OPERATION_KEY } from '../../tidbcluster/names';
 import { BackupAccess, type OperationConfigMap } from '../clients/backups';
-import { describe, KubeError, type KubeAccess } from '../clients/kube';
+import { type KubeAccess } from '../clients/kube';
+import { describe, KubeError } from '../clients/kube-errors';
 import type { ClientTls } from '../clients/http';
 import type { PdClient } from '../clients/pd';
 import { tidbStatusBase, tidbTables } from '../clients/tidb';
@@ -62,13 +63,25 @@ export class OneShotRunner implements SideTask {
     }
   }
 
-  private async step(names: readonly string[], now: number, notReady: string | undefined, logBackups: LogBackupView | undefined, tidbPods: readonly Pod[]): Promise<void> {
+  private async step(
+    names: readonly string[],
+    now: number,
+    notReady: string | undefined,
+    logBackups: LogBackupView | undefined,
+    tidbPods: readonly Pod[],
+  ): Promise<void> {
     const access = this.access!;
     // Runs of documents that left Git are followed to their end, never started.
-    const running = Object.values(this.records.operations).filter((r) => r.phase === 'Running' && !names.includes(r.job)).map((r) => r.job);
+    const running = Object.values(this.records.operations)
+      .filter((r) => r.phase === 'Running' && !names.includes(r.job))
+      .map((r) => r.job);
     const tracked = [...names, ...running];
     const selector = `${BACKUP_LABEL.operation} in (${tracked.join(',')}),${LABEL.managedBy}=${BACKUP_LABEL.managedBy}`;
-    const [configMaps, { jobs, pods }, clusterId] = await Promise.all([access.listConfigMaps(selector), access.listJobsAndPods(selector), this.clusterId()]);
+    const [configMaps, { jobs, pods }, clusterId] = await Promise.all([
+      access.listConfigMaps(selector),
+      access.listJobsAndPods(selector),
+      this.clusterId(),
+    ]);
     const scheduledRun = Object.values(this.records.backupRuns).find((r) => r.phase === 'Running')?.job;
     const runs: OneShotInput[] = tracked.map((job) => {
       const cm = names.includes(job) ? configMaps.find((c) => c.name === job) : undefined;
@@ -88,14 +101,22 @@ export class OneShotRunner implements SideTask {
         ...(notReady !== undefined && { notReady }),
         ...(clusterId !== undefined && { clusterId }),
         ...(scheduledRun !== undefined && { scheduledRun }),
-        ...(logBackups && { logBackup: 'error' in logBackups ? `the log backup tasks cannot be read from PD: ${logBackups.error}` : logBackups.tasks[0] && `the log backup task ${logBackups.tasks[0].name} runs in this cluster (${logBackups.tasks[0].state}); stop it before restoring into the cluster` }),
+        ...(logBackups && {
+          logBackup:
+            'error' in logBackups
+              ? `the log backup tasks cannot be read from PD: ${logBackups.error}`
+              : logBackups.tasks[0] &&
+                `the log backup task ${logBackups.tasks[0].name} runs in this cluster (${logBackups.tasks[0].state}); stop it before restoring into the cluster`,
+        }),
         now,
       });
     // A restore about to start is checked against the cluster's tables first; one held back lets the
     // plan go on to the next run, which is checked in turn.
     let steps = plan();
     for (;;) {
-      const starting = steps.find((s) => s.news === 'started' && s.record.job.startsWith('restore-') && blocked[s.record.job] === undefined);
+      const starting = steps.find(
+        (s) => s.news === 'started' && s.record.job.startsWith('restore-') && blocked[s.record.job] === undefined,
+      );
       const template = starting && runs.find((o) => o.job === starting.record.job)?.template;
       if (!starting || !template) break;
       const why = await this.restoreCheck(template.json, tidbPods);
@@ -109,7 +130,14 @@ export class OneShotRunner implements SideTask {
     for (const step of steps) {
       const cm = configMaps.find((c) => c.name === step.record.job);
       const record = step.create && cm ? await this.create(step.record, cm, now) : step.record;
-      if (step.news) await this.announce(step, record, cm, jobs.find((j) => j.metadata.name === record.job), now);
+      if (step.news)
+        await this.announce(
+          step,
+          record,
+          cm,
+          jobs.find((j) => j.metadata.name === record.job),
+          now,
+        );
       if (cm) await this.publish(cm, record);
     }
   }
@@ -121,10 +149,17 @@ export class OneShotRunner implements SideTask {
   private async restoreCheck(jobJson: string, tidbPods: readonly Pod[]): Promise<string | undefined> {
     const writes = restoreWrites(jobJson);
     if (!needsTables(writes)) return restoreBlocked(writes, []);
-    const pod = tidbPods.filter(isReady).map((p) => p.metadata.name).sort()[0];
+    const pod = tidbPods
+      .filter(isReady)
+      .map((p) => p.metadata.name)
+      .sort()[0];
     if (pod === undefined) return 'no TiDB Pod is ready to read the tables of the cluster from, to check that none it restores into exists';
     try {
-      const tables = await tidbTables(tidbStatusBase(this.d.cluster, pod), { ...(this.d.tls && { tls: this.d.tls }), timeoutMs: 10_000 }, (schema) => !isSystemSchema(schema));
+      const tables = await tidbTables(
+        tidbStatusBase(this.d.cluster, pod),
+        { ...(this.d.tls && { tls: this.d.tls }), timeoutMs: 10_000 },
+        (schema) => !isSystemSchema(schema),
+      );
       return restoreBlocked(writes, tables);
     } catch (err) {
       return `the tables of the cluster cannot be read from TiDB (${describe(err)}), to check that none it restores into exists`;
@@ -159,12 +194,17 @@ export class OneShotRunner implements SideTask {
       // A Job of that name exists: ours, when a create landed before its answer was lost (adopted next
       // pass, by its label), or another's, which is never adopted.
       if (err instanceof KubeError && err.code === 409) {
-        const waiting: OperationRecord = { job: record.job, phase: 'Waiting', reason: `a Job named ${record.job} exists that this operation did not create; delete it or rename the document` };
+        const waiting: OperationRecord = {
+          job: record.job,
+          phase: 'Waiting',
+          reason: `a Job named ${record.job} exists that this operation did not create; delete it or rename the document`,
+        };
         await this.records.setOperations({ ...this.records.operations, [record.job]: waiting });
         return waiting;
       }
-      if (err instanceof KubeError && (err.code === 422 || err.code === 400)) return this.fail(record, `Kubernetes refused its Job: ${err.message}`);
-      this.d.log.warn('could not create an operation\'s Job; tried again next pass', { job: record.job, error: describe(err), now });
+      if (err instanceof KubeError && (err.code === 422 || err.code === 400))
+        return this.fail(record, `Kubernetes refused its Job: ${err.message}`);
+      this.d.log.warn("could not create an operation's Job; tried again next pass", { job: record.job, error: describe(err), now });
       return record;
     }
   }
@@ -176,9 +216,19 @@ export class OneShotRunner implements SideTask {
     return failed;
   }
 
-  private async announce(step: OneShotStep, r: OperationRecord, cm: OperationConfigMap | undefined, job: Job | undefined, now: number): Promise<void> {
+  private async announce(
+    step: OneShotStep,
+    r: OperationRecord,
+    cm: OperationConfigMap | undefined,
+    job: Job | undefined,
+    now: number,
+  ): Promise<void> {
     const what = r.job.startsWith('restore-') ? 'Restore' : 'Backup';
-    const target = cm ? { kind: 'ConfigMap' as const, name: cm.name, uid: cm.uid } : job ? { kind: 'Job' as const, name: r.job, uid: job.metadata.uid } : undefined;
+    const target = cm
+      ? { kind: 'ConfigMap' as const, name: cm.name, uid: cm.uid }
+      : job
+        ? { kind: 'Job' as const, name: r.job, uid: job.metadata.uid }
+        : undefined;
     if (!target) return;
     const [type, reason] = ((): ['Normal' | 'Warning', string] => {
       switch (step.news) {
@@ -205,7 +255,7 @@ export class OneShotRunner implements SideTask {
     try {
       await this.access!.annotateConfigMap(cm.name, patch);
     } catch (err) {
-      this.d.log.warn('cannot annotate the operation\'s ConfigMap for the health checks', { job: r.job, error: describe(err) });
+      this.d.log.warn("cannot annotate the operation's ConfigMap for the health checks", { job: r.job, error: describe(err) });
     }
   }
 }

@@ -10,7 +10,7 @@
  */
 import type { Pvc, PersistentVolume } from '../model/objects';
 import { boundClaims, reclaimPolicyOf, reclaimPolicyPatches, volumeHoldsClaim, type ReclaimPolicy } from '../plan/reclaim-policy';
-import { KubeError, describe } from '../clients/kube';
+import { KubeError, describe } from '../clients/kube-errors';
 import { settingsOf } from '../model/settings';
 import type { SidePass, SideTask } from './side-task';
 import { names } from '../../tidbcluster/names';
@@ -65,7 +65,11 @@ export class ReclaimPolicySetter implements SideTask {
   /** `spec.pvReclaimPolicy` (every StatefulSet's settings carry it) onto the PVs of the cluster's claims. */
   run({ view }: SidePass): Promise<void> {
     const sts = view.components[0]?.sts;
-    return this.pass({ claims: this.d.claims?.() ?? view.volumes ?? [], policy: reclaimPolicyOf(sts ? settingsOf(sts).pvReclaimPolicy : undefined), now: view.now });
+    return this.pass({
+      claims: this.d.claims?.() ?? view.volumes ?? [],
+      policy: reclaimPolicyOf(sts ? settingsOf(sts).pvReclaimPolicy : undefined),
+      now: view.now,
+    });
   }
 
   async pass(input: { readonly claims: readonly Pvc[]; readonly policy: ReclaimPolicy; readonly now: number }): Promise<void> {
@@ -90,7 +94,10 @@ export class ReclaimPolicySetter implements SideTask {
       this.warned = false;
     } catch (err) {
       const error = describe(err);
-      const problem = err instanceof KubeError && err.code === 403 ? notGrantedProblem(this.d.namespace, this.d.cluster, error) : `pvReclaimPolicy is not applied yet: ${error}`;
+      const problem =
+        err instanceof KubeError && err.code === 403
+          ? notGrantedProblem(this.d.namespace, this.d.cluster, error)
+          : `pvReclaimPolicy is not applied yet: ${error}`;
       this.status = { pvReclaimPolicy: input.policy, volumes: this.status?.volumes ?? {}, problem };
       if (err instanceof KubeError && err.code === 403 && !this.warned) {
         this.warned = true;

@@ -11,7 +11,8 @@ import { Executor } from '../actions/execute';
 import { finishRecreates } from '../actions/statefulset';
 import type { EventRecorder } from '../clients/events';
 import type { ClientTls } from '../clients/http';
-import { KubeError, type KubeAccess } from '../clients/kube';
+import { type KubeAccess } from '../clients/kube';
+import { KubeError } from '../clients/kube-errors';
 import { SERVING_CONDITION } from '../../tidbcluster/serving';
 import { servingChanges } from '../plan/serving';
 import type { PdClient } from '../clients/pd';
@@ -191,7 +192,8 @@ export class Reconciler {
     this.acted = false;
     for (const p of plans) {
       busy ||= p.busy;
-      for (const phase of PHASES) this.d.metrics.set('tidb_gitops_component_phase', { component: p.kind, phase }, p.phase === phase ? 1 : 0);
+      for (const phase of PHASES)
+        this.d.metrics.set('tidb_gitops_component_phase', { component: p.kind, phase }, p.phase === phase ? 1 : 0);
       this.d.metrics.set('tidb_gitops_failover_replicas', { component: p.kind }, extraReplicas(p.kind, this.records.failover));
       if (!p.action) {
         if (p.event && this.standingEvents.get(p.kind) !== p.event.message) await this.planEvent(p);
@@ -205,7 +207,12 @@ export class Reconciler {
       if (!done) continue;
       if (p.event) await this.planEvent(p);
       if (p.action.type !== 'apply' || p.event) {
-        this.records.setLastOperation(p.kind, { action: p.event?.reason ?? p.action.type, reason: p.reason, pod: p.event?.pod, time: rfc3339(view.now) });
+        this.records.setLastOperation(p.kind, {
+          action: p.event?.reason ?? p.action.type,
+          reason: p.reason,
+          pod: p.event?.pod,
+          time: rfc3339(view.now),
+        });
       }
       const before = view.components.find((x) => x.kind === p.kind)?.sts.spec?.replicas ?? 1;
       if (p.action.type === 'apply' && p.phase === 'Failover' && p.action.replicas > before) {
@@ -224,7 +231,12 @@ export class Reconciler {
     const { changes, notServing } = servingChanges(view);
     for (const change of changes) {
       try {
-        await this.d.kube.patchPodCondition(change.pod, change.uid, { type: SERVING_CONDITION, status: change.status, reason: change.reason, message: change.message }, view.now);
+        await this.d.kube.patchPodCondition(
+          change.pod,
+          change.uid,
+          { type: SERVING_CONDITION, status: change.status, reason: change.reason, message: change.message },
+          view.now,
+        );
         this.d.log.info(`${change.pod}: ${SERVING_CONDITION} ${change.status}: ${change.message}`, { pod: change.pod });
       } catch (err) {
         if (err instanceof KubeError && (err.code === 404 || err.code === 409)) continue;
@@ -255,6 +267,17 @@ export class Reconciler {
 
   /** The status document of this pass. */
   private status(view: PassView, plans: readonly ComponentPlan[]): string {
-    return statusDocument(this.d.cluster.name, view.components, plans, view.pd, this.records, this.topology?.current(), this.logBackups.current(), this.stuck, this.reclaimPolicy?.current(), this.d.stoppedWithLeaders?.());
+    return statusDocument(
+      this.d.cluster.name,
+      view.components,
+      plans,
+      view.pd,
+      this.records,
+      this.topology?.current(),
+      this.logBackups.current(),
+      this.stuck,
+      this.reclaimPolicy?.current(),
+      this.d.stoppedWithLeaders?.(),
+    );
   }
 }

@@ -56,7 +56,12 @@ export interface ComponentStatus {
 export interface ClusterStatus {
   readonly cluster: string;
   /** Whether PD answered; `bootstrapped: false` until TiKV bootstraps it; `storesError` when stores could not be read. */
-  readonly pd: { readonly reachable: boolean; readonly error?: string; readonly bootstrapped?: false; readonly storesError?: string } | null;
+  readonly pd: {
+    readonly reachable: boolean;
+    readonly error?: string;
+    readonly bootstrapped?: false;
+    readonly storesError?: string;
+  } | null;
   readonly components: Partial<Record<ComponentKind, ComponentStatus>>;
   /**
    * Failure records per component (each one an extra replica) and since when members, stores and
@@ -148,16 +153,15 @@ function buildStatus(
       ...msStatus(c.kind, pdState, podNames),
       ...((c.kind === 'tikv' || c.kind === 'tiflash') && storeState
         ? {
-            stores: storesOf(storeState.stores, cluster, c.kind)
-              .map((st) => ({
-                id: st.id,
-                pod: podNames.find((n) => storeOfPod([st], cluster, c.kind, n)) ?? null,
-                state: st.state,
-                leaderCount: st.leaderCount,
-                regionCount: st.regionCount,
-                evictingLeaders: storeState.evicting.has(st.id),
-                labels: st.labels,
-              })),
+            stores: storesOf(storeState.stores, cluster, c.kind).map((st) => ({
+              id: st.id,
+              pod: podNames.find((n) => storeOfPod([st], cluster, c.kind, n)) ?? null,
+              state: st.state,
+              leaderCount: st.leaderCount,
+              regionCount: st.regionCount,
+              evictingLeaders: storeState.evicting.has(st.id),
+              labels: st.labels,
+            })),
           }
         : {}),
     };
@@ -170,7 +174,11 @@ function buildStatus(
         ? null
         : 'error' in pd
           ? { reachable: false, error: pd.error }
-          : { reachable: true, ...(pd.bootstrapped === false && { bootstrapped: false }), ...(pd.storesError !== undefined && { storesError: pd.storesError }) },
+          : {
+              reachable: true,
+              ...(pd.bootstrapped === false && { bootstrapped: false }),
+              ...(pd.storesError !== undefined && { storesError: pd.storesError }),
+            },
     components: out,
     failover,
     evictions,
@@ -178,15 +186,27 @@ function buildStatus(
 }
 
 /** A micro-service's servers in the status: name, Pod, address, and which one is the primary. */
-function msStatus(kind: ComponentKind, pd: PdState | undefined, podNames: readonly string[]): Pick<ComponentStatus, 'servers' | 'serversError'> {
+function msStatus(
+  kind: ComponentKind,
+  pd: PdState | undefined,
+  podNames: readonly string[],
+): Pick<ComponentStatus, 'servers' | 'serversError'> {
   if (!isMsService(kind)) return {};
   const ms = pd?.ms?.[kind];
   if (!ms) return {};
-  if ('error' in ms) return { serversError: ms.notBootstrapped ? `PD lists its ${kind} servers once TiKV has bootstrapped the cluster (${ms.error})` : ms.error };
+  if ('error' in ms)
+    return {
+      serversError: ms.notBootstrapped ? `PD lists its ${kind} servers once TiKV has bootstrapped the cluster (${ms.error})` : ms.error,
+    };
   return {
     servers: ms.members.map((m) => {
       const pod = podOfMsMember(m);
-      return { name: m.name, pod: pod !== undefined && podNames.includes(pod) ? pod : null, serviceAddr: m.serviceAddr, primary: m.serviceAddr === ms.primary };
+      return {
+        name: m.name,
+        pod: pod !== undefined && podNames.includes(pod) ? pod : null,
+        serviceAddr: m.serviceAddr,
+        primary: m.serviceAddr === ms.primary,
+      };
     }),
   };
 }

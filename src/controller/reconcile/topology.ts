@@ -88,7 +88,10 @@ export class TopologyLabeler implements SideTask {
       pods: view.allPods,
       stores: pd && !('error' in pd) && pd.storesError === undefined && pd.bootstrapped !== false ? pd.stores : undefined,
       storeLabels: Array.isArray(storeLabels) ? storeLabels.filter((k): k is string => typeof k === 'string') : [],
-      serverLabels: typeof serverLabels === 'object' && serverLabels !== null && !Array.isArray(serverLabels) ? (serverLabels as Record<string, string>) : {},
+      serverLabels:
+        typeof serverLabels === 'object' && serverLabels !== null && !Array.isArray(serverLabels)
+          ? (serverLabels as Record<string, string>)
+          : {},
       now: view.now,
     });
   }
@@ -159,7 +162,11 @@ export class TopologyLabeler implements SideTask {
         }
         const wanted = labelsFromNode(node, keys);
         if (Object.keys(wanted).length === 0) {
-          await this.warnOnce(name, 'NodeLabelsMissing', `Node ${pod.spec?.nodeName} has none of the labels ${keys.join(', ')}; store ${store.id} gets no topology labels`);
+          await this.warnOnce(
+            name,
+            'NodeLabelsMissing',
+            `Node ${pod.spec?.nodeName} has none of the labels ${keys.join(', ')}; store ${store.id} gets no topology labels`,
+          );
           continue;
         }
         if (storeHasLabels(store.labels, wanted)) continue;
@@ -175,7 +182,12 @@ export class TopologyLabeler implements SideTask {
     }
   }
 
-  private async labelServers(input: TopologyInput, pods: readonly Pod[], locationLabels: readonly string[], problems: string[]): Promise<Record<string, Labels>> {
+  private async labelServers(
+    input: TopologyInput,
+    pods: readonly Pod[],
+    locationLabels: readonly string[],
+    problems: string[],
+  ): Promise<Record<string, Labels>> {
     const out: Record<string, Labels> = {};
     const zoneKey = zoneKeyOf(locationLabels);
     for (const name of [...this.servers.keys()]) if (!pods.some((p) => p.metadata.name === name)) this.servers.delete(name);
@@ -215,7 +227,11 @@ export class TopologyLabeler implements SideTask {
       if (typeof info === 'string') return info;
       const takes = tidbTakesLabels(String(info.version ?? ''));
       if (takes !== true) {
-        await this.warnOnce(pod, 'ServerLabelsUnsupported', `TiDB ${String(info.version)} ${takes === false ? 'is older than v6.3.0 and takes no labels over HTTP' : 'names no release version'}; its server labels are not set`);
+        await this.warnOnce(
+          pod,
+          'ServerLabelsUnsupported',
+          `TiDB ${String(info.version)} ${takes === false ? 'is older than v6.3.0 and takes no labels over HTTP' : 'names no release version'}; its server labels are not set`,
+        );
         return false;
       }
       if (storeHasLabels(info.labels, wanted)) return info.labels;

@@ -55,7 +55,8 @@ export function backupRunsOf(doc: unknown): Record<string, BackupRun> {
   const out: Record<string, BackupRun> = {};
   for (const r of runs as Partial<BackupRun>[]) {
     if (typeof r?.job !== 'string' || typeof r.schedule !== 'string' || !PHASES.includes(r.phase as BackupRunPhase)) continue;
-    const optional = (k: 'uid' | 'started' | 'finished' | 'storage' | 'backupTS' | 'size' | 'error' | 'deleted') => (typeof r[k] === 'string' ? { [k]: r[k] } : {});
+    const optional = (k: 'uid' | 'started' | 'finished' | 'storage' | 'backupTS' | 'size' | 'error' | 'deleted') =>
+      typeof r[k] === 'string' ? { [k]: r[k] } : {};
     out[r.job] = {
       schedule: r.schedule,
       job: r.job,

@@ -18,5 +18,10 @@ export interface DdlPauseRecord {
 export function ddlPauseOf(doc: unknown): DdlPauseRecord | undefined {
   const r = (doc as { smoothUpgrade?: Partial<DdlPauseRecord> } | undefined)?.smoothUpgrade;
   if (typeof r !== 'object' || r === null || typeof r.source !== 'string' || typeof r.target !== 'string') return undefined;
-  return { source: r.source, target: r.target, state: r.state === 'paused' || r.state === 'unsupported' ? r.state : 'starting', since: String(r.since ?? '') };
+  return {
+    source: r.source,
+    target: r.target,
+    state: r.state === 'paused' || r.state === 'unsupported' ? r.state : 'starting',
+    since: String(r.since ?? ''),
+  };
 }

@@ -20,7 +20,12 @@ export function evictionsOf(doc: unknown): Record<string, EvictionRecord> {
   if (typeof e !== 'object' || e === null || Array.isArray(e)) return {};
   const out: Record<string, EvictionRecord> = {};
   for (const [id, r] of Object.entries(e as Record<string, Partial<EvictionRecord>>)) {
-    if (/^\d+$/.test(id) && typeof r?.pod === 'string') out[id] = { pod: r.pod, for: r.for === 'scale-in' || r.for === 'request' || r.for === 'drain' ? r.for : 'upgrade', since: String(r.since ?? '') };
+    if (/^\d+$/.test(id) && typeof r?.pod === 'string')
+      out[id] = {
+        pod: r.pod,
+        for: r.for === 'scale-in' || r.for === 'request' || r.for === 'drain' ? r.for : 'upgrade',
+        since: String(r.since ?? ''),
+      };
   }
   return out;
 }

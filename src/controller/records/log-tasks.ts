@@ -91,7 +91,13 @@ export function logTasksOf(doc: unknown): Record<string, LogTaskRecord> {
 
 function runOf(v: unknown): LogCommandRun | undefined {
   const r = v as Record<string, unknown> | undefined;
-  if (typeof r?.job !== 'string' || typeof r.created !== 'string' || !LOG_COMMANDS.includes(r.command as LogCommand) || !RUN_PHASES.includes(r.phase as LogCommandRun['phase'])) return undefined;
+  if (
+    typeof r?.job !== 'string' ||
+    typeof r.created !== 'string' ||
+    !LOG_COMMANDS.includes(r.command as LogCommand) ||
+    !RUN_PHASES.includes(r.phase as LogCommandRun['phase'])
+  )
+    return undefined;
   const out: Record<string, string> = { command: r.command as string, job: r.job, phase: r.phase as string };
   for (const k of RUN_TEXT) if (typeof r[k] === 'string') out[k] = r[k] as string;
   return out as unknown as LogCommandRun;

@@ -58,7 +58,22 @@ export interface OperationRecord extends RunReport {
 export const FORMER_KEPT = 100;
 
 const PHASES: readonly OperationPhase[] = ['Waiting', 'Running', 'Complete', 'Failed', 'Lost'];
-const TEXT = ['uid', 'template', 'spec', 'clusterId', 'formerCluster', 'created', 'started', 'finished', 'storage', 'backupTS', 'size', 'error', 'reason', 'changed'] as const;
+const TEXT = [
+  'uid',
+  'template',
+  'spec',
+  'clusterId',
+  'formerCluster',
+  'created',
+  'started',
+  'finished',
+  'storage',
+  'backupTS',
+  'size',
+  'error',
+  'reason',
+  'changed',
+] as const;
 
 /** Whether an operation has run (or is running): it is never started again. */
 export const hasRun = (r: OperationRecord | undefined): boolean => r !== undefined && r.phase !== 'Waiting';
@@ -88,7 +103,10 @@ export function listOperations(records: Readonly<Record<string, OperationRecord>
  * that says an operation ran is never dropped, so that a document put back in Git after any number of
  * others never runs again. Only a `Waiting` record of a document gone from Git goes.
  */
-export function keptOperations(records: Readonly<Record<string, OperationRecord>>, current: readonly string[]): Record<string, OperationRecord> {
+export function keptOperations(
+  records: Readonly<Record<string, OperationRecord>>,
+  current: readonly string[],
+): Record<string, OperationRecord> {
   const inGit = new Set(current);
   const all = Object.values(records);
   const former = all
@@ -100,12 +118,19 @@ export function keptOperations(records: Readonly<Record<string, OperationRecord>
 
 /** What a record of an operation long gone from Git keeps: enough never to run it twice. */
 export function shortRecord(r: OperationRecord): OperationRecord {
-  return { job: r.job, phase: r.phase, ...(r.created !== undefined && { created: r.created }), ...(r.clusterId !== undefined && { clusterId: r.clusterId }) };
+  return {
+    job: r.job,
+    phase: r.phase,
+    ...(r.created !== undefined && { created: r.created }),
+    ...(r.clusterId !== undefined && { clusterId: r.clusterId }),
+  };
 }
 
 /** A restore into a cluster made anew: the one it restored before is gone. */
 const anew = (r: OperationRecord): string =>
-  r.formerCluster === undefined ? '' : `, into the cluster made anew (PD cluster ID ${r.clusterId ?? '?'}; it restored before into cluster ${r.formerCluster}, which is gone)`;
+  r.formerCluster === undefined
+    ? ''
+    : `, into the cluster made anew (PD cluster ID ${r.clusterId ?? '?'}; it restored before into cluster ${r.formerCluster}, which is gone)`;
 
 /** What a record says, in a line. */
 export function messageOf(r: OperationRecord): string {

@@ -19,7 +19,9 @@ const SERVER_LIMITS = { headersTimeout: 5_000, requestTimeout: 10_000, connectio
 
 /** An HTTP server, or an HTTPS one that requires client certificates signed by `mtls.ca`. */
 export function createServer(handler: RequestHandler, mtls?: https.ServerOptions): http.Server | https.Server {
-  return mtls ? https.createServer({ ...SERVER_LIMITS, ...mtls, requestCert: true, rejectUnauthorized: true }, handler) : http.createServer(SERVER_LIMITS, handler);
+  return mtls
+    ? https.createServer({ ...SERVER_LIMITS, ...mtls, requestCert: true, rejectUnauthorized: true }, handler)
+    : http.createServer(SERVER_LIMITS, handler);
 }
 
 /** The servers a process runs, closed together. */
@@ -46,7 +48,11 @@ export class Servers {
  * `/metrics` (Prometheus text), the liveness path (ok until the process stops) and the readiness
  * path (ok while `notReady` names no reason).
  */
-export function healthHandler(d: { readonly metrics: Metrics; readonly stopping: () => boolean; readonly notReady: () => string | undefined }): RequestHandler {
+export function healthHandler(d: {
+  readonly metrics: Metrics;
+  readonly stopping: () => boolean;
+  readonly notReady: () => string | undefined;
+}): RequestHandler {
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, body: string, type = 'text/plain; charset=utf-8') => {

@@ -98,7 +98,13 @@ export class LeaderElector {
       try {
         const rv = await this.store.writeLease(
           this.name,
-          { holder: this.identity, durationSeconds, acquireTime: mine.acquireTime, renewTime: microTime(now), transitions: mine.transitions },
+          {
+            holder: this.identity,
+            durationSeconds,
+            acquireTime: mine.acquireTime,
+            renewTime: microTime(now),
+            transitions: mine.transitions,
+          },
           this.observed.rv,
         );
         this.observed = { rv, at: now, record: { ...mine, resourceVersion: rv } };
@@ -116,7 +122,11 @@ export class LeaderElector {
         renewTime: microTime(now),
         transitions: 0,
       });
-      this.observed = { rv, at: now, record: { holder: this.identity, durationSeconds, acquireTime: microTime(now), transitions: 0, resourceVersion: rv } };
+      this.observed = {
+        rv,
+        at: now,
+        record: { holder: this.identity, durationSeconds, acquireTime: microTime(now), transitions: 0, resourceVersion: rv },
+      };
       return true;
     }
     if (this.observed?.rv !== current.resourceVersion) this.observed = { rv: current.resourceVersion, at: now, record: current };
@@ -136,7 +146,17 @@ export class LeaderElector {
         current.resourceVersion,
       );
       const acquireTime = mine ? current.acquireTime : microTime(now);
-      this.observed = { rv, at: now, record: { ...current, holder: this.identity, acquireTime, transitions: mine ? current.transitions : current.transitions + 1, resourceVersion: rv } };
+      this.observed = {
+        rv,
+        at: now,
+        record: {
+          ...current,
+          holder: this.identity,
+          acquireTime,
+          transitions: mine ? current.transitions : current.transitions + 1,
+          resourceVersion: rv,
+        },
+      };
       return true;
     } catch (err) {
       if ((err as { code?: number }).code === 409) return false;

@@ -42,7 +42,11 @@ export function observeRuns(jobs: readonly Job[], pods: readonly Pod[], known: R
     seen.add(name);
     const before = known[name];
     if (before && before.phase !== 'Running') continue;
-    const run = runOf(job, schedule, pods.filter((p) => p.metadata.labels?.[JOB_NAME_LABEL] === name));
+    const run = runOf(
+      job,
+      schedule,
+      pods.filter((p) => p.metadata.labels?.[JOB_NAME_LABEL] === name),
+    );
     runs[name] = run;
     if (run.phase !== 'Running') finished.push(run);
     else if (run.error !== undefined && run.error !== before?.error) stuck.push(run);
@@ -68,9 +72,17 @@ export function runOutcome(job: Job, pods: readonly Pod[]): { phase: 'Running' |
   const holds = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
   const phase = holds('Complete') ? 'Complete' : holds('Failed') ? 'Failed' : 'Running';
   const started = time(job.status?.startTime);
-  const finishedAt = phase === 'Complete' ? time(job.status?.completionTime) : phase === 'Failed' ? time(conditions.find((c) => c.type === 'Failed')?.lastTransitionTime) : undefined;
+  const finishedAt =
+    phase === 'Complete'
+      ? time(job.status?.completionTime)
+      : phase === 'Failed'
+        ? time(conditions.find((c) => c.type === 'Failed')?.lastTransitionTime)
+        : undefined;
   const outcome = phase === 'Running' ? waitingProblem(pods) : terminationOutcome(pods);
-  const failedWithout = phase === 'Failed' && outcome.error === undefined ? { error: conditions.find((c) => c.type === 'Failed')?.message ?? 'the run failed' } : {};
+  const failedWithout =
+    phase === 'Failed' && outcome.error === undefined
+      ? { error: conditions.find((c) => c.type === 'Failed')?.message ?? 'the run failed' }
+      : {};
   return {
     phase,
     details: {

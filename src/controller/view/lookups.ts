@@ -80,7 +80,9 @@ export const partitionOf = (sts: StatefulSet): number => sts.spec?.updateStrateg
 
 /** The StatefulSet controller has seen the latest spec: its status and revisions are about it. */
 export const statusCurrent = (sts: StatefulSet): boolean =>
-  sts.status?.observedGeneration === undefined || sts.metadata.generation === undefined || sts.status.observedGeneration >= sts.metadata.generation;
+  sts.status?.observedGeneration === undefined ||
+  sts.metadata.generation === undefined ||
+  sts.status.observedGeneration >= sts.metadata.generation;
 
 /** A rolling upgrade is pending: the StatefulSet's revisions differ or a Pod is not at the update revision. */
 export function isUpgrading(sts: StatefulSet, pods: readonly Pod[]): boolean {

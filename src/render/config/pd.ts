@@ -32,5 +32,11 @@ export function pdConfig(cluster: ResolvedCluster, pd: ResolvedPD): string {
 /** PD's cluster certificate in `security`, with TLS on; PD and its micro-services read it alike. */
 export function pdTlsOverlay(cluster: ResolvedCluster): TomlTable {
   if (!cluster.tlsCluster) return {};
-  return { security: { 'cacert-path': tlsFile(TLS_DIR.pd, 'ca'), 'cert-path': tlsFile(TLS_DIR.pd, 'cert'), 'key-path': tlsFile(TLS_DIR.pd, 'key') } };
+  return {
+    security: {
+      'cacert-path': tlsFile(TLS_DIR.pd, 'ca'),
+      'cert-path': tlsFile(TLS_DIR.pd, 'cert'),
+      'key-path': tlsFile(TLS_DIR.pd, 'key'),
+    },
+  };
 }

@@ -76,7 +76,6 @@ export function preferPdAddresses(cluster: ResolvedCluster): boolean {
   return cluster.startScriptVersion === 'v2' && cluster.featureFlags.preferPdAddressesOverDiscovery && cluster.pdAddresses.length > 0;
 }
 
-
 /** `config_templ.toml`. */
 export function tiflashCommonConfig(cluster: ResolvedCluster, tiflash: ResolvedTiFlash): TomlTable {
   const c = new TomlEditor(tiflash.commonConfig);
@@ -103,7 +102,10 @@ export function tiflashCommonConfig(cluster: ResolvedCluster, tiflash: ResolvedT
 function currentCommonDefaults(c: TomlEditor, tiflash: ResolvedTiFlash, a: Addresses): void {
   // An old-style `path` or an explicit raft.kvstore_path means the user laid out the disks already.
   if (!c.has('path') && !c.has('storage.main.dir')) {
-    c.set('storage.main.dir', tiflash.storageClaims.map((_, i) => `/data${i}/db`));
+    c.set(
+      'storage.main.dir',
+      tiflash.storageClaims.map((_, i) => `/data${i}/db`),
+    );
   }
   if (!c.has('raft.kvstore_path')) c.setDefault('storage.raft.dir', ['/data0/kvstore']);
   c.setDefault('tmp_path', '/data0/tmp');

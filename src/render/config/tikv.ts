@@ -19,7 +19,11 @@ export function tikvConfig(cluster: ResolvedCluster, tikv: ResolvedTiKV): string
   }
   if (cluster.tlsCluster) {
     config = mergeTables(config, {
-      security: { 'ca-path': tlsFile(TLS_DIR.tikv, 'ca'), 'cert-path': tlsFile(TLS_DIR.tikv, 'cert'), 'key-path': tlsFile(TLS_DIR.tikv, 'key') },
+      security: {
+        'ca-path': tlsFile(TLS_DIR.tikv, 'ca'),
+        'cert-path': tlsFile(TLS_DIR.tikv, 'cert'),
+        'key-path': tlsFile(TLS_DIR.tikv, 'key'),
+      },
     });
   }
   return encodeToml(config);

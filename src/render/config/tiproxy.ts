@@ -58,7 +58,12 @@ export function tiproxyPdAddress(cluster: ResolvedCluster): string {
 }
 
 /** `<prefix>.ca`, `.key`, `.cert` from the certificate directory `dir`. */
-function setCerts(config: TomlEditor, prefix: string, dir: string, which: readonly ('ca' | 'key' | 'cert')[] = ['ca', 'key', 'cert']): void {
+function setCerts(
+  config: TomlEditor,
+  prefix: string,
+  dir: string,
+  which: readonly ('ca' | 'key' | 'cert')[] = ['ca', 'key', 'cert'],
+): void {
   for (const w of which) config.set(`${prefix}.${w}`, tlsFile(dir, w));
 }
 

@@ -135,7 +135,7 @@ export function randomHelper(): string[] {
     '# Prints a random number below $1, for spreading retries: $RANDOM is not POSIX (empty in',
     '# dash). Falls back to the PID when /dev/urandom or od is unavailable.',
     'random_below() {',
-    '    r=$(od -An -N2 -tu2 /dev/urandom 2>/dev/null | awk \'NR == 1 { print $1 + 0 }\')',
+    "    r=$(od -An -N2 -tu2 /dev/urandom 2>/dev/null | awk 'NR == 1 { print $1 + 0 }')",
     '    case "${r}" in',
     '        "" | *[!0-9]*) r=$$ ;;',
     '    esac',
@@ -161,7 +161,7 @@ export function discoveryHelpers(ctx: ScriptContext, certDir: string): string[] 
     '}',
     '# Discovery takes base64 of the text plus a newline (as echo prints it), without line wrapping.',
     'discovery_encode() {',
-    '    printf \'%s\\n\' "$1" | base64 | tr -d \'\\n \'',
+    "    printf '%s\\n' \"$1\" | base64 | tr -d '\\n '",
     '}',
   );
 }
@@ -220,7 +220,7 @@ export function ipMatchCheck(domainVar: string, lookup: 'dig' | 'getent'): strin
           `if ! lookup=$(getent ahosts "${d}"); then`,
           failed,
           'fi',
-          'resolved=$(printf \'%s\\n\' "${lookup}" | sed -n \'s/ *STREAM.*//p\')',
+          "resolved=$(printf '%s\\n' \"${lookup}\" | sed -n 's/ *STREAM.*//p')",
         );
   return lines(
     resolve,
@@ -261,7 +261,7 @@ export function verifyPdEndpoints(pdUrl: string, discoveryAddr: string, stripHtt
     '    echo "waiting for the verification of PD endpoints ..."',
     '    sleep "$(random_below 5)"',
     'done',
-    stripHttp && 'result=$(printf \'%s\\n\' "${result}" | sed \'s|http://||g\')',
+    stripHttp && "result=$(printf '%s\\n' \"${result}\" | sed 's|http://||g')",
   );
 }
 
@@ -276,11 +276,7 @@ export function argsLines(flags: readonly string[]): string[] {
  */
 export function execServer(binary: string, trailing = ''): string[] {
   const tail = trailing ? ` ${trailing}` : '';
-  return [
-    `echo "${binary} \${ARGS}"${tail}`,
-    '# shellcheck disable=SC2086',
-    `exec ${binary} \${ARGS}${tail}`,
-  ];
+  return [`echo "${binary} \${ARGS}"${tail}`, '# shellcheck disable=SC2086', `exec ${binary} \${ARGS}${tail}`];
 }
 
 /** `<host>:<PD client port>` for each PD address (TiKV and TiDB `--pd` / `--path`). */

@@ -192,7 +192,7 @@ function joinOrDiscover(domain: string, discoveryAddr: string): string[] {
   return [
     'if [ -f "${PD_DATA_DIR}/join" ]; then',
     '    # pd-server saved the members it joined as name=url,name=url; --join takes the URLs.',
-    '    join=$(tr \',\' \'\\n\' <"${PD_DATA_DIR}/join" | awk -F= \'{ print $2 }\' | tr \'\\n\' \',\')',
+    "    join=$(tr ',' '\\n' <\"${PD_DATA_DIR}/join\" | awk -F= '{ print $2 }' | tr '\\n' ',')",
     '    join=${join%,}',
     '    ARGS="${ARGS} --join=${join}"',
     'elif [ ! -d "${PD_DATA_DIR}/member/wal" ]; then',

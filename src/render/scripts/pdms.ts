@@ -48,7 +48,8 @@ export interface PdmsScriptContext extends ScriptContext {
 /** Every problem with a PD micro-service context; empty when it can be rendered. */
 export function pdmsContextErrors(ctx: PdmsScriptContext): string[] {
   const errors = commonErrors(ctx);
-  if (ctx.service !== 'tso' && ctx.service !== 'scheduling') errors.push(`service: expected tso or scheduling, got ${JSON.stringify(ctx.service)}`);
+  if (ctx.service !== 'tso' && ctx.service !== 'scheduling')
+    errors.push(`service: expected tso or scheduling, got ${JSON.stringify(ctx.service)}`);
   checkInteger(errors, 'startTimeout', ctx.startTimeout, 1);
   checkInteger(errors, 'initWaitTime', ctx.initWaitTime, 0);
   return errors;

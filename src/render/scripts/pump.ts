@@ -96,10 +96,7 @@ function advertiseAddr(ctx: PumpScriptContext, podVar: string): string {
 /** v1 has no annotations volume, hence no debug-mode header. */
 function pumpV1(ctx: PumpScriptContext): string {
   return renderScript([
-    [
-      '# Starts pump in a tidb-gitops pod (start script v1). POSIX sh.',
-      'set -u',
-    ],
+    ['# Starts pump in a tidb-gitops pod (start script v1). POSIX sh.', 'set -u'],
     podName(),
     across(ctx),
     argsLines([

@@ -48,9 +48,7 @@ export interface TidbScriptContext extends ScriptContext {
 /** Every problem with a TiDB context; empty when it can be rendered. */
 export function tidbContextErrors(ctx: TidbScriptContext): string[] {
   const errors = commonErrors(ctx);
-  ctx.plugins.forEach((p, i) =>
-    checkPattern(errors, `plugins[${i}]`, p, PLUGIN_NAME, 'a plugin name (letters, digits, ., _, -)'),
-  );
+  ctx.plugins.forEach((p, i) => checkPattern(errors, `plugins[${i}]`, p, PLUGIN_NAME, 'a plugin name (letters, digits, ., _, -)'));
   ctx.arguments.forEach((a, i) => {
     if (/[\r\n]/.test(a)) errors.push(`arguments[${i}]: ${JSON.stringify(a)} contains a line break`);
   });
@@ -83,19 +81,13 @@ function tidbV1(ctx: TidbScriptContext): string {
   const path = ctx.acrossK8s
     ? '${result}'
     : `${ctx.remotePd ? names.service(ctx.remotePd.name, 'pd') : '${CLUSTER_NAME}-pd'}:${PORT.pdClient}`;
-  const plugins = ctx.plugins.length > 0 && [
-    `ARGS="\${ARGS} --plugin-dir ${PLUGIN_DIR} --plugin-load ${ctx.plugins.join(',')}"`,
-  ];
+  const plugins = ctx.plugins.length > 0 && [`ARGS="\${ARGS} --plugin-dir ${PLUGIN_DIR} --plugin-load ${ctx.plugins.join(',')}"`];
   return renderScript([
     header('tidb-server', 'v1'),
     ctx.acrossK8s && lines(randomHelper(), discoveryHelpers(ctx, TLS_DIR.tidb)),
     podNameLine('POD_NAME'),
     ctx.acrossK8s &&
-      verifyPdEndpoints(
-        `\${CLUSTER_NAME}-pd:${PORT.pdClient}`,
-        `\${CLUSTER_NAME}-discovery.\${NAMESPACE}:${PORT.discovery}`,
-        true,
-      ),
+      verifyPdEndpoints(`\${CLUSTER_NAME}-pd:${PORT.pdClient}`, `\${CLUSTER_NAME}-discovery.\${NAMESPACE}:${PORT.discovery}`, true),
     argsLines([
       '--store=tikv',
       `--advertise-address=\${POD_NAME}.\${HEADLESS_SERVICE_NAME}.\${NAMESPACE}.svc${domainSuffix(ctx)}`,

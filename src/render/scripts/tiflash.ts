@@ -139,10 +139,7 @@ function mountConfigMapV1(ctx: TiFlashScriptContext): string {
     ctx.acrossK8s && lines(randomHelper(), discoveryHelpers(ctx, TLS_DIR.tiflash)),
     podNameLine('POD_NAME'),
     ctx.acrossK8s
-      ? lines(
-          verifyPdEndpoints(pdUrl, `\${CLUSTER_NAME}-discovery.\${NAMESPACE}:${PORT.discovery}`, false),
-          'PD_ADDRESS=${result}',
-        )
+      ? lines(verifyPdEndpoints(pdUrl, `\${CLUSTER_NAME}-discovery.\${NAMESPACE}:${PORT.discovery}`, false), 'PD_ADDRESS=${result}')
       : [`PD_ADDRESS="${pdUrl}"`],
     startArgs(ctx, `\${POD_NAME}.\${HEADLESS_SERVICE_NAME}.\${NAMESPACE}.svc${domainSuffix(ctx)}`),
   ]);
@@ -190,7 +187,7 @@ function startArgs(ctx: TiFlashScriptContext, host: string): string[] {
       ),
     ),
     '',
-    '# STORE_LABELS is never set by the renderer; a user\'s env may set it. Words are split on purpose.',
+    "# STORE_LABELS is never set by the renderer; a user's env may set it. Words are split on purpose.",
     'if [ -n "${STORE_LABELS:-}" ]; then',
     '    ARGS="${ARGS} --labels ${STORE_LABELS}"',
     'fi',
@@ -202,5 +199,5 @@ function startArgs(ctx: TiFlashScriptContext, host: string): string[] {
 
 /** TiFlash takes PD endpoints as host:port. */
 function stripSchemes(): string {
-  return 'result=$(printf \'%s\\n\' "${result}" | sed -e \'s|https://||g\' -e \'s|http://||g\')';
+  return "result=$(printf '%s\\n' \"${result}\" | sed -e 's|https://||g' -e 's|http://||g')";
 }

@@ -114,10 +114,7 @@ function tikvV2(ctx: TikvScriptContext): string {
   return renderScript([
     header('tikv-server', 'v2'),
     across && lines(randomHelper(), discoveryHelpers(ctx, TLS_DIR.tikv)),
-    [
-      ...podNameLine('TIKV_POD_NAME'),
-      `TIKV_DOMAIN=\${TIKV_POD_NAME}.${peer}.${namespace}.svc${domainSuffix(ctx)}`,
-    ],
+    [...podNameLine('TIKV_POD_NAME'), `TIKV_DOMAIN=\${TIKV_POD_NAME}.${peer}.${namespace}.svc${domainSuffix(ctx)}`],
     ctx.featureFlags.waitForDnsNameIpMatch &&
       lines(
         '# WaitForDnsNameIpMatch: wait until the DNS name resolves to this pod, not to a previous one.',

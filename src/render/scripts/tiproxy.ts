@@ -28,7 +28,6 @@ export interface TiProxyScriptContext {
   readonly clusterDomain?: string;
 }
 
-
 /** Every problem with a TiProxy context; empty when it can be rendered. */
 export function tiproxyContextErrors(ctx: TiProxyScriptContext): string[] {
   const errors: string[] = [];

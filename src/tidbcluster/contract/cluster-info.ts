@@ -213,7 +213,10 @@ export function parseControllerClusterInfo(json: string): ControllerClusterInfo 
   }
   const retention = retentionOf(o.backupRetention);
   const operations = (o.operations ?? []) as unknown[];
-  if (!Array.isArray(operations) || operations.some((n) => typeof n !== 'string' || !/^(backup|restore)-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n))) {
+  if (
+    !Array.isArray(operations) ||
+    operations.some((n) => typeof n !== 'string' || !/^(backup|restore)-[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n))
+  ) {
     throw new Error('TIDB_GITOPS_CLUSTER.operations: expected a list of Job names, backup-<name> or restore-<name>');
   }
   const logBackups = (o.logBackups ?? []) as unknown[];
@@ -228,7 +231,9 @@ export function parseControllerClusterInfo(json: string): ControllerClusterInfo 
     tls: bool('tls'),
     discoveryMtls: bool('discoveryMtls'),
     pdAddresses: pdAddresses as string[],
-    cluster: ref ? { name: ref.name as string, namespace: String(ref.namespace ?? ''), clusterDomain: String(ref.clusterDomain ?? '') } : null,
+    cluster: ref
+      ? { name: ref.name as string, namespace: String(ref.namespace ?? ''), clusterDomain: String(ref.clusterDomain ?? '') }
+      : null,
     // Keep the reconcile order whatever order the list came in.
     components: COMPONENTS.filter((c) => components.includes(c)),
     ...(bool('readsNodes') && { readsNodes: true as const }),
@@ -244,18 +249,25 @@ export function parseControllerClusterInfo(json: string): ControllerClusterInfo 
 /** `initializer`: what to set up in the database, once. */
 function initializerOf(raw: unknown): InitializerInfo | undefined {
   if (raw === undefined) return undefined;
-  const bad = new Error('TIDB_GITOPS_CLUSTER.initializer: expected {name, digest, permitHost} and optionally passwordSecret, rootOnly, sql {configMap, key}, timezone, tls {secret, skipCA}, existingCluster (run or skip)');
+  const bad = new Error(
+    'TIDB_GITOPS_CLUSTER.initializer: expected {name, digest, permitHost} and optionally passwordSecret, rootOnly, sql {configMap, key}, timezone, tls {secret, skipCA}, existingCluster (run or skip)',
+  );
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad;
   const r = raw as Record<string, unknown>;
   const text = (v: unknown, optional = true) => (optional && v === undefined) || (typeof v === 'string' && v !== '');
   const sql = r.sql as Record<string, unknown> | undefined;
   const tls = r.tls as Record<string, unknown> | undefined;
   const ok =
-    text(r.name, false) && text(r.digest, false) && text(r.permitHost, false) && text(r.passwordSecret) && text(r.timezone) &&
+    text(r.name, false) &&
+    text(r.digest, false) &&
+    text(r.permitHost, false) &&
+    text(r.passwordSecret) &&
+    text(r.timezone) &&
     (r.rootOnly === undefined || r.rootOnly === true) &&
     (r.existingCluster === undefined || r.existingCluster === 'run' || r.existingCluster === 'skip') &&
     (sql === undefined || (typeof sql === 'object' && sql !== null && text(sql.configMap, false) && text(sql.key, false))) &&
-    (tls === undefined || (typeof tls === 'object' && tls !== null && text(tls.secret, false) && (tls.skipCA === undefined || tls.skipCA === true)));
+    (tls === undefined ||
+      (typeof tls === 'object' && tls !== null && text(tls.secret, false) && (tls.skipCA === undefined || tls.skipCA === true)));
   if (!ok) throw bad;
   return r as unknown as InitializerInfo;
 }
@@ -277,7 +289,11 @@ function retentionOf(raw: unknown): Record<string, BackupRetentionInfo> | undefi
       (r.cleanPolicy === undefined || ['Retain', 'Delete', 'OnFailure'].includes(r.cleanPolicy as string)) &&
       (r.storageKind === undefined || ['s3', 'gcs', 'azblob'].includes(r.storageKind as string)) &&
       ['endpoint', 'account', 'sasToken'].every((k) => r[k] === undefined || typeof r[k] === 'string') &&
-      (!removesData(r) || (typeof r.bucket === 'string' && typeof r.prefix === 'string' && (typeof r.secretName === 'string' || (r.storageKind === 'azblob' && typeof r.sasToken === 'string' && typeof r.account === 'string'))));
+      (!removesData(r) ||
+        (typeof r.bucket === 'string' &&
+          typeof r.prefix === 'string' &&
+          (typeof r.secretName === 'string' ||
+            (r.storageKind === 'azblob' && typeof r.sasToken === 'string' && typeof r.account === 'string'))));
     if (!ok) {
       throw bad(
         `${name}: expected one of maxBackups and maxReservedSeconds, a cleanPolicy of Retain, Delete or OnFailure, a storageKind of s3, gcs or azblob, and bucket, prefix and secretName where it removes data (on Azure, sasToken and account may stand for secretName)`,

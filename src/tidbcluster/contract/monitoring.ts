@@ -34,6 +34,7 @@ export const encodeMonitoringPublishInfo = (info: MonitoringPublishInfo): string
 /** Reads the value of {@link MONITORING_ENV}; JSON without a cluster, components and assets is refused. */
 export function parseMonitoringPublishInfo(text: string): MonitoringPublishInfo {
   const info = JSON.parse(text) as MonitoringPublishInfo;
-  if (typeof info.cluster !== 'string' || !Array.isArray(info.components) || typeof info.assets !== 'string') throw new Error(`${MONITORING_ENV} is not what the renderer writes`);
+  if (typeof info.cluster !== 'string' || !Array.isArray(info.components) || typeof info.assets !== 'string')
+    throw new Error(`${MONITORING_ENV} is not what the renderer writes`);
   return info;
 }

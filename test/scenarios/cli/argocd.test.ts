@@ -6,7 +6,18 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
@@ -149,7 +160,13 @@ function manifests(stdout: string): any[] {
     return d.toJS();
   });
   for (const o of objects) {
-    expect(o).toEqual(expect.objectContaining({ apiVersion: expect.any(String), kind: expect.any(String), metadata: expect.objectContaining({ name: expect.any(String) }) }));
+    expect(o).toEqual(
+      expect.objectContaining({
+        apiVersion: expect.any(String),
+        kind: expect.any(String),
+        metadata: expect.objectContaining({ name: expect.any(String) }),
+      }),
+    );
   }
   assertValidK8sObjects(objects);
   return objects;
@@ -199,27 +216,45 @@ describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
     expect(r.status).toBe(0);
     const all = manifests(r.stdout);
     // The ConfigMap kept beside the cluster comes last, in the destination namespace like the rest.
-    expect(all[all.length - 1]).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-settings', namespace: 'tidb' }, data: { kind: 'TidbCluster' } });
+    expect(all[all.length - 1]).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'app-settings', namespace: 'tidb' },
+      data: { kind: 'TidbCluster' },
+    });
     const objects = all.slice(0, -1);
     expect(objects).toHaveLength(20);
     expect(discoveryImage(objects)).toBe('registry.example.com/tidb-gitops:0.1.0');
     // No NAMESPACE setting: the Application's destination namespace.
     expect(new Set(objects.map((o) => o.metadata.namespace))).toEqual(new Set(['tidb']));
     // The same stream `render` prints for these settings, for the destination's Kubernetes (KUBE_VERSION).
-    const render = cli(['render', dir, '-n', 'tidb', '--controller-image', 'registry.example.com/tidb-gitops:0.1.0', '--kube-version', '1.33']);
+    const render = cli([
+      'render',
+      dir,
+      '-n',
+      'tidb',
+      '--controller-image',
+      'registry.example.com/tidb-gitops:0.1.0',
+      '--kube-version',
+      '1.33',
+    ]);
     expect(r.stdout).toBe(render.stdout);
     assertValidK8sObjects(objects, 33);
   });
 
   test('renders for the Kubernetes version Argo CD passes, unless the kube-version setting says otherwise', () => {
     const dir = appDir({ 'tidb-cluster.yaml': basic });
-    const target = (env: Record<string, string>) => JSON.parse(find(manifests(generate(dir, env).stdout), 'StatefulSet', 'basic-pd').metadata.annotations['tidb-gitops.io/settings']).kubeVersion;
+    const target = (env: Record<string, string>) =>
+      JSON.parse(find(manifests(generate(dir, env).stdout), 'StatefulSet', 'basic-pd').metadata.annotations['tidb-gitops.io/settings'])
+        .kubeVersion;
     expect(target({})).toBe('1.33');
     expect(target({ KUBE_VERSION: 'v1.37.2' })).toBe('1.37');
     expect(target({ PARAM_KUBE_VERSION: '1.35' })).toBe('1.35');
     const old = generate(dir, { KUBE_VERSION: '1.30.4' });
     expect(old).toMatchObject({ status: 1, stdout: '' });
-    expect(old.stderr).toBe('KUBE_VERSION: Kubernetes 1.30 is not supported: this release renders for Kubernetes 1.31 to 1.37\nnothing was rendered\n');
+    expect(old.stderr).toBe(
+      'KUBE_VERSION: Kubernetes 1.30 is not supported: this release renders for Kubernetes 1.31 to 1.37\nnothing was rendered\n',
+    );
   });
 
   test('a NAMESPACE env entry beats the destination namespace; a namespace in the TidbCluster beats both', () => {
@@ -266,7 +301,10 @@ describe('tidb-gitops argocd generate, run as the CMP server runs it', () => {
       'prod/b.yaml': basic.replace('name: basic', 'name: prod-b'),
       'staging/c.yaml': basic.replace('name: basic', 'name: staging-c'),
     });
-    const clusters = (r: RunResult) => manifests(r.stdout).filter((o) => o.kind === 'StatefulSet' && o.metadata.name.endsWith('-pd')).map((o) => o.metadata.name);
+    const clusters = (r: RunResult) =>
+      manifests(r.stdout)
+        .filter((o) => o.kind === 'StatefulSet' && o.metadata.name.endsWith('-pd'))
+        .map((o) => o.metadata.name);
     expect(clusters(generate(dir))).toEqual(['prod-a-pd', 'prod-b-pd', 'staging-c-pd']);
     expect(clusters(generate(dir, { ARGOCD_ENV_PATHS: 'staging  prod/a.yaml' }))).toEqual(['staging-c-pd', 'prod-a-pd']);
     expect(clusters(generate(dir, { PARAM_PATHS: 'prod/b.yaml', ARGOCD_ENV_PATHS: 'staging' }))).toEqual(['prod-b-pd']);
@@ -335,7 +373,9 @@ describe('tidb-gitops argocd discover, run as the CMP server runs it', () => {
     expect(top).toEqual({ status: 0, stdout: 'b.yaml\n', stderr: '' });
     const nested = discover(appDir({ 'a.yaml': UNRELATED, 'clusters/prod/main.yml': `${UNRELATED}---\n${basic}` }));
     expect(nested).toEqual({ status: 0, stdout: 'clusters/prod/main.yml\n', stderr: '' });
-    const quoted = discover(appDir({ 'c.yaml': 'apiVersion: pingcap.com/v1alpha1\nkind: "TidbCluster"  # the cluster\nmetadata: {name: c}\n' }));
+    const quoted = discover(
+      appDir({ 'c.yaml': 'apiVersion: pingcap.com/v1alpha1\nkind: "TidbCluster"  # the cluster\nmetadata: {name: c}\n' }),
+    );
     expect(quoted.stdout).toBe('c.yaml\n');
   });
 
@@ -358,7 +398,9 @@ function readmeOverlay(resource: string): string {
   const block = /^( *)```yaml\n\1(# kustomization\.yaml of the Argo CD installation\n[\s\S]*?)^\1```/m.exec(readme);
   if (!block) throw new Error('docs/reference.md has no "# kustomization.yaml of the Argo CD installation" block');
   const indent = new RegExp(`^${block[1]}`, 'gm');
-  const text = block[2].replace(indent, '').replace(/https:\/\/raw\.githubusercontent\.com\/argoproj\/argo-cd\/[^/]+\/manifests\/install\.yaml/, resource);
+  const text = block[2]
+    .replace(indent, '')
+    .replace(/https:\/\/raw\.githubusercontent\.com\/argoproj\/argo-cd\/[^/]+\/manifests\/install\.yaml/, resource);
   expect(text).toContain(resource);
   return text;
 }
@@ -404,7 +446,8 @@ describe('tidb-gitops argocd install-patch', () => {
       const plain = build(install, kustomization.replace(/^patches:\n(  - .*\n)+/m, ''));
       expect(plain.status).toBe(0);
       expect(patched.objects.map(ref)).toEqual(plain.objects.map(ref));
-      for (const o of patched.objects) expect(o.metadata.namespace).toBe(o.kind === 'CustomResourceDefinition' || o.kind.startsWith('Cluster') ? undefined : namespace);
+      for (const o of patched.objects)
+        expect(o.metadata.namespace).toBe(o.kind === 'CustomResourceDefinition' || o.kind.startsWith('Cluster') ? undefined : namespace);
 
       // Nothing but argocd-repo-server and argocd-cm changes.
       const changed = patched.objects.filter((o, i) => JSON.stringify(o) !== JSON.stringify(plain.objects[i]));
@@ -502,7 +545,11 @@ describe('tidb-gitops argocd install-patch', () => {
 
     const cm = cli(['argocd', 'install-patch', '--only=argocd-cm']);
     expect(cm.status).toBe(0);
-    expect(parseAllDocuments(cm.stdout).map((d) => d.toJS()).map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['ConfigMap/argocd-cm']);
+    expect(
+      parseAllDocuments(cm.stdout)
+        .map((d) => d.toJS())
+        .map((d) => `${d.kind}/${d.metadata.name}`),
+    ).toEqual(['ConfigMap/argocd-cm']);
   });
 
   test('fails with exit 2 on bad flags', () => {
@@ -540,8 +587,18 @@ describe('tidb-gitops argocd', () => {
   });
 
   test('readSettings: parameter over env entry over the destination namespace', () => {
-    const { settings, notes, errors } = readSettings({ ARGOCD_APP_NAMESPACE: 'dest', ARGOCD_ENV_NAMESPACE: 'env', PARAM_NAMESPACE: 'param' });
-    expect(settings).toEqual({ controllerImage: undefined, namespace: 'param', kubeVersion: undefined, paths: ['.'], fallback: { namespace: 'dest', kubeVersion: undefined } });
+    const { settings, notes, errors } = readSettings({
+      ARGOCD_APP_NAMESPACE: 'dest',
+      ARGOCD_ENV_NAMESPACE: 'env',
+      PARAM_NAMESPACE: 'param',
+    });
+    expect(settings).toEqual({
+      controllerImage: undefined,
+      namespace: 'param',
+      kubeVersion: undefined,
+      paths: ['.'],
+      fallback: { namespace: 'dest', kubeVersion: undefined },
+    });
     expect([notes, errors]).toEqual([[], []]);
     expect(readSettings({ ARGOCD_APP_NAMESPACE: 'dest', ARGOCD_ENV_NAMESPACE: 'env' }).settings.namespace).toBe('env');
     // Argo CD's own destination comes last, after the environment and the inputs' RenderSettings.
@@ -556,7 +613,11 @@ describe('tidb-gitops argocd', () => {
   });
 
   test('readSettings: a namespace that is no DNS label is an error naming where it came from', () => {
-    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'Bad_NS' }).errors).toEqual([`ARGOCD_APP_NAMESPACE: "Bad_NS" is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`]);
-    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'tidb', PARAM_NAMESPACE: 'x y' }).errors).toEqual([`PARAM_NAMESPACE: "x y" is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`]);
+    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'Bad_NS' }).errors).toEqual([
+      `ARGOCD_APP_NAMESPACE: "Bad_NS" is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`,
+    ]);
+    expect(readSettings({ ARGOCD_APP_NAMESPACE: 'tidb', PARAM_NAMESPACE: 'x y' }).errors).toEqual([
+      `PARAM_NAMESPACE: "x y" is not a namespace (a DNS label: lowercase letters, digits and '-', at most 63)`,
+    ]);
   });
 });

@@ -20,7 +20,9 @@ const BUNDLE = join(ROOT, 'lib', 'tidb-gitops.js');
 
 /** Inline YAML: drops the first newline and the common indentation, so line 1 is the first line written. */
 function y(strings: TemplateStringsArray, ...values: unknown[]): string {
-  const text = String.raw({ raw: strings }, ...values).replace(/^\n/, '').replace(/[ \t]+$/, '');
+  const text = String.raw({ raw: strings }, ...values)
+    .replace(/^\n/, '')
+    .replace(/[ \t]+$/, '');
   const indents = text
     .split('\n')
     .filter((l) => l.trim() !== '')
@@ -103,7 +105,7 @@ const CASES: Case[] = [
     problems: 5,
   },
   {
-    name: "upgrade annotations the operator would log and ignore: refused where they are read",
+    name: 'upgrade annotations the operator would log and ignore: refused where they are read',
     files: {
       'annos.yaml': y`
         apiVersion: pingcap.com/v1alpha1
@@ -183,7 +185,9 @@ const CASES: Case[] = [
   },
   {
     name: "annotations within 256 KiB each but over it once a cluster's and a component's are merged: refused at the component's annotations, naming the rendered object",
-    files: { 'ann.yaml': demoWith(`  annotations:\n    a: ${'x'.repeat(150_000)}\n`, '', `    annotations:\n      b: ${'y'.repeat(150_000)}\n`) },
+    files: {
+      'ann.yaml': demoWith(`  annotations:\n    a: ${'x'.repeat(150_000)}\n`, '', `    annotations:\n      b: ${'y'.repeat(150_000)}\n`),
+    },
     args: ['render', '$D/ann.yaml'],
     out: true,
     exit: 1,
@@ -197,7 +201,9 @@ const CASES: Case[] = [
     files: { 'cm.yaml': demoWith('', '', `    config: |\n      [labels]\n      note = "${'z'.repeat(1_100_000)}"\n`) },
     args: ['render', '$D/cm.yaml'],
     exit: 1,
-    stderr: ['$D/cm.yaml: document 1: spec.tidb.config (line 12): the API server would refuse the ConfigMap demo-tidb rendered from it: data: its data takes 1.05 MiB; a ConfigMap holds at most 1.00 MiB'],
+    stderr: [
+      '$D/cm.yaml: document 1: spec.tidb.config (line 12): the API server would refuse the ConfigMap demo-tidb rendered from it: data: its data takes 1.05 MiB; a ConfigMap holds at most 1.00 MiB',
+    ],
     problems: 1,
   },
   {
@@ -205,7 +211,9 @@ const CASES: Case[] = [
     files: { 'big.yaml': demoWith('', '', `    config:\n      performance:\n        max-txn-ttl: 9007199254740993\n`) },
     args: ['render', '$D/big.yaml'],
     exit: 1,
-    stderr: ['$D/big.yaml: document 1: spec.tidb.config.performance.max-txn-ttl (line 14): expected an integer within ±9007199254740991, the largest read exactly: beyond it digits are lost (write it in a TOML string, `config: |`, to keep every digit)'],
+    stderr: [
+      '$D/big.yaml: document 1: spec.tidb.config.performance.max-txn-ttl (line 14): expected an integer within ±9007199254740991, the largest read exactly: beyond it digits are lost (write it in a TOML string, `config: |`, to keep every digit)',
+    ],
     problems: 1,
   },
   {
@@ -213,7 +221,9 @@ const CASES: Case[] = [
     files: { 't.yaml': DEMO.replace('  tikv:\n', '  tikv:\n    evictLeaderTimeout: forever\n') },
     args: ['render', '$D/t.yaml'],
     exit: 1,
-    stderr: ['$D/t.yaml: document 1: spec.tikv.evictLeaderTimeout (line 9): expected a Go duration such as 1500m, 400s or 1h30m, got "forever"'],
+    stderr: [
+      '$D/t.yaml: document 1: spec.tikv.evictLeaderTimeout (line 9): expected a Go duration such as 1500m, 400s or 1h30m, got "forever"',
+    ],
     problems: 1,
   },
   {
@@ -226,7 +236,9 @@ const CASES: Case[] = [
   },
   {
     name: 'bytes that are not UTF-8 are refused with their line, not read as U+FFFD',
-    files: { 'latin1.yaml': Buffer.concat([Buffer.from(DEMO), Buffer.from('  labels:\n    owner: J'), Buffer.from([0xfc]), Buffer.from('rgen\n')]) },
+    files: {
+      'latin1.yaml': Buffer.concat([Buffer.from(DEMO), Buffer.from('  labels:\n    owner: J'), Buffer.from([0xfc]), Buffer.from('rgen\n')]),
+    },
     args: ['render', '$D/latin1.yaml'],
     out: true,
     exit: 1,
@@ -268,7 +280,13 @@ const CASES: Case[] = [
   },
   {
     name: 'integers beyond 2^53 (they would lose digits) and beyond int64',
-    files: { 'big.yaml': demoWith('', '    terminationGracePeriodSeconds: 9007199254740993\n', '    terminationGracePeriodSeconds: 99999999999999999999\n') },
+    files: {
+      'big.yaml': demoWith(
+        '',
+        '    terminationGracePeriodSeconds: 9007199254740993\n',
+        '    terminationGracePeriodSeconds: 99999999999999999999\n',
+      ),
+    },
     args: ['render', '$D/big.yaml'],
     exit: 1,
     stderr: [
@@ -321,20 +339,29 @@ const CASES: Case[] = [
     args: ['render', '$D/bomb.yaml'],
     out: true,
     exit: 1,
-    stderr: ['$D/bomb.yaml: document 1: (yaml) (line 10): its aliases expand to more than 100,000 values: write the values out, or anchor fewer of them'],
+    stderr: [
+      '$D/bomb.yaml: document 1: (yaml) (line 10): its aliases expand to more than 100,000 values: write the values out, or anchor fewer of them',
+    ],
     problems: 1,
   },
   {
     name: 'an alias inside its own anchor is refused',
-    files: { 'loop.yaml': 'apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata:\n  name: loop\nspec:\n  tidb: &a {replicas: 1, x: *a}\n' },
+    files: {
+      'loop.yaml': 'apiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata:\n  name: loop\nspec:\n  tidb: &a {replicas: 1, x: *a}\n',
+    },
     args: ['render', '$D/loop.yaml'],
     exit: 1,
-    stderr: ['$D/loop.yaml: document 1: (yaml) (line 6): the alias *a refers to its own anchor, so its value never ends: write the value out'],
+    stderr: [
+      '$D/loop.yaml: document 1: (yaml) (line 6): the alias *a refers to its own anchor, so its value never ends: write the value out',
+    ],
     problems: 1,
   },
   {
     name: 'diff refuses an alias bomb even in a document it would skip',
-    files: { 'old.yaml': DEMO, 'new.yaml': `${DEMO}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n${bombUnder('  ')}\n` },
+    files: {
+      'old.yaml': DEMO,
+      'new.yaml': `${DEMO}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n${bombUnder('  ')}\n`,
+    },
     args: ['diff', '$D/old.yaml', '$D/new.yaml'],
     exit: 1,
     stderr: ['$D/new.yaml: document 2: (yaml) (line', 'its aliases expand to more than 100,000 values', 'no report was made'],
@@ -430,7 +457,9 @@ const CASES: Case[] = [
     },
     args: ['render', '$D/quantity.yaml'],
     exit: 1,
-    stderr: ['$D/quantity.yaml: document 1: spec.pd.requests.storage (line 9): expected a Kubernetes quantity such as 10Gi or 500m, got "ten"'],
+    stderr: [
+      '$D/quantity.yaml: document 1: spec.pd.requests.storage (line 9): expected a Kubernetes quantity such as 10Gi or 500m, got "ten"',
+    ],
     problems: 1,
   },
   {
@@ -511,7 +540,9 @@ const CASES: Case[] = [
     files: { 'broken.yaml': 'a: [b\n' },
     args: ['render', '$D/broken.yaml'],
     exit: 1,
-    stderr: ['$D/broken.yaml: document 1: (yaml) (line 1): not valid YAML: the [ that starts on line 1 is never closed: end the list with ]'],
+    stderr: [
+      '$D/broken.yaml: document 1: (yaml) (line 1): not valid YAML: the [ that starts on line 1 is never closed: end the list with ]',
+    ],
     problems: 1,
   },
   {
@@ -538,7 +569,12 @@ const CASES: Case[] = [
   },
   {
     name: 'a config value where the renderer writes a table is refused, not replaced',
-    files: { 'owned.yaml': DEMO.replace('    replicas: 1\n', '    replicas: 1\n    config:\n      security: abc\n').replace('  tidb:\n    replicas: 1\n', '  tidb:\n    replicas: 1\n    config:\n      log: "y"\n') },
+    files: {
+      'owned.yaml': DEMO.replace('    replicas: 1\n', '    replicas: 1\n    config:\n      security: abc\n').replace(
+        '  tidb:\n    replicas: 1\n',
+        '  tidb:\n    replicas: 1\n    config:\n      log: "y"\n',
+      ),
+    },
     args: ['render', '$D/owned.yaml'],
     exit: 1,
     stderr: [
@@ -553,7 +589,9 @@ const CASES: Case[] = [
     args: ['render', '$D/out'],
     out: true,
     exit: 1,
-    stderr: ['$D/out/demo.k8s.yaml: is inside the output directory $D/out, whose files render overwrites and prunes: keep the inputs outside it'],
+    stderr: [
+      '$D/out/demo.k8s.yaml: is inside the output directory $D/out, whose files render overwrites and prunes: keep the inputs outside it',
+    ],
     problems: 1,
   },
   {
@@ -568,7 +606,12 @@ const CASES: Case[] = [
   },
   {
     name: 'a config that is a list or a number is refused, not read as a table or dropped',
-    files: { 'cfg.yaml': DEMO.replace('    replicas: 1\n', '    replicas: 1\n    config: [1, 2]\n').replace('  tidb:\n    replicas: 1\n', '  tidb:\n    replicas: 1\n    config: 5\n') },
+    files: {
+      'cfg.yaml': DEMO.replace('    replicas: 1\n', '    replicas: 1\n    config: [1, 2]\n').replace(
+        '  tidb:\n    replicas: 1\n',
+        '  tidb:\n    replicas: 1\n    config: 5\n',
+      ),
+    },
     args: ['render', '$D/cfg.yaml'],
     exit: 1,
     stderr: [
@@ -590,7 +633,9 @@ const CASES: Case[] = [
     files: { 'dupkey.yaml': DEMO.replace('    replicas: 1\n', '    replicas: 1\n    replicas: 2\n') },
     args: ['render', '$D/dupkey.yaml'],
     exit: 1,
-    stderr: ['$D/dupkey.yaml: document 1: spec.pd.replicas (line 8): the key "replicas" is given twice in this mapping (first on line 7): kubectl keeps the last, other tools the first; keep one'],
+    stderr: [
+      '$D/dupkey.yaml: document 1: spec.pd.replicas (line 8): the key "replicas" is given twice in this mapping (first on line 7): kubectl keeps the last, other tools the first; keep one',
+    ],
     problems: 1,
   },
   {
@@ -604,7 +649,8 @@ const CASES: Case[] = [
   {
     name: 'a directory with only other kinds: they would pass through, but there is no cluster to render',
     files: {
-      'manifests/a.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n',
+      'manifests/a.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n',
       'manifests/sub/b.yml': 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n',
       'manifests/notes.txt': 'kind: TidbCluster\n',
     },
@@ -808,7 +854,7 @@ const CASES: Case[] = [
     exit: 1,
     stderr: [
       '$D/unsupported.yaml: document 1: spec.suspendAction (line 7): not supported yet: to stop a component, lower its replicas (the StatefulSet and its volumes stay)',
-      "$D/unsupported.yaml: document 2: spec.initSql (line 23): cannot be read as SQL statements: line 2: a quoted string that starts here is never closed (lines counted from the first line of the SQL)",
+      '$D/unsupported.yaml: document 2: spec.initSql (line 23): cannot be read as SQL statements: line 2: a quoted string that starts here is never closed (lines counted from the first line of the SQL)',
     ],
     problems: 2,
   },
@@ -948,7 +994,9 @@ const CASES: Case[] = [
     },
     args: ['render', '$D/null.yaml'],
     exit: 1,
-    stderr: ['$D/null.yaml: document 1: spec.tikv.config.storage.reserve-space (line 12): a config value cannot be empty (null); remove the key or give it a value'],
+    stderr: [
+      '$D/null.yaml: document 1: spec.tikv.config.storage.reserve-space (line 12): a config value cannot be empty (null); remove the key or give it a value',
+    ],
     problems: 1,
   },
   {
@@ -956,7 +1004,9 @@ const CASES: Case[] = [
     files: { 'v2.yaml': DEMO.replace('spec:\n', 'spec:\n  startScriptVersion: v2\n') },
     args: ['render', '$D/v2.yaml'],
     exit: 1,
-    stderr: ['$D/v2.yaml: document 1: metadata.namespace (line 4): required with startScriptVersion v2, whose scripts name the namespace; set it here or pass --namespace'],
+    stderr: [
+      '$D/v2.yaml: document 1: metadata.namespace (line 4): required with startScriptVersion v2, whose scripts name the namespace; set it here or pass --namespace',
+    ],
     problems: 1,
   },
   {
@@ -981,7 +1031,9 @@ const CASES: Case[] = [
     },
     args: ['render', '$D/slowlog.yaml'],
     exit: 1,
-    stderr: ['$D/slowlog.yaml: document 1: spec.tidb.slowLogVolumeName (line 10): no storage volume or additional volume mount is named "slowlog" (have: data)'],
+    stderr: [
+      '$D/slowlog.yaml: document 1: spec.tidb.slowLogVolumeName (line 10): no storage volume or additional volume mount is named "slowlog" (have: data)',
+    ],
     problems: 1,
   },
 
@@ -1074,7 +1126,9 @@ const CASES: Case[] = [
     name: 'usage: render without PATH',
     args: ['render'],
     exit: 2,
-    stderr: ["tidb-gitops: render needs at least one PATH (a file, a directory, or - for stdin)\nRun 'tidb-gitops render --help' for usage.\n"],
+    stderr: [
+      "tidb-gitops: render needs at least one PATH (a file, a directory, or - for stdin)\nRun 'tidb-gitops render --help' for usage.\n",
+    ],
   },
   {
     name: 'usage: unknown option',
@@ -1187,7 +1241,12 @@ test.each(CASES.map((c, i) => [c.name, i, c] as const))('%s', (_name, index, c) 
   const expected = [...Object.keys(c.files ?? {}), ...Object.keys(c.keep ?? {})].map((f) => join(f)).sort();
   expect(listFiles(D)).toEqual(expected);
   for (const [rel, content] of Object.entries(c.keep ?? {})) expect(readFileSync(join(D, rel)).equals(Buffer.from(content))).toBe(true);
-  if (c.out) expect(listFiles(outDir)).toEqual(Object.keys(c.keep ?? {}).filter((k) => k.startsWith('out/')).map((k) => k.slice(4)));
+  if (c.out)
+    expect(listFiles(outDir)).toEqual(
+      Object.keys(c.keep ?? {})
+        .filter((k) => k.startsWith('out/'))
+        .map((k) => k.slice(4)),
+    );
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -1196,7 +1255,10 @@ test.each(CASES.map((c, i) => [c.name, i, c] as const))('%s', (_name, index, c) 
 describe('controls', () => {
   test('anchors, aliases and merge keys within the bound still render', () => {
     const D = join(TMP, 'control-anchors');
-    const text = DEMO.replace('  pd:\n    replicas: 1\n', '  pd: &pod\n    replicas: 1\n').replace('  tidb:\n    replicas: 1\n', '  tidb:\n    <<: *pod\n');
+    const text = DEMO.replace('  pd:\n    replicas: 1\n', '  pd: &pod\n    replicas: 1\n').replace(
+      '  tidb:\n    replicas: 1\n',
+      '  tidb:\n    <<: *pod\n',
+    );
     expect(text).toContain('<<: *pod');
     writeTree(D, { 'demo.yaml': text });
     const r = runCli(['render', join(D, 'demo.yaml')]);
@@ -1231,7 +1293,8 @@ describe('controls', () => {
     });
     const r = runCli(['render', join(D, 'nopd.yaml')]);
     expect(r.stderr).toBe(
-      `${join(D, 'nopd.yaml')}: document 1: warning: spec.pd is not set, so the components look for PD at demo-pd:2379; set spec.pd, or spec.cluster to join another TidbCluster's PD\n` + imageNote('demo'),
+      `${join(D, 'nopd.yaml')}: document 1: warning: spec.pd is not set, so the components look for PD at demo-pd:2379; set spec.pd, or spec.cluster to join another TidbCluster's PD\n` +
+        imageNote('demo'),
     );
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('name: demo-tikv');
@@ -1318,10 +1381,22 @@ describe('inputs that are no regular file', () => {
   };
 
   test.each([
-    ['a symlink to /dev/zero', (D: string) => symlinkSync('/dev/zero', join(D, 'zero.yaml')), 'zero.yaml: is a device, not a regular file; only files are read'],
-    ['a named pipe', (D: string) => execFileSync('mkfifo', [join(D, 'pipe.yaml')]), 'pipe.yaml: is a named pipe (FIFO), not a regular file; only files are read'],
+    [
+      'a symlink to /dev/zero',
+      (D: string) => symlinkSync('/dev/zero', join(D, 'zero.yaml')),
+      'zero.yaml: is a device, not a regular file; only files are read',
+    ],
+    [
+      'a named pipe',
+      (D: string) => execFileSync('mkfifo', [join(D, 'pipe.yaml')]),
+      'pipe.yaml: is a named pipe (FIFO), not a regular file; only files are read',
+    ],
     ['a dangling symlink', (D: string) => symlinkSync(join(D, 'gone'), join(D, 'gone.yaml')), 'gone.yaml: no such file or directory'],
-    ['a file over 8 MiB', (D: string) => writeFileSync(join(D, 'big.yaml'), Buffer.alloc(8 * 1024 * 1024 + 1, 'a')), 'big.yaml: is over 8 MiB; input files are limited to 8.0 MiB'],
+    [
+      'a file over 8 MiB',
+      (D: string) => writeFileSync(join(D, 'big.yaml'), Buffer.alloc(8 * 1024 * 1024 + 1, 'a')),
+      'big.yaml: is over 8 MiB; input files are limited to 8.0 MiB',
+    ],
   ])('render refuses %s in a directory, naming it, and writes nothing', (name, make, message) => {
     const D = dir(name.replace(/\W+/g, '-'));
     make(D);
@@ -1378,7 +1453,9 @@ describe('symlinked directories and standard input', () => {
     symlinkSync(join(D, 'clusters'), join(D, 'clusters', 'a', 'up'));
     const r = runCli(['render', join(D, 'clusters'), '-o', join(D, 'out')]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`${join(D, 'clusters', 'a', 'up')}: a symlink to ${realpathSync(join(D, 'clusters'))}, which holds it: following it would never end`);
+    expect(r.stderr).toContain(
+      `${join(D, 'clusters', 'a', 'up')}: a symlink to ${realpathSync(join(D, 'clusters'))}, which holds it: following it would never end`,
+    );
     expect(existsSync(join(D, 'out'))).toBe(false);
   });
 
@@ -1394,9 +1471,13 @@ describe('an internal error', () => {
   const { guarded } = require('../../../src/cli/main') as typeof import('../../../src/cli/main');
   const capture = (debug: boolean) => {
     let err = '';
-    const code = guarded(() => {
-      throw new Error('boom\nsecond line');
-    }, { stdout: () => {}, stderr: (s: string) => (err += s), readStdin: () => '' }, debug);
+    const code = guarded(
+      () => {
+        throw new Error('boom\nsecond line');
+      },
+      { stdout: () => {}, stderr: (s: string) => (err += s), readStdin: () => '' },
+      debug,
+    );
     return { code, err };
   };
 

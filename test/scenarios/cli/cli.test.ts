@@ -41,7 +41,10 @@ describe('tidb-gitops render', () => {
     const tree = join(dir, 'tree');
     mkdirSync(join(tree, 'b'), { recursive: true });
     writeFileSync(join(tree, 'b', 'one.yml'), basic.replace('name: basic', 'name: one'));
-    writeFileSync(join(tree, 'a.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\n${basic.replace('name: basic', 'name: two')}\n---\n`);
+    writeFileSync(
+      join(tree, 'a.yaml'),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\n${basic.replace('name: basic', 'name: two')}\n---\n`,
+    );
     writeFileSync(join(tree, 'notes.txt'), 'not yaml at all: [');
     const r = cli(['render', tree]);
     expect(r.status).toBe(0);
@@ -66,7 +69,10 @@ describe('tidb-gitops render', () => {
     const out = join(dir, 'check');
     const check = (...extra: string[]) => cli(['render', 'examples/basic', '-o', out, '-n', 'db', '--check', ...extra]);
     let r = check();
-    expect([r.status, r.stderr]).toEqual([3, `${out}/db.basic.k8s.yaml: missing\n${out} is out of date: render it again and commit the result\n`]);
+    expect([r.status, r.stderr]).toEqual([
+      3,
+      `${out}/db.basic.k8s.yaml: missing\n${out} is out of date: render it again and commit the result\n`,
+    ]);
     expect(() => readdirSync(out)).toThrow();
     expect(cli(['render', 'examples/basic', '-o', out, '-n', 'db']).status).toBe(0);
     r = check();
@@ -82,7 +88,9 @@ describe('tidb-gitops render', () => {
     r = check('--prune');
     expect([r.status, r.stderr.split('\n')[0]]).toEqual([3, `${out}/db.gone.k8s.yaml: no input renders it any more`]);
     r = cli(['render', 'examples/basic', '-o', out, '-n', 'db', '--prune']);
-    expect(r.stderr).toBe(`${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (20 objects)\ndeleted ${out}/db.gone.k8s.yaml (no input renders it any more)\n`);
+    expect(r.stderr).toBe(
+      `${imageNote('basic')}wrote ${out}/db.basic.k8s.yaml (20 objects)\ndeleted ${out}/db.gone.k8s.yaml (no input renders it any more)\n`,
+    );
     expect(readdirSync(out).sort()).toEqual(['db.basic.k8s.yaml', 'kustomization.yaml']);
     expect(check('--prune').status).toBe(0);
     r = cli(['render', 'examples/basic', '--check']);

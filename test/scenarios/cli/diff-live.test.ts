@@ -23,7 +23,9 @@ function asStored(o: Obj, i: number): Obj {
     resourceVersion: String(1000 + i),
     generation: 2,
     creationTimestamp: '2026-11-01T10:00:00Z',
-    managedFields: [{ manager: 'kubectl-client-side-apply', operation: 'Update', apiVersion: o.apiVersion, fieldsType: 'FieldsV1', fieldsV1: {} }],
+    managedFields: [
+      { manager: 'kubectl-client-side-apply', operation: 'Update', apiVersion: o.apiVersion, fieldsType: 'FieldsV1', fieldsV1: {} },
+    ],
     annotations: { ...(live.metadata.annotations ?? {}), 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(o) },
   };
   if (o.kind === 'StatefulSet') {
@@ -75,7 +77,13 @@ describe('diff with a live side', () => {
   });
 
   test('a field the manifests set differently restarts the component, and only it; the others keep their Pods', () => {
-    const r = run(['diff', ...files(liveList(render(spec)), cluster({ pd: { replicas: 3, requests: { storage: '10Gi' } }, tidb: { replicas: 2, version: 'v8.5.8' } }))]);
+    const r = run([
+      'diff',
+      ...files(
+        liveList(render(spec)),
+        cluster({ pd: { replicas: 3, requests: { storage: '10Gi' } }, tidb: { replicas: 2, version: 'v8.5.8' } }),
+      ),
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('OLD is live (read from the API server)');
     expect(r.stdout).toContain('- **ns/demo**: tidb rolling restart; pd, tikv, discovery keep their Pods; 1 risk');
@@ -84,15 +92,44 @@ describe('diff with a live side', () => {
   });
 
   test('live objects the manifests leave out are kept, not removed, and no removal risk is raised', () => {
-    const extra = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'demo-tidb-initializer', namespace: 'ns', labels: { 'app.kubernetes.io/instance': 'demo', 'app.kubernetes.io/component': 'initializer' } }, data: { a: 'b' } };
+    const extra = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'demo-tidb-initializer',
+        namespace: 'ns',
+        labels: { 'app.kubernetes.io/instance': 'demo', 'app.kubernetes.io/component': 'initializer' },
+      },
+      data: { a: 'b' },
+    };
     const r = run(['diff', ...files(liveList([...render(spec), extra]))]);
-    expect(r.stdout).toContain('- not in the new manifests, left as they are (applying neither changes nor deletes them; delete them once nothing uses them): ConfigMap `demo-tidb-initializer`');
+    expect(r.stdout).toContain(
+      '- not in the new manifests, left as they are (applying neither changes nor deletes them; delete them once nothing uses them): ConfigMap `demo-tidb-initializer`',
+    );
     expect(r.stdout).not.toMatch(/removed/);
   });
 
   test('owner references to a TidbCluster are a risk naming the objects; a Pod owned by its StatefulSet is not', () => {
-    const objects = render(spec).map((o) => ({ ...o, metadata: { ...o.metadata, ownerReferences: [{ apiVersion: 'pingcap.com/v1alpha1', kind: 'TidbCluster', name: 'demo', uid: 'u', controller: true, blockOwnerDeletion: true }] } }));
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'demo-pd-0', namespace: 'ns', labels: { 'app.kubernetes.io/instance': 'demo' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'demo-pd', uid: 'p', controller: true }] }, spec: { containers: [] } };
+    const objects = render(spec).map((o) => ({
+      ...o,
+      metadata: {
+        ...o.metadata,
+        ownerReferences: [
+          { apiVersion: 'pingcap.com/v1alpha1', kind: 'TidbCluster', name: 'demo', uid: 'u', controller: true, blockOwnerDeletion: true },
+        ],
+      },
+    }));
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'demo-pd-0',
+        namespace: 'ns',
+        labels: { 'app.kubernetes.io/instance': 'demo' },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'demo-pd', uid: 'p', controller: true }],
+      },
+      spec: { containers: [] },
+    };
     const [live, tc] = files(liveList([...objects, pod]));
     const r = run(['diff', '--exit-code', live, tc]);
     expect(r.code).toBe(4);
@@ -129,7 +166,15 @@ describe('applied: the object a manifest leaves when applied onto a live one', (
       template: {
         spec: {
           containers: [
-            { name: 'main', image: 'x:1', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], terminationMessagePath: '/dev/termination-log' },
+            {
+              name: 'main',
+              image: 'x:1',
+              env: [
+                { name: 'A', value: '1' },
+                { name: 'B', value: '2' },
+              ],
+              terminationMessagePath: '/dev/termination-log',
+            },
             { name: 'sidecar', image: 's:1' },
           ],
           tolerations: [{ key: 'k1' }, { key: 'k2' }],
@@ -141,7 +186,10 @@ describe('applied: the object a manifest leaves when applied onto a live one', (
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
     metadata: { name: 's', labels: { a: '1' } },
-    spec: { selector: { matchLabels: { a: '1' } }, template: { spec: { containers: [{ name: 'main', image: 'x:2', env: [{ name: 'B', value: '3' }] }], tolerations: [{ key: 'k1' }] } } },
+    spec: {
+      selector: { matchLabels: { a: '1' } },
+      template: { spec: { containers: [{ name: 'main', image: 'x:2', env: [{ name: 'B', value: '3' }] }], tolerations: [{ key: 'k1' }] } },
+    },
   };
 
   test('merges maps and named lists item by item, replaces other lists and the selector whole', () => {
@@ -154,7 +202,15 @@ describe('applied: the object a manifest leaves when applied onto a live one', (
         template: {
           spec: {
             containers: [
-              { name: 'main', image: 'x:2', env: [{ name: 'B', value: '3' }, { name: 'A', value: '1' }], terminationMessagePath: '/dev/termination-log' },
+              {
+                name: 'main',
+                image: 'x:2',
+                env: [
+                  { name: 'B', value: '3' },
+                  { name: 'A', value: '1' },
+                ],
+                terminationMessagePath: '/dev/termination-log',
+              },
               { name: 'sidecar', image: 's:1' },
             ],
             tolerations: [{ key: 'k1' }],
@@ -166,7 +222,16 @@ describe('applied: the object a manifest leaves when applied onto a live one', (
 
   test('Service ports merge by port', () => {
     const svc = (ports: Obj[]) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'x' }, spec: { ports } });
-    const out = applied(svc([{ port: 2379, name: 'client', protocol: 'TCP', targetPort: 2379 }, { port: 9, name: 'old' }]), svc([{ port: 2379, name: 'client' }]));
-    expect((out.spec as Obj).ports).toEqual([{ port: 2379, name: 'client', protocol: 'TCP', targetPort: 2379 }, { port: 9, name: 'old' }]);
+    const out = applied(
+      svc([
+        { port: 2379, name: 'client', protocol: 'TCP', targetPort: 2379 },
+        { port: 9, name: 'old' },
+      ]),
+      svc([{ port: 2379, name: 'client' }]),
+    );
+    expect((out.spec as Obj).ports).toEqual([
+      { port: 2379, name: 'client', protocol: 'TCP', targetPort: 2379 },
+      { port: 9, name: 'old' },
+    ]);
   });
 });

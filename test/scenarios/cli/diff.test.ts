@@ -32,7 +32,8 @@ import { TEST_DIR } from '../../support/paths';
 const root = join(TEST_DIR, '..');
 const basic = readFileSync(join(root, 'examples/basic/tidb-cluster.yaml'), 'utf8');
 
-const cli = (args: string[], cwd = root) => spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd, encoding: 'utf8' });
+const cli = (args: string[], cwd = root) =>
+  spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd, encoding: 'utf8' });
 
 /** Runs diffMain in this process; stdout, stderr and the exit status. */
 function run(args: string[], stdin = '') {
@@ -95,7 +96,9 @@ describe('version bump of examples/basic', () => {
       ['single-replica-restart', 'tikv'],
       ['single-replica-restart', 'tidb'],
     ]);
-    expect(c.risks[0].message).toBe('PD has one replica: its restart takes down the whole cluster: without PD no transaction gets a timestamp and no request finds its region, so every query fails, until the new Pod is up. Run more replicas to restart without downtime.');
+    expect(c.risks[0].message).toBe(
+      'PD has one replica: its restart takes down the whole cluster: without PD no transaction gets a timestamp and no request finds its region, so every query fails, until the new Pod is up. Run more replicas to restart without downtime.',
+    );
   });
 
   it('prints the summary and the image fields, and exits 4 with --exit-code (changes with risks)', () => {
@@ -115,7 +118,8 @@ describe('version bump of examples/basic', () => {
 });
 
 describe('config changes', () => {
-  const tikvConfig = (strategy: string, files: number) => withComponent('tikv', { configUpdateStrategy: strategy, config: { rocksdb: { 'max-open-files': files } } });
+  const tikvConfig = (strategy: string, files: number) =>
+    withComponent('tikv', { configUpdateStrategy: strategy, config: { rocksdb: { 'max-open-files': files } } });
 
   it('RollingUpdate: a new ConfigMap name, so a rolling restart applies it; the old ConfigMap is replaced', () => {
     const c = only(diff(tikvConfig('RollingUpdate', 256), tikvConfig('RollingUpdate', 512)));
@@ -133,7 +137,16 @@ describe('config changes', () => {
     // Three stores and three copies of each region: no spare store while each restarts.
     expect(riskIds(c)).toEqual(['tikv-no-spare-store']);
     expect(c.risks[0].message).toContain('every TiKV store restarts, one at a time, with 3 stores and replication.max-replicas 3');
-    expect(riskIds(only(diff(tikvConfig('RollingUpdate', 256), { ...tikvConfig('RollingUpdate', 512), spec: { ...tikvConfig('RollingUpdate', 512).spec, tikv: { ...tikvConfig('RollingUpdate', 512).spec.tikv, replicas: 4 } } })))).not.toContain('tikv-no-spare-store');
+    expect(
+      riskIds(
+        only(
+          diff(tikvConfig('RollingUpdate', 256), {
+            ...tikvConfig('RollingUpdate', 512),
+            spec: { ...tikvConfig('RollingUpdate', 512).spec, tikv: { ...tikvConfig('RollingUpdate', 512).spec.tikv, replicas: 4 } },
+          }),
+        ),
+      ),
+    ).not.toContain('tikv-no-spare-store');
     const md = toMarkdown(diff(tikvConfig('RollingUpdate', 256), tikvConfig('RollingUpdate', 512)));
     expect(md).toContain(`  - \`config\` volume: ConfigMap \`${cfg.from}\` -> \`${cfg.to}\`\n`);
     expect(md).toContain('RollingUpdate: applied by the rolling restart above');
@@ -158,7 +171,9 @@ describe('config changes', () => {
     expect(c.objects).toEqual([{ kind: 'ConfigMap', name: 'demo-tikv', namespace: 'ns', change: 'changed', fields: ['data.config-file'] }]);
     const md = toMarkdown(diff(tikvConfig('InPlace', 256), tikvConfig('InPlace', 512)));
     expect(md).toContain('- **ns/demo**: tikv config in place (read at next restart); no risks');
-    expect(md).toContain('InPlace: nothing restarts now; the running Pods see the new file, but the processes read it only at their next restart');
+    expect(md).toContain(
+      'InPlace: nothing restarts now; the running Pods see the new file, but the processes read it only at their next restart',
+    );
   });
 
   it('lists added and removed keys, and TiFlash files by name', () => {
@@ -166,7 +181,9 @@ describe('config changes', () => {
       ...cluster(),
       spec: { ...cluster().spec, tiflash: { replicas: 1, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }], config } },
     });
-    const c = only(diff(tiflash({ config: { flash: { a: 1 } } }), tiflash({ config: { flash: { b: 'x' } }, proxy: { log: { level: 'warn' } } })));
+    const c = only(
+      diff(tiflash({ config: { flash: { a: 1 } } }), tiflash({ config: { flash: { b: 'x' } }, proxy: { log: { level: 'warn' } } })),
+    );
     const keys = component(c, 'tiflash').config[0].keys;
     expect(keys).toEqual([
       { file: 'config_templ.toml', key: 'flash.a', change: 'removed', from: '1' },
@@ -187,7 +204,17 @@ describe('scaling', () => {
   it('tikv 3 -> 5: a scale-out without restart or risk', () => {
     const report = diff(cluster(), withComponent('tikv', { replicas: 5 }));
     const c = only(report);
-    expect(c.components).toEqual([{ component: 'tikv', change: 'changed', workload: 'StatefulSet demo-tikv', replicas: { from: 3, to: 5 }, images: [], config: [], settings: [] }]);
+    expect(c.components).toEqual([
+      {
+        component: 'tikv',
+        change: 'changed',
+        workload: 'StatefulSet demo-tikv',
+        replicas: { from: 3, to: 5 },
+        images: [],
+        config: [],
+        settings: [],
+      },
+    ]);
     expect(c.risks).toEqual([]);
     expect(exitCodeFor(report)).toBe(3);
     expect(toMarkdown(report)).toContain('- **ns/demo**: tikv 3 -> 5; no risks\n');
@@ -234,11 +261,22 @@ describe('StatefulSet fields Kubernetes does not let change', () => {
     // What a 1.34+ API server gives back: Go's empty time left out, where older ones write null.
     const live = rendered.map((o) =>
       o.kind === 'StatefulSet'
-        ? { ...o, spec: { ...o.spec, volumeClaimTemplates: o.spec.volumeClaimTemplates?.map(({ metadata: { creationTimestamp: _t, ...metadata }, ...t }: Obj) => ({ ...t, metadata })) } }
+        ? {
+            ...o,
+            spec: {
+              ...o.spec,
+              volumeClaimTemplates: o.spec.volumeClaimTemplates?.map(({ metadata: { creationTimestamp: _t, ...metadata }, ...t }: Obj) => ({
+                ...t,
+                metadata,
+              })),
+            },
+          }
         : o,
     );
     expect(rendered.some((o) => o.spec?.volumeClaimTemplates?.[0]?.metadata?.creationTimestamp === null)).toBe(true);
-    expect(compareModels(buildModel(live as KubeObject[]), buildModel(rendered as KubeObject[])).clusters.flatMap((c) => c.risks)).toEqual([]);
+    expect(compareModels(buildModel(live as KubeObject[]), buildModel(rendered as KubeObject[])).clusters.flatMap((c) => c.risks)).toEqual(
+      [],
+    );
   });
 
   it('a storage request change is a pvc-template risk that names the claim and the values', () => {
@@ -246,8 +284,12 @@ describe('StatefulSet fields Kubernetes does not let change', () => {
     expect(riskIds(c)).toEqual(['pvc-template']);
     const [r] = c.risks;
     expect(r.component).toBe('tikv');
-    expect(r.message).toContain('StatefulSet demo-tikv: volumeClaimTemplates change (tikv: spec.resources.requests.storage 100Gi -> 200Gi)');
-    expect(r.message).toContain('Volumes grow: the API server refuses this StatefulSet until the companion controller has grown each claim');
+    expect(r.message).toContain(
+      'StatefulSet demo-tikv: volumeClaimTemplates change (tikv: spec.resources.requests.storage 100Gi -> 200Gi)',
+    );
+    expect(r.message).toContain(
+      'Volumes grow: the API server refuses this StatefulSet until the companion controller has grown each claim',
+    );
     expect(c.objects.filter((o) => o.kind === 'StatefulSet')).toEqual([
       {
         kind: 'StatefulSet',
@@ -255,13 +297,19 @@ describe('StatefulSet fields Kubernetes does not let change', () => {
         namespace: 'ns',
         change: 'changed',
         fields: ['spec.volumeClaimTemplates'],
-        values: [{ path: 'spec.volumeClaimTemplates[tikv].spec.resources.requests.storage', change: 'changed', from: '100Gi', to: '200Gi' }],
+        values: [
+          { path: 'spec.volumeClaimTemplates[tikv].spec.resources.requests.storage', change: 'changed', from: '100Gi', to: '200Gi' },
+        ],
       },
     ]);
     // The new sizes are the controller's to act on now, not a config read at some later restart.
-    expect(c.components.find((d) => d.component === 'discovery')!.config.map((x) => [x.to, x.appliedBy])).toEqual([['demo-volume-sizes', 'controller']]);
+    expect(c.components.find((d) => d.component === 'discovery')!.config.map((x) => [x.to, x.appliedBy])).toEqual([
+      ['demo-volume-sizes', 'controller'],
+    ]);
     const md = toMarkdown(diff(cluster(), withComponent('tikv', { requests: { storage: '200Gi' } })));
-    expect(md).toContain('- **Config** (ConfigMap `demo-volume-sizes`, read by the controller within its next pass, which then acts on the claims as Risks says):');
+    expect(md).toContain(
+      '- **Config** (ConfigMap `demo-volume-sizes`, read by the controller within its next pass, which then acts on the claims as Risks says):',
+    );
     expect(md).not.toContain('config in place');
   });
 
@@ -270,7 +318,8 @@ describe('StatefulSet fields Kubernetes does not let change', () => {
     expect(shrink.risks[0].message).toContain('tikv: spec.resources.requests.storage 100Gi -> 50Gi). Refused: volumes cannot shrink.');
     const objects = render(cluster()) as KubeObject[];
     const edited = JSON.parse(JSON.stringify(objects)) as Obj[];
-    edited.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'demo-tikv')!.spec.volumeClaimTemplates[0].spec.storageClassName = 'fast';
+    edited.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'demo-tikv')!.spec.volumeClaimTemplates[0].spec.storageClassName =
+      'fast';
     const other = only(compareModels(buildModel(objects), buildModel(edited)));
     expect(other.risks[0].message).toContain('kubectl delete statefulset demo-tikv --cascade=orphan');
   });
@@ -289,14 +338,22 @@ describe('StatefulSet fields Kubernetes does not let change', () => {
 
 describe('components and clusters added or removed', () => {
   it('removing TiFlash deletes its StatefulSet: a risk; discovery learns the new component list', () => {
-    const withTiflash = { ...cluster(), spec: { ...cluster().spec, tiflash: { replicas: 1, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }] } } };
+    const withTiflash = {
+      ...cluster(),
+      spec: { ...cluster().spec, tiflash: { replicas: 1, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }] } },
+    };
     const report = diff(withTiflash, cluster());
     const c = only(report);
     expect(component(c, 'tiflash')).toMatchObject({ change: 'removed', workload: 'StatefulSet demo-tiflash', replicas: { from: 1 } });
     expect(riskIds(c)).toEqual(['component-removed']);
     expect(c.risks[0].message).toContain('TiFlash is removed: StatefulSet demo-tiflash is deleted and its Pods stop');
     const removed = c.objects.filter((o) => o.change === 'removed').map((o) => `${o.kind} ${o.name}`);
-    expect(removed).toEqual(['ConfigMap demo-tiflash', 'PodDisruptionBudget demo-tiflash', 'Service demo-tiflash-peer', 'StatefulSet demo-tiflash']);
+    expect(removed).toEqual([
+      'ConfigMap demo-tiflash',
+      'PodDisruptionBudget demo-tiflash',
+      'Service demo-tiflash-peer',
+      'StatefulSet demo-tiflash',
+    ]);
     const discovery = component(c, 'discovery');
     expect(discovery.restart!.by).toBe('deployment');
     expect(discovery.restart!.causes.map((x) => x.path)).toEqual(['containers[discovery].env[TIDB_GITOPS_CLUSTER].value > components']);
@@ -336,7 +393,15 @@ describe('components and clusters added or removed', () => {
 });
 
 describe('PD micro-services', () => {
-  const ms = (spec: Obj = {}) => cluster({ pd: { ...cluster().spec.pd, mode: 'ms' }, pdms: [{ name: 'tso', replicas: 2 }, { name: 'scheduling', replicas: 2 }], ...spec });
+  const ms = (spec: Obj = {}) =>
+    cluster({
+      pd: { ...cluster().spec.pd, mode: 'ms' },
+      pdms: [
+        { name: 'tso', replicas: 2 },
+        { name: 'scheduling', replicas: 2 },
+      ],
+      ...spec,
+    });
 
   it('switching a running PD to its micro-services, or back, is a pd-mode risk, which says whether PD restarts', () => {
     const to = only(diff(cluster(), ms()));
@@ -357,13 +422,33 @@ describe('PD micro-services', () => {
 
   it('a new cluster with micro-services, or a change within them, is no mode change', () => {
     expect(diff([], ms()).clusters[0].risks.map((r) => r.id)).not.toContain('pd-mode');
-    const scaled = only(diff(ms(), ms({ pdms: [{ name: 'tso', replicas: 3 }, { name: 'scheduling', replicas: 2 }] })));
+    const scaled = only(
+      diff(
+        ms(),
+        ms({
+          pdms: [
+            { name: 'tso', replicas: 3 },
+            { name: 'scheduling', replicas: 2 },
+          ],
+        }),
+      ),
+    );
     expect(riskIds(scaled)).toEqual([]);
     expect(component(scaled, 'tso').replicas).toEqual({ from: 2, to: 3 });
   });
 
   it('their versions count in the version skew', () => {
-    const c = only(diff(ms(), ms({ pdms: [{ name: 'tso', replicas: 2, version: 'v8.5.8' }, { name: 'scheduling', replicas: 2 }] })));
+    const c = only(
+      diff(
+        ms(),
+        ms({
+          pdms: [
+            { name: 'tso', replicas: 2, version: 'v8.5.8' },
+            { name: 'scheduling', replicas: 2 },
+          ],
+        }),
+      ),
+    );
     expect(riskIds(c)).toEqual(['version-skew']);
     expect(c.risks[0].message).toContain('PD TSO v8.5.8');
   });
@@ -404,8 +489,29 @@ describe('controller settings', () => {
 
 describe('value paths', () => {
   it('matches named list items by name, not position', () => {
-    const before = { containers: [{ name: 'a', env: [{ name: 'X', value: '1' }, { name: 'Y', value: '2' }] }] };
-    const after = { containers: [{ name: 'a', env: [{ name: 'NEW', value: '0' }, { name: 'X', value: '1' }, { name: 'Y', value: '3' }] }] };
+    const before = {
+      containers: [
+        {
+          name: 'a',
+          env: [
+            { name: 'X', value: '1' },
+            { name: 'Y', value: '2' },
+          ],
+        },
+      ],
+    };
+    const after = {
+      containers: [
+        {
+          name: 'a',
+          env: [
+            { name: 'NEW', value: '0' },
+            { name: 'X', value: '1' },
+            { name: 'Y', value: '3' },
+          ],
+        },
+      ],
+    };
     expect(diffValues(before, after).map((c) => [formatPath(c.path), c.from, c.to])).toEqual([
       ['containers[a].env[NEW]', undefined, { name: 'NEW', value: '0' }],
       ['containers[a].env[Y].value', '2', '3'],
@@ -432,7 +538,10 @@ describe('tidb-gitops diff inputs', () => {
     expect(fromDist.stderr).toBe('');
     expect(fromDist.stdout).toBe(fromInput.stdout);
     expect(fromInput.stdout).toContain('- **ns/demo**: tikv 3 -> 5; tikv config in place (read at next restart); no risks');
-    expect(run([rendered, before, '--exit-code'])).toMatchObject({ status: 0, stdout: '## tidb-gitops diff\n\nNo changes to the rendered manifests.\n' });
+    expect(run([rendered, before, '--exit-code'])).toMatchObject({
+      status: 0,
+      stdout: '## tidb-gitops diff\n\nNo changes to the rendered manifests.\n',
+    });
   });
 
   it('mixes TidbClusters and foreign objects; objects of no cluster are listed on their own', () => {
@@ -447,7 +556,12 @@ describe('tidb-gitops diff inputs', () => {
   });
 
   it('honours -n like render', () => {
-    const r = run(['examples/basic', file('ns/new.yaml', basic.replace('replicas: 1\n    service', 'replicas: 2\n    service')), '-n', 'db']);
+    const r = run([
+      'examples/basic',
+      file('ns/new.yaml', basic.replace('replicas: 1\n    service', 'replicas: 2\n    service')),
+      '-n',
+      'db',
+    ]);
     expect(r.stdout).toContain('- **db/basic**: tidb 1 -> 2; no risks');
   });
 
@@ -508,10 +622,15 @@ describe('tidb-gitops diff inputs', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('Usage: tidb-gitops diff [options] OLD NEW');
     expect(r.stdout).toContain('--exit-code');
-    expect(parseDiffArgs(['--exit-code', 'a', '--', '-b'])).toEqual({ old: 'a', new: '-b', namespace: undefined, controllerImage: undefined, exitCode: true });
+    expect(parseDiffArgs(['--exit-code', 'a', '--', '-b'])).toEqual({
+      old: 'a',
+      new: '-b',
+      namespace: undefined,
+      controllerImage: undefined,
+      exitCode: true,
+    });
   });
 });
-
 
 requires(GIT).describe('tidb-gitops diff REV:PATH', () => {
   let repo: string;
@@ -549,7 +668,9 @@ requires(GIT).describe('tidb-gitops diff REV:PATH', () => {
   it('a path missing in the old revision counts as empty, with a note', () => {
     const r = cli(['diff', 'HEAD~1:clusters/new', 'HEAD:clusters/new'], repo);
     expect(r.status).toBe(0);
-    expect(r.stderr).toBe('HEAD~1:clusters/new: clusters/new does not exist in HEAD~1; OLD counts as empty, so everything on the other side is added\n');
+    expect(r.stderr).toBe(
+      'HEAD~1:clusters/new: clusters/new does not exist in HEAD~1; OLD counts as empty, so everything on the other side is added\n',
+    );
     expect(r.stdout).toContain('- **ns/demo**: new cluster');
   });
 

@@ -39,7 +39,14 @@ describe('--format for input problems', () => {
     const doc = JSON.parse(r.stderr);
     expect(doc).toMatchObject({ command: 'render', exitCode: 1, warnings: [], notes: [] });
     expect(doc.errors).toEqual([
-      expect.objectContaining({ severity: 'error', file: readme, document: 1, path: 'spec.pd.requests.storage', line: 10, message: 'expected a Kubernetes quantity such as 10Gi or 500m, got "ten"' }),
+      expect.objectContaining({
+        severity: 'error',
+        file: readme,
+        document: 1,
+        path: 'spec.pd.requests.storage',
+        line: 10,
+        message: 'expected a Kubernetes quantity such as 10Gi or 500m, got "ten"',
+      }),
       expect.objectContaining({ file: readme, path: 'spec.tikv.replicas', line: 12, message: 'required field is missing' }),
       expect.objectContaining({ file: readme, path: 'spec.tikv.replica', line: 14, message: 'unknown field; did you mean replicas?' }),
     ]);
@@ -66,10 +73,19 @@ describe('--format for input problems', () => {
     expect(line).toMatch(/^.*cluster\.yaml: document 1: spec\.tidb\.replicas \(line \d+\): warning: 010 is read as 8/);
     const github = run(['render', input, '--controller-image', 'example.com/c:1', '--format', 'github']);
     expect(github.stdout).toBe(text.stdout);
-    expect(github.stderr).toMatch(new RegExp(`^::warning file=${input.replace(/[/.]/g, '\\$&')},line=\\d+,title=tidb-gitops::spec\\.tidb\\.replicas: 010 is read as 8`));
+    expect(github.stderr).toMatch(
+      new RegExp(`^::warning file=${input.replace(/[/.]/g, '\\$&')},line=\\d+,title=tidb-gitops::spec\\.tidb\\.replicas: 010 is read as 8`),
+    );
     const json = JSON.parse(run(['render', input, '--controller-image', 'example.com/c:1', '--format', 'json']).stderr);
     expect(json.errors).toEqual([]);
-    expect(json.warnings).toEqual([expect.objectContaining({ severity: 'warning', file: input, path: 'spec.tidb.replicas', message: expect.stringMatching(/^010 is read as 8/) })]);
+    expect(json.warnings).toEqual([
+      expect.objectContaining({
+        severity: 'warning',
+        file: input,
+        path: 'spec.tidb.replicas',
+        message: expect.stringMatching(/^010 is read as 8/),
+      }),
+    ]);
   });
 
   test('a problem that names no document: the file when it is an input, else the whole line', () => {
@@ -81,9 +97,23 @@ describe('--format for input problems', () => {
       message: 'TIDB_GITOPS_KUBE_VERSION: Kubernetes 1.2 is not supported',
       text: 'TIDB_GITOPS_KUBE_VERSION: Kubernetes 1.2 is not supported',
     });
-    expect(parseProblem('a.yaml: document 2: metadata.labels["x: y"] (line 5): bad key', 'error')).toMatchObject({ file: 'a.yaml', document: 2, path: 'metadata.labels["x: y"]', line: 5, message: 'bad key' });
-    expect(parseProblem('a.yaml: document 1: (yaml) (line 3): not valid YAML: x', 'error')).toMatchObject({ file: 'a.yaml', line: 3, message: 'not valid YAML: x' });
-    expect(parseProblem('a.yaml: document 1: warning: spec.pd is not set', 'error')).toMatchObject({ severity: 'warning', file: 'a.yaml', message: 'spec.pd is not set' });
+    expect(parseProblem('a.yaml: document 2: metadata.labels["x: y"] (line 5): bad key', 'error')).toMatchObject({
+      file: 'a.yaml',
+      document: 2,
+      path: 'metadata.labels["x: y"]',
+      line: 5,
+      message: 'bad key',
+    });
+    expect(parseProblem('a.yaml: document 1: (yaml) (line 3): not valid YAML: x', 'error')).toMatchObject({
+      file: 'a.yaml',
+      line: 3,
+      message: 'not valid YAML: x',
+    });
+    expect(parseProblem('a.yaml: document 1: warning: spec.pd is not set', 'error')).toMatchObject({
+      severity: 'warning',
+      file: 'a.yaml',
+      message: 'spec.pd is not set',
+    });
     // A long word that is no path after all is given up on at once, not after trying every split of it.
     const long = `a.yaml: document 1: ${'a'.repeat(200_000)} b: x`;
     const started = Date.now();
@@ -108,7 +138,19 @@ describe('workflow commands', () => {
 
 describe('render --check: which objects differ', () => {
   const out = () => join(tmpDir(), 'check-out');
-  const args = (...extra: string[]) => ['render', join(root, 'examples/basic'), '-o', out(), '-n', 'db', '--controller-image', 'example.com/c:1', '--check', '--prune', ...extra];
+  const args = (...extra: string[]) => [
+    'render',
+    join(root, 'examples/basic'),
+    '-o',
+    out(),
+    '-n',
+    'db',
+    '--controller-image',
+    'example.com/c:1',
+    '--check',
+    '--prune',
+    ...extra,
+  ];
 
   beforeAll(() => {
     expect(run(['render', join(root, 'examples/basic'), '-o', out(), '-n', 'db', '--controller-image', 'example.com/c:1']).code).toBe(0);
@@ -117,7 +159,11 @@ describe('render --check: which objects differ', () => {
     // The discovery Service taken out: the inputs render it, the committed file lacks it.
     const docs = text.split(/^---\n/m);
     const service = docs.findIndex((d) => d.startsWith('apiVersion: v1\nkind: Service\n') && d.includes('name: basic-discovery\n'));
-    writeFileSync(path, [...docs.slice(0, service), ...docs.slice(service + 1)].join('---\n') + '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: db\n');
+    writeFileSync(
+      path,
+      [...docs.slice(0, service), ...docs.slice(service + 1)].join('---\n') +
+        '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: db\n',
+    );
     writeFileSync(join(out(), 'db.gone.k8s.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone\n');
   });
 
@@ -169,16 +215,22 @@ describe('render --check: which objects differ', () => {
     ]);
     const verbose = JSON.parse(run(args('--format', 'json', '--verbose')).stderr);
     expect(verbose.stale[0].diff).toMatch(/^--- .*\n\+\+\+ .*\(rendered\)\n@@ -\d+,\d+ \+\d+,\d+ @@\n/);
-    expect(applyDiff(readFileSync(join(out(), 'db.basic.k8s.yaml'), 'utf8'), verbose.stale[0].diff)).toBe(run(['render', join(root, 'examples/basic'), '-n', 'db', '--controller-image', 'example.com/c:1']).stdout);
+    expect(applyDiff(readFileSync(join(out(), 'db.basic.k8s.yaml'), 'utf8'), verbose.stale[0].diff)).toBe(
+      run(['render', join(root, 'examples/basic'), '-n', 'db', '--controller-image', 'example.com/c:1']).stdout,
+    );
   });
 
   test('github: an ::error per stale file, naming its objects; with -v the diff in a group', () => {
     const r = run(args('--format', 'github'));
     const lines = r.stderr.split('\n');
     expect(lines[0]).toMatch(
-      new RegExp(`^::error file=${out()}/db\\.basic\\.k8s\\.yaml,line=\\d+,title=tidb-gitops::differs from what the inputs render: Service db/basic-discovery added, StatefulSet db/basic-pd changed, ConfigMap db/stray removed$`),
+      new RegExp(
+        `^::error file=${out()}/db\\.basic\\.k8s\\.yaml,line=\\d+,title=tidb-gitops::differs from what the inputs render: Service db/basic-discovery added, StatefulSet db/basic-pd changed, ConfigMap db/stray removed$`,
+      ),
     );
-    expect(lines[1]).toBe(`::error file=${out()}/db.gone.k8s.yaml,line=1,title=tidb-gitops::no input renders it any more: ConfigMap gone removed`);
+    expect(lines[1]).toBe(
+      `::error file=${out()}/db.gone.k8s.yaml,line=1,title=tidb-gitops::no input renders it any more: ConfigMap gone removed`,
+    );
     expect(lines[2]).toBe(`${out()} is out of date: render it again and commit the result`);
     const verbose = run(args('--format', 'github', '-v')).stderr;
     expect(verbose).toContain(`::group::diff of ${out()}/db.basic.k8s.yaml\n--- `);
@@ -189,7 +241,10 @@ describe('render --check: which objects differ', () => {
   test('an up-to-date directory', () => {
     const fresh = join(tmpDir(), 'fresh');
     expect(run(['render', join(root, 'examples/basic'), '-o', fresh, '--controller-image', 'example.com/c:1']).code).toBe(0);
-    const doc = JSON.parse(run(['render', join(root, 'examples/basic'), '-o', fresh, '--controller-image', 'example.com/c:1', '--check', '--format', 'json']).stderr);
+    const doc = JSON.parse(
+      run(['render', join(root, 'examples/basic'), '-o', fresh, '--controller-image', 'example.com/c:1', '--check', '--format', 'json'])
+        .stderr,
+    );
     expect(doc).toMatchObject({ command: 'render --check', exitCode: 0, stale: [] });
   });
 });
@@ -209,7 +264,8 @@ function applyDiff(text: string, diff: string): string {
       const l = lines[i + 1];
       if (l[0] === '+') out.push(l.slice(1));
       else {
-        if (old[at] !== l.slice(1)) throw new Error(`line ${at + 1} is ${JSON.stringify(old[at])}, the diff says ${JSON.stringify(l.slice(1))}`);
+        if (old[at] !== l.slice(1))
+          throw new Error(`line ${at + 1} is ${JSON.stringify(old[at])}, the diff says ${JSON.stringify(l.slice(1))}`);
         if (l[0] === ' ') out.push(old[at]);
         at++;
       }
@@ -228,7 +284,9 @@ describe('unified diff', () => {
     };
     for (let c = 0; c < 500; c++) {
       const a = Array.from({ length: random(40) }, () => `l${random(6)}`);
-      const b = a.flatMap((l) => (random(5) === 0 ? [] : random(6) === 0 ? [l, `n${random(4)}`] : random(7) === 0 ? [`m${random(3)}`] : [l]));
+      const b = a.flatMap((l) =>
+        random(5) === 0 ? [] : random(6) === 0 ? [l, `n${random(4)}`] : random(7) === 0 ? [`m${random(3)}`] : [l],
+      );
       const [before, after] = [a, b].map((x) => (x.length ? `${x.join('\n')}\n` : ''));
       const diff = unifiedDiff(before, after, { from: 'a', to: 'b' });
       expect(before === after ? diff === '' : applyDiff(before, diff) === after).toBe(true);
@@ -259,7 +317,11 @@ describe('diff --format', () => {
     expect(r.stderr).toBe('');
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ command: 'diff', exitCode: 4, errors: [], report: { changed: true, riskCount: 3 } });
-    expect(doc.report.clusters[0].risks.map((x: { id: string }) => x.id)).toEqual(['single-replica-restart', 'single-replica-restart', 'single-replica-restart']);
+    expect(doc.report.clusters[0].risks.map((x: { id: string }) => x.id)).toEqual([
+      'single-replica-restart',
+      'single-replica-restart',
+      'single-replica-restart',
+    ]);
   });
 
   test('github: the Markdown report on stdout, a ::warning per risk on stderr', () => {
@@ -277,7 +339,9 @@ describe('diff --format', () => {
     expect(doc).toMatchObject({ command: 'diff', exitCode: 1, report: null });
     expect(doc.errors.map((e: { line: number }) => e.line)).toEqual([10, 12, 14]);
     const g = run(['diff', base(), readme, '--format', 'github']);
-    expect(g.stderr).toContain(`::error file=${readme},line=14,title=tidb-gitops::spec.tikv.replica: unknown field; did you mean replicas?\n3 problems found; no report was made\n`);
+    expect(g.stderr).toContain(
+      `::error file=${readme},line=14,title=tidb-gitops::spec.tikv.replica: unknown field; did you mean replicas?\n3 problems found; no report was made\n`,
+    );
   });
 });
 
@@ -294,15 +358,22 @@ describe('help and did-you-mean', () => {
   });
 
   test('unknown commands, options and formats get a did-you-mean', () => {
-    expect(run(['rendr', 'x']).stderr).toBe('tidb-gitops: unknown command "rendr"; did you mean render?\nRun \'tidb-gitops --help\' for usage.\n');
+    expect(run(['rendr', 'x']).stderr).toBe(
+      'tidb-gitops: unknown command "rendr"; did you mean render?\nRun \'tidb-gitops --help\' for usage.\n',
+    );
     expect(run(['dif', 'a', 'b']).stderr).toContain('unknown command "dif"; did you mean diff?');
     expect(run(['frobnicate']).stderr).toContain('unknown command "frobnicate"\n');
     expect(run(['--verison']).stderr).toContain('unknown option "--verison"; did you mean --version?');
     const r = run(['render', 'x.yaml', '--chek']);
-    expect([r.code, r.stderr]).toEqual([2, 'tidb-gitops: unknown option "--chek"; did you mean --check?\nRun \'tidb-gitops render --help\' for usage.\n']);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'tidb-gitops: unknown option "--chek"; did you mean --check?\nRun \'tidb-gitops render --help\' for usage.\n',
+    ]);
     expect(run(['render', 'x.yaml', '--namepsace=db']).stderr).toContain('unknown option "--namepsace=db"; did you mean --namespace?');
     expect(run(['diff', 'a', 'b', '--exit-cod']).stderr).toContain('unknown option "--exit-cod"; did you mean --exit-code?');
-    expect(run(['render', 'x.yaml', '--format', 'jsn']).stderr).toContain('--format: unknown format "jsn"; did you mean json? (formats: text, json, github)');
+    expect(run(['render', 'x.yaml', '--format', 'jsn']).stderr).toContain(
+      '--format: unknown format "jsn"; did you mean json? (formats: text, json, github)',
+    );
     expect(run(['diff', 'a', 'b', '--format', 'yaml']).stderr).toContain('--format: unknown format "yaml" (formats: text, json, github)');
   });
 });
@@ -329,7 +400,8 @@ describe("docs/reference.md's Output for CI samples are what render prints", () 
     const after = reference.slice(reference.indexOf(marker));
     return /```[a-z]*\n([\s\S]*?)```/.exec(after)![1];
   };
-  const cli = (args: string[]) => spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd: join(root, 'test/fixtures/readme'), encoding: 'utf8' });
+  const cli = (args: string[]) =>
+    spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd: join(root, 'test/fixtures/readme'), encoding: 'utf8' });
 
   test('github', () => {
     expect(block('in a workflow step')).toBe(cli(['render', 'cluster.yaml', '--format', 'github']).stderr);
@@ -338,7 +410,9 @@ describe("docs/reference.md's Output for CI samples are what render prints", () 
   test('json, line by line in order (... stands for lines left out)', () => {
     const real = cli(['render', 'cluster.yaml', '--format', 'json']).stderr.split('\n');
     let at = 0;
-    for (const line of block('and with `--format json`').split('\n').filter((l) => l !== '' && l !== '...')) {
+    for (const line of block('and with `--format json`')
+      .split('\n')
+      .filter((l) => l !== '' && l !== '...')) {
       const found = real.indexOf(line, at);
       expect([line, found >= 0]).toEqual([line, true]);
       at = found + 1;

@@ -23,7 +23,8 @@ import { TEST_DIR } from '../../support/paths';
 
 type Obj = Record<string, any>;
 const root = join(TEST_DIR, '..');
-const cli = (args: string[], cwd: string) => spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd, encoding: 'utf8' });
+const cli = (args: string[], cwd: string) =>
+  spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd, encoding: 'utf8' });
 
 let tmp: string;
 beforeAll(() => {
@@ -48,7 +49,13 @@ function tree(dir: string): string[] {
     .sort();
 }
 
-const FILES = ['.github/workflows/tidb-gitops.yaml', 'README.md', 'argocd/application.yaml', 'tidb-clusters/basic.yaml', 'tidb-clusters/settings.yaml'];
+const FILES = [
+  '.github/workflows/tidb-gitops.yaml',
+  'README.md',
+  'argocd/application.yaml',
+  'tidb-clusters/basic.yaml',
+  'tidb-clusters/settings.yaml',
+];
 
 describe('a new repository', () => {
   let repo: string;
@@ -66,7 +73,7 @@ describe('a new repository', () => {
     expect(r.stdout).toContain(`  cd ${shown} && tidb-gitops render tidb-clusters -o dist\n`);
   });
 
-  test('the TidbCluster and the settings pass the project\'s own validation', () => {
+  test("the TidbCluster and the settings pass the project's own validation", () => {
     const inputs = loadClusterInputs([join(repo, 'tidb-clusters')], { env: {} });
     expect(inputs.errors).toEqual([]);
     expect(inputs.clusters.map((c) => `${c.resolved.namespace}/${c.resolved.name}`)).toEqual(['tidb/basic']);
@@ -74,7 +81,9 @@ describe('a new repository', () => {
     // The comments say what to change, at the fields they are about.
     const cluster = readFileSync(join(repo, 'tidb-clusters/basic.yaml'), 'utf8');
     expect(cluster).toMatch(/raise pd\.replicas and tikv\.replicas to 3/);
-    expect(readFileSync(join(repo, 'tidb-clusters/settings.yaml'), 'utf8')).toMatch(/# The Kubernetes version your cluster runs \(1\.31 to 1\.37\)/);
+    expect(readFileSync(join(repo, 'tidb-clusters/settings.yaml'), 'utf8')).toMatch(
+      /# The Kubernetes version your cluster runs \(1\.31 to 1\.37\)/,
+    );
   });
 
   test("docs/reference.md's sample is what init prints in an empty directory", () => {
@@ -98,7 +107,7 @@ describe('a new repository', () => {
     expect(check.status).toBe(0);
   });
 
-  test('Argo CD\'s plugin, run where the Application points, renders what dist/ holds', () => {
+  test("Argo CD's plugin, run where the Application points, renders what dist/ holds", () => {
     const app = load(readFileSync(join(repo, 'argocd/application.yaml'), 'utf8')) as Obj;
     const plugin = load(readFileSync(join(root, 'argocd/plugin.yaml'), 'utf8')) as Obj;
     expect(app.spec.source.plugin).toEqual({ name: plugin.metadata.name });
@@ -106,12 +115,16 @@ describe('a new repository', () => {
     expect(cli(['argocd', 'discover'], source).stdout).not.toBe('');
     // Argo CD passes its destination and the cluster's version; settings.yaml wins over both.
     const env = { ...process.env, ARGOCD_APP_NAMESPACE: app.spec.destination.namespace, KUBE_VERSION: '1.35' };
-    const generated = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'argocd', 'generate'], { cwd: source, env, encoding: 'utf8' });
+    const generated = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'argocd', 'generate'], {
+      cwd: source,
+      env,
+      encoding: 'utf8',
+    });
     expect(generated.status).toBe(0);
     expect(generated.stdout).toBe(readFileSync(join(repo, 'dist/tidb.basic.k8s.yaml'), 'utf8'));
   });
 
-  test('the Application is valid against the Application CRD of Argo CD\'s install manifest', () => {
+  test("the Application is valid against the Application CRD of Argo CD's install manifest", () => {
     const { file } = argocdInstall();
     const crd = parseAllDocuments(readFileSync(file, 'utf8'))
       .map((d) => d.toJS() as Obj)
@@ -119,7 +132,10 @@ describe('a new repository', () => {
     const served = crd.spec.versions.find((v: Obj) => v.served);
     const schema = fromCrdSchema(served.schema.openAPIV3Schema, true) as Obj;
     schema['x-kubernetes-group-version-kind'] = [{ group: crd.spec.group, version: served.name, kind: crd.spec.names.kind }];
-    const kube = new KubeSchema({ ...(readKubeDefinitions(31) as Record<string, SchemaNode>), 'argoproj.io.Application': schema as SchemaNode });
+    const kube = new KubeSchema({
+      ...(readKubeDefinitions(31) as Record<string, SchemaNode>),
+      'argoproj.io.Application': schema as SchemaNode,
+    });
     const app = load(readFileSync(join(repo, 'argocd/application.yaml'), 'utf8')) as Obj;
     expect(kube.validate(app)).toEqual([]);
     // The check is live: a misspelt field is found.
@@ -162,7 +178,13 @@ describe('a new repository', () => {
     mkdirSync(bin, { recursive: true });
     symlinkSync(join(root, 'bin/tidb-gitops.js'), join(bin, 'tidb-gitops'));
     const workflow = parse(readFileSync(join(repo, '.github/workflows/tidb-gitops.yaml'), 'utf8')) as Obj;
-    const context = { github: { repository: 'acme/databases', token: 't', event: { pull_request: { number: 1, base: { sha: base }, head: { repo: { full_name: 'acme/databases' } } } } } };
+    const context = {
+      github: {
+        repository: 'acme/databases',
+        token: 't',
+        event: { pull_request: { number: 1, base: { sha: base }, head: { repo: { full_name: 'acme/databases' } } } },
+      },
+    };
     const path = process.env.PATH;
     process.env.PATH = `${bin}:${dirname(process.execPath)}:${path}`;
     try {
@@ -241,7 +263,10 @@ describe('NAME', () => {
   });
 
   test.each([
-    ['Orders', 'NAME: invalid name "Orders": expected lowercase letters, digits and \'-\', starting with a letter and ending with a letter or digit (it becomes part of Service names)'],
+    [
+      'Orders',
+      'NAME: invalid name "Orders": expected lowercase letters, digits and \'-\', starting with a letter and ending with a letter or digit (it becomes part of Service names)',
+    ],
     ['1st', 'NAME: invalid name "1st"'],
     ['a'.repeat(48), 'NAME: name too long (48 characters): at most 47'],
   ])('fails for %s as render fails for the metadata.name, exit 2, nothing written', (name, message) => {
@@ -264,6 +289,6 @@ describe('NAME', () => {
     expect(out).toMatch(/^Usage: tidb-gitops init \[NAME\] \[--dir DIR\]/);
     out = '';
     main(['--help'], { stdout: (s) => (out += s), stderr: () => {}, readStdin: () => '' });
-    expect(out).toContain("init [NAME]          Start a repository here (or --dir DIR)");
+    expect(out).toContain('init [NAME]          Start a repository here (or --dir DIR)');
   });
 });

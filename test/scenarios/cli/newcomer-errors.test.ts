@@ -62,7 +62,8 @@ function repo(files: Record<string, string>): string {
   return dir;
 }
 
-const cli = (cwd: string, args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+const cli = (cwd: string, args: string[]) =>
+  spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
 
 /** `Kind name` of every object of a stream. */
 function objects(stdout: string): string[] {
@@ -119,7 +120,9 @@ describe('the repository layout the docs create', () => {
     expect(cli(dir, ['render', 'tidb-clusters', '-o', 'dist']).status).toBe(0);
     const r = cli(dir, ['render', '.']);
     expect(r.status).toBe(0);
-    expect(r.stderr).toContain('note: skipped dist/_passthrough.k8s.yaml, dist/tidb.basic.k8s.yaml: rendered output (what render -o writes), not input\n');
+    expect(r.stderr).toContain(
+      'note: skipped dist/_passthrough.k8s.yaml, dist/tidb.basic.k8s.yaml: rendered output (what render -o writes), not input\n',
+    );
     expect(objects(r.stdout).filter((k) => k === 'ConfigMap extra')).toHaveLength(1);
   });
 
@@ -137,7 +140,8 @@ describe('the repository layout the docs create', () => {
   });
 
   test("a StatefulSet of the user's own beside the clusters is passed through, not taken for output", () => {
-    const own = 'apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web\n  namespace: tidb\n  annotations:\n    team: a\nspec:\n  serviceName: web\n' +
+    const own =
+      'apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web\n  namespace: tidb\n  annotations:\n    team: a\nspec:\n  serviceName: web\n' +
       '  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n';
     const r = cli(repo({ 'tidb-clusters/basic.yaml': CLUSTER, 'apps/web.k8s.yaml': own }), ['render', '.']);
     expect(r.status).toBe(0);
@@ -213,7 +217,9 @@ describe('YAML mistakes, at their line, in words', () => {
     expect(problems(withLine(16, 'config: {}', 'config: {log: {level: info}'))).toEqual([
       'cluster.yaml: document 1: (yaml) (line 16): not valid YAML: the { that starts on line 16 is never closed: end the mapping with }',
     ]);
-    expect(problems('a: [b\n')).toEqual(['cluster.yaml: document 1: (yaml) (line 1): not valid YAML: the [ that starts on line 1 is never closed: end the list with ]']);
+    expect(problems('a: [b\n')).toEqual([
+      'cluster.yaml: document 1: (yaml) (line 1): not valid YAML: the [ that starts on line 1 is never closed: end the list with ]',
+    ]);
   });
 
   test('a line indented deeper than the key before it, whose value is written', () => {
@@ -236,10 +242,30 @@ describe('YAML mistakes, at their line, in words', () => {
   });
 
   test.each([
-    ['a backslash in a double-quoted value', 'timezone: UTC', 'timezone: "C:\\q"', 'not valid YAML: \\q is no escape in a double-quoted ("...") value: write \\\\ for a backslash, or quote the value with \' instead'],
-    ['a value starting with @', 'timezone: UTC', 'timezone: @UTC', 'not valid YAML: a value cannot start with @ unquoted: quote it ("@...")'],
-    ['a ] that closes nothing', 'timezone: UTC', 'timezone: ]UTC', 'not valid YAML: a ] that closes nothing: remove it, or quote the value it is part of'],
-    ['text after a quoted value', 'timezone: UTC', 'timezone: "UTC"+8', 'not valid YAML: something follows the end of a value on this line: a quoted value ends at its closing quote; remove what follows it, or quote the whole value'],
+    [
+      'a backslash in a double-quoted value',
+      'timezone: UTC',
+      'timezone: "C:\\q"',
+      'not valid YAML: \\q is no escape in a double-quoted ("...") value: write \\\\ for a backslash, or quote the value with \' instead',
+    ],
+    [
+      'a value starting with @',
+      'timezone: UTC',
+      'timezone: @UTC',
+      'not valid YAML: a value cannot start with @ unquoted: quote it ("@...")',
+    ],
+    [
+      'a ] that closes nothing',
+      'timezone: UTC',
+      'timezone: ]UTC',
+      'not valid YAML: a ] that closes nothing: remove it, or quote the value it is part of',
+    ],
+    [
+      'text after a quoted value',
+      'timezone: UTC',
+      'timezone: "UTC"+8',
+      'not valid YAML: something follows the end of a value on this line: a quoted value ends at its closing quote; remove what follows it, or quote the whole value',
+    ],
   ])('%s', (_name, from, to, message) => {
     expect(problems(withLine(8, from, to))).toEqual([`cluster.yaml: document 1: (yaml) (line 8): ${message}`]);
   });
@@ -283,7 +309,10 @@ describe('a version without its v', () => {
   });
 
   test('images of ones own keep the tags they were built with', () => {
-    const text = CLUSTER.replace('version: v8.5.7', 'version: 8.5.8').replace(/baseImage: pingcap\//g, 'baseImage: registry.example.com/team/');
+    const text = CLUSTER.replace('version: v8.5.7', 'version: 8.5.8').replace(
+      /baseImage: pingcap\//g,
+      'baseImage: registry.example.com/team/',
+    );
     const read = readClusterInputs({ inputs: [{ file: 'cluster.yaml', text, explicit: true }] });
     expect(read.errors).toEqual([]);
     expect(read.clusters[0].resolved.pd?.image).toBe('registry.example.com/team/pd:8.5.8');

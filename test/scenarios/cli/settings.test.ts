@@ -13,7 +13,14 @@ import { TEST_DIR } from '../../support/paths';
 
 const root = join(TEST_DIR, '..');
 const BASIC = readFileSync(join(root, 'examples/basic/tidb-cluster.yaml'), 'utf8');
-const SETTINGS = ['apiVersion: tidb-gitops.io/v1alpha1', 'kind: RenderSettings', 'kubeVersion: "1.33"', 'controllerImage: registry.example.com/tidb-gitops:7', 'namespace: from-file', ''].join('\n');
+const SETTINGS = [
+  'apiVersion: tidb-gitops.io/v1alpha1',
+  'kind: RenderSettings',
+  'kubeVersion: "1.33"',
+  'controllerImage: registry.example.com/tidb-gitops:7',
+  'namespace: from-file',
+  '',
+].join('\n');
 
 let dir: string;
 beforeEach(() => {
@@ -25,22 +32,39 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const cli = (args: string[], env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, ...env } });
+  spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, ...env },
+  });
 
 /** The namespaces and the controller image of a rendered stream. */
 function summary(stream: string): { namespaces: string[]; image: string | undefined } {
   const objects = parseAllDocuments(stream).map((d) => d.toJS()) as { kind: string; metadata: { namespace?: string }; spec?: any }[];
   const discovery = objects.find((o) => o.kind === 'Deployment');
-  return { namespaces: [...new Set(objects.map((o) => o.metadata.namespace ?? ''))], image: discovery?.spec.template.spec.containers[0].image };
+  return {
+    namespaces: [...new Set(objects.map((o) => o.metadata.namespace ?? ''))],
+    image: discovery?.spec.template.spec.containers[0].image,
+  };
 }
 
 describe('settings as pure functions', () => {
   test('each setting from the first source that has it', () => {
-    expect(layerSettings({ namespace: 'a' }, { namespace: 'b', kubeVersion: '1.32' }, { kubeVersion: '1.31', controllerImage: 'x' })).toEqual({ namespace: 'a', kubeVersion: '1.32', controllerImage: 'x' });
+    expect(
+      layerSettings({ namespace: 'a' }, { namespace: 'b', kubeVersion: '1.32' }, { kubeVersion: '1.31', controllerImage: 'x' }),
+    ).toEqual({ namespace: 'a', kubeVersion: '1.32', controllerImage: 'x' });
   });
 
   test('a RenderSettings document is checked strictly', () => {
-    expect(readSettingsDocument({ apiVersion: 'tidb-gitops.io/v1', kind: 'RenderSettings', kubeVersion: 1.32, namespace: 'Bad', image: 'x' }).issues.map((i) => i.path)).toEqual(['apiVersion', 'image', 'kubeVersion', 'namespace']);
+    expect(
+      readSettingsDocument({
+        apiVersion: 'tidb-gitops.io/v1',
+        kind: 'RenderSettings',
+        kubeVersion: 1.32,
+        namespace: 'Bad',
+        image: 'x',
+      }).issues.map((i) => i.path),
+    ).toEqual(['apiVersion', 'image', 'kubeVersion', 'namespace']);
   });
 
   test('the environment is checked like a flag', () => {
@@ -59,7 +83,9 @@ describe('render', () => {
     // The file's settings name an image: no note about the default one.
     expect(fromFile.stderr).not.toContain('default controller image');
     expect(summary(cli(['render', 'clusters'], { TIDB_GITOPS_NAMESPACE: 'from-env' }).stdout).namespaces).toEqual(['from-env']);
-    expect(summary(cli(['render', 'clusters', '-n', 'from-flag'], { TIDB_GITOPS_NAMESPACE: 'from-env' }).stdout).namespaces).toEqual(['from-flag']);
+    expect(summary(cli(['render', 'clusters', '-n', 'from-flag'], { TIDB_GITOPS_NAMESPACE: 'from-env' }).stdout).namespaces).toEqual([
+      'from-flag',
+    ]);
   });
 
   test('render -o and render --check agree without repeating a flag (the CI check on a PR that changes nothing)', () => {
@@ -72,7 +98,10 @@ describe('render', () => {
   });
 
   test('a bad or disagreeing RenderSettings document is an error with its place, and nothing is written', () => {
-    writeFileSync(join(dir, 'clusters/other.yaml'), SETTINGS.replace('namespace: from-file', 'namespace: elsewhere').replace('kubeVersion: "1.33"', 'kubeVersion: "1.33x"\nnamspace: x'));
+    writeFileSync(
+      join(dir, 'clusters/other.yaml'),
+      SETTINGS.replace('namespace: from-file', 'namespace: elsewhere').replace('kubeVersion: "1.33"', 'kubeVersion: "1.33x"\nnamspace: x'),
+    );
     const r = cli(['render', 'clusters', '-o', 'dist']);
     expect(r.status).toBe(1);
     expect(r.stderr.split('\n')).toEqual([
@@ -87,9 +116,13 @@ describe('render', () => {
 });
 
 describe('cdk8s synth', () => {
-  test('the cdk8s app reads the same settings: the inputs\' RenderSettings under the environment', () => {
+  test("the cdk8s app reads the same settings: the inputs' RenderSettings under the environment", () => {
     const synth = (env: Record<string, string>) =>
-      spawnSync(process.execPath, [join(root, 'lib/src/main.js')], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, TIDB_GITOPS_EXAMPLES: 'clusters', CDK8S_OUTDIR: 'synth', ...env } });
+      spawnSync(process.execPath, [join(root, 'lib/src/main.js')], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, TIDB_GITOPS_EXAMPLES: 'clusters', CDK8S_OUTDIR: 'synth', ...env },
+      });
     expect(synth({}).status).toBe(0);
     expect(readFileSync(join(dir, 'synth/from-file.basic.k8s.yaml'), 'utf8')).toContain('registry.example.com/tidb-gitops:7');
     expect(synth({ TIDB_GITOPS_NAMESPACE: 'from-env' }).status).toBe(0);
@@ -99,13 +132,20 @@ describe('cdk8s synth', () => {
 
 describe('the Argo CD plugin', () => {
   const generate = (env: Record<string, string>) => {
-    const r = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'argocd', 'generate'], { cwd: join(dir, 'clusters'), encoding: 'utf8', env: { PATH: process.env.PATH, ...env } });
+    const r = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'argocd', 'generate'], {
+      cwd: join(dir, 'clusters'),
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, ...env },
+    });
     expect(r.stderr).not.toContain('error');
     return summary(r.stdout);
   };
 
   test("the file wins over Argo CD's destination; a parameter wins over the file", () => {
-    expect(generate({ ARGOCD_APP_NAMESPACE: 'destination', KUBE_VERSION: 'v1.31.4' })).toEqual({ namespaces: ['from-file'], image: 'registry.example.com/tidb-gitops:7' });
+    expect(generate({ ARGOCD_APP_NAMESPACE: 'destination', KUBE_VERSION: 'v1.31.4' })).toEqual({
+      namespaces: ['from-file'],
+      image: 'registry.example.com/tidb-gitops:7',
+    });
     expect(generate({ ARGOCD_APP_NAMESPACE: 'destination', PARAM_NAMESPACE: 'from-param' }).namespaces).toEqual(['from-param']);
     rmSync(join(dir, 'clusters/tidb-gitops.yaml'));
     expect(generate({ ARGOCD_APP_NAMESPACE: 'destination' }).namespaces).toEqual(['destination']);

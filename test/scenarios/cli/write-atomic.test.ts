@@ -24,7 +24,8 @@ afterAll(() => rmSync(TMP, { recursive: true, force: true }));
 function clusters(n: number): string {
   return Array.from(
     { length: n },
-    (_, i) => `---\napiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata:\n  name: c${i}\nspec:\n  pd: {replicas: 1}\n  tikv: {replicas: 3}\n  tidb: {replicas: 1}\n`,
+    (_, i) =>
+      `---\napiVersion: pingcap.com/v1alpha1\nkind: TidbCluster\nmetadata:\n  name: c${i}\nspec:\n  pd: {replicas: 1}\n  tikv: {replicas: 3}\n  tidb: {replicas: 1}\n`,
   ).join('');
 }
 
@@ -67,7 +68,12 @@ describe('render -o under signals', () => {
    * with `inWrite`, `delay` ms after the first staged file appears (the writes take a few ms only, so
    * a signal timed from the start would almost never land among them). Returns what is left.
    */
-  async function interrupted(signal: NodeJS.Signals, delay: number, inWrite: boolean, run: number): Promise<{ code: number | null; killedBy: string | null; dir: Record<string, string> }> {
+  async function interrupted(
+    signal: NodeJS.Signals,
+    delay: number,
+    inWrite: boolean,
+    run: number,
+  ): Promise<{ code: number | null; killedBy: string | null; dir: Record<string, string> }> {
     const out = join(TMP, `run-${run}`);
     cpSync(oldDir, out, { recursive: true });
     const child = spawn(process.execPath, [BIN, 'render', input, '-o', out], { stdio: 'ignore' });
@@ -95,7 +101,14 @@ describe('render -o under signals', () => {
     const total = Date.now() - start;
     // From the start (before, during or after the render), and from the first staged file (in the writes).
     const plans = [
-      ...fc.sample(fc.tuple(signals, fc.double({ min: 0.2, max: 1.1, noNaN: true }).map((f) => Math.round(total * f)), fc.constant(false)), { seed: 4242, numRuns: 6 }),
+      ...fc.sample(
+        fc.tuple(
+          signals,
+          fc.double({ min: 0.2, max: 1.1, noNaN: true }).map((f) => Math.round(total * f)),
+          fc.constant(false),
+        ),
+        { seed: 4242, numRuns: 6 },
+      ),
       ...fc.sample(fc.tuple(signals, fc.integer({ min: 0, max: 40 }), fc.constant(true)), { seed: 4243, numRuns: 14 }),
     ];
     const outcomes: string[] = [];
@@ -106,7 +119,9 @@ describe('render -o under signals', () => {
         const names = Object.keys(r.dir);
         const stray = names.filter((n) => !(n in after));
         const changed = names.filter((n) => n in after && r.dir[n] === after[n]).length;
-        throw new Error(`run ${i} (${signal} ${delay} ms after ${inWrite ? 'the first staged file' : 'the start'}): ${names.length} entries, ${changed} new, stray: ${stray.slice(0, 3).join(', ')}`);
+        throw new Error(
+          `run ${i} (${signal} ${delay} ms after ${inWrite ? 'the first staged file' : 'the start'}): ${names.length} entries, ${changed} new, stray: ${stray.slice(0, 3).join(', ')}`,
+        );
       }
       // Killed by the signal, or done before it came (exit 0): never an exit in between.
       expect(r.killedBy === signal || r.code === 0).toBe(true);
@@ -185,7 +200,12 @@ describe('render -o when the disk fills up', () => {
 
   test('a directory the failed write created is removed again', () => {
     const dir = join(TMP, 'fresh', 'out');
-    expect(() => writeFilesAtomically(dir, [{ name: 'a.k8s.yaml', content: 'a' }, { name: 'a.k8s.yaml', content: 'twice' }])).toThrow(/cannot write the output/);
+    expect(() =>
+      writeFilesAtomically(dir, [
+        { name: 'a.k8s.yaml', content: 'a' },
+        { name: 'a.k8s.yaml', content: 'twice' },
+      ]),
+    ).toThrow(/cannot write the output/);
     expect(existsSync(dir)).toBe(false);
   });
 });

@@ -53,7 +53,9 @@ contexts:
     const t = loadKubeTarget(file);
     expect(t).toMatchObject({ server: 'https://a.example:6443', tokenFile: join(dir, 'token'), insecure: false });
     expect(t.ca?.toString()).toBe('CA');
-    const other = loadKubeTarget(undefined, { KUBECONFIG: `${join(dir, 'missing')}:${write('config2', `current-context: one\n${require('node:fs').readFileSync(file, 'utf8').split('\n').slice(3).join('\n')}`)}` });
+    const other = loadKubeTarget(undefined, {
+      KUBECONFIG: `${join(dir, 'missing')}:${write('config2', `current-context: one\n${require('node:fs').readFileSync(file, 'utf8').split('\n').slice(3).join('\n')}`)}`,
+    });
     expect(other).toMatchObject({ server: 'https://b.example', insecure: true });
     expect([other.ca?.toString(), other.cert?.toString(), other.key?.toString()]).toEqual(['CB', 'CERT', 'KEY']);
   });
@@ -61,14 +63,20 @@ contexts:
   it('says what is missing in a kubeconfig, naming the file', () => {
     const file = write('bad', 'current-context: nope\ncontexts: []\n');
     expect(() => loadKubeTarget(file)).toThrow(`${file}: no context named "nope"`);
-    const provider = write('provider', 'current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\nclusters: [{name: k, cluster: {server: "https://k"}}]\nusers: [{name: u, user: {auth-provider: {name: gcp}}}]\n');
+    const provider = write(
+      'provider',
+      'current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\nclusters: [{name: k, cluster: {server: "https://k"}}]\nusers: [{name: u, user: {auth-provider: {name: gcp}}}]\n',
+    );
     expect(() => loadKubeTarget(provider)).toThrow(/uses an auth-provider, which is not supported/);
   });
 
   it('runs an exec credential plugin and sends its token until it expires', async () => {
     const sim = await KubeSim.start();
     try {
-      const plugin = write('plugin.sh', `#!/bin/sh\necho run >> "${join(dir, 'runs')}"\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t-%s","expirationTimestamp":"2999-01-01T00:00:00Z"}}' "$SUFFIX"\n`);
+      const plugin = write(
+        'plugin.sh',
+        `#!/bin/sh\necho run >> "${join(dir, 'runs')}"\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t-%s","expirationTimestamp":"2999-01-01T00:00:00Z"}}' "$SUFFIX"\n`,
+      );
       chmodSync(plugin, 0o755);
       const file = write(
         'exec',

@@ -30,24 +30,75 @@ describe('log backup tasks from their etcd keys', () => {
     expect(be(START).toString('hex')).toBe('063eb89da4ed0000');
     const now = Date.UTC(2024, 4, 25, 5, 10, 29, 531);
     const at = tso(Date.UTC(2024, 4, 25, 5, 10, 0));
-    const tasks = logBackupTasks([kv('/tidb/br-stream/checkpoint/pitr/central_global', be(at)), kv('/tidb/br-stream/checkpoint/pitr/store/1', be(at - 100n)), kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/ranges/pitr/m', 'n')], now);
-    expect(tasks).toEqual([{ name: 'pitr', state: 'Running', storage: 'local:///backup/log', startTS: START.toString(), checkpointTS: at.toString(), checkpointTime: '2024-05-25T05:10:00Z', lagSeconds: 30 }]);
+    const tasks = logBackupTasks(
+      [
+        kv('/tidb/br-stream/checkpoint/pitr/central_global', be(at)),
+        kv('/tidb/br-stream/checkpoint/pitr/store/1', be(at - 100n)),
+        kv('/tidb/br-stream/info/pitr', INFO),
+        kv('/tidb/br-stream/ranges/pitr/m', 'n'),
+      ],
+      now,
+    );
+    expect(tasks).toEqual([
+      {
+        name: 'pitr',
+        state: 'Running',
+        storage: 'local:///backup/log',
+        startTS: START.toString(),
+        checkpointTS: at.toString(),
+        checkpointTime: '2024-05-25T05:10:00Z',
+        lagSeconds: 30,
+      },
+    ]);
   });
 
-  test('without a global checkpoint the lowest store\'s, never below the start', () => {
-    const stores = [kv('/tidb/br-stream/checkpoint/pitr/store/1', be(START + 900n)), kv('/tidb/br-stream/checkpoint/pitr/store/2', be(START + 500n))];
+  test("without a global checkpoint the lowest store's, never below the start", () => {
+    const stores = [
+      kv('/tidb/br-stream/checkpoint/pitr/store/1', be(START + 900n)),
+      kv('/tidb/br-stream/checkpoint/pitr/store/2', be(START + 500n)),
+    ];
     expect(logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), ...stores], 0)[0].checkpointTS).toBe((START + 500n).toString());
-    expect(logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/checkpoint/pitr/store/1', be(5n))], 0)[0].checkpointTS).toBe(START.toString());
+    expect(
+      logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/checkpoint/pitr/store/1', be(5n))], 0)[0].checkpointTS,
+    ).toBe(START.toString());
     // The keys of a task whose name starts like this one's are not its.
-    expect(logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/checkpoint/pitr2/central_global', be(START + 7n))], 0)[0].checkpointTS).toBe(START.toString());
+    expect(
+      logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/checkpoint/pitr2/central_global', be(START + 7n))], 0)[0]
+        .checkpointTS,
+    ).toBe(START.toString());
   });
 
-  test('paused by hand, or by a failure with the stores\' errors', () => {
-    const manual = JSON.stringify({ severity: 'MANUAL', operation_hostname: 'h', operation_pid: 1, operation_time: '2024-05-25T05:10:00Z', payload_type: '', payload: null });
+  test("paused by hand, or by a failure with the stores' errors", () => {
+    const manual = JSON.stringify({
+      severity: 'MANUAL',
+      operation_hostname: 'h',
+      operation_pid: 1,
+      operation_time: '2024-05-25T05:10:00Z',
+      payload_type: '',
+      payload: null,
+    });
     expect(logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/pause/pitr', manual)], 0)[0].state).toBe('Paused');
     expect(logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/pause/pitr', '')], 0)[0].state).toBe('Paused');
-    const error = Buffer.from(new BinaryWriter().tag(1, WireType.Varint).uint64(1716613800000).tag(2, WireType.LengthDelimited).string('KV:LogBackup:RaftReq').tag(3, WireType.LengthDelimited).string('the region is not found').tag(4, WireType.Varint).uint64(4).finish());
-    const failed = logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/last-error/pitr/4', error), kv('/tidb/br-stream/pause/pitr', JSON.stringify({ severity: 'ERROR' }))], 0)[0];
+    const error = Buffer.from(
+      new BinaryWriter()
+        .tag(1, WireType.Varint)
+        .uint64(1716613800000)
+        .tag(2, WireType.LengthDelimited)
+        .string('KV:LogBackup:RaftReq')
+        .tag(3, WireType.LengthDelimited)
+        .string('the region is not found')
+        .tag(4, WireType.Varint)
+        .uint64(4)
+        .finish(),
+    );
+    const failed = logBackupTasks(
+      [
+        kv('/tidb/br-stream/info/pitr', INFO),
+        kv('/tidb/br-stream/last-error/pitr/4', error),
+        kv('/tidb/br-stream/pause/pitr', JSON.stringify({ severity: 'ERROR' })),
+      ],
+      0,
+    )[0];
     expect(failed).toMatchObject({ state: 'Error', error: 'KV:LogBackup:RaftReq: the region is not found (store 4)' });
   });
 
@@ -55,12 +106,33 @@ describe('log backup tasks from their etcd keys', () => {
     // br/pkg/streamhelper/client.go: `PauseTask` with no option marshals `NewLocalPauseV2()` (severity MANUAL,
     // the host and pid of the process, RFC 3339 time; no payload, which Go writes as "" and null); the
     // advancer runs inside tidb-server (advancer.go `importantTick`), so the host is a TiDB Pod's.
-    const pauseV2 = (host: string, payload?: string) => JSON.stringify({ severity: 'MANUAL', operation_hostname: host, operation_pid: 1, operation_time: '2024-05-27T05:10:00Z', payload_type: payload ? 'text/plain;charset=UTF-8' : '', payload: payload ? Buffer.from(payload).toString('base64') : null });
-    const read = (value: string, cluster?: string) => logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/pause/pitr', value)], 0, cluster ? { cluster } : {})[0];
-    expect(read(pauseV2('demo-tidb-1'), 'demo')).toMatchObject({ state: 'Paused', pause: { severity: 'MANUAL', host: 'demo-tidb-1', time: '2024-05-27T05:10:00Z', lag: true } });
+    const pauseV2 = (host: string, payload?: string) =>
+      JSON.stringify({
+        severity: 'MANUAL',
+        operation_hostname: host,
+        operation_pid: 1,
+        operation_time: '2024-05-27T05:10:00Z',
+        payload_type: payload ? 'text/plain;charset=UTF-8' : '',
+        payload: payload ? Buffer.from(payload).toString('base64') : null,
+      });
+    const read = (value: string, cluster?: string) =>
+      logBackupTasks([kv('/tidb/br-stream/info/pitr', INFO), kv('/tidb/br-stream/pause/pitr', value)], 0, cluster ? { cluster } : {})[0];
+    expect(read(pauseV2('demo-tidb-1'), 'demo')).toMatchObject({
+      state: 'Paused',
+      pause: { severity: 'MANUAL', host: 'demo-tidb-1', time: '2024-05-27T05:10:00Z', lag: true },
+    });
     // A br log pause from a Job's Pod, with or without --message; another cluster's TiDB; no cluster named.
-    expect(read(pauseV2('backup-pitr-log-pause-2-x7k2p'), 'demo').pause).toEqual({ severity: 'MANUAL', host: 'backup-pitr-log-pause-2-x7k2p', time: '2024-05-27T05:10:00Z' });
-    expect(read(pauseV2('demo-tidb-1', 'maintenance'), 'demo').pause).toEqual({ severity: 'MANUAL', host: 'demo-tidb-1', time: '2024-05-27T05:10:00Z', message: 'maintenance' });
+    expect(read(pauseV2('backup-pitr-log-pause-2-x7k2p'), 'demo').pause).toEqual({
+      severity: 'MANUAL',
+      host: 'backup-pitr-log-pause-2-x7k2p',
+      time: '2024-05-27T05:10:00Z',
+    });
+    expect(read(pauseV2('demo-tidb-1', 'maintenance'), 'demo').pause).toEqual({
+      severity: 'MANUAL',
+      host: 'demo-tidb-1',
+      time: '2024-05-27T05:10:00Z',
+      message: 'maintenance',
+    });
     expect(read(pauseV2('other-tidb-0'), 'demo').pause?.lag).toBeUndefined();
     expect(read(pauseV2('demo-tidb-x'), 'demo').pause?.lag).toBeUndefined();
     expect(read(pauseV2('demo-tidb-1')).pause?.lag).toBeUndefined();
@@ -70,15 +142,29 @@ describe('log backup tasks from their etcd keys', () => {
   });
 
   test('a restore waits while a task runs into the cluster', () => {
-    const [step] = planOperations({ operations: [{ job: 'restore-r', template: { json: '{}', digest: 'sha256:a', spec: 'sha256:a' }, pods: [] }], logBackup: 'the log backup task pitr runs in this cluster (Running); stop it before restoring into the cluster', clusterId: '7', now: 0 });
-    expect(step.record).toEqual({ job: 'restore-r', phase: 'Waiting', reason: 'the log backup task pitr runs in this cluster (Running); stop it before restoring into the cluster' });
-    const [backup] = planOperations({ operations: [{ job: 'backup-b', template: { json: '{}', digest: 'sha256:a', spec: 'sha256:a' }, pods: [] }], logBackup: 'x', clusterId: '7', now: 0 });
+    const [step] = planOperations({
+      operations: [{ job: 'restore-r', template: { json: '{}', digest: 'sha256:a', spec: 'sha256:a' }, pods: [] }],
+      logBackup: 'the log backup task pitr runs in this cluster (Running); stop it before restoring into the cluster',
+      clusterId: '7',
+      now: 0,
+    });
+    expect(step.record).toEqual({
+      job: 'restore-r',
+      phase: 'Waiting',
+      reason: 'the log backup task pitr runs in this cluster (Running); stop it before restoring into the cluster',
+    });
+    const [backup] = planOperations({
+      operations: [{ job: 'backup-b', template: { json: '{}', digest: 'sha256:a', spec: 'sha256:a' }, pods: [] }],
+      logBackup: 'x',
+      clusterId: '7',
+      now: 0,
+    });
     expect(backup.create).toBe(true);
   });
 });
 
 describe('etcd Range over gRPC', () => {
-  test('a prefix\'s range ends at the prefix with its last byte one higher', () => {
+  test("a prefix's range ends at the prefix with its last byte one higher", () => {
     expect(prefixRangeEnd(Buffer.from('/tidb/br-stream/')).toString()).toBe('/tidb/br-stream0');
     expect(prefixRangeEnd(Buffer.from([0x61, 0xff]))).toEqual(Buffer.from([0x62]));
     expect(prefixRangeEnd(Buffer.from([0xff]))).toEqual(Buffer.from([0]));
@@ -101,10 +187,12 @@ describe('etcd Range over gRPC', () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
-    await expect(etcdRangePrefix('127.0.0.1:1', '/tidb/br-stream/', undefined, 2000)).rejects.toThrow(/etcd Range \/tidb\/br-stream\/ on 127\.0\.0\.1:1/);
+    await expect(etcdRangePrefix('127.0.0.1:1', '/tidb/br-stream/', undefined, 2000)).rejects.toThrow(
+      /etcd Range \/tidb\/br-stream\/ on 127\.0\.0\.1:1/,
+    );
   });
 
-  test('a page at a time from past the last key, every page at the first one\'s revision: writes between pages are not seen', async () => {
+  test("a page at a time from past the last key, every page at the first one's revision: writes between pages are not seen", async () => {
     const store = new EtcdStore();
     for (const k of ['a', 'b', 'c', 'd', 'e']) store.put(`/p/${k}`, k);
     const server = etcdGrpcServer(store);
@@ -125,7 +213,13 @@ describe('etcd Range over gRPC', () => {
       expect(kvs.map((k) => `${k.key}=${k.value}`)).toEqual(['/p/a=a', '/p/b=b', '/p/c=c', '/p/d=d', '/p/e=e']);
       expect(asked).toHaveLength(3);
       // Read again: the writes are there.
-      expect((await etcdRangePrefix(target, '/p/', undefined, 5_000, 2)).map((k) => k.key)).toEqual(['/p/a', '/p/b', '/p/b0', '/p/c', '/p/e']);
+      expect((await etcdRangePrefix(target, '/p/', undefined, 5_000, 2)).map((k) => k.key)).toEqual([
+        '/p/a',
+        '/p/b',
+        '/p/b0',
+        '/p/c',
+        '/p/e',
+      ]);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
@@ -142,10 +236,20 @@ describe('etcd Range over gRPC', () => {
     server.on('stream', (stream) => stream.on('data', (d: Buffer) => keys.push(Buffer.from(d.subarray(7, 7 + d[6])).toString())));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     try {
-      const reader = new LogBackupReader({ cluster: { name: 'demo', namespace: 'ns', logBackups: ['backup-pitr'] } as never, pd: { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, log: { info() {}, warn() {}, error() {}, debug() {} } as never, options: { resyncMs: 30_000 } });
+      const reader = new LogBackupReader({
+        cluster: { name: 'demo', namespace: 'ns', logBackups: ['backup-pitr'] } as never,
+        pd: { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` },
+        log: { info() {}, warn() {}, error() {}, debug() {} } as never,
+        options: { resyncMs: 30_000 },
+      });
       const view = await reader.read(0);
       expect(view && 'tasks' in view && view.tasks.map((t) => [t.name, t.state])).toEqual([['pitr', 'Paused']]);
-      expect(keys.sort()).toEqual(['/tidb/br-stream/checkpoint/', '/tidb/br-stream/info/', '/tidb/br-stream/last-error/', '/tidb/br-stream/pause/']);
+      expect(keys.sort()).toEqual([
+        '/tidb/br-stream/checkpoint/',
+        '/tidb/br-stream/info/',
+        '/tidb/br-stream/last-error/',
+        '/tidb/br-stream/pause/',
+      ]);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }

@@ -35,7 +35,11 @@ async function running(spec: Record<string, unknown> = {}, pd = {}): Promise<{ w
   world = w;
   const ctl = await w.startController();
   await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
-  await w.waitFor(() => ['pd', 'tikv', 'tidb'].every((c) => w.status()?.components[c]?.phase === 'Normal'), 10_000, 'the status to say Normal');
+  await w.waitFor(
+    () => ['pd', 'tikv', 'tidb'].every((c) => w.status()?.components[c]?.phase === 'Normal'),
+    10_000,
+    'the status to say Normal',
+  );
   return { w, ctl };
 }
 
@@ -66,9 +70,19 @@ function expectSafeUpgrade(w: World, opts: { tikvTimeouts?: string[] } = {}): vo
   const tikvStops = w.stops.filter((s) => s.component === 'tikv');
   tikvStops.forEach((stop, i) => {
     if ((opts.tikvTimeouts ?? []).includes(stop.pod)) return;
-    const since = Math.max(0, ...tikvStops.slice(0, i).filter((s) => s.pod === stop.pod).map((s) => s.time));
+    const since = Math.max(
+      0,
+      ...tikvStops
+        .slice(0, i)
+        .filter((s) => s.pod === stop.pod)
+        .map((s) => s.time),
+    );
     const flushes = w.tikv.flushes.filter((f) => f.pod === stop.pod && f.time > since && f.time <= stop.time);
-    expect({ pod: stop.pod, flushed: flushes.length > 0, leaders: flushes.filter((f) => f.leaders > 0) }).toEqual({ pod: stop.pod, flushed: true, leaders: [] });
+    expect({ pod: stop.pod, flushed: flushes.length > 0, leaders: flushes.filter((f) => f.leaders > 0) }).toEqual({
+      pod: stop.pod,
+      flushed: true,
+      leaders: [],
+    });
   });
   expect(w.pd.splitBrain).toEqual([]);
   expectOwnFieldManager(w);
@@ -87,7 +101,9 @@ describe('PD bootstrap through discovery', () => {
     // PD's view reaches the status on the next pass.
     await w.waitFor(
       // A pass while PD answered an error (an election just after bootstrap) writes no members yet.
-      () => w.status()?.components.pd.members?.filter((m: { health: boolean }) => m.health).length === 3 && w.status()?.components.tikv.stores?.length === 3,
+      () =>
+        w.status()?.components.pd.members?.filter((m: { health: boolean }) => m.health).length === 3 &&
+        w.status()?.components.tikv.stores?.length === 3,
       5000,
       'three healthy members and three stores in the status',
     );
@@ -101,9 +117,10 @@ describe('PD bootstrap through discovery', () => {
     expectOwnFieldManager(w);
   });
 
-  it('rejects callers that are not the cluster\'s own PD Pods', async () => {
+  it("rejects callers that are not the cluster's own PD Pods", async () => {
     const { w } = await running();
-    const ask = async (host: string) => (await fetch(`${w.pd.discoveryUrl}/new/${Buffer.from(`${host}:2380\n`).toString('base64')}`)).status;
+    const ask = async (host: string) =>
+      (await fetch(`${w.pd.discoveryUrl}/new/${Buffer.from(`${host}:2380\n`).toString('base64')}`)).status;
     expect(await ask('c-pd-7.c-pd-peer.ns.svc')).toBe(403); // no such Pod
     expect(await ask('x-pd-0.x-pd-peer.ns.svc')).toBe(403); // another cluster
     expect(await ask('c-pd-0.c-pd-peer.other.svc')).toBe(403); // another namespace
@@ -138,7 +155,8 @@ describe('PD bootstrap through discovery', () => {
     w.kube.delete('Pod', 'ns', 'c-pd-1');
     // The event is sent alongside the discovery answer, so it may land after the Pod rejoined.
     await w.waitFor(
-      () => w.pd.members().find((m) => m.name === 'c-pd-1')?.memberId !== before && w.settled('pd', 3) && w.events('PDStaleMember').length > 0,
+      () =>
+        w.pd.members().find((m) => m.name === 'c-pd-1')?.memberId !== before && w.settled('pd', 3) && w.events('PDStaleMember').length > 0,
       20_000,
       'c-pd-1 to rejoin',
     );
@@ -156,9 +174,18 @@ describe('PD bootstrap through discovery', () => {
     w.pd.pdDiesAfterMemberAdd('c-pd-1');
     w.kube.delete('Pod', 'ns', 'c-pd-1');
     // PD v8.5.x refuses every join while the unnamed member is there (server/join/join.go).
-    await w.waitFor(() => w.pd.processFailures.some((f) => /has not joined successfully/.test(f.reason)) || w.pd.members().some((m) => m.name === ''), 20_000, 'the unstarted member');
+    await w.waitFor(
+      () => w.pd.processFailures.some((f) => /has not joined successfully/.test(f.reason)) || w.pd.members().some((m) => m.name === ''),
+      20_000,
+      'the unstarted member',
+    );
     await w.waitFor(() => w.settled('pd', 3) && w.pd.members().every((m) => m.name !== ''), 30_000, 'c-pd-1 to join again');
-    expect(w.pd.members().map((m) => m.name).sort()).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2']);
+    expect(
+      w.pd
+        .members()
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2']);
     expect(w.events('PDStaleMember').some((e) => /added for c-pd-1 but never started/.test(String(e.message)))).toBe(true);
   });
 });
@@ -326,7 +353,12 @@ describe('controller process', () => {
 
 describe('the discovery and metrics endpoints under hostile requests', () => {
   /** One raw request (no URL normalisation, unlike fetch): the status, or the way it failed. */
-  function raw(port: number, path: string, opts: { method?: string; body?: Buffer; headers?: Record<string, string> } = {}, agent?: http.Agent): Promise<number | string> {
+  function raw(
+    port: number,
+    path: string,
+    opts: { method?: string; body?: Buffer; headers?: Record<string, string> } = {},
+    agent?: http.Agent,
+  ): Promise<number | string> {
     return new Promise((done) => {
       const req = http.request({ host: '127.0.0.1', port, path, method: opts.method ?? 'GET', headers: opts.headers, agent }, (res) => {
         res.resume();
@@ -345,10 +377,31 @@ describe('the discovery and metrics endpoints under hostile requests', () => {
   /** Requests that have found bugs in servers like this one: each gets an answer, never a hang or a 5xx. */
   const hostile = fc.oneof(
     fc.constantFrom(
-      '/new/', '/new', '/new/!!!', '/new/%ZZ', '/new/%00', `/new/${b64('c-pd-0.c-pd-peer.ns.svc:2380\n').replace(/=/g, '')}%`, '/verify/', `/verify/${b64('http://evil:2379')}`,
-      `/new/${b64('c-pd-0.c-pd-peer.other.svc:2380')}`, `/new/${b64('x-pd-0.x-pd-peer.ns.svc:2380')}`, `/new/${b64('c-pd-99.c-pd-peer.ns.svc:2380')}`,
-      `/new/${b64('rogue.c-pd-peer.ns.svc:2380')}`, `/new/${b64('c-pd-0.c-pd-peer.ns.svc:99999')}`, `/new/${b64('\u0000\u0085\ud83d\ude00')}`,
-      '/../../etc/passwd', '/new/../../etc/passwd', '/%2e%2e/%2e%2e/', '//new//x', '/new/a/b/c/d', '/metrics', '/healthz', '/readyz', '/?x=1', '*', '/new/?a=%ff',
+      '/new/',
+      '/new',
+      '/new/!!!',
+      '/new/%ZZ',
+      '/new/%00',
+      `/new/${b64('c-pd-0.c-pd-peer.ns.svc:2380\n').replace(/=/g, '')}%`,
+      '/verify/',
+      `/verify/${b64('http://evil:2379')}`,
+      `/new/${b64('c-pd-0.c-pd-peer.other.svc:2380')}`,
+      `/new/${b64('x-pd-0.x-pd-peer.ns.svc:2380')}`,
+      `/new/${b64('c-pd-99.c-pd-peer.ns.svc:2380')}`,
+      `/new/${b64('rogue.c-pd-peer.ns.svc:2380')}`,
+      `/new/${b64('c-pd-0.c-pd-peer.ns.svc:99999')}`,
+      `/new/${b64('\u0000\u0085\ud83d\ude00')}`,
+      '/../../etc/passwd',
+      '/new/../../etc/passwd',
+      '/%2e%2e/%2e%2e/',
+      '//new//x',
+      '/new/a/b/c/d',
+      '/metrics',
+      '/healthz',
+      '/readyz',
+      '/?x=1',
+      '*',
+      '/new/?a=%ff',
     ),
     fc.string({ unit: 'binary-ascii', maxLength: 60 }).map((s) => `/${encodeURIComponent(s)}`),
     fc.base64String({ maxLength: 200 }).map((s) => `/new/${s}`),
@@ -360,16 +413,26 @@ describe('the discovery and metrics endpoints under hostile requests', () => {
     const discoveryPort = Number(new URL(w.pd.discoveryUrl!).port);
     const metricsPort = ctl.metricsPort!;
     const before = (await ctl.get('/metrics')).body;
-    const requests = fc.sample(fc.tuple(hostile, fc.constantFrom('GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS'), fc.boolean()), { seed: 9, numRuns: 2000 });
+    const requests = fc.sample(
+      fc.tuple(hostile, fc.constantFrom('GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS'), fc.boolean()),
+      { seed: 9, numRuns: 2000 },
+    );
     const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
     const answers: (number | string)[] = [];
     const started = Date.now();
     for (let i = 0; i < requests.length; i += 50) {
       answers.push(
         ...(await Promise.all(
-          requests.slice(i, i + 50).map(([path, method, toMetrics]) =>
-            raw(toMetrics ? metricsPort : discoveryPort, path, { method, ...(method === 'POST' || method === 'PUT' ? { body: Buffer.alloc(64 * 1024, 'x') } : {}) }, agent),
-          ),
+          requests
+            .slice(i, i + 50)
+            .map(([path, method, toMetrics]) =>
+              raw(
+                toMetrics ? metricsPort : discoveryPort,
+                path,
+                { method, ...(method === 'POST' || method === 'PUT' ? { body: Buffer.alloc(64 * 1024, 'x') } : {}) },
+                agent,
+              ),
+            ),
         )),
       );
     }
@@ -428,7 +491,11 @@ describe('leader eviction asked for on a Pod (tidb.pingcap.com/evict-leader: del
     });
     expect(res.status).toBe(200);
     await w.waitFor(() => stopsOf(w, 'tikv').includes('c-tikv-1'), 30_000, 'c-tikv-1 to be deleted');
-    await w.waitFor(() => w.settled('tikv', 3) && w.pd.evictSchedulers().length === 0 && Object.keys(w.status()?.evictions ?? {}).length === 0, 30_000, 'the scheduler to go');
+    await w.waitFor(
+      () => w.settled('tikv', 3) && w.pd.evictSchedulers().length === 0 && Object.keys(w.status()?.evictions ?? {}).length === 0,
+      30_000,
+      'the scheduler to go',
+    );
     expect(stopsOf(w, 'tikv')).toEqual(['c-tikv-1']);
     expect(w.pd.stopsWithLeaders).toEqual([]);
     const stop = w.stops.find((s) => s.pod === 'c-tikv-1')!.time;

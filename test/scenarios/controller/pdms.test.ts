@@ -40,7 +40,11 @@ async function running(spec: Record<string, unknown>): Promise<World> {
     40_000,
     'the cluster with PD micro-services to come up',
   );
-  await w.waitFor(() => ['tso', 'scheduling', 'pd'].every((c) => w.status()?.components[c]?.phase === 'Normal'), 10_000, 'the status to say Normal');
+  await w.waitFor(
+    () => ['tso', 'scheduling', 'pd'].every((c) => w.status()?.components[c]?.phase === 'Normal'),
+    10_000,
+    'the status to say Normal',
+  );
   return w;
 }
 
@@ -88,7 +92,10 @@ describe('PD micro-services under the controller', () => {
     for (const c of ['tso', 'scheduling']) expect(w.kube.maxUnavailable(`c-${c}`)).toBeLessThanOrEqual(1);
     // No server stopped while it was its service's primary: each primary handed over first.
     for (const s of [...tso, ...scheduling]) {
-      expect({ stop: s.pod, primary: primaryAt(w, s.component as 'tso' | 'scheduling', s.time) }).not.toEqual({ stop: s.pod, primary: s.pod });
+      expect({ stop: s.pod, primary: primaryAt(w, s.component as 'tso' | 'scheduling', s.time) }).not.toEqual({
+        stop: s.pod,
+        primary: s.pod,
+      });
     }
     expect(w.pd.stopsWhileLeader).toEqual([]);
     const transfers = w.pdms!.transfers;
@@ -96,7 +103,11 @@ describe('PD micro-services under the controller', () => {
     expect(w.events('PrimaryTransfer').length).toBe(transfers.length);
     // Each transfer went to another server of the same service, named as PD's registry names it.
     for (const t of transfers) expect(t.to).toMatch(new RegExp(`^c-${t.service}-\\d$`));
-    await w.waitFor(() => ['tso', 'scheduling'].every((c) => w.status()?.components[c]?.phase === 'Normal'), 10_000, 'the status to say Normal');
+    await w.waitFor(
+      () => ['tso', 'scheduling'].every((c) => w.status()?.components[c]?.phase === 'Normal'),
+      10_000,
+      'the status to say Normal',
+    );
   });
 
   it('with three TSO servers, a primary that refuses the one chosen (outside the keyspace group) picks another', async () => {
@@ -127,7 +138,8 @@ describe('PD micro-services under the controller', () => {
       const next = w.pdms!.elections.find((e) => e.service === 'tso' && e.time >= t.time);
       expect({ to: t.to, elected: next?.pod }).toEqual({ to: t.to, elected: t.to });
     }
-    for (const s of stopsOf(w, 'tso')) expect({ stop: s.pod, primary: primaryAt(w, 'tso', s.time) }).not.toEqual({ stop: s.pod, primary: s.pod });
+    for (const s of stopsOf(w, 'tso'))
+      expect({ stop: s.pod, primary: primaryAt(w, 'tso', s.time) }).not.toEqual({ stop: s.pod, primary: s.pod });
   });
 
   it('from a release before v8.3.0 (no names, no transfer API): old primaries restart as they are, upgraded ones hand over', async () => {
@@ -137,7 +149,11 @@ describe('PD micro-services under the controller', () => {
     await w.waitFor(() => listed()?.length === 2, 10_000, 'the status to list the TSO servers');
     expect(listed()!.map((m) => m.name)).toEqual(['', '']);
     await w.applyCluster(simCluster(MS('v8.5.0')));
-    await w.waitFor(() => ['tso', 'scheduling'].every((c) => w.settled(c, 2)) && w.settled('pd', 3) && w.settled('tidb', 2), 80_000, 'the upgrade to finish');
+    await w.waitFor(
+      () => ['tso', 'scheduling'].every((c) => w.settled(c, 2)) && w.settled('pd', 3) && w.settled('tidb', 2),
+      80_000,
+      'the upgrade to finish',
+    );
     expect(stopsOf(w, 'tso').map((s) => s.pod)).toEqual(['c-tso-1', 'c-tso-0']);
     // No transfer was asked of a v8.1 server (it has no such route).
     expect(w.pdms!.requests.filter((r) => r.path.endsWith('/primary/transfer') && r.status === 404)).toEqual([]);
@@ -156,12 +172,21 @@ describe('PD micro-services under the controller', () => {
   it('scales TSO out and in one Pod at a time, a primary handing over before its Pod goes; PD keeps only the running servers registered', async () => {
     const w = await running(MS('v8.5.0'));
     await w.applyCluster(simCluster(MS('v8.5.0', 3)));
-    await w.waitFor(() => w.settled('tso', 3) && w.pdms!.members('tso').filter((m) => m.state === 'running').length === 3, 30_000, 'TSO to scale out');
+    await w.waitFor(
+      () => w.settled('tso', 3) && w.pdms!.members('tso').filter((m) => m.state === 'running').length === 3,
+      30_000,
+      'TSO to scale out',
+    );
     await w.applyCluster(simCluster(MS('v8.5.0', 1)));
     await w.waitFor(() => w.settled('tso', 1), 30_000, 'TSO to scale in');
     expect(stopsOf(w, 'tso').map((s) => s.pod)).toEqual(['c-tso-2', 'c-tso-1']);
     // A primary among the removed handed over first.
-    for (const s of stopsOf(w, 'tso')) expect({ stop: s.pod, primary: primaryAt(w, 'tso', s.time) }).not.toEqual({ stop: s.pod, primary: s.pod });
-    await w.waitFor(() => (w.status()?.components.tso?.servers as unknown[] | undefined)?.length === 1, 10_000, 'the status to list one TSO server');
+    for (const s of stopsOf(w, 'tso'))
+      expect({ stop: s.pod, primary: primaryAt(w, 'tso', s.time) }).not.toEqual({ stop: s.pod, primary: s.pod });
+    await w.waitFor(
+      () => (w.status()?.components.tso?.servers as unknown[] | undefined)?.length === 1,
+      10_000,
+      'the status to list one TSO server',
+    );
   });
 });

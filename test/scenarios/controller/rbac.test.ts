@@ -88,7 +88,9 @@ describe('rbacViolations', () => {
   });
 
   it('denies a create that only a resourceNames rule names', () => {
-    const leases = [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['c-discovery'], verbs: ['create', 'get', 'update'] }];
+    const leases = [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['c-discovery'], verbs: ['create', 'get', 'update'] },
+    ];
     const path = '/apis/coordination.k8s.io/v1/namespaces/ns/leases';
     expect(rbacViolations(role(leases), [req('GET', `${path}/c-discovery`), req('POST', path)])).toEqual([
       'not allowed: create leases.coordination.k8s.io in namespace "ns" (POST /apis/coordination.k8s.io/v1/namespaces/ns/leases)',
@@ -97,9 +99,12 @@ describe('rbacViolations', () => {
 
   it('denies by API group: a core rule does not cover events.k8s.io, nor apps another group', () => {
     const events = [{ apiGroups: [''], resources: ['events'], verbs: ['create'] }];
-    expect(rbacViolations(role(events), [req('POST', '/api/v1/namespaces/ns/events'), req('POST', '/apis/events.k8s.io/v1/namespaces/ns/events')])).toEqual([
-      'not allowed: create events.events.k8s.io in namespace "ns" (POST /apis/events.k8s.io/v1/namespaces/ns/events)',
-    ]);
+    expect(
+      rbacViolations(role(events), [
+        req('POST', '/api/v1/namespaces/ns/events'),
+        req('POST', '/apis/events.k8s.io/v1/namespaces/ns/events'),
+      ]),
+    ).toEqual(['not allowed: create events.events.k8s.io in namespace "ns" (POST /apis/events.k8s.io/v1/namespaces/ns/events)']);
     expect(rbacViolations(role(rules), [req('GET', '/apis/example.com/v1/namespaces/ns/statefulsets')])).toHaveLength(1);
   });
 
@@ -109,9 +114,15 @@ describe('rbacViolations', () => {
       'not allowed: watch pods in namespace "ns" (GET /api/v1/namespaces/ns/pods?watch=1)',
       'not allowed: patch pods/status "p" in namespace "ns" (PATCH /api/v1/namespaces/ns/pods/p/status)',
     ]);
-    expect(rbacViolations(role([{ apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] }]), [req('PATCH', `${PODS}/p/status`)])).toEqual([]);
-    expect(rbacViolations(role([{ apiGroups: [''], resources: ['*/status'], verbs: ['patch'] }]), [req('PATCH', `${PODS}/p/status`)])).toEqual([]);
-    expect(rbacViolations(role([{ apiGroups: [''], resources: ['*/status'], verbs: ['patch'] }]), [req('PATCH', `${PODS}/p`)])).toHaveLength(1);
+    expect(
+      rbacViolations(role([{ apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] }]), [req('PATCH', `${PODS}/p/status`)]),
+    ).toEqual([]);
+    expect(
+      rbacViolations(role([{ apiGroups: [''], resources: ['*/status'], verbs: ['patch'] }]), [req('PATCH', `${PODS}/p/status`)]),
+    ).toEqual([]);
+    expect(
+      rbacViolations(role([{ apiGroups: [''], resources: ['*/status'], verbs: ['patch'] }]), [req('PATCH', `${PODS}/p`)]),
+    ).toHaveLength(1);
   });
 
   it('takes * for groups, resources and verbs', () => {
@@ -131,7 +142,9 @@ describe('rbacViolations', () => {
 
   it('checks non-resource URLs against nonResourceURLs when asked to check discovery too', () => {
     const requests = [req('GET', '/apis/apps/v1'), req('GET', '/metrics')];
-    expect(rbacViolations({ kind: 'ClusterRole', rules: [] }, requests)).toEqual(['not allowed: get non-resource URL /metrics (GET /metrics)']);
+    expect(rbacViolations({ kind: 'ClusterRole', rules: [] }, requests)).toEqual([
+      'not allowed: get non-resource URL /metrics (GET /metrics)',
+    ]);
     expect(rbacViolations({ kind: 'ClusterRole', rules: [] }, requests, { checkDiscovery: true })).toHaveLength(2);
     const urls = [{ verbs: ['get'], nonResourceURLs: ['/apis/*', '/metrics'] }];
     expect(rbacViolations({ kind: 'ClusterRole', rules: urls }, requests, { checkDiscovery: true })).toEqual([]);
@@ -148,7 +161,11 @@ describe('rbacViolations', () => {
     const sim = await KubeSim.start();
     try {
       const base = sim.url;
-      await fetch(`${base}${CM}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ metadata: { name: 'c-status' } }) });
+      await fetch(`${base}${CM}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'c-status' } }),
+      });
       await fetch(`${base}${CM}/c-status`);
       await fetch(`${base}${CM}/c-status`, { method: 'DELETE' });
       await fetch(`${base}${STS}?labelSelector=${encodeURIComponent('app=x')}`);

@@ -35,7 +35,12 @@ interface Counts {
 }
 
 /** A fresh cluster with these replica counts and one controller, every component settled. */
-async function running(counts: Counts = {}, spec: Record<string, unknown> = {}, pd = {}, args: string[] = []): Promise<{ w: World; ctl: ControllerProcess }> {
+async function running(
+  counts: Counts = {},
+  spec: Record<string, unknown> = {},
+  pd = {},
+  args: string[] = [],
+): Promise<{ w: World; ctl: ControllerProcess }> {
   const n = { pd: 3, tikv: 3, tidb: 2, ...counts };
   const cluster = simCluster({
     pd: { replicas: n.pd, requests: { storage: '1Gi' } },
@@ -47,7 +52,11 @@ async function running(counts: Counts = {}, spec: Record<string, unknown> = {}, 
   world = w;
   const ctl = await w.startController([...FAST_FAILOVER, ...args]);
   await w.waitFor(() => w.settled('pd', n.pd) && w.settled('tikv', n.tikv) && w.settled('tidb', n.tidb), 30_000, 'the cluster to come up');
-  await w.waitFor(() => ['pd', 'tikv', 'tidb'].every((c) => w.status()?.components[c]?.phase === 'Normal'), 10_000, 'the status to say Normal');
+  await w.waitFor(
+    () => ['pd', 'tikv', 'tidb'].every((c) => w.status()?.components[c]?.phase === 'Normal'),
+    10_000,
+    'the status to say Normal',
+  );
   return { w, ctl };
 }
 
@@ -64,7 +73,8 @@ function scaled(w: World, counts: Counts, spec: Record<string, unknown> = {}) {
 }
 
 const uidOf = (w: World, name: string): string | undefined => w.kube.get('PersistentVolumeClaim', w.namespace, name)?.metadata.uid;
-const annotationsOf = (w: World, name: string): Record<string, string> => w.kube.get('PersistentVolumeClaim', w.namespace, name)?.metadata.annotations ?? {};
+const annotationsOf = (w: World, name: string): Record<string, string> =>
+  w.kube.get('PersistentVolumeClaim', w.namespace, name)?.metadata.annotations ?? {};
 const records = (w: World, c: string): Record<string, any> => w.status()?.failover?.components?.[c]?.records ?? {};
 const healthy = (w: World) => w.pd.members().filter((m) => m.running);
 /** The Pods or StatefulSets named by the events of a reason, oldest first. */
@@ -80,13 +90,23 @@ async function passes(w: World): Promise<number> {
 }
 
 /** Polls `pred` like waitFor, and checks `invariant` at every poll; returns the first broken invariant text. */
-async function watching(w: World, invariant: () => string | undefined, pred: () => boolean, timeoutMs: number, what: string): Promise<string[]> {
+async function watching(
+  w: World,
+  invariant: () => string | undefined,
+  pred: () => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<string[]> {
   const broken: string[] = [];
-  await w.waitFor(() => {
-    const b = invariant();
-    if (b !== undefined && !broken.includes(b)) broken.push(b);
-    return pred();
-  }, timeoutMs, what);
+  await w.waitFor(
+    () => {
+      const b = invariant();
+      if (b !== undefined && !broken.includes(b)) broken.push(b);
+      return pred();
+    },
+    timeoutMs,
+    what,
+  );
   return broken;
 }
 
@@ -104,7 +124,8 @@ describe('safe scale-in', () => {
         // A Pod is only removed once its member is gone; the member count never drops below the Pods' majority.
         const replicas = w.sts('pd').spec.replicas;
         const memberNames = w.pd.members().map((m) => m.name);
-        for (let ord = replicas; ord < 5; ord++) if (memberNames.includes(`c-pd-${ord}`) && w.pods('pd').length < ord + 1) return `c-pd-${ord} removed while still a member`;
+        for (let ord = replicas; ord < 5; ord++)
+          if (memberNames.includes(`c-pd-${ord}`) && w.pods('pd').length < ord + 1) return `c-pd-${ord} removed while still a member`;
         return healthy(w).length < 3 ? `only ${healthy(w).length} healthy PD members` : undefined;
       },
       () => w.settled('pd', 3) && w.pd.members().length === 3,
@@ -112,7 +133,12 @@ describe('safe scale-in', () => {
       'PD to scale in to 3',
     );
     expect(broken).toEqual([]);
-    expect(w.pd.members().map((m) => m.name).sort()).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2']);
+    expect(
+      w.pd
+        .members()
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(['c-pd-0', 'c-pd-1', 'c-pd-2']);
     expect(['c-pd-0', 'c-pd-1', 'c-pd-2']).toContain(w.pd.leader());
     expect(w.pd.stopsWhileLeader).toEqual([]);
     expect(eventTargets(w, 'PDLeaderTransfer')).toEqual(['c-pd-4']);
@@ -133,7 +159,9 @@ describe('safe scale-in', () => {
       () => {
         const s = w.pd.stores().find((x) => x.id === store3.id)!;
         sawOffline ||= s.state === 'Offline';
-        return w.sts('tikv').spec.replicas < 4 && s.state !== 'Tombstone' ? `replicas lowered while store ${s.id} is ${s.state}` : undefined;
+        return w.sts('tikv').spec.replicas < 4 && s.state !== 'Tombstone'
+          ? `replicas lowered while store ${s.id} is ${s.state}`
+          : undefined;
       },
       () => w.settled('tikv', 3),
       60_000,
@@ -173,7 +201,10 @@ describe('safe scale-in', () => {
     await w.startController(FAST_FAILOVER, 'c-discovery-second');
     const broken = await watching(
       w,
-      () => (w.sts('tikv').spec.replicas < 4 && w.pd.stores().find((x) => x.id === store3.id)?.state !== 'Tombstone' ? 'replicas lowered before Tombstone' : undefined),
+      () =>
+        w.sts('tikv').spec.replicas < 4 && w.pd.stores().find((x) => x.id === store3.id)?.state !== 'Tombstone'
+          ? 'replicas lowered before Tombstone'
+          : undefined,
       () => w.settled('tikv', 3),
       60_000,
       'the second controller to finish the scale-in',
@@ -182,7 +213,13 @@ describe('safe scale-in', () => {
     // One store taken offline, no other store touched, the claim kept and marked.
     const deletes = w.pd.requests.filter((r) => r.method === 'DELETE' && r.path.startsWith('/pd/api/v1/store/'));
     expect(new Set(deletes.map((r) => r.path))).toEqual(new Set([`/pd/api/v1/store/${store3.id}`]));
-    expect(w.pd.stores().filter((s) => s.state === 'Up').map((s) => s.pod).sort()).toEqual(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']);
+    expect(
+      w.pd
+        .stores()
+        .filter((s) => s.state === 'Up')
+        .map((s) => s.pod)
+        .sort(),
+    ).toEqual(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']);
     expect(annotationsOf(w, 'tikv-c-tikv-3')[DEFER]).toBeDefined();
   });
 });
@@ -200,13 +237,19 @@ describe('PD failover', () => {
     // The failed member, its Pod and its claim were replaced; one extra replica came and went again.
     await w.waitFor(() => w.sts('pd').spec.replicas === 4 || w.events('FailoverRecovered').length > 0, 20_000, 'the extra PD replica');
     await w.waitFor(() => w.events('FailoverRecovered').length === 1, 30_000, 'recovery');
-    await w.waitFor(() => w.settled('pd', 3) && w.pd.members().length === 3 && healthy(w).length === 3, 30_000, 'PD back to 3 healthy members');
+    await w.waitFor(
+      () => w.settled('pd', 3) && w.pd.members().length === 3 && healthy(w).length === 3,
+      30_000,
+      'PD back to 3 healthy members',
+    );
     expect(eventTargets(w, 'FailoverRecorded')).toEqual(['c-pd-1']);
     expect(w.pd.members().map((m) => m.memberId)).not.toContain(oldId);
     expect(uidOf(w, 'pd-c-pd-1')).not.toBe(oldClaim);
     // The extra member is deleted from PD before its Pod goes, when it had joined: on a busy machine the
     // failed member may be back before c-pd-3 starts, and a member that never joined is not deleted.
-    const deleted = [...new Set(w.pd.requests.filter((r) => r.method === 'DELETE' && r.path.startsWith('/pd/api/v1/members/name/')).map((r) => r.path))];
+    const deleted = [
+      ...new Set(w.pd.requests.filter((r) => r.method === 'DELETE' && r.path.startsWith('/pd/api/v1/members/name/')).map((r) => r.path)),
+    ];
     expect(deleted).toEqual(deleted.length > 0 ? ['/pd/api/v1/members/name/c-pd-3'] : []);
     const announced = () => [...new Set(eventTargets(w, 'PDMemberDeleted'))];
     await w.waitFor(() => announced().length === deleted.length, 10_000, 'the PDMemberDeleted event');
@@ -247,7 +290,11 @@ describe('TiKV failover', () => {
     await w.waitFor(() => w.pd.store('c-tikv-3')?.state === 'Up', 20_000, 'the new store');
     expect(Object.values(records(w, 'tikv')).map((r) => r.storeId)).toEqual([down.id]);
     w.startTikv('c-tikv-1');
-    await w.waitFor(() => w.pd.store('c-tikv-1')?.state === 'Up' && w.status()?.components.tikv.phase === 'Failover', 20_000, 'the store to be Up again');
+    await w.waitFor(
+      () => w.pd.store('c-tikv-1')?.state === 'Up' && w.status()?.components.tikv.phase === 'Failover',
+      20_000,
+      'the store to be Up again',
+    );
     // Without recoverFailover the extra replica stays.
     const before = await passes(w);
     await w.waitFor(async () => (await passes(w)) > before + 3, 20_000, 'a few more passes');
@@ -258,24 +305,38 @@ describe('TiKV failover', () => {
     expect(w.status()!.components.tikv.reason).toContain(`failover.recoverByUID is ${uid}`);
 
     await w.applyCluster(scaled(w, {}, { tikv: { replicas: 3, requests: { storage: '1Gi' }, failover: { recoverByUID: uid } } }));
-    await w.waitFor(() => w.settled('tikv', 3) && w.status()?.components.tikv.phase === 'Normal', 60_000, 'the failover replica to be scaled in');
+    await w.waitFor(
+      () => w.settled('tikv', 3) && w.status()?.components.tikv.phase === 'Normal',
+      60_000,
+      'the failover replica to be scaled in',
+    );
     expect(w.pd.stores().find((s) => s.pod === 'c-tikv-3')?.state ?? 'Tombstone').toBe('Tombstone');
     expect(records(w, 'tikv')).toEqual({});
     expect(w.pd.stopsWithLeaders.map((s) => s.pod)).toEqual(['c-tikv-1']);
-    await w.waitFor(() => w.sts('tikv').metadata.annotations['tidb-gitops.io/failover-replicas'] === undefined, 10_000, 'the failover annotation to go');
+    await w.waitFor(
+      () => w.sts('tikv').metadata.annotations['tidb-gitops.io/failover-replicas'] === undefined,
+      10_000,
+      'the failover annotation to go',
+    );
   });
 
   it('marks a refused TiKV scale-in on the StatefulSet for the health checks, says it is stuck and how to get out, and clears both when Git backs out', async () => {
     const { w } = await running({}, {}, {}, ['--stuck-after', '2s']);
     await w.applyCluster(scaled(w, { tikv: 2 }));
-    await w.waitFor(() => w.sts('tikv').metadata.annotations['tidb-gitops.io/refused'] !== undefined, 20_000, 'the refusal on the StatefulSet');
+    await w.waitFor(
+      () => w.sts('tikv').metadata.annotations['tidb-gitops.io/refused'] !== undefined,
+      20_000,
+      'the refusal on the StatefulSet',
+    );
     const refused = w.sts('tikv').metadata.annotations['tidb-gitops.io/refused'];
     expect(refused).toContain('max-replicas');
     expect(w.events('FailedScaleIn').map((e) => e.message)).toContain(refused);
     expect(w.sts('tikv').spec.replicas).toBe(3);
     // The same wait for --stuck-after: the status gives the way out, and one OperationStuck event says it.
     await w.waitFor(() => w.status()?.components.tikv.stuck !== undefined, 20_000, 'the status to say the scale-in is stuck');
-    expect(w.status()!.components.tikv.stuck.hint).toBe('add a TiKV, or lower PD replication.max-replicas, or take the scale-in back in Git');
+    expect(w.status()!.components.tikv.stuck.hint).toBe(
+      'add a TiKV, or lower PD replication.max-replicas, or take the scale-in back in Git',
+    );
     await w.waitFor(() => w.events('OperationStuck').length > 0, 10_000, 'the OperationStuck event');
     const [stuck] = w.events('OperationStuck');
     expect(stuck.type).toBe('Warning');
@@ -296,10 +357,11 @@ describe('TiKV failover', () => {
     // Its volume is lost with its node: the TiKV process is gone and its store turns Down.
     w.stopTikv('c-tikv-1');
     await w.waitFor(() => w.pd.store('c-tikv-1')?.state === 'Down', 20_000, 'the store to be Down');
-    const replace = (value?: string) => simCluster(
-      { pd: { replicas: 3, requests: { storage: '1Gi' } }, tikv: { replicas: 4, requests: { storage: '1Gi' } }, tidb: { replicas: 2 } },
-      value === undefined ? {} : { annotations: { 'tidb-gitops.io/replace': value } },
-    );
+    const replace = (value?: string) =>
+      simCluster(
+        { pd: { replicas: 3, requests: { storage: '1Gi' } }, tikv: { replicas: 4, requests: { storage: '1Gi' } }, tidb: { replicas: 2 } },
+        value === undefined ? {} : { annotations: { 'tidb-gitops.io/replace': value } },
+      );
     await w.applyCluster(replace('c-tikv-1'));
     await w.waitFor(() => w.status()?.replacements?.['c-tikv-1']?.phase === 'done', 60_000, 'the replacement to be done');
     // The event follows the record it announces.
@@ -309,14 +371,22 @@ describe('TiKV failover', () => {
     expect(fresh.id).not.toBe(oldStore);
     expect(fresh.state).toBe('Up');
     expect(uidOf(w, 'tikv-c-tikv-1')).not.toBe(claim);
-    expect(w.status()!.replacements['c-tikv-1']).toMatchObject({ component: 'tikv', storeId: oldStore, volumes: [{ name: 'tikv-c-tikv-1', uid: claim }] });
+    expect(w.status()!.replacements['c-tikv-1']).toMatchObject({
+      component: 'tikv',
+      storeId: oldStore,
+      volumes: [{ name: 'tikv-c-tikv-1', uid: claim }],
+    });
     // The others kept their stores and claims, and only c-tikv-1 stopped.
     expect(['c-tikv-0', 'c-tikv-2', 'c-tikv-3'].map((p) => [p, w.pd.store(p)!.id, uidOf(w, `tikv-${p}`)])).toEqual(others);
     expect(w.stops.map((s) => s.pod)).toEqual(['c-tikv-1']);
     expect(eventTargets(w, 'ReplaceMember')).toEqual(['c-tikv-1']);
     expect(eventTargets(w, 'MemberReplaced')).toEqual(['c-tikv-1']);
     // Done once: Git still asking changes nothing; taking the request back forgets the record.
-    await w.waitFor(() => w.status()?.components.tikv.phase === 'Normal' && w.status()?.components.tikv.reason === 'up to date', 20_000, 'the component to be idle');
+    await w.waitFor(
+      () => w.status()?.components.tikv.phase === 'Normal' && w.status()?.components.tikv.reason === 'up to date',
+      20_000,
+      'the component to be idle',
+    );
     expect(w.stops.map((s) => s.pod)).toEqual(['c-tikv-1']);
     await w.applyCluster(replace());
     await w.waitFor(() => w.status()?.replacements === undefined, 20_000, 'the record to go with the request');
@@ -329,7 +399,12 @@ describe('TiKV failover', () => {
     const target = w.pd.leader()!;
     const before = w.pd.members().find((m) => m.name === target)!.memberId;
     const claim = uidOf(w, `pd-${target}`);
-    await w.applyCluster(simCluster({ pd: { replicas: 3, requests: { storage: '1Gi' } }, tikv: { replicas: 3, requests: { storage: '1Gi' } }, tidb: { replicas: 2 } }, { annotations: { 'tidb-gitops.io/replace': target } }));
+    await w.applyCluster(
+      simCluster(
+        { pd: { replicas: 3, requests: { storage: '1Gi' } }, tikv: { replicas: 3, requests: { storage: '1Gi' } }, tidb: { replicas: 2 } },
+        { annotations: { 'tidb-gitops.io/replace': target } },
+      ),
+    );
     await w.waitFor(() => w.status()?.replacements?.[target]?.phase === 'done', 60_000, 'the replacement to be done');
     const now = w.pd.members().find((m) => m.name === target)!;
     expect(now.memberId).not.toBe(before);

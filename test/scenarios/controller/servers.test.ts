@@ -27,7 +27,11 @@ afterEach(async () => {
   }
 });
 
-const BASE = { pd: { replicas: 3, requests: { storage: '1Gi' } }, tikv: { replicas: 3, requests: { storage: '1Gi' } }, tidb: { replicas: 2 } };
+const BASE = {
+  pd: { replicas: 3, requests: { storage: '1Gi' } },
+  tikv: { replicas: 3, requests: { storage: '1Gi' } },
+  tidb: { replicas: 2 },
+};
 
 async function start(spec: Record<string, unknown>, opts: Partial<WorldOptions> = {}): Promise<World> {
   const w = await World.start({ cluster: simCluster({ ...BASE, ...spec }), render, ...opts });
@@ -83,7 +87,8 @@ describe('PD', () => {
     const notLoaded: string[] = [];
     w.kube.on('podStopped', (pod) => {
       if (pod.metadata.labels?.['app.kubernetes.io/component'] !== 'pd') return;
-      for (const earlier of restarted) if (!w.pd.pdRegionsLoaded(earlier)) notLoaded.push(`${pod.metadata.name} stopped while ${earlier} had not loaded its regions`);
+      for (const earlier of restarted)
+        if (!w.pd.pdRegionsLoaded(earlier)) notLoaded.push(`${pod.metadata.name} stopped while ${earlier} had not loaded its regions`);
       restarted.add(pod.metadata.name);
     });
     await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.3' }));
@@ -128,9 +133,12 @@ describe('TiKV evict-leader schedulers', () => {
 describe('TiKV restarts in an upgrade', () => {
   const annotated = (annotations: Record<string, string>) => simCluster(BASE, { annotations });
 
-  it("asks log backup to flush once a store has no leaders, and a task that fails to flush does not hold the restart", async () => {
+  it('asks log backup to flush once a store has no leaders, and a task that fails to flush does not hold the restart', async () => {
     // FlushNow is there from TiKV v8.5.6 (tikv/tikv#18027).
-    const w = await start({ version: 'v8.5.6' }, { tikv: { logBackupTasks: [{ name: 'pitr' }, { name: 'audit', error: 'failed to write to external storage' }] } });
+    const w = await start(
+      { version: 'v8.5.6' },
+      { tikv: { logBackupTasks: [{ name: 'pitr' }, { name: 'audit', error: 'failed to write to external storage' }] } },
+    );
     await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
     await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.7' }));
     await w.waitFor(() => w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tikv').length === 3, 60_000, 'the upgrade');
@@ -143,9 +151,13 @@ describe('TiKV restarts in an upgrade', () => {
     }
     const failed = w.events('FailedLogBackupFlush');
     expect(failed.map((e) => e.involvedObject.name).sort()).toEqual(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']);
-    expect(failed[0].message).toMatch(/log backup did not flush on store \d+: task audit: failed to write to external storage; restarting c-tikv-\d anyway/);
+    expect(failed[0].message).toMatch(
+      /log backup did not flush on store \d+: task audit: failed to write to external storage; restarting c-tikv-\d anyway/,
+    );
     // It read each store's own count before letting it go.
-    expect(new Set(w.tikv.requests.filter((r) => r.path === '/metrics').map((r) => r.pod))).toEqual(new Set(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']));
+    expect(new Set(w.tikv.requests.filter((r) => r.path === '/metrics').map((r) => r.pod))).toEqual(
+      new Set(['c-tikv-0', 'c-tikv-1', 'c-tikv-2']),
+    );
   });
 
   it('says that a TiKV before v8.5.6 cannot flush on demand, not that it has no log backup, and restarts it', async () => {
@@ -163,7 +175,9 @@ describe('TiKV restarts in an upgrade', () => {
     }
     const out = controller.stderr.join('\n');
     for (const pod of ['c-tikv-0', 'c-tikv-1', 'c-tikv-2']) {
-      expect(out).toContain(`${pod} runs TiKV v8.5.0, which cannot flush log backup on demand (FlushNow came in v8.5.6): restarting it without a flush`);
+      expect(out).toContain(
+        `${pod} runs TiKV v8.5.0, which cannot flush log backup on demand (FlushNow came in v8.5.6): restarting it without a flush`,
+      );
     }
     expect(out).not.toContain('no log backup service');
     expect(w.events('FailedLogBackupFlush')).toEqual([]);
@@ -177,7 +191,8 @@ describe('TiKV restarts in an upgrade', () => {
     await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.7' }));
     await w.waitFor(() => w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tikv').length === 3, 60_000, 'the upgrade');
     const out = controller.stderr.join('\n');
-    for (const pod of ['c-tikv-0', 'c-tikv-1', 'c-tikv-2']) expect(out).toContain(`${pod} has no log backup service to flush (log-backup.enable is off)`);
+    for (const pod of ['c-tikv-0', 'c-tikv-1', 'c-tikv-2'])
+      expect(out).toContain(`${pod} has no log backup service to flush (log-backup.enable is off)`);
     expect(out).not.toContain('cannot flush log backup on demand');
   });
 
@@ -186,7 +201,9 @@ describe('TiKV restarts in an upgrade', () => {
     world = w;
     await w.startController();
     await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2), 30_000, 'the cluster to come up');
-    await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }, { annotations: { 'tidb.pingcap.com/tikv-restart-without-flush-log-backup': 'true' } }));
+    await w.applyCluster(
+      simCluster({ ...BASE, version: 'v8.5.1' }, { annotations: { 'tidb.pingcap.com/tikv-restart-without-flush-log-backup': 'true' } }),
+    );
     await w.waitFor(() => w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tikv').length === 3, 60_000, 'the upgrade');
     expect(w.pd.stopsWithLeaders).toEqual([]);
     expect(w.tikv.flushes).toEqual([]);
@@ -267,13 +284,19 @@ describe("TiCDC's new architecture", () => {
   it('v8.5.6, whose drain API moves nothing: each capture goes only once ownership is off it and the owner is healthy; no drain is asked', async () => {
     const ticdc = { replicas: 3, env: [{ name: 'TICDC_NEWARCH', value: 'true' }] };
     const w = await start({ version: 'v8.5.6', ticdc });
-    await w.waitFor(() => w.settled('ticdc', 3) && w.ticdc!.captures().filter((c) => c.state === 'running' && c.architecture === 'new').length === 3, 40_000, 'the cluster to come up');
+    await w.waitFor(
+      () => w.settled('ticdc', 3) && w.ticdc!.captures().filter((c) => c.state === 'running' && c.architecture === 'new').length === 3,
+      40_000,
+      'the cluster to come up',
+    );
     await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.6', ticdc: { ...ticdc, annotations: { restart: '1' } } }));
     await w.waitFor(() => w.settled('ticdc', 3) && stopsOf(w, 'ticdc').length === 3, 90_000, 'the TiCDC rolling restart');
     expect(stopsOf(w, 'ticdc')).toEqual(['c-ticdc-2', 'c-ticdc-1', 'c-ticdc-0']);
     expect(w.ticdc!.stopsWhileOwner).toEqual([]);
     expect(w.ticdc!.requests.filter((r) => r.path === '/api/v1/captures/drain')).toEqual([]);
-    expect(w.controller().logs.some((l) => /runs TiCDC v8\.5\.6 in its new architecture, whose drain API moves no table/.test(l.msg))).toBe(true);
+    expect(w.controller().logs.some((l) => /runs TiCDC v8\.5\.6 in its new architecture, whose drain API moves no table/.test(l.msg))).toBe(
+      true,
+    );
   });
 });
 
@@ -285,7 +308,11 @@ describe('Kubernetes API server restart', () => {
     expect(w.kube.requests.some((r) => r.status === 403)).toBe(true);
     expect(w.controller().running).toBe(true);
     await w.applyCluster(simCluster({ ...BASE, version: 'v8.5.1' }));
-    await w.waitFor(() => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tidb').length === 2, 60_000, 'the upgrade after the restart');
+    await w.waitFor(
+      () => w.settled('pd', 3) && w.settled('tikv', 3) && w.settled('tidb', 2) && stopsOf(w, 'tidb').length === 2,
+      60_000,
+      'the upgrade after the restart',
+    );
     expect(w.controller().running).toBe(true);
   });
 });

@@ -48,7 +48,12 @@ describe("tidb-operator's version classes", () => {
   });
 
   it('reads a record back, and nothing from a status without one', () => {
-    expect(ddlPauseOf({ smoothUpgrade: { source: 'v8.5.0', target: 'v8.5.1', state: 'paused', since: 'x' } })).toEqual({ source: 'v8.5.0', target: 'v8.5.1', state: 'paused', since: 'x' });
+    expect(ddlPauseOf({ smoothUpgrade: { source: 'v8.5.0', target: 'v8.5.1', state: 'paused', since: 'x' } })).toEqual({
+      source: 'v8.5.0',
+      target: 'v8.5.1',
+      state: 'paused',
+      since: 'x',
+    });
     expect(ddlPauseOf({ smoothUpgrade: { source: 'v8.5.0', target: 'v8.5.1' } })?.state).toBe('starting');
     expect(ddlPauseOf({})).toBeUndefined();
     expect(ddlPauseOf({ smoothUpgrade: 'paused' })).toBeUndefined();
@@ -67,7 +72,12 @@ describe('the planner pauses DDL before the first TiDB restart and resumes it af
   };
   const planTidb = (s: StatefulSet, pods: Pod[], ddlPause?: DdlPauseRecord) =>
     plan({ cluster: CLUSTER, components: [{ kind: 'tidb', sts: s, pods }], pd: pdState(), now: NOW, probes: PROBES_OK, ddlPause })[0];
-  const paused = (source = 'v8.5.0', target = 'v8.5.1', state: DdlPauseRecord['state'] = 'paused'): DdlPauseRecord => ({ source, target, state, since: 'then' });
+  const paused = (source = 'v8.5.0', target = 'v8.5.1', state: DdlPauseRecord['state'] = 'paused'): DdlPauseRecord => ({
+    source,
+    target,
+    state,
+    since: 'then',
+  });
 
   it('pauses DDL on the lowest Ready TiDB before any restart, then steps', () => {
     const pods = [tidbPod(0, 'r1', 'v8.5.0', { ready: false }), tidbPod(1, 'r1', 'v8.5.0')];
@@ -86,8 +96,14 @@ describe('the planner pauses DDL before the first TiDB restart and resumes it af
 
   it('steps on, asking no more, once the TiDB asked had no /upgrade/start (the record says unsupported)', () => {
     const ready = [tidbPod(0, 'r1', 'v8.5.0'), tidbPod(1, 'r1', 'v8.5.0')];
-    expect(planTidb(tidbSts('v8.5.1'), ready, paused('v8.5.0', 'v8.5.1', 'unsupported')).action).toEqual({ type: 'apply', replicas: 2, partition: 1 });
-    expect(ddlPauseOf({ smoothUpgrade: { source: 'v8.5.0', target: 'v8.5.1', state: 'unsupported', since: 'x' } })?.state).toBe('unsupported');
+    expect(planTidb(tidbSts('v8.5.1'), ready, paused('v8.5.0', 'v8.5.1', 'unsupported')).action).toEqual({
+      type: 'apply',
+      replicas: 2,
+      partition: 1,
+    });
+    expect(ddlPauseOf({ smoothUpgrade: { source: 'v8.5.0', target: 'v8.5.1', state: 'unsupported', since: 'x' } })?.state).toBe(
+      'unsupported',
+    );
   });
 
   it('leaves DDL alone for a pair that needs no pause, and for a config-only rollout', () => {
@@ -104,7 +120,10 @@ describe('the planner pauses DDL before the first TiDB restart and resumes it af
   });
 
   it('resumes once every TiDB runs the new revision and is Ready, not before', () => {
-    const done = { ...tidbSts('v8.5.1', 'r2'), status: { observedGeneration: 1, replicas: 2, currentRevision: 'r2', updateRevision: 'r2' } } as StatefulSet;
+    const done = {
+      ...tidbSts('v8.5.1', 'r2'),
+      status: { observedGeneration: 1, replicas: 2, currentRevision: 'r2', updateRevision: 'r2' },
+    } as StatefulSet;
     const midway = planTidb(tidbSts('v8.5.1'), [tidbPod(0, 'r1', 'v8.5.0'), tidbPod(1, 'r2', 'v8.5.1')], paused());
     expect(midway.action).toEqual({ type: 'apply', replicas: 2, partition: 0 });
     const notReady = planTidb(done, [tidbPod(0, 'r2', 'v8.5.1', { ready: false }), tidbPod(1, 'r2', 'v8.5.1')], paused());
@@ -129,7 +148,12 @@ describe("TiDB's /upgrade/{op}, as the simulated tidb-server answers it", () => 
       expect(sim.ddlPaused).toBe(true);
       await tidbUpgradeOp(base, 'finish');
       await tidbUpgradeOp(base, 'finish');
-      expect(sim.upgradeOps.map((o) => [o.op, o.changed])).toEqual([['start', true], ['start', false], ['finish', true], ['finish', false]]);
+      expect(sim.upgradeOps.map((o) => [o.op, o.changed])).toEqual([
+        ['start', true],
+        ['start', false],
+        ['finish', true],
+        ['finish', false],
+      ]);
       // A server without the route answers 404: no pause there, never a retry for ever.
       sim.setVersion('c-tidb-0', 'v7.3.0');
       expect(await tidbUpgradeOp(base, 'start')).toEqual({ supported: false, answer: '404 page not found' });
@@ -143,13 +167,24 @@ describe("TiDB's /upgrade/{op} answers, byte for byte", () => {
   const answering = async (status: number, body: string, type = 'application/json') => {
     const server = http.createServer((_req, res) => res.writeHead(status, { 'content-type': type }).end(body));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+    return {
+      base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
   };
 
   it.each([
     ['success (WriteData: MarshalIndent of a string)', '"success!"', 'success!'],
-    ['a duplicate, before v7.5.0', '"It\'s a duplicated op and the cluster is already in upgrading state."', "It's a duplicated op and the cluster is already in upgrading state."],
-    ['a duplicate, from v7.5.0', '"It\'s a duplicated operation and the cluster is already in upgrading state."', "It's a duplicated operation and the cluster is already in upgrading state."],
+    [
+      'a duplicate, before v7.5.0',
+      '"It\'s a duplicated op and the cluster is already in upgrading state."',
+      "It's a duplicated op and the cluster is already in upgrading state.",
+    ],
+    [
+      'a duplicate, from v7.5.0',
+      '"It\'s a duplicated operation and the cluster is already in upgrading state."',
+      "It's a duplicated operation and the cluster is already in upgrading state.",
+    ],
     // server/handler/upgrade_handler.go of the tree before the pkg/ move: no return after the first WriteData.
     ['two values in one body (a duplicate in the pre-pkg/ trees)', '"Be upgrading.""success!"', 'Be upgrading. success!'],
     ['an answer this client does not know, still a 200', 'ok', 'ok'],

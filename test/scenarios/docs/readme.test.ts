@@ -23,7 +23,15 @@ test('.ci/run runs the test command the README gives, which installs what the te
 });
 
 /** README.md and the documents under docs/, one after the other. */
-const docs = (): string => ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)].map((f) => readFileSync(join(root, f), 'utf8')).join('\n');
+const docs = (): string =>
+  [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ]
+    .map((f) => readFileSync(join(root, f), 'utf8'))
+    .join('\n');
 
 /** The fenced block of the documentation that follows `marker` (a line of prose or the block's first line). */
 function readmeBlock(marker: string): string {
@@ -35,7 +43,8 @@ function readmeBlock(marker: string): string {
   return readme.slice(start, readme.indexOf('```', start));
 }
 
-const cli = (args: string[], cwd = root) => spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd, encoding: 'utf8' });
+const cli = (args: string[], cwd = root) =>
+  spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), ...args], { cwd, encoding: 'utf8' });
 
 /** Every line of a README sample, but its `...` elisions, appears in `actual`, in order. */
 function expectSampleOf(sample: string, actual: string): void {
@@ -113,13 +122,16 @@ test('"What gets rendered" states the Role the controller gets, rule by rule', (
   for (const rule of role.rules as { resources: string[]; verbs: string[]; resourceNames?: string[] }[]) {
     for (const resource of rule.resources) {
       const verbs = rule.verbs.join(', ');
-      const part = rule.resourceNames ? `${verbs} of ${rule.resourceNames.map((n) => `\`${n.replace(/^basic-/, '<c>-')}\``).join(', ')}` : verbs;
+      const part = rule.resourceNames
+        ? `${verbs} of ${rule.resourceNames.map((n) => `\`${n.replace(/^basic-/, '<c>-')}\``).join(', ')}`
+        : verbs;
       byResource.set(resource, [...(byResource.get(resource) ?? []), part]);
     }
   }
   // Resources granted the same verbs are named together.
   const groups = new Map<string, string[]>();
-  for (const [resource, parts] of byResource) groups.set(parts.join(', and '), [...(groups.get(parts.join(', and ')) ?? []), NAMES[resource] ?? resource]);
+  for (const [resource, parts] of byResource)
+    groups.set(parts.join(', and '), [...(groups.get(parts.join(', and ')) ?? []), NAMES[resource] ?? resource]);
   const summary = [...groups].map(([verbs, names]) => `${names.join(' and ')}: ${verbs}`).join('; ');
   expect(docs()).toContain(`Role and RoleBinding \`<c>-discovery\` (${summary})`);
 });
@@ -130,7 +142,9 @@ test("the Backups section's schedule renders beside examples/basic as the CronJo
     writeFileSync(join(dir, 'basic-backup.yaml'), readmeBlock('kind: BackupSchedule'));
     const r = cli(['render', join(root, 'examples/basic/tidb-cluster.yaml'), join(dir, 'basic-backup.yaml'), '-n', 'tidb']);
     expect(r.status).toBe(0);
-    const cronJobs = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter((o) => o?.kind === 'CronJob');
+    const cronJobs = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS())
+      .filter((o) => o?.kind === 'CronJob');
     expect(cronJobs.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['tidb/backup-nightly']);
     expect(docs()).toContain('kubectl get jobs -n tidb -l\n  tidb.pingcap.com/backup-schedule=nightly');
   } finally {
@@ -139,8 +153,18 @@ test("the Backups section's schedule renders beside examples/basic as the CronJo
 });
 
 test('every link between the documents reaches a file, and a heading where it names one', () => {
-  const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-  const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+  const files = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
+  const slug = (heading: string) =>
+    heading
+      .trim()
+      .toLowerCase()
+      .replace(/[^\w\- ]/g, '')
+      .replace(/ /g, '-');
   const anchors = (file: string) => {
     const out = new Set<string>();
     let fenced = false;
@@ -159,7 +183,8 @@ test('every link between the documents reaches a file, and a heading where it na
       const [path, anchor] = target.split('#');
       const to = path === '' ? file : join(file, '..', path).replace(/^\.\//, '');
       if (!existsSync(join(root, to))) broken.push(`${file}: ${target}: no file ${to}`);
-      else if (anchor !== undefined && to.endsWith('.md') && !anchors(to).has(anchor)) broken.push(`${file}: ${target}: no such heading in ${to}`);
+      else if (anchor !== undefined && to.endsWith('.md') && !anchors(to).has(anchor))
+        broken.push(`${file}: ${target}: no such heading in ${to}`);
     }
   }
   expect(broken).toEqual([]);

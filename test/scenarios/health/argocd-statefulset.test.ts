@@ -66,7 +66,10 @@ describe('argocd/health/statefulset.lua', () => {
           apiVersion: 'apps/v1',
           kind: 'StatefulSet',
           metadata: { name: 'web', generation: a.generation },
-          spec: { replicas: a.replicas, updateStrategy: a.strategy === undefined ? undefined : { type: a.strategy, rollingUpdate: a.rollingUpdate } },
+          spec: {
+            replicas: a.replicas,
+            updateStrategy: a.strategy === undefined ? undefined : { type: a.strategy, rollingUpdate: a.rollingUpdate },
+          },
         };
         if (!a.hasStatus) sts.status = { replicas: 0, availableReplicas: 0 };
         else {
@@ -86,7 +89,13 @@ describe('argocd/health/statefulset.lua', () => {
   });
 
   test('missing numbers count as 0, a missing spec.replicas as 1', () => {
-    const bare = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'x', generation: 1, annotations: { 'tidb-gitops.io/replicas': '1' } }, spec: {}, status: { observedGeneration: 1 } };
+    const bare = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'x', generation: 1, annotations: { 'tidb-gitops.io/replicas': '1' } },
+      spec: {},
+      status: { observedGeneration: 1 },
+    };
     expect(health(bare)).toEqual({ status: 'Progressing', message: '0 of 1 Pods ready' });
     const readyOne = { ...bare, status: { observedGeneration: 1, readyReplicas: 1 } };
     expect(health(readyOne)).toEqual({ status: 'Healthy', message: '1 of 1 Pods ready' });
@@ -103,7 +112,9 @@ describe('argocd/health/statefulset.lua', () => {
   });
 
   test('install-patch puts the file into argocd-cm byte for byte', () => {
-    const r = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'argocd', 'install-patch', '--only', 'argocd-cm'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'argocd', 'install-patch', '--only', 'argocd-cm'], {
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(0);
     const [cm] = parseAllDocuments(r.stdout).map((d) => d.toJS());
     expect(cm.data['resource.customizations.health.apps_StatefulSet']).toBe(script);

@@ -20,7 +20,11 @@ const exprs = kustomization.spec.healthCheckExprs.find((h: Obj) => h.apiVersion 
 
 /** Flux's verdict on each object, from one run of the CEL evaluator. */
 function flux(objects: readonly Obj[]): string[] {
-  const r = spawnSync(process.execPath, [join(TEST_DIR, 'support/flux-cel.mjs')], { input: JSON.stringify({ exprs, objects }), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, [join(TEST_DIR, 'support/flux-cel.mjs')], {
+    input: JSON.stringify({ exprs, objects }),
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return JSON.parse(r.stdout);
 }
@@ -78,7 +82,10 @@ test('Flux and Argo CD agree on any StatefulSet, rendered by tidb-gitops or not 
       annotations: a.ours ? annotations : null,
       spec: {
         replicas: a.replicas,
-        updateStrategy: a.strategy === undefined ? undefined : { type: a.strategy, ...(a.strategy === 'RollingUpdate' ? { rollingUpdate: { partition: a.partition } } : {}) },
+        updateStrategy:
+          a.strategy === undefined
+            ? undefined
+            : { type: a.strategy, ...(a.strategy === 'RollingUpdate' ? { rollingUpdate: { partition: a.partition } } : {}) },
       },
       status: a.hasStatus
         ? {
@@ -106,10 +113,16 @@ test('Flux and Argo CD agree on any StatefulSet, rendered by tidb-gitops or not 
   expect([...seen].sort()).toEqual(['Current', 'Failed', 'InProgress']);
 });
 
-describe('healthCheckExprs for a BackupSchedule\'s CronJob', () => {
+describe("healthCheckExprs for a BackupSchedule's CronJob", () => {
   const cronExprs = kustomization.spec.healthCheckExprs.find((h: Obj) => h.apiVersion === 'batch/v1' && h.kind === 'CronJob');
   const verdict = (status: Obj): string => {
-    const r = spawnSync(process.execPath, [join(TEST_DIR, 'support/flux-cel.mjs')], { input: JSON.stringify({ exprs: cronExprs, objects: [{ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'backup-n', generation: 1 }, spec: {}, status }] }), encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(TEST_DIR, 'support/flux-cel.mjs')], {
+      input: JSON.stringify({
+        exprs: cronExprs,
+        objects: [{ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'backup-n', generation: 1 }, spec: {}, status }],
+      }),
+      encoding: 'utf8',
+    });
     if (r.status !== 0) throw new Error(r.stderr);
     return JSON.parse(r.stdout)[0];
   };
@@ -117,7 +130,11 @@ describe('healthCheckExprs for a BackupSchedule\'s CronJob', () => {
     ['never run', {}, 'Current'],
     ['a run under way', { active: [{ name: 'backup-n-1' }], lastScheduleTime: '2026-11-27T02:00:00Z' }, 'InProgress'],
     ['the last run succeeded', { lastScheduleTime: '2026-11-27T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' }, 'Current'],
-    ['the last run failed after an earlier success', { lastScheduleTime: '2026-11-28T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' }, 'Failed'],
+    [
+      'the last run failed after an earlier success',
+      { lastScheduleTime: '2026-11-28T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' },
+      'Failed',
+    ],
     ['no run ever succeeded', { lastScheduleTime: '2026-11-27T02:00:00Z' }, 'Failed'],
   ])('%s: %s', (_name, status, expected) => {
     expect(verdict(status)).toBe(expected);

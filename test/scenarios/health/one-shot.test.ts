@@ -18,26 +18,61 @@ const kustomization = parse(readFileSync(join(root, 'examples/gitops/flux/tidb-c
 const exprs = kustomization.spec.healthCheckExprs.find((h: Obj) => h.apiVersion === 'v1' && h.kind === 'ConfigMap');
 
 function flux(objects: readonly Obj[]): string[] {
-  const r = spawnSync(process.execPath, [join(TEST_DIR, 'support/flux-cel.mjs')], { input: JSON.stringify({ exprs, objects }), encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(TEST_DIR, 'support/flux-cel.mjs')], {
+    input: JSON.stringify({ exprs, objects }),
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return JSON.parse(r.stdout);
 }
 
-const configMap = (labels?: Obj, annotations?: Obj): Obj => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'restore-r', ...(labels && { labels }), ...(annotations && { annotations }) }, data: {} });
+const configMap = (labels?: Obj, annotations?: Obj): Obj => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'restore-r', ...(labels && { labels }), ...(annotations && { annotations }) },
+  data: {},
+});
 const op = { 'tidb-gitops.io/operation': 'restore-r' };
 
 const CASES: [string, Obj, string, string, string][] = [
   ['any other ConfigMap', configMap(), 'Healthy', 'Current', ''],
   ['another ConfigMap with annotations', configMap({ app: 'x' }, { 'tidb-gitops.io/phase': 'Failed' }), 'Healthy', 'Current', ''],
   ['not taken up yet', configMap(op), 'Progressing', 'InProgress', 'waiting for the tidb-gitops controller to take it up'],
-  ['waiting', configMap(op, { 'tidb-gitops.io/phase': 'Waiting', 'tidb-gitops.io/message': 'waiting: the cluster is not ready: 2 of 3 tikv Pods are ready' }), 'Progressing', 'InProgress', 'waiting: the cluster is not ready: 2 of 3 tikv Pods are ready'],
-  ['running', configMap(op, { 'tidb-gitops.io/phase': 'Running', 'tidb-gitops.io/message': 'running since 2026-11-27T12:00:00Z' }), 'Progressing', 'InProgress', 'running since 2026-11-27T12:00:00Z'],
-  ['complete', configMap(op, { 'tidb-gitops.io/phase': 'Complete', 'tidb-gitops.io/message': 'restored from s3://b/p' }), 'Healthy', 'Current', 'restored from s3://b/p'],
-  ['failed', configMap(op, { 'tidb-gitops.io/phase': 'Failed', 'tidb-gitops.io/message': 'restore failed: x' }), 'Degraded', 'Failed', 'restore failed: x'],
+  [
+    'waiting',
+    configMap(op, {
+      'tidb-gitops.io/phase': 'Waiting',
+      'tidb-gitops.io/message': 'waiting: the cluster is not ready: 2 of 3 tikv Pods are ready',
+    }),
+    'Progressing',
+    'InProgress',
+    'waiting: the cluster is not ready: 2 of 3 tikv Pods are ready',
+  ],
+  [
+    'running',
+    configMap(op, { 'tidb-gitops.io/phase': 'Running', 'tidb-gitops.io/message': 'running since 2026-11-27T12:00:00Z' }),
+    'Progressing',
+    'InProgress',
+    'running since 2026-11-27T12:00:00Z',
+  ],
+  [
+    'complete',
+    configMap(op, { 'tidb-gitops.io/phase': 'Complete', 'tidb-gitops.io/message': 'restored from s3://b/p' }),
+    'Healthy',
+    'Current',
+    'restored from s3://b/p',
+  ],
+  [
+    'failed',
+    configMap(op, { 'tidb-gitops.io/phase': 'Failed', 'tidb-gitops.io/message': 'restore failed: x' }),
+    'Degraded',
+    'Failed',
+    'restore failed: x',
+  ],
   ['lost', configMap(op, { 'tidb-gitops.io/phase': 'Lost' }), 'Degraded', 'Failed', ''],
 ];
 
-describe('a one-shot operation\'s ConfigMap', () => {
+describe("a one-shot operation's ConfigMap", () => {
   const fluxResults = flux(CASES.map((c) => c[1]));
   test.each(CASES.map((c, i) => [c[0], c, i] as const))('%s', (_name, [, obj, argo, fluxStatus, message], i) => {
     const h = runHealth(obj, 'float', CONFIGMAP_HEALTH_LUA);

@@ -23,7 +23,11 @@ const kustomization = parse(readFileSync(join(root, 'examples/gitops/flux/tidb-c
 const exprs = kustomization.spec.healthCheckExprs.find((h: Obj) => h.apiVersion === 'batch/v1' && h.kind === 'CronJob');
 
 function flux(objects: readonly Obj[]): string[] {
-  const r = spawnSync(process.execPath, [join(TEST_DIR, 'support/flux-cel.mjs')], { input: JSON.stringify({ exprs, objects }), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, [join(TEST_DIR, 'support/flux-cel.mjs')], {
+    input: JSON.stringify({ exprs, objects }),
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return JSON.parse(r.stdout);
 }
@@ -32,46 +36,101 @@ const argo = (obj: Obj) => runHealth(obj, 'float', CRONJOB_HEALTH_LUA);
 
 describe('scheduleProblem: when the controller calls a schedule unwell', () => {
   const run = (minute: number, phase: BackupRun['phase'], extra: Partial<BackupRun> = {}): BackupRun => ({
-    schedule: 'n', job: `backup-n-${minute}`, phase, started: new Date(minute * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z'), ...extra,
+    schedule: 'n',
+    job: `backup-n-${minute}`,
+    phase,
+    started: new Date(minute * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    ...extra,
   });
   const byJob = (...runs: BackupRun[]) => Object.fromEntries(runs.map((r) => [r.job, r]));
 
   test('the newest run with an outcome decides; a run under way is passed over', () => {
     expect(scheduleProblem('n', {})).toBeUndefined();
     expect(scheduleProblem('n', byJob(run(1, 'Failed', { error: 'Error: x' }), run(2, 'Complete')))).toBeUndefined();
-    expect(scheduleProblem('n', byJob(run(1, 'Complete'), run(2, 'Failed', { error: 'Error: NoSuchBucket' }), run(3, 'Running')))).toBe('the last run backup-n-2 failed: Error: NoSuchBucket');
-    expect(scheduleProblem('n', byJob(run(1, 'Complete'), run(2, 'Lost', { error: 'its Job was deleted before it finished' })))).toBe('the last run backup-n-2 was lost: its Job was deleted before it finished');
+    expect(scheduleProblem('n', byJob(run(1, 'Complete'), run(2, 'Failed', { error: 'Error: NoSuchBucket' }), run(3, 'Running')))).toBe(
+      'the last run backup-n-2 failed: Error: NoSuchBucket',
+    );
+    expect(scheduleProblem('n', byJob(run(1, 'Complete'), run(2, 'Lost', { error: 'its Job was deleted before it finished' })))).toBe(
+      'the last run backup-n-2 was lost: its Job was deleted before it finished',
+    );
     // Another schedule's runs, and runs retention let go, say nothing about this one.
-    expect(scheduleProblem('n', byJob(run(1, 'Complete'), { ...run(2, 'Failed'), schedule: 'o', job: 'backup-o-2' }, run(0, 'Released')))).toBeUndefined();
+    expect(
+      scheduleProblem('n', byJob(run(1, 'Complete'), { ...run(2, 'Failed'), schedule: 'o', job: 'backup-o-2' }, run(0, 'Released'))),
+    ).toBeUndefined();
   });
 
   test('a run that cannot start, and a failing retention, are problems too', () => {
     const stuck = byJob(run(1, 'Complete'), run(2, 'Running', { error: 'CreateContainerConfigError: secret "s3" not found' }));
     expect(scheduleProblem('n', stuck)).toBe('the run backup-n-2 cannot start: CreateContainerConfigError: secret "s3" not found');
-    expect(scheduleProblem('n', byJob(run(1, 'Complete')), 'AccessDenied')).toBe('retention could not remove expired backups: AccessDenied');
-    expect(scheduleProblem('n', byJob(run(1, 'Failed', { error: 'e' })), 'AccessDenied')).toBe('the last run backup-n-1 failed: e; retention could not remove expired backups: AccessDenied');
+    expect(scheduleProblem('n', byJob(run(1, 'Complete')), 'AccessDenied')).toBe(
+      'retention could not remove expired backups: AccessDenied',
+    );
+    expect(scheduleProblem('n', byJob(run(1, 'Failed', { error: 'e' })), 'AccessDenied')).toBe(
+      'the last run backup-n-1 failed: e; retention could not remove expired backups: AccessDenied',
+    );
   });
 });
 
 const cronJob = (opts: { ours?: boolean; annotations?: Obj; suspend?: boolean; status?: Obj | null }): Obj => ({
   apiVersion: 'batch/v1',
   kind: 'CronJob',
-  metadata: { name: 'backup-n', ...(opts.ours !== false && { labels: { 'tidb.pingcap.com/backup-schedule': 'n' } }), ...(opts.annotations && { annotations: opts.annotations }) },
+  metadata: {
+    name: 'backup-n',
+    ...(opts.ours !== false && { labels: { 'tidb.pingcap.com/backup-schedule': 'n' } }),
+    ...(opts.annotations && { annotations: opts.annotations }),
+  },
   spec: { schedule: '0 2 * * *', ...(opts.suspend !== undefined && { suspend: opts.suspend }) },
   ...(opts.status !== null && { status: opts.status ?? {} }),
 });
-const unwell = { 'tidb-gitops.io/backup-health': 'Degraded', 'tidb-gitops.io/message': 'the last run backup-n-2 failed: Error: NoSuchBucket' };
+const unwell = {
+  'tidb-gitops.io/backup-health': 'Degraded',
+  'tidb-gitops.io/message': 'the last run backup-n-2 failed: Error: NoSuchBucket',
+};
 const ran = { lastScheduleTime: '2026-11-28T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' };
 
 const CASES: [string, Obj, string, string, string][] = [
   ['noted unwell', cronJob({ annotations: unwell, status: ran }), 'Degraded', 'Failed', unwell['tidb-gitops.io/message']],
-  ['noted unwell while a run that cannot start counts as active', cronJob({ annotations: unwell, status: { active: [{ name: 'backup-n-2' }], lastScheduleTime: '2026-11-28T02:00:00Z' } }), 'Degraded', 'Failed', unwell['tidb-gitops.io/message']],
-  ['noted unwell before any run succeeded (Argo CD alone would say Healthy)', cronJob({ annotations: unwell, status: { lastScheduleTime: '2026-11-28T02:00:00Z' } }), 'Degraded', 'Failed', unwell['tidb-gitops.io/message']],
+  [
+    'noted unwell while a run that cannot start counts as active',
+    cronJob({ annotations: unwell, status: { active: [{ name: 'backup-n-2' }], lastScheduleTime: '2026-11-28T02:00:00Z' } }),
+    'Degraded',
+    'Failed',
+    unwell['tidb-gitops.io/message'],
+  ],
+  [
+    'noted unwell before any run succeeded (Argo CD alone would say Healthy)',
+    cronJob({ annotations: unwell, status: { lastScheduleTime: '2026-11-28T02:00:00Z' } }),
+    'Degraded',
+    'Failed',
+    unwell['tidb-gitops.io/message'],
+  ],
   ['paused', cronJob({ annotations: unwell, suspend: true, status: ran }), 'Suspended', 'Failed', 'CronJob is Suspended'],
-  ['well, the last run succeeded', cronJob({ status: { lastScheduleTime: '2026-11-27T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' } }), 'Healthy', 'Current', 'CronJob has completed its last execution successfully'],
+  [
+    'well, the last run succeeded',
+    cronJob({ status: { lastScheduleTime: '2026-11-27T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' } }),
+    'Healthy',
+    'Current',
+    'CronJob has completed its last execution successfully',
+  ],
   ['well, never run', cronJob({ status: {} }), 'Healthy', 'Current', 'CronJob has not been scheduled yet'],
-  ['a run under way', cronJob({ status: { ...ran, active: [{ name: 'backup-n-3' }] } }), 'Healthy', 'InProgress', 'The job is running. Its last execution may not have been successful'],
-  ['the annotation on a CronJob tidb-gitops did not render counts for nothing', cronJob({ ours: false, annotations: unwell, status: { lastScheduleTime: '2026-11-27T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' } }), 'Healthy', 'Failed', 'CronJob has completed its last execution successfully'],
+  [
+    'a run under way',
+    cronJob({ status: { ...ran, active: [{ name: 'backup-n-3' }] } }),
+    'Healthy',
+    'InProgress',
+    'The job is running. Its last execution may not have been successful',
+  ],
+  [
+    'the annotation on a CronJob tidb-gitops did not render counts for nothing',
+    cronJob({
+      ours: false,
+      annotations: unwell,
+      status: { lastScheduleTime: '2026-11-27T02:00:00Z', lastSuccessfulTime: '2026-11-27T02:04:10Z' },
+    }),
+    'Healthy',
+    'Failed',
+    'CronJob has completed its last execution successfully',
+  ],
 ];
 
 describe("a BackupSchedule's CronJob in Argo CD and Flux", () => {
@@ -85,7 +144,10 @@ describe("a BackupSchedule's CronJob in Argo CD and Flux", () => {
 test('every CronJob tidb-gitops did not render gets what the built-in check gives (property)', () => {
   const time = fc.integer({ min: 0, max: 5 }).map((d) => `2026-11-2${d}T02:00:00Z`);
   const status = fc.option(
-    fc.record({ lastScheduleTime: time, lastSuccessfulTime: time, active: fc.array(fc.constant({ name: 'j' }), { maxLength: 2 }) }, { requiredKeys: [] }),
+    fc.record(
+      { lastScheduleTime: time, lastSuccessfulTime: time, active: fc.array(fc.constant({ name: 'j' }), { maxLength: 2 }) },
+      { requiredKeys: [] },
+    ),
     { nil: null },
   );
   fc.assert(

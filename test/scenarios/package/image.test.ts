@@ -53,7 +53,10 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^ARG NODE_RUNTIME=26\.\d+\.\d+$/m);
     expect(dockerfile).toMatch(/^ARG NODE_INTEGRITY_AMD64=sha512-[\w+/]{86}==$/m);
     expect(dockerfile).toMatch(/^ARG NODE_INTEGRITY_ARM64=sha512-[\w+/]{86}==$/m);
-    expect(stages.filter((s) => s.from !== 'scratch' && !stages.some((b) => b.name === s.from)).map((s) => s.from)).toEqual(['${NODE_IMAGE}', '${NODE_IMAGE}']);
+    expect(stages.filter((s) => s.from !== 'scratch' && !stages.some((b) => b.name === s.from)).map((s) => s.from)).toEqual([
+      '${NODE_IMAGE}',
+      '${NODE_IMAGE}',
+    ]);
   });
 
   test('the images are FROM scratch with the assembled root filesystem, no npm and no node_modules', () => {
@@ -92,10 +95,20 @@ describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)
   let tmp: string;
   let rootfs: string;
   const run = (user: string, args: string[], env: Record<string, string> = {}, cwd = '/') =>
-    spawnSync(CHROOT_BIN!, [`--userspec=${user}`, rootfs, '/usr/local/bin/node', '-e', `process.chdir(${JSON.stringify(cwd)}); require('child_process').execFileSync('/usr/local/bin/tidb-gitops', ${JSON.stringify(args)}, { stdio: 'inherit' })`], {
-      encoding: 'utf8',
-      env: { PATH: '/usr/local/bin', ...env },
-    });
+    spawnSync(
+      CHROOT_BIN!,
+      [
+        `--userspec=${user}`,
+        rootfs,
+        '/usr/local/bin/node',
+        '-e',
+        `process.chdir(${JSON.stringify(cwd)}); require('child_process').execFileSync('/usr/local/bin/tidb-gitops', ${JSON.stringify(args)}, { stdio: 'inherit' })`,
+      ],
+      {
+        encoding: 'utf8',
+        env: { PATH: '/usr/local/bin', ...env },
+      },
+    );
 
   beforeAll(() => {
     tmp = mkdtempSync(join(tmpdir(), 'tidb-gitops-image-'));
@@ -104,7 +117,9 @@ describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
   const files = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [relative(rootfs, join(dir, e.name))]));
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? files(join(dir, e.name)) : [relative(rootfs, join(dir, e.name))],
+    );
 
   test(`holds Node.js, its libraries, the bundles and the plugin files, and is at most ${SIZE_LIMIT / 1e6} MB`, () => {
     const all = files(rootfs).sort();
@@ -128,7 +143,11 @@ describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)
       'usr/local/share/doc/node/LICENSE',
     ]);
     // Only the shared libraries node loads: libc and friends (Node.js 26 adds libatomic), no shell, no tools.
-    expect(all.filter((f) => /^(lib|lib64|usr\/lib)\//.test(f)).every((f) => /\/(ld-linux[\w.-]*|lib(c|m|dl|pthread|stdc\+\+|gcc_s|atomic)\.so[\d.]*)$/.test(f))).toBe(true);
+    expect(
+      all
+        .filter((f) => /^(lib|lib64|usr\/lib)\//.test(f))
+        .every((f) => /\/(ld-linux[\w.-]*|lib(c|m|dl|pthread|stdc\+\+|gcc_s|atomic)\.so[\d.]*)$/.test(f)),
+    ).toBe(true);
     expect(existsSync(join(rootfs, 'bin/sh'))).toBe(false);
     expect(statSync(join(rootfs, 'tmp')).mode & 0o1777).toBe(0o1777);
   });
@@ -144,7 +163,17 @@ describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)
     cpSync(join(root, 'examples/basic/tidb-cluster.yaml'), join(rootfs, 'tmp/in/tidb-cluster.yaml'));
     const inImage = run('65532:65532', ['render', '/tmp/in/tidb-cluster.yaml', '--controller-image', 'registry.example.com/tg:1']);
     expect(inImage.status).toBe(0);
-    const here = execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', join(root, 'examples/basic/tidb-cluster.yaml'), '--controller-image', 'registry.example.com/tg:1'], { encoding: 'utf8' });
+    const here = execFileSync(
+      process.execPath,
+      [
+        join(root, 'bin/tidb-gitops.js'),
+        'render',
+        join(root, 'examples/basic/tidb-cluster.yaml'),
+        '--controller-image',
+        'registry.example.com/tg:1',
+      ],
+      { encoding: 'utf8' },
+    );
     expect(inImage.stdout).toBe(here);
     rmSync(join(rootfs, 'tmp/in'), { recursive: true });
   });
@@ -154,7 +183,12 @@ describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)
     mkdirSync(app, { recursive: true });
     cpSync(join(root, 'examples/basic/tidb-cluster.yaml'), join(app, 'tidb-cluster.yaml'));
     spawnSync('chown', ['-R', '999:999', app]);
-    const generate = run('999:999', ['argocd', 'generate'], { HOME: '/tmp', ARGOCD_APP_NAMESPACE: 'tidb', KUBE_VERSION: '1.33', PARAM_CONTROLLER_IMAGE: 'registry.example.com/tg:1' }, '/tmp/app');
+    const generate = run(
+      '999:999',
+      ['argocd', 'generate'],
+      { HOME: '/tmp', ARGOCD_APP_NAMESPACE: 'tidb', KUBE_VERSION: '1.33', PARAM_CONTROLLER_IMAGE: 'registry.example.com/tg:1' },
+      '/tmp/app',
+    );
     expect(generate.status).toBe(0);
     const objects = parseAllDocuments(generate.stdout).map((d) => d.toJS());
     expect(objects).toHaveLength(20);

@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import { TEST_DIR } from '../../support/paths';
 
 const root = join(TEST_DIR, '..');
-const npmEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', npm_config_loglevel: 'error' };
+const npmEnv = {
+  ...process.env,
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+  npm_config_loglevel: 'error',
+};
 const reference = readFileSync(join(root, 'docs/reference.md'), 'utf8');
 
 /** The fenced block of the library section that starts with `first`. */
@@ -28,7 +34,9 @@ let tmp: string;
 let tarball: string;
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'tidb-gitops-library-run-'));
-  const [info] = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: root, env: npmEnv, encoding: 'utf8' }));
+  const [info] = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: root, env: npmEnv, encoding: 'utf8' }),
+  );
   tarball = join(tmp, info.filename);
 }, 60_000);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -43,7 +51,8 @@ function app(name: string, file: string): string {
   return dir;
 }
 
-const sh = (script: string, cwd: string) => spawnSync('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env: npmEnv, encoding: 'utf8' });
+const sh = (script: string, cwd: string) =>
+  spawnSync('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env: npmEnv, encoding: 'utf8' });
 
 test('the commands of the reference run the app as written, and it writes what it says', () => {
   const commands = block('npm init -y')

@@ -10,7 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiObject, App, Chart, JsonPatch } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
-import { ApiRefusalError, checkTidbCluster, InputError, loadClusterInputs, PdComponent, PdmsComponent, SpecError, TidbCluster, TidbClusterChart, TidbComponent } from '../../../src';
+import {
+  ApiRefusalError,
+  checkTidbCluster,
+  InputError,
+  loadClusterInputs,
+  PdComponent,
+  PdmsComponent,
+  SpecError,
+  TidbCluster,
+  TidbClusterChart,
+  TidbComponent,
+} from '../../../src';
 import type { TidbClusterManifest } from '../../../src';
 import { TEST_DIR } from '../../support/paths';
 
@@ -57,7 +68,10 @@ test('a chart the API server would refuse stops app.synth() before any file is w
   new TidbClusterChart(app, 'first', { cluster: cluster('first') });
   // Each map is within 256 KiB; merged on the TiDB Pods they are not.
   new TidbClusterChart(app, 'second', {
-    cluster: cluster('second', { annotations: { a: 'x'.repeat(150_000) }, tidb: { baseImage: 'pingcap/tidb', replicas: 1, annotations: { b: 'y'.repeat(150_000) } } }),
+    cluster: cluster('second', {
+      annotations: { a: 'x'.repeat(150_000) },
+      tidb: { baseImage: 'pingcap/tidb', replicas: 1, annotations: { b: 'y'.repeat(150_000) } },
+    }),
   });
   let error: unknown;
   try {
@@ -66,7 +80,9 @@ test('a chart the API server would refuse stops app.synth() before any file is w
     error = e;
   }
   expect(error).toBeInstanceOf(ApiRefusalError);
-  expect((error as Error).message).toContain('StatefulSet second-tidb: spec.template.metadata.annotations: annotations take 293.0 KiB together');
+  expect((error as Error).message).toContain(
+    'StatefulSet second-tidb: spec.template.metadata.annotations: annotations take 293.0 KiB together',
+  );
   expect(existsSync(outdir) ? readdirSync(outdir) : []).toEqual([]);
 });
 
@@ -96,7 +112,9 @@ test('the component constructs compose a chart of their own: PD and one micro-se
 
 describe('TidbCluster, a construct for a chart of ones own', () => {
   const render = (file: string, args: string[] = []) =>
-    parseAllDocuments(execFileSync(process.execPath, [join(TEST_DIR, '../bin/tidb-gitops.js'), 'render', ...args, file], { encoding: 'utf8' })).map((d) => d.toJS());
+    parseAllDocuments(
+      execFileSync(process.execPath, [join(TEST_DIR, '../bin/tidb-gitops.js'), 'render', ...args, file], { encoding: 'utf8' }),
+    ).map((d) => d.toJS());
   const example = join(TEST_DIR, '../examples/basic/tidb-cluster.yaml');
   const key = (o: any) => `${o.kind}/${o.metadata.name}`;
 
@@ -126,12 +144,24 @@ describe('TidbCluster, a construct for a chart of ones own', () => {
   test('handles reach each component object; a JSON patch shows in the output and in the volume sizes', () => {
     const app = new App({ outdir });
     const chart = new Chart(app, 'db', { disableResourceNameHashes: true });
-    const one = new TidbCluster(chart, 'one', { cluster: cluster('one', { tidb: { baseImage: 'pingcap/tidb', replicas: 1, service: { type: 'ClusterIP' } } }), namespace: 'db' });
+    const one = new TidbCluster(chart, 'one', {
+      cluster: cluster('one', { tidb: { baseImage: 'pingcap/tidb', replicas: 1, service: { type: 'ClusterIP' } } }),
+      namespace: 'db',
+    });
     const two = new TidbCluster(chart, 'two', { cluster: cluster('two'), namespace: 'db' });
     expect(one.tidb?.service?.metadata.name).toBe('one-tidb');
     expect(two.tidb?.service).toBeUndefined();
-    expect([one.pd?.statefulSet.name, one.pd?.service.name, one.pd?.peerService.name, one.pd?.configMap.name]).toEqual(['one-pd', 'one-pd', 'one-pd-peer', 'one-pd']);
-    expect([one.tikv?.statefulSet.kind, one.discovery.deployment.name, one.volumeSizes.configMap.name]).toEqual(['StatefulSet', 'one-discovery', 'one-volume-sizes']);
+    expect([one.pd?.statefulSet.name, one.pd?.service.name, one.pd?.peerService.name, one.pd?.configMap.name]).toEqual([
+      'one-pd',
+      'one-pd',
+      'one-pd-peer',
+      'one-pd',
+    ]);
+    expect([one.tikv?.statefulSet.kind, one.discovery.deployment.name, one.volumeSizes.configMap.name]).toEqual([
+      'StatefulSet',
+      'one-discovery',
+      'one-volume-sizes',
+    ]);
     expect(one.tiflash).toBeUndefined();
     one.tidb!.service!.metadata.addAnnotation('service.beta.kubernetes.io/aws-load-balancer-type', 'nlb');
     one.tikv!.statefulSet.addJsonPatch(JsonPatch.replace('/spec/volumeClaimTemplates/0/spec/resources/requests/storage', '5Gi'));
@@ -161,15 +191,22 @@ describe('TidbCluster, a construct for a chart of ones own', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-lib-in-'));
     try {
       writeFileSync(join(dir, 'basic.yaml'), readFileSync(example));
-      writeFileSync(join(dir, 'settings.yaml'), 'apiVersion: tidb-gitops.io/v1alpha1\nkind: RenderSettings\nnamespace: tidb\ncontrollerImage: registry.example.com/tidb-gitops:1\n');
+      writeFileSync(
+        join(dir, 'settings.yaml'),
+        'apiVersion: tidb-gitops.io/v1alpha1\nkind: RenderSettings\nnamespace: tidb\ncontrollerImage: registry.example.com/tidb-gitops:1\n',
+      );
       const read = loadClusterInputs([dir], { env: { TIDB_GITOPS_KUBE_VERSION: '1.34' } });
       expect(read.settings).toEqual({ namespace: 'tidb', controllerImage: 'registry.example.com/tidb-gitops:1', kubeVersion: '1.34' });
-      expect(read.clusters.map((c) => [c.resolved.namespace, c.resolved.discovery.image, c.resolved.kubeMinor])).toEqual([['tidb', 'registry.example.com/tidb-gitops:1', 34]]);
+      expect(read.clusters.map((c) => [c.resolved.namespace, c.resolved.discovery.image, c.resolved.kubeMinor])).toEqual([
+        ['tidb', 'registry.example.com/tidb-gitops:1', 34],
+      ]);
       // An option given beats the environment and the file.
       expect(loadClusterInputs([dir], { namespace: 'other' }).clusters[0].resolved.namespace).toBe('other');
       writeFileSync(join(dir, 'settings.yaml'), 'apiVersion: tidb-gitops.io/v1alpha1\nkind: RenderSettings\nnamespce: tidb\n');
       expect(() => loadClusterInputs([dir])).toThrow(InputError);
-      expect(() => loadClusterInputs([dir])).toThrow(/settings\.yaml: document 1: namespce \(line 3\): unknown field; .*\n1 problem found$/);
+      expect(() => loadClusterInputs([dir])).toThrow(
+        /settings\.yaml: document 1: namespce \(line 3\): unknown field; .*\n1 problem found$/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -177,6 +214,8 @@ describe('TidbCluster, a construct for a chart of ones own', () => {
 
   test('given a resolved cluster, the options that resolve are an error of use', () => {
     const resolved = checkTidbCluster(cluster('c'));
-    expect(() => new TidbCluster(new Chart(new App({ outdir }), 'x'), 'c', { resolved, namespace: 'db' })).toThrow('TidbCluster: `namespace` applies when resolving');
+    expect(() => new TidbCluster(new Chart(new App({ outdir }), 'x'), 'c', { resolved, namespace: 'db' })).toThrow(
+      'TidbCluster: `namespace` applies when resolving',
+    );
   });
 });

@@ -16,7 +16,13 @@ const root = join(TEST_DIR, '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const example = join(root, 'examples/basic/tidb-cluster.yaml');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const npmEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', npm_config_loglevel: 'error' };
+const npmEnv = {
+  ...process.env,
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+  npm_config_loglevel: 'error',
+};
 
 /** The peer versions the range is tested at: its lowest release and the newest within it. */
 const lowest = (range: string) => /^\^(\d+\.\d+\.\d+)$/.exec(range)?.[1];
@@ -31,7 +37,11 @@ let packed: { path: string; size: number }[];
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'tidb-gitops-pkg-'));
   // The build ran already (`npm test` runs it first), so the pack runs no script.
-  const out = execFileSync(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: root, env: npmEnv, encoding: 'utf8' });
+  const out = execFileSync(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], {
+    cwd: root,
+    env: npmEnv,
+    encoding: 'utf8',
+  });
   const [info] = JSON.parse(out);
   tarball = join(tmp, info.filename);
   packed = info.files;
@@ -69,7 +79,14 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
   expect(paths.filter((p) => !p.startsWith('lib/types/'))).toEqual(fixed);
   const types = paths.filter((p) => p.startsWith('lib/types/'));
   expect(types.every((p) => p.endsWith('.d.ts'))).toBe(true);
-  expect(types).toEqual(expect.arrayContaining(['lib/types/src/index.d.ts', 'lib/types/src/inputs.d.ts', 'lib/types/src/render/cluster.d.ts', 'lib/types/imports/k8s.d.ts']));
+  expect(types).toEqual(
+    expect.arrayContaining([
+      'lib/types/src/index.d.ts',
+      'lib/types/src/inputs.d.ts',
+      'lib/types/src/render/cluster.d.ts',
+      'lib/types/imports/k8s.d.ts',
+    ]),
+  );
   // The library's types only: nothing of the CLI, the controller, diff or the cdk8s app entry.
   expect(types.filter((p) => /\/(cli|controller|diff)\/|src\/main\.d\.ts$/.test(p))).toEqual([]);
   expect(existsSync(join(root, pkg.types))).toBe(true);
@@ -81,7 +98,10 @@ test('npm pack ships the bundles, the types, the Argo CD files, the license and 
   expect(notices).toContain('Permission is hereby granted, free of charge');
   // cdk8s ships its own copy of yaml; where it is our release, the CLI bundle holds one copy.
   const version = (dir: string) => JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')).version;
-  if (existsSync(join(root, 'node_modules/cdk8s/node_modules/yaml')) && version('node_modules/yaml') === version('node_modules/cdk8s/node_modules/yaml')) {
+  if (
+    existsSync(join(root, 'node_modules/cdk8s/node_modules/yaml')) &&
+    version('node_modules/yaml') === version('node_modules/cdk8s/node_modules/yaml')
+  ) {
     const cli = readFileSync(join(root, 'lib/tidb-gitops.js'), 'utf8');
     expect(cli).toContain('node_modules/yaml/dist/index.js');
     expect(cli).not.toContain('node_modules/cdk8s/node_modules/yaml/');
@@ -124,7 +144,9 @@ test('installed as a CLI it brings no dependency, and renders', () => {
   const local = execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', example], { encoding: 'utf8' });
   expect(rendered).toBe(local);
   // kubectl finds `kubectl-tidb_gitops` on the PATH: `kubectl tidb-gitops status`.
-  expect(execFileSync(join(prefix, 'bin/kubectl-tidb_gitops'), ['status', '--help'], { encoding: 'utf8' })).toContain('kubectl tidb-gitops status [CLUSTER]');
+  expect(execFileSync(join(prefix, 'bin/kubectl-tidb_gitops'), ['status', '--help'], { encoding: 'utf8' })).toContain(
+    'kubectl tidb-gitops status [CLUSTER]',
+  );
 }, 120_000);
 
 test('without cdk8s, tidb-gitops/inputs loads and validates, and the main entry says what it needs', () => {
@@ -184,7 +206,9 @@ describe.each(PEERS)('in a cdk8s app with cdk8s $cdk8s and constructs $construct
     install(app, [tarball, `cdk8s@${peers.cdk8s}`, `constructs@${peers.constructs}`, 'yaml@2']);
     const modules = join(app, 'node_modules');
     expect(existsSync(join(modules, 'tidb-gitops/node_modules'))).toBe(false);
-    const list = JSON.parse(execFileSync(npm, ['ls', '--all', '--json', 'cdk8s', 'constructs'], { cwd: app, env: npmEnv, encoding: 'utf8' }));
+    const list = JSON.parse(
+      execFileSync(npm, ['ls', '--all', '--json', 'cdk8s', 'constructs'], { cwd: app, env: npmEnv, encoding: 'utf8' }),
+    );
     expect(Object.keys(list.dependencies).sort()).toEqual(['cdk8s', 'constructs', 'tidb-gitops']);
     expect(list.dependencies['tidb-gitops'].dependencies.cdk8s.version).toBe(list.dependencies.cdk8s.version);
     expect(list.dependencies['tidb-gitops'].dependencies.constructs.version).toBe(list.dependencies.constructs.version);
@@ -195,7 +219,18 @@ describe.each(PEERS)('in a cdk8s app with cdk8s $cdk8s and constructs $construct
     writeFileSync(join(app, 'reference.ts'), referenceApp());
     writeFileSync(
       join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'commonjs', strict: true, esModuleInterop: true, skipLibCheck: false, types: ['node'], outDir: 'out' }, files: ['main.ts', 'reference.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'commonjs',
+          strict: true,
+          esModuleInterop: true,
+          skipLibCheck: false,
+          types: ['node'],
+          outDir: 'out',
+        },
+        files: ['main.ts', 'reference.ts'],
+      }),
     );
     const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', app], { encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr).toBe('');
@@ -207,7 +242,9 @@ describe.each(PEERS)('in a cdk8s app with cdk8s $cdk8s and constructs $construct
     expect(run.stdout).toBe('basic basic\n');
     expect(readdirSync(dist)).toEqual(['basic.k8s.yaml']);
     const synthesized = parseAllDocuments(readFileSync(join(dist, 'basic.k8s.yaml'), 'utf8')).map((d) => d.toJS());
-    const cli = execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', '--namespace', 'tidb', example], { encoding: 'utf8' });
+    const cli = execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', '--namespace', 'tidb', example], {
+      encoding: 'utf8',
+    });
     const rendered = parseAllDocuments(cli).map((d) => d.toJS());
     const key = (o: any) => `${o.kind}/${o.metadata.name}`;
     expect(synthesized.map(key).sort()).toEqual(rendered.map(key).sort());
@@ -217,13 +254,22 @@ describe.each(PEERS)('in a cdk8s app with cdk8s $cdk8s and constructs $construct
     const repo = join(app, 'repo');
     mkdirSync(join(repo, 'tidb-clusters'), { recursive: true });
     writeFileSync(join(repo, 'tidb-clusters/basic.yaml'), readFileSync(example));
-    writeFileSync(join(repo, 'tidb-clusters/tidb-gitops.yaml'), 'apiVersion: tidb-gitops.io/v1alpha1\nkind: RenderSettings\nnamespace: tidb\n');
-    const ref = spawnSync(process.execPath, [join(app, 'out/reference.js')], { cwd: repo, encoding: 'utf8', env: { PATH: process.env.PATH } });
+    writeFileSync(
+      join(repo, 'tidb-clusters/tidb-gitops.yaml'),
+      'apiVersion: tidb-gitops.io/v1alpha1\nkind: RenderSettings\nnamespace: tidb\n',
+    );
+    const ref = spawnSync(process.execPath, [join(app, 'out/reference.js')], {
+      cwd: repo,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH },
+    });
     expect(ref.stderr).toBe('');
     expect(ref.status).toBe(0);
     expect(readdirSync(join(repo, 'dist'))).toEqual(['databases.k8s.yaml']);
     const ours = parseAllDocuments(readFileSync(join(repo, 'dist/databases.k8s.yaml'), 'utf8')).map((d) => d.toJS());
-    const expected = parseAllDocuments(execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', 'tidb-clusters'], { cwd: repo, encoding: 'utf8' })).map((d) => d.toJS());
+    const expected = parseAllDocuments(
+      execFileSync(process.execPath, [join(root, 'bin/tidb-gitops.js'), 'render', 'tidb-clusters'], { cwd: repo, encoding: 'utf8' }),
+    ).map((d) => d.toJS());
     const service = expected.find((o) => key(o) === 'Service/basic-tidb');
     service.metadata.annotations = { ...service.metadata.annotations, 'networking.gke.io/load-balancer-type': 'Internal' };
     expect(ours.map(key).sort()).toEqual(['Namespace/tidb', ...expected.map(key)].sort());

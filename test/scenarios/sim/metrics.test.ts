@@ -143,7 +143,8 @@ function parseExposition(text: string): Map<string, Family> {
       if (kind === 'HELP') {
         if (current !== undefined && current.family.samples.length === 0) throw new Error(`${where}: ${current.name} has no samples`);
         if (families.has(name)) throw new Error(`${where}: ${name} appears twice`);
-        if (previousName !== undefined && goLess(previousName, name) >= 0) throw new Error(`${where}: families not sorted (${previousName} before ${name})`);
+        if (previousName !== undefined && goLess(previousName, name) >= 0)
+          throw new Error(`${where}: families not sorted (${previousName} before ${name})`);
         if (!line.startsWith(`# HELP ${name} `)) throw new Error(`${where}: no space after the name`);
         const help = unescape(line, `# HELP ${name} `.length, undefined, false, where).value;
         current = { name, family: { help, type: '', samples: [] } };
@@ -152,7 +153,8 @@ function parseExposition(text: string): Map<string, Family> {
         phase = 'type';
         return;
       }
-      if (current === undefined || current.name !== name || phase !== 'type') throw new Error(`${where}: # TYPE not right after its # HELP`);
+      if (current === undefined || current.name !== name || phase !== 'type')
+        throw new Error(`${where}: # TYPE not right after its # HELP`);
       if (!TYPES.includes(rest)) throw new Error(`${where}: bad type`);
       current.family.type = rest;
       phase = 'samples';
@@ -162,7 +164,12 @@ function parseExposition(text: string): Map<string, Family> {
     const nameMatch = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line);
     if (nameMatch === null) throw new Error(`${where}: no metric name`);
     const name = nameMatch[0];
-    const suffixes = current.family.type === 'histogram' ? ['_bucket', '_sum', '_count'] : current.family.type === 'summary' ? ['', '_sum', '_count'] : [''];
+    const suffixes =
+      current.family.type === 'histogram'
+        ? ['_bucket', '_sum', '_count']
+        : current.family.type === 'summary'
+          ? ['', '_sum', '_count']
+          : [''];
     if (!suffixes.some((s) => name === `${current!.name}${s}`)) throw new Error(`${where}: sample ${name} in family ${current.name}`);
     let pos = name.length;
     const labels: Record<string, string> = {};
@@ -195,7 +202,8 @@ function parseExposition(text: string): Map<string, Family> {
     if (current.family.type === 'counter' && !(value >= 0)) throw new Error(`${where}: a counter that is negative or NaN`);
     const samples = current.family.samples;
     const key = JSON.stringify(names.map((n) => [n, labels[n]]));
-    if (samples.some((s) => JSON.stringify(Object.keys(s.labels).map((n) => [n, s.labels[n]])) === key)) throw new Error(`${where}: duplicate series`);
+    if (samples.some((s) => JSON.stringify(Object.keys(s.labels).map((n) => [n, s.labels[n]])) === key))
+      throw new Error(`${where}: duplicate series`);
     const previous = samples[samples.length - 1];
     if (previous !== undefined) {
       const a = Object.keys(previous.labels).map((n) => previous.labels[n]);
@@ -243,7 +251,14 @@ function expectExposition(reply: Reply, contentType: string, lint: string[] = []
 function samplesOf(families: Map<string, Family>, name: string): Record<string, number> | undefined {
   const f = families.get(name);
   if (f === undefined) return undefined;
-  return Object.fromEntries(f.samples.map((s) => [Object.entries(s.labels).map(([k, v]) => `${k}=${v}`).join(','), s.value]));
+  return Object.fromEntries(
+    f.samples.map((s) => [
+      Object.entries(s.labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+      s.value,
+    ]),
+  );
 }
 
 const value = (families: Map<string, Family>, name: string, labels = ''): number | undefined => samplesOf(families, name)?.[labels];
@@ -267,11 +282,27 @@ function expectStartTime(families: Map<string, Family>, before: number, after: n
 // ---- the format ----
 
 describe('the text format as Go writes it', () => {
-  test('floats as strconv.AppendFloat(f, \'g\', -1, 64): %e from exponent 6 or below -4, shortest digits', () => {
+  test("floats as strconv.AppendFloat(f, 'g', -1, 64): %e from exponent 6 or below -4, shortest digits", () => {
     const cases: [number, string][] = [
-      [0, '0'], [1, '1'], [-1, '-1'], [300, '300'], [0.25, '0.25'], [123456, '123456'], [1e6, '1e+06'], [1234567, '1.234567e+06'],
-      [107374182400, '1.073741824e+11'], [1723456789.12, '1.72345678912e+09'], [0.0001, '0.0001'], [0.00001, '1e-05'], [-2.5e-7, '-2.5e-07'],
-      [1.5e300, '1.5e+300'], [NaN, 'NaN'], [Infinity, '+Inf'], [-Infinity, '-Inf'], [12.345, '12.345'], [100000, '100000'],
+      [0, '0'],
+      [1, '1'],
+      [-1, '-1'],
+      [300, '300'],
+      [0.25, '0.25'],
+      [123456, '123456'],
+      [1e6, '1e+06'],
+      [1234567, '1.234567e+06'],
+      [107374182400, '1.073741824e+11'],
+      [1723456789.12, '1.72345678912e+09'],
+      [0.0001, '0.0001'],
+      [0.00001, '1e-05'],
+      [-2.5e-7, '-2.5e-07'],
+      [1.5e300, '1.5e+300'],
+      [NaN, 'NaN'],
+      [Infinity, '+Inf'],
+      [-Infinity, '-Inf'],
+      [12.345, '12.345'],
+      [100000, '100000'],
     ];
     for (const [v, text] of cases) expect([v, goFloat(v)]).toEqual([v, text]);
   });
@@ -341,7 +372,10 @@ describe('the text format as Go writes it', () => {
 
   withPromtool('promtool check metrics: exit 0 when clean, 3 with lint problems, 1 when it cannot parse', () => {
     expect(promtool('# HELP a_total x\n# TYPE a_total counter\na_total 1\n')).toEqual({ code: 0, problems: [] });
-    expect(promtool('# HELP a x\n# TYPE a counter\na 1\n')).toEqual({ code: 3, problems: ['a counter metrics should have "_total" suffix'] });
+    expect(promtool('# HELP a x\n# TYPE a counter\na 1\n')).toEqual({
+      code: 3,
+      problems: ['a counter metrics should have "_total" suffix'],
+    });
     expect(promtool('a{ 1\n').code).toBe(1);
   });
 });
@@ -363,7 +397,9 @@ async function startPd(options: Partial<PdSimOptions> = {}, members = 3, group =
   cleanups.push(() => pd.close());
   // A discovery service like the operator's: the first pod bootstraps, the others join it.
   const discovery = http.createServer((req, res) => {
-    const peerHost = Buffer.from((req.url ?? '').replace(/^\/new\//, ''), 'base64').toString('utf8').replace(/:2380\n$/, '');
+    const peerHost = Buffer.from((req.url ?? '').replace(/^\/new\//, ''), 'base64')
+      .toString('utf8')
+      .replace(/:2380\n$/, '');
     const pod = peerHost.split('.')[0];
     if (pod === 'demo-pd-0') return res.writeHead(200).end(`--initial-cluster=${pod}=http://${peerHost}:2380\n`);
     return res.writeHead(200).end(`--join=http://demo-pd-0.demo-pd-peer.ns.svc:2379\n`);
@@ -382,7 +418,7 @@ async function startPd(options: Partial<PdSimOptions> = {}, members = 3, group =
   return { pd, urls };
 }
 
-describe('PD: etcd\'s /metrics on the client port 2379', () => {
+describe("PD: etcd's /metrics on the client port 2379", () => {
   test('every member answers for itself: etcd leadership and id, cluster id, version, promhttp; text/plain with escaping=values', async () => {
     const before = Date.now();
     const { pd, urls } = await startPd();
@@ -393,8 +429,15 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
       const m = members.find((x) => x.pod === `demo-pd-${i}`)!;
       const families = expectExposition(await call(url), VALUES);
       expect([...families.keys()]).toEqual([
-        'etcd_server_has_leader', 'etcd_server_id', 'etcd_server_is_leader', ...STANDARD.slice(0, 2),
-        'pd_cluster_metadata', 'pd_monitor_time_jump_back_total', 'pd_server_info', 'process_start_time_seconds', ...PROMHTTP,
+        'etcd_server_has_leader',
+        'etcd_server_id',
+        'etcd_server_is_leader',
+        ...STANDARD.slice(0, 2),
+        'pd_cluster_metadata',
+        'pd_monitor_time_jump_back_total',
+        'pd_server_info',
+        'process_start_time_seconds',
+        ...PROMHTTP,
       ]);
       expect(samplesOf(families, 'etcd_server_is_leader')).toEqual({ '': m.name === leader ? 1 : 0 });
       expect(samplesOf(families, 'etcd_server_has_leader')).toEqual({ '': 1 });
@@ -438,7 +481,7 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
     expect(plain.headers['content-encoding']).toBeUndefined();
   });
 
-  test('v8.5.0-v8.5.4: the leader\'s pd_cluster_status{type}, summed over the stores at each collection; none on followers', async () => {
+  test("v8.5.0-v8.5.4: the leader's pd_cluster_status{type}, summed over the stores at each collection; none on followers", async () => {
     const { pd, urls } = await startPd({ totalLeaders: 30 });
     for (let i = 0; i < 3; i++) pd.tikvStart(`demo-tikv-${i}`);
     for (let i = 0; i < 50; i++) pd.tick();
@@ -470,14 +513,18 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
       'type=witness_count': 0,
     });
     expect(families.get('pd_cluster_status')?.help).toBe('Status of the cluster.');
-    for (const url of urls.filter((u) => u !== leaderUrl)) expect(parseExposition((await call(url)).text).has('pd_cluster_status')).toBe(false);
+    for (const url of urls.filter((u) => u !== leaderUrl))
+      expect(parseExposition((await call(url)).text).has('pd_cluster_status')).toBe(false);
     // A stopped store: disconnected at the next collection, values as of the last one until then.
     pd.tikvStop('demo-tikv-2');
     pd.tick();
     expect(value(parseExposition((await call(leaderUrl)).text), 'pd_cluster_status', 'type=store_up_count')).toBe(3);
     pd.collectMetrics();
     const later = parseExposition((await call(leaderUrl)).text);
-    expect([value(later, 'pd_cluster_status', 'type=store_up_count'), value(later, 'pd_cluster_status', 'type=store_disconnected_count')]).toEqual([2, 1]);
+    expect([
+      value(later, 'pd_cluster_status', 'type=store_up_count'),
+      value(later, 'pd_cluster_status', 'type=store_disconnected_count'),
+    ]).toEqual([2, 1]);
     // The leader moves: the old leader's gauge is gone (its jobs stopped), the new one collects at the next round.
     const old = pd.leader()!;
     const next = pd.members().find((m) => m.name !== old)!;
@@ -512,7 +559,10 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
     expect(del.status).toBe(200);
     pd.collectMetrics();
     const offline = samplesOf(parseExposition((await call(urls[0])).text), 'pd_cluster_status')!;
-    expect([offline[`engine=tikv,store=${one.id},type=store_offline_count`], offline[`engine=tikv,store=${one.id},type=store_up_count`]]).toEqual([1, 0]);
+    expect([
+      offline[`engine=tikv,store=${one.id},type=store_offline_count`],
+      offline[`engine=tikv,store=${one.id},type=store_up_count`],
+    ]).toEqual([1, 0]);
     pd.tikvStop('demo-tikv-1');
     await pd.waitFor(
       () => {
@@ -524,7 +574,10 @@ describe('PD: etcd\'s /metrics on the client port 2379', () => {
     );
     pd.collectMetrics();
     const buried = samplesOf(expectExposition(await call(urls[0]), VALUES), 'pd_cluster_status')!;
-    expect([buried[`engine=tikv,store=${one.id},type=store_tombstone_count`], buried[`engine=tikv,store=${one.id},type=store_offline_count`]]).toEqual([1, 0]);
+    expect([
+      buried[`engine=tikv,store=${one.id},type=store_tombstone_count`],
+      buried[`engine=tikv,store=${one.id},type=store_offline_count`],
+    ]).toEqual([1, 0]);
     expect(buried[`engine=tikv,store=${one.id},type=region_count`]).toBe(offline[`engine=tikv,store=${one.id},type=region_count`]);
     expect(sizeBefore).toBeGreaterThan(0);
   });
@@ -565,7 +618,13 @@ describe('PD micro-services: GET /metrics on 2379 (PromHandler on the gin engine
     const primary = sim.primary('scheduling')!.pod;
     const secondary = primary === 'demo-scheduling-0' ? 'demo-scheduling-1' : 'demo-scheduling-0';
     const p = expectExposition(await call(msUrl(primary)), VALUES);
-    expect([...p.keys()]).toEqual([...STANDARD.slice(0, 2), 'pd_server_info', 'process_start_time_seconds', ...PROMHTTP, 'service_member_role']);
+    expect([...p.keys()]).toEqual([
+      ...STANDARD.slice(0, 2),
+      'pd_server_info',
+      'process_start_time_seconds',
+      ...PROMHTTP,
+      'service_member_role',
+    ]);
     expect(samplesOf(p, 'service_member_role')).toEqual({ 'service=Scheduling Service': 1 });
     expect(p.get('service_member_role')?.help).toBe('The leader/primary of services');
     expect(p.get('pd_server_info')?.samples[0].labels).toEqual({ hash: '6dce4a68e3e93b523657bd05cba89a86d64de117', version: 'v8.5.7' });
@@ -578,8 +637,12 @@ describe('PD micro-services: GET /metrics on 2379 (PromHandler on the gin engine
     const t = await call(msUrl(primary, '/scheduling/api/v1/primary/transfer'), {}, 'POST', JSON.stringify({ new_primary: secondary }));
     expect(t.status).toBe(200);
     await sim.waitFor(() => sim.primary('scheduling')?.pod === secondary, 60_000, 'the transfer');
-    expect(samplesOf(parseExposition((await call(msUrl(primary))).text), 'service_member_role')).toEqual({ 'service=Scheduling Service': 0 });
-    expect(samplesOf(parseExposition((await call(msUrl(secondary))).text), 'service_member_role')).toEqual({ 'service=Scheduling Service': 1 });
+    expect(samplesOf(parseExposition((await call(msUrl(primary))).text), 'service_member_role')).toEqual({
+      'service=Scheduling Service': 0,
+    });
+    expect(samplesOf(parseExposition((await call(msUrl(secondary))).text), 'service_member_role')).toEqual({
+      'service=Scheduling Service': 1,
+    });
     // Scrapes counted per process; the route is GET only (gin): another method is gin's 404.
     expect(samplesOf(parseExposition((await call(msUrl(primary))).text), 'promhttp_metric_handler_requests_total')?.['code=200']).toBe(2);
     expect(await call(msUrl(primary), {}, 'POST')).toMatchObject({ status: 404, text: '404 page not found' });
@@ -590,7 +653,7 @@ describe('PD micro-services: GET /metrics on 2379 (PromHandler on the gin engine
     expect(sim.unsimulated).toEqual([`${primary} POST /metrics`]);
   });
 
-  test('v7.5.0: behind the engine-level redirector, a secondary answers with the primary\'s; no escaping term, no pd_server_info', async () => {
+  test("v7.5.0: behind the engine-level redirector, a secondary answers with the primary's; no escaping term, no pd_server_info", async () => {
     const sim = await startMs(['demo-scheduling-0', 'demo-scheduling-1'], 'v7.5.0');
     await sim.waitFor(() => sim.primary('scheduling') !== undefined, 60_000, 'a primary');
     const primary = sim.primary('scheduling')!.pod;
@@ -599,7 +662,10 @@ describe('PD micro-services: GET /metrics on 2379 (PromHandler on the gin engine
     expect(samplesOf(families, 'service_member_role')).toEqual({ 'service=Scheduling Service': 1 });
     expect(families.has('pd_server_info')).toBe(false);
     // Recorded by the primary (forwarded from the secondary), then by the secondary.
-    expect(sim.requests.filter((r) => r.path === '/metrics').map((r) => [r.pod, r.redirectedFrom])).toEqual([[primary, secondary], [secondary, undefined]]);
+    expect(sim.requests.filter((r) => r.path === '/metrics').map((r) => [r.pod, r.redirectedFrom])).toEqual([
+      [primary, secondary],
+      [secondary, undefined],
+    ]);
   });
 });
 
@@ -612,20 +678,28 @@ describe('TiDB: /metrics on the status port 10080', () => {
     return sim;
   }
 
-  test('v8.5.0: tidb_server_info = /info\'s start_timestamp, time jumps, promhttp, Go collectors; escaping=values; any method; gzip', async () => {
+  test("v8.5.0: tidb_server_info = /info's start_timestamp, time jumps, promhttp, Go collectors; escaping=values; any method; gzip", async () => {
     const sim = await startTidb();
     const before = Date.now();
     await sim.serverStart('tidb-0', ip(3, 1));
     const after = Date.now();
     const url = `http://${ip(3, 1)}:10080/metrics`;
     const families = expectExposition(await call(url), VALUES);
-    expect([...families.keys()]).toEqual([...STANDARD.slice(0, 2), 'process_start_time_seconds', ...PROMHTTP, 'tidb_monitor_time_jump_back_total', 'tidb_server_info']);
+    expect([...families.keys()]).toEqual([
+      ...STANDARD.slice(0, 2),
+      'process_start_time_seconds',
+      ...PROMHTTP,
+      'tidb_monitor_time_jump_back_total',
+      'tidb_server_info',
+    ]);
     const info = JSON.parse((await call(`http://${ip(3, 1)}:10080/info`)).text) as { start_timestamp: number; git_hash: string };
     expect(samplesOf(families, 'tidb_server_info')).toEqual({ [`hash=${info.git_hash},version=v8.5.0`]: info.start_timestamp });
     expect(families.get('tidb_monitor_time_jump_back_total')).toMatchObject({ type: 'counter', samples: [{ value: 0 }] });
     expectStartTime(families, before, after);
     // gorilla/mux without .Methods: any method.
-    expect(samplesOf(expectExposition(await call(url, {}, 'POST'), VALUES), 'promhttp_metric_handler_requests_total')?.['code=200']).toBe(1);
+    expect(samplesOf(expectExposition(await call(url, {}, 'POST'), VALUES), 'promhttp_metric_handler_requests_total')?.['code=200']).toBe(
+      1,
+    );
     const gz = await call(url, { 'Accept-Encoding': 'gzip' });
     expect(gz.headers['content-encoding']).toBe('gzip');
     expectExposition(gz, VALUES);
@@ -636,7 +710,7 @@ describe('TiDB: /metrics on the status port 10080', () => {
     expect(samplesOf(parseExposition((await call(url)).text), 'promhttp_metric_handler_requests_total')?.['code=200']).toBe(0);
   });
 
-  test('the escaping term follows the release\'s prometheus/common: none before v8.1, underscores from v8.5.6', async () => {
+  test("the escaping term follows the release's prometheus/common: none before v8.1, underscores from v8.5.6", async () => {
     const sim = await startTidb();
     await sim.serverStart('tidb-0', ip(3, 2), 'v7.5.0');
     await sim.serverStart('tidb-1', ip(3, 3), 'v8.5.6');
@@ -648,7 +722,10 @@ describe('TiDB: /metrics on the status port 10080', () => {
 // ---- TiCDC ----
 
 describe('TiCDC (tiflow): /metrics on 8301', () => {
-  const OWNERSHIP_LINT = ['ticdc_owner_ownership_counter counter metrics should have "_total" suffix', "ticdc_owner_ownership_counter metric name should not include type 'counter'"];
+  const OWNERSHIP_LINT = [
+    'ticdc_owner_ownership_counter counter metrics should have "_total" suffix',
+    "ticdc_owner_ownership_counter metric name should not include type 'counter'",
+  ];
 
   async function startCdc(pods: string[], versions: Record<string, string> = {}, initMs = 10): Promise<TicdcSim> {
     const sim = await TicdcSim.start({ cluster: 'demo', namespace: 'ns', initMs, electionMs: 10, tables: 4 });
@@ -658,7 +735,7 @@ describe('TiCDC (tiflow): /metrics on 8301', () => {
   }
   const cdcUrl = (i: number, path = '/metrics') => `http://${ip(4, i + 1)}:8301${path}`;
 
-  test('v8.5.0: the owner\'s ticdc_owner_ownership_counter grows with its time as owner; TiCDC\'s own registry has no promhttp families', async () => {
+  test("v8.5.0: the owner's ticdc_owner_ownership_counter grows with its time as owner; TiCDC's own registry has no promhttp families", async () => {
     const before = Date.now();
     const sim = await startCdc(['demo-ticdc-0', 'demo-ticdc-1']);
     const after = Date.now();
@@ -667,7 +744,10 @@ describe('TiCDC (tiflow): /metrics on 8301', () => {
     await sleep(120);
     const o = expectExposition(await call(cdcUrl(owner)), VALUES, OWNERSHIP_LINT);
     expect([...o.keys()]).toEqual([...STANDARD.slice(0, 2), 'process_start_time_seconds', 'ticdc_owner_ownership_counter']);
-    expect(o.get('ticdc_owner_ownership_counter')).toMatchObject({ type: 'counter', help: 'The counter of ownership increases every 5 seconds on a owner capture' });
+    expect(o.get('ticdc_owner_ownership_counter')).toMatchObject({
+      type: 'counter',
+      help: 'The counter of ownership increases every 5 seconds on a owner capture',
+    });
     const owned = value(o, 'ticdc_owner_ownership_counter')!;
     expect(owned).toBeGreaterThanOrEqual(0.1);
     expect(owned).toBeLessThan(5);
@@ -693,11 +773,15 @@ describe('TiCDC (tiflow): /metrics on 8301', () => {
   });
 
   test('answered before the capture is initialised; the escaping term and the ServeMux of v4.0-v5.1 by release', async () => {
-    const sim = await startCdc(['demo-ticdc-0', 'demo-ticdc-1', 'demo-ticdc-2', 'demo-ticdc-3'], {
-      'demo-ticdc-1': 'v8.5.6',
-      'demo-ticdc-2': 'v6.5.0',
-      'demo-ticdc-3': 'v5.1.0',
-    }, 2000);
+    const sim = await startCdc(
+      ['demo-ticdc-0', 'demo-ticdc-1', 'demo-ticdc-2', 'demo-ticdc-3'],
+      {
+        'demo-ticdc-1': 'v8.5.6',
+        'demo-ticdc-2': 'v6.5.0',
+        'demo-ticdc-3': 'v5.1.0',
+      },
+      2000,
+    );
     expect(sim.captures().every((c) => c.state === 'starting')).toBe(true);
     expect((await call(cdcUrl(0, '/api/v1/status'))).status).toBe(503);
     expect(value(expectExposition(await call(cdcUrl(0)), VALUES, OWNERSHIP_LINT), 'ticdc_owner_ownership_counter')).toBe(0);
@@ -713,7 +797,7 @@ describe('TiCDC (tiflow): /metrics on 8301', () => {
 // ---- Pump ----
 
 describe('Pump: /metrics on 8250 (the default ServeMux)', () => {
-  test('the storage\'s max commit TS (ms) as the node reports it, no lost binlogs; Pump\'s own registry; no escaping term', async () => {
+  test("the storage's max commit TS (ms) as the node reports it, no lost binlogs; Pump's own registry; no escaping term", async () => {
     const sim = await PumpSim.start({ cluster: 'demo', namespace: 'ns', heartbeatMs: 30 });
     cleanups.push(() => sim.close());
     const before = Date.now();
@@ -767,9 +851,13 @@ async function startPrometheus(jobs: Record<string, string[]>): Promise<string> 
   };
   writeFileSync(join(dir, 'prometheus.yml'), JSON.stringify(config));
   const port = await freePort();
-  const child = spawn(PROMETHEUS_BIN, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    PROMETHEUS_BIN,
+    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let log = '';
   child.stderr?.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -787,62 +875,73 @@ async function startPrometheus(jobs: Record<string, string[]>): Promise<string> 
 }
 
 const promQuery = async (url: string, expr: string) =>
-  (JSON.parse((await call(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`)).text) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data
-    .result;
+  (
+    JSON.parse((await call(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`)).text) as {
+      data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+    }
+  ).data.result;
 
-withPrometheus('Prometheus 2.42 scrapes every simulator: all targets up, the families stored', async () => {
-  const { pd } = await startPd({}, 1, 6);
-  pd.tikvStart('demo-tikv-0');
-  await pd.waitFor(() => pd.tikvBootstrapped(), 60_000, 'bootstrapped');
-  pd.collectMetrics();
-  const tidb = new TidbSim();
-  cleanups.push(() => tidb.close());
-  await tidb.serverStart('tidb-0', ip(6, 21));
-  const cdc = await TicdcSim.start({ cluster: 'demo', namespace: 'ns', initMs: 10, electionMs: 10, tables: 2 });
-  cleanups.push(() => cdc.close());
-  await cdc.captureStart('demo-ticdc-0', ip(6, 31));
-  const pump = await PumpSim.start({ cluster: 'demo', namespace: 'ns' });
-  cleanups.push(() => pump.close());
-  await pump.pumpStart('demo-pump-0', ip(6, 41));
-  const { pd: apiPd } = await startPd({ microservices: true, clientPort: 20000 + Math.floor(Math.random() * 20000) }, 1, 7);
-  const ms = new PdmsSim(apiPd, { cluster: 'demo', namespace: 'ns', electionMs: 10, retryMs: 10 });
-  cleanups.push(() => ms.close());
-  await ms.serverStart('demo-scheduling-0', ip(6, 51), 'scheduling', 'v8.5.7');
-  await ms.waitFor(() => ms.primary('scheduling') !== undefined, 60_000, 'a scheduling primary');
-  await cdc.waitFor(() => cdc.owner() !== undefined, 60_000, 'an owner');
+withPrometheus(
+  'Prometheus 2.42 scrapes every simulator: all targets up, the families stored',
+  async () => {
+    const { pd } = await startPd({}, 1, 6);
+    pd.tikvStart('demo-tikv-0');
+    await pd.waitFor(() => pd.tikvBootstrapped(), 60_000, 'bootstrapped');
+    pd.collectMetrics();
+    const tidb = new TidbSim();
+    cleanups.push(() => tidb.close());
+    await tidb.serverStart('tidb-0', ip(6, 21));
+    const cdc = await TicdcSim.start({ cluster: 'demo', namespace: 'ns', initMs: 10, electionMs: 10, tables: 2 });
+    cleanups.push(() => cdc.close());
+    await cdc.captureStart('demo-ticdc-0', ip(6, 31));
+    const pump = await PumpSim.start({ cluster: 'demo', namespace: 'ns' });
+    cleanups.push(() => pump.close());
+    await pump.pumpStart('demo-pump-0', ip(6, 41));
+    const { pd: apiPd } = await startPd({ microservices: true, clientPort: 20000 + Math.floor(Math.random() * 20000) }, 1, 7);
+    const ms = new PdmsSim(apiPd, { cluster: 'demo', namespace: 'ns', electionMs: 10, retryMs: 10 });
+    cleanups.push(() => ms.close());
+    await ms.serverStart('demo-scheduling-0', ip(6, 51), 'scheduling', 'v8.5.7');
+    await ms.waitFor(() => ms.primary('scheduling') !== undefined, 60_000, 'a scheduling primary');
+    await cdc.waitFor(() => cdc.owner() !== undefined, 60_000, 'an owner');
 
-  const prom = await startPrometheus({
-    pd: [`${ip(6, 1)}:2379`],
-    scheduling: [`${ip(6, 51)}:2379`],
-    tidb: [`${ip(6, 21)}:10080`],
-    ticdc: [`${ip(6, 31)}:8301`],
-    pump: [`${ip(6, 41)}:8250`],
-  });
-  let targets: { labels: { job: string }; health: string; lastError: string }[] = [];
-  for (let i = 0; ; i++) {
-    targets = (JSON.parse((await call(`${prom}/api/v1/targets?state=active`)).text) as { data: { activeTargets: typeof targets } }).data.activeTargets;
-    if (targets.length === 5 && targets.every((t) => t.health === 'up')) break;
-    if (i > 100) throw new Error(`targets not all up: ${JSON.stringify(targets)}`);
-    await sleep(100);
-  }
-  const jobsOf = async (expr: string) => (await promQuery(prom, expr)).map((r) => r.metric.job).sort();
-  expect(await jobsOf('up == 1')).toEqual(['pd', 'pump', 'scheduling', 'ticdc', 'tidb']);
-  expect(await jobsOf('process_start_time_seconds > 0')).toEqual(['pd', 'pump', 'scheduling', 'ticdc', 'tidb']);
-  expect((await promQuery(prom, 'pd_cluster_status{type="store_up_count"}')).map((r) => r.value[1])).toEqual(['1']);
-  expect((await promQuery(prom, 'service_member_role')).map((r) => [r.metric.service, r.value[1]])).toEqual([['Scheduling Service', '1']]);
-  expect((await promQuery(prom, 'tidb_server_info')).map((r) => r.metric.version)).toEqual(['v8.5.0']);
-  expect(await jobsOf('ticdc_owner_ownership_counter > 0')).toEqual(['ticdc']);
-  expect(await jobsOf('binlog_pump_storage_max_commit_ts > 1.7e12')).toEqual(['pump']);
-  // Prometheus's scrape parser read as many samples as the strict parser finds in an answer.
-  const scraped = Object.fromEntries((await promQuery(prom, 'scrape_samples_scraped')).map((r) => [r.metric.job, Number(r.value[1])]));
-  const direct = {
-    pd: `http://${ip(6, 1)}:2379/metrics`,
-    scheduling: `http://${ip(6, 51)}:2379/metrics`,
-    tidb: `http://${ip(6, 21)}:10080/metrics`,
-    ticdc: `http://${ip(6, 31)}:8301/metrics`,
-    pump: `http://${ip(6, 41)}:8250/metrics`,
-  };
-  const counted: Record<string, number> = {};
-  for (const [job, url] of Object.entries(direct)) counted[job] = [...parseExposition((await call(url)).text).values()].reduce((n, f) => n + f.samples.length, 0);
-  expect(scraped).toEqual(counted);
-}, 20_000);
+    const prom = await startPrometheus({
+      pd: [`${ip(6, 1)}:2379`],
+      scheduling: [`${ip(6, 51)}:2379`],
+      tidb: [`${ip(6, 21)}:10080`],
+      ticdc: [`${ip(6, 31)}:8301`],
+      pump: [`${ip(6, 41)}:8250`],
+    });
+    let targets: { labels: { job: string }; health: string; lastError: string }[] = [];
+    for (let i = 0; ; i++) {
+      targets = (JSON.parse((await call(`${prom}/api/v1/targets?state=active`)).text) as { data: { activeTargets: typeof targets } }).data
+        .activeTargets;
+      if (targets.length === 5 && targets.every((t) => t.health === 'up')) break;
+      if (i > 100) throw new Error(`targets not all up: ${JSON.stringify(targets)}`);
+      await sleep(100);
+    }
+    const jobsOf = async (expr: string) => (await promQuery(prom, expr)).map((r) => r.metric.job).sort();
+    expect(await jobsOf('up == 1')).toEqual(['pd', 'pump', 'scheduling', 'ticdc', 'tidb']);
+    expect(await jobsOf('process_start_time_seconds > 0')).toEqual(['pd', 'pump', 'scheduling', 'ticdc', 'tidb']);
+    expect((await promQuery(prom, 'pd_cluster_status{type="store_up_count"}')).map((r) => r.value[1])).toEqual(['1']);
+    expect((await promQuery(prom, 'service_member_role')).map((r) => [r.metric.service, r.value[1]])).toEqual([
+      ['Scheduling Service', '1'],
+    ]);
+    expect((await promQuery(prom, 'tidb_server_info')).map((r) => r.metric.version)).toEqual(['v8.5.0']);
+    expect(await jobsOf('ticdc_owner_ownership_counter > 0')).toEqual(['ticdc']);
+    expect(await jobsOf('binlog_pump_storage_max_commit_ts > 1.7e12')).toEqual(['pump']);
+    // Prometheus's scrape parser read as many samples as the strict parser finds in an answer.
+    const scraped = Object.fromEntries((await promQuery(prom, 'scrape_samples_scraped')).map((r) => [r.metric.job, Number(r.value[1])]));
+    const direct = {
+      pd: `http://${ip(6, 1)}:2379/metrics`,
+      scheduling: `http://${ip(6, 51)}:2379/metrics`,
+      tidb: `http://${ip(6, 21)}:10080/metrics`,
+      ticdc: `http://${ip(6, 31)}:8301/metrics`,
+      pump: `http://${ip(6, 41)}:8250/metrics`,
+    };
+    const counted: Record<string, number> = {};
+    for (const [job, url] of Object.entries(direct))
+      counted[job] = [...parseExposition((await call(url)).text).values()].reduce((n, f) => n + f.samples.length, 0);
+    expect(scraped).toEqual(counted);
+  },
+  20_000,
+);

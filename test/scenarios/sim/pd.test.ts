@@ -2,7 +2,18 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PdSim, type PdSimOptions } from '../../sim/pd-api';
 import { DUPLICATED_JOIN, newClusterId, randomMemberId } from '../../sim/pd-members';
-import { GoMap, atoi, bytesSize, goDuration, goJson, goQuote, jsonSyntaxError, parseUint64, renderJson, rfc3339Nano } from '../../sim/pd-wire';
+import {
+  GoMap,
+  atoi,
+  bytesSize,
+  goDuration,
+  goJson,
+  goQuote,
+  jsonSyntaxError,
+  parseUint64,
+  renderJson,
+  rfc3339Nano,
+} from '../../sim/pd-wire';
 import { World, simCluster } from '../../sim/world';
 import { render } from '../../support/render';
 import { pdActions } from '../../../src/controller/actions/pd';
@@ -119,7 +130,15 @@ afterEach(async () => {
 
 /** Fast timings for tests; each test overrides what it needs. */
 async function startSim(options: Partial<PdSimOptions> = {}): Promise<PdSim> {
-  const sim = await PdSim.start({ cluster: 'demo', namespace: 'ns', electionMs: 20, transferMs: 10, discoveryRetryMs: 10, regionLoadMs: 50, ...options });
+  const sim = await PdSim.start({
+    cluster: 'demo',
+    namespace: 'ns',
+    electionMs: 20,
+    transferMs: 10,
+    discoveryRetryMs: 10,
+    regionLoadMs: 50,
+    ...options,
+  });
   cleanups.push(() => sim.close());
   return sim;
 }
@@ -130,7 +149,11 @@ async function formPdCluster(sim: PdSim, n: number, ips?: string[]): Promise<Dis
   cleanups.push(() => discovery.close());
   sim.discoveryUrl = discovery.url;
   for (let i = 0; i < n; i++) sim.pdStart(`demo-pd-${i}`, undefined, ips?.[i]);
-  await sim.waitFor(() => sim.members().filter((m) => m.running).length === n && sim.leader() !== undefined, 3000, `${n} running PD members`);
+  await sim.waitFor(
+    () => sim.members().filter((m) => m.running).length === n && sim.leader() !== undefined,
+    3000,
+    `${n} running PD members`,
+  );
   return discovery;
 }
 
@@ -161,14 +184,37 @@ describe('wire formats', () => {
     expect(goJson({ id: 18446744073709551615n, n: 1.5, s: '<a&b>\u2028', list: [], obj: {}, gone: undefined })).toBe(
       '{"id":18446744073709551615,"n":1.5,"s":"\\u003ca\\u0026b\\u003e\\u2028","list":[],"obj":{}}',
     );
-    expect(renderJson({ a: [1, { b: null }], m: new GoMap([['10', 1], ['2', 2]]) })).toBe('{\n  "a": [\n    1,\n    {\n      "b": null\n    }\n  ],\n  "m": {\n    "10": 1,\n    "2": 2\n  }\n}\n');
+    expect(
+      renderJson({
+        a: [1, { b: null }],
+        m: new GoMap([
+          ['10', 1],
+          ['2', 2],
+        ]),
+      }),
+    ).toBe('{\n  "a": [\n    1,\n    {\n      "b": null\n    }\n  ],\n  "m": {\n    "10": 1,\n    "2": 2\n  }\n}\n');
     expect(renderJson('store "7"\n')).toBe('"store \\"7\\"\\n"\n');
     expect(renderJson(null)).toBe('null\n');
   });
 
   test('durations, sizes, times and number parsing', () => {
-    expect([0, 999, 1500, 2_500_000, 3.5e9, 65e9, 3723.5e9].map(goDuration)).toEqual(['0s', '999ns', '1.5µs', '2.5ms', '3.5s', '1m5s', '1h2m3.5s']);
-    expect([0, 1023, 1024, 100 * 1024 ** 3, 1.5 * 1024 ** 2, 123456789].map(bytesSize)).toEqual(['0B', '1023B', '1KiB', '100GiB', '1.5MiB', '117.7MiB']);
+    expect([0, 999, 1500, 2_500_000, 3.5e9, 65e9, 3723.5e9].map(goDuration)).toEqual([
+      '0s',
+      '999ns',
+      '1.5µs',
+      '2.5ms',
+      '3.5s',
+      '1m5s',
+      '1h2m3.5s',
+    ]);
+    expect([0, 1023, 1024, 100 * 1024 ** 3, 1.5 * 1024 ** 2, 123456789].map(bytesSize)).toEqual([
+      '0B',
+      '1023B',
+      '1KiB',
+      '100GiB',
+      '1.5MiB',
+      '117.7MiB',
+    ]);
     expect(rfc3339Nano(Date.UTC(2024, 0, 2, 3, 4, 5, 600))).toBe('2024-01-02T03:04:05.6Z');
     expect(rfc3339Nano(Date.UTC(2024, 0, 2, 3, 4, 5))).toBe('2024-01-02T03:04:05Z');
     expect(parseUint64('18446744073709551615')).toEqual({ value: 18446744073709551615n });
@@ -292,14 +338,27 @@ describe('PD members', () => {
       text: '{\n  "max-replicas": 3,\n  "location-labels": "",\n  "strictly-match-label": "false",\n  "enable-placement-rules": "true",\n  "enable-placement-rules-cache": "false",\n  "isolation-level": ""\n}\n',
     });
     for (const path of ['/stores', '/store/1', '/labels']) {
-      expect(await call('GET', `${sim.url}/pd/api/v1${path}`)).toMatchObject({ status: 500, text: pdText(NOT_BOOTSTRAPPED), type: JSON_TYPE });
+      expect(await call('GET', `${sim.url}/pd/api/v1${path}`)).toMatchObject({
+        status: 500,
+        text: pdText(NOT_BOOTSTRAPPED),
+        type: JSON_TYPE,
+      });
     }
     expect(await call('GET', `${sim.url}/pd/api/v1/schedulers`)).toMatchObject({ status: 500, text: pdText(NOT_BOOTSTRAPPED) });
-    expect(await call('POST', `${sim.url}/pd/api/v1/schedulers`, evictBody(1))).toMatchObject({ status: 500, text: pdText(NOT_BOOTSTRAPPED) });
-    expect(await call('GET', `${sim.url}/pd/api/v1/scheduler-config/evict-leader-scheduler/list`)).toMatchObject({ status: 406, text: pdText(NOT_BOOTSTRAPPED) });
+    expect(await call('POST', `${sim.url}/pd/api/v1/schedulers`, evictBody(1))).toMatchObject({
+      status: 500,
+      text: pdText(NOT_BOOTSTRAPPED),
+    });
+    expect(await call('GET', `${sim.url}/pd/api/v1/scheduler-config/evict-leader-scheduler/list`)).toMatchObject({
+      status: 406,
+      text: pdText(NOT_BOOTSTRAPPED),
+    });
     expect(await call('DELETE', `${sim.url}/pd/api/v1/schedulers/evict-leader-scheduler-1`)).toMatchObject({ status: 406, text: 'null\n' });
     // Input is checked before the cluster is.
-    expect(await call('POST', `${sim.url}/pd/api/v1/schedulers`, { name: 'evict-leader-scheduler' })).toMatchObject({ status: 400, text: pdText('missing store id') });
+    expect(await call('POST', `${sim.url}/pd/api/v1/schedulers`, { name: 'evict-leader-scheduler' })).toMatchObject({
+      status: 400,
+      text: pdText('missing store id'),
+    });
 
     sim.tikvStart('demo-tikv-0');
     expect(sim.tikvBootstrapped()).toBe(true);
@@ -309,7 +368,11 @@ describe('PD members', () => {
   test('routing: unknown paths are 404 text, known paths with another method 405 with no body', async () => {
     const sim = await startSim();
     await formPdCluster(sim, 1);
-    expect(await call('GET', `${sim.url}/pd/api/v1/nothing`)).toMatchObject({ status: 404, text: '404 page not found\n', type: 'text/plain; charset=utf-8' });
+    expect(await call('GET', `${sim.url}/pd/api/v1/nothing`)).toMatchObject({
+      status: 404,
+      text: '404 page not found\n',
+      type: 'text/plain; charset=utf-8',
+    });
     expect(await call('PUT', `${sim.url}/pd/api/v1/members`)).toMatchObject({ status: 405, text: '' });
     expect(await call('GET', `${sim.url}/pd/api/v1/members/`)).toMatchObject({ status: 404 });
   });
@@ -341,11 +404,18 @@ describe('PD members', () => {
     expect(sim.processFailures.find((f) => f.pod === 'demo-pd-2')?.reason).toBe(DUPLICATED_JOIN);
     expect(sim.pdState('demo-pd-2')).toBe('discovering');
 
-    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/name/demo-pd-2`)).toMatchObject({ status: 200, text: pdText('removed, pd: demo-pd-2') });
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/name/demo-pd-2`)).toMatchObject({
+      status: 200,
+      text: pdText('removed, pd: demo-pd-2'),
+    });
     await sim.waitFor(() => sim.members().some((m) => m.name === 'demo-pd-2' && m.running), 3000, 'demo-pd-2 joined again');
     expect(sim.members().find((m) => m.name === 'demo-pd-2')?.memberId).not.toBe(oldId);
 
-    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/name/nobody`)).toMatchObject({ status: 404, text: pdText('not found, pd: nobody'), type: JSON_TYPE });
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/name/nobody`)).toMatchObject({
+      status: 404,
+      text: pdText('not found, pd: nobody'),
+      type: JSON_TYPE,
+    });
   });
 
   test('a member added but never started: no name in the lists, every join refused, removed by id only', async () => {
@@ -361,28 +431,46 @@ describe('PD members', () => {
     expect(unstarted).toMatchObject({ peerUrl: 'http://demo-pd-2.demo-pd-peer.ns.svc:2380', running: false });
 
     // server/cluster/cluster.go GetMembers: id and peer URLs only; health.go: no client URL, unhealthy.
-    const listed = JSON.parse((await call('GET', `${sim.url}/pd/api/v1/members`)).text.replace(/"member_id":\s*(\d+)/g, '"member_id":"$1"'));
+    const listed = JSON.parse(
+      (await call('GET', `${sim.url}/pd/api/v1/members`)).text.replace(/"member_id":\s*(\d+)/g, '"member_id":"$1"'),
+    );
     expect(listed.members.find((m: { member_id: string }) => m.member_id === unstarted.memberId)).toEqual({
       member_id: unstarted.memberId,
       peer_urls: ['http://demo-pd-2.demo-pd-peer.ns.svc:2380'],
     });
     const health = JSON.parse((await call('GET', `${sim.url}/pd/api/v1/health`)).text.replace(/"member_id":\s*(\d+)/g, '"member_id":"$1"'));
-    expect(health.find((m: { member_id: string }) => m.member_id === unstarted.memberId)).toEqual({ name: '', member_id: unstarted.memberId, client_urls: null, health: false });
+    expect(health.find((m: { member_id: string }) => m.member_id === unstarted.memberId)).toEqual({
+      name: '',
+      member_id: unstarted.memberId,
+      client_urls: null,
+      health: false,
+    });
 
     // PD v8.5.x (server/join/join.go) refuses every join while it exists, the same Pod's included.
     const refusal = `there is a member ${unstarted.memberId} that has not joined successfully`;
     await sim.waitFor(() => sim.processFailures.some((f) => f.pod === 'demo-pd-2' && f.reason === refusal), 3000, 'a refused join');
     expect(sim.pdState('demo-pd-2')).toBe('discovering');
 
-    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/id/${unstarted.memberId}`)).toMatchObject({ status: 200, text: pdText(`removed, pd: ${unstarted.memberId}`) });
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/id/${unstarted.memberId}`)).toMatchObject({
+      status: 200,
+      text: pdText(`removed, pd: ${unstarted.memberId}`),
+    });
     await sim.waitFor(() => sim.members().some((m) => m.name === 'demo-pd-2' && m.running), 3000, 'demo-pd-2 joined');
-    expect(sim.members().map((m) => m.name).sort()).toEqual(['demo-pd-0', 'demo-pd-1', 'demo-pd-2']);
+    expect(
+      sim
+        .members()
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(['demo-pd-0', 'demo-pd-1', 'demo-pd-2']);
   });
 
-  test('member deletion by id: bad ids 400, unknown ids 500 with etcd\'s error, known ids removed', async () => {
+  test("member deletion by id: bad ids 400, unknown ids 500 with etcd's error, known ids removed", async () => {
     const sim = await startSim();
     await formPdCluster(sim, 3);
-    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/id/abc`)).toMatchObject({ status: 400, text: pdText('strconv.ParseUint: parsing "abc": invalid syntax') });
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/id/abc`)).toMatchObject({
+      status: 400,
+      text: pdText('strconv.ParseUint: parsing "abc": invalid syntax'),
+    });
     expect(await call('DELETE', `${sim.url}/pd/api/v1/members/id/18446744073709551616`)).toMatchObject({
       status: 400,
       text: pdText('strconv.ParseUint: parsing "18446744073709551616": value out of range'),
@@ -396,9 +484,17 @@ describe('PD members', () => {
     const rounded = BigInt(Number(id)).toString();
     if (rounded !== id) expect((await call('DELETE', `${sim.url}/pd/api/v1/members/id/${rounded}`)).status).toBe(500);
 
-    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/id/${id}`)).toMatchObject({ status: 200, text: pdText(`removed, pd: ${id}`) });
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/members/id/${id}`)).toMatchObject({
+      status: 200,
+      text: pdText(`removed, pd: ${id}`),
+    });
     expect(sim.pdState('demo-pd-2')).toBe('crashed');
-    expect(sim.members().map((m) => m.name).sort()).toEqual(['demo-pd-0', 'demo-pd-1']);
+    expect(
+      sim
+        .members()
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(['demo-pd-0', 'demo-pd-1']);
 
     sim.pdStop('demo-pd-2');
     sim.pdStart('demo-pd-2');
@@ -420,12 +516,20 @@ describe('PD members', () => {
       text: pdText('[PD:etcd:ErrEtcdMemberRemove]etcdserver: unhealthy cluster: etcdserver: unhealthy cluster'),
     });
     expect((await call('DELETE', `${sim.url}/pd/api/v1/members/name/demo-pd-2`)).status).toBe(200);
-    expect(sim.members().map((m) => m.name).sort()).toEqual(['demo-pd-0', 'demo-pd-1']);
+    expect(
+      sim
+        .members()
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(['demo-pd-0', 'demo-pd-1']);
   });
 
   test('records a split brain when discovery tells a second pod to bootstrap', async () => {
     const sim = await startSim();
-    const discovery = await startDiscovery((host) => ({ status: 200, body: `--initial-cluster=${host.split('.')[0]}=http://${host}:2380` }));
+    const discovery = await startDiscovery((host) => ({
+      status: 200,
+      body: `--initial-cluster=${host.split('.')[0]}=http://${host}:2380`,
+    }));
     cleanups.push(() => discovery.close());
     sim.discoveryUrl = discovery.url;
     sim.pdStart('demo-pd-0');
@@ -441,12 +545,18 @@ describe('PD members', () => {
     const sim = await startSim();
     await formPdCluster(sim, 3);
 
-    expect(await call('POST', `${sim.url}/pd/api/v1/leader/transfer/demo-pd-2`)).toMatchObject({ status: 200, text: pdText('The transfer command is submitted.') });
+    expect(await call('POST', `${sim.url}/pd/api/v1/leader/transfer/demo-pd-2`)).toMatchObject({
+      status: 200,
+      text: pdText('The transfer command is submitted.'),
+    });
     expect(sim.leader()).toBe('demo-pd-2');
     expect(sim.transfers).toEqual([{ from: 'demo-pd-0', to: 'demo-pd-2', time: expect.any(Number) }]);
     expect((await call('GET', `${sim.url}/pd/api/v1/leader`)).body.name).toBe('demo-pd-2');
 
-    expect(await call('POST', `${sim.url}/pd/api/v1/leader/transfer/nobody`)).toMatchObject({ status: 500, text: pdText('no valid pd to transfer etcd leader') });
+    expect(await call('POST', `${sim.url}/pd/api/v1/leader/transfer/nobody`)).toMatchObject({
+      status: 500,
+      text: pdText('no valid pd to transfer etcd leader'),
+    });
     sim.pdStop('demo-pd-1');
     const started = Date.now();
     const cause = 'etcdserver: request timed out, leader transfer took too long';
@@ -492,10 +602,12 @@ describe('PD members', () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(await pd.leader()).toBe('demo-pd-2');
-    expect(sim.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/pd/api/v1/leader/transfer/')).map((r) => r.status)).toEqual([500]);
+    expect(
+      sim.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/pd/api/v1/leader/transfer/')).map((r) => r.status),
+    ).toEqual([500]);
   }, 20_000);
 
-  test('without a leader, requests wait up to 3 s for one and then get the redirector\'s 503 text (v8.5.0-v8.5.4)', async () => {
+  test("without a leader, requests wait up to 3 s for one and then get the redirector's 503 text (v8.5.0-v8.5.4)", async () => {
     const sim = await startSim();
     await formPdCluster(sim, 3);
 
@@ -552,7 +664,10 @@ describe('PD members', () => {
     });
     expect((await call('GET', `${sim.url}/pd/api/v1/ping`)).status).toBe(200);
     // GET /config is local too, but merges the leader's config: none.
-    expect(await call('GET', `${sim.url}/pd/api/v1/config`)).toMatchObject({ status: 500, text: pdText('[PD:server:ErrLeaderNil]leader is nil') });
+    expect(await call('GET', `${sim.url}/pd/api/v1/config`)).toMatchObject({
+      status: 500,
+      text: pdText('[PD:server:ErrLeaderNil]leader is nil'),
+    });
   });
 });
 
@@ -582,20 +697,27 @@ describe('member listeners and readiness', () => {
     expect((await call('GET', `${memberUrl(1)}/pd/api/v1/ping`)).status).toBe(200);
   });
 
-  test('a member asked to remove itself relays the leader\'s answer, then exits and stops listening', async () => {
+  test("a member asked to remove itself relays the leader's answer, then exits and stops listening", async () => {
     const sim = await startSim({ clientPort: CLIENT_PORT });
     await formPdCluster(sim, 3, ips);
     await sleep(20);
-    expect(await call('DELETE', `${memberUrl(2)}/pd/api/v1/members/name/demo-pd-2`)).toMatchObject({ status: 200, text: pdText('removed, pd: demo-pd-2') });
+    expect(await call('DELETE', `${memberUrl(2)}/pd/api/v1/members/name/demo-pd-2`)).toMatchObject({
+      status: 200,
+      text: pdText('removed, pd: demo-pd-2'),
+    });
     expect(sim.pdState('demo-pd-2')).toBe('crashed');
     await expect(call('GET', `${memberUrl(2)}/pd/api/v1/ping`)).rejects.toThrow();
   });
 
-  test('v8.5.0: no ready route: a follower forwards to the leader, which answers gin\'s 404; without a leader 503', async () => {
+  test("v8.5.0: no ready route: a follower forwards to the leader, which answers gin's 404; without a leader 503", async () => {
     const sim = await startSim({ clientPort: CLIENT_PORT });
     await formPdCluster(sim, 3, ips);
     await sleep(20);
-    expect(await call('GET', `${memberUrl(2)}/pd/api/v2/ready`)).toMatchObject({ status: 404, text: '404 page not found', type: 'text/plain' });
+    expect(await call('GET', `${memberUrl(2)}/pd/api/v2/ready`)).toMatchObject({
+      status: 404,
+      text: '404 page not found',
+      type: 'text/plain',
+    });
     sim.pdStop('demo-pd-0');
     sim.pdStop('demo-pd-1');
     expect(await call('GET', `${memberUrl(2)}/pd/api/v2/ready`)).toMatchObject({
@@ -605,7 +727,7 @@ describe('member listeners and readiness', () => {
     });
   });
 
-  test('v8.5.2+: /pd/api/v2/ready is the asked member\'s own: 500 until it loaded its regions, then 200', async () => {
+  test("v8.5.2+: /pd/api/v2/ready is the asked member's own: 500 until it loaded its regions, then 200", async () => {
     const sim = await startSim({ version: 'v8.5.2', clientPort: CLIENT_PORT, regionLoadMs: 400 });
     await formPdCluster(sim, 2, ips);
     await sleep(20);
@@ -618,7 +740,10 @@ describe('member listeners and readiness', () => {
     });
     await sim.waitFor(() => sim.pdRegionsLoaded('demo-pd-1'), 2000, 'demo-pd-1 loaded');
     expect(await call('GET', `${memberUrl(1)}/pd/api/v2/ready`)).toMatchObject({ status: 200, text: '' });
-    expect(await call('GET', `${memberUrl(1)}/pd/api/v2/ready?verbose`)).toMatchObject({ status: 200, text: '{\n    "region_loaded": true\n}' });
+    expect(await call('GET', `${memberUrl(1)}/pd/api/v2/ready?verbose`)).toMatchObject({
+      status: 200,
+      text: '{\n    "region_loaded": true\n}',
+    });
     expect(sim.pdRegionsLoaded('demo-pd-0')).toBe(false);
 
     sim.tikvStart('demo-tikv-0');
@@ -680,17 +805,42 @@ describe('TiKV stores', () => {
       state_name: 'Up',
     });
     expect(Object.keys(two.status)).toEqual([
-      'capacity', 'available', 'used_size', 'leader_count', 'leader_weight', 'leader_score', 'leader_size',
-      'region_count', 'region_weight', 'region_score', 'region_size', 'slow_score', 'start_ts', 'last_heartbeat_ts', 'uptime',
+      'capacity',
+      'available',
+      'used_size',
+      'leader_count',
+      'leader_weight',
+      'leader_score',
+      'leader_size',
+      'region_count',
+      'region_weight',
+      'region_score',
+      'region_size',
+      'slow_score',
+      'start_ts',
+      'last_heartbeat_ts',
+      'uptime',
     ]);
-    expect(two.status).toMatchObject({ capacity: '100GiB', leader_count: 100, region_count: 300, leader_weight: 1, start_ts: rfc3339Nano(startSeconds * 1000) });
+    expect(two.status).toMatchObject({
+      capacity: '100GiB',
+      leader_count: 100,
+      region_count: 300,
+      leader_weight: 1,
+      start_ts: rfc3339Nano(startSeconds * 1000),
+    });
     expect(two.status.uptime).toMatch(/^\d+(\.\d+)?(ms|s)$/);
     expect(Date.parse(two.status.last_heartbeat_ts)).toBe(model.lastHeartbeat);
 
     expect((await call('GET', `${sim.url}/pd/api/v1/store/3`)).body.store.address).toBe(sim.tikvAddress('demo-tikv-2'));
-    expect(await call('GET', `${sim.url}/pd/api/v1/store/9`)).toMatchObject({ status: 404, text: pdText('[PD:core:ErrStoreNotFound]store 9 not found') });
+    expect(await call('GET', `${sim.url}/pd/api/v1/store/9`)).toMatchObject({
+      status: 404,
+      text: pdText('[PD:core:ErrStoreNotFound]store 9 not found'),
+    });
     const bad = await call('GET', `${sim.url}/pd/api/v1/store/abc`);
-    expect(bad).toMatchObject({ status: 400, text: '{\n  "code": "input",\n  "msg": "strconv.ParseUint: parsing \\"abc\\": invalid syntax",\n  "data": {}\n}\n' });
+    expect(bad).toMatchObject({
+      status: 400,
+      text: '{\n  "code": "input",\n  "msg": "strconv.ParseUint: parsing \\"abc\\": invalid syntax",\n  "data": {}\n}\n',
+    });
     expect(bad.headers['tidb-error-code']).toBe('input');
   });
 
@@ -698,7 +848,10 @@ describe('TiKV stores', () => {
     const sim = await withStores();
     expect((await call('GET', `${sim.url}/pd/api/v1/stores?state=0&state=1`)).body.count).toBe(3);
     expect((await call('GET', `${sim.url}/pd/api/v1/stores?state=2`)).body).toEqual({ count: 0, stores: [] });
-    expect(await call('GET', `${sim.url}/pd/api/v1/stores?state=Up`)).toMatchObject({ status: 500, text: pdText('strconv.Atoi: parsing "Up": invalid syntax') });
+    expect(await call('GET', `${sim.url}/pd/api/v1/stores?state=Up`)).toMatchObject({
+      status: 500,
+      text: pdText('strconv.Atoi: parsing "Up": invalid syntax'),
+    });
     expect(await call('GET', `${sim.url}/pd/api/v1/stores?state=5`)).toMatchObject({ status: 500, text: pdText('unknown StoreState: 5') });
   });
 
@@ -727,16 +880,35 @@ describe('TiKV stores', () => {
 
   test('DELETE /store: Offline and Tombstone once drained; 404 unknown, 410 Tombstone, 400 when too few Up stores would remain', async () => {
     const sim = await withStores({}, 4);
-    expect(await call('DELETE', `${sim.url}/pd/api/v1/store/4`)).toMatchObject({ status: 200, text: pdText('The store is set as Offline.') });
-    expect((await call('GET', `${sim.url}/pd/api/v1/store/4`)).body.store).toMatchObject({ state: 1, state_name: 'Offline', node_state: 2 });
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/store/4`)).toMatchObject({
+      status: 200,
+      text: pdText('The store is set as Offline.'),
+    });
+    expect((await call('GET', `${sim.url}/pd/api/v1/store/4`)).body.store).toMatchObject({
+      state: 1,
+      state_name: 'Offline',
+      node_state: 2,
+    });
     expect((await call('DELETE', `${sim.url}/pd/api/v1/store/4`)).status).toBe(200);
     ticks(sim, 20);
     expect(sim.store('demo-tikv-3')).toMatchObject({ state: 'Tombstone', nodeState: 'Removed', leaderCount: 0, regionCount: 0 });
     expect((await call('GET', `${sim.url}/pd/api/v1/stores`)).body.count).toBe(3);
     const tombstones = (await call('GET', `${sim.url}/pd/api/v1/stores?state=2`)).body;
-    expect(tombstones.stores.map((s: { store: { id: number; state: number; node_state: number } }) => [s.store.id, s.store.state, s.store.node_state])).toEqual([[4, 2, 3]]);
-    expect(await call('DELETE', `${sim.url}/pd/api/v1/store/4`)).toMatchObject({ status: 410, text: pdText('[PD:core:ErrStoreRemoved]store 4 has been removed') });
-    expect(await call('DELETE', `${sim.url}/pd/api/v1/store/9`)).toMatchObject({ status: 404, text: pdText('[PD:core:ErrStoreNotFound]store 9 not found') });
+    expect(
+      tombstones.stores.map((s: { store: { id: number; state: number; node_state: number } }) => [
+        s.store.id,
+        s.store.state,
+        s.store.node_state,
+      ]),
+    ).toEqual([[4, 2, 3]]);
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/store/4`)).toMatchObject({
+      status: 410,
+      text: pdText('[PD:core:ErrStoreRemoved]store 4 has been removed'),
+    });
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/store/9`)).toMatchObject({
+      status: 404,
+      text: pdText('[PD:core:ErrStoreNotFound]store 9 not found'),
+    });
 
     // Three Up stores for three replicas: PD refuses; a Disconnected store still counts as Up.
     sim.tikvStop('demo-tikv-2');
@@ -748,7 +920,10 @@ describe('TiKV stores', () => {
     // ?force (any value) skips the check: the store is physically destroyed.
     expect((await call('DELETE', `${sim.url}/pd/api/v1/store/3?force=false`)).status).toBe(200);
     expect(sim.store('demo-tikv-2')).toMatchObject({ state: 'Offline', physicallyDestroyed: true });
-    expect(await call('DELETE', `${sim.url}/pd/api/v1/store/3`)).toMatchObject({ status: 400, text: pdText('[PD:core:ErrStoreDestroyed]store 3 has been physically destroyed') });
+    expect(await call('DELETE', `${sim.url}/pd/api/v1/store/3`)).toMatchObject({
+      status: 400,
+      text: pdText('[PD:core:ErrStoreDestroyed]store 3 has been physically destroyed'),
+    });
   });
 
   test('DELETE /store refuses when every remaining Up store is in the evict-leader scheduler', async () => {
@@ -764,20 +939,33 @@ describe('TiKV stores', () => {
   test('store labels: merged, or replaced with ?force; validated; /labels lists them once', async () => {
     const sim = await withStores();
     expect(await call('GET', `${sim.url}/pd/api/v1/labels`)).toMatchObject({ status: 200, text: 'null\n' });
-    expect(await call('POST', `${sim.url}/pd/api/v1/store/1/label`, { zone: 'z1' })).toMatchObject({ status: 200, text: pdText("The store's label is updated.") });
+    expect(await call('POST', `${sim.url}/pd/api/v1/store/1/label`, { zone: 'z1' })).toMatchObject({
+      status: 200,
+      text: pdText("The store's label is updated."),
+    });
     await call('POST', `${sim.url}/pd/api/v1/store/1/label`, { host: 'h1' });
-    expect(sim.store('demo-tikv-0')?.labels).toEqual([{ key: 'zone', value: 'z1' }, { key: 'host', value: 'h1' }]);
+    expect(sim.store('demo-tikv-0')?.labels).toEqual([
+      { key: 'zone', value: 'z1' },
+      { key: 'host', value: 'h1' },
+    ]);
     await call('POST', `${sim.url}/pd/api/v1/store/1/label?force`, { rack: 'r1' });
     expect(sim.store('demo-tikv-0')?.labels).toEqual([{ key: 'rack', value: 'r1' }]);
     await call('POST', `${sim.url}/pd/api/v1/store/2/label`, { rack: 'r1' });
     expect((await call('GET', `${sim.url}/pd/api/v1/labels`)).body).toEqual([{ key: 'rack', value: 'r1' }]);
-    expect(await call('POST', `${sim.url}/pd/api/v1/store/9/label`, { zone: 'z1' })).toMatchObject({ status: 500, text: pdText('[PD:cluster:ErrInvalidStoreID]invalid store id 9, not found') });
+    expect(await call('POST', `${sim.url}/pd/api/v1/store/9/label`, { zone: 'z1' })).toMatchObject({
+      status: 500,
+      text: pdText('[PD:cluster:ErrInvalidStoreID]invalid store id 9, not found'),
+    });
     expect((await call('POST', `${sim.url}/pd/api/v1/store/1/label`, { 'bad key': 'x' })).body).toEqual({
       code: 'input',
       msg: 'bad key does not match format "^[$]?[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$"',
       data: {},
     });
-    expect((await call('POST', `${sim.url}/pd/api/v1/store/1/label`, '{"zone":')).body).toEqual({ code: 'input', msg: 'unexpected end of JSON input', data: { Offset: 8 } });
+    expect((await call('POST', `${sim.url}/pd/api/v1/store/1/label`, '{"zone":')).body).toEqual({
+      code: 'input',
+      msg: 'unexpected end of JSON input',
+      data: { Offset: 8 },
+    });
   });
 });
 
@@ -793,8 +981,14 @@ describe('evict-leader scheduler', () => {
     // Unknown store with the scheduler in place: the inner answer's body is quoted again.
     expect(await post(99)).toMatchObject({ status: 500, text: pdText(pdText('[PD:core:ErrStoreNotFound]store 99 not found')) });
     expect(await post('3')).toMatchObject({ status: 400, text: pdText('missing store id') });
-    expect(await call('POST', `${sim.url}/pd/api/v1/schedulers`, { store_id: 3 })).toMatchObject({ status: 400, text: pdText('missing scheduler name') });
-    expect(await call('POST', `${sim.url}/pd/api/v1/schedulers`, { name: 'no-such-scheduler' })).toMatchObject({ status: 400, text: pdText('unknown scheduler') });
+    expect(await call('POST', `${sim.url}/pd/api/v1/schedulers`, { store_id: 3 })).toMatchObject({
+      status: 400,
+      text: pdText('missing scheduler name'),
+    });
+    expect(await call('POST', `${sim.url}/pd/api/v1/schedulers`, { name: 'no-such-scheduler' })).toMatchObject({
+      status: 400,
+      text: pdText('unknown scheduler'),
+    });
     expect((await call('POST', `${sim.url}/pd/api/v1/schedulers`, 'nope')).body).toEqual({
       code: 'input',
       msg: "invalid character 'o' in literal null (expecting 'u')",
@@ -804,7 +998,13 @@ describe('evict-leader scheduler', () => {
 
     const names = (await call('GET', `${sim.url}/pd/api/v1/schedulers`)).body as string[];
     expect([...names].sort()).toEqual(
-      ['balance-hot-region-scheduler', 'balance-leader-scheduler', 'balance-region-scheduler', 'evict-leader-scheduler', 'evict-slow-store-scheduler'].sort(),
+      [
+        'balance-hot-region-scheduler',
+        'balance-leader-scheduler',
+        'balance-region-scheduler',
+        'evict-leader-scheduler',
+        'evict-slow-store-scheduler',
+      ].sort(),
     );
     // Go map order: not the same every time.
     const orders = new Set<string>();
@@ -860,7 +1060,13 @@ describe('evict-leader scheduler', () => {
   test('the default schedulers depend on the version', async () => {
     const sim = await withStores({ version: 'v8.5.5' });
     expect(((await call('GET', `${sim.url}/pd/api/v1/schedulers`)).body as string[]).sort()).toEqual(
-      ['balance-hot-region-scheduler', 'balance-leader-scheduler', 'balance-region-scheduler', 'evict-slow-store-scheduler', 'evict-stopping-store-scheduler'].sort(),
+      [
+        'balance-hot-region-scheduler',
+        'balance-leader-scheduler',
+        'balance-region-scheduler',
+        'evict-slow-store-scheduler',
+        'evict-stopping-store-scheduler',
+      ].sort(),
     );
     await expect(PdSim.start({ cluster: 'x', namespace: 'y', version: 'v7.5.0' })).rejects.toThrow('v8.5.x only');
   });
@@ -1012,7 +1218,10 @@ describe('TiFlash', () => {
     sim.tick();
     await sim.waitFor(() => sim.tiflashStoreStatus('demo-tiflash-0') === 'Running', 2000, 'Running');
     expect((await status()).text).toBe('Running');
-    expect(await call('GET', `http://${ip}:20292/nothing`)).toMatchObject({ status: 404, text: expect.stringMatching(/^path not found, Request \{ method: GET, uri: \/nothing/) });
+    expect(await call('GET', `http://${ip}:20292/nothing`)).toMatchObject({
+      status: 404,
+      text: expect.stringMatching(/^path not found, Request \{ method: GET, uri: \/nothing/),
+    });
 
     const store = sim.store('demo-tiflash-0')!;
     expect(store).toMatchObject({
@@ -1074,78 +1283,94 @@ describe('World', () => {
     cleanups.push(() => discovery.close());
     w.pd.discoveryUrl = discovery.url;
     // TiKV's container is Ready once it runs (no readiness probe), its store Up in PD a little later.
-    await w.waitFor(() => ['pd', 'tikv', 'tidb'].every((c) => w.pods(c).length === 1 && ready(w.pods(c)[0])) && w.pd.store('c-tikv-0')?.state === 'Up', 10_000, 'one Ready Pod per component, the store Up');
+    await w.waitFor(
+      () => ['pd', 'tikv', 'tidb'].every((c) => w.pods(c).length === 1 && ready(w.pods(c)[0])) && w.pd.store('c-tikv-0')?.state === 'Up',
+      10_000,
+      'one Ready Pod per component, the store Up',
+    );
     return w;
   }
   const ready = (pod: Record<string, any>): boolean =>
     (pod.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
   const podReady = (w: World, name: string) => ready(w.kube.get('Pod', 'ns', name)!);
 
-  test('stopping a process inside its Pod turns the Pod not Ready; starting it again, Ready', async () => {
-    const w = await startWorld();
-    const unready: string[] = [];
-    w.kube.on('podUnready', (p) => unready.push(p.metadata.name));
-    const uid = w.kube.get('Pod', 'ns', 'c-tikv-0')!.metadata.uid;
+  test(
+    'stopping a process inside its Pod turns the Pod not Ready; starting it again, Ready',
+    async () => {
+      const w = await startWorld();
+      const unready: string[] = [];
+      w.kube.on('podUnready', (p) => unready.push(p.metadata.name));
+      const uid = w.kube.get('Pod', 'ns', 'c-tikv-0')!.metadata.uid;
 
-    w.stopTikv('c-tikv-0');
-    await w.waitFor(() => !podReady(w, 'c-tikv-0'), 2000, 'c-tikv-0 not Ready');
-    expect(w.pd.store('c-tikv-0')?.state).toBe('Disconnected');
-    expect(w.kube.get('Pod', 'ns', 'c-tikv-0')).toMatchObject({ metadata: { uid }, status: { phase: 'Running' } });
-    w.startTikv('c-tikv-0');
-    await w.waitFor(() => podReady(w, 'c-tikv-0'), 2000, 'c-tikv-0 Ready again');
-    expect(w.pd.store('c-tikv-0')).toMatchObject({ id: 1, state: 'Up' });
+      w.stopTikv('c-tikv-0');
+      await w.waitFor(() => !podReady(w, 'c-tikv-0'), 2000, 'c-tikv-0 not Ready');
+      expect(w.pd.store('c-tikv-0')?.state).toBe('Disconnected');
+      expect(w.kube.get('Pod', 'ns', 'c-tikv-0')).toMatchObject({ metadata: { uid }, status: { phase: 'Running' } });
+      w.startTikv('c-tikv-0');
+      await w.waitFor(() => podReady(w, 'c-tikv-0'), 2000, 'c-tikv-0 Ready again');
+      expect(w.pd.store('c-tikv-0')).toMatchObject({ id: 1, state: 'Up' });
 
-    w.stopPd('c-pd-0');
-    await w.waitFor(() => !podReady(w, 'c-pd-0'), 2000, 'c-pd-0 not Ready');
-    w.startPd('c-pd-0');
-    await w.waitFor(() => podReady(w, 'c-pd-0') && w.pd.leader() === 'c-pd-0', 2000, 'c-pd-0 Ready again');
-    expect(unready).toEqual(['c-tikv-0', 'c-pd-0']);
-    expect(w.stops).toEqual([]);
+      w.stopPd('c-pd-0');
+      await w.waitFor(() => !podReady(w, 'c-pd-0'), 2000, 'c-pd-0 not Ready');
+      w.startPd('c-pd-0');
+      await w.waitFor(() => podReady(w, 'c-pd-0') && w.pd.leader() === 'c-pd-0', 2000, 'c-pd-0 Ready again');
+      expect(unready).toEqual(['c-tikv-0', 'c-pd-0']);
+      expect(w.stops).toEqual([]);
 
-    expect(() => w.stopPd('c-tikv-0')).toThrow('Pod c-tikv-0 is not a pd Pod');
-    expect(() => w.stopTikv('c-tikv-9')).toThrow('no Pod ns/c-tikv-9');
-  }, WORLD_TEST_MS);
+      expect(() => w.stopPd('c-tikv-0')).toThrow('Pod c-tikv-0 is not a pd Pod');
+      expect(() => w.stopTikv('c-tikv-9')).toThrow('no Pod ns/c-tikv-9');
+    },
+    WORLD_TEST_MS,
+  );
 
-  test('lists claims per component; a deleted claim wipes the data of its Pod', async () => {
-    const w = await startWorld();
-    expect(w.pvcs('pd').map((c) => c.metadata.name)).toEqual(['pd-c-pd-0']);
-    expect(w.pvcs('tikv').map((c) => c.metadata.name)).toEqual(['tikv-c-tikv-0']);
-    expect(w.pvcs('tidb')).toEqual([]);
-    expect(w.pd.tikvDataStoreId('c-tikv-0')).toBe(1);
-    expect(w.pd.members()[0].hasData).toBe(true);
+  test(
+    'lists claims per component; a deleted claim wipes the data of its Pod',
+    async () => {
+      const w = await startWorld();
+      expect(w.pvcs('pd').map((c) => c.metadata.name)).toEqual(['pd-c-pd-0']);
+      expect(w.pvcs('tikv').map((c) => c.metadata.name)).toEqual(['tikv-c-tikv-0']);
+      expect(w.pvcs('tidb')).toEqual([]);
+      expect(w.pd.tikvDataStoreId('c-tikv-0')).toBe(1);
+      expect(w.pd.members()[0].hasData).toBe(true);
 
-    // Another cluster's claim with a similar name wipes nothing.
-    w.kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'tikv-cc-tikv-0', namespace: 'ns' }, spec: {} });
-    expect(w.pvcs('tikv').map((c) => c.metadata.name)).toEqual(['tikv-c-tikv-0']);
-    w.kube.delete('PersistentVolumeClaim', 'ns', 'tikv-cc-tikv-0');
-    expect(w.pd.tikvDataStoreId('c-tikv-0')).toBe(1);
+      // Another cluster's claim with a similar name wipes nothing.
+      w.kube.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'tikv-cc-tikv-0', namespace: 'ns' }, spec: {} });
+      expect(w.pvcs('tikv').map((c) => c.metadata.name)).toEqual(['tikv-c-tikv-0']);
+      w.kube.delete('PersistentVolumeClaim', 'ns', 'tikv-cc-tikv-0');
+      expect(w.pd.tikvDataStoreId('c-tikv-0')).toBe(1);
 
-    // A claim in use stays (kubernetes.io/pvc-protection) and keeps its data until its Pod is gone.
-    const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/persistentvolumeclaims/tikv-c-tikv-0`, { method: 'DELETE' });
-    expect(res.status).toBe(200);
-    expect(w.pd.tikvDataStoreId('c-tikv-0')).toBe(1);
-    const wiped: string[] = [];
-    w.kube.onDeleted('PersistentVolumeClaim', (c) => wiped.push(`${c.metadata.name} ${w.pd.tikvDataStoreId('c-tikv-0')}`));
-    w.kube.delete('Pod', 'ns', 'c-tikv-0');
-    await w.waitFor(() => wiped.length > 0, 5000, 'the claim to go with its Pod');
-    expect(wiped).toEqual(['tikv-c-tikv-0 undefined']);
-  }, WORLD_TEST_MS);
+      // A claim in use stays (kubernetes.io/pvc-protection) and keeps its data until its Pod is gone.
+      const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/persistentvolumeclaims/tikv-c-tikv-0`, { method: 'DELETE' });
+      expect(res.status).toBe(200);
+      expect(w.pd.tikvDataStoreId('c-tikv-0')).toBe(1);
+      const wiped: string[] = [];
+      w.kube.onDeleted('PersistentVolumeClaim', (c) => wiped.push(`${c.metadata.name} ${w.pd.tikvDataStoreId('c-tikv-0')}`));
+      w.kube.delete('Pod', 'ns', 'c-tikv-0');
+      await w.waitFor(() => wiped.length > 0, 5000, 'the claim to go with its Pod');
+      expect(wiped).toEqual(['tikv-c-tikv-0 undefined']);
+    },
+    WORLD_TEST_MS,
+  );
 
-  test('records a Pod created while a claim of its is marked for deletion', async () => {
-    const w = await startWorld();
-    const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/persistentvolumeclaims/tikv-c-tikv-0`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/merge-patch+json' },
-      body: JSON.stringify({ metadata: { annotations: { 'tidb.pingcap.com/pvc-defer-deleting': '2024-01-01T00:00:00Z' } } }),
-    });
-    expect(res.status).toBe(200);
-    expect(w.violations).toEqual([]);
-    w.kube.delete('Pod', 'ns', 'c-tikv-0');
-    await w.waitFor(() => w.violations.length > 0, 3000, 'a violation');
-    expect(w.violations).toEqual([
-      'Pod c-tikv-0 was created on PersistentVolumeClaim tikv-c-tikv-0, which is marked for deletion (tidb.pingcap.com/pvc-defer-deleting: "2024-01-01T00:00:00Z")',
-    ]);
-  }, WORLD_TEST_MS);
+  test(
+    'records a Pod created while a claim of its is marked for deletion',
+    async () => {
+      const w = await startWorld();
+      const res = await fetch(`${w.kube.url}/api/v1/namespaces/ns/persistentvolumeclaims/tikv-c-tikv-0`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ metadata: { annotations: { 'tidb.pingcap.com/pvc-defer-deleting': '2024-01-01T00:00:00Z' } } }),
+      });
+      expect(res.status).toBe(200);
+      expect(w.violations).toEqual([]);
+      w.kube.delete('Pod', 'ns', 'c-tikv-0');
+      await w.waitFor(() => w.violations.length > 0, 3000, 'a violation');
+      expect(w.violations).toEqual([
+        'Pod c-tikv-0 was created on PersistentVolumeClaim tikv-c-tikv-0, which is marked for deletion (tidb.pingcap.com/pvc-defer-deleting: "2024-01-01T00:00:00Z")',
+      ]);
+    },
+    WORLD_TEST_MS,
+  );
 });
 
 // ---- faults ----

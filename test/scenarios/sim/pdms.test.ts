@@ -72,7 +72,9 @@ async function listenForTest(server: http.Server): Promise<string> {
 async function startDiscovery(pd: PdSim): Promise<string> {
   const server = http.createServer((req, res) => {
     void (async () => {
-      const peerHost = Buffer.from((req.url ?? '').replace(/^\/new\//, ''), 'base64').toString('utf8').replace(/:2380\n$/, '');
+      const peerHost = Buffer.from((req.url ?? '').replace(/^\/new\//, ''), 'base64')
+        .toString('utf8')
+        .replace(/:2380\n$/, '');
       const pod = peerHost.split('.')[0];
       if (pod === 'demo-pd-0') return res.writeHead(200).end(`--initial-cluster=${pod}=http://${peerHost}:2380\n`);
       const members = await call('GET', `${pd.url}/pd/api/v1/members`).catch(() => undefined);
@@ -172,7 +174,11 @@ describe('PD: /pd/api/v2/ms/members/{service}', () => {
 
   test('an unknown service is 500 with the error as a compact JSON string', async () => {
     const pd = await startPd();
-    expect(await call('GET', `${pd.url}/pd/api/v2/ms/members/TSO`)).toMatchObject({ status: 500, text: '"unknown service name TSO"', type: GIN_JSON });
+    expect(await call('GET', `${pd.url}/pd/api/v2/ms/members/TSO`)).toMatchObject({
+      status: 500,
+      text: '"unknown service name TSO"',
+      type: GIN_JSON,
+    });
     expect(await call('GET', `${pd.url}/pd/api/v2/ms/members/api`)).toMatchObject({ status: 500, text: '"unknown service name api"' });
   });
 
@@ -195,7 +201,9 @@ describe('PD: /pd/api/v2/ms/members/{service}', () => {
     await startServers(sim, ['demo-scheduling-0']);
     const follower = `http://${PD_IPS[1]}:${PORT}`;
     expect(pd.leader()).toBe('demo-pd-0');
-    expect(JSON.parse((await call('GET', `${follower}/pd/api/v2/ms/members/scheduling`)).text)).toMatchObject([{ name: 'demo-scheduling-0' }]);
+    expect(JSON.parse((await call('GET', `${follower}/pd/api/v2/ms/members/scheduling`)).text)).toMatchObject([
+      { name: 'demo-scheduling-0' },
+    ]);
     pd.pdStop('demo-pd-0'); // no quorum: no leader
     const started = Date.now();
     expect(await call('GET', `${follower}/pd/api/v2/ms/primary/scheduling`)).toMatchObject({
@@ -217,12 +225,16 @@ describe('PD: /pd/api/v2/ms/members/{service}', () => {
 });
 
 describe('PD: /pd/api/v2/ms/primary/{service}', () => {
-  test('the primary\'s advertise address as an indented JSON string', async () => {
+  test("the primary's advertise address as an indented JSON string", async () => {
     const pd = await startPd();
     const sim = startPdms(pd);
     await startServers(sim, ['demo-tso-0']);
     await primaryOf(sim, 'tso');
-    expect(await call('GET', `${pd.url}/pd/api/v2/ms/primary/tso`)).toMatchObject({ status: 200, text: `"${addr('demo-tso-0')}"`, type: GIN_JSON });
+    expect(await call('GET', `${pd.url}/pd/api/v2/ms/primary/tso`)).toMatchObject({
+      status: 200,
+      text: `"${addr('demo-tso-0')}"`,
+      type: GIN_JSON,
+    });
   });
 
   test('waits 25 looks 100 ms apart (2.5 s, scaled 1/10) for a primary: the one elected meanwhile, else ""; shorter than any lease', async () => {
@@ -266,14 +278,23 @@ describe('registry entries and names by release', () => {
     ]);
     // v7.5 wrote only the address.
     const scheduling = JSON.parse((await call('GET', `${pd.url}/pd/api/v2/ms/members/scheduling`)).text);
-    expect(scheduling[0]).toEqual({ name: '', 'service-addr': addr('demo-scheduling-0'), version: '', 'git-hash': '', 'deploy-path': '', 'start-timestamp': 0 });
+    expect(scheduling[0]).toEqual({
+      name: '',
+      'service-addr': addr('demo-scheduling-0'),
+      version: '',
+      'git-hash': '',
+      'deploy-path': '',
+      'start-timestamp': 0,
+    });
     expect(scheduling[1].name).toBe('Scheduling-demo-scheduling-1');
   });
 
   test('--name before v8.3.0 ends the process; with a cluster domain the operator names it by its FQDN', async () => {
     const pd = await startPd();
     const sim = startPdms(pd, { clusterDomain: 'cluster.local' });
-    await expect(sim.serverStart('demo-tso-0', IPS['demo-tso-0'], 'tso', 'v8.2.0', { name: 'demo-tso-0' })).rejects.toThrow('unknown flag: --name');
+    await expect(sim.serverStart('demo-tso-0', IPS['demo-tso-0'], 'tso', 'v8.2.0', { name: 'demo-tso-0' })).rejects.toThrow(
+      'unknown flag: --name',
+    );
     expect(sim.members('tso')).toEqual([]);
     await sim.serverStart('demo-tso-1', IPS['demo-tso-1'], 'tso', 'v8.5.7');
     expect(sim.members('tso')[0]).toMatchObject({
@@ -283,7 +304,14 @@ describe('registry entries and names by release', () => {
   });
 
   test('a server starts (registers, listens, is running) only once PD has a cluster id', async () => {
-    const pd = await PdSim.start({ cluster: 'demo', namespace: 'ns', electionMs: 20, discoveryRetryMs: 10, clientPort: PORT, microservices: true });
+    const pd = await PdSim.start({
+      cluster: 'demo',
+      namespace: 'ns',
+      electionMs: 20,
+      discoveryRetryMs: 10,
+      clientPort: PORT,
+      microservices: true,
+    });
     cleanups.push(() => pd.close());
     const sim = startPdms(pd);
     const starting = sim.serverStart('demo-tso-0', IPS['demo-tso-0'], 'tso');
@@ -382,7 +410,11 @@ describe('primary election', () => {
     const pd = await startPd();
     const sim = startPdms(pd, { electionMs: 300 });
     await startServers(sim, ['demo-tso-0']);
-    expect(await call('GET', `${url('demo-tso-0')}/tso/api/v1/health`)).toMatchObject({ status: 500, text: 'no leader elected', type: TEXT });
+    expect(await call('GET', `${url('demo-tso-0')}/tso/api/v1/health`)).toMatchObject({
+      status: 500,
+      text: 'no leader elected',
+      type: TEXT,
+    });
     await primaryOf(sim, 'tso');
     expect(await call('GET', `${url('demo-tso-0')}/tso/api/v1/health`)).toMatchObject({ status: 200, text: '"ok"', type: GIN_JSON });
     // Scheduling servers have no health route.
@@ -394,7 +426,11 @@ describe('primary election', () => {
 describe('leases by release (3 s up to v8.5.4 and in v9.0.0-beta.1, 5 s from v8.5.5; scaled 1/10)', () => {
   test('the leader lease (primary key, transfer flag) and the registry lease', () => {
     const sim = new PdmsSim({ ms: new MsRegistry() } as unknown as PdSim, { cluster: 'demo', namespace: 'ns' });
-    const leases = ['v7.5.0', 'v8.1.0', 'v8.3.0', 'v8.5.3', 'v8.5.4', 'v8.5.5', 'v8.5.7', 'v9.0.0-beta.1'].map((v) => [v, sim.leaderLeaseMs(v), sim.registryTtlMs(v)]);
+    const leases = ['v7.5.0', 'v8.1.0', 'v8.3.0', 'v8.5.3', 'v8.5.4', 'v8.5.5', 'v8.5.7', 'v9.0.0-beta.1'].map((v) => [
+      v,
+      sim.leaderLeaseMs(v),
+      sim.registryTtlMs(v),
+    ]);
     expect(leases).toEqual([
       ['v7.5.0', 300, 300],
       ['v8.1.0', 300, 300],
@@ -406,14 +442,19 @@ describe('leases by release (3 s up to v8.5.4 and in v9.0.0-beta.1, 5 s from v8.
       ['v9.0.0-beta.1', 300, 300],
     ]);
     // A test may fix them for every release.
-    const fixed = new PdmsSim({ ms: new MsRegistry() } as unknown as PdSim, { cluster: 'demo', namespace: 'ns', leaseMs: 42, registryTtlMs: 43 });
+    const fixed = new PdmsSim({ ms: new MsRegistry() } as unknown as PdSim, {
+      cluster: 'demo',
+      namespace: 'ns',
+      leaseMs: 42,
+      registryTtlMs: 43,
+    });
     expect([fixed.leaderLeaseMs('v8.5.7'), fixed.registryTtlMs('v8.5.4')]).toEqual([42, 43]);
   });
 
   test.each([
     ['v8.5.4', 300],
     ['v8.5.5', 500],
-  ] as const)('a killed %s primary: its key and entry outlive it by its release\'s lease (%i ms)', async (version, lease) => {
+  ] as const)("a killed %s primary: its key and entry outlive it by its release's lease (%i ms)", async (version, lease) => {
     const pd = await startPd();
     const sim = startPdms(pd);
     await startServers(sim, ['demo-scheduling-0'], version);
@@ -431,10 +472,11 @@ describe('leases by release (3 s up to v8.5.4 and in v9.0.0-beta.1, 5 s from v8.
 });
 
 describe('/tso/api/v1/health by release', () => {
-  const NOT_SERVED = '[PD:tso:ErrGetAllocatorManager]get allocator manager failed, requested keyspace group with id 0 is not served by this host/pod';
+  const NOT_SERVED =
+    '[PD:tso:ErrGetAllocatorManager]get allocator manager failed, requested keyspace group with id 0 is not served by this host/pod';
   const health = (pod: string, headers: Record<string, string> = {}) => call('GET', `${url(pod)}/tso/api/v1/health`, undefined, headers);
 
-  test('v7.5.0: no such route, and the engine-wide redirector forwards even that to the primary (gin\'s 404 from there)', async () => {
+  test("v7.5.0: no such route, and the engine-wide redirector forwards even that to the primary (gin's 404 from there)", async () => {
     const pd = await startPd();
     const sim = startPdms(pd, { electionMs: 200 });
     await startServers(sim, ['demo-tso-0'], 'v7.5.0');
@@ -450,11 +492,15 @@ describe('/tso/api/v1/health by release', () => {
     ]);
     expect(await health(primary)).toMatchObject({ status: 404, text: '404 page not found' });
     // Forwarded once already, to a secondary: v7.5's error text.
-    expect(await health(secondary, { 'Service-Redirector': 'x' })).toMatchObject({ status: 500, text: '"[PD:apiutil:ErrRedirect]redirect failed"', type: GIN_JSON });
+    expect(await health(secondary, { 'Service-Redirector': 'x' })).toMatchObject({
+      status: 500,
+      text: '"[PD:apiutil:ErrRedirect]redirect failed"',
+      type: GIN_JSON,
+    });
     expect(sim.unsimulated).toEqual([`${primary} GET /tso/api/v1/health`, `${primary} GET /tso/api/v1/health`]);
   });
 
-  test('v8.5.3: behind the group\'s redirector: a secondary answers with the primary\'s health, or the redirector\'s errors', async () => {
+  test("v8.5.3: behind the group's redirector: a secondary answers with the primary's health, or the redirector's errors", async () => {
     const pd = await startPd();
     const sim = startPdms(pd, { electionMs: 200 });
     await startServers(sim, ['demo-tso-0', 'demo-tso-1', 'demo-tso-2'], 'v8.5.3');
@@ -514,7 +560,9 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     const target = ['demo-scheduling-0', 'demo-scheduling-1', 'demo-scheduling-2'].find((p) => p !== first)!;
     expect(await transfer(first, target)).toMatchObject({ status: 200, text: '"success"', type: GIN_JSON });
     expect(sim.primary('scheduling')).toBeUndefined();
-    expect(sim.transfers).toMatchObject([{ service: 'scheduling', pod: first, from: first, to: target, toAddr: addr(target), asked: target }]);
+    expect(sim.transfers).toMatchObject([
+      { service: 'scheduling', pod: first, from: first, to: target, toAddr: addr(target), asked: target },
+    ]);
     const started = Date.now();
     expect((await call('GET', `${pd.url}/pd/api/v2/ms/primary/scheduling`)).text).toBe(`"${addr(target)}"`);
     expect(Date.now() - started).toBeGreaterThanOrEqual(100);
@@ -543,7 +591,7 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     expect(sim.elections.map((e) => e.pod).filter((p) => p.startsWith('demo-scheduling'))).toEqual([first, other, first, first]);
   });
 
-  test('errors: the only member, no such member, a bad body (400, the decoder\'s text)', async () => {
+  test("errors: the only member, no such member, a bad body (400, the decoder's text)", async () => {
     const pd = await startPd();
     const sim = startPdms(pd);
     await startServers(sim, ['demo-scheduling-0']);
@@ -578,7 +626,11 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     const sim = startPdms(pd, { electionMs: 300 });
     await startServers(sim, ['demo-scheduling-0', 'demo-scheduling-1'], 'v8.5.5');
     // No primary yet: 503.
-    expect(await transfer('demo-scheduling-1', 'demo-scheduling-0')).toMatchObject({ status: 503, text: '"[PD:server:ErrLeaderNil]leader is nil"', type: GIN_JSON });
+    expect(await transfer('demo-scheduling-1', 'demo-scheduling-0')).toMatchObject({
+      status: 503,
+      text: '"[PD:server:ErrLeaderNil]leader is nil"',
+      type: GIN_JSON,
+    });
     const first = await primaryOf(sim, 'scheduling');
     const other = first === 'demo-scheduling-0' ? 'demo-scheduling-1' : 'demo-scheduling-0';
     expect(await transfer(other, other)).toMatchObject({ status: 200, text: '"success"' });
@@ -604,27 +656,30 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     ['tso', 'v8.3.0'],
     ['tso', 'v8.5.3'],
     ['tso', 'v9.0.0-beta.1'],
-  ] as const)('%s %s: the transfer is behind the group\'s redirector too: a secondary forwards it to the primary', async (service, version) => {
-    const pd = await startPd();
-    const sim = startPdms(pd);
-    const [p0, p1] = [`demo-${service}-0`, `demo-${service}-1`];
-    await startServers(sim, [p0], version);
-    await primaryOf(sim, service);
-    await startServers(sim, [p1], version);
-    if (service === 'tso') {
-      // From v8.4.0 only the default keyspace group's members are candidates: PD allocates it both servers.
-      pd.tikvStart('demo-tikv-0');
-      await sim.waitFor(() => pd.ms.defaultKeyspaceGroup?.length === 2, 2000, 'the group allocated');
-      await sim.waitFor(() => sim.primary(service)?.pod === p0, 2000, `${p0} still primary`);
-    }
-    expect(await transfer(p1, p1)).toMatchObject({ status: 200, text: '"success"', type: GIN_JSON });
-    expect(sim.requests.slice(-2)).toMatchObject([
-      { pod: p0, path: `/${service}/api/v1/primary/transfer`, status: 200, redirectedFrom: p1 },
-      { pod: p1, path: `/${service}/api/v1/primary/transfer`, status: 200 },
-    ]);
-    expect(sim.transfers).toMatchObject([{ pod: p0, from: p0, to: p1, asked: p1 }]);
-    await sim.waitFor(() => sim.primary(service)?.pod === p1, 1000, `${p1} primary`);
-  });
+  ] as const)(
+    "%s %s: the transfer is behind the group's redirector too: a secondary forwards it to the primary",
+    async (service, version) => {
+      const pd = await startPd();
+      const sim = startPdms(pd);
+      const [p0, p1] = [`demo-${service}-0`, `demo-${service}-1`];
+      await startServers(sim, [p0], version);
+      await primaryOf(sim, service);
+      await startServers(sim, [p1], version);
+      if (service === 'tso') {
+        // From v8.4.0 only the default keyspace group's members are candidates: PD allocates it both servers.
+        pd.tikvStart('demo-tikv-0');
+        await sim.waitFor(() => pd.ms.defaultKeyspaceGroup?.length === 2, 2000, 'the group allocated');
+        await sim.waitFor(() => sim.primary(service)?.pod === p0, 2000, `${p0} still primary`);
+      }
+      expect(await transfer(p1, p1)).toMatchObject({ status: 200, text: '"success"', type: GIN_JSON });
+      expect(sim.requests.slice(-2)).toMatchObject([
+        { pod: p0, path: `/${service}/api/v1/primary/transfer`, status: 200, redirectedFrom: p1 },
+        { pod: p1, path: `/${service}/api/v1/primary/transfer`, status: 200 },
+      ]);
+      expect(sim.transfers).toMatchObject([{ pod: p0, from: p0, to: p1, asked: p1 }]);
+      await sim.waitFor(() => sim.primary(service)?.pod === p1, 1000, `${p1} primary`);
+    },
+  );
 
   test('Service-Allow-Direct-Handle: a server that never was primary has no expected-primary lease; a former primary still has one', async () => {
     const pd = await startPd();
@@ -649,7 +704,7 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     ]);
   });
 
-  test('the chosen member is not running: nobody campaigns until the flag\'s lease expires', async () => {
+  test("the chosen member is not running: nobody campaigns until the flag's lease expires", async () => {
     const pd = await startPd();
     const sim = startPdms(pd, { leaseMs: 400, registryTtlMs: 2000 });
     await startServers(sim, ['demo-scheduling-0']);
@@ -678,7 +733,7 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     expect(Date.now() - transferred).toBeLessThan(300);
   });
 
-  test('a primary before v8.3.0 watches no flag: a later transfer\'s flag does not make it step down', async () => {
+  test("a primary before v8.3.0 watches no flag: a later transfer's flag does not make it step down", async () => {
     const pd = await startPd();
     const sim = startPdms(pd);
     await startServers(sim, ['demo-scheduling-0']);
@@ -695,7 +750,7 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     expect(sim.elections.map((e) => e.pod)).toEqual(['demo-scheduling-0', 'demo-scheduling-1']);
   });
 
-  test('the flag\'s lease is the transferring server\'s release\'s; members held back look again every 200 ms (scaled)', async () => {
+  test("the flag's lease is the transferring server's release's; members held back look again every 200 ms (scaled)", async () => {
     const pd = await startPd();
     // Half-speed time: the re-check is 100 ms, the v8.5.4 flag 1.5 s.
     const sim = startPdms(pd, { timeScale: 0.5 });
@@ -753,11 +808,15 @@ describe('POST /{service}/api/v1/primary/transfer', () => {
     // v8.4.0+ refuses that pick (see the keyspace-group tests).
   });
 
-  test('no transfer route before v8.3.0, nor a GET on it: gin\'s 404 (recorded as unsimulated paths)', async () => {
+  test("no transfer route before v8.3.0, nor a GET on it: gin's 404 (recorded as unsimulated paths)", async () => {
     const pd = await startPd();
     const sim = startPdms(pd);
     await sim.serverStart('demo-tso-0', IPS['demo-tso-0'], 'tso', 'v8.2.0');
-    expect(await call('POST', `${url('demo-tso-0')}/tso/api/v1/primary/transfer`, '{}')).toMatchObject({ status: 404, text: '404 page not found', type: 'text/plain' });
+    expect(await call('POST', `${url('demo-tso-0')}/tso/api/v1/primary/transfer`, '{}')).toMatchObject({
+      status: 404,
+      text: '404 page not found',
+      type: 'text/plain',
+    });
     await startServers(sim, ['demo-scheduling-0']);
     expect((await call('GET', `${url('demo-scheduling-0')}/scheduling/api/v1/primary/transfer`)).status).toBe(404);
     expect((await call('POST', `${url('demo-scheduling-0')}/tso/api/v1/primary/transfer`, '{}')).status).toBe(404);
@@ -775,14 +834,23 @@ describe('TSO and the default keyspace group', () => {
   test('PD: GET /pd/api/v2/tso/keyspace-groups/0 (tso_keyspace_group.go): 500 before bootstrap, then the group members; null for a group never saved', async () => {
     const groupUrl = (_pd: PdSim, id = '0') => `http://${PD_IPS[0]}:${PORT}/pd/api/v2/tso/keyspace-groups/${id}`;
     const pd = await startPd();
-    expect(await call('GET', groupUrl(pd))).toMatchObject({ status: 500, text: '"[PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first"', type: GIN_JSON });
+    expect(await call('GET', groupUrl(pd))).toMatchObject({
+      status: 500,
+      text: '"[PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first"',
+      type: GIN_JSON,
+    });
     const sim = startPdms(pd);
     await startServers(sim, ['demo-tso-0', 'demo-tso-1', 'demo-tso-2']);
     pd.tikvStart('demo-tikv-0');
     await sim.waitFor(() => pd.ms.defaultKeyspaceGroup?.length === 2, 2000, 'the group allocated');
     const reply = await call('GET', groupUrl(pd));
     expect(reply).toMatchObject({ status: 200, type: GIN_JSON });
-    expect(JSON.parse(reply.text)).toEqual({ id: 0, 'user-kind': 'basic', members: [addr('demo-tso-0'), addr('demo-tso-1')].map((address) => ({ address, priority: 0 })), keyspaces: [0] });
+    expect(JSON.parse(reply.text)).toEqual({
+      id: 0,
+      'user-kind': 'basic',
+      members: [addr('demo-tso-0'), addr('demo-tso-1')].map((address) => ({ address, priority: 0 })),
+      keyspaces: [0],
+    });
     expect(reply.text).toContain('\n    "id": 0,');
     expect(await call('GET', groupUrl(pd, '4097'))).toMatchObject({ status: 400, text: '"invalid keyspace group id"' });
     expect(await call('GET', groupUrl(pd, '7'))).toMatchObject({ status: 200, text: 'null' });
@@ -792,7 +860,10 @@ describe('TSO and the default keyspace group', () => {
     const pd = await startPd({ microservices: false });
     pd.tikvStart('demo-tikv-0');
     await pd.waitFor(() => pd.tikvBootstrapped(), 2000, 'bootstrapped');
-    expect(await call('GET', `http://${PD_IPS[0]}:${PORT}/pd/api/v2/tso/keyspace-groups/0`)).toMatchObject({ status: 500, text: '"keyspace group manager is not initialized"' });
+    expect(await call('GET', `http://${PD_IPS[0]}:${PORT}/pd/api/v2/tso/keyspace-groups/0`)).toMatchObject({
+      status: 500,
+      text: '"keyspace group manager is not initialized"',
+    });
   });
 
   test('each TSO server is its own group until TiKV bootstraps; then PD gives the group 2 servers and the third leaves the election', async () => {
@@ -803,7 +874,10 @@ describe('TSO and the default keyspace group', () => {
     const first = await primaryOf(sim, 'tso');
     const other = pods.find((p) => p !== first)!;
     // The primary's group is itself alone: no other candidate.
-    expect(await transfer(first, other)).toMatchObject({ status: 500, text: `"no valid secondary to transfer primary, from ${first} to ${other}"` });
+    expect(await transfer(first, other)).toMatchObject({
+      status: 500,
+      text: `"no valid secondary to transfer primary, from ${first} to ${other}"`,
+    });
     expect(pd.ms.defaultKeyspaceGroup).toBeUndefined();
 
     pd.tikvStart('demo-tikv-0');
@@ -815,12 +889,16 @@ describe('TSO and the default keyspace group', () => {
     expect(['demo-tso-0', 'demo-tso-1']).toContain(primary);
     if (first === 'demo-tso-2') expect(sim.elections.map((e) => e.pod)).toEqual(['demo-tso-2', primary]);
 
-    const notServed = '[PD:tso:ErrGetAllocatorManager]get allocator manager failed, requested keyspace group with id 0 is not served by this host/pod';
+    const notServed =
+      '[PD:tso:ErrGetAllocatorManager]get allocator manager failed, requested keyspace group with id 0 is not served by this host/pod';
     expect(await call('GET', `${url('demo-tso-2')}/tso/api/v1/health`)).toMatchObject({ status: 500, text: notServed, type: TEXT });
     // Its redirector knows no primary.
     expect(await transfer('demo-tso-2', primary)).toMatchObject({ status: 503, text: '"[PD:server:ErrLeaderNil]leader is nil"' });
     // Out of the group, it cannot be chosen; the other member can.
-    expect(await transfer(primary, 'demo-tso-2')).toMatchObject({ status: 500, text: `"no valid secondary to transfer primary, from ${primary} to demo-tso-2"` });
+    expect(await transfer(primary, 'demo-tso-2')).toMatchObject({
+      status: 500,
+      text: `"no valid secondary to transfer primary, from ${primary} to demo-tso-2"`,
+    });
     const peer = primary === 'demo-tso-0' ? 'demo-tso-1' : 'demo-tso-0';
     expect((await transfer(primary, peer)).status).toBe(200);
     await sim.waitFor(() => sim.primary('tso')?.pod === peer, 1000, 'the peer primary');
@@ -865,14 +943,19 @@ describe('TSO and the default keyspace group', () => {
 // ---- wire details ----
 
 describe('wire', () => {
-  test('gin-contrib/gzip: a client that accepts gzip gets gzipped bodies; gin\'s 404 then is an empty stream sniffed application/x-gzip', async () => {
+  test("gin-contrib/gzip: a client that accepts gzip gets gzipped bodies; gin's 404 then is an empty stream sniffed application/x-gzip", async () => {
     const pd = await startPd();
     const sim = startPdms(pd);
     await startServers(sim, ['demo-tso-0']);
     await primaryOf(sim, 'tso');
     const gz = { 'Accept-Encoding': 'gzip, deflate' };
     const health = await call('GET', `${url('demo-tso-0')}/tso/api/v1/health`, undefined, gz);
-    expect(health).toMatchObject({ status: 200, text: '"ok"', type: GIN_JSON, headers: { 'content-encoding': 'gzip', vary: 'Accept-Encoding' } });
+    expect(health).toMatchObject({
+      status: 200,
+      text: '"ok"',
+      type: GIN_JSON,
+      headers: { 'content-encoding': 'gzip', vary: 'Accept-Encoding' },
+    });
     expect(health.raw.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
     // (No release serves /nope; /status and /metrics are routes of the real servers, not modelled.)
     const missing = await call('GET', `${url('demo-tso-0')}/nope`, undefined, gz);
@@ -893,7 +976,9 @@ describe('wire', () => {
     expect(bindJsonStringMap('{"new_primary":"a"} trailing')).toEqual({ value: { new_primary: 'a' } });
     expect(bindJsonStringMap('null')).toEqual({ value: null });
     expect(bindJsonStringMap('{"new_primary":null}')).toEqual({ value: { new_primary: '' } });
-    expect(bindJsonStringMap('{"new_primary":"a",}')).toEqual({ error: "invalid character '}' looking for beginning of object key string" });
+    expect(bindJsonStringMap('{"new_primary":"a",}')).toEqual({
+      error: "invalid character '}' looking for beginning of object key string",
+    });
     expect(bindJsonStringMap('"a"')).toEqual({ error: 'json: cannot unmarshal string into Go value of type map[string]string' });
     expect(bindJsonStringMap('{"a":true}')).toEqual({ error: 'json: cannot unmarshal bool into Go value of type string' });
   });
@@ -929,7 +1014,10 @@ describe('World with PD micro-services', () => {
     expect(w.pd.microservices).toBe(true);
     const pdms = w.pdms!;
     await w.waitFor(
-      () => w.pods('tso').length > 0 && w.pods('scheduling').length > 0 && [...w.pods('tso'), ...w.pods('scheduling')].every((p) => pdms.running(p.metadata.name)),
+      () =>
+        w.pods('tso').length > 0 &&
+        w.pods('scheduling').length > 0 &&
+        [...w.pods('tso'), ...w.pods('scheduling')].every((p) => pdms.running(p.metadata.name)),
       10_000,
       'the micro-service servers',
     );
@@ -941,7 +1029,9 @@ describe('World with PD micro-services', () => {
       `http://${pod.metadata.name}.c-tso-peer.ns.svc:2379`,
     ]);
     const ready = (name: string) =>
-      (w.kube.get('Pod', 'ns', name)?.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+      (w.kube.get('Pod', 'ns', name)?.status?.conditions ?? []).some(
+        (c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True',
+      );
     await w.waitFor(() => ready(pod.metadata.name), 5000, 'the TSO Pod Ready');
     const members = JSON.parse((await call('GET', `${w.pd.url}/pd/api/v2/ms/members/scheduling`)).text);
     expect(members.map((m: { name: string }) => m.name)).toEqual(w.pods('scheduling').map((p) => p.metadata.name));
@@ -954,7 +1044,9 @@ describe('World with PD micro-services', () => {
 /** The world's one PD pod asks this discovery (no controller runs here): it bootstraps. */
 async function startDiscoveryFor(bootstrapPod: string): Promise<string> {
   const server = http.createServer((req, res) => {
-    const peerHost = Buffer.from((req.url ?? '').replace(/^\/new\//, ''), 'base64').toString('utf8').replace(/:2380\n$/, '');
+    const peerHost = Buffer.from((req.url ?? '').replace(/^\/new\//, ''), 'base64')
+      .toString('utf8')
+      .replace(/:2380\n$/, '');
     const pod = peerHost.split('.')[0];
     if (pod === bootstrapPod) res.writeHead(200).end(`--initial-cluster=${pod}=http://${peerHost}:2380\n`);
     else res.writeHead(500).end('one PD member only');
@@ -978,7 +1070,10 @@ describe("the controller's PD micro-service client (src/controller/clients/pd.ts
     ]);
     expect(await client.msPrimary('tso')).toBe(addr(primary));
     const plain = await startPd({ microservices: false, clientPort: PORT + 1 });
-    const err = await new PdClient(plain.url).msMembers('tso').then(() => undefined, (e: PdError) => e);
+    const err = await new PdClient(plain.url).msMembers('tso').then(
+      () => undefined,
+      (e: PdError) => e,
+    );
     expect(err).toBeInstanceOf(PdError);
     expect({ status: err!.status, detail: err!.detail }).toEqual({ status: 404, detail: 'not support micro service' });
   });
@@ -989,9 +1084,14 @@ describe("the controller's PD micro-service client (src/controller/clients/pd.ts
     // errs.ErrNotBootstrapped.FastGenByArgs().Error())`, compact, gin's JSON content type. PdSim plays
     // v8.5 only, so this answer is served here byte for byte.
     const body = '"[PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first"';
-    const base = await listenForTest(http.createServer((_req, res) => res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(body)));
+    const base = await listenForTest(
+      http.createServer((_req, res) => res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(body)),
+    );
     for (const ask of [(c: PdClient) => c.msMembers('tso'), (c: PdClient) => c.msPrimary('scheduling')]) {
-      const err = await ask(new PdClient(base)).then(() => undefined, (e: PdError) => e);
+      const err = await ask(new PdClient(base)).then(
+        () => undefined,
+        (e: PdError) => e,
+      );
       expect(err).toBeInstanceOf(PdError);
       expect(err!.notBootstrapped).toBe(true);
     }
@@ -1000,7 +1100,10 @@ describe("the controller's PD micro-service client (src/controller/clients/pd.ts
   test("reads TSO's default keyspace group: not bootstrapped is a PdError that says so, then the two servers PD gave it", async () => {
     const pd = await startPd();
     const client = new PdClient(pd.url);
-    const early = await client.tsoDefaultGroup().then(() => undefined, (e: PdError) => e);
+    const early = await client.tsoDefaultGroup().then(
+      () => undefined,
+      (e: PdError) => e,
+    );
     expect(early?.notBootstrapped).toBe(true);
     const sim = startPdms(pd);
     await startServers(sim, ['demo-tso-0', 'demo-tso-1', 'demo-tso-2']);
@@ -1018,7 +1121,10 @@ describe("the controller's PD micro-service client (src/controller/clients/pd.ts
     // Asked at the primary's own address, which is what PD's registry gives (the test's DNS has no names).
     await transferMsPrimary(url(primary), 'scheduling', other);
     await sim.waitFor(() => sim.primary('scheduling')?.pod === other, 2000, 'the new primary');
-    const refused = await transferMsPrimary(url(other), 'scheduling', 'no-such-server').then(() => undefined, (e: PdError) => e);
+    const refused = await transferMsPrimary(url(other), 'scheduling', 'no-such-server').then(
+      () => undefined,
+      (e: PdError) => e,
+    );
     expect({ status: refused?.status, detail: refused?.detail }).toEqual({
       status: 500,
       detail: `no valid secondary to transfer primary, from ${other} to no-such-server`,

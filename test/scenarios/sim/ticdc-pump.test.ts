@@ -68,7 +68,11 @@ async function cdc(options: Partial<TicdcSimOptions> = {}, pods = CDC_PODS, vers
 
 async function cdcReady(options: Partial<TicdcSimOptions> = {}, pods = CDC_PODS, versions: Record<string, string> = {}): Promise<Cdc> {
   const c = await cdc(options, pods, versions);
-  await c.sim.waitFor(() => c.sim.owner() !== undefined && c.sim.captures().every((x) => x.state === 'running'), 3000, 'captures registered, owner elected');
+  await c.sim.waitFor(
+    () => c.sim.owner() !== undefined && c.sim.captures().every((x) => x.state === 'running'),
+    3000,
+    'captures registered, owner elected',
+  );
   if ((options.tables ?? 20) > 0) await c.sim.waitFor(() => c.sim.orphanTables() === 0, 3000, 'tables scheduled');
   return c;
 }
@@ -84,7 +88,9 @@ describe('TicdcSim: capture processes', () => {
       const r = await call('GET', url('basic-ticdc-0', path));
       expect(r.status).toBe(503);
       expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
-      expect(r.text).toBe('{\n    "error_msg": "[CDC:ErrServerIsNotReady]cdc server is not ready",\n    "error_code": "CDC:ErrServerIsNotReady"\n}');
+      expect(r.text).toBe(
+        '{\n    "error_msg": "[CDC:ErrServerIsNotReady]cdc server is not ready",\n    "error_code": "CDC:ErrServerIsNotReady"\n}',
+      );
     }
     const drain = await call('PUT', url('basic-ticdc-0', '/api/v1/captures/drain'), '{"capture_id":"x"}');
     expect(drain.status).toBe(503);
@@ -207,8 +213,14 @@ describe('TicdcSim: capture processes', () => {
     const a = await cdc({ version: 'v6.1.7', initMs: 400 }, ['a-0']);
     const captures = await call('GET', a.url('a-0', '/api/v1/captures'));
     expect(captures.status).toBe(500);
-    expect(json(captures)).toEqual({ error_msg: '[CDC:ErrCaptureNotInitialized]capture has not been initialized yet', error_code: 'CDC:ErrCaptureNotInitialized' });
-    expect(await call('GET', a.url('a-0', '/status'))).toMatchObject({ status: 500, text: '[CDC:ErrCaptureNotInitialized]capture has not been initialized yet' });
+    expect(json(captures)).toEqual({
+      error_msg: '[CDC:ErrCaptureNotInitialized]capture has not been initialized yet',
+      error_code: 'CDC:ErrCaptureNotInitialized',
+    });
+    expect(await call('GET', a.url('a-0', '/status'))).toMatchObject({
+      status: 500,
+      text: '[CDC:ErrCaptureNotInitialized]capture has not been initialized yet',
+    });
 
     const b = await cdc({ version: 'v5.4.3', initMs: 400 }, ['b-0']);
     await expect(call('GET', b.url('b-0', '/status'))).rejects.toThrow(/socket hang up|ECONNRESET/);
@@ -285,7 +297,10 @@ describe('TicdcSim: owner', () => {
     sim.unhealthy = true;
     const bad = await call('GET', url('basic-ticdc-1', '/api/v1/health'));
     expect(bad.status).toBe(500);
-    expect(json(bad)).toEqual({ error_msg: '[CDC:ErrClusterIsUnhealthy]TiCDC cluster is unhealthy', error_code: 'CDC:ErrClusterIsUnhealthy' });
+    expect(json(bad)).toEqual({
+      error_msg: '[CDC:ErrClusterIsUnhealthy]TiCDC cluster is unhealthy',
+      error_code: 'CDC:ErrClusterIsUnhealthy',
+    });
 
     const mixed = await cdcReady({ tables: 4 }, ['m-0', 'm-1', 'm-2'], { 'm-0': 'v8.5.0', 'm-1': 'v8.1.2', 'm-2': 'v7.5.7' });
     expect((await call('GET', mixed.url('m-0', '/api/v1/health'))).status).toBe(500);
@@ -319,7 +334,11 @@ describe('TicdcSim: drain', () => {
         'CDC:ErrAPIInvalidParam',
         '[CDC:ErrAPIInvalidParam]invalid api parameter: json: cannot unmarshal number into Go struct field DrainCaptureRequest.capture_id of type string',
       ],
-      [`{"capture_id":"${ownerId}"}`, 'CDC:ErrSchedulerRequestFailed', '[CDC:ErrSchedulerRequestFailed]scheduler request failed, cannot drain the owner'],
+      [
+        `{"capture_id":"${ownerId}"}`,
+        'CDC:ErrSchedulerRequestFailed',
+        '[CDC:ErrSchedulerRequestFailed]scheduler request failed, cannot drain the owner',
+      ],
     ];
     for (const [body, code, msg] of cases) {
       const r = await put(body);
@@ -382,7 +401,10 @@ describe('TicdcSim: drain', () => {
       } else {
         expect(r.status).toBe(503);
         expect(r.headers['content-type']).toBe('text/plain; charset=utf-8');
-        expect(json(r)).toEqual({ error_msg: '[CDC:ErrSchedulerRequestFailed]not all captures initialized', error_code: 'CDC:ErrSchedulerRequestFailed' });
+        expect(json(r)).toEqual({
+          error_msg: '[CDC:ErrSchedulerRequestFailed]not all captures initialized',
+          error_code: 'CDC:ErrSchedulerRequestFailed',
+        });
       }
       expect(sim.drainTarget()).toBeUndefined();
       await sim.close();
@@ -395,7 +417,11 @@ describe('TicdcSim: drain', () => {
     await call('POST', url(old, '/api/v1/owner/resign'));
     await sim.waitFor(() => sim.owner() !== undefined, 2000, 'new owner');
     const target = CDC_PODS.find((p) => p !== sim.owner()) as string;
-    const r = await call('PUT', url(target, '/api/v1/captures/drain'), `{"capture_id":"${sim.captures().find((c) => c.pod === target)?.id}"}`);
+    const r = await call(
+      'PUT',
+      url(target, '/api/v1/captures/drain'),
+      `{"capture_id":"${sim.captures().find((c) => c.pod === target)?.id}"}`,
+    );
     expect(r).toMatchObject({ status: 202, text: '{"current_table_count":1}' });
   });
 
@@ -412,7 +438,11 @@ describe('TicdcSim: drain', () => {
 
 describe('drainCapture (src/controller/clients/ticdc.ts) against TicdcSim', () => {
   /** Calls drainCapture until done, as the controller's requeues would; GracefulErrors are collected. */
-  async function untilDone(base: string, captureAddress: string, maxCalls = 200): Promise<{ outcomes: StepOutcome[]; errors: GracefulError[] }> {
+  async function untilDone(
+    base: string,
+    captureAddress: string,
+    maxCalls = 200,
+  ): Promise<{ outcomes: StepOutcome[]; errors: GracefulError[] }> {
     const outcomes: StepOutcome[] = [];
     const errors: GracefulError[] = [];
     for (let i = 0; i < maxCalls; i++) {
@@ -452,12 +482,28 @@ describe('drainCapture (src/controller/clients/ticdc.ts) against TicdcSim', () =
     const { sim, ips } = await cdcReady({ drainRate: 2, tickMs: 25 });
     const pod = sim.owner() as string;
     const pods = CDC_PODS.map((name) => ({
-      metadata: { name, labels: { 'app.kubernetes.io/component': 'ticdc', 'app.kubernetes.io/instance': 'basic' }, ...(name === pod && { deletionTimestamp: new Date() }) },
+      metadata: {
+        name,
+        labels: { 'app.kubernetes.io/component': 'ticdc', 'app.kubernetes.io/instance': 'basic' },
+        ...(name === pod && { deletionTimestamp: new Date() }),
+      },
       spec: { terminationGracePeriodSeconds: 60 },
       status: { podIP: ips.get(name) },
     }));
     const discovery = new Discovery({
-      cluster: parseClusterInfo(JSON.stringify({ name: 'basic', clusterDomain: '', acrossK8s: false, tls: false, discoveryMtls: false, pdAddresses: [], cluster: null, components: ['pd', 'tikv', 'tidb', 'ticdc'] }), 'ns'),
+      cluster: parseClusterInfo(
+        JSON.stringify({
+          name: 'basic',
+          clusterDomain: '',
+          acrossK8s: false,
+          tls: false,
+          discoveryMtls: false,
+          pdAddresses: [],
+          cluster: null,
+          components: ['pd', 'tikv', 'tidb', 'ticdc'],
+        }),
+        'ns',
+      ),
       pods: () => pods,
       pdReplicas: () => 3,
       pdStatefulSet: () => undefined,
@@ -540,7 +586,10 @@ describe('drainCapture (src/controller/clients/ticdc.ts) against TicdcSim', () =
     await resignOwnerOf(base(owner), sim.addressPrefix(owner));
     await sim.waitFor(() => sim.owner() !== undefined && sim.owner() !== owner, 3000, 'another owner');
     const early = await resignOwnerOf(base(owner), sim.addressPrefix(owner));
-    expect(early).toEqual({ done: false, detail: expect.stringContaining('waiting for TiCDC to be healthy (HTTP 500 [CDC:ErrClusterIsUnhealthy]TiCDC cluster is unhealthy') });
+    expect(early).toEqual({
+      done: false,
+      detail: expect.stringContaining('waiting for TiCDC to be healthy (HTTP 500 [CDC:ErrClusterIsUnhealthy]TiCDC cluster is unhealthy'),
+    });
     let next = early;
     for (let i = 0; !next.done && i < 200; i++) {
       await sleep(20);
@@ -552,7 +601,8 @@ describe('drainCapture (src/controller/clients/ticdc.ts) against TicdcSim', () =
 });
 
 describe("TiCDC's new architecture (pingcap/ticdc): what a drain answer means, by release", () => {
-  const newArch = (version: string, extra: Partial<TicdcSimOptions> = {}) => cdcReady({ architecture: 'new', version, drainRate: 2, tickMs: 25, ...extra });
+  const newArch = (version: string, extra: Partial<TicdcSimOptions> = {}) =>
+    cdcReady({ architecture: 'new', version, drainRate: 2, tickMs: 25, ...extra });
   const put = (url: string, id: string) => call('PUT', url, JSON.stringify({ capture_id: id }));
 
   test('TicdcSim v8.5.6: the drain handler answers a counter (0, and 10 on every tenth call) and moves nothing (api/v1/api.go drainCapture)', async () => {
@@ -579,7 +629,10 @@ describe("TiCDC's new architecture (pingcap/ticdc): what a drain answer means, b
     const ownerId = sim.captures().find((c) => c.pod === owner)!.id as string;
     const refused = await put(url(owner, '/api/v1/captures/drain'), ownerId);
     expect(refused.status).toBe(400);
-    expect(json(refused)).toEqual({ error_msg: '[CDC:ErrSchedulerRequestFailed]scheduler request failed, cannot drain the owner', error_code: 'CDC:ErrSchedulerRequestFailed' });
+    expect(json(refused)).toEqual({
+      error_msg: '[CDC:ErrSchedulerRequestFailed]scheduler request failed, cannot drain the owner',
+      error_code: 'CDC:ErrSchedulerRequestFailed',
+    });
     const pod = CDC_PODS.find((p) => p !== owner) as string;
     const id = sim.captures().find((c) => c.pod === pod)!.id as string;
     const first = json(await put(url(pod, '/api/v1/captures/drain'), id)).current_table_count as number;
@@ -679,7 +732,9 @@ describe("TiCDC's new architecture (pingcap/ticdc): what a drain answer means, b
     // v8.5.6 has no authenticateMiddleware on the drain route.
     const older = await newArch('v8.5.6', { clientUserRequired: true });
     const other = CDC_PODS.find((p) => p !== older.sim.owner()) as string;
-    expect((await put(older.url(other, '/api/v1/captures/drain'), older.sim.captures().find((c) => c.pod === other)!.id as string)).status).toBe(202);
+    expect(
+      (await put(older.url(other, '/api/v1/captures/drain'), older.sim.captures().find((c) => c.pod === other)!.id as string)).status,
+    ).toBe(202);
   });
 
   test('drainCapture on v8.5.7 with security.client-user-required: no retries to the timeout; the capture goes once the owner is healthy, saying why', async () => {
@@ -724,14 +779,32 @@ describe('PumpSim', () => {
     expect(r.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(r.text.endsWith('}\n')).toBe(true);
     expect(r.text.slice(0, -1)).not.toMatch(/\n| /);
-    expect(r.text).toMatch(/^\{"status":\{"basic-pump-0:8250":\{"nodeId":"basic-pump-0:8250","host":"basic-pump-0\.basic-pump:8250","state":"online","isAlive":false,"score":0,"label":null,"maxCommitTS":\d{17,},"updateTS":\d{17,}\},"basic-pump-1:8250":/);
+    expect(r.text).toMatch(
+      /^\{"status":\{"basic-pump-0:8250":\{"nodeId":"basic-pump-0:8250","host":"basic-pump-0\.basic-pump:8250","state":"online","isAlive":false,"score":0,"label":null,"maxCommitTS":\d{17,},"updateTS":\d{17,}\},"basic-pump-1:8250":/,
+    );
     expect(r.text).toMatch(/\},"CommitTS":\d{17,},"Checkpoint":\{\},"ErrMsg":""\}\n$/);
     const body = json(r);
     expect(Object.keys(body)).toEqual(['status', 'CommitTS', 'Checkpoint', 'ErrMsg']);
     expect(Object.keys(body.status)).toEqual(['basic-pump-0:8250', 'basic-pump-1:8250', 'basic-pump-2:8250']);
     for (const pod of PUMP_PODS) {
-      expect(Object.keys(body.status[`${pod}:8250`])).toEqual(['nodeId', 'host', 'state', 'isAlive', 'score', 'label', 'maxCommitTS', 'updateTS']);
-      expect(body.status[`${pod}:8250`]).toMatchObject({ nodeId: `${pod}:8250`, host: `${pod}.basic-pump:8250`, state: 'online', isAlive: false, score: 0, label: null });
+      expect(Object.keys(body.status[`${pod}:8250`])).toEqual([
+        'nodeId',
+        'host',
+        'state',
+        'isAlive',
+        'score',
+        'label',
+        'maxCommitTS',
+        'updateTS',
+      ]);
+      expect(body.status[`${pod}:8250`]).toMatchObject({
+        nodeId: `${pod}:8250`,
+        host: `${pod}.basic-pump:8250`,
+        state: 'online',
+        isAlive: false,
+        score: 0,
+        label: null,
+      });
     }
     expect(sim.nodes().map((n) => n.nodeId)).toEqual(PUMP_PODS.map((p) => `${p}:8250`));
   });
@@ -882,7 +955,7 @@ describe('pumpNodes / takePumpOffline (src/controller/clients/pump.ts) against P
     sim.drainersLagging = false;
   });
 
-  test('3 pumps: takePumpOffline closes the Pod\'s node and is done once it is offline', async () => {
+  test("3 pumps: takePumpOffline closes the Pod's node and is done once it is offline", async () => {
     const { sim, base } = await pumps({ offlineMs: 150 });
     const pod = 'basic-pump-2';
     const bases = [pod, 'basic-pump-0', 'basic-pump-1'].map(base);
@@ -917,7 +990,11 @@ describe('pumpNodes / takePumpOffline (src/controller/clients/pump.ts) against P
   test('a pump paused by SIGTERM is never closed: takePumpOffline waits', async () => {
     const { sim, base } = await pumps({}, ['basic-pump-0', 'basic-pump-1']);
     await sim.pumpStop('basic-pump-1');
-    const o = await takePumpOffline(base('basic-pump-1'), [base('basic-pump-1'), base('basic-pump-0')], sim.advertiseAddress('basic-pump-1'));
+    const o = await takePumpOffline(
+      base('basic-pump-1'),
+      [base('basic-pump-1'), base('basic-pump-0')],
+      sim.advertiseAddress('basic-pump-1'),
+    );
     expect(o.done).toBe(false);
     expect(o.detail).toContain('is paused (only an online node accepts close)');
   });

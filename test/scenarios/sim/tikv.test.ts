@@ -74,7 +74,12 @@ describe("log backup's FlushNow over gRPC", () => {
 
   it("names each task, and a task that did not flush with TiKV's message", async () => {
     const { grpc } = await start({ logBackupTasks: [{ name: 'pitr' }, { name: 'audit', error: 'storage unreachable' }] });
-    expect(await flushLogBackup(grpc)).toEqual({ ok: false, supported: true, tasks: ['pitr', 'audit'], detail: 'task audit: storage unreachable' });
+    expect(await flushLogBackup(grpc)).toEqual({
+      ok: false,
+      supported: true,
+      tasks: ['pitr', 'audit'],
+      detail: 'task audit: storage unreachable',
+    });
     const ok = await start({ logBackupTasks: [{ name: 'pitr' }] });
     expect(await flushLogBackup(ok.grpc)).toMatchObject({ ok: true, detail: 'flushed pitr' });
   });
@@ -91,7 +96,12 @@ describe("log backup's FlushNow over gRPC", () => {
   it('answers UNIMPLEMENTED before v8.5.6, even while a task runs, and flushes from v8.5.6 on (tikv/tikv#18027)', async () => {
     const tasks = [{ name: 'pitr' }];
     const old = await start({ logBackupTasks: tasks, version: 'v8.5.5' });
-    expect(await flushLogBackup(old.grpc)).toEqual({ ok: true, supported: false, tasks: [], detail: `${old.grpc} answered UNIMPLEMENTED to FlushNow` });
+    expect(await flushLogBackup(old.grpc)).toEqual({
+      ok: true,
+      supported: false,
+      tasks: [],
+      detail: `${old.grpc} answered UNIMPLEMENTED to FlushNow`,
+    });
     const now = await start({ logBackupTasks: tasks, version: 'v8.5.6' });
     expect(await flushLogBackup(now.grpc)).toEqual({ ok: true, supported: true, tasks: ['pitr'], detail: 'flushed pitr' });
     expect(sim!.flushes.map((f) => [f.version, f.answered])).toEqual([['v8.5.6', 'flushed']]);

@@ -11,7 +11,16 @@ const root = join(TEST_DIR, '..');
 
 function jest(ci: boolean) {
   const env = { ...process.env, CI: ci ? 'true' : '' };
-  const args = [require.resolve('jest/bin/jest'), '--rootDir', root, '--roots', '<rootDir>/test/fixtures/requires', '--testMatch', '**/*.spec.ts', '--ci'];
+  const args = [
+    require.resolve('jest/bin/jest'),
+    '--rootDir',
+    root,
+    '--roots',
+    '<rootDir>/test/fixtures/requires',
+    '--testMatch',
+    '**/*.spec.ts',
+    '--ci',
+  ];
   return spawnSync(process.execPath, args, { cwd: root, env, encoding: 'utf8' });
 }
 
@@ -30,5 +39,7 @@ test('in CI: a missing requirement fails the run, saying what is missing', () =>
   const r = jest(true);
   expect(r.status).toBe(1);
   expect(r.stderr).toMatch(/Tests:\s+1 failed, 1 skipped, 1 passed, 3 total/);
-  expect(r.stderr).toContain('needs a server that is not: /usr/bin/nothing not found (Debian package nothing); `bash scripts/test.sh` installs it, and CI runs after it');
+  expect(r.stderr).toContain(
+    'needs a server that is not: /usr/bin/nothing not found (Debian package nothing); `bash scripts/test.sh` installs it, and CI runs after it',
+  );
 }, 60_000);

@@ -71,7 +71,10 @@ function renderAll(docs: Obj[], kubeVersion = '1.31'): Obj[] {
   const linked = linkOperations(loaded.clusters, loaded.documents);
   const errors = [...loaded.errors.map((e) => e.message), ...linked.errors].join('\n');
   if (errors) throw new Error(errors);
-  const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations).flatMap((r) => r.objects);
+  const objects = renderClusters(
+    loaded.clusters.map((c) => c.resolved),
+    linked.operations,
+  ).flatMap((r) => r.objects);
   assertValidK8sObjects(objects, kubeVersion);
   return objects;
 }
@@ -98,29 +101,110 @@ function expectRefused(doc: Obj, path: string, words: string, kubeVersion?: stri
 
 describe('fails Pod fields of Backups, schedules and Restores the API server refuses in their Jobs', () => {
   test.each([
-    ['a toleration without a key that is not Exists', { tolerations: [{ operator: 'Equal', value: 'x' }] }, 'spec.tolerations[0].operator', 'must have operator Exists'],
-    ['a request above its limit', { resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }, 'spec.resources.requests.cpu', 'above the limit'],
-    ['an extended resource without its limit', { resources: { requests: { 'example.com/gpu': '1' } } }, 'spec.resources.requests["example.com/gpu"]', 'needs a limit too'],
-    ['storage as a container resource', { resources: { requests: { storage: '1Gi' } } }, 'spec.resources.requests.storage', 'not a resource a container can ask for'],
+    [
+      'a toleration without a key that is not Exists',
+      { tolerations: [{ operator: 'Equal', value: 'x' }] },
+      'spec.tolerations[0].operator',
+      'must have operator Exists',
+    ],
+    [
+      'a request above its limit',
+      { resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } },
+      'spec.resources.requests.cpu',
+      'above the limit',
+    ],
+    [
+      'an extended resource without its limit',
+      { resources: { requests: { 'example.com/gpu': '1' } } },
+      'spec.resources.requests["example.com/gpu"]',
+      'needs a limit too',
+    ],
+    [
+      'storage as a container resource',
+      { resources: { requests: { storage: '1Gi' } } },
+      'spec.resources.requests.storage',
+      'not a resource a container can ask for',
+    ],
     ['a resource claim the Pod does not have', { resources: { claims: [{ name: 'gpu' }] } }, 'spec.resources.claims', 'no resource claims'],
     ['a negative runAsUser', { podSecurityContext: { runAsUser: -1 } }, 'spec.podSecurityContext.runAsUser', 'not a user or group ID'],
-    ['a fieldPath no variable can read', { env: [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } }] }, 'spec.env[0].valueFrom.fieldRef.fieldPath', 'not a field an environment variable can read'],
-    ['an environment variable name 1.31 refuses', { env: [{ name: '1BAD', value: 'x' }] }, 'spec.env[0].name', 'not a valid environment variable name on Kubernetes 1.31'],
+    [
+      'a fieldPath no variable can read',
+      { env: [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } }] },
+      'spec.env[0].valueFrom.fieldRef.fieldPath',
+      'not a field an environment variable can read',
+    ],
+    [
+      'an environment variable name 1.31 refuses',
+      { env: [{ name: '1BAD', value: 'x' }] },
+      'spec.env[0].name',
+      'not a valid environment variable name on Kubernetes 1.31',
+    ],
     ['a ServiceAccount name', { serviceAccount: 'Bad_SA' }, 'spec.serviceAccount', 'not a valid ServiceAccount name'],
     ['a PriorityClass name', { priorityClassName: 'Bad_Class' }, 'spec.priorityClassName', 'not a PriorityClass name'],
-    ['an affinity weight', { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 101, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } }] } } }, 'spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight', 'weight is 1 to 100'],
-    ['a volume name', { additionalVolumes: [{ name: 'Bad_Name', emptyDir: {} }] }, 'spec.additionalVolumes[0].name', 'not a valid volume name'],
+    [
+      'an affinity weight',
+      {
+        affinity: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              { weight: 101, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } },
+            ],
+          },
+        },
+      },
+      'spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight',
+      'weight is 1 to 100',
+    ],
+    [
+      'a volume name',
+      { additionalVolumes: [{ name: 'Bad_Name', emptyDir: {} }] },
+      'spec.additionalVolumes[0].name',
+      'not a valid volume name',
+    ],
     ['a volume without a source', { additionalVolumes: [{ name: 'extra' }] }, 'spec.additionalVolumes[0]', 'exactly one source'],
-    ['two volumes of one name', { additionalVolumes: [{ name: 'extra', emptyDir: {} }, { name: 'extra', emptyDir: {} }] }, 'spec.additionalVolumes[1].name', 'two volumes are named extra'],
-    ['a mount of a missing volume', { additionalVolumes: [{ name: 'extra', emptyDir: {} }], additionalVolumeMounts: [{ name: 'missing', mountPath: '/extra' }] }, 'spec.additionalVolumeMounts[0].name', 'no volume of the Pod is named missing'],
-    ['two mounts at one path', { additionalVolumes: [{ name: 'a', emptyDir: {} }, { name: 'b', emptyDir: {} }], additionalVolumeMounts: [{ name: 'a', mountPath: '/x' }, { name: 'b', mountPath: '/x' }] }, 'spec.additionalVolumeMounts[1].mountPath', 'two mounts are at /x'],
+    [
+      'two volumes of one name',
+      {
+        additionalVolumes: [
+          { name: 'extra', emptyDir: {} },
+          { name: 'extra', emptyDir: {} },
+        ],
+      },
+      'spec.additionalVolumes[1].name',
+      'two volumes are named extra',
+    ],
+    [
+      'a mount of a missing volume',
+      { additionalVolumes: [{ name: 'extra', emptyDir: {} }], additionalVolumeMounts: [{ name: 'missing', mountPath: '/extra' }] },
+      'spec.additionalVolumeMounts[0].name',
+      'no volume of the Pod is named missing',
+    ],
+    [
+      'two mounts at one path',
+      {
+        additionalVolumes: [
+          { name: 'a', emptyDir: {} },
+          { name: 'b', emptyDir: {} },
+        ],
+        additionalVolumeMounts: [
+          { name: 'a', mountPath: '/x' },
+          { name: 'b', mountPath: '/x' },
+        ],
+      },
+      'spec.additionalVolumeMounts[1].mountPath',
+      'two mounts are at /x',
+    ],
   ])('%s, in a Backup', (_what, fields, path, words) => {
     expectRefused(backup(fields), path, words);
   });
 
-  test('in a Restore and in a schedule\'s templates, at their paths', () => {
+  test("in a Restore and in a schedule's templates, at their paths", () => {
     expectRefused(restore({ tolerations: [{ key: 'k', operator: 'In' }] }), 'spec.tolerations[0].operator', 'expected Equal or Exists');
-    expectRefused(schedule({ podSecurityContext: { runAsUser: -1 } }), 'spec.backupTemplate.podSecurityContext.runAsUser', 'not a user or group ID');
+    expectRefused(
+      schedule({ podSecurityContext: { runAsUser: -1 } }),
+      'spec.backupTemplate.podSecurityContext.runAsUser',
+      'not a user or group ID',
+    );
     const log = { backupMode: 'log', br: { cluster: 'demo' }, s3: S3, serviceAccount: 'Bad_SA' };
     expectRefused(schedule({}, { logBackupTemplate: log }), 'spec.logBackupTemplate.serviceAccount', 'not a valid ServiceAccount name');
   });
@@ -132,18 +216,45 @@ describe('fails Pod fields of Backups, schedules and Restores the API server ref
 
   test("a volume's name is not taken twice with the storage's; a mount may name the storage's volume", () => {
     const local = { volume: { name: 'bk', persistentVolumeClaim: { claimName: 'bk' } }, volumeMount: { name: 'bk', mountPath: '/bk' } };
-    expectRefused(backup({ s3: undefined, local, additionalVolumes: [{ name: 'bk', emptyDir: {} }] }), 'spec.additionalVolumes[0].name', 'two volumes are named bk');
-    expectRefused(backup({ s3: undefined, local, additionalVolumes: [{ name: 'x', emptyDir: {} }], additionalVolumeMounts: [{ name: 'x', mountPath: '/bk' }] }), 'spec.additionalVolumeMounts[0].mountPath', 'two mounts are at /bk');
+    expectRefused(
+      backup({ s3: undefined, local, additionalVolumes: [{ name: 'bk', emptyDir: {} }] }),
+      'spec.additionalVolumes[0].name',
+      'two volumes are named bk',
+    );
+    expectRefused(
+      backup({
+        s3: undefined,
+        local,
+        additionalVolumes: [{ name: 'x', emptyDir: {} }],
+        additionalVolumeMounts: [{ name: 'x', mountPath: '/bk' }],
+      }),
+      'spec.additionalVolumeMounts[0].mountPath',
+      'two mounts are at /bk',
+    );
     const gcs = { projectId: 'p', bucket: 'gcs-backups', secretName: 'gcs-secret' };
-    expectRefused(backup({ s3: undefined, gcs, additionalVolumes: [{ name: 'gcs-credentials', emptyDir: {} }] }), 'spec.additionalVolumes[0].name', 'two volumes are named gcs-credentials');
-    const objects = renderAll([cluster(), restore({ s3: undefined, local, additionalVolumeMounts: [{ name: 'bk', mountPath: '/again', readOnly: true }] })]);
+    expectRefused(
+      backup({ s3: undefined, gcs, additionalVolumes: [{ name: 'gcs-credentials', emptyDir: {} }] }),
+      'spec.additionalVolumes[0].name',
+      'two volumes are named gcs-credentials',
+    );
+    const objects = renderAll([
+      cluster(),
+      restore({ s3: undefined, local, additionalVolumeMounts: [{ name: 'bk', mountPath: '/again', readOnly: true }] }),
+    ]);
     const job = JSON.parse(find(objects, 'ConfigMap', 'restore-back').data['job.json']);
-    expect(job.spec.template.spec.containers[0].volumeMounts).toEqual([{ name: 'bk', mountPath: '/bk' }, { name: 'bk', mountPath: '/again', readOnly: true }]);
+    expect(job.spec.template.spec.containers[0].volumeMounts).toEqual([
+      { name: 'bk', mountPath: '/bk' },
+      { name: 'bk', mountPath: '/again', readOnly: true },
+    ]);
   });
 
   test("a log backup's mount of the storage's volume: its pause and stop Jobs have no such volume", () => {
     const local = { volume: { name: 'bk', persistentVolumeClaim: { claimName: 'bk' } }, volumeMount: { name: 'bk', mountPath: '/bk' } };
-    expectRefused(backup({ s3: undefined, backupMode: 'log', local, additionalVolumeMounts: [{ name: 'bk', mountPath: '/again' }] }), 'spec.additionalVolumeMounts[0].name', 'storage');
+    expectRefused(
+      backup({ s3: undefined, backupMode: 'log', local, additionalVolumeMounts: [{ name: 'bk', mountPath: '/again' }] }),
+      'spec.additionalVolumeMounts[0].name',
+      'storage',
+    );
   });
 
   test("the document's labels, which its Job's Pods carry", () => {
@@ -154,7 +265,10 @@ describe('fails Pod fields of Backups, schedules and Restores the API server ref
   test('valid Pod fields render as before', () => {
     const fields = {
       tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'backup', effect: 'NoSchedule' }],
-      resources: { requests: { cpu: '1', memory: '1Gi', 'example.com/gpu': '1' }, limits: { cpu: '2', memory: '2Gi', 'example.com/gpu': '1' } },
+      resources: {
+        requests: { cpu: '1', memory: '1Gi', 'example.com/gpu': '1' },
+        limits: { cpu: '2', memory: '2Gi', 'example.com/gpu': '1' },
+      },
       env: [{ name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
       serviceAccount: 'tidb-backup-manager',
       priorityClassName: 'backup-low',
@@ -165,13 +279,21 @@ describe('fails Pod fields of Backups, schedules and Restores the API server ref
     const objects = renderAll([cluster({ tlsCluster: { enabled: true } }), schedule(fields, {}, { labels: { team: 'dba' } })]);
     const pod = find(objects, 'CronJob', 'backup-nightly').spec.jobTemplate.spec.template;
     expect(pod.metadata.labels.team).toBe('dba');
-    expect(pod.spec).toMatchObject({ serviceAccountName: 'tidb-backup-manager', priorityClassName: 'backup-low', tolerations: fields.tolerations });
+    expect(pod.spec).toMatchObject({
+      serviceAccountName: 'tidb-backup-manager',
+      priorityClassName: 'backup-low',
+      tolerations: fields.tolerations,
+    });
     expect(pod.spec.volumes.map((v: Obj) => v.name)).toEqual(['cluster-client-tls', 'extra']);
   });
 });
 
 test('every problem of a document at once: its labels, its storage and its Pod fields', () => {
-  const doc = schedule({ s3: { ...S3, secretName: 'S3_Secret' }, env: [{ name: '1BAD', value: 'x' }] }, {}, { labels: { 'job-name': 'x' } });
+  const doc = schedule(
+    { s3: { ...S3, secretName: 'S3_Secret' }, env: [{ name: '1BAD', value: 'x' }] },
+    {},
+    { labels: { 'job-name': 'x' } },
+  );
   const errors = errorsOf([cluster(), doc]);
   expect(errors).toMatch(/document 2: spec\.backupTemplate\.s3\.secretName \(line \d+\)/);
   expect(errors).toMatch(/document 2: spec\.backupTemplate\.env\[0\]\.name \(line \d+\)/);
@@ -188,16 +310,31 @@ describe('fails Secret and volume names in storage', () => {
   });
 
   test('GCS and Azure Blob Secrets, a local volume, and the full backup of a point-in-time restore', () => {
-    expectRefused(schedule({ s3: undefined, gcs: { projectId: 'p', bucket: 'gcs-backups', secretName: 'Gcs_Key' } }), 'spec.backupTemplate.gcs.secretName', 'not a valid Secret name');
-    expectRefused(backup({ s3: undefined, azblob: { container: 'backups', secretName: 'Az Secret' } }), 'spec.azblob.secretName', 'not a valid Secret name');
-    const local = { volume: { name: 'Bad_Vol', persistentVolumeClaim: { claimName: 'bk' } }, volumeMount: { name: 'Bad_Vol', mountPath: '/bk' } };
+    expectRefused(
+      schedule({ s3: undefined, gcs: { projectId: 'p', bucket: 'gcs-backups', secretName: 'Gcs_Key' } }),
+      'spec.backupTemplate.gcs.secretName',
+      'not a valid Secret name',
+    );
+    expectRefused(
+      backup({ s3: undefined, azblob: { container: 'backups', secretName: 'Az Secret' } }),
+      'spec.azblob.secretName',
+      'not a valid Secret name',
+    );
+    const local = {
+      volume: { name: 'Bad_Vol', persistentVolumeClaim: { claimName: 'bk' } },
+      volumeMount: { name: 'Bad_Vol', mountPath: '/bk' },
+    };
     expectRefused(backup({ s3: undefined, local }), 'spec.local.volume.name', 'not a valid volume name');
     const full = { s3: { ...S3, secretName: 'S3_Secret' } };
-    expectRefused(restore({ s3: { ...S3, secretName: 'S3_Secret' }, restoreMode: 'pitr', pitrFullBackupStorageProvider: full }), 'spec.pitrFullBackupStorageProvider.s3.secretName', 'not a valid Secret name');
+    expectRefused(
+      restore({ s3: { ...S3, secretName: 'S3_Secret' }, restoreMode: 'pitr', pitrFullBackupStorageProvider: full }),
+      'spec.pitrFullBackupStorageProvider.s3.secretName',
+      'not a valid Secret name',
+    );
   });
 });
 
-describe('fails the labels the Job controller owns on a Job\'s Pods', () => {
+describe("fails the labels the Job controller owns on a Job's Pods", () => {
   test.each(['batch.kubernetes.io/controller-uid', 'batch.kubernetes.io/job-name', 'job-name', 'controller-uid'])('%s', (key) => {
     const path = joinKey('metadata.labels', key);
     expectRefused(schedule({}, {}, { labels: { [key]: 'x' } }), path, 'the Job controller sets it');
@@ -208,8 +345,12 @@ describe('fails the labels the Job controller owns on a Job\'s Pods', () => {
 });
 
 test("fails them in a cluster's monitoring labels, which the monitoring Job's Pods carry", () => {
-  const errors = errorsOf([cluster({}, { annotations: { 'tidb-gitops.io/monitoring': 'true', 'tidb-gitops.io/monitoring-labels': 'release=prom, job-name=x' } })]);
-  expect(errors).toMatch(/^in\.yaml: document 1: metadata\.annotations\["tidb-gitops\.io\/monitoring-labels"\] \(line \d+\): "job-name" is a label the Job controller sets itself/m);
+  const errors = errorsOf([
+    cluster({}, { annotations: { 'tidb-gitops.io/monitoring': 'true', 'tidb-gitops.io/monitoring-labels': 'release=prom, job-name=x' } }),
+  ]);
+  expect(errors).toMatch(
+    /^in\.yaml: document 1: metadata\.annotations\["tidb-gitops\.io\/monitoring-labels"\] \(line \d+\): "job-name" is a label the Job controller sets itself/m,
+  );
 });
 
 describe("fails the TidbMonitor's Pod fields the API server refuses in its Job", () => {
@@ -220,14 +361,32 @@ describe("fails the TidbMonitor's Pod fields the API server refuses in its Job",
     ['a negative runAsUser', { podSecurityContext: { runAsUser: -1 } }, 'spec.podSecurityContext.runAsUser', 'not a user or group ID'],
     ['a label', { labels: { team: 'bad value!' } }, 'spec.labels.team', 'not a valid label value'],
     ['an annotation key', { annotations: { 'bad key': 'x' } }, 'spec.annotations["bad key"]', 'not a valid key'],
-    ['a privileged container that cannot escalate', { initializer: { version: 'v8.5.7', securityContext: { privileged: true, allowPrivilegeEscalation: false } } }, 'spec.initializer.securityContext.allowPrivilegeEscalation', 'privileged'],
-    ['a request above its limit', { initializer: { version: 'v8.5.7', requests: { memory: '2Gi' }, limits: { memory: '1Gi' } } }, 'spec.initializer.requests.memory', 'above the limit'],
+    [
+      'a privileged container that cannot escalate',
+      { initializer: { version: 'v8.5.7', securityContext: { privileged: true, allowPrivilegeEscalation: false } } },
+      'spec.initializer.securityContext.allowPrivilegeEscalation',
+      'privileged',
+    ],
+    [
+      'a request above its limit',
+      { initializer: { version: 'v8.5.7', requests: { memory: '2Gi' }, limits: { memory: '1Gi' } } },
+      'spec.initializer.requests.memory',
+      'above the limit',
+    ],
   ])('%s', (_what, fields, path, words) => {
     expectRefused(monitor(fields), path, words);
   });
 
   test('valid ones render onto the Job', () => {
-    const objects = renderAll([cluster(), monitor({ enableAlertRules: true, tolerations: [{ key: 'ops', operator: 'Exists' }], nodeSelector: { pool: 'ops' }, labels: { team: 'dba' } })]);
+    const objects = renderAll([
+      cluster(),
+      monitor({
+        enableAlertRules: true,
+        tolerations: [{ key: 'ops', operator: 'Exists' }],
+        nodeSelector: { pool: 'ops' },
+        labels: { team: 'dba' },
+      }),
+    ]);
     const pod = objects.find((o) => o.kind === 'Job')!.spec.template;
     expect(pod.metadata.labels.team).toBe('dba');
     expect(pod.spec).toMatchObject({ nodeSelector: { pool: 'ops' }, tolerations: [{ key: 'ops', operator: 'Exists' }] });
@@ -237,7 +396,12 @@ describe("fails the TidbMonitor's Pod fields the API server refuses in its Job",
 describe("fails the TidbInitializer's Pod fields the API server refuses", () => {
   test.each([
     ['a toleration', { tolerations: [{ key: 'k', operator: 'Bogus' }] }, 'spec.tolerations[0].operator', 'expected Equal or Exists'],
-    ['a request above its limit', { resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }, 'spec.resources.requests.cpu', 'above the limit'],
+    [
+      'a request above its limit',
+      { resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } },
+      'spec.resources.requests.cpu',
+      'above the limit',
+    ],
     ['a ServiceAccount name', { serviceAccountName: 'Bad_SA' }, 'spec.serviceAccountName', 'not a valid ServiceAccount name'],
     ['a node selector', { nodeSelector: { 'bad key': 'x' } }, 'spec.nodeSelector["bad key"]', 'not a valid key'],
     ['a negative fsGroup', { podSecurityContext: { fsGroup: -1 } }, 'spec.podSecurityContext.fsGroup', 'not a user or group ID'],

@@ -20,7 +20,12 @@ import { cluster, type Obj } from '../../support/render';
 const S3 = { provider: 'aws', region: 'us-west-2', bucket: 'backups', prefix: 'demo', secretName: 's3-secret' };
 
 function backup(spec: Obj = {}): Obj {
-  return { apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'b', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: S3, ...spec } };
+  return {
+    apiVersion: 'pingcap.com/v1alpha1',
+    kind: 'Backup',
+    metadata: { name: 'b', namespace: 'ns' },
+    spec: { br: { cluster: 'demo' }, s3: S3, ...spec },
+  };
 }
 
 function logBackup(spec: Obj = {}): Obj {
@@ -28,7 +33,12 @@ function logBackup(spec: Obj = {}): Obj {
 }
 
 function restore(spec: Obj = {}): Obj {
-  return { apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'r', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: S3, ...spec } };
+  return {
+    apiVersion: 'pingcap.com/v1alpha1',
+    kind: 'Restore',
+    metadata: { name: 'r', namespace: 'ns' },
+    spec: { br: { cluster: 'demo' }, s3: S3, ...spec },
+  };
 }
 
 function pitr(restoredTs: string): Obj {
@@ -45,7 +55,12 @@ function schedule(spec: Obj = {}): Obj {
 }
 
 function initializer(initSql: string): Obj {
-  return { apiVersion: 'pingcap.com/v1alpha1', kind: 'TidbInitializer', metadata: { name: 'init', namespace: 'ns' }, spec: { image: 'tnir/mysqlclient', cluster: { name: 'demo' }, initSql } };
+  return {
+    apiVersion: 'pingcap.com/v1alpha1',
+    kind: 'TidbInitializer',
+    metadata: { name: 'init', namespace: 'ns' },
+    spec: { image: 'tnir/mysqlclient', cluster: { name: 'demo' }, initSql },
+  };
 }
 
 const yamlOf = (docs: Obj[]) => docs.map((d) => stringify(d)).join('---\n');
@@ -90,9 +105,16 @@ describe('storage prefixes read as one path by BR, the run script and retention 
     expectRefused(backup({ s3: { provider: 'aws', path: 'Bad_Bucket/a' } }), 'spec.s3.path', 'not a bucket name');
     expectRefused(backup({ s3: undefined, gcs: { projectId: 'p', bucket: 'backups', prefix: 'x%41' } }), 'spec.gcs.prefix', '"%"');
     expectRefused(backup({ s3: undefined, azblob: { container: 'backups', prefix: 'x?y' } }), 'spec.azblob.prefix', '"?"');
-    const local = { volume: { name: 'nfs', nfs: { server: 'nfs.example.com', path: '/' } }, volumeMount: { name: 'nfs', mountPath: '/nfs' } };
+    const local = {
+      volume: { name: 'nfs', nfs: { server: 'nfs.example.com', path: '/' } },
+      volumeMount: { name: 'nfs', mountPath: '/nfs' },
+    };
     expectRefused(backup({ s3: undefined, local: { ...local, prefix: 'a#b' } }), 'spec.local.prefix', '"#"');
-    expectRefused(backup({ s3: undefined, local: { ...local, volumeMount: { name: 'nfs', mountPath: '/nfs?x' } } }), 'spec.local.volumeMount.mountPath', '"?"');
+    expectRefused(
+      backup({ s3: undefined, local: { ...local, volumeMount: { name: 'nfs', mountPath: '/nfs?x' } } }),
+      'spec.local.volumeMount.mountPath',
+      '"?"',
+    );
   });
 
   test('takes the characters that round-trip: letters, digits, - _ . + = @ : , ~ ! space', () => {
@@ -119,9 +141,16 @@ describe('times as BR reads them (classes 9 and 11)', () => {
     expectRefused(logBackup({ logTruncateUntil: ts }), 'spec.logTruncateUntil', why);
   });
 
-  test.each([['2026-13-01 00:00:00Z'], ['2026-05-01 10:00:00+99:99'], ['2026-02-30 00:00:00+08:00']])('in a logBackupTemplate, %j is refused without a crash', (ts) => {
-    expectRefused(schedule({ logBackupTemplate: { backupMode: 'log', br: { cluster: 'demo' }, s3: S3, logTruncateUntil: ts } }), 'spec.logBackupTemplate.logTruncateUntil', /./);
-  });
+  test.each([['2026-13-01 00:00:00Z'], ['2026-05-01 10:00:00+99:99'], ['2026-02-30 00:00:00+08:00']])(
+    'in a logBackupTemplate, %j is refused without a crash',
+    (ts) => {
+      expectRefused(
+        schedule({ logBackupTemplate: { backupMode: 'log', br: { cluster: 'demo' }, s3: S3, logTruncateUntil: ts } }),
+        'spec.logBackupTemplate.logTruncateUntil',
+        /./,
+      );
+    },
+  );
 
   test('pitrRestoredTs of month 13, and commitTs of a snapshot backup on February 30', () => {
     expectRefused(pitr('2026-13-01 00:00:00+08:00'), 'spec.pitrRestoredTs', 'no month 13');
@@ -129,7 +158,9 @@ describe('times as BR reads them (classes 9 and 11)', () => {
   });
 
   test('valid times and TSOs are read as BR reads them', () => {
-    expect(parseTs('2026-05-11 01:42:23+08:00', 'required')).toEqual({ tso: ((BigInt(Date.UTC(2026, 4, 10, 17, 42, 23))) << 18n).toString() });
+    expect(parseTs('2026-05-11 01:42:23+08:00', 'required')).toEqual({
+      tso: (BigInt(Date.UTC(2026, 4, 10, 17, 42, 23)) << 18n).toString(),
+    });
     expect(parseTs('2026-05-11T01:42:23.5Z', 'required').tso).toBe((BigInt(Date.UTC(2026, 4, 11, 1, 42, 23, 500)) << 18n).toString());
     expect(parseTs('2024-02-29 00:00:00+0530', 'required').tso).toBe((BigInt(Date.UTC(2024, 1, 28, 18, 30)) << 18n).toString());
     expect(parseTs('18446744073709551615', 'required')).toEqual({ tso: '18446744073709551615' });
@@ -147,7 +178,15 @@ describe('times as BR reads them (classes 9 and 11)', () => {
     writeFileSync(good, yamlOf([cluster({}, { namespace: 'ns' })]));
     const io = () => {
       const out = { stdout: '', stderr: '' };
-      return { out, io: { stdout: (s: string) => (out.stdout += s), stderr: (s: string) => (out.stderr += s), readStdin: () => '', env: { ARGOCD_ENV_PATHS: 'bad.yaml', KUBE_VERSION: '1.33.2' } } };
+      return {
+        out,
+        io: {
+          stdout: (s: string) => (out.stdout += s),
+          stderr: (s: string) => (out.stderr += s),
+          readStdin: () => '',
+          env: { ARGOCD_ENV_PATHS: 'bad.yaml', KUBE_VERSION: '1.33.2' },
+        },
+      };
     };
 
     test('render reports the error', () => {
@@ -198,14 +237,23 @@ describe('values that would fail at run time (class 13)', () => {
 
   test('S3-compatible stores keep their own, looser rules; GCS and Azure have theirs', () => {
     accepted(backup({ s3: { ...S3, provider: 'ceph', endpoint: 'http://rgw:7480', bucket: 'Legacy_Bucket' } }));
-    expectRefused(backup({ s3: { ...S3, provider: 'ceph', endpoint: 'http://rgw:7480', bucket: 'a'.repeat(256) } }), 'spec.s3.bucket', 'not a bucket name');
+    expectRefused(
+      backup({ s3: { ...S3, provider: 'ceph', endpoint: 'http://rgw:7480', bucket: 'a'.repeat(256) } }),
+      'spec.s3.bucket',
+      'not a bucket name',
+    );
     expectRefused(backup({ s3: undefined, gcs: { projectId: 'p', bucket: 'Upper' } }), 'spec.gcs.bucket', 'lowercase');
     accepted(backup({ s3: undefined, gcs: { projectId: 'p', bucket: 'my_bucket.example.com' } }));
     expectRefused(backup({ s3: undefined, azblob: { container: 'a--b' } }), 'spec.azblob.container', '"--"');
     expectRefused(backup({ s3: undefined, azblob: { container: 'my_container' } }), 'spec.azblob.container', 'lowercase');
   });
 
-  test.each([['Pingcap/br:v8.5.0', 'lowercase'], ['pingcap/br:v8.5.0 ', 'white space'], ['pingcap/ br', 'white space'], ['pingcap/br:-bad', 'tag']])('toolImage %j', (toolImage, why) => {
+  test.each([
+    ['Pingcap/br:v8.5.0', 'lowercase'],
+    ['pingcap/br:v8.5.0 ', 'white space'],
+    ['pingcap/ br', 'white space'],
+    ['pingcap/br:-bad', 'tag'],
+  ])('toolImage %j', (toolImage, why) => {
     expectRefused(backup({ toolImage }), 'spec.toolImage', why);
   });
 
@@ -225,7 +273,11 @@ describe('values that would fail at run time (class 13)', () => {
     accepted(backup({ br: { cluster: 'demo', timeAgo: '1h30m' } }));
     expectRefused(backup({ br: { cluster: 'demo', concurrency: -4 } }), 'spec.br.concurrency', 'expected');
     expectRefused(restore({ br: { cluster: 'demo', rateLimit: -1 } }), 'spec.br.rateLimit', 'expected');
-    expectRefused(schedule({ backupTemplate: { br: { cluster: 'demo', concurrency: -4 }, s3: S3 } }), 'spec.backupTemplate.br.concurrency', 'expected');
+    expectRefused(
+      schedule({ backupTemplate: { br: { cluster: 'demo', concurrency: -4 }, s3: S3 } }),
+      'spec.backupTemplate.br.concurrency',
+      'expected',
+    );
     accepted(backup({ br: { cluster: 'demo', concurrency: 8, rateLimit: 0 } }));
   });
 

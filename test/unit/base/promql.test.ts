@@ -85,7 +85,11 @@ const CASES: [string, string, string][] = [
   ['function without arguments', 'time() - process_start_time_seconds', `time() - process_start_time_seconds{${M}}`],
   ['vector(1)', 'vector(1)', 'vector(1)'],
   ['space before the call parenthesis', 'rate (foo[5m])', `rate (foo{${M}}[5m])`],
-  ['histogram_quantile', 'histogram_quantile(0.99, sum(rate(d_bucket[5m])) by (le))', `histogram_quantile(0.99, sum(rate(d_bucket{${M}}[5m])) by (le))`],
+  [
+    'histogram_quantile',
+    'histogram_quantile(0.99, sum(rate(d_bucket[5m])) by (le))',
+    `histogram_quantile(0.99, sum(rate(d_bucket{${M}}[5m])) by (le))`,
+  ],
   ['label_replace strings', 'label_replace(up, "a", "$1", "b", "(.*)")', `label_replace(up{${M}}, "a", "$1", "b", "(.*)")`],
   ['label_join', 'label_join(up{job="j"}, "d", ",", "a", "b")', `label_join(up{job="j",${M}}, "d", ",", "a", "b")`],
   ['absent', 'absent(nonexistent{job="myjob"})', `absent(nonexistent{job="myjob",${M}})`],
@@ -95,7 +99,11 @@ const CASES: [string, string, string][] = [
   ['sum by postfix', 'sum(rate(x[5m])) by (instance, job)', `sum(rate(x{${M}}[5m])) by (instance, job)`],
   ['without', 'avg without (cpu) (node_cpu)', `avg without (cpu) (node_cpu{${M}})`],
   ['capitals', 'SUM(foo) BY (type, instance) > 0', `SUM(foo{${M}}) BY (type, instance) > 0`],
-  ['keywords as grouping labels', 'sum by (by, on, offset, bool, group_left, le) (foo)', `sum by (by, on, offset, bool, group_left, le) (foo{${M}})`],
+  [
+    'keywords as grouping labels',
+    'sum by (by, on, offset, bool, group_left, le) (foo)',
+    `sum by (by, on, offset, bool, group_left, le) (foo{${M}})`,
+  ],
   ['trailing comma in a label list', 'sum by (a,) (foo)', `sum by (a,) (foo{${M}})`],
   ['empty label list', 'sum without () (foo)', `sum without () (foo{${M}})`],
   ['topk', 'topk(5, foo)', `topk(5, foo{${M}})`],
@@ -151,7 +159,11 @@ const CASES: [string, string, string][] = [
   ['${name} in values', 'foo{k8s_cluster="${k8s_cluster}", tidb_cluster="$tidb_cluster"}', `foo{k8s_cluster="\${k8s_cluster}", ${M}}`],
   ['variable as a value', 'foo{a=$a}', `foo{a=$a,${M}}`],
   ['variable in a label list', 'sum(rate(foo[1m])) by (le, $additional_groupby)', `sum(rate(foo{${M}}[1m])) by (le, $additional_groupby)`],
-  ['variables glued into a duration', 'foo[1d] offset ${__to:date:H}h${__to:date:m}m', `foo{${M}}[1d] offset \${__to:date:H}h\${__to:date:m}m`],
+  [
+    'variables glued into a duration',
+    'foo[1d] offset ${__to:date:H}h${__to:date:m}m',
+    `foo{${M}}[1d] offset \${__to:date:H}h\${__to:date:m}m`,
+  ],
   ['variable as a number', 'topk($n, foo) > $threshold', `topk($n, foo{${M}}) > $threshold`],
   ['[[name]] as a number', 'foo > [[threshold]]', `foo{${M}} > [[threshold]]`],
 ];
@@ -182,13 +194,16 @@ describe('injectMatcher on hand-written expressions', () => {
   });
 
   it('refuses a label that is not a label name', () => {
-    for (const bad of ['', '1a', 'a-b', 'a.b', 'a b', 'a:b', '"a"']) expect(() => injectMatcher('up', bad, 'x')).toThrow(/not a label name/);
+    for (const bad of ['', '1a', 'a-b', 'a.b', 'a b', 'a:b', '"a"'])
+      expect(() => injectMatcher('up', bad, 'x')).toThrow(/not a label name/);
     expect(() => injectMatcher('up', '__name__', 'x')).toThrow(/__name__/);
     expect(injectMatcher('up', '_a1', 'x')).toBe('up{_a1="x"}');
   });
 
   it('works with another label and value', () => {
-    expect(injectMatcher('sum(rate(a{namespace="n"}[5m])) / b', 'namespace', 'ns-demo')).toBe('sum(rate(a{namespace="ns-demo"}[5m])) / b{namespace="ns-demo"}');
+    expect(injectMatcher('sum(rate(a{namespace="n"}[5m])) / b', 'namespace', 'ns-demo')).toBe(
+      'sum(rate(a{namespace="ns-demo"}[5m])) / b{namespace="ns-demo"}',
+    );
   });
 });
 
@@ -308,11 +323,35 @@ const blank1 = (g: Gen) => pick(g, [' ', ' ', '\n', '  ', ' # c ( {\n']);
 const cased = (g: Gen, word: string) => pick(g, [word, word, word.toUpperCase(), word[0].toUpperCase() + word.slice(1)]);
 
 const METRICS = [
-  'up', 'tidb_server_handle_query_duration_seconds_bucket', 'tikv_engine_size_bytes', 'job:tikv_rate:sum5m', ':colon_first',
+  'up',
+  'tidb_server_handle_query_duration_seconds_bucket',
+  'tikv_engine_size_bytes',
+  'job:tikv_rate:sum5m',
+  ':colon_first',
   // keywords that metric_identifier accepts where an operand is expected
-  'sum', 'by', 'BY', 'without', 'offset', 'and', 'or', 'unless', 'count_values', 'start', 'end', 'group', 'topk', 'Max',
+  'sum',
+  'by',
+  'BY',
+  'without',
+  'offset',
+  'and',
+  'or',
+  'unless',
+  'count_values',
+  'start',
+  'end',
+  'group',
+  'topk',
+  'Max',
   // names that only start like keywords
-  'bool_total', 'on_x', 'inf_x', 'nan2', 'ignoring_total', 'e', 'x1e3', 'group_left_x',
+  'bool_total',
+  'on_x',
+  'inf_x',
+  'nan2',
+  'ignoring_total',
+  'e',
+  'x1e3',
+  'group_left_x',
 ];
 const LABELS = ['a', 'job', 'instance', 'le', 'by', 'offset', 'on', 'bool', 'sum', 'tidb_clusterx', 'Tidb_cluster', 'tidb_cluster'];
 const VALUES = ['"v"', "'v'", '`v`', '"a\\"b"', '"x}{,y"', '"#"', '".+"', "'it\\'s'", '"\\u00fc"', '`\\d+`'];
@@ -400,9 +439,27 @@ function scalar(g: Gen, depth: number, grafana: boolean): Piece {
     case 'unary':
       return { ...join('scalar', pick(g, ['-', '+']), blank(g), scalar(g, depth - 1, grafana)), binary: true };
     case 'binary':
-      return { ...join('scalar', scalar(g, depth - 1, grafana), blank(g), pick(g, ['+', '-', '*', '/', '%', '^']), blank(g), scalar(g, depth - 1, grafana)), binary: true };
+      return {
+        ...join(
+          'scalar',
+          scalar(g, depth - 1, grafana),
+          blank(g),
+          pick(g, ['+', '-', '*', '/', '%', '^']),
+          blank(g),
+          scalar(g, depth - 1, grafana),
+        ),
+        binary: true,
+      };
     default:
-      return join('scalar', pick(g, grafana && chance(g, 0.2) ? ['$threshold', '${__to:date:H}'] : ['1', '0.5', '.5', '1e3', '1E-3', '0x1f', '0X1F', 'Inf', 'NaN', 'inf', '42']));
+      return join(
+        'scalar',
+        pick(
+          g,
+          grafana && chance(g, 0.2)
+            ? ['$threshold', '${__to:date:H}']
+            : ['1', '0.5', '.5', '1e3', '1E-3', '0x1f', '0X1F', 'Inf', 'NaN', 'inf', '42'],
+        ),
+      );
   }
 }
 
@@ -420,13 +477,25 @@ function range(g: Gen, depth: number, grafana: boolean): Piece {
 
 function vector(g: Gen, depth: number, grafana: boolean): Piece {
   const kinds = ['selector', 'selector', 'modified'];
-  if (depth > 0) kinds.push('rangeFn', 'rangeFn', 'fn', 'agg', 'agg', 'aggParam', 'binary', 'binary', 'scalarBinary', 'paren', 'unary', 'special');
+  if (depth > 0)
+    kinds.push('rangeFn', 'rangeFn', 'fn', 'agg', 'agg', 'aggParam', 'binary', 'binary', 'scalarBinary', 'paren', 'unary', 'special');
   const call = (name: string, ...args: Part[]) => join('vector', name, blank(g), '(', blank(g), ...args, blank(g), ')');
   switch (pick(g, kinds)) {
     case 'modified':
       return modifiers(g, selector(g, grafana), grafana);
     case 'rangeFn': {
-      const fn = pick(g, ['rate', 'irate', 'increase', 'delta', 'max_over_time', 'avg_over_time', 'count_over_time', 'absent_over_time', 'changes', 'resets']);
+      const fn = pick(g, [
+        'rate',
+        'irate',
+        'increase',
+        'delta',
+        'max_over_time',
+        'avg_over_time',
+        'count_over_time',
+        'absent_over_time',
+        'changes',
+        'resets',
+      ]);
       if (chance(g, 0.15)) return call('quantile_over_time', scalar(g, 0, grafana), ',', blank(g), range(g, depth - 1, grafana));
       if (chance(g, 0.1)) return call('predict_linear', range(g, depth - 1, grafana), ',', blank(g), scalar(g, 0, grafana));
       return call(fn, range(g, depth - 1, grafana));
@@ -468,7 +537,11 @@ function vector(g: Gen, depth: number, grafana: boolean): Piece {
     case 'binary': {
       const set = chance(g, 0.3);
       const comparison = !set && chance(g, 0.4);
-      const op = set ? cased(g, pick(g, ['and', 'or', 'unless'])) : comparison ? pick(g, ['==', '!=', '>', '<', '>=', '<=']) : pick(g, ['+', '-', '*', '/', '%', '^', 'atan2']);
+      const op = set
+        ? cased(g, pick(g, ['and', 'or', 'unless']))
+        : comparison
+          ? pick(g, ['==', '!=', '>', '<', '>=', '<='])
+          : pick(g, ['+', '-', '*', '/', '%', '^', 'atan2']);
       let mods = '';
       let bareGroup = false;
       if (comparison && chance(g, 0.3)) mods += `${blank1(g)}${cased(g, 'bool')}`;

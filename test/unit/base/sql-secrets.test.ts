@@ -13,7 +13,7 @@ const SEED = 20261127;
 const RUNS = 3000;
 
 /** Characters passwords are made of: the quotes and escapes that SQL writes specially, and plain ones. */
-const CHARS = [..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'\"\\%_ -;#@!é€"];
+const CHARS = [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\'"\\%_ -;#@!é€'];
 
 /** A password as one statement writes it, in either quote, escaped either way. */
 function literal(p: string, quote: "'" | '"', doubled: boolean): string {
@@ -96,14 +96,23 @@ describe('passwords are hidden from what a server says about a statement', () =>
 
   test('a known password is hidden without its statement, in any quoting and as it is', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom(...CHARS), minLength: 4, maxLength: 30 }), fc.constantFrom<"'" | '"'>("'", '"'), fc.boolean(), (password, quote, doubled) => {
-        const lit = literal(password, quote, doubled);
-        for (const said of [`near 'BY ${lit} FOO' at line 1`, `near 'BY ${lit.slice(0, -2)}' at line 1`, `Operation failed for ${password}`]) {
-          const out = hidePasswords(said, { known: [password] });
-          expect(out).not.toContain(password);
-          expect(out).not.toContain(lit);
-        }
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom(...CHARS), minLength: 4, maxLength: 30 }),
+        fc.constantFrom<"'" | '"'>("'", '"'),
+        fc.boolean(),
+        (password, quote, doubled) => {
+          const lit = literal(password, quote, doubled);
+          for (const said of [
+            `near 'BY ${lit} FOO' at line 1`,
+            `near 'BY ${lit.slice(0, -2)}' at line 1`,
+            `Operation failed for ${password}`,
+          ]) {
+            const out = hidePasswords(said, { known: [password] });
+            expect(out).not.toContain(password);
+            expect(out).not.toContain(lit);
+          }
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
   });
@@ -112,15 +121,26 @@ describe('passwords are hidden from what a server says about a statement', () =>
     // Read with and without backslash escapes (the session's sql_mode is not known): both readings.
     expect(passwordLiterals("CREATE USER 'app'@'%' IDENTIFIED BY 's3cr\\'et' -- it's fine")).toEqual(["'s3cr\\'et'", "'s3cr\\'"]);
     // User and host names stay; a charset introducer does not hide a password.
-    expect(passwordLiterals("SET PASSWORD FOR 'a'@'%' = PASSWORD(\"p\"\"w\")")).toEqual(['"p""w"']);
-    expect(passwordLiterals("CREATE USER 'a'@'%' IDENTIFIED WITH 'mysql_native_password' AS _utf8mb4'*hash', 'b'@'%' IDENTIFIED BY PASSWORD '*h2' REPLACE 'old'")).toEqual(["'*hash'", "'*h2'", "'old'"]);
+    expect(passwordLiterals('SET PASSWORD FOR \'a\'@\'%\' = PASSWORD("p""w")')).toEqual(['"p""w"']);
+    expect(
+      passwordLiterals(
+        "CREATE USER 'a'@'%' IDENTIFIED WITH 'mysql_native_password' AS _utf8mb4'*hash', 'b'@'%' IDENTIFIED BY PASSWORD '*h2' REPLACE 'old'",
+      ),
+    ).toEqual(["'*hash'", "'*h2'", "'old'"]);
     expect(passwordLiterals("CREATE TABLE t (c VARCHAR(10) DEFAULT 'password')")).toEqual([]);
     const statement = "CREATE USERR 'app'@'%' IDENTIFIED BY 'hunter2-long'";
-    expect(hidePasswords(`You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near 'USERR 'app'@'%' IDENTIFIED BY 'hunter2-long'' at line 1`, { statement })).toBe(
+    expect(
+      hidePasswords(
+        `You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near 'USERR 'app'@'%' IDENTIFIED BY 'hunter2-long'' at line 1`,
+        { statement },
+      ),
+    ).toBe(
       "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near 'USERR 'app'@'%' IDENTIFIED BY '***'' at line 1",
     );
     // Cut by the server at 80 characters, in the middle of the password.
-    expect(hidePasswords(`near 'USERR 'app'@'%' IDENTIFIED BY 'hunt' at line 1`, { statement })).toBe("near 'USERR 'app'@'%' IDENTIFIED BY '***' at line 1");
+    expect(hidePasswords(`near 'USERR 'app'@'%' IDENTIFIED BY 'hunt' at line 1`, { statement })).toBe(
+      "near 'USERR 'app'@'%' IDENTIFIED BY '***' at line 1",
+    );
     // Without the statement: what follows the keyword in the error is hidden to its closing quote, or to the end.
     expect(hidePasswords(`near "IDENTIFIED BY 'x\\'y' FOO"`)).toBe(`near "IDENTIFIED BY '***' FOO"`);
     const untouched = "Table 'app.runs' doesn't exist";

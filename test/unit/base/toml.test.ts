@@ -1,4 +1,20 @@
-import { TomlEncodeError, TomlFloat, TomlSyntaxError, TomlTable, deletePath, encodeToml, getPath, hasPath, isTomlFloat, mergeTables, parseToml, setPath, tomlEqual, tomlFloat, tomlKindOf } from '../../../src/base/toml';
+import {
+  TomlEncodeError,
+  TomlFloat,
+  TomlSyntaxError,
+  TomlTable,
+  deletePath,
+  encodeToml,
+  getPath,
+  hasPath,
+  isTomlFloat,
+  mergeTables,
+  parseToml,
+  setPath,
+  tomlEqual,
+  tomlFloat,
+  tomlKindOf,
+} from '../../../src/base/toml';
 
 /** Joins lines and adds the trailing newline every encoded document ends with. */
 const doc = (...lines: string[]): string => `${lines.join('\n')}\n`;
@@ -76,36 +92,24 @@ describe('encodeToml layout (operator / BurntSushi v0.3.1 style)', () => {
 
   it('writes arrays inline with ", " separators, including nested, empty and mixed arrays', () => {
     const input: TomlTable = { labels: ['node', 'rack'], nested: [[1, 2], ['x']], empty: [], mixed: [1, 'a', true] };
-    expect(encodeToml(input)).toBe(
-      doc('empty = []', 'labels = ["node", "rack"]', 'mixed = [1, "a", true]', 'nested = [[1, 2], ["x"]]'),
-    );
+    expect(encodeToml(input)).toBe(doc('empty = []', 'labels = ["node", "rack"]', 'mixed = [1, "a", true]', 'nested = [[1, 2], ["x"]]'));
   });
 
   it('quotes keys that are not bare keys, in key/values and in headers', () => {
-    const input: TomlTable = { 'a.b': 1, '': 2, 'has space': { 'x"y': 3, ok: { 'é': 4 } } };
-    expect(encodeToml(input)).toBe(
-      doc('"" = 2', '"a.b" = 1', '', '["has space"]', '  "x\\"y" = 3', '  ["has space".ok]', '    "é" = 4'),
-    );
+    const input: TomlTable = { 'a.b': 1, '': 2, 'has space': { 'x"y': 3, ok: { é: 4 } } };
+    expect(encodeToml(input)).toBe(doc('"" = 2', '"a.b" = 1', '', '["has space"]', '  "x\\"y" = 3', '  ["has space".ok]', '    "é" = 4'));
   });
 
   it('writes arrays of tables with [[...]] headers and a blank line before each element', () => {
     const input: TomlTable = {
       top: 1,
-      servers: [{ name: 'a', port: 1 }, { name: 'b', sub: { x: 1 } }],
+      servers: [
+        { name: 'a', port: 1 },
+        { name: 'b', sub: { x: 1 } },
+      ],
     };
     expect(encodeToml(input)).toBe(
-      doc(
-        'top = 1',
-        '',
-        '[[servers]]',
-        '  name = "a"',
-        '  port = 1',
-        '',
-        '[[servers]]',
-        '  name = "b"',
-        '  [servers.sub]',
-        '    x = 1',
-      ),
+      doc('top = 1', '', '[[servers]]', '  name = "a"', '  port = 1', '', '[[servers]]', '  name = "b"', '  [servers.sub]', '    x = 1'),
     );
   });
 
@@ -331,9 +335,7 @@ describe('parse errors', () => {
 
 describe('values TOML cannot hold', () => {
   it('names the key path of a null value', () => {
-    expect(() => encodeToml({ log: { file: { 'max-backups': null as unknown as number } } })).toThrow(
-      /"log\.file\.max-backups".*null/,
-    );
+    expect(() => encodeToml({ log: { file: { 'max-backups': null as unknown as number } } })).toThrow(/"log\.file\.max-backups".*null/);
   });
 
   it('names the key path of undefined values and array elements', () => {

@@ -12,14 +12,30 @@ const sts = (kind: string, replicas: number, image: string) => ({
   spec: { replicas, template: { spec: { containers: [{ name: kind, image }] } } },
   status: { readyReplicas: replicas },
 });
-const component = (o: Record<string, unknown> = {}) => ({ phase: 'Normal', desiredReplicas: 3, replicas: 3, readyReplicas: 3, partition: 3, currentRevision: 'r1', updateRevision: 'r1', reason: 'up to date', pods: [], lastOperation: null, ...o });
+const component = (o: Record<string, unknown> = {}) => ({
+  phase: 'Normal',
+  desiredReplicas: 3,
+  replicas: 3,
+  readyReplicas: 3,
+  partition: 3,
+  currentRevision: 'r1',
+  updateRevision: 'r1',
+  reason: 'up to date',
+  pods: [],
+  lastOperation: null,
+  ...o,
+});
 
 function inputs(doc: StatusInputs['doc'], extra: Partial<StatusInputs> = {}): StatusInputs {
   return {
     cluster: 'c',
     namespace: 'tidb',
     doc,
-    statefulSets: [sts('pd', 3, 'pingcap/pd:v8.5.0'), sts('tikv', 3, 'pingcap/tikv:v8.5.0'), sts('tidb', 2, 'registry.example.com:5000/pingcap/tidb@sha256:0123456789abcdef0123')],
+    statefulSets: [
+      sts('pd', 3, 'pingcap/pd:v8.5.0'),
+      sts('tikv', 3, 'pingcap/tikv:v8.5.0'),
+      sts('tidb', 2, 'registry.example.com:5000/pingcap/tidb@sha256:0123456789abcdef0123'),
+    ],
     controller: { status: { availableReplicas: 1 } },
     events: [],
     now: NOW,
@@ -31,7 +47,17 @@ const healthyDoc = {
   pd: { reachable: true },
   components: {
     pd: component({ members: [0, 1, 2].map((i) => ({ name: `c-pd-${i}`, pod: `c-pd-${i}`, health: true, leader: i === 1 })) }),
-    tikv: component({ stores: [0, 1, 2].map((i) => ({ id: i + 1, pod: `c-tikv-${i}`, state: 'Up', leaderCount: 10, regionCount: 30, evictingLeaders: false, labels: {} })) }),
+    tikv: component({
+      stores: [0, 1, 2].map((i) => ({
+        id: i + 1,
+        pod: `c-tikv-${i}`,
+        state: 'Up',
+        leaderCount: 10,
+        regionCount: 30,
+        evictingLeaders: false,
+        labels: {},
+      })),
+    }),
     tidb: component({ replicas: 2, readyReplicas: 2 }),
   },
 };
@@ -47,7 +73,12 @@ describe('status report', () => {
       ['tidb', '2/2', ['sha256:0123456789ab']],
     ]);
     const text = statusText(r, NOW);
-    expect(text.split('\n').slice(0, 4)).toEqual(['Cluster tidb/c: healthy', 'Controller: running. PD: reachable, leader c-pd-1', '', 'COMPONENT  PHASE   READY  VERSION              WHAT THE CONTROLLER DOES']);
+    expect(text.split('\n').slice(0, 4)).toEqual([
+      'Cluster tidb/c: healthy',
+      'Controller: running. PD: reachable, leader c-pd-1',
+      '',
+      'COMPONENT  PHASE   READY  VERSION              WHAT THE CONTROLLER DOES',
+    ]);
     expect(text).not.toContain('Problems:');
   });
 
@@ -57,7 +88,12 @@ describe('status report', () => {
       components: {
         ...healthyDoc.components,
         pd: component({ phase: 'Upgrading', readyReplicas: 2, members: [{ name: 'c-pd-0', pod: 'c-pd-0', health: false, leader: false }] }),
-        tikv: component({ phase: 'Upgrading', reason: 'waiting for store 2 to be Up', stuck: { since: '2026-12-07T11:50:00.000Z', hint: 'look at the store' }, stores: [{ id: 2, pod: 'c-tikv-1', state: 'Down', leaderCount: 0, regionCount: 30, evictingLeaders: true, labels: {} }] }),
+        tikv: component({
+          phase: 'Upgrading',
+          reason: 'waiting for store 2 to be Up',
+          stuck: { since: '2026-12-07T11:50:00.000Z', hint: 'look at the store' },
+          stores: [{ id: 2, pod: 'c-tikv-1', state: 'Down', leaderCount: 0, regionCount: 30, evictingLeaders: true, labels: {} }],
+        }),
         tidb: component({ replicas: 2, readyReplicas: 1 }),
       },
       backupRuns: [
@@ -65,7 +101,17 @@ describe('status report', () => {
         { schedule: 'nightly', job: 'backup-nightly-29001440', phase: 'Failed' as const, error: 'BR exited 1' },
       ],
       operations: [{ job: 'restore-r', phase: 'Lost' as const }],
-      logBackups: [{ name: 'log-nightly', state: 'Error' as const, startTS: '1', checkpointTS: '2', checkpointTime: '2026-12-07T10:00:00Z', lagSeconds: 7200, error: 'disk full' }],
+      logBackups: [
+        {
+          name: 'log-nightly',
+          state: 'Error' as const,
+          startTS: '1',
+          checkpointTS: '2',
+          checkpointTime: '2026-12-07T10:00:00Z',
+          lagSeconds: 7200,
+          error: 'disk full',
+        },
+      ],
       initializer: { name: 'init', phase: 'Failed' as const, error: 'access denied' },
     };
     const r = statusReport(inputs(doc, { controller: { status: { availableReplicas: 0 } } }));
@@ -90,7 +136,9 @@ describe('status report', () => {
       'the controller (c-discovery) is missing: nothing is reconciled, and what follows may be old',
       'no status from the controller yet (ConfigMap c-status has no status.json)',
     ]);
-    expect(statusReport(inputs({ ...healthyDoc, pd: { reachable: false, error: 'connect ECONNREFUSED' } })).problems).toEqual(['PD does not answer the controller: connect ECONNREFUSED']);
+    expect(statusReport(inputs({ ...healthyDoc, pd: { reachable: false, error: 'connect ECONNREFUSED' } })).problems).toEqual([
+      'PD does not answer the controller: connect ECONNREFUSED',
+    ]);
   });
 
   test("the last hour's Warning Events about the cluster's objects, newest first", () => {
@@ -102,7 +150,18 @@ describe('status report', () => {
       lastTimestamp: new Date(NOW - minutesAgo * 60_000).toISOString(),
       count: 2,
     });
-    const r = statusReport(inputs(healthyDoc, { events: [event('c-tikv-0', 5), event('c-pd-1', 1), event('other-pd-0', 1), event('c-tidb-0', 90), event('c-tidb-1', 2, 'Normal'), event('backup-nightly-1', 3)] }));
+    const r = statusReport(
+      inputs(healthyDoc, {
+        events: [
+          event('c-tikv-0', 5),
+          event('c-pd-1', 1),
+          event('other-pd-0', 1),
+          event('c-tidb-0', 90),
+          event('c-tidb-1', 2, 'Normal'),
+          event('backup-nightly-1', 3),
+        ],
+      }),
+    );
     expect(r.warnings.map((w) => w.object)).toEqual(['Pod/c-pd-1', 'Pod/backup-nightly-1', 'Pod/c-tikv-0']);
     expect(statusText(r, NOW)).toContain('Warning Events (last hour):\n  60s ago  Pod/c-pd-1  OperationStuck (x2): about c-pd-1\n');
   });
@@ -118,7 +177,10 @@ async function status(args: string[]): Promise<{ code: number; out: string; err:
 
 describe('tidb-gitops status arguments', () => {
   test('a usage error exits 2 and says why', async () => {
-    expect(await status(['-o', 'yaml'])).toMatchObject({ code: 2, err: expect.stringMatching(/^tidb-gitops status: -o takes text or json, got "yaml"\n/) });
+    expect(await status(['-o', 'yaml'])).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/^tidb-gitops status: -o takes text or json, got "yaml"\n/),
+    });
     expect(await status(['a', 'b'])).toMatchObject({ code: 2, err: expect.stringMatching(/one cluster at a time/) });
     expect(await status(['-n', 'Bad_NS'])).toMatchObject({ code: 2, err: expect.stringMatching(/is not a namespace name/) });
     expect((await status(['--help'])).out).toContain('Exit status: 0 all is well');
@@ -128,6 +190,8 @@ describe('tidb-gitops status arguments', () => {
     let err = '';
     const code = await statusMain(['c'], { stdout: () => undefined, stderr: (s) => (err += s), env: { HOME: '/nonexistent' } });
     expect(code).toBe(1);
-    expect(err).toBe('tidb-gitops status: no Kubernetes configuration: give --kubeconfig, set KUBECONFIG, or run in a Pod with a service account token\n');
+    expect(err).toBe(
+      'tidb-gitops status: no Kubernetes configuration: give --kubeconfig, set KUBECONFIG, or run in a Pod with a service account token\n',
+    );
   });
 });

@@ -17,7 +17,8 @@ import { parseJsonExact } from '../../../src/controller/clients/json';
 
 describe('JSON from PD', () => {
   it('reads 64-bit ids exactly, as decimal strings, and leaves everything else alone', () => {
-    const text = '{"header":{"cluster_id":7301234567890123456},"members":[{"name":"a\\"1234567890123456789","member_id":10276657743932975437,"n":-9223372036854775807,"small":42,"f":1.5e300}]}';
+    const text =
+      '{"header":{"cluster_id":7301234567890123456},"members":[{"name":"a\\"1234567890123456789","member_id":10276657743932975437,"n":-9223372036854775807,"small":42,"f":1.5e300}]}';
     expect(parseJsonExact(text)).toEqual({
       header: { cluster_id: '7301234567890123456' },
       members: [{ name: 'a"1234567890123456789', member_id: '10276657743932975437', n: '-9223372036854775807', small: 42, f: 1.5e300 }],
@@ -27,7 +28,16 @@ describe('JSON from PD', () => {
 });
 
 const quiet = new Logger('error', {}, () => {});
-const CLUSTER_JSON = JSON.stringify({ name: 'c', clusterDomain: '', acrossK8s: false, tls: false, discoveryMtls: false, pdAddresses: [], cluster: null, components: ['tidb', 'pd', 'tikv'] });
+const CLUSTER_JSON = JSON.stringify({
+  name: 'c',
+  clusterDomain: '',
+  acrossK8s: false,
+  tls: false,
+  discoveryMtls: false,
+  pdAddresses: [],
+  cluster: null,
+  components: ['tidb', 'pd', 'tikv'],
+});
 
 describe('parseDuration', () => {
   it.each([
@@ -44,7 +54,9 @@ describe('parseDuration', () => {
     ['2.s', 2000],
     ['1500μs', 1.5],
   ])('%s', (text, ms) => expect(parseDuration(text)).toBe(ms));
-  it.each(['', '10', 'ten seconds', '5s junk', 'forever', '1d', '--5m'])('rejects %j', (text) => expect(parseDuration(text)).toBeUndefined());
+  it.each(['', '10', 'ten seconds', '5s junk', 'forever', '1d', '--5m'])('rejects %j', (text) =>
+    expect(parseDuration(text)).toBeUndefined(),
+  );
 });
 
 describe('controller arguments', () => {
@@ -52,7 +64,13 @@ describe('controller arguments', () => {
 
   it('takes the cluster from the environment the Deployment sets', () => {
     const { options } = parseControllerArgs([], env);
-    expect(options).toMatchObject({ identity: 'c-discovery-abc', discoveryPort: 10261, metricsPort: 10263, resyncMs: 30_000, checkSource: true });
+    expect(options).toMatchObject({
+      identity: 'c-discovery-abc',
+      discoveryPort: 10261,
+      metricsPort: 10263,
+      resyncMs: 30_000,
+      checkSource: true,
+    });
     expect(options!.cluster.components).toEqual(['pd', 'tikv', 'tidb']);
     expect(options!.pdUrls).toEqual(['http://c-pd.ns:2379']);
   });
@@ -63,16 +81,27 @@ describe('controller arguments', () => {
     expect(parseControllerArgs(['--resync', 'soon'], env).error).toBe('--resync: "soon" is not a duration such as 500ms, 30s or 1m');
     expect(parseControllerArgs(['--bogus', '1'], env).error).toBe('unknown option "--bogus"');
     expect(parseControllerArgs(['--metrics-port=99999'], env).error).toMatch(/not a port number/);
-    expect(parseControllerArgs([], { ...env, TIDB_GITOPS_CLUSTER: '{"name":"c","tls":"yes"}' }).error).toBe('TIDB_GITOPS_CLUSTER.tls: expected true or false');
+    expect(parseControllerArgs([], { ...env, TIDB_GITOPS_CLUSTER: '{"name":"c","tls":"yes"}' }).error).toBe(
+      'TIDB_GITOPS_CLUSTER.tls: expected true or false',
+    );
   });
 
   it('takes failover settings from flags, or from TIDB_GITOPS_<OPTION> variables', () => {
-    expect(parseControllerArgs([], env).options).toMatchObject({ autoFailover: true, failoverPeriodMs: { pd: 300_000, tikv: 300_000, tiflash: 300_000, tidb: 300_000 } });
-    const fromEnv = parseControllerArgs(['--tidb-failover-period', '30s'], { ...env, TIDB_GITOPS_PD_FAILOVER_PERIOD: '10m', TIDB_GITOPS_TIDB_FAILOVER_PERIOD: '1h' });
+    expect(parseControllerArgs([], env).options).toMatchObject({
+      autoFailover: true,
+      failoverPeriodMs: { pd: 300_000, tikv: 300_000, tiflash: 300_000, tidb: 300_000 },
+    });
+    const fromEnv = parseControllerArgs(['--tidb-failover-period', '30s'], {
+      ...env,
+      TIDB_GITOPS_PD_FAILOVER_PERIOD: '10m',
+      TIDB_GITOPS_TIDB_FAILOVER_PERIOD: '1h',
+    });
     expect(fromEnv.options?.failoverPeriodMs).toMatchObject({ pd: 600_000, tidb: 30_000 });
     expect(parseControllerArgs([], { ...env, TIDB_GITOPS_AUTO_FAILOVER: 'false' }).options?.autoFailover).toBe(false);
     expect(parseControllerArgs([], { ...env, TIDB_GITOPS_NO_SOURCE_CHECK: 'true' }).options?.checkSource).toBe(false);
-    expect(parseControllerArgs([], { ...env, TIDB_GITOPS_FAILOVER: '1' }).error).toBe('TIDB_GITOPS_FAILOVER: there is no option --failover');
+    expect(parseControllerArgs([], { ...env, TIDB_GITOPS_FAILOVER: '1' }).error).toBe(
+      'TIDB_GITOPS_FAILOVER: there is no option --failover',
+    );
     expect(parseControllerArgs(['--auto-failover', 'maybe'], env).error).toBe('--auto-failover: expected true or false, got "maybe"');
   });
 
@@ -91,7 +120,12 @@ describe('controller arguments', () => {
   it('addresses PD as the operator does', () => {
     const base = parseClusterInfo(CLUSTER_JSON, 'ns');
     expect(defaultPdUrls({ ...base, tls: true, clusterDomain: 'cluster.local' })).toEqual(['https://c-pd.ns.svc.cluster.local:2379']);
-    const hetero: ClusterInfo = { ...base, components: ['tikv'], cluster: { name: 'main', namespace: 'db', clusterDomain: '' }, pdAddresses: ['http://pd.example:2379'] };
+    const hetero: ClusterInfo = {
+      ...base,
+      components: ['tikv'],
+      cluster: { name: 'main', namespace: 'db', clusterDomain: '' },
+      pdAddresses: ['http://pd.example:2379'],
+    };
     expect(defaultPdUrls(hetero)).toEqual(['http://main-pd.db:2379', 'http://pd.example:2379']);
   });
 });
@@ -218,7 +252,9 @@ describe('Discovery', () => {
     const cluster = { ...parseClusterInfo(CLUSTER_JSON, 'ns'), clusterDomain: 'cluster.local', tls: true };
     const d = new Discovery(deps({ cluster, pdReplicas: () => 1 }));
     const host = 'c-pd-0.c-pd-peer.ns.svc.cluster.local';
-    expect((await d.handle('GET', `/new/${b64(`${host}:2380\n`)}`, '10.0.0.1')).body).toBe(`--initial-cluster=${host}=https://${host}:2380`);
+    expect((await d.handle('GET', `/new/${b64(`${host}:2380\n`)}`, '10.0.0.1')).body).toBe(
+      `--initial-cluster=${host}=https://${host}:2380`,
+    );
     const j = new Discovery(deps({ cluster: { ...cluster, pdAddresses: ['http://a:2379', 'http://b:2379'] }, pdReplicas: () => 1 }));
     expect((await j.handle('GET', `/new/${b64(`${host}:2380\n`)}`, '10.0.0.1')).body).toBe('--join=http://a:2379,http://b:2379');
   });
@@ -243,7 +279,10 @@ describe('Discovery', () => {
     const pods = [pod('c-pd-0', '10.0.0.1'), pod('c-pd-1', '10.0.0.2'), pod('c-pd-2', '10.0.0.3')];
     const d = new Discovery(deps({ pods: () => pods, pdStatefulSet: () => ({ uid: PD_STS_UID, replicas: 3 }) }));
     const ask = (name: string, ip: string) => d.handle('GET', `/new/${b64(`${name}.c-pd-peer.ns.svc:2380\n`)}`, ip);
-    expect(await ask('c-pd-2', '10.0.0.3')).toEqual({ status: 500, body: 'c-pd-2 is a failover replica: it joins a running PD cluster, never bootstraps one\n' });
+    expect(await ask('c-pd-2', '10.0.0.3')).toEqual({
+      status: 500,
+      body: 'c-pd-2 is a failover replica: it joins a running PD cluster, never bootstraps one\n',
+    });
     expect((await ask('c-pd-0', '10.0.0.1')).status).toBe(500);
     expect((await ask('c-pd-1', '10.0.0.2')).body).toBe('--initial-cluster=c-pd-1=http://c-pd-1.c-pd-peer.ns.svc:2380');
   });
@@ -261,7 +300,10 @@ describe('Discovery', () => {
       const id = /^\/pd\/api\/v1\/members\/id\/(\d+)$/.exec(req.url ?? '')?.[1];
       if (req.method === 'DELETE' && id !== undefined) {
         deleted.push(id);
-        members.splice(members.findIndex((m) => m.member_id === id), 1);
+        members.splice(
+          members.findIndex((m) => m.member_id === id),
+          1,
+        );
         res.end(JSON.stringify(`removed, pd: ${id}`));
         return;
       }
@@ -273,7 +315,13 @@ describe('Discovery', () => {
       const pods = [pod('c-pd-0', '10.0.0.1'), pod('c-pd-1', '10.0.0.2'), pod('c-pd-3', '10.0.0.4')];
       const notes: string[] = [];
       const d = new Discovery(
-        deps({ pods: () => pods, pdReplicas: () => 4, pdStatefulSet: () => ({ uid: PD_STS_UID, replicas: 4 }), pdClients: [new PdClient(`http://127.0.0.1:${port}`, undefined, 2000)], note: (_k, m) => notes.push(m) }),
+        deps({
+          pods: () => pods,
+          pdReplicas: () => 4,
+          pdStatefulSet: () => ({ uid: PD_STS_UID, replicas: 4 }),
+          pdClients: [new PdClient(`http://127.0.0.1:${port}`, undefined, 2000)],
+          note: (_k, m) => notes.push(m),
+        }),
       );
       const got = await d.handle('GET', `/new/${b64('c-pd-1.c-pd-peer.ns.svc:2380\n')}`, '10.0.0.2');
       // c-pd-1's own (the caller) and c-pd-2's (no such Pod) go; c-pd-3's is its own to resume when it asks.
@@ -299,7 +347,11 @@ describe('Discovery', () => {
 
 describe('Discovery /prestop/<pod>', () => {
   const tikv = (name: string, o: { terminating?: boolean; ip?: string; grace?: number } = {}) => ({
-    metadata: { name, labels: { 'app.kubernetes.io/component': 'tikv', 'app.kubernetes.io/instance': 'c' }, ...(o.terminating && { deletionTimestamp: new Date() }) },
+    metadata: {
+      name,
+      labels: { 'app.kubernetes.io/component': 'tikv', 'app.kubernetes.io/instance': 'c' },
+      ...(o.terminating && { deletionTimestamp: new Date() }),
+    },
     spec: { terminationGracePeriodSeconds: o.grace },
     status: { podIP: o.ip ?? '10.0.0.7' },
   });
@@ -323,12 +375,21 @@ describe('Discovery /prestop/<pod>', () => {
 
   it('serves only the PD (and micro-service), TiKV and TiCDC Pods of the cluster, asking from their own address', async () => {
     const d = discovery([tikv('c-tikv-0', { terminating: true })]);
-    expect(await d.handle('GET', '/prestop/c-tidb-0', '10.0.0.7')).toEqual({ status: 404, body: 'c-tidb-0 is not a PD, TSO, scheduling, TiKV or TiCDC Pod of cluster c\n' });
-    expect(await d.handle('GET', '/prestop/c-tikv-0', '10.0.0.8')).toEqual({ status: 403, body: "the request does not come from Pod c-tikv-0's address\n" });
+    expect(await d.handle('GET', '/prestop/c-tidb-0', '10.0.0.7')).toEqual({
+      status: 404,
+      body: 'c-tidb-0 is not a PD, TSO, scheduling, TiKV or TiCDC Pod of cluster c\n',
+    });
+    expect(await d.handle('GET', '/prestop/c-tikv-0', '10.0.0.8')).toEqual({
+      status: 403,
+      body: "the request does not come from Pod c-tikv-0's address\n",
+    });
   });
 
   it('refuses a Pod that is not being deleted, once the informer had time to see a deletion', async () => {
-    expect(await discovery([tikv('c-tikv-0')]).handle('GET', '/prestop/c-tikv-0', '10.0.0.7')).toEqual({ status: 409, body: 'c-tikv-0 is not being deleted: nothing to wait for\n' });
+    expect(await discovery([tikv('c-tikv-0')]).handle('GET', '/prestop/c-tikv-0', '10.0.0.7')).toEqual({
+      status: 409,
+      body: 'c-tikv-0 is not being deleted: nothing to wait for\n',
+    });
   });
 
   it('holds a deleted Pod at most its grace period less 10 seconds (and 1 for the hook to hear), then lets it go', async () => {

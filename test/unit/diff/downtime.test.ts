@@ -16,17 +16,27 @@ const spec = (o: Obj) => cluster({ ...cluster().spec, ...o });
 
 describe('downtime and order in the impact report', () => {
   test("a restart of a component's only Pod says what stops; more replicas, none", () => {
-    const one = spec({ pd: { replicas: 1, requests: { storage: '10Gi' } }, tikv: { replicas: 4, requests: { storage: '100Gi' } }, tidb: { replicas: 1 } });
+    const one = spec({
+      pd: { replicas: 1, requests: { storage: '10Gi' } },
+      tikv: { replicas: 4, requests: { storage: '100Gi' } },
+      tidb: { replicas: 1 },
+    });
     const r = diff(one, { ...one, spec: { ...one.spec, version: 'v8.5.8' } });
     expect(risks(r)).toEqual(['single-replica-restart pd', 'single-replica-restart tidb']);
-    expect(r.clusters[0].risks[1].message).toBe('TiDB has one replica: its restart takes down every SQL connection: clients are disconnected and cannot connect, until the new Pod is up. Run more replicas to restart without downtime.');
+    expect(r.clusters[0].risks[1].message).toBe(
+      'TiDB has one replica: its restart takes down every SQL connection: clients are disconnected and cannot connect, until the new Pod is up. Run more replicas to restart without downtime.',
+    );
     // The controller's own Deployment restarting is said in its section, not as downtime.
     const image = diff(one, { ...one, spec: { ...one.spec, discovery: { image: 'registry.example.com/tidb-gitops:9.9.9' } } });
     expect(risks(image)).toEqual([]);
   });
 
   test('every TiKV restarting with no more stores than copies of each region: no spare store', () => {
-    const stores = (n: number, config?: Obj) => spec({ tikv: { replicas: n, requests: { storage: '100Gi' } }, ...(config && { pd: { replicas: 3, requests: { storage: '10Gi' }, config } }) });
+    const stores = (n: number, config?: Obj) =>
+      spec({
+        tikv: { replicas: n, requests: { storage: '100Gi' } },
+        ...(config && { pd: { replicas: 3, requests: { storage: '10Gi' }, config } }),
+      });
     const bump = (c: Obj) => diff(c, { ...c, spec: { ...c.spec, version: 'v8.5.8' } });
     expect(risks(bump(stores(3)))).toEqual(['tikv-no-spare-store tikv']);
     expect(bump(stores(3)).clusters[0].risks[0].message).toContain('with 3 stores and replication.max-replicas 3');
@@ -50,10 +60,17 @@ describe('downtime and order in the impact report', () => {
   });
 
   test('the order the controller restarts in, and what it checks between Pods', () => {
-    const base = spec({ tikv: { replicas: 4, requests: { storage: '100Gi' } }, tiflash: { replicas: 2, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }] } });
+    const base = spec({
+      tikv: { replicas: 4, requests: { storage: '100Gi' } },
+      tiflash: { replicas: 2, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }] },
+    });
     const md = toMarkdown(diff(base, { ...base, spec: { ...base.spec, version: 'v8.5.8' } }));
-    expect(md).toContain('**Order**: the controller restarts PD, then TiFlash, then TiKV, then TiDB, each component once every one it waits for is done.');
-    expect(md).toContain("driven by the companion controller `demo-discovery`: each store's region leaders move away before its restart, and the next waits until the store is Up with its leaders back.");
+    expect(md).toContain(
+      '**Order**: the controller restarts PD, then TiFlash, then TiKV, then TiDB, each component once every one it waits for is done.',
+    );
+    expect(md).toContain(
+      "driven by the companion controller `demo-discovery`: each store's region leaders move away before its restart, and the next waits until the store is Up with its leaders back.",
+    );
     // One component restarting: no order to say.
     const tidbOnly = toMarkdown(diff(base, { ...base, spec: { ...base.spec, tidb: { ...base.spec.tidb, version: 'v8.5.8' } } }));
     expect(tidbOnly).not.toContain('**Order**');

@@ -19,11 +19,7 @@ describe('doc comments of the library types', () => {
     try {
       fs.writeFileSync(
         path.join(dir, 'index.ts'),
-        [
-          "export * from './spec';",
-          'interface Hidden { notExported?: string }',
-          'export const hidden: Hidden = {};',
-        ].join('\n'),
+        ["export * from './spec';", 'interface Hidden { notExported?: string }', 'export const hidden: Hidden = {};'].join('\n'),
       );
       fs.writeFileSync(
         path.join(dir, 'spec.ts'),

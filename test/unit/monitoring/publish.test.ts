@@ -59,20 +59,33 @@ function load(docs: Obj[]) {
 function renderAll(docs: Obj[], kube = '1.31'): Obj[] {
   const { loaded, linked, errors } = load(docs);
   if (errors) throw new Error(errors);
-  const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations).flatMap((r) => r.objects);
+  const objects = renderClusters(
+    loaded.clusters.map((c) => c.resolved),
+    linked.operations,
+  ).flatMap((r) => r.objects);
   assertValidK8sObjects(objects, kube);
   return objects;
 }
 
 const monitors = (objects: Obj[]) => objects.filter((o) => o.kind === 'PodMonitor');
 const job = (objects: Obj[]) => objects.find((o) => o.kind === 'Job')!;
-const info = (objects: Obj[]): MonitoringPublishInfo => JSON.parse(job(objects).spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'TIDB_GITOPS_MONITORING').value);
+const info = (objects: Obj[]): MonitoringPublishInfo =>
+  JSON.parse(job(objects).spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'TIDB_GITOPS_MONITORING').value);
 
 describe('PodMonitors', () => {
   test('one per component and one for the controller, selecting exactly its Pods, at the operator ports and paths', () => {
     const objects = renderAll([cluster(ALL, { annotations: MONITORED })]);
     const byName = Object.fromEntries(monitors(objects).map((m) => [m.metadata.name, m]));
-    expect(Object.keys(byName).sort()).toEqual(['demo-discovery', 'demo-pd', 'demo-pump', 'demo-ticdc', 'demo-tidb', 'demo-tiflash', 'demo-tikv', 'demo-tiproxy']);
+    expect(Object.keys(byName).sort()).toEqual([
+      'demo-discovery',
+      'demo-pd',
+      'demo-pump',
+      'demo-ticdc',
+      'demo-tidb',
+      'demo-tiflash',
+      'demo-tikv',
+      'demo-tiproxy',
+    ]);
     const endpoints = (name: string) => byName[name].spec.podMetricsEndpoints.map((e: Obj) => [e.port, e.path, e.scheme]);
     expect(endpoints('demo-pd')).toEqual([['client', '/metrics', 'http']]);
     expect(endpoints('demo-tidb')).toEqual([['status', '/metrics', 'http']]);
@@ -84,9 +97,20 @@ describe('PodMonitors', () => {
       const component = m.metadata.name === 'demo-discovery' ? 'discovery' : m.metadata.name.slice('demo-'.length);
       expect(m.metadata.namespace).toBe('ns');
       expect(m.spec.jobLabel).toBe('app.kubernetes.io/component');
-      expect(m.spec.selector).toEqual({ matchLabels: { 'app.kubernetes.io/name': 'tidb-cluster', 'app.kubernetes.io/managed-by': 'tidb-operator', 'app.kubernetes.io/instance': 'demo', 'app.kubernetes.io/component': component } });
+      expect(m.spec.selector).toEqual({
+        matchLabels: {
+          'app.kubernetes.io/name': 'tidb-cluster',
+          'app.kubernetes.io/managed-by': 'tidb-operator',
+          'app.kubernetes.io/instance': 'demo',
+          'app.kubernetes.io/component': component,
+        },
+      });
       // The selector takes the component's Pods: the same labels its StatefulSet's (or Deployment's) Pods carry.
-      const owner = objects.find((o) => (o.kind === 'StatefulSet' || o.kind === 'Deployment') && o.spec.template.metadata.labels['app.kubernetes.io/component'] === component)!;
+      const owner = objects.find(
+        (o) =>
+          (o.kind === 'StatefulSet' || o.kind === 'Deployment') &&
+          o.spec.template.metadata.labels['app.kubernetes.io/component'] === component,
+      )!;
       expect(owner.spec.template.metadata.labels).toMatchObject(m.spec.selector.matchLabels);
     }
   });
@@ -109,15 +133,29 @@ describe('PodMonitors', () => {
     expect(tikv).toHaveLength(1);
     expect(tikv[0].port).toBe('server');
     expect(tikv[0].relabelings.slice(0, 2)).toEqual([
-      { sourceLabels: ['__meta_kubernetes_pod_ip'], regex: '([^:]+)', targetLabel: '__address__', replacement: '$1:20180', action: 'replace' },
-      { sourceLabels: ['__meta_kubernetes_pod_ip'], regex: '(.+:.+)', targetLabel: '__address__', replacement: '[$1]:20180', action: 'replace' },
+      {
+        sourceLabels: ['__meta_kubernetes_pod_ip'],
+        regex: '([^:]+)',
+        targetLabel: '__address__',
+        replacement: '$1:20180',
+        action: 'replace',
+      },
+      {
+        sourceLabels: ['__meta_kubernetes_pod_ip'],
+        regex: '(.+:.+)',
+        targetLabel: '__address__',
+        replacement: '[$1]:20180',
+        action: 'replace',
+      },
     ]);
     const tiflash = find(objects, 'PodMonitor', 'demo-tiflash').spec.podMetricsEndpoints;
     expect(tiflash.map((e: Obj) => e.port)).toEqual(['metrics', 'metrics']);
     expect(tiflash[0].relabelings[0].targetLabel).toBe('instance');
     expect(tiflash[1].relabelings[0].replacement).toBe('$1:20292');
     // With the named status port, TiKV's is scraped by name.
-    const named = renderAll([cluster({ tikv: { replicas: 3, requests: { storage: '1Gi' }, enableNamedStatusPort: true } }, { annotations: MONITORED })]);
+    const named = renderAll([
+      cluster({ tikv: { replicas: 3, requests: { storage: '1Gi' }, enableNamedStatusPort: true } }, { annotations: MONITORED }),
+    ]);
     const endpoint = find(named, 'PodMonitor', 'demo-tikv').spec.podMetricsEndpoints[0];
     expect(endpoint.port).toBe('status');
     expect(endpoint.relabelings[0].targetLabel).toBe('instance');
@@ -137,8 +175,15 @@ describe('PodMonitors', () => {
     const pumpSans = ['*.demo-pump', '*.demo-pump.ns', '*.demo-pump.ns.svc'];
     const pumpName = find(objects, 'PodMonitor', 'demo-pump').spec.podMetricsEndpoints[0].tlsConfig.serverName;
     expect(pumpName).toBe('demo-pump-0.demo-pump.ns.svc');
-    expect(pumpSans.some((san) => san.startsWith('*.') && pumpName.indexOf('.') > 0 && pumpName.slice(pumpName.indexOf('.') + 1) === san.slice(2))).toBe(true);
-    expect(find(objects, 'PodMonitor', 'demo-tiproxy').spec.podMetricsEndpoints[0]).toMatchObject({ scheme: 'https', tlsConfig: { insecureSkipVerify: true } });
+    expect(
+      pumpSans.some(
+        (san) => san.startsWith('*.') && pumpName.indexOf('.') > 0 && pumpName.slice(pumpName.indexOf('.') + 1) === san.slice(2),
+      ),
+    ).toBe(true);
+    expect(find(objects, 'PodMonitor', 'demo-tiproxy').spec.podMetricsEndpoints[0]).toMatchObject({
+      scheme: 'https',
+      tlsConfig: { insecureSkipVerify: true },
+    });
     const controller = find(objects, 'PodMonitor', 'demo-discovery').spec.podMetricsEndpoints[0];
     expect(controller.scheme).toBe('http');
     expect(controller.tlsConfig).toBeUndefined();
@@ -146,8 +191,12 @@ describe('PodMonitors', () => {
 
   test('valid for every supported Kubernetes version, with the labels of tidb-gitops.io/monitoring-labels', () => {
     for (const minor of SCHEMA_MINORS) {
-      const objects = renderAll([cluster(ALL, { annotations: { ...MONITORED, 'tidb-gitops.io/monitoring-labels': 'release=kube-prometheus-stack, team=db' } })], `1.${minor}`);
-      for (const o of [...monitors(objects), job(objects)]) expect(o.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack', team: 'db' });
+      const objects = renderAll(
+        [cluster(ALL, { annotations: { ...MONITORED, 'tidb-gitops.io/monitoring-labels': 'release=kube-prometheus-stack, team=db' } })],
+        `1.${minor}`,
+      );
+      for (const o of [...monitors(objects), job(objects)])
+        expect(o.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack', team: 'db' });
       expect(info(objects).labels).toEqual({ release: 'kube-prometheus-stack', team: 'db' });
     }
   });
@@ -166,12 +215,23 @@ describe('the publishing Job', () => {
     expect(j.spec.ttlSecondsAfterFinished).toBeUndefined();
     const pod = j.spec.template.spec;
     expect(pod.serviceAccountName).toBe('demo-monitoring');
-    expect(pod.initContainers[0]).toMatchObject({ image: 'pingcap/tidb-monitor-initializer:v8.5.7', command: ['/bin/sh', '-c', 'cp /tmp/*.rules.yml /tmp/*.json /assets/'] });
+    expect(pod.initContainers[0]).toMatchObject({
+      image: 'pingcap/tidb-monitor-initializer:v8.5.7',
+      command: ['/bin/sh', '-c', 'cp /tmp/*.rules.yml /tmp/*.json /assets/'],
+    });
     expect(pod.containers[0].command).toEqual(['tidb-gitops', 'publish-monitoring']);
     expect(pod.containers[0].image).toBe(find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].image);
     // Not a server Pod of the cluster: the controller reads those by managed-by tidb-operator.
     expect(j.spec.template.metadata.labels['app.kubernetes.io/managed-by']).toBe('tidb-gitops');
-    expect(info(objects)).toEqual({ cluster: 'demo', image: 'pingcap/tidb-monitor-initializer:v8.5.7', components: ['pd', 'tikv', 'tidb'], rules: true, dashboards: true, labels: {}, assets: '/assets' });
+    expect(info(objects)).toEqual({
+      cluster: 'demo',
+      image: 'pingcap/tidb-monitor-initializer:v8.5.7',
+      components: ['pd', 'tikv', 'tidb'],
+      rules: true,
+      dashboards: true,
+      labels: {},
+      assets: '/assets',
+    });
     expect(find(objects, 'Role', 'demo-monitoring').rules).toEqual([
       { apiGroups: ['batch'], resources: ['jobs'], resourceNames: [j.metadata.name], verbs: ['get'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'patch'] },
@@ -190,7 +250,11 @@ describe('the publishing Job', () => {
 describe("an operator user's TidbMonitor", () => {
   test('the basic example maps: its initializer image, dashboards (grafana set), no rules (enableAlertRules unset)', () => {
     const objects = renderAll([cluster({ tlsCluster: { enabled: true } }), operatorMonitor()]);
-    expect(monitors(objects).map((m) => m.metadata.name).sort()).toEqual(['demo-discovery', 'demo-pd', 'demo-tidb', 'demo-tikv']);
+    expect(
+      monitors(objects)
+        .map((m) => m.metadata.name)
+        .sort(),
+    ).toEqual(['demo-discovery', 'demo-pd', 'demo-tidb', 'demo-tikv']);
     expect(info(objects)).toMatchObject({ image: 'pingcap/tidb-monitor-initializer:v8.5.7', rules: false, dashboards: true });
     expect(find(objects, 'Role', 'demo-monitoring').rules.some((r: Obj) => r.resources.includes('prometheusrules'))).toBe(false);
   });
@@ -208,8 +272,16 @@ describe("an operator user's TidbMonitor", () => {
       }),
     ]);
     const pod = job(objects).spec.template;
-    expect(pod.spec.initContainers[0]).toMatchObject({ image: 'registry.example.com/pingcap/tidb-monitor-initializer:v8.1.2', imagePullPolicy: 'IfNotPresent', resources: { requests: { cpu: '50m' } } });
-    expect(pod.spec).toMatchObject({ imagePullSecrets: [{ name: 'pull' }], nodeSelector: { pool: 'ops' }, tolerations: [{ key: 'ops', operator: 'Exists' }] });
+    expect(pod.spec.initContainers[0]).toMatchObject({
+      image: 'registry.example.com/pingcap/tidb-monitor-initializer:v8.1.2',
+      imagePullPolicy: 'IfNotPresent',
+      resources: { requests: { cpu: '50m' } },
+    });
+    expect(pod.spec).toMatchObject({
+      imagePullSecrets: [{ name: 'pull' }],
+      nodeSelector: { pool: 'ops' },
+      tolerations: [{ key: 'ops', operator: 'Exists' }],
+    });
     expect(pod.metadata.labels.team).toBe('db');
     expect(info(objects).rules).toBe(true);
   });
@@ -228,23 +300,39 @@ describe("an operator user's TidbMonitor", () => {
     ]);
     const lines = errors.split('\n');
     if (lines.length !== 7) throw new Error(errors);
-    for (const path of ['spec.alertmanagerURL', 'spec.persistent', 'spec.storage', 'spec.prometheus.service', 'spec.prometheus.reserveDays', 'spec.grafana.usernameSecret', 'spec.initializer.envs']) {
-      expect(lines.some((l) => l.startsWith('in.yaml: document 2: ') && l.includes(`${path} (line `) && l.includes('not carried over'))).toBe(true);
+    for (const path of [
+      'spec.alertmanagerURL',
+      'spec.persistent',
+      'spec.storage',
+      'spec.prometheus.service',
+      'spec.prometheus.reserveDays',
+      'spec.grafana.usernameSecret',
+      'spec.initializer.envs',
+    ]) {
+      expect(
+        lines.some((l) => l.startsWith('in.yaml: document 2: ') && l.includes(`${path} (line `) && l.includes('not carried over')),
+      ).toBe(true);
     }
     expect(errors).toContain('for the alert rules, set enableAlertRules: true');
     expect(lines).toHaveLength(7);
   });
 
   test('its clusters must be in the input, each monitored once, and not turned off', () => {
-    expect(load([cluster(), operatorMonitor({ clusters: [{ name: 'other' }] })]).errors).toMatch(/spec\.clusters\[0\]\.name \(line \d+\): no TidbCluster "other" in namespace ns in the input \(have: ns\/demo\)/);
+    expect(load([cluster(), operatorMonitor({ clusters: [{ name: 'other' }] })]).errors).toMatch(
+      /spec\.clusters\[0\]\.name \(line \d+\): no TidbCluster "other" in namespace ns in the input \(have: ns\/demo\)/,
+    );
     const twice = load([cluster(), operatorMonitor(), { ...operatorMonitor(), metadata: { name: 'second', namespace: 'ns' } }]).errors;
     expect(twice).toMatch(/already monitored by the TidbMonitor "basic"/);
-    expect(load([cluster({}, { annotations: { 'tidb-gitops.io/monitoring': 'false' } }), operatorMonitor()]).errors).toMatch(/turns monitoring off/);
+    expect(load([cluster({}, { annotations: { 'tidb-gitops.io/monitoring': 'false' } }), operatorMonitor()]).errors).toMatch(
+      /turns monitoring off/,
+    );
     expect(load([cluster(), operatorMonitor({ clusters: [] })]).errors).toMatch(/spec\.clusters.*no cluster to monitor/);
   });
 
   test('bad annotations are refused with their path', () => {
-    const bad = load([cluster({}, { annotations: { 'tidb-gitops.io/monitoring': 'yes', 'tidb-gitops.io/monitoring-labels': 'release' } })]).errors;
+    const bad = load([
+      cluster({}, { annotations: { 'tidb-gitops.io/monitoring': 'yes', 'tidb-gitops.io/monitoring-labels': 'release' } }),
+    ]).errors;
     expect(bad).toMatch(/metadata\.annotations\["tidb-gitops\.io\/monitoring"\].*expected "true" or "false", got "yes"/);
     expect(bad).toMatch(/metadata\.annotations\["tidb-gitops\.io\/monitoring-labels"\].*got "release"/);
   });
@@ -288,9 +376,26 @@ const dashboard = (title: string, panels: Obj[] = []) =>
     panels: [{ type: 'timeseries', datasource: 'tidb-cluster', targets: [{ expr: 'sum(up{tidb_cluster="$tidb_cluster"})' }] }, ...panels],
     templating: {
       list: [
-        { name: 'k8s_cluster', type: 'query', datasource: '${DS_TEST-CLUSTER}', query: 'label_values(pd_cluster_status, k8s_cluster)', hide: 2 },
-        { name: 'tidb_cluster', type: 'query', datasource: 'tidb-cluster', query: 'label_values(pd_cluster_status{k8s_cluster="$k8s_cluster"}, tidb_cluster)', hide: 2 },
-        { name: 'instance', type: 'query', datasource: 'tidb-cluster', query: 'label_values(tikv_engine_size_bytes{tidb_cluster="$tidb_cluster"}, instance)' },
+        {
+          name: 'k8s_cluster',
+          type: 'query',
+          datasource: '${DS_TEST-CLUSTER}',
+          query: 'label_values(pd_cluster_status, k8s_cluster)',
+          hide: 2,
+        },
+        {
+          name: 'tidb_cluster',
+          type: 'query',
+          datasource: 'tidb-cluster',
+          query: 'label_values(pd_cluster_status{k8s_cluster="$k8s_cluster"}, tidb_cluster)',
+          hide: 2,
+        },
+        {
+          name: 'instance',
+          type: 'query',
+          datasource: 'tidb-cluster',
+          query: 'label_values(tikv_engine_size_bytes{tidb_cluster="$tidb_cluster"}, instance)',
+        },
       ],
     },
   });
@@ -305,7 +410,15 @@ const files = (extra: AssetFile[] = []): AssetFile[] => [
   { name: 'DM-Monitor-Standard.json', text: dashboard('DM-Standard') },
   ...extra,
 ];
-const publishInfo: MonitoringPublishInfo = { cluster: 'demo', image: 'pingcap/tidb-monitor-initializer:v8.5.7', components: ['pd', 'tikv', 'tidb'], rules: true, dashboards: true, labels: { release: 'prom' }, assets: '/assets' };
+const publishInfo: MonitoringPublishInfo = {
+  cluster: 'demo',
+  image: 'pingcap/tidb-monitor-initializer:v8.5.7',
+  components: ['pd', 'tikv', 'tidb'],
+  rules: true,
+  dashboards: true,
+  labels: { release: 'prom' },
+  assets: '/assets',
+};
 const OWNER = { name: 'demo-monitoring-abcdef0', uid: '00000000-0000-0000-0000-000000000001' };
 
 describe('publishing the rules', () => {
@@ -314,10 +427,24 @@ describe('publishing the rules', () => {
 
   test("one PrometheusRule, owned by the Job, with a group per file of the cluster's components", () => {
     assertValidK8sObjects([rule], '1.32');
-    expect(rule.metadata).toMatchObject({ name: 'demo-alert-rules', namespace: 'ns', labels: { release: 'prom', 'app.kubernetes.io/component': 'monitoring' }, annotations: { 'tidb-gitops.io/source': publishInfo.image } });
-    expect(rule.metadata.ownerReferences).toEqual([{ apiVersion: 'batch/v1', kind: 'Job', name: OWNER.name, uid: OWNER.uid, blockOwnerDeletion: false }]);
+    expect(rule.metadata).toMatchObject({
+      name: 'demo-alert-rules',
+      namespace: 'ns',
+      labels: { release: 'prom', 'app.kubernetes.io/component': 'monitoring' },
+      annotations: { 'tidb-gitops.io/source': publishInfo.image },
+    });
+    expect(rule.metadata.ownerReferences).toEqual([
+      { apiVersion: 'batch/v1', kind: 'Job', name: OWNER.name, uid: OWNER.uid, blockOwnerDeletion: false },
+    ]);
     expect(rule.spec.groups.map((g: Obj) => g.name)).toEqual(['tikv_accelerate', 'tikv']);
-    expect(out.skipped).toEqual(['lightning.rules.yml: not a rule file of a component tidb-gitops renders', 'tiflash.rules.yml: the cluster runs no tiflash', 'DM-Monitor-Standard.json: not a dashboard of a component tidb-gitops renders', 'tiflash_summary.json: the cluster runs no tiflash'].sort((a, b) => (a.split(':')[0] < b.split(':')[0] ? -1 : 1)));
+    expect(out.skipped).toEqual(
+      [
+        'lightning.rules.yml: not a rule file of a component tidb-gitops renders',
+        'tiflash.rules.yml: the cluster runs no tiflash',
+        'DM-Monitor-Standard.json: not a dashboard of a component tidb-gitops renders',
+        'tiflash_summary.json: the cluster runs no tiflash',
+      ].sort((a, b) => (a.split(':')[0] < b.split(':')[0] ? -1 : 1)),
+    );
   });
 
   test('scoped to the cluster: every selector, every rule label, and the cluster named in place of ENV_LABELS_ENV', () => {
@@ -334,22 +461,33 @@ describe('publishing the rules', () => {
   // Debian's promtool; where it is missing, the line of requires() says so. A promtool that cannot be
   // started or fails comes back as its output, never as the spawn error, which refers to itself (its
   // `error` property) and which Jest's worker cannot pass on: the whole file was lost that way.
-  requires(PROMETHEUS).test('the real promtool takes them', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rules-'));
-    try {
-      const file = join(dir, 'rules.yml');
-      writeFileSync(file, stringify({ groups: rule.spec.groups }));
-      // checkRules gives promtool 60 s.
-      expect(await checkRules([file])).toEqual({ ok: true, output: expect.stringContaining('SUCCESS: 3 rules found') });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 90_000);
+  requires(PROMETHEUS).test(
+    'the real promtool takes them',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'rules-'));
+      try {
+        const file = join(dir, 'rules.yml');
+        writeFileSync(file, stringify({ groups: rule.spec.groups }));
+        // checkRules gives promtool 60 s.
+        expect(await checkRules([file])).toEqual({ ok: true, output: expect.stringContaining('SUCCESS: 3 rules found') });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    90_000,
+  );
 
   test('none without rules; a file that is not YAML is named', () => {
     expect(publish(files(), { ...publishInfo, rules: false }, 'ns', OWNER).rules).toBeUndefined();
     expect(() => publish([{ name: 'tikv.rules.yml', text: 'groups: [' }], publishInfo, 'ns', OWNER)).toThrow(/^tikv\.rules\.yml: not YAML/);
-    expect(() => publish([{ name: 'tikv.rules.yml', text: 'groups:\n  - name: x\n    rules:\n      - alert: A\n        expr: sum(up\n' }], publishInfo, 'ns', OWNER)).toThrow(/^tikv\.rules\.yml: A: /);
+    expect(() =>
+      publish(
+        [{ name: 'tikv.rules.yml', text: 'groups:\n  - name: x\n    rules:\n      - alert: A\n        expr: sum(up\n' }],
+        publishInfo,
+        'ns',
+        OWNER,
+      ),
+    ).toThrow(/^tikv\.rules\.yml: A: /);
   });
 });
 
@@ -371,17 +509,33 @@ describe('publishing the dashboards', () => {
     expect(d.__inputs).toBeUndefined();
     expect(d.uid).toMatch(/^tg[0-9a-f]{22}$/);
     expect(d.panels[0].datasource).toBe('${datasource}');
-    expect(d.templating.list.map((v: Obj) => [v.name, v.type])).toEqual([['datasource', 'datasource'], ['k8s_cluster', 'constant'], ['tidb_cluster', 'constant'], ['instance', 'query']]);
+    expect(d.templating.list.map((v: Obj) => [v.name, v.type])).toEqual([
+      ['datasource', 'datasource'],
+      ['k8s_cluster', 'constant'],
+      ['tidb_cluster', 'constant'],
+      ['instance', 'query'],
+    ]);
     expect(d.templating.list[2].query).toBe('ns-demo');
     expect(d.templating.list[3].datasource).toBe('${datasource}');
-    const other = JSON.parse(Object.values((publish(files(), { ...publishInfo, cluster: 'other' }, 'ns', OWNER).dashboards[0] as Obj).data)[0] as string);
+    const other = JSON.parse(
+      Object.values((publish(files(), { ...publishInfo, cluster: 'other' }, 'ns', OWNER).dashboards[0] as Obj).data)[0] as string,
+    );
     expect(other.uid).not.toBe(d.uid);
   });
 
   test('one too large for a ConfigMap is split at its rows, each part a dashboard that fits', () => {
-    const panel = (i: number) => ({ type: 'timeseries', title: `p${i}`, datasource: 'tidb-cluster', targets: [{ expr: `rate(x_${i}{tidb_cluster="$tidb_cluster"}[1m]) ${' '.repeat(20_000)}` }] });
-    const rows = Array.from({ length: 8 }, (_, r) => [{ type: 'row', title: `row ${r}`, panels: [] }, ...Array.from({ length: 12 }, (_, i) => panel(r * 100 + i))]).flat();
-    const big = publish([{ name: 'tikv_details.json', text: dashboard('TiKV-Details', rows) }], publishInfo, 'ns', OWNER).dashboards as Obj[];
+    const panel = (i: number) => ({
+      type: 'timeseries',
+      title: `p${i}`,
+      datasource: 'tidb-cluster',
+      targets: [{ expr: `rate(x_${i}{tidb_cluster="$tidb_cluster"}[1m]) ${' '.repeat(20_000)}` }],
+    });
+    const rows = Array.from({ length: 8 }, (_, r) => [
+      { type: 'row', title: `row ${r}`, panels: [] },
+      ...Array.from({ length: 12 }, (_, i) => panel(r * 100 + i)),
+    ]).flat();
+    const big = publish([{ name: 'tikv_details.json', text: dashboard('TiKV-Details', rows) }], publishInfo, 'ns', OWNER)
+      .dashboards as Obj[];
     expect(big.length).toBeGreaterThan(1);
     assertValidK8sObjects(big, '1.32');
     const parts = big.map((cm) => JSON.parse(Object.values(cm.data)[0] as string));
@@ -400,11 +554,15 @@ describe('publishing the dashboards', () => {
 
 describe('diff', () => {
   const risks = (before: Obj[], after: Obj[]) =>
-    compareModels(buildModel(renderAll(before) as KubeObject[]), buildModel(renderAll(after) as KubeObject[])).clusters.flatMap((c) => c.risks.filter((r) => r.id === 'monitoring').map((r) => r.message));
+    compareModels(buildModel(renderAll(before) as KubeObject[]), buildModel(renderAll(after) as KubeObject[])).clusters.flatMap((c) =>
+      c.risks.filter((r) => r.id === 'monitoring').map((r) => r.message),
+    );
   const on = (version = 'v8.5.7') => cluster({ version }, { annotations: MONITORED });
 
   test('reads a TidbMonitor beside its cluster, as render does', () => {
-    const loaded = loadManifests([{ file: 'in.yaml', text: [cluster(), operatorMonitor()].map((d) => toYaml(d)).join('---\n'), explicit: true }]);
+    const loaded = loadManifests([
+      { file: 'in.yaml', text: [cluster(), operatorMonitor()].map((d) => toYaml(d)).join('---\n'), explicit: true },
+    ]);
     expect(loaded.errors).toEqual([]);
     expect(loaded.objects).toEqual(renderAll([cluster(), operatorMonitor()]));
   });

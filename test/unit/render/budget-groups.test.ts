@@ -19,10 +19,13 @@ const joined = (name: string, metadata: Obj = {}, join: Obj = { name: 'demo' }):
   return { ...c, spec };
 };
 const budgets = (docs: Obj[]) => docs.filter((o) => o.kind === 'PodDisruptionBudget');
-const podsOf = (docs: Obj[], budget: Obj) => docs.filter((o) => o.kind === 'StatefulSet' && selects(budget.spec.selector, o.spec.template.metadata.labels)).map((o) => o.metadata.name);
+const podsOf = (docs: Obj[], budget: Obj) =>
+  docs
+    .filter((o) => o.kind === 'StatefulSet' && selects(budget.spec.selector, o.spec.template.metadata.labels))
+    .map((o) => o.metadata.name);
 
 describe('one budget for the stores of one PD', () => {
-  test('the budget of the PD\'s cluster counts the TiKV and TiFlash Pods of every cluster joined to it; theirs are not rendered', () => {
+  test("the budget of the PD's cluster counts the TiKV and TiFlash Pods of every cluster joined to it; theirs are not rendered", () => {
     const { status, stderr, docs } = run({ 'a.yaml': stringify(cluster({ tiflash })), 'b.yaml': stringify(joined('more')) });
     expect(stderr).not.toContain('warning: the tikv stores');
     expect(status).toBe(0);
@@ -30,7 +33,11 @@ describe('one budget for the stores of one PD', () => {
     expect(names.filter((n) => /-(tikv|tiflash)$/.test(n)).sort()).toEqual(['demo-tiflash', 'demo-tikv']);
     const tikv = budgets(docs).find((b) => b.metadata.name === 'demo-tikv')!;
     expect(tikv.spec.selector).toEqual({
-      matchLabels: { 'app.kubernetes.io/name': 'tidb-cluster', 'app.kubernetes.io/managed-by': 'tidb-operator', 'app.kubernetes.io/component': 'tikv' },
+      matchLabels: {
+        'app.kubernetes.io/name': 'tidb-cluster',
+        'app.kubernetes.io/managed-by': 'tidb-operator',
+        'app.kubernetes.io/component': 'tikv',
+      },
       matchExpressions: [{ key: 'app.kubernetes.io/instance', operator: 'In', values: ['demo', 'more'] }],
     });
     expect(podsOf(docs, tikv)).toEqual(['demo-tikv', 'more-tikv']);
@@ -39,7 +46,7 @@ describe('one budget for the stores of one PD', () => {
     expect(names).toContain('more-tidb');
   });
 
-  test('fails a budget set on the joined cluster for what the PD\'s cluster counts, at its annotation', () => {
+  test("fails a budget set on the joined cluster for what the PD's cluster counts, at its annotation", () => {
     const b = joined('more', { annotations: { [DISRUPTION_BUDGETS_ANNOTATION]: 'tikv=1' } });
     const { status, stderr, dir: d } = run({ 'a.yaml': stringify(cluster()), 'b.yaml': stringify(b) });
     expect(status).toBe(1);
@@ -57,18 +64,23 @@ describe('one budget for the stores of one PD', () => {
     expect(stderr).toContain('(counting the 5 TiKV stores of every cluster of this PD)');
   });
 
-  test('warns where one budget cannot count them all: the PD\'s cluster not in the render, or in another namespace', () => {
+  test("warns where one budget cannot count them all: the PD's cluster not in the render, or in another namespace", () => {
     const alone = run({ 'b.yaml': stringify(joined('more')) });
     expect(alone.status).toBe(0);
     expect(alone.stderr).toContain(
       `${alone.dir}/b.yaml: document 1: spec.cluster (line 15): warning: the tikv stores of this cluster join the PD of demo (namespace ns), which this render does not hold: its budget more-tikv counts only the stores of the clusters rendered here`,
     );
     expect(budgets(alone.docs).map((b) => b.metadata.name)).toContain('more-tikv');
-    const apart = run({ 'a.yaml': stringify(cluster()), 'b.yaml': stringify(joined('more', { namespace: 'other' }, { name: 'demo', namespace: 'ns' })) });
+    const apart = run({
+      'a.yaml': stringify(cluster()),
+      'b.yaml': stringify(joined('more', { namespace: 'other' }, { name: 'demo', namespace: 'ns' })),
+    });
     expect(apart.status).toBe(0);
     expect(apart.stderr).toContain(
       'spec.cluster (line 15): warning: the tikv stores of this cluster share one PD with demo (namespace ns), in another namespace, and a PodDisruptionBudget selects Pods of its own namespace only',
     );
-    expect(budgets(apart.docs).find((b) => b.metadata.name === 'demo-tikv')!.spec.selector.matchLabels['app.kubernetes.io/instance']).toBe('demo');
+    expect(budgets(apart.docs).find((b) => b.metadata.name === 'demo-tikv')!.spec.selector.matchLabels['app.kubernetes.io/instance']).toBe(
+      'demo',
+    );
   });
 });

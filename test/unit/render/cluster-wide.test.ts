@@ -31,7 +31,9 @@ describe('tlsCluster', () => {
   });
 
   test('certificate paths are forced into every config, over the user keys of the same table', () => {
-    const withUser = render(cluster({ ...TLS, pd: { replicas: 1, config: { security: { 'cert-allowed-cn': ['TiDB'], 'cacert-path': '/mine' } } } }));
+    const withUser = render(
+      cluster({ ...TLS, pd: { replicas: 1, config: { security: { 'cert-allowed-cn': ['TiDB'], 'cacert-path': '/mine' } } } }),
+    );
     expect(parseToml(tomlOf(find(withUser, 'ConfigMap', 'demo-pd'))).security).toEqual({
       'cert-allowed-cn': ['TiDB'],
       'cacert-path': '/var/lib/pd-tls/ca.crt',
@@ -50,7 +52,7 @@ describe('tlsCluster', () => {
     });
   });
 
-  test('PD URLs and TiKV\'s PD endpoint use https', () => {
+  test("PD URLs and TiKV's PD endpoint use https", () => {
     expect(script(objects, 'pd')).toContain('--advertise-client-urls=https://');
     expect(script(objects, 'pd')).toContain('--peer-urls=https://0.0.0.0:2380');
     expect(script(objects, 'tikv')).toContain('--pd=https://${CLUSTER_NAME}-pd:2379');
@@ -58,11 +60,19 @@ describe('tlsCluster', () => {
     expect(script(plain, 'pd')).not.toContain('https://');
   });
 
-  test('TiDB\'s command readiness probe calls https with the cluster certificate', () => {
+  test("TiDB's command readiness probe calls https with the cluster certificate", () => {
     const sts = find(render(cluster({ ...TLS, tidb: { replicas: 1, readinessProbe: { type: 'command' } } })), 'StatefulSet', 'demo-tidb');
     expect(container(sts, 'tidb').readinessProbe.exec.command).toEqual([
-      'curl', 'https://127.0.0.1:10080/status', '--fail', '--location',
-      '--cacert', '/var/lib/tidb-tls/ca.crt', '--cert', '/var/lib/tidb-tls/tls.crt', '--key', '/var/lib/tidb-tls/tls.key',
+      'curl',
+      'https://127.0.0.1:10080/status',
+      '--fail',
+      '--location',
+      '--cacert',
+      '/var/lib/tidb-tls/ca.crt',
+      '--cert',
+      '/var/lib/tidb-tls/tls.crt',
+      '--key',
+      '/var/lib/tidb-tls/tls.key',
     ]);
   });
 
@@ -71,8 +81,15 @@ describe('tlsCluster', () => {
     const on = render(cluster({ ...TLS, ...spec }));
     for (const comp of ['pd', 'tikv']) {
       const sts = find(on, 'StatefulSet', `demo-${comp}`);
-      expect(volume(sts, 'cluster-client-tls')).toEqual({ name: 'cluster-client-tls', secret: { secretName: 'demo-cluster-client-secret' } });
-      expect(mount(container(sts, comp), 'cluster-client-tls')).toEqual({ name: 'cluster-client-tls', mountPath: '/var/lib/cluster-client-tls', readOnly: true });
+      expect(volume(sts, 'cluster-client-tls')).toEqual({
+        name: 'cluster-client-tls',
+        secret: { secretName: 'demo-cluster-client-secret' },
+      });
+      expect(mount(container(sts, comp), 'cluster-client-tls')).toEqual({
+        name: 'cluster-client-tls',
+        mountPath: '/var/lib/cluster-client-tls',
+        readOnly: true,
+      });
       expect(volume(find(render(cluster(spec)), 'StatefulSet', `demo-${comp}`), 'cluster-client-tls')).toBeUndefined();
     }
   });
@@ -90,7 +107,11 @@ describe('tidb.tlsClient', () => {
     const objects = render(cluster({ tidb: { replicas: 1, tlsClient: { enabled: true } } }));
     const sts = find(objects, 'StatefulSet', 'demo-tidb');
     expect(volume(sts, 'tidb-server-tls')).toEqual({ name: 'tidb-server-tls', secret: { secretName: 'demo-tidb-server-secret' } });
-    expect(mount(container(sts, 'tidb'), 'tidb-server-tls')).toEqual({ name: 'tidb-server-tls', mountPath: '/var/lib/tidb-server-tls', readOnly: true });
+    expect(mount(container(sts, 'tidb'), 'tidb-server-tls')).toEqual({
+      name: 'tidb-server-tls',
+      mountPath: '/var/lib/tidb-server-tls',
+      readOnly: true,
+    });
     expect(parseToml(tomlOf(find(objects, 'ConfigMap', 'demo-tidb'))).security).toEqual({
       'ssl-ca': '/var/lib/tidb-server-tls/ca.crt',
       'ssl-cert': '/var/lib/tidb-server-tls/tls.crt',
@@ -106,24 +127,40 @@ describe('tidb.tlsClient', () => {
     expect(security['ssl-cert']).toBe('/var/lib/tidb-server-tls/tls.crt');
   });
 
-  test('PD\'s dashboard gets a client certificate towards TiDB (custom secret, skipInternalClientCA)', () => {
-    const objects = render(cluster({ pd: { replicas: 1, tlsClientSecretName: 'dash' }, tidb: { replicas: 1, tlsClient: { enabled: true, skipInternalClientCA: true } } }));
+  test("PD's dashboard gets a client certificate towards TiDB (custom secret, skipInternalClientCA)", () => {
+    const objects = render(
+      cluster({
+        pd: { replicas: 1, tlsClientSecretName: 'dash' },
+        tidb: { replicas: 1, tlsClient: { enabled: true, skipInternalClientCA: true } },
+      }),
+    );
     const sts = find(objects, 'StatefulSet', 'demo-pd');
     expect(volume(sts, 'tidb-client-tls')).toEqual({ name: 'tidb-client-tls', secret: { secretName: 'dash' } });
-    expect(mount(container(sts, 'pd'), 'tidb-client-tls')).toEqual({ name: 'tidb-client-tls', mountPath: '/var/lib/tidb-client-tls', readOnly: true });
+    expect(mount(container(sts, 'pd'), 'tidb-client-tls')).toEqual({
+      name: 'tidb-client-tls',
+      mountPath: '/var/lib/tidb-client-tls',
+      readOnly: true,
+    });
     expect(parseToml(tomlOf(find(objects, 'ConfigMap', 'demo-pd'))).dashboard).toEqual({
       'tidb-cert-path': '/var/lib/tidb-client-tls/tls.crt',
       'tidb-key-path': '/var/lib/tidb-client-tls/tls.key',
     });
     const withCa = render(cluster({ tidb: { replicas: 1, tlsClient: { enabled: true } } }));
     expect(volume(find(withCa, 'StatefulSet', 'demo-pd'), 'tidb-client-tls')!.secret.secretName).toBe('demo-tidb-client-secret');
-    expect((parseToml(tomlOf(find(withCa, 'ConfigMap', 'demo-pd'))).dashboard as Obj)['tidb-cacert-path']).toBe('/var/lib/tidb-client-tls/ca.crt');
+    expect((parseToml(tomlOf(find(withCa, 'ConfigMap', 'demo-pd'))).dashboard as Obj)['tidb-cacert-path']).toBe(
+      '/var/lib/tidb-client-tls/ca.crt',
+    );
   });
 
   test('no dashboard certificate for PD before v4.0 or with the skip-tls annotation', () => {
     const old = render(cluster({ version: 'v3.0.20', tidb: { replicas: 1, tlsClient: { enabled: true } } }));
     expect(volume(find(old, 'StatefulSet', 'demo-pd'), 'tidb-client-tls')).toBeUndefined();
-    const skip = render(cluster({ tidb: { replicas: 1, tlsClient: { enabled: true } } }, { annotations: { 'tidb.tidb.pingcap.com/skip-tls-when-connect-tidb': 'true' } }));
+    const skip = render(
+      cluster(
+        { tidb: { replicas: 1, tlsClient: { enabled: true } } },
+        { annotations: { 'tidb.tidb.pingcap.com/skip-tls-when-connect-tidb': 'true' } },
+      ),
+    );
     expect(volume(find(skip, 'StatefulSet', 'demo-pd'), 'tidb-client-tls')).toBeUndefined();
     expect(parseToml(tomlOf(find(skip, 'ConfigMap', 'demo-pd'))).dashboard).toBeUndefined();
   });
@@ -145,7 +182,10 @@ describe('pdAddresses: what tidb-operator accepts, unless a script or URL would 
   });
 
   test.each([
-    ['pd-a:2379', 'expected a PD client URL such as http://pd.example.com:2379, got "pd-a:2379" (tidb-operator takes http:// and https:// URLs only)'],
+    [
+      'pd-a:2379',
+      'expected a PD client URL such as http://pd.example.com:2379, got "pd-a:2379" (tidb-operator takes http:// and https:// URLs only)',
+    ],
     ['ftp://pd:2379', 'tidb-operator takes http:// and https:// URLs only'],
     ['http://', '"http://" has no host name or address'],
     ['http://:2379', 'has no host name or address'],
@@ -177,7 +217,7 @@ describe('acrossK8s, clusterDomain, spec.cluster, pdAddresses', () => {
     expect(script(objects, 'pd')).toContain('demo-pd-peer.ns.svc.cluster.local');
   });
 
-  test('a heterogeneous cluster without PD points TiKV and TiDB at the other cluster\'s PD', () => {
+  test("a heterogeneous cluster without PD points TiKV and TiDB at the other cluster's PD", () => {
     const objects = render(cluster({ pd: undefined, cluster: { name: 'base' } }));
     expect(objects.filter((o) => o.metadata.name.startsWith('demo-pd'))).toEqual([]);
     expect(script(objects, 'tikv')).toContain('--pd=http://base-pd:2379');
@@ -189,11 +229,13 @@ describe('acrossK8s, clusterDomain, spec.cluster, pdAddresses', () => {
   });
 
   test('pdAddresses reach the v2 scripts with PreferPDAddressesOverDiscovery', () => {
-    const objects = render(cluster({
-      startScriptVersion: 'v2',
-      startScriptV2FeatureFlags: ['PreferPDAddressesOverDiscovery'],
-      pdAddresses: ['http://pd-a.example:2379', 'http://pd-b.example:2379'],
-    }));
+    const objects = render(
+      cluster({
+        startScriptVersion: 'v2',
+        startScriptV2FeatureFlags: ['PreferPDAddressesOverDiscovery'],
+        pdAddresses: ['http://pd-a.example:2379', 'http://pd-b.example:2379'],
+      }),
+    );
     expect(script(objects, 'pd')).toContain('--join=http://pd-a.example:2380,http://pd-b.example:2380');
     expect(script(objects, 'tikv')).toContain('--pd=pd-a.example:2379,pd-b.example:2379');
   });
@@ -219,8 +261,14 @@ describe('storage classes', () => {
 describe('configUpdateStrategy: InPlace or RollingUpdate, nothing else', () => {
   test.each([
     [{ configUpdateStrategy: 'Sometimes' }, 'spec.configUpdateStrategy (line 18): expected InPlace or RollingUpdate, got "Sometimes"'],
-    [{ configUpdateStrategy: 'rollingupdate' }, 'spec.configUpdateStrategy (line 18): expected InPlace or RollingUpdate, got "rollingupdate"; did you mean RollingUpdate?'],
-    [{ tikv: { replicas: 3, requests: { storage: '1Gi' }, configUpdateStrategy: 'RollingUpdte' } }, 'spec.tikv.configUpdateStrategy (line 16): expected InPlace or RollingUpdate, got "RollingUpdte"; did you mean RollingUpdate?'],
+    [
+      { configUpdateStrategy: 'rollingupdate' },
+      'spec.configUpdateStrategy (line 18): expected InPlace or RollingUpdate, got "rollingupdate"; did you mean RollingUpdate?',
+    ],
+    [
+      { tikv: { replicas: 3, requests: { storage: '1Gi' }, configUpdateStrategy: 'RollingUpdte' } },
+      'spec.tikv.configUpdateStrategy (line 16): expected InPlace or RollingUpdate, got "RollingUpdte"; did you mean RollingUpdate?',
+    ],
   ])('%j is refused with a did-you-mean', (spec, message) => {
     const errors = renderErrors(cluster(spec));
     expect(errors).toContain(message);

@@ -16,8 +16,7 @@ const DEFAULT_IMAGE = `${CONTROLLER_REPOSITORY}:${version}`;
 const deployment = (objects: Obj[]) => find(objects, 'Deployment', 'demo-discovery');
 const podSpec = (objects: Obj[]) => deployment(objects).spec.template.spec;
 const controller = (objects: Obj[]) => container(deployment(objects), 'discovery');
-const clusterInfo = (objects: Obj[]) =>
-  JSON.parse(controller(objects).env.find((e: Obj) => e.name === CONTROLLER_ENV.cluster).value);
+const clusterInfo = (objects: Obj[]) => JSON.parse(controller(objects).env.find((e: Obj) => e.name === CONTROLLER_ENV.cluster).value);
 /** The demo cluster with `spec.discovery` (and other spec fields) set. */
 const withDiscovery = (discovery: Obj, spec: Obj = {}, metadata: Obj = {}) => render(cluster({ discovery, ...spec }, metadata));
 
@@ -64,7 +63,9 @@ describe('discovery objects', () => {
     const plain = render(cluster({}, { namespace: undefined }));
     expect(find(plain, 'RoleBinding', 'demo-discovery').subjects).toEqual([{ kind: 'ServiceAccount', name: 'demo-discovery' }]);
     const given = render(cluster({}, { namespace: undefined }), { namespace: 'given' });
-    expect(find(given, 'RoleBinding', 'demo-discovery').subjects).toEqual([{ kind: 'ServiceAccount', name: 'demo-discovery', namespace: 'given' }]);
+    expect(find(given, 'RoleBinding', 'demo-discovery').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'demo-discovery', namespace: 'given' },
+    ]);
   });
 
   test('Service: ClusterIP, discovery 10261 and metrics 10263, selecting the pod template labels', () => {
@@ -102,7 +103,15 @@ describe('discovery objects', () => {
       { name: 'discovery', containerPort: 10261, protocol: 'TCP' },
       { name: 'metrics', containerPort: 10263, protocol: 'TCP' },
     ]);
-    expect(c.env.map((e: Obj) => e.name)).toEqual(['MY_POD_NAMESPACE', 'MY_POD_NAME', 'TZ', 'TC_NAME', 'TIDB_GITOPS_CLUSTER', 'MALLOC_ARENA_MAX', 'NODE_OPTIONS']);
+    expect(c.env.map((e: Obj) => e.name)).toEqual([
+      'MY_POD_NAMESPACE',
+      'MY_POD_NAME',
+      'TZ',
+      'TC_NAME',
+      'TIDB_GITOPS_CLUSTER',
+      'MALLOC_ARENA_MAX',
+      'NODE_OPTIONS',
+    ]);
     expect(c.env.slice(5)).toEqual([
       { name: 'MALLOC_ARENA_MAX', value: '2' },
       { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
@@ -114,7 +123,12 @@ describe('discovery objects', () => {
       { name: 'TC_NAME', value: 'demo' },
     ]);
     expect(c.readinessProbe).toEqual({ httpGet: { path: '/readyz', port: 'metrics' }, periodSeconds: 5, failureThreshold: 3 });
-    expect(c.livenessProbe).toEqual({ httpGet: { path: '/healthz', port: 'metrics' }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 });
+    expect(c.livenessProbe).toEqual({
+      httpGet: { path: '/healthz', port: 'metrics' },
+      initialDelaySeconds: 10,
+      periodSeconds: 10,
+      failureThreshold: 3,
+    });
     expect(c.resources).toEqual({ requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '256Mi' } });
     expect(c.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
     expect(podSpec(objects).volumes).toEqual([{ name: 'tmp', emptyDir: {} }]);
@@ -217,7 +231,11 @@ describe('spec.discovery settings', () => {
     const spec = {
       nodeSelector: { disk: 'ssd', zone: 'a' },
       tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'tidb', effect: 'NoSchedule' }],
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'k', operator: 'Exists' }] }] } } },
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'k', operator: 'Exists' }] }] },
+        },
+      },
       priorityClassName: 'high',
       imagePullSecrets: [{ name: 'pull' }],
       schedulerName: 'custom',
@@ -234,7 +252,12 @@ describe('spec.discovery settings', () => {
     expect(p.imagePullSecrets).toEqual([{ name: 'pull' }]);
     expect(p.schedulerName).toBe('custom');
     expect(p.topologySpreadConstraints).toEqual([
-      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: LABELS } },
+      {
+        maxSkew: 1,
+        topologyKey: 'topology.kubernetes.io/zone',
+        whenUnsatisfiable: 'DoNotSchedule',
+        labelSelector: { matchLabels: LABELS },
+      },
     ]);
     expect(deployment(objects).spec.template.metadata).toEqual({ labels: { team: 'db', ...LABELS }, annotations: { owner: 'db' } });
     // The selector stays the four labels; the Service selects the pod template labels, user labels included.
@@ -254,7 +277,12 @@ describe('spec.discovery settings', () => {
         terminationGracePeriodSeconds: 5,
         dnsConfig: { options: [{ name: 'ndots', value: '2' }] },
       },
-      { nodeSelector: { disk: 'ssd', zone: 'a' }, tolerations: [{ key: 'dedicated', operator: 'Exists' }], labels: { team: 'db' }, annotations: { owner: 'db', a: '1' } },
+      {
+        nodeSelector: { disk: 'ssd', zone: 'a' },
+        tolerations: [{ key: 'dedicated', operator: 'Exists' }],
+        labels: { team: 'db' },
+        annotations: { owner: 'db', a: '1' },
+      },
     );
     const p = podSpec(objects);
     expect(p.nodeSelector).toEqual({ disk: 'ssd', zone: 'b' });
@@ -277,13 +305,27 @@ describe('spec.discovery settings', () => {
   });
 
   test('probes: readinessProbe and livenessProbe timing override ours', () => {
-    const c = controller(withDiscovery({ readinessProbe: { initialDelaySeconds: 3, periodSeconds: 7 }, livenessProbe: { type: 'tcp', periodSeconds: 30 } }));
-    expect(c.readinessProbe).toEqual({ httpGet: { path: '/readyz', port: 'metrics' }, initialDelaySeconds: 3, periodSeconds: 7, failureThreshold: 3 });
-    expect(c.livenessProbe).toEqual({ httpGet: { path: '/healthz', port: 'metrics' }, initialDelaySeconds: 10, periodSeconds: 30, failureThreshold: 3 });
+    const c = controller(
+      withDiscovery({ readinessProbe: { initialDelaySeconds: 3, periodSeconds: 7 }, livenessProbe: { type: 'tcp', periodSeconds: 30 } }),
+    );
+    expect(c.readinessProbe).toEqual({
+      httpGet: { path: '/readyz', port: 'metrics' },
+      initialDelaySeconds: 3,
+      periodSeconds: 7,
+      failureThreshold: 3,
+    });
+    expect(c.livenessProbe).toEqual({
+      httpGet: { path: '/healthz', port: 'metrics' },
+      initialDelaySeconds: 10,
+      periodSeconds: 30,
+      failureThreshold: 3,
+    });
   });
 
   test('resources: the user`s as given, the defaults only when neither requests nor limits is set', () => {
-    expect(controller(withDiscovery({ requests: { cpu: '100m', memory: '512Mi' } })).resources).toEqual({ requests: { cpu: '100m', memory: '512Mi' } });
+    expect(controller(withDiscovery({ requests: { cpu: '100m', memory: '512Mi' } })).resources).toEqual({
+      requests: { cpu: '100m', memory: '512Mi' },
+    });
     expect(controller(withDiscovery({ limits: { cpu: '1' } })).resources).toEqual({ limits: { cpu: '1' } });
   });
 
@@ -368,7 +410,16 @@ describe('spec.discovery settings', () => {
     });
     const c = controller(objects);
     // The user's NODE_OPTIONS replaces the rendered one; MALLOC_ARENA_MAX, which the user left alone, stays.
-    expect(c.env.map((e: Obj) => e.name)).toEqual(['MY_POD_NAMESPACE', 'MY_POD_NAME', 'TZ', 'TC_NAME', 'TIDB_GITOPS_CLUSTER', 'LOG_LEVEL', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX']);
+    expect(c.env.map((e: Obj) => e.name)).toEqual([
+      'MY_POD_NAMESPACE',
+      'MY_POD_NAME',
+      'TZ',
+      'TC_NAME',
+      'TIDB_GITOPS_CLUSTER',
+      'LOG_LEVEL',
+      'NODE_OPTIONS',
+      'MALLOC_ARENA_MAX',
+    ]);
     expect(c.env[3]).toEqual({ name: 'TC_NAME', value: 'demo' });
     expect(c.env[6]).toEqual({ name: 'NODE_OPTIONS', value: '--max-old-space-size=200' });
     expect(c.envFrom).toEqual([{ configMapRef: { name: 'extra' } }]);
@@ -399,15 +450,41 @@ describe('spec.discovery settings', () => {
 
 describe('spec.discovery refusals', () => {
   test.each([
-    ['statefulSetUpdateStrategy', { statefulSetUpdateStrategy: 'OnDelete' }, 'discovery runs as a Deployment, which has no such setting (tidb-operator ignored it too); remove it'],
-    ['podManagementPolicy', { podManagementPolicy: 'OrderedReady' }, 'discovery runs as a Deployment, which has no such setting (tidb-operator ignored it too); remove it'],
-    ['configUpdateStrategy', { configUpdateStrategy: 'RollingUpdate' }, 'discovery has no ConfigMap (tidb-operator ignored this field too); remove it'],
-    ['suspendAction', { suspendAction: { suspendStatefulSet: true } }, 'discovery runs as a Deployment, which suspendStatefulSet does not stop; remove it'],
-    ['readinessProbe.type', { readinessProbe: { type: 'command' } }, 'the controller is checked over HTTP (/readyz); only initialDelaySeconds and periodSeconds are taken'],
-    ['livenessProbe.type', { livenessProbe: { type: 'command' } }, 'the controller is checked over HTTP (/healthz); only initialDelaySeconds and periodSeconds are taken'],
+    [
+      'statefulSetUpdateStrategy',
+      { statefulSetUpdateStrategy: 'OnDelete' },
+      'discovery runs as a Deployment, which has no such setting (tidb-operator ignored it too); remove it',
+    ],
+    [
+      'podManagementPolicy',
+      { podManagementPolicy: 'OrderedReady' },
+      'discovery runs as a Deployment, which has no such setting (tidb-operator ignored it too); remove it',
+    ],
+    [
+      'configUpdateStrategy',
+      { configUpdateStrategy: 'RollingUpdate' },
+      'discovery has no ConfigMap (tidb-operator ignored this field too); remove it',
+    ],
+    [
+      'suspendAction',
+      { suspendAction: { suspendStatefulSet: true } },
+      'discovery runs as a Deployment, which suspendStatefulSet does not stop; remove it',
+    ],
+    [
+      'readinessProbe.type',
+      { readinessProbe: { type: 'command' } },
+      'the controller is checked over HTTP (/readyz); only initialDelaySeconds and periodSeconds are taken',
+    ],
+    [
+      'livenessProbe.type',
+      { livenessProbe: { type: 'command' } },
+      'the controller is checked over HTTP (/healthz); only initialDelaySeconds and periodSeconds are taken',
+    ],
   ])('fails on spec.discovery.%s', (field, discovery, reason) => {
     expect(renderErrors(cluster({ discovery }))).toMatch(
-      new RegExp(`^test\\.yaml: document 1: spec\\.discovery\\.${field.replace('.', '\\.')} \\(line \\d+\\): not supported yet: ${escape(reason)}$`),
+      new RegExp(
+        `^test\\.yaml: document 1: spec\\.discovery\\.${field.replace('.', '\\.')} \\(line \\d+\\): not supported yet: ${escape(reason)}$`,
+      ),
     );
   });
 

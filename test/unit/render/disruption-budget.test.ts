@@ -20,9 +20,22 @@ function errorsOf(doc: Obj): string[] {
 
 describe('disruption budgets', () => {
   test('every component gets one that lets a drain take one Pod at a time, selecting exactly its StatefulSet Pods', () => {
-    const objects = render(cluster({ tiflash: { replicas: 2, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }] }, ticdc: { replicas: 2 }, tiproxy: { replicas: 2 } }));
+    const objects = render(
+      cluster({
+        tiflash: { replicas: 2, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }] },
+        ticdc: { replicas: 2 },
+        tiproxy: { replicas: 2 },
+      }),
+    );
     const budgets = budgetsOf(objects);
-    expect(budgets.map((b) => b.metadata.name)).toEqual(['demo-pd', 'demo-tikv', 'demo-tiflash', 'demo-tidb', 'demo-ticdc', 'demo-tiproxy']);
+    expect(budgets.map((b) => b.metadata.name)).toEqual([
+      'demo-pd',
+      'demo-tikv',
+      'demo-tiflash',
+      'demo-tidb',
+      'demo-ticdc',
+      'demo-tiproxy',
+    ]);
     for (const b of budgets) {
       const sts = objects.find((o) => o.kind === 'StatefulSet' && o.metadata.name === b.metadata.name)!;
       expect(b.apiVersion).toBe('policy/v1');
@@ -48,12 +61,22 @@ describe('disruption budgets', () => {
         pump: { replicas: 2, requests: { storage: '10Gi' } },
       }),
     );
-    expect(budgetsOf(objects).map((b) => b.metadata.name)).toEqual(['demo-pd', 'demo-tso', 'demo-scheduling', 'demo-tikv', 'demo-tidb', 'demo-pump']);
+    expect(budgetsOf(objects).map((b) => b.metadata.name)).toEqual([
+      'demo-pd',
+      'demo-tso',
+      'demo-scheduling',
+      'demo-tikv',
+      'demo-tidb',
+      'demo-pump',
+    ]);
   });
 
   test('the annotation sets a count or a percentage, or none, per component; the rest keep 1', () => {
     const objects = render(annotated({ [DISRUPTION_BUDGETS_ANNOTATION]: 'tikv=25%, tidb = 2,pd=none' }));
-    expect(Object.fromEntries(budgetsOf(objects).map((b) => [b.metadata.name, b.spec.maxUnavailable]))).toEqual({ 'demo-tikv': '25%', 'demo-tidb': 2 });
+    expect(Object.fromEntries(budgetsOf(objects).map((b) => [b.metadata.name, b.spec.maxUnavailable]))).toEqual({
+      'demo-tikv': '25%',
+      'demo-tidb': 2,
+    });
   });
 
   test('"none" renders no budget at all', () => {
@@ -72,7 +95,9 @@ describe('disruption budgets', () => {
     ['', 'expected "none" or a list'],
   ])('%j is refused at the annotation, with its line', (value, message) => {
     const errors = errorsOf(annotated({ [DISRUPTION_BUDGETS_ANNOTATION]: value }));
-    expect(errors).toEqual([expect.stringContaining(`tc.yaml: document 1: metadata.annotations["${DISRUPTION_BUDGETS_ANNOTATION}"] (line 7): `)]);
+    expect(errors).toEqual([
+      expect.stringContaining(`tc.yaml: document 1: metadata.annotations["${DISRUPTION_BUDGETS_ANNOTATION}"] (line 7): `),
+    ]);
     expect(errors[0]).toContain(message);
   });
 
@@ -86,9 +111,14 @@ describe('disruption budgets', () => {
 
   test('diff: a budget removed or loosened is a disruption-budget risk; added or tightened is not', () => {
     const risks = (before: Obj, after: Obj) =>
-      compareModels(buildModel(render(before) as KubeObject[]), buildModel(render(after) as KubeObject[])).clusters.flatMap((c) => c.risks.filter((r) => r.id === 'disruption-budget').map((r) => r.message));
+      compareModels(buildModel(render(before) as KubeObject[]), buildModel(render(after) as KubeObject[])).clusters.flatMap((c) =>
+        c.risks.filter((r) => r.id === 'disruption-budget').map((r) => r.message),
+      );
     // Five PD members and five replicas of each region: two of either may go at once.
-    const five = { pd: { replicas: 5, requests: { storage: '10Gi' }, config: { replication: { 'max-replicas': 5 } } }, tikv: { replicas: 5, requests: { storage: '100Gi' } } };
+    const five = {
+      pd: { replicas: 5, requests: { storage: '10Gi' }, config: { replication: { 'max-replicas': 5 } } },
+      tikv: { replicas: 5, requests: { storage: '100Gi' } },
+    };
     const annotatedFive = (budgets: string) => cluster(five, { annotations: { [DISRUPTION_BUDGETS_ANNOTATION]: budgets } });
     const loose = annotatedFive('tikv=2, tidb=none, pd=40%');
     expect(risks(cluster(five), loose)).toEqual([

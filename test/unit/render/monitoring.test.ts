@@ -47,13 +47,20 @@ function render(docs: Obj[], options: { apiVersions?: string; env?: Record<strin
   const inputs = [{ file: 'in.yaml', text: docs.map((d) => toYaml(d)).join('---\n'), explicit: true }];
   const read = readClusterInputs({ inputs }, options);
   if (read.errors.length > 0) throw new Error(read.errors.join('\n'));
-  const objects = renderClusters(read.clusters.map((c) => c.resolved), read.clusters.map((c) => c.operations)).flatMap((r) => r.objects as Obj[]);
+  const objects = renderClusters(
+    read.clusters.map((c) => c.resolved),
+    read.clusters.map((c) => c.operations),
+  ).flatMap((r) => r.objects as Obj[]);
   assertValidK8sObjects(objects, '1.31');
   return { objects, warnings: read.warnings, settings: read.settings };
 }
 
 const podMonitors = (objects: Obj[]) => objects.filter((o) => o.kind === 'PodMonitor');
-const publishInfo = (objects: Obj[]) => JSON.parse(find(objects, 'Job', /^demo-monitoring-/).spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'TIDB_GITOPS_MONITORING').value);
+const publishInfo = (objects: Obj[]) =>
+  JSON.parse(
+    find(objects, 'Job', /^demo-monitoring-/).spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'TIDB_GITOPS_MONITORING')
+      .value,
+  );
 const synced = (o: Obj) => o.metadata.annotations?.['argocd.argoproj.io/sync-wave'];
 
 describe('the target known to lack monitoring.coreos.com/v1', () => {
@@ -62,7 +69,12 @@ describe('the target known to lack monitoring.coreos.com/v1', () => {
     expect(podMonitors(objects)).toEqual([]);
     expect(objects.some((o) => String(o.apiVersion).startsWith('monitoring.coreos.com/'))).toBe(false);
     // The cluster itself is all there.
-    expect(objects.filter((o) => o.kind === 'StatefulSet').map((o) => o.metadata.name).sort()).toEqual(['demo-pd', 'demo-tidb', 'demo-tikv']);
+    expect(
+      objects
+        .filter((o) => o.kind === 'StatefulSet')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['demo-pd', 'demo-tidb', 'demo-tikv']);
     // The Job publishes the dashboards (ConfigMaps) alone, and may not touch PrometheusRules.
     expect(publishInfo(objects)).toMatchObject({ rules: false, dashboards: true });
     expect(find(objects, 'Role', 'demo-monitoring').rules.some((r: Obj) => r.apiGroups.includes('monitoring.coreos.com'))).toBe(false);
@@ -74,20 +86,24 @@ describe('the target known to lack monitoring.coreos.com/v1', () => {
     ]);
   });
 
-  test("a TidbMonitor with dashboards keeps its Job; one warning names it as what to remove", () => {
+  test('a TidbMonitor with dashboards keeps its Job; one warning names it as what to remove', () => {
     const { objects, warnings } = render([cluster(), MONITOR], { apiVersions: CORE });
     expect(podMonitors(objects)).toEqual([]);
     expect(publishInfo(objects)).toMatchObject({ rules: false, dashboards: true });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('cluster ns/demo asks for monitoring (TidbMonitor "basic")');
-    expect(warnings[0]).toContain('Left out, so that the cluster still syncs: its PodMonitors; its Grafana dashboards are still published.');
+    expect(warnings[0]).toContain(
+      'Left out, so that the cluster still syncs: its PodMonitors; its Grafana dashboards are still published.',
+    );
     expect(warnings[0]).toContain('turn monitoring off: remove TidbMonitor "basic" (or this cluster from its spec.clusters)');
   });
 
   test('a TidbMonitor with neither rules nor dashboards renders no monitoring object at all, and still warns', () => {
     const bare = { ...MONITOR, spec: { ...MONITOR.spec, grafana: undefined } };
     const { objects, warnings } = render([cluster(), bare], { apiVersions: CORE });
-    expect(objects.filter((o) => ['PodMonitor', 'Job', 'Role'].includes(o.kind) && o.metadata.name.startsWith('demo-monitoring'))).toEqual([]);
+    expect(objects.filter((o) => ['PodMonitor', 'Job', 'Role'].includes(o.kind) && o.metadata.name.startsWith('demo-monitoring'))).toEqual(
+      [],
+    );
     expect(podMonitors(objects)).toEqual([]);
     expect(warnings).toHaveLength(1);
   });
@@ -108,12 +124,19 @@ describe('the target known to lack monitoring.coreos.com/v1', () => {
       writeFileSync(join(dir, 'demo.yaml'), toYaml(cluster({}, { annotations: MONITORED })));
       let out = '';
       let err = '';
-      const code = renderCommand({ paths: [join(dir, 'demo.yaml')] }, { stdout: (s) => (out += s), stderr: (s) => (err += s), readStdin: () => '', env: { TIDB_GITOPS_API_VERSIONS: CORE } });
+      const code = renderCommand(
+        { paths: [join(dir, 'demo.yaml')] },
+        { stdout: (s) => (out += s), stderr: (s) => (err += s), readStdin: () => '', env: { TIDB_GITOPS_API_VERSIONS: CORE } },
+      );
       expect(code).toBe(0);
       const kinds = parseAllDocuments(out).map((d) => (d.toJS() as Obj).kind);
       expect(kinds).toContain('StatefulSet');
       expect(kinds).not.toContain('PodMonitor');
-      expect(err.split('\n').filter((l) => l.includes('warning:'))).toEqual([expect.stringMatching(/demo\.yaml: document 1: warning: cluster ns\/demo asks for monitoring .* install the Prometheus Operator's CRDs/)]);
+      expect(err.split('\n').filter((l) => l.includes('warning:'))).toEqual([
+        expect.stringMatching(
+          /demo\.yaml: document 1: warning: cluster ns\/demo asks for monitoring .* install the Prometheus Operator's CRDs/,
+        ),
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -123,7 +146,11 @@ describe('the target known to lack monitoring.coreos.com/v1', () => {
 describe('the target known to serve monitoring.coreos.com/v1', () => {
   test('the PodMonitors and the rules render as asked, with no Argo CD annotation and no warning', () => {
     const { objects, warnings } = render([cluster({}, { annotations: MONITORED })], { apiVersions: WITH_CRDS });
-    expect(podMonitors(objects).map((m) => m.metadata.name).sort()).toEqual(['demo-discovery', 'demo-pd', 'demo-tidb', 'demo-tikv']);
+    expect(
+      podMonitors(objects)
+        .map((m) => m.metadata.name)
+        .sort(),
+    ).toEqual(['demo-discovery', 'demo-pd', 'demo-tidb', 'demo-tikv']);
     expect(podMonitors(objects).every((m) => m.metadata.annotations === undefined)).toBe(true);
     expect(publishInfo(objects)).toMatchObject({ rules: true, dashboards: true });
     expect(warnings).toEqual([]);
@@ -135,7 +162,10 @@ describe('the target not known', () => {
     const { objects, warnings } = render([cluster({}, { annotations: MONITORED })]);
     expect(podMonitors(objects)).toHaveLength(4);
     for (const m of podMonitors(objects)) {
-      expect(m.metadata.annotations).toEqual({ 'argocd.argoproj.io/sync-wave': '1', 'argocd.argoproj.io/sync-options': 'SkipDryRunOnMissingResource=true' });
+      expect(m.metadata.annotations).toEqual({
+        'argocd.argoproj.io/sync-wave': '1',
+        'argocd.argoproj.io/sync-options': 'SkipDryRunOnMissingResource=true',
+      });
     }
     // The cluster's objects stay in the default wave (0), so Argo CD applies them first.
     expect(objects.filter((o) => o.kind !== 'PodMonitor' && synced(o) !== undefined)).toEqual([]);
@@ -146,19 +176,32 @@ describe('the target not known', () => {
 
 describe('where the API versions come from', () => {
   test('a list as kubectl api-versions prints it, or as Argo CD passes it with kinds; sorted and without repeats', () => {
-    expect(parseApiVersions(' v1, apps/v1 ,,monitoring.coreos.com/v1/PodMonitor,v1/Pod,apps/v1')).toEqual({ list: ['apps/v1', 'monitoring.coreos.com/v1/PodMonitor', 'v1', 'v1/Pod'] });
+    expect(parseApiVersions(' v1, apps/v1 ,,monitoring.coreos.com/v1/PodMonitor,v1/Pod,apps/v1')).toEqual({
+      list: ['apps/v1', 'monitoring.coreos.com/v1/PodMonitor', 'v1', 'v1/Pod'],
+    });
     expect(parseApiVersions(['v1', 'apps/v1'])).toEqual({ list: ['apps/v1', 'v1'] });
     expect(apiAvailability(undefined, 'monitoring.coreos.com/v1', 'PodMonitor')).toBe('unknown');
     expect(apiAvailability(['v1'], 'monitoring.coreos.com/v1', 'PodMonitor')).toBe('missing');
     expect(apiAvailability(['monitoring.coreos.com/v1', 'v1'], 'monitoring.coreos.com/v1', 'PodMonitor')).toBe('served');
     expect(apiAvailability(['monitoring.coreos.com/v1/PodMonitor', 'v1'], 'monitoring.coreos.com/v1', 'PodMonitor')).toBe('served');
-    expect(apiAvailability(['monitoring.coreos.com/v1', 'monitoring.coreos.com/v1/PodMonitor', 'v1'], 'monitoring.coreos.com/v1', 'PrometheusRule')).toBe('missing');
+    expect(
+      apiAvailability(
+        ['monitoring.coreos.com/v1', 'monitoring.coreos.com/v1/PodMonitor', 'v1'],
+        'monitoring.coreos.com/v1',
+        'PrometheusRule',
+      ),
+    ).toBe('missing');
   });
 
   test('fails on what is not such a list, saying why', () => {
-    expect(parseApiVersions('v1,apps//v1')).toEqual({ error: '"apps//v1" is not an API version: expected group/version (apps/v1, monitoring.coreos.com/v1) or v1, each optionally followed by /Kind' });
+    expect(parseApiVersions('v1,apps//v1')).toEqual({
+      error:
+        '"apps//v1" is not an API version: expected group/version (apps/v1, monitoring.coreos.com/v1) or v1, each optionally followed by /Kind',
+    });
     expect(parseApiVersions('v1,Pod')).toMatchObject({ error: expect.stringMatching(/^"Pod" is not an API version/) });
-    expect(parseApiVersions('apps/v1,monitoring.coreos.com/v1')).toMatchObject({ error: expect.stringContaining('which always includes v1') });
+    expect(parseApiVersions('apps/v1,monitoring.coreos.com/v1')).toMatchObject({
+      error: expect.stringContaining('which always includes v1'),
+    });
     expect(parseApiVersions(' , ')).toEqual({ error: 'expected the API versions the cluster serves, got none' });
     expect(parseApiVersions(3)).toEqual({ error: 'expected a list of API versions (or one comma-separated string), got 3' });
   });
@@ -175,7 +218,9 @@ describe('where the API versions come from', () => {
   });
 
   test('fails on a bad TIDB_GITOPS_API_VERSIONS and a bad --api-versions, naming them', () => {
-    expect(settingsFromEnv({ TIDB_GITOPS_API_VERSIONS: 'apps/v1' }).errors).toEqual([expect.stringMatching(/^TIDB_GITOPS_API_VERSIONS: expected every API version/)]);
+    expect(settingsFromEnv({ TIDB_GITOPS_API_VERSIONS: 'apps/v1' }).errors).toEqual([
+      expect.stringMatching(/^TIDB_GITOPS_API_VERSIONS: expected every API version/),
+    ]);
     expect(parseRenderArgs(['x.yaml', '--api-versions', 'v1,a b'])).toMatch(/^--api-versions: "a b" is not an API version/);
     expect(parseRenderArgs(['x.yaml', '--api-versions=apps/v1,v1'])).toMatchObject({ apiVersions: 'apps/v1,v1' });
   });
@@ -183,13 +228,18 @@ describe('where the API versions come from', () => {
   test("Argo CD's KUBE_API_VERSIONS is the last resort, under the environment and the inputs' RenderSettings", () => {
     const { settings } = readSettings({ KUBE_API_VERSIONS: WITH_CRDS, KUBE_VERSION: 'v1.33.1' });
     expect(settings.fallback).toEqual({ kubeVersion: 'v1.33.1', apiVersions: WITH_CRDS.split(',').sort().join(',') });
-    expect(readSettings({ KUBE_API_VERSIONS: 'apps/v1' }).errors).toEqual([expect.stringMatching(/^KUBE_API_VERSIONS: expected every API version/)]);
+    expect(readSettings({ KUBE_API_VERSIONS: 'apps/v1' }).errors).toEqual([
+      expect.stringMatching(/^KUBE_API_VERSIONS: expected every API version/),
+    ]);
     // From Argo CD alone: the PodMonitors render as the destination serves them.
     expect(podMonitors(render([cluster({}, { annotations: MONITORED })], { fallback: settings.fallback }).objects)).toHaveLength(4);
     // A RenderSettings document wins over Argo CD; the environment over both.
     const fromFile = render([cluster({}, { annotations: MONITORED }), SETTINGS(CORE)], { fallback: settings.fallback });
     expect(podMonitors(fromFile.objects)).toEqual([]);
-    const fromEnv = render([cluster({}, { annotations: MONITORED }), SETTINGS(CORE)], { env: { TIDB_GITOPS_API_VERSIONS: WITH_CRDS }, fallback: settings.fallback });
+    const fromEnv = render([cluster({}, { annotations: MONITORED }), SETTINGS(CORE)], {
+      env: { TIDB_GITOPS_API_VERSIONS: WITH_CRDS },
+      fallback: settings.fallback,
+    });
     expect(podMonitors(fromEnv.objects)).toHaveLength(4);
   });
 });
@@ -203,9 +253,16 @@ describe('the publishing Job at run time, where nothing said whether the CRDs ex
       req.on('end', () => {
         calls.push(`${req.method} ${req.url!.split('?')[0]}`);
         const send = (code: number, body: unknown) => res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-        if (req.url!.startsWith('/apis/batch/v1/namespaces/ns/jobs/')) return send(200, { metadata: { uid: '00000000-0000-0000-0000-000000000001' } });
+        if (req.url!.startsWith('/apis/batch/v1/namespaces/ns/jobs/'))
+          return send(200, { metadata: { uid: '00000000-0000-0000-0000-000000000001' } });
         if (req.url === '/apis/monitoring.coreos.com/v1') {
-          return prometheusRules ? send(200, { kind: 'APIResourceList', groupVersion: 'monitoring.coreos.com/v1', resources: [{ name: 'prometheusrules', kind: 'PrometheusRule' }] }) : send(404, { kind: 'Status', code: 404, message: 'the server could not find the requested resource' });
+          return prometheusRules
+            ? send(200, {
+                kind: 'APIResourceList',
+                groupVersion: 'monitoring.coreos.com/v1',
+                resources: [{ name: 'prometheusrules', kind: 'PrometheusRule' }],
+              })
+            : send(404, { kind: 'Status', code: 404, message: 'the server could not find the requested resource' });
         }
         if (req.method === 'PATCH') return send(200, {});
         return send(404, { kind: 'Status', code: 404 });
@@ -216,7 +273,16 @@ describe('the publishing Job at run time, where nothing said whether the CRDs ex
     try {
       const kubeconfig = join(dir, 'kubeconfig');
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      writeFileSync(kubeconfig, toYaml({ apiVersion: 'v1', kind: 'Config', 'current-context': 't', contexts: [{ name: 't', context: { cluster: 't' } }], clusters: [{ name: 't', cluster: { server: url } }] }));
+      writeFileSync(
+        kubeconfig,
+        toYaml({
+          apiVersion: 'v1',
+          kind: 'Config',
+          'current-context': 't',
+          contexts: [{ name: 't', context: { cluster: 't' } }],
+          clusters: [{ name: 't', cluster: { server: url } }],
+        }),
+      );
       await run(kubeconfig, calls);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -227,11 +293,26 @@ describe('the publishing Job at run time, where nothing said whether the CRDs ex
   async function publish(kubeconfig: string) {
     const assets = mkdtempSync(join(tmpdir(), 'tidb-gitops-assets-'));
     try {
-      writeFileSync(join(assets, 'tidb.rules.yml'), 'groups:\n  - name: alert.rules\n    rules:\n      - alert: TiDB_down\n        expr: up{job="tidb"} == 0\n');
+      writeFileSync(
+        join(assets, 'tidb.rules.yml'),
+        'groups:\n  - name: alert.rules\n    rules:\n      - alert: TiDB_down\n        expr: up{job="tidb"} == 0\n',
+      );
       writeFileSync(join(assets, 'overview.json'), JSON.stringify({ title: 'Test-Cluster-Overview', uid: 'overview', panels: [] }));
-      const info = { cluster: 'demo', image: 'pingcap/tidb-monitor-initializer:v8.5.7', components: ['pd', 'tikv', 'tidb'], rules: true, dashboards: true, labels: {}, assets };
+      const info = {
+        cluster: 'demo',
+        image: 'pingcap/tidb-monitor-initializer:v8.5.7',
+        components: ['pd', 'tikv', 'tidb'],
+        rules: true,
+        dashboards: true,
+        labels: {},
+        assets,
+      };
       const lines: string[] = [];
-      const env = { [MONITORING_ENV]: JSON.stringify(info), [MONITORING_JOB_ENV]: 'demo-monitoring-abcdef0', [CONTROLLER_ENV.podNamespace]: 'ns' };
+      const env = {
+        [MONITORING_ENV]: JSON.stringify(info),
+        [MONITORING_JOB_ENV]: 'demo-monitoring-abcdef0',
+        [CONTROLLER_ENV.podNamespace]: 'ns',
+      };
       const code = await publishMonitoring(['--kubeconfig', kubeconfig], { env, out: (l) => lines.push(l) });
       return { code, lines };
     } finally {

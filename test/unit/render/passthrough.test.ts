@@ -28,7 +28,10 @@ function run(files: Record<string, string>, args: { namespace?: string; kubeVers
   for (const [name, text] of Object.entries(files)) writeFileSync(join(d, name), text);
   let stdout = '';
   let stderr = '';
-  const status = renderCommand({ paths: [d], controllerImage: 'example.com/c:1', ...args, outDir: args.outDir && join(d, args.outDir) }, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => '' });
+  const status = renderCommand(
+    { paths: [d], controllerImage: 'example.com/c:1', ...args, outDir: args.outDir && join(d, args.outDir) },
+    { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), readStdin: () => '' },
+  );
   return { status, stdout, stderr, dir: d, docs: parseAllDocuments(stdout).map((x) => x.toJS() as Obj) };
 }
 
@@ -36,7 +39,12 @@ const CLUSTER = stringify(cluster({}, { namespace: undefined }));
 const yaml = (...objects: Obj[]) => objects.map((o) => stringify(o)).join('---\n');
 const SECRET = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-root' }, type: 'Opaque', stringData: { root: 'secret' } };
 const ROLE = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'system:demo-reader' }, rules: [] };
-const MONITOR = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'demo' }, spec: { selector: {}, endpoints: [{ port: 'metrics' }] } };
+const MONITOR = {
+  apiVersion: 'monitoring.coreos.com/v1',
+  kind: 'ServiceMonitor',
+  metadata: { name: 'demo' },
+  spec: { selector: {}, endpoints: [{ port: 'metrics' }] },
+};
 
 describe('objects kept beside the cluster', () => {
   test('pass through after the cluster, unchanged but for the namespace of a namespaced kind', () => {
@@ -44,11 +52,20 @@ describe('objects kept beside the cluster', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     // A ServiceMonitor is namespaced: it gets the namespace as a built-in kind does.
-    expect(r.docs.slice(-3)).toEqual([{ ...SECRET, metadata: { name: 'demo-root', namespace: 'db' } }, ROLE, { ...MONITOR, metadata: { name: 'demo', namespace: 'db' } }]);
+    expect(r.docs.slice(-3)).toEqual([
+      { ...SECRET, metadata: { name: 'demo-root', namespace: 'db' } },
+      ROLE,
+      { ...MONITOR, metadata: { name: 'demo', namespace: 'db' } },
+    ]);
     // The cluster's objects come first, as render prints them alone.
-    expect(r.docs.slice(0, -3)).toEqual(render(cluster({}, { namespace: undefined }), { namespace: 'db', controllerImage: 'example.com/c:1' }));
+    expect(r.docs.slice(0, -3)).toEqual(
+      render(cluster({}, { namespace: undefined }), { namespace: 'db', controllerImage: 'example.com/c:1' }),
+    );
     // A namespace written on the object stays.
-    const own = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml({ ...SECRET, metadata: { name: 's', namespace: 'other' } }) }, { namespace: 'db' });
+    const own = run(
+      { 'tc.yaml': CLUSTER, 'more.yaml': yaml({ ...SECRET, metadata: { name: 's', namespace: 'other' } }) },
+      { namespace: 'db' },
+    );
     expect(own.docs[own.docs.length - 1].metadata).toEqual({ name: 's', namespace: 'other' });
   });
 
@@ -57,29 +74,57 @@ describe('objects kept beside the cluster', () => {
     expect(r.status).toBe(0);
     expect(readdirSync(join(r.dir, 'out'))).toEqual(['_passthrough.k8s.yaml', 'db.demo.k8s.yaml']);
     expect(r.stderr).toContain(`wrote ${join(r.dir, 'out')}/_passthrough.k8s.yaml (1 objects)`);
-    expect(parseAllDocuments(readFileSync(join(r.dir, 'out', '_passthrough.k8s.yaml'), 'utf8')).map((d) => d.toJS())).toEqual([{ ...SECRET, metadata: { name: 'demo-root', namespace: 'db' } }]);
+    expect(parseAllDocuments(readFileSync(join(r.dir, 'out', '_passthrough.k8s.yaml'), 'utf8')).map((d) => d.toJS())).toEqual([
+      { ...SECRET, metadata: { name: 'demo-root', namespace: 'db' } },
+    ]);
     rmSync(join(r.dir, 'more.yaml'));
     let err = '';
-    const status = renderCommand({ paths: [join(r.dir, 'tc.yaml')], outDir: join(r.dir, 'out'), namespace: 'db', prune: true, controllerImage: 'example.com/c:1' }, { stdout: () => {}, stderr: (s) => (err += s), readStdin: () => '' });
+    const status = renderCommand(
+      { paths: [join(r.dir, 'tc.yaml')], outDir: join(r.dir, 'out'), namespace: 'db', prune: true, controllerImage: 'example.com/c:1' },
+      { stdout: () => {}, stderr: (s) => (err += s), readStdin: () => '' },
+    );
     expect(status).toBe(0);
     expect(err).toContain('_passthrough.k8s.yaml (no input renders it any more)');
     expect(readdirSync(join(r.dir, 'out'))).toEqual(['db.demo.k8s.yaml']);
   });
 
   test('a Kustomization beside the manifests is read by kustomize, not applied: it is skipped', () => {
-    const r = run({ 'tc.yaml': CLUSTER, 'kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [tc.yaml]\n' });
+    const r = run({
+      'tc.yaml': CLUSTER,
+      'kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [tc.yaml]\n',
+    });
     expect(r.status).toBe(0);
     expect(r.stderr).toMatch(/kustomization\.yaml: document 1: skipped Kustomization: not a TidbCluster/);
     expect(r.docs.some((d) => d.kind === 'Kustomization')).toBe(false);
   });
 
   test.each([
-    ['a field the kind does not have', { ...SECRET, strinData: {} }, 'document 1: strinData (line 8): unknown field "strinData" (did you mean "stringData"?)'],
+    [
+      'a field the kind does not have',
+      { ...SECRET, strinData: {} },
+      'document 1: strinData (line 8): unknown field "strinData" (did you mean "stringData"?)',
+    ],
     ['a wrong type', { ...SECRET, type: 3 }, 'document 1: type (line 5): expected string, got number 3'],
-    ['no name', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'x-' } }, 'document 1: metadata.name (line 4): required: generateName makes a new object at every apply'],
-    ['a version Kubernetes no longer serves', { apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'p' } }, 'document 1: apiVersion (line 1): Kubernetes 1.31 does not serve policy/v1beta1 PodDisruptionBudget'],
-    ['a CompactBackup', { apiVersion: 'pingcap.com/v1alpha1', kind: 'CompactBackup', metadata: { name: 'm' } }, 'document 1: kind (line 2): CompactBackup (compacting the log backup) is not carried out'],
-    ['another operator kind', { apiVersion: 'pingcap.com/v1alpha1', kind: 'DMCluster', metadata: { name: 'dm' } }, "document 1: kind (line 2): a DMCluster needs tidb-operator's CRD and controller"],
+    [
+      'no name',
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'x-' } },
+      'document 1: metadata.name (line 4): required: generateName makes a new object at every apply',
+    ],
+    [
+      'a version Kubernetes no longer serves',
+      { apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'p' } },
+      'document 1: apiVersion (line 1): Kubernetes 1.31 does not serve policy/v1beta1 PodDisruptionBudget',
+    ],
+    [
+      'a CompactBackup',
+      { apiVersion: 'pingcap.com/v1alpha1', kind: 'CompactBackup', metadata: { name: 'm' } },
+      'document 1: kind (line 2): CompactBackup (compacting the log backup) is not carried out',
+    ],
+    [
+      'another operator kind',
+      { apiVersion: 'pingcap.com/v1alpha1', kind: 'DMCluster', metadata: { name: 'dm' } },
+      "document 1: kind (line 2): a DMCluster needs tidb-operator's CRD and controller",
+    ],
   ])('%s is refused with its path and line, and nothing is rendered', (_name, object, message) => {
     const r = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(object) });
     expect(r.status).toBe(1);
@@ -92,14 +137,16 @@ describe('objects kept beside the cluster', () => {
     const deviceClass = { apiVersion: 'resource.k8s.io/v1', kind: 'DeviceClass', metadata: { name: 'gpu' }, spec: {} };
     const old = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(deviceClass) });
     const first = SCHEMA_MINORS.find((m) => fullSchema(m).knows('resource.k8s.io/v1', 'DeviceClass'));
-    expect(old.stderr).toContain(`Kubernetes 1.31 does not serve resource.k8s.io/v1 DeviceClass (1.${first} and later do: render for it with --kube-version)`);
+    expect(old.stderr).toContain(
+      `Kubernetes 1.31 does not serve resource.k8s.io/v1 DeviceClass (1.${first} and later do: render for it with --kube-version)`,
+    );
     const now = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(deviceClass) }, { kubeVersion: `1.${first}` });
     expect(now.status).toBe(0);
     // Cluster-scoped: no namespace is added.
     expect(now.docs[now.docs.length - 1]).toEqual(deviceClass);
   });
 
-  test('one that takes a rendered object\'s name, or another kept object\'s, is refused naming both', () => {
+  test("one that takes a rendered object's name, or another kept object's, is refused naming both", () => {
     const pdb = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'demo-tikv' }, spec: { maxUnavailable: 2 } };
     const r = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(pdb, SECRET, SECRET) }, { namespace: 'db' });
     expect(r.status).toBe(1);
@@ -111,7 +158,7 @@ describe('objects kept beside the cluster', () => {
     ]);
   });
 
-  test('one that names no namespace lands on the rendered object of its name in the cluster\'s namespace, and is refused', () => {
+  test("one that names no namespace lands on the rendered object of its name in the cluster's namespace, and is refused", () => {
     // Argo CD's destination or Flux's targetNamespace puts it in "tidb", over the PD Service.
     const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'demo-pd' }, spec: { ports: [{ port: 80 }] } };
     const r = run({ 'tc.yaml': stringify(cluster({}, { namespace: 'tidb' })), 'more.yaml': yaml(service) });
@@ -124,15 +171,42 @@ describe('objects kept beside the cluster', () => {
     const knative = { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'demo-pd', namespace: 'tidb' } };
     expect(run({ 'tc.yaml': stringify(cluster({}, { namespace: 'tidb' })), 'more.yaml': yaml(knative) }).status).toBe(0);
     // Nor is one in another namespace.
-    expect(run({ 'tc.yaml': stringify(cluster({}, { namespace: 'tidb' })), 'more.yaml': yaml({ ...service, metadata: { name: 'demo-pd', namespace: 'other' } }) }).status).toBe(0);
+    expect(
+      run({
+        'tc.yaml': stringify(cluster({}, { namespace: 'tidb' })),
+        'more.yaml': yaml({ ...service, metadata: { name: 'demo-pd', namespace: 'other' } }),
+      }).status,
+    ).toBe(0);
   });
 
   test('one on the name of an object made at run time is refused, naming who makes it', () => {
     const tc = stringify(cluster({}, { annotations: { 'tidb-gitops.io/monitoring': 'true' } }));
-    const backup = stringify({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'once', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'p', secretName: 's3' } } });
-    const logBackup = stringify({ apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name: 'log', namespace: 'ns' }, spec: { backupMode: 'log', br: { cluster: 'demo' }, s3: { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'l', secretName: 's3' } } });
+    const backup = stringify({
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'Backup',
+      metadata: { name: 'once', namespace: 'ns' },
+      spec: {
+        br: { cluster: 'demo' },
+        s3: { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'p', secretName: 's3' },
+      },
+    });
+    const logBackup = stringify({
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'Backup',
+      metadata: { name: 'log', namespace: 'ns' },
+      spec: {
+        backupMode: 'log',
+        br: { cluster: 'demo' },
+        s3: { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'l', secretName: 's3' },
+      },
+    });
     const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: {} });
-    const job = (name: string) => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } });
+    const job = (name: string) => ({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name },
+      spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
     const objects = [
       configMap('demo-status'),
       { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'demo-discovery' }, spec: {} },
@@ -147,13 +221,27 @@ describe('objects kept beside the cluster', () => {
     const lines = r.stderr.trim().split('\n');
     const from = `rendered from ${r.dir}/tc.yaml: document 1`;
     const controller = `the controller of cluster demo (Deployment demo-discovery, ${from})`;
-    expect(lines[0]).toBe(`${r.dir}/more.yaml: document 1: metadata.name (line 4): ConfigMap demo-status in namespace ns takes the place of ConfigMap demo-status in namespace ns, where ${controller} keeps its state at run time; rename it`);
-    expect(lines[1]).toBe(`${r.dir}/more.yaml: document 2: metadata.name (line 10): Lease demo-discovery in namespace ns takes the place of Lease demo-discovery in namespace ns, which ${controller} holds at run time; rename it`);
-    expect(lines[2]).toMatch(/document 3: metadata.name \(line \d+\): PrometheusRule demo-alert-rules in namespace ns takes the place of PrometheusRule demo-alert-rules in namespace ns, which the monitoring Job demo-monitoring-[0-9a-f]+ \(rendered from .*tc.yaml: document 1\) publishes at run time; rename it$/);
-    expect(lines[3]).toMatch(/document 4: metadata.name \(line \d+\): ConfigMap demo-dashboard-tikv-summary in namespace ns takes the place of ConfigMap demo-dashboard-<name> in namespace ns, a dashboard which the monitoring Job demo-monitoring-/);
-    expect(lines[4]).toMatch(/document 5: metadata.name \(line \d+\): Job backup-once in namespace ns takes the place of Job backup-once in namespace ns, which the controller of cluster demo .* creates at run time from ConfigMap backup-once; rename it$/);
-    expect(lines[5]).toMatch(/document 6: metadata.name \(line \d+\): Job backup-log-log-start-2 in namespace ns takes the place of Job backup-log-log-start-<n> in namespace ns, which the controller of cluster demo .* creates at run time from ConfigMap backup-log; rename it$/);
-    expect(lines[6]).toMatch(/document 7: metadata.name \(line \d+\): Pod demo-tikv-3 in namespace ns takes the place of Pod demo-tikv-<ordinal> in namespace ns, which Kubernetes creates at run time for StatefulSet demo-tikv \(rendered from .*tc.yaml: document 1\); rename it$/);
+    expect(lines[0]).toBe(
+      `${r.dir}/more.yaml: document 1: metadata.name (line 4): ConfigMap demo-status in namespace ns takes the place of ConfigMap demo-status in namespace ns, where ${controller} keeps its state at run time; rename it`,
+    );
+    expect(lines[1]).toBe(
+      `${r.dir}/more.yaml: document 2: metadata.name (line 10): Lease demo-discovery in namespace ns takes the place of Lease demo-discovery in namespace ns, which ${controller} holds at run time; rename it`,
+    );
+    expect(lines[2]).toMatch(
+      /document 3: metadata.name \(line \d+\): PrometheusRule demo-alert-rules in namespace ns takes the place of PrometheusRule demo-alert-rules in namespace ns, which the monitoring Job demo-monitoring-[0-9a-f]+ \(rendered from .*tc.yaml: document 1\) publishes at run time; rename it$/,
+    );
+    expect(lines[3]).toMatch(
+      /document 4: metadata.name \(line \d+\): ConfigMap demo-dashboard-tikv-summary in namespace ns takes the place of ConfigMap demo-dashboard-<name> in namespace ns, a dashboard which the monitoring Job demo-monitoring-/,
+    );
+    expect(lines[4]).toMatch(
+      /document 5: metadata.name \(line \d+\): Job backup-once in namespace ns takes the place of Job backup-once in namespace ns, which the controller of cluster demo .* creates at run time from ConfigMap backup-once; rename it$/,
+    );
+    expect(lines[5]).toMatch(
+      /document 6: metadata.name \(line \d+\): Job backup-log-log-start-2 in namespace ns takes the place of Job backup-log-log-start-<n> in namespace ns, which the controller of cluster demo .* creates at run time from ConfigMap backup-log; rename it$/,
+    );
+    expect(lines[6]).toMatch(
+      /document 7: metadata.name \(line \d+\): Pod demo-tikv-3 in namespace ns takes the place of Pod demo-tikv-<ordinal> in namespace ns, which Kubernetes creates at run time for StatefulSet demo-tikv \(rendered from .*tc.yaml: document 1\); rename it$/,
+    );
     expect(lines.slice(7)).toEqual(['7 problems found; nothing was rendered']);
     // Without monitoring nothing is published: a PrometheusRule of that name is the user's.
     expect(run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(objects[2]) }, { namespace: 'ns' }).status).toBe(0);
@@ -162,13 +250,31 @@ describe('objects kept beside the cluster', () => {
   test('a custom resource without a namespace gets it when its scope is known, and is refused when not', () => {
     const widget = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: {} };
     const crd = (scope: string) => ({
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' },
-      spec: { group: 'example.com', scope, names: { kind: 'Widget', plural: 'widgets' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: {
+        group: 'example.com',
+        scope,
+        names: { kind: 'Widget', plural: 'widgets' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
     });
     const unknown = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(widget) }, { namespace: 'db' });
     expect(unknown.status).toBe(1);
-    expect(unknown.stderr).toContain(`${unknown.dir}/more.yaml: document 1: metadata (line 4): namespace required: whether example.com/v1 Widget is namespaced is its CustomResourceDefinition's, which is not among the inputs; give metadata.namespace, or put the CustomResourceDefinition beside it`);
-    expect(run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml({ ...widget, metadata: { name: 'w', namespace: 'x' } }) }, { namespace: 'db' }).status).toBe(0);
+    expect(unknown.stderr).toContain(
+      `${unknown.dir}/more.yaml: document 1: metadata (line 4): namespace required: whether example.com/v1 Widget is namespaced is its CustomResourceDefinition's, which is not among the inputs; give metadata.namespace, or put the CustomResourceDefinition beside it`,
+    );
+    expect(
+      run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml({ ...widget, metadata: { name: 'w', namespace: 'x' } }) }, { namespace: 'db' }).status,
+    ).toBe(0);
     const namespaced = run({ 'tc.yaml': CLUSTER, 'more.yaml': yaml(crd('Namespaced'), widget) }, { namespace: 'db' });
     expect(namespaced.stderr).toBe('');
     expect(namespaced.docs[namespaced.docs.length - 1]).toEqual({ ...widget, metadata: { name: 'w', namespace: 'db' } });
@@ -190,7 +296,12 @@ describe('the Kubernetes definitions the CLI ships (current: test/unit/support/k
     const objects = [...render(cluster({ ticdc: { replicas: 1 } }), { kubeVersion: `1.${minor}` }), SECRET, ROLE];
     const broken = [
       { ...SECRET, data: { root: 'not base64!' } },
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: '2', template: { spec: { containers: [{ name: 'c', imagePullPolicy: 1 }] } } } },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'd' },
+        spec: { replicas: '2', template: { spec: { containers: [{ name: 'c', imagePullPolicy: 1 }] } } },
+      },
     ];
     for (const o of [...objects, ...broken]) expect(kubeSchema(minor).validate(o)).toEqual(fullSchema(minor).validate(o));
     expect(broken.every((o) => kubeSchema(minor).validate(o).length > 0)).toBe(true);

@@ -29,13 +29,22 @@ describe('PD', () => {
   });
 
   test('data volume claim template carries apiVersion/kind, size and class, and what the API server stores with them', () => {
-    const sts = find(render(cluster({ pd: { replicas: 1, requests: { storage: '5Gi', cpu: '1' }, storageClassName: 'fast' } })), 'StatefulSet', 'demo-pd');
+    const sts = find(
+      render(cluster({ pd: { replicas: 1, requests: { storage: '5Gi', cpu: '1' }, storageClassName: 'fast' } })),
+      'StatefulSet',
+      'demo-pd',
+    );
     expect(sts.spec.volumeClaimTemplates).toEqual([
       {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: { name: 'pd', creationTimestamp: null },
-        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '5Gi' } }, storageClassName: 'fast', volumeMode: 'Filesystem' },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '5Gi' } },
+          storageClassName: 'fast',
+          volumeMode: 'Filesystem',
+        },
         status: { phase: 'Pending' },
       },
     ]);
@@ -55,12 +64,29 @@ describe('PD', () => {
 
   test('env: operator values first, user env appended, reserved names not overridable', () => {
     const sts = find(
-      render(cluster({ timezone: 'Asia/Tokyo', pd: { replicas: 1, env: [{ name: 'SET_NAME', value: 'x' }, { name: 'EXTRA', value: 'y' }] } })),
+      render(
+        cluster({
+          timezone: 'Asia/Tokyo',
+          pd: {
+            replicas: 1,
+            env: [
+              { name: 'SET_NAME', value: 'x' },
+              { name: 'EXTRA', value: 'y' },
+            ],
+          },
+        }),
+      ),
       'StatefulSet',
       'demo-pd',
     );
     const e = env(container(sts, 'pd'));
-    expect(e).toMatchObject({ PEER_SERVICE_NAME: 'demo-pd-peer', SERVICE_NAME: 'demo-pd', SET_NAME: 'demo-pd', TZ: 'Asia/Tokyo', EXTRA: 'y' });
+    expect(e).toMatchObject({
+      PEER_SERVICE_NAME: 'demo-pd-peer',
+      SERVICE_NAME: 'demo-pd',
+      SET_NAME: 'demo-pd',
+      TZ: 'Asia/Tokyo',
+      EXTRA: 'y',
+    });
     expect(e.POD_NAME).toBeUndefined();
   });
 
@@ -74,7 +100,21 @@ describe('PD', () => {
   test('Service type from spec.pd.service, else the deprecated spec.services entry', () => {
     expect(find(render(cluster({ services: [{ name: 'pd', type: 'NodePort' }] })), 'Service', 'demo-pd').spec.type).toBe('NodePort');
     const svc = find(
-      render(cluster({ services: [{ name: 'pd', type: 'NodePort' }], pd: { replicas: 1, service: { type: 'LoadBalancer', loadBalancerIP: '10.0.0.9', portName: 'pd', annotations: { a: 'b' }, labels: { 'app.kubernetes.io/component': 'x', team: 'db' } } } })),
+      render(
+        cluster({
+          services: [{ name: 'pd', type: 'NodePort' }],
+          pd: {
+            replicas: 1,
+            service: {
+              type: 'LoadBalancer',
+              loadBalancerIP: '10.0.0.9',
+              portName: 'pd',
+              annotations: { a: 'b' },
+              labels: { 'app.kubernetes.io/component': 'x', team: 'db' },
+            },
+          },
+        }),
+      ),
       'Service',
       'demo-pd',
     );
@@ -85,16 +125,37 @@ describe('PD', () => {
 
   test('readiness probe only when asked for', () => {
     expect(container(find(render(cluster()), 'StatefulSet', 'demo-pd'), 'pd').readinessProbe).toBeUndefined();
-    const probe = container(find(render(cluster({ pd: { replicas: 1, readinessProbe: { periodSeconds: 5 } } })), 'StatefulSet', 'demo-pd'), 'pd').readinessProbe;
+    const probe = container(
+      find(render(cluster({ pd: { replicas: 1, readinessProbe: { periodSeconds: 5 } } })), 'StatefulSet', 'demo-pd'),
+      'pd',
+    ).readinessProbe;
     expect(probe).toEqual({ tcpSocket: { port: 2379 }, initialDelaySeconds: 10, periodSeconds: 5 });
   });
 
   test('config: TOML string and mapping give the same TOML; dashboard proxy key is owned by the renderer', () => {
-    const fromString = tomlOf(find(render(cluster({ pd: { replicas: 1, config: '[replication]\nmax-replicas = 5\nlocation-labels = ["zone", "host"]\n' } })), 'ConfigMap', 'demo-pd'));
-    const fromMap = tomlOf(find(render(cluster({ pd: { replicas: 1, config: { replication: { 'max-replicas': 5, 'location-labels': ['zone', 'host'] } } } })), 'ConfigMap', 'demo-pd'));
+    const fromString = tomlOf(
+      find(
+        render(cluster({ pd: { replicas: 1, config: '[replication]\nmax-replicas = 5\nlocation-labels = ["zone", "host"]\n' } })),
+        'ConfigMap',
+        'demo-pd',
+      ),
+    );
+    const fromMap = tomlOf(
+      find(
+        render(cluster({ pd: { replicas: 1, config: { replication: { 'max-replicas': 5, 'location-labels': ['zone', 'host'] } } } })),
+        'ConfigMap',
+        'demo-pd',
+      ),
+    );
     expect(fromString).toBe(fromMap);
     expect(fromString).toBe('[replication]\n  location-labels = ["zone", "host"]\n  max-replicas = 5\n');
-    const proxied = tomlOf(find(render(cluster({ pd: { replicas: 1, enableDashboardInternalProxy: true, config: { dashboard: { 'internal-proxy': false } } } })), 'ConfigMap', 'demo-pd'));
+    const proxied = tomlOf(
+      find(
+        render(cluster({ pd: { replicas: 1, enableDashboardInternalProxy: true, config: { dashboard: { 'internal-proxy': false } } } })),
+        'ConfigMap',
+        'demo-pd',
+      ),
+    );
     expect(parseToml(proxied)).toEqual({ dashboard: { 'internal-proxy': true } });
   });
 
@@ -106,11 +167,28 @@ describe('PD', () => {
     expect(nameA).not.toBe(nameB);
     const volumes = find(b, 'StatefulSet', 'demo-pd').spec.template.spec.volumes;
     expect(volumes.find((v: any) => v.name === 'config').configMap.name).toBe(nameB);
-    expect(volumes.find((v: any) => v.name === 'startup-script').configMap).toEqual({ name: nameB, items: [{ key: 'startup-script', path: 'pd_start_script.sh' }] });
+    expect(volumes.find((v: any) => v.name === 'startup-script').configMap).toEqual({
+      name: nameB,
+      items: [{ key: 'startup-script', path: 'pd_start_script.sh' }],
+    });
   });
 
   test('storageVolumes become <component>-<name> claim templates mounted where asked', () => {
-    const sts = find(render(cluster({ pd: { replicas: 1, storageVolumes: [{ name: 'log', storageSize: '2Gi', mountPath: '/var/log/pd' }, { name: 'spare', storageSize: '1Gi', storageClassName: 'slow' }] } })), 'StatefulSet', 'demo-pd');
+    const sts = find(
+      render(
+        cluster({
+          pd: {
+            replicas: 1,
+            storageVolumes: [
+              { name: 'log', storageSize: '2Gi', mountPath: '/var/log/pd' },
+              { name: 'spare', storageSize: '1Gi', storageClassName: 'slow' },
+            ],
+          },
+        }),
+      ),
+      'StatefulSet',
+      'demo-pd',
+    );
     expect(sts.spec.volumeClaimTemplates.map((v: any) => v.metadata.name)).toEqual(['pd', 'pd-log', 'pd-spare']);
     expect(sts.spec.volumeClaimTemplates[2].spec.storageClassName).toBe('slow');
     expect(container(sts, 'pd').volumeMounts).toContainEqual({ name: 'pd-log', mountPath: '/var/log/pd' });
@@ -119,7 +197,15 @@ describe('PD', () => {
 
   test('sysctl-init annotation moves sysctls into a privileged init container', () => {
     const sts = find(
-      render(cluster({ pd: { replicas: 1, annotations: { 'tidb.pingcap.com/sysctl-init': 'true' }, podSecurityContext: { sysctls: [{ name: 'net.core.somaxconn', value: '32768' }] } } })),
+      render(
+        cluster({
+          pd: {
+            replicas: 1,
+            annotations: { 'tidb.pingcap.com/sysctl-init': 'true' },
+            podSecurityContext: { sysctls: [{ name: 'net.core.somaxconn', value: '32768' }] },
+          },
+        }),
+      ),
       'StatefulSet',
       'demo-pd',
     );

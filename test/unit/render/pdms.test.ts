@@ -62,28 +62,45 @@ describe('PD micro-service objects', () => {
     expect(c.volumeMounts.map((m: Obj) => m.mountPath)).toEqual(['/etc/podinfo', '/etc/pd', '/usr/local/bin']);
     const volumes = set.spec.template.spec.volumes as Obj[];
     const cm = find(objects, 'ConfigMap', `demo-${name}`);
-    expect(volumes.find((v) => v.name === 'config')!.configMap).toEqual({ name: cm.metadata.name, items: [{ key: 'config-file', path: 'pd.toml' }] });
-    expect(volumes.find((v) => v.name === 'startup-script')!.configMap).toEqual({ name: cm.metadata.name, items: [{ key: 'startup-script', path: 'pdms_start_script.sh' }] });
-    expect(set.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/path': '/metrics', 'prometheus.io/port': '2379' });
-  });
-
-  test.each(['tso', 'scheduling'] as const)('%s: client Service (port name client) and headless peer Service with both PD ports', (name) => {
-    const labels = selectorLabels('demo', name);
-    const svc = find(objects, 'Service', `demo-${name}`);
-    expect(svc.metadata.labels).toEqual({ ...labels, 'app.kubernetes.io/used-by': 'end-user' });
-    expect(svc.spec).toEqual({ type: 'ClusterIP', ports: [{ name: 'client', port: 2379, targetPort: 2379, protocol: 'TCP' }], selector: labels });
-    const peer = find(objects, 'Service', `demo-${name}-peer`);
-    expect(peer.metadata.labels).toEqual({ ...labels, 'app.kubernetes.io/used-by': 'peer' });
-    expect(peer.spec).toEqual({
-      clusterIP: 'None',
-      publishNotReadyAddresses: true,
-      selector: labels,
-      ports: [
-        { name: 'tcp-peer-2380', port: 2380, targetPort: 2380, protocol: 'TCP' },
-        { name: 'tcp-peer-2379', port: 2379, targetPort: 2379, protocol: 'TCP' },
-      ],
+    expect(volumes.find((v) => v.name === 'config')!.configMap).toEqual({
+      name: cm.metadata.name,
+      items: [{ key: 'config-file', path: 'pd.toml' }],
+    });
+    expect(volumes.find((v) => v.name === 'startup-script')!.configMap).toEqual({
+      name: cm.metadata.name,
+      items: [{ key: 'startup-script', path: 'pdms_start_script.sh' }],
+    });
+    expect(set.spec.template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/path': '/metrics',
+      'prometheus.io/port': '2379',
     });
   });
+
+  test.each(['tso', 'scheduling'] as const)(
+    '%s: client Service (port name client) and headless peer Service with both PD ports',
+    (name) => {
+      const labels = selectorLabels('demo', name);
+      const svc = find(objects, 'Service', `demo-${name}`);
+      expect(svc.metadata.labels).toEqual({ ...labels, 'app.kubernetes.io/used-by': 'end-user' });
+      expect(svc.spec).toEqual({
+        type: 'ClusterIP',
+        ports: [{ name: 'client', port: 2379, targetPort: 2379, protocol: 'TCP' }],
+        selector: labels,
+      });
+      const peer = find(objects, 'Service', `demo-${name}-peer`);
+      expect(peer.metadata.labels).toEqual({ ...labels, 'app.kubernetes.io/used-by': 'peer' });
+      expect(peer.spec).toEqual({
+        clusterIP: 'None',
+        publishNotReadyAddresses: true,
+        selector: labels,
+        ports: [
+          { name: 'tcp-peer-2380', port: 2380, targetPort: 2380, protocol: 'TCP' },
+          { name: 'tcp-peer-2379', port: 2379, targetPort: 2379, protocol: 'TCP' },
+        ],
+      });
+    },
+  );
 
   test('PD runs as the API server: `services api` in its v2 script, which waits for its DNS name to be its own', () => {
     const script = find(objects, 'ConfigMap', 'demo-pd').data['startup-script'] as string;
@@ -114,14 +131,23 @@ describe('PD micro-service settings', () => {
     const tls = renderWith({ tlsCluster: { enabled: true }, pdms: [{ name: 'tso', replicas: 1, config, mountClusterClientSecret: true }] });
     expect(parseToml(tomlOf(find(tls, 'ConfigMap', 'demo-tso')))).toEqual({
       'log-level': 'debug',
-      security: { 'redact-info-log': true, 'cacert-path': '/var/lib/pd-tls/ca.crt', 'cert-path': '/var/lib/pd-tls/tls.crt', 'key-path': '/var/lib/pd-tls/tls.key' },
+      security: {
+        'redact-info-log': true,
+        'cacert-path': '/var/lib/pd-tls/ca.crt',
+        'cert-path': '/var/lib/pd-tls/tls.crt',
+        'key-path': '/var/lib/pd-tls/tls.key',
+      },
     });
     const volumes = sts(tls, 'tso').spec.template.spec.volumes as Obj[];
     expect(volumes.filter((v) => v.secret).map((v) => [v.name, v.secret.secretName])).toEqual([
       ['pd-tls', 'demo-pd-cluster-secret'],
       ['cluster-client-tls', 'demo-cluster-client-secret'],
     ]);
-    expect(main(tls, 'tso').volumeMounts.slice(3).map((m: Obj) => [m.name, m.mountPath])).toEqual([
+    expect(
+      main(tls, 'tso')
+        .volumeMounts.slice(3)
+        .map((m: Obj) => [m.name, m.mountPath]),
+    ).toEqual([
       ['pd-tls', '/var/lib/pd-tls'],
       ['cluster-client-tls', '/var/lib/cluster-client-tls'],
     ]);
@@ -132,12 +158,22 @@ describe('PD micro-service settings', () => {
   test('image: baseImage and version of the entry, else the cluster version; an entry naming no image at all runs PD image', () => {
     const own = renderWith({ pdms: [{ name: 'tso', replicas: 1, baseImage: 'registry.example/pd', version: 'v8.5.6' }] });
     expect(main(own, 'tso').image).toBe('registry.example/pd:v8.5.6');
-    const none = renderWith({ pd: { replicas: 1, mode: 'ms', baseImage: 'mirror/pd', version: 'v8.5.5' }, pdms: [{ name: 'tso', replicas: 1, baseImage: '' }] });
+    const none = renderWith({
+      pd: { replicas: 1, mode: 'ms', baseImage: 'mirror/pd', version: 'v8.5.5' },
+      pdms: [{ name: 'tso', replicas: 1, baseImage: '' }],
+    });
     expect(main(none, 'tso').image).toBe('mirror/pd:v8.5.5');
   });
 
   test('pod settings: cluster-wide ones apply, but the service account is the entry own (as the operator sets it)', () => {
-    const objects = renderWith({ serviceAccount: 'cluster-sa', nodeSelector: { disk: 'ssd' }, pdms: [{ name: 'tso', replicas: 1, labels: { team: 'db' } }, { name: 'scheduling', replicas: 1, serviceAccount: 'sched-sa' }] });
+    const objects = renderWith({
+      serviceAccount: 'cluster-sa',
+      nodeSelector: { disk: 'ssd' },
+      pdms: [
+        { name: 'tso', replicas: 1, labels: { team: 'db' } },
+        { name: 'scheduling', replicas: 1, serviceAccount: 'sched-sa' },
+      ],
+    });
     expect(sts(objects, 'tso').spec.template.spec.serviceAccountName).toBeUndefined();
     expect(sts(objects, 'scheduling').spec.template.spec.serviceAccountName).toBe('sched-sa');
     expect(sts(objects, 'tso').spec.template.spec.nodeSelector).toEqual({ disk: 'ssd' });
@@ -161,10 +197,22 @@ describe('PD micro-service settings', () => {
 
   test('storageVolumes become claims named <name>-<volume>; additional mounts are mounted', () => {
     const objects = renderWith({
-      pdms: [{ name: 'tso', replicas: 1, storageVolumes: [{ name: 'log', storageSize: '1Gi', mountPath: '/var/log/tso' }], additionalVolumes: [{ name: 'x', emptyDir: {} }], additionalVolumeMounts: [{ name: 'x', mountPath: '/x' }] }],
+      pdms: [
+        {
+          name: 'tso',
+          replicas: 1,
+          storageVolumes: [{ name: 'log', storageSize: '1Gi', mountPath: '/var/log/tso' }],
+          additionalVolumes: [{ name: 'x', emptyDir: {} }],
+          additionalVolumeMounts: [{ name: 'x', mountPath: '/x' }],
+        },
+      ],
     });
     expect(sts(objects, 'tso').spec.volumeClaimTemplates.map((c: Obj) => c.metadata.name)).toEqual(['tso-log']);
-    expect(main(objects, 'tso').volumeMounts.slice(3).map((m: Obj) => m.mountPath)).toEqual(['/var/log/tso', '/x']);
+    expect(
+      main(objects, 'tso')
+        .volumeMounts.slice(3)
+        .map((m: Obj) => m.mountPath),
+    ).toEqual(['/var/log/tso', '/x']);
   });
 
   test('without a namespace: one problem at metadata.namespace, whichever script version', () => {
@@ -211,7 +259,9 @@ describe('PD micro-service start script', () => {
       '--backend-endpoints=http://demo-pd:2379',
       '--config=/etc/pd/pd.toml',
     ]);
-    expect(argvOf(pdmsStartScript(ctx({ service: 'scheduling', withName: false })), { env: { HOSTNAME: 'demo-scheduling-0' } }).slice(0, 4)).toEqual([
+    expect(
+      argvOf(pdmsStartScript(ctx({ service: 'scheduling', withName: false })), { env: { HOSTNAME: 'demo-scheduling-0' } }).slice(0, 4),
+    ).toEqual([
       'services',
       'scheduling',
       '--listen-addr=http://0.0.0.0:2379',
@@ -220,7 +270,8 @@ describe('PD micro-service start script', () => {
   });
 
   test('the version decides --name as the operator decides it (v8.3.0, a newest alias passes, a non-version tag does not)', () => {
-    const withName = (version: string) => scriptOf(renderWith({ pdms: [{ name: 'tso', replicas: 1, version }] }), 'tso').includes('--name=');
+    const withName = (version: string) =>
+      scriptOf(renderWith({ pdms: [{ name: 'tso', replicas: 1, version }] }), 'tso').includes('--name=');
     expect(withName('v8.3.0')).toBe(true);
     expect(withName('v8.5.7')).toBe(true);
     expect(withName('nightly')).toBe(true);
@@ -236,9 +287,13 @@ describe('PD micro-service start script', () => {
 
   test('PreferPDAddressesOverDiscovery: the PD addresses as host:2379; acrossK8s: what discovery verified', () => {
     const flags = { ...NO_FEATURE_FLAGS, preferPdAddressesOverDiscovery: true };
-    const argv = argvOf(pdmsStartScript(ctx({ version: 'v2', featureFlags: flags, pdAddresses: ['http://pd-a.example:2379', 'https://10.0.0.1'] })));
+    const argv = argvOf(
+      pdmsStartScript(ctx({ version: 'v2', featureFlags: flags, pdAddresses: ['http://pd-a.example:2379', 'https://10.0.0.1'] })),
+    );
     expect(argv).toContain('--backend-endpoints=pd-a.example:2379,10.0.0.1:2379');
-    const across = argvOf(pdmsStartScript(ctx({ acrossK8s: true })), { env: { DISCOVERY_ANSWER: 'http://demo-pd.ns:2379,http://pd-1.other:2379' } });
+    const across = argvOf(pdmsStartScript(ctx({ acrossK8s: true })), {
+      env: { DISCOVERY_ANSWER: 'http://demo-pd.ns:2379,http://pd-1.other:2379' },
+    });
     expect(across).toContain('--backend-endpoints=demo-pd.ns:2379,pd-1.other:2379');
   });
 
@@ -248,12 +303,21 @@ describe('PD micro-service start script', () => {
     expect(timeout.status).toBe(1);
     expect(timeout.stderr).toContain('waiting for pd cluster ready timeout');
     const match = { ...NO_FEATURE_FLAGS, waitForDnsNameIpMatch: true };
-    expect(run(pdmsStartScript(ctx({ featureFlags: match })), { env: { DIG_ANSWER: '10.0.0.5', HOST_IPS: '10.0.0.5' } }).argv).toBeDefined();
-    expect(run(pdmsStartScript(ctx({ featureFlags: match, startTimeout: 3 })), { env: { DIG_ANSWER: '10.0.0.9', HOST_IPS: '10.0.0.5' } }).status).toBe(1);
+    expect(
+      run(pdmsStartScript(ctx({ featureFlags: match })), { env: { DIG_ANSWER: '10.0.0.5', HOST_IPS: '10.0.0.5' } }).argv,
+    ).toBeDefined();
+    expect(
+      run(pdmsStartScript(ctx({ featureFlags: match, startTimeout: 3 })), { env: { DIG_ANSWER: '10.0.0.9', HOST_IPS: '10.0.0.5' } }).status,
+    ).toBe(1);
   });
 
   test('the script is shellcheck-clean in each form', () => {
-    for (const o of [{}, { acrossK8s: true }, { featureFlags: { ...NO_FEATURE_FLAGS, waitForDnsNameIpMatch: true }, initWaitTime: 5 }, { service: 'scheduling' as const, withName: false }]) {
+    for (const o of [
+      {},
+      { acrossK8s: true },
+      { featureFlags: { ...NO_FEATURE_FLAGS, waitForDnsNameIpMatch: true }, initWaitTime: 5 },
+      { service: 'scheduling' as const, withName: false },
+    ]) {
       expectShellLintClean(pdmsStartScript(ctx(o)));
     }
   });
@@ -269,14 +333,22 @@ const CURRENT = 'demo-tso-old';
 function tsoSts(replicas: number, partition: number, version = 'v8.5.7'): StatefulSet {
   return {
     metadata: { name: 'demo-tso', generation: 2, annotations: { [ANNOTATION.replicas]: String(replicas) } },
-    spec: { replicas, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition } }, template: { spec: { containers: [{ name: 'tso', image: `pingcap/pd:${version}` }] } } },
+    spec: {
+      replicas,
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition } },
+      template: { spec: { containers: [{ name: 'tso', image: `pingcap/pd:${version}` }] } },
+    },
     status: { observedGeneration: 2, replicas, currentRevision: CURRENT, updateRevision: UPDATE },
   } as StatefulSet;
 }
 
 function tsoPod(ord: number, revision: string, version = 'v8.5.6', ready = true): Pod {
   return {
-    metadata: { name: `demo-tso-${ord}`, uid: `u${ord}`, labels: { 'controller-revision-hash': revision, 'app.kubernetes.io/component': 'tso' } },
+    metadata: {
+      name: `demo-tso-${ord}`,
+      uid: `u${ord}`,
+      labels: { 'controller-revision-hash': revision, 'app.kubernetes.io/component': 'tso' },
+    },
     spec: { containers: [{ name: 'tso', image: `pingcap/pd:${version}` }] },
     status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: '2026-11-27T11:00:00Z' }] },
   } as Pod;
@@ -301,7 +373,13 @@ describe('TSO and scheduling upgrades (pd_ms_upgrader.go)', () => {
 
   test('the highest ordinal goes first; its primary moves to the lowest ordinal first (no higher one exists)', () => {
     const p = tsoPlan(old3(), members);
-    expect(p.action).toEqual({ type: 'transfer-primary', service: 'tso', pod: 'demo-tso-2', primary: member(2).serviceAddr, to: 'demo-tso-0' });
+    expect(p.action).toEqual({
+      type: 'transfer-primary',
+      service: 'tso',
+      pod: 'demo-tso-2',
+      primary: member(2).serviceAddr,
+      to: 'demo-tso-0',
+    });
     expect(p.event).toMatchObject({ type: 'Normal', reason: 'PrimaryTransfer', pod: 'demo-tso-2' });
   });
 
@@ -318,7 +396,10 @@ describe('TSO and scheduling upgrades (pd_ms_upgrader.go)', () => {
 
   test('the target is named as PD registry names it; servers registered without a name leave the choice to the primary', () => {
     // A server started without --name is named TSO-<pod> (v8.3.x) by itself.
-    const p = tsoPlan(old3(), { members: [member(0, 'TSO-demo-tso-0'), member(1, 'TSO-demo-tso-1'), member(2, 'TSO-demo-tso-2')], primary: member(2).serviceAddr });
+    const p = tsoPlan(old3(), {
+      members: [member(0, 'TSO-demo-tso-0'), member(1, 'TSO-demo-tso-1'), member(2, 'TSO-demo-tso-2')],
+      primary: member(2).serviceAddr,
+    });
     expect(p.action).toMatchObject({ type: 'transfer-primary', to: 'TSO-demo-tso-0' });
     // Servers before v8.3.0 register no name at all.
     const unnamed = tsoPlan(old3(), { members: [member(0, ''), member(1, ''), member(2)], primary: member(2).serviceAddr });
@@ -329,7 +410,11 @@ describe('TSO and scheduling upgrades (pd_ms_upgrader.go)', () => {
   test('a primary older than v8.3.0 (no transfer API) or alone restarts as the primary', () => {
     const old = [tsoPod(0, CURRENT, 'v8.1.0'), tsoPod(1, CURRENT, 'v8.1.0'), tsoPod(2, CURRENT, 'v8.1.0')];
     expect(tsoPlan(old, members).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
-    expect(tsoPlan(old3(), { members: [member(2)], primary: member(2).serviceAddr }).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
+    expect(tsoPlan(old3(), { members: [member(2)], primary: member(2).serviceAddr }).action).toEqual({
+      type: 'apply',
+      replicas: 3,
+      partition: 2,
+    });
   });
 
   test('while no primary is elected (a transfer under way), the Pod restarts as the operator lets it', () => {
@@ -359,12 +444,24 @@ describe('TSO and scheduling upgrades (pd_ms_upgrader.go)', () => {
       const input: PlanInput = {
         cluster: { ...CLUSTER, name: 'demo', components: ['tso'] },
         components: [{ kind: 'tso', sts, pods }],
-        pd: { members: [], leader: undefined, stores: [], evicting: new Set(), ms: { tso: { ...members3(), primary: member(primary).serviceAddr } } },
+        pd: {
+          members: [],
+          leader: undefined,
+          stores: [],
+          evicting: new Set(),
+          ms: { tso: { ...members3(), primary: member(primary).serviceAddr } },
+        },
         now: NOW,
       };
       return plan(input).find((p) => p.kind === 'tso')!;
     };
-    expect(scaleIn(2).action).toEqual({ type: 'transfer-primary', service: 'tso', pod: 'demo-tso-2', primary: member(2).serviceAddr, to: 'demo-tso-0' });
+    expect(scaleIn(2).action).toEqual({
+      type: 'transfer-primary',
+      service: 'tso',
+      pod: 'demo-tso-2',
+      primary: member(2).serviceAddr,
+      to: 'demo-tso-0',
+    });
     expect(scaleIn(1).action).toEqual({ type: 'apply', replicas: 2, partition: 2 });
   });
 

@@ -20,7 +20,13 @@ describe('pod settings: cluster level as defaults, component level wins', () => 
   });
 
   test('tolerations, affinity, imagePullSecrets: the component list replaces the cluster list', () => {
-    const affinity = { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { a: 'b' } } } }] } };
+    const affinity = {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          { weight: 1, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { a: 'b' } } } },
+        ],
+      },
+    };
     const objects = render(
       cluster({
         tolerations: [toleration('cluster')],
@@ -48,13 +54,23 @@ describe('pod settings: cluster level as defaults, component level wins', () => 
       }),
     );
     const pd = find(objects, 'StatefulSet', 'demo-pd').spec.template.spec;
-    expect(pd).toMatchObject({ schedulerName: 'tidb-scheduler', priorityClassName: 'high', serviceAccountName: 'pd', terminationGracePeriodSeconds: 60, securityContext: { runAsUser: 1000 } });
+    expect(pd).toMatchObject({
+      schedulerName: 'tidb-scheduler',
+      priorityClassName: 'high',
+      serviceAccountName: 'pd',
+      terminationGracePeriodSeconds: 60,
+      securityContext: { runAsUser: 1000 },
+    });
     expect(container(find(objects, 'StatefulSet', 'demo-pd'), 'pd').securityContext).toEqual({ runAsNonRoot: true });
     expect(find(objects, 'StatefulSet', 'demo-tidb').spec.template.spec.serviceAccountName).toBe('tidb');
   });
 
   test('topologySpreadConstraints get the component selector and a default maxSkew', () => {
-    const sts = find(render(cluster({ topologySpreadConstraints: [{ topologyKey: 'topology.kubernetes.io/zone' }] })), 'StatefulSet', 'demo-tikv');
+    const sts = find(
+      render(cluster({ topologySpreadConstraints: [{ topologyKey: 'topology.kubernetes.io/zone' }] })),
+      'StatefulSet',
+      'demo-tikv',
+    );
     expect(sts.spec.template.spec.topologySpreadConstraints).toEqual([
       {
         maxSkew: 1,
@@ -73,7 +89,14 @@ describe('pod settings: cluster level as defaults, component level wins', () => 
   });
 
   test('update strategy, pod management policy and pull policy', () => {
-    const objects = render(cluster({ statefulSetUpdateStrategy: 'OnDelete', podManagementPolicy: 'OrderedReady', imagePullPolicy: 'Always', tidb: { replicas: 1, podManagementPolicy: 'Whatever' } }));
+    const objects = render(
+      cluster({
+        statefulSetUpdateStrategy: 'OnDelete',
+        podManagementPolicy: 'OrderedReady',
+        imagePullPolicy: 'Always',
+        tidb: { replicas: 1, podManagementPolicy: 'Whatever' },
+      }),
+    );
     const pd = find(objects, 'StatefulSet', 'demo-pd');
     expect(pd.spec).toMatchObject({ podManagementPolicy: 'OrderedReady' });
     expect(JSON.parse(pd.metadata.annotations['tidb-gitops.io/settings']).updateStrategy).toBe('OnDelete');
@@ -108,7 +131,7 @@ describe('pod settings: cluster level as defaults, component level wins', () => 
     expect(sts.spec.template.spec.volumes).toContainEqual({ name: 'extra', emptyDir: {} });
   });
 
-  test('the instance label follows the TidbCluster\'s own instance label', () => {
+  test("the instance label follows the TidbCluster's own instance label", () => {
     const objects = render(cluster({}, { labels: { 'app.kubernetes.io/instance': 'shared' } }));
     expect(find(objects, 'StatefulSet', 'demo-pd').spec.selector.matchLabels['app.kubernetes.io/instance']).toBe('shared');
   });

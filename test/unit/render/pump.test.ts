@@ -53,7 +53,12 @@ describe('Pump objects', () => {
     const objects = render(withPump({ storageClassName: 'local' }));
     const svc = find(objects, 'Service', 'demo-pump');
     expect(svc.metadata.labels).toEqual(LABELS);
-    expect(svc.spec).toEqual({ clusterIP: 'None', ports: [{ name: 'pump', port: 8250, targetPort: 8250, protocol: 'TCP' }], selector: LABELS, publishNotReadyAddresses: true });
+    expect(svc.spec).toEqual({
+      clusterIP: 'None',
+      ports: [{ name: 'pump', port: 8250, targetPort: 8250, protocol: 'TCP' }],
+      selector: LABELS,
+      publishNotReadyAddresses: true,
+    });
     const cm = find(objects, 'ConfigMap', 'demo-pump');
     expect(cm.metadata.labels).toEqual(LABELS);
     expect(cm.data).toEqual({ 'pump-config': '' });
@@ -69,12 +74,23 @@ describe('Pump objects', () => {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: { name: 'data', creationTimestamp: null },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local', resources: { requests: { storage: '20Gi' } }, volumeMode: 'Filesystem' },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: 'local',
+          resources: { requests: { storage: '20Gi' } },
+          volumeMode: 'Filesystem',
+        },
         status: { phase: 'Pending' },
       },
     ]);
-    expect(set.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/path': '/metrics', 'prometheus.io/port': '8250' });
-    expect(set.spec.template.spec.volumes).toEqual([{ name: 'config', configMap: { name: 'demo-pump', items: [{ key: 'pump-config', path: 'pump.toml' }] } }]);
+    expect(set.spec.template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/path': '/metrics',
+      'prometheus.io/port': '8250',
+    });
+    expect(set.spec.template.spec.volumes).toEqual([
+      { name: 'config', configMap: { name: 'demo-pump', items: [{ key: 'pump-config', path: 'pump.toml' }] } },
+    ]);
     const c = pumpOf(objects);
     expect(c.image).toBe('pingcap/tidb-binlog:v8.5.7');
     expect(c.command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
@@ -85,7 +101,14 @@ describe('Pump objects', () => {
       { name: 'config', mountPath: '/etc/pump' },
     ]);
     expect(c.env).toBeUndefined();
-    expect(JSON.parse(set.metadata.annotations['tidb-gitops.io/settings'])).toEqual({ enablePVReclaim: false, forceUpgrade: false, kubeVersion: '1.31', paused: false, pvReclaimPolicy: 'Retain', updateStrategy: 'RollingUpdate' });
+    expect(JSON.parse(set.metadata.annotations['tidb-gitops.io/settings'])).toEqual({
+      enablePVReclaim: false,
+      forceUpgrade: false,
+      kubeVersion: '1.31',
+      paused: false,
+      pvReclaimPolicy: 'Retain',
+      updateStrategy: 'RollingUpdate',
+    });
   });
 
   test('TiDB gets binlog on when Pump is there', () => {
@@ -104,11 +127,26 @@ describe('Pump objects', () => {
   });
 
   test('OnDelete update strategy is taken as it is', () => {
-    expect(JSON.parse(sts(render(withPump({ statefulSetUpdateStrategy: 'OnDelete' }))).metadata.annotations['tidb-gitops.io/settings']).updateStrategy).toBe('OnDelete');
+    expect(
+      JSON.parse(sts(render(withPump({ statefulSetUpdateStrategy: 'OnDelete' }))).metadata.annotations['tidb-gitops.io/settings'])
+        .updateStrategy,
+    ).toBe('OnDelete');
   });
 
   test('setTimeZone sets TZ to spec.timezone; hostNetwork sets HOSTNAME to the pod name', () => {
-    const objects = render(withPump({ setTimeZone: true, hostNetwork: true, env: [{ name: 'HOSTNAME', value: 'x' }, { name: 'A', value: 'b' }] }, { timezone: 'Asia/Tokyo' }));
+    const objects = render(
+      withPump(
+        {
+          setTimeZone: true,
+          hostNetwork: true,
+          env: [
+            { name: 'HOSTNAME', value: 'x' },
+            { name: 'A', value: 'b' },
+          ],
+        },
+        { timezone: 'Asia/Tokyo' },
+      ),
+    );
     expect(pumpOf(objects).env).toEqual([
       { name: 'TZ', value: 'Asia/Tokyo' },
       { name: 'HOSTNAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
@@ -156,12 +194,21 @@ describe('Pump objects', () => {
 
 describe('Pump config', () => {
   test('a mapping keeps every key and its type', () => {
-    const toml = pumpToml(render(withPump({ config: { gc: 7, 'heartbeat-interval': 2, storage: { 'sync-log': 'true', 'kv-chan-cap': 1048576 } } })));
+    const toml = pumpToml(
+      render(withPump({ config: { gc: 7, 'heartbeat-interval': 2, storage: { 'sync-log': 'true', 'kv-chan-cap': 1048576 } } })),
+    );
     expect(toml).toEqual({ gc: 7, 'heartbeat-interval': 2, storage: { 'sync-log': 'true', 'kv-chan-cap': 1048576 } });
   });
 
-  test('cluster TLS sets security.ssl-* to the mounted certificate, over the user\'s values', () => {
-    const toml = pumpToml(render(withPump({ config: 'gc = 7\n[security]\nssl-ca = "/mine/ca.crt"\ncert-allowed-cn = ["tidb"]\n' }, { tlsCluster: { enabled: true } })));
+  test("cluster TLS sets security.ssl-* to the mounted certificate, over the user's values", () => {
+    const toml = pumpToml(
+      render(
+        withPump(
+          { config: 'gc = 7\n[security]\nssl-ca = "/mine/ca.crt"\ncert-allowed-cn = ["tidb"]\n' },
+          { tlsCluster: { enabled: true } },
+        ),
+      ),
+    );
     expect(toml).toEqual({
       gc: 7,
       security: {
@@ -190,8 +237,16 @@ describe('Pump refused input', () => {
   test.each([
     [{ requests: { cpu: '1' } }, 'spec.pump.requests.storage (line', 'required field is missing: the size of each Pump data volume'],
     [{ limits: { storage: '1Gi' } }, 'spec.pump.limits.storage (line', 'Pump takes the size of its data volume from requests.storage'],
-    [{ additionalVolumes: [{ name: 'x', emptyDir: {} }] }, 'spec.pump.additionalVolumes (line', 'tidb-operator does not add additional volumes to Pump'],
-    [{ additionalVolumeMounts: [{ name: 'x', mountPath: '/x' }] }, 'spec.pump.additionalVolumeMounts (line', 'does not add additional volume mounts to Pump'],
+    [
+      { additionalVolumes: [{ name: 'x', emptyDir: {} }] },
+      'spec.pump.additionalVolumes (line',
+      'tidb-operator does not add additional volumes to Pump',
+    ],
+    [
+      { additionalVolumeMounts: [{ name: 'x', mountPath: '/x' }] },
+      'spec.pump.additionalVolumeMounts (line',
+      'does not add additional volume mounts to Pump',
+    ],
     [{ readinessProbe: { type: 'tcp' } }, 'spec.pump.readinessProbe (line', 'Pump always gets a TCP readiness probe on 8250'],
     [{ storageVolumes: [{ name: 'x', storageSize: '1Gi' }] }, 'spec.pump.storageVolumes (line', ''],
     [{ config: 'log-level = 3\n' }, 'spec.pump.config.log-level (line', 'expected a string, got 3'],
@@ -210,10 +265,14 @@ describe('Pump refused input', () => {
   test('v1 rendered without a namespace reads it from the pod when the address names it (else no NAMESPACE env)', () => {
     const objects = render(withPump({}, { clusterDomain: 'c.local' }, { namespace: undefined }));
     expect(pumpOf(objects).env).toEqual([{ name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
-    expect(argvOf(scriptOf(objects), { env: { NAMESPACE: 'runtime-ns' } })).toEqual(v1Argv({ host: 'demo-pump-2.demo-pump.runtime-ns.svc.c.local' }));
+    expect(argvOf(scriptOf(objects), { env: { NAMESPACE: 'runtime-ns' } })).toEqual(
+      v1Argv({ host: 'demo-pump-2.demo-pump.runtime-ns.svc.c.local' }),
+    );
     const given = render(withPump({}, { clusterDomain: 'c.local' }, { namespace: undefined }), { namespace: 'given' });
     expect(pumpOf(given).env).toBeUndefined();
-    expect(argvOf(scriptOf(given), { env: { NAMESPACE: 'not-read' } })).toEqual(v1Argv({ host: 'demo-pump-2.demo-pump.given.svc.c.local' }));
+    expect(argvOf(scriptOf(given), { env: { NAMESPACE: 'not-read' } })).toEqual(
+      v1Argv({ host: 'demo-pump-2.demo-pump.given.svc.c.local' }),
+    );
     expect(pumpOf(render(withPump({}, {}, { namespace: undefined }))).env).toBeUndefined();
   });
 });
@@ -245,7 +304,9 @@ describe('Pump start command, run under dash', () => {
   });
 
   test('v1 acrossK8s: the zone gets .<ns>.svc; discovery /verify answers the PD URLs', () => {
-    const r = run(scriptOf(render(withPump({}, { acrossK8s: true }))), { env: { DISCOVERY_FAILS: '1', DISCOVERY_ANSWER: 'http://demo-pd:2379,http://pd.other:2379' } });
+    const r = run(scriptOf(render(withPump({}, { acrossK8s: true }))), {
+      env: { DISCOVERY_FAILS: '1', DISCOVERY_ANSWER: 'http://demo-pd:2379,http://pd.other:2379' },
+    });
     expect(r.status).toBe(0);
     const wgets = callsOf(r, 'wget');
     expect(wgets).toHaveLength(2);
@@ -264,7 +325,11 @@ describe('Pump start command, run under dash', () => {
   });
 
   test('v2 execs pump (no offline hold) and ignores PreferPDAddressesOverDiscovery, as the operator does', () => {
-    const spec = { startScriptVersion: 'v2', pdAddresses: ['http://pd-a:2379'], startScriptV2FeatureFlags: ['PreferPDAddressesOverDiscovery'] };
+    const spec = {
+      startScriptVersion: 'v2',
+      pdAddresses: ['http://pd-a:2379'],
+      startScriptV2FeatureFlags: ['PreferPDAddressesOverDiscovery'],
+    };
     const r = run(scriptOf(render(withPump({ config: { 'log-level': 'debug' } }, spec))));
     expect(r.argv).toEqual(v2Argv({ level: 'debug' }));
     expect(r.stdout).not.toContain('pump offline');
@@ -296,7 +361,9 @@ describe('Pump start command: lint', () => {
   });
 
   test('throws on an unsafe log level', () => {
-    expect(() => pumpStartScript({ ...base, logLevel: 'info;id' })).toThrow('pump start script: invalid context:\n  logLevel: "info;id" is not a log level');
+    expect(() => pumpStartScript({ ...base, logLevel: 'info;id' })).toThrow(
+      'pump start script: invalid context:\n  logLevel: "info;id" is not a log level',
+    );
   });
 
   test('the same argv and offline hold under bash in POSIX mode', () => {

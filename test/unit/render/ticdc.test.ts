@@ -67,7 +67,11 @@ describe('TiCDC objects', () => {
     expect(set.spec.volumeClaimTemplates).toBeUndefined();
     expect(set.spec.replicas).toBeUndefined();
     expect(set.metadata.annotations['tidb-gitops.io/replicas']).toBe('2');
-    expect(set.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/path': '/metrics', 'prometheus.io/port': '8301' });
+    expect(set.spec.template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/path': '/metrics',
+      'prometheus.io/port': '8301',
+    });
     const c = cdc(objects);
     expect(c.image).toBe('pingcap/ticdc:v8.5.7');
     expect(c.command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
@@ -88,16 +92,29 @@ describe('TiCDC objects', () => {
   test('start script v2 mounts the pod annotations', () => {
     const set = sts(render(withCdc({}, { startScriptVersion: 'v2' })));
     expect(set.spec.template.spec.volumes).toEqual([
-      { name: 'annotations', downwardAPI: { items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }] } },
+      {
+        name: 'annotations',
+        downwardAPI: { items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }] },
+      },
     ]);
     expect(container(set, 'ticdc').volumeMounts).toEqual([{ name: 'annotations', mountPath: '/etc/podinfo', readOnly: true }]);
   });
 
   test('storageVolumes are the only claim templates; the component storageClassName is their default', () => {
     const set = sts(
-      render(withCdc({ storageClassName: 'fast', storageVolumes: [{ name: 'sort', storageSize: '50Gi', mountPath: '/var/lib/sort' }, { name: 'spare', storageSize: '1Gi', storageClassName: 'slow' }] })),
+      render(
+        withCdc({
+          storageClassName: 'fast',
+          storageVolumes: [
+            { name: 'sort', storageSize: '50Gi', mountPath: '/var/lib/sort' },
+            { name: 'spare', storageSize: '1Gi', storageClassName: 'slow' },
+          ],
+        }),
+      ),
     );
-    expect(set.spec.volumeClaimTemplates.map((v: Obj) => [v.metadata.name, v.spec.storageClassName, v.spec.resources.requests.storage])).toEqual([
+    expect(
+      set.spec.volumeClaimTemplates.map((v: Obj) => [v.metadata.name, v.spec.storageClassName, v.spec.resources.requests.storage]),
+    ).toEqual([
       ['ticdc-sort', 'fast', '50Gi'],
       ['ticdc-spare', 'slow', '1Gi'],
     ]);
@@ -114,16 +131,37 @@ describe('TiCDC objects', () => {
             storageVolumes: [{ name: 'sort', storageSize: '1Gi', mountPath: '/sort' }],
             additionalVolumes: [{ name: 'extra', emptyDir: {} }],
             additionalVolumeMounts: [{ name: 'extra', mountPath: '/extra' }],
-            additionalContainers: [{ name: 'ticdc', env: [{ name: 'GODEBUG', value: 'x' }] }, { name: 'side', image: 'busybox' }],
-            env: [{ name: 'TZ', value: 'Mars/Base' }, { name: 'FOO', value: 'bar' }],
+            additionalContainers: [
+              { name: 'ticdc', env: [{ name: 'GODEBUG', value: 'x' }] },
+              { name: 'side', image: 'busybox' },
+            ],
+            env: [
+              { name: 'TZ', value: 'Mars/Base' },
+              { name: 'FOO', value: 'bar' },
+            ],
           },
           { startScriptVersion: 'v2', tlsCluster: { enabled: true } },
         ),
       ),
     );
     const c = container(set, 'ticdc');
-    expect(c.volumeMounts.map((m: Obj) => m.name)).toEqual(['annotations', 'ticdc-tls', 'cluster-client-tls', 'ticdc-sort', 'extra', 'config', 'kafka-a']);
-    expect(set.spec.template.spec.volumes.map((v: Obj) => v.name)).toEqual(['annotations', 'ticdc-tls', 'cluster-client-tls', 'extra', 'kafka-a', 'config']);
+    expect(c.volumeMounts.map((m: Obj) => m.name)).toEqual([
+      'annotations',
+      'ticdc-tls',
+      'cluster-client-tls',
+      'ticdc-sort',
+      'extra',
+      'config',
+      'kafka-a',
+    ]);
+    expect(set.spec.template.spec.volumes.map((v: Obj) => v.name)).toEqual([
+      'annotations',
+      'ticdc-tls',
+      'cluster-client-tls',
+      'extra',
+      'kafka-a',
+      'config',
+    ]);
     expect(set.spec.template.spec.containers.map((x: Obj) => x.name)).toEqual(['ticdc', 'side']);
     expect(env(c)).toMatchObject({ TZ: 'UTC', FOO: 'bar', GODEBUG: 'x' });
   });
@@ -152,9 +190,17 @@ describe('TiCDC objects', () => {
     ]);
   });
 
-  test('gracefulShutdownTimeout is the controller\'s (settings annotation), not terminationGracePeriodSeconds', () => {
+  test("gracefulShutdownTimeout is the controller's (settings annotation), not terminationGracePeriodSeconds", () => {
     const settings = (objects: Obj[]) => JSON.parse(sts(objects).metadata.annotations['tidb-gitops.io/settings']);
-    expect(settings(render(withCdc()))).toEqual({ enablePVReclaim: false, forceUpgrade: false, kubeVersion: '1.31', paused: false, pvReclaimPolicy: 'Retain', gracefulShutdownTimeout: '10m', updateStrategy: 'RollingUpdate' });
+    expect(settings(render(withCdc()))).toEqual({
+      enablePVReclaim: false,
+      forceUpgrade: false,
+      kubeVersion: '1.31',
+      paused: false,
+      pvReclaimPolicy: 'Retain',
+      gracefulShutdownTimeout: '10m',
+      updateStrategy: 'RollingUpdate',
+    });
     const objects = render(withCdc({ gracefulShutdownTimeout: '1h30m' }));
     expect(settings(objects).gracefulShutdownTimeout).toBe('1h30m');
     expect(sts(objects).spec.template.spec.terminationGracePeriodSeconds).toBeUndefined();
@@ -183,7 +229,9 @@ describe('TiCDC config, flags and TZ', () => {
     expect(Object.keys(cm.data)).toEqual(['config-file']);
     expect(parseToml(cm.data['config-file'])).toEqual({ 'gc-ttl': 3600, sorter: { 'num-concurrent-worker': 4 } });
     const set = sts(objects);
-    expect(set.spec.template.spec.volumes).toEqual([{ name: 'config', configMap: { name: 'demo-ticdc', items: [{ key: 'config-file', path: 'ticdc.toml' }] } }]);
+    expect(set.spec.template.spec.volumes).toEqual([
+      { name: 'config', configMap: { name: 'demo-ticdc', items: [{ key: 'config-file', path: 'ticdc.toml' }] } },
+    ]);
     expect(container(set, 'ticdc').volumeMounts).toEqual([{ name: 'config', mountPath: '/etc/ticdc', readOnly: true }]);
     expect(argvOf(scriptOf(objects))).toEqual(v1Argv({ log: ['--gc-ttl=3600', '--log-file=', '--log-level=info'], config: true }));
   });
@@ -194,7 +242,7 @@ describe('TiCDC config, flags and TZ', () => {
     expect(sts(objects).spec.template.spec.volumes[0].configMap.name).toBe(cm.metadata.name);
   });
 
-  test('a config mapping reads timezone, gcTTL, logLevel and logFile (tidb-operator\'s typed struct)', () => {
+  test("a config mapping reads timezone, gcTTL, logLevel and logFile (tidb-operator's typed struct)", () => {
     const objects = render(withCdc({ config: { timezone: 'Europe/Paris', gcTTL: 7200, logLevel: 'warn', logFile: '/log/cdc.log' } }));
     expect(cdcConfigMaps(objects)).toEqual([]);
     expect(env(cdc(objects)).TZ).toBe('Europe/Paris');
@@ -237,7 +285,9 @@ describe('TiCDC config, flags and TZ', () => {
     expect(renderErrors(withCdc({ config: { logLevel: 'info', sorter: { dir: '/x' } } }))).toMatch(
       /spec\.ticdc\.config\.sorter \(line \d+\): a config mapping only takes timezone, gcTTL, logLevel, logFile \(tidb-operator reads a mapping into its four-field TiCDCConfig, so every other key would be lost\); give TiCDC's config as a TOML string/,
     );
-    expect(renderErrors(withCdc({ config: { 'log-level': 'warn' } }))).toContain('(tidb-operator reads a mapping into its four-field TiCDCConfig, so every other key would be lost); write logLevel instead, or give');
+    expect(renderErrors(withCdc({ config: { 'log-level': 'warn' } }))).toContain(
+      '(tidb-operator reads a mapping into its four-field TiCDCConfig, so every other key would be lost); write logLevel instead, or give',
+    );
   });
 });
 
@@ -246,7 +296,11 @@ describe('TiCDC refused input', () => {
     [{ readinessProbe: { type: 'tcp' } }, 'spec.ticdc.readinessProbe (line', 'tidb-operator gives TiCDC no readiness probe'],
     [{ requests: { storage: '10Gi' } }, 'spec.ticdc.requests.storage (line', 'TiCDC has no data volume'],
     [{ limits: { storage: '10Gi' } }, 'spec.ticdc.limits.storage (line', 'TiCDC has no data volume'],
-    [{ gracefulShutdownTimeout: '10 minutes' }, 'spec.ticdc.gracefulShutdownTimeout (line', 'expected a Go duration such as 10m or 1h30m, got "10 minutes"'],
+    [
+      { gracefulShutdownTimeout: '10 minutes' },
+      'spec.ticdc.gracefulShutdownTimeout (line',
+      'expected a Go duration such as 10m or 1h30m, got "10 minutes"',
+    ],
     [{ tlsClientSecretNames: ['a.b'] }, 'spec.ticdc.tlsClientSecretNames[0] (line', 'must be a DNS label'],
     [{ tlsClientSecretNames: ['x', 'x'] }, 'spec.ticdc.tlsClientSecretNames[1] (line', 'is already a volume of the TiCDC pod'],
     [{ tlsClientSecretNames: ['config'] }, 'spec.ticdc.tlsClientSecretNames[0] (line', 'is already a volume of the TiCDC pod'],
@@ -285,7 +339,9 @@ describe('TiCDC start command, run under dash', () => {
   });
 
   test('v2 acrossK8s with discovery mTLS: curl with the TiCDC certificate, https everywhere', () => {
-    const script = scriptOf(render(withCdc({}, { startScriptVersion: 'v2', acrossK8s: true, tlsCluster: { enabled: true, enableDiscoveryMTLS: true } })));
+    const script = scriptOf(
+      render(withCdc({}, { startScriptVersion: 'v2', acrossK8s: true, tlsCluster: { enabled: true, enableDiscoveryMTLS: true } })),
+    );
     const r = run(script, { env: { DISCOVERY_ANSWER: 'https://demo-pd:2379' } });
     expect(r.status).toBe(0);
     expect(callsOf(r, 'wget')).toEqual([]);
@@ -297,7 +353,12 @@ describe('TiCDC start command, run under dash', () => {
   });
 
   test('v2: names baked in, --pd before the TLS flags, --config last', () => {
-    const objects = render(withCdc({ config: '[sorter]\ndir = "/tmp/sorter"\n' }, { startScriptVersion: 'v2', tlsCluster: { enabled: true }, clusterDomain: 'c.local' }));
+    const objects = render(
+      withCdc(
+        { config: '[sorter]\ndir = "/tmp/sorter"\n' },
+        { startScriptVersion: 'v2', tlsCluster: { enabled: true }, clusterDomain: 'c.local' },
+      ),
+    );
     const argv = argvOf(scriptOf(objects), { env: { NAMESPACE: 'not-read-by-v2', HEADLESS_SERVICE_NAME: 'not-read-by-v2' } });
     expect(argv).toEqual(v2Argv({ host: `${FQDN}.c.local`, pd: 'https://demo-pd:2379', tls: true, config: true }));
   });
@@ -314,7 +375,7 @@ describe('TiCDC start command, run under dash', () => {
     expect(callsOf(r, 'wget')).toEqual([]);
   });
 
-  test.each(['v1', 'v2'])('%s: spec.cluster without a local PD uses the other cluster\'s PD', (version) => {
+  test.each(['v1', 'v2'])("%s: spec.cluster without a local PD uses the other cluster's PD", (version) => {
     const spec = { startScriptVersion: version, pd: undefined, cluster: { name: 'main', namespace: 'ns' } };
     const argv = argvOf(scriptOf(render(withCdc({}, spec))));
     expect(argv).toEqual((version === 'v1' ? v1Argv : v2Argv)({ pd: 'http://main-pd:2379' }));
@@ -344,7 +405,9 @@ describe('TiCDC start command: context checks and lint', () => {
   };
 
   test('throws on values that would break out of the command', () => {
-    expect(() => ticdcStartScript({ ...base, logFile: '$(reboot)' })).toThrow('ticdc start script: invalid context:\n  logFile: "$(reboot)" is not a path');
+    expect(() => ticdcStartScript({ ...base, logFile: '$(reboot)' })).toThrow(
+      'ticdc start script: invalid context:\n  logFile: "$(reboot)" is not a path',
+    );
     expect(() => ticdcStartScript({ ...base, version: 'v2', namespace: undefined })).toThrow('namespace: required for start script v2');
     expect(() => ticdcStartScript({ ...base, gcTTL: -1 })).toThrow('gcTTL: expected an integer >= 0, got -1');
   });

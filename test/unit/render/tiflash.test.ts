@@ -50,8 +50,16 @@ const CURRENT_PROXY = {
   'log-level': 'info',
   server: { 'advertise-status-addr': `${POD_HOST}:20292`, 'engine-addr': `${POD_HOST}:3930`, 'status-addr': '0.0.0.0:20292' },
 };
-const TLS_COMMON = { ca_path: '/var/lib/tiflash-tls/ca.crt', cert_path: '/var/lib/tiflash-tls/tls.crt', key_path: '/var/lib/tiflash-tls/tls.key' };
-const TLS_PROXY = { 'ca-path': '/var/lib/tiflash-tls/ca.crt', 'cert-path': '/var/lib/tiflash-tls/tls.crt', 'key-path': '/var/lib/tiflash-tls/tls.key' };
+const TLS_COMMON = {
+  ca_path: '/var/lib/tiflash-tls/ca.crt',
+  cert_path: '/var/lib/tiflash-tls/tls.crt',
+  key_path: '/var/lib/tiflash-tls/tls.key',
+};
+const TLS_PROXY = {
+  'ca-path': '/var/lib/tiflash-tls/ca.crt',
+  'cert-path': '/var/lib/tiflash-tls/tls.crt',
+  'key-path': '/var/lib/tiflash-tls/tls.key',
+};
 
 describe('TiFlash objects', () => {
   test('peer Service: four ports, no used-by label, publishes unready pods', () => {
@@ -87,7 +95,12 @@ describe('TiFlash objects', () => {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: { name: 'data0', creationTimestamp: null },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local-storage', resources: { requests: { storage: '100Gi' } }, volumeMode: 'Filesystem' },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: 'local-storage',
+          resources: { requests: { storage: '100Gi' } },
+          volumeMode: 'Filesystem',
+        },
         status: { phase: 'Pending' },
       },
     ]);
@@ -119,7 +132,15 @@ describe('TiFlash objects', () => {
   });
 
   test('env: TZ defaults to UTC (not empty as for TiKV), CAPACITY from limits.storage, user env after', () => {
-    const main = flash(withFlash({ limits: { storage: '1536Mi', cpu: '2' }, env: [{ name: 'TZ', value: 'X' }, { name: 'EXTRA', value: '1' }] })).main;
+    const main = flash(
+      withFlash({
+        limits: { storage: '1536Mi', cpu: '2' },
+        env: [
+          { name: 'TZ', value: 'X' },
+          { name: 'EXTRA', value: '1' },
+        ],
+      }),
+    ).main;
     expect(main.env).toEqual([
       { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: 'CLUSTER_NAME', value: 'demo' },
@@ -134,7 +155,9 @@ describe('TiFlash objects', () => {
 
   test('several storage claims: data0..dataN volumes and mounts, one main dir each; an empty class is kept', () => {
     const { sts, main, config } = flash(withFlash({ storageClaims: [claim('100Gi'), claim('50Gi', { storageClassName: '' })] }));
-    expect(sts.spec.volumeClaimTemplates.map((v: Obj) => [v.metadata.name, v.spec.resources.requests.storage, v.spec.storageClassName])).toEqual([
+    expect(
+      sts.spec.volumeClaimTemplates.map((v: Obj) => [v.metadata.name, v.spec.resources.requests.storage, v.spec.storageClassName]),
+    ).toEqual([
       ['data0', '100Gi', undefined],
       ['data1', '50Gi', ''],
     ]);
@@ -168,8 +191,17 @@ describe('TiFlash objects', () => {
   });
 
   test('log sidecars follow the three log files on data0, with logTailer resources and the helper image', () => {
-    const { pod } = flash(withFlash({ logTailer: { limits: { cpu: '100m' }, securityContext: { runAsNonRoot: true } } }, { helper: { image: 'alpine:3.16.0' } }));
-    const files = { serverlog: '/data0/logs/server.log', errorlog: '/data0/logs/error.log', clusterlog: '/data0/logs/flash_cluster_manager.log' };
+    const { pod } = flash(
+      withFlash(
+        { logTailer: { limits: { cpu: '100m' }, securityContext: { runAsNonRoot: true } } },
+        { helper: { image: 'alpine:3.16.0' } },
+      ),
+    );
+    const files = {
+      serverlog: '/data0/logs/server.log',
+      errorlog: '/data0/logs/error.log',
+      clusterlog: '/data0/logs/flash_cluster_manager.log',
+    };
     for (const [name, file] of Object.entries(files)) {
       expect(pod.containers.find((c: Obj) => c.name === name)).toEqual({
         name,
@@ -216,7 +248,10 @@ describe('TiFlash objects', () => {
       }),
     );
     expect(pod.initContainers.map((c: Obj) => c.name)).toEqual(['sysctl', 'init', 'mine']);
-    expect(pod.initContainers[0]).toMatchObject({ command: ['sh', '-c', 'sysctl -w net.core.somaxconn=32768'], securityContext: { privileged: true } });
+    expect(pod.initContainers[0]).toMatchObject({
+      command: ['sh', '-c', 'sysctl -w net.core.somaxconn=32768'],
+      securityContext: { privileged: true },
+    });
     expect(pod.securityContext).toEqual({ sysctls: [] });
   });
 
@@ -224,7 +259,10 @@ describe('TiFlash objects', () => {
     const { pod, main } = flash(
       withFlash({
         privileged: true,
-        additionalContainers: [{ name: 'tiflash', env: [{ name: 'X', value: '1' }] }, { name: 'extra', image: 'busybox' }],
+        additionalContainers: [
+          { name: 'tiflash', env: [{ name: 'X', value: '1' }] },
+          { name: 'extra', image: 'busybox' },
+        ],
         additionalVolumes: [{ name: 'scratch', emptyDir: {} }],
         additionalVolumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
       }),
@@ -239,7 +277,9 @@ describe('TiFlash objects', () => {
   });
 
   test('operation settings for the controller', () => {
-    const { sts } = flash(withFlash({ maxFailoverCount: 1, recoverFailover: true, failover: { recoverByUID: 'u-1' }, scalePolicy: { scaleInParallelism: 2 } }));
+    const { sts } = flash(
+      withFlash({ maxFailoverCount: 1, recoverFailover: true, failover: { recoverByUID: 'u-1' }, scalePolicy: { scaleInParallelism: 2 } }),
+    );
     expect(JSON.parse(sts.metadata.annotations['tidb-gitops.io/settings'])).toMatchObject({
       maxFailoverCount: 1,
       recoverFailover: true,
@@ -261,7 +301,9 @@ describe('TiFlash objects', () => {
     const sts = find(objects, 'StatefulSet', 'demo-tiflash');
     expect(sts.spec.volumeClaimTemplates[0].spec.storageClassName).toBe('local-storage');
     expect(container(sts, 'serverlog').image).toBe('alpine:3.16.0');
-    expect(parseToml(find(objects, 'ConfigMap', /^demo-tiflash-/).data['config_templ.toml'])).toMatchObject({ raft: { pd_addr: 'demo-pd.tidb.svc:2379' } });
+    expect(parseToml(find(objects, 'ConfigMap', /^demo-tiflash-/).data['config_templ.toml'])).toMatchObject({
+      raft: { pd_addr: 'demo-pd.tidb.svc:2379' },
+    });
   });
 });
 
@@ -292,7 +334,9 @@ describe('TiFlash config (v5.4.0 and newer)', () => {
     const copied = flash(withFlash({ config: { config: '[security]\ncert_allowed_cn = ["TiDB"]\n' } }, tls));
     expect(copied.config.security).toEqual({ ...TLS_COMMON, cert_allowed_cn: ['TiDB'] });
     expect(copied.proxy.security).toEqual({ ...TLS_PROXY, 'cert-allowed-cn': ['TiDB'] });
-    const own = flash(withFlash({ config: { config: '[security]\ncert_allowed_cn = ["TiDB"]\n', proxy: '[security]\ncert-allowed-cn = ["x"]\n' } }, tls));
+    const own = flash(
+      withFlash({ config: { config: '[security]\ncert_allowed_cn = ["TiDB"]\n', proxy: '[security]\ncert-allowed-cn = ["x"]\n' } }, tls),
+    );
     expect(own.proxy.security['cert-allowed-cn']).toEqual(['x']);
     // Without TLS the user's keys are left alone and nothing is copied.
     expect(flash(withFlash({ config: { config: '[security]\ncert_allowed_cn = ["TiDB"]\n' } })).proxy.security).toBeUndefined();
@@ -302,7 +346,8 @@ describe('TiFlash config (v5.4.0 and newer)', () => {
     const { config, proxy } = flash(
       withFlash({
         config: {
-          config: '[flash]\nservice_addr = "0.0.0.0:4000"\n[raft]\npd_addr = "pd.elsewhere:2379"\n[profiles.default]\nmax_memory_usage = 0\n',
+          config:
+            '[flash]\nservice_addr = "0.0.0.0:4000"\n[raft]\npd_addr = "pd.elsewhere:2379"\n[profiles.default]\nmax_memory_usage = 0\n',
           proxy: { 'log-level': 'debug', server: { 'status-addr': '0.0.0.0:1' } },
         },
       }),
@@ -367,7 +412,12 @@ describe('TiFlash config (v5.4.0 and newer)', () => {
     expect(across.config.raft).toEqual({ pd_addr: 'PD_ADDR' });
     expect(across.pod.initContainers[0].command[2]).toContain('sed -i "s|PD_ADDR|${result}|g" /data0/config.toml');
     // The busybox helper has no curl: the call over mTLS needs a helper image that has it.
-    const mtls = flash(withFlash({}, { acrossK8s: true, helper: { image: 'curlimages/curl:8.11.0' }, tlsCluster: { enabled: true, enableDiscoveryMTLS: true } }));
+    const mtls = flash(
+      withFlash(
+        {},
+        { acrossK8s: true, helper: { image: 'curlimages/curl:8.11.0' }, tlsCluster: { enabled: true, enableDiscoveryMTLS: true } },
+      ),
+    );
     const init = mtls.pod.initContainers[0];
     expect(init.image).toBe('curlimages/curl:8.11.0');
     expect(init.volumeMounts).toContainEqual({ name: 'tiflash-tls', mountPath: '/var/lib/tiflash-tls', readOnly: true });
@@ -393,7 +443,9 @@ describe('TiFlash config (v5.4.0 and newer)', () => {
   test('pdAddresses replace the PD address only with v2 and PreferPDAddressesOverDiscovery', () => {
     const pdAddresses = ['http://pd-a.example:2379', 'http://pd-b.example:2379'];
     const flag = { startScriptV2FeatureFlags: ['PreferPDAddressesOverDiscovery'], pdAddresses };
-    expect(flash(withFlash({}, { ...flag, startScriptVersion: 'v2' })).config.raft.pd_addr).toBe('http://pd-a.example:2379,http://pd-b.example:2379');
+    expect(flash(withFlash({}, { ...flag, startScriptVersion: 'v2' })).config.raft.pd_addr).toBe(
+      'http://pd-a.example:2379,http://pd-b.example:2379',
+    );
     expect(flash(withFlash({}, { ...flag, startScriptVersion: 'v1' })).config.raft.pd_addr).toBe('demo-pd.ns.svc:2379');
     expect(flash(withFlash({}, { pdAddresses, startScriptVersion: 'v2' })).config.raft.pd_addr).toBe('demo-pd.ns.svc:2379');
   });
@@ -444,7 +496,10 @@ describe('TiFlash config before v5.4.0 (legacy defaults)', () => {
       proxy: { addr: '0.0.0.0:20170', 'advertise-addr': `${POD_HOST}:20170`, config: '/data0/proxy.toml', 'data-dir': '/data0/proxy' },
     },
     logger: { count: 10, errorlog: '/data0/logs/error.log', level: 'information', log: '/data0/logs/server.log', size: '100M' },
-    profiles: { default: { load_balancing: 'random', max_memory_usage: 10000000000, use_uncompressed_cache: 0 }, readonly: { readonly: 1 } },
+    profiles: {
+      default: { load_balancing: 'random', max_memory_usage: 10000000000, use_uncompressed_cache: 0 },
+      readonly: { readonly: 1 },
+    },
     quotas: { default: { interval: { duration: 3600, errors: 0, execution_time: 0, queries: 0, read_rows: 0, result_rows: 0 } } },
     raft: { kvstore_path: '/data0/kvstore', pd_addr: 'demo-pd.ns.svc:2379', storage_engine: 'dt' },
     status: { metrics_port: 8234 },
@@ -489,7 +544,9 @@ describe('TiFlash config before v5.4.0 (legacy defaults)', () => {
 
 /** The input's error messages without file, document and line, one per line. */
 function errorsOf(input: Obj): string {
-  return renderErrors(input).replace(/^test\.yaml: document 1: /gm, '').replace(/ \(line \d+\)/g, '');
+  return renderErrors(input)
+    .replace(/^test\.yaml: document 1: /gm, '')
+    .replace(/ \(line \d+\)/g, '');
 }
 
 function cmText(input: Obj): string {
@@ -507,7 +564,9 @@ describe('TiFlash input it refuses', () => {
   });
 
   test('claim fields the operator ignores', () => {
-    const errors = errorsOf(withFlash({ storageClaims: [{ resources: { requests: { storage: '1Gi', cpu: '1' }, limits: { storage: '2Gi' } } }] }));
+    const errors = errorsOf(
+      withFlash({ storageClaims: [{ resources: { requests: { storage: '1Gi', cpu: '1' }, limits: { storage: '2Gi' } } }] }),
+    );
     expect(errors).toContain('spec.tiflash.storageClaims[0].resources.limits: not supported yet: tidb-operator v1 ignores it for TiFlash');
     expect(errors).toContain('spec.tiflash.storageClaims[0].resources.requests.cpu: not supported yet');
   });
@@ -520,7 +579,9 @@ describe('TiFlash input it refuses', () => {
     expect(errorsOf(withFlash({ requests: { storage: '10Gi', cpu: '1' } }))).toBe(
       'spec.tiflash.requests.storage: not supported yet: tidb-operator v1 ignores it for TiFlash, whose volumes are sized by storageClaims; remove it',
     );
-    expect(errorsOf(withFlash({ logTailer: { sleepTimeSeconds: 5 } }))).toContain('spec.tiflash.logTailer.sleepTimeSeconds: only read by native sidecars');
+    expect(errorsOf(withFlash({ logTailer: { sleepTimeSeconds: 5 } }))).toContain(
+      'spec.tiflash.logTailer.sleepTimeSeconds: only read by native sidecars',
+    );
     expect(errorsOf(withFlash({ volumeAttributesClassName: 'fast' }))).toContain('spec.tiflash.volumeAttributesClassName');
     expect(errorsOf(withFlash({ suspendAction: { suspendStatefulSet: true } }))).toContain('spec.tiflash.suspendAction');
     // The off values are fine.
@@ -532,7 +593,9 @@ describe('TiFlash input it refuses', () => {
     expect(errorsOf(withFlash({ config: { config: 'flash = "x"\n', proxy: { server: 1 } } }))).toMatch(
       /spec\.tiflash\.config\.config\.flash: expected a table \(the renderer sets keys inside flash\), got "x"[\s\S]*spec\.tiflash\.config\.proxy\.server: expected a table/,
     );
-    expect(errorsOf(withFlash({ config: { config: 3 } }))).toBe('spec.tiflash.config.config: expected a TOML document (a string) or a mapping, got 3');
+    expect(errorsOf(withFlash({ config: { config: 3 } }))).toBe(
+      'spec.tiflash.config.config: expected a TOML document (a string) or a mapping, got 3',
+    );
   });
 
   test('log files a sidecar could not follow', () => {

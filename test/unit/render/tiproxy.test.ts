@@ -19,9 +19,17 @@ const proxy = (objects: Obj[]) => container(sts(objects), 'tiproxy');
 const configOf = (objects: Obj[]): Obj => parseToml(tomlOf(find(objects, 'ConfigMap', 'demo-tiproxy')));
 const volumesOf = (objects: Obj[]) => sts(objects).spec.template.spec.volumes as Obj[];
 const secretVolumes = (objects: Obj[]) =>
-  Object.fromEntries(volumesOf(objects).filter((v) => v.secret).map((v) => [v.name, v.secret.secretName]));
+  Object.fromEntries(
+    volumesOf(objects)
+      .filter((v) => v.secret)
+      .map((v) => [v.name, v.secret.secretName]),
+  );
 const secretMounts = (objects: Obj[]) => {
-  const secrets = new Set(volumesOf(objects).filter((v) => v.secret).map((v) => v.name));
+  const secrets = new Set(
+    volumesOf(objects)
+      .filter((v) => v.secret)
+      .map((v) => v.name),
+  );
   return Object.fromEntries((proxy(objects).volumeMounts as Obj[]).filter((m) => secrets.has(m.name)).map((m) => [m.name, m.mountPath]));
 };
 const LABELS = selectorLabels('demo', 'tiproxy');
@@ -70,7 +78,15 @@ describe('TiProxy objects', () => {
     expect(s.spec.volumeClaimTemplates).toBeUndefined();
     expect(s.metadata.annotations[ANNOTATION.replicas]).toBe('2');
     const settings = JSON.parse(s.metadata.annotations[ANNOTATION.settings]);
-    expect(settings).toEqual({ paused: false, pvReclaimPolicy: 'Retain', enablePVReclaim: false, forceUpgrade: false, kubeVersion: '1.31', serverLabels: {}, updateStrategy: 'RollingUpdate' });
+    expect(settings).toEqual({
+      paused: false,
+      pvReclaimPolicy: 'Retain',
+      enablePVReclaim: false,
+      forceUpgrade: false,
+      kubeVersion: '1.31',
+      serverLabels: {},
+      updateStrategy: 'RollingUpdate',
+    });
     expect(s.spec.template.metadata.annotations).toEqual({
       'prometheus.io/scrape': 'true',
       'prometheus.io/path': '/api/metrics',
@@ -109,7 +125,10 @@ describe('TiProxy objects', () => {
           ],
         },
       },
-      { name: 'annotations', downwardAPI: { items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }] } },
+      {
+        name: 'annotations',
+        downwardAPI: { items: [{ path: 'annotations', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.annotations' } }] },
+      },
     ]);
   });
 
@@ -117,7 +136,9 @@ describe('TiProxy objects', () => {
     const cm = find(objects, 'ConfigMap', 'demo-tiproxy');
     expect(cm.metadata.labels).toEqual(LABELS);
     expect(Object.keys(cm.data).sort()).toEqual(['config-file', 'startup-script']);
-    expect(cm.data['config-file']).toBe('workdir = "/var/lib/tiproxy/work"\n\n[proxy]\n  pd-addrs = "demo-pd:2379"\n  require-backend-tls = false\n');
+    expect(cm.data['config-file']).toBe(
+      'workdir = "/var/lib/tiproxy/work"\n\n[proxy]\n  pd-addrs = "demo-pd:2379"\n  require-backend-tls = false\n',
+    );
     expect(cm.data['startup-script']).toContain('exec /bin/tiproxy ${ARGS}');
   });
 
@@ -131,7 +152,10 @@ describe('TiProxy objects', () => {
   test('user env is appended, reserved names are not overridden; user annotations win over the Prometheus ones', () => {
     const objs = renderWith({
       tiproxy: tiproxy({
-        env: [{ name: 'NAMESPACE', value: 'x' }, { name: 'EXTRA', value: 'y' }],
+        env: [
+          { name: 'NAMESPACE', value: 'x' },
+          { name: 'EXTRA', value: 'y' },
+        ],
         annotations: { 'prometheus.io/scrape': 'false', team: 'db' },
       }),
     });
@@ -141,14 +165,21 @@ describe('TiProxy objects', () => {
       HEADLESS_SERVICE_NAME: 'demo-tiproxy-peer',
       EXTRA: 'y',
     });
-    expect(sts(objs).spec.template.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'false', team: 'db', 'prometheus.io/port': '3080' });
+    expect(sts(objs).spec.template.metadata.annotations).toMatchObject({
+      'prometheus.io/scrape': 'false',
+      team: 'db',
+      'prometheus.io/port': '3080',
+    });
   });
 
   test('storageVolumes become tiproxy-<name> claims; additional volumes and mounts follow the operator ones', () => {
     const objs = renderWith({
       tiproxy: tiproxy({
         storageClassName: 'fast',
-        storageVolumes: [{ name: 'work', storageSize: '1Gi', mountPath: '/var/lib/tiproxy' }, { name: 'spare', storageSize: '2Gi', storageClassName: 'slow' }],
+        storageVolumes: [
+          { name: 'work', storageSize: '1Gi', mountPath: '/var/lib/tiproxy' },
+          { name: 'spare', storageSize: '2Gi', storageClassName: 'slow' },
+        ],
         additionalVolumes: [{ name: 'extra', emptyDir: {} }],
         additionalVolumeMounts: [{ name: 'extra', mountPath: '/extra' }],
       }),
@@ -169,7 +200,9 @@ describe('TiProxy objects', () => {
 
   test('the sysctl-init annotation adds no init container to TiProxy (PD, TiKV, TiDB and TiFlash only)', () => {
     const sysctls = [{ name: 'net.core.somaxconn', value: '32768' }];
-    const objs = renderWith({ tiproxy: tiproxy({ annotations: { 'tidb.pingcap.com/sysctl-init': 'true' }, podSecurityContext: { sysctls } }) });
+    const objs = renderWith({
+      tiproxy: tiproxy({ annotations: { 'tidb.pingcap.com/sysctl-init': 'true' }, podSecurityContext: { sysctls } }),
+    });
     expect(sts(objs).spec.template.spec.initContainers).toBeUndefined();
     expect(sts(objs).spec.template.spec.securityContext).toEqual({ sysctls });
     expect(sts(objs).spec.template.metadata.annotations['tidb.pingcap.com/sysctl-init']).toBe('true');
@@ -178,7 +211,10 @@ describe('TiProxy objects', () => {
   test('additionalContainers named tiproxy are merged into the container, init containers kept', () => {
     const objs = renderWith({
       tiproxy: tiproxy({
-        additionalContainers: [{ name: 'tiproxy', env: [{ name: 'EXTRA', value: '1' }] }, { name: 'side', image: 'busybox' }],
+        additionalContainers: [
+          { name: 'tiproxy', env: [{ name: 'EXTRA', value: '1' }] },
+          { name: 'side', image: 'busybox' },
+        ],
         initContainers: [{ name: 'prep', image: 'busybox' }],
       }),
     });
@@ -256,7 +292,10 @@ describe('TiProxy TLS', () => {
         'cluster-tls': certs(CLIENT),
         'server-http-tls': { ...certs(HTTP), 'skip-ca': true },
       });
-      expect(secretVolumes(objs)).toEqual({ 'cluster-client-tls': 'demo-cluster-client-secret', 'tiproxy-tls': 'demo-tiproxy-cluster-secret' });
+      expect(secretVolumes(objs)).toEqual({
+        'cluster-client-tls': 'demo-cluster-client-secret',
+        'tiproxy-tls': 'demo-tiproxy-cluster-secret',
+      });
       expect(secretMounts(objs)).toEqual({ 'cluster-client-tls': CLIENT, 'tiproxy-tls': HTTP });
     });
 
@@ -291,7 +330,10 @@ describe('TiProxy TLS', () => {
 
     test('a skip-ca the user wrote is kept, and then the CA is configured', () => {
       const config = configOf(
-        renderWith({ ...tidbTls({ skipInternalClientCA: true }), tiproxy: tiproxy({ config: { security: { 'sql-tls': { 'skip-ca': false }, 'server-tls': { 'skip-ca': false } } } }) }),
+        renderWith({
+          ...tidbTls({ skipInternalClientCA: true }),
+          tiproxy: tiproxy({ config: { security: { 'sql-tls': { 'skip-ca': false }, 'server-tls': { 'skip-ca': false } } } }),
+        }),
       );
       expect(config.security['sql-tls']).toEqual({ 'skip-ca': false, ...certs(SQL) });
       expect(config.security['server-tls']['skip-ca']).toBe(false);
@@ -327,7 +369,10 @@ describe('TiProxy TLS', () => {
         'cluster-tls': certs(OWN),
         'server-http-tls': { ...certs(OWN), 'skip-ca': true },
       });
-      expect(secretVolumes(objs)).toEqual({ 'cluster-client-tls': 'demo-cluster-client-secret', 'tiproxy-tls': 'demo-tiproxy-cluster-secret' });
+      expect(secretVolumes(objs)).toEqual({
+        'cluster-client-tls': 'demo-cluster-client-secret',
+        'tiproxy-tls': 'demo-tiproxy-cluster-secret',
+      });
       expect(secretMounts(objs)).toEqual({ 'cluster-client-tls': CLIENT, 'tiproxy-tls': OWN });
     });
 
@@ -349,23 +394,27 @@ describe('TiProxy TLS', () => {
     test('TiDB TLS only, with a certificate mounted at /var/lib/tiproxy-tls by the user', () => {
       const objs = renderWith({
         ...tidbTls(),
-        ...V1({ additionalVolumes: [{ name: 'api-cert', secret: { secretName: 'api' } }], additionalVolumeMounts: [{ name: 'api-cert', mountPath: OWN }] }),
+        ...V1({
+          additionalVolumes: [{ name: 'api-cert', secret: { secretName: 'api' } }],
+          additionalVolumeMounts: [{ name: 'api-cert', mountPath: OWN }],
+        }),
       });
       expect(configOf(objs).security['server-http-tls']).toEqual({ ...certs(OWN), 'skip-ca': true });
       expect(secretVolumes(objs)).toEqual({ 'tidb-server-tls': 'demo-tidb-server-secret', 'api-cert': 'api' });
     });
 
     test('fails without tlsCluster when nothing is mounted where the API certificate is configured', () => {
+      expect(renderErrors(cluster(V1()))).toContain('spec.tiproxy.certLayout (line');
       expect(renderErrors(cluster(V1()))).toContain(
-        'spec.tiproxy.certLayout (line',
+        '"v1" configures TiProxy\'s HTTP API certificate (security.server-http-tls) from /var/lib/tiproxy-tls',
       );
-      expect(renderErrors(cluster(V1()))).toContain('"v1" configures TiProxy\'s HTTP API certificate (security.server-http-tls) from /var/lib/tiproxy-tls');
     });
   });
 });
 
 describe('TiProxy readiness probe', () => {
-  const probeOf = (readinessProbe: Obj | undefined, spec: Obj = {}) => proxy(renderWith({ ...spec, tiproxy: tiproxy({ readinessProbe }) })).readinessProbe;
+  const probeOf = (readinessProbe: Obj | undefined, spec: Obj = {}) =>
+    proxy(renderWith({ ...spec, tiproxy: tiproxy({ readinessProbe }) })).readinessProbe;
 
   test('none without a type (the operator’s compatibility rule)', () => {
     expect(probeOf({ periodSeconds: 5 })).toBeUndefined();
@@ -373,7 +422,11 @@ describe('TiProxy readiness probe', () => {
 
   test('tcp checks the SQL port; both delays default to 10', () => {
     expect(probeOf({ type: 'tcp' })).toEqual({ tcpSocket: { port: 6000 }, initialDelaySeconds: 10, periodSeconds: 10 });
-    expect(probeOf({ type: 'tcp', initialDelaySeconds: 3, periodSeconds: 7 })).toEqual({ tcpSocket: { port: 6000 }, initialDelaySeconds: 3, periodSeconds: 7 });
+    expect(probeOf({ type: 'tcp', initialDelaySeconds: 3, periodSeconds: 7 })).toEqual({
+      tcpSocket: { port: 6000 },
+      initialDelaySeconds: 3,
+      periodSeconds: 7,
+    });
   });
 
   test('command curls the health API; under cluster TLS over https with the cluster-client certificate, in both layouts', () => {
@@ -395,14 +448,21 @@ describe('TiProxy readiness probe', () => {
       '/var/lib/cluster-client-tls/tls.key',
     ];
     expect(probeOf({ type: 'command' }, { tlsCluster: { enabled: true } }).exec.command).toEqual(tlsCommand);
-    const v1 = proxy(renderWith({ tlsCluster: { enabled: true }, tiproxy: tiproxy({ certLayout: 'v1', readinessProbe: { type: 'command' } }) }));
+    const v1 = proxy(
+      renderWith({ tlsCluster: { enabled: true }, tiproxy: tiproxy({ certLayout: 'v1', readinessProbe: { type: 'command' } }) }),
+    );
     expect(v1.readinessProbe.exec.command).toEqual(tlsCommand);
     expect(v1.volumeMounts).toContainEqual({ name: 'cluster-client-tls', mountPath: '/var/lib/cluster-client-tls', readOnly: true });
   });
 });
 
 describe('TiProxy start script', () => {
-  const ctx = (o: Partial<TiProxyScriptContext> = {}): TiProxyScriptContext => ({ clusterName: 'demo', namespace: 'ns', clusterDomain: '', ...o });
+  const ctx = (o: Partial<TiProxyScriptContext> = {}): TiProxyScriptContext => ({
+    clusterName: 'demo',
+    namespace: 'ns',
+    clusterDomain: '',
+    ...o,
+  });
   const sandbox = new ScriptSandbox({ dirs: [], servers: [] });
   let stubDir = '';
 
@@ -428,7 +488,8 @@ describe('TiProxy start script', () => {
     rmSync(stubDir, { recursive: true, force: true });
   });
 
-  const NEW_HELP = 'Usage:\n  tiproxy [flags]\n\nFlags:\n      --advertise-addr string   advertise address\n      --config string           proxy config file path';
+  const NEW_HELP =
+    'Usage:\n  tiproxy [flags]\n\nFlags:\n      --advertise-addr string   advertise address\n      --config string           proxy config file path';
   const OLD_HELP = 'Usage:\n  tiproxy [flags]\n\nFlags:\n      --config string   proxy config file path';
   const POD = { POD_NAME: 'demo-tiproxy-0', NAMESPACE: 'from-env', HEADLESS_SERVICE_NAME: 'demo-tiproxy-peer' };
 
@@ -438,15 +499,18 @@ describe('TiProxy start script', () => {
     return sandbox.run(stubbed, { ...rest, env: { ...POD, TIPROXY_HELP: help, ...rest.env } });
   }
 
-  test.each(['dash', 'bash'] as const)('%s: a tiproxy whose help knows --advertise-addr gets the Pod’s FQDN (namespace baked in)', (shell) => {
-    const r = run(tiproxyStartScript(ctx()), { shell });
-    expect(r.status).toBe(0);
-    expect(r.argv).toEqual(['--config=/etc/proxy/proxy.toml', '--advertise-addr=demo-tiproxy-0.demo-tiproxy-peer.ns.svc']);
-    expect(r.calls.filter((c) => c.startsWith('tiproxy'))).toEqual([
-      'tiproxy --help',
-      'tiproxy --config=/etc/proxy/proxy.toml --advertise-addr=demo-tiproxy-0.demo-tiproxy-peer.ns.svc',
-    ]);
-  });
+  test.each(['dash', 'bash'] as const)(
+    '%s: a tiproxy whose help knows --advertise-addr gets the Pod’s FQDN (namespace baked in)',
+    (shell) => {
+      const r = run(tiproxyStartScript(ctx()), { shell });
+      expect(r.status).toBe(0);
+      expect(r.argv).toEqual(['--config=/etc/proxy/proxy.toml', '--advertise-addr=demo-tiproxy-0.demo-tiproxy-peer.ns.svc']);
+      expect(r.calls.filter((c) => c.startsWith('tiproxy'))).toEqual([
+        'tiproxy --help',
+        'tiproxy --config=/etc/proxy/proxy.toml --advertise-addr=demo-tiproxy-0.demo-tiproxy-peer.ns.svc',
+      ]);
+    },
+  );
 
   test.each(['dash', 'bash'] as const)('%s: an older tiproxy only gets --config', (shell) => {
     const r = run(tiproxyStartScript(ctx()), { help: OLD_HELP, shell });
@@ -498,21 +562,23 @@ describe('TiProxy start script', () => {
 
 describe('TiProxy bad input', () => {
   test('fails with acrossK8s, which the operator refuses for TiProxy', () => {
-    expect(renderErrors(cluster({ acrossK8s: true, tiproxy: tiproxy() }))).toContain(
-      'spec.tiproxy (line',
-    );
+    expect(renderErrors(cluster({ acrossK8s: true, tiproxy: tiproxy() }))).toContain('spec.tiproxy (line');
     expect(renderErrors(cluster({ acrossK8s: true, tiproxy: tiproxy() }))).toContain('TiProxy cannot be rendered with spec.acrossK8s');
   });
 
   test('fails on an unknown certLayout', () => {
-    expect(renderErrors(cluster({ tiproxy: tiproxy({ certLayout: 'V1' }) }))).toMatch(/spec\.tiproxy\.certLayout \(line \d+\): expected "" \(legacy\) or "v1", got "V1"/);
+    expect(renderErrors(cluster({ tiproxy: tiproxy({ certLayout: 'V1' }) }))).toMatch(
+      /spec\.tiproxy\.certLayout \(line \d+\): expected "" \(legacy\) or "v1", got "V1"/,
+    );
   });
 
   test('fails on a config that holds a value where the renderer writes a table', () => {
     expect(renderErrors(cluster({ tiproxy: tiproxy({ config: 'proxy = "x"\n' }) }))).toMatch(
       /spec\.tiproxy\.config\.proxy \(line \d+\): expected a table \(the renderer sets keys in \[proxy\]\), got a value of type string/,
     );
-    expect(renderErrors(cluster({ tlsCluster: { enabled: true }, tiproxy: tiproxy({ config: 'security = { cluster-tls = 1.5 }\n' }) }))).toMatch(
+    expect(
+      renderErrors(cluster({ tlsCluster: { enabled: true }, tiproxy: tiproxy({ config: 'security = { cluster-tls = 1.5 }\n' }) })),
+    ).toMatch(
       /spec\.tiproxy\.config\.security\.cluster-tls \(line \d+\): expected a table \(the renderer sets keys in \[security\.cluster-tls\]\), got a value of type float/,
     );
   });
@@ -523,14 +589,20 @@ describe('TiProxy bad input', () => {
 
   test('refuses configUpdateStrategy RollingUpdate and suspendAction with a reason', () => {
     expect(renderErrors(cluster({ tiproxy: tiproxy({ configUpdateStrategy: 'RollingUpdate' }) }))).toContain(
-      "spec.tiproxy.configUpdateStrategy (line",
+      'spec.tiproxy.configUpdateStrategy (line',
     );
-    expect(renderErrors(cluster({ tiproxy: tiproxy({ configUpdateStrategy: 'RollingUpdate' }) }))).toContain("TiProxy's ConfigMap is always updated in place");
-    expect(renderErrors(cluster({ tiproxy: tiproxy({ suspendAction: { suspendStatefulSet: true } }) }))).toContain('spec.tiproxy.suspendAction');
+    expect(renderErrors(cluster({ tiproxy: tiproxy({ configUpdateStrategy: 'RollingUpdate' }) }))).toContain(
+      "TiProxy's ConfigMap is always updated in place",
+    );
+    expect(renderErrors(cluster({ tiproxy: tiproxy({ suspendAction: { suspendStatefulSet: true } }) }))).toContain(
+      'spec.tiproxy.suspendAction',
+    );
     expect(renderErrors(cluster({ tiproxy: tiproxy({ maxFailoverCount: 3 }) }))).toContain('spec.tiproxy.maxFailoverCount');
   });
 
   test('accepts the off values: configUpdateStrategy InPlace, suspendAction without suspending', () => {
-    expect(() => renderWith({ tiproxy: tiproxy({ configUpdateStrategy: 'InPlace', suspendAction: { suspendStatefulSet: false } }) })).not.toThrow();
+    expect(() =>
+      renderWith({ tiproxy: tiproxy({ configUpdateStrategy: 'InPlace', suspendAction: { suspendStatefulSet: false } }) }),
+    ).not.toThrow();
   });
 });

@@ -241,14 +241,23 @@ describe('the Kubernetes definitions', () => {
     expect(kubeMinors()).toEqual(SCHEMA_MINORS);
   });
 
-  it("of the newest minor are the OpenAPI document of the release the real-API suites run (test/kube/harness/go.mod)", () => {
+  it('of the newest minor are the OpenAPI document of the release the real-API suites run (test/kube/harness/go.mod)', () => {
     const release = kubeRelease();
     expect(release.minor).toBe(SCHEMA_MINORS[SCHEMA_MINORS.length - 1]);
-    expect(kubeDefinitionsFile(release.minor).endsWith(join(`k8s.io/kubernetes@${release.version}`, 'api/openapi-spec/swagger.json'))).toBe(true);
+    expect(kubeDefinitionsFile(release.minor).endsWith(join(`k8s.io/kubernetes@${release.version}`, 'api/openapi-spec/swagger.json'))).toBe(
+      true,
+    );
   });
 
   it.each(SCHEMA_MINORS)("of 1.%s know what every render makes, and Prometheus Operator's kinds", (minor) => {
-    for (const [apiVersion, kind] of [['apps/v1', 'StatefulSet'], ['v1', 'Service'], ['v1', 'ConfigMap'], ['policy/v1', 'PodDisruptionBudget'], ['monitoring.coreos.com/v1', 'PodMonitor'], ['monitoring.coreos.com/v1', 'PrometheusRule']]) {
+    for (const [apiVersion, kind] of [
+      ['apps/v1', 'StatefulSet'],
+      ['v1', 'Service'],
+      ['v1', 'ConfigMap'],
+      ['policy/v1', 'PodDisruptionBudget'],
+      ['monitoring.coreos.com/v1', 'PodMonitor'],
+      ['monitoring.coreos.com/v1', 'PrometheusRule'],
+    ]) {
       expect(fullSchema(minor).knows(apiVersion, kind)).toBe(true);
     }
   });

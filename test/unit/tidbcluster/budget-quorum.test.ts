@@ -24,7 +24,11 @@ describe('budgets that break quorum', () => {
   });
 
   test('fails a percentage that rounds up past the majority: pd=50% of 3 is 2', () => {
-    expect(budgets('pd=50%').errors).toEqual([expect.stringContaining(`${WHERE}pd=50%: 3 PD members need 2 up to keep a majority, so a drain may take at most 1 at once; pd=50% lets it take 2`)]);
+    expect(budgets('pd=50%').errors).toEqual([
+      expect.stringContaining(
+        `${WHERE}pd=50%: 3 PD members need 2 up to keep a majority, so a drain may take at most 1 at once; pd=50% lets it take 2`,
+      ),
+    ]);
   });
 
   test('fails tikv=50% of three stores with the default max-replicas (3)', () => {
@@ -34,10 +38,19 @@ describe('budgets that break quorum', () => {
   });
 
   test('fails tikv=2 with max-replicas 3, accepts it with max-replicas 5 from the PD config', () => {
-    expect(budgets('tikv=2').errors).toEqual([expect.stringContaining(`${WHERE}tikv=2: lets a drain take 2 TiKV stores at once, and a region keeps 3 replicas`)]);
-    const five = { pd: { replicas: 3, requests: { storage: '10Gi' }, config: { replication: { 'max-replicas': 5 } } }, tikv: { replicas: 5, requests: { storage: '100Gi' } } };
+    expect(budgets('tikv=2').errors).toEqual([
+      expect.stringContaining(`${WHERE}tikv=2: lets a drain take 2 TiKV stores at once, and a region keeps 3 replicas`),
+    ]);
+    const five = {
+      pd: { replicas: 3, requests: { storage: '10Gi' }, config: { replication: { 'max-replicas': 5 } } },
+      tikv: { replicas: 5, requests: { storage: '100Gi' } },
+    };
     expect(budgets('tikv=2', five).errors).toEqual([]);
-    expect(budgets('tikv=3', five).errors).toEqual([expect.stringContaining('tikv=3: lets a drain take 3 TiKV stores at once, and a region keeps 5 replicas (replication.max-replicas), which need 3 up')]);
+    expect(budgets('tikv=3', five).errors).toEqual([
+      expect.stringContaining(
+        'tikv=3: lets a drain take 3 TiKV stores at once, and a region keeps 5 replicas (replication.max-replicas), which need 3 up',
+      ),
+    ]);
   });
 
   test('accepts what keeps a majority: pd=2 of five members, the defaults, a small percentage', () => {
@@ -54,7 +67,11 @@ describe('budgets that break quorum', () => {
       'tc.yaml: document 1: spec.pd.replicas (line 9): warning: 2 PD members need 2 up to keep a majority, so a drain may take at most 0 at once; pd=1 lets it take 1: a drain that evicts one member stops PD (and the whole cluster) until it is back, and no budget can prevent it (0 refuses every eviction); run 3 PD members (or 1, which has no quorum to lose)',
     ]);
     expect(budgets('pd=1', two).warnings).toEqual([expect.stringContaining(`${WHERE}warning: 2 PD members need 2 up`)]);
-    expect(budgets('pd=2', two).errors).toEqual([expect.stringContaining(`${WHERE}pd=2: 2 PD members need 2 up to keep a majority, so a drain may take at most 0 at once; pd=2 lets it take 2`)]);
+    expect(budgets('pd=2', two).errors).toEqual([
+      expect.stringContaining(
+        `${WHERE}pd=2: 2 PD members need 2 up to keep a majority, so a drain may take at most 0 at once; pd=2 lets it take 2`,
+      ),
+    ]);
     // No budget, no warning: the user chose it.
     expect(budgets('pd=none', two)).toEqual({ errors: [], warnings: [] });
     // One member has no quorum to keep: a drain stops it whatever, as it stops any single server.

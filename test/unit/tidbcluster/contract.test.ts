@@ -39,8 +39,27 @@ const FULL_INFO: ControllerClusterInfo = {
   patchesVolumes: true,
   backupSchedules: ['nightly', 'hourly'],
   backupRetention: {
-    nightly: { maxBackups: 3, cleanPolicy: 'Delete', storageKind: 's3', bucket: 'b', prefix: 'p', endpoint: 'http://minio:9000', region: 'eu-west-1', provider: 'aws', forcePathStyle: false, secretName: 's3-keys' },
-    hourly: { maxReservedSeconds: 86_400, cleanPolicy: 'OnFailure', storageKind: 'azblob', bucket: 'c', prefix: 'q', account: 'acct', sasToken: 'sig' },
+    nightly: {
+      maxBackups: 3,
+      cleanPolicy: 'Delete',
+      storageKind: 's3',
+      bucket: 'b',
+      prefix: 'p',
+      endpoint: 'http://minio:9000',
+      region: 'eu-west-1',
+      provider: 'aws',
+      forcePathStyle: false,
+      secretName: 's3-keys',
+    },
+    hourly: {
+      maxReservedSeconds: 86_400,
+      cleanPolicy: 'OnFailure',
+      storageKind: 'azblob',
+      bucket: 'c',
+      prefix: 'q',
+      account: 'acct',
+      sasToken: 'sig',
+    },
   },
   operations: ['backup-once', 'restore-r'],
   logBackups: ['backup-pitr'],
@@ -82,7 +101,15 @@ const FULL_SETTINGS: ComponentSettings = {
   flushLogBackup: false,
 };
 
-const PUBLISH_INFO: MonitoringPublishInfo = { cluster: 'demo', image: 'pingcap/tidb-monitor-initializer:v8.5.7', components: ['pd', 'tikv', 'tidb'], rules: true, dashboards: false, labels: { release: 'prom' }, assets: '/assets' };
+const PUBLISH_INFO: MonitoringPublishInfo = {
+  cluster: 'demo',
+  image: 'pingcap/tidb-monitor-initializer:v8.5.7',
+  components: ['pd', 'tikv', 'tidb'],
+  rules: true,
+  dashboards: false,
+  labels: { release: 'prom' },
+  assets: '/assets',
+};
 
 describe('round trips: what the renderer encodes, the controller parses back equal', () => {
   test('the cluster JSON, with every field set', () => {
@@ -121,7 +148,11 @@ describe('round trips: what the renderer encodes, the controller parses back equ
       expect(settingsOf(sts as StatefulSet)).toEqual(JSON.parse(text));
       expect(encodeComponentSettings(settingsOf(sts as StatefulSet))).toBe(text);
     }
-    expect(settingsOf(find(objects, 'StatefulSet', 'demo-tikv') as StatefulSet)).toMatchObject({ replace: ['demo-tikv-1'], storeLabels: ['rack'], recoverByUID: 'u' });
+    expect(settingsOf(find(objects, 'StatefulSet', 'demo-tikv') as StatefulSet)).toMatchObject({
+      replace: ['demo-tikv-1'],
+      storeLabels: ['rack'],
+      recoverByUID: 'u',
+    });
   });
 
   test('the monitoring Job env, hand-made and rendered', () => {
@@ -143,7 +174,9 @@ describe('the settings annotation: a bad one counts as none, its fields are take
     ['a number', '3'],
   ])('%s reads as {}', (_what, text) => {
     expect(parseComponentSettings(text)).toEqual({});
-    const sts = { metadata: { name: 'demo-tikv', ...(text !== undefined && { annotations: { [ANNOTATION.settings]: text } }) } } as StatefulSet;
+    const sts = {
+      metadata: { name: 'demo-tikv', ...(text !== undefined && { annotations: { [ANNOTATION.settings]: text } }) },
+    } as StatefulSet;
     expect(settingsOf(sts)).toEqual({});
   });
 
@@ -157,7 +190,11 @@ describe('the cluster JSON: checked, each error naming its key', () => {
   const parse = (value: unknown) => () => parseControllerClusterInfo(JSON.stringify(value));
 
   test('unset fields take their defaults; lists come back in reconcile order, empty ones left out', () => {
-    expect(parseControllerClusterInfo('{"name":"c","components":["tidb","pd"],"backupSchedules":[],"operations":[],"logBackups":[],"cluster":{"name":"main"}}')).toEqual({
+    expect(
+      parseControllerClusterInfo(
+        '{"name":"c","components":["tidb","pd"],"backupSchedules":[],"operations":[],"logBackups":[],"cluster":{"name":"main"}}',
+      ),
+    ).toEqual({
       name: 'c',
       clusterDomain: '',
       acrossK8s: false,
@@ -167,7 +204,17 @@ describe('the cluster JSON: checked, each error naming its key', () => {
       cluster: { name: 'main', namespace: '', clusterDomain: '' },
       components: ['pd', 'tidb'],
     });
-    expect(parseClusterInfo('{"name":"c","readsNodes":false}', 'ns')).toEqual({ name: 'c', namespace: 'ns', clusterDomain: '', acrossK8s: false, tls: false, discoveryMtls: false, pdAddresses: [], cluster: null, components: [] });
+    expect(parseClusterInfo('{"name":"c","readsNodes":false}', 'ns')).toEqual({
+      name: 'c',
+      namespace: 'ns',
+      clusterDomain: '',
+      acrossK8s: false,
+      tls: false,
+      discoveryMtls: false,
+      pdAddresses: [],
+      cluster: null,
+      components: [],
+    });
   });
 
   test('fails on text that is not a JSON object', () => {
@@ -181,7 +228,10 @@ describe('the cluster JSON: checked, each error naming its key', () => {
     [{ name: 'c', clusterDomain: 1 }, 'TIDB_GITOPS_CLUSTER.clusterDomain: expected a string'],
     [{ name: 'c', tls: 'true' }, 'TIDB_GITOPS_CLUSTER.tls: expected true or false'],
     [{ name: 'c', patchesVolumes: 1 }, 'TIDB_GITOPS_CLUSTER.patchesVolumes: expected true or false'],
-    [{ name: 'c', components: ['pd', 'tiflash2'] }, 'TIDB_GITOPS_CLUSTER.components: expected a list of tso, scheduling, pd, tiproxy, tiflash, tikv, pump, tidb, ticdc'],
+    [
+      { name: 'c', components: ['pd', 'tiflash2'] },
+      'TIDB_GITOPS_CLUSTER.components: expected a list of tso, scheduling, pd, tiproxy, tiflash, tikv, pump, tidb, ticdc',
+    ],
     [{ name: 'c', pdAddresses: 'http://pd:2379' }, 'TIDB_GITOPS_CLUSTER.pdAddresses: expected a list of URLs'],
     [{ name: 'c', cluster: { namespace: 'x' } }, 'TIDB_GITOPS_CLUSTER.cluster: expected null or {name, namespace, clusterDomain}'],
     [{ name: 'c', backupSchedules: ['Nightly'] }, 'TIDB_GITOPS_CLUSTER.backupSchedules: expected a list of BackupSchedule names'],
@@ -198,7 +248,9 @@ describe('the cluster JSON: checked, each error naming its key', () => {
     expect(parse({ name: 'c', backupRetention: { nightly: {} } })).toThrow(`TIDB_GITOPS_CLUSTER.backupRetention: nightly: ${why}`);
     expect(parse({ name: 'c', backupRetention: { nightly: { maxBackups: 1, maxReservedSeconds: 60 } } })).toThrow(why);
     expect(parse({ name: 'c', backupRetention: { nightly: { maxBackups: 0 } } })).toThrow(why);
-    expect(parse({ name: 'c', backupRetention: { nightly: { maxBackups: 1, cleanPolicy: 'Delete', bucket: 'b', prefix: 'p' } } })).toThrow(why);
+    expect(parse({ name: 'c', backupRetention: { nightly: { maxBackups: 1, cleanPolicy: 'Delete', bucket: 'b', prefix: 'p' } } })).toThrow(
+      why,
+    );
     // Retain removes nothing, so it needs no bucket.
     expect(parse({ name: 'c', backupRetention: { nightly: { maxBackups: 1 } } })().backupRetention).toEqual({ nightly: { maxBackups: 1 } });
   });
@@ -208,7 +260,14 @@ describe('the cluster JSON: checked, each error naming its key', () => {
       'TIDB_GITOPS_CLUSTER.initializer: expected {name, digest, permitHost} and optionally passwordSecret, rootOnly, sql {configMap, key}, timezone, tls {secret, skipCA}, existingCluster (run or skip)';
     const ok = { name: 'init', digest: 'sha256:a', permitHost: '%' };
     expect(parse({ name: 'c', initializer: ok })().initializer).toEqual(ok);
-    for (const bad of [null, { ...ok, name: '' }, { ...ok, rootOnly: false }, { ...ok, existingCluster: 'yes' }, { ...ok, sql: { configMap: 'm' } }, { ...ok, tls: { secret: 's', skipCA: 'true' } }]) {
+    for (const bad of [
+      null,
+      { ...ok, name: '' },
+      { ...ok, rootOnly: false },
+      { ...ok, existingCluster: 'yes' },
+      { ...ok, sql: { configMap: 'm' } },
+      { ...ok, tls: { secret: 's', skipCA: 'true' } },
+    ]) {
       expect(parse({ name: 'c', initializer: bad })).toThrow(message);
     }
   });
@@ -216,8 +275,12 @@ describe('the cluster JSON: checked, each error naming its key', () => {
 
 describe('the monitoring Job env: refused unless it is what the renderer writes', () => {
   test('fails on JSON without a cluster, components and assets', () => {
-    expect(() => parseMonitoringPublishInfo('{"cluster":"demo","components":[]}')).toThrow(`${MONITORING_ENV} is not what the renderer writes`);
-    expect(() => parseMonitoringPublishInfo('{"cluster":"demo","components":"pd","assets":"/a"}')).toThrow(`${MONITORING_ENV} is not what the renderer writes`);
+    expect(() => parseMonitoringPublishInfo('{"cluster":"demo","components":[]}')).toThrow(
+      `${MONITORING_ENV} is not what the renderer writes`,
+    );
+    expect(() => parseMonitoringPublishInfo('{"cluster":"demo","components":"pd","assets":"/a"}')).toThrow(
+      `${MONITORING_ENV} is not what the renderer writes`,
+    );
   });
 
   test('fails on text that is not JSON', () => {

@@ -104,9 +104,7 @@ describe('types', () => {
     const doc = basicWith((d) => {
       d.spec.pd.replicas = 'three';
     });
-    expect(validateTidbClusterSchema(doc)).toEqual([
-      { path: 'spec.pd.replicas', message: 'expected an integer, got "three"' },
-    ]);
+    expect(validateTidbClusterSchema(doc)).toEqual([{ path: 'spec.pd.replicas', message: 'expected an integer, got "three"' }]);
   });
 
   it('rejects null where an integer is expected', () => {

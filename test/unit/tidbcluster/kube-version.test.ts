@@ -24,7 +24,11 @@ function run(args: string[], stdin = '', env: Record<string, string> = {}): { co
   return { code, stdout, stderr };
 }
 
-const docs = (yaml: string): Obj[] => yaml.split(/^---$/m).map((d) => parse(d)).filter(Boolean);
+const docs = (yaml: string): Obj[] =>
+  yaml
+    .split(/^---$/m)
+    .map((d) => parse(d))
+    .filter(Boolean);
 
 describe('parseKubeVersion', () => {
   test.each([
@@ -41,8 +45,12 @@ describe('parseKubeVersion', () => {
   });
 
   test('refuses versions older than 1.31, naming the supported range', () => {
-    expect(parseKubeVersion('1.30')).toEqual({ error: 'Kubernetes 1.30 is not supported: this release renders for Kubernetes 1.31 to 1.37' });
-    expect(parseKubeVersion('v1.27.3')).toEqual({ error: 'Kubernetes 1.27 is not supported: this release renders for Kubernetes 1.31 to 1.37' });
+    expect(parseKubeVersion('1.30')).toEqual({
+      error: 'Kubernetes 1.30 is not supported: this release renders for Kubernetes 1.31 to 1.37',
+    });
+    expect(parseKubeVersion('v1.27.3')).toEqual({
+      error: 'Kubernetes 1.27 is not supported: this release renders for Kubernetes 1.31 to 1.37',
+    });
   });
 
   test('renders a newer minor as the newest known, with a note', () => {
@@ -64,7 +72,8 @@ describe('featureCheck', () => {
         warning: `VolumeAttributesClass is beta and off by default in Kubernetes 1.${minor} (on by default from 1.34): the API server drops this field unless the VolumeAttributesClass feature gate is on`,
       });
     }
-    for (const minor of SCHEMA_MINORS.filter((m) => m >= 34)) expect(featureCheck(KUBE_FEATURES.volumeAttributesClass, minor)).toBeUndefined();
+    for (const minor of SCHEMA_MINORS.filter((m) => m >= 34))
+      expect(featureCheck(KUBE_FEATURES.volumeAttributesClass, minor)).toBeUndefined();
   });
 
   test('native sidecars are on in every supported version', () => {
@@ -81,11 +90,27 @@ describe('featureCheck', () => {
 /** Every log tailer there is, as native sidecars, next to user init containers and the sysctl init container. */
 function sidecarCluster(tailer: Obj = { useSidecar: true, sleepTimeSeconds: 5 }): Obj {
   const userInit = [{ name: 'user-init', image: 'busybox', command: ['true'] }];
-  const sysctl = { annotations: { 'tidb.pingcap.com/sysctl-init': 'true' }, podSecurityContext: { sysctls: [{ name: 'net.core.somaxconn', value: '32768' }] } };
+  const sysctl = {
+    annotations: { 'tidb.pingcap.com/sysctl-init': 'true' },
+    podSecurityContext: { sysctls: [{ name: 'net.core.somaxconn', value: '32768' }] },
+  };
   return cluster({
-    tikv: { replicas: 3, requests: { storage: '10Gi' }, separateRocksDBLog: true, separateRaftLog: true, logTailer: tailer, initContainers: userInit, ...sysctl },
+    tikv: {
+      replicas: 3,
+      requests: { storage: '10Gi' },
+      separateRocksDBLog: true,
+      separateRaftLog: true,
+      logTailer: tailer,
+      initContainers: userInit,
+      ...sysctl,
+    },
     tidb: { replicas: 2, slowLogTailer: tailer, initContainers: userInit },
-    tiflash: { replicas: 1, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }], logTailer: tailer, initContainers: userInit },
+    tiflash: {
+      replicas: 1,
+      storageClaims: [{ resources: { requests: { storage: '10Gi' } } }],
+      logTailer: tailer,
+      initContainers: userInit,
+    },
   });
 }
 
@@ -114,7 +139,9 @@ describe('native sidecar log tailers (logTailer.useSidecar)', () => {
       'trap "sleep 5; exit 0" TERM; touch /var/lib/tikv/rocksdb.info; tail -n0 -F /var/lib/tikv/rocksdb.info & wait $!',
     ]);
     const slowlog = container(find(objects, 'StatefulSet', 'demo-tidb'), 'slowlog');
-    expect(slowlog.command[2]).toBe('trap "sleep 5; exit 0" TERM; touch /var/log/tidb/slowlog; tail -n0 -F /var/log/tidb/slowlog & wait $!');
+    expect(slowlog.command[2]).toBe(
+      'trap "sleep 5; exit 0" TERM; touch /var/log/tidb/slowlog; tail -n0 -F /var/log/tidb/slowlog & wait $!',
+    );
     const serverlog = container(find(objects, 'StatefulSet', 'demo-tiflash'), 'serverlog');
     expect(serverlog).toMatchObject({ restartPolicy: 'Always', volumeMounts: [{ name: 'data0', mountPath: '/data0' }] });
   });
@@ -169,11 +196,19 @@ describe('volumeAttributesClassName', () => {
         { name: 'wal', storageSize: '10Gi', volumeAttributesClassName: '' },
       ],
     },
-    tiflash: { replicas: 1, storageClaims: [{ resources: { requests: { storage: '10Gi' } }, volumeAttributesClassName: 'silver' }, { resources: { requests: { storage: '10Gi' } } }] },
+    tiflash: {
+      replicas: 1,
+      storageClaims: [
+        { resources: { requests: { storage: '10Gi' } }, volumeAttributesClassName: 'silver' },
+        { resources: { requests: { storage: '10Gi' } } },
+      ],
+    },
     pump: { replicas: 1, requests: { storage: '10Gi' }, volumeAttributesClassName: 'bronze' },
   });
   const claims = (objects: Obj[], name: string) =>
-    Object.fromEntries(find(objects, 'StatefulSet', name).spec.volumeClaimTemplates.map((c: Obj) => [c.metadata.name, c.spec.volumeAttributesClassName]));
+    Object.fromEntries(
+      find(objects, 'StatefulSet', name).spec.volumeClaimTemplates.map((c: Obj) => [c.metadata.name, c.spec.volumeAttributesClassName]),
+    );
 
   test.each(SCHEMA_MINORS.map((m) => `1.${m}`))('is set on the claim templates as tidb-operator sets it, valid for %s', (kubeVersion) => {
     const objects = render(spec, { kubeVersion });
@@ -205,7 +240,7 @@ describe('volumeAttributesClassName', () => {
 });
 
 describe('claim templates as the target stores them', () => {
-  it('carry Go\'s empty creationTimestamp (null) up to 1.33, and none from 1.34, where the server leaves it out', () => {
+  it("carry Go's empty creationTimestamp (null) up to 1.33, and none from 1.34, where the server leaves it out", () => {
     const templates = (kubeVersion: string) =>
       render(cluster({ tikv: { replicas: 3, requests: { storage: '1Gi' } } }), { kubeVersion })
         .filter((o) => o.kind === 'StatefulSet')
@@ -241,7 +276,9 @@ describe('render --kube-version', () => {
     expect(old.stderr).toContain('--kube-version: Kubernetes 1.29 is not supported: this release renders for Kubernetes 1.31 to 1.37');
     const newer = run(['render', '-', '--kube-version', '1.38'], input);
     expect(newer.code).toBe(0);
-    expect(newer.stderr).toBe(`note: Kubernetes 1.38 is newer than this release knows; rendering for 1.37, whose objects it accepts\n${imageNote('demo')}`);
+    expect(newer.stderr).toBe(
+      `note: Kubernetes 1.38 is newer than this release knows; rendering for 1.37, whose objects it accepts\n${imageNote('demo')}`,
+    );
     expect(newer.stdout).toBe(run(['render', '-', '--kube-version', '1.37'], input).stdout);
   });
 
@@ -250,7 +287,8 @@ describe('render --kube-version', () => {
     const r = run(['render', '-', '--kube-version', '1.32'], text);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(
-      '<stdin>: document 1: spec.pd.volumeAttributesClassName (line 12): warning: VolumeAttributesClass is beta and off by default in Kubernetes 1.32 (on by default from 1.34): the API server drops this field unless the VolumeAttributesClass feature gate is on\n' + imageNote('demo'),
+      '<stdin>: document 1: spec.pd.volumeAttributesClassName (line 12): warning: VolumeAttributesClass is beta and off by default in Kubernetes 1.32 (on by default from 1.34): the API server drops this field unless the VolumeAttributesClass feature gate is on\n' +
+        imageNote('demo'),
     );
     expect(r.stdout).toContain('volumeAttributesClassName: gold');
   });
@@ -270,11 +308,16 @@ describe('the other ways in', () => {
 
   test('Argo CD: KUBE_VERSION, which Argo CD passes, unless a kube-version setting (or RenderSettings) overrides it', () => {
     // Argo CD's own value is the last resort, below the environment and the inputs' RenderSettings.
-    expect(readSettings({ KUBE_VERSION: '1.34.2' }).settings).toMatchObject({ kubeVersion: undefined, fallback: { kubeVersion: '1.34.2' } });
+    expect(readSettings({ KUBE_VERSION: '1.34.2' }).settings).toMatchObject({
+      kubeVersion: undefined,
+      fallback: { kubeVersion: '1.34.2' },
+    });
     expect(readSettings({ KUBE_VERSION: '1.34.2', PARAM_KUBE_VERSION: '1.32' }).settings.kubeVersion).toBe('1.32');
     expect(readSettings({ KUBE_VERSION: '1.34.2', ARGOCD_ENV_KUBE_VERSION: '1.33' }).settings.kubeVersion).toBe('1.33');
     expect(readSettings({}).settings.kubeVersion).toBeUndefined();
-    expect(readSettings({ KUBE_VERSION: '1.28.9' }).errors).toEqual(['KUBE_VERSION: Kubernetes 1.28 is not supported: this release renders for Kubernetes 1.31 to 1.37']);
+    expect(readSettings({ KUBE_VERSION: '1.28.9' }).errors).toEqual([
+      'KUBE_VERSION: Kubernetes 1.28 is not supported: this release renders for Kubernetes 1.31 to 1.37',
+    ]);
   });
 
   test('diff reports a change of target like any other setting', () => {
@@ -285,7 +328,9 @@ describe('the other ways in', () => {
       const changed = run(['diff', '--old-kube-version', '1.31', '--kube-version', '1.34', file, file]);
       expect(changed).toMatchObject({ code: 0, stderr: '' });
       for (const c of ['PD', 'TiKV', 'TiDB']) {
-        expect(changed.stdout).toContain(`#### ${c} (StatefulSet demo-${c.toLowerCase()})\n\n- **Controller settings** (\`tidb-gitops.io/settings\`), read by the controller without a restart:\n  - \`kubeVersion\`: \`1.31\` -> \`1.34\`\n`);
+        expect(changed.stdout).toContain(
+          `#### ${c} (StatefulSet demo-${c.toLowerCase()})\n\n- **Controller settings** (\`tidb-gitops.io/settings\`), read by the controller without a restart:\n  - \`kubeVersion\`: \`1.31\` -> \`1.34\`\n`,
+        );
       }
       expect(changed.stdout).not.toMatch(/rolling restart|Pod template/);
       const same = run(['diff', '--kube-version', '1.34', file, file, '--exit-code']);

@@ -16,15 +16,25 @@ const yaml = (...objects: Obj[]) => objects.map((o) => stringify(o)).join('---\n
 
 const S3 = { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'b', prefix: 'p', secretName: 's3' };
 const backup = (name: string, clusterName: string, spec: Obj = {}, namespace = 'tidb'): Obj => ({
-  apiVersion: 'pingcap.com/v1alpha1', kind: 'Backup', metadata: { name, namespace }, spec: { br: { cluster: clusterName }, s3: S3, ...spec },
+  apiVersion: 'pingcap.com/v1alpha1',
+  kind: 'Backup',
+  metadata: { name, namespace },
+  spec: { br: { cluster: clusterName }, s3: S3, ...spec },
 });
 const restore = (name: string, clusterName: string): Obj => ({
-  apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name, namespace: 'tidb' }, spec: { br: { cluster: clusterName }, s3: S3 },
+  apiVersion: 'pingcap.com/v1alpha1',
+  kind: 'Restore',
+  metadata: { name, namespace: 'tidb' },
+  spec: { br: { cluster: clusterName }, s3: S3 },
 });
 const schedule = (name: string, clusterName: string, spec: Obj = {}): Obj => ({
-  apiVersion: 'pingcap.com/v1alpha1', kind: 'BackupSchedule', metadata: { name, namespace: 'tidb' }, spec: { schedule: '0 2 * * *', backupTemplate: { br: { cluster: clusterName }, s3: S3 }, ...spec },
+  apiVersion: 'pingcap.com/v1alpha1',
+  kind: 'BackupSchedule',
+  metadata: { name, namespace: 'tidb' },
+  spec: { schedule: '0 2 * * *', backupTemplate: { br: { cluster: clusterName }, s3: S3 }, ...spec },
 });
-const tc = (name: string, annotations?: Record<string, string>) => cluster({}, { name, namespace: 'tidb', ...(annotations && { annotations }) });
+const tc = (name: string, annotations?: Record<string, string>) =>
+  cluster({}, { name, namespace: 'tidb', ...(annotations && { annotations }) });
 /** A label value Kubernetes takes (the Job controller labels a Job's Pods with its name). */
 const fitsLabel = (name: string) => name.length <= 63 && DNS1123_LABEL.test(name);
 
@@ -49,10 +59,14 @@ describe('class 3: generated names fit for every run', () => {
   });
 
   test('the controller names its log command Jobs with it, for the longest name and many runs', () => {
-    const template = (command: string) => JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: `backup-${'b'.repeat(56)}-log-${command}` }, spec: {} });
+    const template = (command: string) =>
+      JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: `backup-${'b'.repeat(56)}-log-${command}` }, spec: {} });
     const doc = { task: 'b'.repeat(56), state: 'running' as const, jobs: { start: template('start'), stop: template('stop') } };
     const record = { configMap: `backup-${'b'.repeat(56)}`, task: 'b'.repeat(56), want: 'running' as const, inGit: true, runs: 99999 };
-    const step = planLogTask({ configMap: record.configMap, inGit: true, doc, record, jobs: [], pods: [] }, { view: { tasks: [], at: 0 }, now: 1000 })!;
+    const step = planLogTask(
+      { configMap: record.configMap, inGit: true, doc, record, jobs: [], pods: [] },
+      { view: { tasks: [], at: 0 }, now: 1000 },
+    )!;
     const name = (step.create!.body.metadata as Obj).name as string;
     expect(name).toBe(logCommandJobName(`backup-${'b'.repeat(56)}-log-start`, 100000));
     expect(fitsLabel(name)).toBe(true);
@@ -75,10 +89,21 @@ describe('class 3: generated names fit for every run', () => {
   test('a kept Job on a shortened log command Job name is refused as the run-time name it is', () => {
     const b = 'b'.repeat(56);
     const taken = logCommandJobName(`backup-${b}-log-truncate`, 123);
-    const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: taken }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } };
-    const r = run({ 'tc.yaml': stringify(tc('basic')), 'b.yaml': stringify(backup(b, 'basic', { backupMode: 'log' })), 'more.yaml': stringify(job) });
+    const job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: taken },
+      spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    };
+    const r = run({
+      'tc.yaml': stringify(tc('basic')),
+      'b.yaml': stringify(backup(b, 'basic', { backupMode: 'log' })),
+      'more.yaml': stringify(job),
+    });
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`more.yaml: document 1: metadata.name (line 4): Job ${taken} (no namespace: it lands in the one it is applied to) takes the place of Job backup-${b}-log-truncate-<n> in namespace tidb`);
+    expect(r.stderr).toContain(
+      `more.yaml: document 1: metadata.name (line 4): Job ${taken} (no namespace: it lands in the one it is applied to) takes the place of Job backup-${b}-log-truncate-<n> in namespace tidb`,
+    );
   });
 });
 
@@ -94,33 +119,63 @@ describe('class 6: rendered names that collide', () => {
 
   test('names the controller takes at run time, and every other rendered name of the cluster, are reserved', () => {
     const cases: [Obj[], RegExp][] = [
-      [[tc('backup'), backup('status', 'backup')], /b\.yaml: document 1: metadata\.name \(line 4\): Backup status renders ConfigMap backup-status in namespace tidb, where the controller of cluster backup \(TidbCluster backup at .*tc\.yaml: document 1 \(metadata\.name, line 4\)\) keeps its state at run time; rename the Backup/],
-      [[tc('backup'), backup('volume-sizes', 'backup')], /Backup volume-sizes renders ConfigMap backup-volume-sizes in namespace tidb, which TidbCluster backup at .* renders too/],
-      [[tc('restore'), restore('tikv', 'restore')], /Restore tikv renders ConfigMap restore-tikv in namespace tidb, which TidbCluster restore at .* renders too/],
-      [[tc('backup-x'), backup('x-pd', 'backup-x')], /Backup x-pd renders ConfigMap backup-x-pd in namespace tidb, which TidbCluster backup-x at .* renders too/],
-      [[tc('backup', { 'tidb-gitops.io/monitoring': 'true' }), backup('dashboard-pd', 'backup')], /Backup dashboard-pd renders ConfigMap backup-dashboard-pd in namespace tidb, a dashboard which the monitoring Job backup-monitoring-[0-9a-f]+ of TidbCluster backup at .* publishes at run time; rename the Backup/],
+      [
+        [tc('backup'), backup('status', 'backup')],
+        /b\.yaml: document 1: metadata\.name \(line 4\): Backup status renders ConfigMap backup-status in namespace tidb, where the controller of cluster backup \(TidbCluster backup at .*tc\.yaml: document 1 \(metadata\.name, line 4\)\) keeps its state at run time; rename the Backup/,
+      ],
+      [
+        [tc('backup'), backup('volume-sizes', 'backup')],
+        /Backup volume-sizes renders ConfigMap backup-volume-sizes in namespace tidb, which TidbCluster backup at .* renders too/,
+      ],
+      [
+        [tc('restore'), restore('tikv', 'restore')],
+        /Restore tikv renders ConfigMap restore-tikv in namespace tidb, which TidbCluster restore at .* renders too/,
+      ],
+      [
+        [tc('backup-x'), backup('x-pd', 'backup-x')],
+        /Backup x-pd renders ConfigMap backup-x-pd in namespace tidb, which TidbCluster backup-x at .* renders too/,
+      ],
+      [
+        [tc('backup', { 'tidb-gitops.io/monitoring': 'true' }), backup('dashboard-pd', 'backup')],
+        /Backup dashboard-pd renders ConfigMap backup-dashboard-pd in namespace tidb, a dashboard which the monitoring Job backup-monitoring-[0-9a-f]+ of TidbCluster backup at .* publishes at run time; rename the Backup/,
+      ],
     ];
     for (const [docs, expected] of cases) {
       const r = run({ 'tc.yaml': stringify(docs[0]), 'b.yaml': stringify(docs[1]) });
       expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 1, stderr: expect.stringMatching(expected) });
     }
     // The initializer's ConfigMap, with its TidbInitializer beside it.
-    const init = { apiVersion: 'pingcap.com/v1alpha1', kind: 'TidbInitializer', metadata: { name: 'init', namespace: 'tidb' }, spec: { image: 'tnir/mysqlclient', cluster: { name: 'backup' }, initSql: 'select 1' } };
+    const init = {
+      apiVersion: 'pingcap.com/v1alpha1',
+      kind: 'TidbInitializer',
+      metadata: { name: 'init', namespace: 'tidb' },
+      spec: { image: 'tnir/mysqlclient', cluster: { name: 'backup' }, initSql: 'select 1' },
+    };
     const r = run({ 'tc.yaml': stringify(tc('backup')), 'b.yaml': yaml(backup('tidb-initializer', 'backup'), init) });
     expect(r.status).toBe(1);
     // The TidbInitializer's ConfigMap is named after its cluster: the Backup is the one to rename.
-    expect(r.stderr).toMatch(/b\.yaml: document 1: metadata\.name \(line 4\): Backup tidb-initializer renders ConfigMap backup-tidb-initializer in namespace tidb, which TidbInitializer init at .*b\.yaml: document 2 \(metadata\.name, line \d+\) renders too; rename the Backup/);
+    expect(r.stderr).toMatch(
+      /b\.yaml: document 1: metadata\.name \(line 4\): Backup tidb-initializer renders ConfigMap backup-tidb-initializer in namespace tidb, which TidbInitializer init at .*b\.yaml: document 2 \(metadata\.name, line \d+\) renders too; rename the Backup/,
+    );
   });
 
   test('Jobs the controller and the CronJobs make at run time are reserved too', () => {
     // The schedule's CronJob backup-x-log-start makes Jobs backup-x-log-start-<minutes>, the log backup x's start Jobs backup-x-log-start-<n>.
-    const r = run({ 'tc.yaml': stringify(tc('basic')), 'b.yaml': yaml(backup('x', 'basic', { backupMode: 'log' }), schedule('x-log-start', 'basic')) });
+    const r = run({
+      'tc.yaml': stringify(tc('basic')),
+      'b.yaml': yaml(backup('x', 'basic', { backupMode: 'log' }), schedule('x-log-start', 'basic')),
+    });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/b\.yaml: document 2: metadata\.name \(line 20\): BackupSchedule x-log-start makes Job backup-x-log-start-<minutes> in namespace tidb at run time, where the controller of cluster basic \(Backup x at .*b\.yaml: document 1 \(metadata\.name, line 4\)\) creates Job backup-x-log-start-<n> at run time; rename the BackupSchedule/);
+    expect(r.stderr).toMatch(
+      /b\.yaml: document 2: metadata\.name \(line 20\): BackupSchedule x-log-start makes Job backup-x-log-start-<minutes> in namespace tidb at run time, where the controller of cluster basic \(Backup x at .*b\.yaml: document 1 \(metadata\.name, line 4\)\) creates Job backup-x-log-start-<n> at run time; rename the BackupSchedule/,
+    );
   });
 
   test('documents that render names of their own pass', () => {
-    const r = run({ 'tc.yaml': stringify(tc('basic')), 'b.yaml': yaml(backup('pd', 'basic'), restore('pd', 'basic'), schedule('nightly', 'basic')) });
+    const r = run({
+      'tc.yaml': stringify(tc('basic')),
+      'b.yaml': yaml(backup('pd', 'basic'), restore('pd', 'basic'), schedule('nightly', 'basic')),
+    });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
   });
@@ -129,17 +184,37 @@ describe('class 6: rendered names that collide', () => {
 describe('class 7: a kept object without a namespace', () => {
   test('lands on the rendered and run-time names of a cluster in tidb, and is refused', () => {
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'basic-pd' }, data: {} };
-    const cron = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'backup-nightly' }, spec: { schedule: '* * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } } } };
+    const cron = {
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: { name: 'backup-nightly' },
+      spec: {
+        schedule: '* * * * *',
+        jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } },
+      },
+    };
     const status = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'basic-status' }, data: {} };
     // Kubernetes writes the Endpoints of a Service that selects Pods.
     const endpoints = { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'basic-pd' }, subsets: [] };
-    const r = run({ 'tc.yaml': stringify(tc('basic')), 'b.yaml': stringify(schedule('nightly', 'basic')), 'more.yaml': yaml(cm, cron, status, endpoints) });
+    const r = run({
+      'tc.yaml': stringify(tc('basic')),
+      'b.yaml': stringify(schedule('nightly', 'basic')),
+      'more.yaml': yaml(cm, cron, status, endpoints),
+    });
     expect(r.status).toBe(1);
     const lines = r.stderr.trim().split('\n');
-    expect(lines[0]).toMatch(/more\.yaml: document 1: metadata\.name \(line 4\): ConfigMap basic-pd \(no namespace: it lands in the one it is applied to\) takes the place of ConfigMap basic-pd in namespace tidb, rendered from .*tc\.yaml: document 1; rename it/);
-    expect(lines[1]).toMatch(/more\.yaml: document 2: metadata\.name \(line \d+\): CronJob backup-nightly \(no namespace: it lands in the one it is applied to\) takes the place of CronJob backup-nightly in namespace tidb, rendered from .*b\.yaml: document 1; rename it/);
-    expect(lines[2]).toMatch(/more\.yaml: document 3: metadata\.name \(line \d+\): ConfigMap basic-status \(no namespace: it lands in the one it is applied to\) takes the place of ConfigMap basic-status in namespace tidb, where the controller of cluster basic/);
-    expect(lines[3]).toMatch(/more\.yaml: document 4: metadata\.name \(line \d+\): Endpoints basic-pd \(no namespace: it lands in the one it is applied to\) takes the place of Endpoints basic-pd in namespace tidb, which Kubernetes writes at run time for Service basic-pd \(rendered from .*tc\.yaml: document 1\); rename it/);
+    expect(lines[0]).toMatch(
+      /more\.yaml: document 1: metadata\.name \(line 4\): ConfigMap basic-pd \(no namespace: it lands in the one it is applied to\) takes the place of ConfigMap basic-pd in namespace tidb, rendered from .*tc\.yaml: document 1; rename it/,
+    );
+    expect(lines[1]).toMatch(
+      /more\.yaml: document 2: metadata\.name \(line \d+\): CronJob backup-nightly \(no namespace: it lands in the one it is applied to\) takes the place of CronJob backup-nightly in namespace tidb, rendered from .*b\.yaml: document 1; rename it/,
+    );
+    expect(lines[2]).toMatch(
+      /more\.yaml: document 3: metadata\.name \(line \d+\): ConfigMap basic-status \(no namespace: it lands in the one it is applied to\) takes the place of ConfigMap basic-status in namespace tidb, where the controller of cluster basic/,
+    );
+    expect(lines[3]).toMatch(
+      /more\.yaml: document 4: metadata\.name \(line \d+\): Endpoints basic-pd \(no namespace: it lands in the one it is applied to\) takes the place of Endpoints basic-pd in namespace tidb, which Kubernetes writes at run time for Service basic-pd \(rendered from .*tc\.yaml: document 1\); rename it/,
+    );
     expect(lines[4]).toBe('4 problems found; nothing was rendered');
   });
 });

@@ -13,10 +13,85 @@ function roundTrip(value: unknown): void {
 
 describe('emitYaml', () => {
   test.each([
-    ['strings another type could claim', ['true', 'yes', 'No', 'on', 'OFF', 'y', 'null', '~', '123', '-1', '0x1F', '0o17', '017', '1_000', '1.5', '.5', '1e3', '.inf', '-.Inf', '.nan', '190:20:30', '2026-11-20', '=', '<<']],
-    ['strings with indicators', ['', ' lead', 'trail ', '-', '- item', '--fail', '-c', ':x', 'a: b', 'a #b', 'end:', '#c', '&a', '*a', '!t', '|', '>', "'q", '"q', '%d', '@x', '`x', '?', '[a]', '{a}', ',', 'a,b', 'http://x:1/y', 'pingcap/pd:v8.5.7']],
+    [
+      'strings another type could claim',
+      [
+        'true',
+        'yes',
+        'No',
+        'on',
+        'OFF',
+        'y',
+        'null',
+        '~',
+        '123',
+        '-1',
+        '0x1F',
+        '0o17',
+        '017',
+        '1_000',
+        '1.5',
+        '.5',
+        '1e3',
+        '.inf',
+        '-.Inf',
+        '.nan',
+        '190:20:30',
+        '2026-11-20',
+        '=',
+        '<<',
+      ],
+    ],
+    [
+      'strings with indicators',
+      [
+        '',
+        ' lead',
+        'trail ',
+        '-',
+        '- item',
+        '--fail',
+        '-c',
+        ':x',
+        'a: b',
+        'a #b',
+        'end:',
+        '#c',
+        '&a',
+        '*a',
+        '!t',
+        '|',
+        '>',
+        "'q",
+        '"q',
+        '%d',
+        '@x',
+        '`x',
+        '?',
+        '[a]',
+        '{a}',
+        ',',
+        'a,b',
+        'http://x:1/y',
+        'pingcap/pd:v8.5.7',
+      ],
+    ],
     ['control and unicode characters', ['tab\there', 'bell\u0007', 'nul\u0000', '\u2028', 'é ü 漢字', '\ud83d\ude00', 'cr\r\nlf']],
-    ['multi-line strings', ['a\nb\n', 'a\nb', 'a\n\n', '\n', '\n\nx\n', '  indented\nx\n', 'x\n  indented\n', 'trailing space \nx\n', 'tab\tin\nblock\n', '#!/bin/sh\nset -u\n\necho "$x" >&2\n']],
+    [
+      'multi-line strings',
+      [
+        'a\nb\n',
+        'a\nb',
+        'a\n\n',
+        '\n',
+        '\n\nx\n',
+        '  indented\nx\n',
+        'x\n  indented\n',
+        'trailing space \nx\n',
+        'tab\tin\nblock\n',
+        '#!/bin/sh\nset -u\n\necho "$x" >&2\n',
+      ],
+    ],
     ['numbers and booleans', [0, -0.5, 1e21, 3, true, false, null]],
   ])('%s survive a round trip', (_name, values) => {
     for (const v of values as unknown[]) roundTrip({ v, list: [v], nested: { [String(v)]: v } });
@@ -28,13 +103,17 @@ describe('emitYaml', () => {
   });
 
   test('scripts and TOML are literal blocks', () => {
-    expect(emitYaml({ data: { 'startup-script': '#!/bin/sh\necho hi\n' } })).toBe('data:\n  startup-script: |\n    #!/bin/sh\n    echo hi\n');
+    expect(emitYaml({ data: { 'startup-script': '#!/bin/sh\necho hi\n' } })).toBe(
+      'data:\n  startup-script: |\n    #!/bin/sh\n    echo hi\n',
+    );
   });
 
   test('every golden file and dist/ file parses back to the objects it was emitted from', () => {
     const root = join(TEST_DIR, '..');
     const files = [
-      ...readdirSync(join(root, 'test/golden')).filter((f) => f.endsWith('.k8s.yaml')).map((f) => join(root, 'test/golden', f)),
+      ...readdirSync(join(root, 'test/golden'))
+        .filter((f) => f.endsWith('.k8s.yaml'))
+        .map((f) => join(root, 'test/golden', f)),
       ...readdirSync(join(root, 'dist')).map((f) => join(root, 'dist', f)),
     ];
     expect(files.length).toBeGreaterThan(2);
@@ -52,21 +131,64 @@ import { KUBECTL, requires } from '../../../support/requires';
 /** Strings of any characters a UTF-8 file can hold (no lone surrogates), biased towards the awkward ones. */
 const awkwardString = fc.oneof(
   fc.string({ unit: 'binary' }),
-  fc.string({ unit: fc.constantFrom('\u0085', '\u007f', '\u0080', '\u009f', '\u2028', '\u2029', '\ufeff', '\ufffe', '\uffff', '\t', '\n', '\r', ' ', ':', '#', '"', "'", '\\', '-', 'a', '\u0000', '\u001b', '\ud83d\ude00') }),
+  fc.string({
+    unit: fc.constantFrom(
+      '\u0085',
+      '\u007f',
+      '\u0080',
+      '\u009f',
+      '\u2028',
+      '\u2029',
+      '\ufeff',
+      '\ufffe',
+      '\uffff',
+      '\t',
+      '\n',
+      '\r',
+      ' ',
+      ':',
+      '#',
+      '"',
+      "'",
+      '\\',
+      '-',
+      'a',
+      '\u0000',
+      '\u001b',
+      '\ud83d\ude00',
+    ),
+  }),
   fc.constantFrom('true', 'no', '~', '0x1F', '1e3', '2026-11-23', '<<', '=', '- a', 'a: b'),
 );
 
 const kubeLike = fc.record({
   apiVersion: fc.constant('v1'),
   kind: fc.constant('ConfigMap'),
-  metadata: fc.record({ name: fc.constant('x'), annotations: fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), awkwardString, { maxKeys: 4 }) }),
+  metadata: fc.record({
+    name: fc.constant('x'),
+    annotations: fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), awkwardString, { maxKeys: 4 }),
+  }),
   data: fc.dictionary(awkwardString, awkwardString, { maxKeys: 4 }),
 });
 
 const describeKubectl = requires(KUBECTL).describe;
 describeKubectl('what kubectl reads back', () => {
   test('C1 controls, DEL, NEL, separators, BOM and non-characters are escaped, and kubectl reads each back unchanged', () => {
-    const value = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { nel: 'a\u0085b', del: 'a\u007fb', c1: '\u0080\u009f', ls: 'a\u2028b\u2029c', bom: '\ufeffx', nonchar: '\ufffe\uffff', emoji: '\ud83d\ude00', esc: '\u001b[0m' } };
+    const value = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'x' },
+      data: {
+        nel: 'a\u0085b',
+        del: 'a\u007fb',
+        c1: '\u0080\u009f',
+        ls: 'a\u2028b\u2029c',
+        bom: '\ufeffx',
+        nonchar: '\ufffe\uffff',
+        emoji: '\ud83d\ude00',
+        esc: '\u001b[0m',
+      },
+    };
     const text = emitYaml(value);
     // Nothing YAML 1.1 treats as a line break or refuses is left raw.
     expect(text).not.toMatch(/[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/);

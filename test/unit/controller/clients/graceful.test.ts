@@ -64,7 +64,12 @@ const notFound: Answer = { status: 404, body: '404 page not found' };
 
 const SELF = 'demo-ticdc-1.demo-ticdc-peer.ns';
 const self = (isOwner: boolean) => ({ id: 'c-1', is_owner: isOwner, address: `${SELF}.svc:8301`, cluster_id: 'default' });
-const other = (isOwner: boolean) => ({ id: 'c-0', is_owner: isOwner, address: 'demo-ticdc-0.demo-ticdc-peer.ns.svc:8301', cluster_id: 'default' });
+const other = (isOwner: boolean) => ({
+  id: 'c-0',
+  is_owner: isOwner,
+  address: 'demo-ticdc-0.demo-ticdc-peer.ns.svc:8301',
+  cluster_id: 'default',
+});
 
 /** A TiCDC capture's OpenAPI: captures list, owner resign, drain; each answer overridable. */
 function ticdc(opts: { captures?: Answer; resign?: Answer; drain?: Answer }) {
@@ -88,7 +93,10 @@ describe('drainCapture', () => {
   });
 
   test('a 503 on resign is retried', async () => {
-    const f = await ticdc({ captures: { status: 200, body: [self(true), other(false)] }, resign: { status: 503, body: { error_msg: 'not ready' } } });
+    const f = await ticdc({
+      captures: { status: 200, body: [self(true), other(false)] },
+      resign: { status: 503, body: { error_msg: 'not ready' } },
+    });
     const out = await drainCapture(f.base, { captureAddress: SELF });
     expect(out.done).toBe(false);
     expect(out.detail).toMatch(/503/);
@@ -131,7 +139,9 @@ describe('drainCapture', () => {
   });
 
   test('an error answer to drain is not a drained capture', async () => {
-    const f = await ticdc({ drain: { status: 500, body: { error_msg: 'cannot drain the owner', error_code: 'CDC:ErrSchedulerRequestFailed' } } });
+    const f = await ticdc({
+      drain: { status: 500, body: { error_msg: 'cannot drain the owner', error_code: 'CDC:ErrSchedulerRequestFailed' } },
+    });
     const out = await drainCapture(f.base, { captureAddress: SELF });
     expect(out.done).toBe(false);
     expect(out.detail).toMatch(/HTTP 500 cannot drain the owner/);
@@ -139,7 +149,9 @@ describe('drainCapture', () => {
 
   test('a drain answer without a table count is an error naming the URL', async () => {
     const f = await ticdc({ drain: { status: 202, body: { something: 1 } } });
-    await expect(drainCapture(f.base, { captureAddress: SELF })).rejects.toThrow(`PUT ${f.base}/api/v1/captures/drain: expected {"current_table_count": n}`);
+    await expect(drainCapture(f.base, { captureAddress: SELF })).rejects.toThrow(
+      `PUT ${f.base}/api/v1/captures/drain: expected {"current_table_count": n}`,
+    );
   });
 
   test('a single capture is neither resigned nor drained: done', async () => {
@@ -164,7 +176,9 @@ describe('drainCapture', () => {
   });
 
   test('capture not listed among several: not done, nothing asked of TiCDC', async () => {
-    const f = await ticdc({ captures: { status: 200, body: [other(true), { id: 'c-2', is_owner: false, address: 'demo-ticdc-2.demo-ticdc-peer.ns.svc:8301' }] } });
+    const f = await ticdc({
+      captures: { status: 200, body: [other(true), { id: 'c-2', is_owner: false, address: 'demo-ticdc-2.demo-ticdc-peer.ns.svc:8301' }] },
+    });
     const out = await drainCapture(f.base, { captureAddress: SELF });
     expect(out.done).toBe(false);
     expect(out.detail).toContain(`no capture advertises ${SELF}`);
@@ -181,7 +195,10 @@ describe('drainCapture', () => {
 
   test('a captures list answered 500 (no owner elected yet, as after a resign) is a wait', async () => {
     const f = await ticdc({ captures: { status: 500, body: { error_msg: 'election: no leader', error_code: '' } } });
-    expect(await drainCapture(f.base, { captureAddress: SELF })).toEqual({ done: false, detail: `${f.base} cannot list captures yet (HTTP 500 election: no leader); retrying` });
+    expect(await drainCapture(f.base, { captureAddress: SELF })).toEqual({
+      done: false,
+      detail: `${f.base} cannot list captures yet (HTTP 500 election: no leader); retrying`,
+    });
   });
 
   test('an unexpected captures answer is an error naming the URL', async () => {
@@ -222,7 +239,9 @@ describe('drainCapture', () => {
     expect(here).toBe('demo-ticdc-1.demo-ticdc-peer.ns.svc.east.local');
     expect(captureMatches('demo-ticdc-1.demo-ticdc-peer.ns.svc.west.local:8301', here)).toBe(false);
     expect(captureMatches('demo-ticdc-1.demo-ticdc-peer.ns.svc.east.local:8301', here)).toBe(true);
-    expect(captureAddressPrefix({ name: 'demo', namespace: 'ns', clusterDomain: '' }, 'demo-ticdc-1')).toBe('demo-ticdc-1.demo-ticdc-peer.ns');
+    expect(captureAddressPrefix({ name: 'demo', namespace: 'ns', clusterDomain: '' }, 'demo-ticdc-1')).toBe(
+      'demo-ticdc-1.demo-ticdc-peer.ns',
+    );
   });
 });
 
@@ -230,7 +249,15 @@ describe('drainCapture', () => {
 // Pump
 
 const HOST = 'demo-pump-1.demo-pump:8250';
-const node = (id: string, host: string, state: string) => ({ nodeId: id, host, state, isAlive: state !== 'offline', score: 0, label: null, updateTS: 1 });
+const node = (id: string, host: string, state: string) => ({
+  nodeId: id,
+  host,
+  state,
+  isAlive: state !== 'offline',
+  score: 0,
+  label: null,
+  updateTS: 1,
+});
 
 /** Pump's `/status` body: nodes keyed by id, plus CommitTS, Checkpoint and ErrMsg. */
 const statusBody = (nodes: ReturnType<typeof node>[], errMsg = '') => ({
@@ -241,7 +268,11 @@ const statusBody = (nodes: ReturnType<typeof node>[], errMsg = '') => ({
 });
 
 /** A pump: `/status` lists `nodes`; `/state/{id}/{action}` answers `close`. */
-function pump(nodes: ReturnType<typeof node>[], close: Answer = { status: 200, body: { message: 'apply action close success!', code: 200, data: null } }, errMsg = '') {
+function pump(
+  nodes: ReturnType<typeof node>[],
+  close: Answer = { status: 200, body: { message: 'apply action close success!', code: 200, data: null } },
+  errMsg = '',
+) {
   return fake((method, path) => {
     if (method === 'GET' && path === '/status') return { status: 200, body: statusBody(nodes, errMsg) };
     if (method === 'PUT' && path.startsWith('/state/')) return close;
@@ -307,15 +338,24 @@ describe('takePumpOffline', () => {
   });
 
   test('a refused close (code not 200) is not done and says why', async () => {
-    const p = await pump([node('demo-pump-1:8250', HOST, 'online')], { status: 200, body: { message: 'invalide nodeID demo-pump-1:8250, this pump\'s nodeID is x:8250', code: 3, data: null } });
+    const p = await pump([node('demo-pump-1:8250', HOST, 'online')], {
+      status: 200,
+      body: { message: "invalide nodeID demo-pump-1:8250, this pump's nodeID is x:8250", code: 3, data: null },
+    });
     const out = await takePumpOffline(p.base, [p.base], HOST);
     expect(out.done).toBe(false);
     expect(out.detail).toMatch(/refused to close node demo-pump-1:8250 \(code 3\): invalide nodeID/);
   });
 
   test('a close already under way (code 3, state is closing) is a wait', async () => {
-    const p = await pump([node('demo-pump-1:8250', HOST, 'online')], { status: 200, body: { message: "this pump's state is closing, apply close failed!", code: 3, data: null } });
-    expect(await takePumpOffline(p.base, [p.base], HOST)).toEqual({ done: false, detail: 'pump node demo-pump-1:8250 is closing; waiting for it to go offline' });
+    const p = await pump([node('demo-pump-1:8250', HOST, 'online')], {
+      status: 200,
+      body: { message: "this pump's state is closing, apply close failed!", code: 3, data: null },
+    });
+    expect(await takePumpOffline(p.base, [p.base], HOST)).toEqual({
+      done: false,
+      detail: 'pump node demo-pump-1:8250 is closing; waiting for it to go offline',
+    });
   });
 
   test('a close answered with an HTTP error is a GracefulError naming the URL', async () => {

@@ -13,15 +13,36 @@ import { StatusRecords } from '../../../../src/controller/records/store';
 import { statusDocument } from '../../../../src/controller/reconcile/status';
 import type { KubeAccess } from '../../../../src/controller/clients/kube';
 
-const CLUSTER_JSON = JSON.stringify({ name: 'c', clusterDomain: '', acrossK8s: false, tls: false, discoveryMtls: false, pdAddresses: [], cluster: null, components: ['tidb', 'pd', 'tikv'] });
+const CLUSTER_JSON = JSON.stringify({
+  name: 'c',
+  clusterDomain: '',
+  acrossK8s: false,
+  tls: false,
+  discoveryMtls: false,
+  pdAddresses: [],
+  cluster: null,
+  components: ['tidb', 'pd', 'tikv'],
+});
 
 const pod = (o: { terminating?: boolean; grace?: number } = {}) => ({
-  metadata: { name: 'c-tikv-0', uid: 'uid-0', labels: { 'app.kubernetes.io/component': 'tikv', 'app.kubernetes.io/instance': 'c' }, ...(o.terminating !== false && { deletionTimestamp: new Date() }) },
+  metadata: {
+    name: 'c-tikv-0',
+    uid: 'uid-0',
+    labels: { 'app.kubernetes.io/component': 'tikv', 'app.kubernetes.io/instance': 'c' },
+    ...(o.terminating !== false && { deletionTimestamp: new Date() }),
+  },
   spec: { terminationGracePeriodSeconds: o.grace ?? 600 },
   status: { podIP: '10.0.0.7' },
 });
 
-const store = (leaderCount: number): PdStore => ({ id: 5, address: 'c-tikv-0.c-tikv-peer.ns.svc:20160', state: 'Up', leaderCount, regionCount: 9000, labels: {} });
+const store = (leaderCount: number): PdStore => ({
+  id: 5,
+  address: 'c-tikv-0.c-tikv-peer.ns.svc:20160',
+  state: 'Up',
+  leaderCount,
+  regionCount: 9000,
+  labels: {},
+});
 
 /**
  * A PD whose store of c-tikv-0 has the given leader counts, one per look, the last one for ever; each
@@ -81,7 +102,10 @@ describe('the preStop wait of a TiKV Pod', () => {
   });
 
   it('ends at the Pod’s wait (its grace period less 10 seconds, and 1 for the hook to hear) however the count moves', async () => {
-    const w = world(Array.from({ length: 100 }, (_, i) => 1000 - i), 60);
+    const w = world(
+      Array.from({ length: 100 }, (_, i) => 1000 - i),
+      60,
+    );
     const r = await w.ask();
     expect(r).toEqual({ status: 200, body: 'stopped waiting after 50s: store 5 still has 996 region leaders\n' });
     expect(w.told.map((e) => [e.why, e.leaders])).toEqual([['deadline', 996]]);
@@ -95,7 +119,10 @@ describe('the preStop wait of a TiKV Pod', () => {
     expect(await w.ask('?wait=25')).toEqual({ status: 200, body: 'wait: store 5 still has 450 region leaders\n' });
     expect(w.clock()).toBe(60_000);
     // No drop since 20 s: the third ask ends the wait at 80 s, as one long ask would have.
-    expect(await w.ask('?wait=25')).toEqual({ status: 200, body: 'stopped waiting after 80s: store 5 still has 450 region leaders, none moved for 60s\n' });
+    expect(await w.ask('?wait=25')).toEqual({
+      status: 200,
+      body: 'stopped waiting after 80s: store 5 still has 450 region leaders, none moved for 60s\n',
+    });
     expect(w.told.map((e) => [e.why, e.leaders, e.waitedSeconds])).toEqual([['stalled', 450, 80]]);
   });
 
@@ -110,10 +137,21 @@ describe('the preStop wait of a TiKV Pod', () => {
 describe('the status document', () => {
   it('lists the Pods let go with leaders, newest first', () => {
     const log = new StoppedWithLeadersLog();
-    const entry = (pod: string, at: string): StoppedWithLeaders => ({ pod, store: 5, leaders: 7, why: 'deadline', waitedSeconds: 590, at, message: `${pod} stopped with 7 region leaders` });
+    const entry = (pod: string, at: string): StoppedWithLeaders => ({
+      pod,
+      store: 5,
+      leaders: 7,
+      why: 'deadline',
+      waitedSeconds: 590,
+      at,
+      message: `${pod} stopped with 7 region leaders`,
+    });
     log.add(entry('c-tikv-0', '2026-01-01T00:00:00.000Z'));
     log.add(entry('c-tikv-1', '2026-01-01T00:10:00.000Z'));
-    const kube = { getConfigMapData: async () => undefined, applyConfigMap: async () => {} } as unknown as Pick<KubeAccess, 'getConfigMapData' | 'applyConfigMap'>;
+    const kube = { getConfigMapData: async () => undefined, applyConfigMap: async () => {} } as unknown as Pick<
+      KubeAccess,
+      'getConfigMapData' | 'applyConfigMap'
+    >;
     const records = new StatusRecords(kube, 'c');
     const doc = JSON.parse(statusDocument('c', [], [], undefined, records, undefined, undefined, undefined, undefined, log.list()));
     expect(doc.stoppedWithLeaders.map((e: StoppedWithLeaders) => e.pod)).toEqual(['c-tikv-1', 'c-tikv-0']);

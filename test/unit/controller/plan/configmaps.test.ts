@@ -2,7 +2,13 @@
  * Which old config revisions the controller deletes: hash-named component ConfigMaps that no Pod
  * mounts, no StatefulSet template names, and that Git is not in the middle of bringing in.
  */
-import { configMapsOf, rolloutDone, staleConfigMaps, DEFAULT_CONFIG_GRACE_MS, type StaleConfigInput } from '../../../../src/controller/plan/configmaps';
+import {
+  configMapsOf,
+  rolloutDone,
+  staleConfigMaps,
+  DEFAULT_CONFIG_GRACE_MS,
+  type StaleConfigInput,
+} from '../../../../src/controller/plan/configmaps';
 import type { ConfigMapMeta, Pod, StatefulSet } from '../../../../src/controller/model/objects';
 import { CLUSTER, NOW, pod, sts } from '../../../support/plan-fixtures';
 
@@ -30,7 +36,11 @@ const mounts = (name: string) => [
 function tidbSts(configMap: string, o: Parameters<typeof sts>[1] = {}): StatefulSet {
   const s = sts('tidb', { replicas: 2, ...o });
   const updated = o.update && o.update !== o.current ? 1 : 2;
-  return { ...s, spec: { ...s.spec, template: { spec: { volumes: mounts(configMap) } } }, status: { ...s.status, updatedReplicas: updated } };
+  return {
+    ...s,
+    spec: { ...s.spec, template: { spec: { volumes: mounts(configMap) } } },
+    status: { ...s.status, updatedReplicas: updated },
+  };
 }
 
 function tidbPod(ord: number, configMap: string, rev = 'r1'): Pod {
@@ -87,7 +97,14 @@ describe('old config revisions', () => {
 
   it('never touches the revision in use, plain-named ConfigMaps, or other components and clusters', () => {
     const r = stale({
-      configMaps: [cm(NEW, 90), cm('c-tidb', 90), cm('c-status', 90, 'discovery'), cm('other-tidb-0000aaaa', 90), cm('c-tidb-0000aaaa-x', 90), cm('c-tikv-0000aaaa', 90, 'tikv')],
+      configMaps: [
+        cm(NEW, 90),
+        cm('c-tidb', 90),
+        cm('c-status', 90, 'discovery'),
+        cm('other-tidb-0000aaaa', 90),
+        cm('c-tidb-0000aaaa-x', 90),
+        cm('c-tikv-0000aaaa', 90, 'tikv'),
+      ],
       now: NOW + 2 * DEFAULT_CONFIG_GRACE_MS,
     });
     // c-tikv-0000aaaa: tikv has no StatefulSet here and nothing mounts it, so only its age counts.
@@ -95,8 +112,13 @@ describe('old config revisions', () => {
   });
 
   it('counts projected ConfigMap sources as mounts', () => {
-    expect(configMapsOf([{ projected: { sources: [{ configMap: { name: 'a' } }, {}] } }, { configMap: { name: 'b' } }, { name: 'data' }])).toEqual(['a', 'b']);
-    const projected: Pod = { ...pod('tidb', 1), spec: { volumes: [{ name: 'x', projected: { sources: [{ configMap: { name: OLD } }] } }] } };
+    expect(
+      configMapsOf([{ projected: { sources: [{ configMap: { name: 'a' } }, {}] } }, { configMap: { name: 'b' } }, { name: 'data' }]),
+    ).toEqual(['a', 'b']);
+    const projected: Pod = {
+      ...pod('tidb', 1),
+      spec: { volumes: [{ name: 'x', projected: { sources: [{ configMap: { name: OLD } }] } }] },
+    };
     expect(stale({ pods: [tidbPod(0, NEW), projected] }).names).toEqual([]);
   });
 

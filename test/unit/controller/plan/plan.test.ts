@@ -1,4 +1,10 @@
-import { EVICT_BEGIN_ANNOTATION, EVICT_END_ANNOTATION, LOG_BACKUP_FLUSHED_ANNOTATION, TICDC_DRAINED_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../../../../src/controller/model/annotations';
+import {
+  EVICT_BEGIN_ANNOTATION,
+  EVICT_END_ANNOTATION,
+  LOG_BACKUP_FLUSHED_ANNOTATION,
+  TICDC_DRAINED_ANNOTATION,
+  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
+} from '../../../../src/controller/model/annotations';
 import { probesWanted } from '../../../../src/controller/plan/probes';
 import type { Pod } from '../../../../src/controller/model/objects';
 import type { ComponentState } from '../../../../src/controller/view/view';
@@ -37,7 +43,11 @@ describe('replicas and partition when nothing is upgrading', () => {
   });
 
   it('touches nothing while paused', () => {
-    const p = planOne({ kind: 'tidb', sts: sts('tidb', { replicas: 1, partition: 0, desired: 3, settings: { paused: true } }), pods: [pod('tidb', 0)] });
+    const p = planOne({
+      kind: 'tidb',
+      sts: sts('tidb', { replicas: 1, partition: 0, desired: 3, settings: { paused: true } }),
+      pods: [pod('tidb', 0)],
+    });
     expect(p.action).toBeUndefined();
     expect(p.reason).toMatch(/paused/);
   });
@@ -45,7 +55,11 @@ describe('replicas and partition when nothing is upgrading', () => {
 
 describe('update strategy', () => {
   it('switches to OnDelete from Git in one write that lets the partition go', () => {
-    const c = { kind: 'tidb' as const, sts: sts('tidb', { replicas: 2, settings: { updateStrategy: 'OnDelete' } }), pods: pods('tidb', ['r1', 'r1']) };
+    const c = {
+      kind: 'tidb' as const,
+      sts: sts('tidb', { replicas: 2, settings: { updateStrategy: 'OnDelete' } }),
+      pods: pods('tidb', ['r1', 'r1']),
+    };
     const p = planOne(c);
     expect(p.action).toEqual({ type: 'apply', replicas: 2, partition: undefined });
     expect(p.event).toMatchObject({ reason: 'UpdateStrategy', message: 'c-tidb: updateStrategy RollingUpdate -> OnDelete' });
@@ -61,20 +75,32 @@ describe('update strategy', () => {
   it('reads a StatefulSet without a partition as partition 0 and holds it at replicas', () => {
     const live = sts('tidb', { replicas: 2 });
     live.spec!.updateStrategy = { type: 'RollingUpdate' };
-    expect(planOne({ kind: 'tidb', sts: live, pods: pods('tidb', ['r1', 'r1']) }).action).toEqual({ type: 'apply', replicas: 2, partition: 2 });
+    expect(planOne({ kind: 'tidb', sts: live, pods: pods('tidb', ['r1', 'r1']) }).action).toEqual({
+      type: 'apply',
+      replicas: 2,
+      partition: 2,
+    });
   });
 });
 
 describe('Pods that are not Ready', () => {
   it('restarts no Pod while another Pod of the component is not Ready, and says why', () => {
-    const c = { kind: 'tidb' as const, sts: sts('tidb', { replicas: 2, current: 'r1', update: 'r2' }), pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1, 'r1')] };
+    const c = {
+      kind: 'tidb' as const,
+      sts: sts('tidb', { replicas: 2, current: 'r1', update: 'r2' }),
+      pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1, 'r1')],
+    };
     const p = planOne(c);
     expect(p.action).toBeUndefined();
     expect(p.reason).toBe('upgrade waits: Pod c-tidb-0 is not Ready; c-tidb-1 restarts once every other Pod is Ready');
   });
 
   it('says which Pods are not Ready when there is nothing to do', () => {
-    const c = { kind: 'tidb' as const, sts: sts('tidb', { replicas: 2 }), pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1, 'r1', { ready: false })] };
+    const c = {
+      kind: 'tidb' as const,
+      sts: sts('tidb', { replicas: 2 }),
+      pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1, 'r1', { ready: false })],
+    };
     expect(planOne(c).reason).toBe('up to date; Pods c-tidb-0, c-tidb-1 are not Ready');
   });
 });
@@ -138,7 +164,9 @@ describe('rolling upgrade stepping', () => {
     const p = planOne(upgrading('pd', ['r1', 'r1', 'r1'], { settings: { forceUpgrade: true } }), { error: 'down' });
     expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 0 });
     expect(p.event?.type).toBe('Warning');
-    const q = planOne(upgrading('pd', ['r1', 'r1', 'r1'], { annotations: { 'tidb.pingcap.com/force-upgrade': 'true' } }), { error: 'down' });
+    const q = planOne(upgrading('pd', ['r1', 'r1', 'r1'], { annotations: { 'tidb.pingcap.com/force-upgrade': 'true' } }), {
+      error: 'down',
+    });
     expect(q.action).toEqual({ type: 'apply', replicas: 3, partition: 0 });
   });
 
@@ -164,7 +192,9 @@ describe('PD', () => {
   const pdUp = (revs: string[]) => ({ kind: 'pd' as const, sts: sts('pd', { current: 'r1', update: 'r2' }), pods: pods('pd', revs) });
 
   it('waits until an upgraded member says it is ready (/pd/api/v2/ready), then goes on', () => {
-    const notYet = planOne(pdUp(['r1', 'r1', 'r2']), pdState(), [], { probes: { pdReady: { 'c-pd-2': { ok: false, detail: 'regions not loaded yet (HTTP 500)' } } } });
+    const notYet = planOne(pdUp(['r1', 'r1', 'r2']), pdState(), [], {
+      probes: { pdReady: { 'c-pd-2': { ok: false, detail: 'regions not loaded yet (HTTP 500)' } } },
+    });
     expect(notYet.action).toBeUndefined();
     expect(notYet.reason).toBe('waiting for PD member c-pd-2 to be ready: regions not loaded yet (HTTP 500)');
     const unasked = planOne(pdUp(['r1', 'r1', 'r2']), pdState(), [], { probes: {} });
@@ -173,8 +203,16 @@ describe('PD', () => {
   });
 
   it('goes on with PD when stores cannot be read, and before TiKV bootstraps', () => {
-    expect(planOne(pdUp(['r1', 'r1', 'r2']), pdState({ stores: [], storesError: 'HTTP 500' })).action).toEqual({ type: 'apply', replicas: 3, partition: 1 });
-    expect(planOne(pdUp(['r1', 'r1', 'r2']), pdState({ stores: [], bootstrapped: false })).action).toEqual({ type: 'apply', replicas: 3, partition: 1 });
+    expect(planOne(pdUp(['r1', 'r1', 'r2']), pdState({ stores: [], storesError: 'HTTP 500' })).action).toEqual({
+      type: 'apply',
+      replicas: 3,
+      partition: 1,
+    });
+    expect(planOne(pdUp(['r1', 'r1', 'r2']), pdState({ stores: [], bootstrapped: false })).action).toEqual({
+      type: 'apply',
+      replicas: 3,
+      partition: 1,
+    });
   });
 
   it('moves leadership to the highest healthy ordinal above before restarting the leader', () => {
@@ -204,7 +242,11 @@ describe('PD', () => {
   });
 
   describe('tidb.pingcap.com/pd-check-quorum-before-upgrade', () => {
-    const checked = (revs: string[]) => ({ kind: 'pd' as const, sts: sts('pd', { current: 'r1', update: 'r2', settings: { checkQuorumBeforeUpgrade: true } }), pods: pods('pd', revs) });
+    const checked = (revs: string[]) => ({
+      kind: 'pd' as const,
+      sts: sts('pd', { current: 'r1', update: 'r2', settings: { checkQuorumBeforeUpgrade: true } }),
+      pods: pods('pd', revs),
+    });
 
     it('restarts a member only while more than a majority plus one are healthy', () => {
       // The member to restart is the unhealthy one: the other two keep a majority, enough by default, not with the check.
@@ -217,11 +259,19 @@ describe('PD', () => {
     });
 
     it('needs four of five', () => {
-      const five = { kind: 'pd' as const, sts: sts('pd', { replicas: 5, current: 'r1', update: 'r2', settings: { checkQuorumBeforeUpgrade: true } }), pods: pods('pd', ['r1', 'r1', 'r1', 'r1', 'r1']) };
+      const five = {
+        kind: 'pd' as const,
+        sts: sts('pd', { replicas: 5, current: 'r1', update: 'r2', settings: { checkQuorumBeforeUpgrade: true } }),
+        pods: pods('pd', ['r1', 'r1', 'r1', 'r1', 'r1']),
+      };
       const members = (sick: number[]) => pdState({ members: [0, 1, 2, 3, 4].map((i) => member(i, !sick.includes(i))) });
       // c-pd-4 and one more unhealthy: three healthy others are a majority of five, but not four.
       expect(planOne(five, members([1, 4])).reason).toMatch(/3 of 5 PD members are healthy; c-pd-4 restarts once 4 are/);
-      expect(planOne({ ...five, sts: sts('pd', { replicas: 5, current: 'r1', update: 'r2' }) }, members([1, 4])).action).toEqual({ type: 'apply', replicas: 5, partition: 4 });
+      expect(planOne({ ...five, sts: sts('pd', { replicas: 5, current: 'r1', update: 'r2' }) }, members([1, 4])).action).toEqual({
+        type: 'apply',
+        replicas: 5,
+        partition: 4,
+      });
       expect(planOne(five, members([1])).action).toEqual({ type: 'apply', replicas: 5, partition: 4 });
     });
   });
@@ -251,7 +301,13 @@ describe('TiKV leader eviction', () => {
 
   it('begins eviction on the store of the Pod to restart, recording the scheduler as its own', () => {
     const p = planOne(tikvUp(['r1', 'r1', 'r1']));
-    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3, annotation: EVICT_BEGIN_ANNOTATION, record: ours('c-tikv-2') });
+    expect(p.action).toEqual({
+      type: 'evict-begin',
+      pod: 'c-tikv-2',
+      storeId: 3,
+      annotation: EVICT_BEGIN_ANNOTATION,
+      record: ours('c-tikv-2'),
+    });
   });
 
   it('does not record a scheduler an administrator added before the upgrade reached the store', () => {
@@ -263,7 +319,12 @@ describe('TiKV leader eviction', () => {
     const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } });
     expect(planOne(c, pdState({ evicting: new Set([3]) })).reason).toMatch(/100 left/);
     const stores = [store(0, 150), store(1, 150), store(2, 0)];
-    expect(planOne(c, pdState({ stores, evicting: new Set([3]) })).action).toEqual({ type: 'flush-log-backup', pod: 'c-tikv-2', storeId: 3, revision: 'r2' });
+    expect(planOne(c, pdState({ stores, evicting: new Set([3]) })).action).toEqual({
+      type: 'flush-log-backup',
+      pod: 'c-tikv-2',
+      storeId: 3,
+      revision: 'r2',
+    });
     const flushed = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000), [LOG_BACKUP_FLUSHED_ANNOTATION]: 'r2' } });
     expect(planOne(flushed, pdState({ stores, evicting: new Set([3]) })).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
   });
@@ -291,7 +352,11 @@ describe('TiKV leader eviction', () => {
     it("restarts on PD's count when the server cannot be asked, and says so", () => {
       const p = planOne(tikvUp(['r1', 'r1', 'r1'], { 2: flushed }), evicted, [], withMetric({ detail: 'connect ECONNREFUSED' }));
       expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
-      expect(p.event).toMatchObject({ type: 'Warning', reason: 'LeaderCountUnverified', message: expect.stringContaining('connect ECONNREFUSED') });
+      expect(p.event).toMatchObject({
+        type: 'Warning',
+        reason: 'LeaderCountUnverified',
+        message: expect.stringContaining('connect ECONNREFUSED'),
+      });
     });
 
     it('restarts after evictLeaderTimeout when only the server still counts leaders', () => {
@@ -305,7 +370,18 @@ describe('TiKV leader eviction', () => {
       const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } });
       expect(probesWanted([c]).tikvLeaders).toEqual(['c-tikv-2']);
       expect(probesWanted([tikvUp(['r1', 'r1', 'r1'])]).tikvLeaders).toEqual([]);
-      expect(probesWanted([{ ...c, sts: sts('tikv', { current: 'r2', update: 'r2' }), pods: c.pods.map((p) => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, 'controller-revision-hash': 'r2' } } })) }]).tikvLeaders).toEqual([]);
+      expect(
+        probesWanted([
+          {
+            ...c,
+            sts: sts('tikv', { current: 'r2', update: 'r2' }),
+            pods: c.pods.map((p) => ({
+              ...p,
+              metadata: { ...p.metadata, labels: { ...p.metadata.labels, 'controller-revision-hash': 'r2' } },
+            })),
+          },
+        ]).tikvLeaders,
+      ).toEqual([]);
     });
   });
 
@@ -318,7 +394,10 @@ describe('TiKV leader eviction', () => {
     });
 
     it('restarts without a flush when the cluster opts out', () => {
-      const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } }, { evictLeaderTimeout: '10m', flushLogBackup: false } as never);
+      const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(1000) } }, {
+        evictLeaderTimeout: '10m',
+        flushLogBackup: false,
+      } as never);
       expect(planOne(c, evicted).action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
     });
   });
@@ -328,15 +407,22 @@ describe('TiKV leader eviction', () => {
 
     it('holds every restart, eviction included, while a store is not Up', () => {
       for (const state of ['Offline', 'Disconnected', 'Down']) {
-        const p = planOne(tikvUp(['r1', 'r1', 'r1'], {}, checked), pdState({ stores: [store(0, 100), store(1, 100, state), store(2, 100)] }));
+        const p = planOne(
+          tikvUp(['r1', 'r1', 'r1'], {}, checked),
+          pdState({ stores: [store(0, 100), store(1, 100, state), store(2, 100)] }),
+        );
         expect(p.action).toBeUndefined();
-        expect(p.reason).toBe(`tikv-check-all-stores-up-before-upgrade: store 2 (c-tikv-1.c-tikv-peer.ns.svc:20160) is ${state}; c-tikv-2 restarts once every store is Up`);
+        expect(p.reason).toBe(
+          `tikv-check-all-stores-up-before-upgrade: store 2 (c-tikv-1.c-tikv-peer.ns.svc:20160) is ${state}; c-tikv-2 restarts once every store is Up`,
+        );
       }
     });
 
     it('goes on when every store is Up, and is off unless asked for', () => {
       expect(planOne(tikvUp(['r1', 'r1', 'r1'], {}, checked)).action).toMatchObject({ type: 'evict-begin', pod: 'c-tikv-2' });
-      expect(planOne(tikvUp(['r1', 'r1', 'r1']), pdState({ stores: [store(0, 100), store(1, 100, 'Offline'), store(2, 100)] })).action).toMatchObject({ type: 'evict-begin' });
+      expect(
+        planOne(tikvUp(['r1', 'r1', 'r1']), pdState({ stores: [store(0, 100), store(1, 100, 'Offline'), store(2, 100)] })).action,
+      ).toMatchObject({ type: 'evict-begin' });
     });
   });
 
@@ -344,7 +430,13 @@ describe('TiKV leader eviction', () => {
     // The Pod kept evictLeaderBeginTime from an hour ago; the scheduler was removed when Git took that upgrade back.
     const c = tikvUp(['r1', 'r1', 'r1'], { 2: { [EVICT_BEGIN_ANNOTATION]: at(60 * 60_000) } });
     const p = planOne(c, pdState());
-    expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-2', storeId: 3, annotation: EVICT_BEGIN_ANNOTATION, record: ours('c-tikv-2') });
+    expect(p.action).toEqual({
+      type: 'evict-begin',
+      pod: 'c-tikv-2',
+      storeId: 3,
+      annotation: EVICT_BEGIN_ANNOTATION,
+      record: ours('c-tikv-2'),
+    });
     expect(p.event).toMatchObject({ reason: 'EvictLeaderBegin' });
   });
 
@@ -374,7 +466,13 @@ describe('TiKV leader eviction', () => {
 
   it('leaves a scheduler it did not add on an upgraded store, and goes on', () => {
     const up = pdState({ stores: [store(0, 150), store(1, 150), store(2, 0)], evicting: new Set([3]) });
-    expect(planOne(tikvUp(['r1', 'r1', 'r2']), up).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, annotation: EVICT_BEGIN_ANNOTATION, record: ours('c-tikv-1') });
+    expect(planOne(tikvUp(['r1', 'r1', 'r2']), up).action).toEqual({
+      type: 'evict-begin',
+      pod: 'c-tikv-1',
+      storeId: 2,
+      annotation: EVICT_BEGIN_ANNOTATION,
+      record: ours('c-tikv-1'),
+    });
   });
 
   it('waits for leaders to come back to an upgraded store in a large cluster', () => {
@@ -382,7 +480,13 @@ describe('TiKV leader eviction', () => {
     const stores = [store(0, 1400), store(1, 1400), store(2, 200)];
     expect(planOne(c, pdState({ stores })).reason).toMatch(/come back to store 3/);
     const back = [store(0, 1100), store(1, 1100), store(2, 800)];
-    expect(planOne(c, pdState({ stores: back })).action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, annotation: EVICT_BEGIN_ANNOTATION, record: ours('c-tikv-1') });
+    expect(planOne(c, pdState({ stores: back })).action).toEqual({
+      type: 'evict-begin',
+      pod: 'c-tikv-1',
+      storeId: 2,
+      annotation: EVICT_BEGIN_ANNOTATION,
+      record: ours('c-tikv-1'),
+    });
   });
 
   it('removes only its own schedulers left behind once no upgrade runs', () => {
@@ -399,12 +503,19 @@ describe('TiKV leader eviction', () => {
   });
 
   it('leaves a user-asked eviction alone', () => {
-    const c = { kind: 'tikv' as const, sts: sts('tikv'), pods: [pod('tikv', 0, 'r1', { annotations: { 'tidb.pingcap.com/evict-leader': 'none' } })] };
+    const c = {
+      kind: 'tikv' as const,
+      sts: sts('tikv'),
+      pods: [pod('tikv', 0, 'r1', { annotations: { 'tidb.pingcap.com/evict-leader': 'none' } })],
+    };
     expect(planOne(c, pdState({ evicting: new Set([1]) })).action).toBeUndefined();
   });
 
   it('waits while stores cannot be read', () => {
-    const p = planOne(tikvUp(['r1', 'r1', 'r1']), pdState({ stores: [], evicting: new Set(), storesError: 'GET /pd/api/v1/stores: HTTP 500' }));
+    const p = planOne(
+      tikvUp(['r1', 'r1', 'r1']),
+      pdState({ stores: [], evicting: new Set(), storesError: 'GET /pd/api/v1/stores: HTTP 500' }),
+    );
     expect(p.action).toBeUndefined();
     expect(p.reason).toBe('PD stores unavailable: GET /pd/api/v1/stores: HTTP 500');
   });
@@ -442,11 +553,19 @@ describe('TiCDC: each capture hands its tables over before its restart', () => {
   });
 
   it('restarts it anyway after gracefulShutdownTimeout, with a warning', () => {
-    const late = ticdc(['r1', 'r1', 'r1'], { 2: { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: iso(NOW - 2 * MIN) } }, { settings: { gracefulShutdownTimeout: '1m' } });
+    const late = ticdc(
+      ['r1', 'r1', 'r1'],
+      { 2: { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: iso(NOW - 2 * MIN) } },
+      { settings: { gracefulShutdownTimeout: '1m' } },
+    );
     const p = planOne(late);
     expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
     expect(p.event).toMatchObject({ type: 'Warning', reason: 'DrainTimeout', pod: 'c-ticdc-2' });
-    const inTime = ticdc(['r1', 'r1', 'r1'], { 2: { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: iso(NOW - 30_000) } }, { settings: { gracefulShutdownTimeout: '1m' } });
+    const inTime = ticdc(
+      ['r1', 'r1', 'r1'],
+      { 2: { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: iso(NOW - 30_000) } },
+      { settings: { gracefulShutdownTimeout: '1m' } },
+    );
     expect(planOne(inTime).action?.type).toBe('drain-capture');
   });
 });
@@ -473,7 +592,11 @@ describe('min-ready-seconds (tidb.pingcap.com/<component>-min-ready-seconds)', (
   });
 
   it('applies to TiKV before its next eviction begins', () => {
-    const tikv = { kind: 'tikv' as const, sts: sts('tikv', { current: 'r1', update: 'r2', settings: { minReadySeconds: 60 } }), pods: [pod('tikv', 0), pod('tikv', 1), pod('tikv', 2, 'r2', { readySince: since(5) })] };
+    const tikv = {
+      kind: 'tikv' as const,
+      sts: sts('tikv', { current: 'r1', update: 'r2', settings: { minReadySeconds: 60 } }),
+      pods: [pod('tikv', 0), pod('tikv', 1), pod('tikv', 2, 'r2', { readySince: since(5) })],
+    };
     expect(planOne(tikv).reason).toMatch(/c-tikv-2 to have been Ready for 60s/);
   });
 });
@@ -484,7 +607,14 @@ describe('operation marks left on Pods that did not restart', () => {
       kind: 'tikv' as const,
       sts: sts('tikv'),
       pods: [
-        pod('tikv', 0, 'r1', { annotations: { [EVICT_BEGIN_ANNOTATION]: 'then', [LOG_BACKUP_FLUSHED_ANNOTATION]: 'r2', 'tidb.pingcap.com/evict-leader': 'none', other: 'x' } }),
+        pod('tikv', 0, 'r1', {
+          annotations: {
+            [EVICT_BEGIN_ANNOTATION]: 'then',
+            [LOG_BACKUP_FLUSHED_ANNOTATION]: 'r2',
+            'tidb.pingcap.com/evict-leader': 'none',
+            other: 'x',
+          },
+        }),
         pod('tikv', 1),
         pod('tikv', 2, 'r1', { annotations: { [EVICT_END_ANNOTATION]: 'then' } }),
       ],
@@ -501,17 +631,25 @@ describe('operation marks left on Pods that did not restart', () => {
   });
 
   it('keeps them while an upgrade is under way', () => {
-    const c = { kind: 'tikv' as const, sts: sts('tikv', { current: 'r1', update: 'r2' }), pods: [pod('tikv', 0), pod('tikv', 1), pod('tikv', 2, 'r2', { annotations: { [EVICT_END_ANNOTATION]: 'then' } })] };
+    const c = {
+      kind: 'tikv' as const,
+      sts: sts('tikv', { current: 'r1', update: 'r2' }),
+      pods: [pod('tikv', 0), pod('tikv', 1), pod('tikv', 2, 'r2', { annotations: { [EVICT_END_ANNOTATION]: 'then' } })],
+    };
     expect(planOne(c).action?.type).not.toBe('clear-marks');
   });
 });
 
 describe('leader eviction asked for on a TiKV Pod (tidb.pingcap.com/evict-leader)', () => {
   const ask = (value: string, extra: Record<string, string> = {}) => ({ 'tidb.pingcap.com/evict-leader': value, ...extra });
-  const tikv = (annotations: Record<string, string>) => ({ kind: 'tikv' as const, sts: sts('tikv'), pods: [pod('tikv', 0), pod('tikv', 1, 'r1', { annotations }), pod('tikv', 2)] });
+  const tikv = (annotations: Record<string, string>) => ({
+    kind: 'tikv' as const,
+    sts: sts('tikv'),
+    pods: [pod('tikv', 0), pod('tikv', 1, 'r1', { annotations }), pod('tikv', 2)],
+  });
   const request = { pod: 'c-tikv-1', for: 'request' as const, since: new Date(NOW).toISOString() };
 
-  it('evicts the store, recording the scheduler as the request\'s, once every store is Up', () => {
+  it("evicts the store, recording the scheduler as the request's, once every store is Up", () => {
     const p = planOne(tikv(ask('none')));
     expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, record: request });
     expect(p.event).toMatchObject({ reason: 'EvictLeaderBegin' });
@@ -530,9 +668,17 @@ describe('leader eviction asked for on a TiKV Pod (tidb.pingcap.com/evict-leader
     const withLeaders = pdState({ stores: [store(0, 150), store(1, 20), store(2, 150)], evicting: new Set([2]) });
     expect(planOne(tikv(ask('delete-pod')), withLeaders, [], { evictions: { 2: request } }).reason).toMatch(/20 left/);
     const none = pdState({ stores: [store(0, 150), store(1, 0), store(2, 150)], evicting: new Set([2]) });
-    const metric = (count: number) => ({ evictions: { 2: request }, probes: { ...PROBES_OK, tikvLeaders: { 'c-tikv-1': { count, detail: `${count} leaders` } } } });
+    const metric = (count: number) => ({
+      evictions: { 2: request },
+      probes: { ...PROBES_OK, tikvLeaders: { 'c-tikv-1': { count, detail: `${count} leaders` } } },
+    });
     expect(planOne(tikv(ask('delete-pod')), none, [], metric(3)).reason).toMatch(/still shows 3/);
-    expect(planOne(tikv(ask('delete-pod')), none, [], metric(0)).action).toEqual({ type: 'flush-log-backup', pod: 'c-tikv-1', storeId: 2, revision: 'r1' });
+    expect(planOne(tikv(ask('delete-pod')), none, [], metric(0)).action).toEqual({
+      type: 'flush-log-backup',
+      pod: 'c-tikv-1',
+      storeId: 2,
+      revision: 'r1',
+    });
     const flushed = planOne(tikv(ask('delete-pod', { [LOG_BACKUP_FLUSHED_ANNOTATION]: 'r1' })), none, [], metric(0));
     expect(flushed.action).toEqual({ type: 'delete-pod', pod: 'c-tikv-1', uid: undefined, storeId: 2 });
     expect(flushed.event).toMatchObject({ reason: 'EvictLeaderDeletePod' });
@@ -540,7 +686,9 @@ describe('leader eviction asked for on a TiKV Pod (tidb.pingcap.com/evict-leader
   });
 
   it('removes a request past its expiration time, and ignores values the operator does not know', () => {
-    const expired = planOne(tikv(ask('none', { 'tidb.pingcap.com/tikv-evict-leader-expiration-time': new Date(NOW - 1000).toISOString() })));
+    const expired = planOne(
+      tikv(ask('none', { 'tidb.pingcap.com/tikv-evict-leader-expiration-time': new Date(NOW - 1000).toISOString() })),
+    );
     expect(expired.action).toEqual({
       type: 'clear-marks',
       marks: [{ pod: 'c-tikv-1', keys: ['tidb.pingcap.com/evict-leader', 'tidb.pingcap.com/tikv-evict-leader-expiration-time'] }],
@@ -551,9 +699,13 @@ describe('leader eviction asked for on a TiKV Pod (tidb.pingcap.com/evict-leader
 
 describe('a TiKV Pod someone else deletes (a node drain)', () => {
   const drain = { pod: 'c-tikv-1', for: 'drain' as const, since: new Date(NOW).toISOString() };
-  const tikv = (second = pod('tikv', 1, 'r1', { terminating: true, ready: false })) => ({ kind: 'tikv' as const, sts: sts('tikv'), pods: [pod('tikv', 0), second, pod('tikv', 2)] });
+  const tikv = (second = pod('tikv', 1, 'r1', { terminating: true, ready: false })) => ({
+    kind: 'tikv' as const,
+    sts: sts('tikv'),
+    pods: [pod('tikv', 0), second, pod('tikv', 2)],
+  });
 
-  it('evicts its store\'s leaders at once, recording the scheduler as the drain\'s', () => {
+  it("evicts its store's leaders at once, recording the scheduler as the drain's", () => {
     const p = planOne(tikv());
     expect(p.action).toEqual({ type: 'evict-begin', pod: 'c-tikv-1', storeId: 2, record: drain });
     expect(p.event).toMatchObject({ reason: 'DrainEvictLeader', pod: 'c-tikv-1' });
@@ -567,16 +719,22 @@ describe('a TiKV Pod someone else deletes (a node drain)', () => {
     expect(planOne(growing).action).toMatchObject({ type: 'evict-begin', pod: 'c-tikv-1', record: drain });
   });
 
-  it('leaves alone a store that is being evicted already (the controller\'s own restart, an administrator), has no leaders, or is not Up', () => {
+  it("leaves alone a store that is being evicted already (the controller's own restart, an administrator), has no leaders, or is not Up", () => {
     expect(planOne(tikv(), pdState({ evicting: new Set([2]) })).action?.type).not.toBe('evict-begin');
     expect(planOne(tikv(), pdState({ stores: [store(0, 100), store(1, 0), store(2, 100)] })).action?.type).not.toBe('evict-begin');
-    expect(planOne(tikv(), pdState({ stores: [store(0, 100), store(1, 100, 'Offline'), store(2, 100)] })).action?.type).not.toBe('evict-begin');
+    expect(planOne(tikv(), pdState({ stores: [store(0, 100), store(1, 100, 'Offline'), store(2, 100)] })).action?.type).not.toBe(
+      'evict-begin',
+    );
     // Without PD's stores there is nothing to do: the component's own plan goes on.
     expect(planOne(tikv(), { error: 'connection refused' }).action?.type).not.toBe('evict-begin');
   });
 
   it('moves PD leadership off a PD Pod being deleted, to the member the operator would pick', () => {
-    const pdComp = { kind: 'pd' as const, sts: sts('pd'), pods: [pod('pd', 0, 'r1', { terminating: true, ready: false }), pod('pd', 1), pod('pd', 2)] };
+    const pdComp = {
+      kind: 'pd' as const,
+      sts: sts('pd'),
+      pods: [pod('pd', 0, 'r1', { terminating: true, ready: false }), pod('pd', 1), pod('pd', 2)],
+    };
     const p = planOne(pdComp);
     expect(p.action).toEqual({ type: 'transfer-leader', pod: 'c-pd-0', from: 'c-pd-0', to: 'c-pd-2' });
     expect(p.event).toMatchObject({ reason: 'DrainPDLeaderTransfer', pod: 'c-pd-0' });
@@ -604,7 +762,10 @@ describe('a TiKV Pod someone else deletes (a node drain)', () => {
     const evicting = (s1 = heard(NOW)) => pdState({ stores: [store(0, 150), s1, store(2, 150)], evicting: new Set([2]) });
     const runningPod = (ready: boolean) => {
       const p = pod('tikv', 1, 'r1', { ready });
-      return { ...p, status: { ...p.status, phase: 'Running', containerStatuses: [{ name: 'tikv', state: { running: { startedAt: started } } }] } };
+      return {
+        ...p,
+        status: { ...p.status, phase: 'Running', containerStatuses: [{ name: 'tikv', state: { running: { startedAt: started } } }] },
+      };
     };
     const keep = (p: ReturnType<typeof pod> | undefined, pd = evicting()) => {
       const c = tikv();
@@ -624,10 +785,26 @@ describe('a TiKV Pod someone else deletes (a node drain)', () => {
 });
 
 describe('PD micro-services in an upgrade', () => {
-  it("upgrades TSO before TiKV bootstraps under PD v8.0-v8.1, whose registry answers ErrNotBootstrapped until then; another registry error waits", () => {
-    const msPod = (ord: number, rev: string) => ({ ...pod('tso', ord, rev), spec: { containers: [{ name: 'tso', image: 'pingcap/pd:v8.1.0' }] } });
-    const tso = { kind: 'tso' as const, sts: sts('tso', { replicas: 2, update: 'r2', partition: 2 }), pods: [msPod(0, 'r1'), msPod(1, 'r1')] };
-    const notBootstrapped = pdState({ stores: [], bootstrapped: false, ms: { tso: { error: 'HTTP 500 [PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first', notBootstrapped: true } } });
+  it('upgrades TSO before TiKV bootstraps under PD v8.0-v8.1, whose registry answers ErrNotBootstrapped until then; another registry error waits', () => {
+    const msPod = (ord: number, rev: string) => ({
+      ...pod('tso', ord, rev),
+      spec: { containers: [{ name: 'tso', image: 'pingcap/pd:v8.1.0' }] },
+    });
+    const tso = {
+      kind: 'tso' as const,
+      sts: sts('tso', { replicas: 2, update: 'r2', partition: 2 }),
+      pods: [msPod(0, 'r1'), msPod(1, 'r1')],
+    };
+    const notBootstrapped = pdState({
+      stores: [],
+      bootstrapped: false,
+      ms: {
+        tso: {
+          error: 'HTTP 500 [PD:cluster:ErrNotBootstrapped]TiKV cluster not bootstrapped, please start TiKV first',
+          notBootstrapped: true,
+        },
+      },
+    });
     expect(planOne(tso, notBootstrapped).action).toMatchObject({ partition: 1 });
     const unavailable = planOne(tso, pdState({ ms: { tso: { error: 'connect ECONNREFUSED' } } }));
     expect(unavailable.action).toBeUndefined();

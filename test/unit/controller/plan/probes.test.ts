@@ -17,7 +17,11 @@ describe('pdReadsWanted', () => {
 
   it('reads members only for PD alone, and the registry of each micro-service the cluster runs', () => {
     expect(pdReadsWanted([comp('pd')], NO_FAILOVER)).toEqual({ stores: false, storeRemovals: false, msServices: [] });
-    expect(pdReadsWanted([comp('pd'), comp('tso'), comp('scheduling')], NO_FAILOVER)).toEqual({ stores: false, storeRemovals: false, msServices: ['tso', 'scheduling'] });
+    expect(pdReadsWanted([comp('pd'), comp('tso'), comp('scheduling')], NO_FAILOVER)).toEqual({
+      stores: false,
+      storeRemovals: false,
+      msServices: ['tso', 'scheduling'],
+    });
   });
 
   it('reads stores for TiKV or TiFlash, and tombstones and max-replicas only while one scales in', () => {
@@ -27,7 +31,10 @@ describe('pdReadsWanted', () => {
   });
 
   it('counts failover replicas as wanted: they are no scale-in', () => {
-    const failover: FailoverState = { components: { tikv: { records: { '7': { pod: 'c-tikv-2', createdAt: '2026-01-01T00:00:00Z', storeId: 7 } } } }, unhealthySince: {} };
+    const failover: FailoverState = {
+      components: { tikv: { records: { '7': { pod: 'c-tikv-2', createdAt: '2026-01-01T00:00:00Z', storeId: 7 } } } },
+      unhealthySince: {},
+    };
     expect(pdReadsWanted([comp('tikv', { replicas: 4, desired: 3 })], failover)?.storeRemovals).toBe(false);
     expect(pdReadsWanted([comp('tikv', { replicas: 4, desired: 3 })], NO_FAILOVER)?.storeRemovals).toBe(true);
   });

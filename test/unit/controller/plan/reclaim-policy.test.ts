@@ -7,7 +7,7 @@
 import { controllerClusterInfo } from '../../../../src/render/discovery';
 import { resolveCluster } from '../../../../src/tidbcluster/resolve';
 import { parseClusterInfo } from '../../../../src/controller/model/cluster';
-import { KubeError } from '../../../../src/controller/clients/kube';
+import { KubeError } from '../../../../src/controller/clients/kube-errors';
 import { boundClaims, reclaimPolicyPatches, reclaimPolicyOf } from '../../../../src/controller/plan/reclaim-policy';
 import { ReclaimPolicySetter } from '../../../../src/controller/reconcile/reclaim-policy';
 import type { PersistentVolume, Pvc } from '../../../../src/controller/model/objects';
@@ -34,7 +34,9 @@ describe('the input', () => {
     ['delete', '; did you mean Delete?'],
     ['Recycle', ''],
   ])('fails with pvReclaimPolicy %s, at its path', (value, hint) => {
-    expect(renderErrors(cluster({ ...TIKV, pvReclaimPolicy: value }))).toContain(`spec.pvReclaimPolicy (line 18): expected Retain or Delete, got "${value}"${hint}`);
+    expect(renderErrors(cluster({ ...TIKV, pvReclaimPolicy: value }))).toContain(
+      `spec.pvReclaimPolicy (line 18): expected Retain or Delete, got "${value}"${hint}`,
+    );
   });
 
   test('takes Retain and Delete', () => {
@@ -55,14 +57,19 @@ describe('rendering', () => {
   test('no ClusterRole and no flag by default', () => {
     const objects = render(cluster(TIKV));
     expect(clusterScoped(objects)).toEqual([]);
-    expect(parseClusterInfo(JSON.stringify(controllerClusterInfo(resolveCluster(cluster(TIKV) as never))), 'ns').patchesVolumes).toBeUndefined();
+    expect(
+      parseClusterInfo(JSON.stringify(controllerClusterInfo(resolveCluster(cluster(TIKV) as never))), 'ns').patchesVolumes,
+    ).toBeUndefined();
   });
 
   test('with the annotation: get and patch on persistentvolumes, nothing else, bound to the controller', () => {
     const objects = render(cluster(TIKV, ON));
     const [role, binding] = clusterScoped(objects);
     expect(role.rules).toEqual([{ apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get', 'patch'] }]);
-    expect(binding).toMatchObject({ subjects: [{ kind: 'ServiceAccount', name: 'demo-discovery', namespace: 'ns' }], roleRef: { kind: 'ClusterRole', name: 'tidb-gitops:ns:demo-discovery' } });
+    expect(binding).toMatchObject({
+      subjects: [{ kind: 'ServiceAccount', name: 'demo-discovery', namespace: 'ns' }],
+      roleRef: { kind: 'ClusterRole', name: 'tidb-gitops:ns:demo-discovery' },
+    });
     const info = controllerClusterInfo(resolveCluster(cluster(TIKV, ON) as never));
     expect(parseClusterInfo(JSON.stringify(info), 'ns').patchesVolumes).toBe(true);
     expect(find(objects, 'Role', 'demo-discovery').rules).toEqual(find(render(cluster(TIKV)), 'Role', 'demo-discovery').rules);
@@ -85,7 +92,9 @@ describe('rendering', () => {
     expect(rbacViolations(roles(render(cluster(TIKV, ON))), requests)).toEqual([]);
     expect(rbacViolations(roles(render(cluster(TIKV))), requests)).toHaveLength(2);
     // No list or watch: PVs are read one by one, by their claims' volumeName.
-    expect(rbacViolations(roles(render(cluster(TIKV, ON))), [{ method: 'GET', path: '/api/v1/persistentvolumes', query: {} }])).toHaveLength(1);
+    expect(
+      rbacViolations(roles(render(cluster(TIKV, ON))), [{ method: 'GET', path: '/api/v1/persistentvolumes', query: {} }]),
+    ).toHaveLength(1);
   });
 });
 
@@ -106,7 +115,12 @@ describe('the diff report', () => {
 
 describe('the planner', () => {
   test('bound claims of PD, TiKV, TiDB, TiFlash and Pump only, as the operator', () => {
-    const claims = [claim('tikv-demo-tikv-0', 'tikv', 'pv-a'), claim('pd-demo-pd-0', 'pd', 'pv-b'), claim('sorter-demo-ticdc-0', 'ticdc', 'pv-c'), claim('tikv-demo-tikv-1', 'tikv')];
+    const claims = [
+      claim('tikv-demo-tikv-0', 'tikv', 'pv-a'),
+      claim('pd-demo-pd-0', 'pd', 'pv-b'),
+      claim('sorter-demo-ticdc-0', 'ticdc', 'pv-c'),
+      claim('tikv-demo-tikv-1', 'tikv'),
+    ];
     expect(boundClaims(claims)).toEqual([
       { claim: 'pd-demo-pd-0', uid: 'uid-pd-demo-pd-0', volume: 'pv-b' },
       { claim: 'tikv-demo-tikv-0', uid: 'uid-tikv-demo-tikv-0', volume: 'pv-a' },
@@ -114,7 +128,14 @@ describe('the planner', () => {
   });
 
   test('patches each PV whose policy differs, only when it names the claim back', () => {
-    const claims = boundClaims([claim('a', 'tikv', 'pv-a'), claim('b', 'tikv', 'pv-b'), claim('c', 'tikv', 'pv-c'), claim('d', 'tikv', 'pv-d'), claim('e', 'tikv', 'pv-e'), claim('f', 'tikv', 'pv-f')]);
+    const claims = boundClaims([
+      claim('a', 'tikv', 'pv-a'),
+      claim('b', 'tikv', 'pv-b'),
+      claim('c', 'tikv', 'pv-c'),
+      claim('d', 'tikv', 'pv-d'),
+      claim('e', 'tikv', 'pv-e'),
+      claim('f', 'tikv', 'pv-f'),
+    ]);
     const volumes = new Map<string, PersistentVolume | undefined>([
       ['pv-a', pv('pv-a', 'Delete', { namespace: 'ns', name: 'a', uid: 'uid-a' })],
       ['pv-b', pv('pv-b', 'Retain', { namespace: 'ns', name: 'b', uid: 'uid-b' })],
@@ -128,7 +149,12 @@ describe('the planner', () => {
   });
 
   test('reads the settings value, Retain unless it says Delete', () => {
-    expect([reclaimPolicyOf('Delete'), reclaimPolicyOf('Retain'), reclaimPolicyOf(undefined), reclaimPolicyOf('delete')]).toEqual(['Delete', 'Retain', 'Retain', 'Retain']);
+    expect([reclaimPolicyOf('Delete'), reclaimPolicyOf('Retain'), reclaimPolicyOf(undefined), reclaimPolicyOf('delete')]).toEqual([
+      'Delete',
+      'Retain',
+      'Retain',
+      'Retain',
+    ]);
   });
 });
 
@@ -168,7 +194,11 @@ describe('the controller', () => {
     await s.pass({ claims, policy: 'Retain', now: 2000 });
     expect(patches).toEqual(['pv-a=Retain']);
     expect(vs.get('pv-x')!.spec!.persistentVolumeReclaimPolicy).toBe('Delete');
-    expect(s.current()).toEqual({ pvReclaimPolicy: 'Retain', volumes: { 'tikv-demo-tikv-0': 'Retain', 'tikv-demo-tikv-1': 'Retain' }, problem: null });
+    expect(s.current()).toEqual({
+      pvReclaimPolicy: 'Retain',
+      volumes: { 'tikv-demo-tikv-0': 'Retain', 'tikv-demo-tikv-1': 'Retain' },
+      problem: null,
+    });
     expect(warnings).toEqual([]);
     // A change in Git is applied at once, not at the next look.
     await s.pass({ claims, policy: 'Delete', now: 2001 });

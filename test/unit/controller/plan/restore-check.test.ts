@@ -21,12 +21,20 @@ const S3 = { provider: 'ceph', endpoint: 'http://minio:9000', bucket: 'backups',
 
 /** The `job.json` the Restore renders to. */
 function restoreJob(spec: Obj): string {
-  const doc = { apiVersion: 'pingcap.com/v1alpha1', kind: 'Restore', metadata: { name: 'r', namespace: 'ns' }, spec: { br: { cluster: 'demo' }, s3: S3, ...spec } };
+  const doc = {
+    apiVersion: 'pingcap.com/v1alpha1',
+    kind: 'Restore',
+    metadata: { name: 'r', namespace: 'ns' },
+    spec: { br: { cluster: 'demo' }, s3: S3, ...spec },
+  };
   const loaded = loadInputs([cluster(), doc].map((d) => stringify(d)).join('---\n'), 'in.yaml');
   const linked = linkOperations(loaded.clusters, loaded.documents);
   const errors = [...loaded.errors.map((e) => e.message), ...linked.errors];
   if (errors.length > 0) throw new Error(errors.join('\n'));
-  const objects = renderClusters(loaded.clusters.map((c) => c.resolved), linked.operations).flatMap((r) => r.objects);
+  const objects = renderClusters(
+    loaded.clusters.map((c) => c.resolved),
+    linked.operations,
+  ).flatMap((r) => r.objects);
   return find(objects, 'ConfigMap', 'restore-r').data['job.json'];
 }
 
@@ -51,20 +59,37 @@ describe('what a restore writes into, from its rendered Job', () => {
     expect(blockedBy(restoreWrites(restoreJob({ backupType: 'db', br: { cluster: 'demo', db: 'app' } })))).toBe(
       "the cluster already has tables it would restore into (app.users, App.Orders, of the database app): BR would restore the backup's rows among theirs; drop them, or set br.checkRequirements: false to restore into them anyway",
     );
-    expect(blockedBy(restoreWrites(restoreJob({ backupType: 'table', br: { cluster: 'demo', db: 'app', table: 'orders' } })))).toMatch(/^the cluster already has tables it would restore into \(App\.Orders, of the table app\.orders\)/);
-    expect(blockedBy(restoreWrites(restoreJob({ backupType: 'table', br: { cluster: 'demo', db: 'app', table: 'gone' } })))).toBeUndefined();
-    expect(blockedBy(restoreWrites(restoreJob({ tableFilter: ['billing.*'] })))).toMatch(/\(billing\.invoices, of the tables of the filter billing\.\*\)/);
+    expect(blockedBy(restoreWrites(restoreJob({ backupType: 'table', br: { cluster: 'demo', db: 'app', table: 'orders' } })))).toMatch(
+      /^the cluster already has tables it would restore into \(App\.Orders, of the table app\.orders\)/,
+    );
+    expect(
+      blockedBy(restoreWrites(restoreJob({ backupType: 'table', br: { cluster: 'demo', db: 'app', table: 'gone' } }))),
+    ).toBeUndefined();
+    expect(blockedBy(restoreWrites(restoreJob({ tableFilter: ['billing.*'] })))).toMatch(
+      /\(billing\.invoices, of the tables of the filter billing\.\*\)/,
+    );
     expect(blockedBy(restoreWrites(restoreJob({ tableFilter: ['new.*'] })))).toBeUndefined();
     // System tables are the cluster's own: no restore waits for them.
     expect(blockedBy(restoreWrites(restoreJob({ tableFilter: ['*.*', '!app.*', '!billing.*'] })))).toBeUndefined();
-    const pitr = { restoreMode: 'pitr', pitrRestoredTs: '450000000000000000', pitrFullBackupStorageProvider: { s3: S3 }, tableFilter: ['app.users'] };
+    const pitr = {
+      restoreMode: 'pitr',
+      pitrRestoredTs: '450000000000000000',
+      pitrFullBackupStorageProvider: { s3: S3 },
+      tableFilter: ['app.users'],
+    };
     expect(blockedBy(restoreWrites(restoreJob(pitr)))).toMatch(/\(app\.users, of the tables of the filter app\.users\)/);
   });
 
-  test('checkRequirements: false turns the check off, as it turns off BR\'s; options given last count as BR reads them', () => {
-    expect(restoreWrites(restoreJob({ backupType: 'db', br: { cluster: 'demo', db: 'app', checkRequirements: false } }))).toEqual({ kind: 'unchecked' });
-    expect(restoreWrites(restoreJob({ backupType: 'db', br: { cluster: 'demo', db: 'app', options: ['--check-requirements=false'] } }))).toEqual({ kind: 'unchecked' });
-    expect(blockedBy(restoreWrites(restoreJob({ br: { cluster: 'demo', options: ['-f', 'billing.invoices'] } })))).toMatch(/of the tables of the filter billing\.invoices\)/);
+  test("checkRequirements: false turns the check off, as it turns off BR's; options given last count as BR reads them", () => {
+    expect(restoreWrites(restoreJob({ backupType: 'db', br: { cluster: 'demo', db: 'app', checkRequirements: false } }))).toEqual({
+      kind: 'unchecked',
+    });
+    expect(
+      restoreWrites(restoreJob({ backupType: 'db', br: { cluster: 'demo', db: 'app', options: ['--check-requirements=false'] } })),
+    ).toEqual({ kind: 'unchecked' });
+    expect(blockedBy(restoreWrites(restoreJob({ br: { cluster: 'demo', options: ['-f', 'billing.invoices'] } })))).toMatch(
+      /of the tables of the filter billing\.invoices\)/,
+    );
     expect(blockedBy(restoreWrites(restoreJob({ br: { cluster: 'demo', options: ['--filter=@rules.txt'] } })))).toBe(
       'cannot tell which tables it restores into (the rule "@rules.txt" reads rules from a file, which cannot be read here), to check that none of them exists: set br.checkRequirements: false to restore without this check',
     );
@@ -111,12 +136,22 @@ describe("the cluster's tables, from TiDB's schema API", () => {
       seen.push(req.url ?? '');
       const url = new URL(req.url ?? '/', 'http://x');
       const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-      const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(typeof body === 'string' ? body : JSON.stringify(body, null, ' '));
-      if (parts.length === 1 && parts[0] === 'schema') return send(200, Object.keys(schemas).map((s, i) => ({ id: i + 1, db_name: { O: s, L: s.toLowerCase() }, charset: 'utf8mb4', state: 5 })));
+      const send = (status: number, body: unknown) =>
+        res
+          .writeHead(status, { 'content-type': 'application/json' })
+          .end(typeof body === 'string' ? body : JSON.stringify(body, null, ' '));
+      if (parts.length === 1 && parts[0] === 'schema')
+        return send(
+          200,
+          Object.keys(schemas).map((s, i) => ({ id: i + 1, db_name: { O: s, L: s.toLowerCase() }, charset: 'utf8mb4', state: 5 })),
+        );
       if (parts.length === 2 && parts[0] === 'schema') {
         const tables = schemas[parts[1]];
         if (!tables) return send(400, `[schema:1049]Unknown database '${parts[1]}'`);
-        return send(200, tables.map((t, i) => ({ id: 100 + i, name: { O: t, L: t.toLowerCase() } })));
+        return send(
+          200,
+          tables.map((t, i) => ({ id: 100 + i, name: { O: t, L: t.toLowerCase() } })),
+        );
       }
       return send(404, '404 page not found');
     });
@@ -142,7 +177,11 @@ describe('the plan holds back a restore that would write into tables that exist'
     const held = planOperations({ operations: [{ job: 'restore-r', template, pods: [], blocked: why }], clusterId: '7', now: 0 })[0];
     expect(held).toEqual({ record: { job: 'restore-r', phase: 'Waiting', reason: why }, news: 'waiting' });
     // A backup is never held back for it.
-    expect(planOperations({ operations: [{ job: 'backup-b', template, pods: [], blocked: why }], clusterId: '7', now: 0 })[0].create).toBe(true);
-    expect(planOperations({ operations: [{ job: 'restore-r', template, pods: [], record: held.record }], clusterId: '7', now: 0 })[0].create).toBe(true);
+    expect(planOperations({ operations: [{ job: 'backup-b', template, pods: [], blocked: why }], clusterId: '7', now: 0 })[0].create).toBe(
+      true,
+    );
+    expect(
+      planOperations({ operations: [{ job: 'restore-r', template, pods: [], record: held.record }], clusterId: '7', now: 0 })[0].create,
+    ).toBe(true);
   });
 });

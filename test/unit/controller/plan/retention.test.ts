@@ -6,7 +6,14 @@
  */
 import fc from 'fast-check';
 import { expiredRuns, keyPrefixOf, ownFolder, truncationPoint, type Expired } from '../../../../src/controller/plan/retention';
-import { backupRunsOf, listRuns, newestFirst, RUNS_KEPT, type BackupRun, type BackupRunPhase } from '../../../../src/controller/records/backup-runs';
+import {
+  backupRunsOf,
+  listRuns,
+  newestFirst,
+  RUNS_KEPT,
+  type BackupRun,
+  type BackupRunPhase,
+} from '../../../../src/controller/records/backup-runs';
 import type { BackupRetentionInfo, CleanPolicy } from '../../../../src/tidbcluster/contract';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 47);
@@ -75,15 +82,31 @@ const runsOf = fc
 
 const policyOf = fc
   .record({
-    limit: fc.oneof(fc.record({ maxBackups: fc.integer({ min: 1, max: 30 }) }), fc.record({ maxReservedSeconds: fc.integer({ min: 1, max: 30 }).map((d) => d * 86_400) })),
+    limit: fc.oneof(
+      fc.record({ maxBackups: fc.integer({ min: 1, max: 30 }) }),
+      fc.record({ maxReservedSeconds: fc.integer({ min: 1, max: 30 }).map((d) => d * 86_400) }),
+    ),
     cleanPolicy: fc.constantFrom<CleanPolicy | undefined>(undefined, 'Retain', 'Delete', 'OnFailure'),
   })
-  .map(({ limit, cleanPolicy }): BackupRetentionInfo => ({ ...limit, ...(cleanPolicy && { cleanPolicy }), bucket: 'b', prefix: 'p', secretName: 's' }));
+  .map(
+    ({ limit, cleanPolicy }): BackupRetentionInfo => ({
+      ...limit,
+      ...(cleanPolicy && { cleanPolicy }),
+      bucket: 'b',
+      prefix: 'p',
+      secretName: 's',
+    }),
+  );
 
-const caseOf: fc.Arbitrary<Case> = fc.record({ policy: policyOf, runs: runsOf, now: fc.integer({ min: 0, max: 45 }).map((d) => START + d * DAY) });
+const caseOf: fc.Arbitrary<Case> = fc.record({
+  policy: policyOf,
+  runs: runsOf,
+  now: fc.integer({ min: 0, max: 45 }).map((d) => START + d * DAY),
+});
 
 /** The records as the controller keeps them: cut, then read back from the status document. */
-const stored = (runs: Record<string, BackupRun>): Record<string, BackupRun> => backupRunsOf(JSON.parse(JSON.stringify({ backupRuns: listRuns(runs, new Set(['n', 'o'])) })));
+const stored = (runs: Record<string, BackupRun>): Record<string, BackupRun> =>
+  backupRunsOf(JSON.parse(JSON.stringify({ backupRuns: listRuns(runs, new Set(['n', 'o'])) })));
 
 /** What retention does with one expired run, in the records. */
 function act(runs: Record<string, BackupRun>, e: Expired): Record<string, BackupRun> {
@@ -156,7 +179,8 @@ test("nothing is deleted that the policy keeps, another schedule or cluster wrot
       // The log is never truncated past a snapshot still kept.
       const until = truncationPoint('n', records);
       if (until !== undefined) {
-        for (const r of Object.values(records)) if (r.schedule === 'n' && r.phase === 'Complete' && r.backupTS) expect(BigInt(r.backupTS) >= BigInt(until)).toBe(true);
+        for (const r of Object.values(records))
+          if (r.schedule === 'n' && r.phase === 'Complete' && r.backupTS) expect(BigInt(r.backupTS) >= BigInt(until)).toBe(true);
       }
     }),
     // Shrinking a counterexample of 160 runs over many passes is slow: a failure stops it after a minute.
@@ -170,7 +194,14 @@ describe('maxReservedTime beside a log backup keeps every point of the window re
   /** A complete daily snapshot taken `day` days after START, at 02:00. */
   const snap = (day: number): BackupRun => {
     const ms = START + day * DAY + 2 * 3_600_000;
-    return { schedule: 'n', job: `backup-n-${day}`, phase: 'Complete', started: new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'), storage: `s3://b/p/f-${day}`, backupTS: tso(ms) };
+    return {
+      schedule: 'n',
+      job: `backup-n-${day}`,
+      phase: 'Complete',
+      started: new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      storage: `s3://b/p/f-${day}`,
+      backupTS: tso(ms),
+    };
   };
   const byJob = (...runs: BackupRun[]) => Object.fromEntries(runs.map((r) => [r.job, r]));
 
@@ -189,27 +220,34 @@ describe('maxReservedTime beside a log backup keeps every point of the window re
 
   test('as a property: every point from the window start to the checkpoint has a kept snapshot at or before it, after the truncation', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.integer({ min: 0, max: 60 }), { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 20 }), fc.integer({ min: 0, max: 48 }), (days, windowDays, lagHours) => {
-        let runs = byJob(...days.map(snap));
-        const newest = Math.max(...days.map((d) => START + d * DAY + 2 * 3_600_000));
-        const checkpointMs = newest + 24 * 3_600_000 - lagHours * 3_600_000;
-        const p: BackupRetentionInfo = { ...policy, maxReservedSeconds: windowDays * 86_400 };
-        const log = { kind: 'log' as const, checkpointMs };
-        for (let step = 0; step < 100; step++) {
-          const expired = expiredRuns('n', runs, p, checkpointMs, log);
-          if (expired.length === 0) break;
-          const e = expired[expired.length - 1];
-          runs = { ...runs, [e.run.job]: { ...e.run, phase: 'Deleted' } };
-        }
-        const kept = Object.values(runs).filter((r) => r.phase === 'Complete').map((r) => BigInt(r.backupTS!));
-        const until = BigInt(truncationPoint('n', runs)!);
-        const latest = checkpointMs > newest ? checkpointMs : newest;
-        const windowStart = BigInt(latest - windowDays * DAY) << 18n;
-        // The log keeps [until, checkpoint]: the window's start is in it whenever a snapshot was taken before it.
-        if (days.some((d) => BigInt(tso(START + d * DAY + 2 * 3_600_000)) <= windowStart)) expect(until <= windowStart).toBe(true);
-        expect(kept.every((t) => t >= until)).toBe(true);
-        expect(kept).toContain(BigInt(tso(newest)));
-      }),
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 0, max: 60 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.integer({ min: 0, max: 48 }),
+        (days, windowDays, lagHours) => {
+          let runs = byJob(...days.map(snap));
+          const newest = Math.max(...days.map((d) => START + d * DAY + 2 * 3_600_000));
+          const checkpointMs = newest + 24 * 3_600_000 - lagHours * 3_600_000;
+          const p: BackupRetentionInfo = { ...policy, maxReservedSeconds: windowDays * 86_400 };
+          const log = { kind: 'log' as const, checkpointMs };
+          for (let step = 0; step < 100; step++) {
+            const expired = expiredRuns('n', runs, p, checkpointMs, log);
+            if (expired.length === 0) break;
+            const e = expired[expired.length - 1];
+            runs = { ...runs, [e.run.job]: { ...e.run, phase: 'Deleted' } };
+          }
+          const kept = Object.values(runs)
+            .filter((r) => r.phase === 'Complete')
+            .map((r) => BigInt(r.backupTS!));
+          const until = BigInt(truncationPoint('n', runs)!);
+          const latest = checkpointMs > newest ? checkpointMs : newest;
+          const windowStart = BigInt(latest - windowDays * DAY) << 18n;
+          // The log keeps [until, checkpoint]: the window's start is in it whenever a snapshot was taken before it.
+          if (days.some((d) => BigInt(tso(START + d * DAY + 2 * 3_600_000)) <= windowStart)) expect(until <= windowStart).toBe(true);
+          expect(kept.every((t) => t >= until)).toBe(true);
+          expect(kept).toContain(BigInt(tso(newest)));
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
   });

@@ -3,7 +3,12 @@ import { trackHealth } from '../../../../src/controller/plan/failover';
 import type { Pvc } from '../../../../src/controller/model/objects';
 import type { PdStore } from '../../../../src/controller/clients/pd';
 import { DEFAULT_PLAN_OPTIONS, type ComponentState } from '../../../../src/controller/view/view';
-import { DEFER_DELETING_ANNOTATION, RETIRED_ANNOTATION, SCALE_IN_TIME_ANNOTATION, TICDC_SHUTDOWN_BEGIN_ANNOTATION } from '../../../../src/controller/model/annotations';
+import {
+  DEFER_DELETING_ANNOTATION,
+  RETIRED_ANNOTATION,
+  SCALE_IN_TIME_ANNOTATION,
+  TICDC_SHUTDOWN_BEGIN_ANNOTATION,
+} from '../../../../src/controller/model/annotations';
 import type { ComponentKind } from '../../../../src/tidbcluster/names';
 import { CLUSTER, member, NOW, pdState, planOne, pod, pods, store, sts, type StsOpts } from '../../../support/plan-fixtures';
 
@@ -15,7 +20,10 @@ const withClaims = (kind: ComponentKind, o: StsOpts = {}) => {
 const comp = (kind: ComponentKind, o: StsOpts = {}, n = o.replicas ?? 3): ComponentState => ({
   kind,
   sts: withClaims(kind, o),
-  pods: pods(kind, Array.from({ length: n }, () => 'r1')),
+  pods: pods(
+    kind,
+    Array.from({ length: n }, () => 'r1'),
+  ),
 });
 const pvc = (name: string, annotations?: Record<string, string>, uid = `uid-${name}`): Pvc => ({ metadata: { name, uid, annotations } });
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -36,14 +44,22 @@ describe('scale-out', () => {
   });
 
   it('waits while such a claim is still terminating', () => {
-    const volumes = [{ metadata: { name: 'tikv-c-tikv-3', uid: 'u', deletionTimestamp: iso(NOW), annotations: { [DEFER_DELETING_ANNOTATION]: iso(NOW) } } }];
+    const volumes = [
+      {
+        metadata: { name: 'tikv-c-tikv-3', uid: 'u', deletionTimestamp: iso(NOW), annotations: { [DEFER_DELETING_ANNOTATION]: iso(NOW) } },
+      },
+    ];
     const p = planOne(comp('tikv', { replicas: 3, desired: 4 }), pdState(), [], { volumes });
     expect(p.action).toBeUndefined();
     expect(p.reason).toMatch(/waiting for volumes of c-tikv-3 to be deleted/);
   });
 
   it('keeps the partition of an upgrade step in flight', () => {
-    const c: ComponentState = { kind: 'tidb', sts: withClaims('tidb', { replicas: 3, desired: 4, partition: 2, current: 'r1', update: 'r2' }), pods: pods('tidb', ['r1', 'r1', 'r1']) };
+    const c: ComponentState = {
+      kind: 'tidb',
+      sts: withClaims('tidb', { replicas: 3, desired: 4, partition: 2, current: 'r1', update: 'r2' }),
+      pods: pods('tidb', ['r1', 'r1', 'r1']),
+    };
     expect(planOne(c).action).toEqual({ type: 'apply', replicas: 4, partition: 2 });
   });
 });
@@ -115,19 +131,28 @@ describe('scale-in of TiKV', () => {
   it('waits for leaders to leave, then takes the store offline', () => {
     const evicting = (pods4: ComponentState, leaders: number) =>
       planOne(pods4, pdState({ stores: four({ leaderCount: leaders }), maxReplicas: 3, tombstones: [], evicting: new Set([4]) }));
-    const annotated: ComponentState = { ...tikv4, pods: [...tikv4.pods.slice(0, 3), pod('tikv', 3, 'r1', { annotations: { [SCALE_IN_TIME_ANNOTATION]: iso(NOW - MIN) } })] };
+    const annotated: ComponentState = {
+      ...tikv4,
+      pods: [...tikv4.pods.slice(0, 3), pod('tikv', 3, 'r1', { annotations: { [SCALE_IN_TIME_ANNOTATION]: iso(NOW - MIN) } })],
+    };
     expect(evicting(annotated, 40).reason).toMatch(/region leaders to leave store 4/);
     expect(evicting(annotated, 0).action).toEqual({ type: 'delete-store', pod: 'c-tikv-3', storeId: 4 });
   });
 
   it('takes the store offline anyway 5 minutes after the scale-in began', () => {
-    const late: ComponentState = { ...tikv4, pods: [...tikv4.pods.slice(0, 3), pod('tikv', 3, 'r1', { annotations: { [SCALE_IN_TIME_ANNOTATION]: iso(NOW - 5 * MIN) } })] };
+    const late: ComponentState = {
+      ...tikv4,
+      pods: [...tikv4.pods.slice(0, 3), pod('tikv', 3, 'r1', { annotations: { [SCALE_IN_TIME_ANNOTATION]: iso(NOW - 5 * MIN) } })],
+    };
     const p = planOne(late, pdState({ stores: four({ leaderCount: 40 }), maxReplicas: 3, tombstones: [], evicting: new Set([4]) }));
     expect(p.action).toMatchObject({ type: 'delete-store', storeId: 4 });
   });
 
   it('keeps replicas while the store is Offline and its regions move', () => {
-    const p = planOne(tikv4, pdState({ stores: four({ state: 'Offline', leaderCount: 0, regionCount: 70 }), maxReplicas: 3, tombstones: [] }));
+    const p = planOne(
+      tikv4,
+      pdState({ stores: four({ state: 'Offline', leaderCount: 0, regionCount: 70 }), maxReplicas: 3, tombstones: [] }),
+    );
     expect(p.action).toBeUndefined();
     expect(p.reason).toMatch(/store 4 .* Offline: PD is moving its 70 regions/);
     expect(p.busy).toBe(true);
@@ -137,16 +162,28 @@ describe('scale-in of TiKV', () => {
     const tomb = { ...store(3, 0, 'Tombstone'), lastHeartbeat: NOW };
     const base = { stores: four().slice(0, 3), maxReplicas: 3, tombstones: [tomb] };
     const evictions = { 4: { pod: 'c-tikv-3', for: 'scale-in' as const, since: iso(NOW) } };
-    expect(planOne(tikv4, pdState({ ...base, evicting: new Set([4]) }), [], { evictions }).action).toEqual({ type: 'evict-cleanup', storeIds: [4] });
+    expect(planOne(tikv4, pdState({ ...base, evicting: new Set([4]) }), [], { evictions }).action).toEqual({
+      type: 'evict-cleanup',
+      storeIds: [4],
+    });
     // A scheduler the controller did not add stays.
-    expect(planOne(tikv4, pdState({ ...base, evicting: new Set([4]) }), [], { volumes: [pvc('tikv-c-tikv-3')] }).action).toMatchObject({ type: 'mark-volumes' });
-    expect(planOne(tikv4, pdState(base), [], { volumes: [pvc('tikv-c-tikv-3')] }).action).toEqual({ type: 'mark-volumes', pod: 'c-tikv-3', volumes: ['tikv-c-tikv-3'] });
+    expect(planOne(tikv4, pdState({ ...base, evicting: new Set([4]) }), [], { volumes: [pvc('tikv-c-tikv-3')] }).action).toMatchObject({
+      type: 'mark-volumes',
+    });
+    expect(planOne(tikv4, pdState(base), [], { volumes: [pvc('tikv-c-tikv-3')] }).action).toEqual({
+      type: 'mark-volumes',
+      pod: 'c-tikv-3',
+      volumes: ['tikv-c-tikv-3'],
+    });
     const marked = [pvc('tikv-c-tikv-3', { [DEFER_DELETING_ANNOTATION]: iso(NOW) })];
     expect(planOne(tikv4, pdState(base), [], { volumes: marked }).action).toEqual({ type: 'apply', replicas: 3, partition: 3 });
   });
 
   it('does not take an older Tombstone of the same address for the current Pod', () => {
-    const young: ComponentState = { ...tikv4, pods: [...tikv4.pods.slice(0, 3), { ...pod('tikv', 3), metadata: { ...pod('tikv', 3).metadata, creationTimestamp: iso(NOW) } }] };
+    const young: ComponentState = {
+      ...tikv4,
+      pods: [...tikv4.pods.slice(0, 3), { ...pod('tikv', 3), metadata: { ...pod('tikv', 3).metadata, creationTimestamp: iso(NOW) } }],
+    };
     const old = { ...store(3, 0, 'Tombstone'), id: 9, lastHeartbeat: NOW - 10 * MIN };
     const p = planOne(young, pdState({ stores: four().slice(0, 3), maxReplicas: 3, tombstones: [old] }));
     expect(p.action).toBeUndefined();
@@ -156,7 +193,10 @@ describe('scale-in of TiKV', () => {
   it('removes a Pod that never registered a store after 5 resync periods', () => {
     const created = (ago: number): ComponentState => ({
       ...tikv4,
-      pods: [...tikv4.pods.slice(0, 3), { metadata: { name: 'c-tikv-3', creationTimestamp: iso(NOW - ago) }, status: { conditions: [{ type: 'Ready', status: 'False' }] } }],
+      pods: [
+        ...tikv4.pods.slice(0, 3),
+        { metadata: { name: 'c-tikv-3', creationTimestamp: iso(NOW - ago) }, status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+      ],
     });
     const state = pdState({ stores: four().slice(0, 3), maxReplicas: 3, tombstones: [] });
     expect(planOne(created(MIN), state).action).toBeUndefined();
@@ -174,7 +214,10 @@ describe('scale-in of TiCDC, Pump and TiDB', () => {
 
   it('removes a capture after gracefulShutdownTimeout, with a warning', () => {
     const c = comp('ticdc', { replicas: 2, desired: 1, settings: { gracefulShutdownTimeout: '1m' } });
-    const late: ComponentState = { ...c, pods: [c.pods[0], pod('ticdc', 1, 'r1', { annotations: { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: iso(NOW - MIN) } })] };
+    const late: ComponentState = {
+      ...c,
+      pods: [c.pods[0], pod('ticdc', 1, 'r1', { annotations: { [TICDC_SHUTDOWN_BEGIN_ANNOTATION]: iso(NOW - MIN) } })],
+    };
     const p = planOne(late);
     expect(p.action).toEqual({ type: 'apply', replicas: 1, partition: 1 });
     expect(p.event).toMatchObject({ type: 'Warning', reason: 'DrainTimeout' });
@@ -190,7 +233,10 @@ describe('scale-in of TiCDC, Pump and TiDB', () => {
   });
 });
 
-const failover = (components: FailoverState['components'], unhealthySince: Record<string, string> = {}): FailoverState => ({ components, unhealthySince });
+const failover = (components: FailoverState['components'], unhealthySince: Record<string, string> = {}): FailoverState => ({
+  components,
+  unhealthySince,
+});
 const options = { ...DEFAULT_PLAN_OPTIONS, failoverPeriodMs: { pd: MIN, tikv: MIN, tidb: MIN }, newFailoverUid: 'uid-1' };
 const SETTINGS = { maxFailoverCount: 3 };
 
@@ -206,7 +252,18 @@ describe('PD failover', () => {
     });
     expect(p.action).toEqual({
       type: 'failover-set',
-      failover: { records: { 'c-pd-1': { pod: 'c-pd-1', createdAt: iso(NOW), memberId: '101', podUid: undefined, volumes: [{ name: 'pd-c-pd-1', uid: 'uid-pd-c-pd-1' }], memberDeleted: false } } },
+      failover: {
+        records: {
+          'c-pd-1': {
+            pod: 'c-pd-1',
+            createdAt: iso(NOW),
+            memberId: '101',
+            podUid: undefined,
+            volumes: [{ name: 'pd-c-pd-1', uid: 'uid-pd-c-pd-1' }],
+            memberDeleted: false,
+          },
+        },
+      },
     });
     expect(p.event).toMatchObject({ type: 'Warning', reason: 'FailoverRecorded' });
   });
@@ -230,18 +287,35 @@ describe('PD failover', () => {
     const record = { pod: 'c-pd-1', createdAt: iso(NOW), memberId: '101', memberDeleted: false };
     let p = planOne(pd3, pdState({ members: sick }), [], { options, failover: failover({ pd: { records: { 'c-pd-1': record } } }) });
     expect(p.action).toEqual({ type: 'failover-delete', key: 'c-pd-1', record });
-    p = planOne(pd3, pdState({ members: [member(0), member(2)] }), [], { options, failover: failover({ pd: { records: { 'c-pd-1': { ...record, memberDeleted: true } } } }) });
+    p = planOne(pd3, pdState({ members: [member(0), member(2)] }), [], {
+      options,
+      failover: failover({ pd: { records: { 'c-pd-1': { ...record, memberDeleted: true } } } }),
+    });
     expect(p.action).toEqual({ type: 'apply', replicas: 4, partition: 4 });
     expect(p.phase).toBe('Failover');
   });
 
   it('deletes the claims before the Pod, and adds the replica only once member, Pod and claims are gone', () => {
-    const record = { pod: 'c-pd-1', createdAt: iso(NOW), memberId: '101', podUid: 'pod-1', volumes: [{ name: 'pd-c-pd-1', uid: 'uid-pd-c-pd-1' }], memberDeleted: false };
+    const record = {
+      pod: 'c-pd-1',
+      createdAt: iso(NOW),
+      memberId: '101',
+      podUid: 'pod-1',
+      volumes: [{ name: 'pd-c-pd-1', uid: 'uid-pd-c-pd-1' }],
+      memberDeleted: false,
+    };
     const records = failover({ pd: { records: { 'c-pd-1': record } } });
-    const withPod1 = (uid: string): ComponentState => ({ ...pd3, pods: pd3.pods.map((p, i) => (i === 1 ? { ...p, metadata: { ...p.metadata, uid } } : p)) });
+    const withPod1 = (uid: string): ComponentState => ({
+      ...pd3,
+      pods: pd3.pods.map((p, i) => (i === 1 ? { ...p, metadata: { ...p.metadata, uid } } : p)),
+    });
     const gone = pdState({ members: [member(0), member(2)] });
     // Member gone, but the old Pod and its claim are still there: delete again (claims first, see the executor).
-    expect(planOne(withPod1('pod-1'), gone, [], { options, failover: records, volumes: [pvc('pd-c-pd-1')] }).action).toEqual({ type: 'failover-delete', key: 'c-pd-1', record });
+    expect(planOne(withPod1('pod-1'), gone, [], { options, failover: records, volumes: [pvc('pd-c-pd-1')] }).action).toEqual({
+      type: 'failover-delete',
+      key: 'c-pd-1',
+      record,
+    });
     // The Pod is gone and its claim is Terminating (kubernetes.io/pvc-protection held it until then): wait for it.
     const terminating = { ...pvc('pd-c-pd-1'), metadata: { ...pvc('pd-c-pd-1').metadata, deletionTimestamp: iso(NOW) } };
     const waiting = planOne(withPod1('pod-1b'), gone, [], { options, failover: records, volumes: [terminating] });
@@ -256,7 +330,9 @@ describe('PD failover', () => {
     const c: ComponentState = { ...pd3, pods: [pod('pd', 0, 'r1', { ready: false }), pod('pd', 1), pod('pd', 2, 'r1', { ready: false })] };
     const p = planOne(c, pdState({ members: sick }), [], { options, failover: failover({}, { 'pd/c-pd-1': iso(NOW - MIN) }) });
     expect(p.action).toBeUndefined();
-    expect(p.reason).toMatch(/Pods c-pd-0, c-pd-2 are not Ready too: with no Pod of the component Ready, this is a node or control-plane fault/);
+    expect(p.reason).toMatch(
+      /Pods c-pd-0, c-pd-2 are not Ready too: with no Pod of the component Ready, this is a node or control-plane fault/,
+    );
   });
 
   it('stops at maxFailoverCount', () => {
@@ -273,15 +349,22 @@ describe('PD failover', () => {
   it('clears the records once every desired member is healthy', () => {
     const done = { pod: 'c-pd-1', createdAt: iso(NOW), memberId: '101', memberDeleted: true };
     const c = comp('pd', { replicas: 4, desired: 3, settings: SETTINGS });
-    const p = planOne(c, pdState({ members: [0, 1, 2, 3].map((o) => member(o)) }), [], { options, failover: failover({ pd: { records: { 'c-pd-1': done } } }) });
+    const p = planOne(c, pdState({ members: [0, 1, 2, 3].map((o) => member(o)) }), [], {
+      options,
+      failover: failover({ pd: { records: { 'c-pd-1': done } } }),
+    });
     expect(p.action).toEqual({ type: 'failover-set', failover: undefined });
     expect(p.event?.reason).toBe('FailoverRecovered');
   });
 
   it('is off with maxFailoverCount 0 or --auto-failover=false', () => {
     const since = failover({}, { 'pd/c-pd-1': iso(NOW - MIN) });
-    expect(planOne(comp('pd', { settings: { maxFailoverCount: 0 } }), pdState({ members: sick }), [], { options, failover: since }).action).toBeUndefined();
-    expect(planOne(pd3, pdState({ members: sick }), [], { options: { ...options, autoFailover: false }, failover: since }).action).toBeUndefined();
+    expect(
+      planOne(comp('pd', { settings: { maxFailoverCount: 0 } }), pdState({ members: sick }), [], { options, failover: since }).action,
+    ).toBeUndefined();
+    expect(
+      planOne(pd3, pdState({ members: sick }), [], { options: { ...options, autoFailover: false }, failover: since }).action,
+    ).toBeUndefined();
   });
 });
 
@@ -293,7 +376,10 @@ describe('TiKV failover', () => {
   it('adds a replica for a store Down beyond the period, and sets the failover UID once', () => {
     const p = planOne(tikv3, pdState({ stores: down }), [], { options, failover: failover({}, { 'tikv/2': iso(NOW - MIN) }) });
     expect(p.action).toEqual({ type: 'failover-set', failover: { records: { '2': record }, failoverUID: 'uid-1' } });
-    const after = planOne(tikv3, pdState({ stores: down }), [], { options, failover: failover({ tikv: { records: { '2': record }, failoverUID: 'uid-1' } }) });
+    const after = planOne(tikv3, pdState({ stores: down }), [], {
+      options,
+      failover: failover({ tikv: { records: { '2': record }, failoverUID: 'uid-1' } }),
+    });
     expect(after.action).toEqual({ type: 'apply', replicas: 4, partition: 4 });
   });
 
@@ -305,15 +391,24 @@ describe('TiKV failover', () => {
     expect(kept.action).toBeUndefined();
     expect(kept.phase).toBe('Failover');
     expect(kept.reason).toMatch(/stay until recoverFailover is set or failover.recoverByUID is uid-1/);
-    expect(planOne(c4({ recoverFailover: true }), up, [], { options, failover: state }).action).toEqual({ type: 'failover-set', failover: undefined });
-    expect(planOne(c4({ recoverByUID: 'uid-1' }), up, [], { options, failover: state }).action).toEqual({ type: 'failover-set', failover: undefined });
+    expect(planOne(c4({ recoverFailover: true }), up, [], { options, failover: state }).action).toEqual({
+      type: 'failover-set',
+      failover: undefined,
+    });
+    expect(planOne(c4({ recoverByUID: 'uid-1' }), up, [], { options, failover: state }).action).toEqual({
+      type: 'failover-set',
+      failover: undefined,
+    });
     expect(planOne(c4({ recoverByUID: 'other' }), up, [], { options, failover: state }).action).toBeUndefined();
   });
 
   it('stops at maxFailoverCount', () => {
     const c = comp('tikv', { replicas: 4, desired: 3, settings: { maxFailoverCount: 1 } });
     const stores = [store(0, 100), store(1, 0, 'Down'), store(2, 0, 'Down'), store(3, 100)];
-    const p = planOne(c, pdState({ stores }), [], { options, failover: failover({ tikv: { records: { '2': record } } }, { 'tikv/3': iso(NOW - MIN) }) });
+    const p = planOne(c, pdState({ stores }), [], {
+      options,
+      failover: failover({ tikv: { records: { '2': record } } }, { 'tikv/3': iso(NOW - MIN) }),
+    });
     expect(p.action).toBeUndefined();
     expect(p.event?.reason).toBe('FailoverLimit');
   });
@@ -326,9 +421,16 @@ describe('TiKV failover', () => {
 
   it('does not hold other components while its extra replicas are in place', () => {
     const state = failover({ tikv: { records: { '2': record } } });
-    const tidb: ComponentState = { kind: 'tidb', sts: sts('tidb', { current: 'r1', update: 'r2' }), pods: pods('tidb', ['r1', 'r1', 'r1']) };
+    const tidb: ComponentState = {
+      kind: 'tidb',
+      sts: sts('tidb', { current: 'r1', update: 'r2' }),
+      pods: pods('tidb', ['r1', 'r1', 'r1']),
+    };
     const stores = [store(0, 100), store(1, 0, 'Down'), store(2, 100), store(3, 100)];
-    const p = planOne(tidb, pdState({ stores }), [comp('tikv', { replicas: 4, desired: 3, settings: SETTINGS })], { options, failover: state });
+    const p = planOne(tidb, pdState({ stores }), [comp('tikv', { replicas: 4, desired: 3, settings: SETTINGS })], {
+      options,
+      failover: state,
+    });
     expect(p.action).toEqual({ type: 'apply', replicas: 3, partition: 2 });
   });
 });
@@ -341,14 +443,20 @@ describe('TiDB failover', () => {
     const p = planOne(unready(c), undefined, [], { options, failover: failover({}, { 'tidb/c-tidb-1': iso(NOW - MIN) }) });
     expect(p.action).toEqual({ type: 'failover-set', failover: { records: { 'c-tidb-1': { pod: 'c-tidb-1', createdAt: iso(NOW) } } } });
     const c3 = comp('tidb', { replicas: 3, desired: 2, settings: SETTINGS });
-    const back = planOne(c3, undefined, [], { options, failover: failover({ tidb: { records: { 'c-tidb-1': { pod: 'c-tidb-1', createdAt: iso(NOW) } } } }) });
+    const back = planOne(c3, undefined, [], {
+      options,
+      failover: failover({ tidb: { records: { 'c-tidb-1': { pod: 'c-tidb-1', createdAt: iso(NOW) } } } }),
+    });
     expect(back.action).toEqual({ type: 'failover-set', failover: undefined });
   });
 });
 
 describe('failover while readiness is lost everywhere', () => {
   it('adds no TiDB replica when every TiDB Pod turned not Ready at once (a node or control-plane fault)', () => {
-    const c: ComponentState = { ...comp('tidb', { replicas: 2, settings: SETTINGS }), pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1, 'r1', { ready: false })] };
+    const c: ComponentState = {
+      ...comp('tidb', { replicas: 2, settings: SETTINGS }),
+      pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1, 'r1', { ready: false })],
+    };
     const since = { 'tidb/c-tidb-0': iso(NOW - MIN), 'tidb/c-tidb-1': iso(NOW - MIN) };
     const p = planOne(c, undefined, [], { options, failover: failover({}, since) });
     expect(p.action).toBeUndefined();
@@ -356,18 +464,26 @@ describe('failover while readiness is lost everywhere', () => {
   });
 
   it('adds no TiKV replica for a Down store while no TiKV Pod is Ready, and one while another is', () => {
-    const unready = (ords: number[]): ComponentState => ({ ...comp('tikv', { settings: SETTINGS }), pods: [0, 1, 2].map((o) => pod('tikv', o, 'r1', { ready: !ords.includes(o) })) });
+    const unready = (ords: number[]): ComponentState => ({
+      ...comp('tikv', { settings: SETTINGS }),
+      pods: [0, 1, 2].map((o) => pod('tikv', o, 'r1', { ready: !ords.includes(o) })),
+    });
     const pd = pdState({ stores: [store(0, 100), store(1, 0, 'Down'), store(2, 100)] });
     const p = planOne(unready([0, 1, 2]), pd, [], { options, failover: failover({}, { 'tikv/2': iso(NOW - MIN) }) });
     expect(p.action).toBeUndefined();
     expect(p.reason).toMatch(/store 2 \(c-tikv-1\) is Down, but Pods c-tikv-0, c-tikv-2 are not Ready too/);
-    expect(planOne(unready([0, 1]), pd, [], { options, failover: failover({}, { 'tikv/2': iso(NOW - MIN) }) }).action).toMatchObject({ type: 'failover-set' });
+    expect(planOne(unready([0, 1]), pd, [], { options, failover: failover({}, { 'tikv/2': iso(NOW - MIN) }) }).action).toMatchObject({
+      type: 'failover-set',
+    });
   });
 });
 
 describe('scale-in while Pods are not Ready', () => {
   it('removes no TiDB Pod while a remaining one is not Ready, and says why', () => {
-    const c: ComponentState = { ...comp('tidb', { replicas: 3, desired: 2 }), pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1), pod('tidb', 2)] };
+    const c: ComponentState = {
+      ...comp('tidb', { replicas: 3, desired: 2 }),
+      pods: [pod('tidb', 0, 'r1', { ready: false }), pod('tidb', 1), pod('tidb', 2)],
+    };
     const p = planOne(c);
     expect(p.action).toBeUndefined();
     expect(p.reason).toBe('scale-in waits: Pod c-tidb-0 is not Ready; c-tidb-2 is removed once every remaining Pod is Ready');
@@ -390,7 +506,10 @@ describe('health history and records in the status', () => {
   });
 
   it('reads records back from a status document, ignoring damage', () => {
-    const state = failover({ tikv: { records: { '2': { pod: 'c-tikv-1', createdAt: iso(NOW), storeId: 2 } }, failoverUID: 'u' } }, { 'tikv/2': iso(NOW) });
+    const state = failover(
+      { tikv: { records: { '2': { pod: 'c-tikv-1', createdAt: iso(NOW), storeId: 2 } }, failoverUID: 'u' } },
+      { 'tikv/2': iso(NOW) },
+    );
     expect(failoverOf(JSON.parse(JSON.stringify({ failover: state })))).toEqual(state);
     expect(failoverOf({ failover: 'x' })).toEqual({ components: {}, unhealthySince: {} });
     expect(failoverOf(undefined)).toEqual({ components: {}, unhealthySince: {} });

@@ -76,7 +76,10 @@ describe('as the planners word it', () => {
   const tikv = (replicas: number, desired: number, settings: Record<string, unknown> = {}): ComponentState => ({
     kind: 'tikv',
     sts: sts('tikv', { replicas, desired, settings }),
-    pods: pods('tikv', Array.from({ length: replicas }, () => 'r1')),
+    pods: pods(
+      'tikv',
+      Array.from({ length: replicas }, () => 'r1'),
+    ),
   });
 
   it('a scale-in counts the Up stores with the one leaving', () => {
@@ -95,8 +98,13 @@ describe('as the planners word it', () => {
   });
 
   it('a replacement counts the other Up stores', () => {
-    const p = planOne(tikv(3, 3, { replace: ['c-tikv-1'] }), pdState({ stores: [store(0, 10), store(1, 10), store(2, 10, 'Down')], maxReplicas: 3 }));
-    expect(p.reason).toBe('cannot replace c-tikv-1 yet: only 1 other TiKV stores are Up and PD keeps 3 replicas of each region (replication.max-replicas): its regions would have nowhere to go');
+    const p = planOne(
+      tikv(3, 3, { replace: ['c-tikv-1'] }),
+      pdState({ stores: [store(0, 10), store(1, 10), store(2, 10, 'Down')], maxReplicas: 3 }),
+    );
+    expect(p.reason).toBe(
+      'cannot replace c-tikv-1 yet: only 1 other TiKV stores are Up and PD keeps 3 replicas of each region (replication.max-replicas): its regions would have nowhere to go',
+    );
     expect(planOne(tikv(3, 3, { replace: ['c-tikv-1'] }), pdState()).reason).toBe('reading PD max-replicas before replacing c-tikv-1');
   });
 });

@@ -9,7 +9,13 @@ import type { ComponentKind } from '../../../../src/tidbcluster/names';
 import type { Pod } from '../../../../src/controller/model/objects';
 import { NOW, pod, sts } from '../../../support/plan-fixtures';
 
-const waiting = (reason: string, kind: ComponentKind = 'tikv'): ComponentPlan => ({ kind, phase: 'Upgrading', desired: 3, reason, busy: true });
+const waiting = (reason: string, kind: ComponentKind = 'tikv'): ComponentPlan => ({
+  kind,
+  phase: 'Upgrading',
+  desired: 3,
+  reason,
+  busy: true,
+});
 const tikv = (pods: Pod[] = []) => [{ kind: 'tikv' as const, sts: sts('tikv'), pods }];
 
 describe('trackWaits', () => {
@@ -41,7 +47,10 @@ describe('trackWaits', () => {
 
   it('counts no wait of a component in Normal, nor one that ends by itself at a time it names', () => {
     const normal: ComponentPlan = { ...waiting('PD member c-pd-1 is unhealthy; failover after 5m'), kind: 'pd', phase: 'Normal' };
-    const minReady: ComponentPlan = { ...waiting('waiting for upgraded Pod c-tikv-2 to have been Ready for 120s (min-ready-seconds)'), wait: 'min-ready-seconds' };
+    const minReady: ComponentPlan = {
+      ...waiting('waiting for upgraded Pod c-tikv-2 to have been Ready for 120s (min-ready-seconds)'),
+      wait: 'min-ready-seconds',
+    };
     let marks: ReadonlyMap<ComponentKind, WaitMark> = new Map();
     for (const ms of [0, 60_000, 120_000]) {
       const t = trackWaits(marks, [normal, minReady], tikv(), NOW + ms, 30_000);
@@ -53,7 +62,13 @@ describe('trackWaits', () => {
   it('takes a reason that changes as progress: fewer leaders left starts the count again', () => {
     let marks: ReadonlyMap<ComponentKind, WaitMark> = new Map();
     for (let i = 0; i < 10; i++) {
-      const t = trackWaits(marks, [waiting(`waiting for region leaders to leave store 4 (c-tikv-2): ${100 - i * 10} left`)], tikv(), NOW + i * 20_000, 30_000);
+      const t = trackWaits(
+        marks,
+        [waiting(`waiting for region leaders to leave store 4 (c-tikv-2): ${100 - i * 10} left`)],
+        tikv(),
+        NOW + i * 20_000,
+        30_000,
+      );
       expect(t.stuck.size).toBe(0);
       marks = t.marks;
     }
@@ -63,7 +78,11 @@ describe('trackWaits', () => {
 describe('stuckHint', () => {
   const crashing = (ord: number, reason: string, restarts = 7): Pod => {
     const p = pod('tikv', ord, 'r1', { ready: false });
-    p.status = { ...p.status, phase: 'Running', containerStatuses: [{ name: 'tikv', restartCount: restarts, state: { waiting: { reason } } }] };
+    p.status = {
+      ...p.status,
+      phase: 'Running',
+      containerStatuses: [{ name: 'tikv', restartCount: restarts, state: { waiting: { reason } } }],
+    };
     return p;
   };
 
@@ -80,16 +99,23 @@ describe('stuckHint', () => {
   it.each([
     ['ImagePullBackOff', 'c-tikv-2 is ImagePullBackOff: its image cannot be pulled; fix the image or its pull secret in Git'],
     ['ErrImagePull', 'c-tikv-2 is ErrImagePull: its image cannot be pulled; fix the image or its pull secret in Git'],
-    ['CreateContainerConfigError', 'c-tikv-2 is CreateContainerConfigError: a Secret or ConfigMap it mounts or reads is missing; create it'],
+    [
+      'CreateContainerConfigError',
+      'c-tikv-2 is CreateContainerConfigError: a Secret or ConfigMap it mounts or reads is missing; create it',
+    ],
   ])('%s', (waitingReason, expected) => {
-    expect(stuckHint('waiting for upgraded Pod c-tikv-2 to be Ready', [crashing(2, waitingReason, 0)], 'upgraded-pod-not-ready')).toBe(expected);
+    expect(stuckHint('waiting for upgraded Pod c-tikv-2 to be Ready', [crashing(2, waitingReason, 0)], 'upgraded-pod-not-ready')).toBe(
+      expected,
+    );
   });
 
   it('a Pod no node takes is Unschedulable', () => {
     const p = pod('tikv', 0, 'r1', { ready: false });
     p.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False' }] };
     expect(podTrouble(p)).toBe('Unschedulable');
-    expect(stuckHint('scale-in waits: Pod c-tikv-0 is not Ready; c-tikv-3 is removed once every remaining Pod is Ready', [p])).toMatch(/^c-tikv-0 is Unschedulable: no node can take it/);
+    expect(stuckHint('scale-in waits: Pod c-tikv-0 is not Ready; c-tikv-3 is removed once every remaining Pod is Ready', [p])).toMatch(
+      /^c-tikv-0 is Unschedulable: no node can take it/,
+    );
   });
 
   it('a Pod still being created, or Ready, is no trouble', () => {
@@ -98,12 +124,32 @@ describe('stuckHint', () => {
   });
 
   it.each<[string, WaitCode | undefined, number | undefined, RegExp]>([
-    ['waiting for upgraded Pod c-tidb-1 to be Ready', 'upgraded-pod-not-ready', undefined, /^the new revision does not become Ready: fix it in Git, or take the change back/],
-    ['store 5 (c-tikv-3) is Offline: PD is moving its 120 regions away; replicas stay until it is Tombstone', 'store-offline-moving', 5, /pd-ctl store 5, pd-ctl operator show\)\. To keep the store, take the scale-in back in Git and run pd-ctl store cancel-delete 5$/],
-    ['TiKV cannot scale in: 3 Up stores and PD keeps 3 replicas of each region (replication.max-replicas)', 'too-few-up-stores', undefined, /^add a TiKV, or lower PD replication\.max-replicas/],
+    [
+      'waiting for upgraded Pod c-tidb-1 to be Ready',
+      'upgraded-pod-not-ready',
+      undefined,
+      /^the new revision does not become Ready: fix it in Git, or take the change back/,
+    ],
+    [
+      'store 5 (c-tikv-3) is Offline: PD is moving its 120 regions away; replicas stay until it is Tombstone',
+      'store-offline-moving',
+      5,
+      /pd-ctl store 5, pd-ctl operator show\)\. To keep the store, take the scale-in back in Git and run pd-ctl store cancel-delete 5$/,
+    ],
+    [
+      'TiKV cannot scale in: 3 Up stores and PD keeps 3 replicas of each region (replication.max-replicas)',
+      'too-few-up-stores',
+      undefined,
+      /^add a TiKV, or lower PD replication\.max-replicas/,
+    ],
     ['waiting for store 2 (c-tikv-1) to be Up, it is Disconnected', 'store-not-up', 2, /^the store does not heartbeat PD/],
     ["PD's registry of tso servers unavailable: connect ECONNREFUSED", 'pd-unreadable', undefined, /^the controller cannot read PD/],
-    ['waiting for the StatefulSet controller to observe the new spec', undefined, undefined, /docs\/operations.md, "When an operation is stuck"/],
+    [
+      'waiting for the StatefulSet controller to observe the new spec',
+      undefined,
+      undefined,
+      /docs\/operations.md, "When an operation is stuck"/,
+    ],
   ])('%s', (reason, code, storeId, expected) => {
     expect(stuckHint(reason, [], code, storeId)).toMatch(expected);
   });

@@ -9,7 +9,14 @@ import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { controllerClusterInfo } from '../../../../src/render/discovery';
 import { resolveCluster } from '../../../../src/tidbcluster/resolve';
-import { labelsFromNode, storeHasLabels, tidbServerLabels, tidbTakesLabels, WELL_KNOWN_NODE_LABELS, zoneKeyOf } from '../../../../src/controller/plan/topology';
+import {
+  labelsFromNode,
+  storeHasLabels,
+  tidbServerLabels,
+  tidbTakesLabels,
+  WELL_KNOWN_NODE_LABELS,
+  zoneKeyOf,
+} from '../../../../src/controller/plan/topology';
 import { tidbStatusBase } from '../../../../src/controller/clients/tidb';
 import { parseClusterInfo } from '../../../../src/controller/model/cluster';
 import { buildModel, compareModels, RISK, type KubeObject } from '../../../../src/diff';
@@ -25,13 +32,22 @@ describe('rendering: node access only for clusters that ask for topology labels'
     const objects = render(cluster());
     expect(clusterScoped(objects)).toEqual([]);
     expect(objects.every((o) => o.metadata.namespace === 'ns')).toBe(true);
-    expect(find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'TIDB_GITOPS_CLUSTER').value).not.toContain('readsNodes');
+    expect(
+      find(objects, 'Deployment', 'demo-discovery').spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'TIDB_GITOPS_CLUSTER')
+        .value,
+    ).not.toContain('readsNodes');
   });
 
   test.each([
     ['PD location-labels (TOML array)', LOCATION],
-    ['PD location-labels (one comma-separated string, as PD writes them)', { pd: { replicas: 3, config: { replication: { 'location-labels': 'zone,host' } } } }],
-    ['PD location-labels in a TOML config string', { pd: { replicas: 3, config: '[replication]\nlocation-labels = ["zone", "rack", "host"]\n' } }],
+    [
+      'PD location-labels (one comma-separated string, as PD writes them)',
+      { pd: { replicas: 3, config: { replication: { 'location-labels': 'zone,host' } } } },
+    ],
+    [
+      'PD location-labels in a TOML config string',
+      { pd: { replicas: 3, config: '[replication]\nlocation-labels = ["zone", "rack", "host"]\n' } },
+    ],
     ['spec.tikv.storeLabels', { tikv: { replicas: 3, requests: { storage: '1Gi' }, storeLabels: ['topology.kubernetes.io/zone'] } }],
   ])('%s: a read-only ClusterRole (get nodes) and its binding to the controller ServiceAccount', (_name, spec) => {
     const objects = render(cluster(spec));
@@ -39,7 +55,10 @@ describe('rendering: node access only for clusters that ask for topology labels'
     expect(role).toEqual({
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
-      metadata: { name: 'tidb-gitops:ns:demo-discovery', labels: expect.objectContaining({ 'app.kubernetes.io/component': 'discovery', 'app.kubernetes.io/instance': 'demo' }) },
+      metadata: {
+        name: 'tidb-gitops:ns:demo-discovery',
+        labels: expect.objectContaining({ 'app.kubernetes.io/component': 'discovery', 'app.kubernetes.io/instance': 'demo' }),
+      },
       rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }],
     });
     expect(binding).toMatchObject({
@@ -63,18 +82,27 @@ describe('rendering: node access only for clusters that ask for topology labels'
     expect(info.readsNodes).toBe(true);
     expect(parseClusterInfo(JSON.stringify(info), 'ns').readsNodes).toBe(true);
     expect(parseClusterInfo(JSON.stringify(controllerClusterInfo(resolveCluster(cluster() as never))), 'ns').readsNodes).toBeUndefined();
-    expect(() => parseClusterInfo(JSON.stringify({ ...info, readsNodes: 'yes' }), 'ns')).toThrow('TIDB_GITOPS_CLUSTER.readsNodes: expected true or false');
+    expect(() => parseClusterInfo(JSON.stringify({ ...info, readsNodes: 'yes' }), 'ns')).toThrow(
+      'TIDB_GITOPS_CLUSTER.readsNodes: expected true or false',
+    );
   });
 
-  test('a namespace is needed, since the binding must name the ServiceAccount\'s', () => {
+  test("a namespace is needed, since the binding must name the ServiceAccount's", () => {
     expect(renderErrors(cluster(LOCATION, { namespace: undefined }))).toMatch(
       /metadata\.namespace \(line \d+\): required with spec\.pd\.config replication\.location-labels \(zone, host\): the controller reads Nodes through a ClusterRoleBinding/,
     );
-    expect(clusterScoped(render(cluster(LOCATION, { namespace: undefined }), { namespace: 'given' }))[1].subjects[0].namespace).toBe('given');
+    expect(clusterScoped(render(cluster(LOCATION, { namespace: undefined }), { namespace: 'given' }))[1].subjects[0].namespace).toBe(
+      'given',
+    );
   });
 
   test('label keys PD would refuse are refused at render time, with their path', () => {
-    const errors = renderErrors(cluster({ pd: { replicas: 3, config: { replication: { 'location-labels': ['zone', 'bad key'] } } }, tikv: { replicas: 3, storeLabels: ['-x'] } }));
+    const errors = renderErrors(
+      cluster({
+        pd: { replicas: 3, config: { replication: { 'location-labels': ['zone', 'bad key'] } } },
+        tikv: { replicas: 3, storeLabels: ['-x'] },
+      }),
+    );
     expect(errors).toMatch(/spec\.pd\.config\.replication\.location-labels\[1\] \(line \d+\): expected a PD label key .*got "bad key"/);
     expect(errors).toMatch(/spec\.tikv\.storeLabels\[0\] \(line \d+\): expected a Node label key that is also a PD label key .*got "-x"/);
     expect(renderErrors(cluster({ pd: { replicas: 3, config: { replication: { 'location-labels': 3 } } } }))).toMatch(
@@ -95,8 +123,12 @@ describe('the diff report', () => {
     expect(added.clusters.map((c) => c.id)).toEqual(['ns/demo']);
     const risks = added.clusters[0].risks.filter((r) => r.id === RISK.nodeAccess);
     expect(risks).toHaveLength(1);
-    expect(risks[0].message).toMatch(/^The companion controller gets read access to Nodes \(ClusterRole tidb-gitops:ns:demo-discovery: get nodes, nothing else\)/);
-    expect(compareModels(model(LOCATION), model({})).clusters[0].risks.find((r) => r.id === RISK.nodeAccess)?.message).toMatch(/loses read access to Nodes/);
+    expect(risks[0].message).toMatch(
+      /^The companion controller gets read access to Nodes \(ClusterRole tidb-gitops:ns:demo-discovery: get nodes, nothing else\)/,
+    );
+    expect(compareModels(model(LOCATION), model({})).clusters[0].risks.find((r) => r.id === RISK.nodeAccess)?.message).toMatch(
+      /loses read access to Nodes/,
+    );
     expect(compareModels(model(LOCATION), model(LOCATION)).clusters).toEqual([]);
   });
 });
@@ -111,7 +143,12 @@ describe('Node labels to store and server labels', () => {
   };
 
   test('short keys stand for the well-known labels (the stable one first); a Node label of the key itself wins', () => {
-    expect(labelsFromNode(node, ['region', 'zone', 'rack', 'host', 'missing'])).toEqual({ region: 'r1', zone: 'z1', rack: 'r7', host: 'node-1' });
+    expect(labelsFromNode(node, ['region', 'zone', 'rack', 'host', 'missing'])).toEqual({
+      region: 'r1',
+      zone: 'z1',
+      rack: 'r7',
+      host: 'node-1',
+    });
     expect(labelsFromNode({ ...node, zone: 'own' }, ['zone'])).toEqual({ zone: 'own' });
     expect(labelsFromNode(node, ['topology.kubernetes.io/zone'])).toEqual({ 'topology.kubernetes.io/zone': 'z1' });
     // PD reserves `engine` for TiFlash.
@@ -119,7 +156,15 @@ describe('Node labels to store and server labels', () => {
   });
 
   test('property: every label comes from a wanted key and a value the Node has', () => {
-    const key = fc.constantFrom('zone', 'host', 'region', 'rack', 'kubernetes.io/hostname', 'topology.kubernetes.io/zone', 'topology.kubernetes.io/region');
+    const key = fc.constantFrom(
+      'zone',
+      'host',
+      'region',
+      'rack',
+      'kubernetes.io/hostname',
+      'topology.kubernetes.io/zone',
+      'topology.kubernetes.io/region',
+    );
     fc.assert(
       fc.property(fc.dictionary(key, fc.string({ maxLength: 5 })), fc.array(key, { maxLength: 6 }), (nodeLabels, keys) => {
         const out = labelsFromNode(nodeLabels, keys);
@@ -140,11 +185,13 @@ describe('Node labels to store and server labels', () => {
     expect(storeHasLabels({}, { zone: 'z1' })).toBe(false);
   });
 
-  test('TiDB: server labels under the Node\'s, and `zone` copied from the zone key PD spreads over', () => {
+  test("TiDB: server labels under the Node's, and `zone` copied from the zone key PD spreads over", () => {
     expect(zoneKeyOf(['host'])).toBeUndefined();
     expect(zoneKeyOf(['topology.kubernetes.io/zone', 'host'])).toBe('topology.kubernetes.io/zone');
     expect(zoneKeyOf(['host', 'zone', 'topology.kubernetes.io/zone'])).toBe('zone');
-    expect(tidbServerLabels({ dc: 'east', host: 'mine' }, node, ['topology.kubernetes.io/zone', 'host'], 'topology.kubernetes.io/zone')).toEqual({
+    expect(
+      tidbServerLabels({ dc: 'east', host: 'mine' }, node, ['topology.kubernetes.io/zone', 'host'], 'topology.kubernetes.io/zone'),
+    ).toEqual({
       dc: 'east',
       host: 'node-1',
       'topology.kubernetes.io/zone': 'z1',
@@ -163,7 +210,17 @@ describe('Node labels to store and server labels', () => {
   });
 
   test('the status address of a TiDB Pod, https with tlsCluster', () => {
-    const c = { name: 'c', namespace: 'ns', clusterDomain: '', acrossK8s: false, tls: false, discoveryMtls: false, pdAddresses: [], cluster: null, components: [] };
+    const c = {
+      name: 'c',
+      namespace: 'ns',
+      clusterDomain: '',
+      acrossK8s: false,
+      tls: false,
+      discoveryMtls: false,
+      pdAddresses: [],
+      cluster: null,
+      components: [],
+    };
     expect(tidbStatusBase(c, 'c-tidb-0')).toBe('http://c-tidb-0.c-tidb-peer.ns:10080');
     expect(tidbStatusBase({ ...c, tls: true }, 'c-tidb-1')).toBe('https://c-tidb-1.c-tidb-peer.ns:10080');
   });
@@ -192,7 +249,9 @@ describe('the TiDB status-port simulator answers as tidb-server does', () => {
       const req = request(`${base}${path}`, { method, agent: false }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], text: Buffer.concat(chunks).toString('utf8') }),
+        );
       });
       req.on('error', reject);
       req.end(body);
@@ -211,7 +270,10 @@ describe('the TiDB status-port simulator answers as tidb-server does', () => {
     expect([r.status, JSON.parse(r.text)]).toEqual([200, { dc: 'cfg', zone: 'z1' }]);
     expect(JSON.parse((await call('GET', '/info')).text).labels).toEqual({ dc: 'cfg', zone: 'z1' });
     expect((await call('GET', '/labels')).text).toBe('This api only support POST method');
-    expect(await call('POST', '/labels', '[1]')).toMatchObject({ status: 400, text: 'json: cannot unmarshal array into Go value of type map[string]string' });
+    expect(await call('POST', '/labels', '[1]')).toMatchObject({
+      status: 400,
+      text: 'json: cannot unmarshal array into Go value of type map[string]string',
+    });
     await sim.serverStart('c-tidb-0', ip);
     expect(JSON.parse((await call('GET', '/info')).text).labels).toEqual({ dc: 'cfg' });
   });

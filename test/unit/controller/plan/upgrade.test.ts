@@ -3,7 +3,11 @@ import type { StatefulSet } from '../../../../src/controller/model/objects';
 import { cluster, render, type Obj } from '../../../support/render';
 
 const settingsByComponent = (objects: Obj[]) =>
-  Object.fromEntries(objects.filter((o) => o.kind === 'StatefulSet').map((o) => [o.metadata.labels['app.kubernetes.io/component'], settingsOf(o as StatefulSet)]));
+  Object.fromEntries(
+    objects
+      .filter((o) => o.kind === 'StatefulSet')
+      .map((o) => [o.metadata.labels['app.kubernetes.io/component'], settingsOf(o as StatefulSet)]),
+  );
 
 const KEYS = ['minReadySeconds', 'checkQuorumBeforeUpgrade', 'checkStoresUpBeforeUpgrade', 'flushLogBackup'];
 

@@ -25,9 +25,14 @@ function claim(template: string, ord: number, asked: string, capacity = asked, o
   };
 }
 
-const claims = (asked: string, capacity = asked) => [0, 1, 2].flatMap((i) => [claim('tikv', i, asked, capacity), claim('tikv-raft', i, '5Gi')]);
+const claims = (asked: string, capacity = asked) =>
+  [0, 1, 2].flatMap((i) => [claim('tikv', i, asked, capacity), claim('tikv-raft', i, '5Gi')]);
 const plan = (s: StatefulSet, volumes: Pvc[], sizes: Record<string, string> | undefined, extra = {}) =>
-  planOne({ kind: 'tikv', sts: s, pods: pods('tikv', ['r1', 'r1', 'r1']) }, pdState(), [], { volumes, volumeSizes: sizes && { tikv: sizes }, ...extra });
+  planOne({ kind: 'tikv', sts: s, pods: pods('tikv', ['r1', 'r1', 'r1']) }, pdState(), [], {
+    volumes,
+    volumeSizes: sizes && { tikv: sizes },
+    ...extra,
+  });
 
 describe('growing volumes from Git', () => {
   test('no sizes, or sizes equal to the templates (in another notation): nothing to do', () => {
@@ -56,11 +61,17 @@ describe('growing volumes from Git', () => {
   });
 
   test('asked for but not reached: waits for the storage, naming a pending file system resize', () => {
-    const volumes = [claim('tikv', 0, '20Gi', '10Gi', { pending: true }), claim('tikv', 1, '20Gi', '20Gi'), claim('tikv', 2, '20Gi', '10Gi')];
+    const volumes = [
+      claim('tikv', 0, '20Gi', '10Gi', { pending: true }),
+      claim('tikv', 1, '20Gi', '20Gi'),
+      claim('tikv', 2, '20Gi', '10Gi'),
+    ];
     const p = plan(tikv(), volumes, { tikv: '20Gi' });
     expect(p.action).toBeUndefined();
     expect(p.busy).toBe(true);
-    expect(p.reason).toBe('waiting for the storage to grow: tikv-c-tikv-0 (10Gi of 20Gi, file system resize pending on the node), tikv-c-tikv-2 (10Gi of 20Gi)');
+    expect(p.reason).toBe(
+      'waiting for the storage to grow: tikv-c-tikv-0 (10Gi of 20Gi, file system resize pending on the node), tikv-c-tikv-2 (10Gi of 20Gi)',
+    );
   });
 
   test('every claim grown: the StatefulSet is re-created with the new template sizes', () => {
@@ -78,7 +89,10 @@ describe('growing volumes from Git', () => {
   });
 
   test("the API server's refusal stands for the sizes it refused, and new sizes are tried again", () => {
-    const refusal = { message: 'the API server refused to grow tikv-c-tikv-0 to 20Gi: no expansion', sizes: JSON.stringify({ tikv: '20Gi' }) };
+    const refusal = {
+      message: 'the API server refused to grow tikv-c-tikv-0 to 20Gi: no expansion',
+      sizes: JSON.stringify({ tikv: '20Gi' }),
+    };
     const refused = plan(tikv(), claims('10Gi'), { tikv: '20Gi' }, { volumeRefusals: { tikv: refusal } });
     expect(refused.action).toBeUndefined();
     expect(refused.event).toMatchObject({ type: 'Warning', reason: 'VolumeResizeRefused' });
@@ -88,10 +102,15 @@ describe('growing volumes from Git', () => {
   });
 
   test('an upgrade or a scale-in under way goes first', () => {
-    const upgrading = planOne({ kind: 'tikv', sts: tikv('10Gi', { current: 'r1', update: 'r2' }), pods: pods('tikv', ['r1', 'r1', 'r1']) }, pdState(), [], {
-      volumes: claims('10Gi'),
-      volumeSizes: { tikv: { tikv: '20Gi' } },
-    });
+    const upgrading = planOne(
+      { kind: 'tikv', sts: tikv('10Gi', { current: 'r1', update: 'r2' }), pods: pods('tikv', ['r1', 'r1', 'r1']) },
+      pdState(),
+      [],
+      {
+        volumes: claims('10Gi'),
+        volumeSizes: { tikv: { tikv: '20Gi' } },
+      },
+    );
     expect(upgrading.action?.type).not.toBe('resize-volumes');
   });
 });
@@ -116,7 +135,11 @@ describe('the re-creation record', () => {
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 3 } },
       template: { metadata: { creationTimestamp: null, labels: { a: 'b' } }, spec: { containers: [] } },
       volumeClaimTemplates: [
-        { metadata: { name: 'tikv', creationTimestamp: null }, spec: { resources: { requests: { storage: '10Gi' } } }, status: { phase: 'Pending' } },
+        {
+          metadata: { name: 'tikv', creationTimestamp: null },
+          spec: { resources: { requests: { storage: '10Gi' } } },
+          status: { phase: 'Pending' },
+        },
         { metadata: { name: 'tikv-raft' }, spec: { resources: { requests: { storage: '5Gi' } } } },
       ],
     },
@@ -127,7 +150,12 @@ describe('the re-creation record', () => {
     const r = recreateRecord(live, { tikv: '20Gi' });
     expect(r.uid).toBe('old');
     expect(r.managedFields).toEqual(live.metadata.managedFields);
-    expect(r.object.metadata).toEqual({ name: 'c-tikv', namespace: 'ns', labels: { a: 'b' }, annotations: { 'tidb-gitops.io/replicas': '3' } });
+    expect(r.object.metadata).toEqual({
+      name: 'c-tikv',
+      namespace: 'ns',
+      labels: { a: 'b' },
+      annotations: { 'tidb-gitops.io/replicas': '3' },
+    });
     expect(r.object.status).toBeUndefined();
     expect(r.object.spec.replicas).toBe(3);
     expect(r.object.spec.updateStrategy).toEqual(live.spec.updateStrategy);

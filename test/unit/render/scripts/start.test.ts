@@ -121,12 +121,7 @@ describe('PD flags (restart with data: no discovery)', () => {
     ],
     ['acrossK8s', pdCtx({ acrossK8s: true }), pdBase(PD_FQDN, 'http', PD_FQDN), 'var/lib/pd'],
     ['https', pdCtx({ scheme: 'https' }), pdBase(PD_FQDN, 'https'), 'var/lib/pd'],
-    [
-      'dataSubDir',
-      pdCtx({ dataSubDir: 'pd-data/' }),
-      pdBase(PD_FQDN, 'http', 'demo-pd-0', '/var/lib/pd/pd-data'),
-      'var/lib/pd/pd-data',
-    ],
+    ['dataSubDir', pdCtx({ dataSubDir: 'pd-data/' }), pdBase(PD_FQDN, 'http', 'demo-pd-0', '/var/lib/pd/pd-data'), 'var/lib/pd/pd-data'],
     ['remote PD (no effect on PD)', pdCtx({ remotePd: { name: 'other' } }), pdBase(PD_FQDN), 'var/lib/pd'],
   ];
   for (const version of ['v1', 'v2'] as const) {
@@ -193,12 +188,7 @@ describe('TiKV flags', () => {
       tikvBase('demo-pd:2379', { dir: '/var/lib/tikv/data', listen: '[::]' }),
     ],
     ['remote PD', { remotePd: { name: 'other' } }, tikvBase('http://other-pd:2379'), tikvBase('other-pd:2379')],
-    [
-      'pdAddresses without the flag',
-      { pdAddresses: PD_ADDRESSES },
-      tikvBase('http://demo-pd:2379'),
-      tikvBase('demo-pd:2379'),
-    ],
+    ['pdAddresses without the flag', { pdAddresses: PD_ADDRESSES }, tikvBase('http://demo-pd:2379'), tikvBase('demo-pd:2379')],
     [
       'pdAddresses with PreferPDAddressesOverDiscovery (v2 only)',
       { pdAddresses: PD_ADDRESSES, featureFlags: PREFER_PD, acrossK8s: true },
@@ -592,7 +582,6 @@ function everyScript(): [string, string][] {
   out.push(['pd ms', pdStartScript(pdCtx({ microserviceMode: true }))]);
   return out;
 }
-
 
 describe('lint and dialect', () => {
   const scripts = everyScript();

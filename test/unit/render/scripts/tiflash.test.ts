@@ -7,7 +7,16 @@ import { NO_FEATURE_FLAGS } from '../../../../src/render/scripts';
 import { tiflashInitScript, tiflashStartScript, type TiFlashScriptContext } from '../../../../src/render/scripts/tiflash';
 import { parseToml } from '../../../../src/base/toml';
 import { cluster, container, find, render } from '../../../support/render';
-import { BASE_CONTEXT, callsOf, decodeTail, expectShellLintClean, lastWord, ScriptSandbox, type RunOptions, type RunResult } from '../../../support/sandbox';
+import {
+  BASE_CONTEXT,
+  callsOf,
+  decodeTail,
+  expectShellLintClean,
+  lastWord,
+  ScriptSandbox,
+  type RunOptions,
+  type RunResult,
+} from '../../../support/sandbox';
 
 const base: TiFlashScriptContext = {
   ...BASE_CONTEXT,
@@ -65,7 +74,7 @@ describe('init script (init mode)', () => {
     expect(r.calls).toEqual([]);
   });
 
-  test('without a namespace in the cluster, the pod\'s own NAMESPACE fills POD_NAMESPACE', () => {
+  test("without a namespace in the cluster, the pod's own NAMESPACE fills POD_NAMESPACE", () => {
     const files = {
       'etc/tiflash/config_templ.toml': '[flash]\n  tidb_status_addr = "demo-tidb.POD_NAMESPACE.svc:10080"\n',
       'etc/tiflash/proxy_templ.toml': '[server]\n  engine-addr = "demo-tiflash-POD_NUM.demo-tiflash-peer.POD_NAMESPACE.svc:3930"\n',
@@ -128,18 +137,28 @@ describe('rendered init container on the rendered templates', () => {
       cluster({
         startScriptVersion: 'v2',
         acrossK8s: true,
-        tiflash: { replicas: 2, storageClaims: [{ resources: { requests: { storage: '10Gi' } } }], config: { proxy: 'log-level = "warn"\n' } },
+        tiflash: {
+          replicas: 2,
+          storageClaims: [{ resources: { requests: { storage: '10Gi' } } }],
+          config: { proxy: 'log-level = "warn"\n' },
+        },
       }),
     );
     const cm = find(objects, 'ConfigMap', 'demo-tiflash');
     const init = container(find(objects, 'StatefulSet', 'demo-tiflash'), 'init');
-    const files = { 'etc/tiflash/config_templ.toml': cm.data['config_templ.toml'], 'etc/tiflash/proxy_templ.toml': cm.data['proxy_templ.toml'] };
+    const files = {
+      'etc/tiflash/config_templ.toml': cm.data['config_templ.toml'],
+      'etc/tiflash/proxy_templ.toml': cm.data['proxy_templ.toml'],
+    };
     const r = runInit(init.command[2], 'demo-tiflash-1', { files, env: { DISCOVERY_ANSWER: 'http://demo-pd:2379,http://pd-0.far:2379' } });
     expect(r.status).toBe(0);
     const config = parseToml(r.config!) as Record<string, any>;
     expect(config.raft.pd_addr).toBe('demo-pd:2379,pd-0.far:2379');
     expect(config.flash.proxy['advertise-addr']).toBe('demo-tiflash-1.demo-tiflash-peer.ns.svc:20170');
-    expect(parseToml(r.proxy!)).toMatchObject({ 'log-level': 'warn', server: { 'engine-addr': 'demo-tiflash-1.demo-tiflash-peer.ns.svc:3930' } });
+    expect(parseToml(r.proxy!)).toMatchObject({
+      'log-level': 'warn',
+      server: { 'engine-addr': 'demo-tiflash-1.demo-tiflash-peer.ns.svc:3930' },
+    });
   });
 });
 
@@ -178,17 +197,34 @@ describe('start script, mount-cm mode', () => {
   // [name, context, expected argv]
   const cases: [string, TiFlashScriptContext, string[]][] = [
     ['v1', mountCm(), startArgs(HOST, 'http://demo-pd:2379')],
-    ['v1 https, domain, dynamic config', mountCm({ scheme: 'https', clusterDomain: 'cluster.local', enableDynamicConfiguration: true }), startArgs(`${HOST}.cluster.local`, 'https://demo-pd:2379', true)],
+    [
+      'v1 https, domain, dynamic config',
+      mountCm({ scheme: 'https', clusterDomain: 'cluster.local', enableDynamicConfiguration: true }),
+      startArgs(`${HOST}.cluster.local`, 'https://demo-pd:2379', true),
+    ],
     ['v1 joined cluster without its own PD', mountCm({ remotePd: { name: 'other' } }), startArgs(HOST, 'http://other-pd:2379')],
     ['v2', mountCm({ version: 'v2' }), startArgs(HOST, 'demo-pd:2379')],
-    ['v2 dynamic config, domain', mountCm({ version: 'v2', enableDynamicConfiguration: true, clusterDomain: 'c.local' }), startArgs(`${HOST}.c.local`, 'demo-pd:2379', true)],
+    [
+      'v2 dynamic config, domain',
+      mountCm({ version: 'v2', enableDynamicConfiguration: true, clusterDomain: 'c.local' }),
+      startArgs(`${HOST}.c.local`, 'demo-pd:2379', true),
+    ],
     ['v2 joined cluster', mountCm({ version: 'v2', remotePd: { name: 'other' } }), startArgs(HOST, 'other-pd:2379')],
     [
       'v2 PreferPDAddressesOverDiscovery',
-      mountCm({ version: 'v2', featureFlags: PREFER_PD, pdAddresses: ['http://pd-a.example:2379', 'https://pd-b.example'], acrossK8s: true }),
+      mountCm({
+        version: 'v2',
+        featureFlags: PREFER_PD,
+        pdAddresses: ['http://pd-a.example:2379', 'https://pd-b.example'],
+        acrossK8s: true,
+      }),
       startArgs(HOST, 'pd-a.example:2379,pd-b.example:2379'),
     ],
-    ['v1 ignores the v2 flag', mountCm({ featureFlags: PREFER_PD, pdAddresses: ['http://pd-a.example:2379'] }), startArgs(HOST, 'http://demo-pd:2379')],
+    [
+      'v1 ignores the v2 flag',
+      mountCm({ featureFlags: PREFER_PD, pdAddresses: ['http://pd-a.example:2379'] }),
+      startArgs(HOST, 'http://demo-pd:2379'),
+    ],
   ];
   test.each(cases)('%s', (_name, context, argv) => {
     expect(argvOf(tiflashStartScript(context))).toEqual(argv);
@@ -224,9 +260,12 @@ describe('start script, mount-cm mode', () => {
   });
 
   test('v2 acrossK8s with discovery mTLS: curl, schemes stripped', () => {
-    const r = sandbox.run(tiflashStartScript(mountCm({ version: 'v2', acrossK8s: true, scheme: 'https', discoveryMtls: true, clusterDomain: 'cluster.local' })), {
-      env: { ...POD_ENV, DISCOVERY_ANSWER: 'https://demo-pd:2379,https://pd-0.remote:2379' },
-    });
+    const r = sandbox.run(
+      tiflashStartScript(mountCm({ version: 'v2', acrossK8s: true, scheme: 'https', discoveryMtls: true, clusterDomain: 'cluster.local' })),
+      {
+        env: { ...POD_ENV, DISCOVERY_ANSWER: 'https://demo-pd:2379,https://pd-0.remote:2379' },
+      },
+    );
     const [curl] = callsOf(r, 'curl');
     expect(curl).toContain('--cert /var/lib/tiflash-tls/tls.crt');
     expect(decodeTail(lastWord(curl))).toBe('demo-pd:2379\n');
@@ -238,7 +277,9 @@ describe('context checks', () => {
   test('names that would break the script are refused', () => {
     expect(() => tiflashStartScript(mountCm({ clusterName: 'a;b' }))).toThrow('clusterName: "a;b" is not a DNS label');
     expect(() => tiflashInitScript(ctx({ version: 'v2', namespace: undefined }))).toThrow('namespace: required for start script v2');
-    expect(() => tiflashInitScript(ctx({ acrossK8s: true, namespace: undefined }))).toThrow('namespace: required across Kubernetes clusters');
+    expect(() => tiflashInitScript(ctx({ acrossK8s: true, namespace: undefined }))).toThrow(
+      'namespace: required across Kubernetes clusters',
+    );
   });
 });
 
@@ -255,7 +296,10 @@ describe('lint', () => {
       }
     }
   }
-  variants.push(['mount-cm v2 prefer PD', tiflashStartScript(mountCm({ version: 'v2', featureFlags: PREFER_PD, pdAddresses: ['http://a:2379'] }))]);
+  variants.push([
+    'mount-cm v2 prefer PD',
+    tiflashStartScript(mountCm({ version: 'v2', featureFlags: PREFER_PD, pdAddresses: ['http://a:2379'] })),
+  ]);
 
   test.each(variants)('%s passes dash -n (and shellcheck -s sh when installed)', (_name, script) => {
     expectShellLintClean(script);
