@@ -27,7 +27,7 @@ COPY bin ./bin
 COPY argocd ./argocd
 RUN npm run build
 
-# The root filesystem both images share (scripts/image-rootfs.sh says what goes in).
+# The root filesystem both images share (scripts/release/image-rootfs.sh says what goes in).
 FROM ${NODE_IMAGE} AS rootfs
 RUN apt-get update \
   && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends binutils libatomic1 \
@@ -35,7 +35,7 @@ RUN apt-get update \
 COPY --from=build /src/lib /app/lib
 COPY --from=build /src/argocd /app/argocd
 COPY --from=build /src/LICENSE /app/LICENSE
-COPY scripts/image-rootfs.sh /usr/local/sbin/image-rootfs
+COPY scripts/release/image-rootfs.sh /usr/local/sbin/image-rootfs
 ARG TARGETARCH
 ARG NODE_RUNTIME=26.12.1
 ARG NODE_INTEGRITY_AMD64=sha512-jk5LMAmgHlPlPMWpsUrSOqNaEZG+11UNd35hWQ+p5/XGaelWuTqJ69IcAy/5xtPPN4d5ZRBNOGB6gLMCh2kL9A==

@@ -3,7 +3,7 @@
 // but a failed render exits 1, because figures measured on a broken renderer mean nothing.
 //
 // The controller section runs the controller bundle against the simulated Kubernetes and PD servers
-// (scripts/bench-controller.ts): overhead per upgraded Pod, API requests per idle minute, peak RSS.
+// (scripts/bench/controller.ts): overhead per upgraded Pod, API requests per idle minute, peak RSS.
 //
 // The controller section runs twice, in the same way: with this tree's bundle and with the bundle built
 // from another revision (`--baseline REV`, the previous commit by default), so each figure has its
@@ -458,7 +458,7 @@ async function controllerBench(idleSeconds, baselineRev) {
   const { build } = await import('esbuild');
   const outfile = join(ROOT, '.bench/bench-controller.js');
   await build({
-    entryPoints: [join(ROOT, 'scripts/bench-controller.ts')],
+    entryPoints: [join(ROOT, 'scripts/bench/controller.ts')],
     outfile,
     bundle: true,
     platform: 'node',

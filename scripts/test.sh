@@ -4,8 +4,8 @@
 #
 # - Debian's packages: the servers and programs the tests start on loopback (MariaDB, Prometheus,
 #   vmagent, the OCI registry and image tools, shellcheck, dash, openssl); their services stay stopped.
-# - The Kubernetes control plane of the real-API suites, built from Go modules (scripts/kube-assets.sh),
-#   and the GCS emulator of the retention tests (scripts/fake-gcs-server.sh).
+# - The Kubernetes control plane of the real-API suites, built from Go modules (scripts/test-assets/kube-assets.sh),
+#   and the GCS emulator of the retention tests (scripts/test-assets/fake-gcs-server.sh).
 # - Node.js 26 from the npm registry where the machine's Node is older than 24.
 # - The project's npm dependencies (npm ci).
 #
@@ -53,10 +53,10 @@ command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
 if [ ${#need[@]} -gt 0 ]; then apt_install "${need[@]}"; fi
 
 # kube-apiserver, kube-controller-manager, kubectl and etcd, built from Go modules into .kube-assets/.
-bash scripts/kube-assets.sh .kube-assets
+bash scripts/test-assets/kube-assets.sh .kube-assets
 export TIDB_GITOPS_KUBE_ASSETS="$PWD/.kube-assets"
 # fake-gcs-server, the GCS emulator of the retention tests, built from its Go module into .test-assets/.
-bash scripts/fake-gcs-server.sh .test-assets
+bash scripts/test-assets/fake-gcs-server.sh .test-assets
 export TIDB_GITOPS_TEST_ASSETS="$PWD/.test-assets"
 
 # A machine whose Node is past its end of life (before 24) gets Node 26, the active LTS, from the npm

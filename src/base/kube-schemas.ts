@@ -1,5 +1,5 @@
 /**
- * The Kubernetes definitions of each supported minor, as `scripts/gen-kube-schema.mjs` stores them
+ * The Kubernetes definitions of each supported minor, as `scripts/generate/kube-schemas.mjs` stores them
  * (`kube-schema-data.json`, beside this module and beside the bundles): read on first use only, so
  * a render that passes no object through never pays for them.
  */

@@ -1,7 +1,7 @@
 // Run-time validation of TidbCluster documents against the CRD schema.
 //
 // The CRD's openAPIV3Schema is prepared at build time by
-// scripts/gen-crd-schema.mjs into a hash-consed node table (child schemas are
+// scripts/generate/crd-schemas.mjs into a hash-consed node table (child schemas are
 // node indexes). Interpreting that table directly keeps start-up in the
 // low milliseconds, which a general JSON-schema compiler cannot do.
 //
@@ -38,11 +38,11 @@ interface SchemaNode {
   maxLength?: number;
   'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
-  /** CEL rules of the shape `[field, field it excludes, message]` (see scripts/gen-crd-schema.mjs). */
+  /** CEL rules of the shape `[field, field it excludes, message]` (see scripts/generate/crd-schemas.mjs). */
   exclusive?: string[][];
 }
 
-/** A CRD's schema as scripts/gen-crd-schema.mjs prepares it. */
+/** A CRD's schema as scripts/generate/crd-schemas.mjs prepares it. */
 export interface CompactSchema {
   group: string;
   version: string;

@@ -1,7 +1,7 @@
 /**
  * Where the real Kubernetes control plane's binaries are: a directory holding `kube-apiserver`,
  * `kube-controller-manager`, `kubectl` and `etcd` (the way controller-runtime's envtest reads
- * `KUBEBUILDER_ASSETS`). `scripts/kube-assets.sh` builds them from Go modules (test/kube/harness)
+ * `KUBEBUILDER_ASSETS`). `scripts/test-assets/kube-assets.sh` builds them from Go modules (test/kube/harness)
  * into `.kube-assets/` at the repository root, where they are found by themselves;
  * `TIDB_GITOPS_KUBE_ASSETS` names another directory.
  */

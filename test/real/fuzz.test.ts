@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { parse } from 'yaml';
 import { renderClusters } from '../../src/render/render';
 import { loadTidbClusters } from '../../src/tidbcluster/load';
-import { operatorExample } from '../../scripts/upstream';
+import { operatorExample } from '../../scripts/lib/upstream';
 import { resourcePath, type Obj } from '../kube/client';
 import { realApiSuite } from '../kube/suite';
 import {

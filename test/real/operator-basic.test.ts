@@ -17,7 +17,7 @@ import {
   type Obj,
 } from '../kube/operator-basic';
 import { validateK8sObject } from '../support/k8s-schema';
-import { operatorExample } from '../../scripts/upstream';
+import { operatorExample } from '../../scripts/lib/upstream';
 import { TEST_DIR } from '../support/paths';
 
 const NS = 'tidb-basic';

@@ -9,7 +9,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { pathOf, type Obj } from '../kube/client';
 import { realApiSuite } from '../kube/suite';
 import { RealWorld } from '../kube/world';
-import { operatorExample } from '../../scripts/upstream';
+import { operatorExample } from '../../scripts/lib/upstream';
 import { TEST_DIR } from '../support/paths';
 
 const suite = realApiSuite();

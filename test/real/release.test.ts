@@ -1,8 +1,8 @@
 /**
  * The release, against real registries started here on loopback. The package: `npm publish` to a
  * Verdaccio registry, a second publish of the same version refused, then installed from it as users
- * do (`npm i -g`, `npx`) in empty folders. The images: built as an OCI layout by scripts/oci-image.sh
- * (umoci, no docker, no network) from the root filesystem of scripts/image-rootfs.sh, pushed with skopeo
+ * do (`npm i -g`, `npx`) in empty folders. The images: built as an OCI layout by scripts/release/oci-image.sh
+ * (umoci, no docker, no network) from the root filesystem of scripts/release/image-rootfs.sh, pushed with skopeo
  * to a Distribution registry (Debian's docker-registry), inspected there, pulled back into a fresh
  * layout, unpacked and run with chroot as the users and with the environment their configs name.
  *
@@ -175,7 +175,7 @@ describeImages('the images, built with umoci, pushed to a registry (docker-regis
   beforeAll(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'tidb-gitops-release-oci-'));
     const rootfs = buildImageRootfs(tmp);
-    tool('bash', [join(root, 'scripts/oci-image.sh'), rootfs, join(tmp, 'layout')]);
+    tool('bash', [join(root, 'scripts/release/oci-image.sh'), rootfs, join(tmp, 'layout')]);
     registry = await startOciRegistry();
     repository = `${registry.host}/tidb-gitops/tidb-gitops`;
   }, 120_000);

@@ -21,7 +21,7 @@ import { guarded, main } from '../../src/cli/main';
 import schemaFile from '../../src/tidbcluster/generated/tidbcluster.schema.json';
 import { assertValidK8sObjects } from '../support/k8s-schema';
 import { kubectlRead } from '../support/kubectl-read';
-import { operatorExample } from '../../scripts/upstream';
+import { operatorExample } from '../../scripts/lib/upstream';
 import { KUBECTL, requires } from '../support/requires';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 700);

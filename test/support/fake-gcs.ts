@@ -1,6 +1,6 @@
 /**
  * A real Google Cloud Storage JSON API for tests: fake-gcs-server (github.com/fsouza/fake-gcs-server,
- * built by `scripts/fake-gcs-server.sh` into `.test-assets/`, or the directory
+ * built by `scripts/test-assets/fake-gcs-server.sh` into `.test-assets/`, or the directory
  * `TIDB_GITOPS_TEST_ASSETS` names), in memory, over plain HTTP on loopback. It serves buckets and
  * objects as GCS does and checks no credentials: the tokens are checked by the token endpoint of
  * `google-token-server.ts`.
@@ -20,7 +20,7 @@ export function findFakeGcsServer(env: NodeJS.ProcessEnv = process.env): { path:
   const path = join(dir, 'fake-gcs-server');
   if (executable(path)) return { path };
   return {
-    missing: `${path} ${existsSync(path) ? 'is not executable' : 'does not exist'} (\`bash scripts/fake-gcs-server.sh\` builds it)`,
+    missing: `${path} ${existsSync(path) ? 'is not executable' : 'does not exist'} (\`bash scripts/test-assets/fake-gcs-server.sh\` builds it)`,
   };
 }
 

@@ -1,6 +1,6 @@
 /**
  * The images' root filesystem, assembled outside a container as the Dockerfile assembles it: by
- * scripts/image-rootfs.sh, from the Node.js release and package the Dockerfile pins (NODE_RUNTIME,
+ * scripts/release/image-rootfs.sh, from the Node.js release and package the Dockerfile pins (NODE_RUNTIME,
  * the npm registry's node-linux-<arch>), checked against the integrity it pins.
  * Needs the built package (`npm run build`) and the npm registry.
  */
@@ -36,7 +36,9 @@ export function buildImageRootfs(dir: string): string {
   if (integrity !== pinned) throw new Error(`${packed}: integrity ${integrity}, the Dockerfile pins ${pinned}`);
   execFileSync('tar', ['xzf', packed], { cwd: dir });
   const rootfs = join(dir, 'rootfs');
-  const r = spawnSync('sh', [join(root, 'scripts/image-rootfs.sh'), join(dir, 'package/bin/node'), root, rootfs], { encoding: 'utf8' });
-  if (r.status !== 0 || r.stderr !== '') throw new Error(`scripts/image-rootfs.sh failed (${r.status}):\n${r.stderr}`);
+  const r = spawnSync('sh', [join(root, 'scripts/release/image-rootfs.sh'), join(dir, 'package/bin/node'), root, rootfs], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0 || r.stderr !== '') throw new Error(`scripts/release/image-rootfs.sh failed (${r.status}):\n${r.stderr}`);
   return rootfs;
 }

@@ -1,6 +1,6 @@
 /**
  * Strict validation of rendered manifests against the full OpenAPI definitions of the Kubernetes
- * version they target (every supported minor; scripts/upstream.js says where each is read from), with
+ * version they target (every supported minor; scripts/lib/upstream.js says where each is read from), with
  * the validator the CLI uses on the objects it passes through (src/base/kube-schema.ts): unknown
  * fields, wrong types and missing required fields fail. Prometheus Operator's PodMonitor and
  * PrometheusRule join every version's definitions.
@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import { load } from 'js-yaml';
 import { NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../../src/tidbcluster/kube-version';
 import { describeObject, KubeSchema, type K8sSchemaError, type SchemaNode } from '../../src/base/kube-schema';
-import { prometheusOperatorCrdFile, readKubeDefinitions } from '../../scripts/upstream';
+import { prometheusOperatorCrdFile, readKubeDefinitions } from '../../scripts/lib/upstream';
 
 export type { K8sSchemaError };
 

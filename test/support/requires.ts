@@ -79,16 +79,16 @@ export const OCI_TOOLS = debian('the OCI image tools', 'docker-registry, umoci a
 /** git, for the commands that read a revision. */
 export const GIT = debian('git', 'git', ['git']);
 
-/** The real Kubernetes control plane (`scripts/kube-assets.sh` builds it from Go modules). */
+/** The real Kubernetes control plane (`scripts/test-assets/kube-assets.sh` builds it from Go modules). */
 export const KUBE_CONTROL_PLANE: Requirement = {
   name: 'a Kubernetes control plane',
   missing: once(() => {
     const lookup = findKubeAssets();
-    return 'missing' in lookup ? `${lookup.missing} (\`bash scripts/kube-assets.sh\` builds it)` : undefined;
+    return 'missing' in lookup ? `${lookup.missing} (\`bash scripts/test-assets/kube-assets.sh\` builds it)` : undefined;
   }),
 };
 
-/** fake-gcs-server, the Google Cloud Storage emulator (`scripts/fake-gcs-server.sh` builds it from its Go module). */
+/** fake-gcs-server, the Google Cloud Storage emulator (`scripts/test-assets/fake-gcs-server.sh` builds it from its Go module). */
 export const FAKE_GCS_SERVER: Requirement = {
   name: 'fake-gcs-server',
   missing: once(() => {
@@ -110,7 +110,7 @@ export const AZURITE: Requirement = {
 export const KUBECTL: Requirement = {
   name: 'kubectl',
   missing: once(() =>
-    onPath('kubectl') ? undefined : 'kubectl not found (`bash scripts/kube-assets.sh` builds it beside the control plane)',
+    onPath('kubectl') ? undefined : 'kubectl not found (`bash scripts/test-assets/kube-assets.sh` builds it beside the control plane)',
   ),
 };
 

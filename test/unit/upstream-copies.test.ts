@@ -1,6 +1,6 @@
 /**
  * No file in the repository is a copy of another project's file (DESIGN.md, "Upstream material"): the
- * tests read those where they live (scripts/upstream.js). Checked against every such file the project
+ * tests read those where they live (scripts/lib/upstream.js). Checked against every such file the project
  * reads, byte for byte, gzipped copies unpacked.
  */
 import { execFileSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { kubeDefinitionsFile, kubeMinors, prometheusOperatorCrdFile, REPO_ROOT, sharedPath } from '../../scripts/upstream';
+import { kubeDefinitionsFile, kubeMinors, prometheusOperatorCrdFile, REPO_ROOT, sharedPath } from '../../scripts/lib/upstream';
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
@@ -52,7 +52,7 @@ test("no file in the repository is a copy of another project's file", () => {
     const contents = file.endsWith('.gz') ? [data, gunzipSync(data)] : [data];
     for (const hash of contents.map(sha256)) {
       const original = upstream.get(hash);
-      if (original) copies.push(`${relative(REPO_ROOT, file)} is a copy of ${original}: read it from there (scripts/upstream.js)`);
+      if (original) copies.push(`${relative(REPO_ROOT, file)} is a copy of ${original}: read it from there (scripts/lib/upstream.js)`);
     }
   }
   expect(copies).toEqual([]);

@@ -3,7 +3,7 @@
 // release named in go.mod, and etcd from the etcd server release that Kubernetes release is built
 // against. One binary, so the packages they share are compiled once.
 //
-// It dispatches on the name it is called by (scripts/kube-assets.sh links kube-apiserver,
+// It dispatches on the name it is called by (scripts/test-assets/kube-assets.sh links kube-apiserver,
 // kube-controller-manager, kubectl and etcd to it) or on its first argument:
 //
 //	kube-harness kube-apiserver --etcd-servers=... ...

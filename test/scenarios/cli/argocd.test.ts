@@ -27,7 +27,7 @@ import { assertValidK8sObjects } from '../../support/k8s-schema';
 import { KUBECTL, requires } from '../../support/requires';
 import { pluginImageNote } from '../../support/cli-notes';
 import { kustomizeBuild } from '../../support/kustomize';
-import { argocdInstall } from '../../../scripts/upstream';
+import { argocdInstall } from '../../../scripts/lib/upstream';
 import { TEST_DIR } from '../../support/paths';
 
 const root = join(TEST_DIR, '..');

@@ -2,7 +2,7 @@
  * `tidb-gitops init`: the starting repository it writes renders as written (`render -o dist`, then
  * `--check`), passes the project's own validation, and its workflow and Argo CD Application are what
  * GitHub Actions and Argo CD read; it never overwrites a file, and writes all of its files or none.
- * The end-to-end part runs the built CLI (`node scripts/bundle.mjs`).
+ * The end-to-end part runs the built CLI (`node scripts/build/bundle.mjs`).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { initMain } from '../../../src/cli/init';
 import { main } from '../../../src/cli/main';
 import { loadClusterInputs } from '../../../src/load/clusters';
 import { KubeSchema, type SchemaNode } from '../../../src/base/kube-schema';
-import { argocdInstall, readKubeDefinitions } from '../../../scripts/upstream';
+import { argocdInstall, readKubeDefinitions } from '../../../scripts/lib/upstream';
 import { fromCrdSchema } from '../../support/k8s-schema';
 import { runJob } from '../../support/workflow-runner';
 import { GIT, requires } from '../../support/requires';

@@ -1,7 +1,7 @@
 /**
  * What a newcomer runs into first: the repository layout the docs create (inputs in tidb-clusters/,
  * the committed output in dist/) rendered from its root, YAML mistakes named at their line in words,
- * and a version written without its `v`. The layout cases run the built CLI (`node scripts/bundle.mjs`
+ * and a version written without its `v`. The layout cases run the built CLI (`node scripts/build/bundle.mjs`
  * makes it); the rest read YAML text through the loader the CLI uses.
  */
 import { spawnSync } from 'node:child_process';

@@ -8,8 +8,8 @@ import { TEST_DIR } from '../../support/paths';
 const root = join(TEST_DIR, '..');
 
 test('the generated sections of docs/reference.md (defaults, supported fields) match the code', () => {
-  // scripts/docs.mjs reads the built library, which `npm test` builds first.
-  const r = spawnSync(process.execPath, [join(root, 'scripts/docs.mjs'), '--check'], { encoding: 'utf8' });
+  // scripts/generate/docs.mjs reads the built library, which `npm test` builds first.
+  const r = spawnSync(process.execPath, [join(root, 'scripts/generate/docs.mjs'), '--check'], { encoding: 'utf8' });
   expect(r.stderr).toBe('');
   expect(r.status).toBe(0);
 });
@@ -18,7 +18,7 @@ test('.ci/run runs the test command the README gives, which installs what the te
   expect(readFileSync(join(root, 'README.md'), 'utf8')).toMatch(/^bash scripts\/test\.sh\s/m);
   expect(readFileSync(join(root, '.ci/run'), 'utf8')).toMatch(/^exec bash scripts\/test\.sh$/m);
   const script = readFileSync(join(root, 'scripts/test.sh'), 'utf8');
-  expect(script).toMatch(/^bash scripts\/kube-assets\.sh /m);
+  expect(script).toMatch(/^bash scripts\/test-assets\/kube-assets\.sh /m);
   expect(script.trimEnd().split('\n').at(-1)).toBe('npm test');
 });
 

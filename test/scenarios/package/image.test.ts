@@ -1,10 +1,10 @@
 /**
  * The images. The Dockerfile's stages are checked as text; the root filesystem both images are made
- * of is assembled by the script the Dockerfile runs (scripts/image-rootfs.sh), from the same Node.js
+ * of is assembled by the script the Dockerfile runs (scripts/release/image-rootfs.sh), from the same Node.js
  * 24 release as the pinned base image (the official linux build, from the npm registry's
  * node-linux-<arch> package), and run with chroot as the images' users: size, contents, and the
  * commands the controller Deployment and the Argo CD plugin run. Building the images from the
- * Dockerfile needs a container registry; `scripts/images.sh` does that where one is reachable, and
+ * Dockerfile needs a container registry; `scripts/release/images.sh` does that where one is reachable, and
  * test/real/release.test.ts makes them from this root filesystem with umoci. Needs the built
  * package (`npm run build`), root for chroot, and the npm registry.
  */
@@ -91,7 +91,7 @@ describe('Dockerfile', () => {
 const CHROOT_BIN = chrootPath();
 const describeRootfs = requires(CHROOT).describe;
 
-describeRootfs('the image root filesystem (scripts/image-rootfs.sh, with chroot)', () => {
+describeRootfs('the image root filesystem (scripts/release/image-rootfs.sh, with chroot)', () => {
   let tmp: string;
   let rootfs: string;
   const run = (user: string, args: string[], env: Record<string, string> = {}, cwd = '/') =>

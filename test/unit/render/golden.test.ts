@@ -6,7 +6,7 @@ import { kubeVersionText, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR } from '../../../
 import { loadInputs } from '../../../src/backup/companions';
 import { linkOperations } from '../../../src/backup/link';
 import { assertValidK8sObjects } from '../../support/k8s-schema';
-import { operatorExamples } from '../../../scripts/upstream';
+import { operatorExamples } from '../../../scripts/lib/upstream';
 import { TEST_DIR } from '../../support/paths';
 
 const root = join(TEST_DIR, '..');

@@ -6,7 +6,7 @@ import { readFileSync } from 'fs';
 import { parseToml, tomlFloat } from '../../../src/base/toml';
 import { tiflashVersion } from '../../../src/tidbcluster/tiflash';
 import { cluster, container, env, find, render, renderErrors, type Obj } from '../../support/render';
-import { operatorExample } from '../../../scripts/upstream';
+import { operatorExample } from '../../../scripts/lib/upstream';
 
 const claim = (storage: string, extra: Obj = {}) => ({ resources: { requests: { storage } }, ...extra });
 const TIFLASH = { replicas: 2, storageClaims: [claim('100Gi')] };

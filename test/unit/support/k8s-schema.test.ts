@@ -1,7 +1,7 @@
 /**
  * The tests' strict validation against Kubernetes' definitions (test/support/k8s-schema.ts), and the
  * definitions themselves: one set for every supported minor, each read where it lives
- * (scripts/upstream.js), and what the repository derives from them (the compact definitions the CLI
+ * (scripts/lib/upstream.js), and what the repository derives from them (the compact definitions the CLI
  * ships, the types in imports/) is what its script makes of them now.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConfigMap, Service, StatefulSet } from '../../../imports/k8s';
-import { kubeDefinitionsFile, kubeMinors, kubeRelease, REPO_ROOT } from '../../../scripts/upstream';
+import { kubeDefinitionsFile, kubeMinors, kubeRelease, REPO_ROOT } from '../../../scripts/lib/upstream';
 import { assertValidK8sObjects, fullSchema, K8sSchemaError, SCHEMA_MINORS, validateK8sObject } from '../../support/k8s-schema';
 
 // Fixtures are typed with the generated imports so that these tests also prove
@@ -262,15 +262,15 @@ describe('the Kubernetes definitions', () => {
     }
   });
 
-  it('are, in src/base/kube-schema-data.json, what scripts/gen-kube-schema.mjs makes of them now', () => {
-    const { now, committed } = regenerated('gen-kube-schema.mjs', 'src/base/kube-schema-data.json');
+  it('are, in src/base/kube-schema-data.json, what scripts/generate/kube-schemas.mjs makes of them now', () => {
+    const { now, committed } = regenerated('generate/kube-schemas.mjs', 'src/base/kube-schema-data.json');
     // Not toBe: a diff of two half-megabyte lines helps no one. Run the script and review git's diff.
     expect(now === committed).toBe(true);
     expect(JSON.parse(committed).minors).toEqual(SCHEMA_MINORS);
   });
 
-  it("are, in imports/k8s.ts, what scripts/import-k8s.mjs makes of the newest minor's now", () => {
-    const { now, committed } = regenerated('import-k8s.mjs', 'imports/k8s.ts');
+  it("are, in imports/k8s.ts, what scripts/generate/k8s-imports.mjs makes of the newest minor's now", () => {
+    const { now, committed } = regenerated('generate/k8s-imports.mjs', 'imports/k8s.ts');
     expect(committed).toBe(now);
   });
 });

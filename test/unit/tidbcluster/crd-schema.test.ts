@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import YAML from 'yaml';
 import { validateTidbClusterSchema } from '../../../src/tidbcluster/crd-schema';
 import generated from '../../../src/tidbcluster/generated/tidbcluster.schema.json';
-import { operatorExample, operatorExamples, REPO_ROOT } from '../../../scripts/upstream';
+import { operatorExample, operatorExamples, REPO_ROOT } from '../../../scripts/lib/upstream';
 
 // Loose on purpose: tests poke at arbitrary (also invalid) places in documents.
 type Doc = Record<string, any>;
@@ -278,8 +278,8 @@ describe('generated schema', () => {
     expect(generated).toMatchObject({ group: 'pingcap.com', version: 'v1alpha1', kind: 'TidbCluster' });
   });
 
-  it('is, with every other generated CRD schema, what scripts/gen-crd-schema.mjs makes of the CRDs now', () => {
-    const run = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts/gen-crd-schema.mjs'), '--check'], { encoding: 'utf8' });
+  it('is, with every other generated CRD schema, what scripts/generate/crd-schemas.mjs makes of the CRDs now', () => {
+    const run = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts/generate/crd-schemas.mjs'), '--check'], { encoding: 'utf8' });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
   });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fastLoadAll } from '../../../../src/base/yaml/fast-load';
 import { slowLoadAll } from '../../../../src/tidbcluster/load';
-import { SHARED_DIR } from '../../../../scripts/upstream';
+import { SHARED_DIR } from '../../../../scripts/lib/upstream';
 import { TEST_DIR } from '../../../support/paths';
 
 const root = join(TEST_DIR, '..');

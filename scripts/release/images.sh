@@ -3,13 +3,13 @@
 # the commands their Pods run. Needs docker (or buildah, which builds without a daemon) and access
 # to Docker Hub for the pinned node base image.
 #
-#   scripts/images.sh [REPOSITORY]     default: ghcr.io/tidb-gitops/tidb-gitops
+#   scripts/release/images.sh [REPOSITORY]     default: ghcr.io/tidb-gitops/tidb-gitops
 #
 # Tags REPOSITORY:<version> (controller) and REPOSITORY:<version>-argocd-cmp (Argo CD plugin), with
 # <version> from package.json; push them yourself (docker push / buildah push). The release
 # workflow builds the same stages for linux/amd64 and linux/arm64 and signs them.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 repo=${1:-ghcr.io/tidb-gitops/tidb-gitops}
 version=$(node -p 'require("./package.json").version')
 limit=130000000

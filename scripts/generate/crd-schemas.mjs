@@ -12,7 +12,7 @@
 //     node indexes, which shrinks the file by an order of magnitude.
 // Output is deterministic: the same CRD always gives a byte-identical file.
 //
-// Usage: node scripts/gen-crd-schema.mjs [--check | crd.yaml out.json]
+// Usage: node scripts/generate/crd-schemas.mjs [--check | crd.yaml out.json]
 // The CRDs are tidb-operator's manifests/crd/v1/pingcap.com_<kind>.yaml (release-1.x). Without
 // arguments every CRD the project reads is prepared (TidbCluster, Backup, BackupSchedule, Restore, TidbInitializer, TidbMonitor),
 // each read from ../shared/schemas/ next to the repository, or from the folder $TIDB_GITOPS_CRDS.
@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { CORE_SCHEMA, loadAll } from 'js-yaml';
-import { REPO_ROOT, sharedPath } from './upstream.js';
+import { REPO_ROOT, sharedPath } from '../lib/upstream.js';
 
 /** [CRD file name, generated file] for each kind the project reads. */
 const TARGETS = [
@@ -86,7 +86,7 @@ function checkKeywords(schema, where) {
   if (unknown.length > 0) {
     throw new Error(
       `unsupported schema keyword(s) ${unknown.join(', ')} at ${where || '(root)'}; ` +
-        'teach scripts/gen-crd-schema.mjs and src/tidbcluster/crd-schema.ts about them',
+        'teach scripts/generate/crd-schemas.mjs and src/tidbcluster/crd-schema.ts about them',
     );
   }
 }
@@ -99,7 +99,9 @@ function checkKeywords(schema, where) {
 function celRule(rule, where) {
   const m = /^has\(self\.(\w+)\) \? !has\(self\.(\w+)\) : true$/.exec(rule.rule ?? '');
   if (!m)
-    throw new Error(`unsupported CEL rule ${JSON.stringify(rule.rule)} at ${where || '(root)'}; teach scripts/gen-crd-schema.mjs about it`);
+    throw new Error(
+      `unsupported CEL rule ${JSON.stringify(rule.rule)} at ${where || '(root)'}; teach scripts/generate/crd-schemas.mjs about it`,
+    );
   return [m[1], m[2], rule.message ?? `${m[1]} and ${m[2]} may not both be set`];
 }
 
@@ -164,7 +166,7 @@ function render(header, root, nodes) {
 function main() {
   const args = process.argv.slice(2);
   const check = args.length === 1 && args[0] === '--check';
-  if (args.length !== 0 && args.length !== 2 && !check) fail('usage: node scripts/gen-crd-schema.mjs [--check | crd.yaml out.json]');
+  if (args.length !== 0 && args.length !== 2 && !check) fail('usage: node scripts/generate/crd-schemas.mjs [--check | crd.yaml out.json]');
   const crdDir = () => process.env.TIDB_GITOPS_CRDS || sharedPath('schemas');
   const targets =
     args.length === 2
@@ -174,7 +176,7 @@ function main() {
     const stale = targets.filter(([crdFile, outFile]) => !existsSync(outFile) || readFileSync(outFile, 'utf8') !== generate(crdFile));
     if (stale.length > 0)
       fail(
-        `out of date with the CRDs, run \`node scripts/gen-crd-schema.mjs\`: ${stale.map(([, out]) => path.relative(REPO_ROOT, out)).join(', ')}`,
+        `out of date with the CRDs, run \`node scripts/generate/crd-schemas.mjs\`: ${stale.map(([, out]) => path.relative(REPO_ROOT, out)).join(', ')}`,
       );
     return;
   }
@@ -192,7 +194,7 @@ function generate(crdFile) {
     fail(
       `the CRD is not at ${crdFile}.\n` +
         'Give the folder that holds it: TIDB_GITOPS_CRDS=path/to/crds npm run gen, or one file:\n' +
-        'node scripts/gen-crd-schema.mjs path/to/pingcap.com_tidbclusters.yaml out.json\n' +
+        'node scripts/generate/crd-schemas.mjs path/to/pingcap.com_tidbclusters.yaml out.json\n' +
         "(the files are manifests/crd/v1/pingcap.com_<kind>.yaml of tidb-operator's release-1.x branch)",
     );
   }
@@ -202,7 +204,7 @@ function generate(crdFile) {
   const table = new NodeTable();
   const root = table.intern(version.schema.openAPIV3Schema, '');
   const header = {
-    generatedBy: 'node scripts/gen-crd-schema.mjs',
+    generatedBy: 'node scripts/generate/crd-schemas.mjs',
     // Basename only: an absolute path would differ between machines.
     source: path.basename(crdFile),
     sourceSha256: createHash('sha256').update(source).digest('hex'),

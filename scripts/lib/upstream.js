@@ -15,7 +15,7 @@ const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const path = require('node:path');
 
-const REPO_ROOT = path.resolve(__dirname, '..');
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const SHARED_DIR = path.resolve(REPO_ROOT, '..', 'shared');
 
 /** A path under ../shared/, which must exist. */

@@ -9,7 +9,7 @@
 # It builds only when the binary is missing or the harness's sources (go.mod, go.sum, *.go) or the
 # Go release changed; Go's module and build caches make a rebuild after a change fast.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${1:-.kube-assets}
 src=test/kube/harness
 command -v go >/dev/null 2>&1 || { echo "kube-assets: go is not on PATH (Go 1.26 or newer builds the control plane)" >&2; exit 1; }

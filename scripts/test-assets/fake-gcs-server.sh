@@ -4,7 +4,7 @@
 # look by themselves; TIDB_GITOPS_TEST_ASSETS names another). It builds only when the binary is
 # missing or was built from another version or Go release.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${1:-.test-assets}
 module=github.com/fsouza/fake-gcs-server
 version=v1.56.1

@@ -1,7 +1,7 @@
 // Regenerates the golden files with the built CLI, exactly as a user would render them:
 // test/golden/inputs/<name>.yaml -> test/golden/<name>.k8s.yaml for the default (oldest supported)
 // Kubernetes and test/golden/kube-<newest>/<name>.k8s.yaml for the newest, each of the operator's example
-// clusters (../shared/examples, named as scripts/upstream.js names them) -> test/golden/examples/<name>.k8s.yaml,
+// clusters (../shared/examples, named as scripts/lib/upstream.js names them) -> test/golden/examples/<name>.k8s.yaml,
 // as given (they name no namespace), and examples/gitops/tidb-clusters -> examples/gitops/dist.
 // `npm run golden` then runs `cdk8s synth` for dist/.
 // Review the diff before committing.
@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { operatorExamples, REPO_ROOT as root } from './upstream.js';
+import { operatorExamples, REPO_ROOT as root } from '../lib/upstream.js';
 
 const { kubeVersionText, NEWEST_KUBE_MINOR } = createRequire(import.meta.url)(join(root, 'lib/src/tidbcluster/kube-version.js'));
 const inputs = join(root, 'test/golden/inputs');

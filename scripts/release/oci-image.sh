@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Makes the two images of the Dockerfile as an OCI image layout, without docker, a daemon or the
-# network: from the root filesystem scripts/image-rootfs.sh assembles, with umoci (Debian: umoci).
+# network: from the root filesystem scripts/release/image-rootfs.sh assembles, with umoci (Debian: umoci).
 #
-#   scripts/oci-image.sh ROOTFS LAYOUT
-#     ROOTFS  the output of scripts/image-rootfs.sh (made as root, so its owners are the images')
+#   scripts/release/oci-image.sh ROOTFS LAYOUT
+#     ROOTFS  the output of scripts/release/image-rootfs.sh (made as root, so its owners are the images')
 #     LAYOUT  the OCI layout to write (created; must not exist)
 #
 # Tags `controller` and `argocd-cmp` in LAYOUT, configured as the Dockerfile's stages of those names:
@@ -19,7 +19,7 @@
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 ROOTFS LAYOUT" >&2; exit 2; }
 rootfs=$1 layout=$2
-[ -x "$rootfs/usr/local/bin/tidb-gitops" ] || { echo "oci-image: $rootfs is not an image root filesystem (scripts/image-rootfs.sh)" >&2; exit 1; }
+[ -x "$rootfs/usr/local/bin/tidb-gitops" ] || { echo "oci-image: $rootfs is not an image root filesystem (scripts/release/image-rootfs.sh)" >&2; exit 1; }
 [ ! -e "$layout" ] || { echo "oci-image: $layout exists" >&2; exit 1; }
 command -v umoci >/dev/null || { echo "oci-image: umoci is needed (Debian: umoci)" >&2; exit 1; }
 

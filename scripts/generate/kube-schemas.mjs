@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 // Generates src/base/kube-schema-data.json: the Kubernetes OpenAPI definitions of every supported
 // minor (1.31 to 1.36 from ../shared/schemas, 1.37 from the OpenAPI document of the k8s.io/kubernetes
-// release test/kube/harness/go.mod requires; see scripts/upstream.js), reduced to what validation reads
+// release test/kube/harness/go.mod requires; see scripts/lib/upstream.js), reduced to what validation reads
 // (types, properties, items, required, enums, formats, references, group-version-kinds) and stored once
 // where versions agree. The CLI validates the objects it passes through against it
 // (src/base/kube-schema.ts).
 //
-// Usage: node scripts/gen-kube-schema.mjs [output.json]
+// Usage: node scripts/generate/kube-schemas.mjs [output.json]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kubeMinors, readKubeDefinitions, REPO_ROOT } from './upstream.js';
+import { kubeMinors, readKubeDefinitions, REPO_ROOT } from '../lib/upstream.js';
 
 const MINORS = kubeMinors();
 const KEEP = new Set([

@@ -1,4 +1,4 @@
-/** The types of scripts/upstream.js: where other projects' files are read from. */
+/** The types of scripts/lib/upstream.js: where other projects' files are read from. */
 
 /** The repository's root. */
 export const REPO_ROOT: string;

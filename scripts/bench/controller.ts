@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { World, simCluster } from '../test/sim/world';
+import { World, simCluster } from '../../test/sim/world';
 
 type Obj = Record<string, any>;
 const ROOT = process.env.TIDB_GITOPS_ROOT ?? process.cwd();

@@ -5,7 +5,7 @@
 # users for the two images (65532 for the controller, 999 for the Argo CD plugin). Nothing else: no
 # shell, no package manager, no node_modules.
 #
-#   scripts/image-rootfs.sh NODE APP OUT
+#   scripts/release/image-rootfs.sh NODE APP OUT
 #     NODE  the node binary to ship (the Dockerfile passes the base image's /usr/local/bin/node)
 #     APP   a directory holding lib/tidb-gitops.js, lib/tidb-gitops-controller.js, lib/tidb-gitops-status.js,
 #           lib/THIRD-PARTY-NOTICES.txt, LICENSE and argocd/ (a built checkout)
