@@ -38,7 +38,7 @@ export const PUMP_DATA_VOLUME = 'data';
 export class PumpComponent extends ComponentConstruct {
   /** ConfigMap `<cluster>-pump`: Pump's config file and start script. */
   declare readonly configMap: ApiObject;
-  /** The headless Service `<cluster>-pump-peer`. */
+  /** The headless Service `<cluster>-pump` (Pump's has no `-peer` suffix, as with the operator). */
   declare readonly peerService: ApiObject;
   /** StatefulSet `<cluster>-pump`. */
   declare readonly statefulSet: ApiObject;

@@ -224,7 +224,7 @@ export class TikvStores {
     this.processes.set(pod, { engine, address, version, running: true, startedAt: Date.now() });
     if (engine === 'tiflash') {
       // Ready (the KVStore restored) comes after a while: look again then.
-      this.timers.after(this.config.tiflashStartMs / 2, () => this.pdHasLeader() && this.connect(pod));
+      this.timers.after(this.config.tiflashStartMs / 2, () => this.tiflashAsk(pod));
     }
     if (this.pdHasLeader()) this.connect(pod);
   }
@@ -365,6 +365,16 @@ export class TikvStores {
    * (Up again unless Offline) or exits if that store is Tombstone; without data it registers a new
    * store, unless a store that is neither Tombstone nor physically destroyed has its address.
    */
+  /**
+   * TiFlash asks PD to register its store; while no PD leader answers, it asks again every 3 s, as it
+   * does while the cluster is not bootstrapped (the same loop in pingcap/tiflash Server.cpp).
+   */
+  private tiflashAsk(pod: string): void {
+    if (!this.processes.get(pod)?.running) return;
+    if (this.pdHasLeader()) this.connect(pod);
+    else this.timers.after(TIFLASH_BOOTSTRAP_POLL_MS, () => this.tiflashAsk(pod));
+  }
+
   private connect(pod: string): void {
     const proc = this.processes.get(pod);
     if (proc === undefined || !proc.running) return;
@@ -377,7 +387,7 @@ export class TikvStores {
           proc.nextBootstrapCheck = now + TIFLASH_BOOTSTRAP_POLL_MS;
           this.timers.after(TIFLASH_BOOTSTRAP_POLL_MS, () => {
             proc.nextBootstrapCheck = undefined;
-            if (this.pdHasLeader()) this.connect(pod);
+            this.tiflashAsk(pod);
           });
         }
         return;

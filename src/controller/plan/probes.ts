@@ -9,6 +9,7 @@ import { isUpgrading, targetReplicas } from '../view/lookups';
 import type { ComponentState, PlanInput } from '../view/view';
 import { requests } from './evict-requests';
 import { isMsService, type MsService } from './pdms';
+import { replacePodsAsked } from './replace';
 import { tiflashStatusChecked } from './upgrade-tiflash';
 import { hasGate } from './serving';
 
@@ -18,8 +19,9 @@ export interface PdReads {
   readonly stores: boolean;
   /**
    * Tombstone stores and `replication.max-replicas`: only while a TiKV or TiFlash store may be taken
-   * out, that is while the component has more replicas than it should, or Git asks for a replacement
-   * (checked the same way before the store goes offline).
+   * out, that is while the component has more replicas than it should, or a replacement is asked for
+   * (by Git or by a Pod's `tidb.pingcap.com/replace-volume`; checked the same way before the store goes
+   * offline).
    */
   readonly storeRemovals: boolean;
   /** The micro-services whose servers and primary are read from PD's registry. */
@@ -34,7 +36,7 @@ export function pdReadsWanted(components: readonly ComponentState[], failover: P
   const storeKinds = components.filter((x) => x.kind === 'tikv' || x.kind === 'tiflash');
   const msServices = components.map((x) => x.kind).filter(isMsService);
   if (storeKinds.length === 0 && msServices.length === 0 && !components.some((x) => x.kind === 'pd')) return undefined;
-  const replacing = storeKinds.some((x) => Array.isArray(settingsOf(x.sts).replace) && (settingsOf(x.sts).replace as unknown[]).length > 0);
+  const replacing = storeKinds.some((x) => replacePodsAsked(x, settingsOf(x.sts)).length > 0);
   const scalingIn = storeKinds.some((x) => (x.sts.spec?.replicas ?? 1) > (targetReplicas({ failover }, x) ?? Infinity));
   return { stores: storeKinds.length > 0, storeRemovals: replacing || scalingIn, msServices };
 }

@@ -35,16 +35,23 @@ export function replaceRequested(settings: ComponentSettings): string[] {
   return Array.isArray(settings.replace) ? settings.replace.filter((p): p is string => typeof p === 'string') : [];
 }
 
+/**
+ * The Pods asked to be replaced: by Git, and by tidb-operator's request on the Pod itself (the same
+ * replacement, asked with kubectl).
+ */
+export function replacePodsAsked(c: ComponentState, settings: ComponentSettings): string[] {
+  const fromPods = c.pods
+    .filter((p) => !isTerminating(p) && p.metadata.annotations?.[REPLACE_VOLUME_ANNOTATION] === 'true')
+    .map((p) => p.metadata.name!);
+  return [...new Set([...replaceRequested(settings), ...fromPods])];
+}
+
 /** The next replacement step of a component, or undefined when none is asked for or all are done. */
 export function replaceStep(input: PlanInput, c: ComponentState, settings: ComponentSettings): Step | undefined {
   const kind = c.kind;
   if (!isReplaceable(kind)) return undefined;
   const fromGit = replaceRequested(settings);
-  // tidb-operator's request on the Pod itself: the same replacement, asked with kubectl.
-  const fromPods = c.pods
-    .filter((p) => !isTerminating(p) && p.metadata.annotations?.[REPLACE_VOLUME_ANNOTATION] === 'true')
-    .map((p) => p.metadata.name!);
-  const asked = [...new Set([...fromGit, ...fromPods])];
+  const asked = replacePodsAsked(c, settings);
   const records = input.replacements ?? {};
   for (const [pod, r] of Object.entries(records)) {
     // A Pod's own request goes with the Pod it replaces: its record stays until the replacement is done.

@@ -21,9 +21,9 @@ export interface PdState {
   readonly stores: readonly PdStore[];
   /** Store ids with an evict-leader scheduler. */
   readonly evicting: ReadonlySet<number>;
-  /** Tombstone stores; read only while a TiKV or TiFlash scale-in is under way. */
+  /** Tombstone stores; read only while a store may be taken out (`PdReads.storeRemovals`, plan/probes.ts). */
   readonly tombstones?: readonly PdStore[];
-  /** PD's `replication.max-replicas`; read only while a TiKV scale-in is under way. */
+  /** PD's `replication.max-replicas`; read only while a store may be taken out (`PdReads.storeRemovals`). */
   readonly maxReplicas?: number;
   /**
    * Why stores and schedulers could not be read, while members and the leader could (they are

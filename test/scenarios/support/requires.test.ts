@@ -15,6 +15,9 @@ function jest(ci: boolean) {
     require.resolve('jest/bin/jest'),
     '--rootDir',
     root,
+    // One of the Jest projects (each takes the same roots), with the setup and reporters they share.
+    '--selectProjects',
+    'unit',
     '--roots',
     '<rootDir>/test/fixtures/requires',
     '--testMatch',

@@ -6,7 +6,7 @@ import { pdReadsWanted } from '../../../../src/controller/plan/probes';
 import { NO_FAILOVER, type FailoverState } from '../../../../src/controller/records/failover';
 import type { ComponentKind } from '../../../../src/tidbcluster/names';
 import type { ComponentState } from '../../../../src/controller/view/view';
-import { pods, sts, type StsOpts } from '../../../support/plan-fixtures';
+import { pod, pods, sts, type StsOpts } from '../../../support/plan-fixtures';
 
 const comp = (kind: ComponentKind, o: StsOpts = {}): ComponentState => ({ kind, sts: sts(kind, o), pods: pods(kind, ['r1', 'r1', 'r1']) });
 
@@ -43,5 +43,19 @@ describe('pdReadsWanted', () => {
     expect(pdReadsWanted([comp('tikv', { settings: { replace: ['c-tikv-1'] } })], NO_FAILOVER)?.storeRemovals).toBe(true);
     expect(pdReadsWanted([comp('tikv', { settings: { replace: [] } })], NO_FAILOVER)?.storeRemovals).toBe(false);
     expect(pdReadsWanted([comp('pd', { settings: { replace: ['c-pd-1'] } })], NO_FAILOVER)?.storeRemovals).toBe(false);
+  });
+
+  it("and while a store's Pod asks for it with tidb-operator's replace-volume annotation (not once it is terminating)", () => {
+    const asking = (o: { terminating?: boolean } = {}): ComponentState => ({
+      kind: 'tikv',
+      sts: sts('tikv'),
+      pods: [
+        pod('tikv', 0, 'r1'),
+        pod('tikv', 1, 'r1', { annotations: { 'tidb.pingcap.com/replace-volume': 'true' }, ...o }),
+        pod('tikv', 2, 'r1'),
+      ],
+    });
+    expect(pdReadsWanted([comp('pd'), asking()], NO_FAILOVER)?.storeRemovals).toBe(true);
+    expect(pdReadsWanted([comp('pd'), asking({ terminating: true })], NO_FAILOVER)?.storeRemovals).toBe(false);
   });
 });
