@@ -263,11 +263,16 @@ export function pdWarning(c: LoadedCluster): string | undefined {
   );
 }
 
+/** How many clusters a note names before it counts the rest. */
+const NAMES_SHOWN = 5;
+
 /** One line naming the clusters whose controller runs this release's default image, if any. */
 export function defaultImageNote(clusters: readonly LoadedCluster[], setting = '--controller-image'): string | undefined {
   const names = clusters.filter((c) => c.resolved.discovery.image === DEFAULTS.controllerImage).map((c) => c.resolved.name);
   if (names.length === 0) return undefined;
-  const which = names.length === 1 ? `cluster ${names[0]}` : `clusters ${names.join(', ')}`;
+  const shown =
+    names.length > NAMES_SHOWN ? `${names.slice(0, NAMES_SHOWN).join(', ')} and ${names.length - NAMES_SHOWN} more` : names.join(', ');
+  const which = names.length === 1 ? `cluster ${names[0]}` : `clusters ${shown}`;
   return `note: ${which} will run the default controller image ${DEFAULTS.controllerImage}; to run your own build, set ${setting}`;
 }
 

@@ -15,6 +15,7 @@ export function pluginImageNote(...clusters: string[]): string {
 }
 
 function imageNoteFor(setting: string, clusters: string[]): string {
-  const which = clusters.length === 1 ? `cluster ${clusters[0]}` : `clusters ${clusters.join(', ')}`;
+  const shown = clusters.length > 5 ? `${clusters.slice(0, 5).join(', ')} and ${clusters.length - 5} more` : clusters.join(', ');
+  const which = clusters.length === 1 ? `cluster ${clusters[0]}` : `clusters ${shown}`;
   return `note: ${which} will run the default controller image ${DEFAULT_CONTROLLER_IMAGE}; to run your own build, set ${setting}\n`;
 }
