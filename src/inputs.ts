@@ -28,7 +28,13 @@ export { resolveCluster, type ResolvedCluster, type ResolveOptions } from './tid
 export { SpecError, formatIssue, type SpecIssue, type SourceRef } from './tidbcluster/errors';
 export { DEFAULTS, DEFAULTS_TABLE } from './tidbcluster/defaults';
 export { ANNOTATION, LABEL, names, PORT, selectorLabels } from './tidbcluster/names';
-export { CONTROLLER_ENV, CONTROLLER_HTTP, type ControllerClusterInfo } from './tidbcluster/contract';
+export {
+  CONTROLLER_ENV,
+  CONTROLLER_HTTP,
+  type ControllerClusterInfo,
+  type SqlAccountInfo,
+  type SqlAccountsInfo,
+} from './tidbcluster/contract';
 export type * from './tidbcluster/types';
 export { DEFAULT_KUBE_VERSION, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, parseKubeVersion, type KubeTarget } from './tidbcluster/kube-version';
 export { SETTINGS_API_VERSION, SETTINGS_ENV, SETTINGS_KIND, type RenderSettings } from './tidbcluster/settings';
@@ -38,3 +44,5 @@ export type { ResolvedOperation, ResolvedSchedule, ResolvedBackup, ResolvedResto
 export type { ResolvedStorage } from './backup/storage';
 export type * from './backup/types';
 export type * from './initializer/types';
+export type * from './database/types';
+export { DATABASE_API_VERSION, SQL_ROLE_KIND, SQL_USER_KIND } from './database/types';

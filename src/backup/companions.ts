@@ -1,6 +1,7 @@
 /**
  * The documents read beside the TidbClusters (Backup, BackupSchedule, Restore, TidbInitializer and
- * TidbMonitor), and one YAML text read with them: every problem of every document at once.
+ * TidbMonitor, and the kinds of the layers above: SqlUser, SqlRole), and one YAML text read with them:
+ * every problem of every document at once.
  */
 import { aliasErrors, parseDocuments, type DocumentKind, type ParsedDocuments } from '../tidbcluster/load';
 import type { ResolveOptions } from '../tidbcluster/resolve';
@@ -27,9 +28,21 @@ export function companionKinds(
   ];
 }
 
-/** Parses and checks every document of one YAML text (`loadTidbClusters`, with the operations). */
-export function loadInputs(text: string, file: string, options: ResolveOptions = {}): ParsedDocuments<CompanionDocument> {
+/**
+ * Parses and checks every document of one YAML text (`loadTidbClusters`, with the operations), and
+ * those of `more` kinds, which the layers above read (`load/clusters.ts` adds SqlUser and SqlRole).
+ */
+export function loadInputs<T = never>(
+  text: string,
+  file: string,
+  options: ResolveOptions = {},
+  more: readonly DocumentKind<T>[] = [],
+): ParsedDocuments<CompanionDocument | T> {
   const bombs = aliasErrors(text, file);
   if (bombs.length > 0) return { clusters: [], errors: bombs, skipped: [], documents: [], others: [] };
-  return parseDocuments(text, file, options, companionKinds({ namespace: options.namespace, kubeVersion: options.kubeVersion }));
+  const kinds: DocumentKind<CompanionDocument | T>[] = [
+    ...companionKinds({ namespace: options.namespace, kubeVersion: options.kubeVersion }),
+    ...more,
+  ];
+  return parseDocuments(text, file, options, kinds);
 }

@@ -65,6 +65,7 @@ type Resolver = (doc: Record<string, unknown>) => { value?: ResolvedOperation; i
 function kind(name: string, resolve: Resolver, refusals: (spec: Record<string, unknown>) => SpecIssue[]): DocumentKind<ResolvedOperation> {
   return {
     kind: name,
+    group: 'pingcap.com',
     check(doc) {
       const unsafe = unsafeTextIssues(doc, name);
       if (unsafe.length > 0) return unsafe;

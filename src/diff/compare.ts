@@ -31,6 +31,7 @@ import {
 } from './report';
 import type { Owner } from './live';
 import { clusterRisks, ownerRisks } from './risks';
+import { accountChanges } from './sql-accounts';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type PathStep, type ValueChange } from './values';
 
 export interface CompareOptions {
@@ -94,7 +95,18 @@ function compareCluster(
   const removes = (r: Risk) => r.id === RISK.clusterRemoved || r.id === RISK.componentRemoved;
   const risks = [...owned, ...clusterRisks(before, after, components).filter((r) => !(live && removes(r)))];
   const keepsPods = live && before && after ? steadyComponents(before, after, components) : undefined;
-  return { id: base.id, namespace: base.namespace, name: base.name, change, components, objects, risks, ...(keepsPods && { keepsPods }) };
+  const accounts = accountChanges(before, after);
+  return {
+    id: base.id,
+    namespace: base.namespace,
+    name: base.name,
+    change,
+    components,
+    objects,
+    ...(accounts.length > 0 && { accounts }),
+    risks,
+    ...(keepsPods && { keepsPods }),
+  };
 }
 
 /** Components whose workload is on both sides and whose Pods this change does not restart. */

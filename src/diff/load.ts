@@ -4,10 +4,12 @@
  * it is. No file system access here.
  */
 import { renderClusters, renderProblems } from '../render/render';
-import { linkClusterInputs } from '../load/clusters';
+import { linkClusterInputs, loadInputDocuments, type InputDocument } from '../load/clusters';
 import { fastLoadAll } from '../base/yaml/fast-load';
 import { aliasErrors, slowLoadAll, type LoadedCluster, type LoadedDocument, type ParsedDocuments } from '../tidbcluster/load';
-import { companionKinds, loadInputs, type CompanionDocument } from '../backup/companions';
+import { companionKinds } from '../backup/companions';
+import { isNotCarriedOut } from '../database/read';
+import { SQL_ROLE_KIND, SQL_USER_KIND } from '../database/types';
 import type { ResolveOptions } from '../tidbcluster/resolve';
 import { KIND } from '../tidbcluster/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
@@ -44,10 +46,10 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const given: { object: KubeObject; origin: string }[] = [];
   const live = new Map<string, Owner[]>();
   const clusters: LoadedCluster[] = [];
-  const operations: LoadedDocument<CompanionDocument>[] = [];
-  const opKinds = new Set(companionKinds().map((k) => k.kind));
+  const operations: LoadedDocument<InputDocument>[] = [];
+  const opKinds = new Set([...companionKinds().map((k) => k.kind), SQL_USER_KIND, SQL_ROLE_KIND]);
   // What `render` reads of a text; only texts with its kinds need it (or its line numbers).
-  const read = (text: string, file: string) => loadInputs(text, file, options);
+  const read = (text: string, file: string) => loadInputDocuments(text, file, options);
   for (const t of texts) {
     const bombs = aliasErrors(t.text, t.file);
     if (bombs.length > 0) {
@@ -55,7 +57,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
       continue;
     }
     let docs = fastLoadAll(t.text);
-    let loaded: ParsedDocuments<CompanionDocument> | undefined;
+    let loaded: ParsedDocuments<InputDocument> | undefined;
     if (!docs) {
       // Only the full parser knows line numbers: let it say what is wrong.
       loaded = read(t.text, t.file);
@@ -65,7 +67,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
       }
       docs = slowLoadAll(t.text);
     }
-    if (docs.some((d) => isPlainObject(d) && (d.kind === KIND || opKinds.has(String(d.kind))))) {
+    if (docs.some((d) => isPlainObject(d) && (d.kind === KIND || opKinds.has(String(d.kind)) || isNotCarriedOut(d)))) {
       loaded ??= read(t.text, t.file);
       errors.push(...loaded.errors.map((e) => e.message));
       operations.push(...loaded.documents);
@@ -88,8 +90,8 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
         notes.push(`${where}: skipped: not a Kubernetes object (no apiVersion and kind)`);
         return;
       }
-      // Backups, schedules, restores and initializers at the top level render with their cluster.
-      if (!inList && opKinds.has(String(doc.kind))) return;
+      // Backups, schedules, restores, initializers and SQL accounts at the top level render with their cluster.
+      if (!inList && (opKinds.has(String(doc.kind)) || isNotCarriedOut(doc))) return;
       if (doc.kind === KIND) {
         // Top-level TidbClusters are rendered above; one inside a List is a live object.
         if (inList)

@@ -5,7 +5,16 @@
 import { names, type ComponentKind } from '../tidbcluster/names';
 import { restartOrder } from '../tidbcluster/restart-order';
 import { componentTitle } from './model';
-import type { ClusterDiff, ComponentDiff, ConfigChange, ConfigKeyChange, DiffReport, FieldChange, ObjectChange } from './report';
+import type {
+  AccountChange,
+  ClusterDiff,
+  ComponentDiff,
+  ConfigChange,
+  ConfigKeyChange,
+  DiffReport,
+  FieldChange,
+  ObjectChange,
+} from './report';
 
 /** What the report says when the rendered manifests are the same. */
 export const NO_CHANGES = 'No changes to the rendered manifests.';
@@ -113,8 +122,15 @@ function clusterSection(c: ClusterDiff): string[] {
     const change = d.change === 'changed' ? '' : `: ${d.change}`;
     lines.push('', `#### ${componentTitle(d.component)}${where}${change}`, '', ...body);
   }
+  if (c.accounts && c.accounts.length > 0) lines.push('', '#### SQL accounts', '', ...c.accounts.map(accountLine));
   if (c.objects.length > 0) lines.push('', '#### Objects', '', ...objectLines(c.objects));
   return lines;
+}
+
+/** `- SqlUser app (`'app'@'%'`): changed: grants, roles` */
+function accountLine(a: AccountChange): string {
+  const fields = a.fields && a.fields.length > 0 ? `: ${a.fields.join(', ')}` : '';
+  return `- ${a.kind} ${a.document} (${code(a.account)}): ${a.change}${fields}${a.note ? `; ${a.note}` : ''}`;
 }
 
 function componentLines(c: ClusterDiff, d: ComponentDiff): string[] {

@@ -58,6 +58,14 @@ export const RISK = {
   tikvNoSpareStore: 'tikv-no-spare-store',
   /** One change both scales and restarts components: the controller takes them in turn, one holding the other. */
   scaleAndRestart: 'scale-and-restart',
+  /** An SqlUser or SqlRole leaves Git with `deletionPolicy: Delete`: the controller drops the account. */
+  sqlAccountDropped: 'sql-account-dropped',
+  /** A privilege of a kept SQL account is revoked: a grant removed or narrowed, or its grant option taken. */
+  sqlPrivilegeRevoked: 'sql-privilege-revoked',
+  /** A role is taken away from a kept SQL account. */
+  sqlRoleRevoked: 'sql-role-revoked',
+  /** An SQL user is locked (`ACCOUNT LOCK`): it can no longer log in. */
+  sqlUserLocked: 'sql-user-locked',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];
@@ -176,6 +184,20 @@ export interface ObjectChange {
   readonly values?: readonly FieldChange[];
 }
 
+/** An SqlUser or SqlRole added, changed or removed, as the controller is told of it. */
+export interface AccountChange {
+  readonly kind: 'SqlUser' | 'SqlRole';
+  /** The document's `metadata.name`. */
+  readonly document: string;
+  /** `'user'@'host'`. */
+  readonly account: string;
+  readonly change: ChangeKind;
+  /** For `changed`: what differs (`grants`, `roles`, `locked`, `password Secret`...). @default [] */
+  readonly fields?: readonly string[];
+  /** What happens in the database, when it is not what the change says (`kept in the database`). @default none */
+  readonly note?: string;
+}
+
 /** Something a reviewer should weigh before merging, in one sentence or two. */
 export interface Risk {
   /** Stable kind of risk, for tests and tools. */
@@ -197,6 +219,8 @@ export interface ClusterDiff {
   /** Components in the order pd, tikv, tiflash, tidb, ticdc, pump, tiproxy, discovery, then others by name. */
   readonly components: readonly ComponentDiff[];
   readonly objects: readonly ObjectChange[];
+  /** The SQL accounts (SqlUser, SqlRole) added, changed and removed, roles first. @default [] */
+  readonly accounts?: readonly AccountChange[];
   readonly risks: readonly Risk[];
   /**
    * Compared with live objects: the components whose workload stays and whose Pods are not restarted

@@ -21,6 +21,7 @@ import { quantityToBytes } from '../base/quantity';
 import { backupRisks, logBackupRisks, restoreRisks } from './backups';
 import { disruptionBudgetRisks, networkPolicyRisks } from './guard-rails';
 import { initializerRisks } from './initializer';
+import { sqlAccountRisks } from './sql-accounts';
 import { monitoringRisks } from './monitoring';
 import { replaceRisks } from './replace';
 import { downtimeRisks } from './downtime';
@@ -62,6 +63,7 @@ export function clusterRisks(
   out.push(...disruptionBudgetRisks(before, after));
   out.push(...networkPolicyRisks(before, after));
   out.push(...initializerRisks(before, after));
+  out.push(...sqlAccountRisks(before, after));
   out.push(...monitoringRisks(before, after));
   out.push(...replaceRisks(before, after));
   out.push(...downtimeRisks(before, after, components, pdMaxReplicas(after)));

@@ -45,6 +45,7 @@ const TIME_ZONE = /^(SYSTEM|[+-](0?\d|1[0-4]):[0-5]\d|[A-Za-z][A-Za-z0-9_+-]*(\/
 export function initializerKind(options: { readonly namespace?: string } = {}): DocumentKind<ResolvedInitializer> {
   return {
     kind: INITIALIZER_KIND,
+    group: 'pingcap.com',
     check(doc) {
       const unsafe = unsafeTextIssues(doc, INITIALIZER_KIND);
       if (unsafe.length > 0) return unsafe;

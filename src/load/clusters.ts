@@ -1,13 +1,16 @@
 /**
  * The inputs read together, as every command reads them and as a cdk8s app of one's own can: the
  * render settings, every TidbCluster with the documents beside it (Backups, BackupSchedules, Restores,
- * its TidbInitializer and TidbMonitor) tied to it, and the other Kubernetes objects. Nothing here needs
- * cdk8s, so `tidb-gitops/inputs` loads and validates with this alone.
+ * its TidbInitializer and TidbMonitor, its SqlUsers and SqlRoles) tied to it, and the other Kubernetes
+ * objects. Nothing here needs cdk8s, so `tidb-gitops/inputs` loads and validates with this alone.
  */
 import { readInputFiles, readStdinText, type InputText } from '../base/inputs';
 import { loadInputs, type CompanionDocument } from '../backup/companions';
 import { linkOperations, type ClusterOperations } from '../backup/link';
-import type { LoadedCluster, LoadedDocument } from '../tidbcluster/load';
+import { databaseKinds, isNotCarriedOut, notCarriedOutErrors, type DatabaseDocument } from '../database/read';
+import { linkSqlAccounts } from '../database/link';
+import { SQL_ROLE_KIND, SQL_USER_KIND } from '../database/types';
+import type { LoadedCluster, LoadedDocument, ParsedDocuments } from '../tidbcluster/load';
 import { formatIssue } from '../tidbcluster/errors';
 import type { ResolvedCluster, ResolveOptions } from '../tidbcluster/resolve';
 import { layerSettings, settingsFromEnv, settingsFromInputs, type RenderSettings } from '../tidbcluster/settings';
@@ -31,16 +34,31 @@ export interface ReadClusterOptions extends ResolveOptions {
 
 /** A cluster of the inputs, with what it renders with. */
 export interface ClusterInput extends LoadedCluster {
-  /** Its BackupSchedules, Backups, Restores, TidbInitializer and TidbMonitor. */
+  /** Its BackupSchedules, Backups, Restores, TidbInitializer and TidbMonitor, and its SQL accounts. */
   readonly operations: ClusterOperations;
+}
+
+/** A document read beside the clusters: an operation, initializer or monitor, or an SqlUser or SqlRole. */
+export type InputDocument = CompanionDocument | DatabaseDocument;
+
+/**
+ * Parses and checks every document of one YAML text, of every kind read beside the clusters; the
+ * objects of the project's kinds not carried out yet (Changefeed, ResourceGroup) are errors, not
+ * objects to pass through.
+ */
+export function loadInputDocuments(text: string, file: string, options: ResolveOptions = {}): ParsedDocuments<InputDocument> {
+  const parsed = loadInputs(text, file, options, databaseKinds({ namespace: options.namespace }));
+  const refused = notCarriedOutErrors(parsed.others);
+  if (refused.length === 0) return parsed;
+  return { ...parsed, others: parsed.others.filter((o) => !isNotCarriedOut(o.value)), errors: [...parsed.errors, ...refused] };
 }
 
 export interface ClusterInputs {
   readonly clusters: ClusterInput[];
   /** Other Kubernetes objects among the inputs (`render` passes them through), as read. */
   readonly others: LoadedDocument<Record<string, unknown>>[];
-  /** The documents read beside the clusters (Backups, schedules...), as read: where each came from. */
-  readonly documents: readonly LoadedDocument<CompanionDocument>[];
+  /** The documents read beside the clusters (Backups, schedules, SQL accounts...), as read: where each came from. */
+  readonly documents: readonly LoadedDocument<InputDocument>[];
   /** The settings in effect, each from the first source that had it. */
   readonly settings: ResolveOptions;
   /**
@@ -80,9 +98,9 @@ export function readClusterInputs({ inputs, errors: earlier = [] }: InputTexts, 
   const errors = [...earlier, ...fromEnv.errors, ...fromInputs.errors];
   const skipped: string[] = [];
   const loaded: LoadedCluster[] = [];
-  const documents: LoadedDocument<CompanionDocument>[] = [];
+  const documents: LoadedDocument<InputDocument>[] = [];
   const others: LoadedDocument<Record<string, unknown>>[] = [];
-  const results = inputs.map((input) => loadInputs(input.text, input.file, settings));
+  const results = inputs.map((input) => loadInputDocuments(input.text, input.file, settings));
   // A committed `dist/` beside the inputs is output: read again, it would take its own place.
   const output = renderedOutput(
     results.map((r, i) => ({
@@ -142,16 +160,32 @@ export interface LinkedClusterInputs {
  */
 export function linkClusterInputs(
   loaded: readonly LoadedCluster[],
-  documents: readonly LoadedDocument<CompanionDocument>[],
+  documents: readonly LoadedDocument<InputDocument>[],
   earlier: readonly string[],
 ): LinkedClusterInputs {
   const errors = duplicateMessages(loaded);
   // Clusters that share one PD share one budget for their stores.
   const grouped = groupStoreBudgets(loaded);
   errors.push(...grouped.errors);
-  const linked = linkOperations(grouped.clusters, documents);
-  if (earlier.length === 0 && errors.length === 0) errors.push(...linked.errors);
-  return { clusters: grouped.clusters.map((c, i) => ({ ...c, operations: linked.operations[i] })), errors, warnings: grouped.warnings };
+  const accounts = documents.filter(isSqlAccount);
+  const linked = linkOperations(
+    grouped.clusters,
+    documents.filter((d): d is LoadedDocument<CompanionDocument> => !isSqlAccount(d)),
+  );
+  const sql = linkSqlAccounts(grouped.clusters, accounts, linked.operations);
+  if (earlier.length === 0 && errors.length === 0) errors.push(...linked.errors, ...sql.errors);
+  return {
+    clusters: grouped.clusters.map((c, i) => {
+      const accountsOf = sql.sql[i];
+      return { ...c, operations: accountsOf ? { ...linked.operations[i], sql: accountsOf } : linked.operations[i] };
+    }),
+    errors,
+    warnings: grouped.warnings,
+  };
+}
+
+function isSqlAccount(d: LoadedDocument<InputDocument>): d is LoadedDocument<DatabaseDocument> {
+  return d.value.kind === SQL_USER_KIND || d.value.kind === SQL_ROLE_KIND;
 }
 
 /** What of a cluster's monitoring is left out for a CRD the target lacks, where its document is. */

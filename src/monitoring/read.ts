@@ -98,6 +98,7 @@ const REFUSED: Readonly<Record<string, string>> = {
 export function monitorKind(options: { readonly namespace?: string } = {}): DocumentKind<ResolvedMonitor> {
   return {
     kind: MONITOR_KIND,
+    group: 'pingcap.com',
     check(doc) {
       const unsafe = unsafeTextIssues(doc, MONITOR_KIND);
       if (unsafe.length > 0) return unsafe;

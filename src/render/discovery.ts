@@ -31,7 +31,8 @@ export interface DiscoveryComponentProps {
   readonly cluster: ResolvedCluster;
   /**
    * The cluster's backup documents: the controller records the schedules' runs and keeps their
-   * retention, and runs each one-shot Backup and Restore once. @default none
+   * retention, and runs each one-shot Backup and Restore once; with its SQL accounts where the input
+   * has SqlUsers or SqlRoles (`ClusterOperations.sql`), which it keeps. @default none
    */
   readonly operations?: ClusterOperations;
 }
@@ -91,10 +92,14 @@ export function discoveryServiceAccount(cluster: ResolvedCluster): ServiceAccoun
 export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): PolicyRule[] {
   const info = controllerBackupInfo(ops);
   const init = initializerInfo(cluster, ops.initializer);
+  const sql = ops.sql;
   const secrets = [
     ...Object.values(info.backupRetention ?? {}).flatMap((r) => (r.secretName ? [r.secretName] : [])),
     ...(init?.passwordSecret ? [init.passwordSecret] : []),
     ...(init?.tls ? [init.tls.secret] : []),
+    ...(sql
+      ? [sql.loginSecret, ...(sql.tls ? [sql.tls.secret] : []), ...sql.accounts.flatMap((a) => (a.password ? [a.password.secret] : []))]
+      : []),
   ];
   const oneShot = [...(info.operations ?? []), ...(info.logBackups ?? []), ...(init ? [names.initializer(cluster.name)] : [])].sort();
   const schedules = (info.backupSchedules ?? []).map(names.backupSchedule);
@@ -126,7 +131,8 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
     // The initializer's SQL, when a ConfigMap of the user's holds it.
     ...(sqlConfigMap.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: sqlConfigMap, verbs: ['get'] }] : []),
     // Retention: the keys of the buckets it removes expired backups from; the initializer: the
-    // passwords it sets and the certificate it reaches TiDB with.
+    // passwords it sets and the certificate it reaches TiDB with; the SQL accounts: root's password
+    // it logs in with and each user's password.
     ...(secrets.length > 0
       ? [{ apiGroups: [''], resources: ['secrets'], resourceNames: [...new Set(secrets)].sort(), verbs: ['get'] }]
       : []),
@@ -208,6 +214,7 @@ function discoveryPodLabels(cluster: ResolvedCluster) {
 export function controllerClusterInfo(cluster: ResolvedCluster, ops: ClusterOperations = NO_OPERATIONS): ControllerClusterInfo {
   const ref = cluster.joinCluster;
   const init = initializerInfo(cluster, ops.initializer);
+  const sql = ops.sql;
   return {
     name: cluster.name,
     clusterDomain: cluster.clusterDomain,
@@ -221,6 +228,7 @@ export function controllerClusterInfo(cluster: ResolvedCluster, ops: ClusterOper
     ...(cluster.patchesVolumes && { patchesVolumes: true as const }),
     ...controllerBackupInfo(ops),
     ...(init && { initializer: init }),
+    ...(sql && { sql }),
   };
 }
 

@@ -34,6 +34,12 @@ export interface LoadResult {
 /** A kind besides TidbCluster that a caller reads from the same stream (Backup, Restore, ...). */
 export interface DocumentKind<T> {
   readonly kind: string;
+  /**
+   * The API group of its `apiVersion` (`pingcap.com`): a document of the same kind in another group
+   * (Velero's `Backup`) is another project's object and passes through. One without an apiVersion
+   * (or with one that is no string) is taken as this kind's, to be told what is wrong.
+   */
+  readonly group: string;
   /** Every problem with the document, paths without lines; empty when it is good. Never throws. */
   check(doc: Record<string, unknown>): SpecIssue[];
   /** The document as the caller keeps it; called only when `check` found nothing. */
@@ -66,6 +72,14 @@ export interface ParsedDocuments<T> extends LoadResult {
  * `kustomize build` reads. They are skipped, never passed through.
  */
 const TOOL_GROUPS = ['kustomize.config.k8s.io/', 'config.kubernetes.io/'];
+
+/** Whether `obj` is of `kind`: its kind, and its apiVersion's group (or no apiVersion to tell). */
+function isOfKind(obj: Record<string, unknown>, kind: DocumentKind<unknown>): boolean {
+  if (obj.kind !== kind.kind) return false;
+  const { apiVersion } = obj;
+  if (typeof apiVersion !== 'string') return true;
+  return apiVersion.slice(0, Math.max(0, apiVersion.indexOf('/'))) === kind.group;
+}
 
 /** The operator's kinds tidb-gitops reads. */
 const OPERATOR_KINDS = [KIND, 'Backup', 'BackupSchedule', 'Restore', 'TidbInitializer', 'TidbMonitor'];
@@ -156,7 +170,7 @@ function fastLoad<T>(
     // Render settings are read before the clusters (settings.ts): nothing to render or pass through.
     if (isSettingsDocument(obj)) continue;
     if (nearMissKind(obj)) return undefined;
-    const other = kinds.find((k) => k.kind === obj.kind);
+    const other = kinds.find((k) => isOfKind(obj, k));
     if (other) {
       if (documentIssues(obj, other).length > 0) return undefined;
       result.documents.push({ source, value: other.read(obj, source), line: (path) => lines(source.document, path), warnings: [] });
@@ -220,7 +234,7 @@ function loadDocument<T>(
     out.errors.push(new SpecError([{ path: 'kind', line: doc.line('kind'), message }], source));
     return;
   }
-  const other = kinds.find((k) => k.kind === obj.kind);
+  const other = kinds.find((k) => isOfKind(obj, k));
   // A problem with a value YAML 1.2 tools read differently (`name: yes` is true to kubectl) says so.
   const withLines = (issues: readonly SpecIssue[]) =>
     issues.map((i) => {

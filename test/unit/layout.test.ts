@@ -28,6 +28,8 @@ const LAYERS = [
   'monitoring',
   // Beside the cluster: Backup, BackupSchedule and Restore documents, their storage and BR's arguments.
   'backup',
+  // Beside the cluster: SqlUser and SqlRole documents (the accounts the controller keeps), their schema, links and privileges.
+  'database',
   // The inputs read together: settings, clusters and the documents tied to them (no cdk8s).
   'load',
   // The manifests: one construct per component; config and scripts as pure functions.

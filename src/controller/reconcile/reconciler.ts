@@ -29,6 +29,7 @@ import type { PlanOptions } from '../view/view';
 import { BackupRunRecorder } from './backup-runs';
 import { OneShotRunner } from './one-shot-runs';
 import { InitializerRunner } from './initializer';
+import { SqlAccountsKeeper } from './sql-accounts';
 import { LogBackupReader } from './log-backups';
 import { LogTaskRunner } from './log-tasks';
 import { clusterNotReady } from '../plan/one-shot-runs';
@@ -85,6 +86,8 @@ export class Reconciler {
   private readonly sideTasks: readonly SideTask[];
   /** Copies Node topology labels onto stores and TiDB servers; only when the cluster may read Nodes. */
   private readonly topology?: TopologyLabeler;
+  /** Keeps the SQL accounts Git declares. */
+  private readonly sqlAccounts: SqlAccountsKeeper;
   /** Sets `spec.pvReclaimPolicy` on the PVs of the cluster's claims; only when the cluster may patch PVs. */
   private readonly reclaimPolicy?: ReclaimPolicySetter;
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
@@ -133,6 +136,7 @@ export class Reconciler {
         info: (message, fields) => d.log.info(message, fields),
       });
     }
+    this.sqlAccounts = new SqlAccountsKeeper(d, this.records);
     // The log backups before the schedules' runs: retention by maxReservedTime keeps the window up to
     // their checkpoints.
     this.sideTasks = [
@@ -142,6 +146,7 @@ export class Reconciler {
       new BackupRunRecorder(d, this.records),
       new OneShotRunner(d, this.records),
       new InitializerRunner(d, this.records),
+      this.sqlAccounts,
       logTasks,
     ];
   }
@@ -278,6 +283,7 @@ export class Reconciler {
       this.stuck,
       this.reclaimPolicy?.current(),
       this.d.stoppedWithLeaders?.(),
+      this.sqlAccounts.current(),
     );
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The work beside the plan that each pass does after the plan's actions, in one shape: topology
  * labels, the PVs' reclaim policy, the log backups' tasks read from PD, the schedules' runs and their
- * retention, the one-shot Backups and Restores, the initializer and the log backup commands. The
- * reconciler runs them in its list's order, each only while this replica may act, unless it only reads.
+ * retention, the one-shot Backups and Restores, the initializer, the SQL accounts and the log backup
+ * commands. The reconciler runs them in its list's order, each only while this replica may act,
+ * unless it only reads.
  */
 import type { Pod } from '../model/objects';
 import type { LogBackupView } from '../plan/log-backups';

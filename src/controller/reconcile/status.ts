@@ -21,6 +21,7 @@ import { memberOfPod, podsByOrdinal, storeOfPod, storesOf } from '../view/lookup
 import type { ComponentState, PdState } from '../view/view';
 import type { TopologyStatus } from './topology';
 import type { ReclaimPolicyStatus } from './reclaim-policy';
+import type { SqlAccountsStatus } from './sql-accounts';
 
 export interface ComponentStatus {
   readonly phase: string;
@@ -88,6 +89,7 @@ export function statusDocument(
   stuck?: ReadonlyMap<ComponentKind, StuckReport>,
   volumes?: ReclaimPolicyStatus,
   stoppedWithLeaders: readonly StoppedWithLeaders[] = [],
+  sqlAccounts?: SqlAccountsStatus,
 ): string {
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions, stuck);
   // The records are cut to what they keep where they are written (reconcile/backup-runs.ts).
@@ -105,6 +107,9 @@ export function statusDocument(
     ...(runs.length > 0 && { backupRuns: runs }),
     ...(operations.length > 0 && { operations }),
     ...(records.initializer && { initializer: records.initializer }),
+    ...(sqlAccounts && { sqlAccounts }),
+    // The accounts the controller manages, read back when it starts (records/sql-accounts.ts).
+    ...(Object.keys(records.sqlAccounts).length > 0 && { sqlAccountRecords: records.sqlAccounts }),
     ...(logBackupTasks.length > 0 && { logBackupTasks }),
     ...(logBackups && ('error' in logBackups ? { logBackupsError: logBackups.error } : { logBackups: logBackups.tasks })),
   };

@@ -2,7 +2,7 @@
  * The `<cluster>-status` ConfigMap, and every record the controller keeps in it so that a restart (or
  * another replica taking over) finds them: failure records, the evict-leader schedulers it added, the
  * DDL pause of a TiDB upgrade, StatefulSets being re-created, each component's last operation, the runs
- * of the BackupSchedules, the one-shot Backups and Restores, the initializer. The one module that
+ * of the BackupSchedules, the one-shot Backups and Restores, the initializer, the SQL accounts it manages. The one module that
  * reads and writes it.
  *
  * A record changes in memory and is written at once; when the write fails, the old value is put back,
@@ -20,6 +20,7 @@ import { replacementsOf, type ReplaceRecord } from './replacements';
 import { failoverOf, NO_FAILOVER, type ComponentFailover, type FailoverKind, type FailoverState } from './failover';
 import { lastOperationsOf, type LastOperation } from './last-operations';
 import { recreateKey, recreateRecordsOf, type RecreateRecord } from './recreate';
+import { sqlAccountsOf, type SqlAccountRecord } from './sql-accounts';
 
 /** The key of the status document (JSON, for people and tools) in the ConfigMap's data. */
 export const STATUS_KEY = 'status.json';
@@ -56,6 +57,7 @@ export class StatusRecords {
   private ops: Record<string, OperationRecord> = {};
   private logs: Record<string, LogTaskRecord> = {};
   private init?: InitializerRecord;
+  private accounts: Record<string, SqlAccountRecord> = {};
   private restored = false;
   /** The status document last written (or found at start), kept when only the records change. */
   private doc?: string;
@@ -119,6 +121,11 @@ export class StatusRecords {
     return this.init;
   }
 
+  /** The SQL accounts the controller manages, by `'user'@'host'`. */
+  get sqlAccounts(): Readonly<Record<string, SqlAccountRecord>> {
+    return this.accounts;
+  }
+
   /** The records are read again on the next `restore`: this replica has just become the leader. */
   forget(): void {
     this.restored = false;
@@ -138,6 +145,7 @@ export class StatusRecords {
     this.ops = operationsOf(doc);
     this.logs = logTasksOf(doc);
     this.init = initializerOf(doc);
+    this.accounts = sqlAccountsOf(doc);
     this.recreateRecords = recreateRecordsOf(data);
     this.doc = data?.[STATUS_KEY];
     this.restored = true;
@@ -221,6 +229,16 @@ export class StatusRecords {
     const previous = this.init;
     this.init = next;
     await this.writeOrUndo(() => (this.init = previous));
+  }
+
+  /** Sets (undefined: forgets) the record of a SQL account. */
+  async setSqlAccount(name: string, record: SqlAccountRecord | undefined): Promise<void> {
+    const previous = this.accounts;
+    const next = { ...previous };
+    if (record) next[name] = record;
+    else delete next[name];
+    this.accounts = next;
+    await this.writeOrUndo(() => (this.accounts = previous));
   }
 
   /** Adds (undefined: removes) a component's re-creation record. */

@@ -3,6 +3,7 @@
  * cluster it runs for (`TIDB_GITOPS_CLUSTER`), with its initializer and backup retention, which the
  * renderer encodes and the controller parses back, and the HTTP paths its probes call.
  */
+import type { SqlAccountsInfo } from './sql-accounts';
 import { stableJson } from '../../base/stable-json';
 import { COMPONENTS, type ComponentKind } from '../names';
 
@@ -85,6 +86,8 @@ export interface ControllerClusterInfo {
    * or a TidbInitializer). @default absent (the controller logs in to no database)
    */
   readonly initializer?: InitializerInfo;
+  /** The SQL accounts Git declares (`SqlUser`, `SqlRole`). @default absent (none: the controller manages no account) */
+  readonly sql?: SqlAccountsInfo;
 }
 
 /** What the controller sets up in the database, once, and where it reads it from. */
@@ -224,6 +227,7 @@ export function parseControllerClusterInfo(json: string): ControllerClusterInfo 
     throw new Error('TIDB_GITOPS_CLUSTER.logBackups: expected a list of ConfigMap names, backup-<name>');
   }
   const initializer = initializerOf(o.initializer);
+  const sql = sqlOf(o.sql);
   return {
     name: str('name'),
     clusterDomain: str('clusterDomain', ''),
@@ -243,7 +247,55 @@ export function parseControllerClusterInfo(json: string): ControllerClusterInfo 
     ...(operations.length > 0 && { operations: operations as string[] }),
     ...(logBackups.length > 0 && { logBackups: logBackups as string[] }),
     ...(initializer && { initializer }),
+    ...(sql && { sql }),
   };
+}
+
+/** `sql`: the accounts to keep, and the Secret to log in as root with. */
+function sqlOf(raw: unknown): SqlAccountsInfo | undefined {
+  if (raw === undefined) return undefined;
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const text = (v: unknown, optional = false) => (optional && v === undefined) || (typeof v === 'string' && v !== '');
+  if (!isObject(raw) || !text(raw.loginSecret) || !Array.isArray(raw.accounts))
+    throw new Error('TIDB_GITOPS_CLUSTER.sql: expected {loginSecret, accounts} and optionally tls {secret, skipCA}');
+  const tls = raw.tls;
+  if (tls !== undefined && !(isObject(tls) && text(tls.secret) && (tls.skipCA === undefined || tls.skipCA === true)))
+    throw new Error('TIDB_GITOPS_CLUSTER.sql.tls: expected {secret} and optionally skipCA: true');
+  const ref = (v: unknown) => isObject(v) && text(v.user) && text(v.host);
+  const oneOf = (v: unknown, values: readonly string[]) => v === undefined || values.includes(v as string);
+  const sortedUnique = (list: string[]) => list.every((p, i) => i === 0 || list[i - 1] < p);
+  const grant = (g: unknown) =>
+    isObject(g) &&
+    Array.isArray(g.privileges) &&
+    g.privileges.length > 0 &&
+    g.privileges.every((p) => typeof p === 'string' && p !== '' && p === p.toUpperCase()) &&
+    sortedUnique(g.privileges as string[]) &&
+    text(g.database, true) &&
+    text(g.table, true) &&
+    (g.table === undefined || g.database !== undefined) &&
+    (g.withGrantOption === undefined || typeof g.withGrantOption === 'boolean');
+  raw.accounts.forEach((a: unknown, i) => {
+    const user = isObject(a) && a.kind === 'SqlUser';
+    const ok =
+      isObject(a) &&
+      (a.kind === 'SqlUser' || a.kind === 'SqlRole') &&
+      text(a.document) &&
+      ref(a) &&
+      (user ? isObject(a.password) && text(a.password.secret) && text(a.password.key) : a.password === undefined) &&
+      (user || (a.require === undefined && a.resourceGroup === undefined && a.locked === undefined)) &&
+      oneOf(a.require, ['NONE', 'SSL', 'X509']) &&
+      text(a.resourceGroup, true) &&
+      (a.locked === undefined || typeof a.locked === 'boolean') &&
+      (a.roles === undefined || (Array.isArray(a.roles) && a.roles.every(ref))) &&
+      (a.grants === undefined || (Array.isArray(a.grants) && a.grants.every(grant))) &&
+      oneOf(a.deletionPolicy, ['Retain', 'Delete']) &&
+      oneOf(a.drift, ['report', 'correct']);
+    if (!ok)
+      throw new Error(
+        `TIDB_GITOPS_CLUSTER.sql.accounts[${i}]: expected {kind (SqlUser or SqlRole), document, user, host}, a SqlUser's password {secret, key}, and optionally require (NONE, SSL or X509), resourceGroup, locked, roles [{user, host}], grants [{privileges (upper case, sorted, each once), database, table, withGrantOption}], deletionPolicy (Retain or Delete), drift (report or correct)`,
+      );
+  });
+  return raw as unknown as SqlAccountsInfo;
 }
 
 /** `initializer`: what to set up in the database, once. */

@@ -6,3 +6,4 @@
 export * from './cluster-info';
 export * from './monitoring';
 export * from './settings';
+export * from './sql-accounts';

@@ -88,6 +88,43 @@ describe('objects kept beside the cluster', () => {
     expect(readdirSync(join(r.dir, 'out'))).toEqual(['db.demo.k8s.yaml']);
   });
 
+  test("another project's kind of a name tidb-gitops reads (Velero's Backup, an SqlUser of another group) passes through", () => {
+    const velero = {
+      apiVersion: 'velero.io/v1',
+      kind: 'Backup',
+      metadata: { name: 'nightly', namespace: 'velero' },
+      spec: { includedNamespaces: ['*'] },
+    };
+    const other = { apiVersion: 'example.com/v1', kind: 'SqlUser', metadata: { name: 'app', namespace: 'apps' }, spec: { anything: true } };
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'sqlusers.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'SqlUser', plural: 'sqlusers', singular: 'sqluser', listKind: 'SqlUserList' },
+        scope: 'Namespaced',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    };
+    const r = run({ 'tc.yaml': CLUSTER, 'others.yaml': yaml(velero, other, crd) });
+    expect(r.stderr).not.toMatch(/problem/);
+    expect(r.status).toBe(0);
+    expect(r.docs.find((d) => d.kind === 'Backup')).toEqual(velero);
+    expect(r.docs.find((d) => d.kind === 'SqlUser')).toEqual(other);
+    // The operator's own group is still read, and refused where it is wrong.
+    const wrong = run({ 'tc.yaml': CLUSTER, 'b.yaml': yaml({ ...velero, apiVersion: 'pingcap.com/v1' }) });
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toMatch(/b\.yaml: document 1: apiVersion \(line 1\): expected pingcap\.com\/v1alpha1, got "pingcap\.com\/v1"/);
+  });
+
   test('a Kustomization beside the manifests is read by kustomize, not applied: it is skipped', () => {
     const r = run({
       'tc.yaml': CLUSTER,
