@@ -9,6 +9,7 @@ import type { OperationRecord } from '../controller/records/operations';
 import type { InitializerRecord } from '../controller/records/initializer';
 import type { LogBackupTask } from '../controller/plan/log-backups';
 import type { ClusterStatus, ComponentStatus } from '../controller/reconcile/status';
+import type { SqlAccountsStatus } from '../controller/reconcile/sql-accounts';
 import { COMPONENTS, names, type ComponentKind } from '../tidbcluster/names';
 
 /** The objects the report is made of, as the API server returned them. */
@@ -36,6 +37,7 @@ export type StatusDocument = Partial<ClusterStatus> & {
   readonly initializer?: InitializerRecord;
   readonly logBackups?: readonly LogBackupTask[];
   readonly logBackupsError?: string;
+  readonly sqlAccounts?: SqlAccountsStatus;
   readonly stoppedWithLeaders?: readonly { pod: string; storeId: number; leaderCount: number; time: string; reason?: string }[];
 };
 
@@ -87,6 +89,16 @@ export interface StatusReport {
     readonly error?: string;
   }[];
   readonly initializer?: { readonly name: string; readonly phase: string; readonly note?: string };
+  /** The SQL accounts Git declares (SqlUser, SqlRole), as the controller last found them. */
+  readonly sqlAccounts: readonly {
+    readonly account: string;
+    readonly kind: string;
+    readonly state: string;
+    /** Why it waits or failed, or what was changed by hand. @default none */
+    readonly note?: string;
+  }[];
+  /** Accounts on the server no document declares, left alone. */
+  readonly unmanagedAccounts: readonly string[];
   /** Warning Events of the last hour about the cluster's objects, newest first (at most 10). */
   readonly warnings: readonly {
     readonly time: string;
@@ -187,6 +199,15 @@ export function statusReport(i: StatusInputs): StatusReport {
   };
   if (init && (init.phase === 'Failed' || init.phase === 'Lost'))
     problems.push(`the initializer ${init.name} is ${init.phase}${init.error ? `: ${init.error}` : ''}`);
+  const sql = doc.sqlAccounts;
+  const sqlAccounts = (sql?.accounts ?? []).map((a) => {
+    const note = a.reason ?? a.drift?.join('; ');
+    return { account: a.account, kind: a.kind, state: a.state, ...(note !== undefined && { note }) };
+  });
+  if (sql?.waiting) problems.push(`the SQL accounts are not looked at: ${sql.waiting}`);
+  for (const a of sqlAccounts)
+    if (a.state === 'failed' || a.state === 'drift')
+      problems.push(`SQL account ${a.account} ${a.state === 'failed' ? 'failed' : 'was changed by hand'}${a.note ? `: ${a.note}` : ''}`);
   return {
     cluster: i.cluster,
     namespace: i.namespace,
@@ -198,6 +219,8 @@ export function statusReport(i: StatusInputs): StatusReport {
     operations,
     logBackups,
     ...(initializer && { initializer }),
+    sqlAccounts,
+    unmanagedAccounts: sql?.unmanaged ?? [],
     warnings: recentWarnings(i),
     problems,
   };
@@ -323,6 +346,15 @@ export function statusText(r: StatusReport, now: number): string {
   }
   if (r.initializer)
     out.push('', `Initializer ${r.initializer.name}: ${r.initializer.phase}${r.initializer.note ? ` (${r.initializer.note})` : ''}`);
+  if (r.sqlAccounts.length > 0)
+    out.push(
+      '',
+      ...table(
+        ['SQL ACCOUNT', 'KIND', 'STATE', 'NOTE'],
+        r.sqlAccounts.map((a) => [a.account, a.kind, a.state, a.note ?? '-']),
+      ),
+    );
+  if (r.unmanagedAccounts.length > 0) out.push('', `Unmanaged SQL accounts (left alone): ${r.unmanagedAccounts.join(', ')}`);
   if (r.warnings.length > 0) {
     out.push('', 'Warning Events (last hour):');
     for (const w of r.warnings)

@@ -131,6 +131,40 @@ describe('status report', () => {
     expect(statusText(r, NOW)).toContain('\nProblems:\n  - the controller (c-discovery) is not running');
   });
 
+  test('the SQL accounts: each with its state, the unmanaged ones listed, a failed or hand-changed one a problem', () => {
+    const doc = {
+      ...healthyDoc,
+      sqlAccounts: {
+        accounts: [
+          { document: 'reader', account: "'reader'@'%'", kind: 'SqlRole' as const, state: 'ok' as const },
+          {
+            document: 'app',
+            account: "'app'@'%'",
+            kind: 'SqlUser' as const,
+            state: 'drift' as const,
+            drift: ['GRANT DELETE ON app.* added'],
+          },
+          {
+            document: 'etl',
+            account: "'etl'@'%'",
+            kind: 'SqlUser' as const,
+            state: 'waiting' as const,
+            reason: 'the Secret etl-password is not there',
+          },
+        ],
+        unmanaged: ["'legacy'@'%'"],
+        kept: [],
+      },
+    };
+    const r = statusReport(inputs(doc));
+    expect(r.problems).toEqual(["SQL account 'app'@'%' was changed by hand: GRANT DELETE ON app.* added"]);
+    const text = statusText(r, NOW);
+    expect(text).toMatch(/SQL ACCOUNT +KIND +STATE +NOTE\n'reader'@'%' +SqlRole +ok +-\n/);
+    expect(text).toMatch(/'etl'@'%' +SqlUser +waiting +the Secret etl-password is not there/);
+    expect(text).toContain("Unmanaged SQL accounts (left alone): 'legacy'@'%'");
+    expect(statusText(statusReport(inputs(healthyDoc)), NOW)).not.toContain('SQL ACCOUNT');
+  });
+
   test('no status yet, PD unreachable, a missing controller: each said', () => {
     expect(statusReport(inputs(undefined, { controller: undefined })).problems).toEqual([
       'the controller (c-discovery) is missing: nothing is reconciled, and what follows may be old',
