@@ -222,11 +222,9 @@ export class TikvStores {
   start(pod: string, address: string, engine: Engine, version: string): void {
     if (this.processes.get(pod)?.running) throw new Error(`${engine}Start: pod ${pod} is already started; call ${engine}Stop first`);
     this.processes.set(pod, { engine, address, version, running: true, startedAt: Date.now() });
-    if (engine === 'tiflash') {
-      // Ready (the KVStore restored) comes after a while: look again then.
-      this.timers.after(this.config.tiflashStartMs / 2, () => this.tiflashAsk(pod));
-    }
-    if (this.pdHasLeader()) this.connect(pod);
+    // TiFlash registers once its KVStore is restored, asking until then (connect says when).
+    if (engine === 'tiflash') this.tiflashAsk(pod);
+    else if (this.pdHasLeader()) this.connect(pod);
   }
 
   stop(pod: string): void {
@@ -381,7 +379,13 @@ export class TikvStores {
     if (proc.storeId !== undefined && this.byId(proc.storeId)?.running) return;
     const now = Date.now();
     if (proc.engine === 'tiflash') {
-      if (now < proc.startedAt + this.config.tiflashStartMs / 2) return; // still restoring its KVStore
+      const restored = proc.startedAt + this.config.tiflashStartMs / 2;
+      if (now < restored) {
+        // Still restoring its KVStore: ask again once it is. Timers may fire a little before
+        // Date.now() says their time has come, so the time left decides, not the timer.
+        this.timers.after(restored - now, () => this.tiflashAsk(pod));
+        return;
+      }
       if (!this.raftBootstrapped || (proc.nextBootstrapCheck !== undefined && now < proc.nextBootstrapCheck)) {
         if (proc.nextBootstrapCheck === undefined || now >= proc.nextBootstrapCheck) {
           proc.nextBootstrapCheck = now + TIFLASH_BOOTSTRAP_POLL_MS;

@@ -1248,6 +1248,23 @@ describe('TiFlash', () => {
     expect(sim.tiflashState('demo-tiflash-0')).toBe('stopped');
   });
 
+  test('registers its store even when its timer fires before Date.now() says the KVStore is restored', async () => {
+    const sim = await startSim({ tickMs: 0, tiflashStartMs: 200 });
+    await formPdCluster(sim, 1);
+    sim.tikvStart('demo-tikv-0');
+    sim.tiflashStart('demo-tiflash-0');
+    // A timer counts from the event loop's clock, which lags Date.now() on a loaded machine: here
+    // Date.now() runs 50 ms behind, so the 100 ms timer finds the KVStore not restored yet.
+    const realNow = Date.now.bind(Date);
+    const lagging = jest.spyOn(Date, 'now').mockImplementation(() => realNow() - 50);
+    try {
+      await sim.waitFor(() => sim.store('demo-tiflash-0') !== undefined, 2000, 'the TiFlash store');
+    } finally {
+      lagging.mockRestore();
+    }
+    expect(sim.store('demo-tiflash-0')).toMatchObject({ state: 'Up', engine: 'tiflash' });
+  });
+
   test('waits for TiKV to bootstrap the cluster, asking PD every 3 s', async () => {
     const sim = await startSim({ tickMs: 0, tiflashStartMs: 20 });
     await formPdCluster(sim, 1);
