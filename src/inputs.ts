@@ -7,7 +7,9 @@ import type { ParsedDocuments } from './tidbcluster/load';
 export {
   loadClusterInputs,
   readClusterInputs,
+  loadInputDocuments,
   InputError,
+  type InputDocument,
   type ClusterInput,
   type ClusterInputs,
   type InputTexts,
@@ -38,6 +40,7 @@ export {
 export type * from './tidbcluster/types';
 export { DEFAULT_KUBE_VERSION, NEWEST_KUBE_MINOR, OLDEST_KUBE_MINOR, parseKubeVersion, type KubeTarget } from './tidbcluster/kube-version';
 export { SETTINGS_API_VERSION, SETTINGS_ENV, SETTINGS_KIND, type RenderSettings } from './tidbcluster/settings';
+/** The operator's documents of one text, without SqlUser and SqlRole: {@link loadInputDocuments} reads those too. */
 export { loadInputs, type CompanionDocument } from './backup/companions';
 export { linkOperations, type ClusterOperations, type Linked } from './backup/link';
 export type { ResolvedOperation, ResolvedSchedule, ResolvedBackup, ResolvedRestore, BrJob, ClusterRef } from './backup/resolve';

@@ -4,6 +4,7 @@
  */
 import { parseLevel } from '../../../src/database/read';
 import { grantableAt, isPrivilege, PRIVILEGES } from '../../../src/database/privileges';
+import { loadInputDocuments } from '../../../src/inputs';
 import { errorsOf, loginCluster, read, sqlRole, sqlUser, yamlOf } from '../../support/sql-accounts';
 
 const accountsOf = (docs: Parameters<typeof read>[0]) => {
@@ -215,5 +216,18 @@ describe('bad documents are refused with file, document, path and line', () => {
     const azure = read(doc('apiVersion: resources.azure.com/v1api20200601\nkind: ResourceGroup\nmetadata:\n  name: rg\n'));
     expect(azure.errors).toEqual([]);
     expect(azure.others.map((o) => o.value.kind)).toEqual(['ResourceGroup']);
+  });
+});
+
+describe('loadInputDocuments (tidb-gitops/inputs)', () => {
+  test('reads SqlUsers and SqlRoles beside the operator documents of one text, and refuses a Changefeed there too', () => {
+    const good = loadInputDocuments(yamlOf([loginCluster(), sqlRole('reader'), sqlUser('app')]), 'in.yaml');
+    expect(good.errors).toEqual([]);
+    expect(good.clusters).toHaveLength(1);
+    expect(good.documents.map((d) => d.value.kind)).toEqual(['SqlRole', 'SqlUser']);
+    const feed = { apiVersion: 'tidb-gitops.io/v1alpha1', kind: 'Changefeed', metadata: { name: 'f', namespace: 'ns' }, spec: {} };
+    const refused = loadInputDocuments(yamlOf([loginCluster(), feed]), 'in.yaml');
+    expect(refused.others).toEqual([]);
+    expect(refused.errors.map((e) => e.message).join('\n')).toMatch(/in\.yaml: document 2: .*Changefeed/);
   });
 });
