@@ -2,6 +2,7 @@
  * What `render --check` found stale, file by file: which objects differ (by kind, namespace and name)
  * and, for `-v`, the unified diff from the committed file to what the inputs render.
  */
+import { stableJson } from '../base/stable-json';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readYaml } from '../base/yaml/read';
@@ -87,19 +88,9 @@ function objectsOf(text: string): Map<string, Found> {
     if (!o || typeof o !== 'object' || typeof o.kind !== 'string' || typeof o.metadata?.name !== 'string') continue;
     const namespace = typeof o.metadata.namespace === 'string' ? o.metadata.namespace : undefined;
     const id = { kind: o.kind, ...(namespace !== undefined && { namespace }), name: o.metadata.name };
-    out.set(JSON.stringify([o.kind, namespace ?? '', o.metadata.name]), { id, canonical: JSON.stringify(sorted(o)) });
+    out.set(JSON.stringify([o.kind, namespace ?? '', o.metadata.name]), { id, canonical: stableJson(o) });
   }
   return out;
-}
-
-function sorted(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sorted);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((k) => [k, sorted((value as Record<string, unknown>)[k])]),
-  );
 }
 
 /** `StatefulSet db/basic-pd` */

@@ -7,11 +7,10 @@
  * `createPassword` leaves a root that has a password as it is. No password reaches a log, a record
  * or an Event. The audit log shows the controller was never refused.
  */
-import { connectMysql, ER_ACCESS_DENIED, MysqlError } from '../../src/controller/clients/mysql';
 import { realApiSuite } from '../kube/suite';
 import { RealWorld } from '../kube/world';
 import { simCluster, type ControllerProcess } from '../sim/controller-process';
-import { startMariaDb, type MariaDb } from '../support/mariadb';
+import { login, startMariaDb, type MariaDb } from '../support/mariadb';
 import { renderWith } from '../support/companions';
 
 type Obj = Record<string, any>;
@@ -60,17 +59,6 @@ const status = async (w: RealWorld, namespace: string): Promise<Obj> =>
   JSON.parse((await w.kube.get(`/api/v1/namespaces/${namespace}/configmaps/c-status`))?.data?.['status.json'] ?? '{}');
 const phase = async (w: RealWorld, namespace: string) =>
   (await initializerCm(w, namespace))?.metadata.annotations?.['tidb-gitops.io/phase'];
-
-async function login(d: MariaDb, user: string, password: string): Promise<'ok' | 'denied'> {
-  try {
-    const c = await connectMysql({ host: d.host, port: d.port, user, password });
-    await c.close();
-    return 'ok';
-  } catch (err) {
-    if (err instanceof MysqlError && err.code === ER_ACCESS_DENIED) return 'denied';
-    throw err;
-  }
-}
 
 /** Passes the controller made as leader (idle or busy), from its metrics. */
 async function acted(c: ControllerProcess): Promise<number> {

@@ -7,14 +7,13 @@
  * or an Event. What only TiDB has (roles named with a host, RESOURCE GROUP) is left out here, as
  * test/real/sql-accounts.test.ts says.
  */
-import { connectMysql, ER_ACCESS_DENIED, MysqlError } from '../../src/controller/clients/mysql';
 import { readClusterInputs } from '../../src/load/clusters';
 import { renderClusters } from '../../src/render/render';
 import { realApiSuite } from '../kube/suite';
 import { RealWorld } from '../kube/world';
 import { simCluster } from '../sim/controller-process';
 import { assertValidK8sObjects } from '../support/k8s-schema';
-import { startMariaDb, type MariaDb } from '../support/mariadb';
+import { login, startMariaDb, type MariaDb } from '../support/mariadb';
 import { yamlOf } from '../support/sql-accounts';
 
 type Obj = Record<string, any>;
@@ -56,17 +55,6 @@ function renderWithAccounts(...documents: Obj[]) {
     assertValidK8sObjects(objects, '1.32');
     return objects;
   };
-}
-
-async function login(d: MariaDb, user: string, password: string): Promise<'ok' | 'denied'> {
-  try {
-    const c = await connectMysql({ host: d.host, port: d.port, user, password });
-    await c.close();
-    return 'ok';
-  } catch (err) {
-    if (err instanceof MysqlError && err.code === ER_ACCESS_DENIED) return 'denied';
-    throw err;
-  }
 }
 
 describeReal('SQL accounts on the real API server, against MariaDB', () => {

@@ -9,7 +9,6 @@
  * and `SET DEFAULT ROLE ALL`. Those statements and TiDB's `SHOW GRANTS` format are covered by the
  * unit tests (test/unit/controller/plan/, test/unit/controller/clients/).
  */
-import { connectMysql, ER_ACCESS_DENIED, MysqlError } from '../../src/controller/clients/mysql';
 import { KubeError } from '../../src/controller/clients/kube-errors';
 import type { ClusterInfo } from '../../src/controller/model/cluster';
 import type { Pod } from '../../src/controller/model/objects';
@@ -19,7 +18,7 @@ import { statusDocument } from '../../src/controller/reconcile/status';
 import { StatusRecords } from '../../src/controller/records/store';
 import { Logger } from '../../src/controller/runtime/log';
 import type { SqlAccountInfo, SqlAccountsInfo } from '../../src/tidbcluster/contract/sql-accounts';
-import { startMariaDb, type MariaDb } from '../support/mariadb';
+import { login as loginTo, startMariaDb, type MariaDb } from '../support/mariadb';
 import { MARIADB, requires } from '../support/requires';
 
 jest.setTimeout(120_000);
@@ -72,15 +71,7 @@ mariadb.describe('SQL accounts kept from Git, against MariaDB', () => {
     await db?.stop();
   });
 
-  async function login(user: string, password: string): Promise<'ok' | 'denied'> {
-    try {
-      await (await connectMysql({ host: db.host, port: db.port, user, password })).close();
-      return 'ok';
-    } catch (err) {
-      if (err instanceof MysqlError && err.code === ER_ACCESS_DENIED) return 'denied';
-      throw err;
-    }
-  }
+  const login = (user: string, password: string) => loginTo(db, user, password);
   const grants = async (who: string) =>
     (await db.sql(`SHOW GRANTS FOR ${who}`))
       .trim()

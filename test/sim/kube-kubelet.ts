@@ -5,7 +5,8 @@
  * once) and disappears after `stopMs`. Readiness follows the gate for as long as the Pod runs, as a
  * readiness probe does: a Ready Pod whose gate fails turns not Ready, and Ready again once it passes.
  * A Pod with `spec.readinessGates` is Ready only while their conditions (set by others) are True too,
- * its containers ready meanwhile (ContainersReady), as kubelet's status manager writes it.
+ * its containers ready meanwhile (ContainersReady), as kubelet's status manager writes it (kubernetes
+ * pkg/kubelet/status/generate.go, `GeneratePodReadyCondition` and `GenerateContainersReadyCondition`).
  * Pod statuses look like a kubelet's, with conditions and container statuses, so clients that inspect
  * them see familiar shapes. A Pod gets its podIP when it starts: the simulation has no separate pod
  * sandbox, and a real Pending Pod whose sandbox has not been set up (volumes still mounting) has none.

@@ -12,6 +12,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { connectMysql, ER_ACCESS_DENIED, MysqlError } from '../../src/controller/clients/mysql';
 import { freePort } from '../sim/ports';
 
 const run = promisify(execFile);
@@ -56,6 +57,17 @@ const INIT_SQL = [
   'FLUSH PRIVILEGES;',
   '',
 ].join('\n');
+
+/** Whether `user` logs in to `db` with `password` (any other failure is thrown). */
+export async function login(db: Pick<MariaDb, 'host' | 'port'>, user: string, password: string): Promise<'ok' | 'denied'> {
+  try {
+    await (await connectMysql({ host: db.host, port: db.port, user, password })).close();
+    return 'ok';
+  } catch (err) {
+    if (err instanceof MysqlError && err.code === ER_ACCESS_DENIED) return 'denied';
+    throw err;
+  }
+}
 
 export async function startMariaDb(opts: { host?: string; port?: number; tls?: boolean } = {}): Promise<MariaDb> {
   if (![MARIADBD, INSTALL_DB, CLI].every((p) => existsSync(p)))

@@ -9,6 +9,7 @@ import type { Job, Pod } from '../model/objects';
 import { FIELD_MANAGER, MERGE_PATCH, type KubeAccess } from './kube';
 import { KubeError } from './kube-errors';
 import { API } from './kube-rest';
+import { readSecret } from './secrets';
 
 interface List<T> {
   readonly items: T[];
@@ -91,13 +92,7 @@ export class BackupAccess {
 
   /** A Secret's data, decoded, or undefined when there is no such Secret. */
   async secretData(name: string): Promise<Record<string, Buffer> | undefined> {
-    try {
-      const data = (await this.secret(name)).data ?? {};
-      return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
-    } catch (err) {
-      if (err instanceof KubeError && err.code === 404) return undefined;
-      throw err;
-    }
+    return (await readSecret(this.kube, name))?.data;
   }
 
   /** A ConfigMap's data, or undefined when there is no such ConfigMap. */
@@ -115,22 +110,13 @@ export class BackupAccess {
 
   /** The keys in a storage's Secret; a Secret or key that is missing is an error saying which. */
   async bucketKeys(secretName: string): Promise<BucketKeys> {
-    let data: Record<string, string> | undefined;
-    try {
-      data = (await this.secret(secretName)).data;
-    } catch (err) {
-      if (err instanceof KubeError && err.code === 404) throw new Error(`the Secret ${secretName} does not exist`);
-      throw err;
-    }
+    const data = await this.secretData(secretName);
+    if (!data) throw new Error(`the Secret ${secretName} does not exist`);
     const key = (k: string) => {
-      const v = data?.[k];
-      if (!v) throw new Error(`the Secret ${secretName} has no ${k}`);
-      return Buffer.from(v, 'base64').toString('utf8');
+      const v = data[k];
+      if (!v || v.length === 0) throw new Error(`the Secret ${secretName} has no ${k}`);
+      return v.toString('utf8');
     };
     return { accessKey: key('access_key'), secretKey: key('secret_key') };
-  }
-
-  private secret(name: string): Promise<{ data?: Record<string, string> }> {
-    return this.kube.send(`get secret ${name}`, 'GET', this.kube.path(API.core, 'secrets', name), {}, false);
   }
 }

@@ -20,9 +20,6 @@
  *   the host ''): read here as host `%`, TiDB's host for a role.
  */
 import type { SqlAccountRef, SqlGrantInfo } from '../../tidbcluster/contract/sql-accounts';
-import type { KubeAccess } from './kube';
-import { KubeError } from './kube-errors';
-import { API } from './kube-rest';
 import { MysqlError, sqlString, type MysqlConnection, type QueryResult } from './mysql';
 
 /** The server's grammar the statements follow. */
@@ -318,31 +315,3 @@ export function accountSql(ref: SqlAccountRef, role: boolean, dialect: SqlDialec
 
 /** A name in backquotes, its backquotes doubled. */
 export const identifier = (name: string): string => `\`${name.replace(/`/g, '``')}\``;
-
-/** A Secret as the accounts read it: its version and its values (never logged). */
-export interface VersionedSecret {
-  /** `<uid>/<resourceVersion>`: changes with every change of the Secret. */
-  readonly version: string;
-  readonly data: Readonly<Record<string, Buffer>>;
-}
-
-/** A password as a Secret's value holds it: its first line, as the initializer reads passwords. */
-export const passwordOf = (value: Buffer): string => value.toString('utf8').split(/\r?\n/)[0];
-
-/** A Secret with its version, or undefined when there is none. */
-export async function readVersionedSecret(kube: Pick<KubeAccess, 'send' | 'path'>, name: string): Promise<VersionedSecret | undefined> {
-  try {
-    const s = await kube.send<{ metadata?: { uid?: string; resourceVersion?: string }; data?: Record<string, string> }>(
-      `get secret ${name}`,
-      'GET',
-      kube.path(API.core, 'secrets', name),
-      {},
-      false,
-    );
-    const data = Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
-    return { version: `${s.metadata?.uid ?? ''}/${s.metadata?.resourceVersion ?? ''}`, data };
-  } catch (err) {
-    if (err instanceof KubeError && err.code === 404) return undefined;
-    throw err;
-  }
-}

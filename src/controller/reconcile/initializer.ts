@@ -17,6 +17,7 @@ import { BackupAccess } from '../clients/backups';
 import { type KubeAccess } from '../clients/kube';
 import { describe } from '../clients/kube-errors';
 import type { PdClient } from '../clients/pd';
+import { passwordOf } from '../clients/secrets';
 import { connectMysql, ER_ACCESS_DENIED, MysqlError, sqlString, type MysqlConnection, type MysqlOptions } from '../clients/mysql';
 import { podHost, type ClusterInfo } from '../model/cluster';
 import { isReady } from '../model/objects';
@@ -318,8 +319,7 @@ export class InitializerRunner implements SideTask {
           `the Secret ${info.passwordSecret} is not there; create it with ${info.rootOnly ? 'the key root' : 'a key per user (root for root)'} and the password as its value`,
         );
       for (const [key, value] of Object.entries(data).sort(([a], [b]) => compareCodeUnits(a, b))) {
-        // Only the first line, as the operator's initializer read its password files.
-        const password = value.toString('utf8').split(/\r?\n/)[0];
+        const password = passwordOf(value);
         if (key === 'root') root = password;
         else if (!info.rootOnly) users.push([key, password]);
       }

@@ -15,14 +15,8 @@ import type { EventRecorder } from '../clients/events';
 import type { KubeAccess } from '../clients/kube';
 import { describe } from '../clients/kube-errors';
 import { connectMysql, ER_ACCESS_DENIED, MysqlError, type MysqlConnection, type MysqlOptions } from '../clients/mysql';
-import {
-  dialectOf,
-  passwordOf,
-  readVersionedSecret,
-  SqlAccountReader,
-  type ObservedAccount,
-  type VersionedSecret,
-} from '../clients/sql-accounts';
+import { passwordOf, readSecret, type VersionedSecret } from '../clients/secrets';
+import { dialectOf, SqlAccountReader, type ObservedAccount } from '../clients/sql-accounts';
 import { podHost, type ClusterInfo } from '../model/cluster';
 import { isReady } from '../model/objects';
 import { planSqlAccounts, type AccountReport, type SecretVersion } from '../plan/sql-accounts';
@@ -109,7 +103,7 @@ export class SqlAccountsKeeper implements SideTask {
       for (const a of info.accounts) {
         const s = a.password?.secret;
         if (s === undefined || secrets.has(s)) continue;
-        const got = await readVersionedSecret(this.d.kube, s);
+        const got = await readSecret(this.d.kube, s);
         if (got) secrets.set(s, got);
       }
       for (const a of info.accounts) {
@@ -258,7 +252,7 @@ export class SqlAccountsKeeper implements SideTask {
   }
 
   private async read(name: string, missing: (s: string) => string): Promise<VersionedSecret> {
-    const s = await readVersionedSecret(this.d.kube, name);
+    const s = await readSecret(this.d.kube, name);
     if (!s) throw new Missing(missing('is not there'));
     return s;
   }
