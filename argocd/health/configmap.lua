@@ -5,7 +5,9 @@
 -- operation stands on the ConfigMap: tidb-gitops.io/phase (Waiting, Running, Complete, Failed, Lost)
 -- and tidb-gitops.io/message. A log backup's ConfigMap (same label) gets the same phases: Complete
 -- while its task is in the state its document asks for, Waiting or Running while a command waits or
--- runs, Failed when one failed or an error paused the task. This check reads them:
+-- runs, Failed when one failed or an error paused the task. A Changefeed's ConfigMap (same label) too:
+-- Complete in the state its document asks, Running while it is created, updated, paused or resumed,
+-- Waiting on a Secret or TiCDC, Failed when TiCDC failed it. This check reads them:
 --
 -- * Waiting or Running, or no phase yet (the controller has not seen it): Progressing;
 -- * Complete: Healthy;

@@ -9,7 +9,7 @@ import type { ResolvedCluster } from '../tidbcluster/resolve';
 import { formatIssue } from '../tidbcluster/errors';
 import { metricsFromIssue } from '../tidbcluster/guard-rails';
 import { imageTag } from '../base/version';
-import type { SqlAccountsInfo } from '../tidbcluster/contract';
+import type { ChangefeedsInfo, SqlAccountsInfo } from '../tidbcluster/contract';
 import { removesData, type BackupRetentionInfo, type ControllerClusterInfo } from '../tidbcluster/contract';
 import type { ResolvedInitializer } from '../initializer/types';
 import type { ResolvedMonitor } from '../monitoring/types';
@@ -26,8 +26,10 @@ export interface ClusterOperations {
   readonly initializer?: ResolvedInitializer;
   /** The TidbMonitor naming the cluster. @default none */
   readonly monitor?: ResolvedMonitor;
-  /** The SQL accounts its SqlUser and SqlRole documents declare (tied by `database/link.ts`). @default none */
+  /** The SQL accounts and resource groups its SqlUser, SqlRole and ResourceGroup documents declare (tied by `database/link.ts`). @default none */
   readonly sql?: SqlAccountsInfo;
+  /** The changefeeds its Changefeed documents declare (tied by `database/link-changefeeds.ts`). @default none */
+  readonly changefeeds?: ChangefeedsInfo;
 }
 
 export const NO_OPERATIONS: ClusterOperations = { backups: [], schedules: [], restores: [] };

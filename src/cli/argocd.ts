@@ -278,7 +278,8 @@ function installPatchHeader(plugin: string, only: PatchPart | undefined): string
 # - ${CONFIGMAP_HEALTH_KEY}: a one-shot Backup or Restore renders as a ConfigMap (label
 #   tidb-gitops.io/operation) holding the Job the tidb-gitops controller runs once; it is Progressing
 #   until the run is over, Healthy once it completed, Degraded when it failed, as the controller notes
-#   in tidb-gitops.io/phase. Every other ConfigMap stays Healthy.
+#   in tidb-gitops.io/phase. A Changefeed's ConfigMap (same label) is Healthy while the changefeed is
+#   in the state Git asks, Degraded when TiCDC failed it. Every other ConfigMap stays Healthy.
 # - ${CRONJOB_HEALTH_KEY}: a BackupSchedule renders as a CronJob (label
 #   tidb.pingcap.com/backup-schedule); it is Degraded while the tidb-gitops controller notes in
 #   tidb-gitops.io/backup-health that its last run failed, was lost or cannot start, or that its

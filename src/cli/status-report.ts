@@ -9,6 +9,8 @@ import type { OperationRecord } from '../controller/records/operations';
 import type { InitializerRecord } from '../controller/records/initializer';
 import type { LogBackupTask } from '../controller/plan/log-backups';
 import type { ClusterStatus, ComponentStatus } from '../controller/reconcile/status';
+import type { ChangefeedsStatus } from '../controller/reconcile/changefeeds';
+import type { ResourceGroupsStatus } from '../controller/reconcile/resource-groups';
 import type { SqlAccountsStatus } from '../controller/reconcile/sql-accounts';
 import { COMPONENTS, names, type ComponentKind } from '../tidbcluster/names';
 
@@ -38,6 +40,8 @@ export type StatusDocument = Partial<ClusterStatus> & {
   readonly logBackups?: readonly LogBackupTask[];
   readonly logBackupsError?: string;
   readonly sqlAccounts?: SqlAccountsStatus;
+  readonly resourceGroups?: ResourceGroupsStatus;
+  readonly changefeeds?: ChangefeedsStatus;
   readonly stoppedWithLeaders?: readonly { pod: string; storeId: number; leaderCount: number; time: string; reason?: string }[];
 };
 
@@ -99,6 +103,20 @@ export interface StatusReport {
   }[];
   /** Accounts on the server no document declares, left alone. */
   readonly unmanagedAccounts: readonly string[];
+  /** The resource groups Git declares, as the controller last found them. */
+  readonly resourceGroups: readonly { readonly group: string; readonly state: string; readonly note?: string }[];
+  /** The TiCDC changefeeds Git declares, as the controller last found them. */
+  readonly changefeeds: readonly {
+    readonly id: string;
+    readonly phase: string;
+    /** TiCDC's state. @default none (not there yet) */
+    readonly state?: string;
+    /** The checkpoint's time (RFC 3339). @default none */
+    readonly checkpoint?: string;
+    /** @default none */
+    readonly lagSeconds?: number;
+    readonly message: string;
+  }[];
   /** Warning Events of the last hour about the cluster's objects, newest first (at most 10). */
   readonly warnings: readonly {
     readonly time: string;
@@ -208,6 +226,22 @@ export function statusReport(i: StatusInputs): StatusReport {
   for (const a of sqlAccounts)
     if (a.state === 'failed' || a.state === 'drift')
       problems.push(`SQL account ${a.account} ${a.state === 'failed' ? 'failed' : 'was changed by hand'}${a.note ? `: ${a.note}` : ''}`);
+  const resourceGroups = (doc.resourceGroups?.groups ?? []).map((g) => {
+    const note = g.reason ?? g.drift?.join('; ');
+    return { group: g.group, state: g.state, ...(note !== undefined && { note }) };
+  });
+  for (const g of resourceGroups)
+    if (g.state === 'failed' || g.state === 'drift' || g.state === 'refused')
+      problems.push(`resource group ${g.group} ${g.state === 'drift' ? 'was changed by hand' : g.state}${g.note ? `: ${g.note}` : ''}`);
+  const changefeeds = (doc.changefeeds?.feeds ?? []).map((f) => ({
+    id: f.id,
+    phase: f.phase,
+    ...(f.state !== undefined && { state: f.state }),
+    ...(f.checkpointTime !== undefined && { checkpoint: f.checkpointTime }),
+    ...(f.lagMs !== undefined && { lagSeconds: Math.round(f.lagMs / 1000) }),
+    message: f.message,
+  }));
+  for (const f of changefeeds) if (f.phase === 'Failed') problems.push(`changefeed ${f.id}: ${f.message}`);
   return {
     cluster: i.cluster,
     namespace: i.namespace,
@@ -221,6 +255,8 @@ export function statusReport(i: StatusInputs): StatusReport {
     ...(initializer && { initializer }),
     sqlAccounts,
     unmanagedAccounts: sql?.unmanaged ?? [],
+    resourceGroups,
+    changefeeds,
     warnings: recentWarnings(i),
     problems,
   };
@@ -355,6 +391,28 @@ export function statusText(r: StatusReport, now: number): string {
       ),
     );
   if (r.unmanagedAccounts.length > 0) out.push('', `Unmanaged SQL accounts (left alone): ${r.unmanagedAccounts.join(', ')}`);
+  if (r.resourceGroups.length > 0)
+    out.push(
+      '',
+      ...table(
+        ['RESOURCE GROUP', 'STATE', 'NOTE'],
+        r.resourceGroups.map((g) => [g.group, g.state, g.note ?? '-']),
+      ),
+    );
+  if (r.changefeeds.length > 0)
+    out.push(
+      '',
+      ...table(
+        ['CHANGEFEED', 'PHASE', 'STATE', 'CHECKPOINT', 'LAG'],
+        r.changefeeds.map((f) => [
+          f.id,
+          f.phase,
+          f.state ?? '-',
+          f.checkpoint ?? '-',
+          f.lagSeconds === undefined ? '-' : `${f.lagSeconds}s`,
+        ]),
+      ),
+    );
   if (r.warnings.length > 0) {
     out.push('', 'Warning Events (last hour):');
     for (const w of r.warnings)

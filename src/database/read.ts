@@ -1,22 +1,25 @@
 /**
- * SqlUser and SqlRole as document kinds the input reader takes beside TidbClusters: each checked
- * against its schema (unknown fields with a did-you-mean), then its grants (privileges TiDB knows, at
- * levels they can be granted at), roles and names, every problem at once. Changefeed and
- * ResourceGroup are refused at the kind: nothing carries them out yet.
+ * SqlUser, SqlRole, ResourceGroup and Changefeed as document kinds the input reader takes beside
+ * TidbClusters: each checked against its schema (unknown fields with a did-you-mean), then an
+ * account's grants (privileges TiDB knows, at levels they can be granted at), roles and names, every
+ * problem at once (a ResourceGroup by `resource-groups.ts`, a Changefeed by `changefeeds.ts`). A kind
+ * of the project's group that none of them reads is refused.
  */
-import { DNS1123_LABEL } from '../base/patterns';
 import { compareCodeUnits } from '../base/order';
-import { unsafeTextIssues } from '../tidbcluster/check';
-import { validateSchema } from '../tidbcluster/crd-schema';
 import { SpecError, type SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind, LoadedDocument } from '../tidbcluster/load';
 import type { SqlAccountInfo, SqlAccountRef, SqlGrantInfo } from '../tidbcluster/contract';
 import { suggest } from '../base/suggest';
 import { ALL_PRIVILEGES, grantableAt, isDynamic, isPrivilege, normalPrivilege, PRIVILEGES, type GrantLevel } from './privileges';
+import { changefeedKind } from './changefeeds';
+import { ownKind } from './kind';
+import { resourceGroupKind } from './resource-groups';
 import { HOST_PATTERN, SQL_SCHEMAS, USER_ONLY_FIELDS, USER_PATTERN } from './schema';
 import {
-  DATABASE_API_VERSION,
-  NOT_CARRIED_OUT_KINDS,
+  CHANGEFEED_KIND,
+  type ResolvedChangefeed,
+  RESOURCE_GROUP_KIND,
+  type ResolvedResourceGroup,
   SQL_ROLE_KIND,
   SQL_USER_KIND,
   type ResolvedSqlAccount,
@@ -26,54 +29,46 @@ import {
 } from './types';
 
 /** A document read beside the clusters by this layer. */
-export type DatabaseDocument = ResolvedSqlAccount;
+export type DatabaseDocument = ResolvedSqlAccount | ResolvedResourceGroup | ResolvedChangefeed;
 
-/** The readers of SqlUser and SqlRole, for `parseDocuments`. */
+/** The kinds of the project's own API group. */
+export const DATABASE_KINDS: readonly string[] = [SQL_USER_KIND, SQL_ROLE_KIND, RESOURCE_GROUP_KIND, CHANGEFEED_KIND];
+
+/** The readers of SqlUser, SqlRole, ResourceGroup and Changefeed, for `parseDocuments`. */
 export function databaseKinds(options: { readonly namespace?: string } = {}): DocumentKind<DatabaseDocument>[] {
-  return [accountKind(SQL_USER_KIND, options), accountKind(SQL_ROLE_KIND, options)];
+  return [accountKind(SQL_USER_KIND, options), accountKind(SQL_ROLE_KIND, options), resourceGroupKind(options), changefeedKind(options)];
 }
 
 function accountKind(
   kind: typeof SQL_USER_KIND | typeof SQL_ROLE_KIND,
   options: { readonly namespace?: string },
 ): DocumentKind<DatabaseDocument> {
-  return {
+  return ownKind({
     kind,
-    group: 'tidb-gitops.io',
-    check(doc) {
-      const unsafe = unsafeTextIssues(doc, kind);
-      if (unsafe.length > 0) return unsafe;
-      const own = refusedFields(doc, kind);
-      const taken = new Set(own.map((i) => i.path));
-      const issues = [...own, ...validateSchema(SQL_SCHEMAS[kind], doc).filter((i) => !taken.has(i.path)), ...metadataIssues(doc.metadata)];
-      if (issues.length > 0) return issues;
-      return resolveSqlAccount(doc as unknown as SqlAccountDocument, options).issues;
-    },
-    read(doc) {
-      const { value } = resolveSqlAccount(doc as unknown as SqlAccountDocument, options);
-      if (!value) throw new Error(`${kind}: read() of a document check() refused`);
-      return value;
-    },
-  };
+    schema: SQL_SCHEMAS[kind],
+    refused: (doc) => refusedFields(doc, kind),
+    resolve: (doc: SqlAccountDocument) => resolveSqlAccount(doc, options),
+  });
 }
 
 /**
- * The documents of the project's group whose kind nothing carries out yet (`Changefeed`,
- * `ResourceGroup`), among the other objects of the input: each refused, never passed through and
+ * The documents of the project's group whose kind no reader took (a misspelt kind), among the other objects of the input: each refused with a did-you-mean, never passed through and
  * applied, so that nobody thinks it runs. The same kinds of other groups pass through.
  */
-export function notCarriedOutErrors(others: readonly LoadedDocument<Record<string, unknown>>[]): SpecError[] {
+export function unknownKindErrors(others: readonly LoadedDocument<Record<string, unknown>>[]): SpecError[] {
   return others
-    .filter((o) => isNotCarriedOut(o.value))
+    .filter((o) => isOwnGroup(o.value))
     .map((o) => {
-      const message = `${String(o.value.kind)} is not carried out yet: no controller creates or keeps it, so it is refused rather than applied and ignored; leave it out of the input (SqlUser and SqlRole are carried out)`;
+      const { apiVersion, kind } = o.value;
+      const meant = suggest(String(kind), DATABASE_KINDS);
+      const message = `${JSON.stringify(kind)} is no kind of ${String(apiVersion)}${meant ? `; did you mean ${meant}?` : ''} (its kinds: ${DATABASE_KINDS.join(', ')}); refused rather than applied and ignored`;
       return new SpecError([{ path: 'kind', line: o.line('kind'), message }], o.source);
     });
 }
 
-/** Whether an object is of the project's group and a kind nothing carries out yet. */
-export function isNotCarriedOut(obj: Record<string, unknown>): boolean {
-  return obj.apiVersion === DATABASE_API_VERSION && (NOT_CARRIED_OUT_KINDS as readonly unknown[]).includes(obj.kind);
+/** Whether an object is of the project's own API group (`tidb-gitops.io`). */
+export function isOwnGroup(obj: Record<string, unknown>): boolean {
+  return typeof obj.apiVersion === 'string' && obj.apiVersion.startsWith('tidb-gitops.io/');
 }
 
 /** Fields refused with words of their own: an inline password, and a role's login settings. */
@@ -101,23 +96,6 @@ function refusedFields(doc: Record<string, unknown>, kind: string): SpecIssue[] 
         path: `spec.${field}`,
         message: `an SqlRole cannot log in, so it has no ${field}: ${USER_ONLY_FIELDS.join(', ')} belong to an SqlUser`,
       });
-  return issues;
-}
-
-function metadataIssues(metadata: unknown): SpecIssue[] {
-  if (typeof metadata !== 'object' || metadata === null) return [];
-  const { name, namespace } = metadata as Record<string, unknown>;
-  const issues: SpecIssue[] = [];
-  if (typeof name === 'string' && (name.length > 63 || !DNS1123_LABEL.test(name)))
-    issues.push({
-      path: 'metadata.name',
-      message: `invalid name ${JSON.stringify(name)}: expected at most 63 lowercase letters, digits and '-'`,
-    });
-  if (typeof namespace === 'string' && (namespace.length > 63 || !DNS1123_LABEL.test(namespace)))
-    issues.push({
-      path: 'metadata.namespace',
-      message: `invalid namespace ${JSON.stringify(namespace)}: expected a DNS label (lowercase letters, digits and '-')`,
-    });
   return issues;
 }
 

@@ -31,6 +31,7 @@ import {
 } from './report';
 import type { Owner } from './live';
 import { clusterRisks, ownerRisks } from './risks';
+import { databaseChanges } from './database';
 import { accountChanges } from './sql-accounts';
 import { deepEqual, diffValues, formatPath, isPlainObject, shortValue, type PathStep, type ValueChange } from './values';
 
@@ -96,6 +97,7 @@ function compareCluster(
   const risks = [...owned, ...clusterRisks(before, after, components).filter((r) => !(live && removes(r)))];
   const keepsPods = live && before && after ? steadyComponents(before, after, components) : undefined;
   const accounts = accountChanges(before, after);
+  const database = databaseChanges(before, after);
   return {
     id: base.id,
     namespace: base.namespace,
@@ -104,6 +106,7 @@ function compareCluster(
     components,
     objects,
     ...(accounts.length > 0 && { accounts }),
+    ...(database.length > 0 && { database }),
     risks,
     ...(keepsPods && { keepsPods }),
   };

@@ -3,29 +3,10 @@
  * database, once; one changed after it ran does nothing. Read from what the controller is told (the
  * `initializer` of its cluster JSON), which is all that decides what it does.
  */
-import { CONTROLLER_ENV, parseControllerClusterInfo, type InitializerInfo } from '../tidbcluster/contract';
-import { kindOf, type ClusterModel } from './model';
+import type { InitializerInfo } from '../tidbcluster/contract';
+import { controllerInfoOf } from './controller-info';
+import type { ClusterModel } from './model';
 import { RISK, type Risk } from './report';
-
-/** The initializer in the controller Deployment's cluster JSON, if any. */
-function initializerOf(cluster: ClusterModel | undefined): InitializerInfo | undefined {
-  for (const o of cluster?.objects.values() ?? []) {
-    if (kindOf(o) !== 'Deployment') continue;
-    const containers =
-      (o as { spec?: { template?: { spec?: { containers?: { env?: { name?: string; value?: string }[] }[] } } } }).spec?.template?.spec
-        ?.containers ?? [];
-    for (const c of containers) {
-      const value = c.env?.find((e) => e.name === CONTROLLER_ENV.cluster)?.value;
-      if (value === undefined) continue;
-      try {
-        return parseControllerClusterInfo(value).initializer;
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
-}
 
 /** What the initializer does, in a clause. */
 function describe(i: InitializerInfo): string {
@@ -41,9 +22,9 @@ function describe(i: InitializerInfo): string {
 }
 
 export function initializerRisks(before: ClusterModel | undefined, after: ClusterModel): Risk[] {
-  const now = initializerOf(after);
+  const now = controllerInfoOf(after)?.initializer;
   if (!now) return [];
-  const was = initializerOf(before);
+  const was = controllerInfoOf(before)?.initializer;
   if (was?.name === now.name) {
     if (was.digest === now.digest) return [];
     return [

@@ -8,8 +8,7 @@ import { linkClusterInputs, loadInputDocuments, type InputDocument } from '../lo
 import { fastLoadAll } from '../base/yaml/fast-load';
 import { aliasErrors, slowLoadAll, type LoadedCluster, type LoadedDocument, type ParsedDocuments } from '../tidbcluster/load';
 import { companionKinds } from '../backup/companions';
-import { isNotCarriedOut } from '../database/read';
-import { SQL_ROLE_KIND, SQL_USER_KIND } from '../database/types';
+import { DATABASE_KINDS, isOwnGroup } from '../database/read';
 import type { ResolveOptions } from '../tidbcluster/resolve';
 import { KIND } from '../tidbcluster/types';
 import { isLive, listItems, withoutServerFields, type Owner } from './live';
@@ -47,7 +46,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
   const live = new Map<string, Owner[]>();
   const clusters: LoadedCluster[] = [];
   const operations: LoadedDocument<InputDocument>[] = [];
-  const opKinds = new Set([...companionKinds().map((k) => k.kind), SQL_USER_KIND, SQL_ROLE_KIND]);
+  const opKinds = new Set([...companionKinds().map((k) => k.kind), ...DATABASE_KINDS]);
   // What `render` reads of a text; only texts with its kinds need it (or its line numbers).
   const read = (text: string, file: string) => loadInputDocuments(text, file, options);
   for (const t of texts) {
@@ -67,7 +66,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
       }
       docs = slowLoadAll(t.text);
     }
-    if (docs.some((d) => isPlainObject(d) && (d.kind === KIND || opKinds.has(String(d.kind)) || isNotCarriedOut(d)))) {
+    if (docs.some((d) => isPlainObject(d) && (d.kind === KIND || opKinds.has(String(d.kind)) || isOwnGroup(d)))) {
       loaded ??= read(t.text, t.file);
       errors.push(...loaded.errors.map((e) => e.message));
       operations.push(...loaded.documents);
@@ -91,7 +90,7 @@ export function loadManifests(texts: readonly ManifestText[], options: ResolveOp
         return;
       }
       // Backups, schedules, restores, initializers and SQL accounts at the top level render with their cluster.
-      if (!inList && (opKinds.has(String(doc.kind)) || isNotCarriedOut(doc))) return;
+      if (!inList && (opKinds.has(String(doc.kind)) || isOwnGroup(doc))) return;
       if (doc.kind === KIND) {
         // Top-level TidbClusters are rendered above; one inside a List is a live object.
         if (inList)

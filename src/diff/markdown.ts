@@ -7,6 +7,7 @@ import { restartOrder } from '../tidbcluster/restart-order';
 import { componentTitle } from './model';
 import type {
   AccountChange,
+  DatabaseChange,
   ClusterDiff,
   ComponentDiff,
   ConfigChange,
@@ -123,6 +124,7 @@ function clusterSection(c: ClusterDiff): string[] {
     lines.push('', `#### ${componentTitle(d.component)}${where}${change}`, '', ...body);
   }
   if (c.accounts && c.accounts.length > 0) lines.push('', '#### SQL accounts', '', ...c.accounts.map(accountLine));
+  if (c.database && c.database.length > 0) lines.push('', '#### Resource groups and changefeeds', '', ...c.database.map(databaseLine));
   if (c.objects.length > 0) lines.push('', '#### Objects', '', ...objectLines(c.objects));
   return lines;
 }
@@ -131,6 +133,12 @@ function clusterSection(c: ClusterDiff): string[] {
 function accountLine(a: AccountChange): string {
   const fields = a.fields && a.fields.length > 0 ? `: ${a.fields.join(', ')}` : '';
   return `- ${a.kind} ${a.document} (${code(a.account)}): ${a.change}${fields}${a.note ? `; ${a.note}` : ''}`;
+}
+
+/** `- Changefeed to-kafka (`to-kafka`): changed: sinkURI, paused` */
+function databaseLine(d: DatabaseChange): string {
+  const fields = d.fields && d.fields.length > 0 ? `: ${d.fields.join(', ')}` : '';
+  return `- ${d.kind} ${d.document} (${code(d.name)}): ${d.change}${fields}${d.note ? `; ${d.note}` : ''}`;
 }
 
 function componentLines(c: ClusterDiff, d: ComponentDiff): string[] {

@@ -66,6 +66,14 @@ export const RISK = {
   sqlRoleRevoked: 'sql-role-revoked',
   /** An SQL user is locked (`ACCOUNT LOCK`): it can no longer log in. */
   sqlUserLocked: 'sql-user-locked',
+  /** A resource group gets less (fewer RUs, a lower priority, no burst), or leaves Git with `deletionPolicy: Delete`. */
+  resourceGroupLowered: 'resource-group-lowered',
+  /** A Changefeed leaves Git with `deletionPolicy: Delete`: the controller removes it from TiCDC. */
+  changefeedRemoved: 'changefeed-removed',
+  /** A changefeed's sink URI points elsewhere: the new sink gets changes from the checkpoint on. */
+  changefeedRepointed: 'changefeed-repointed',
+  /** A changefeed is paused: its sink falls behind. */
+  changefeedPaused: 'changefeed-paused',
 } as const;
 
 export type RiskId = (typeof RISK)[keyof typeof RISK];
@@ -184,6 +192,20 @@ export interface ObjectChange {
   readonly values?: readonly FieldChange[];
 }
 
+/** A ResourceGroup or Changefeed added, changed or removed, as the controller is told of it. */
+export interface DatabaseChange {
+  readonly kind: 'ResourceGroup' | 'Changefeed';
+  /** The document's `metadata.name`. */
+  readonly document: string;
+  /** The group's name, or the changefeed's id. */
+  readonly name: string;
+  readonly change: ChangeKind;
+  /** For `changed`: what differs. @default [] */
+  readonly fields?: readonly string[];
+  /** What happens, when it is not what the change says (`kept in TiCDC`). @default none */
+  readonly note?: string;
+}
+
 /** An SqlUser or SqlRole added, changed or removed, as the controller is told of it. */
 export interface AccountChange {
   readonly kind: 'SqlUser' | 'SqlRole';
@@ -221,6 +243,8 @@ export interface ClusterDiff {
   readonly objects: readonly ObjectChange[];
   /** The SQL accounts (SqlUser, SqlRole) added, changed and removed, roles first. @default [] */
   readonly accounts?: readonly AccountChange[];
+  /** The resource groups and changefeeds added, changed and removed. @default [] */
+  readonly database?: readonly DatabaseChange[];
   readonly risks: readonly Risk[];
   /**
    * Compared with live objects: the components whose workload stays and whose Pods are not restarted

@@ -21,6 +21,7 @@ import { quantityToBytes } from '../base/quantity';
 import { backupRisks, logBackupRisks, restoreRisks } from './backups';
 import { disruptionBudgetRisks, networkPolicyRisks } from './guard-rails';
 import { initializerRisks } from './initializer';
+import { databaseRisks } from './database';
 import { sqlAccountRisks } from './sql-accounts';
 import { monitoringRisks } from './monitoring';
 import { replaceRisks } from './replace';
@@ -64,6 +65,7 @@ export function clusterRisks(
   out.push(...networkPolicyRisks(before, after));
   out.push(...initializerRisks(before, after));
   out.push(...sqlAccountRisks(before, after));
+  out.push(...databaseRisks(before, after));
   out.push(...monitoringRisks(before, after));
   out.push(...replaceRisks(before, after));
   out.push(...downtimeRisks(before, after, components, pdMaxReplicas(after)));

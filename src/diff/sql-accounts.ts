@@ -5,30 +5,15 @@
  * Read from what the controller is told (`sql` of its cluster JSON), which is all that decides what it
  * does; an account whose document leaves Git with `Retain` stays in the database, which a note says.
  */
-import { accountName, CONTROLLER_ENV, parseControllerClusterInfo, type SqlAccountInfo, type SqlGrantInfo } from '../tidbcluster/contract';
-import { kindOf, type ClusterModel } from './model';
+import { accountName, type SqlAccountInfo, type SqlGrantInfo } from '../tidbcluster/contract';
+import { controllerInfoOf } from './controller-info';
+import type { ClusterModel } from './model';
 import { RISK, type AccountChange, type Risk } from './report';
 import { deepEqual } from './values';
 
 /** The accounts in the controller Deployment's cluster JSON, by `'user'@'host'`, roles first. */
 function accountsOf(cluster: ClusterModel | undefined): Map<string, SqlAccountInfo> {
-  for (const o of cluster?.objects.values() ?? []) {
-    if (kindOf(o) !== 'Deployment') continue;
-    const containers =
-      (o as { spec?: { template?: { spec?: { containers?: { env?: { name?: string; value?: string }[] }[] } } } }).spec?.template?.spec
-        ?.containers ?? [];
-    for (const c of containers) {
-      const value = c.env?.find((e) => e.name === CONTROLLER_ENV.cluster)?.value;
-      if (value === undefined) continue;
-      try {
-        const accounts = parseControllerClusterInfo(value).sql?.accounts ?? [];
-        return new Map(accounts.map((a) => [accountName(a), a]));
-      } catch {
-        return new Map();
-      }
-    }
-  }
-  return new Map();
+  return new Map((controllerInfoOf(cluster)?.sql?.accounts ?? []).map((a) => [accountName(a), a]));
 }
 
 /** Every account on either side, in the order the controller keeps them (roles first). */

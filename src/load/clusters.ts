@@ -7,9 +7,10 @@
 import { readInputFiles, readStdinText, type InputText } from '../base/inputs';
 import { loadInputs, type CompanionDocument } from '../backup/companions';
 import { linkOperations, type ClusterOperations } from '../backup/link';
-import { databaseKinds, isNotCarriedOut, notCarriedOutErrors, type DatabaseDocument } from '../database/read';
-import { linkSqlAccounts } from '../database/link';
-import { SQL_ROLE_KIND, SQL_USER_KIND } from '../database/types';
+import { DATABASE_KINDS, databaseKinds, isOwnGroup, type DatabaseDocument, unknownKindErrors } from '../database/read';
+import { linkSqlAccounts, type SqlDocument } from '../database/link';
+import { linkChangefeeds } from '../database/link-changefeeds';
+import { CHANGEFEED_KIND, type ResolvedChangefeed } from '../database/types';
 import type { LoadedCluster, LoadedDocument, ParsedDocuments } from '../tidbcluster/load';
 import { formatIssue } from '../tidbcluster/errors';
 import type { ResolvedCluster, ResolveOptions } from '../tidbcluster/resolve';
@@ -42,15 +43,14 @@ export interface ClusterInput extends LoadedCluster {
 export type InputDocument = CompanionDocument | DatabaseDocument;
 
 /**
- * Parses and checks every document of one YAML text, of every kind read beside the clusters; the
- * objects of the project's kinds not carried out yet (Changefeed, ResourceGroup) are errors, not
- * objects to pass through.
+ * Parses and checks every document of one YAML text, of every kind read beside the clusters; an
+ * object of the project's group of a kind none reads is an error, not an object to pass through.
  */
 export function loadInputDocuments(text: string, file: string, options: ResolveOptions = {}): ParsedDocuments<InputDocument> {
   const parsed = loadInputs(text, file, options, databaseKinds({ namespace: options.namespace }));
-  const refused = notCarriedOutErrors(parsed.others);
+  const refused = unknownKindErrors(parsed.others);
   if (refused.length === 0) return parsed;
-  return { ...parsed, others: parsed.others.filter((o) => !isNotCarriedOut(o.value)), errors: [...parsed.errors, ...refused] };
+  return { ...parsed, others: parsed.others.filter((o) => !isOwnGroup(o.value)), errors: [...parsed.errors, ...refused] };
 }
 
 export interface ClusterInputs {
@@ -167,25 +167,34 @@ export function linkClusterInputs(
   // Clusters that share one PD share one budget for their stores.
   const grouped = groupStoreBudgets(loaded);
   errors.push(...grouped.errors);
-  const accounts = documents.filter(isSqlAccount);
+  const database = documents.filter(isDatabaseDocument);
   const linked = linkOperations(
     grouped.clusters,
-    documents.filter((d): d is LoadedDocument<CompanionDocument> => !isSqlAccount(d)),
+    documents.filter((d): d is LoadedDocument<CompanionDocument> => !isDatabaseDocument(d)),
   );
-  const sql = linkSqlAccounts(grouped.clusters, accounts, linked.operations);
-  if (earlier.length === 0 && errors.length === 0) errors.push(...linked.errors, ...sql.errors);
+  const sql = linkSqlAccounts(
+    grouped.clusters,
+    database.filter((d): d is LoadedDocument<SqlDocument> => d.value.kind !== CHANGEFEED_KIND),
+    linked.operations,
+  );
+  const feeds = linkChangefeeds(
+    grouped.clusters,
+    database.filter((d): d is LoadedDocument<ResolvedChangefeed> => d.value.kind === CHANGEFEED_KIND),
+  );
+  if (earlier.length === 0 && errors.length === 0) errors.push(...linked.errors, ...sql.errors, ...feeds.errors);
   return {
     clusters: grouped.clusters.map((c, i) => {
       const accountsOf = sql.sql[i];
-      return { ...c, operations: accountsOf ? { ...linked.operations[i], sql: accountsOf } : linked.operations[i] };
+      const changefeeds = feeds.changefeeds[i];
+      return { ...c, operations: { ...linked.operations[i], ...(accountsOf && { sql: accountsOf }), ...(changefeeds && { changefeeds }) } };
     }),
     errors,
     warnings: grouped.warnings,
   };
 }
 
-function isSqlAccount(d: LoadedDocument<InputDocument>): d is LoadedDocument<DatabaseDocument> {
-  return d.value.kind === SQL_USER_KIND || d.value.kind === SQL_ROLE_KIND;
+function isDatabaseDocument(d: LoadedDocument<InputDocument>): d is LoadedDocument<DatabaseDocument> {
+  return (DATABASE_KINDS as readonly string[]).includes(d.value.kind);
 }
 
 /** What of a cluster's monitoring is left out for a CRD the target lacks, where its document is. */

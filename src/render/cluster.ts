@@ -13,6 +13,7 @@ import { DisruptionBudgetComponent } from './disruption-budget';
 import { NetworkPolicyComponent } from './network-policy';
 import { BackupScheduleCronJob } from './backup-schedule';
 import { BackupOperationConfigMap } from './backup-operation';
+import { ChangefeedConfigMap } from './changefeed';
 import { InitializerConfigMap } from './initializer';
 import { MonitoringComponent } from './monitoring';
 import { refuseAtSynthesis } from './checked';
@@ -132,6 +133,7 @@ export class TidbCluster extends Construct {
     for (const schedule of ops.schedules) new BackupScheduleCronJob(this, `schedule-${schedule.name}`, { cluster: c, schedule });
     for (const operation of [...ops.backups, ...ops.restores])
       new BackupOperationConfigMap(this, operationJobName(operation), { cluster: c, operation });
+    for (const feed of ops.changefeeds?.feeds ?? []) new ChangefeedConfigMap(this, `changefeed-${feed.document}`, { cluster: c, feed });
     if (ops.initializer || c.createPassword)
       new InitializerConfigMap(this, 'initializer', { cluster: c, ...(ops.initializer && { initializer: ops.initializer }) });
     const monitoring = clusterMonitoring(c, ops.monitor);

@@ -100,8 +100,14 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
     ...(sql
       ? [sql.loginSecret, ...(sql.tls ? [sql.tls.secret] : []), ...sql.accounts.flatMap((a) => (a.password ? [a.password.secret] : []))]
       : []),
+    ...(ops.changefeeds?.feeds.flatMap((f) => (f.credentials ? [f.credentials.secret] : [])) ?? []),
   ];
-  const oneShot = [...(info.operations ?? []), ...(info.logBackups ?? []), ...(init ? [names.initializer(cluster.name)] : [])].sort();
+  const oneShot = [
+    ...(info.operations ?? []),
+    ...(info.logBackups ?? []),
+    ...(init ? [names.initializer(cluster.name)] : []),
+    ...(ops.changefeeds?.feeds.map((f) => names.changefeed(f.document)) ?? []),
+  ].sort();
   const schedules = (info.backupSchedules ?? []).map(names.backupSchedule);
   const sqlConfigMap = init?.sql && init.sql.configMap !== names.initializer(cluster.name) ? [init.sql.configMap] : [];
   return [
@@ -132,7 +138,7 @@ export function discoveryRules(cluster: ResolvedCluster, ops: ClusterOperations 
     ...(sqlConfigMap.length > 0 ? [{ apiGroups: [''], resources: ['configmaps'], resourceNames: sqlConfigMap, verbs: ['get'] }] : []),
     // Retention: the keys of the buckets it removes expired backups from; the initializer: the
     // passwords it sets and the certificate it reaches TiDB with; the SQL accounts: root's password
-    // it logs in with and each user's password.
+    // it logs in with and each user's password; the changefeeds: their sinks' credentials.
     ...(secrets.length > 0
       ? [{ apiGroups: [''], resources: ['secrets'], resourceNames: [...new Set(secrets)].sort(), verbs: ['get'] }]
       : []),
@@ -229,6 +235,7 @@ export function controllerClusterInfo(cluster: ResolvedCluster, ops: ClusterOper
     ...controllerBackupInfo(ops),
     ...(init && { initializer: init }),
     ...(sql && { sql }),
+    ...(ops.changefeeds && { changefeeds: ops.changefeeds }),
   };
 }
 

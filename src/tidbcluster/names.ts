@@ -53,6 +53,8 @@ export const SKIP_TLS_TO_TIDB = 'tidb.tidb.pingcap.com/skip-tls-when-connect-tid
 
 /** Keys of a one-shot operation's ConfigMap, rendered from its Backup or Restore document. */
 export const OPERATION_KEY = {
+  /** A Changefeed's ConfigMap: the changefeed as Git declares it, without credentials. */
+  changefeed: 'changefeed.json',
   /** The Job the controller creates, once: `batch/v1` JSON. */
   job: 'job.json',
   /**
@@ -272,6 +274,8 @@ export const names = {
   backupSchedule: (schedule: string) => `backup-${schedule}`,
   /** A one-shot Backup's or Restore's Job, and the ConfigMap holding it: `backup-<name>`, `restore-<name>`. */
   operationJob: (kind: 'Backup' | 'Restore', name: string) => `${kind === 'Backup' ? 'backup' : 'restore'}-${name}`,
+  /** A Changefeed document's ConfigMap, on which the controller notes where the changefeed stands. */
+  changefeed: (document: string) => `changefeed-${document}`,
   /** The template of a log backup command's Jobs (see {@link logCommandJobName}): `backup-<name>-log-<command>`. */
   logCommandTemplate: (operationJob: string, command: LogCommand) => `${operationJob}-log-${command}`,
 } as const;

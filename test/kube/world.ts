@@ -16,6 +16,7 @@ import { Hosts } from '../sim/hosts';
 import { PdSim, type PdSimOptions } from '../sim/pd-api';
 import { PdmsSim } from '../sim/pdms';
 import { Processes } from '../sim/processes';
+import { TicdcSim } from '../sim/ticdc';
 import { TidbSim } from '../sim/tidb';
 import { TikvSim } from '../sim/tikv';
 import { pathOf, resourcePath, type KubeClient, type Obj } from './client';
@@ -76,11 +77,14 @@ export class RealWorld {
     readonly kubelet: Kubelet,
     readonly hosts: Hosts,
     private readonly opts: RealWorldOptions,
+    objects: Obj[],
+    /** TiCDC's captures, when the cluster has TiCDC. */
+    readonly ticdc: TicdcSim | undefined,
   ) {
     this.kube = cp.admin();
     this.namespace = opts.cluster.metadata.namespace;
     this.name = opts.cluster.metadata.name;
-    this.objects = opts.render(opts.cluster);
+    this.objects = objects;
     this.tikv = new TikvSim(pd, { metricsRefreshMs: 100 });
     const microservices = this.objects.some(
       (o) => o.kind === 'StatefulSet' && ['tso', 'scheduling'].includes(o.metadata.labels?.['app.kubernetes.io/component']),
@@ -89,7 +93,7 @@ export class RealWorld {
       pd.microservices = true;
       this.pdms = new PdmsSim(pd, { cluster: this.name, namespace: this.namespace });
     }
-    this.processes = new Processes(this.name, this.namespace, { pd, tidb: this.tidb, tikv: this.tikv, pdms: this.pdms }, hosts);
+    this.processes = new Processes(this.name, this.namespace, { pd, ticdc, tidb: this.tidb, tikv: this.tikv, pdms: this.pdms }, hosts);
     this.stops = this.processes.stops;
   }
 
@@ -101,7 +105,10 @@ export class RealWorld {
     const pd = await PdSim.start({ cluster: cluster.metadata.name, namespace, ...opts.pd });
     const kubelet = new Kubelet(admin, { node: `node-${namespace}`, namespace, startMs: 150, readyMs: 50, stopMs: 100, ...opts.kubelet });
     const dir = mkdtempSync(join(tmpdir(), 'tidb-gitops-hosts-'));
-    const world = new RealWorld(cp, pd, kubelet, new Hosts(join(dir, 'hosts.json')), opts);
+    const objects = opts.render(cluster);
+    const hasTicdc = objects.some((o) => o.kind === 'StatefulSet' && o.metadata.labels?.['app.kubernetes.io/component'] === 'ticdc');
+    const ticdc = hasTicdc ? await TicdcSim.start({ cluster: cluster.metadata.name, namespace }) : undefined;
+    const world = new RealWorld(cp, pd, kubelet, new Hosts(join(dir, 'hosts.json')), opts, objects, ticdc);
     world.discoveryPort = await freePort();
     pd.discoveryUrl = `http://127.0.0.1:${world.discoveryPort}`;
     world.wire();
@@ -298,5 +305,6 @@ export class RealWorld {
     await this.tidb.close();
     await this.tikv.close();
     await this.pdms?.close();
+    await this.ticdc?.close();
   }
 }

@@ -7,14 +7,11 @@
  * or an Event. What only TiDB has (roles named with a host, RESOURCE GROUP) is left out here, as
  * test/real/sql-accounts.test.ts says.
  */
-import { readClusterInputs } from '../../src/load/clusters';
-import { renderClusters } from '../../src/render/render';
 import { realApiSuite } from '../kube/suite';
 import { RealWorld } from '../kube/world';
 import { simCluster } from '../sim/controller-process';
-import { assertValidK8sObjects } from '../support/k8s-schema';
 import { login, startMariaDb, type MariaDb } from '../support/mariadb';
-import { yamlOf } from '../support/sql-accounts';
+import { renderAccounts } from '../support/sql-accounts';
 
 type Obj = Record<string, any>;
 
@@ -43,18 +40,9 @@ afterEach(async () => {
   }
 });
 
-/** Renders the cluster with the documents beside it through the one input pipeline. */
+/** Renders the cluster with the documents beside it through the one input pipeline, as `render` does. */
 function renderWithAccounts(...documents: Obj[]) {
-  return (cluster: Obj): Obj[] => {
-    const read = readClusterInputs({ inputs: [{ file: 'in.yaml', text: yamlOf([cluster, ...documents]), explicit: true }] });
-    if (read.errors.length > 0) throw new Error(read.errors.join('\n'));
-    const objects = renderClusters(
-      read.clusters.map((c) => c.resolved),
-      read.clusters.map((c) => c.operations),
-    ).flatMap((r) => r.objects);
-    assertValidK8sObjects(objects, '1.32');
-    return objects;
-  };
+  return (cluster: Obj): Obj[] => renderAccounts([cluster, ...documents], '1.32');
 }
 
 describeReal('SQL accounts on the real API server, against MariaDB', () => {

@@ -10,6 +10,7 @@
 import type { Hosts } from './hosts';
 import { podImageTag } from '../../src/controller/model/values';
 import type { Pod } from '../../src/controller/model/objects';
+import { TICDC_ARCHITECTURE_ANNOTATION } from '../../src/tidbcluster/names';
 import type { PdSim } from './pd-api';
 import type { PdmsSim } from './pdms';
 import type { PumpSim } from './pump';
@@ -76,9 +77,13 @@ export class Processes {
     }
     if (component === 'tiflash') pd.tiflashStart(name, undefined, ip);
     if (component === 'ticdc') {
-      // TiCDC runs its new architecture when TICDC_NEWARCH is exactly "true" (pingcap/ticdc cmd/cdc/server/server.go `isNewArchEnabled`).
+      // TiCDC runs its new architecture when TICDC_NEWARCH is exactly "true" or its config says `newarch = true`
+      // (pingcap/ticdc cmd/cdc/server/server.go `isNewArchEnabled`); the rendered Pod notes the config's in an annotation.
       const env: { name: string; value?: string }[] = pod.spec?.containers?.find((c: { name: string }) => c.name === 'ticdc')?.env ?? [];
-      const architecture = env.some((e) => e.name === 'TICDC_NEWARCH' && e.value === 'true') ? ('new' as const) : undefined;
+      const newArch =
+        env.some((e) => e.name === 'TICDC_NEWARCH' && e.value === 'true') ||
+        pod.metadata.annotations?.[TICDC_ARCHITECTURE_ANNOTATION] === 'new';
+      const architecture = newArch ? ('new' as const) : undefined;
       ticdc?.captureStart(name, ip, { version: podImageTag(pod as Pod, 'ticdc'), architecture }).catch(failed);
     }
     if (component === 'pump') pump?.pumpStart(name, ip).catch(failed);

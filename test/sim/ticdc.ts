@@ -39,6 +39,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import { definedOnly, FaultInjector, pollUntil, Timers, type RequestMatch } from './pd-runtime';
 import { goProcessFamilies, promhttpAnswer, type PromEscaping, type PromFamily } from './prom-text';
+import { matchChangefeedRoute, servesChangefeedsV2, TicdcChangefeeds } from './ticdc-changefeeds';
 
 // ---------------------------------------------------------------------------------------------
 // Options, records
@@ -347,6 +348,8 @@ export class TicdcSim {
   readonly unsimulated: string[] = [];
   /** The owner's `IsHealthy` answers false (`/api/v1/health` 500 ErrClusterIsUnhealthy, v6.3+). */
   unhealthy = false;
+  /** The changefeeds and their `/api/v2/changefeeds` routes (ticdc-changefeeds.ts), answered by the owner. */
+  readonly feeds = new TicdcChangefeeds();
 
   private readonly o: TicdcConfig;
   private readonly timers = new Timers();
@@ -769,6 +772,12 @@ export class TicdcSim {
     const path = new URL(url, 'http://cdc').pathname;
     if (!proc.features.gin) return path === '/metrics' ? this.metrics(proc, headers) : this.serveMux(proc, path, method);
     const routes = this.ginRoutes(proc, headers);
+    // `/api/v2/changefeeds...`: the v2 group's ready check as the v1 one's, then forwarded to the owner.
+    const cf = servesChangefeedsV2(proc.versionText, proc.architecture) ? matchChangefeedRoute(method, path) : undefined;
+    if (cf !== undefined)
+      return this.apiV1(proc, () =>
+        this.forwardToOwner(proc, record, (o) => this.feeds.handle(cf, { ...o, version: o.versionText }, method, url, body)),
+      );
     const found = routes.find((r) => r.method === method && r.path === path);
     if (found !== undefined) return found.handle(body, record);
     // gin: RedirectTrailingSlash is on (gin.New), HandleMethodNotAllowed off, so another method is a 404.
@@ -1112,7 +1121,7 @@ const UNSIMULATED_PREFIXES = [
   '/api/v1/changefeeds',
   '/api/v1/processors',
   '/api/v1/log',
-  '/api/v2/',
+  '/api/v2/', // but the changefeed routes of ticdc-changefeeds.ts
   '/capture/owner/',
   '/debug/',
   '/admin/log',

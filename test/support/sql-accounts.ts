@@ -1,5 +1,5 @@
 /**
- * SqlUser and SqlRole documents beside a cluster, read and rendered as the CLI reads and renders them
+ * SqlUser, SqlRole and ResourceGroup documents beside a cluster, read and rendered as the CLI reads and renders them
  * (one pipeline, `readClusterInputs`), the objects checked against the schema of their Kubernetes version.
  */
 import { stringify } from 'yaml';
@@ -20,6 +20,13 @@ export const sqlUser = (name: string, spec: Obj = {}, metadata: Obj = {}): Obj =
   kind: 'SqlUser',
   metadata: { name, namespace: 'ns', ...metadata },
   spec: { cluster: { name: 'demo' }, passwordSecret: { name: `${name}-password`, key: 'password' }, ...spec },
+});
+
+export const resourceGroup = (name: string, spec: Obj = {}, metadata: Obj = {}): Obj => ({
+  apiVersion: 'tidb-gitops.io/v1alpha1',
+  kind: 'ResourceGroup',
+  metadata: { name, namespace: 'ns', ...metadata },
+  spec: { cluster: { name: 'demo' }, ruPerSecond: 1000, ...spec },
 });
 
 /** A cluster whose root password the controller logs in with (`<cluster>-init`). */

@@ -29,6 +29,8 @@ import type { PlanOptions } from '../view/view';
 import { BackupRunRecorder } from './backup-runs';
 import { OneShotRunner } from './one-shot-runs';
 import { InitializerRunner } from './initializer';
+import { ChangefeedsKeeper } from './changefeeds';
+import { ResourceGroupsKeeper } from './resource-groups';
 import { SqlAccountsKeeper } from './sql-accounts';
 import { LogBackupReader } from './log-backups';
 import { LogTaskRunner } from './log-tasks';
@@ -88,6 +90,10 @@ export class Reconciler {
   private readonly topology?: TopologyLabeler;
   /** Keeps the SQL accounts Git declares. */
   private readonly sqlAccounts: SqlAccountsKeeper;
+  /** Keeps the resource groups Git declares. */
+  private readonly resourceGroups: ResourceGroupsKeeper;
+  /** Keeps the TiCDC changefeeds Git declares. */
+  private readonly changefeeds: ChangefeedsKeeper;
   /** Sets `spec.pvReclaimPolicy` on the PVs of the cluster's claims; only when the cluster may patch PVs. */
   private readonly reclaimPolicy?: ReclaimPolicySetter;
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
@@ -137,6 +143,8 @@ export class Reconciler {
       });
     }
     this.sqlAccounts = new SqlAccountsKeeper(d, this.records);
+    this.resourceGroups = new ResourceGroupsKeeper(d, this.records);
+    this.changefeeds = new ChangefeedsKeeper(d, this.records);
     // The log backups before the schedules' runs: retention by maxReservedTime keeps the window up to
     // their checkpoints.
     this.sideTasks = [
@@ -146,7 +154,10 @@ export class Reconciler {
       new BackupRunRecorder(d, this.records),
       new OneShotRunner(d, this.records),
       new InitializerRunner(d, this.records),
+      // The groups before the accounts: a user's RESOURCE GROUP must exist first.
+      this.resourceGroups,
       this.sqlAccounts,
+      this.changefeeds,
       logTasks,
     ];
   }
@@ -284,6 +295,8 @@ export class Reconciler {
       this.reclaimPolicy?.current(),
       this.d.stoppedWithLeaders?.(),
       this.sqlAccounts.current(),
+      this.resourceGroups.current(),
+      this.changefeeds.current(),
     );
   }
 }

@@ -9,21 +9,27 @@
  * No password reaches a log, an Event, a record or the status. A side task of the pass.
  */
 import { accountName, type SqlAccountsInfo } from '../../tidbcluster/contract/sql-accounts';
-import { names, PORT } from '../../tidbcluster/names';
 import { runAccountStep } from '../actions/sql-accounts';
 import type { EventRecorder } from '../clients/events';
-import type { KubeAccess } from '../clients/kube';
 import { describe } from '../clients/kube-errors';
-import { connectMysql, ER_ACCESS_DENIED, MysqlError, type MysqlConnection, type MysqlOptions } from '../clients/mysql';
 import { passwordOf, readSecret, type VersionedSecret } from '../clients/secrets';
 import { dialectOf, SqlAccountReader, type ObservedAccount } from '../clients/sql-accounts';
-import { podHost, type ClusterInfo } from '../model/cluster';
-import { isReady } from '../model/objects';
 import { planSqlAccounts, type AccountReport, type SecretVersion } from '../plan/sql-accounts';
 import type { StatusRecords } from '../records/store';
 import type { Logger } from '../runtime/log';
 import { hidePasswords } from '../../base/sql-secrets';
+import { SaidOnce } from './said-once';
 import type { SidePass, SideTask } from './side-task';
+import {
+  connectAsRoot,
+  noBackslashEscapes as sessionNoBackslashEscapes,
+  rootLogin,
+  type RootLogin,
+  type SqlLoginDeps,
+  sqlEventTarget,
+  sqlTarget,
+  SqlWait,
+} from './sql-login';
 
 /** How a declared account stands, in `status.json`. */
 export interface SqlAccountStatus extends Omit<AccountReport, 'state'> {
@@ -43,26 +49,17 @@ export interface SqlAccountsStatus {
   readonly kept: readonly string[];
 }
 
-export interface SqlAccountsDeps {
-  readonly cluster: ClusterInfo;
-  readonly kube: Pick<KubeAccess, 'send' | 'path'>;
+export interface SqlAccountsDeps extends SqlLoginDeps {
   readonly event: EventRecorder;
   readonly log: Logger;
-  /** Where a TiDB Pod's MySQL port is. @default `<pod>.<cluster>-tidb-peer.<namespace>:4000` */
-  readonly sqlAddress?: (pod: string) => { readonly host: string; readonly port: number };
-  /** How long one statement may take, ms. @default 120000 */
-  readonly statementTimeoutMs?: number;
 }
-
-/** An input that is not there yet: every account waits for it. */
-class Missing extends Error {}
 
 export class SqlAccountsKeeper implements SideTask {
   readonly name = 'sql accounts';
   readonly readsOnly = false;
   private status?: SqlAccountsStatus;
-  /** What was last announced per account (drift, failure), so that a standing one is said once. */
-  private readonly announced = new Map<string, string>();
+  /** What was last said per account (a failure, drift), so that a standing one is said once. */
+  private readonly announced = new SaidOnce();
 
   constructor(
     private readonly d: SqlAccountsDeps,
@@ -80,25 +77,13 @@ export class SqlAccountsKeeper implements SideTask {
       this.status = undefined;
       return;
     }
-    const init = this.d.cluster.initializer;
-    const r = this.records.initializer;
-    if (init && !(r?.name === init.name && r.phase === 'Complete'))
-      return this.wait(
-        info,
-        `the initializer ${init.name} is ${r?.name === init.name ? r.phase : 'not started'}: the accounts wait until it is Complete`,
-      );
-    const pod = tidbPods
-      .filter(isReady)
-      .map((p) => p.metadata.name)
-      .sort()[0];
-    if (pod === undefined) return this.wait(info, 'no TiDB Pod is ready');
+    const target = sqlTarget(this.d.cluster, this.records, tidbPods, 'the accounts');
+    if ('waiting' in target) return this.wait(info, target.waiting);
+    const { pod } = target;
     const known: string[] = [];
     try {
-      const login = await this.read(info.loginSecret, (s) => `the Secret ${info.loginSecret} with root's password (key root) ${s}`);
-      const root = login.data.root === undefined ? undefined : passwordOf(login.data.root);
-      if (root === undefined) throw new Missing(`the Secret ${info.loginSecret} has no key root`);
-      known.push(root);
-      const tls = await this.tls(info);
+      const login = await rootLogin(this.d, info);
+      known.push(login.password);
       const secrets = new Map<string, VersionedSecret>();
       for (const a of info.accounts) {
         const s = a.password?.secret;
@@ -110,9 +95,9 @@ export class SqlAccountsKeeper implements SideTask {
         const v = a.password && secrets.get(a.password.secret)?.data[a.password.key];
         if (v) known.push(passwordOf(v));
       }
-      await this.keep(info, pod, root, tls, secrets, known);
+      await this.keep(info, pod, login, secrets, known);
     } catch (err) {
-      if (err instanceof Missing) return this.wait(info, err.message);
+      if (err instanceof SqlWait) return this.wait(info, err.message);
       this.d.log.warn('could not bring the SQL accounts up to date; tried again next pass', {
         pod,
         error: hidePasswords(describe(err), { known }),
@@ -123,30 +108,13 @@ export class SqlAccountsKeeper implements SideTask {
   private async keep(
     info: SqlAccountsInfo,
     pod: string,
-    root: string,
-    tls: MysqlOptions['tls'],
+    login: RootLogin,
     secrets: ReadonlyMap<string, VersionedSecret>,
     known: readonly string[],
   ): Promise<void> {
-    const { host, port } = this.d.sqlAddress?.(pod) ?? { host: podHost(this.d.cluster, 'tidb', pod), port: PORT.tidbServer };
-    let conn: MysqlConnection;
+    const conn = await connectAsRoot(this.d, info.loginSecret, pod, login);
     try {
-      conn = await connectMysql({
-        host,
-        port,
-        user: 'root',
-        password: root,
-        timeoutMs: this.d.statementTimeoutMs ?? 120_000,
-        ...(tls && { tls }),
-      });
-    } catch (err) {
-      if (err instanceof MysqlError && err.code === ER_ACCESS_DENIED)
-        throw new Missing(`root's password is not the one in the Secret ${info.loginSecret} (key root)`);
-      throw err;
-    }
-    try {
-      const mode = (await conn.query('SELECT @@SESSION.sql_mode')).rows[0]?.[0] ?? '';
-      const noBackslashEscapes = /NO_BACKSLASH_ESCAPES/i.test(mode);
+      const noBackslashEscapes = await sessionNoBackslashEscapes(conn);
       const dialect = dialectOf(conn.serverVersion);
       const reader = new SqlAccountReader(conn, dialect, noBackslashEscapes);
       const server = await reader.accounts();
@@ -191,13 +159,13 @@ export class SqlAccountsKeeper implements SideTask {
           const reason =
             step.news === 'created' ? 'SqlAccountCreated' : step.news === 'dropped' ? 'SqlAccountDropped' : 'SqlAccountChanged';
           await this.d.event(
-            names.statefulSet(this.d.cluster.name, 'tidb'),
+            sqlEventTarget(this.d.cluster),
             'Normal',
             reason,
             `${step.account}: ${step.news ?? 'changed'} (${step.statements.map((s) => s.kind).join(', ')})`,
             true,
           );
-          this.announced.delete(step.account);
+          this.announced.forget(step.account);
         }
         if (JSON.stringify(before) !== JSON.stringify(step.record)) await this.records.setSqlAccount(step.account, step.record);
       }
@@ -228,18 +196,19 @@ export class SqlAccountsKeeper implements SideTask {
    */
   private declared(): SqlAccountsInfo | undefined {
     const { sql, initializer } = this.d.cluster;
-    if (sql) return sql;
-    if (Object.keys(this.records.sqlAccounts).length === 0 || initializer?.passwordSecret === undefined) return undefined;
+    const managed = Object.keys(this.records.sqlAccounts).length > 0;
+    // Only resource groups declared, and no account managed: nothing for this task to read.
+    if (sql && (sql.accounts.length > 0 || managed)) return sql;
+    if (!managed || initializer?.passwordSecret === undefined) return undefined;
     return { loginSecret: initializer.passwordSecret, ...(initializer.tls && { tls: initializer.tls }), accounts: [] };
   }
 
   /** An Event said once for as long as the same thing stands. */
   private async announce(account: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const key = `${reason}\n${message}`;
-    if (this.announced.get(account) === key) return;
-    this.announced.set(account, key);
+    if (!this.announced.news(account, key)) return;
     this.d.log.warn(message, { account });
-    await this.d.event(names.statefulSet(this.d.cluster.name, 'tidb'), type, reason, message, true);
+    await this.d.event(sqlEventTarget(this.d.cluster), type, reason, message, true);
   }
 
   private wait(info: SqlAccountsInfo, why: string): void {
@@ -249,19 +218,5 @@ export class SqlAccountsKeeper implements SideTask {
       unmanaged: this.status?.unmanaged ?? [],
       kept: this.status?.kept ?? [],
     };
-  }
-
-  private async read(name: string, missing: (s: string) => string): Promise<VersionedSecret> {
-    const s = await readSecret(this.d.kube, name);
-    if (!s) throw new Missing(missing('is not there'));
-    return s;
-  }
-
-  private async tls(info: SqlAccountsInfo): Promise<MysqlOptions['tls']> {
-    if (!info.tls) return undefined;
-    const { data } = await this.read(info.tls.secret, (w) => `the Secret ${info.tls!.secret} with TiDB's client certificate ${w}`);
-    if (!data['tls.crt'] || !data['tls.key'] || (!info.tls.skipCA && !data['ca.crt']))
-      throw new Missing(`the Secret ${info.tls.secret} lacks tls.crt, tls.key${info.tls.skipCA ? '' : ' or ca.crt'}`);
-    return { cert: data['tls.crt'], key: data['tls.key'], ...(!info.tls.skipCA && { ca: data['ca.crt'] }) };
   }
 }

@@ -22,6 +22,8 @@ import type { ComponentState, PdState } from '../view/view';
 import type { TopologyStatus } from './topology';
 import type { ReclaimPolicyStatus } from './reclaim-policy';
 import type { SqlAccountsStatus } from './sql-accounts';
+import type { ChangefeedsStatus } from './changefeeds';
+import type { ResourceGroupsStatus } from './resource-groups';
 
 export interface ComponentStatus {
   readonly phase: string;
@@ -90,6 +92,8 @@ export function statusDocument(
   volumes?: ReclaimPolicyStatus,
   stoppedWithLeaders: readonly StoppedWithLeaders[] = [],
   sqlAccounts?: SqlAccountsStatus,
+  resourceGroups?: ResourceGroupsStatus,
+  changefeeds?: ChangefeedsStatus,
 ): string {
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions, stuck);
   // The records are cut to what they keep where they are written (reconcile/backup-runs.ts).
@@ -110,6 +114,12 @@ export function statusDocument(
     ...(sqlAccounts && { sqlAccounts }),
     // The accounts the controller manages, read back when it starts (records/sql-accounts.ts).
     ...(Object.keys(records.sqlAccounts).length > 0 && { sqlAccountRecords: records.sqlAccounts }),
+    ...(resourceGroups && { resourceGroups }),
+    // The groups the controller manages, read back when it starts (records/resource-groups.ts).
+    ...(Object.keys(records.resourceGroups).length > 0 && { resourceGroupRecords: records.resourceGroups }),
+    ...(changefeeds && { changefeeds }),
+    // The changefeeds the controller manages, read back when it starts (records/changefeeds.ts).
+    ...(Object.keys(records.changefeeds).length > 0 && { changefeedRecords: records.changefeeds }),
     ...(logBackupTasks.length > 0 && { logBackupTasks }),
     ...(logBackups && ('error' in logBackups ? { logBackupsError: logBackups.error } : { logBackups: logBackups.tasks })),
   };

@@ -20,6 +20,8 @@ import { replacementsOf, type ReplaceRecord } from './replacements';
 import { failoverOf, NO_FAILOVER, type ComponentFailover, type FailoverKind, type FailoverState } from './failover';
 import { lastOperationsOf, type LastOperation } from './last-operations';
 import { recreateKey, recreateRecordsOf, type RecreateRecord } from './recreate';
+import { changefeedsOf, type ChangefeedRecord } from './changefeeds';
+import { resourceGroupsOf, type ResourceGroupRecord } from './resource-groups';
 import { sqlAccountsOf, type SqlAccountRecord } from './sql-accounts';
 
 /** The key of the status document (JSON, for people and tools) in the ConfigMap's data. */
@@ -58,6 +60,8 @@ export class StatusRecords {
   private logs: Record<string, LogTaskRecord> = {};
   private init?: InitializerRecord;
   private accounts: Record<string, SqlAccountRecord> = {};
+  private groups: Record<string, ResourceGroupRecord> = {};
+  private feeds: Record<string, ChangefeedRecord> = {};
   private restored = false;
   /** The status document last written (or found at start), kept when only the records change. */
   private doc?: string;
@@ -126,6 +130,16 @@ export class StatusRecords {
     return this.accounts;
   }
 
+  /** The resource groups the controller manages, by name. */
+  get resourceGroups(): Readonly<Record<string, ResourceGroupRecord>> {
+    return this.groups;
+  }
+
+  /** The TiCDC changefeeds the controller manages, by id. */
+  get changefeeds(): Readonly<Record<string, ChangefeedRecord>> {
+    return this.feeds;
+  }
+
   /** The records are read again on the next `restore`: this replica has just become the leader. */
   forget(): void {
     this.restored = false;
@@ -146,6 +160,8 @@ export class StatusRecords {
     this.logs = logTasksOf(doc);
     this.init = initializerOf(doc);
     this.accounts = sqlAccountsOf(doc);
+    this.groups = resourceGroupsOf(doc);
+    this.feeds = changefeedsOf(doc);
     this.recreateRecords = recreateRecordsOf(data);
     this.doc = data?.[STATUS_KEY];
     this.restored = true;
@@ -239,6 +255,26 @@ export class StatusRecords {
     else delete next[name];
     this.accounts = next;
     await this.writeOrUndo(() => (this.accounts = previous));
+  }
+
+  /** Sets (undefined: forgets) the record of a resource group. */
+  async setResourceGroup(name: string, record: ResourceGroupRecord | undefined): Promise<void> {
+    const previous = this.groups;
+    const next = { ...previous };
+    if (record) next[name] = record;
+    else delete next[name];
+    this.groups = next;
+    await this.writeOrUndo(() => (this.groups = previous));
+  }
+
+  /** Sets (undefined: forgets) the record of a changefeed. */
+  async setChangefeed(id: string, record: ChangefeedRecord | undefined): Promise<void> {
+    const previous = this.feeds;
+    const next = { ...previous };
+    if (record) next[id] = record;
+    else delete next[id];
+    this.feeds = next;
+    await this.writeOrUndo(() => (this.feeds = previous));
   }
 
   /** Adds (undefined: removes) a component's re-creation record. */

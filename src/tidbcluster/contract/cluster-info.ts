@@ -3,6 +3,8 @@
  * cluster it runs for (`TIDB_GITOPS_CLUSTER`), with its initializer and backup retention, which the
  * renderer encodes and the controller parses back, and the HTTP paths its probes call.
  */
+import { type ChangefeedsInfo, parseChangefeeds } from './changefeeds';
+import { parseResourceGroups } from './resource-groups';
 import type { SqlAccountsInfo } from './sql-accounts';
 import { stableJson } from '../../base/stable-json';
 import { COMPONENTS, type ComponentKind } from '../names';
@@ -86,8 +88,10 @@ export interface ControllerClusterInfo {
    * or a TidbInitializer). @default absent (the controller logs in to no database)
    */
   readonly initializer?: InitializerInfo;
-  /** The SQL accounts Git declares (`SqlUser`, `SqlRole`). @default absent (none: the controller manages no account) */
+  /** The SQL accounts and resource groups Git declares (`SqlUser`, `SqlRole`, `ResourceGroup`). @default absent (none: the controller manages no account) */
   readonly sql?: SqlAccountsInfo;
+  /** The TiCDC changefeeds Git declares (`Changefeed`). @default absent (none: the controller manages no changefeed) */
+  readonly changefeeds?: ChangefeedsInfo;
 }
 
 /** What the controller sets up in the database, once, and where it reads it from. */
@@ -228,6 +232,7 @@ export function parseControllerClusterInfo(json: string): ControllerClusterInfo 
   }
   const initializer = initializerOf(o.initializer);
   const sql = sqlOf(o.sql);
+  const changefeeds = parseChangefeeds(o.changefeeds);
   return {
     name: str('name'),
     clusterDomain: str('clusterDomain', ''),
@@ -248,6 +253,7 @@ export function parseControllerClusterInfo(json: string): ControllerClusterInfo 
     ...(logBackups.length > 0 && { logBackups: logBackups as string[] }),
     ...(initializer && { initializer }),
     ...(sql && { sql }),
+    ...(changefeeds && { changefeeds }),
   };
 }
 
@@ -257,7 +263,7 @@ function sqlOf(raw: unknown): SqlAccountsInfo | undefined {
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   const text = (v: unknown, optional = false) => (optional && v === undefined) || (typeof v === 'string' && v !== '');
   if (!isObject(raw) || !text(raw.loginSecret) || !Array.isArray(raw.accounts))
-    throw new Error('TIDB_GITOPS_CLUSTER.sql: expected {loginSecret, accounts} and optionally tls {secret, skipCA}');
+    throw new Error('TIDB_GITOPS_CLUSTER.sql: expected {loginSecret, accounts} and optionally tls {secret, skipCA}, resourceGroups');
   const tls = raw.tls;
   if (tls !== undefined && !(isObject(tls) && text(tls.secret) && (tls.skipCA === undefined || tls.skipCA === true)))
     throw new Error('TIDB_GITOPS_CLUSTER.sql.tls: expected {secret} and optionally skipCA: true');
@@ -295,6 +301,7 @@ function sqlOf(raw: unknown): SqlAccountsInfo | undefined {
         `TIDB_GITOPS_CLUSTER.sql.accounts[${i}]: expected {kind (SqlUser or SqlRole), document, user, host}, a SqlUser's password {secret, key}, and optionally require (NONE, SSL or X509), resourceGroup, locked, roles [{user, host}], grants [{privileges (upper case, sorted, each once), database, table, withGrantOption}], deletionPolicy (Retain or Delete), drift (report or correct)`,
       );
   });
+  parseResourceGroups(raw.resourceGroups);
   return raw as unknown as SqlAccountsInfo;
 }
 

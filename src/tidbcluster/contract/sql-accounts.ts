@@ -4,6 +4,7 @@
  * with `deletionPolicy: Delete`. Part of the cluster JSON (`ControllerClusterInfo.sql`). Passwords
  * are never in it: a Secret and key name each one.
  */
+import type { ResourceGroupInfo } from './resource-groups';
 
 /** Privileges on one level, as one GRANT statement gives them. */
 export interface SqlGrantInfo {
@@ -66,6 +67,8 @@ export interface SqlAccountsInfo {
   };
   /** The accounts, roles first, then users, each sorted by user and host. */
   readonly accounts: readonly SqlAccountInfo[];
+  /** The resource groups, sorted by name. @default none */
+  readonly resourceGroups?: readonly ResourceGroupInfo[];
 }
 
 /** `'user'@'host'`: how the status, Events and logs name an account. */

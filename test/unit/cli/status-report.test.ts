@@ -165,6 +165,47 @@ describe('status report', () => {
     expect(statusText(statusReport(inputs(healthyDoc)), NOW)).not.toContain('SQL ACCOUNT');
   });
 
+  test('resource groups and changefeeds: each with its state, a failed, refused or hand-changed one a problem', () => {
+    const doc = {
+      ...healthyDoc,
+      resourceGroups: {
+        groups: [
+          { document: 'rg-app', group: 'rg_app', state: 'ok' as const },
+          { document: 'rg-etl', group: 'rg_etl', state: 'drift' as const, drift: ['RU_PER_SEC is 5, not 1000'] },
+        ],
+        unmanaged: [],
+        kept: [],
+      },
+      changefeeds: {
+        feeds: [
+          {
+            document: 'to-kafka',
+            id: 'to-kafka',
+            phase: 'Complete' as const,
+            state: 'normal',
+            message: 'normal',
+            checkpointTime: '2026-12-08T03:00:00.000Z',
+            lagMs: 2400,
+          },
+          { document: 'to-dr', id: 'dr', phase: 'Failed' as const, state: 'failed', message: 'TiCDC failed it: connection refused' },
+        ],
+        unmanaged: [],
+        kept: [],
+      },
+    };
+    const r = statusReport(inputs(doc));
+    expect(r.problems).toEqual([
+      'resource group rg_etl was changed by hand: RU_PER_SEC is 5, not 1000',
+      'changefeed dr: TiCDC failed it: connection refused',
+    ]);
+    const text = statusText(r, NOW);
+    expect(text).toMatch(/RESOURCE GROUP +STATE +NOTE\nrg_app +ok +-\n/);
+    expect(text).toMatch(
+      /CHANGEFEED +PHASE +STATE +CHECKPOINT +LAG\nto-kafka +Complete +normal +2026-12-08T03:00:00.000Z +2s\ndr +Failed +failed +- +-/,
+    );
+    expect(statusText(statusReport(inputs(healthyDoc)), NOW)).not.toContain('CHANGEFEED');
+  });
+
   test('no status yet, PD unreachable, a missing controller: each said', () => {
     expect(statusReport(inputs(undefined, { controller: undefined })).problems).toEqual([
       'the controller (c-discovery) is missing: nothing is reconciled, and what follows may be old',

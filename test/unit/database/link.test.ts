@@ -195,7 +195,7 @@ describe('linking errors', () => {
 
   test('a cluster that gives no root password to log in with', () => {
     expect(errorsOf([plainCluster(), sqlRole('reader')])).toEqual([
-      "in.yaml: document 2: spec.cluster.name (line 26): TidbCluster ns/demo gives the controller no root password to log in with, and it keeps SQL accounts as root: add a TidbInitializer for it with passwordSecret (a Secret whose key root holds root's password), or set spec.tidb.initializer.createPassword: true on the cluster (the Secret demo-init, key root)",
+      "in.yaml: document 2: spec.cluster.name (line 26): TidbCluster ns/demo gives the controller no root password to log in with, and it keeps SQL accounts and resource groups as root: add a TidbInitializer for it with passwordSecret (a Secret whose key root holds root's password), or set spec.tidb.initializer.createPassword: true on the cluster (the Secret demo-init, key root)",
     ]);
     expect(errorsOf([plainCluster(), initializer({ passwordSecret: undefined, initSql: 'SELECT 1;' }), sqlRole('reader')])[0]).toContain(
       'gives the controller no root password to log in with',

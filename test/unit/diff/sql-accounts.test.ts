@@ -96,10 +96,10 @@ describe('SQL accounts in the impact report', () => {
     const refused = loadManifests([
       {
         file: 'in.yaml',
-        text: `${yamlOf(BEFORE)}---\napiVersion: tidb-gitops.io/v1alpha1\nkind: Changefeed\nmetadata:\n  name: f\n`,
+        text: `${yamlOf(BEFORE)}---\napiVersion: tidb-gitops.io/v1alpha1\nkind: Changefeeds\nmetadata:\n  name: f\n`,
         explicit: true,
       },
     ]);
-    expect(refused.errors.join('\n')).toContain('Changefeed is not carried out yet');
+    expect(refused.errors.join('\n')).toContain('did you mean Changefeed?');
   });
 });
