@@ -8,7 +8,7 @@
 // The bundles carry other packages' code, so lib/THIRD-PARTY-NOTICES.txt lists each package they
 // contain with its license text, read from the package itself.
 import { build } from 'esbuild';
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +66,14 @@ if (peer) throw new Error(`lib/inputs.js must load without cdk8s, but bundles ${
 // some: beside the bundles, and beside tsc's output of src/base (what `cdk8s synth` runs).
 for (const to of ['lib/kube-schema-data.json', 'lib/src/base/kube-schema-data.json'])
   copyFileSync(join(root, 'src/base/kube-schema-data.json'), join(root, to));
+
+// The config keys of PD, TiKV and TiDB per release, read on first use: beside the bundles, and beside
+// tsc's output of src/tidbcluster/config-schema.
+const schemaDir = join(root, 'src/tidbcluster/config-schema/generated');
+for (const dir of ['lib/config-schemas', 'lib/src/tidbcluster/config-schema/generated']) {
+  mkdirSync(join(root, dir), { recursive: true });
+  for (const f of readdirSync(schemaDir).filter((f) => f.endsWith('.json'))) copyFileSync(join(schemaDir, f), join(root, dir, f));
+}
 
 /** The package directory (under node_modules) an input file of a bundle belongs to, if any. */
 function packageDir(input) {

@@ -7,7 +7,7 @@
 #
 #   scripts/release/image-rootfs.sh NODE APP OUT
 #     NODE  the node binary to ship (the Dockerfile passes the base image's /usr/local/bin/node)
-#     APP   a directory holding lib/tidb-gitops.js, lib/tidb-gitops-controller.js, lib/tidb-gitops-status.js,
+#     APP   a directory holding lib/tidb-gitops.js, lib/tidb-gitops-controller.js, lib/tidb-gitops-status.js, lib/config-schemas/,
 #           lib/THIRD-PARTY-NOTICES.txt, LICENSE and argocd/ (a built checkout)
 #     OUT   the directory to fill (created; must not exist)
 #
@@ -17,7 +17,7 @@ set -eu
 [ $# -eq 3 ] || { echo "usage: $0 NODE APP OUT" >&2; exit 2; }
 node=$1 app=$2 out=$3
 [ ! -e "$out" ] || { echo "image-rootfs: $out exists" >&2; exit 1; }
-for f in lib/tidb-gitops.js lib/tidb-gitops-controller.js lib/tidb-gitops-status.js lib/THIRD-PARTY-NOTICES.txt LICENSE argocd/plugin.yaml argocd/health/statefulset.lua argocd/health/configmap.lua argocd/health/cronjob.lua; do
+for f in lib/tidb-gitops.js lib/tidb-gitops-controller.js lib/tidb-gitops-status.js lib/THIRD-PARTY-NOTICES.txt lib/config-schemas/pd.json lib/config-schemas/tikv.json lib/config-schemas/tidb.json LICENSE argocd/plugin.yaml argocd/health/statefulset.lua argocd/health/configmap.lua argocd/health/cronjob.lua; do
   [ -f "$app/$f" ] || { echo "image-rootfs: $app/$f is missing (run npm run build)" >&2; exit 1; }
 done
 command -v strip >/dev/null || { echo "image-rootfs: strip is needed (Debian: binutils)" >&2; exit 1; }
@@ -40,6 +40,9 @@ chown 999:999 "$out/home/argocd" 2>/dev/null || true
 chown 65532:65532 "$out/home/nonroot" 2>/dev/null || true
 
 cp "$app/lib/tidb-gitops.js" "$app/lib/tidb-gitops-controller.js" "$app/lib/tidb-gitops-status.js" "$app/lib/THIRD-PARTY-NOTICES.txt" "$out/app/lib/"
+# The config keys of PD, TiKV and TiDB per release, which render checks a cluster's config against.
+mkdir -p "$out/app/lib/config-schemas"
+cp "$app"/lib/config-schemas/*.json "$out/app/lib/config-schemas/"
 cp "$app/LICENSE" "$out/app/LICENSE"
 # Node.js's own license, which covers what its binary bundles (V8, OpenSSL, ICU...): Node's release
 # archives, and so its images, keep it next to bin/.

@@ -3,6 +3,7 @@
  * restarts, scales, changes config or image, which objects come and go, and the risks.
  */
 import { ANNOTATION } from '../tidbcluster/names';
+import { changedOnline } from '../tidbcluster/config-schema';
 import { diffConfigData } from './config';
 import {
   annotationsOf,
@@ -22,6 +23,7 @@ import {
   type ClusterDiff,
   type ComponentDiff,
   type ConfigChange,
+  type ConfigKeyChange,
   type DiffReport,
   type FieldChange,
   type ImageChange,
@@ -271,6 +273,13 @@ function baseName(c: ConfigMapFacts): string {
 /** The ending of `<cluster>-volume-sizes` (`NAMES.volumeSizes`). */
 const VOLUME_SIZES_SUFFIX = '-volume-sizes';
 
+/** Whether the controller applies a key online: a PD or TiKV key its release changes without a restart. */
+function keyChangedOnline(component: string | undefined, image: string | undefined, key: string): boolean {
+  if (component !== 'pd' && component !== 'tikv') return false;
+  if (image === undefined || key.includes('"')) return false;
+  return changedOnline(component, image, key.split('.'));
+}
+
 function configChanges(
   old: ComponentModel | undefined,
   neu: ComponentModel | undefined,
@@ -280,13 +289,20 @@ function configChanges(
   for (const [a, b] of configPairs(old, neu)) {
     if (a && b && a.name === b.name && deepEqual(a.data, b.data)) continue;
     const data = diffConfigData(a?.data ?? {}, b?.data ?? {});
+    const strategy = (b ?? a)!.strategy;
+    // InPlace: the controller applies the keys the new release changes online to the running servers.
+    const online = (k: ConfigKeyChange) =>
+      strategy === 'InPlace' &&
+      k.file === 'config-file' &&
+      k.change !== 'removed' &&
+      keyChangedOnline(neu?.component, neu?.mainImage, k.key);
     out.push({
       ...(a && { from: a.name }),
       ...(b && { to: b.name }),
-      strategy: (b ?? a)!.strategy,
+      strategy,
       // The volume sizes are the controller's to act on, not a process's to read at its next start.
       appliedBy: (b ?? a)!.name.endsWith(VOLUME_SIZES_SUFFIX) ? 'controller' : appliedBy,
-      keys: data.keys,
+      keys: data.keys.map((k) => (online(k) ? { ...k, online: true as const } : k)),
       scripts: data.scripts,
       otherData: data.otherData,
     });

@@ -238,7 +238,11 @@ function configLines(cfg: ConfigChange, restarts: boolean): string[] {
   if (cfg.appliedBy === 'new-pods') how = 'new';
   else if (cfg.appliedBy === 'controller') how = 'read by the controller within its next pass, which then acts on the claims as Risks says';
   else if (cfg.appliedBy === 'rolling-restart') how = `${cfg.strategy}: applied by the rolling restart${restarts ? ' above' : ''}`;
-  else if (cfg.strategy === 'InPlace') {
+  else if (cfg.strategy === 'InPlace' && cfg.keys.some((k) => k.online)) {
+    how = cfg.keys.every((k) => k.online)
+      ? 'InPlace: nothing restarts; the controller applies every key to the running servers online'
+      : 'InPlace: nothing restarts; the controller applies the keys marked online to the running servers, the others are read at the next restart';
+  } else if (cfg.strategy === 'InPlace') {
     how = 'InPlace: nothing restarts now; the running Pods see the new file, but the processes read it only at their next restart';
   } else how = 'nothing restarts now; the processes read it at their next restart';
   const lines = [`- **Config** (ConfigMap ${names}, ${how}):`];
@@ -257,7 +261,7 @@ function configLines(cfg: ConfigChange, restarts: boolean): string[] {
 
 function keyLine(k: ConfigKeyChange): string {
   const label = k.file === 'config-file' ? code(k.key) : `${code(k.file)} ${code(k.key)}`;
-  return valueLine(label, k);
+  return `${valueLine(label, k)}${k.online ? ' (online)' : ''}`;
 }
 
 const OBJECT_ORDER = ['added', 'replaced', 'removed', 'changed', 'kept'] as const;

@@ -123,6 +123,8 @@ export interface ConfigKeyChange {
   readonly from?: string;
   /** The new value in TOML notation; absent for a removed key or a value too long to show. */
   readonly to?: string;
+  /** InPlace: the controller applies it to the running servers, which change it online (PD, TiKV). @default false */
+  readonly online?: true;
 }
 
 /**

@@ -34,6 +34,7 @@ import { quantityToBytes } from '../base/quantity';
 import type { ComponentSpec, LogTailerSpec, PodSettings, ResourceList, ServiceSpec } from './spec-parts';
 import type { TidbClusterManifest, TidbClusterSpec } from './types';
 import { OWNED_CONFIG_TABLES, ownedTablesChecked } from './config-tables';
+import { CHECKED_SERVERS, type CheckedServer, componentConfigIssues, uncheckedPrefixes } from './config-schema';
 
 /** Pod-level settings after the cluster/component precedence rules. */
 export interface ResolvedPod {
@@ -180,10 +181,11 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
   });
   const updateStrategy =
     comp.statefulSetUpdateStrategy ?? spec.statefulSetUpdateStrategy ?? (DEFAULTS.statefulSetUpdateStrategy as 'RollingUpdate');
+  const image = resolveImage(kind, comp, spec.version);
   return {
     kind,
     replicas: comp.replicas,
-    image: resolveImage(kind, comp, spec.version),
+    image,
     imagePullPolicy: resolvePullPolicy(ctx, comp),
     pod: resolvePod(ctx, kind, comp),
     configUpdateStrategy:
@@ -216,12 +218,7 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
       storageSize: String(v.storageSize),
       mountPath: v.mountPath || undefined,
     })),
-    config: ownedTablesChecked(
-      configTable(comp.config, `${path}.config`, ctx.issues),
-      OWNED_CONFIG_TABLES[kind] ?? [],
-      `${path}.config`,
-      ctx.issues,
-    ),
+    config: checkedConfig(ctx, kind, comp, image, path),
     settings: {
       ...clusterSettings(ctx.tc),
       // Read by nobody but `diff`, which reports a change of target like any other setting.
@@ -232,6 +229,31 @@ export function resolveComponent(ctx: Ctx, kind: ComponentKind, comp: ComponentS
       ...upgradeChecks(ctx.tc.metadata.annotations, kind, ctx.issues),
     },
   };
+}
+
+/**
+ * The component's config as a table, the tables the renderer writes refused, and, for PD, TiKV and
+ * TiDB, every key checked against what the image's release reads (config-schema/).
+ */
+function checkedConfig(ctx: Ctx, kind: ComponentKind, comp: ComponentSpec, image: string, path: string): TomlTable {
+  const before = ctx.issues.length;
+  const config = ownedTablesChecked(
+    configTable(comp.config, `${path}.config`, ctx.issues),
+    OWNED_CONFIG_TABLES[kind] ?? [],
+    `${path}.config`,
+    ctx.issues,
+  );
+  if (!(kind in CHECKED_SERVERS)) return config;
+  const found = componentConfigIssues(kind as CheckedServer, image, config, {
+    path: `${path}.config`,
+    ...(typeof comp.config === 'string' && { text: comp.config }),
+    unchecked: uncheckedPrefixes(ctx.tc.metadata.annotations, kind),
+  });
+  // A key already refused by its reading (a table the renderer writes) is said once.
+  const said = new Set(ctx.issues.slice(before).map((i) => i.path));
+  ctx.issues.push(...found.errors.filter((i) => !said.has(i.path)));
+  ctx.warnings.push(...found.warnings.filter((i) => !said.has(i.path)));
+  return config;
 }
 
 /** The pod-level fields a component takes from the cluster-wide ones (`PodSettings`) and a few of its own. */

@@ -2,6 +2,7 @@
  * `resolve(spec) -> ResolvedCluster`: applies every default once (from `defaults.ts`) and the
  * operator's cluster-vs-component precedence rules, so constructs never re-default.
  */
+import { uncheckedAnnotationIssues } from './config-schema';
 import { DEFAULTS } from './defaults';
 import { SpecError, type SpecIssue } from './errors';
 import { LABEL } from './names';
@@ -271,6 +272,7 @@ export function resolveCluster(tc: TidbClusterManifest, options: ResolveOptions 
   if (served && 'error' in served) throw new Error(`apiVersions: ${served.error}`);
   const warnings: SpecIssue[] = [];
   const ctx: Ctx = { tc, spec, issues, helper, namespace, controllerImage: options.controllerImage, kubeMinor: target.minor, warnings };
+  issues.push(...uncheckedAnnotationIssues(tc.metadata.annotations));
   const tlsCluster = spec.tlsCluster?.enabled ?? false;
   // What the API server would refuse in the objects this cluster becomes.
   issues.push(...apiIssues(tc, target.minor));

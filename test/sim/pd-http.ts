@@ -26,6 +26,7 @@ import type { Member, PdMembers } from './pd-members';
 import { MS_SERVICES, decodeRegistryEntry, type MsRegistry } from './pdms';
 import { goProcessFamilies, promhttpAnswer, promhttpFamilies, type PromFamily } from './prom-text';
 import type { PdProcesses } from './pd-process';
+import { onlineConfigOf } from './pd-config';
 import type { StoreLabel, TikvStore, TikvStores } from './pd-stores';
 import {
   GIN_JSON_TYPE,
@@ -322,6 +323,13 @@ const ROUTES: Route[] = [
   }),
   mux('GET', '/cluster', (c) => rd(200, { id: c.model.members.clusterId, max_peer_count: c.model.replication.maxReplicas || undefined })),
   mux('GET', '/config', (c) => getConfig(c)),
+  // server/api/config.go `SetConfig`: pd-config.ts.
+  mux('POST', '/config', (c) => {
+    const online = onlineConfigOf(c.model, c.model.version.text);
+    const answer = online.set(c.req.body);
+    online.syncReplication(c.model.replication);
+    return rd(answer.status, answer.message);
+  }),
   mux('GET', '/config/replicate', (c) => rd(200, replicationJson(c.model.replication))),
   mux('GET', '/config/pd-server', (c) => rd(200, pdServerJson(c.model))),
   mux('POST', '/config/replicate', (c) => setReplication(c)),
@@ -511,16 +519,20 @@ function pdServerJson(model: ApiModel) {
 function getConfig(c: Ctx): Reply {
   if (c.model.members.leader === undefined) return rd(500, '[PD:server:ErrLeaderNil]leader is nil');
   const m = c.member;
-  return rd(200, {
-    'client-urls': 'http://0.0.0.0:2379',
-    'peer-urls': 'http://0.0.0.0:2380',
-    'advertise-client-urls': m.clientUrl,
-    'advertise-peer-urls': m.peerUrl,
-    name: m.name,
-    'data-dir': '/var/lib/pd',
-    schedule: { 'max-store-down-time': c.model.maxStoreDownTime },
-    replication: replicationJson(c.model.replication),
-  });
+  const online = onlineConfigOf(c.model, c.model.version.text);
+  return rd(
+    200,
+    online.view({
+      'client-urls': 'http://0.0.0.0:2379',
+      'peer-urls': 'http://0.0.0.0:2380',
+      'advertise-client-urls': m.clientUrl,
+      'advertise-peer-urls': m.peerUrl,
+      name: m.name,
+      'data-dir': '/var/lib/pd',
+      schedule: { 'max-store-down-time': c.model.maxStoreDownTime },
+      replication: replicationJson(c.model.replication),
+    }),
+  );
 }
 
 /**

@@ -13,9 +13,10 @@
  *   10 s (components/raftstore/src/coprocessor/region_info_accessor.rs `on_timeout`,
  *   METRICS_FLUSH_INTERVAL): until its first tick after
  *   the start the family is absent, and between ticks it shows the count of the last one.
+ * - `GET /config`, `POST /config`: the process's config (its Pod's config file, then what was
+ *   changed online), answered as tikv-config.ts says.
  * - Any other method or path: `make_response(StatusCode::NOT_FOUND, "path not found")`, a 404 with
- *   that body and no content type (the real server has more routes than this model: `/status`,
- *   `/config`, ...).
+ *   that body and no content type (the real server has more routes than this model: `/status`, ...).
  * - gRPC `/logbackup.LogBackup/FlushNow` (kvproto proto/logbackuppb.proto;
  *   components/backup-stream/src/service.rs `flush_now`): flushes every log backup task and answers
  *   `FlushNowResponse { repeated FlushResult results = 1 }`, one `{task_name, success,
@@ -36,6 +37,7 @@ import * as http from 'node:http';
 import { Server, ServerCredentials, status, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import type { PdSim } from './pd-api';
+import { TikvConfig } from './tikv-config';
 
 export interface TikvSimOptions {
   /** The status port. @default 20180 */
@@ -50,6 +52,8 @@ export interface TikvSimOptions {
   logBackupTasks?: { name: string; error?: string }[];
   /** The TiKV release played when `serverStart` is given none (a Pod's image tag). @default 'v8.5.7' */
   version?: string;
+  /** The config file a Pod's server reads when it starts (its ConfigMap's `config-file`). @default none */
+  configFile?: (pod: string) => string | undefined;
 }
 
 /** The first release with FlushNow (tikv/tikv#18027; tags v8.5.6, v8.5.7, v9.0.0-beta.1, master). */
@@ -82,6 +86,8 @@ interface TikvProcess {
   readonly status: http.Server;
   readonly grpc: Server;
   readonly timer: NodeJS.Timeout;
+  /** Its config: the file as it started, then online changes. */
+  readonly config: TikvConfig;
   /** The gauge as of the collector's last tick; undefined before the first. */
   gauge?: { region: number; leader: number };
 }
@@ -119,6 +125,7 @@ export class TikvSim {
       logBackup: true,
       logBackupTasks: [],
       version: 'v8.5.7',
+      configFile: () => undefined,
       ...options,
     };
   }
@@ -151,6 +158,7 @@ export class TikvSim {
       status: http.createServer((req, res) => this.serveStatus(proc, req, res)),
       grpc,
       timer: setInterval(() => this.collect(proc), this.o.metricsRefreshMs),
+      config: new TikvConfig(version, this.o.configFile(pod)),
     };
     this.procs.set(pod, proc);
     await new Promise<void>((resolve, reject) => {
@@ -198,6 +206,10 @@ export class TikvSim {
   private serveStatus(proc: TikvProcess, req: http.IncomingMessage, res: http.ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0];
     this.requests.push({ pod: proc.pod, path });
+    if (path === '/config' && (req.method === 'GET' || req.method === 'POST')) {
+      this.serveConfig(proc, req, res);
+      return;
+    }
     if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404);
       res.end('path not found');
@@ -220,5 +232,27 @@ export class TikvSim {
     );
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
     res.end(`${lines.join('\n')}\n`);
+  }
+
+  /** The value a running Pod's server holds for a dotted config key; undefined when it does not run or holds none. */
+  configValue(pod: string, key: string): string | number | boolean | undefined {
+    return this.procs.get(pod)?.config.get(key);
+  }
+
+  /** `GET /config` (src/server/status_server/mod.rs `get_config`) and `POST /config` (`update_config`). */
+  private serveConfig(proc: TikvProcess, req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(proc.config.json()));
+      return;
+    }
+    const persist = new URL(req.url ?? '/', 'http://tikv').searchParams.get('persist') !== 'false';
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const answer = proc.config.update(Buffer.concat(chunks).toString('utf8'), persist);
+      res.writeHead(answer.status);
+      res.end(answer.body);
+    });
   }
 }

@@ -112,7 +112,13 @@ export class World {
       : undefined;
     const ticdc = has('ticdc') ? await TicdcSim.start({ cluster, namespace, ...opts.ticdc }) : undefined;
     const pump = has('pump') ? await PumpSim.start({ cluster, namespace, ...opts.pump }) : undefined;
-    const tikv = new TikvSim(pd, { metricsRefreshMs: 100, ...opts.tikv });
+    // A TiKV server reads the config file of the ConfigMap its Pod mounts when it starts.
+    const configFile = (pod: string): string | undefined => {
+      const volumes: Obj[] = kube.get('Pod', namespace, pod)?.spec?.volumes ?? [];
+      const name = volumes.find((v) => v.name === 'config')?.configMap?.name;
+      return name === undefined ? undefined : kube.get('ConfigMap', namespace, name)?.data?.['config-file'];
+    };
+    const tikv = new TikvSim(pd, { metricsRefreshMs: 100, configFile, ...opts.tikv });
     const world = new World(kube, pd, ticdc, pump, tikv, pdms, objects, opts);
     world.discoveryPort = await freePort();
     pd.discoveryUrl = `http://127.0.0.1:${world.discoveryPort}`;

@@ -161,11 +161,11 @@ describe('the layout of test/', () => {
     expect(testFiles(TEST).filter((f) => !/^(unit|scenarios|real)\//.test(f))).toEqual([]);
   });
 
-  test('unit tests sit where their module sits: test/unit/<folder> is a folder of src/ (or of the repository: argocd, docs, test/support)', () => {
+  test('unit tests sit where their module sits: test/unit/<folder> is a folder of src/ (or of the repository: argocd, docs, scripts, test/support)', () => {
     const folders = [...new Set(testFiles(path.join(TEST, 'unit')).map((f) => path.dirname(path.relative('unit', f))))].filter(
       (d) => d !== '.',
     );
-    const elsewhere = { docs: 'docs', support: 'test/support' } as Record<string, string>;
+    const elsewhere = { docs: 'docs', scripts: 'scripts', support: 'test/support' } as Record<string, string>;
     const missing = folders.filter(
       (d) => !fs.existsSync(path.join(SRC, d)) && !(d in elsewhere && fs.existsSync(path.join(TEST, '..', elsewhere[d]))),
     );

@@ -31,6 +31,7 @@ import { OneShotRunner } from './one-shot-runs';
 import { InitializerRunner } from './initializer';
 import { ChangefeedsKeeper } from './changefeeds';
 import { ResourceGroupsKeeper } from './resource-groups';
+import { OnlineConfigApplier } from './online-config';
 import { SqlAccountsKeeper } from './sql-accounts';
 import { LogBackupReader } from './log-backups';
 import { LogTaskRunner } from './log-tasks';
@@ -94,6 +95,8 @@ export class Reconciler {
   private readonly resourceGroups: ResourceGroupsKeeper;
   /** Keeps the TiCDC changefeeds Git declares. */
   private readonly changefeeds: ChangefeedsKeeper;
+  /** Applies PD's and TiKV's online-changeable InPlace config to their running servers. */
+  private readonly onlineConfig: OnlineConfigApplier;
   /** Sets `spec.pvReclaimPolicy` on the PVs of the cluster's claims; only when the cluster may patch PVs. */
   private readonly reclaimPolicy?: ReclaimPolicySetter;
   /** The last event of each component planned without an action, so that a standing refusal is reported once. */
@@ -145,11 +148,13 @@ export class Reconciler {
     this.sqlAccounts = new SqlAccountsKeeper(d, this.records);
     this.resourceGroups = new ResourceGroupsKeeper(d, this.records);
     this.changefeeds = new ChangefeedsKeeper(d, this.records);
+    this.onlineConfig = new OnlineConfigApplier(d, this.records);
     // The log backups before the schedules' runs: retention by maxReservedTime keeps the window up to
     // their checkpoints.
     this.sideTasks = [
       ...(this.topology ? [this.topology] : []),
       ...(this.reclaimPolicy ? [this.reclaimPolicy] : []),
+      this.onlineConfig,
       this.logBackups,
       new BackupRunRecorder(d, this.records),
       new OneShotRunner(d, this.records),
@@ -297,6 +302,7 @@ export class Reconciler {
       this.sqlAccounts.current(),
       this.resourceGroups.current(),
       this.changefeeds.current(),
+      this.onlineConfig.current(),
     );
   }
 }

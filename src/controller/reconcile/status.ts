@@ -24,6 +24,7 @@ import type { ReclaimPolicyStatus } from './reclaim-policy';
 import type { SqlAccountsStatus } from './sql-accounts';
 import type { ChangefeedsStatus } from './changefeeds';
 import type { ResourceGroupsStatus } from './resource-groups';
+import type { OnlineConfigStatus } from './online-config';
 
 export interface ComponentStatus {
   readonly phase: string;
@@ -94,6 +95,7 @@ export function statusDocument(
   sqlAccounts?: SqlAccountsStatus,
   resourceGroups?: ResourceGroupsStatus,
   changefeeds?: ChangefeedsStatus,
+  onlineConfig?: OnlineConfigStatus,
 ): string {
   const status = buildStatus(cluster, components, plans, pd, records.lastOperations, records.failover, records.evictions, stuck);
   // The records are cut to what they keep where they are written (reconcile/backup-runs.ts).
@@ -120,6 +122,9 @@ export function statusDocument(
     ...(changefeeds && { changefeeds }),
     // The changefeeds the controller manages, read back when it starts (records/changefeeds.ts).
     ...(Object.keys(records.changefeeds).length > 0 && { changefeedRecords: records.changefeeds }),
+    ...(onlineConfig && Object.keys(onlineConfig).length > 0 && { onlineConfig }),
+    // What was applied online, read back when the controller starts (records/online-config.ts).
+    ...(Object.keys(records.onlineConfig).length > 0 && { onlineConfigRecords: records.onlineConfig }),
     ...(logBackupTasks.length > 0 && { logBackupTasks }),
     ...(logBackups && ('error' in logBackups ? { logBackupsError: logBackups.error } : { logBackups: logBackups.tasks })),
   };

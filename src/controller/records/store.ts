@@ -22,6 +22,7 @@ import { lastOperationsOf, type LastOperation } from './last-operations';
 import { recreateKey, recreateRecordsOf, type RecreateRecord } from './recreate';
 import { changefeedsOf, type ChangefeedRecord } from './changefeeds';
 import { resourceGroupsOf, type ResourceGroupRecord } from './resource-groups';
+import { onlineConfigOf, type OnlineConfigComponent, type OnlineConfigRecord } from './online-config';
 import { sqlAccountsOf, type SqlAccountRecord } from './sql-accounts';
 
 /** The key of the status document (JSON, for people and tools) in the ConfigMap's data. */
@@ -62,6 +63,7 @@ export class StatusRecords {
   private accounts: Record<string, SqlAccountRecord> = {};
   private groups: Record<string, ResourceGroupRecord> = {};
   private feeds: Record<string, ChangefeedRecord> = {};
+  private online: Partial<Record<OnlineConfigComponent, OnlineConfigRecord>> = {};
   private restored = false;
   /** The status document last written (or found at start), kept when only the records change. */
   private doc?: string;
@@ -140,6 +142,11 @@ export class StatusRecords {
     return this.feeds;
   }
 
+  /** The config applied online, per component. */
+  get onlineConfig(): Readonly<Partial<Record<OnlineConfigComponent, OnlineConfigRecord>>> {
+    return this.online;
+  }
+
   /** The records are read again on the next `restore`: this replica has just become the leader. */
   forget(): void {
     this.restored = false;
@@ -162,6 +169,7 @@ export class StatusRecords {
     this.accounts = sqlAccountsOf(doc);
     this.groups = resourceGroupsOf(doc);
     this.feeds = changefeedsOf(doc);
+    this.online = onlineConfigOf(doc);
     this.recreateRecords = recreateRecordsOf(data);
     this.doc = data?.[STATUS_KEY];
     this.restored = true;
@@ -275,6 +283,16 @@ export class StatusRecords {
     else delete next[id];
     this.feeds = next;
     await this.writeOrUndo(() => (this.feeds = previous));
+  }
+
+  /** Sets (undefined: forgets) what was applied online to a component. */
+  async setOnlineConfig(component: OnlineConfigComponent, record: OnlineConfigRecord | undefined): Promise<void> {
+    const previous = this.online;
+    const next = { ...previous };
+    if (record) next[component] = record;
+    else delete next[component];
+    this.online = next;
+    await this.writeOrUndo(() => (this.online = previous));
   }
 
   /** Adds (undefined: removes) a component's re-creation record. */

@@ -38,12 +38,14 @@ describe('rendering: node access only for clusters that ask for topology labels'
     ).not.toContain('readsNodes');
   });
 
+  test('PD location-labels as one comma-separated string, as PD shows them in its API: refused, PD reads a TOML array', () => {
+    expect(renderErrors(cluster({ pd: { replicas: 3, config: { replication: { 'location-labels': 'zone,host' } } } }))).toContain(
+      'spec.pd.config.replication.location-labels (line 12): expected an array, got "zone,host"',
+    );
+  });
+
   test.each([
     ['PD location-labels (TOML array)', LOCATION],
-    [
-      'PD location-labels (one comma-separated string, as PD writes them)',
-      { pd: { replicas: 3, config: { replication: { 'location-labels': 'zone,host' } } } },
-    ],
     [
       'PD location-labels in a TOML config string',
       { pd: { replicas: 3, config: '[replication]\nlocation-labels = ["zone", "rack", "host"]\n' } },
