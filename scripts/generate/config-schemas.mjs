@@ -4,9 +4,11 @@
 // the first line that reads a key ("s"), the first that no longer does ("u"), the first that deprecates it
 // ("dep") and whether it can be changed online ("o").
 //
-// Usage: node scripts/generate/config-schemas.mjs [--check] --tikv <git-dir> [--raft-engine <git-dir>]
+// Usage: node scripts/generate/config-schemas.mjs [--check] [--cross-check] --tikv <git-dir> [--raft-engine <git-dir>]
 //          [--pd <git-dir> --log <git-dir>] [--tidb <files-dir>]
 //   --check        writes nothing: exits 1 when a committed file differs from what the sources give
+//   --cross-check  also lists, per line, the keys of the release's own config template (TiKV, PD) that the
+//                  generated schema says the line does not read (scripts/generate/config-schema/templates.mjs)
 //   --tikv         a bare clone of tikv/tikv (read by scripts/generate/config-schema/rust-config.mjs)
 //   --raft-engine  a bare clone of tikv/raft-engine, for the keys TiKV flattens into [raft-engine]
 //   --pd, --log    clones of tikv/pd and pingcap/log; --tidb: saved TiDB files. Both are read by
@@ -19,6 +21,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { countKeys, readTikvConfig } from './config-schema/rust-config.mjs';
+import { crossCheck, printCrossCheck } from './config-schema/templates.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = path.resolve(HERE, '..', '..');
@@ -136,7 +139,8 @@ function output(server, text, check) {
 
 async function main(argv) {
   const check = argv.includes('--check');
-  argv = argv.filter((a) => a !== '--check');
+  const cross = argv.includes('--cross-check');
+  argv = argv.filter((a) => a !== '--check' && a !== '--cross-check');
   const args = {};
   for (let i = 0; i < argv.length; i += 2) {
     if (!argv[i].startsWith('--') || argv[i + 1] === undefined)
@@ -154,7 +158,9 @@ async function main(argv) {
       return { line, source, tree: r.tree, unread: r.unread.map((u) => `${line}: ${u}`) };
     });
     report('tikv', perLine);
-    output('tikv', schemaJson(schemaFile('tikv', perLine)), check);
+    const file = schemaFile('tikv', perLine);
+    output('tikv', schemaJson(file), check);
+    if (cross) printCrossCheck('tikv', crossCheck(file, args.tikv));
   }
   const goReader = path.join(HERE, 'config-schema/go-config.mjs');
   const goJobs = [];
@@ -166,7 +172,9 @@ async function main(argv) {
       continue;
     }
     const { goConfigSchema } = await import(pathToFileURL(goReader).href);
-    output(server, schemaJson(goConfigSchema({ server, ...opts })), check);
+    const file = goConfigSchema({ server, ...opts });
+    output(server, schemaJson(file), check);
+    if (cross && server === 'pd') printCrossCheck(server, crossCheck(file, opts.gitDir));
   }
 }
 

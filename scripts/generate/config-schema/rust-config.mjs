@@ -312,6 +312,8 @@ export function typeNode(ctx, src, file, type, where, online, seen = []) {
     return { t: 'any' };
   }
   if (item.kind === 'tuple' && item.types.length === 1) return typeNode(ctx, res.src, res.file, item.types[0], where, online, seen);
+  if (item.kind === 'enum' && item.facts.serde.tag && !item.facts.serde.content && !item.facts.serde.untagged)
+    return taggedEnumNode(ctx, res, where, seen);
   if (item.kind === 'enum') return enumNode(item, ctx, where);
   if (item.kind === 'struct') {
     if (seen.includes(item)) return { t: 'any' };
@@ -334,6 +336,26 @@ function customEnumNode(ctx, res, where) {
   if (m && !/visit_(bool|i64|u64|f64|seq|map)/.test(body) && values.length) return { t: 'string', e: [...new Set(values)].sort() };
   ctx.unread.add(`${where}: ${item.name} (${res.src.label} ${res.file}) has a hand-written deserializer`);
   return { t: 'any' };
+}
+
+/**
+ * An internally tagged enum (`#[serde(tag = "type")]`, e.g. tikv components/encryption/src/config.rs
+ * `MasterKeyConfig`): a table of the tag key (the variant names) and the fields of every `{ ... }` variant.
+ */
+function taggedEnumNode(ctx, res, where, seen) {
+  const { item } = res;
+  const names = new Set();
+  const keys = {};
+  for (const v of item.variants) {
+    if (v.facts.serde.skip || v.facts.serde.skip_deserializing) continue;
+    names.add(v.facts.serde.rename ?? renameAll(v.ident, item.facts.serde.rename_all, false));
+    for (const a of v.facts.aliases) names.add(a);
+    if (v.unit) continue;
+    if (!v.fields) return { t: 'any' };
+    const variant = { kind: 'struct', name: `${item.name}::${v.ident}`, fields: v.fields, facts: v.facts };
+    for (const [k, node] of Object.entries(structNode(ctx, { ...res, item: variant }, where, false, [...seen, item]).k)) keys[k] ??= node;
+  }
+  return { t: 'table', k: { ...keys, [item.facts.serde.tag]: { t: 'string', e: [...names].sort() } } };
 }
 
 function enumNode(item, ctx, where) {

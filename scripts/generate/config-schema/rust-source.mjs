@@ -235,13 +235,16 @@ function parseFields(body) {
   return fields;
 }
 
-/** Variants of an enum body: [{ident, unit, facts}]. */
+/** Variants of an enum body: [{ident, unit, fields (of a `{ ... }` variant), facts}]. */
 function parseVariants(body) {
   const variants = [];
   for (const piece of splitTop(body)) {
     const { attrs, end } = readAttrs(piece, 0);
     const m = /^(\w+)\s*(.*)$/s.exec(piece.slice(end));
-    if (m) variants.push({ ident: m[1], unit: m[2].trim() === '' || m[2].trim().startsWith('='), facts: attrFacts(attrs) });
+    if (!m) continue;
+    const rest = m[2].trim();
+    const fields = rest.startsWith('{') && rest.endsWith('}') ? parseFields(rest.slice(1, -1)) : undefined;
+    variants.push({ ident: m[1], unit: rest === '' || rest.startsWith('='), fields, facts: attrFacts(attrs) });
   }
   return variants;
 }

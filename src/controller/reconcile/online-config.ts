@@ -99,6 +99,12 @@ export class OnlineConfigApplier implements SideTask {
   private status: OnlineConfigStatus = {};
   private readonly refused = new Map<OnlineConfigComponent, Refusal[]>();
   private readonly announced = new SaidOnce();
+  /**
+   * Per component, the file and images every member was last found current with: while they stay the
+   * same nothing is asked (a member that starts reads the file itself), so a steady cluster costs no
+   * request to its servers, and a PD without a leader is not waited on.
+   */
+  private readonly settled = new Map<OnlineConfigComponent, string>();
 
   constructor(
     private readonly d: OnlineConfigDeps,
@@ -131,7 +137,18 @@ export class OnlineConfigApplier implements SideTask {
       try {
         const text = files.get(names.configMap(this.d.cluster.name, c.kind));
         const pd = view.pd && !('error' in view.pd) ? view.pd : undefined;
+        const images = [...new Set(c.pods.map((p) => podImageTag(p, c.kind) ?? ''))].sort();
+        const digest = JSON.stringify([text, imageTag(c.sts, c.kind), images]);
+        const before = this.status[c.kind];
+        if (text !== undefined && this.settled.get(c.kind) === digest && before) {
+          // What was applied is now what every member has.
+          const { applied: _applied, members: _members, ...rest } = before;
+          next[c.kind] = { ...rest, state: 'current' };
+          continue;
+        }
         const s = text === undefined ? undefined : await this.keep(c.kind, text, c.sts, c.pods, view.now, pd);
+        if (s?.state === 'current' || s?.state === 'applied') this.settled.set(c.kind, digest);
+        else this.settled.delete(c.kind);
         if (s) next[c.kind] = s;
       } catch (err) {
         this.d.log.warn(`could not apply ${SERVER_NAME[c.kind]}'s config online; tried again next pass`, { error: (err as Error).message });

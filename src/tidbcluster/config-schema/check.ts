@@ -3,8 +3,9 @@
  * release does not read is an error with a did-you-mean (a key it reads later or read earlier says
  * which release), a value of the wrong type or outside the server's enumeration an error, a key the
  * release deprecates a warning. A cluster of a release between two lines takes what either reads; one
- * past the newest line known here gets warnings, not errors, for keys not known. Keys under a prefix
- * the cluster marks as unchecked are left alone.
+ * past the newest line known here gets warnings, not errors, for keys not known. A schema from one
+ * source (TiDB's) cannot tell releases apart: only a typo of a key it reads is an error, the rest
+ * warnings. Keys under a prefix the cluster marks as unchecked are left alone.
  */
 import { suggest } from '../../base/suggest';
 import { isTomlFloat, isTomlTable, type TomlTable, type TomlValue } from '../../base/toml';
@@ -95,6 +96,8 @@ export function configIssues(
 ): { errors: SpecIssue[]; warnings: SpecIssue[] } {
   const errors: SpecIssue[] = [];
   const warnings: SpecIssue[] = [];
+  /** Unknown keys a sibling is a letter or two from: typos, whatever the release. */
+  const typos = new Set<SpecIssue>();
   const textual = o.text !== undefined;
   const release = `${o.server} ${view.version}`;
   const at = (dotted: string[]) => {
@@ -120,12 +123,14 @@ export function configIssues(
         const elsewhere = meant ? undefined : placeOf(schema, name, reads);
         const hint = meant ? `; did you mean ${meant}?` : elsewhere ? `; did you mean ${elsewhere}?` : '';
         const message = `${where.key}${release} reads no key ${JSON.stringify(name)}${parent.length ? ` in [${parent.join('.')}]` : ''}${hint}`;
-        (view.beyond ? warnings : errors).push({
+        const issue = {
           path: where.path,
           message: view.beyond
             ? `${message} (known here up to ${o.server} v${view.lines[0]}; passed as written)`
             : `${message} (list it in the annotation tidb-gitops.io/unchecked-config to pass it unchecked)`,
-        });
+        };
+        (view.beyond ? warnings : errors).push(issue);
+        if (meant) typos.add(issue);
         continue;
       }
       if (!reads(node)) {
@@ -163,8 +168,12 @@ export function configIssues(
 
   walk(config, schema.keys, []);
   if (view.oneSource === undefined) return { errors, warnings };
+  // One source cannot tell releases apart: only a typo of a key it reads stays an error.
   const note = ` (${o.server}'s keys are known here from one source, not per release: ${view.oneSource.split(/[;(]/)[0].trim()})`;
-  return { errors: [], warnings: [...errors, ...warnings].map((i) => ({ ...i, message: `${i.message}${note}` })) };
+  return {
+    errors: errors.filter((i) => typos.has(i)),
+    warnings: [...errors.filter((i) => !typos.has(i)), ...warnings].map((i) => ({ ...i, message: `${i.message}${note}` })),
+  };
 }
 
 const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h|d))+$/;

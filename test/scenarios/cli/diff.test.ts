@@ -153,8 +153,11 @@ describe('config changes', () => {
     expect(md).toContain(`- replaced: ConfigMap \`${cfg.from}\` by \`${cfg.to}\``);
   });
 
+  // A key TiKV reads only at its start (`#[online_config(skip)]`).
+  const restartKey = (size: number) => withComponent('tikv', { config: { rocksdb: { 'max-manifest-file-size': size } } });
+
   it('InPlace: same ConfigMap, nothing restarts; the processes read it at their next restart', () => {
-    const c = only(diff(tikvConfig('InPlace', 256), tikvConfig('InPlace', 512)));
+    const c = only(diff(restartKey(256), restartKey(512)));
     const tikv = component(c, 'tikv');
     expect(tikv.restart).toBeUndefined();
     expect(tikv.config).toEqual([
@@ -163,13 +166,13 @@ describe('config changes', () => {
         to: 'demo-tikv',
         strategy: 'InPlace',
         appliedBy: 'next-restart',
-        keys: [{ file: 'config-file', key: 'rocksdb.max-open-files', change: 'changed', from: '256', to: '512' }],
+        keys: [{ file: 'config-file', key: 'rocksdb.max-manifest-file-size', change: 'changed', from: '256', to: '512' }],
         scripts: [],
         otherData: [],
       },
     ]);
     expect(c.objects).toEqual([{ kind: 'ConfigMap', name: 'demo-tikv', namespace: 'ns', change: 'changed', fields: ['data.config-file'] }]);
-    const md = toMarkdown(diff(tikvConfig('InPlace', 256), tikvConfig('InPlace', 512)));
+    const md = toMarkdown(diff(restartKey(256), restartKey(512)));
     expect(md).toContain('- **ns/demo**: tikv config in place (read at next restart); no risks');
     expect(md).toContain(
       'InPlace: nothing restarts now; the running Pods see the new file, but the processes read it only at their next restart',
@@ -531,7 +534,10 @@ describe('tidb-gitops diff inputs', () => {
   it('rendered manifests (a dist/ directory) give the same report as the TidbCluster they came from', () => {
     const before = file('dist-case/old.yaml', stringify(cluster()));
     const rendered = file('dist-case/dist/demo.k8s.yaml', toYamlStream(render(cluster())));
-    const after = file('dist-case/new.yaml', stringify(withComponent('tikv', { replicas: 5, config: { a: 1 } })));
+    const after = file(
+      'dist-case/new.yaml',
+      stringify(withComponent('tikv', { replicas: 5, config: { storage: { 'reserve-space': '2GB' } } })),
+    );
     const fromInput = run([before, after]);
     const fromDist = run([join(tmpDir(), 'dist-case/dist'), after]);
     expect(fromInput.status).toBe(0);

@@ -290,6 +290,15 @@ describe('the generated TiKV schema', () => {
     expect(at('server.grpc-concurrency')?.o).toBeUndefined();
   });
 
+  it('reads an internally tagged enum (the encryption master key) as a table of its tag and its variants fields', () => {
+    const key = at('security.encryption.master-key');
+    expect(key?.t).toBe('table');
+    expect(key?.k?.type?.e).toEqual(expect.arrayContaining(['file', 'kms', 'plaintext']));
+    expect(at('security.encryption.master-key.path')?.t).toBe('string');
+    expect(at('security.encryption.master-key.key-id')?.t).toBe('string');
+    expect(at('security.encryption.master-key.gcp.credential-file-path')?.s).toBe('8.1');
+  });
+
   it('reads the raft-engine keys TiKV flattens from the raft-engine crate', () => {
     expect(at('raft-engine.enable')?.t).toBe('bool');
     expect(at('raft-engine.dir')?.t).toBe('string');

@@ -144,14 +144,19 @@ describe('checking a config', () => {
 });
 
 describe('a schema whose lines all come from one source', () => {
-  test('cannot tell releases apart: what it finds is a warning that says so', () => {
+  test('cannot tell releases apart: a typo of a key it reads is an error, the rest warnings that say so', () => {
     const one: ConfigSchema = { ...SCHEMA, sources: { '7.1': 'x@abc', '7.5': 'x@abc', '8.5': 'x@abc' } };
     const view = linesOf(one, 'v7.1.0')!;
     expect(view.oneSource).toBe('x@abc');
-    const r = configIssues(one, view, parseToml('[raftstore]\napply-pool-siz = 1\nnew-thing = true\n'), { path: 'p', server: 'TiDB' });
-    expect(r.errors).toEqual([]);
+    const r = configIssues(one, view, parseToml('[raftstore]\napply-pool-siz = 1\nnew-thing = true\ngone = 1\n'), {
+      path: 'p',
+      server: 'TiDB',
+    });
+    expect(r.errors.map((w) => w.message)).toEqual([
+      'TiDB v7.1.0 reads no key "apply-pool-siz" in [raftstore]; did you mean apply-pool-size? (list it in the annotation tidb-gitops.io/unchecked-config to pass it unchecked)',
+    ]);
     expect(r.warnings.map((w) => w.message)).toEqual([
-      'TiDB v7.1.0 reads no key "apply-pool-siz" in [raftstore]; did you mean apply-pool-size? (list it in the annotation tidb-gitops.io/unchecked-config to pass it unchecked) (TiDB\'s keys are known here from one source, not per release: x@abc)',
+      'TiDB v7.1.0 reads no key "gone" in [raftstore] (list it in the annotation tidb-gitops.io/unchecked-config to pass it unchecked) (TiDB\'s keys are known here from one source, not per release: x@abc)',
     ]);
   });
 });
