@@ -114,42 +114,50 @@ export function configIssues(
       const dotted = [...parent, name];
       if (skipped(dotted)) continue;
       const node = Object.hasOwn(keys, name) ? keys[name] : undefined;
-      const where = at(dotted);
-      if (!node) {
-        const meant = suggest(
-          name,
-          Object.keys(keys).filter((k) => reads(keys[k])),
-        );
-        const elsewhere = meant ? undefined : placeOf(schema, name, reads);
-        const hint = meant ? `; did you mean ${meant}?` : elsewhere ? `; did you mean ${elsewhere}?` : '';
-        const message = `${where.key}${release} reads no key ${JSON.stringify(name)}${parent.length ? ` in [${parent.join('.')}]` : ''}${hint}`;
-        const issue = {
-          path: where.path,
-          message: view.beyond
-            ? `${message} (known here up to ${o.server} v${view.lines[0]}; passed as written)`
-            : `${message} (list it in the annotation tidb-gitops.io/unchecked-config to pass it unchecked)`,
-        };
-        (view.beyond ? warnings : errors).push(issue);
-        if (meant) typos.add(issue);
-        continue;
+      if (!node) unknownKey(keys, name, dotted, parent);
+      else if (!reads(node)) notRead(node, dotted);
+      else {
+        if (node.dep !== undefined && view.lines.every((l) => compareLines(l, node.dep!) >= 0)) {
+          const where = at(dotted);
+          warnings.push({
+            path: where.path,
+            message: `${where.key}${dotted.join('.')} is deprecated from ${o.server} v${node.dep}${node.r ? `: use ${node.r}` : ''}`,
+          });
+        }
+        checkValue(node, value, dotted);
       }
-      if (!reads(node)) {
-        const later = node.s !== undefined && view.lines.every((l) => compareLines(l, node.s!) < 0);
-        errors.push({
-          path: where.path,
-          message: later
-            ? `${where.key}${dotted.join('.')} is read from ${o.server} v${node.s}; this cluster runs ${view.version}`
-            : `${where.key}${dotted.join('.')} is no longer read from ${o.server} v${node.u}; this cluster runs ${view.version}: remove it${node.r ? ` (${node.r} took its place)` : ''}`,
-        });
-        continue;
-      }
-      if (node.dep !== undefined && view.lines.every((l) => compareLines(l, node.dep!) >= 0))
-        warnings.push({
-          path: where.path,
-          message: `${where.key}${dotted.join('.')} is deprecated from ${o.server} v${node.dep}${node.r ? `: use ${node.r}` : ''}`,
-        });
-      checkValue(node, value, dotted);
     }
+  };
+
+  // Where a key is (its line in TOML text) is worked out only for a key with a problem.
+  const unknownKey = (keys: Readonly<Record<string, ConfigNode>>, name: string, dotted: string[], parent: string[]) => {
+    const where = at(dotted);
+    const meant = suggest(
+      name,
+      Object.keys(keys).filter((k) => reads(keys[k])),
+    );
+    const elsewhere = meant ? undefined : placeOf(schema, name, reads);
+    const hint = meant ? `; did you mean ${meant}?` : elsewhere ? `; did you mean ${elsewhere}?` : '';
+    const message = `${where.key}${release} reads no key ${JSON.stringify(name)}${parent.length ? ` in [${parent.join('.')}]` : ''}${hint}`;
+    const issue = {
+      path: where.path,
+      message: view.beyond
+        ? `${message} (known here up to ${o.server} v${view.lines[0]}; passed as written)`
+        : `${message} (list it in the annotation tidb-gitops.io/unchecked-config to pass it unchecked)`,
+    };
+    (view.beyond ? warnings : errors).push(issue);
+    if (meant) typos.add(issue);
+  };
+
+  const notRead = (node: ConfigNode, dotted: string[]) => {
+    const where = at(dotted);
+    const later = node.s !== undefined && view.lines.every((l) => compareLines(l, node.s!) < 0);
+    errors.push({
+      path: where.path,
+      message: later
+        ? `${where.key}${dotted.join('.')} is read from ${o.server} v${node.s}; this cluster runs ${view.version}`
+        : `${where.key}${dotted.join('.')} is no longer read from ${o.server} v${node.u}; this cluster runs ${view.version}: remove it${node.r ? ` (${node.r} took its place)` : ''}`,
+    });
   };
 
   const checkValue = (node: ConfigNode, value: TomlValue, dotted: string[]) => {
