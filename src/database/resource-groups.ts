@@ -6,7 +6,7 @@
  * knows the cluster.
  */
 import { parseDurationMs } from '../base/duration';
-import type { ResourceGroupInfo } from '../tidbcluster/contract';
+import { DEFAULT_RESOURCE_GROUP, type ResourceGroupInfo } from '../tidbcluster/contract';
 import type { CompactSchema } from '../tidbcluster/crd-schema';
 import type { SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind } from '../tidbcluster/load';
@@ -19,8 +19,6 @@ import { RESOURCE_GROUP_KIND, type ResolvedResourceGroup, type ResourceGroupDocu
  * `MaxGroupNameLength`); letters, digits and `_` keep it an identifier that needs no quoting.
  */
 export const RESOURCE_GROUP_NAME = /^[A-Za-z0-9_]{1,32}$/;
-/** The group every session is in unless told otherwise: it can be altered, never dropped. */
-export const DEFAULT_GROUP = 'default';
 
 function build(): CompactSchema {
   const b = new SchemaBuilder();
@@ -70,7 +68,7 @@ export function resolveResourceGroup(
       path: s.name === undefined ? 'metadata.name' : 'spec.name',
       message: `invalid resource group name ${JSON.stringify(name)}: expected at most 32 letters, digits and '_'${s.name === undefined ? ' (the name is metadata.name with - as _ unless spec.name is written)' : ''}`,
     });
-  if (name.toLowerCase() === DEFAULT_GROUP && s.deletionPolicy === 'Delete')
+  if (name.toLowerCase() === DEFAULT_RESOURCE_GROUP && s.deletionPolicy === 'Delete')
     issues.push({ path: 'spec.deletionPolicy', message: 'the default resource group is never dropped: leave deletionPolicy out (Retain)' });
   const limit = s.queryLimit;
   const execElapsedMs = limit && durationMs(limit.execElapsed, 'spec.queryLimit.execElapsed', issues);

@@ -4,6 +4,7 @@
  * TidbCluster's. What spans fields (grant levels, roles, root) is checked by `read.ts`.
  */
 import type { CompactSchema } from '../tidbcluster/crd-schema';
+import { RESOURCE_GROUP_NAME } from './resource-groups';
 import { SchemaBuilder } from './schema-builder';
 import { SQL_ROLE_KIND, SQL_USER_KIND } from './types';
 
@@ -11,8 +12,6 @@ import { SQL_ROLE_KIND, SQL_USER_KIND } from './types';
 export const HOST_PATTERN = /^[A-Za-z0-9.%_:/-]{1,255}$/;
 /** A user or role name: at most 32 characters (`mysql.user.User`), no quote, backquote, backslash or white space. */
 export const USER_PATTERN = /^[^'"`\\\s]{1,32}$/;
-/** A resource group name: an identifier of at most 32 characters. */
-const RESOURCE_GROUP = '^[A-Za-z0-9_]{1,32}$';
 
 function build(kind: typeof SQL_USER_KIND | typeof SQL_ROLE_KIND): CompactSchema {
   const b = new SchemaBuilder();
@@ -39,7 +38,7 @@ function build(kind: typeof SQL_USER_KIND | typeof SQL_ROLE_KIND): CompactSchema
             ...common,
             passwordSecret: b.obj({ name: b.secretName(), key: b.secretKey() }, ['name', 'key']),
             require: b.str({ enum: ['NONE', 'SSL', 'X509'] }),
-            resourceGroup: b.str({ pattern: RESOURCE_GROUP }),
+            resourceGroup: b.str({ pattern: RESOURCE_GROUP_NAME.source }),
             locked: b.bool(),
           },
           ['cluster', 'passwordSecret'],

@@ -15,12 +15,9 @@
  *   `default`).
  */
 import { stableJson } from '../../base/stable-json';
-import type { ResourceGroupInfo, RunawayRuleInfo } from '../../tidbcluster/contract/resource-groups';
+import { DEFAULT_RESOURCE_GROUP, type ResourceGroupInfo, type RunawayRuleInfo } from '../../tidbcluster/contract/resource-groups';
 import { alterGroupSql, createGroupSql, dropGroupSql, type GroupGrammar, type ObservedGroup } from '../clients/resource-groups';
 import { appliedOf, type AppliedGroup, type ResourceGroupRecord } from '../records/resource-groups';
-
-/** The group every session is in unless told otherwise: never dropped, never listed as unmanaged. */
-const DEFAULT_GROUP = 'default';
 
 export interface ResourceGroupsInput {
   /** The groups Git declares. */
@@ -130,13 +127,13 @@ export function planResourceGroups(input: ResourceGroupsInput): ResourceGroupsPl
       steps.push({ group: name, record: undefined });
       continue;
     }
-    if (record.deletionPolicy === 'Delete' && name !== DEFAULT_GROUP) {
+    if (record.deletionPolicy === 'Delete' && name !== DEFAULT_RESOURCE_GROUP) {
       steps.push({ group: name, statement: dropGroupSql(name), news: 'dropped', record: undefined });
       continue;
     }
     kept.push(name);
     if (!record.retained) steps.push({ group: name, record: { ...record, retained: true } });
   }
-  const unmanaged = [...input.server.keys()].filter((n) => n !== DEFAULT_GROUP && !declared.has(n) && !input.records[n]).sort();
+  const unmanaged = [...input.server.keys()].filter((n) => n !== DEFAULT_RESOURCE_GROUP && !declared.has(n) && !input.records[n]).sort();
   return { steps, groups: reports, unmanaged, kept };
 }

@@ -40,6 +40,9 @@ export interface ResourceGroupInfo {
   readonly drift?: 'report' | 'correct';
 }
 
+/** The group every session is in unless told otherwise: it can be altered, never dropped, never listed as unmanaged. */
+export const DEFAULT_RESOURCE_GROUP = 'default';
+
 /** The priorities, lowest first. */
 export const PRIORITIES = ['LOW', 'MEDIUM', 'HIGH'] as const;
 
