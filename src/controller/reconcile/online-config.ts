@@ -147,7 +147,8 @@ export class OnlineConfigApplier implements SideTask {
           continue;
         }
         const s = text === undefined ? undefined : await this.keep(c.kind, text, c.sts, c.pods, view.now, pd);
-        if (s?.state === 'current' || s?.state === 'applied') this.settled.set(c.kind, digest);
+        // Settled only when every running member was read and holds the file's values.
+        if ((s?.state === 'current' || s?.state === 'applied') && !s.unread?.length) this.settled.set(c.kind, digest);
         else this.settled.delete(c.kind);
         if (s) next[c.kind] = s;
       } catch (err) {
