@@ -9,7 +9,7 @@ import type { ChangefeedInfo, SinkCredentialsInfo } from '../tidbcluster/contrac
 import type { CompactSchema } from '../tidbcluster/crd-schema';
 import type { SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind } from '../tidbcluster/load';
-import { ownKind } from './kind';
+import { ownKind, placement } from './kind';
 import { SchemaBuilder } from './schema-builder';
 import { SINK_CREDENTIAL_FIELDS, SINK_CREDENTIAL_PARAMS, SINK_USERINFO_PASSWORD, sinkFamily, sinkUriIssues } from './changefeed-config';
 import { CHANGEFEED_KIND, type ChangefeedSpec, type ResolvedChangefeed } from './types';
@@ -148,15 +148,12 @@ export function resolveChangefeed(
     ...(s.replicaConfig && Object.keys(s.replicaConfig).length > 0 && { replicaConfig: s.replicaConfig }),
     ...(s.deletionPolicy === 'Delete' && { deletionPolicy: 'Delete' as const }),
   };
-  const namespace = doc.metadata.namespace ?? options.namespace;
-  const clusterNamespace = s.cluster.namespace ?? namespace;
   return {
     issues,
     value: {
       kind: CHANGEFEED_KIND,
       name: doc.metadata.name,
-      ...(namespace !== undefined && { namespace }),
-      cluster: { name: s.cluster.name, ...(clusterNamespace !== undefined && { namespace: clusterNamespace }) },
+      ...placement(doc.metadata, s.cluster, options),
       idGiven: s.id !== undefined,
       feed,
     },

@@ -58,3 +58,20 @@ export function metadataIssues(metadata: unknown): SpecIssue[] {
     });
   return issues;
 }
+
+/**
+ * Where a document stands and the cluster it names: its namespace (its own, else `render`'s
+ * `--namespace`), and the cluster's (written, else the document's).
+ */
+export function placement(
+  metadata: { readonly namespace?: string },
+  cluster: { readonly name: string; readonly namespace?: string },
+  options: { readonly namespace?: string },
+): { namespace?: string; cluster: { name: string; namespace?: string } } {
+  const namespace = metadata.namespace ?? options.namespace;
+  const clusterNamespace = cluster.namespace ?? namespace;
+  return {
+    ...(namespace !== undefined && { namespace }),
+    cluster: { name: cluster.name, ...(clusterNamespace !== undefined && { namespace: clusterNamespace }) },
+  };
+}

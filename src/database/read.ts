@@ -12,7 +12,7 @@ import type { SqlAccountInfo, SqlAccountRef, SqlGrantInfo } from '../tidbcluster
 import { suggest } from '../base/suggest';
 import { ALL_PRIVILEGES, grantableAt, isDynamic, isPrivilege, normalPrivilege, PRIVILEGES, type GrantLevel } from './privileges';
 import { changefeedKind } from './changefeeds';
-import { ownKind } from './kind';
+import { ownKind, placement } from './kind';
 import { resourceGroupKind } from './resource-groups';
 import { HOST_PATTERN, SQL_SCHEMAS, USER_ONLY_FIELDS, USER_PATTERN } from './schema';
 import {
@@ -176,15 +176,12 @@ export function resolveSqlAccount(
     ...(s.deletionPolicy === 'Delete' && { deletionPolicy: 'Delete' as const }),
     ...(s.drift === 'correct' && { drift: 'correct' as const }),
   };
-  const namespace = doc.metadata.namespace ?? options.namespace;
-  const clusterNamespace = s.cluster.namespace ?? namespace;
   return {
     issues,
     value: {
       kind: doc.kind,
       name: doc.metadata.name,
-      ...(namespace !== undefined && { namespace }),
-      cluster: { name: s.cluster.name, ...(clusterNamespace !== undefined && { namespace: clusterNamespace }) },
+      ...placement(doc.metadata, s.cluster, options),
       userGiven: s.user !== undefined,
       writtenRoles: roles,
       account,

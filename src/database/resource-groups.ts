@@ -10,7 +10,7 @@ import { DEFAULT_RESOURCE_GROUP, type ResourceGroupInfo } from '../tidbcluster/c
 import type { CompactSchema } from '../tidbcluster/crd-schema';
 import type { SpecIssue } from '../tidbcluster/errors';
 import type { DocumentKind } from '../tidbcluster/load';
-import { ownKind } from './kind';
+import { ownKind, placement } from './kind';
 import { SchemaBuilder } from './schema-builder';
 import { RESOURCE_GROUP_KIND, type ResolvedResourceGroup, type ResourceGroupDocument } from './types';
 
@@ -92,15 +92,12 @@ export function resolveResourceGroup(
     ...(s.deletionPolicy === 'Delete' && { deletionPolicy: 'Delete' as const }),
     ...(s.drift === 'correct' && { drift: 'correct' as const }),
   };
-  const namespace = doc.metadata.namespace ?? options.namespace;
-  const clusterNamespace = s.cluster.namespace ?? namespace;
   return {
     issues,
     value: {
       kind: RESOURCE_GROUP_KIND,
       name: doc.metadata.name,
-      ...(namespace !== undefined && { namespace }),
-      cluster: { name: s.cluster.name, ...(clusterNamespace !== undefined && { namespace: clusterNamespace }) },
+      ...placement(doc.metadata, s.cluster, options),
       nameGiven: s.name !== undefined,
       group,
     },

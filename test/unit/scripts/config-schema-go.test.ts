@@ -3,26 +3,17 @@
  * structs, pointer/slice/map types, named types across packages, per-line merging) on small inline samples, and
  * facts of the PD and TiDB schemas it generated (src/tidbcluster/config-schema/generated/{pd,tidb}.json).
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../../scripts/lib/upstream';
+import { inModules } from '../../support/esm-module';
 import type { ConfigNode, ConfigSchema } from '../../../src/tidbcluster/config-schema/types';
 
 const GO_CONFIG = path.join(REPO_ROOT, 'scripts/generate/config-schema/go-config.mjs');
 
 /** Runs `body` (an ES module body with `m` = go-config.mjs and `input` = the JSON given) and returns what it prints as JSON. */
 function inModule<T>(body: string, input: unknown): T {
-  const script = `import { readFileSync } from 'node:fs';
-import * as m from ${JSON.stringify(GO_CONFIG)};
-const input = JSON.parse(readFileSync(0, 'utf8'));
-${body}`;
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-    input: JSON.stringify(input),
-    encoding: 'utf8',
-  });
-  if (run.status !== 0) throw new Error(run.stderr);
-  return JSON.parse(run.stdout) as T;
+  return inModules<T>({ m: GO_CONFIG }, body, input);
 }
 
 interface Read {

@@ -4,10 +4,10 @@
  * inline samples, the per-line merging of scripts/generate/config-schemas.mjs, and facts of the TiKV schema they
  * generated (src/tidbcluster/config-schema/generated/tikv.json).
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../../scripts/lib/upstream';
+import { inModules } from '../../support/esm-module';
 import type { ConfigNode, ConfigSchema } from '../../../src/tidbcluster/config-schema/types';
 
 const RUST_CONFIG = path.join(REPO_ROOT, 'scripts/generate/config-schema/rust-config.mjs');
@@ -15,14 +15,7 @@ const ENTRY = path.join(REPO_ROOT, 'scripts/generate/config-schemas.mjs');
 
 /** Runs `body` (an ES module body with `m` = rust-config.mjs, `e` = config-schemas.mjs, `input` = the JSON given) and returns what it prints. */
 function inModule<T>(body: string, input: unknown): T {
-  const script = `import { readFileSync } from 'node:fs';
-import * as m from ${JSON.stringify(RUST_CONFIG)};
-import * as e from ${JSON.stringify(ENTRY)};
-const input = JSON.parse(readFileSync(0, 'utf8'));
-${body}`;
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { input: JSON.stringify(input), encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(run.stderr);
-  return JSON.parse(run.stdout) as T;
+  return inModules<T>({ m: RUST_CONFIG, e: ENTRY }, body, input);
 }
 
 interface Read {

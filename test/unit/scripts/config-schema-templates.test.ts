@@ -3,22 +3,16 @@
  * headers and keys, prose lines that are not keys, arrays of tables, quoted and dotted keys, and the lookup of a
  * template key in a schema (per-line "s"/"u", maps, "any" nodes, arrays of tables).
  */
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { REPO_ROOT } from '../../../scripts/lib/upstream';
+import { inModules } from '../../support/esm-module';
 import type { ConfigSchema } from '../../../src/tidbcluster/config-schema/types';
 
 const TEMPLATES = path.join(REPO_ROOT, 'scripts/generate/config-schema/templates.mjs');
 
 /** Runs `body` (an ES module body with `m` = templates.mjs and `input` = the JSON given) and returns what it prints as JSON. */
 function inModule<T>(body: string, input: unknown): T {
-  const script = `import { readFileSync } from 'node:fs';
-import * as m from ${JSON.stringify(TEMPLATES)};
-const input = JSON.parse(readFileSync(0, 'utf8'));
-${body}`;
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { input: JSON.stringify(input), encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(run.stderr);
-  return JSON.parse(run.stdout) as T;
+  return inModules<T>({ m: TEMPLATES }, body, input);
 }
 
 interface Parsed {
